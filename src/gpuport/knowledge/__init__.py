@@ -1,0 +1,214 @@
+"""Typed loaders for the versioned data files beside this module.
+
+Knowledge is data, not code: every entry carries ``sources`` (URLs) and a
+``checked`` date. A user can extend or override any file with their own copy
+in a directory given by ``--knowledge DIR``; entries with the same key replace
+the bundled ones, new keys are added.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gpuport.models import GpuportError
+
+KNOWLEDGE_DIR = Path(__file__).parent
+PackageStatus = Literal["works", "works-with-route", "partial", "no"]
+M = TypeVar("M", bound=BaseModel)
+RouteKind = Literal["index", "replacement", "build", "image", "none"]
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503 normalisation: ``Flash_Attn`` and ``flash-attn`` are the same project."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class Sourced(BaseModel):
+    """Every knowledge entry says where its facts come from and when they were checked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sources: list[str] = Field(min_length=1)
+    checked: dt.date
+
+    @field_validator("sources")
+    @classmethod
+    def _urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            if not url.startswith(("https://", "http://")):
+                raise ValueError(f"source is not a URL: {url!r}")
+        return value
+
+
+class Route(BaseModel):
+    """How to get the package working on ROCm."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: RouteKind
+    how: str = Field(description="one sentence a user can act on")
+    index_url: str | None = None
+    replacement: str | None = None
+    command: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    build_flags: str | None = None
+
+
+class PackageInfo(Sourced):
+    """ROCm status of one Python distribution (and the modules it provides)."""
+
+    name: str
+    aliases: list[str] = Field(default_factory=list, description="other names; globs allowed")
+    imports: list[str] = Field(default_factory=list, description="import names, dotted allowed")
+    status: PackageStatus
+    summary: str
+    route: Route
+    min_version: str | None = Field(default=None, description="first version usable on ROCm")
+    caveats: dict[str, str] = Field(default_factory=dict, description="by family: cdna, rdna, all")
+    category: str = "library"
+
+    def matches(self, dist_name: str) -> bool:
+        norm = normalize_name(dist_name)
+        if norm == normalize_name(self.name):
+            return True
+        return any(fnmatch.fnmatchcase(norm, normalize_name(a)) for a in self.aliases)
+
+
+class TargetInfo(Sourced):
+    """One AMD GPU architecture (gfx target) and the facts rules depend on."""
+
+    name: str
+    family: Literal["CDNA", "RDNA"]
+    generation: str
+    wave_size: Literal[32, 64]
+    fp8: Literal["fnuz", "ocp", "none"]
+    lds_kib: int
+    products: list[str]
+    aliases: list[str] = Field(default_factory=list)
+
+
+class PackageDB:
+    """Lookup of packages by distribution name and by import name."""
+
+    def __init__(self, packages: list[PackageInfo]) -> None:
+        self.packages = packages
+        self._exact = {normalize_name(p.name): p for p in packages}
+        self._imports: dict[str, PackageInfo] = {}
+        for pkg in packages:
+            for mod in pkg.imports:
+                self._imports.setdefault(mod, pkg)
+
+    def by_dist(self, name: str) -> PackageInfo | None:
+        norm = normalize_name(name)
+        hit = self._exact.get(norm)
+        if hit is not None:
+            return hit
+        for pkg in self.packages:
+            if pkg.matches(norm):
+                return pkg
+        return None
+
+    def by_import(self, dotted: str) -> PackageInfo | None:
+        """Longest matching import prefix: ``numba.cuda.jit`` finds ``numba.cuda``."""
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            hit = self._imports.get(".".join(parts[:i]))
+            if hit is not None:
+                return hit
+        return None
+
+    def import_names(self) -> set[str]:
+        return set(self._imports)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise GpuportError(f"cannot read knowledge file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise GpuportError(f"knowledge file {path} is not valid TOML: {exc}") from None
+
+
+def _entries(path: Path, table: str) -> list[dict[str, Any]]:
+    data = _read_toml(path)
+    entries = data.get(table, [])
+    if not isinstance(entries, list):
+        raise GpuportError(f"knowledge file {path}: [[{table}]] must be an array of tables")
+    return entries
+
+
+def _validated(model: type[M], path: Path, raw: list[dict[str, Any]]) -> list[M]:
+    out: list[M] = []
+    for i, entry in enumerate(raw):
+        try:
+            out.append(model.model_validate(entry))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            name = entry.get("name", f"#{i + 1}")
+            raise GpuportError(
+                f"knowledge file {path}: entry {name!r}: {where}: {first['msg']}"
+            ) from None
+    return out
+
+
+def _merge(bundled: list[M], extra: list[M], key: str) -> list[M]:
+    by_key = {getattr(item, key): item for item in bundled}
+    for item in extra:
+        by_key[getattr(item, key)] = item
+    return list(by_key.values())
+
+
+def _user_file(user_dir: Path | None, name: str) -> Path | None:
+    if user_dir is None:
+        return None
+    if not user_dir.is_dir():
+        raise GpuportError(f"--knowledge {user_dir}: not a directory")
+    candidate = user_dir / name
+    return candidate if candidate.is_file() else None
+
+
+@cache
+def load_packages(user_dir: Path | None = None) -> PackageDB:
+    """The bundled packages.toml, extended or overridden by ``user_dir/packages.toml``."""
+    path = KNOWLEDGE_DIR / "packages.toml"
+    items = _validated(PackageInfo, path, _entries(path, "package"))
+    extra_path = _user_file(user_dir, "packages.toml")
+    if extra_path is not None:
+        extra = _validated(PackageInfo, extra_path, _entries(extra_path, "package"))
+        items = _merge(items, extra, "name")
+    return PackageDB(items)
+
+
+@cache
+def load_targets(user_dir: Path | None = None) -> dict[str, TargetInfo]:
+    """gfx targets by name, bundled plus ``user_dir/targets.toml``."""
+    path = KNOWLEDGE_DIR / "targets.toml"
+    items = _validated(TargetInfo, path, _entries(path, "target"))
+    extra_path = _user_file(user_dir, "targets.toml")
+    if extra_path is not None:
+        items = _merge(items, _validated(TargetInfo, extra_path, _entries(extra_path, "target")), "name")
+    return {t.name: t for t in items}
+
+
+def resolve_target(name: str, user_dir: Path | None = None) -> TargetInfo:
+    """Find a target by gfx name, alias (``mi300x``) or family (``cdna3``)."""
+    targets = load_targets(user_dir)
+    key = name.strip().lower()
+    if key in targets:
+        return targets[key]
+    for target in targets.values():
+        if key in (a.lower() for a in target.aliases):
+            return target
+    known = ", ".join(sorted(targets))
+    raise GpuportError(f"unknown target {name!r}; known targets: {known} (or a product/family alias)")

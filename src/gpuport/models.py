@@ -1,0 +1,109 @@
+"""Shared base types used by every capability's result model.
+
+Kept deliberately small: a location in a project, a severity scale, the
+schema version every JSON output carries, and the error type that the CLI
+turns into a one-line message with exit code 2.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import platform
+import socket
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuport import __version__
+
+SCHEMA_VERSION = "1.0"
+
+
+class GpuportError(Exception):
+    """A problem with the user's input: shown as one line, exit code 2."""
+
+    exit_code = 2
+
+
+class EnvironmentProblem(GpuportError):
+    """The machine lacks something the command needs (a GPU, a tool): exit code 3."""
+
+    exit_code = 3
+
+
+class Severity(enum.StrEnum):
+    """How much a finding stands in the way of running on ROCm."""
+
+    BLOCKER = "blocker"
+    MAJOR = "major"
+    MINOR = "minor"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Larger is worse; lets callers compare severities."""
+        return _RANK[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            names = ", ".join(s.value for s in cls)
+            raise GpuportError(f"unknown severity {text!r}; choose one of: {names}") from None
+
+
+_RANK = {Severity.INFO: 0, Severity.MINOR: 1, Severity.MAJOR: 2, Severity.BLOCKER: 3}
+
+
+class Location(BaseModel):
+    """Where in the scanned project something was found (1-based line and column)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str = Field(description="path relative to the scanned root, with forward slashes")
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    snippet: str | None = Field(default=None, description="the source line, trimmed")
+
+    def display(self) -> str:
+        out = self.path
+        if self.line is not None:
+            out += f":{self.line}"
+            if self.column is not None:
+                out += f":{self.column}"
+        return out
+
+
+class EnvFingerprint(BaseModel):
+    """Enough about the machine and tool to tell two result files apart later."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpuport_version: str
+    python: str
+    platform: str
+    hostname_hash: str
+    created: str
+    gpu_name: str | None = None
+    gpu_arch: str | None = None
+    driver: str | None = None
+    runtime: str | None = None
+    torch: str | None = None
+    libraries: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def collect(cls) -> EnvFingerprint:
+        """The fields that need no GPU; GPU-aware callers fill in the rest."""
+        host = socket.gethostname()
+        digest = hashlib.sha256(host.encode()).hexdigest()[:12]
+        return cls(
+            gpuport_version=__version__,
+            python=platform.python_version(),
+            platform=platform.platform(terse=True),
+            hostname_hash=digest,
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+        )

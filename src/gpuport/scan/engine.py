@@ -1,0 +1,160 @@
+"""Walk a project, run every checker on every file, assemble a ScanReport.
+
+The engine is pure: no printing, no writes. Progress is reported through a
+callback the CLI wires to a progress bar.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
+from gpuport.models import EnvFingerprint, GpuportError, Severity
+from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, walk
+from gpuport.scan.model import Finding, ScanReport, SkippedFile
+from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
+from gpuport.scan.verdict import estimate_effort, verdict_for
+
+Progress = Callable[[int, int], None]
+PARALLEL_THRESHOLD = 200
+CHUNK = 64
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    target: str = "gfx942"
+    knowledge_dir: Path | None = None
+    include_vendored: bool = False
+    exclude: tuple[str, ...] = ()
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    max_bytes: int = DEFAULT_MAX_BYTES
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+
+
+def check_text(
+    rel: str,
+    text: str,
+    kind: FileKind,
+    target: TargetInfo,
+    packages: PackageDB,
+    *,
+    path: Path | None = None,
+    select: frozenset[str] | None = None,
+    ignore: frozenset[str] = frozenset(),
+) -> tuple[list[Finding], str | None]:
+    """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
+    ctx = FileContext(
+        rel=rel,
+        path=path or Path(rel),
+        kind=kind,
+        text=text,
+        target=target,
+        packages=packages,
+        select=select,
+        ignore=ignore,
+    )
+    for check in CHECKERS.get(kind, []):
+        check(ctx)
+    return ctx.findings, ctx.skip_reason
+
+
+def _check_candidate(
+    cand: Candidate, target: TargetInfo, packages: PackageDB, opts: ScanOptions
+) -> tuple[list[Finding], SkippedFile | None]:
+    if cand.kind is FileKind.GPU_BINARY:
+        text = ""
+    else:
+        got = read_text(cand.path, opts.max_bytes)
+        if isinstance(got, Skip):
+            return [], SkippedFile(path=cand.rel, reason=got.reason)
+        text = got
+    findings, reason = check_text(
+        cand.rel, text, cand.kind, target, packages,
+        path=cand.path, select=opts.select, ignore=opts.ignore,
+    )
+    skipped = SkippedFile(path=cand.rel, reason=reason) if reason else None
+    return findings, skipped
+
+
+def _chunk_worker(
+    chunk: Sequence[Candidate], opts: ScanOptions
+) -> list[tuple[list[Finding], SkippedFile | None]]:
+    target = resolve_target(opts.target, opts.knowledge_dir)
+    packages = load_packages(opts.knowledge_dir)
+    return [_check_candidate(c, target, packages, opts) for c in chunk]
+
+
+def scan_path(root: Path, opts: ScanOptions | None = None, progress: Progress | None = None) -> ScanReport:
+    """Scan ``root`` (a folder or one file) for ROCm blockers."""
+    opts = opts or ScanOptions()
+    started = time.perf_counter()
+    if not root.exists() and not root.is_symlink():
+        raise GpuportError(f"path does not exist: {root}")
+    target = resolve_target(opts.target, opts.knowledge_dir)
+    packages = load_packages(opts.knowledge_dir)
+    for rid in (opts.select or frozenset()) | opts.ignore:
+        if not any(r.startswith(rid) for r in RULES):
+            raise GpuportError(f"no rule matches {rid!r} (see `gpuport rules`)")
+
+    candidates: list[Candidate] = []
+    skipped: list[SkippedFile] = []
+    for item in walk(root, include_vendored=opts.include_vendored, exclude=opts.exclude):
+        if isinstance(item, Skip):
+            skipped.append(SkippedFile(path=item.rel, reason=item.reason))
+        else:
+            candidates.append(item)
+
+    results: list[tuple[list[Finding], SkippedFile | None]] = []
+    total = len(candidates)
+    if opts.jobs > 1 and total >= PARALLEL_THRESHOLD:
+        chunks = [candidates[i : i + CHUNK] for i in range(0, total, CHUNK)]
+        ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        with ProcessPoolExecutor(max_workers=opts.jobs, mp_context=ctx) as pool:
+            done = 0
+            for part in pool.map(_chunk_worker, chunks, [opts] * len(chunks)):
+                results.extend(part)
+                done += len(part)
+                if progress:
+                    progress(done, total)
+    else:
+        for i, cand in enumerate(candidates, 1):
+            results.append(_check_candidate(cand, target, packages, opts))
+            if progress:
+                progress(i, total)
+
+    findings: list[Finding] = []
+    for found, skip in results:
+        findings.extend(found)
+        if skip is not None:
+            skipped.append(skip)
+    findings.sort(key=_sort_key)
+    counts = Counter(f.severity for f in findings)
+    kinds = Counter(c.kind.value for c in candidates)
+    verdict, reason = verdict_for(findings)
+    return ScanReport(
+        root=str(root),
+        target=target,
+        files_scanned=total - sum(1 for _, s in results if s is not None),
+        files_by_kind=dict(sorted(kinds.items())),
+        findings=findings,
+        skipped=sorted(skipped, key=lambda s: s.path),
+        counts={sev: counts.get(sev, 0) for sev in Severity},
+        verdict=verdict,
+        verdict_reason=reason,
+        effort=estimate_effort(findings, RULES),
+        fingerprint=EnvFingerprint.collect(),
+        duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def _sort_key(f: Finding) -> tuple[int, str, int, int, str]:
+    loc = f.location
+    return (-f.severity.rank, loc.path, loc.line or 0, loc.column or 0, f.rule_id)

@@ -1,0 +1,203 @@
+"""Which files a scan reads, and reading them safely.
+
+Classification is by name only; nothing in the project is imported or run.
+Reading never raises: a file that is binary, too large, not UTF-8, unreadable
+or a symlink loop comes back as a reason to skip it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from gpuport.scan.rules.base import FileKind
+
+NATIVE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx", ".inl"}
+GPU_BINARY_SUFFIXES = {".cubin", ".fatbin", ".ptx"}
+_REQUIREMENTS = re.compile(r"^(requirements|constraints|reqs)([-_.][\w.-]*)?\.(txt|in)$", re.I)
+_REQ_DIR_FILE = re.compile(r".*\.(txt|in)$")
+_DOCKERFILE = re.compile(r"^(dockerfile|containerfile)([-_.][\w.-]*)?$|.*\.(dockerfile|containerfile)$", re.I)
+_COMPOSE = re.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
+_CONDA = re.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
+_MAKEFILE = re.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
+
+# Folders that are someone else's code or generated output: skipped unless
+# --include-vendored. Matching is on the folder's own name.
+VENDORED_DIRS = {
+    "third_party", "third-party", "thirdparty", "vendor", "vendored", "external", "extern",
+    "3rdparty", "deps", "submodules",
+}
+ENV_AND_BUILD_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__",
+    "node_modules", "build", "dist", ".eggs", "site-packages", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".ipynb_checkpoints", "_build", "cmake-build-debug", "cmake-build-release",
+}
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+
+
+def classify(rel_path: str) -> FileKind | None:
+    """The kind of a file from its path relative to the root, or None to ignore it."""
+    name = rel_path.rsplit("/", 1)[-1]
+    lower = name.lower()
+    suffix = os.path.splitext(lower)[1]
+    if lower == "pyproject.toml":
+        return FileKind.PYPROJECT
+    if lower == "setup.py":
+        return FileKind.SETUP_PY
+    if lower == "setup.cfg":
+        return FileKind.SETUP_CFG
+    if suffix == ".py" or suffix == ".pyi":
+        return FileKind.PYTHON
+    if suffix in NATIVE_SUFFIXES:
+        return FileKind.NATIVE
+    if suffix in GPU_BINARY_SUFFIXES:
+        return FileKind.GPU_BINARY
+    if lower == "cmakelists.txt" or suffix == ".cmake":
+        return FileKind.CMAKE
+    if _MAKEFILE.match(name):
+        return FileKind.MAKEFILE
+    if _REQUIREMENTS.match(name):
+        return FileKind.REQUIREMENTS
+    parent = rel_path.rsplit("/", 2)[-2].lower() if "/" in rel_path else ""
+    if parent == "requirements" and _REQ_DIR_FILE.match(lower):
+        return FileKind.REQUIREMENTS
+    if _DOCKERFILE.match(name):
+        return FileKind.DOCKERFILE
+    if _COMPOSE.match(name):
+        return FileKind.COMPOSE
+    if _CONDA.match(name):
+        return FileKind.CONDA_ENV
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    rel: str
+    kind: FileKind
+
+
+@dataclass(frozen=True)
+class Skip:
+    rel: str
+    reason: str
+
+
+def _gitignore(root: Path) -> pathspec.PathSpec | None:
+    gi = root / ".gitignore"
+    try:
+        lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
+def walk(
+    root: Path,
+    *,
+    include_vendored: bool = False,
+    exclude: tuple[str, ...] = (),
+) -> Iterator[Candidate | Skip]:
+    """Yield the files to scan under ``root`` (or root itself if it is a file).
+
+    Symlinked directories are not followed (so loops cannot happen); symlinked
+    files are read if their target is a readable file.
+    """
+    if root.is_file():
+        kind = classify(root.name)
+        if kind is None:
+            yield Skip(root.name, "not a file kind gpuport scans")
+        else:
+            yield Candidate(root, root.name, kind)
+        return
+    ignore = _gitignore(root)
+    excludes = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+    skip_dirs = ENV_AND_BUILD_DIRS | (set() if include_vendored else VENDORED_DIRS)
+
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            rel = current.relative_to(root).as_posix()
+            yield Skip(rel or ".", f"cannot list folder: {exc.strerror or exc}")
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            rel = Path(entry.path).relative_to(root).as_posix()
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError as exc:
+                yield Skip(rel, f"cannot stat: {exc.strerror or exc}")
+                continue
+            if is_dir:
+                if entry.name in skip_dirs or (entry.name.startswith(".") and entry.name != ".ci"):
+                    continue
+                if ignore is not None and ignore.match_file(rel + "/"):
+                    continue
+                if excludes is not None and excludes.match_file(rel + "/"):
+                    continue
+                subdirs.append(Path(entry.path))
+                continue
+            if ignore is not None and ignore.match_file(rel):
+                continue
+            if excludes is not None and excludes.match_file(rel):
+                continue
+            kind = classify(rel)
+            if kind is None:
+                if is_link and _is_dir_link(Path(entry.path)):
+                    yield Skip(rel, "symbolic link to a folder: not followed")
+                continue
+            yield Candidate(Path(entry.path), rel, kind)
+        stack.extend(reversed(subdirs))
+
+
+def _is_dir_link(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str | Skip:
+    """The file's text, or a Skip saying why it cannot be scanned."""
+    rel = path.name
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return Skip(rel, _os_reason(exc))
+    if size > max_bytes:
+        return Skip(rel, f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB limit)")
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        return Skip(rel, _os_reason(exc))
+    if b"\x00" in data[:8192]:
+        return Skip(rel, "binary file (contains NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Skip(rel, f"not valid UTF-8 (byte {exc.start})")
+    return text.removeprefix("\ufeff")
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if exc.errno == errno.ENOENT:
+        return "broken symbolic link or file vanished"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EISDIR:
+        return "is a folder"
+    return f"cannot read: {exc.strerror or exc}"

@@ -1,0 +1,90 @@
+"""Result models of a scan: findings, skipped files, the verdict and its basis."""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuport.knowledge import TargetInfo
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Location, Severity
+
+
+class Finding(BaseModel):
+    """One instance of a rule firing at one place in the project."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule_id: str
+    title: str
+    severity: Severity
+    location: Location
+    message: str
+    fix: str
+    references: list[str] = Field(default_factory=list)
+    guarded: bool = Field(
+        default=False,
+        description="inside code that already branches on the platform (torch.version.hip, "
+        "__HIP_PLATFORM_AMD__, USE_ROCM); severity was lowered to info",
+    )
+    default_severity: Severity | None = Field(
+        default=None, description="the rule's own severity when it was lowered for a guard"
+    )
+
+
+class SkippedFile(BaseModel):
+    """A file the scan could not read, with the reason; never aborts a run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    reason: str
+
+
+class Verdict(enum.StrEnum):
+    READY = "ready"
+    MINOR_WORK = "minor work"
+    MAJOR_WORK = "major work"
+    BLOCKED = "blocked"
+
+
+class EffortItem(BaseModel):
+    """One line of the effort estimate's basis: a rule, how often it fired, hours each."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule_id: str
+    title: str
+    count: int
+    hours_each: float
+    hours: float
+
+
+class Effort(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    low_days: float
+    high_days: float
+    hours: float
+    basis: list[EffortItem]
+    note: str
+
+
+class ScanReport(BaseModel):
+    """Everything `gpuport scan` found in one project for one target."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["gpuport.scan"] = "gpuport.scan"
+    root: str
+    target: TargetInfo
+    files_scanned: int
+    files_by_kind: dict[str, int]
+    findings: list[Finding]
+    skipped: list[SkippedFile]
+    counts: dict[Severity, int]
+    verdict: Verdict
+    verdict_reason: str
+    effort: Effort
+    fingerprint: EnvFingerprint
+    duration_s: float

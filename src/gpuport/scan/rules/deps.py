@@ -1,0 +1,1 @@
+"""Rule family (being written)."""
