@@ -129,6 +129,7 @@ class FileContext:
     ignore: frozenset[str] = frozenset()
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
+    scratch: dict[str, object] = field(default_factory=dict)
     _lines: list[str] | None = None
 
     @property

@@ -1,1 +1,487 @@
-"""Rule family (being written)."""
+"""GP1xx: dependencies and packaging.
+
+Reads requirements files (with ``-r`` includes, markers and index options),
+``pyproject.toml`` (PEP 621, dependency groups, Poetry, uv indexes),
+``setup.py`` (through ``ast`` only, never executed), ``setup.cfg`` and conda
+``environment.yml``. Each requirement is looked up in knowledge/packages.toml.
+Other readers (Dockerfile ``pip install`` lines) call
+:func:`check_requirement_spec` and :func:`check_index_url`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from gpuport.knowledge import PackageInfo
+from gpuport.models import Severity
+from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
+from gpuport.scan.rules.deps_readers import (
+    conda_entries,
+    pyproject_entries,
+    setup_cfg_entries,
+    setup_py_entries,
+)
+
+_PYTORCH_ROCM = "https://pytorch.org/get-started/locally/"
+_HIP_NOTES = "https://github.com/pytorch/pytorch/blob/main/docs/source/notes/hip.rst"
+_CUDA_WHEEL_EVIDENCE = "https://github.com/YanWenKun/ComfyUI-Docker/issues/187"
+
+register(
+    Rule(
+        id="GP101",
+        name="package-no-rocm",
+        title="Dependency has no ROCm build",
+        severity=Severity.BLOCKER,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "The package ships only NVIDIA binaries or talks to NVIDIA-only libraries (CUDA "
+            "runtime, NVML, TensorRT). It fails to install or to import on an AMD GPU host, so "
+            "the code that uses it cannot run until it is replaced."
+        ),
+        fix="Replace it with the ROCm counterpart named in the finding, or make it optional.",
+        references=(_HIP_NOTES, "https://github.com/microsoft/onnxruntime/pull/25181"),
+        effort_hours=6.0,
+    ),
+    Rule(
+        id="GP102",
+        name="package-needs-rocm-route",
+        title="Dependency needs a ROCm-specific install route",
+        severity=Severity.MAJOR,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "The package works on ROCm, but not from the default PyPI wheel: it needs the ROCm "
+            "wheel index, a ROCm fork or package, a container image, or a source build with "
+            "flags. Installed the default way, it brings a CUDA build that fails at import or "
+            "silently falls back to the CPU."
+        ),
+        fix="Install it by the ROCm route named in the finding (index URL, package or build flags).",
+        references=(_PYTORCH_ROCM, _CUDA_WHEEL_EVIDENCE),
+        effort_hours=1.0,
+    ),
+    Rule(
+        id="GP103",
+        name="package-partial-rocm",
+        title="Dependency is only partly supported on ROCm",
+        severity=Severity.MAJOR,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "Some of the package's features or kernels are missing on ROCm, or it supports only "
+            "some AMD GPUs. Whether the project is affected depends on which parts it uses."
+        ),
+        fix="Check the caveats in the finding against the features the project uses.",
+        references=("https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html",),
+        effort_hours=4.0,
+    ),
+    Rule(
+        id="GP104",
+        name="cuda-wheel-index",
+        title="Package index pinned to CUDA wheels",
+        severity=Severity.BLOCKER,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "An --index-url/--extra-index-url (or a uv/Poetry source) points at a CUDA wheel "
+            "index such as download.pytorch.org/whl/cu121 or pypi.nvidia.com. Everything "
+            "resolved from it is a CUDA build, which cannot use an AMD GPU."
+        ),
+        fix=(
+            "Point the index at the ROCm builds, e.g. https://download.pytorch.org/whl/rocm6.4, "
+            "or select the index per platform."
+        ),
+        references=(_PYTORCH_ROCM, _CUDA_WHEEL_EVIDENCE),
+        effort_hours=0.5,
+    ),
+    Rule(
+        id="GP105",
+        name="cuda-local-version",
+        title="Version pinned to a CUDA build (+cuXYZ)",
+        severity=Severity.BLOCKER,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "A local version label such as torch==2.3.1+cu121 names a CUDA build exactly; no "
+            "ROCm wheel can satisfy it, so the install either fails or pulls the CUDA build."
+        ),
+        fix="Drop the +cuXYZ label (ROCm builds are +rocmX.Y) and choose the build by index URL.",
+        references=(_PYTORCH_ROCM,),
+        effort_hours=0.5,
+    ),
+    Rule(
+        id="GP106",
+        name="cuda-extra",
+        title="Extra selects CUDA binaries",
+        severity=Severity.BLOCKER,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "Extras like jax[cuda12] or tensorflow[and-cuda] pull NVIDIA's CUDA wheels (cuDNN, "
+            "cuBLAS, NCCL) and a CUDA plugin; on an AMD host they are dead weight at best and "
+            "shadow the ROCm plugin at worst."
+        ),
+        fix="Use the ROCm package instead (jax-rocm7-plugin/pjrt, tensorflow-rocm) for AMD installs.",
+        references=(
+            "https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html",
+            "https://github.com/ROCm/rocm-jax",
+        ),
+        effort_hours=1.0,
+    ),
+    Rule(
+        id="GP107",
+        name="version-before-rocm-support",
+        title="Version pin excludes every release that supports ROCm",
+        severity=Severity.MAJOR,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "The package supports ROCm only from a certain release on (for example official "
+            "ROCm wheels of bitsandbytes); the pin keeps the project on an older one."
+        ),
+        fix="Raise the pin to at least the minimum version named in the finding.",
+        references=("https://huggingface.co/docs/bitsandbytes/main/en/installation",),
+        effort_hours=1.0,
+    ),
+    Rule(
+        id="GP108",
+        name="conda-cuda-package",
+        title="Conda environment pulls CUDA packages or the nvidia channel",
+        severity=Severity.BLOCKER,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "cudatoolkit, pytorch-cuda, cuda-* and cudnn from conda, or the nvidia channel, "
+            "install the CUDA user-space stack and CUDA builds of PyTorch; none of it drives an "
+            "AMD GPU, and conda has no ROCm build of PyTorch."
+        ),
+        fix=(
+            "Remove the CUDA packages and install torch with pip from the ROCm index inside the "
+            "environment (a pip: section), or use a rocm/pytorch image."
+        ),
+        references=(_PYTORCH_ROCM,),
+        effort_hours=1.0,
+    ),
+    Rule(
+        id="GP109",
+        name="cuda-wheel-url",
+        title="Direct link to a wheel built for CUDA",
+        severity=Severity.BLOCKER,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "A requirement points straight at a wheel file whose name says it was built for "
+            "CUDA (cu12, +cu121, cuda12). Prebuilt extension wheels such as flash-attn releases "
+            "contain NVIDIA machine code only."
+        ),
+        fix="Build the package for ROCm (see the package's ROCm route) or use its ROCm wheel.",
+        references=("https://github.com/Dao-AILab/flash-attention",),
+        effort_hours=2.0,
+    ),
+    Rule(
+        id="GP110",
+        name="requirement-not-understood",
+        title="Requirement line not understood",
+        severity=Severity.INFO,
+        family=Family.DEPENDENCIES,
+        rationale=(
+            "The line is not a valid PEP 508 requirement or pip option, so gpuport cannot say "
+            "whether it matters for ROCm. pip may also reject it."
+        ),
+        fix="Check the line; write it as a PEP 508 requirement.",
+        references=("https://pip.pypa.io/en/stable/reference/requirements-file-format/",),
+        effort_hours=0.0,
+    ),
+)
+
+_CUDA_INDEX = re.compile(
+    r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+|pypi\.nvidia\.com|"
+    r"pypi\.ngc\.nvidia\.com|/whl/cu\d{2,3}\b|storage\.googleapis\.com/jax-releases/jax_cuda",
+    re.I,
+)
+_ROCM_INDEX = re.compile(
+    r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm|repo\.radeon\.com|rocm\.nightlies\.amd\.com|"
+    r"/whl/rocm\d",
+    re.I,
+)
+_CUDA_LOCAL = re.compile(r"^cu(?:da)?\d+")
+_CUDA_WHEEL_NAME = re.compile(r"(?:\+cu\d+|[._-]cu\d{2,3}(?=[._-])|cuda1\d|cu1\d(?:torch|x)?)", re.I)
+_LINUX_ENV = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+    "python_version": "3.11",
+    "python_full_version": "3.11.9",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "extra": "",
+}
+_ROCM_INDEX_KEY = "rocm-index"
+
+
+def rocm_index_in_file(ctx: FileContext) -> bool:
+    """True when the file itself installs from a ROCm wheel index."""
+    cached = ctx.scratch.get(_ROCM_INDEX_KEY)
+    if isinstance(cached, bool):
+        return cached
+    found = bool(_ROCM_INDEX.search(ctx.text))
+    ctx.scratch[_ROCM_INDEX_KEY] = found
+    return found
+
+
+def check_index_url(ctx: FileContext, url: str, line: int, column: int | None = None) -> None:
+    """Report an index or find-links URL that serves CUDA wheels (GP104)."""
+    if _CUDA_INDEX.search(url):
+        ctx.report(
+            "GP104",
+            line,
+            column,
+            message=f"index {url} serves CUDA wheels",
+        )
+
+
+def _marker_applies(req: Requirement) -> bool:
+    if req.marker is None:
+        return True
+    try:
+        return bool(req.marker.evaluate(dict(_LINUX_ENV)))
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return True
+
+
+def _below_minimum(req: Requirement, minimum: str) -> bool:
+    try:
+        floor = Version(minimum)
+    except InvalidVersion:
+        return False
+    for spec in req.specifier:
+        text = spec.version
+        try:
+            if spec.operator in ("==", "===") and text.endswith(".*"):
+                prefix = Version(text[:-2]).release
+                if prefix < floor.release[: len(prefix)]:
+                    return True
+            elif spec.operator in ("==", "==="):
+                if Version(text) < floor:
+                    return True
+            elif spec.operator == "<":
+                if Version(text) <= floor:
+                    return True
+            elif spec.operator == "<=":
+                if Version(text) < floor:
+                    return True
+            elif spec.operator == "~=":
+                parts = Version(text).release[:-1]
+                upper = Version(".".join(str(p) for p in (*parts[:-1], parts[-1] + 1)))
+                if upper <= floor:
+                    return True
+        except (InvalidVersion, IndexError):
+            continue
+    return False
+
+
+def _caveat(pkg: PackageInfo, ctx: FileContext) -> str:
+    family = ctx.target.family.lower()
+    note = pkg.caveats.get(family) or pkg.caveats.get("all")
+    return f" On {ctx.target.name} ({ctx.target.generation}): {note}" if note else ""
+
+
+def _route_fix(pkg: PackageInfo) -> str:
+    route = pkg.route
+    parts = [route.how]
+    if route.command:
+        parts.append(f"Command: {route.command}")
+    if route.env:
+        parts.append("Env: " + " ".join(f"{k}={v}" for k, v in route.env.items()))
+    return " ".join(parts)
+
+
+def check_requirement(
+    ctx: FileContext, req: Requirement, line: int, column: int | None = None
+) -> None:
+    """Look one parsed requirement up in the knowledge base and report what blocks it."""
+    if not _marker_applies(req):
+        return
+    for spec in req.specifier:
+        local = spec.version.partition("+")[2]
+        if local and _CUDA_LOCAL.match(local.lower()):
+            ctx.report("GP105", line, column, message=f"{req.name}{spec} names a CUDA build")
+            break
+    cuda_extras = sorted(e for e in req.extras if "cuda" in e.lower())
+    if cuda_extras:
+        ctx.report(
+            "GP106",
+            line,
+            column,
+            message=f"{req.name}[{','.join(cuda_extras)}] installs CUDA binaries",
+        )
+    if req.url and _CUDA_WHEEL_NAME.search(PurePosixPath(req.url).name):
+        ctx.report("GP109", line, column, message=f"{req.name} is pinned to a CUDA wheel: {req.url}")
+    pkg = ctx.packages.by_dist(req.name)
+    if pkg is None:
+        return
+    if pkg.min_version and _below_minimum(req, pkg.min_version):
+        ctx.report(
+            "GP107",
+            line,
+            column,
+            message=f"{req.name}{req.specifier} is older than {pkg.min_version}, the first "
+            "release usable on ROCm",
+            fix=f"Require {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
+        )
+    text = f"{req.name}: {pkg.summary}{_caveat(pkg, ctx)}"
+    if pkg.status == "no":
+        ctx.report("GP101", line, column, message=text, fix=_route_fix(pkg))
+    elif pkg.status == "partial":
+        ctx.report("GP103", line, column, message=text, fix=_route_fix(pkg))
+    elif pkg.status == "works-with-route":
+        if pkg.route.kind == "index" and rocm_index_in_file(ctx):
+            return
+        ctx.report("GP102", line, column, message=text, fix=_route_fix(pkg))
+
+
+def check_requirement_spec(
+    ctx: FileContext, spec: str, line: int, column: int | None = None
+) -> None:
+    """Parse a PEP 508 string (or a bare wheel URL) and check it; GP110 if unparseable."""
+    spec = spec.strip()
+    if not spec:
+        return
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        if re.match(r"^(https?|file)://", spec) or spec.endswith(".whl"):
+            name = PurePosixPath(spec.split("#", 1)[0]).name
+            if _CUDA_WHEEL_NAME.search(name):
+                ctx.report("GP109", line, column, message=f"pinned to a CUDA wheel: {spec}")
+            dist = name.split("-", 1)[0]
+            if dist and spec.endswith(".whl"):
+                try:
+                    check_requirement(ctx, Requirement(dist), line, column)
+                except InvalidRequirement:
+                    pass
+            return
+        if spec.startswith((".", "/", "git+", "hg+", "svn+", "bzr+")):
+            return
+        ctx.report("GP110", line, column, message=f"not a PEP 508 requirement: {spec[:80]}")
+        return
+    check_requirement(ctx, req, line, column)
+
+
+# --- requirements files -------------------------------------------------------------
+
+_OPT_WITH_VALUE = {
+    "-r": "include", "--requirement": "include", "-c": "include", "--constraint": "include",
+    "-i": "index", "--index-url": "index", "--extra-index-url": "index",
+    "-f": "index", "--find-links": "index",
+    "-e": "editable", "--editable": "editable",
+    "--trusted-host": "skip", "--hash": "skip", "--config-settings": "skip",
+    "--global-option": "skip", "--install-option": "skip", "--use-feature": "skip",
+}
+_MAX_INCLUDE_DEPTH = 5
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """Join backslash continuations and strip comments; keep the first physical line number."""
+    out: list[tuple[int, str]] = []
+    buf = ""
+    start = 0
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0]
+        if not buf:
+            start = no
+        if line.rstrip().endswith("\\"):
+            buf += line.rstrip()[:-1] + " "
+            continue
+        buf += line
+        if buf.strip():
+            out.append((start, buf.strip()))
+        buf = ""
+    if buf.strip():
+        out.append((start, buf.strip()))
+    return out
+
+
+def _split_option(text: str) -> tuple[str, str] | None:
+    for opt, _kind in _OPT_WITH_VALUE.items():
+        if text == opt or text.startswith(opt + " ") or text.startswith(opt + "="):
+            value = text[len(opt) :].lstrip(" =").strip()
+            return opt, value
+        if len(opt) == 2 and text.startswith(opt) and not text.startswith(opt + "-"):
+            return opt, text[2:].strip()
+    return None
+
+
+def _check_requirements_text(ctx: FileContext, depth: int, seen: set[str]) -> None:
+    for line, text in _logical_lines(ctx.text):
+        column = ctx.line_text(line).find(text[:10]) + 1 or None
+        if text.startswith("-"):
+            opt = _split_option(text)
+            if opt is None:
+                continue
+            name, value = opt
+            kind = _OPT_WITH_VALUE[name]
+            if kind == "index":
+                check_index_url(ctx, value, line, column)
+            elif kind == "include":
+                _include(ctx, value, line, depth, seen)
+            continue
+        spec = re.split(r"\s--?[a-z]", text, maxsplit=1)[0]
+        check_requirement_spec(ctx, spec, line, column)
+
+
+def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]) -> None:
+    """Follow ``-r other.txt`` unless the walker scans that file on its own anyway."""
+    from gpuport.scan.files import classify  # local: files imports this package
+
+    target = (ctx.path.parent / value).resolve()
+    rel = (PurePosixPath(ctx.rel).parent / value).as_posix()
+    if classify(rel) is FileKind.REQUIREMENTS or depth >= _MAX_INCLUDE_DEPTH:
+        return
+    key = str(target)
+    if key in seen:
+        return
+    seen.add(key)
+    from gpuport.scan.files import Skip, read_text
+
+    got = read_text(Path(target))
+    if isinstance(got, Skip):
+        ctx.report("GP110", line, None, message=f"cannot read included file {value}: {got.reason}")
+        return
+    sub = FileContext(
+        rel=rel, path=Path(target), kind=FileKind.REQUIREMENTS, text=got, target=ctx.target,
+        packages=ctx.packages, select=ctx.select, ignore=ctx.ignore,
+    )
+    sub.scratch[_ROCM_INDEX_KEY] = rocm_index_in_file(ctx) or rocm_index_in_file(sub)
+    _check_requirements_text(sub, depth + 1, seen)
+    ctx.findings.extend(sub.findings)
+
+
+@checker(FileKind.REQUIREMENTS)
+def check_requirements_file(ctx: FileContext) -> None:
+    _check_requirements_text(ctx, 0, {str(ctx.path.resolve())})
+
+
+# --- structured manifests -----------------------------------------------------------
+
+
+@checker(FileKind.PYPROJECT, FileKind.SETUP_CFG, FileKind.SETUP_PY, FileKind.CONDA_ENV)
+def check_manifest(ctx: FileContext) -> None:
+    readers = {
+        FileKind.PYPROJECT: pyproject_entries,
+        FileKind.SETUP_CFG: setup_cfg_entries,
+        FileKind.SETUP_PY: setup_py_entries,
+        FileKind.CONDA_ENV: conda_entries,
+    }
+    try:
+        entries = readers[ctx.kind](ctx.text)
+    except (ValueError, SyntaxError) as exc:
+        ctx.skip_reason = f"cannot parse {ctx.kind.value}: {exc}".splitlines()[0][:200]
+        return
+    for entry in entries:
+        if entry.kind == "index":
+            check_index_url(ctx, entry.value, entry.line)
+        elif entry.kind == "conda":
+            ctx.report("GP108", entry.line, message=entry.value)
+        else:
+            check_requirement_spec(ctx, entry.value, entry.line)
+
+
+__all__ = ["check_index_url", "check_requirement", "check_requirement_spec"]

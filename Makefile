@@ -1,0 +1,39 @@
+# gpuport: `make demo` runs the main job on the bundled example; `make test` runs every check.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.gpuport-installed
+
+.PHONY: venv demo test lint typecheck unit docs bench-scan clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: venv
+	$(BIN)/gpuport scan examples/llm-service
+
+lint: venv
+	$(BIN)/ruff check src tests benchmarks tools
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/python -m pytest -q -n 2
+
+test: lint typecheck unit
+
+docs: venv
+	$(BIN)/gpuport rules --format markdown --output docs/rules.md
+
+# Benchmark of issue 2: scan the Python files of an installed torch (CPU build from local disk).
+bench-scan: venv
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+	$(BIN)/python benchmarks/scan_torch.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

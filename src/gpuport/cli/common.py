@@ -1,0 +1,52 @@
+"""What every command shares: consoles, the output convention, exit codes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+
+from gpuport.render.interface import OutputFormat, write_atomic
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 3
+EXIT_BUG = 4
+
+err_console = Console(stderr=True)
+
+
+def emit(
+    fmt: OutputFormat,
+    output: Path | None,
+    *,
+    text: Callable[[], str],
+    terminal: Callable[[Console], None],
+) -> None:
+    """Write the result: to ``output`` atomically, or to stdout.
+
+    The terminal format to a file is written as plain text (no colour codes).
+    """
+    if fmt is OutputFormat.TERMINAL:
+        if output is None:
+            terminal(Console())
+            return
+        buf = Console(record=True, width=120, file=open_null(), force_terminal=False)
+        terminal(buf)
+        write_atomic(output, buf.export_text())
+        return
+    body = text()
+    if output is None:
+        sys.stdout.write(body)
+        sys.stdout.flush()
+    else:
+        write_atomic(output, body)
+
+
+def open_null() -> object:
+    import io
+
+    return io.StringIO()

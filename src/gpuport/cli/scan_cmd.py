@@ -1,0 +1,145 @@
+"""``gpuport scan PATH``: parse options, run the scan core, render the report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.models import GpuportError, Severity
+from gpuport.render.interface import OutputFormat
+from gpuport.scan import ScanOptions, ScanReport, scan_path
+
+FAIL_ON_CHOICES = ("blocker", "major", "minor", "never")
+
+
+def _ids(values: list[str] | None) -> frozenset[str]:
+    out: set[str] = set()
+    for value in values or []:
+        for part in value.split(","):
+            part = part.strip().upper()
+            if part:
+                out.add(part)
+    return frozenset(out)
+
+
+def run_scan(path: Path, opts: ScanOptions, show_progress: bool) -> ScanReport:
+    if not show_progress:
+        return scan_path(path, opts)
+    with Progress(
+        TextColumn("scanning"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("scan", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return scan_path(path, opts, progress)
+
+
+def fails(report: ScanReport, fail_on: str) -> bool:
+    if fail_on == "never":
+        return False
+    floor = Severity.parse(fail_on)
+    return any(f.severity.rank >= floor.rank for f in report.findings)
+
+
+def scan(
+    path: Annotated[Path, typer.Argument(help="Project folder (or one file) to scan.")],
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="AMD target: gfx942, gfx90a, gfx950, gfx1100, "
+                          "gfx1201, or a product/family alias (mi300x, cdna3, rdna4).")
+    ] = "gfx942",
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = OutputFormat.TERMINAL,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
+    ] = None,
+    fail_on: Annotated[
+        str, typer.Option("--fail-on", help="Exit 1 if a finding this severe or worse is found: "
+                          "blocker, major, minor, never.")
+    ] = "never",
+    include_vendored: Annotated[
+        bool, typer.Option("--include-vendored", help="Also scan third_party/, vendor/, ...")
+    ] = False,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="gitignore-style pattern to skip; repeatable.")
+    ] = None,
+    select: Annotated[
+        list[str] | None, typer.Option("--select", help="Only these rule IDs or prefixes (GP3, GP301).")
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", help="Skip these rule IDs or prefixes.")
+    ] = None,
+    knowledge: Annotated[
+        Path | None, typer.Option("--knowledge", help="Folder with packages.toml/targets.toml "
+                                  "that extend or override the bundled knowledge.")
+    ] = None,
+    max_file_size: Annotated[
+        float, typer.Option("--max-file-size", help="Skip files larger than this many MB.")
+    ] = 5.0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0 = all cores).")] = 0,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show info findings too.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+) -> None:
+    """Will this project run on ROCm? Every blocker, where it is, and how to fix it."""
+    if fail_on.lower() not in FAIL_ON_CHOICES:
+        raise GpuportError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
+    if max_file_size <= 0:
+        raise GpuportError("--max-file-size must be positive")
+    if jobs < 0:
+        raise GpuportError("--jobs must be 0 (all cores) or more")
+    opts = ScanOptions(
+        target=target,
+        knowledge_dir=knowledge,
+        include_vendored=include_vendored,
+        exclude=tuple(exclude or ()),
+        select=_ids(select) or None,
+        ignore=_ids(ignore),
+        max_bytes=int(max_file_size * 1024 * 1024),
+        **({"jobs": jobs} if jobs else {}),
+    )
+    show = not no_progress and sys.stderr.isatty()
+    report = run_scan(path, opts, show)
+
+    def text() -> str:
+        if fmt is OutputFormat.JSON:
+            return report.model_dump_json(indent=2) + "\n"
+        if fmt is OutputFormat.SARIF:
+            from gpuport.render import scan_sarif
+
+            return scan_sarif.render(report)
+        from gpuport.render import scan_markdown
+
+        return scan_markdown.render(report)
+
+    def terminal(console: object) -> None:
+        from gpuport.render import scan_terminal
+
+        scan_terminal.render(report, console, verbose=verbose)  # type: ignore[arg-type]
+
+    emit(fmt, output, text=text, terminal=terminal)
+    if output is not None or fmt is not OutputFormat.TERMINAL:
+        err_console.print(
+            f"gpuport scan: {report.verdict.value} ({report.verdict_reason}); "
+            + ", ".join(f"{report.counts.get(s, 0)} {s.value}" for s in Severity)
+            + (f"; written to {output}" if output else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
+    if fails(report, fail_on.lower()):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)

@@ -1,0 +1,1 @@
+"""Renderers: turn result models into terminal tables, JSON, SARIF, Markdown."""

@@ -1,0 +1,39 @@
+"""Output formats and the atomic writer every command shares."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import tempfile
+from pathlib import Path
+
+from gpuport.models import GpuportError
+
+
+class OutputFormat(enum.StrEnum):
+    TERMINAL = "terminal"
+    JSON = "json"
+    SARIF = "sarif"
+    MARKDOWN = "markdown"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise GpuportError(f"cannot write {path}: folder {parent} does not exist")
+    if path.is_dir():
+        raise GpuportError(f"cannot write {path}: it is a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None

@@ -1,0 +1,130 @@
+"""The scan report as a person reads it in a terminal (rich)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from gpuport.models import Severity
+from gpuport.scan.model import Finding, ScanReport, Verdict
+
+SEV_STYLE = {
+    Severity.BLOCKER: "bold red",
+    Severity.MAJOR: "yellow",
+    Severity.MINOR: "cyan",
+    Severity.INFO: "dim",
+}
+VERDICT_STYLE = {
+    Verdict.BLOCKED: "bold white on red",
+    Verdict.MAJOR_WORK: "bold black on yellow",
+    Verdict.MINOR_WORK: "bold black on cyan",
+    Verdict.READY: "bold white on green",
+}
+TOP_N = 10
+
+
+def _header(report: ScanReport) -> Panel:
+    t = report.target
+    counts = "  ".join(
+        f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity
+    )
+    lines = [
+        Text.from_markup(
+            f"[bold]{escape(report.root)}[/]  target [bold]{t.name}[/] "
+            f"({t.generation}, wave{t.wave_size}, fp8 {t.fp8})"
+        ),
+        Text.from_markup(
+            f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/]  "
+            f"{escape(report.verdict_reason)}"
+        ),
+        Text.from_markup(
+            f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} days[/] "
+            f"({report.effort.hours:g} h of listed work; basis below)"
+        ),
+        Text.from_markup(
+            f"{counts}   files {report.files_scanned} scanned, {len(report.skipped)} skipped"
+        ),
+    ]
+    return Panel(Group(*lines), title="gpuport scan", title_align="left")
+
+
+def _finding_table(findings: list[Finding], title: str) -> Table:
+    table = Table(title=title, title_justify="left", expand=True, show_lines=False)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("where", overflow="fold")
+    table.add_column("what, and the fix", ratio=3)
+    for f in findings:
+        sev = f.severity.value + (" (guarded)" if f.guarded else "")
+        body = Text(f.message)
+        body.append("\nfix: ", style="bold")
+        body.append(f.fix)
+        table.add_row(
+            Text(sev, style=SEV_STYLE[f.severity]), f.rule_id, escape(f.location.display()), body
+        )
+    return table
+
+
+def _per_file(report: ScanReport) -> Table:
+    per: dict[str, Counter[Severity]] = defaultdict(Counter)
+    for f in report.findings:
+        per[f.location.path][f.severity] += 1
+    table = Table(title="Findings per file", title_justify="left")
+    table.add_column("file", overflow="fold")
+    for sev in Severity:
+        table.add_column(sev.value, justify="right", style=SEV_STYLE[sev])
+    ordered = sorted(per.items(), key=lambda kv: tuple(-kv[1][s] for s in Severity) + (kv[0],))
+    for path, counts in ordered:
+        table.add_row(escape(path), *(str(counts[s] or "") for s in Severity))
+    return table
+
+
+def _effort(report: ScanReport) -> Table:
+    table = Table(title="Effort basis", title_justify="left", caption=report.effort.note)
+    table.add_column("rule")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_column("h each", justify="right")
+    table.add_column("hours", justify="right")
+    for item in report.effort.basis:
+        table.add_row(
+            item.rule_id, item.title, str(item.count), f"{item.hours_each:g}", f"{item.hours:g}"
+        )
+    return table
+
+
+def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
+    console.print(_header(report))
+    blockers = [f for f in report.findings if f.severity is Severity.BLOCKER]
+    if blockers:
+        shown = blockers[:TOP_N]
+        more = f" (first {TOP_N} of {len(blockers)})" if len(blockers) > TOP_N else ""
+        console.print(_finding_table(shown, f"Top blockers{more}"))
+    if report.findings:
+        console.print(_per_file(report))
+        rest = [
+            f for f in report.findings
+            if f.severity is not Severity.BLOCKER and (verbose or f.severity is not Severity.INFO)
+        ]
+        if rest:
+            console.print(_finding_table(rest, "Other findings"))
+        hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
+        if hidden and not verbose:
+            console.print(
+                f"[dim]{hidden} info finding(s) (incl. ROCm-guarded code) hidden; "
+                "--verbose shows them[/]"
+            )
+    if report.effort.basis:
+        console.print(_effort(report))
+    if report.skipped:
+        table = Table(title="Skipped files", title_justify="left")
+        table.add_column("file", overflow="fold")
+        table.add_column("reason")
+        for s in report.skipped:
+            table.add_row(escape(s.path), escape(s.reason))
+        console.print(table)
