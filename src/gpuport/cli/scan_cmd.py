@@ -13,6 +13,7 @@ from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
 from gpuport.scan import ScanOptions, ScanReport, scan_path
+from gpuport.scan.rules import FileKind
 
 FAIL_ON_CHOICES = ("blocker", "major", "minor", "never")
 
@@ -88,6 +89,10 @@ def scan(
     max_file_size: Annotated[
         float, typer.Option("--max-file-size", help="Skip files larger than this many MB.")
     ] = 5.0,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="Only these file kinds; repeatable: "
+                                       + ", ".join(k.value for k in FileKind))
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0 = all cores).")] = 0,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show info findings too.")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
@@ -99,7 +104,16 @@ def scan(
         raise GpuportError("--max-file-size must be positive")
     if jobs < 0:
         raise GpuportError("--jobs must be 0 (all cores) or more")
+    kinds: set[FileKind] = set()
+    for value in kind or []:
+        for part in value.split(","):
+            try:
+                kinds.add(FileKind(part.strip().lower()))
+            except ValueError:
+                names = ", ".join(k.value for k in FileKind)
+                raise GpuportError(f"unknown --kind {part!r}; choose from: {names}") from None
     opts = ScanOptions(
+        kinds=frozenset(kinds) or None,
         target=target,
         knowledge_dir=knowledge,
         include_vendored=include_vendored,

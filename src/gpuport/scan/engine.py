@@ -36,6 +36,7 @@ class ScanOptions:
     select: frozenset[str] | None = None
     ignore: frozenset[str] = frozenset()
     max_bytes: int = DEFAULT_MAX_BYTES
+    kinds: frozenset[FileKind] | None = None
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
 
 
@@ -109,7 +110,7 @@ def scan_path(root: Path, opts: ScanOptions | None = None, progress: Progress | 
     for item in walk(root, include_vendored=opts.include_vendored, exclude=opts.exclude):
         if isinstance(item, Skip):
             skipped.append(SkippedFile(path=item.rel, reason=item.reason))
-        else:
+        elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
 
     results: list[tuple[list[Finding], SkippedFile | None]] = []
