@@ -94,7 +94,8 @@ def main() -> None:
         "wall_s_min": round(min(walls), 2),
         "wall_s_max": round(max(walls), 2),
         "peak_rss_mib_max": round(max(peaks) / 1024, 1),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
         "budget": "<= 5 s wall, < 1 GB memory",
     }
     print(json.dumps(result, indent=2))

@@ -64,7 +64,9 @@ def run_fixture(path: Path) -> tuple[list[Finding], Expectations]:
     kind = classify(path.name)
     assert kind is not None, path
     rel = path.relative_to(FIXTURES).as_posix()
-    findings, _ = check_text(rel, text, kind, resolve_target(target_name), load_packages(), path=path)
+    findings, _ = check_text(
+        rel, text, kind, resolve_target(target_name), load_packages(), path=path
+    )
     return findings, exp
 
 
@@ -83,7 +85,9 @@ def problems(path: Path) -> list[str]:
             out.append(f"{name}:{line}: expected {rid}, got {sorted(unguarded[line]) or 'nothing'}")
     for line, ids in exp.guarded.items():
         for rid in sorted(ids - guarded[line]):
-            out.append(f"{name}:{line}: expected guarded {rid}, got {sorted(guarded[line]) or 'nothing'}")
+            out.append(
+                f"{name}:{line}: expected guarded {rid}, got {sorted(guarded[line]) or 'nothing'}"
+            )
     for line, ids in exp.ok.items():
         for rid in sorted(ids & unguarded[line]):
             out.append(f"{name}:{line}: {rid} fired but the line says ok")

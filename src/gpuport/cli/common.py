@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,7 @@ def emit(
         if output is None:
             terminal(Console())
             return
-        buf = Console(record=True, width=120, file=open_null(), force_terminal=False)
+        buf = Console(record=True, width=120, file=io.StringIO(), force_terminal=False)
         terminal(buf)
         write_atomic(output, buf.export_text())
         return
@@ -45,8 +46,3 @@ def emit(
     else:
         write_atomic(output, body)
 
-
-def open_null() -> object:
-    import io
-
-    return io.StringIO()

@@ -62,7 +62,9 @@ def rules(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = (
         OutputFormat.TERMINAL
     ),
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
 ) -> None:
     """List every rule: ID, severity, title."""
     if fmt is OutputFormat.SARIF:

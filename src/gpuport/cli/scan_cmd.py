@@ -57,8 +57,13 @@ def fails(report: ScanReport, fail_on: str) -> bool:
 def scan(
     path: Annotated[Path, typer.Argument(help="Project folder (or one file) to scan.")],
     target: Annotated[
-        str, typer.Option("--target", "-t", help="AMD target: gfx942, gfx90a, gfx950, gfx1100, "
-                          "gfx1201, or a product/family alias (mi300x, cdna3, rdna4).")
+        str,
+        typer.Option(
+            "--target",
+            "-t",
+            help="AMD target: gfx942, gfx90a, gfx950, gfx1100, "
+            "gfx1201, or a product/family alias (mi300x, cdna3, rdna4).",
+        ),
     ] = "gfx942",
     fmt: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="Output format.")
@@ -67,39 +72,57 @@ def scan(
         Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
     ] = None,
     fail_on: Annotated[
-        str, typer.Option("--fail-on", help="Exit 1 if a finding this severe or worse is found: "
-                          "blocker, major, minor, never.")
+        str,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 if a finding this severe or worse is found: blocker, major, minor, never.",
+        ),
     ] = "never",
     include_vendored: Annotated[
         bool, typer.Option("--include-vendored", help="Also scan third_party/, vendor/, ...")
     ] = False,
     exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", help="gitignore-style pattern to skip; repeatable.")
+        list[str] | None,
+        typer.Option("--exclude", help="gitignore-style pattern to skip; repeatable."),
     ] = None,
     select: Annotated[
-        list[str] | None, typer.Option("--select", help="Only these rule IDs or prefixes (GP3, GP301).")
+        list[str] | None,
+        typer.Option("--select", help="Only these rule IDs or prefixes (GP3, GP301)."),
     ] = None,
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", help="Skip these rule IDs or prefixes.")
     ] = None,
     knowledge: Annotated[
-        Path | None, typer.Option("--knowledge", help="Folder with packages.toml/targets.toml "
-                                  "that extend or override the bundled knowledge.")
+        Path | None,
+        typer.Option(
+            "--knowledge",
+            help="Folder with packages.toml/targets.toml "
+            "that extend or override the bundled knowledge.",
+        ),
     ] = None,
     max_file_size: Annotated[
         float, typer.Option("--max-file-size", help="Skip files larger than this many MB.")
     ] = 5.0,
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", help="Only these file kinds; repeatable: "
-                                       + ", ".join(k.value for k in FileKind))
+        list[str] | None,
+        typer.Option(
+            "--kind",
+            help="Only these file kinds; repeatable: " + ", ".join(k.value for k in FileKind),
+        ),
     ] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0 = all cores).")] = 0,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show info findings too.")] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="Worker processes (0 = all cores).")
+    ] = 0,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show info findings too.")
+    ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
     """Will this project run on ROCm? Every blocker, where it is, and how to fix it."""
     if fail_on.lower() not in FAIL_ON_CHOICES:
-        raise GpuportError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
+        raise GpuportError(
+            f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
+        )
     if max_file_size <= 0:
         raise GpuportError("--max-file-size must be positive")
     if jobs < 0:

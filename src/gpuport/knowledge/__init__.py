@@ -197,7 +197,9 @@ def load_targets(user_dir: Path | None = None) -> dict[str, TargetInfo]:
     items = _validated(TargetInfo, path, _entries(path, "target"))
     extra_path = _user_file(user_dir, "targets.toml")
     if extra_path is not None:
-        items = _merge(items, _validated(TargetInfo, extra_path, _entries(extra_path, "target")), "name")
+        items = _merge(
+            items, _validated(TargetInfo, extra_path, _entries(extra_path, "target")), "name"
+        )
     return {t.name: t for t in items}
 
 
@@ -211,4 +213,6 @@ def resolve_target(name: str, user_dir: Path | None = None) -> TargetInfo:
         if key in (a.lower() for a in target.aliases):
             return target
     known = ", ".join(sorted(targets))
-    raise GpuportError(f"unknown target {name!r}; known targets: {known} (or a product/family alias)")
+    raise GpuportError(
+        f"unknown target {name!r}; known targets: {known} (or a product/family alias)"
+    )

@@ -20,7 +20,7 @@ class OutputFormat(enum.StrEnum):
 
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader sees the old file or the whole new one."""
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent if str(path.parent) else Path()
     if not parent.is_dir():
         raise GpuportError(f"cannot write {path}: folder {parent} does not exist")
     if path.is_dir():
@@ -32,8 +32,8 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        Path(tmp).replace(path)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            Path(tmp).unlink()
         raise GpuportError(f"cannot write {path}: {exc.strerror}") from None

@@ -20,8 +20,7 @@ def render(report: ScanReport) -> str:
         f"* Verdict: **{report.verdict.value}**: {report.verdict_reason}",
         f"* Effort: **{report.effort.low_days:g}–{report.effort.high_days:g} days** "
         f"({report.effort.hours:g} h of listed work)",
-        "* Findings: "
-        + ", ".join(f"{report.counts.get(s, 0)} {s.value}" for s in Severity),
+        "* Findings: " + ", ".join(f"{report.counts.get(s, 0)} {s.value}" for s in Severity),
         f"* Files: {report.files_scanned} scanned, {len(report.skipped)} skipped",
         "",
         "## Findings",
@@ -38,8 +37,13 @@ def render(report: ScanReport) -> str:
     else:
         out.append("Nothing found.")
     if report.effort.basis:
-        out += ["", "## Effort basis", "", "| rule | what | count | h each | hours |",
-                "|---|---|---:|---:|---:|"]
+        out += [
+            "",
+            "## Effort basis",
+            "",
+            "| rule | what | count | h each | hours |",
+            "|---|---|---:|---:|---:|",
+        ]
         out += [
             f"| {i.rule_id} | {_cell(i.title)} | {i.count} | {i.hours_each:g} | {i.hours:g} |"
             for i in report.effort.basis

@@ -15,7 +15,9 @@ from gpuport.models import Severity
 from gpuport.scan.model import ScanReport
 from gpuport.scan.rules import rules_sorted
 
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 _LEVEL = {
     Severity.BLOCKER: "error",
     Severity.MAJOR: "warning",

@@ -30,9 +30,7 @@ TOP_N = 10
 
 def _header(report: ScanReport) -> Panel:
     t = report.target
-    counts = "  ".join(
-        f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity
-    )
+    counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity)
     lines = [
         Text.from_markup(
             f"[bold]{escape(report.root)}[/]  target [bold]{t.name}[/] "
@@ -78,7 +76,7 @@ def _per_file(report: ScanReport) -> Table:
     table.add_column("file", overflow="fold")
     for sev in Severity:
         table.add_column(sev.value, justify="right", style=SEV_STYLE[sev])
-    ordered = sorted(per.items(), key=lambda kv: tuple(-kv[1][s] for s in Severity) + (kv[0],))
+    ordered = sorted(per.items(), key=lambda kv: (*tuple(-kv[1][s] for s in Severity), kv[0]))
     for path, counts in ordered:
         table.add_row(escape(path), *(str(counts[s] or "") for s in Severity))
     return table
@@ -108,7 +106,8 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     if report.findings:
         console.print(_per_file(report))
         rest = [
-            f for f in report.findings
+            f
+            for f in report.findings
             if f.severity is not Severity.BLOCKER and (verbose or f.severity is not Severity.INFO)
         ]
         if rest:

@@ -78,8 +78,14 @@ def _check_candidate(
             return [], SkippedFile(path=cand.rel, reason=got.reason)
         text = got
     findings, reason = check_text(
-        cand.rel, text, cand.kind, target, packages,
-        path=cand.path, select=opts.select, ignore=opts.ignore,
+        cand.rel,
+        text,
+        cand.kind,
+        target,
+        packages,
+        path=cand.path,
+        select=opts.select,
+        ignore=opts.ignore,
     )
     skipped = SkippedFile(path=cand.rel, reason=reason) if reason else None
     return findings, skipped
@@ -93,7 +99,9 @@ def _chunk_worker(
     return [_check_candidate(c, target, packages, opts) for c in chunk]
 
 
-def scan_path(root: Path, opts: ScanOptions | None = None, progress: Progress | None = None) -> ScanReport:
+def scan_path(
+    root: Path, opts: ScanOptions | None = None, progress: Progress | None = None
+) -> ScanReport:
     """Scan ``root`` (a folder or one file) for ROCm blockers."""
     opts = opts or ScanOptions()
     started = time.perf_counter()

@@ -12,17 +12,31 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from gpuport.scan.rules.base import FileKind
 
-NATIVE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx", ".inl"}
+NATIVE_SUFFIXES = {
+    ".cu",
+    ".cuh",
+    ".cpp",
+    ".cc",
+    ".cxx",
+    ".c++",
+    ".h",
+    ".hpp",
+    ".hh",
+    ".hxx",
+    ".inl",
+}
 GPU_BINARY_SUFFIXES = {".cubin", ".fatbin", ".ptx"}
 _REQUIREMENTS = re.compile(r"^(requirements|constraints|reqs)([-_.][\w.-]*)?\.(txt|in)$", re.I)
 _REQ_DIR_FILE = re.compile(r".*\.(txt|in)$")
-_DOCKERFILE = re.compile(r"^(dockerfile|containerfile)([-_.][\w.-]*)?$|.*\.(dockerfile|containerfile)$", re.I)
+_DOCKERFILE = re.compile(
+    r"^(dockerfile|containerfile)([-_.][\w.-]*)?$|.*\.(dockerfile|containerfile)$", re.I
+)
 _COMPOSE = re.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
 _CONDA = re.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
 _MAKEFILE = re.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
@@ -30,13 +44,40 @@ _MAKEFILE = re.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
 # Folders that are someone else's code or generated output: skipped unless
 # --include-vendored. Matching is on the folder's own name.
 VENDORED_DIRS = {
-    "third_party", "third-party", "thirdparty", "vendor", "vendored", "external", "extern",
-    "3rdparty", "deps", "submodules",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "vendor",
+    "vendored",
+    "external",
+    "extern",
+    "3rdparty",
+    "deps",
+    "submodules",
 }
 ENV_AND_BUILD_DIRS = {
-    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "__pycache__",
-    "node_modules", "build", "dist", ".eggs", "site-packages", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".ipynb_checkpoints", "_build", "cmake-build-debug", "cmake-build-release",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".env",
+    "env",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "node_modules",
+    "build",
+    "dist",
+    ".eggs",
+    "site-packages",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+    "_build",
+    "cmake-build-debug",
+    "cmake-build-release",
 }
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -46,7 +87,7 @@ def classify(rel_path: str) -> FileKind | None:
     """The kind of a file from its path relative to the root, or None to ignore it."""
     name = rel_path.rsplit("/", 1)[-1]
     lower = name.lower()
-    suffix = os.path.splitext(lower)[1]
+    suffix = PurePosixPath(lower).suffix
     if lower == "pyproject.toml":
         return FileKind.PYPROJECT
     if lower == "setup.py":
@@ -90,7 +131,7 @@ class Skip:
     reason: str
 
 
-def _gitignore(root: Path) -> pathspec.PathSpec | None:
+def _gitignore(root: Path) -> pathspec.PathSpec | None:  # type: ignore[type-arg]
     gi = root / ".gitignore"
     try:
         lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()

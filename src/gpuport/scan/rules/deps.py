@@ -10,6 +10,7 @@ Other readers (Dockerfile ``pip install`` lines) call
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path, PurePosixPath
 
@@ -59,7 +60,7 @@ register(
             "flags. Installed the default way, it brings a CUDA build that fails at import or "
             "silently falls back to the CPU."
         ),
-        fix="Install it by the ROCm route named in the finding (index URL, package or build flags).",
+        fix="Install it by the ROCm route in the finding (index URL, package or build flags).",
         references=(_PYTORCH_ROCM, _CUDA_WHEEL_EVIDENCE),
         effort_hours=1.0,
     ),
@@ -120,7 +121,7 @@ register(
             "cuBLAS, NCCL) and a CUDA plugin; on an AMD host they are dead weight at best and "
             "shadow the ROCm plugin at worst."
         ),
-        fix="Use the ROCm package instead (jax-rocm7-plugin/pjrt, tensorflow-rocm) for AMD installs.",
+        fix="Use the ROCm packages instead (jax-rocm7-plugin/pjrt, tensorflow-rocm).",
         references=(
             "https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html",
             "https://github.com/ROCm/rocm-jax",
@@ -201,7 +202,9 @@ _ROCM_INDEX = re.compile(
     re.I,
 )
 _CUDA_LOCAL = re.compile(r"^cu(?:da)?\d+")
-_CUDA_WHEEL_NAME = re.compile(r"(?:\+cu\d+|[._-]cu\d{2,3}(?=[._-])|cuda1\d|cu1\d(?:torch|x)?)", re.I)
+_CUDA_WHEEL_NAME = re.compile(
+    r"(?:\+cu\d+|[._-]cu\d{2,3}(?=[._-])|cuda1\d|cu1\d(?:torch|x)?)", re.I
+)
 _LINUX_ENV = {
     "sys_platform": "linux",
     "platform_system": "Linux",
@@ -313,7 +316,9 @@ def check_requirement(
             message=f"{req.name}[{','.join(cuda_extras)}] installs CUDA binaries",
         )
     if req.url and _CUDA_WHEEL_NAME.search(PurePosixPath(req.url).name):
-        ctx.report("GP109", line, column, message=f"{req.name} is pinned to a CUDA wheel: {req.url}")
+        ctx.report(
+            "GP109", line, column, message=f"{req.name} is pinned to a CUDA wheel: {req.url}"
+        )
     pkg = ctx.packages.by_dist(req.name)
     if pkg is None:
         return
@@ -353,10 +358,8 @@ def check_requirement_spec(
                 ctx.report("GP109", line, column, message=f"pinned to a CUDA wheel: {spec}")
             dist = name.split("-", 1)[0]
             if dist and spec.endswith(".whl"):
-                try:
+                with contextlib.suppress(InvalidRequirement):
                     check_requirement(ctx, Requirement(dist), line, column)
-                except InvalidRequirement:
-                    pass
             return
         if spec.startswith((".", "/", "git+", "hg+", "svn+", "bzr+")):
             return
@@ -368,12 +371,23 @@ def check_requirement_spec(
 # --- requirements files -------------------------------------------------------------
 
 _OPT_WITH_VALUE = {
-    "-r": "include", "--requirement": "include", "-c": "include", "--constraint": "include",
-    "-i": "index", "--index-url": "index", "--extra-index-url": "index",
-    "-f": "index", "--find-links": "index",
-    "-e": "editable", "--editable": "editable",
-    "--trusted-host": "skip", "--hash": "skip", "--config-settings": "skip",
-    "--global-option": "skip", "--install-option": "skip", "--use-feature": "skip",
+    "-r": "include",
+    "--requirement": "include",
+    "-c": "include",
+    "--constraint": "include",
+    "-i": "index",
+    "--index-url": "index",
+    "--extra-index-url": "index",
+    "-f": "index",
+    "--find-links": "index",
+    "-e": "editable",
+    "--editable": "editable",
+    "--trusted-host": "skip",
+    "--hash": "skip",
+    "--config-settings": "skip",
+    "--global-option": "skip",
+    "--install-option": "skip",
+    "--use-feature": "skip",
 }
 _MAX_INCLUDE_DEPTH = 5
 
@@ -446,8 +460,14 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
         ctx.report("GP110", line, None, message=f"cannot read included file {value}: {got.reason}")
         return
     sub = FileContext(
-        rel=rel, path=Path(target), kind=FileKind.REQUIREMENTS, text=got, target=ctx.target,
-        packages=ctx.packages, select=ctx.select, ignore=ctx.ignore,
+        rel=rel,
+        path=Path(target),
+        kind=FileKind.REQUIREMENTS,
+        text=got,
+        target=ctx.target,
+        packages=ctx.packages,
+        select=ctx.select,
+        ignore=ctx.ignore,
     )
     sub.scratch[_ROCM_INDEX_KEY] = rocm_index_in_file(ctx) or rocm_index_in_file(sub)
     _check_requirements_text(sub, depth + 1, seen)

@@ -56,8 +56,15 @@ def pyproject_entries(text: str) -> list[Entry]:
         start = _section_start(lines, header)
         for req in reqs:
             if isinstance(req, str):
-                out.append(Entry("req", req, _line_of(lines, f'"{req}"', start)
-                                 if f'"{req}"' in text else _line_of(lines, req, start)))
+                out.append(
+                    Entry(
+                        "req",
+                        req,
+                        _line_of(lines, f'"{req}"', start)
+                        if f'"{req}"' in text
+                        else _line_of(lines, req, start),
+                    )
+                )
 
     project = data.get("project", {})
     if isinstance(project, dict):
@@ -79,7 +86,9 @@ def pyproject_entries(text: str) -> list[Entry]:
         sections: list[tuple[str, Any]] = [("tool.poetry.dependencies", poetry.get("dependencies"))]
         for gname, group in (poetry.get("group") or {}).items():
             if isinstance(group, dict):
-                sections.append((f"tool.poetry.group.{gname}.dependencies", group.get("dependencies")))
+                sections.append(
+                    (f"tool.poetry.group.{gname}.dependencies", group.get("dependencies"))
+                )
         sections.append(("tool.poetry.dev-dependencies", poetry.get("dev-dependencies")))
         for header, deps in sections:
             if not isinstance(deps, dict):
@@ -193,14 +202,14 @@ def setup_py_entries(text: str) -> list[Entry]:
             strings(node.left, depth + 1)
             strings(node.right, depth + 1)
 
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
             continue
-        func = node.func
+        func = call.func
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname != "setup":
             continue
-        for kw in node.keywords:
+        for kw in call.keywords:
             if kw.arg in ("install_requires", "extras_require", "setup_requires"):
                 strings(kw.value)
     return out
@@ -240,7 +249,9 @@ def conda_entries(text: str) -> list[Entry]:
                 if not isinstance(item, str):
                     continue
                 line = _line_of(lines, item)
-                if item.startswith(("--index-url", "--extra-index-url", "-i ", "-f ", "--find-links")):
+                if item.startswith(
+                    ("--index-url", "--extra-index-url", "-i ", "-f ", "--find-links")
+                ):
                     out.append(Entry("index", item.split(None, 1)[-1].lstrip("="), line))
                 elif not item.startswith("-"):
                     out.append(Entry("req", item, line))

@@ -1,0 +1,53 @@
+"""Shared helpers: run the real CLI in-process or as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gpuport.cli.app import main
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "llm-service"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Call ``gpuport ARGS`` in-process; returns exit code, stdout and stderr."""
+
+    def run(*args: str) -> Result:
+        code = 0
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def run_subprocess(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> Result:
+    full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuport", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+        check=False,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)

@@ -1,0 +1,36 @@
+"""Every `$ gpuport ...` command shown in README.md runs and does what it says."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_subprocess
+
+COMMANDS = [
+    line[2:].strip()
+    for line in (REPO / "README.md").read_text().splitlines()
+    if re.match(r"^\$ gpuport ", line)
+]
+
+
+def test_readme_shows_the_two_make_commands() -> None:
+    text = (REPO / "README.md").read_text()
+    assert "make demo" in text and "make test" in text
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_readme_command_runs(command: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    args = shlex.split(command)[1:]
+    if "--output" in args:
+        i = args.index("--output")
+        args[i + 1] = str(tmp_path / args[i + 1])
+    res = run_subprocess(*args)
+    allowed = {0, 1} if "--fail-on" in args else {0}
+    assert res.code in allowed, res.err
+    assert "Traceback" not in res.err
+    if "--output" in args:
+        assert Path(args[args.index("--output") + 1]).stat().st_size > 0
