@@ -159,12 +159,14 @@ def setup_cfg_entries(text: str) -> list[Entry]:
         if not raw[:1].isspace() and "=" in line:
             key, _, value = line.partition("=")
             key = key.strip()
-            first = value.strip()
+            first = re.split(r"\s[#;]", value.strip(), maxsplit=1)[0].strip()
             if _is_req_key(section, key) and first:
                 out.append(Entry("req", first, no))
             continue
         if raw[:1].isspace() and _is_req_key(section, key):
-            out.append(Entry("req", stripped, no))
+            value = re.split(r"\s[#;]", stripped, maxsplit=1)[0].strip()
+            if value:
+                out.append(Entry("req", value, no))
     return out
 
 
