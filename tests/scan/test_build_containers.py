@@ -1,0 +1,255 @@
+"""Unit tests of the build (GP4xx) and container (GP5xx) rules beyond the annotated fixtures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuport.knowledge import load_packages, resolve_target
+from gpuport.models import Severity
+from gpuport.scan import scan_path
+from gpuport.scan.engine import ScanOptions, check_text
+from gpuport.scan.model import Finding
+from gpuport.scan.rules import RULES
+from gpuport.scan.rules.base import Family, FileKind
+
+
+def _check(text: str, kind: FileKind, name: str = "f") -> tuple[list[Finding], str | None]:
+    return check_text(name, text, kind, resolve_target("gfx942"), load_packages())
+
+
+def _at(findings: list[Finding], rule: str) -> list[tuple[int | None, int | None]]:
+    return [(f.location.line, f.location.column) for f in findings if f.rule_id == rule]
+
+
+# --- safety --------------------------------------------------------------------------------
+
+def test_setup_py_is_never_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    marker = project / "PWNED"
+    (project / "setup.py").write_text(
+        "import os\n"
+        f"open({str(marker)!r}, 'w').write('x')\n"
+        "open('PWNED', 'w').write('x')\n"
+        "os.system('touch PWNED2')\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = CUDAExtension('m', ['k.cu'], extra_compile_args={'nvcc': ['--use_fast_math']})\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    report = scan_path(project, ScanOptions(jobs=1))
+    assert not marker.exists()
+    assert not (project / "PWNED2").exists()
+    assert not (tmp_path / "PWNED").exists()
+    rules = {f.rule_id for f in report.findings}
+    assert {"GP402", "GP404"} <= rules  # it was read, just not run
+
+
+def test_setup_py_syntax_error_is_a_skip_not_a_crash() -> None:
+    findings, reason = _check("def broken(:\n", FileKind.SETUP_PY, "setup.py")
+    assert not [f for f in findings if f.rule_id.startswith("GP4")]
+    assert reason is not None  # reported as skipped (by whichever reader parsed it first)
+
+
+# --- compose -------------------------------------------------------------------------------
+
+def test_compose_yaml_error_gives_skip_reason(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n  app:\n    image: [unclosed\n", encoding="utf-8"
+    )
+    report = scan_path(tmp_path, ScanOptions(jobs=1))
+    skipped = {s.path: s.reason for s in report.skipped}
+    assert skipped["docker-compose.yml"].startswith("invalid YAML: ")
+    assert report.findings == []
+
+
+def test_compose_refuses_python_tags() -> None:
+    text = "services:\n  app: !!python/object/apply:os.system ['touch PWNED']\n"
+    findings, reason = _check(text, FileKind.COMPOSE, "compose.yml")
+    assert findings == []
+    assert reason is not None and reason.startswith("invalid YAML")
+
+
+def test_compose_positions_follow_anchors() -> None:
+    text = (
+        "x-gpu: &gpu\n"
+        "  runtime: nvidia\n"
+        "services:\n"
+        "  a:\n"
+        "    <<: *gpu\n"
+        "    image: nvcr.io/nvidia/tritonserver:24.05-py3\n"
+        "  b:\n"
+        "    <<: *gpu\n"
+    )
+    findings, _ = _check(text, FileKind.COMPOSE, "compose.yml")
+    assert _at(findings, "GP502") == [(2, 12)]  # once, where the token is
+    assert _at(findings, "GP501") == [(6, 12)]
+    gp501 = next(f for f in findings if f.rule_id == "GP501")
+    assert "rocm/vllm" in gp501.fix
+
+
+def test_compose_group_add_missing_is_minor() -> None:
+    text = (
+        "services:\n"
+        "  app:\n"
+        "    image: rocm/pytorch:latest\n"
+        "    devices: [/dev/kfd, /dev/dri]\n"
+    )
+    findings, _ = _check(text, FileKind.COMPOSE, "compose.yml")
+    assert [(f.rule_id, f.severity) for f in findings] == [("GP505", Severity.MINOR)]
+
+
+# --- Dockerfile ----------------------------------------------------------------------------
+
+def test_dockerfile_continuation_lines_map_to_physical_lines() -> None:
+    text = (
+        "FROM rocm/dev-ubuntu-24.04\n"  # 1
+        "RUN apt-get update \\\n"  # 2
+        "    && apt-get install -y \\\n"  # 3
+        "# a comment inside the continuation\n"  # 4
+        "\n"  # 5
+        "       git libcudnn8 \\\n"  # 6
+        "       cuda-toolkit-12-4 && \\\n"  # 7
+        "    pip install \\\n"  # 8
+        "      'torch==2.3.1+cu121'\n"  # 9
+        "ENV A=1 \\\n"  # 10
+        "    CUDA_HOME=/usr/local/cuda\n"  # 11
+    )
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP503") == [(6, 12), (7, 8)]
+    assert _at(findings, "GP105") == [(9, 8)]
+    assert _at(findings, "GP504") == [(11, 5)]
+
+
+def test_dockerfile_escape_directive_and_heredoc() -> None:
+    text = (
+        "# escape=`\n"
+        "FROM ubuntu:24.04\n"
+        "RUN apt-get install -y `\n"
+        "    libnccl2\n"
+        "RUN <<EOF bash\n"
+        "pip install \\\n"
+        "   tensorrt\n"
+        "EOF\n"
+        "COPY <<EOF /etc/x.conf\n"
+        "pip install tensorrt\n"
+        "EOF\n"
+        "RUN <<'UNTERMINATED'\n"
+        "apt-get install -y cuda\n"
+    )
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP503") == [(4, 5), (13, 20)]
+    assert _at(findings, "GP101") == [(7, 4)]  # COPY heredoc bodies are files, not commands
+
+
+def test_dockerfile_pip_options_and_urls() -> None:
+    text = (
+        "FROM python:3.11\n"
+        "RUN pip install --index-url=https://download.pytorch.org/whl/cu118 -c c.txt "
+        "--target /opt x==1 -r req.txt --no-deps tensorrt ./wheel.whl $PKG\n"
+        "RUN uv pip install --index cuda=https://download.pytorch.org/whl/cu124 numpy\n"
+    )
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP104") == [(2, 29), (3, 33)]  # the URL, after "name="
+    assert _at(findings, "GP101") == [(2, 117)]
+    assert not [f for f in findings if f.rule_id == "GP110"]
+
+
+def test_dockerfile_from_arg_default_reported_on_arg_line() -> None:
+    text = "ARG BASE=nvidia/cuda:12.4.1-devel-ubuntu22.04\nFROM $BASE\n"
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP501") == [(1, 10)]
+
+
+def test_dockerfile_malformed_input_does_not_crash() -> None:
+    text = 'RUN pip install "unterminated\nRUN ["pip", "install"\nFROM\nENV\nRUN \\\n'
+    findings, reason = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert reason is None
+    assert isinstance(findings, list)
+
+
+# --- CMake and Makefiles -------------------------------------------------------------------
+
+def test_cmake_bracket_comment_and_strings() -> None:
+    text = (
+        "#[==[\n"
+        "enable_language(CUDA)\n"
+        "]==]\n"
+        'set(X "# not a comment --use_fast_math")\n'
+        "message(STATUS \"--use_fast_math\")\n"
+    )
+    findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP402", 4)]
+
+
+def test_makefile_comment_continues_after_backslash() -> None:
+    text = "# a comment \\\nNVCCFLAGS = --use_fast_math\nX = -lineinfo\n"
+    findings, _ = _check(text, FileKind.MAKEFILE, "Makefile")
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP402", 3)]
+
+
+def test_arch_fix_names_the_selected_target() -> None:
+    findings, _ = check_text(
+        "CMakeLists.txt", "set(CMAKE_CUDA_ARCHITECTURES 80)\n", FileKind.CMAKE,
+        resolve_target("gfx1100"), load_packages(),
+    )
+    (gp403,) = [f for f in findings if f.rule_id == "GP403"]
+    assert "gfx1100" in gp403.fix
+
+
+# --- registry ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("family", [Family.BUILD, Family.CONTAINERS])
+def test_rule_metadata_is_complete(family: Family) -> None:
+    rules = [r for r in RULES.values() if r.family is family]
+    assert len(rules) >= 5
+    for rule in rules:
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", rule.name), rule.id
+        assert rule.title and rule.fix and rule.applies_note
+        assert 2 <= rule.rationale.count(". ") + 1 <= 5, rule.id
+        assert rule.references and all(u.startswith("https://") for u in rule.references)
+        assert rule.effort_hours > 0
+
+
+# --- hostile input stays cheap -------------------------------------------------------------
+
+def test_compose_alias_bomb_is_walked_once() -> None:
+    lines = ['a0: &a0 ["nvidia.com/gpu=all"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    lines += ["services:", "  app:", "    image: python:3.11", "    x-all: *a9"]
+    findings, reason = _check("\n".join(lines) + "\n", FileKind.COMPOSE, "compose.yml")
+    assert reason is None
+    assert _at(findings, "GP502") == [(1, 10)]
+
+
+def test_setup_py_alias_chain_is_linear() -> None:
+    lines = ['a0 = ["--use_fast_math"]']
+    lines += [f"a{i} = [a{i - 1}, a{i - 1}, *a{i - 1}]" for i in range(1, 40)]
+    lines += ["CUDAExtension('m', ['k.cu'], extra_compile_args={'nvcc': a39})"]
+    findings, _ = _check("\n".join(lines) + "\n", FileKind.SETUP_PY, "setup.py")
+    assert _at(findings, "GP402") == [(1, 8)]
+
+
+def test_dockerfile_long_heredoc_is_linear() -> None:
+    body = "\n".join(f"echo {i}" for i in range(50_000))
+    text = f"FROM ubuntu\nRUN <<EOF\n{body}\napt-get install -y cuda-toolkit\nEOF\n"
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP503") == [(50_003, 20)]
+
+
+def test_dockerfile_run_flags_are_not_the_command() -> None:
+    text = (
+        "FROM ubuntu\n"
+        "RUN --mount=type=cache,target=/root/.cache --network=host pip install tensorrt\n"
+    )
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP101") == [(2, 71)]
+
+
+def test_dockerfile_quoted_arg_column_is_the_image() -> None:
+    text = 'ARG BASE="nvcr.io/nvidia/pytorch:24.05-py3"\nFROM ${BASE:-python:3.11}\n'
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert _at(findings, "GP501") == [(1, 11)]
