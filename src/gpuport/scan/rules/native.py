@@ -1,1 +1,452 @@
-"""Rule family (being written)."""
+"""GP3xx: CUDA/C++ sources and prebuilt GPU binaries.
+
+This module holds the checker for native files and the rules about inline PTX,
+device-side features HIP lacks (dynamic parallelism, texture references,
+async copies, clusters), managed memory and GPU binaries. The warp-size rules
+live in :mod:`native_warp`, the library/type/intrinsic rules in
+:mod:`native_api`; importing this module registers all of them.
+
+Every pass reads the lexed view from :mod:`gpuport.scan.cxx`, so nothing in a
+comment or a string fires (except the inside of ``asm("...")``, read on
+purpose), and a hit inside a ROCm branch of the preprocessor is lowered to info.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuport.models import Severity
+from gpuport.scan.cxx import lex, within
+from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
+from gpuport.scan.rules.native_api import check_api
+from gpuport.scan.rules.native_common import Pass, Sink, iter_words, word_start
+from gpuport.scan.rules.native_warp import check_warp
+
+register(
+    Rule(
+        id="GP301",
+        name="inline-ptx-asm",
+        title="Inline PTX assembly",
+        severity=Severity.BLOCKER,
+        family=Family.NATIVE,
+        rationale=(
+            "asm(\"...\") blocks written in PTX are NVIDIA's virtual ISA; the AMD compiler "
+            "cannot assemble them and HIPIFY leaves them untouched ('There are no plans to port "
+            "ISA assembler codes in an automated mode'). Each block must be rewritten by hand "
+            "with a HIP intrinsic, a builtin or plain C++."
+        ),
+        fix=(
+            "Replace the block with the HIP equivalent (the message names it for common idioms), "
+            "or keep the PTX under #if !defined(__HIP_PLATFORM_AMD__) with a HIP branch beside it."
+        ),
+        references=(
+            "https://github.com/ROCm/HIPIFY/issues/731",
+            "https://github.com/ROCm/HIPIFY/issues/758",
+            "https://github.com/ROCm/hip/issues/2564",
+        ),
+        effort_hours=2.0,
+    ),
+    Rule(
+        id="GP309",
+        name="texture-reference",
+        title="Texture reference API (texture<>, cudaBindTexture, tex1Dfetch on a texref)",
+        severity=Severity.MAJOR,
+        family=Family.NATIVE,
+        rationale=(
+            "Texture and surface references were removed in CUDA 12 and are deprecated in HIP; "
+            "hipBindTexture and friends are gone from the current HIP API reference, and "
+            "HIPIFY's support for them is partial. Code built on them needs texture objects."
+        ),
+        fix=(
+            "Create a hipTextureObject_t with hipCreateTextureObject and pass it to the kernel; "
+            "fetch with tex1Dfetch<T>(obj, i) / tex2D<T>(obj, x, y)."
+        ),
+        references=(
+            "https://github.com/ROCm/HIPIFY/issues/222",
+            "https://github.com/ROCm/hip/issues/2514",
+            "https://rocm.docs.amd.com/projects/HIP/en/latest/doxygen/html/group___texture_d.html",
+        ),
+        effort_hours=2.0,
+    ),
+    Rule(
+        id="GP310",
+        name="dynamic-parallelism",
+        title="Dynamic parallelism (kernel launch or cudaDeviceSynchronize in device code)",
+        severity=Severity.BLOCKER,
+        family=Family.NATIVE,
+        rationale=(
+            "Launching kernels from device code (<<<>>> inside a __global__/__device__ function, "
+            "device-side cudaDeviceSynchronize, cudaGetParameterBuffer) is not supported by HIP, "
+            "and AMD has said there is no plan to add it."
+        ),
+        fix=(
+            "Move the child launch to the host (split the kernel in phases, or launch a grid "
+            "big enough for the nested work), or use a persistent kernel with a work queue."
+        ),
+        references=(
+            "https://github.com/ROCm/hip/issues/3511",
+            "https://github.com/ROCm/hip/issues/3895",
+        ),
+        effort_hours=8.0,
+    ),
+    Rule(
+        id="GP311",
+        name="cooperative-grid-sync",
+        title="Cooperative-groups grid synchronisation",
+        severity=Severity.MINOR,
+        family=Family.NATIVE,
+        rationale=(
+            "this_grid().sync() works on ROCm only for kernels launched cooperatively "
+            "(hipLaunchCooperativeKernel) with every block resident at once. Occupancy differs "
+            "on AMD GPUs (64-lane waves, different register and LDS limits), so a grid size that "
+            "fit on NVIDIA can fail to launch."
+        ),
+        fix=(
+            "Launch with hipLaunchCooperativeKernel, size the grid from "
+            "hipOccupancyMaxActiveBlocksPerMultiprocessor, and check "
+            "hipDeviceAttributeCooperativeLaunch."
+        ),
+        references=(
+            "https://github.com/ROCm/hip/pull/3478",
+            "https://github.com/ROCm/legacy-rocm-build/issues/4120",
+        ),
+        effort_hours=1.0,
+    ),
+    Rule(
+        id="GP312",
+        name="async-copy-hopper-feature",
+        title="Async copy / Hopper feature with no HIP equivalent",
+        severity=Severity.BLOCKER,
+        family=Family.NATIVE,
+        rationale=(
+            "cuda::pipeline, cuda::barrier, cuda::memcpy_async, cg::memcpy_async, "
+            "__pipeline_memcpy_async, TMA tensor maps and thread-block clusters "
+            "(__cluster_dims__, this_cluster()) have no HIP implementation ('HIP doesn't "
+            "currently support some of the Cuda async functions'). Kernels built on them must "
+            "be restructured."
+        ),
+        fix=(
+            "Copy global memory into __shared__ with ordinary loads and __syncthreads() "
+            "(double-buffer by hand), and drop clusters or emulate them with global-memory "
+            "synchronisation; for GEMM/attention use CK, hipBLASLt or aiter kernels."
+        ),
+        references=(
+            "https://github.com/ROCm/legacy-rocm-build/issues/4120",
+            "https://github.com/ROCm/hip/pull/3478",
+        ),
+        effort_hours=8.0,
+    ),
+    Rule(
+        id="GP313",
+        name="managed-memory-xnack",
+        title="Managed (unified) memory relies on XNACK page migration",
+        severity=Severity.MINOR,
+        family=Family.NATIVE,
+        rationale=(
+            "hipMallocManaged, __managed__, hipMemAdvise and hipMemPrefetchAsync exist, but "
+            "on-demand page migration needs XNACK: a GPU and code objects built with xnack+ and "
+            "HSA_XNACK=1 at run time. Without it, managed data is not migrated on GPU page faults, "
+            "so kernels run slowly from host memory or fault."
+        ),
+        fix=(
+            "On MI200/MI300 run with HSA_XNACK=1 and build for the xnack+ target feature; or "
+            "replace managed memory with explicit hipMalloc and hipMemcpy."
+        ),
+        references=(
+            "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_runtime_api/"
+            "memory_management/unified_memory.html",
+            "https://rocm.docs.amd.com/projects/hipDF/en/latest/how-to/cudf_pandas.html",
+        ),
+        effort_hours=1.0,
+    ),
+    Rule(
+        id="GP322",
+        name="prebuilt-gpu-binary",
+        title="Prebuilt NVIDIA GPU binary (.cubin, .fatbin, .ptx)",
+        severity=Severity.BLOCKER,
+        family=Family.NATIVE,
+        rationale=(
+            ".cubin and .fatbin files hold SASS machine code for NVIDIA GPUs, and .ptx holds "
+            "NVIDIA's virtual ISA that only the NVIDIA driver compiles. None of them can be "
+            "loaded on an AMD GPU; the kernels must be rebuilt from source."
+        ),
+        fix=(
+            "Find the source the binary was built from and compile it with hipcc for the AMD "
+            "targets (--offload-arch=gfx942 ...); if only the binary exists, the kernel must be "
+            "rewritten."
+        ),
+        references=("https://github.com/ROCm/HIPIFY/issues/731", "https://github.com/vosen/ZLUDA"),
+        effort_hours=8.0,
+    ),
+    Rule(
+        id="GP323",
+        name="ptx-cubin-runtime-loading",
+        title="Runtime loading of PTX/cubin modules",
+        severity=Severity.MAJOR,
+        family=Family.NATIVE,
+        rationale=(
+            "cuModuleLoadData/cuLinkAddData with PTX or cubin, nvrtcGetPTX and paths to .ptx or "
+            ".cubin files expect NVIDIA code. hipModuleLoad* loads AMD code objects only, and "
+            "hipRTC produces them from HIP source, so the loading pipeline must change."
+        ),
+        fix=(
+            "Compile the kernels with hipRTC (hiprtcCompileProgram, hiprtcGetCode) or ship "
+            "code objects built with hipcc --genco, and load them with hipModuleLoadData."
+        ),
+        references=(
+            "https://github.com/ROCm/HIPIFY/blob/amd-staging/docs/reference/tables/"
+            "CUDA_RTC_API_supported_by_HIP.md",
+            "https://github.com/ROCm/HIPIFY/blob/amd-staging/docs/reference/tables/"
+            "CUDA_Driver_API_functions_supported_by_HIP.md",
+            "https://github.com/ROCm/HIPIFY/issues/731",
+        ),
+        effort_hours=4.0,
+    ),
+)
+
+# -- GP301 -----------------------------------------------------------------------------------
+
+_ASM = re.compile(r"asm(?:__)?\b(?:\s+(?:volatile|__volatile__|goto|inline))*\s*\(")
+_PTX = re.compile(
+    r"%%?(?:laneid|n?warpid|n?smid|gridid|lanemask_\w+|clock(?:64|_hi)?|globaltimer\w*|n?tid|"
+    r"n?ctaid|dynamic_smem_size|total_smem_size|envreg\d+)\b"
+    r"|\b(?:mov|ld|st|cvta?|add|sub|mul|mad|fma|div|rem|abs|neg|min|max|shfl|vote|bar|barrier|"
+    r"bfe|bfi|prmt|lop3|cp|mma|wgmma|ldmatrix|stmatrix|red|atom|setp|selp|and|or|xor|not|shl|"
+    r"shr|membar|fence|redux|match|tex|tld4|suld|sust|isspacep|brev|popc|clz|dp4a|dp2a|rcp|sqrt|"
+    r"rsqrt|ex2|lg2|sin|cos|tanh|mbarrier|elect|griddepcontrol|setmaxnreg|testp|copysign|slct|"
+    r"vabsdiff\w*|vadd\w*|vsub\w*|vmax\w*|vmin\w*|multimem|tensormap|nanosleep|activemask|"
+    r"prefetch|createpolicy|getctarank)(?:\.[a-z0-9_]+)+\b"
+    r"|\.reg\s+\.\w+|(?<![\w.])(?:trap|exit|pmevent)\s*;"
+)
+_PTX_IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), hint)
+    for p, hint in (
+        (r"%%?laneid", "__lane_id()"),
+        (r"%%?n?warpid", "a wave index from threadIdx (threadIdx.x / warpSize)"),
+        (r"%%?n?smid", "__smid() (the hardware CU id)"),
+        (r"\bbfe\.", "__bitextract_u32/__bitextract_u64 or shifts and masks"),
+        (r"\bbfi\.", "__bitinsert_u32/__bitinsert_u64"),
+        (r"\bshfl\.", "__shfl/__shfl_up/__shfl_down/__shfl_xor (or _sync with a 64-bit mask)"),
+        (r"\bvote\.|\bactivemask\.", "__ballot/__any/__all/__activemask (64-bit results)"),
+        (r"\bld\.global\.(?:\w+\.)*nc\b", "__ldg()"),
+        (r"\bcp\.async\.bulk|\bcp\.reduce\.async\.bulk|\btensormap|\bmbarrier|\bwgmma|"
+         r"\bsetmaxnreg|\bgriddepcontrol|\bmultimem|\belect\.",
+         "nothing direct: Hopper TMA/wgmma/mbarrier features have no HIP equivalent"),
+        (r"\bcp\.async", "plain global-to-__shared__ copies and __syncthreads() (no async copy)"),
+        (r"\bmma\.|\bldmatrix|\bstmatrix",
+         "rocWMMA or the MFMA builtins (__builtin_amdgcn_mfma_*)"),
+        (r"\bprmt\.", "__byte_perm()"),
+        (r"\blop3\.", "the equivalent C++ bitwise expression"),
+        (r"\bdp[24]a\.", "__builtin_amdgcn_sdot4/__builtin_amdgcn_udot4 or a portable shim"),
+        (r"%%?clock|%%?globaltimer", "clock64() / wall_clock64()"),
+        (r"\b(?:membar|fence)\.",
+         "__threadfence(), __threadfence_block() or __threadfence_system()"),
+        (r"\b(?:red|atom)\.", "atomicAdd/atomicCAS/... or the scoped __hip_atomic_* builtins"),
+        (r"\bbar(?:rier)?\.", "__syncthreads()"),
+        (r"\bcvt\.", "the conversion intrinsics (__float2half_rn, __float2bfloat16, ...)"),
+        (r"\bex2\.approx", "exp2f() (or __expf())"),
+        (r"\blg2\.approx", "__log2f()"),
+        (r"\brcp\.approx", "__frcp_rn() (or __builtin_amdgcn_rcpf())"),
+        (r"\brsqrt\.approx", "rsqrtf() (or __frsqrt_rn())"),
+        (r"\bsqrt\.approx", "__fsqrt_rn() / sqrtf()"),
+        (r"\bsin\.approx", "__sinf()"),
+        (r"\bcos\.approx", "__cosf()"),
+        (r"\btanh\.approx", "tanhf()"),
+        (r"\bbrev\.", "__brev()/__brevll()"),
+        (r"\bpopc\.", "__popc()/__popcll()"),
+        (r"\bclz\.", "__clz()/__clzll()"),
+    )
+)
+
+
+def _asm_template(sink: Sink, open_paren: int) -> str | None:
+    """The text of the string literals of an asm statement's template (before the first
+    top-level ``:``); None when unbalanced."""
+    src, code = sink.src, sink.code
+    close = src.match_close(open_paren, limit=20_000)
+    if close is None:
+        return None
+    depth = 0
+    end = close
+    for i in range(open_paren + 1, close):
+        ch = code[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            end = i
+            break
+    return "".join(src.string_body(s) for s in src.strings_in(open_paren, end))
+
+
+def _check_asm(sink: Sink) -> None:
+    code = sink.code
+    for m in _ASM.finditer(code):
+        start = m.start() - 2 if code.startswith("__asm", m.start() - 2) else m.start()
+        if not word_start(code, start):
+            continue
+        template = _asm_template(sink, m.end() - 1)
+        if not template:
+            continue
+        ptx = _PTX.search(template)
+        if ptx is None:
+            continue  # not PTX (x86/ARM host asm, or AMDGCN asm)
+        hints = [hint for pattern, hint in _PTX_IDIOMS if pattern.search(template)]
+        what = " ".join(template.replace("%%", "%").replace("\\n", " ").split())
+        if len(what) > 60:
+            what = what[:57] + "..."
+        message = f"inline PTX (`{what}`) does not compile for AMD GPUs"
+        if hints:
+            message += "; replace with " + hints[0]
+            if len(hints) > 1:
+                message += f" (also: {hints[1]})"
+        sink.hit("GP301", start, message)
+
+
+# -- GP309 -----------------------------------------------------------------------------------
+
+_TEXREF_DECL = re.compile(r"(?:texture|surface)\s*<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*&?\s*"
+                          r"(?P<name>[A-Za-z_]\w*)")
+_TEXREF_API = re.compile(
+    r"cu(?:da(?:BindTexture(?:2D|ToArray|ToMipmappedArray)?|UnbindTexture|GetTextureReference|"
+    r"GetTextureAlignmentOffset|BindSurfaceToArray|GetSurfaceReference)\b|TexRef\w+|SurfRef\w+)"
+)
+_TEX_FETCH = re.compile(r"(?:tex(?:1Dfetch|1D|2D|3D|1DLayered|2DLayered|Cubemap\w*)|"
+                        r"surf[123]D(?:read|write))\s*(?:<[^<>;]*>)?\s*\(\s*(?P<name>[A-Za-z_]\w*)")
+
+
+def _check_textures(sink: Sink) -> None:
+    code = sink.code
+    names: set[str] = set()
+    for m in iter_words(_TEXREF_DECL, code):
+        names.add(m.group("name"))
+        sink.hit("GP309", m.start(), f"texture reference `{m.group('name')}`: texture references "
+                 "were removed in CUDA 12 and are deprecated in HIP; use a texture object")
+    for m in iter_words(_TEXREF_API, code):
+        sink.hit("GP309", m.start(), f"`{m.group()}` is texture-reference API; use "
+                 "hipCreateTextureObject and a hipTextureObject_t instead")
+    if names:
+        for m in iter_words(_TEX_FETCH, code):
+            if m.group("name") in names:
+                sink.hit("GP309", m.start(), f"fetch through texture reference "
+                         f"`{m.group('name')}`; fetch through a texture object instead")
+
+
+# -- GP310 -----------------------------------------------------------------------------------
+
+_DEVICE_QUALIFIER = re.compile(r"__(?:global|device)__\b")
+_HOST_QUALIFIER = re.compile(r"\b__host__\b")
+_LAUNCH = re.compile(r"<<<")
+_DEVICE_ONLY_DP = re.compile(r"cudaDeviceSynchronize\s*\(")
+_DP_API = re.compile(r"cuda(?:GetParameterBuffer\w*|LaunchDevice\w*|StreamTailLaunch|"
+                     r"StreamFireAndForget)\b")
+
+
+def _check_dynamic_parallelism(sink: Sink) -> None:
+    code = sink.code
+    bodies = []
+    if "<<<" in code or "cudaDeviceSynchronize" in code:
+        bodies = sink.src.function_bodies(_DEVICE_QUALIFIER, exclude=_HOST_QUALIFIER)
+    if bodies:
+        for m in _LAUNCH.finditer(code):
+            if within(bodies, m.start()):
+                sink.hit("GP310", m.start(), "kernel launch inside device code (dynamic "
+                         "parallelism) is not supported by HIP")
+        for m in iter_words(_DEVICE_ONLY_DP, code):
+            if within(bodies, m.start()):
+                sink.hit("GP310", m.start(), "cudaDeviceSynchronize() in device code waits for "
+                         "child kernels (dynamic parallelism); HIP has no device-side launch")
+    for m in iter_words(_DP_API, code):
+        sink.hit("GP310", m.start(), f"`{m.group()}` is part of the device-launch API, which "
+                 "HIP does not provide")
+
+
+# -- GP311-GP313 -----------------------------------------------------------------------------
+
+_GRID_SYNC = re.compile(r"this_grid\s*\(\s*\)|grid_group\b|this_multi_grid\s*\(\s*\)|"
+                        r"multi_grid_group\b")
+_ASYNC = re.compile(
+    r"cuda::(?:pipeline\w*|make_pipeline|barrier|memcpy_async|aligned_size_t|"
+    r"device::memcpy_async_tx|device::barrier_\w+)\b"
+    r"|cg::(?:memcpy_async|wait|wait_prior)\b"
+    r"|cooperative_groups::(?:memcpy_async|wait|wait_prior)\b"
+    r"|__pipeline_(?:memcpy_async|commit|wait_prior|arrive_on)\b"
+    r"|__cluster_dims__\b|this_cluster\s*\(|cluster_group\b|cudaLaunchAttributeCluster\w*"
+    r"|cudaFuncAttributeNonPortableClusterSizeAllowed\b|CUtensorMap\w*|cuTensorMapEncode\w*"
+    r"|<cuda/(?:pipeline|barrier)>|<cuda_pipeline(?:_primitives)?\.h>|<cuda_awbarrier\w*\.h>"
+    r"|<cooperative_groups/memcpy_async\.h>"
+)
+_MANAGED = re.compile(r"__managed__\b|cu(?:da)?(?:MallocManaged|MemAllocManaged|MemAdvise\w*|"
+                      r"MemPrefetchAsync)\b")
+
+
+def _check_device_features(sink: Sink) -> None:
+    code = sink.code
+    for m in iter_words(_GRID_SYNC, code):
+        sink.hit("GP311", m.start(), f"`{m.group()}`: grid-wide sync needs a cooperative "
+                 "launch (hipLaunchCooperativeKernel) with every block resident")
+    for m in iter_words(_ASYNC, code):
+        sink.hit("GP312", m.start(), f"`{m.group()}` has no HIP equivalent")
+    family = sink.ctx.target.family
+    for m in iter_words(_MANAGED, code):
+        if family == "CDNA":
+            note = "managed memory needs XNACK (HSA_XNACK=1, xnack+ build) to migrate on demand"
+        else:
+            note = "this RDNA target has no XNACK page-fault retry, so managed pages do not migrate"
+        sink.hit("GP313", m.start(), f"`{m.group()}`: {note}")
+
+
+# -- GP323 -----------------------------------------------------------------------------------
+
+_MODULE_LOAD = re.compile(
+    r"cu(?:ModuleLoad(?:Data|DataEx|FatBinary)?|LinkAdd(?:Data|File)|"
+    r"(?:da)?LibraryLoad(?:Data|FromFile))\s*\("
+    r"|CU_JIT_INPUT_(?:PTX|CUBIN|FATBINARY)\b|nvrtcGet(?:PTX|CUBIN)(?:Size)?\s*\("
+)
+_BINARY_PATH = re.compile(r"\.(?:ptx|cubin|fatbin)$", re.I)
+
+
+def _check_module_loading(sink: Sink) -> None:
+    for m in iter_words(_MODULE_LOAD, sink.code):
+        name = m.group().rstrip("( \t")
+        sink.hit("GP323", m.start(), f"`{name}` loads NVIDIA PTX/cubin; AMD GPUs load code "
+                 "objects (hipModuleLoadData after hiprtcGetCode or hipcc --genco)")
+    for lit in sink.src.strings:
+        body = sink.src.string_body(lit)
+        if body[-4:].lower() in (".ptx", "ubin", "tbin") and _BINARY_PATH.search(body):
+            sink.hit("GP323", lit.start, f'"{body}" names an NVIDIA binary; build and load an '
+                     "AMD code object instead")
+
+
+_PASSES: tuple[tuple[Pass, tuple[str, ...]], ...] = (
+    (_check_asm, ("GP301",)),
+    (_check_textures, ("GP309",)),
+    (_check_dynamic_parallelism, ("GP310",)),
+    (_check_device_features, ("GP311", "GP312", "GP313")),
+    (_check_module_loading, ("GP323",)),
+)
+
+
+@checker(FileKind.NATIVE)
+def check_native(ctx: FileContext) -> None:
+    """Run every GP3xx pass on one CUDA/C++ file."""
+    sink = Sink(ctx, lex(ctx.text))
+    for run, ids in _PASSES:
+        if sink.wants(*ids):
+            run(sink)
+    check_warp(sink)
+    check_api(sink)
+
+
+@checker(FileKind.GPU_BINARY)
+def check_gpu_binary(ctx: FileContext) -> None:
+    """A prebuilt .cubin/.fatbin/.ptx file: its contents are not read (text is empty)."""
+    suffix = ctx.rel.rsplit(".", 1)[-1].lower()
+    if suffix == "ptx":
+        message = (f"{ctx.rel} is PTX, which only NVIDIA's driver compiles; rebuild the kernel "
+                   "from source for AMD targets")
+    else:
+        message = (f"{ctx.rel} is a prebuilt NVIDIA binary ({suffix}) that cannot run on AMD "
+                   "GPUs; rebuild it from source")
+    ctx.report("GP322", 1, None, message=message)

@@ -1,0 +1,390 @@
+"""A fast, token-aware view of C, C++ and CUDA source (no parser, no dependencies).
+
+Rules that look for CUDA hazards must not fire on comments or on text inside
+string literals, and they must know whether a line already sits in a branch
+written for ROCm. :func:`lex` gives both in one O(n) pass, driven by a single
+compiled regular expression so that the work happens in C, not in a Python
+loop over characters:
+
+* :attr:`CxxSource.code` is the text with every comment and the inside of
+  every string/char literal replaced by spaces. Newlines are kept and nothing
+  moves, so an offset, line or column in ``code`` is the same in ``text`` and
+  a regex can run on code only. Quote characters and literal prefixes stay,
+  so ``asm("...")`` still reads ``asm("   ")``. The header name of an
+  ``#include`` is kept as it is (it is not a string literal).
+* :attr:`CxxSource.strings` lists the string literals (raw strings included)
+  with the span of their body, so a rule can look inside ``asm("...")``.
+* ``CxxSource.guarded(line)`` says whether the line lies in any branch of a
+  preprocessor conditional whose controlling expression names a ROCm/HIP macro
+  (``#ifdef USE_ROCM``, ``#if defined(__HIP_PLATFORM_AMD__)``, ``#ifndef
+  __HIPCC__`` ... ``#else``). Such code is either not compiled on ROCm or was
+  written for it.
+
+`gpuport hipify` reuses the same view for its hazard pass.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "ROCM_MACRO",
+    "CxxSource",
+    "Directive",
+    "StringLiteral",
+    "lex",
+    "within",
+]
+
+# Scanning jumps between the characters that can open a comment, a literal or a
+# directive; every branch starts with a literal character, so the regex engine
+# skips everything else in C. What opened the match is then sorted out in Python.
+_SCAN = re.compile(r"//[^\n\\]*(?:\\[\s\S][^\n\\]*)*|/\*[\s\S]*?(?:\*/|\Z)|\"|'|\#")
+_STR_BODY = re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*')
+_CHR_BODY = re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*")
+_RAW_BODY = re.compile(r'(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)"')
+_INCLUDE = re.compile(r'\#[ \t]*(?:include|include_next|import)[ \t]*(?:"[^"\n]*"|<[^>\n]*>)')
+_STRING_PREFIXES = frozenset({"", "u8", "u", "U", "L"})
+_RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
+_PP_NUMBER_TAIL = re.compile(r"[\w.']+$")
+_NOT_NEWLINE = re.compile(r"[^\r\n]")
+_DIRECTIVE = re.compile(
+    r"^[ \t]*\#[ \t]*(?P<kind>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b"
+    r"(?P<expr>[^\n\\]*(?:\\[\s\S][^\n\\]*)*)",
+    re.MULTILINE,
+)
+
+#: A controlling expression that mentions one of these names discriminates
+#: ROCm: ``__HIP_PLATFORM_AMD__``, ``__HIP_PLATFORM_HCC__``, ``__HIPCC__``,
+#: ``__HIP__``, ``__HIP_DEVICE_COMPILE__``, ``USE_ROCM``, ``HIP_PLATFORM``,
+#: ``GGML_USE_HIP``, ``TORCH_HIP_VERSION``, ``__AMDGCN__``, ``__gfx942__``,
+#: ``__GFX9__`` and the like. ``HIP``/``ROCM`` must start a word part, so
+#: ``OWNERSHIP`` or ``CHIP_ID`` do not count.
+ROCM_MACRO = re.compile(
+    r"(?<![A-Za-z0-9])(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn)(?![a-z])"
+    r"|\b__gfx\d+\w*__\b|\b__GFX\d+__\b"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StringLiteral:
+    """One string literal: ``start``/``end`` span the whole token, ``body_*`` its contents."""
+
+    start: int
+    end: int
+    body_start: int
+    body_end: int
+    raw: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """A conditional preprocessor directive (``#if`` ... ``#endif``)."""
+
+    line: int
+    offset: int
+    kind: str
+    expr: str
+    rocm: bool
+
+
+class CxxSource:
+    """The lexed view of one source text. Build it with :func:`lex`."""
+
+    __slots__ = ("_guard", "_string_starts", "code", "directives", "line_starts", "strings", "text")
+
+    def __init__(
+        self,
+        text: str,
+        code: str,
+        strings: list[StringLiteral],
+        directives: list[Directive],
+        line_starts: list[int],
+    ) -> None:
+        self.text = text
+        self.code = code
+        self.strings = strings
+        self._string_starts = [s.start for s in strings]
+        self.directives = directives
+        self.line_starts = line_starts
+        self._guard = _guard_map(directives, len(self.line_starts))
+
+    # -- positions -------------------------------------------------------------------------
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of ``offset``."""
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of ``offset``."""
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def offset_of(self, line: int, column: int = 1) -> int:
+        """Offset of a 1-based ``line`` and ``column``."""
+        return self.line_starts[line - 1] + column - 1
+
+    def line_span(self, line: int) -> tuple[int, int]:
+        """Offsets of the start and end (before the newline) of a 1-based line."""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
+        return start, end
+
+    def code_line(self, line: int) -> str:
+        start, end = self.line_span(line)
+        return self.code[start:end]
+
+    # -- guards ----------------------------------------------------------------------------
+
+    def guarded(self, line: int) -> bool:
+        """Whether 1-based ``line`` is inside a ROCm-discriminating conditional."""
+        return 0 < line < len(self._guard) and self._guard[line] > 0
+
+    def guarded_at(self, offset: int) -> bool:
+        return self.guarded(self.line_of(offset))
+
+    # -- strings ---------------------------------------------------------------------------
+
+    def strings_in(self, start: int, end: int) -> list[StringLiteral]:
+        """String literals that begin within ``[start, end)``."""
+        lo = bisect.bisect_left(self._string_starts, start)
+        hi = bisect.bisect_left(self._string_starts, end)
+        return self.strings[lo:hi]
+
+    def string_body(self, lit: StringLiteral) -> str:
+        return self.text[lit.body_start : lit.body_end]
+
+    # -- brackets --------------------------------------------------------------------------
+
+    def match_close(self, open_offset: int, limit: int = 200_000) -> int | None:
+        """Offset of the bracket closing the one at ``open_offset`` (``(``, ``[`` or ``{``).
+
+        Only the same kind of bracket is counted (comments and strings are already
+        blank). Gives up after ``limit`` characters so unbalanced macros cost little.
+        """
+        opener = self.code[open_offset]
+        pattern = _BRACKET_RE[opener]
+        depth = 0
+        stop = min(len(self.code), open_offset + limit)
+        for m in pattern.finditer(self.code, open_offset, stop):
+            if m.group() == opener:
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    return m.start()
+        return None
+
+    def call_args(self, open_offset: int) -> list[tuple[int, int]]:
+        """Spans of the top-level, comma-separated arguments inside the parentheses at
+        ``open_offset``; empty when unbalanced or when there are no arguments."""
+        close = self.match_close(open_offset)
+        if close is None:
+            return []
+        spans: list[tuple[int, int]] = []
+        depth = 0
+        start = open_offset + 1
+        for m in _ARG_RE.finditer(self.code, open_offset + 1, close):
+            ch = m.group()
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif depth == 0:
+                spans.append((start, m.start()))
+                start = m.end()
+        if spans or self.code[start:close].strip():
+            spans.append((start, close))
+        return spans
+
+    def function_bodies(self, qualifier: re.Pattern[str], exclude: re.Pattern[str] | None = None
+                        ) -> list[tuple[int, int]]:
+        """Spans ``(open_brace, close_brace)`` of functions whose declaration carries a
+        match of ``qualifier`` (e.g. ``__global__``), merged so they do not overlap.
+
+        ``exclude`` drops declarations whose head (qualifier to brace) matches it, such
+        as ``__host__`` for host-device functions. A qualifier followed by ``;`` or
+        ``=`` before any ``{`` at parenthesis depth 0 is a variable or a prototype.
+        """
+        spans: list[tuple[int, int]] = []
+        code = self.code
+        for m in qualifier.finditer(code):
+            depth = 0
+            for t in _HEAD_RE.finditer(code, m.end()):
+                ch = t.group()
+                if ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                elif depth <= 0:
+                    if ch == "{":
+                        lo = max(0, m.start() - 300)
+                        head_start = max(code.rfind(c, lo, m.start()) for c in ";{}") + 1
+                        head = code[max(head_start, lo) : t.start()]
+                        if exclude is not None and exclude.search(head):
+                            break
+                        close = self.match_close(t.start())
+                        if close is not None:
+                            spans.append((t.start(), close))
+                    break
+        spans.sort()
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                if end > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
+        return merged
+
+
+_BRACKET_RE = {
+    "(": re.compile(r"[()]"),
+    "[": re.compile(r"[\[\]]"),
+    "{": re.compile(r"[{}]"),
+}
+_ARG_RE = re.compile(r"[()\[\]{},]")
+_HEAD_RE = re.compile(r"[(){};=]")
+
+
+def within(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Whether ``offset`` falls inside one of the sorted, disjoint ``spans``."""
+    i = bisect.bisect_right(spans, (offset, 1 << 62)) - 1
+    return i >= 0 and spans[i][0] <= offset <= spans[i][1]
+
+
+def _blank(s: str) -> str:
+    return _NOT_NEWLINE.sub(" ", s)
+
+
+def _guard_map(directives: list[Directive], nlines: int) -> bytearray:
+    """Per line (index = 1-based line), >0 when inside a ROCm-discriminating conditional."""
+    diff = [0] * (nlines + 2)
+    stack: list[list[int]] = []  # [start line, rocm flag]
+    for d in directives:
+        if d.kind in ("if", "ifdef", "ifndef"):
+            stack.append([d.line, int(d.rocm)])
+        elif d.kind in ("elif", "elifdef", "elifndef"):
+            if stack and d.rocm:
+                stack[-1][1] = 1
+        elif d.kind == "endif" and stack:
+            start, rocm = stack.pop()
+            if rocm:
+                diff[start] += 1
+                diff[d.line + 1] -= 1
+    for start, rocm in stack:  # unterminated: runs to the end of the file
+        if rocm:
+            diff[start] += 1
+            diff[nlines + 1] -= 1
+    out = bytearray(nlines + 2)
+    level = 0
+    for i in range(nlines + 2):
+        level += diff[i]
+        out[i] = 1 if level > 0 else 0
+    return out
+
+
+def _word_before(text: str, pos: int, limit: int = 4) -> str:
+    """The identifier characters right before ``pos`` (at most ``limit`` + 1 of them)."""
+    k = pos
+    while k > 0 and pos - k <= limit and (text[k - 1].isalnum() or text[k - 1] == "_"):
+        k -= 1
+    return text[k:pos]
+
+
+def _match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """End of ``pattern`` matched at ``pos`` (the body patterns always match, maybe empty)."""
+    m = pattern.match(text, pos)
+    return m.end() if m else pos
+
+
+def _in_number(text: str, pos: int) -> bool:
+    """Whether the quote at ``pos`` continues a number (a C++14 digit separator)."""
+    m = _PP_NUMBER_TAIL.search(text, max(0, pos - 80), pos)
+    if m is None:
+        return False
+    tok = m.group()
+    return tok[0].isdigit() or (tok[0] == "." and tok[1:2].isdigit())
+
+
+def _lex(text: str) -> CxxSource:
+    parts: list[str] = []
+    strings: list[StringLiteral] = []
+    last = 0
+    pos = 0
+    size = len(text)
+    search = _SCAN.search
+    while pos < size:
+        m = search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        ch = text[start]
+        if ch == "/":  # a comment
+            parts.append(text[last:start])
+            parts.append(_blank(m.group()))
+            last = pos = m.end()
+        elif ch == "#":  # keep the header name of an #include as code
+            line_start = text.rfind("\n", 0, start) + 1
+            inc = _INCLUDE.match(text, start) if not text[line_start:start].strip() else None
+            pos = inc.end() if inc else start + 1
+        elif ch == "'":
+            if _in_number(text, start):
+                pos = start + 1  # a digit separator: 1'000'000
+                continue
+            body_end = _match_end(_CHR_BODY, text, start + 1)
+            closed = body_end < size and text[body_end] == "'"
+            parts.append(text[last : start + 1])
+            parts.append(_blank(text[start + 1 : body_end]))
+            last = pos = body_end + 1 if closed else body_end
+            if closed:
+                parts.append("'")
+        else:  # a string literal, maybe prefixed, maybe raw
+            prefix = _word_before(text, start)
+            raw = _RAW_BODY.match(text, start + 1) if prefix in _RAW_PREFIXES else None
+            parts.append(text[last : start + 1])
+            if raw is not None:
+                delim = len(raw.group("delim"))
+                end = raw.end()
+                parts.append(_blank(text[start + 1 : end - 1]))
+                parts.append('"')
+                strings.append(StringLiteral(start - len(prefix), end, start + 2 + delim,
+                                             end - 2 - delim, raw=True))
+                last = pos = end
+                continue
+            body_end = _match_end(_STR_BODY, text, start + 1)
+            closed = body_end < size and text[body_end] == '"'
+            parts.append(_blank(text[start + 1 : body_end]))
+            end = body_end + 1 if closed else body_end
+            if closed:
+                parts.append('"')
+            lit_start = start - len(prefix) if prefix in _STRING_PREFIXES else start
+            strings.append(StringLiteral(lit_start, end, start + 1, body_end, raw=False))
+            last = pos = end
+    parts.append(text[last:])
+    code = "".join(parts)
+    line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    directives = [
+        Directive(
+            line=bisect.bisect_right(line_starts, m.start("kind")),
+            offset=m.start("kind"),
+            kind=m.group("kind"),
+            expr=m.group("expr").strip(),
+            rocm=ROCM_MACRO.search(m.group("expr")) is not None,
+        )
+        for m in _DIRECTIVE.finditer(code)
+    ]
+    return CxxSource(text, code, strings, directives, line_starts)
+
+
+@lru_cache(maxsize=2)
+def lex(text: str) -> CxxSource:
+    """Lex ``text`` once; the last few results are cached so several rule passes share them."""
+    return _lex(text)

@@ -1,0 +1,203 @@
+"""What the CUDA/C++ rule passes share: the sink they report through and small helpers.
+
+A pass is a function ``(sink) -> None`` that reads ``sink.src`` (the lexed
+source, see :mod:`gpuport.scan.cxx`) and calls :meth:`Sink.hit` with an
+offset. The sink turns the offset into a 1-based line and column, marks the
+finding guarded when the line sits in a ROCm branch, and reports each rule at
+most once per line. `gpuport hipify` runs the same passes on its input.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+
+from gpuport.models import Severity
+from gpuport.scan.cxx import CxxSource
+from gpuport.scan.rules.base import FileContext
+
+HIP_LANG_EXT = "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html"
+
+
+class Sink:
+    """Reports findings for one file; knows the source's positions and guards."""
+
+    def __init__(self, ctx: FileContext, src: CxxSource) -> None:
+        self.ctx = ctx
+        self.src = src
+        self.code = src.code
+        self._seen: set[tuple[str, int]] = set()
+        self._defines: dict[str, tuple[int, str]] | None = None
+        self._widths: dict[str, str | None] = {}
+
+    @property
+    def defines(self) -> dict[str, tuple[int, str]]:
+        """Object-like ``#define NAME value`` in this file: name -> (offset of name, value)."""
+        if self._defines is None:
+            found: dict[str, tuple[int, str]] = {}
+            for m in _DEFINE.finditer(self.code):
+                line_start = self.code.rfind("\n", 0, m.start()) + 1
+                if not self.code[line_start : m.start()].strip():
+                    found.setdefault(m.group("name"), (m.start("name"), m.group("value").strip()))
+            self._defines = found
+        return self._defines
+
+    def declared_width(self, name: str) -> str | None:
+        """"narrow" when ``name`` is declared (or #defined) as a 32-bit integer in this file,
+        "wide" when as anything else, None when no declaration is found."""
+        if name in self._widths:
+            return self._widths[name]
+        widths: set[str] = set()
+        if name in self.defines:
+            widths.add("narrow" if MASK32.fullmatch(self.defines[name][1].strip("() ")) else "wide")
+        decl = re.compile(re.escape(name) + r"\s*(?=[=,){;\[])")
+        for m in iter_words(decl, self.code):
+            words = _WORDS_BEFORE.search(self.code, max(0, m.start() - 120), m.start())
+            typ = trailing_type(words.group().split()) if words else []
+            if typ:
+                widths.add("narrow" if is_32bit(typ) else "wide")
+        width = "narrow" if widths == {"narrow"} else ("wide" if widths else None)
+        self._widths[name] = width
+        return width
+
+    def wants(self, *rule_ids: str) -> bool:
+        """Whether any of these rules is enabled for this run (skip work when not)."""
+        return any(self.ctx.enabled(r) for r in rule_ids)
+
+    def hit(
+        self,
+        rule_id: str,
+        offset: int,
+        message: str | None = None,
+        *,
+        fix: str | None = None,
+        severity: Severity | None = None,
+    ) -> bool:
+        """Report ``rule_id`` at ``offset``; False when this line already has it."""
+        line, col = self.src.line_col(offset)
+        key = (rule_id, line)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self.ctx.report(
+            rule_id,
+            line,
+            col,
+            message=message,
+            fix=fix,
+            guarded=self.src.guarded(line),
+            severity=severity,
+        )
+        return True
+
+
+Pass = Callable[[Sink], None]
+
+_DEFINE = re.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
+_WORDS_BEFORE = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_TYPE_WORD = re.compile(r"const|constexpr|static|volatile|register|signed|unsigned|long|short|int|"
+                        r"auto|uint|size_t|(?:std::)?u?int\d+_t|__hip_lane_mask_t|"
+                        r"__device__|__shared__|__constant__|__forceinline__|inline")
+_QUALIFIERS = frozenset({"const", "constexpr", "static", "volatile", "register", "__device__",
+                         "__shared__", "__constant__", "__forceinline__", "inline"})
+_TYPE32 = frozenset({"unsigned", "int", "uint", "uint32_t", "int32_t", "std::uint32_t",
+                     "std::int32_t", "unsigned int", "signed", "signed int"})
+#: A literal that is a full 32-lane mask of a 32-bit type.
+MASK32 = re.compile(r"(?:0[xX]0*[fF]{8}|4294967295)[uU]?|~0[uU]?|-1|\(\s*(?:unsigned|uint32_t)"
+                    r"(?:\s+int)?\s*\)\s*-1")
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at commas that are not inside (), [] or {}."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def word_start(code: str, pos: int) -> bool:
+    """Whether ``pos`` starts a word (the character before it is not an identifier char)."""
+    return pos == 0 or not (code[pos - 1].isalnum() or code[pos - 1] == "_")
+
+
+def iter_words(pattern: re.Pattern[str], code: str, start: int = 0) -> Iterator[re.Match[str]]:
+    """Matches of ``pattern`` that start at a word boundary.
+
+    Patterns are written to begin with a literal (``cublas``, not ``\\bcublas``) so the
+    regex engine can skip ahead in C; the boundary is checked here instead, which is
+    many times faster on large files.
+    """
+    for m in pattern.finditer(code, start):
+        first = code[m.start()] if m.start() < len(code) else ""
+        if not (first.isalnum() or first == "_") or word_start(code, m.start()):
+            yield m
+
+
+def trailing_type(words: list[str]) -> list[str]:
+    """The type words at the end of ``words`` (what precedes a declared name), qualifiers
+    dropped."""
+    out: list[str] = []
+    for w in reversed(words):
+        if not _TYPE_WORD.fullmatch(w):
+            break
+        out.append(w)
+    return [w for w in reversed(out) if w not in _QUALIFIERS]
+
+
+def is_32bit(type_words: list[str]) -> bool:
+    return bool(type_words) and " ".join(type_words) in _TYPE32
+
+_INT_LITERAL = re.compile(
+    r"(0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU])"
+)
+_CONST_EXPR = re.compile(r"[\d\sxXa-fA-FuUlL'()+\-*/<>%]+")
+
+
+def int_value(expr: str) -> int | None:
+    """The value of a constant integer expression made of literals only
+    (``96 * 1024``, ``(1 << 16) + 1``, ``0x10000u``); None for anything else.
+    Evaluated with :mod:`ast` on a whitelist of nodes, never with ``eval``."""
+    expr = expr.strip()
+    if not expr or not _CONST_EXPR.fullmatch(expr):
+        return None
+    py = _INT_LITERAL.sub(lambda m: str(int(m.group(1).replace("'", ""), 0)), expr)
+    py = py.replace("/", "//")
+    try:
+        tree = ast.parse(py, mode="eval")
+    except SyntaxError:
+        return None
+    return _eval(tree.body)
+
+
+def _eval(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        val = _eval(node.operand)
+        return None if val is None else (-val if isinstance(node.op, ast.USub) else val)
+    if isinstance(node, ast.BinOp):
+        left, right = _eval(node.left), _eval(node.right)
+        if left is None or right is None:
+            return None
+        ops: dict[type[ast.operator], Callable[[int, int], int]] = {
+            ast.Add: lambda a, b: a + b,
+            ast.Sub: lambda a, b: a - b,
+            ast.Mult: lambda a, b: a * b,
+            ast.FloorDiv: lambda a, b: a // b if b else 0,
+            ast.Mod: lambda a, b: a % b if b else 0,
+            ast.LShift: lambda a, b: a << b if 0 <= b < 64 else 0,
+            ast.RShift: lambda a, b: a >> b if 0 <= b < 64 else 0,
+        }
+        fn = ops.get(type(node.op))
+        return None if fn is None else fn(left, right)
+    return None
