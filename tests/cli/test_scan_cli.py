@@ -126,7 +126,7 @@ def _bad_tree(tmp_path: Path) -> Path:
     with (root / "huge.py").open("wb") as fh:
         fh.truncate(50 * 1024 * 1024)
     (root / "latin1.cu").write_bytes("// caf\xe9\n__global__ void k() {}\n".encode("latin-1"))
-    (root / "broken.py").write_text("import torch\ndef f(:\n    torch.cuda.synchronize()\n")
+    (root / "broken.py").write_text("import pynvml\ndef f(:\n    pynvml.nvmlInit()\n")
     (root / "loop_a.py").symlink_to(root / "loop_b.py")
     (root / "loop_b.py").symlink_to(root / "loop_a.py")
     (root / "sub").mkdir()

@@ -1,0 +1,503 @@
+"""The one walk over a Python file's ``ast`` that feeds every GP2xx rule.
+
+Cost model: the checker in :mod:`gpuport.scan.rules.python` has already run a
+regex of trigger words over the text and marked the lines that contain one.
+The walk only enters nodes whose line range holds a marked line (a C-level
+``bytearray.find``), so a 5,000-line file with three trigger lines costs a few
+hundred node visits, not fifty thousand. Lines that become interesting during
+the walk (a name bound to ``get_device_capability()``, a local alias of
+``cpp_extension.load``) are marked as they are found; the walk goes in source
+order, so later uses are seen. The walk is iterative (no recursion limit on
+deeply nested expressions) and each node is visited once, by one dispatcher.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from gpuport.knowledge import PackageInfo
+from gpuport.models import Severity
+from gpuport.scan.rules.base import FileContext
+from gpuport.scan.rules.python_flow import ScanState
+from gpuport.scan.rules.python_guards import ARCH, DEFS, PLATFORM, Frame, children, word_parts
+from gpuport.scan.rules.python_patterns import (
+    BAD_DEVICE,
+    CUDA_ENV,
+    DEVICE_FUNCS,
+    DEVICE_KEYWORDS,
+    DEVICE_METHODS,
+    ENV_KEYS,
+    EXTENSION_FUNCS,
+    FNUZ_FP8,
+    FP8,
+    GRAPH_COMPILE_MODES,
+    GRAPH_REFS,
+    NVIDIA_SMI_CMD,
+    NVML_MODULES,
+    NVTX_MODULES,
+    ORT_CUDA,
+    ORT_ROCM,
+    PRESENCE_PARTS,
+    PTX,
+    REDUCED_PRECISION,
+    SKIP_FUNCS,
+    UNSIGNED,
+    UNSIGNED_METHODS,
+    alias_worthy,
+    call_arg,
+    fp8_leaf,
+    is_boolish,
+    last_name,
+    reported_package,
+    str_value,
+)
+
+IMPORTS = (ast.Import, ast.ImportFrom)
+
+
+class PythonScan(ScanState):
+    """One file's walk; :meth:`run` walks the tree and reports through ``ctx``."""
+
+    def __init__(self, ctx: FileContext, mask: bytearray) -> None:
+        super().__init__(ctx, mask)
+        self.env_writes: dict[str, list[tuple[int, int, bool]]] = {}
+        self.imports_seen: set[tuple[str, bool]] = set()
+        self.torch_nvtx_seen = False
+        self.handlers: dict[type[ast.AST], Callable[[Any, int], None]] = {
+            ast.Import: self._import,
+            ast.ImportFrom: self._import,
+            ast.Call: self._call,
+            ast.Attribute: self._ref,
+            ast.Name: self._ref,
+            ast.Constant: self._constant,
+            ast.Compare: self._compare,
+            ast.Assign: self._assign,
+            ast.AnnAssign: self._assign,
+            ast.AugAssign: self._assign,
+            ast.Dict: self._dict,
+            ast.Tuple: self._collection,
+            ast.List: self._collection,
+            ast.Set: self._collection,
+            ast.If: self._branch_test,
+            ast.IfExp: self._branch_test,
+            ast.While: self._branch_test,
+            ast.For: self._for,
+            ast.AsyncFor: self._for,
+            ast.comprehension: self._for,
+        }
+
+    def run(self, tree: ast.Module) -> None:
+        stack: list[Frame] = [(tree, 0)]
+        find = self.mask.find
+        handlers = self.handlers
+        while stack:
+            node, guard = stack.pop()
+            lineno = getattr(node, "lineno", None)
+            if lineno is not None and not isinstance(node, IMPORTS):  # imports bind aliases
+                end = getattr(node, "end_lineno", None) or lineno
+                if isinstance(node, DEFS) and node.decorator_list:
+                    lineno = node.decorator_list[0].lineno  # decorators sit above ``def``
+                if find(1, lineno, end + 1) < 0:
+                    continue
+            handler = handlers.get(type(node))
+            if handler is not None:
+                handler(node, guard)
+            stack.extend(reversed(children(node, guard)))
+        self._finish()
+
+    def _import(self, node: ast.Import | ast.ImportFrom, guard: int) -> None:
+        bound = self.aliases.add_import(node)
+        self.mark_names({local for local, dotted in bound if alias_worthy(dotted, local)})
+        if isinstance(node, ast.ImportFrom):
+            if node.level or not node.module:
+                return
+            for alias in node.names:
+                dotted = node.module if alias.name == "*" else f"{node.module}.{alias.name}"
+                self._imported(dotted, alias, guard)
+        else:
+            for alias in node.names:
+                self._imported(alias.name, alias, guard)
+
+    def _imported(self, dotted: str, where: ast.AST, guard: int) -> None:
+        """Report an import once per file, package and guard state (a file depends on it)."""
+        top = dotted.split(".", 1)[0]
+        guarded = bool(guard & PLATFORM)
+        seen = self.imports_seen
+        if top in NVML_MODULES:
+            if (top, guarded) not in seen:
+                seen.add((top, guarded))
+                self.report(
+                    "GP203",
+                    where,
+                    guarded=guarded,
+                    message=f"`{top}` reads NVIDIA's NVML, which does not exist on an AMD GPU host",
+                )
+            return
+        if top in NVTX_MODULES:
+            if (top, guarded) not in seen:
+                seen.add((top, guarded))
+                self.report(
+                    "GP217",
+                    where,
+                    guarded=guarded,
+                    message="the third-party `nvtx` package only talks to NVIDIA's NVTX",
+                )
+            return
+        pkg = self.ctx.packages.by_import(dotted)
+        if pkg is None or (pkg.name, guarded) in seen or not reported_package(pkg):
+            return
+        seen.add((pkg.name, guarded))
+        self._package_finding(dotted, pkg, where, guarded)
+
+    def _package_finding(
+        self, dotted: str, pkg: PackageInfo, where: ast.AST, guarded: bool
+    ) -> None:
+        how = pkg.route.how
+        longest = sorted(pkg.imports, key=len, reverse=True)
+        dotted = next((i for i in longest if dotted == i or dotted.startswith(i + ".")), dotted)
+        if pkg.status == "no":
+            self.report(
+                "GP201",
+                where,
+                guarded=guarded,
+                fix=how,
+                message=f"`{dotted}` comes from {pkg.name}, which has no ROCm build: {pkg.summary}",
+            )
+        else:
+            state = (
+                "works only in part" if pkg.status == "partial" else "needs a ROCm-specific install"
+            )
+            self.report(
+                "GP202",
+                where,
+                guarded=guarded,
+                fix=how,
+                message=f"`{dotted}` comes from {pkg.name}, which {state} on ROCm: {how}",
+            )
+
+    def _ref(self, node: ast.Attribute | ast.Name, guard: int) -> None:
+        if isinstance(node, ast.Name):
+            dotted = self.aliases.names.get(node.id)
+            if dotted is None:
+                return
+        else:
+            found = self.aliases.dotted(node)
+            if found is None:
+                return
+            dotted = found
+        head, _, leaf = dotted.rpartition(".")
+        if head == "torch" and leaf in FP8 and id(node) not in self.quiet:
+            self._fp8(node, leaf, guard)
+        if dotted in GRAPH_REFS:
+            self.report(
+                "GP215",
+                node,
+                guarded=bool(guard & PLATFORM),
+                message=f"`{dotted}` captures a CUDA graph, which is a hipGraph on ROCm",
+            )
+        elif dotted == "torch.cuda.nvtx" and not self.torch_nvtx_seen:
+            self.torch_nvtx_seen = True
+            self.report(
+                "GP217",
+                node,
+                guarded=bool(guard & PLATFORM),
+                severity=Severity.INFO,
+                message="`torch.cuda.nvtx` ranges become rocTX ranges on ROCm "
+                "(domains, categories and colours are ignored)",
+                fix="Nothing to change; view the ranges with rocprofv3 --marker-trace.",
+            )
+
+    def _fp8(self, node: ast.AST, leaf: str, guard: int) -> None:
+        target = self.ctx.target
+        fnuz = leaf in FNUZ_FP8
+        if target.fp8 == "fnuz" and not fnuz:
+            self.report(
+                "GP208",
+                node,
+                guarded=bool(guard & PLATFORM),
+                message=f"`torch.{leaf}` is the OCP FP8 type; {target.name} only computes "
+                "with the FNUZ types",
+                fix=f"On {target.name} use `torch.{leaf}uz` (max 240 for e4m3, not 448), chosen "
+                "per GPU: e.g. `torch.float8_e4m3fnuz if 'gfx94' in "
+                "torch.cuda.get_device_properties(0).gcnArchName else torch.float8_e4m3fn`.",
+            )
+        elif target.fp8 == "ocp" and fnuz:
+            self.report(
+                "GP208",
+                node,
+                guarded=bool(guard & ARCH),
+                message=f"`torch.{leaf}` is the MI300 (FNUZ) FP8 type; {target.name} uses "
+                "the OCP types",
+                fix=f"On {target.name} use `torch.{leaf[:-2]}`; pick FNUZ only when "
+                "gcnArchName starts with gfx94.",
+            )
+        elif target.fp8 == "none":
+            self.report(
+                "GP208",
+                node,
+                guarded=bool(guard & (ARCH if fnuz else PLATFORM)),
+                severity=Severity.MAJOR,
+                message=f"`torch.{leaf}`: {target.name} has no FP8 hardware",
+                fix=f"Keep an fp16/bf16 path for {target.name}; FP8 needs gfx942 (FNUZ) or "
+                "gfx950/gfx12 (OCP).",
+            )
+
+    def _call(self, node: ast.Call, guard: int) -> None:
+        func = self.aliases.dotted(node.func) or ""
+        last = last_name(node.func)
+        guarded = bool(guard & PLATFORM)
+        if last == "import_module":
+            name = str_value(call_arg(node, 0, "name"))
+            if name:
+                self._imported(name, node, guard)
+        elif last.startswith("nvmlInit"):
+            self.report(
+                "GP203",
+                node,
+                guarded=guarded,
+                message=f"`{last}()` starts NVML, which fails on AMD GPUs",
+            )
+        elif func in EXTENSION_FUNCS:
+            self._extension(node, func, guarded)
+        elif last == "inline_asm_elementwise":
+            self._inline_asm(node, guarded)
+        elif func == "torch.compile":
+            mode = call_arg(node, None, "mode")
+            if str_value(mode) in GRAPH_COMPILE_MODES and mode is not None:
+                self.report(
+                    "GP215",
+                    mode,
+                    guarded=guarded,
+                    message=f'torch.compile(mode="{str_value(mode)}") records CUDA graphs, '
+                    "which are hipGraphs on ROCm",
+                )
+        elif last in SKIP_FUNCS and node.args:
+            self._cuda_version_presence(node.args[0], guard)
+        elif last in ("startswith", "endswith"):
+            self._sm_startswith(node, guard)
+        method = isinstance(node.func, ast.Attribute) and last in DEVICE_METHODS
+        if func in DEVICE_FUNCS or method:
+            self._device_string(node.args[0] if node.args else None)
+        if last in UNSIGNED_METHODS and node.args:
+            self._unsigned(node.args[0], guard)
+        for kw in node.keywords:
+            if kw.arg in ("dtype", "out_dtype"):
+                self._unsigned(kw.value, guard)
+            if kw.arg in DEVICE_KEYWORDS:
+                self._device_string(kw.value)
+            elif kw.arg in ENV_KEYS:
+                self._env_write(kw.arg, kw, guard)
+        if last in ("setdefault", "putenv", "setenv") and node.args:
+            key = str_value(node.args[0])
+            if key in ENV_KEYS and key is not None:
+                self._env_write(key, node.args[0], guard)
+
+    def _device_string(self, node: ast.AST | None) -> None:
+        text = str_value(node)
+        if text is None and isinstance(node, ast.JoinedStr) and node.values:
+            head = str_value(node.values[0])
+            text = head.rstrip(":") if head and head.endswith(":") else None
+        if node is not None and text is not None and BAD_DEVICE.fullmatch(text.strip()):
+            self.report(
+                "GP207",
+                node,
+                guarded=False,
+                message=f'"{text}" is not a torch device type; ROCm GPUs are "cuda" devices',
+            )
+
+    def _extension(self, node: ast.Call, func: str, guarded: bool) -> None:
+        leaf = func.rsplit(".", 1)[1]
+        with_cuda = call_arg(node, None, "with_cuda")
+        cuda = isinstance(with_cuda, ast.Constant) and with_cuda.value is True
+        if leaf == "load" and not cuda:
+            sources = call_arg(node, 1, "sources")
+            if isinstance(sources, (ast.List, ast.Tuple)):
+                names = [str_value(e) for e in sources.elts]
+                if all(n is not None for n in names) and not any(
+                    n.endswith((".cu", ".cuh")) for n in names if n
+                ):
+                    return  # a CPU-only extension
+        elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
+            return
+        self.report(
+            "GP211",
+            node,
+            guarded=guarded,
+            message=f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
+            "hipifies it and builds it with hipcc, so its kernels must be portable",
+        )
+
+    def _inline_asm(self, node: ast.Call, guarded: bool) -> None:
+        asm = call_arg(node, 0, "asm")
+        if isinstance(asm, ast.JoinedStr):
+            text: str | None = "".join(str_value(v) or " $0 " for v in asm.values)
+        else:
+            text = str_value(asm)
+        if text is None:
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                severity=Severity.MINOR,
+                message="tl.inline_asm_elementwise with an assembly string gpuport cannot "
+                "read; if it is PTX it will not compile for AMD GPUs",
+            )
+        elif PTX.search(text):
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                message="tl.inline_asm_elementwise carries NVIDIA PTX, which the AMD backend "
+                "cannot assemble",
+            )
+
+    def _constant(self, node: ast.Constant, guard: int) -> None:
+        value = node.value
+        if not isinstance(value, str) or id(node) in self.quiet or len(value) > 200:
+            return
+        guarded = bool(guard & PLATFORM)
+        if "nvidia-smi" in value and NVIDIA_SMI_CMD.fullmatch(value):
+            self.report(
+                "GP204",
+                node,
+                guarded=guarded,
+                message="runs `nvidia-smi`, which does not exist on an AMD GPU host",
+            )
+        elif value in ORT_CUDA:
+            self.report(
+                "GP213",
+                node,
+                guarded=guarded,
+                message=f"ONNX Runtime's {value} is NVIDIA-only; on ROCm the session "
+                "silently falls back to the CPU",
+            )
+        elif value == ORT_ROCM:
+            self.report(
+                "GP214",
+                node,
+                guarded=False,
+                message="ROCMExecutionProvider was removed from ONNX Runtime (1.23+)",
+            )
+        elif value == "bfx9":
+            self.report(
+                "GP209",
+                node,
+                guarded=guarded,
+                message='fp32_precision "bfx9" is NVIDIA-only and raises on ROCm',
+            )
+
+    def _assign(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, guard: int) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        guarded = bool(guard & PLATFORM)
+        names: set[str] = set()
+        for target in targets:
+            elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            names.update(e.id for e in elts if isinstance(e, ast.Name))
+            if isinstance(target, ast.Subscript):
+                key = str_value(target.slice)
+                if key in ENV_KEYS and key is not None:
+                    self._env_write(key, target, guard)
+            elif isinstance(target, ast.Attribute) and value is not None:
+                self._setting(target, value, guarded)
+        if value is None or isinstance(node, ast.AugAssign):
+            return
+        if names and not self.flow_assign(names, value):
+            self._unsigned(value, guard)
+            if is_boolish(value) and any(PRESENCE_PARTS & set(word_parts(n)) for n in names):
+                self._cuda_version_presence(value, guard)
+
+    def _setting(self, target: ast.Attribute, value: ast.expr, guarded: bool) -> None:
+        if target.attr in REDUCED_PRECISION and not (
+            isinstance(value, ast.Constant) and value.value is False
+        ):
+            self.report(
+                "GP209",
+                target,
+                guarded=guarded,
+                message=f"`{target.attr}` is not supported on ROCm",
+            )
+        elif (
+            isinstance(value, ast.Constant)
+            and value.value is True
+            and _is_cudnn_benchmark(self.aliases.dotted(target) or "")
+        ):
+            self.report(
+                "GP216",
+                target,
+                guarded=guarded,
+                message="cudnn.benchmark=True makes MIOpen run an exhaustive find for every "
+                "new input shape on ROCm",
+            )
+
+    def _dict(self, node: ast.Dict, guard: int) -> None:
+        for key in node.keys:
+            name = str_value(key)
+            if name in ENV_KEYS and name is not None and key is not None:
+                self._env_write(name, key, guard)
+        self._fp8_table([k for k in node.keys if k is not None] + node.values)
+
+    def _collection(self, node: ast.Tuple | ast.List | ast.Set, guard: int) -> None:
+        self._fp8_table(node.elts)
+
+    def _fp8_table(self, items: list[ast.expr]) -> None:
+        """A literal naming both FP8 flavours handles both: its entries are not findings."""
+        leaves = [(item, fp8_leaf(item)) for item in items]
+        flavours = {leaf in FNUZ_FP8 for _, leaf in leaves if leaf}
+        if len(flavours) == 2:
+            self.quiet.update(id(item) for item, leaf in leaves if leaf)
+
+    def _unsigned(self, node: ast.AST | None, guard: int) -> None:
+        """GP210 where a tensor is made or cast to an unsigned dtype (not in dtype tables)."""
+        dotted = self.aliases.dotted(node) if node is not None else None
+        if node is not None and dotted and dotted[:6] == "torch." and dotted[6:] in UNSIGNED:
+            self.report(
+                "GP210",
+                node,
+                guarded=bool(guard & PLATFORM),
+                message=f"`{dotted}` is not natively supported on ROCm",
+            )
+
+    def _env_write(self, key: str, node: ast.AST, guard: int) -> None:
+        guarded = bool(guard & PLATFORM)
+        if key == "CUDA_VISIBLE_DEVICES":
+            self.report(
+                "GP218",
+                node,
+                guarded=guarded,
+                message="sets CUDA_VISIBLE_DEVICES: ROCm honours it like HIP_VISIBLE_DEVICES",
+            )
+        elif key in CUDA_ENV:
+            self.report(
+                "GP220",
+                node,
+                guarded=guarded,
+                message=f"sets {key}; the ROCm equivalent is {CUDA_ENV[key]}",
+                fix=f"Also set {CUDA_ENV[key]} when running on ROCm.",
+            )
+        else:
+            line = getattr(node, "lineno", 0)
+            col = getattr(node, "col_offset", 0)
+            self.env_writes.setdefault(key, []).append((line, col, guarded))
+
+    def _finish(self) -> None:
+        hip = self.env_writes.get("HIP_VISIBLE_DEVICES")
+        rocr = self.env_writes.get("ROCR_VISIBLE_DEVICES")
+        if not hip or not rocr:
+            return
+        line, col, _ = max(hip[0], rocr[0])
+        self.ctx.report(
+            "GP219",
+            line,
+            col + 1,
+            message=f"sets both HIP_VISIBLE_DEVICES (line {hip[0][0]}) and "
+            f"ROCR_VISIBLE_DEVICES (line {rocr[0][0]}); HIP re-indexes the GPUs ROCR left "
+            "visible, so the two masks compound",
+        )
+
+
+def _is_cudnn_benchmark(dotted: str) -> bool:
+    """``torch.backends.cudnn.benchmark``, also through an alias the walk did not see."""
+    return dotted == "cudnn.benchmark" or dotted.endswith(".cudnn.benchmark")

@@ -1,0 +1,359 @@
+"""Unit tests for the Python-source rules (GP2xx) beyond the annotated fixtures."""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+
+import pytest
+
+from gpuport.knowledge import load_packages, resolve_target
+from gpuport.models import Severity
+from gpuport.scan.engine import check_text
+from gpuport.scan.model import Finding
+from gpuport.scan.rules import RULES
+from gpuport.scan.rules import python as python_rules
+from gpuport.scan.rules.base import Family, FileKind
+from gpuport.scan.rules.python_guards import ARCH, PLATFORM, guard_flags, ident_flags, word_parts
+from gpuport.scan.rules.python_source import (
+    REDUCE_ABOVE,
+    flow_names,
+    reduced_source,
+    trie_regex,
+)
+from tests.scan.fixture_harness import FIXTURES
+
+SMI = 'subprocess.run(["nvidia-smi", "-L"])'
+# Enough unrelated top-level statements to make a file large enough for partial parsing.
+FILLER = "\n".join(f"def unrelated_{i}():\n    return {i}\n" for i in range(700))
+
+
+def scan(code: str, target: str = "gfx942") -> tuple[list[Finding], str | None]:
+    text = textwrap.dedent(code)
+    return check_text("t.py", text, FileKind.PYTHON, resolve_target(target), load_packages())
+
+
+def only(findings: list[Finding], rule_id: str) -> list[Finding]:
+    return [f for f in findings if f.rule_id == rule_id]
+
+
+# ---- robustness --------------------------------------------------------------
+
+
+def test_syntax_error_is_a_skip_reason_not_an_exception() -> None:
+    findings, skip = scan("import pynvml\ndef broken(:\n    pass\n")
+    assert findings == []
+    assert skip is not None
+    assert skip.startswith("Python syntax error at line 2:")
+
+
+def test_syntax_error_in_a_parsed_statement_of_a_big_file_is_reported() -> None:
+    body = FILLER + "\nx = torch.float8_e4m3fn +\n"
+    assert len(body) > REDUCE_ABOVE  # the partial-parse path
+    findings, skip = scan(body)
+    assert findings == []
+    assert skip is not None and f"line {body.count(chr(10))}:" in skip
+
+
+def test_parse_warnings_of_the_project_are_silenced(recwarn: pytest.WarningsRecorder) -> None:
+    scan('import pynvml\nPATTERN = "\\d+"\n')
+    assert [str(w.message) for w in recwarn] == []
+
+
+def test_null_byte_is_a_skip_reason() -> None:
+    findings, skip = scan("import pynvml\nx = 1\x00\n")
+    assert findings == []
+    assert skip is not None
+
+
+def test_file_without_trigger_words_is_never_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real_parse = ast.parse
+
+    def spy(source: str, *args: object, **kwargs: object) -> ast.Module:
+        calls.append(source)
+        return real_parse(source)
+
+    monkeypatch.setattr(ast, "parse", spy)
+    findings, skip = scan("import os\n\ndef add(a, b):\n    return a + b  # cuda is fine here\n")
+    assert (findings, skip, calls) == ([], None, [])
+    scan("import pynvml\n")
+    assert len(calls) == 1
+
+
+def test_deeply_nested_expression_does_not_recurse_out() -> None:
+    long_sum = " + ".join(["1"] * 3000)
+    findings, skip = scan(f"import torch\nx = torch.float8_e5m2fnuz\ny = {long_sum}\n")
+    assert skip is None or "could not be parsed" in skip  # the parser may refuse; never a crash
+    if skip is None:
+        assert findings == []
+
+
+def test_crlf_line_endings() -> None:
+    findings, _ = scan("import torch\r\nx = torch.device('hip')\r\n")
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP207", 2)]
+
+
+def test_columns_are_one_based() -> None:
+    findings, _ = scan("import torch\ndev = torch.device('hip')\n")
+    assert [(f.location.line, f.location.column) for f in findings] == [(2, 20)]
+
+
+# ---- guards ------------------------------------------------------------------
+
+GUARDED = {
+    "if-hip": f"if torch.version.hip:\n    {SMI}\n",
+    "else-of-hip": f"if torch.version.hip:\n    pass\nelse:\n    {SMI}\n",
+    "elif-chain": f"if torch.version.hip:\n    pass\nelif x:\n    pass\nelse:\n    {SMI}\n",
+    "version-cuda": f"if torch.version.cuda is not None:\n    {SMI}\n",
+    "is_hip-call": f"if is_hip():\n    {SMI}\n",
+    "IS_ROCM": f"if not IS_ROCM:\n    {SMI}\n",
+    "HAS_HIP": f"if HAS_HIP:\n    {SMI}\n",
+    "available-and-hip": f"if torch.cuda.is_available() and torch.version.hip:\n    {SMI}\n",
+    "rocm-in-version": f"if 'rocm' in torch.__version__:\n    {SMI}\n",
+    "platform-is-cuda": f"if current_platform.is_cuda():\n    {SMI}\n",
+    "platform-is-rocm": f"if current_platform.is_rocm():\n    {SMI}\n",
+    "ternary": 'x = subprocess.run(["nvidia-smi"]) if not torch.version.hip else None\n',
+    "and-operand": 'x = torch.version.cuda and subprocess.run(["nvidia-smi"])\n',
+    "optional-import": f"try:\n    import pynvml\n    {SMI}\nexcept ImportError:\n    pass\n",
+    "try-else": f"try:\n    import x\nexcept ModuleNotFoundError:\n    pass\nelse:\n    {SMI}\n",
+    "func-named-rocm": f"def _query_rocm():\n    {SMI}\n",
+    "func-named-nvidia": f"def nvidia_info():\n    {SMI}\n",
+    "skipIfRocm": f"@skipIfRocm\ndef test_x():\n    {SMI}\n",
+    "skipIf-hip": f"@unittest.skipIf(torch.version.hip, 'nv')\ndef test_x():\n    {SMI}\n",
+    "class-named-hip": f"class HIPBackend:\n    def run(self):\n        {SMI}\n",
+}
+
+UNGUARDED = {
+    "plain": f"{SMI}\n",
+    "is_available": f"if torch.cuda.is_available():\n    {SMI}\n",
+    "tensor-is-cuda": f"if tensor.is_cuda:\n    {SMI}\n",
+    "ship-chip": f"if ship or chip:\n    {SMI}\n",
+    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
+    "import-error-handler-body": f"try:\n    import x\nexcept ImportError:\n    {SMI}\n",
+    "after-the-if": f"if torch.version.hip:\n    pass\n{SMI}\n",
+    "string-not-compared": f"if check(reason='needs rocm'):\n    {SMI}\n",
+}
+
+
+@pytest.mark.parametrize("code", GUARDED.values(), ids=list(GUARDED))
+def test_guarded(code: str) -> None:
+    found = only(scan("import subprocess, torch\n" + code)[0], "GP204")
+    assert len(found) == 1
+    assert found[0].guarded
+    assert found[0].severity is Severity.INFO
+    assert found[0].default_severity is Severity.MAJOR
+
+
+@pytest.mark.parametrize("code", UNGUARDED.values(), ids=list(UNGUARDED))
+def test_not_guarded(code: str) -> None:
+    found = only(scan("import subprocess, torch\n" + code)[0], "GP204")
+    assert len(found) == 1
+    assert not found[0].guarded
+    assert found[0].severity is Severity.MAJOR
+
+
+def test_rocm_side_spellings_are_not_lowered_by_a_rocm_branch() -> None:
+    code = """\
+        import os, torch
+        if torch.version.hip:
+            d = torch.device("hip")
+            p = ["ROCMExecutionProvider"]
+            os.environ["HIP_VISIBLE_DEVICES"] = "0"
+            os.environ["ROCR_VISIBLE_DEVICES"] = "0"
+        """
+    findings, _ = scan(code)
+    assert sorted((f.rule_id, f.guarded) for f in findings) == [
+        ("GP207", False),
+        ("GP214", False),
+        ("GP219", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ident", "parts"),
+    [
+        ("skipIfRocm", ["skip", "if", "rocm"]),
+        ("HAS_HIP", ["has", "hip"]),
+        ("HIPBackend", ["hip", "backend"]),
+        ("gcnArchName", ["gcn", "arch", "name"]),
+        ("relationship", ["relationship"]),
+    ],
+)
+def test_word_parts(ident: str, parts: list[str]) -> None:
+    assert word_parts(ident) == parts
+
+
+@pytest.mark.parametrize(
+    ("ident", "flags"),
+    [
+        ("IS_ROCM", PLATFORM),
+        ("is_hip", PLATFORM),
+        ("use_amdsmi", PLATFORM),
+        ("is_fp8_fnuz", PLATFORM | ARCH),
+        ("gcnArchName", PLATFORM | ARCH),
+        ("ship", 0),
+        ("is_cuda", 0),
+        ("use_cuda", 0),
+    ],
+)
+def test_ident_flags(ident: str, flags: int) -> None:
+    assert ident_flags(ident) == flags
+
+
+def test_guard_flags_of_tests() -> None:
+    def flags(expr: str, **kw: bool) -> int:
+        return guard_flags(ast.parse(expr, mode="eval").body, **kw)
+
+    assert flags("torch.version.hip") == PLATFORM
+    assert flags("torch.version.cuda is None") == PLATFORM
+    assert flags("torch.version.cuda is None", cuda_version=False) == 0
+    assert flags("'gfx94' in props.gcnArchName") == PLATFORM | ARCH
+    assert flags("torch.cuda.is_available()") == 0
+    assert flags("arch.startswith('gfx95')") == PLATFORM | ARCH
+
+
+# ---- individual rule behaviour ---------------------------------------------------
+
+
+def test_knowledge_driven_import_messages_name_the_package_and_route() -> None:
+    findings, _ = scan("import tensorrt\nfrom flash_attn import flash_attn_func\n")
+    by_rule = {f.rule_id: f for f in findings}
+    pkgs = load_packages()
+    trt, fa = pkgs.by_import("tensorrt"), pkgs.by_import("flash_attn")
+    assert trt is not None and fa is not None
+    assert "tensorrt" in by_rule["GP201"].message
+    assert by_rule["GP201"].fix == trt.route.how
+    assert by_rule["GP202"].fix == fa.route.how
+    assert by_rule["GP202"].severity is Severity.MINOR
+
+
+def test_nvml_and_nvtx_modules_are_reported_by_their_own_rules_only() -> None:
+    findings, _ = scan("import pynvml\nimport gpustat\nimport nvtx\n")
+    assert sorted(f.rule_id for f in findings) == ["GP203", "GP203", "GP217"]
+
+
+def test_framework_imports_are_not_findings() -> None:
+    findings, _ = scan("import torch\nimport triton\nimport jax\nfrom torch import cuda\n")
+    assert findings == []
+
+
+def test_capability_flow_reaches_uses_in_other_top_level_statements() -> None:
+    code = (
+        "import torch\ncap = torch.cuda.get_device_capability()\n"
+        + FILLER
+        + "\ndef pick():\n    major, minor = cap\n    sm = major * 10 + minor\n"
+        + "    return sm >= 90\n"
+    )
+    findings, _ = scan(code)
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP205", code.count("\n"))]
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from torch.utils.cpp_extension import load as build\n",
+        "from torch.utils.cpp_extension import (\n    include_paths,\n    load as build,\n)\n",
+    ],
+)
+def test_alias_of_cpp_extension_load_is_followed(imports: str) -> None:
+    code = imports + FILLER + "\nmod = build(name='k', sources=['k.cu'])\n"
+    findings, _ = scan(code)
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP211", code.count("\n"))]
+
+
+def test_unmarked_import_inside_a_big_function_still_binds_its_alias() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(60))
+    code = "def setup():\n    import torch.backends.cudnn as cd\n" + body
+    code += "    cd.benchmark = True\n" + FILLER
+    findings, _ = scan(code)
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP216", 63)]
+
+
+def test_fp8_severity_depends_on_target() -> None:
+    code = "import torch\na = torch.float8_e4m3fn\nb = torch.float8_e4m3fnuz\n"
+    got = {
+        t: [(f.location.line, f.severity) for f in scan(code, t)[0]]
+        for t in ("gfx942", "gfx950", "gfx90a")
+    }
+    assert got["gfx942"] == [(2, Severity.BLOCKER)]
+    assert got["gfx950"] == [(3, Severity.BLOCKER)]
+    assert got["gfx90a"] == [(2, Severity.MAJOR), (3, Severity.MAJOR)]
+
+
+def test_hip_and_rocr_only_reported_when_both_are_set() -> None:
+    one, _ = scan("import os\nos.environ['HIP_VISIBLE_DEVICES'] = '1'\n")
+    both, _ = scan(
+        "import os\nos.environ['ROCR_VISIBLE_DEVICES'] = '1'\nenv = {'HIP_VISIBLE_DEVICES': '1'}\n"
+    )
+    assert one == []
+    assert [(f.rule_id, f.location.line) for f in both] == [("GP219", 3)]
+
+
+# ---- the cheap text passes ------------------------------------------------------
+
+
+def test_trie_regex_matches_exactly_the_words() -> None:
+    words = ["nvml", "nvidia", "nvtx", "import cupy", "import cupyx", "import cuda"]
+    pattern = re.compile(trie_regex(words))
+    for word in words:
+        assert pattern.search(f"x {word} y")
+    assert not pattern.search("nvid cupy import cud")
+
+
+def test_trigger_words_cover_knowledge_imports() -> None:
+    words = python_rules.trigger_words(load_packages())
+    assert "import tensorrt" in words and "from tensorrt" in words
+    assert "import torch" not in words  # a framework: every file imports it
+
+
+def test_flow_names_follow_assignments() -> None:
+    code = "cap = torch.cuda.get_device_capability()\nmajor, minor = cap\nsm = major * 10 + minor\n"
+    assert flow_names(code) == {"cap", "major", "minor", "sm"}
+    assert flow_names("x = 1\n") == set()
+
+
+def test_reduced_source_keeps_line_numbers_and_marked_statements() -> None:
+    lines = ["import os", '"""doc', "not code", '"""']
+    lines += [f"def f{i}():\n    return {i}" for i in range(40)]
+    lines += ["class K:"] + [f"    def m{i}(self):\n        return {i}" for i in range(40)]
+    lines += ["    def hit(self):\n        return torch.float8_e5m2"]
+    text = "\n".join(lines) + "\n"
+    mask = bytearray(text.count("\n") + 2)
+    target = text.splitlines().index("        return torch.float8_e5m2") + 1
+    mask[target] = 1
+    reduced = reduced_source(text, mask, min_size=0)
+    assert reduced is not None
+    assert reduced.count("\n") == text.count("\n")
+    assert reduced.splitlines()[target - 1] == text.splitlines()[target - 1]
+    assert "def f3" not in reduced and "def m3" not in reduced and "import os" in reduced
+    ast.parse(reduced)
+
+
+def test_reduction_never_changes_findings_on_the_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = sorted((FIXTURES / "python").glob("*.py"))
+    assert paths
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        target = re.search(r"target=(\w+)", text)
+        name = target.group(1) if target else "gfx942"
+        with_reduction, _ = scan(text, name)
+        monkeypatch.setattr(python_rules, "reduced_source", lambda *_: None)
+        without, _ = scan(text, name)
+        monkeypatch.undo()
+        assert with_reduction == without, path.name
+
+
+# ---- the rule table ---------------------------------------------------------------
+
+
+def test_python_rule_metadata() -> None:
+    rules = [r for r in RULES.values() if r.family is Family.PYTHON]
+    assert len(rules) >= 18
+    for rule in rules:
+        assert re.fullmatch(r"GP2\d\d", rule.id)
+        assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule.name), rule.id
+        assert rule.references and all(u.startswith("https://") for u in rule.references)
+        assert 2 <= rule.rationale.count(". ") + 1 <= 5, rule.id
+        assert rule.fix and rule.effort_hours > 0
