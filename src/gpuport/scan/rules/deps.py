@@ -90,8 +90,8 @@ register(
             "resolved from it is a CUDA build, which cannot use an AMD GPU."
         ),
         fix=(
-            "Point the index at the ROCm builds, e.g. https://download.pytorch.org/whl/rocm6.4, "
-            "or select the index per platform."
+            "Point the index at the PyTorch ROCm builds (download.pytorch.org/whl/rocmX.Y for "
+            "your ROCm release), or select the index per platform."
         ),
         references=(_PYTORCH_ROCM, _CUDA_WHEEL_EVIDENCE),
         effort_hours=0.5,
@@ -232,12 +232,15 @@ def rocm_index_in_file(ctx: FileContext) -> bool:
 def check_index_url(ctx: FileContext, url: str, line: int, column: int | None = None) -> None:
     """Report an index or find-links URL that serves CUDA wheels (GP104)."""
     if _CUDA_INDEX.search(url):
-        ctx.report(
-            "GP104",
-            line,
-            column,
-            message=f"index {url} serves CUDA wheels",
+        torch = ctx.packages.by_dist("torch")
+        rocm = torch.route.index_url if torch is not None else None
+        fix = (
+            f"Point the index at the ROCm builds ({rocm}, matching your ROCm release), "
+            "or select the index per platform."
+            if rocm
+            else None
         )
+        ctx.report("GP104", line, column, message=f"index {url} serves CUDA wheels", fix=fix)
 
 
 def _marker_applies(req: Requirement) -> bool:

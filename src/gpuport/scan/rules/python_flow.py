@@ -105,6 +105,8 @@ class ScanState:
             return self._cap(node.value, deeper) or self._props(node.value)
         if isinstance(node, ast.BinOp):
             return self._cap(node.left, deeper) or self._cap(node.right, deeper)
+        if isinstance(node, (ast.Tuple, ast.List)):  # `(major, minor) >= (8, 0)`
+            return any(self._cap(e, deeper) for e in node.elts)
         if isinstance(node, ast.JoinedStr):
             values = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
             return any(self._cap(v, deeper) for v in values)
