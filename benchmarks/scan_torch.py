@@ -99,7 +99,8 @@ def main() -> None:
         "budget": "<= 5 s wall, < 1 GB memory",
     }
     print(json.dumps(result, indent=2))
-    if result["wall_s_median"] > 5.0 or max(peaks) / 1024 > 1024:  # type: ignore[operator]
+    over = result["wall_s_median"] > 5.0 or max(peaks) / 1024 > 1024  # type: ignore[operator]
+    if over and not args.all_kinds:  # the budget is for the Python files only
         sys.exit("over budget")
 
 
