@@ -32,10 +32,11 @@ def rule_dict(rule: Rule) -> dict[str, object]:
     }
 
 
-def rule_markdown(rule: Rule) -> str:
+def rule_markdown(rule: Rule, *, anchor: bool = True) -> str:
     refs = "\n".join(f"* <{url}>" for url in rule.references)
+    head = f'<a id="{rule.id.lower()}"></a>\n\n' if anchor else ""
     return (
-        f"### {rule.id} `{rule.name}`: {rule.title}\n\n"
+        f"{head}### {rule.id} `{rule.name}`: {rule.title}\n\n"
         f"*Severity:* {rule.severity.value} · *Family:* {rule.family.value} · "
         f"*Applies to:* {rule.applies_note} · *Typical effort:* {rule.effort_hours:g} h · "
         f"*Status:* {rule.status}\n\n"
@@ -52,7 +53,7 @@ def rules_markdown() -> str:
         "| ID | name | severity | title |\n|---|---|---|---|\n"
     )
     rows = "".join(
-        f"| [{r.id}](#{r.id.lower()}-{r.name}) | `{r.name}` | {r.severity.value} | {r.title} |\n"
+        f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | {r.title} |\n"
         for r in rules_sorted()
     )
     return head + rows + "\n" + "\n".join(rule_markdown(r) for r in rules_sorted())
@@ -100,7 +101,7 @@ def explain(
     elif fmt is OutputFormat.TERMINAL:
         from rich.markdown import Markdown
 
-        Console().print(Markdown(rule_markdown(rule)))
+        Console().print(Markdown(rule_markdown(rule, anchor=False)))
     else:
         typer.echo(rule_markdown(rule))
 
