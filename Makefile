@@ -17,7 +17,7 @@ demo: venv
 	$(BIN)/gpuport scan examples/llm-service
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff check src tests benchmarks
 
 typecheck: venv
 	$(BIN)/mypy
