@@ -26,6 +26,7 @@ def _at(findings: list[Finding], rule: str) -> list[tuple[int | None, int | None
 
 # --- safety --------------------------------------------------------------------------------
 
+
 def test_setup_py_is_never_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "proj"
     project.mkdir()
@@ -55,6 +56,7 @@ def test_setup_py_syntax_error_is_a_skip_not_a_crash() -> None:
 
 
 # --- compose -------------------------------------------------------------------------------
+
 
 def test_compose_yaml_error_gives_skip_reason(tmp_path: Path) -> None:
     (tmp_path / "docker-compose.yml").write_text(
@@ -92,17 +94,13 @@ def test_compose_positions_follow_anchors() -> None:
 
 
 def test_compose_group_add_missing_is_minor() -> None:
-    text = (
-        "services:\n"
-        "  app:\n"
-        "    image: rocm/pytorch:latest\n"
-        "    devices: [/dev/kfd, /dev/dri]\n"
-    )
+    text = "services:\n  app:\n    image: rocm/pytorch:latest\n    devices: [/dev/kfd, /dev/dri]\n"
     findings, _ = _check(text, FileKind.COMPOSE, "compose.yml")
     assert [(f.rule_id, f.severity) for f in findings] == [("GP505", Severity.MINOR)]
 
 
 # --- Dockerfile ----------------------------------------------------------------------------
+
 
 def test_dockerfile_continuation_lines_map_to_physical_lines() -> None:
     text = (
@@ -173,13 +171,14 @@ def test_dockerfile_malformed_input_does_not_crash() -> None:
 
 # --- CMake and Makefiles -------------------------------------------------------------------
 
+
 def test_cmake_bracket_comment_and_strings() -> None:
     text = (
         "#[==[\n"
         "enable_language(CUDA)\n"
         "]==]\n"
         'set(X "# not a comment --use_fast_math")\n'
-        "message(STATUS \"--use_fast_math\")\n"
+        'message(STATUS "--use_fast_math")\n'
     )
     findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
     assert [(f.rule_id, f.location.line) for f in findings] == [("GP402", 4)]
@@ -193,14 +192,18 @@ def test_makefile_comment_continues_after_backslash() -> None:
 
 def test_arch_fix_names_the_selected_target() -> None:
     findings, _ = check_text(
-        "CMakeLists.txt", "set(CMAKE_CUDA_ARCHITECTURES 80)\n", FileKind.CMAKE,
-        resolve_target("gfx1100"), load_packages(),
+        "CMakeLists.txt",
+        "set(CMAKE_CUDA_ARCHITECTURES 80)\n",
+        FileKind.CMAKE,
+        resolve_target("gfx1100"),
+        load_packages(),
     )
     (gp403,) = [f for f in findings if f.rule_id == "GP403"]
     assert "gfx1100" in gp403.fix
 
 
 # --- registry ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("family", [Family.BUILD, Family.CONTAINERS])
 def test_rule_metadata_is_complete(family: Family) -> None:
@@ -215,6 +218,7 @@ def test_rule_metadata_is_complete(family: Family) -> None:
 
 
 # --- hostile input stays cheap -------------------------------------------------------------
+
 
 def test_compose_alias_bomb_is_walked_once() -> None:
     lines = ['a0: &a0 ["nvidia.com/gpu=all"]']

@@ -33,7 +33,7 @@ def test_line_comment_blanked_positions_kept() -> None:
 
 
 def test_block_comment_spanning_lines() -> None:
-    text = "a /* one\ntwo asm(\"x\")\nthree */ b\n"
+    text = 'a /* one\ntwo asm("x")\nthree */ b\n'
     code = code_of(text)
     assert code.split("\n")[0] == "a       "
     assert code.split("\n")[2] == "         b"
@@ -175,8 +175,19 @@ def test_guard_regions() -> None:
         if hit:
             by_name[hit.group(1)] = src.guarded(line)
     assert by_name == {
-        "a": False, "b": True, "c": True, "d": False, "e": True, "f": True, "g": True,
-        "h": True, "i": True, "j": True, "k": False, "l": True, "m": False,
+        "a": False,
+        "b": True,
+        "c": True,
+        "d": False,
+        "e": True,
+        "f": True,
+        "g": True,
+        "h": True,
+        "i": True,
+        "j": True,
+        "k": False,
+        "l": True,
+        "m": False,
     }
     # the directive lines themselves belong to the region
     assert src.guarded(2) and src.guarded(6)
@@ -195,18 +206,30 @@ def test_unterminated_conditional_runs_to_end() -> None:
 def test_directives_listed() -> None:
     src = lex("#if CUDA_VERSION > 1\n#elif defined(USE_ROCM)\n#endif\n")
     assert [(d.line, d.kind, d.rocm) for d in src.directives] == [
-        (1, "if", False), (2, "elif", True), (3, "endif", False),
+        (1, "if", False),
+        (2, "elif", True),
+        (3, "endif", False),
     ]
 
 
 @pytest.mark.parametrize(
     ("name", "rocm"),
     [
-        ("__HIP_PLATFORM_AMD__", True), ("__HIP_PLATFORM_HCC__", True), ("__HIPCC__", True),
-        ("__HIP__", True), ("USE_ROCM", True), ("__HIP_DEVICE_COMPILE__", True),
-        ("HIP_PLATFORM", True), ("GGML_USE_HIP", True), ("__gfx942__", True),
-        ("__GFX9__", True), ("__AMDGCN__", True), ("OWNERSHIP", False), ("CHIP_ID", False),
-        ("CUDA_VERSION", False), ("__CUDA_ARCH__", False),
+        ("__HIP_PLATFORM_AMD__", True),
+        ("__HIP_PLATFORM_HCC__", True),
+        ("__HIPCC__", True),
+        ("__HIP__", True),
+        ("USE_ROCM", True),
+        ("__HIP_DEVICE_COMPILE__", True),
+        ("HIP_PLATFORM", True),
+        ("GGML_USE_HIP", True),
+        ("__gfx942__", True),
+        ("__GFX9__", True),
+        ("__AMDGCN__", True),
+        ("OWNERSHIP", False),
+        ("CHIP_ID", False),
+        ("CUDA_VERSION", False),
+        ("__CUDA_ARCH__", False),
     ],
 )
 def test_rocm_macro_names(name: str, rocm: bool) -> None:
@@ -214,7 +237,7 @@ def test_rocm_macro_names(name: str, rocm: bool) -> None:
 
 
 def test_brackets_and_call_args() -> None:
-    text = "f(a, g(b, c), x[1, 2], /* , */ \"s,t\", {d, e});"
+    text = 'f(a, g(b, c), x[1, 2], /* , */ "s,t", {d, e});'
     src = lex(text)
     close = src.match_close(1)
     assert close == len(text) - 2
@@ -234,8 +257,9 @@ def test_function_bodies() -> None:
         "void host() { }\n"
     )
     src = lex(text)
-    spans = src.function_bodies(re.compile(r"\b__global__\b|\b__device__\b"),
-                                exclude=re.compile(r"\b__host__\b"))
+    spans = src.function_bodies(
+        re.compile(r"\b__global__\b|\b__device__\b"), exclude=re.compile(r"\b__host__\b")
+    )
     assert len(spans) == 2
     assert within(spans, text.index("p[0]"))
     assert within(spans, text.index("if (x)"))
@@ -245,7 +269,7 @@ def test_function_bodies() -> None:
 
 def test_lexing_a_megabyte_finishes() -> None:
     chunk = (
-        '// comment with "quotes" and \'ticks\'\n'
+        "// comment with \"quotes\" and 'ticks'\n"
         "__global__ void k(const float* in, float* out, int n) {\n"
         '  const char* s = "a string // not a comment";\n'
         "  char c = 'x'; int big = 1'000'000;\n"

@@ -45,4 +45,3 @@ def emit(
         sys.stdout.flush()
     else:
         write_atomic(output, body)
-

@@ -204,8 +204,9 @@ class CxxSource:
             spans.append((start, close))
         return spans
 
-    def function_bodies(self, qualifier: re.Pattern[str], exclude: re.Pattern[str] | None = None
-                        ) -> list[tuple[int, int]]:
+    def function_bodies(
+        self, qualifier: re.Pattern[str], exclude: re.Pattern[str] | None = None
+    ) -> list[tuple[int, int]]:
         """Spans ``(open_brace, close_brace)`` of functions whose declaration carries a
         match of ``qualifier`` (e.g. ``__global__``), merged so they do not overlap.
 
@@ -355,8 +356,11 @@ def _lex(text: str) -> CxxSource:
                 end = raw.end()
                 parts.append(_blank(text[start + 1 : end - 1]))
                 parts.append('"')
-                strings.append(StringLiteral(start - len(prefix), end, start + 2 + delim,
-                                             end - 2 - delim, raw=True))
+                strings.append(
+                    StringLiteral(
+                        start - len(prefix), end, start + 2 + delim, end - 2 - delim, raw=True
+                    )
+                )
                 last = pos = end
                 continue
             body_end = _match_end(_STR_BODY, text, start + 1)

@@ -131,13 +131,25 @@ class Skip:
     reason: str
 
 
-def _gitignore(root: Path) -> pathspec.PathSpec | None:  # type: ignore[type-arg]
-    gi = root / ".gitignore"
+_Ignores = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]
+
+
+def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
+    """The folder's own .gitignore, with git's matching rules, or None."""
     try:
-        lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
+    """Whether any .gitignore from the root down to this folder ignores ``rel``."""
+    for base, spec in ignores:
+        sub = rel[len(base) + 1 :] if base else rel
+        if spec.match_file(sub + "/" if is_dir else sub):
+            return True
+    return False
 
 
 def walk(
@@ -148,8 +160,9 @@ def walk(
 ) -> Iterator[Candidate | Skip]:
     """Yield the files to scan under ``root`` (or root itself if it is a file).
 
-    Symlinked directories are not followed (so loops cannot happen); symlinked
-    files are read if their target is a readable file.
+    Every ``.gitignore`` from the root down is honoured for the folder it sits
+    in. Symlinked directories are not followed (so loops cannot happen);
+    symlinked files are read if their target is a readable file.
     """
     if root.is_file():
         kind = classify(root.name)
@@ -158,18 +171,20 @@ def walk(
         else:
             yield Candidate(root, root.name, kind)
         return
-    ignore = _gitignore(root)
-    excludes = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+    excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     skip_dirs = ENV_AND_BUILD_DIRS | (set() if include_vendored else VENDORED_DIRS)
 
-    stack = [root]
+    stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
-        current = stack.pop()
+        current, inherited = stack.pop()
+        here = current.relative_to(root).as_posix()
+        here = "" if here == "." else here
+        own = _gitignore(current)
+        ignores = (*inherited, (here, own)) if own is not None else inherited
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError as exc:
-            rel = current.relative_to(root).as_posix()
-            yield Skip(rel or ".", f"cannot list folder: {exc.strerror or exc}")
+            yield Skip(here or ".", f"cannot list folder: {exc.strerror or exc}")
             continue
         subdirs: list[Path] = []
         for entry in entries:
@@ -183,13 +198,13 @@ def walk(
             if is_dir:
                 if entry.name in skip_dirs or (entry.name.startswith(".") and entry.name != ".ci"):
                     continue
-                if ignore is not None and ignore.match_file(rel + "/"):
+                if _ignored(rel, True, ignores):
                     continue
                 if excludes is not None and excludes.match_file(rel + "/"):
                     continue
                 subdirs.append(Path(entry.path))
                 continue
-            if ignore is not None and ignore.match_file(rel):
+            if _ignored(rel, False, ignores):
                 continue
             if excludes is not None and excludes.match_file(rel):
                 continue
@@ -199,7 +214,7 @@ def walk(
                     yield Skip(rel, "symbolic link to a folder: not followed")
                 continue
             yield Candidate(Path(entry.path), rel, kind)
-        stack.extend(reversed(subdirs))
+        stack.extend((d, ignores) for d in reversed(subdirs))
 
 
 def _is_dir_link(path: Path) -> bool:

@@ -30,7 +30,7 @@ register(
         severity=Severity.BLOCKER,
         family=Family.NATIVE,
         rationale=(
-            "asm(\"...\") blocks written in PTX are NVIDIA's virtual ISA; the AMD compiler "
+            'asm("...") blocks written in PTX are NVIDIA\'s virtual ISA; the AMD compiler '
             "cannot assemble them and HIPIFY leaves them untouched ('There are no plans to port "
             "ISA assembler codes in an automated mode'). Each block must be rewritten by hand "
             "with a HIP intrinsic, a builtin or plain C++."
@@ -229,18 +229,24 @@ _PTX_IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bshfl\.", "__shfl/__shfl_up/__shfl_down/__shfl_xor (or _sync with a 64-bit mask)"),
         (r"\bvote\.|\bactivemask\.", "__ballot/__any/__all/__activemask (64-bit results)"),
         (r"\bld\.global\.(?:\w+\.)*nc\b", "__ldg()"),
-        (r"\bcp\.async\.bulk|\bcp\.reduce\.async\.bulk|\btensormap|\bmbarrier|\bwgmma|"
-         r"\bsetmaxnreg|\bgriddepcontrol|\bmultimem|\belect\.",
-         "nothing direct: Hopper TMA/wgmma/mbarrier features have no HIP equivalent"),
+        (
+            r"\bcp\.async\.bulk|\bcp\.reduce\.async\.bulk|\btensormap|\bmbarrier|\bwgmma|"
+            r"\bsetmaxnreg|\bgriddepcontrol|\bmultimem|\belect\.",
+            "nothing direct: Hopper TMA/wgmma/mbarrier features have no HIP equivalent",
+        ),
         (r"\bcp\.async", "plain global-to-__shared__ copies and __syncthreads() (no async copy)"),
-        (r"\bmma\.|\bldmatrix|\bstmatrix",
-         "rocWMMA or the MFMA builtins (__builtin_amdgcn_mfma_*)"),
+        (
+            r"\bmma\.|\bldmatrix|\bstmatrix",
+            "rocWMMA or the MFMA builtins (__builtin_amdgcn_mfma_*)",
+        ),
         (r"\bprmt\.", "__byte_perm()"),
         (r"\blop3\.", "the equivalent C++ bitwise expression"),
         (r"\bdp[24]a\.", "__builtin_amdgcn_sdot4/__builtin_amdgcn_udot4 or a portable shim"),
         (r"%%?clock|%%?globaltimer", "clock64() / wall_clock64()"),
-        (r"\b(?:membar|fence)\.",
-         "__threadfence(), __threadfence_block() or __threadfence_system()"),
+        (
+            r"\b(?:membar|fence)\.",
+            "__threadfence(), __threadfence_block() or __threadfence_system()",
+        ),
         (r"\b(?:red|atom)\.", "atomicAdd/atomicCAS/... or the scoped __hip_atomic_* builtins"),
         (r"\bbar(?:rier)?\.", "__syncthreads()"),
         (r"\bcvt\.", "the conversion intrinsics (__float2half_rn, __float2bfloat16, ...)"),
@@ -306,14 +312,18 @@ def _check_asm(sink: Sink) -> None:
 
 # -- GP309 -----------------------------------------------------------------------------------
 
-_TEXREF_DECL = re.compile(r"(?:texture|surface)\s*<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*&?\s*"
-                          r"(?P<name>[A-Za-z_]\w*)")
+_TEXREF_DECL = re.compile(
+    r"(?:texture|surface)\s*<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*&?\s*"
+    r"(?P<name>[A-Za-z_]\w*)"
+)
 _TEXREF_API = re.compile(
     r"cu(?:da(?:BindTexture(?:2D|ToArray|ToMipmappedArray)?|UnbindTexture|GetTextureReference|"
     r"GetTextureAlignmentOffset|BindSurfaceToArray|GetSurfaceReference)\b|TexRef\w+|SurfRef\w+)"
 )
-_TEX_FETCH = re.compile(r"(?:tex(?:1Dfetch|1D|2D|3D|1DLayered|2DLayered|Cubemap\w*)|"
-                        r"surf[123]D(?:read|write))\s*(?:<[^<>;]*>)?\s*\(\s*(?P<name>[A-Za-z_]\w*)")
+_TEX_FETCH = re.compile(
+    r"(?:tex(?:1Dfetch|1D|2D|3D|1DLayered|2DLayered|Cubemap\w*)|"
+    r"surf[123]D(?:read|write))\s*(?:<[^<>;]*>)?\s*\(\s*(?P<name>[A-Za-z_]\w*)"
+)
 
 
 def _check_textures(sink: Sink) -> None:
@@ -321,16 +331,28 @@ def _check_textures(sink: Sink) -> None:
     names: set[str] = set()
     for m in iter_words(_TEXREF_DECL, code):
         names.add(m.group("name"))
-        sink.hit("GP309", m.start(), f"texture reference `{m.group('name')}`: texture references "
-                 "were removed in CUDA 12 and are deprecated in HIP; use a texture object")
+        sink.hit(
+            "GP309",
+            m.start(),
+            f"texture reference `{m.group('name')}`: texture references "
+            "were removed in CUDA 12 and are deprecated in HIP; use a texture object",
+        )
     for m in iter_words(_TEXREF_API, code):
-        sink.hit("GP309", m.start(), f"`{m.group()}` is texture-reference API; use "
-                 "hipCreateTextureObject and a hipTextureObject_t instead")
+        sink.hit(
+            "GP309",
+            m.start(),
+            f"`{m.group()}` is texture-reference API; use "
+            "hipCreateTextureObject and a hipTextureObject_t instead",
+        )
     if names:
         for m in iter_words(_TEX_FETCH, code):
             if m.group("name") in names:
-                sink.hit("GP309", m.start(), f"fetch through texture reference "
-                         f"`{m.group('name')}`; fetch through a texture object instead")
+                sink.hit(
+                    "GP309",
+                    m.start(),
+                    f"fetch through texture reference "
+                    f"`{m.group('name')}`; fetch through a texture object instead",
+                )
 
 
 # -- GP310 -----------------------------------------------------------------------------------
@@ -339,8 +361,10 @@ _DEVICE_QUALIFIER = re.compile(r"__(?:global|device)__\b")
 _HOST_QUALIFIER = re.compile(r"\b__host__\b")
 _LAUNCH = re.compile(r"<<<")
 _DEVICE_ONLY_DP = re.compile(r"cudaDeviceSynchronize\s*\(")
-_DP_API = re.compile(r"cuda(?:GetParameterBuffer\w*|LaunchDevice\w*|StreamTailLaunch|"
-                     r"StreamFireAndForget)\b")
+_DP_API = re.compile(
+    r"cuda(?:GetParameterBuffer\w*|LaunchDevice\w*|StreamTailLaunch|"
+    r"StreamFireAndForget)\b"
+)
 
 
 def _check_dynamic_parallelism(sink: Sink) -> None:
@@ -351,21 +375,34 @@ def _check_dynamic_parallelism(sink: Sink) -> None:
     if bodies:
         for m in _LAUNCH.finditer(code):
             if within(bodies, m.start()):
-                sink.hit("GP310", m.start(), "kernel launch inside device code (dynamic "
-                         "parallelism) is not supported by HIP")
+                sink.hit(
+                    "GP310",
+                    m.start(),
+                    "kernel launch inside device code (dynamic "
+                    "parallelism) is not supported by HIP",
+                )
         for m in iter_words(_DEVICE_ONLY_DP, code):
             if within(bodies, m.start()):
-                sink.hit("GP310", m.start(), "cudaDeviceSynchronize() in device code waits for "
-                         "child kernels (dynamic parallelism); HIP has no device-side launch")
+                sink.hit(
+                    "GP310",
+                    m.start(),
+                    "cudaDeviceSynchronize() in device code waits for "
+                    "child kernels (dynamic parallelism); HIP has no device-side launch",
+                )
     for m in iter_words(_DP_API, code):
-        sink.hit("GP310", m.start(), f"`{m.group()}` is part of the device-launch API, which "
-                 "HIP does not provide")
+        sink.hit(
+            "GP310",
+            m.start(),
+            f"`{m.group()}` is part of the device-launch API, which HIP does not provide",
+        )
 
 
 # -- GP311-GP313 -----------------------------------------------------------------------------
 
-_GRID_SYNC = re.compile(r"this_grid\s*\(\s*\)|grid_group\b|this_multi_grid\s*\(\s*\)|"
-                        r"multi_grid_group\b")
+_GRID_SYNC = re.compile(
+    r"this_grid\s*\(\s*\)|grid_group\b|this_multi_grid\s*\(\s*\)|"
+    r"multi_grid_group\b"
+)
 _ASYNC = re.compile(
     r"cuda::(?:pipeline\w*|make_pipeline|barrier|memcpy_async|aligned_size_t|"
     r"device::memcpy_async_tx|device::barrier_\w+)\b"
@@ -377,15 +414,21 @@ _ASYNC = re.compile(
     r"|<cuda/(?:pipeline|barrier)>|<cuda_pipeline(?:_primitives)?\.h>|<cuda_awbarrier\w*\.h>"
     r"|<cooperative_groups/memcpy_async\.h>"
 )
-_MANAGED = re.compile(r"__managed__\b|cu(?:da)?(?:MallocManaged|MemAllocManaged|MemAdvise\w*|"
-                      r"MemPrefetchAsync)\b")
+_MANAGED = re.compile(
+    r"__managed__\b|cu(?:da)?(?:MallocManaged|MemAllocManaged|MemAdvise\w*|"
+    r"MemPrefetchAsync)\b"
+)
 
 
 def _check_device_features(sink: Sink) -> None:
     code = sink.code
     for m in iter_words(_GRID_SYNC, code):
-        sink.hit("GP311", m.start(), f"`{m.group()}`: grid-wide sync needs a cooperative "
-                 "launch (hipLaunchCooperativeKernel) with every block resident")
+        sink.hit(
+            "GP311",
+            m.start(),
+            f"`{m.group()}`: grid-wide sync needs a cooperative "
+            "launch (hipLaunchCooperativeKernel) with every block resident",
+        )
     for m in iter_words(_ASYNC, code):
         sink.hit("GP312", m.start(), f"`{m.group()}` has no HIP equivalent")
     family = sink.ctx.target.family
@@ -410,13 +453,20 @@ _BINARY_PATH = re.compile(r"\.(?:ptx|cubin|fatbin)$", re.I)
 def _check_module_loading(sink: Sink) -> None:
     for m in iter_words(_MODULE_LOAD, sink.code):
         name = m.group().rstrip("( \t")
-        sink.hit("GP323", m.start(), f"`{name}` loads NVIDIA PTX/cubin; AMD GPUs load code "
-                 "objects (hipModuleLoadData after hiprtcGetCode or hipcc --genco)")
+        sink.hit(
+            "GP323",
+            m.start(),
+            f"`{name}` loads NVIDIA PTX/cubin; AMD GPUs load code "
+            "objects (hipModuleLoadData after hiprtcGetCode or hipcc --genco)",
+        )
     for lit in sink.src.strings:
         body = sink.src.string_body(lit)
         if body[-4:].lower() in (".ptx", "ubin", "tbin") and _BINARY_PATH.search(body):
-            sink.hit("GP323", lit.start, f'"{body}" names an NVIDIA binary; build and load an '
-                     "AMD code object instead")
+            sink.hit(
+                "GP323",
+                lit.start,
+                f'"{body}" names an NVIDIA binary; build and load an AMD code object instead',
+            )
 
 
 _PASSES: tuple[tuple[Pass, tuple[str, ...]], ...] = (
@@ -444,9 +494,13 @@ def check_gpu_binary(ctx: FileContext) -> None:
     """A prebuilt .cubin/.fatbin/.ptx file: its contents are not read (text is empty)."""
     suffix = ctx.rel.rsplit(".", 1)[-1].lower()
     if suffix == "ptx":
-        message = (f"{ctx.rel} is PTX, which only NVIDIA's driver compiles; rebuild the kernel "
-                   "from source for AMD targets")
+        message = (
+            f"{ctx.rel} is PTX, which only NVIDIA's driver compiles; rebuild the kernel "
+            "from source for AMD targets"
+        )
     else:
-        message = (f"{ctx.rel} is a prebuilt NVIDIA binary ({suffix}) that cannot run on AMD "
-                   "GPUs; rebuild it from source")
+        message = (
+            f"{ctx.rel} is a prebuilt NVIDIA binary ({suffix}) that cannot run on AMD "
+            "GPUs; rebuild it from source"
+        )
     ctx.report("GP322", 1, None, message=message)

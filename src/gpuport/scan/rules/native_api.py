@@ -214,20 +214,25 @@ def _once_per_name(sink: Sink, pattern: re.Pattern[str]) -> list[re.Match[str]]:
     for m in iter_words(pattern, sink.code):
         key = m.group()
         prev = chosen.get(key)
-        if prev is None or (sink.src.guarded_at(prev.start())
-                            and not sink.src.guarded_at(m.start())):
+        if prev is None or (
+            sink.src.guarded_at(prev.start()) and not sink.src.guarded_at(m.start())
+        ):
             chosen[key] = m
     return sorted(chosen.values(), key=lambda m: m.start())
 
 
 # -- GP314 -----------------------------------------------------------------------------------
 
-_SIMD = (r"__(?:dp4a|dp2a_(?:lo|hi)|v(?:abs(?:ss|diff[su])?|add(?:ss|us)?|avg[su]|"
-         r"cmp(?:eq|ne|[gl][te][su])|hadd[su]|max[su]|min[su]|neg(?:ss)?|sad[su]|"
-         r"set(?:eq|ne|[gl][te][su])|sub(?:ss|us)?)[24])")
+_SIMD = (
+    r"__(?:dp4a|dp2a_(?:lo|hi)|v(?:abs(?:ss|diff[su])?|add(?:ss|us)?|avg[su]|"
+    r"cmp(?:eq|ne|[gl][te][su])|hadd[su]|max[su]|min[su]|neg(?:ss)?|sad[su]|"
+    r"set(?:eq|ne|[gl][te][su])|sub(?:ss|us)?)[24])"
+)
 _SIMD_CALL = re.compile(r"(?P<fn>" + _SIMD + r")\s*\(")
-_SIMD_DEF = re.compile(r"(?P<fn>" + _SIMD + r")\s*\([^;{}()]*(?:\([^()]*\)[^;{}()]*)*\)\s*"
-                       r"(?:const\s*)?\{")
+_SIMD_DEF = re.compile(
+    r"(?P<fn>" + _SIMD + r")\s*\([^;{}()]*(?:\([^()]*\)[^;{}()]*)*\)\s*"
+    r"(?:const\s*)?\{"
+)
 
 
 def _check_simd(sink: Sink) -> None:
@@ -264,8 +269,7 @@ _NO_TWIN: tuple[tuple[str, str, str], ...] = (
 )
 _TWIN: tuple[tuple[str, str, str, Severity], ...] = (
     ("cuBLASLt", r"cublasLt\w*|<cublasLt\.h>", "hipBLASLt", Severity.MINOR),
-    ("cuBLAS", r"cublas(?!Lt)\w*|<cublas(?:_v2|_api)?\.h>", "hipBLAS (or rocBLAS)",
-     Severity.MINOR),
+    ("cuBLAS", r"cublas(?!Lt)\w*|<cublas(?:_v2|_api)?\.h>", "hipBLAS (or rocBLAS)", Severity.MINOR),
     ("cuSPARSELt", r"cusparseLt\w*|<cusparseLt\.h>", "hipSPARSELt", Severity.MINOR),
     ("cuSPARSE", r"cusparse(?!Lt)\w*|<cusparse\.h>", "hipSPARSE", Severity.MINOR),
     ("cuFFT", r"cufft\w*|<cufft\w*\.h>", "hipFFT", Severity.MINOR),
@@ -280,8 +284,7 @@ _TWIN: tuple[tuple[str, str, str, Severity], ...] = (
     ("NVML", r"nvml[A-Z]\w*|<nvml\.h>", "AMD SMI (amdsmi, different API)", Severity.MINOR),
     ("nvJPEG", r"nvjpeg[A-Z]\w*|<nvjpeg\.h>", "rocJPEG", Severity.MINOR),
     ("libcu++", r"cuda::std::|<cuda/std/", "libhipcxx (keeps cuda::std)", Severity.MINOR),
-    ("cuDNN", r"cudnn(?!_frontend)[A-Z]\w*|<cudnn\.h>", "MIOpen (different API)",
-     Severity.MAJOR),
+    ("cuDNN", r"cudnn(?!_frontend)[A-Z]\w*|<cudnn\.h>", "MIOpen (different API)", Severity.MAJOR),
 )
 
 
@@ -294,8 +297,12 @@ def _keywords(pattern: str) -> tuple[str, ...]:
             alternatives.append(pattern[start:i])
             start = i + 1
     alternatives.append(pattern[start:])
-    return tuple({re.match(r"<?(\w+)", alt).group(1)  # type: ignore[union-attr]
-                  for alt in alternatives})
+    return tuple(
+        {
+            re.match(r"<?(\w+)", alt).group(1)  # type: ignore[union-attr]
+            for alt in alternatives
+        }
+    )
 
 
 _NO_TWIN_RE = tuple((name, _keywords(p), re.compile(p), alt) for name, p, alt in _NO_TWIN)
@@ -316,20 +323,30 @@ def _check_libraries(sink: Sink) -> None:
         for name, keys, pattern, alt in _NO_TWIN_RE:
             m = _first(sink, pattern) if any(k in sink.code for k in keys) else None
             if m is not None:
-                sink.hit("GP315", m.start(), f"this file uses {name} (`{_shown(sink, m)}`), "
-                         f"which has no ROCm build; the AMD route is {alt}")
+                sink.hit(
+                    "GP315",
+                    m.start(),
+                    f"this file uses {name} (`{_shown(sink, m)}`), "
+                    f"which has no ROCm build; the AMD route is {alt}",
+                )
     if sink.wants("GP316"):
         for name, keys, pattern, alt, sev in _TWIN_RE:
             m = _first(sink, pattern) if any(k in sink.code for k in keys) else None
             if m is not None:
-                sink.hit("GP316", m.start(), f"this file uses {name} "
-                         f"(`{_shown(sink, m)}`); on ROCm use {alt}", severity=sev)
+                sink.hit(
+                    "GP316",
+                    m.start(),
+                    f"this file uses {name} (`{_shown(sink, m)}`); on ROCm use {alt}",
+                    severity=sev,
+                )
 
 
 # -- GP317 -----------------------------------------------------------------------------------
 
-_VERSION_MACRO = re.compile(r"\b(?:CUDA_VERSION|CUDART_VERSION|__CUDA_ARCH__|__CUDA_ARCH_LIST__|"
-                            r"__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__)\b")
+_VERSION_MACRO = re.compile(
+    r"\b(?:CUDA_VERSION|CUDART_VERSION|__CUDA_ARCH__|__CUDA_ARCH_LIST__|"
+    r"__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__)\b"
+)
 
 
 def _check_version_gates(sink: Sink) -> None:
@@ -340,13 +357,19 @@ def _check_version_gates(sink: Sink) -> None:
         if m is None:
             continue
         macro = m.group()
-        if macro == "__CUDA_ARCH__" and (d.kind in ("ifdef", "ifndef", "elifdef", "elifndef")
-                                         or not re.search(r"__CUDA_ARCH__\s*[<>=!]", d.expr)):
-            msg = ("hip-clang does not define __CUDA_ARCH__: this device-pass test is false on "
-                   "ROCm (test __HIP_DEVICE_COMPILE__ too)")
+        if macro == "__CUDA_ARCH__" and (
+            d.kind in ("ifdef", "ifndef", "elifdef", "elifndef")
+            or not re.search(r"__CUDA_ARCH__\s*[<>=!]", d.expr)
+        ):
+            msg = (
+                "hip-clang does not define __CUDA_ARCH__: this device-pass test is false on "
+                "ROCm (test __HIP_DEVICE_COMPILE__ too)"
+            )
         else:
-            msg = (f"{macro} is not defined by the HIP toolchain, so on ROCm this gate takes its "
-                   "fallback branch; add a __HIP_PLATFORM_AMD__ branch")
+            msg = (
+                f"{macro} is not defined by the HIP toolchain, so on ROCm this gate takes its "
+                "fallback branch; add a __HIP_PLATFORM_AMD__ branch"
+            )
         sink.hit("GP317", d.offset, msg)
 
 
@@ -354,19 +377,46 @@ def _check_version_gates(sink: Sink) -> None:
 
 _SMEM_ATTR = re.compile(r"FuncSetAttribute\s*\(")
 _LAUNCH_CFG = re.compile(r"<<<(?P<cfg>[^;]*?)>>>")
-_SHARED_ARRAY = re.compile(r"__shared__\s+(?:(?:volatile|static|const|alignas\(\d+\))\s+)*"
-                           r"(?P<type>[\w:]+(?:\s+(?:int|long|char|short))*)\s+[A-Za-z_]\w*\s*"
-                           r"(?P<dims>(?:\[[^\[\];]*\]\s*)+)")
+_SHARED_ARRAY = re.compile(
+    r"__shared__\s+(?:(?:volatile|static|const|alignas\(\d+\))\s+)*"
+    r"(?P<type>[\w:]+(?:\s+(?:int|long|char|short))*)\s+[A-Za-z_]\w*\s*"
+    r"(?P<dims>(?:\[[^\[\];]*\]\s*)+)"
+)
 _SMEM_WORD = re.compile(r"[Ss](?:[Mm][Ee][Mm]|[Hh][Mm][Ee][Mm]|hared|HARED)")
 _IDENT_AT = re.compile(r"[A-Za-z_]\w*")
 _IDENT_TAIL = re.compile(r"\w*$")
 _ASSIGNED = re.compile(r"\s*=\s*(?P<value>[^;,{}=]+);")
 _DIM = re.compile(r"\[([^\[\]]*)\]")
-_SIZES = {"char": 1, "int8_t": 1, "uint8_t": 1, "unsigned char": 1, "bool": 1, "half": 2,
-          "__half": 2, "short": 2, "int16_t": 2, "uint16_t": 2, "__nv_bfloat16": 2,
-          "__hip_bfloat16": 2, "float": 4, "int": 4, "unsigned": 4, "unsigned int": 4,
-          "uint32_t": 4, "int32_t": 4, "half2": 4, "__half2": 4, "double": 8, "long long": 8,
-          "int64_t": 8, "uint64_t": 8, "float2": 8, "float4": 16, "double2": 16, "int4": 16}
+_SIZES = {
+    "char": 1,
+    "int8_t": 1,
+    "uint8_t": 1,
+    "unsigned char": 1,
+    "bool": 1,
+    "half": 2,
+    "__half": 2,
+    "short": 2,
+    "int16_t": 2,
+    "uint16_t": 2,
+    "__nv_bfloat16": 2,
+    "__hip_bfloat16": 2,
+    "float": 4,
+    "int": 4,
+    "unsigned": 4,
+    "unsigned int": 4,
+    "uint32_t": 4,
+    "int32_t": 4,
+    "half2": 4,
+    "__half2": 4,
+    "double": 8,
+    "long long": 8,
+    "int64_t": 8,
+    "uint64_t": 8,
+    "float2": 8,
+    "float4": 16,
+    "double2": 16,
+    "int4": 16,
+}
 
 
 def _check_shared_memory(sink: Sink) -> None:
@@ -418,13 +468,20 @@ def _check_shared_memory(sink: Sink) -> None:
 # -- GP319-GP321 -----------------------------------------------------------------------------
 
 _BF16 = re.compile(r"__nv_bfloat162?(?:_raw)?\b|nv_bfloat162?\b|<cuda_bf16\.h>")
-_FP8 = re.compile(r"__nv_fp8(?:x[24])?_(?:e4m3|e5m2|storage_t)\b|__nv_fp8_interpretation_t\b|"
-                  r"<cuda_fp8\.h>|__NV_E[45]M[23]\b")
+_FP8 = re.compile(
+    r"__nv_fp8(?:x[24])?_(?:e4m3|e5m2|storage_t)\b|__nv_fp8_interpretation_t\b|"
+    r"<cuda_fp8\.h>|__NV_E[45]M[23]\b"
+)
 _WMMA = re.compile(r"nvcuda::wmma\b|wmma::\w+|<mma\.h>")
-_HIP_BF16 = {"__nv_bfloat16": "__hip_bfloat16", "__nv_bfloat162": "__hip_bfloat162",
-             "nv_bfloat16": "__hip_bfloat16", "nv_bfloat162": "__hip_bfloat162",
-             "__nv_bfloat16_raw": "__hip_bfloat16_raw", "__nv_bfloat162_raw": "__hip_bfloat162_raw",
-             "<cuda_bf16.h>": "<hip/hip_bf16.h>"}
+_HIP_BF16 = {
+    "__nv_bfloat16": "__hip_bfloat16",
+    "__nv_bfloat162": "__hip_bfloat162",
+    "nv_bfloat16": "__hip_bfloat16",
+    "nv_bfloat162": "__hip_bfloat162",
+    "__nv_bfloat16_raw": "__hip_bfloat16_raw",
+    "__nv_bfloat162_raw": "__hip_bfloat162_raw",
+    "<cuda_bf16.h>": "<hip/hip_bf16.h>",
+}
 
 
 def _fp8_message(name: str, target: str, fp8: str) -> tuple[str, Severity | None]:
@@ -434,15 +491,24 @@ def _fp8_message(name: str, target: str, fp8: str) -> tuple[str, Severity | None
         return f"`{name}`: HIP spells it `{hip}` (<hip/hip_fp8.h>)", Severity.MINOR
     kind = "e5m2" if "e5m2" in name.lower() else "e4m3"
     if fp8 == "fnuz":
-        numerics = ("E4M3-FNUZ tops out at 240, not 448" if kind == "e4m3"
-                    else "E5M2-FNUZ has no infinities or negative zero")
-        return (f"`{name}` is OCP FP8, but {target} uses FNUZ: use __hip_fp8_{kind}_fnuz "
-                f"({numerics}) and re-derive the scales"), None
+        numerics = (
+            "E4M3-FNUZ tops out at 240, not 448"
+            if kind == "e4m3"
+            else "E5M2-FNUZ has no infinities or negative zero"
+        )
+        return (
+            f"`{name}` is OCP FP8, but {target} uses FNUZ: use __hip_fp8_{kind}_fnuz "
+            f"({numerics}) and re-derive the scales"
+        ), None
     if fp8 == "ocp":
-        return (f"`{name}`: {target} uses OCP FP8 like NVIDIA; use __hip_fp8_{kind}",
-                Severity.MINOR)
-    return (f"`{name}`: {target} has no FP8 hardware, so FP8 kernels cannot run there "
-            "(software emulation only)"), Severity.BLOCKER
+        return (
+            f"`{name}`: {target} uses OCP FP8 like NVIDIA; use __hip_fp8_{kind}",
+            Severity.MINOR,
+        )
+    return (
+        f"`{name}`: {target} has no FP8 hardware, so FP8 kernels cannot run there "
+        "(software emulation only)"
+    ), Severity.BLOCKER
 
 
 def _check_types(sink: Sink) -> None:
@@ -456,8 +522,12 @@ def _check_types(sink: Sink) -> None:
         sink.hit("GP320", m.start(), msg, severity=sev)
     wmma = _first(sink, _WMMA)
     if wmma is not None:
-        sink.hit("GP321", wmma.start(), f"`{wmma.group()}`: CUDA WMMA has no HIP equivalent; "
-                 "port to rocWMMA or the MFMA/WMMA builtins")
+        sink.hit(
+            "GP321",
+            wmma.start(),
+            f"`{wmma.group()}`: CUDA WMMA has no HIP equivalent; "
+            "port to rocWMMA or the MFMA/WMMA builtins",
+        )
 
 
 def check_api(sink: Sink) -> None:

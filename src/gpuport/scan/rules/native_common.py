@@ -17,7 +17,9 @@ from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.base import FileContext
 
-HIP_LANG_EXT = "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html"
+HIP_LANG_EXT = (
+    "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html"
+)
 
 
 class Sink:
@@ -44,7 +46,7 @@ class Sink:
         return self._defines
 
     def declared_width(self, name: str) -> str | None:
-        """"narrow" when ``name`` is declared (or #defined) as a 32-bit integer in this file,
+        """ "narrow" when ``name`` is declared (or #defined) as a 32-bit integer in this file,
         "wide" when as anything else, None when no declaration is found."""
         if name in self._widths:
             return self._widths[name]
@@ -96,16 +98,44 @@ Pass = Callable[[Sink], None]
 
 _DEFINE = re.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
 _WORDS_BEFORE = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
-_TYPE_WORD = re.compile(r"const|constexpr|static|volatile|register|signed|unsigned|long|short|int|"
-                        r"auto|uint|size_t|(?:std::)?u?int\d+_t|__hip_lane_mask_t|"
-                        r"__device__|__shared__|__constant__|__forceinline__|inline")
-_QUALIFIERS = frozenset({"const", "constexpr", "static", "volatile", "register", "__device__",
-                         "__shared__", "__constant__", "__forceinline__", "inline"})
-_TYPE32 = frozenset({"unsigned", "int", "uint", "uint32_t", "int32_t", "std::uint32_t",
-                     "std::int32_t", "unsigned int", "signed", "signed int"})
+_TYPE_WORD = re.compile(
+    r"const|constexpr|static|volatile|register|signed|unsigned|long|short|int|"
+    r"auto|uint|size_t|(?:std::)?u?int\d+_t|__hip_lane_mask_t|"
+    r"__device__|__shared__|__constant__|__forceinline__|inline"
+)
+_QUALIFIERS = frozenset(
+    {
+        "const",
+        "constexpr",
+        "static",
+        "volatile",
+        "register",
+        "__device__",
+        "__shared__",
+        "__constant__",
+        "__forceinline__",
+        "inline",
+    }
+)
+_TYPE32 = frozenset(
+    {
+        "unsigned",
+        "int",
+        "uint",
+        "uint32_t",
+        "int32_t",
+        "std::uint32_t",
+        "std::int32_t",
+        "unsigned int",
+        "signed",
+        "signed int",
+    }
+)
 #: A literal that is a full 32-lane mask of a 32-bit type.
-MASK32 = re.compile(r"(?:0[xX]0*[fF]{8}|4294967295)[uU]?|~0[uU]?|-1|\(\s*(?:unsigned|uint32_t)"
-                    r"(?:\s+int)?\s*\)\s*-1")
+MASK32 = re.compile(
+    r"(?:0[xX]0*[fF]{8}|4294967295)[uU]?|~0[uU]?|-1|\(\s*(?:unsigned|uint32_t)"
+    r"(?:\s+int)?\s*\)\s*-1"
+)
 
 
 def split_top_level(text: str) -> list[str]:
@@ -156,6 +186,7 @@ def trailing_type(words: list[str]) -> list[str]:
 
 def is_32bit(type_words: list[str]) -> bool:
     return bool(type_words) and " ".join(type_words) in _TYPE32
+
 
 _INT_LITERAL = re.compile(
     r"(0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU])"

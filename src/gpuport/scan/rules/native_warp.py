@@ -212,16 +212,30 @@ def _strip(arg: str) -> str:
 def _warpish(name: str) -> bool:
     """A name that holds the warp width (not a count of warps or a bit width)."""
     n = name.lower().replace("_", "")
-    keys = ("warpsize", "warpsz", "warpwidth", "threadsperwarp", "lanesperwarp", "wavesize",
-            "wavefrontsize", "warplanes", "numlanes", "lanecount", "warplen", "warpthreads")
+    keys = (
+        "warpsize",
+        "warpsz",
+        "warpwidth",
+        "threadsperwarp",
+        "lanesperwarp",
+        "wavesize",
+        "wavefrontsize",
+        "warplanes",
+        "numlanes",
+        "lanecount",
+        "warplen",
+        "warpthreads",
+    )
     return any(k in n for k in keys) or n in ("ws", "kws", "lanes", "kwarp", "warp", "wsize")
 
 
 def _statement_left(code: str, pos: int, limit: int = 400) -> int:
     """Offset where the statement holding ``pos`` starts (after ``;``, ``{`` or ``}``)."""
     lo = max(0, pos - limit)
-    return max(code.rfind(";", lo, pos), code.rfind("{", lo, pos), code.rfind("}", lo, pos),
-               lo - 1) + 1
+    return (
+        max(code.rfind(";", lo, pos), code.rfind("{", lo, pos), code.rfind("}", lo, pos), lo - 1)
+        + 1
+    )
 
 
 # -- GP302 -----------------------------------------------------------------------------------
@@ -237,21 +251,36 @@ def _check_masks(sink: Sink) -> None:
         fn = "__" + m.group("fn")
         arg = _strip(code[args[0][0] : args[0][1]])
         literal = MASK32.fullmatch(arg) is not None
-        named = not literal and re.fullmatch(r"[A-Za-z_]\w*", arg) is not None and (
-            sink.declared_width(arg) == "narrow")
+        named = (
+            not literal
+            and re.fullmatch(r"[A-Za-z_]\w*", arg) is not None
+            and (sink.declared_width(arg) == "narrow")
+        )
         if literal or named:
             what = f"`{arg}` is a 32-bit " + ("mask" if literal else "integer")
             if wave == 64:
-                sink.hit("GP302", m.start(), f"{what}: HIP's {fn} static_asserts a 64-bit mask "
-                         "(ROCm 6.2+), and 32 bits name only lanes 0-31 of a 64-lane wavefront")
+                sink.hit(
+                    "GP302",
+                    m.start(),
+                    f"{what}: HIP's {fn} static_asserts a 64-bit mask "
+                    "(ROCm 6.2+), and 32 bits name only lanes 0-31 of a 64-lane wavefront",
+                )
             else:
-                sink.hit("GP302", m.start(), f"{what}: HIP's {fn} requires a 64-bit mask up to "
-                         "ROCm 7.x even on wave32 targets (relaxed by ROCm/rocm-systems#8385)",
-                         severity=Severity.MAJOR)
+                sink.hit(
+                    "GP302",
+                    m.start(),
+                    f"{what}: HIP's {fn} requires a 64-bit mask up to "
+                    "ROCm 7.x even on wave32 targets (relaxed by ROCm/rocm-systems#8385)",
+                    severity=Severity.MAJOR,
+                )
         elif wave == 64 and _MASK_HALF64.fullmatch(arg):
-            sink.hit("GP302", m.start(), f"`{arg}` names only lanes 0-31 of a 64-lane "
-                     f"wavefront; {fn} would wait for or read lanes that never join",
-                     severity=Severity.MAJOR)
+            sink.hit(
+                "GP302",
+                m.start(),
+                f"`{arg}` names only lanes 0-31 of a 64-lane "
+                f"wavefront; {fn} would wait for or read lanes that never join",
+                severity=Severity.MAJOR,
+            )
 
 
 # -- GP303 -----------------------------------------------------------------------------------
@@ -267,8 +296,11 @@ def _check_constants(sink: Sink) -> None:
     code = sink.code
     for name, (offset, value) in sink.defines.items():
         if _warpish(name) and value.strip("() uU") == "32":
-            sink.hit("GP303", offset, f"`{name}` is defined as 32, but a wavefront on this "
-                     "target has 64 lanes")
+            sink.hit(
+                "GP303",
+                offset,
+                f"`{name}` is defined as 32, but a wavefront on this target has 64 lanes",
+            )
     for m in _THIRTY_TWO.finditer(code):
         start, end = m.start(), m.end()
         if start and (code[start - 1].isalnum() or code[start - 1] in "_.'"):
@@ -276,25 +308,36 @@ def _check_constants(sink: Sink) -> None:
         lo = max(0, start - 80)
         left = _ASSIGN_LEFT.search(code, lo, start)
         if left and _warpish(left.group(1)) and _ASSIGN_RIGHT.match(code, end):
-            sink.hit("GP303", left.start(1), f"`{left.group(1)}` is set to 32, but a "
-                     "wavefront on this target has 64 lanes")
+            sink.hit(
+                "GP303",
+                left.start(1),
+                f"`{left.group(1)}` is set to 32, but a wavefront on this target has 64 lanes",
+            )
             continue
         cmp_left = _CMP_LEFT.search(code, lo, start)
         cmp_right = _CMP_RIGHT.match(code, end)
         other = (cmp_left.group(1) if cmp_left else None) or (
-            cmp_right.group(1) if cmp_right else None)
+            cmp_right.group(1) if cmp_right else None
+        )
         if other and (other == "warpSize" or _warpish(other)):
             where = cmp_left.start(1) if cmp_left else start
-            sink.hit("GP303", where, f"`{other}` is compared with 32: on a 64-lane wavefront "
-                     "this branch is never (or always) taken")
+            sink.hit(
+                "GP303",
+                where,
+                f"`{other}` is compared with 32: on a 64-lane wavefront "
+                "this branch is never (or always) taken",
+            )
 
 
 # -- GP304 -----------------------------------------------------------------------------------
 
 _LANE_OP = re.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
 _PAIRS = {"&": ("31", "0x1f"), "%": ("32",), ">>": ("5",), "/": ("32",)}
-_LANEISH = re.compile(r"threadIdx|\b(?:tid|ltid|tidx|tx|lid|lane\w*|lane_?id|thread_?id\w*|"
-                      r"threadId\w*|local_?id|blockDim)\b", re.I)
+_LANEISH = re.compile(
+    r"threadIdx|\b(?:tid|ltid|tidx|tx|lid|lane\w*|lane_?id|thread_?id\w*|"
+    r"threadId\w*|local_?id|blockDim)\b",
+    re.I,
+)
 _TARGET_WARPISH = re.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
 _OPERAND = re.compile(r"(?:[\w.]|->|\[[^\[\]]*\])+\s*$")
 _STMT_TARGET = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
@@ -344,8 +387,11 @@ def _check_lane_math(sink: Sink) -> None:
         lane_target = target is not None and _TARGET_WARPISH.search(target.group(1)) is not None
         if lane_operand or lane_target:
             expr = f"{operand.strip()} {op} {m.group('k')}"
-            sink.hit("GP304", m.start(), f"`{expr}` assumes 32 lanes per warp; a wavefront on "
-                     "this target has 64")
+            sink.hit(
+                "GP304",
+                m.start(),
+                f"`{expr}` assumes 32 lanes per warp; a wavefront on this target has 64",
+            )
 
 
 # -- GP305 -----------------------------------------------------------------------------------
@@ -394,15 +440,18 @@ def _check_shuffles(sink: Sink) -> None:
         var, init = decl.group("var"), int_value(decl.group("init"))
         cond = parts[1].replace(" ", "")
         down = init == 16 and _halving(var, parts[2].strip())
-        up = init == 1 and _doubling(var, parts[2].strip()) and cond in (
-            f"{var}<32", f"{var}<=16")
+        up = init == 1 and _doubling(var, parts[2].strip()) and cond in (f"{var}<32", f"{var}<=16")
         if not (down or up):
             continue
         body_start, body_end = _loop_body(sink, close)
         if _SHFL_ANY.search(code, body_start, max(body_start, body_end)):
             what = "starts at offset 16" if down else "stops below 32"
-            sink.hit("GP305", m.start(), f"this shuffle loop {what}: it combines 32 lanes, so "
-                     "the two halves of a 64-lane wavefront are never reduced together")
+            sink.hit(
+                "GP305",
+                m.start(),
+                f"this shuffle loop {what}: it combines 32 lanes, so "
+                "the two halves of a 64-lane wavefront are never reduced together",
+            )
     for m in iter_words(_SHFL_CALL, code):
         args = src.call_args(m.end() - 1)
         if m.group("sync"):
@@ -410,8 +459,11 @@ def _check_shuffles(sink: Sink) -> None:
         notes = []
         if len(args) >= 3 and int_value(code[args[2][0] : args[2][1]]) == 32:
             notes.append("width 32 splits the 64-lane wavefront into two halves")
-        if (m.group("kind") in ("_xor", "_down") and len(args) >= 2
-                and int_value(code[args[1][0] : args[1][1]]) == 16):
+        if (
+            m.group("kind") in ("_xor", "_down")
+            and len(args) >= 2
+            and int_value(code[args[1][0] : args[1][1]]) == 16
+        ):
             notes.append("a reduction that starts at offset 16 never combines lanes 32-63")
         if notes:
             text = "; ".join(notes)
@@ -420,8 +472,10 @@ def _check_shuffles(sink: Sink) -> None:
 
 # -- GP306 -----------------------------------------------------------------------------------
 
-_SHARED_DECL = re.compile(r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*"
-                          r"(?P<dims>(?:\[[^\[\]]*\]\s*)+)")
+_SHARED_DECL = re.compile(
+    r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*"
+    r"(?P<dims>(?:\[[^\[\]]*\]\s*)+)"
+)
 _DIM = re.compile(r"\[([^\[\]]*)\]")
 
 
@@ -432,21 +486,31 @@ def _check_shared(sink: Sink) -> None:
             continue
         name = m.group("name")
         if len(dims) == 1 or re.search(r"warp|lane|wave", name, re.I):
-            sink.hit("GP306", m.start(), f"`__shared__ {name}[32]` holds one entry per lane or "
-                     "warp of a 32-lane warp; a 64-lane wavefront needs 64")
+            sink.hit(
+                "GP306",
+                m.start(),
+                f"`__shared__ {name}[32]` holds one entry per lane or "
+                "warp of a 32-lane warp; a 64-lane wavefront needs 64",
+            )
 
 
 # -- GP307 -----------------------------------------------------------------------------------
 
 _BALLOT_CALL = re.compile(r"__(?:ballot(?:_sync)?|activemask)\s*\(")
-_BALLOT_TARGET = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?:\(\s*[\w\s:]+\)\s*|"
-                            r"static_cast<[\w\s:]+>\s*\(\s*)?$")
+_BALLOT_TARGET = re.compile(
+    r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?:\(\s*[\w\s:]+\)\s*|"
+    r"static_cast<[\w\s:]+>\s*\(\s*)?$"
+)
 _WORDS = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
-_BIT_COUNT = re.compile(r"__(?P<fn>popc|ffs|clz|brev)\s*\(\s*(?P<arg>__ballot(?:_sync)?|"
-                        r"__activemask|[A-Za-z_]\w*)\b")
+_BIT_COUNT = re.compile(
+    r"__(?P<fn>popc|ffs|clz|brev)\s*\(\s*(?P<arg>__ballot(?:_sync)?|"
+    r"__activemask|[A-Za-z_]\w*)\b"
+)
 _LANE_BIT = re.compile(r"<<\s*\(?\s*(?P<var>[A-Za-z_][\w.]*)")
-_ONE_BEFORE = re.compile(r"(?<![\w.])(?P<one>1[uU]?|0[xX]0*1[uU]?|-1|~0[uU]?|0[xX][fF]{8}[uU]?)"
-                         r"\s*$")
+_ONE_BEFORE = re.compile(
+    r"(?<![\w.])(?P<one>1[uU]?|0[xX]0*1[uU]?|-1|~0[uU]?|0[xX][fF]{8}[uU]?)"
+    r"\s*$"
+)
 
 
 def _check_ballots(sink: Sink) -> None:
@@ -463,28 +527,48 @@ def _check_ballots(sink: Sink) -> None:
         narrow = is_32bit(typ) if typ else sink.declared_width(name) == "narrow"
         if narrow:
             fn = code[m.start() : m.end() - 1].strip()
-            sink.hit("GP307", target.start("name"), f"`{name}` keeps the 64-bit result of "
-                     f"{fn} in 32 bits: lanes 32-63 are lost")
+            sink.hit(
+                "GP307",
+                target.start("name"),
+                f"`{name}` keeps the 64-bit result of {fn} in 32 bits: lanes 32-63 are lost",
+            )
     for m in iter_words(_BIT_COUNT, code):
         arg = m.group("arg")
         if arg in holders or arg.startswith(("__ballot", "__activemask")):
             fn = "__" + m.group("fn")
-            sink.hit("GP307", m.start(), f"{fn} counts 32 bits of a 64-bit lane mask; use "
-                     f"{fn}ll")
+            sink.hit("GP307", m.start(), f"{fn} counts 32 bits of a 64-bit lane mask; use {fn}ll")
     for m in _LANE_BIT.finditer(code):
         if not _LANEISH.search(m.group("var")) or code.startswith("<<<", m.start()):
             continue
         one = _ONE_BEFORE.search(code, max(0, m.start() - 20), m.start())
         if one is not None:
-            sink.hit("GP307", one.start(), f"`{one.group('one')} << {m.group('var')}` is a "
-                     "32-bit lane bit; lanes 32-63 overflow it (use 1ull)")
+            sink.hit(
+                "GP307",
+                one.start(),
+                f"`{one.group('one')} << {m.group('var')}` is a "
+                "32-bit lane bit; lanes 32-63 overflow it (use 1ull)",
+            )
 
 
 # -- GP308 -----------------------------------------------------------------------------------
 
 _WS = re.compile(r"warpSize\b")
-_KEYWORDS = frozenset({"return", "case", "else", "do", "throw", "delete", "new", "sizeof", "goto",
-                       "co_return", "co_yield", "typedef"})
+_KEYWORDS = frozenset(
+    {
+        "return",
+        "case",
+        "else",
+        "do",
+        "throw",
+        "delete",
+        "new",
+        "sizeof",
+        "goto",
+        "co_return",
+        "co_yield",
+        "typedef",
+    }
+)
 _DECLARATOR = re.compile(
     r"(?P<type>[A-Za-z_][\w:]*(?:<[^<>;]*>)?)\s*[*&]*\s+[*&]*(?P<name>[A-Za-z_]\w*)\s*"
     r"(?:\[[^\[\];]*\]\s*)*\[[^\[\];]*$"
@@ -521,17 +605,30 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
         if bracket != -1 and "]" not in code[bracket:start]:
             decl = _DECLARATOR.search(code, stmt, start)
             if decl and decl.group("type") not in _KEYWORDS and word_start(code, decl.start()):
-                sink.hit("GP308", decl.start("name"), f"array `{decl.group('name')}` is sized "
-                         "by warpSize, which is not a compile-time constant on ROCm 7+")
+                sink.hit(
+                    "GP308",
+                    decl.start("name"),
+                    f"array `{decl.group('name')}` is sized "
+                    "by warpSize, which is not a compile-time constant on ROCm 7+",
+                )
                 continue
         if _TEMPLATE_OPEN.search(code, max(stmt, start - 200), start) and _TEMPLATE_CLOSE.match(
-                code, m.end()):
-            sink.hit("GP308", start, "warpSize as a template argument does not compile on "
-                     "ROCm 7+ (it is no longer constexpr)")
+            code, m.end()
+        ):
+            sink.hit(
+                "GP308",
+                start,
+                "warpSize as a template argument does not compile on "
+                "ROCm 7+ (it is no longer constexpr)",
+            )
             continue
         if _open_context(code, stmt, start):
-            sink.hit("GP308", start, "warpSize used where a constant expression is required; "
-                     "it is not constexpr on ROCm 7+")
+            sink.hit(
+                "GP308",
+                start,
+                "warpSize used where a constant expression is required; "
+                "it is not constexpr on ROCm 7+",
+            )
 
 
 def check_warp(sink: Sink) -> None:

@@ -1,0 +1,90 @@
+"""What the build-file checkers share: token patterns, fix texts and ROCm guard ranges.
+
+CMake, Makefiles and setup.py name the same nvcc flags, NVIDIA architectures,
+half-precision macros and CUDA libraries; the patterns here find them in any of
+the three, and :func:`flag_fix` / :func:`lib_fix` say what to use on ROCm.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+NVCC_ONLY = re.compile(
+    r"(?<![\w-])(--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda"
+    r"|-gencode|--generate-code|-Xptxas|--ptxas-options|-lineinfo|--generate-line-info"
+    r"|-rdc|--relocatable-device-code|--default-stream|-Xcompiler|--compiler-options"
+    r"|--?maxrregcount|--gpu-architecture|-arch(?=[= ]+(?:sm|compute)_))(?![\w-])"
+)
+_FLAG_FIX = {
+    "use_fast_math": "use -ffast-math (clang) instead",
+    "expt-relaxed-constexpr": "drop it: clang allows constexpr host functions in device code",
+    "expt-extended-lambda": "drop it: clang accepts __device__ lambdas without a flag",
+    "extended-lambda": "drop it: clang accepts __device__ lambdas without a flag",
+    "Xptxas": "drop it: there is no ptxas on ROCm (limit registers with __launch_bounds__)",
+    "ptxas-options": "drop it: there is no ptxas on ROCm (limit registers with __launch_bounds__)",
+    "maxrregcount": "drop it: limit registers with __launch_bounds__",
+    "lineinfo": "use -gline-tables-only (or -g)",
+    "generate-line-info": "use -gline-tables-only (or -g)",
+    "rdc": "use -fgpu-rdc",
+    "relocatable-device-code": "use -fgpu-rdc",
+    "default-stream": "use -fgpu-default-stream=per-thread",
+    "Xcompiler": "pass host flags directly: hipcc/clang compiles host and device code",
+    "compiler-options": "pass host flags directly: hipcc/clang compiles host and device code",
+}
+_ARCH_FLAGS = {"gencode", "generate-code", "gpu-architecture", "arch"}
+CUDA_ARCH = re.compile(
+    r"\b(CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES|TORCH_CUDA_ARCH_LIST|CUDA_ARCH_LIST)\b"
+    r"|(?<![\w])(?:sm|compute)_\d{2,3}[a-z]?\b"
+)
+ROCM_ARCH = re.compile(
+    r"PYTORCH_ROCM_ARCH|(?<![\w])GPU_TARGETS|AMDGPU_TARGET|--offload-arch|HIP_ARCHITECTURES"
+)
+HALF_MACRO = re.compile(r"(?<![\w-])-[UD]\s*__CUDA_NO_\w+__")
+CUDA_LIB_NAMES = {
+    "cudart": "hip::host (libamdhip64)",
+    "cudart_static": "hip::host (libamdhip64)",
+    "cuda": "hip::host (libamdhip64; driver API)",
+    "cublas": "roc::hipblas",
+    "cublasLt": "roc::hipblaslt",
+    "cudnn": "MIOpen (the API differs)",
+    "curand": "hip::hiprand",
+    "cufft": "hip::hipfft",
+    "cusparse": "roc::hipsparse",
+    "cusolver": "roc::hipsolver",
+    "nccl": "RCCL (rccl)",
+    "nvrtc": "hipRTC (hiprtc)",
+    "nvToolsExt": "rocTX (roctx64)",
+    "nvidia-ml": "amd_smi",
+}
+LIB_ALT = "|".join(sorted(CUDA_LIB_NAMES, key=len, reverse=True))
+LINK = re.compile(rf"(?<![\w-])-l({LIB_ALT})(?![\w-])|\bCUDA::(\w+)|\$\{{(CUDA_\w*LIBRAR\w*)\}}")
+NVCC_WORD = re.compile(r"(?<![\w-])nvcc(?![\w-])")
+# ROCm/HIP words in a condition (USE_ROCM, HIP_FOUND, GGML_HIP, torch.version.hip, "HIP");
+# a bare "AMD" is left out on purpose: it also names AMD CPU options, and a false guard would
+# hide a real blocker.
+ROCM_COND = re.compile(r"(?i)(?<![a-z0-9])(?:rocm|hip|amdgpu)")
+
+
+def flag_fix(flag: str, target: str) -> str:
+    key = flag.lstrip("-")
+    hint = f"use --offload-arch={target}" if key in _ARCH_FLAGS else _FLAG_FIX.get(key, "drop it")
+    return f"{flag} is nvcc-only (clang/hipcc reject it): for ROCm builds {hint}."
+
+
+def lib_fix(name: str) -> str:
+    base = name.removeprefix("lib")
+    hip = CUDA_LIB_NAMES.get(base) or CUDA_LIB_NAMES.get(base.removesuffix("_static"))
+    if hip:
+        return f"On ROCm link {hip} instead of {name}."
+    return f"On ROCm link the ROCm counterparts of {name} (hip::host, roc::hipblas, ...)."
+
+
+@dataclass
+class Guards:
+    """Line ranges inside conditionals that branch on ROCm/HIP."""
+
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+
+    def __contains__(self, line: int) -> bool:
+        return any(a <= line <= b for a, b in self.ranges)

@@ -1,0 +1,298 @@
+"""GP4xx on setup.py, read with :mod:`ast` only: never executed or imported.
+
+Simple assignments (``NVCC_FLAGS = [...]``, ``.append``, ``+=``) are followed
+so that flags kept in a variable are found where they are written; ``if``
+blocks that test ROCm/HIP make the findings inside them guarded.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from gpuport.scan.rules.base import FileContext, FileKind, checker
+from gpuport.scan.rules.build_common import (
+    CUDA_ARCH,
+    CUDA_LIB_NAMES,
+    HALF_MACRO,
+    LINK,
+    NVCC_ONLY,
+    ROCM_ARCH,
+    ROCM_COND,
+    Guards,
+    flag_fix,
+    lib_fix,
+)
+
+_ARG_KWS = {
+    "extra_compile_args",
+    "extra_cuda_cflags",
+    "extra_cflags",
+    "extra_link_args",
+    "extra_ldflags",
+    "libraries",
+    "define_macros",
+    "undef_macros",
+}
+_CU_SOURCE = re.compile(r"\.(cu|cuh)$")
+
+
+class _SetupPy:
+    """What setup.py says about its extensions, read from the syntax tree only."""
+
+    def __init__(self, ctx: FileContext, tree: ast.Module) -> None:
+        self.ctx = ctx
+        self.values: dict[str, list[ast.expr]] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.guards = Guards()
+        self.seen: set[tuple[str, int, int]] = set()
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+            self._collect(node)
+
+    def _collect(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Assign):
+            for tgt in node.targets:
+                if isinstance(tgt, ast.Name):
+                    self.values.setdefault(tgt.id, []).append(node.value)
+                elif isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name):
+                    self.values.setdefault(tgt.value.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                self.values.setdefault(node.target.id, []).append(node.value)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.attr in ("append", "extend", "insert", "update")
+        ):
+            self.values.setdefault(node.func.value.id, []).extend(node.args)
+        elif isinstance(node, ast.If | ast.IfExp) and _mentions_rocm(node.test):
+            end = node.end_lineno or node.lineno
+            self.guards.ranges.append((node.lineno, end))
+
+    def strings(self, expr: ast.AST) -> list[ast.Constant]:
+        """String constants an expression can evaluate to, following simple names.
+
+        Each node is visited once per call, so alias cycles and chains stay linear.
+        """
+        out: list[ast.Constant] = []
+        stack, seen = [expr], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                out.append(node)
+            elif isinstance(node, ast.List | ast.Tuple | ast.Set):
+                stack.extend(node.elts)
+            elif isinstance(node, ast.Dict):
+                stack.extend(node.values)
+            elif isinstance(node, ast.BinOp):
+                stack.extend([node.left, node.right])
+            elif isinstance(node, ast.IfExp):
+                stack.extend([node.body, node.orelse])
+            elif isinstance(node, ast.Starred):
+                stack.append(node.value)
+            elif isinstance(node, ast.Name):
+                stack.extend(self.values.get(node.id, []))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                stack.extend([node.func.value] if node.func.attr == "split" else [])
+            elif isinstance(node, ast.Call) and _call_name(node) in ("dict", "list", "tuple"):
+                stack.extend([*node.args, *(k.value for k in node.keywords)])
+        return sorted(out, key=lambda c: (c.lineno, c.col_offset))
+
+    def report(
+        self, rule: str, node: ast.Constant, token: str, message: str, fix: str | None = None
+    ) -> None:
+        line, col = _token_pos(self.ctx, node, token)
+        if (rule, line, col) in self.seen:
+            return
+        self.seen.add((rule, line, col))
+        self.ctx.report(rule, line, col, message=message, fix=fix, guarded=line in self.guards)
+
+
+def _mentions_rocm(test: ast.expr) -> bool:
+    words: list[str] = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.append(node.value)
+    return bool(ROCM_COND.search(" ".join(words)))
+
+
+def _token_pos(ctx: FileContext, node: ast.Constant, token: str) -> tuple[int, int]:
+    """The physical line and 1-based column of ``token`` inside a string literal."""
+    first = node.lineno
+    last = node.end_lineno or first
+    raw = ctx.line_text(first).encode("utf-8")[: node.col_offset]
+    start_col = len(raw.decode("utf-8", errors="replace"))
+    for line in range(first, last + 1):
+        text = ctx.line_text(line)
+        idx = text.find(token, start_col if line == first else 0)
+        if idx >= 0:
+            return line, idx + 1
+    return first, start_col + 1
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name | ast.Attribute)
+    }
+
+
+def _call_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _check_tokens(sp: _SetupPy, const: ast.Constant, rocm_arch: bool, in_args: bool) -> None:
+    value = str(const.value)
+    if not in_args and (not value.strip() or any(c.isspace() for c in value.strip())):
+        return  # outside compile args, only single-token strings are read as flags
+    target = sp.ctx.target.name
+    for m in NVCC_ONLY.finditer(value):
+        sp.report(
+            "GP402",
+            const,
+            m.group(1),
+            message=f"nvcc-only flag {m.group(1)}",
+            fix=flag_fix(m.group(1), target),
+        )
+    if not rocm_arch and (arch := CUDA_ARCH.search(value)):
+        sp.report(
+            "GP403",
+            const,
+            arch.group(0),
+            message=f"{arch.group(0)}: NVIDIA architectures only, no PYTORCH_ROCM_ARCH here",
+            fix=f"Set PYTORCH_ROCM_ARCH={target} for the ROCm build.",
+        )
+    for m in HALF_MACRO.finditer(value):
+        sp.report("GP406", const, m.group(0), message=f"{m.group(0)} is remapped on ROCm")
+    for m in LINK.finditer(value):
+        name = m.group(1) or m.group(2) or m.group(3)
+        sp.report(
+            "GP407",
+            const,
+            m.group(0),
+            message=f"links NVIDIA library {m.group(0)}",
+            fix=lib_fix(name),
+        )
+    if in_args and value in CUDA_LIB_NAMES:
+        sp.report(
+            "GP407", const, value, message=f"links NVIDIA library {value}", fix=lib_fix(value)
+        )
+
+
+def _is_nvcc_use(sp: _SetupPy, const: ast.Constant) -> bool:
+    value = str(const.value)
+    if value != "nvcc" and not value.endswith("/nvcc"):
+        return False
+    parent = sp.parents.get(const)
+    if isinstance(parent, ast.Dict) and any(k is const for k in parent.keys):
+        return False
+    if isinstance(parent, ast.Subscript | ast.Compare):
+        return False
+    return not (isinstance(parent, ast.Call) and _call_name(parent) in ("get", "setdefault", "pop"))
+
+
+@checker(FileKind.SETUP_PY)
+def check_setup_py(ctx: FileContext) -> None:
+    try:
+        tree = ast.parse(ctx.text, filename=ctx.rel)
+    except (SyntaxError, ValueError, RecursionError) as exc:
+        if ctx.skip_reason is None:
+            ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
+        return
+    sp = _SetupPy(ctx, tree)
+    names = _names(tree)
+    rocm_arch = bool(ROCM_ARCH.search(" ".join(_consts(tree) | names)))
+    uses_build_ext = "BuildExtension" in names
+    in_args: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg in _ARG_KWS:
+                    for const in sp.strings(kw.value):
+                        in_args.add(id(const))
+                        _check_tokens(sp, const, rocm_arch, in_args=True)
+            _check_extension_call(sp, node, uses_build_ext)
+        elif _is_name(node, "CUDAExtension") and not _is_callee(sp, node):
+            _report_node(sp, "GP404", node, "CUDAExtension is hipified and built with hipcc")
+        elif isinstance(node, ast.If | ast.IfExp | ast.While | ast.Assert):
+            test = node.test
+            if "CUDA_HOME" in _names(test) | _consts(test) and not _mentions_rocm(test):
+                _report_node(sp, "GP409", test, "the GPU build depends on CUDA_HOME only")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (id(node) not in in_args)
+        ):
+            _check_tokens(sp, node, rocm_arch, in_args=False)
+            if _is_nvcc_use(sp, node):
+                sp.report("GP408", node, str(node.value), message="setup.py looks for or runs nvcc")
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return (isinstance(node, ast.Name) and node.id == name) or (
+        isinstance(node, ast.Attribute) and node.attr == name
+    )
+
+
+def _is_callee(sp: _SetupPy, node: ast.AST) -> bool:
+    parent = sp.parents.get(node)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def _consts(node: ast.AST) -> set[str]:
+    return {
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def _report_node(sp: _SetupPy, rule: str, node: ast.AST, message: str) -> None:
+    line = getattr(node, "lineno", 1)
+    col = getattr(node, "col_offset", 0)
+    raw = sp.ctx.line_text(line).encode("utf-8")[:col]
+    column = len(raw.decode("utf-8", errors="replace")) + 1
+    if (rule, line, column) not in sp.seen:
+        sp.seen.add((rule, line, column))
+        sp.ctx.report(rule, line, column, message=message, guarded=line in sp.guards)
+
+
+def _check_extension_call(sp: _SetupPy, call: ast.Call, uses_build_ext: bool) -> None:
+    name = _call_name(call)
+    if name not in ("CUDAExtension", "CppExtension", "Extension"):
+        return
+    src_expr: ast.expr | None = call.args[1] if len(call.args) > 1 else None
+    for kw in call.keywords:
+        if kw.arg == "sources":
+            src_expr = kw.value
+    sources = [str(c.value) for c in sp.strings(src_expr)] if src_expr is not None else []
+    cu = [s for s in sources if _CU_SOURCE.search(s)]
+    if name == "CUDAExtension":
+        shown = f" ({', '.join(cu[:3])}{'...' if len(cu) > 3 else ''})" if cu else ""
+        _report_node(
+            sp,
+            "GP404",
+            call.func,
+            f"CUDAExtension{shown}: hipified and built with hipcc on ROCm torch; "
+            "check the kernels with the GP3xx rules",
+        )
+    elif cu and (name == "CppExtension" or uses_build_ext):
+        _report_node(
+            sp,
+            "GP405",
+            call.func,
+            f"{name} with CUDA sources ({', '.join(cu[:3])}) is not hipified on ROCm",
+        )

@@ -1,0 +1,222 @@
+"""GP5xx on docker-compose files and Kubernetes manifests.
+
+Files are parsed with the safe YAML loader; positions come from the node tree
+of the same safe loader, so every finding points at the key or value it is
+about. ``<<`` merges are followed and YAML aliases are walked once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+import yaml
+
+from gpuport.models import Severity
+from gpuport.scan.rules.base import FileContext, FileKind, checker
+from gpuport.scan.rules.containers_common import env_var, image_fix, nvidia_image
+
+_ROCM_ENV = {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"}
+
+
+class _Reporter(Protocol):
+    def __call__(
+        self, rule: str, node: yaml.Node, message: str, fix: str | None = None, minor: bool = False
+    ) -> None: ...
+
+
+def _get(node: yaml.Node | None, key: str, depth: int = 0) -> tuple[yaml.Node, yaml.Node] | None:
+    """(key node, value node) of ``key`` in a mapping node, following ``<<`` merges."""
+    if not isinstance(node, yaml.MappingNode) or depth > 10:
+        return None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return k, v
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "<<":
+            for src in v.value if isinstance(v, yaml.SequenceNode) else [v]:
+                if (got := _get(src, key, depth + 1)) is not None:
+                    return got
+    return None
+
+
+def _at(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _scalars(node: yaml.Node | None) -> list[yaml.ScalarNode]:
+    if isinstance(node, yaml.ScalarNode):
+        return [node]
+    if isinstance(node, yaml.SequenceNode):
+        return [n for n in node.value if isinstance(n, yaml.ScalarNode)]
+    return []
+
+
+def _path(node: yaml.Node | None, *keys: str) -> yaml.Node | None:
+    for key in keys:
+        got = _get(node, key)
+        if got is None:
+            return None
+        node = got[1]
+    return node
+
+
+def _environment(node: yaml.Node | None) -> Iterator[tuple[str, str, yaml.Node]]:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                yield k.value, str(v.value) if isinstance(v, yaml.ScalarNode) else "", k
+    for item in _scalars(node) if isinstance(node, yaml.SequenceNode) else []:
+        key, _, value = str(item.value).partition("=")
+        yield key, value, item
+
+
+@dataclass
+class _Service:
+    name: str
+    node: yaml.MappingNode
+    rocm: bool = False
+    has_devices: bool = False
+    has_groups: bool = False
+
+
+def _services(root: yaml.Node) -> list[_Service]:
+    services = _path(root, "services")
+    if services is None and isinstance(root, yaml.MappingNode):
+        services = root  # compose file format 1: services at the top level
+    if not isinstance(services, yaml.MappingNode):
+        return []
+    out: list[_Service] = []
+    for k, v in services.value:
+        if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.MappingNode):
+            svc = _Service(str(k.value), v)
+            image = _path(v, "image")
+            img = str(image.value).lower() if isinstance(image, yaml.ScalarNode) else ""
+            envs = {key for key, _, _ in _environment(_path(v, "environment"))}
+            devices = [str(d.value) for d in _scalars(_path(v, "devices"))]
+            privileged = _path(v, "privileged")
+            svc.has_devices = (
+                (any("/dev/kfd" in d for d in devices) and any("/dev/dri" in d for d in devices))
+                or any(d.startswith("amd.com/gpu") for d in devices)
+                or (isinstance(privileged, yaml.ScalarNode) and str(privileged.value) == "true")
+            )
+            groups = {str(g.value) for g in _scalars(_path(v, "group_add"))}
+            svc.has_groups = {"video", "render"} <= groups
+            svc.rocm = (
+                "rocm" in img or bool(envs & _ROCM_ENV) or any("/dev/kfd" in d for d in devices)
+            )
+            out.append(svc)
+    return out
+
+
+@checker(FileKind.COMPOSE)
+def check_compose(ctx: FileContext) -> None:
+    try:
+        yaml.safe_load(ctx.text)
+        root = yaml.compose(ctx.text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        ctx.skip_reason = f"invalid YAML: {problem}{where}"
+        return
+    except RecursionError:
+        ctx.skip_reason = "invalid YAML: nested too deeply to read"
+        return
+    if root is None:
+        return
+    services = _services(root)
+    guarded = any(s.rocm and s.has_devices for s in services)
+    seen: set[tuple[str, int, int]] = set()
+    rocm_arch = "PYTORCH_ROCM_ARCH" in ctx.text
+
+    def report(
+        rule: str, node: yaml.Node, message: str, fix: str | None = None, minor: bool = False
+    ) -> None:
+        line, col = _at(node)
+        if (rule, line, col) not in seen:
+            seen.add((rule, line, col))
+            ctx.report(
+                rule,
+                line,
+                col,
+                message=message,
+                fix=fix,
+                guarded=guarded and rule != "GP505",
+                severity=Severity.MINOR if minor else None,
+            )
+
+    for svc in services:
+        _check_service(svc, report, ctx, rocm_arch, guarded)
+    _find_k8s_gpu(root, report)
+
+
+def _check_service(
+    svc: _Service, report: _Reporter, ctx: FileContext, rocm_arch: bool, guarded: bool
+) -> None:
+    node = svc.node
+    image = _path(node, "image")
+    if isinstance(image, yaml.ScalarNode) and nvidia_image(str(image.value)):
+        report(
+            "GP501",
+            image,
+            f"service {svc.name}: image {image.value} is a CUDA image",
+            fix=image_fix(str(image.value), ctx),
+        )
+    runtime = _path(node, "runtime")
+    if isinstance(runtime, yaml.ScalarNode) and "nvidia" in str(runtime.value).lower():
+        report("GP502", runtime, f"service {svc.name}: runtime {runtime.value}")
+    gpus = _get(node, "gpus")
+    if gpus is not None:
+        report("GP502", gpus[0], f"service {svc.name}: gpus: requests NVIDIA GPUs")
+    for dev in _sequence(_path(node, "deploy", "resources", "reservations", "devices")):
+        driver = _path(dev, "driver")
+        caps = _get(dev, "capabilities")
+        is_nvidia = isinstance(driver, yaml.ScalarNode) and str(driver.value).lower() == "nvidia"
+        if is_nvidia and driver is not None:
+            report("GP502", driver, f"service {svc.name}: reserves devices of driver nvidia")
+        elif caps is not None and "gpu" in {str(c.value) for c in _scalars(caps[1])}:
+            report("GP502", caps[0], f"service {svc.name}: capabilities [gpu] select NVIDIA GPUs")
+    for key, value, where in _environment(_path(node, "environment")):
+        line, col = _at(where)
+        env_var(ctx, key, value, line, col, rocm_arch, guarded)
+    if svc.rocm and not svc.has_devices:
+        anchor = image if image is not None else node
+        report("GP505", anchor, f"service {svc.name} runs ROCm without /dev/kfd and /dev/dri")
+    elif svc.rocm and not svc.has_groups and (devs := _get(node, "devices")) is not None:
+        report(
+            "GP505",
+            devs[0],
+            f"service {svc.name}: add group_add: [video, render]",
+            fix="Add `group_add: [video, render]` so a non-root user can open the GPU.",
+            minor=True,
+        )
+
+
+def _sequence(node: yaml.Node | None) -> list[yaml.Node]:
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _find_k8s_gpu(root: yaml.Node, report: _Reporter) -> None:
+    """nvidia.com/gpu anywhere (Kubernetes resources, CDI device names).
+
+    Every node is visited once, so aliases (``*ref``) cannot blow the walk up.
+    """
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode) and "nvidia.com/gpu" in str(node.value):
+            report(
+                "GP502",
+                node,
+                f"{node.value}: NVIDIA device plugin / CDI resource",
+                fix="Request amd.com/gpu (AMD GPU device plugin / CDI) instead.",
+            )
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
