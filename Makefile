@@ -18,6 +18,7 @@ demo: venv
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 typecheck: venv
 	$(BIN)/mypy
