@@ -89,6 +89,33 @@ class Rule:
             raise ValueError(f"{self.id}: family {self.family} needs GP{expected}xx")
 
 
+def table_rule(
+    family: Family,
+    rid: str,
+    name: str,
+    title: str,
+    severity: Severity,
+    effort: float,
+    note: str,
+    rationale: str,
+    fix: str,
+    *refs: str,
+) -> Rule:
+    """Positional shorthand for rule tables: ``functools.partial(table_rule, Family.X)``."""
+    return Rule(
+        id=rid,
+        name=name,
+        title=title,
+        severity=severity,
+        family=family,
+        rationale=rationale,
+        fix=fix,
+        references=refs,
+        effort_hours=effort,
+        applies_note=note,
+    )
+
+
 RULES: dict[str, Rule] = {}
 Checker = Callable[["FileContext"], None]
 CHECKERS: dict[FileKind, list[Checker]] = {}

@@ -7,8 +7,10 @@ registry metadata (``gpuport rules`` / ``gpuport explain`` read it).
 
 from __future__ import annotations
 
+from functools import partial
+
 from gpuport.models import Severity
-from gpuport.scan.rules.base import Family, Rule
+from gpuport.scan.rules.base import Family, Rule, table_rule
 
 _TORCHMCUBES = "https://github.com/tatsy/torchmcubes/issues/31"
 _GGUF_PR = "https://github.com/vllm-project/vllm-gguf-plugin/pull/85"
@@ -16,29 +18,7 @@ _FUSED_SSIM = "https://github.com/rahul-goel/fused-ssim/pull/29"
 _TEXT_KINDS = "CMakeLists.txt/*.cmake, Makefile/*.mk, setup.py"
 
 
-def _rule(
-    rid: str,
-    name: str,
-    title: str,
-    severity: Severity,
-    effort: float,
-    note: str,
-    rationale: str,
-    fix: str,
-    *refs: str,
-) -> Rule:
-    return Rule(
-        id=rid,
-        name=name,
-        title=title,
-        severity=severity,
-        family=Family.BUILD,
-        rationale=rationale,
-        fix=fix,
-        references=refs,
-        effort_hours=effort,
-        applies_note=note,
-    )
+_rule = partial(table_rule, Family.BUILD)
 
 
 BUILD_RULES: tuple[Rule, ...] = (

@@ -7,8 +7,10 @@ Kubernetes YAML); this module is only the registry metadata.
 
 from __future__ import annotations
 
+from functools import partial
+
 from gpuport.models import Severity
-from gpuport.scan.rules.base import Family, Rule
+from gpuport.scan.rules.base import Family, Rule, table_rule
 from gpuport.scan.rules.containers_common import VLLM_IMAGE
 
 _VLLM_DOC = "https://rocm.docs.amd.com/projects/ai-ecosystem/en/latest/inference/vllm.html"
@@ -23,29 +25,7 @@ _RUN_FLAGS = (
 _KINDS = "Dockerfiles, compose files"
 
 
-def _rule(
-    rid: str,
-    name: str,
-    title: str,
-    severity: Severity,
-    effort: float,
-    note: str,
-    rationale: str,
-    fix: str,
-    *refs: str,
-) -> Rule:
-    return Rule(
-        id=rid,
-        name=name,
-        title=title,
-        severity=severity,
-        family=Family.CONTAINERS,
-        rationale=rationale,
-        fix=fix,
-        references=refs,
-        effort_hours=effort,
-        applies_note=note,
-    )
+_rule = partial(table_rule, Family.CONTAINERS)
 
 
 CONTAINER_RULES: tuple[Rule, ...] = (
