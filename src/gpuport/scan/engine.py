@@ -50,6 +50,7 @@ def check_text(
     path: Path | None = None,
     select: frozenset[str] | None = None,
     ignore: frozenset[str] = frozenset(),
+    root: Path | None = None,
 ) -> tuple[list[Finding], str | None]:
     """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
     ctx = FileContext(
@@ -61,6 +62,7 @@ def check_text(
         packages=packages,
         select=select,
         ignore=ignore,
+        root=root,
     )
     for check in CHECKERS.get(kind, []):
         check(ctx)
@@ -86,6 +88,7 @@ def _check_candidate(
         path=cand.path,
         select=opts.select,
         ignore=opts.ignore,
+        root=cand.root,
     )
     skipped = SkippedFile(path=cand.rel, reason=reason) if reason else None
     return findings, skipped
@@ -140,8 +143,13 @@ def scan_path(
                 progress(i, total)
 
     findings: list[Finding] = []
+    seen: set[tuple[str, str, int | None, int | None, str]] = set()
     for found, skip in results:
-        findings.extend(found)
+        for f in found:  # a -r include can also be scanned on its own: report it once
+            key = (f.rule_id, f.location.path, f.location.line, f.location.column, f.message)
+            if key not in seen:
+                seen.add(key)
+                findings.append(f)
         if skip is not None:
             skipped.append(skip)
     findings.sort(key=_sort_key)

@@ -123,6 +123,7 @@ class Candidate:
     path: Path
     rel: str
     kind: FileKind
+    root: Path
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def walk(
         if kind is None:
             yield Skip(root.name, "not a file kind gpuport scans")
         else:
-            yield Candidate(root, root.name, kind)
+            yield Candidate(root, root.name, kind, root.parent)
         return
     excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     skip_dirs = ENV_AND_BUILD_DIRS | (set() if include_vendored else VENDORED_DIRS)
@@ -213,7 +214,7 @@ def walk(
                 if is_link and _is_dir_link(Path(entry.path)):
                     yield Skip(rel, "symbolic link to a folder: not followed")
                 continue
-            yield Candidate(Path(entry.path), rel, kind)
+            yield Candidate(Path(entry.path), rel, kind, root)
         stack.extend((d, ignores) for d in reversed(subdirs))
 
 

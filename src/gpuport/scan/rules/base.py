@@ -139,6 +139,15 @@ def checker(*kinds: FileKind) -> Callable[[Checker], Checker]:
     return deco
 
 
+def physical_lines(text: str) -> list[str]:
+    """Lines as editors and compilers count them: split on \\n, \\r\\n and \\r only.
+
+    ``str.splitlines`` also splits on form feeds, U+2028 and other separators,
+    which would put findings on the wrong line.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 _IGNORE = re.compile(r"gpuport:\s*ignore(?:\[(?P<ids>[A-Z0-9,\s]+)\])?")
 
 
@@ -156,13 +165,14 @@ class FileContext:
     ignore: frozenset[str] = frozenset()
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
+    root: Path | None = None
     scratch: dict[str, object] = field(default_factory=dict)
     _lines: list[str] | None = None
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = physical_lines(self.text)
         return self._lines
 
     def line_text(self, line: int) -> str:
