@@ -133,6 +133,9 @@ def _bad_tree(tmp_path: Path) -> Path:
     (root / "sub" / "back").symlink_to(root)
     (root / "secret.py").write_text("import pynvml\n")
     os.chmod(root / "secret.py", 0)
+    os.mkfifo(root / "pipe.py")
+    with open(os.path.join(os.fsencode(root), b"name\xff.py"), "wb") as fh:
+        fh.write(b"import pynvml\n")
     return root
 
 
@@ -158,16 +161,19 @@ def test_bad_files_are_skipped_with_reasons(cli, tmp_path: Path, monkeypatch) ->
     assert reasons["loop_a.py"] == "symbolic link loop"
     assert reasons["loop_b.py"] == "symbolic link loop"
     assert reasons["secret.py"] == "permission denied"
+    assert reasons["pipe.py"] == "not a regular file (pipe, socket or device)"
+    assert reasons["name\\xff.py"] == "file name is not valid UTF-8"
     assert "sub/back" in reasons  # a symlinked folder is reported, not followed
     assert any(f["location"]["path"] == "ok.py" for f in report["findings"])
 
 
-def test_bad_files_never_cause_a_traceback_in_a_real_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["terminal", "json", "sarif", "markdown"])
+def test_bad_files_never_cause_a_traceback_in_a_real_process(tmp_path: Path, fmt: str) -> None:
     root = _bad_tree(tmp_path)
-    res = run_subprocess("scan", str(root), "--no-progress")
-    assert res.code == 0
+    res = run_subprocess("scan", str(root), "--no-progress", "--format", fmt)
+    assert res.code == 0, res.err
     assert "Traceback" not in res.err
-    assert "Skipped files" in res.out
+    assert "xff.py" in res.out  # the undecodable name is listed, escaped per format
 
 
 def test_setup_py_is_never_executed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

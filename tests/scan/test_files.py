@@ -48,23 +48,63 @@ def _rels(root: Path, **kw: object) -> list[str]:
 
 def test_nested_gitignore_vendored_and_env_folders(tmp_path: Path) -> None:
     for rel in [
-        "a.py",
-        "gen/out.py",
-        "sub/keep.py",
-        "sub/skip.py",
-        "sub/deep/also.py",
-        "third_party/lib.cu",
-        ".venv/lib.py",
-        "node_modules/x.py",
-        "build/x.py",
-    ]:
+        "a.py", "gen/out.py", "sub/keep.py", "sub/skip.py", "sub/deep/also.py",
+        "third_party/lib.cu", ".venv/lib.py", "node_modules/x.py", "build/x.py",
+        "venv/lib/x.py", "env/cuda_env.py", "src/pkg/build/ops.py", "deps/x.py",
+    ]:  # fmt: skip
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (tmp_path / ".gitignore").write_text("gen/\n")
     (tmp_path / "sub" / ".gitignore").write_text("skip.py\ndeep/\n")
-    assert _rels(tmp_path) == ["a.py", "sub/keep.py"]
+    assert sorted(_rels(tmp_path)) == [
+        "a.py", "deps/x.py", "env/cuda_env.py", "pyproject.toml", "src/pkg/build/ops.py",
+        "sub/keep.py",
+    ]  # fmt: skip
+    reasons = {s.rel: s.reason for s in walk(tmp_path) if isinstance(s, Skip)}
+    assert reasons == {
+        "build/": "build output: not scanned",
+        "node_modules/": "installed third-party packages: not scanned",
+        "third_party/": "vendored code: not scanned (--include-vendored scans it)",
+        "venv/": "virtual environment: not scanned",
+    }
     assert "third_party/lib.cu" in _rels(tmp_path, include_vendored=True)
-    assert _rels(tmp_path, exclude=("sub/",)) == ["a.py"]
+    kept = _rels(tmp_path, exclude=("sub/", "src/", "env/", "deps/"))
+    assert kept == ["a.py", "pyproject.toml"]
+
+
+def test_undecodable_file_names_are_skipped_not_fatal(tmp_path: Path) -> None:
+    import os
+
+    os.makedirs(os.path.join(os.fsencode(tmp_path), b"d\xff"))
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xfe.py"), "wb") as fh:
+        fh.write(b"import pynvml\n")
+    reasons = {s.rel: s.reason for s in walk(tmp_path) if isinstance(s, Skip)}
+    assert reasons == {
+        "bad\\xfe.py": "file name is not valid UTF-8",
+        "d\\xff": "file name is not valid UTF-8",
+    }
+
+
+def test_requirements_folder_counts_when_it_is_the_root(tmp_path: Path) -> None:
+    folder = tmp_path / "requirements"
+    folder.mkdir()
+    (folder / "base.txt").write_text("flash-attn\n")
+    assert [c.kind for c in walk(folder) if isinstance(c, Candidate)] == [FileKind.REQUIREMENTS]
+    only = [c.kind for c in walk(folder / "base.txt") if isinstance(c, Candidate)]
+    assert only == [FileKind.REQUIREMENTS]
+
+
+def test_fifo_is_skipped_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    from gpuport.scan.files import read_text
+
+    os.mkfifo(tmp_path / "pipe.py")
+    got = read_text(tmp_path / "pipe.py")
+    assert isinstance(got, Skip)
+    assert got.reason == "not a regular file (pipe, socket or device)"
 
 
 def test_gitignore_negation(tmp_path: Path) -> None:

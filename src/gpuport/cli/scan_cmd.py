@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -123,8 +124,8 @@ def scan(
         raise GpuportError(
             f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
         )
-    if max_file_size <= 0:
-        raise GpuportError("--max-file-size must be positive")
+    if not math.isfinite(max_file_size) or max_file_size <= 0:
+        raise GpuportError("--max-file-size must be a positive number of MB")
     if jobs < 0:
         raise GpuportError("--jobs must be 0 (all cores) or more")
     kinds: set[FileKind] = set()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from gpuport.models import Severity
+from gpuport.render.text import md
 from gpuport.scan.model import ScanReport
 
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_cell = md
 
 
 def render(report: ScanReport) -> str:
@@ -15,7 +14,7 @@ def render(report: ScanReport) -> str:
     out = [
         f"# gpuport scan: {report.verdict.value}",
         "",
-        f"* Project: `{report.root}`",
+        f"* Project: {md(report.root)}",
         f"* Target: **{t.name}** ({t.generation}, wave{t.wave_size}, FP8 {t.fp8})",
         f"* Verdict: **{report.verdict.value}**: {report.verdict_reason}",
         f"* Effort: **{report.effort.low_days:g}–{report.effort.high_days:g} days** "
@@ -31,7 +30,7 @@ def render(report: ScanReport) -> str:
         for f in report.findings:
             sev = f.severity.value + (" (guarded)" if f.guarded else "")
             out.append(
-                f"| {sev} | {f.rule_id} | `{_cell(f.location.display())}` | "
+                f"| {sev} | {f.rule_id} | {_cell(f.location.display())} | "
                 f"{_cell(f.message)} | {_cell(f.fix)} |"
             )
     else:
@@ -51,5 +50,5 @@ def render(report: ScanReport) -> str:
         out += ["", f"_{report.effort.note}_"]
     if report.skipped:
         out += ["", "## Skipped files", "", "| file | reason |", "|---|---|"]
-        out += [f"| `{_cell(s.path)}` | {_cell(s.reason)} |" for s in report.skipped]
+        out += [f"| {_cell(s.path)} | {_cell(s.reason)} |" for s in report.skipped]
     return "\n".join(out) + "\n"

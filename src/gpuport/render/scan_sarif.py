@@ -8,7 +8,9 @@ is not set because these are portability, not security, findings.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from gpuport import __version__
 from gpuport.models import Severity
@@ -27,8 +29,31 @@ _LEVEL = {
 _RANK = {Severity.BLOCKER: 90.0, Severity.MAJOR: 60.0, Severity.MINOR: 30.0, Severity.INFO: 5.0}
 
 
+def _base(report: ScanReport) -> tuple[str, str]:
+    """(prefix for artifact URIs, file URI of SRCROOT).
+
+    When the scanned folder lies under the current directory (the usual CI case:
+    ``gpuport scan src/`` from the checkout), URIs are relative to the current
+    directory, which is what code-scanning services resolve against; otherwise
+    they are relative to the scanned folder.
+    """
+    root = Path(report.root).resolve()
+    if root.is_file():
+        root = root.parent
+    cwd = Path.cwd().resolve()
+    if root == cwd or cwd in root.parents:
+        prefix = root.relative_to(cwd).as_posix()
+        return ("" if prefix == "." else prefix + "/"), cwd.as_uri() + "/"
+    return "", root.as_uri() + "/"
+
+
+def _uri(path: str) -> str:
+    return quote(path, safe="/")
+
+
 def render(report: ScanReport) -> str:
     rules = rules_sorted()
+    prefix, base_uri = _base(report)
     index = {rule.id: i for i, rule in enumerate(rules)}
     results: list[dict[str, Any]] = []
     for f in report.findings:
@@ -40,7 +65,7 @@ def render(report: ScanReport) -> str:
             if f.location.snippet:
                 region["snippet"] = {"text": f.location.snippet}
         physical: dict[str, Any] = {
-            "artifactLocation": {"uri": f.location.path, "uriBaseId": "SRCROOT"}
+            "artifactLocation": {"uri": _uri(prefix + f.location.path), "uriBaseId": "SRCROOT"}
         }
         if region:
             physical["region"] = region
@@ -82,7 +107,9 @@ def render(report: ScanReport) -> str:
                         ],
                     }
                 },
-                "originalUriBaseIds": {"SRCROOT": {"description": {"text": "scanned root"}}},
+                "originalUriBaseIds": {
+                    "SRCROOT": {"uri": base_uri, "description": {"text": "project root"}}
+                },
                 "results": results,
                 "invocations": [
                     {
@@ -92,7 +119,14 @@ def render(report: ScanReport) -> str:
                                 "level": "note",
                                 "message": {"text": f"skipped {s.path}: {s.reason}"},
                                 "locations": [
-                                    {"physicalLocation": {"artifactLocation": {"uri": s.path}}}
+                                    {
+                                        "physicalLocation": {
+                                            "artifactLocation": {
+                                                "uri": _uri(prefix + s.path),
+                                                "uriBaseId": "SRCROOT",
+                                            }
+                                        }
+                                    }
                                 ],
                             }
                             for s in report.skipped

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuport.models import Severity
+from gpuport.render.text import clean
 from gpuport.scan.model import Finding, ScanReport, Verdict
 
 SEV_STYLE = {
@@ -33,12 +34,12 @@ def _header(report: ScanReport) -> Panel:
     counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity)
     lines = [
         Text.from_markup(
-            f"[bold]{escape(report.root)}[/]  target [bold]{t.name}[/] "
+            f"[bold]{escape(clean(report.root))}[/]  target [bold]{t.name}[/] "
             f"({t.generation}, wave{t.wave_size}, fp8 {t.fp8})"
         ),
         Text.from_markup(
             f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/]  "
-            f"{escape(report.verdict_reason)}"
+            f"{escape(clean(report.verdict_reason))}"
         ),
         Text.from_markup(
             f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} days[/] "
@@ -59,11 +60,14 @@ def _finding_table(findings: list[Finding], title: str) -> Table:
     table.add_column("what, and the fix", ratio=3)
     for f in findings:
         sev = f.severity.value + (" (guarded)" if f.guarded else "")
-        body = Text(f.message)
+        body = Text(clean(f.message))
         body.append("\nfix: ", style="bold")
-        body.append(f.fix)
+        body.append(clean(f.fix))
         table.add_row(
-            Text(sev, style=SEV_STYLE[f.severity]), f.rule_id, escape(f.location.display()), body
+            Text(sev, style=SEV_STYLE[f.severity]),
+            f.rule_id,
+            Text(clean(f.location.display())),
+            body,
         )
     return table
 
@@ -78,7 +82,7 @@ def _per_file(report: ScanReport) -> Table:
         table.add_column(sev.value, justify="right", style=SEV_STYLE[sev])
     ordered = sorted(per.items(), key=lambda kv: (*tuple(-kv[1][s] for s in Severity), kv[0]))
     for path, counts in ordered:
-        table.add_row(escape(path), *(str(counts[s] or "") for s in Severity))
+        table.add_row(Text(clean(path)), *(str(counts[s] or "") for s in Severity))
     return table
 
 
@@ -125,5 +129,5 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         table.add_column("file", overflow="fold")
         table.add_column("reason")
         for s in report.skipped:
-            table.add_row(escape(s.path), escape(s.reason))
+            table.add_row(Text(clean(s.path)), Text(clean(s.reason)))
         console.print(table)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
-from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, walk
+from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
 from gpuport.scan.verdict import estimate_effort, verdict_for
@@ -157,7 +157,7 @@ def scan_path(
     kinds = Counter(c.kind.value for c in candidates)
     verdict, reason = verdict_for(findings)
     return ScanReport(
-        root=str(root),
+        root=safe_name(str(root)),
         target=target,
         files_scanned=total - sum(1 for _, s in results if s is not None),
         files_by_kind=dict(sorted(kinds.items())),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -41,44 +42,18 @@ _COMPOSE = re.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
 _CONDA = re.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
 _MAKEFILE = re.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
 
-# Folders that are someone else's code or generated output: skipped unless
-# --include-vendored. Matching is on the folder's own name.
+# Folders never entered and not worth a line in the report: version control and caches
+# (every other folder whose name starts with a dot is treated the same way).
+SILENT_DIRS = {"__pycache__", "CVS", "_darcs"}
+# Someone else's code: skipped (and listed) unless --include-vendored.
 VENDORED_DIRS = {
-    "third_party",
-    "third-party",
-    "thirdparty",
-    "vendor",
-    "vendored",
-    "external",
-    "extern",
-    "3rdparty",
-    "deps",
-    "submodules",
-}
-ENV_AND_BUILD_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    ".venv",
-    "venv",
-    ".env",
-    "env",
-    ".tox",
-    ".nox",
-    "__pycache__",
-    "node_modules",
-    "build",
-    "dist",
-    ".eggs",
-    "site-packages",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".ipynb_checkpoints",
-    "_build",
-    "cmake-build-debug",
-    "cmake-build-release",
-}
+    "third_party", "third-party", "thirdparty", "vendor", "vendored", "external", "extern",
+    "3rdparty", "submodules",
+}  # fmt: skip
+INSTALLED_DIRS = {"site-packages", "dist-packages", "node_modules"}
+ENV_NAMES = {"venv", "env", "virtualenv", "pyenv", "conda-env"}
+BUILD_NAMES = {"build", "dist", "_build"}
+PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt")
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
@@ -135,6 +110,11 @@ class Skip:
 _Ignores = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]
 
 
+def safe_name(text: str) -> str:
+    """A path as text that can always be encoded: undecodable bytes become \\xNN."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     """The folder's own .gitignore, with git's matching rules, or None."""
     try:
@@ -166,15 +146,15 @@ def walk(
     symlinked files are read if their target is a readable file.
     """
     if root.is_file():
-        kind = classify(root.name)
+        kind = classify(f"{root.resolve().parent.name}/{root.name}")
         if kind is None:
             yield Skip(root.name, "not a file kind gpuport scans")
         else:
             yield Candidate(root, root.name, kind, root.parent)
         return
     excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-    skip_dirs = ENV_AND_BUILD_DIRS | (set() if include_vendored else VENDORED_DIRS)
 
+    root_name = root.resolve().name
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()
@@ -190,6 +170,9 @@ def walk(
         subdirs: list[Path] = []
         for entry in entries:
             rel = Path(entry.path).relative_to(root).as_posix()
+            if safe_name(rel) != rel:
+                yield Skip(safe_name(rel), "file name is not valid UTF-8")
+                continue
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -197,7 +180,10 @@ def walk(
                 yield Skip(rel, f"cannot stat: {exc.strerror or exc}")
                 continue
             if is_dir:
-                if entry.name in skip_dirs or (entry.name.startswith(".") and entry.name != ".ci"):
+                why = _dir_skip_reason(Path(entry.path), include_vendored)
+                if why is not None:
+                    if why:
+                        yield Skip(rel + "/", why)
                     continue
                 if _ignored(rel, True, ignores):
                     continue
@@ -209,13 +195,37 @@ def walk(
                 continue
             if excludes is not None and excludes.match_file(rel):
                 continue
-            kind = classify(rel)
+            kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
             if kind is None:
                 if is_link and _is_dir_link(Path(entry.path)):
                     yield Skip(rel, "symbolic link to a folder: not followed")
                 continue
             yield Candidate(Path(entry.path), rel, kind, root)
         stack.extend((d, ignores) for d in reversed(subdirs))
+
+
+def _dir_skip_reason(folder: Path, include_vendored: bool) -> str | None:
+    """None to enter the folder; "" to skip it silently; else the reason it is skipped.
+
+    Virtual environments are recognised by content (``pyvenv.cfg``, ``conda-meta``)
+    and build output by sitting beside a project file, so a source folder that
+    happens to be called ``env`` or ``build`` is still scanned.
+    """
+    name = folder.name
+    if name in SILENT_DIRS or (name.startswith(".") and name != ".ci"):
+        return ""
+    if name in INSTALLED_DIRS:
+        return "installed third-party packages: not scanned"
+    if not include_vendored and name in VENDORED_DIRS:
+        return "vendored code: not scanned (--include-vendored scans it)"
+    if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
+        return "virtual environment: not scanned"
+    if name in ENV_NAMES and (folder / "bin" / "activate").is_file():
+        return "virtual environment: not scanned"
+    is_build = name in BUILD_NAMES or name.startswith("cmake-build-")
+    if is_build and any((folder.parent / f).is_file() for f in PROJECT_FILES):
+        return "build output: not scanned"
+    return None
 
 
 def _is_dir_link(path: Path) -> bool:
@@ -229,13 +239,16 @@ def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str | Skip:
     """The file's text, or a Skip saying why it cannot be scanned."""
     rel = path.name
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as exc:
         return Skip(rel, _os_reason(exc))
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read forever
+        return Skip(rel, "not a regular file (pipe, socket or device)")
+    size = info.st_size
     if size > max_bytes:
         return Skip(rel, f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB limit)")
     try:
-        with path.open("rb") as fh:
+        with path.open("rb", buffering=0) as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         return Skip(rel, _os_reason(exc))
@@ -252,7 +265,7 @@ def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return "symbolic link loop"
     if exc.errno == errno.ENOENT:
-        return "broken symbolic link or file vanished"
+        return "no such file (or a broken symbolic link)"
     if exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
     if exc.errno == errno.EISDIR:

@@ -1,0 +1,26 @@
+"""Making text from a scanned project safe to show.
+
+File names, code snippets and requirement lines come from the project, which
+may be hostile: control characters could rewrite a terminal (ANSI, OSC-8
+hyperlinks), and Markdown could turn them into links or HTML in a pull-request
+comment. Everything from the project passes through these before rendering.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}()#+!|~])")
+
+
+def clean(text: str) -> str:
+    """Replace control characters (and bidi overrides) with visible ``\\xNN`` escapes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def md(text: str) -> str:
+    """Text for a Markdown table cell: no HTML, links, emphasis, code spans or new rows."""
+    out = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = _MD_SPECIAL.sub(r"\\\1", out)
+    return out.replace("\n", " ").replace("\r", " ")

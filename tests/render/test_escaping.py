@@ -1,0 +1,100 @@
+"""Text from a scanned project cannot rewrite a terminal, inject Markdown or break SARIF."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from gpuport.render.interface import write_atomic
+from gpuport.render.text import clean, md
+
+
+def test_clean_makes_control_characters_visible() -> None:
+    assert clean("a\x1b[31mred\x1b]8;;http://evil\x1b\\b") == (
+        "a\\x1b[31mred\\x1b]8;;http://evil\\x1b\\b"
+    )
+    assert clean("tab\tand\nnewline") == "tab\tand\nnewline"
+    assert clean("bidi\u202eoverride") == "bidi\\x202eoverride"
+
+
+def test_md_neutralises_links_html_and_cells() -> None:
+    cell = md("x|y`z[a](http://evil)<img src=x onerror=alert(1)>&amp;\nnext")
+    assert "[a](" not in cell and "<img" not in cell and "\n" not in cell
+    assert "\\|" in cell and "\\`" in cell and "&lt;img" in cell and "&amp;amp;" in cell
+
+
+def _hostile_project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "esc\x1b[31mRED\x1b[0m.py").write_text("import pynvml\n")
+    (root / "[bold]x[reset].py").write_text("import pynvml\n")
+    (root / "sp ace #1%.py").write_text("import pynvml\n")
+    (root / "requirements.txt").write_text(
+        "https://e.com/x|y`z[a](http://evil)/torch-2.1+cu121-cp311-linux_x86_64.whl\n"
+    )
+    return root
+
+
+def test_terminal_output_has_no_raw_escape_sequences(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    res = cli("scan", str(_hostile_project(tmp_path)), "--no-progress")
+    assert res.code == 0
+    assert "\x1b" not in res.out
+    assert "\\x1b[31mRED" in res.out
+    assert "[bold]x[reset].py" in res.out  # shown literally, not as markup
+
+
+def test_markdown_output_has_no_live_links(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    res = cli("scan", str(_hostile_project(tmp_path)), "--format", "markdown")
+    assert "](http://evil)" not in res.out
+    assert "\x1b" not in res.out
+
+
+def test_sarif_uris_are_percent_encoded_and_based(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    res = cli("scan", str(_hostile_project(tmp_path)), "--format", "sarif")
+    doc = json.loads(res.out)
+    run = doc["runs"][0]
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert "sp%20ace%20%231%25.py" in uris
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"].startswith("file://")
+
+
+def test_sarif_uris_are_relative_to_the_current_directory(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("import pynvml\n")
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads(cli("scan", "src", "--format", "sarif").out)
+    loc = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc["uri"] == "src/m.py"
+    assert (
+        doc["runs"][0]["originalUriBaseIds"]["SRCROOT"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    )
+
+
+def test_write_atomic_keeps_mode_and_writes_through_symlinks(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    os.chmod(real, 0o644)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    fresh = tmp_path / "fresh.json"
+    umask = os.umask(0o022)
+    try:
+        write_atomic(fresh, "x")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+
+
+def test_non_finite_max_file_size_is_a_usage_error(cli) -> None:  # type: ignore[no-untyped-def]
+    for value in ("nan", "inf", "-1"):
+        res = cli("scan", ".", "--max-file-size", value)
+        assert res.code == 2, value
+        assert "--max-file-size" in res.err
