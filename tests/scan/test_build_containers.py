@@ -169,6 +169,39 @@ def test_dockerfile_malformed_input_does_not_crash() -> None:
     assert isinstance(findings, list)
 
 
+def test_dockerfile_form_feed_and_line_separator_do_not_shift_lines() -> None:
+    text = "FROM ubuntu\f\n# \u2028\nRUN pip install flash-attn\n"
+    findings, _ = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert findings
+    assert {f.location.line for f in findings} == {3}
+    assert all(f.location.column == 17 for f in findings)
+    assert all(f.location.snippet == "RUN pip install flash-attn" for f in findings)
+
+
+def test_dockerfile_sh_c_script_is_checked() -> None:
+    text = (
+        "FROM ubuntu\n"  # 1
+        'RUN sh -c "pip install tensorrt"\n'  # 2
+        "RUN bash -c 'apt-get install -y libnccl2'\n"  # 3
+        'RUN /bin/sh -lc "pip install --no-cache-dir \\"torch==2.3.1+cu121\\""\n'  # 4
+        'RUN sudo /bin/bash -o pipefail -ec "true && \\\n'  # 5
+        "    bash -c 'pip install tensorrt'\"\n"  # 6
+        'RUN ["/bin/sh", "-c", "pip install tensorrt"]\n'  # 7
+        "RUN bash install.sh tensorrt && sh -c 'echo pip install tensorrt'\n"  # 8
+        "RUN sh -c\n"  # 9
+    )
+    findings, reason = _check(text, FileKind.DOCKERFILE, "Dockerfile")
+    assert reason is None
+    lines = text.split("\n")
+
+    def col(line: int, word: str) -> tuple[int, int]:
+        return line, lines[line - 1].index(word) + 1
+
+    assert _at(findings, "GP101") == [col(2, "tensorrt"), col(6, "tensorrt"), col(7, "tensorrt")]
+    assert _at(findings, "GP503") == [col(3, "libnccl2")]
+    assert _at(findings, "GP105") == [col(4, "torch")]
+
+
 # --- CMake and Makefiles -------------------------------------------------------------------
 
 

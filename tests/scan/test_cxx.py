@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuport.knowledge import load_packages, resolve_target
-from gpuport.scan.cxx import ROCM_MACRO, lex, within
+from gpuport.scan.cxx import ROCM_MACRO, const_value, lex, within
 from gpuport.scan.engine import check_text
 from gpuport.scan.rules.base import FileKind
 
@@ -210,6 +210,128 @@ def test_directives_listed() -> None:
         (2, "elif", True),
         (3, "endif", False),
     ]
+
+
+DEAD = """\
+int a;
+#if 0
+int b;
+#ifdef USE_ROCM
+int c;
+#else
+int d;
+#endif
+#else
+int e;
+#endif
+#if false
+int f;
+#elif defined(X)
+int g;
+#endif
+#if 0 && defined(__CUDACC__)
+int h;
+#endif
+#ifdef USE_ROCM
+#if (0)
+int i;
+#else
+int j;
+#endif
+#endif
+#if 1
+int k;
+#elif X
+int l;
+#else
+int m;
+#endif
+#if defined(X) || 0
+int n;
+#endif
+#if !1
+int o;
+#endif
+int p;
+#if 0
+int q;
+"""
+
+
+def test_dead_regions() -> None:
+    src = lex(DEAD)
+    dead = {}
+    guarded = {}
+    for line in range(1, src.line_count + 1):
+        hit = re.search(r"int (\w);", src.code_line(line))
+        if hit:
+            dead[hit.group(1)] = src.dead(line)
+            guarded[hit.group(1)] = src.guarded(line)
+    assert {name for name, is_dead in dead.items() if is_dead} == {
+        "b",
+        "c",
+        "d",
+        "f",
+        "h",
+        "i",
+        "l",
+        "m",
+        "o",
+        "q",
+    }
+    # the guard map is unchanged by dead regions
+    assert guarded["i"] and guarded["j"] and not guarded["e"]
+    # directive lines belong to the enclosing region: #if 0 and its #else are live,
+    # a directive nested in a dead branch is dead
+    assert not src.dead(2) and not src.dead(9) and not src.dead(11)
+    assert src.dead(4) and src.dead(8)
+    assert src.dead_at(src.offset_of(3)) and not src.dead_at(src.offset_of(10))
+
+
+def test_no_dead_regions_without_constant_conditions() -> None:
+    src = lex("#ifdef X\nint a;\n#else\nint b;\n#endif\n#if 0 // not code\n")
+    assert not any(src.dead(line) for line in range(1, 6))
+    assert lex("#if FOO\nint a;\n#endif\n")._dead is None
+
+
+def test_dead_region_condition_in_comment_or_continued() -> None:
+    src = lex("#if 0 /* off */ \\\n    && defined(Y)\nint a;\n#endif\nint b;\n")
+    assert src.dead(3) and not src.dead(5)
+    assert not lex("// #if 0\nint a;\n").dead(2)
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("0", False),
+        ("false", False),
+        ("(0)", False),
+        ("0L", False),
+        ("0x0", False),
+        ("!1", False),
+        ("0 && defined(X)", False),
+        ("defined(X) && (0)", False),
+        ("0 || 0", False),
+        ("1", True),
+        ("true", True),
+        ("1 || X", True),
+        ("X", None),
+        ("0 || X", None),
+        ("(A) || (B)", None),
+        ("!defined(X)", None),
+        ("X == 0", None),
+    ],
+)
+def test_const_value(expr: str, value: bool | None) -> None:
+    assert const_value(expr) is value
+
+
+def test_native_rules_skip_dead_branches() -> None:
+    text = '#if 0\nasm volatile("bar.sync 0;");\n#else\nasm volatile("bar.sync 1;");\n#endif\n'
+    findings, _ = check_text(
+        "k.cu", text, FileKind.NATIVE, resolve_target("gfx942"), load_packages()
+    )
+    assert [(f.rule_id, f.location.line) for f in findings] == [("GP301", 4)]
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,32 @@ def test_columns_are_one_based() -> None:
     assert [(f.location.line, f.location.column) for f in findings] == [(2, 20)]
 
 
+def test_columns_count_characters_not_utf8_bytes() -> None:
+    findings, _ = scan('s = "ééééé"; import pynvml\n')
+    assert [(f.rule_id, f.location.line, f.location.column) for f in findings] == [("GP203", 1, 21)]
+    line = 't = "😀😀"; import subprocess; subprocess.run(["nvidia-smi"])'
+    findings, _ = scan(line + "\n")
+    assert [(f.rule_id, f.location.column) for f in findings] == [
+        ("GP204", line.index('"nvidia-smi"') + 1)
+    ]
+    text = (
+        "import os\n"
+        "os.environ['ROCR_VISIBLE_DEVICES'] = '1'\n"
+        "x = 'ü'; env = {'HIP_VISIBLE_DEVICES': '1'}\n"
+    )
+    findings, _ = scan(text)
+    third = text.split("\n")[2]
+    assert [(f.rule_id, f.location.line, f.location.column) for f in findings] == [
+        ("GP219", 3, third.index("'HIP_") + 1)
+    ]
+
+
+def test_form_feed_and_line_separator_do_not_shift_lines() -> None:
+    findings, _ = scan('import os\n\f\n# \u2028 x\ns = "\u2028"; import pynvml\n')
+    assert [(f.rule_id, f.location.line, f.location.column) for f in findings] == [("GP203", 4, 17)]
+    assert findings[0].location.snippet == 's = "\u2028"; import pynvml'
+
+
 # ---- guards ------------------------------------------------------------------
 
 GUARDED = {
@@ -123,6 +149,12 @@ GUARDED = {
     "skipIfRocm": f"@skipIfRocm\ndef test_x():\n    {SMI}\n",
     "skipIf-hip": f"@unittest.skipIf(torch.version.hip, 'nv')\ndef test_x():\n    {SMI}\n",
     "class-named-hip": f"class HIPBackend:\n    def run(self):\n        {SMI}\n",
+    "match-version-hip": f"match torch.version.hip:\n    case None:\n        {SMI}\n",
+    "match-rocm-name": f"match IS_ROCM:\n    case False:\n        {SMI}\n",
+    "match-rocm-pattern": (
+        f"match backend:\n    case 'rocm':\n        pass\n    case _:\n        {SMI}\n"
+    ),
+    "match-case-guard": f"match x:\n    case _ if is_hip():\n        {SMI}\n",
 }
 
 UNGUARDED = {
@@ -134,6 +166,8 @@ UNGUARDED = {
     "import-error-handler-body": f"try:\n    import x\nexcept ImportError:\n    {SMI}\n",
     "after-the-if": f"if torch.version.hip:\n    pass\n{SMI}\n",
     "string-not-compared": f"if check(reason='needs rocm'):\n    {SMI}\n",
+    "match-plain": f"match mode:\n    case 'fast':\n        {SMI}\n",
+    "after-the-match": f"match torch.version.hip:\n    case None:\n        pass\n{SMI}\n",
 }
 
 

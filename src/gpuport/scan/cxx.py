@@ -19,6 +19,12 @@ loop over characters:
   (``#ifdef USE_ROCM``, ``#if defined(__HIP_PLATFORM_AMD__)``, ``#ifndef
   __HIPCC__`` ... ``#else``). Such code is either not compiled on ROCm or was
   written for it.
+* ``CxxSource.dead(line)`` says whether the line lies in a branch that is never
+  compiled on any platform: ``#if 0``, ``#if false``, ``#if 0 && X`` and
+  ``#elif 0`` bodies, and the ``#elif``/``#else`` branches after an ``#if 1``.
+  The ``#else`` of an ``#if 0`` is live. Nesting is followed (anything inside a
+  dead branch is dead, whatever its own conditions say). Rules report nothing
+  on dead lines.
 
 `gpuport hipify` reuses the same view for its hazard pass.
 """
@@ -35,6 +41,7 @@ __all__ = [
     "CxxSource",
     "Directive",
     "StringLiteral",
+    "const_value",
     "lex",
     "within",
 ]
@@ -89,12 +96,24 @@ class Directive:
     kind: str
     expr: str
     rocm: bool
+    #: The constant value of an ``#if``/``#elif`` expression made of literals only
+    #: (``0``, ``false``, ``0 && defined(X)``, ``(1)``); None when it depends on macros.
+    value: bool | None = None
 
 
 class CxxSource:
     """The lexed view of one source text. Build it with :func:`lex`."""
 
-    __slots__ = ("_guard", "_string_starts", "code", "directives", "line_starts", "strings", "text")
+    __slots__ = (
+        "_dead",
+        "_guard",
+        "_string_starts",
+        "code",
+        "directives",
+        "line_starts",
+        "strings",
+        "text",
+    )
 
     def __init__(
         self,
@@ -111,6 +130,7 @@ class CxxSource:
         self.directives = directives
         self.line_starts = line_starts
         self._guard = _guard_map(directives, len(self.line_starts))
+        self._dead = _dead_map(directives, len(self.line_starts))
 
     # -- positions -------------------------------------------------------------------------
 
@@ -149,6 +169,14 @@ class CxxSource:
 
     def guarded_at(self, offset: int) -> bool:
         return self.guarded(self.line_of(offset))
+
+    def dead(self, line: int) -> bool:
+        """Whether 1-based ``line`` is in a branch that is never compiled (``#if 0``)."""
+        dead = self._dead
+        return dead is not None and 0 < line < len(dead) and dead[line] > 0
+
+    def dead_at(self, offset: int) -> bool:
+        return self._dead is not None and self.dead(self.line_of(offset))
 
     # -- strings ---------------------------------------------------------------------------
 
@@ -292,6 +320,126 @@ def _guard_map(directives: list[Directive], nlines: int) -> bytearray:
     return out
 
 
+_IF_KINDS = ("if", "ifdef", "ifndef")
+_ELIF_KINDS = ("elif", "elifdef", "elifndef")
+_INT = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
+
+
+def _split_top(expr: str, op: str) -> list[str]:
+    """``expr`` split at ``op`` (``||`` or ``&&``) outside parentheses."""
+    if op not in expr:
+        return [expr]
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    while i < len(expr):
+        ch = expr[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and expr.startswith(op, i):
+            parts.append(expr[start:i])
+            i += len(op)
+            start = i
+            continue
+        i += 1
+    parts.append(expr[start:])
+    return parts
+
+
+def _outer_parens(expr: str) -> bool:
+    """Whether ``expr`` is one parenthesised group: ``(a && b)``, not ``(a) && (b)``."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(expr):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(expr) - 1:
+            return False
+    return True
+
+
+def const_value(expr: str, depth: int = 0) -> bool | None:
+    """The value of a preprocessor expression when literals alone decide it, else None.
+
+    ``0``, ``false``, ``!1``, ``0 && defined(X)``, ``(0)`` are False; ``1``, ``true``,
+    ``1 || X`` are True; anything that needs a macro's value is None.
+    """
+    expr = " ".join(expr.replace("\\\n", " ").split())
+    if not expr or depth > 20:
+        return None
+    while _outer_parens(expr):
+        expr = expr[1:-1].strip()
+    ors = _split_top(expr, "||")
+    if len(ors) > 1:
+        values = [const_value(p, depth + 1) for p in ors]
+        if True in values:
+            return True
+        return False if all(v is False for v in values) else None
+    ands = _split_top(expr, "&&")
+    if len(ands) > 1:
+        values = [const_value(p, depth + 1) for p in ands]
+        if False in values:
+            return False
+        return True if all(v is True for v in values) else None
+    if expr.startswith("!") and not expr.startswith("!="):
+        inner = const_value(expr[1:], depth + 1)
+        return None if inner is None else not inner
+    if expr in ("true", "false"):
+        return expr == "true"
+    if _INT.fullmatch(expr):
+        digits = expr.rstrip("uUlL")
+        base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else 10
+        return int(digits[2:] if base != 10 else digits, base) != 0
+    return None
+
+
+def _dead_map(directives: list[Directive], nlines: int) -> bytearray | None:
+    """Per line (index = 1-based line), 1 when in a branch no compiler ever sees; None when
+    the file has no such branch (the common case costs one scan of the directives)."""
+    if not any(d.value is not None for d in directives):
+        return None
+    out = bytearray(nlines + 2)
+    stack: list[list[int]] = []  # [enclosing region dead, this branch dead, a branch was taken]
+    dead = 0
+    prev = 0  # the line of the previous directive
+    for d in directives:
+        if dead and d.line > prev + 1:
+            out[prev + 1 : d.line] = b"\x01" * (d.line - prev - 1)
+        if d.kind in _IF_KINDS:
+            out[d.line] = dead
+            branch = int(dead or d.value is False)
+            stack.append([dead, branch, int(d.value is True)])
+            dead = branch
+        elif stack and d.kind in _ELIF_KINDS:
+            frame = stack[-1]
+            out[d.line] = frame[0]
+            if frame[2]:
+                frame[1] = 1
+            else:
+                frame[1] = int(frame[0] or d.value is False)
+                frame[2] = int(d.value is True)
+            dead = frame[1]
+        elif stack and d.kind == "else":
+            frame = stack[-1]
+            out[d.line] = frame[0]
+            frame[1] = int(frame[0] or frame[2])
+            frame[2] = 1
+            dead = frame[1]
+        elif stack and d.kind == "endif":
+            dead = stack.pop()[0]
+            out[d.line] = dead
+        else:  # an #elif/#else/#endif with no #if: leave the state alone
+            out[d.line] = dead
+        prev = d.line
+    if dead and nlines > prev:
+        out[prev + 1 : nlines + 1] = b"\x01" * (nlines - prev)
+    return out
+
+
 def _word_before(text: str, pos: int, limit: int = 4) -> str:
     """The identifier characters right before ``pos`` (at most ``limit`` + 1 of them)."""
     k = pos
@@ -382,6 +530,7 @@ def _lex(text: str) -> CxxSource:
             kind=m.group("kind"),
             expr=m.group("expr").strip(),
             rocm=ROCM_MACRO.search(m.group("expr")) is not None,
+            value=const_value(m.group("expr")) if m.group("kind") in ("if", "elif") else None,
         )
         for m in _DIRECTIVE.finditer(code)
     ]

@@ -3,8 +3,10 @@
 Dockerfiles are split into instructions the way Docker does it (``\\``
 continuations, comment lines inside them, ``# escape=``, heredocs), keeping a
 map back to physical lines so that every finding points at the line its token
-is on. ``pip install`` requirements and index URLs in RUN lines are handed to
-the dependency rules (GP1xx).
+is on (lines are counted like editors do, :func:`~gpuport.scan.rules.base.physical_lines`:
+a form feed or U+2028 is not a line break). ``pip install`` requirements and
+index URLs in RUN lines, also inside ``sh -c "..."``, are handed to the
+dependency rules (GP1xx).
 
 The rule table is in :mod:`gpuport.scan.rules.containers_rules`, the image and
 environment checks both file kinds share in
@@ -21,12 +23,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuport.scan.rules.base import FileContext, FileKind, checker, register
+from gpuport.scan.rules.base import FileContext, FileKind, checker, physical_lines, register
 from gpuport.scan.rules.build import make_guards, strip_make_comments
 from gpuport.scan.rules.containers_common import env_var, image_fix, nvidia_image
 from gpuport.scan.rules.containers_compose import check_compose
 from gpuport.scan.rules.containers_rules import CONTAINER_RULES
-from gpuport.scan.rules.containers_shell import Token, check_run_command, shell_commands
+from gpuport.scan.rules.containers_shell import (
+    Token,
+    check_run_command,
+    expand_shell_c,
+    shell_commands,
+)
 
 __all__ = ["check_compose", "check_dockerfile", "check_makefile_docker"]
 
@@ -67,7 +74,7 @@ def _escape_char(lines: list[str]) -> str:
 
 def _instructions(text: str) -> Iterator[tuple[str, _Logical, int]]:
     """(KEYWORD, logical line, offset of the arguments) for every instruction."""
-    lines = text.splitlines()
+    lines = physical_lines(text)
     escape = _escape_char(lines)
     i, n = 0, len(lines)
     while i < n:
@@ -128,7 +135,7 @@ def _run_commands(logical: _Logical, args: int) -> list[list[Token]]:
                 found = logical.text.find(json.dumps(w), pos)
                 pos = found + 1 if found >= 0 else pos
                 out.append((w, found + 1 if found >= 0 else args))
-            return [out] if out else []
+            return expand_shell_c([out], None) if out else []
     return shell_commands(logical.text, args)
 
 

@@ -2,8 +2,11 @@
 
 RUN text is split into simple commands of unquoted words the way a POSIX shell
 would (quotes, backslashes, ``&&``/``||``/``;``/``|``), each word keeping the
-offset it starts at. Package-manager installs of CUDA packages are GP503;
-``pip install`` requirements and index URLs go to the dependency rules (GP1xx).
+offset it starts at. A ``sh -c "..."`` / ``bash -lc '...'`` command is
+unwrapped: the commands inside its script string are checked instead, each
+word still pointing at its own offset inside the string. Package-manager
+installs of CUDA packages are GP503; ``pip install`` requirements and index
+URLs go to the dependency rules (GP1xx).
 """
 
 from __future__ import annotations
@@ -142,9 +145,84 @@ def check_run_command(ctx: FileContext, pos: Position, words: list[Token]) -> No
 
 
 def shell_commands(text: str, start: int) -> list[list[Token]]:
-    """Split shell text into simple commands (at && || ; | & newlines) of unquoted words."""
+    """Split shell text into simple commands (at && || ; | & newlines) of unquoted words;
+    the script of a ``sh -c`` command is split in its place."""
+    return expand_shell_c(_split(text, start, len(text)), text)
+
+
+def expand_shell_c(cmds: list[list[Token]], text: str | None, depth: int = 0) -> list[list[Token]]:
+    """Replace each ``sh|bash [-opts] -c <script>`` command by the commands of its script.
+
+    ``text`` is what the token offsets point into, used to find how the script was
+    quoted (None for the exec form, whose words are already unquoted).
+    """
+    out: list[list[Token]] = []
+    for cmd in cmds:
+        script = _shell_script(cmd) if depth < _MAX_SHELL_DEPTH else None
+        if script is None:
+            out.append(cmd)
+            continue
+        body, where = _script_body(text, *script)
+        for inner in expand_shell_c(_split(body, 0, len(body)), body, depth + 1):
+            out.append([(word, where[min(off, len(body))]) for word, off in inner])
+    return out
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
+_SHELL_OPTS = re.compile(r"[-+][A-Za-z]+")
+_MAX_SHELL_DEPTH = 4
+_DQ_ESCAPES = frozenset('"\\$`')
+
+
+def _shell_script(cmd: list[Token]) -> Token | None:
+    """The script word of ``sh -c <script>`` (``-lc``, ``-ec``, ``-o pipefail -c`` ...)."""
+    prog = _program(cmd)
+    if not prog or prog[0][0].rsplit("/", 1)[-1] not in _SHELLS:
+        return None
+    k = 1
+    while k < len(prog):
+        word = prog[k][0]
+        if word in ("-o", "+o", "-O", "+O"):
+            k += 2
+        elif word.startswith("--") and word != "--":
+            k += 1  # --login, --noprofile, --norc
+        elif _SHELL_OPTS.fullmatch(word):
+            k += 1
+            if word[0] == "-" and "c" in word:
+                return prog[k] if k < len(prog) else None
+        else:
+            return None  # a script file (bash build.sh), or no -c at all
+    return None
+
+
+def _script_body(text: str | None, word: str, off: int) -> tuple[str, list[int]]:
+    """The script as the inner shell reads it, and for each of its characters (plus one
+    past the end) the offset in ``text``. A double-quoted script loses one level of
+    backslashes (``\\"`` is ``"``); a script written as one quoted word maps exactly,
+    anything else maps character by character from ``off``."""
+    if text is not None and 0 < off <= len(text) and text[off - 1] == '"':
+        chars: list[str] = []
+        where: list[int] = []
+        i, n = off, len(text)
+        while i < n and text[i] != '"':
+            if text[i] == "\\" and i + 1 < n:
+                if text[i + 1] == "\n":  # a line continuation inside the quotes
+                    i += 2
+                    continue
+                if text[i + 1] in _DQ_ESCAPES:
+                    i += 1
+            chars.append(text[i])
+            where.append(i)
+            i += 1
+        if i < n and text[off:i] == word:  # one quoted word (its escapes still in place)
+            return "".join(chars), [*where, i]
+    return word, list(range(off, off + len(word) + 1))
+
+
+def _split(text: str, start: int, end: int) -> list[list[Token]]:
+    """Simple commands of unquoted words in ``text[start:end]``."""
     cmds: list[list[Token]] = [[]]
-    i, n = start, len(text)
+    i, n = start, end
     while i < n:
         c = text[i]
         if c in " \t\r":
@@ -154,8 +232,8 @@ def shell_commands(text: str, start: int) -> list[list[Token]]:
                 cmds.append([])
             i += 1
         elif c == "#":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
+            eol = text.find("\n", i, n)
+            i = n if eol < 0 else eol
         else:
             word: list[str] = []
             first: int | None = None

@@ -8,7 +8,9 @@ live in :mod:`native_warp`, the library/type/intrinsic rules in
 
 Every pass reads the lexed view from :mod:`gpuport.scan.cxx`, so nothing in a
 comment or a string fires (except the inside of ``asm("...")``, read on
-purpose), and a hit inside a ROCm branch of the preprocessor is lowered to info.
+purpose), a hit inside a ROCm branch of the preprocessor is lowered to info, and
+nothing is reported from a branch no compiler sees (``#if 0``, ``#if false``; the
+``#else`` of an ``#if 0`` is live).
 """
 
 from __future__ import annotations

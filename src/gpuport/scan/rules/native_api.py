@@ -199,9 +199,11 @@ register(
 
 
 def _first(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.Match[str] | None:
-    """The first match outside a ROCm branch, else the first match."""
+    """The first match outside a ROCm branch, else the first match (never in ``#if 0``)."""
     first: re.Match[str] | None = None
     for m in iter_words(pattern, sink.code, start):
+        if sink.src.dead_at(m.start()):
+            continue
         if not sink.src.guarded_at(m.start()):
             return m
         first = first or m
@@ -209,9 +211,11 @@ def _first(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.Match[str
 
 
 def _once_per_name(sink: Sink, pattern: re.Pattern[str]) -> list[re.Match[str]]:
-    """First match of each distinct text (unguarded preferred)."""
+    """First match of each distinct text (unguarded preferred, never in ``#if 0``)."""
     chosen: dict[str, re.Match[str]] = {}
     for m in iter_words(pattern, sink.code):
+        if sink.src.dead_at(m.start()):
+            continue
         key = m.group()
         prev = chosen.get(key)
         if prev is None or (
@@ -239,7 +243,9 @@ def _check_simd(sink: Sink) -> None:
     calls = list(iter_words(_SIMD_CALL, sink.code))
     if not calls:
         return
-    defined = {m.group("fn") for m in iter_words(_SIMD_DEF, sink.code)}
+    defined = {
+        m.group("fn") for m in iter_words(_SIMD_DEF, sink.code) if not sink.src.dead_at(m.start())
+    }
     target = sink.ctx.target
     if target.family == "CDNA" or target.name.startswith("gfx103"):
         dot = "__builtin_amdgcn_sdot4(a, b, c, false)"
@@ -354,8 +360,8 @@ def _check_version_gates(sink: Sink) -> None:
         if d.kind not in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"):
             continue
         m = _VERSION_MACRO.search(d.expr)
-        if m is None:
-            continue
+        if m is None or d.value is not None:
+            continue  # no version macro, or literals decide the test (``#if 0 && CUDA_VERSION``)
         macro = m.group()
         if macro == "__CUDA_ARCH__" and (
             d.kind in ("ifdef", "ifndef", "elifdef", "elifndef")

@@ -3,7 +3,8 @@
 A pass is a function ``(sink) -> None`` that reads ``sink.src`` (the lexed
 source, see :mod:`gpuport.scan.cxx`) and calls :meth:`Sink.hit` with an
 offset. The sink turns the offset into a 1-based line and column, marks the
-finding guarded when the line sits in a ROCm branch, and reports each rule at
+finding guarded when the line sits in a ROCm branch, drops it when the line
+sits in a branch that is never compiled (``#if 0``), and reports each rule at
 most once per line. `gpuport hipify` runs the same passes on its input.
 """
 
@@ -40,7 +41,9 @@ class Sink:
             found: dict[str, tuple[int, str]] = {}
             for m in _DEFINE.finditer(self.code):
                 line_start = self.code.rfind("\n", 0, m.start()) + 1
-                if not self.code[line_start : m.start()].strip():
+                if not self.code[line_start : m.start()].strip() and not self.src.dead_at(
+                    m.start()
+                ):
                     found.setdefault(m.group("name"), (m.start("name"), m.group("value").strip()))
             self._defines = found
         return self._defines
@@ -55,6 +58,8 @@ class Sink:
             widths.add("narrow" if MASK32.fullmatch(self.defines[name][1].strip("() ")) else "wide")
         decl = re.compile(re.escape(name) + r"\s*(?=[=,){;\[])")
         for m in iter_words(decl, self.code):
+            if self.src.dead_at(m.start()):
+                continue
             words = _WORDS_BEFORE.search(self.code, max(0, m.start() - 120), m.start())
             typ = trailing_type(words.group().split()) if words else []
             if typ:
@@ -76,8 +81,11 @@ class Sink:
         fix: str | None = None,
         severity: Severity | None = None,
     ) -> bool:
-        """Report ``rule_id`` at ``offset``; False when this line already has it."""
+        """Report ``rule_id`` at ``offset``; False when this line already has it or is
+        never compiled (``#if 0``)."""
         line, col = self.src.line_col(offset)
+        if self.src.dead(line):
+            return False
         key = (rule_id, line)
         if key in self._seen:
             return False

@@ -518,7 +518,7 @@ def _check_ballots(sink: Sink) -> None:
     holders: set[str] = set()
     for m in iter_words(_BALLOT_CALL, code):
         target = _BALLOT_TARGET.search(code, max(0, m.start() - 120), m.start())
-        if target is None:
+        if target is None or sink.src.dead_at(m.start()):
             continue
         name = target.group("name")
         holders.add(name)

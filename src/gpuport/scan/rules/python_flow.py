@@ -50,6 +50,21 @@ class ScanState:
         self.marked |= new
         mark_words(self.ctx.text, new, self.mask)
 
+    def column(self, line: int | None, col_offset: int | None) -> int | None:
+        """The 1-based column, in characters, of an ``ast`` ``col_offset`` on ``line``.
+
+        ``ast`` counts UTF-8 bytes; findings count code points like editors do. Only a
+        line that is not ASCII needs converting.
+        """
+        if col_offset is None:
+            return None
+        if line is None or col_offset == 0:
+            return col_offset + 1
+        text = self.ctx.line_text(line)
+        if text.isascii():
+            return col_offset + 1
+        return len(text.encode("utf-8")[:col_offset].decode("utf-8", "ignore")) + 1
+
     def report(
         self,
         rule_id: str,
@@ -61,11 +76,10 @@ class ScanState:
         severity: Severity | None = None,
     ) -> None:
         line = getattr(node, "lineno", None)
-        col = getattr(node, "col_offset", None)
         self.ctx.report(
             rule_id,
             line,
-            None if col is None else col + 1,
+            self.column(line, getattr(node, "col_offset", None)),
             message=message,
             fix=fix,
             guarded=guarded,

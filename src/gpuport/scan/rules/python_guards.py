@@ -23,7 +23,12 @@ it is reported with ``guarded=True`` (lowered to info). The test of an
 ``torch.cuda.is_available()`` alone is not a guard: it is true on ROCm.
 
 Both branches of such a test count (on ROCm one of them is dead, the other is
-the ROCm-aware path), and so do ``elif`` chains below it. So does the body of a
+the ROCm-aware path), and so do ``elif`` chains below it. A ``match`` statement
+counts like an ``if`` chain: every ``case`` body is guarded when the subject
+discriminates the platform (``match torch.version.hip:``, ``match
+get_rocm_version():``, ``match backend_is_hip:``) or when a case pattern is a
+string that names ROCm/HIP/AMD (``case "rocm":``); a ``case ... if <test>:``
+whose test discriminates guards that case's body. So does the body of a
 function or class whose name names a vendor (``def _init_rocm()``) or whose
 decorators discriminate the platform (``@skipIfRocm``,
 ``@unittest.skipIf(torch.version.hip, ...)``), and the body and ``else`` of a
@@ -153,6 +158,17 @@ def guard_flags(test: ast.AST, *, cuda_version: bool = True) -> int:
     return flags
 
 
+def match_flags(node: ast.Match) -> int:
+    """Guard bits of a ``match`` statement: from its subject and its string patterns."""
+    flags = guard_flags(node.subject)
+    for case in node.cases:
+        for pat in ast.walk(case.pattern):
+            value = pat.value if isinstance(pat, ast.MatchValue) else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                flags |= string_flags(value.value)
+    return flags
+
+
 def catches_import_error(node: ast.Try | ast.TryStar) -> bool:
     """``try: import x`` / ``except ImportError:`` (or ``ModuleNotFoundError``)."""
     for handler in node.handlers:
@@ -244,6 +260,15 @@ def children(node: ast.AST, guard: int) -> list[Frame]:
         if isinstance(node, ast.IfExp):
             return [(node.test, guard), (node.body, inner), (node.orelse, inner)]
         return [(node.test, guard), *((s, inner) for s in (*node.body, *node.orelse))]
+    if isinstance(node, ast.Match):
+        inner = guard | match_flags(node)
+        return [(node.subject, guard), *((c, inner) for c in node.cases)]
+    if isinstance(node, ast.match_case):
+        inner = guard | (guard_flags(node.guard) if node.guard is not None else 0)
+        case_parts: list[Frame] = [(node.pattern, guard)]
+        if node.guard is not None:
+            case_parts.append((node.guard, guard))
+        return [*case_parts, *((s, inner) for s in node.body)]
     if isinstance(node, ast.BoolOp):
         flags = [guard_flags(v) for v in node.values]
         total = 0

@@ -491,7 +491,7 @@ class PythonScan(ScanState):
         self.ctx.report(
             "GP219",
             line,
-            col + 1,
+            self.column(line, col),
             message=f"sets both HIP_VISIBLE_DEVICES (line {hip[0][0]}) and "
             f"ROCR_VISIBLE_DEVICES (line {rocr[0][0]}); HIP re-indexes the GPUs ROCR left "
             "visible, so the two masks compound",
