@@ -11,8 +11,9 @@ Other readers (Dockerfile ``pip install`` lines) call
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
@@ -20,12 +21,22 @@ from packaging.version import InvalidVersion, Version
 
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
-from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
+from gpuport.scan.rules.base import (
+    Family,
+    FileContext,
+    FileKind,
+    Rule,
+    checker,
+    physical_lines,
+    register,
+)
 from gpuport.scan.rules.deps_readers import (
+    PIP_OPTIONS,
     conda_entries,
     pyproject_entries,
     setup_cfg_entries,
     setup_py_entries,
+    split_pip_option,
 )
 
 _PYTORCH_ROCM = "https://pytorch.org/get-started/locally/"
@@ -193,7 +204,8 @@ register(
 
 _CUDA_INDEX = re.compile(
     r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+|pypi\.nvidia\.com|"
-    r"pypi\.ngc\.nvidia\.com|/whl/cu\d{2,3}\b|storage\.googleapis\.com/jax-releases/jax_cuda",
+    r"pypi\.ngc\.nvidia\.com|/whl/cu\d{2,3}\b|storage\.googleapis\.com/jax-releases/jax_cuda|"
+    r"\+cu\d+",
     re.I,
 )
 _ROCM_INDEX = re.compile(
@@ -201,7 +213,8 @@ _ROCM_INDEX = re.compile(
     r"/whl/rocm\d",
     re.I,
 )
-_CUDA_LOCAL = re.compile(r"^cu(?:da)?\d+")
+# cu121, cuda12, and "cuX" from an f-string placeholder; not "+custom"
+_CUDA_LOCAL = re.compile(r"^cu(?:da)?(?:\d|x\b)")
 _CUDA_WHEEL_NAME = re.compile(
     r"(?:\+cu\d+|[._-]cu\d{2,3}(?=[._-])|cuda1\d|cu1\d(?:torch|x)?)", re.I
 )
@@ -217,6 +230,14 @@ _LINUX_ENV = {
     "extra": "",
 }
 _ROCM_INDEX_KEY = "rocm-index"
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME_PREFIX = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
+
+
+def _one_line(text: str, limit: int | None = None) -> str:
+    """Text for a message: whitespace runs (newlines, U+2028, ...) become one space."""
+    flat = " ".join(text.split())
+    return flat if limit is None else flat[:limit]
 
 
 def rocm_index_in_file(ctx: FileContext) -> bool:
@@ -240,7 +261,9 @@ def check_index_url(ctx: FileContext, url: str, line: int, column: int | None = 
             if rocm
             else None
         )
-        ctx.report("GP104", line, column, message=f"index {url} serves CUDA wheels", fix=fix)
+        ctx.report(
+            "GP104", line, column, message=f"index {_one_line(url)} serves CUDA wheels", fix=fix
+        )
 
 
 def _marker_applies(req: Requirement) -> bool:
@@ -320,7 +343,10 @@ def check_requirement(
         )
     if req.url and _CUDA_WHEEL_NAME.search(PurePosixPath(req.url).name):
         ctx.report(
-            "GP109", line, column, message=f"{req.name} is pinned to a CUDA wheel: {req.url}"
+            "GP109",
+            line,
+            column,
+            message=f"{req.name} is pinned to a CUDA wheel: {_one_line(req.url)}",
         )
     pkg = ctx.packages.by_dist(req.name)
     if pkg is None:
@@ -345,53 +371,55 @@ def check_requirement(
         ctx.report("GP102", line, column, message=text, fix=_route_fix(pkg))
 
 
+def _check_name(ctx: FileContext, name: str, line: int, column: int | None) -> None:
+    with contextlib.suppress(InvalidRequirement):
+        check_requirement(ctx, Requirement(name), line, column)
+
+
 def check_requirement_spec(
-    ctx: FileContext, spec: str, line: int, column: int | None = None
+    ctx: FileContext, spec: str, line: int, column: int | None = None, *, partial: bool = False
 ) -> None:
-    """Parse a PEP 508 string (or a bare wheel URL) and check it; GP110 if unparseable."""
+    """Parse a PEP 508 string (or a bare wheel or VCS URL) and check it; GP110 if unparseable.
+
+    ``partial``: the text came from an f-string whose unknown parts are "X"; if it
+    does not parse, check the name alone and a ``+cu`` local label, and stay quiet.
+    """
     spec = spec.strip()
     if not spec:
         return
     try:
         req = Requirement(spec)
     except InvalidRequirement:
+        egg = _EGG.search(spec)
         if re.match(r"^(https?|file)://", spec) or spec.endswith(".whl"):
             name = PurePosixPath(spec.split("#", 1)[0]).name
             if _CUDA_WHEEL_NAME.search(name):
-                ctx.report("GP109", line, column, message=f"pinned to a CUDA wheel: {spec}")
-            dist = name.split("-", 1)[0]
-            if dist and spec.endswith(".whl"):
-                with contextlib.suppress(InvalidRequirement):
-                    check_requirement(ctx, Requirement(dist), line, column)
+                shown = _one_line(spec)
+                ctx.report("GP109", line, column, message=f"pinned to a CUDA wheel: {shown}")
+            dist = egg.group(1) if egg else name.split("-", 1)[0]
+            if dist and (egg or spec.endswith(".whl")):
+                _check_name(ctx, dist, line, column)
             return
         if spec.startswith((".", "/", "git+", "hg+", "svn+", "bzr+")):
+            if egg:  # git+https://...#egg=flash-attn
+                _check_name(ctx, egg.group(1), line, column)
             return
-        ctx.report("GP110", line, column, message=f"not a PEP 508 requirement: {spec[:80]}")
+        if partial:
+            head = _NAME_PREFIX.match(spec)
+            if head is not None:
+                if re.search(r"\+cu", spec, re.I):
+                    shown = _one_line(spec)
+                    ctx.report("GP105", line, column, message=f"{shown} names a CUDA build")
+                _check_name(ctx, head.group(0).strip(), line, column)
+            return
+        shown = _one_line(spec, 80)
+        ctx.report("GP110", line, column, message=f"not a PEP 508 requirement: {shown}")
         return
     check_requirement(ctx, req, line, column)
 
 
 # --- requirements files -------------------------------------------------------------
 
-_OPT_WITH_VALUE = {
-    "-r": "include",
-    "--requirement": "include",
-    "-c": "include",
-    "--constraint": "include",
-    "-i": "index",
-    "--index-url": "index",
-    "--extra-index-url": "index",
-    "-f": "index",
-    "--find-links": "index",
-    "-e": "editable",
-    "--editable": "editable",
-    "--trusted-host": "skip",
-    "--hash": "skip",
-    "--config-settings": "skip",
-    "--global-option": "skip",
-    "--install-option": "skip",
-    "--use-feature": "skip",
-}
 _MAX_INCLUDE_DEPTH = 5
 
 
@@ -400,7 +428,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     buf = ""
     start = 0
-    for no, raw in enumerate(text.splitlines(), 1):
+    for no, raw in enumerate(physical_lines(text), 1):
         line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0]
         if not buf:
             start = no
@@ -416,61 +444,81 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _split_option(text: str) -> tuple[str, str] | None:
-    for opt, _kind in _OPT_WITH_VALUE.items():
-        if text == opt or text.startswith(opt + " ") or text.startswith(opt + "="):
-            value = text[len(opt) :].lstrip(" =").strip()
-            return opt, value
-        if len(opt) == 2 and text.startswith(opt) and not text.startswith(opt + "-"):
-            return opt, text[2:].strip()
-    return None
+def _check_pip_line(
+    ctx: FileContext, text: str, line: int, column: int | None, depth: int, seen: set[str]
+) -> None:
+    """One logical requirements line: an option (index, include, editable) or a requirement."""
+    if text.startswith("-"):
+        opt = split_pip_option(text)
+        if opt is None:
+            return
+        name, value = opt
+        kind = PIP_OPTIONS[name]
+        if kind == "index" and value:
+            check_index_url(ctx, value.split()[0], line, column)
+        elif kind == "include" and value:
+            _include(ctx, value, line, depth, seen)
+        elif kind == "editable":
+            egg = _EGG.search(value)
+            if egg:  # -e git+https://...#egg=flash-attn
+                _check_name(ctx, egg.group(1), line, column)
+        return
+    spec = re.split(r"\s--?[a-z]", text, maxsplit=1)[0]
+    check_requirement_spec(ctx, spec, line, column)
 
 
 def _check_requirements_text(ctx: FileContext, depth: int, seen: set[str]) -> None:
     for line, text in _logical_lines(ctx.text):
         column = ctx.line_text(line).find(text[:10]) + 1 or None
-        if text.startswith("-"):
-            opt = _split_option(text)
-            if opt is None:
-                continue
-            name, value = opt
-            kind = _OPT_WITH_VALUE[name]
-            if kind == "index":
-                check_index_url(ctx, value, line, column)
-            elif kind == "include":
-                _include(ctx, value, line, depth, seen)
-            continue
-        spec = re.split(r"\s--?[a-z]", text, maxsplit=1)[0]
-        check_requirement_spec(ctx, spec, line, column)
+        _check_pip_line(ctx, text, line, column, depth, seen)
 
 
 def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]) -> None:
-    """Follow ``-r other.txt`` unless the walker scans that file on its own anyway."""
-    from gpuport.scan.files import classify  # local: files imports this package
+    """Follow ``-r other.txt`` / ``-c other.txt``, never outside the scanned folder.
 
+    Included files are always read, even where the walker scans them on its own
+    (the engine drops the duplicate findings): they may be gitignored or excluded.
+    """
+    from gpuport.scan.files import Skip, read_text  # local: files imports this package
+
+    shown = _one_line(value)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
+        ctx.report("GP110", line, None, message=f"included file is a URL, not read: {shown}")
+        return
     target = (ctx.path.parent / value).resolve()
-    rel = (PurePosixPath(ctx.rel).parent / value).as_posix()
-    if classify(rel) is FileKind.REQUIREMENTS or depth >= _MAX_INCLUDE_DEPTH:
+    root = ctx.root.resolve() if ctx.root is not None else None
+    if root is not None and not target.is_relative_to(root):
+        ctx.report(
+            "GP110", line, None, message=f"include outside the scanned folder, not read: {shown}"
+        )
+        return
+    if depth >= _MAX_INCLUDE_DEPTH:
         return
     key = str(target)
     if key in seen:
         return
     seen.add(key)
-    from gpuport.scan.files import Skip, read_text
-
-    got = read_text(Path(target))
-    if isinstance(got, Skip):
-        ctx.report("GP110", line, None, message=f"cannot read included file {value}: {got.reason}")
+    if not target.exists():
+        ctx.report("GP110", line, None, message=f"cannot read included file {shown}: no such file")
         return
+    got = read_text(target)
+    if isinstance(got, Skip):
+        ctx.report("GP110", line, None, message=f"cannot read included file {shown}: {got.reason}")
+        return
+    if root is not None:
+        rel = target.relative_to(root).as_posix()
+    else:
+        rel = posixpath.normpath((PurePosixPath(ctx.rel).parent / value).as_posix())
     sub = FileContext(
         rel=rel,
-        path=Path(target),
+        path=target,
         kind=FileKind.REQUIREMENTS,
         text=got,
         target=ctx.target,
         packages=ctx.packages,
         select=ctx.select,
         ignore=ctx.ignore,
+        root=ctx.root,
     )
     sub.scratch[_ROCM_INDEX_KEY] = rocm_index_in_file(ctx) or rocm_index_in_file(sub)
     _check_requirements_text(sub, depth + 1, seen)
@@ -496,15 +544,18 @@ def check_manifest(ctx: FileContext) -> None:
     try:
         entries = readers[ctx.kind](ctx.text)
     except (ValueError, SyntaxError) as exc:
-        ctx.skip_reason = f"cannot parse {ctx.kind.value}: {exc}".splitlines()[0][:200]
+        ctx.skip_reason = physical_lines(f"cannot parse {ctx.kind.value}: {exc}")[0][:200]
         return
+    seen = {str(ctx.path.resolve())}
     for entry in entries:
         if entry.kind == "index":
             check_index_url(ctx, entry.value, entry.line)
         elif entry.kind == "conda":
-            ctx.report("GP108", entry.line, message=entry.value)
+            ctx.report("GP108", entry.line, message=_one_line(entry.value))
+        elif entry.kind == "pip":  # a conda pip: line; -r paths are relative to the env file
+            _check_pip_line(ctx, entry.value, entry.line, None, 0, seen)
         else:
-            check_requirement_spec(ctx, entry.value, entry.line)
+            check_requirement_spec(ctx, entry.value, entry.line, partial=entry.partial)
 
 
 __all__ = ["check_index_url", "check_requirement", "check_requirement_spec"]

@@ -1,7 +1,8 @@
 """Read dependency declarations, with line numbers, from structured manifests.
 
 Each reader takes the file's text and returns :class:`Entry` items: a
-requirement string, an index URL, or a conda package that is CUDA-only.
+requirement string, an index URL, a conda package that is CUDA-only, or a
+line of a conda ``pip:`` section (checked like a requirements-file line).
 ``setup.py`` is read with ``ast``; nothing from the project is ever executed.
 """
 
@@ -10,36 +11,168 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+
+from gpuport.scan.rules.base import physical_lines
 
 
 @dataclass(frozen=True)
 class Entry:
-    kind: Literal["req", "index", "conda"]
+    kind: Literal["req", "index", "conda", "pip"]
     value: str
     line: int
+    partial: bool = False  # built from an f-string: some parts are unknown ("X")
+
+
+# --- pip options (shared by requirements files and conda ``pip:`` sections) ---------
+
+PIP_OPTIONS = {
+    "-r": "include",
+    "--requirement": "include",
+    "-c": "include",
+    "--constraint": "include",
+    "-i": "index",
+    "--index-url": "index",
+    "--extra-index-url": "index",
+    "-f": "index",
+    "--find-links": "index",
+    "-e": "editable",
+    "--editable": "editable",
+    "--trusted-host": "skip",
+    "--hash": "skip",
+    "--config-settings": "skip",
+    "--global-option": "skip",
+    "--install-option": "skip",
+    "--use-feature": "skip",
+}
+
+
+def split_pip_option(text: str) -> tuple[str, str] | None:
+    """``--opt value``, ``--opt=value`` or ``-ovalue`` as (option, value); None if unknown."""
+    for opt in PIP_OPTIONS:
+        if text == opt or text.startswith(opt + " ") or text.startswith(opt + "="):
+            return opt, text[len(opt) :].lstrip(" =").strip()
+        if len(opt) == 2 and text.startswith(opt) and not text.startswith(opt + "-"):
+            return opt, text[2:].strip()
+    return None
+
+
+# --- locating values in the text ----------------------------------------------------
+
+
+def _code_part(line: str) -> str:
+    """The line without its trailing comment (``#`` at the start or after a space, unquoted)."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
+def _find_line(lines: list[str], needle: str, start: int = 0, end: int | None = None) -> int | None:
+    """1-based line in ``[start, end)`` where ``needle`` occurs as a whole word outside comments."""
+    pattern = re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w.-])")
+    for i in range(start, len(lines) if end is None else min(end, len(lines))):
+        if pattern.search(_code_part(lines[i])):
+            return i + 1
+    return None
 
 
 def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
-    """1-based line of the first occurrence of ``needle`` at or after line index ``start``."""
-    for i in range(start, len(lines)):
-        if needle in lines[i]:
-            return i + 1
-    for i in range(len(lines)):
-        if needle in lines[i]:
-            return i + 1
-    return 1
+    """1-based line of ``needle`` at or after line index ``start``, else anywhere, else 1."""
+    return _find_line(lines, needle, start) or _find_line(lines, needle) or 1
+
+
+def _quoted_line(lines: list[str], value: str, start: int = 0) -> int:
+    """Line of a string value, preferring its quoted form (``"torch>=2"``)."""
+    for needle in (f'"{value}"', f"'{value}'"):
+        found = _find_line(lines, needle, start) or _find_line(lines, needle)
+        if found:
+            return found
+    return _line_of(lines, value, start)
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
+
+
+def _norm_header(text: str) -> str:
+    return re.sub(r"[\s\"']", "", text)
+
+
+def _find_section(lines: list[str], header: str) -> int | None:
+    """0-based index of the ``[header]`` (or ``[[header]]``) line, or None."""
+    want = _norm_header(header)
+    for i, line in enumerate(lines):
+        match = _HEADER.match(line)
+        if match and _norm_header(match.group(1)) == want:
+            return i
+    return None
 
 
 def _section_start(lines: list[str], header: str) -> int:
-    pattern = re.compile(r"^\s*\[+\s*" + re.escape(header) + r"\s*\]+")
-    for i, line in enumerate(lines):
-        if pattern.match(line):
+    return _find_section(lines, header) or 0
+
+
+def _section_end(lines: list[str], start: int) -> int:
+    """Index of the first header line after ``start`` (or the number of lines)."""
+    for i in range(start + 1, len(lines)):
+        if _HEADER.match(lines[i]):
             return i
-    return 0
+    return len(lines)
+
+
+def _key_line(lines: list[str], key: str, start: int, end: int) -> int | None:
+    """0-based index of the line in ``[start, end)`` that assigns ``key`` (bare or quoted)."""
+    k = re.escape(key)
+    pattern = re.compile(rf"^\s*(?:\"{k}\"|'{k}'|{k})\s*=")
+    for i in range(start, end):
+        if pattern.match(lines[i]):
+            return i
+    return None
+
+
+def _array_table_lines(lines: list[str], idx: int) -> list[int]:
+    """1-based lines where each inline table of the array assigned on line ``idx`` opens."""
+    out: list[int] = []
+    depth = 0
+    for i in range(idx, len(lines)):
+        text = lines[i]
+        j = text.find("=") + 1 if i == idx else 0
+        quote = ""
+        while j < len(text):
+            ch = text[j]
+            if quote:
+                if ch == "\\" and quote == '"':
+                    j += 1
+                elif ch == quote:
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "#":
+                break
+            elif ch in "[{":
+                if ch == "{" and depth == 1:
+                    out.append(i + 1)
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth <= 0:
+                    return out
+            j += 1
+    return out
+
+
+# --- pyproject.toml -----------------------------------------------------------------
 
 
 def pyproject_entries(text: str) -> list[Entry]:
@@ -47,7 +180,7 @@ def pyproject_entries(text: str) -> list[Entry]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"invalid TOML: {exc}") from None
-    lines = text.splitlines()
+    lines = physical_lines(text)
     out: list[Entry] = []
 
     def add_reqs(reqs: Any, header: str) -> None:
@@ -56,24 +189,18 @@ def pyproject_entries(text: str) -> list[Entry]:
         start = _section_start(lines, header)
         for req in reqs:
             if isinstance(req, str):
-                out.append(
-                    Entry(
-                        "req",
-                        req,
-                        _line_of(lines, f'"{req}"', start)
-                        if f'"{req}"' in text
-                        else _line_of(lines, req, start),
-                    )
-                )
+                out.append(Entry("req", req, _quoted_line(lines, req, start)))
 
+    build = data.get("build-system", {})
+    if isinstance(build, dict):
+        add_reqs(build.get("requires"), "build-system")
     project = data.get("project", {})
     if isinstance(project, dict):
         add_reqs(project.get("dependencies"), "project")
         optional = project.get("optional-dependencies", {})
         if isinstance(optional, dict):
-            for group, reqs in optional.items():
+            for reqs in optional.values():
                 add_reqs(reqs, "project.optional-dependencies")
-                del group
     groups = data.get("dependency-groups", {})
     if isinstance(groups, dict):
         for reqs in groups.values():
@@ -83,50 +210,71 @@ def pyproject_entries(text: str) -> list[Entry]:
         return out
     poetry = tool.get("poetry", {})
     if isinstance(poetry, dict):
-        sections: list[tuple[str, Any]] = [("tool.poetry.dependencies", poetry.get("dependencies"))]
-        for gname, group in (poetry.get("group") or {}).items():
-            if isinstance(group, dict):
-                sections.append(
-                    (f"tool.poetry.group.{gname}.dependencies", group.get("dependencies"))
-                )
-        sections.append(("tool.poetry.dev-dependencies", poetry.get("dev-dependencies")))
-        for header, deps in sections:
-            if not isinstance(deps, dict):
-                continue
-            start = _section_start(lines, header)
-            for name, spec in deps.items():
-                if name.lower() == "python":
-                    continue
-                line = _line_of(lines, name, start)
-                out.append(Entry("req", _poetry_to_pep508(name, spec), line))
-        for source in poetry.get("source") or []:
-            if isinstance(source, dict) and isinstance(source.get("url"), str):
-                out.append(Entry("index", source["url"], _line_of(lines, source["url"])))
+        out.extend(_poetry_entries(poetry, lines))
     uv = tool.get("uv", {})
     if isinstance(uv, dict):
         for index in uv.get("index") or []:
             if isinstance(index, dict) and isinstance(index.get("url"), str):
-                out.append(Entry("index", index["url"], _line_of(lines, index["url"])))
+                out.append(Entry("index", index["url"], _quoted_line(lines, index["url"])))
         for key in ("index-url", "extra-index-url", "find-links"):
             value = uv.get(key)
             urls = value if isinstance(value, list) else [value]
             for url in urls:
                 if isinstance(url, str):
-                    out.append(Entry("index", url, _line_of(lines, url)))
+                    out.append(Entry("index", url, _quoted_line(lines, url)))
         for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
             add_reqs(uv.get(key), "tool.uv")
     return out
+
+
+def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]:
+    sections: list[tuple[str, Any]] = [("tool.poetry.dependencies", poetry.get("dependencies"))]
+    groups = poetry.get("group") or {}
+    if isinstance(groups, dict):
+        for gname, group in groups.items():
+            if isinstance(group, dict):
+                header = f"tool.poetry.group.{gname}.dependencies"
+                sections.append((header, group.get("dependencies")))
+    sections.append(("tool.poetry.dev-dependencies", poetry.get("dev-dependencies")))
+    for header, deps in sections:
+        if not isinstance(deps, dict):
+            continue
+        found = _find_section(lines, header)
+        start = found if found is not None else 0
+        end = _section_end(lines, start) if found is not None else len(lines)
+        for name, spec in deps.items():
+            if name.lower() == "python":
+                continue
+            idx = _key_line(lines, name, start, end)
+            if idx is not None:
+                line = idx + 1
+            else:  # [tool.poetry.dependencies.torch] sub-table, or not found
+                sub = _find_section(lines, f"{header}.{name}")
+                line = sub + 1 if sub is not None else _line_of(lines, name, start)
+            if isinstance(spec, list):  # multiple constraints: one table each
+                tables = _array_table_lines(lines, idx) if idx is not None else []
+                for i, item in enumerate(spec):
+                    at = tables[i] if i < len(tables) else line
+                    yield Entry("req", _poetry_to_pep508(name, item), at)
+            else:
+                yield Entry("req", _poetry_to_pep508(name, spec), line)
+    for source in poetry.get("source") or []:
+        if isinstance(source, dict) and isinstance(source.get("url"), str):
+            yield Entry("index", source["url"], _quoted_line(lines, source["url"]))
 
 
 def _poetry_to_pep508(name: str, spec: Any) -> str:
     """Poetry's ``name = "^1.2"`` / table form, reduced to a PEP 508 string."""
     version = ""
     extras: list[str] = []
+    markers = ""
     if isinstance(spec, str):
         version = spec
     elif isinstance(spec, dict):
         version = str(spec.get("version", ""))
         extras = [str(e) for e in spec.get("extras", [])]
+        if isinstance(spec.get("markers"), str):
+            markers = spec["markers"].strip()
         if "url" in spec:
             return f"{name} @ {spec['url']}"
     version = version.strip()
@@ -139,7 +287,17 @@ def _poetry_to_pep508(name: str, spec: Any) -> str:
     else:
         pep = version
     extra = f"[{','.join(extras)}]" if extras else ""
-    return f"{name}{extra}{pep}"
+    out = f"{name}{extra}{pep}"
+    if markers:
+        try:
+            Requirement(f"{out} ; {markers}")
+        except InvalidRequirement:
+            return out  # a marker packaging cannot read: keep the requirement itself
+        out = f"{out} ; {markers}"
+    return out
+
+
+# --- setup.cfg ----------------------------------------------------------------------
 
 
 def setup_cfg_entries(text: str) -> list[Entry]:
@@ -147,7 +305,7 @@ def setup_cfg_entries(text: str) -> list[Entry]:
     out: list[Entry] = []
     section = ""
     key = ""
-    for no, raw in enumerate(text.splitlines(), 1):
+    for no, raw in enumerate(physical_lines(text), 1):
         line = raw.split("#", 1)[0].split(";", 1)[0] if raw.lstrip().startswith(("#", ";")) else raw
         stripped = line.strip()
         header = re.match(r"^\[(.+)\]\s*$", stripped)
@@ -176,92 +334,282 @@ def _is_req_key(section: str, key: str) -> bool:
     return section == "options.extras_require" and bool(key)
 
 
-def setup_py_entries(text: str) -> list[Entry]:
-    """Requirement strings in ``setup(install_requires=..., extras_require=...)``."""
-    tree = ast.parse(text)
-    names: dict[str, ast.expr] = {}
+# --- setup.py (ast only) ------------------------------------------------------------
+
+_SETUP_KEYS = ("install_requires", "extras_require", "setup_requires")
+_MAX_DEPTH = 8
+
+
+def _module_names(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Module-level ``name = ...``, ``name += ...``, ``name.extend(...)``, ``name.append(...)``.
+
+    Each name maps to the expressions that make up its value, in order.
+    """
+    names: dict[str, list[ast.expr]] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign):
+            value = node.value
             for tgt in node.targets:
-                if isinstance(tgt, ast.Name):
-                    names[tgt.id] = node.value
-    out: list[Entry] = []
+                if not isinstance(tgt, ast.Name):
+                    continue
+                if (  # base = base + [...] extends base
+                    isinstance(value, ast.BinOp)
+                    and isinstance(value.op, ast.Add)
+                    and isinstance(value.left, ast.Name)
+                    and value.left.id == tgt.id
+                ):
+                    names.setdefault(tgt.id, []).append(value.right)
+                else:
+                    names[tgt.id] = [value]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            if isinstance(node.target, ast.Name):
+                names[node.target.id] = [node.value]
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            if isinstance(node.target, ast.Name):
+                names.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            call = node.value
+            func = call.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("extend", "append")
+                and isinstance(func.value, ast.Name)
+                and len(call.args) == 1
+            ):
+                names.setdefault(func.value.id, []).append(call.args[0])
+    return names
 
-    def strings(node: ast.expr | None, depth: int = 0) -> None:
-        if node is None or depth > 4:
+
+class _SetupReader:
+    def __init__(self, text: str) -> None:
+        self.tree = ast.parse(text)
+        self.lines = physical_lines(text)
+        self.names = _module_names(self.tree)
+        self.out: list[Entry] = []
+        self.resolving: set[str] = set()
+
+    def read(self) -> list[Entry]:
+        for call in ast.walk(self.tree):
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if fname != "setup":
+                continue
+            for kw in call.keywords:
+                if kw.arg in _SETUP_KEYS:
+                    self.strings(kw.value)
+                elif kw.arg is None:  # setup(**kw)
+                    self.kwargs(kw.value)
+        unique: list[Entry] = []
+        for entry in self.out:  # a name reached twice (setup(**kw) and a keyword) counts once
+            if entry not in unique:
+                unique.append(entry)
+        return unique
+
+    def resolve(self, node: ast.expr) -> list[ast.expr]:
+        """The expressions a module-level name stands for, or the node itself."""
+        if isinstance(node, ast.Name) and node.id in self.names:
+            return self.names[node.id]
+        return [node]
+
+    def kwargs(self, node: ast.expr, depth: int = 0) -> None:
+        """``**kw`` where kw is a dict literal or a ``dict(...)`` call (directly or by name)."""
+        if depth > _MAX_DEPTH:
             return
-        if isinstance(node, ast.Name) and node.id in names:
-            strings(names[node.id], depth + 1)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            out.append(Entry("req", node.value, node.lineno))
+        if isinstance(node, ast.Name):
+            if node.id in self.resolving or node.id not in self.names:
+                return
+            self.resolving.add(node.id)
+            for expr in self.names[node.id]:
+                self.kwargs(expr, depth + 1)
+            self.resolving.discard(node.id)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is None:
+                    self.kwargs(value, depth + 1)
+                elif isinstance(key, ast.Constant) and key.value in _SETUP_KEYS:
+                    self.strings(value)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "dict":
+            for arg in node.args:
+                self.kwargs(arg, depth + 1)
+            for kw in node.keywords:
+                if kw.arg in _SETUP_KEYS:
+                    self.strings(kw.value)
+                elif kw.arg is None:
+                    self.kwargs(kw.value, depth + 1)
+
+    def render(self, node: ast.expr, depth: int = 0) -> tuple[str, bool] | None:
+        """A string expression as text (unknown parts as "X"), and whether any were unknown."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value, False
+        if isinstance(node, ast.JoinedStr):
+            parts: list[str] = []
+            partial = False
+            for value in node.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    parts.append(value.value)
+                    continue
+                known = None
+                if (
+                    isinstance(value, ast.FormattedValue)
+                    and value.conversion == -1
+                    and value.format_spec is None
+                ):
+                    known = self.known_scalar(value.value, depth + 1)
+                if known is None:
+                    parts.append("X")
+                    partial = True
+                else:
+                    parts.append(known)
+            return "".join(parts), partial
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left = self.render(node.left, depth + 1)
+            right = self.render(node.right, depth + 1)
+            if left is None or right is None:
+                return None
+            return left[0] + right[0], left[1] or right[1]
+        if isinstance(node, ast.Name):
+            values = self.resolve(node)
+            if len(values) == 1 and values[0] is not node and node.id not in self.resolving:
+                self.resolving.add(node.id)
+                try:
+                    return self.render(values[0], depth + 1)
+                finally:
+                    self.resolving.discard(node.id)
+        return None
+
+    def known_scalar(self, node: ast.expr, depth: int) -> str | None:
+        """The text of a formatted value whose value is known (a constant, or a name for one)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)):
+            return str(node.value)
+        if isinstance(node, ast.Name):
+            rendered = self.render(node, depth)
+            if rendered is not None and not rendered[1]:
+                return rendered[0]
+        return None
+
+    def strings(self, node: ast.expr | None, depth: int = 0) -> None:
+        if node is None or depth > _MAX_DEPTH:
+            return
+        if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp)):
+            rendered = self.render(node)
+            if rendered is not None:
+                self.emit(node, *rendered)
+                return
+        if isinstance(node, ast.Name):
+            if node.id in self.resolving or node.id not in self.names:
+                return
+            self.resolving.add(node.id)
+            for expr in self.names[node.id]:
+                self.strings(expr, depth + 1)
+            self.resolving.discard(node.id)
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             for elt in node.elts:
-                strings(elt, depth + 1)
+                self.strings(elt.value if isinstance(elt, ast.Starred) else elt, depth + 1)
         elif isinstance(node, ast.Dict):
             for value in node.values:
-                strings(value, depth + 1)
+                self.strings(value, depth + 1)
         elif isinstance(node, ast.BinOp):
-            strings(node.left, depth + 1)
-            strings(node.right, depth + 1)
+            self.strings(node.left, depth + 1)
+            self.strings(node.right, depth + 1)
 
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
-        func = call.func
-        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if fname != "setup":
-            continue
-        for kw in call.keywords:
-            if kw.arg in ("install_requires", "extras_require", "setup_requires"):
-                strings(kw.value)
-    return out
+    def emit(self, node: ast.expr, text: str, partial: bool) -> None:
+        if "\n" not in text and "\r" not in text:
+            self.out.append(Entry("req", text, node.lineno, partial))
+            return
+        # "a\nb" / a triple-quoted block: one requirement a line, comments dropped
+        first = node.lineno - 1
+        last = min(node.end_lineno or node.lineno, len(self.lines))
+        cursor = first
+        for piece in physical_lines(text):
+            req = re.split(r"(?:^|\s)#", piece, maxsplit=1)[0].strip()
+            if not req:
+                continue
+            for i in range(cursor, last):
+                if req in self.lines[i]:
+                    cursor = i
+                    break
+            self.out.append(Entry("req", req, cursor + 1, partial))
 
+
+def setup_py_entries(text: str) -> list[Entry]:
+    """Requirement strings in ``setup(install_requires=..., extras_require=...)``.
+
+    Follows module-level names (also extended by ``+=``, ``.extend`` and ``.append``),
+    ``setup(**kw)`` with a dict literal or ``dict(...)``, newline-separated strings and
+    f-strings (unknown parts become "X").
+    """
+    return _SetupReader(text).read()
+
+
+# --- conda environment.yml ----------------------------------------------------------
 
 _CONDA_CUDA = re.compile(
-    r"^(?:[\w-]+::)?(cudatoolkit|cudatoolkit-dev|pytorch-cuda|cuda|cuda-[\w-]+|cudnn|nccl|"
+    r"^(cudatoolkit|cudatoolkit-dev|pytorch-cuda|cuda|cuda-[\w-]+|cudnn|nccl|"
     r"libcublas|libcusparse|libcurand|libcufft|cupy-cuda\w*|tensorrt)\b",
     re.I,
 )
+_CONDA_CUDA_BUILD = re.compile(r"cuda|(?<![a-z])cu\d{2,3}", re.I)
 _CONDA_RENAME = {"pytorch": "torch", "pytorch-gpu": "torch"}
+
+
+def _nvidia_channel(channel: str) -> bool:
+    chan = channel.strip().lower().rstrip("/")
+    return chan.startswith("nvidia") or bool(re.search(r"conda\.anaconda\.org/nvidia\b", chan))
+
+
+def _item_line(lines: list[str], value: str, start: int = 0) -> int:
+    """Line of a YAML block-list item ``- value``, else of ``value`` anywhere."""
+    pattern = re.compile(r"^\s*-\s*([\"']?)" + re.escape(value) + r"\1\s*(?:#.*)?$")
+    for i in range(start, len(lines)):
+        if pattern.match(lines[i]):
+            return i + 1
+    return _line_of(lines, value, start)
 
 
 def conda_entries(text: str) -> list[Entry]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ValueError(f"invalid YAML: {str(exc).splitlines()[0]}") from None
+        raise ValueError(f"invalid YAML: {physical_lines(str(exc))[0]}") from None
     if not isinstance(data, dict):
         return []
-    lines = text.splitlines()
+    lines = physical_lines(text)
     out: list[Entry] = []
     for channel in data.get("channels") or []:
-        if isinstance(channel, str) and channel.strip().lower() == "nvidia":
-            line = _line_of(lines, "nvidia")
-            out.append(Entry("conda", "the nvidia channel serves CUDA packages", line))
+        if isinstance(channel, str) and _nvidia_channel(channel):
+            line = _item_line(lines, channel)
+            out.append(Entry("conda", f"the {channel} channel serves CUDA packages", line))
     for dep in data.get("dependencies") or []:
         if isinstance(dep, str):
-            line = _line_of(lines, dep)
-            if _CONDA_CUDA.match(dep.strip()):
-                out.append(Entry("conda", f"{dep} is part of the CUDA stack", line))
-                continue
-            name, spec = _conda_to_pep508(dep)
-            out.append(Entry("req", _CONDA_RENAME.get(name.lower(), name) + spec, line))
+            out.extend(_conda_dep(dep, _item_line(lines, dep)))
         elif isinstance(dep, dict):
             for item in dep.get("pip") or []:
-                if not isinstance(item, str):
-                    continue
-                line = _line_of(lines, item)
-                if item.startswith(
-                    ("--index-url", "--extra-index-url", "-i ", "-f ", "--find-links")
-                ):
-                    out.append(Entry("index", item.split(None, 1)[-1].lstrip("="), line))
-                elif not item.startswith("-"):
-                    out.append(Entry("req", item, line))
+                if isinstance(item, str):
+                    out.append(Entry("pip", item.strip(), _item_line(lines, item)))
     return out
 
 
+def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
+    channel, _, spec = dep.strip().rpartition("::")
+    if _CONDA_CUDA.match(spec.strip()):
+        yield Entry("conda", f"{dep} is part of the CUDA stack", line)
+        return
+    if channel and _nvidia_channel(channel):
+        yield Entry("conda", f"{dep} comes from the nvidia channel", line)
+        return
+    name, pep = _conda_to_pep508(dep)
+    match = re.match(r"^\s*[A-Za-z0-9_.-]+(.*)$", spec)
+    if match and _CONDA_CUDA_BUILD.search(match.group(1)):
+        yield Entry("conda", f"CUDA build of {name}", line)
+    yield Entry("req", _CONDA_RENAME.get(name.lower(), name) + pep, line)
+
+
 def _conda_to_pep508(dep: str) -> tuple[str, str]:
-    dep = dep.split("::", 1)[-1].strip()
+    dep = dep.rsplit("::", 1)[-1].strip()
     match = re.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", dep)
     if not match:
         return dep, ""
@@ -272,4 +620,5 @@ def _conda_to_pep508(dep: str) -> tuple[str, str]:
     if rest[0] == "=" and not rest.startswith("=="):
         version = rest.lstrip("=").split("=")[0]
         return name, ("==" + version) if "*" not in version else ""
+    rest = re.split(r"(?<=[\w.*])=(?!=)", rest, maxsplit=1)[0]  # drop "=build"
     return name, rest if rest[0] in "<>=!~" else ""
