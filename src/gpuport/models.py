@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import json
 import platform
 import socket
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuport import __version__
 
@@ -107,3 +110,37 @@ class EnvFingerprint(BaseModel):
             hostname_hash=digest,
             created=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+def load_result(path: Path, model: type[ResultT]) -> ResultT:
+    """Read a gpuport JSON result file, validated whole, or refuse it with one clear line.
+
+    Files from a newer major schema version are refused rather than half-read.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise GpuportError(f"{path} is not JSON: {exc}") from None
+    kind = model.model_fields.get("kind")
+    expected = kind.default if kind is not None else None
+    if not isinstance(data, dict) or (expected and data.get("kind") != expected):
+        what = data.get("kind") if isinstance(data, dict) else type(data).__name__
+        raise GpuportError(f"{path} is not a {expected or model.__name__} file (found {what!r})")
+    version = str(data.get("schema_version", ""))
+    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        raise GpuportError(
+            f"{path} has schema version {version or 'none'}; this gpuport reads {SCHEMA_VERSION}"
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise GpuportError(f"{path} is not a valid {expected}: {where}: {first['msg']}") from None
