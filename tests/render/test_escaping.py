@@ -47,7 +47,8 @@ def test_terminal_output_has_no_raw_escape_sequences(cli, tmp_path: Path) -> Non
 
 def test_markdown_output_has_no_live_links(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     res = cli("scan", str(_hostile_project(tmp_path)), "--format", "markdown")
-    assert "](http://evil)" not in res.out
+    assert "[a](http://evil)" not in res.out  # would render as a link
+    assert "\\[a\\](http://evil)" in res.out  # escaped brackets render as text
     assert "\x1b" not in res.out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def clean(text: str) -> str:
