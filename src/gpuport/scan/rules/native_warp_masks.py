@@ -1,0 +1,208 @@
+"""GP302, GP304 and GP307: lane masks and lane numbers that assume 32 lanes.
+
+A 32-bit mask passed to a ``*_sync`` intrinsic (GP302), lane or warp indices
+computed with ``& 31``, ``% 32``, ``>> 5`` or ``/ 32`` (GP304), and ballot
+results kept in 32 bits (GP307). :func:`gpuport.scan.rules.native_warp.check_warp`
+runs these passes with the other warp-size ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuport.models import Severity
+from gpuport.scan.rules.native_common import MASK32, Sink, is_32bit, iter_words, trailing_type
+
+# -- helpers ---------------------------------------------------------------------------------
+#
+# Every whole-file pattern starts with a literal so the regex engine can skip ahead in C;
+# context (the name before a ``= 32``, the operand of ``& 31``) is read from a short
+# window around each hit.
+
+_MASK_HALF64 = re.compile(r"0[xX]0*[fF]{8}(?:[uU]?[lL]{1,2}|[lL]{1,2}[uU])")
+_SYNC_CALL = re.compile(
+    r"__(?P<fn>(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|"
+    r"reduce_(?:add|min|max|and|or|xor))_sync|syncwarp)\s*\("
+)
+
+
+def _strip(arg: str) -> str:
+    arg = arg.strip()
+    while arg.startswith("(") and arg.endswith(")") and arg.count("(") == 1:
+        arg = arg[1:-1].strip()
+    return arg
+
+
+def statement_left(code: str, pos: int, limit: int = 400) -> int:
+    """Offset where the statement holding ``pos`` starts (after ``;``, ``{`` or ``}``)."""
+    lo = max(0, pos - limit)
+    return (
+        max(code.rfind(";", lo, pos), code.rfind("{", lo, pos), code.rfind("}", lo, pos), lo - 1)
+        + 1
+    )
+
+
+# -- GP302 -----------------------------------------------------------------------------------
+
+
+def check_masks(sink: Sink) -> None:
+    src, code = sink.src, sink.code
+    wave = sink.ctx.target.wave_size
+    for m in iter_words(_SYNC_CALL, code):
+        args = src.call_args(m.end() - 1)
+        if not args:
+            continue
+        fn = "__" + m.group("fn")
+        arg = _strip(code[args[0][0] : args[0][1]])
+        literal = MASK32.fullmatch(arg) is not None
+        named = (
+            not literal
+            and re.fullmatch(r"[A-Za-z_]\w*", arg) is not None
+            and (sink.declared_width(arg) == "narrow")
+        )
+        if literal or named:
+            what = f"`{arg}` is a 32-bit " + ("mask" if literal else "integer")
+            if wave == 64:
+                sink.hit(
+                    "GP302",
+                    m.start(),
+                    f"{what}: HIP's {fn} static_asserts a 64-bit mask "
+                    "(ROCm 6.2+), and 32 bits name only lanes 0-31 of a 64-lane wavefront",
+                )
+            else:
+                sink.hit(
+                    "GP302",
+                    m.start(),
+                    f"{what}: HIP's {fn} requires a 64-bit mask up to "
+                    "ROCm 7.x even on wave32 targets (relaxed by ROCm/rocm-systems#8385)",
+                    severity=Severity.MAJOR,
+                )
+        elif wave == 64 and _MASK_HALF64.fullmatch(arg):
+            sink.hit(
+                "GP302",
+                m.start(),
+                f"`{arg}` names only lanes 0-31 of a 64-lane "
+                f"wavefront; {fn} would wait for or read lanes that never join",
+                severity=Severity.MAJOR,
+            )
+
+
+# -- GP304 -----------------------------------------------------------------------------------
+
+_LANE_OP = re.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
+_PAIRS = {"&": ("31", "0x1f"), "%": ("32",), ">>": ("5",), "/": ("32",)}
+_LANEISH = re.compile(
+    r"threadIdx|\b(?:tid|ltid|tidx|tx|lid|lane\w*|lane_?id|thread_?id\w*|"
+    r"threadId\w*|local_?id|blockDim)\b",
+    re.I,
+)
+_TARGET_WARPISH = re.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
+_OPERAND = re.compile(r"(?:[\w.]|->|\[[^\[\]]*\])+\s*$")
+_STMT_TARGET = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
+
+
+def _left_operand(code: str, op: int) -> str:
+    window_start = max(0, op - 300)
+    k = op
+    while k > window_start and code[k - 1] in " \t":
+        k -= 1
+    if k > window_start and code[k - 1] == ")":
+        depth = 0
+        j = k - 1
+        while j >= window_start:
+            if code[j] == ")":
+                depth += 1
+            elif code[j] == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            j -= 1
+        head = _OPERAND.search(code, window_start, max(window_start, j))
+        return code[(head.start() if head else j) : k]
+    m = _OPERAND.search(code, window_start, k)
+    return m.group() if m else ""
+
+
+def _plain_operator(code: str, start: int, op: str) -> bool:
+    """``&``/``%``/``>>``/``/`` as a binary operator, not ``&&``, ``&=``, ``>>=``, ``>>>``,
+    ``//`` and the like."""
+    before = code[start - 1] if start else ""
+    after = code[start + len(op)] if start + len(op) < len(code) else ""
+    if after == "=" or (op == "&" and "&" in (before, after)) or (op == ">>" and before == ">"):
+        return False
+    return not (op == "/" and (before in "/*" or after in "/*"))
+
+
+def check_lane_math(sink: Sink) -> None:
+    code = sink.code
+    for m in _LANE_OP.finditer(code):
+        op, k = m.group("op"), m.group("k").lower()
+        if k not in _PAIRS[op] or not _plain_operator(code, m.start(), op):
+            continue
+        operand = _left_operand(code, m.start())
+        target = _STMT_TARGET.search(code, statement_left(code, m.start()), m.start())
+        lane_operand = _LANEISH.search(operand) is not None
+        lane_target = target is not None and _TARGET_WARPISH.search(target.group(1)) is not None
+        if lane_operand or lane_target:
+            expr = f"{operand.strip()} {op} {m.group('k')}"
+            sink.hit(
+                "GP304",
+                m.start(),
+                f"`{expr}` assumes 32 lanes per warp; a wavefront on this target has 64",
+            )
+
+
+# -- GP307 -----------------------------------------------------------------------------------
+
+_BALLOT_CALL = re.compile(r"__(?:ballot(?:_sync)?|activemask)\s*\(")
+_BALLOT_TARGET = re.compile(
+    r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?:\(\s*[\w\s:]+\)\s*|"
+    r"static_cast<[\w\s:]+>\s*\(\s*)?$"
+)
+_WORDS = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_BIT_COUNT = re.compile(
+    r"__(?P<fn>popc|ffs|clz|brev)\s*\(\s*(?P<arg>__ballot(?:_sync)?|"
+    r"__activemask|[A-Za-z_]\w*)\b"
+)
+_LANE_BIT = re.compile(r"<<\s*\(?\s*(?P<var>[A-Za-z_][\w.]*)")
+_ONE_BEFORE = re.compile(
+    r"(?<![\w.])(?P<one>1[uU]?|0[xX]0*1[uU]?|-1|~0[uU]?|0[xX][fF]{8}[uU]?)"
+    r"\s*$"
+)
+
+
+def check_ballots(sink: Sink) -> None:
+    code = sink.code
+    holders: set[str] = set()
+    for m in iter_words(_BALLOT_CALL, code):
+        target = _BALLOT_TARGET.search(code, max(0, m.start() - 120), m.start())
+        if target is None or sink.src.dead_at(m.start()):
+            continue
+        name = target.group("name")
+        holders.add(name)
+        words = _WORDS.search(code, max(0, target.start() - 120), target.start())
+        typ = trailing_type(words.group().split()) if words else []
+        narrow = is_32bit(typ) if typ else sink.declared_width(name) == "narrow"
+        if narrow:
+            fn = code[m.start() : m.end() - 1].strip()
+            sink.hit(
+                "GP307",
+                target.start("name"),
+                f"`{name}` keeps the 64-bit result of {fn} in 32 bits: lanes 32-63 are lost",
+            )
+    for m in iter_words(_BIT_COUNT, code):
+        arg = m.group("arg")
+        if arg in holders or arg.startswith(("__ballot", "__activemask")):
+            fn = "__" + m.group("fn")
+            sink.hit("GP307", m.start(), f"{fn} counts 32 bits of a 64-bit lane mask; use {fn}ll")
+    for m in _LANE_BIT.finditer(code):
+        if not _LANEISH.search(m.group("var")) or code.startswith("<<<", m.start()):
+            continue
+        one = _ONE_BEFORE.search(code, max(0, m.start() - 20), m.start())
+        if one is not None:
+            sink.hit(
+                "GP307",
+                one.start(),
+                f"`{one.group('one')} << {m.group('var')}` is a "
+                "32-bit lane bit; lanes 32-63 overflow it (use 1ull)",
+            )
