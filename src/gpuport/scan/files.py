@@ -48,7 +48,7 @@ SILENT_DIRS = {"__pycache__", "CVS", "_darcs"}
 # Someone else's code: skipped (and listed) unless --include-vendored.
 VENDORED_DIRS = {
     "third_party", "third-party", "thirdparty", "vendor", "vendored", "external", "extern",
-    "3rdparty", "submodules",
+    "3rdparty", "submodules", "_vendor", "_vendored",
 }  # fmt: skip
 INSTALLED_DIRS = {"site-packages", "dist-packages", "node_modules"}
 ENV_NAMES = {"venv", "env", "virtualenv", "pyenv", "conda-env"}
