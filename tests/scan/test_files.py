@@ -49,7 +49,8 @@ def _rels(root: Path, **kw: object) -> list[str]:
 def test_nested_gitignore_vendored_and_env_folders(tmp_path: Path) -> None:
     for rel in [
         "a.py", "gen/out.py", "sub/keep.py", "sub/skip.py", "sub/deep/also.py",
-        "third_party/lib.cu", "pkg/_vendor/quack/k.py", ".venv/lib.py", "node_modules/x.py", "build/x.py",
+        "third_party/lib.cu", "pkg/_vendor/quack/k.py", ".venv/lib.py", "node_modules/x.py",
+        "build/x.py",
         "venv/lib/x.py", "env/cuda_env.py", "src/pkg/build/ops.py", "deps/x.py",
     ]:  # fmt: skip
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
