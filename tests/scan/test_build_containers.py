@@ -14,6 +14,7 @@ from gpuport.scan.engine import ScanOptions, check_text
 from gpuport.scan.model import Finding
 from gpuport.scan.rules import RULES
 from gpuport.scan.rules.base import Family, FileKind
+from gpuport.scan.rules.build import is_cuda_find_module
 
 
 def _check(text: str, kind: FileKind, name: str = "f") -> tuple[list[Finding], str | None]:
@@ -233,6 +234,135 @@ def test_arch_fix_names_the_selected_target() -> None:
     )
     (gp403,) = [f for f in findings if f.rule_id == "GP403"]
     assert "gfx1100" in gp403.fix
+
+
+def _lines(findings: list[Finding], rule: str) -> list[tuple[int | None, bool]]:
+    return [(f.location.line, f.guarded) for f in findings if f.rule_id == rule]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "text"),
+    [
+        (
+            FileKind.CMAKE,
+            "CMakeLists.txt",
+            "target_link_libraries(f PRIVATE CUDA::cublas CUDA::cublasLt)\n",
+        ),
+        (
+            FileKind.CMAKE,
+            "CMakeLists.txt",
+            'set_property(TARGET f PROPERTY INTERFACE_LINK_LIBRARIES "cublas;-lcublasLt")\n',
+        ),
+        (FileKind.MAKEFILE, "Makefile", "LDLIBS := -lcublas -lcublasLt -lm\n"),
+        (FileKind.SETUP_PY, "setup.py", 'LINK = ["-lcublas", "-lcublasLt"]\n'),
+    ],
+)
+def test_one_library_finding_a_line(kind: FileKind, name: str, text: str) -> None:
+    findings, _ = _check(text, kind, name)
+    (gp407,) = [f for f in findings if f.rule_id == "GP407"]
+    if kind is not FileKind.SETUP_PY:
+        assert "cublasLt" in gp407.message
+        assert "roc::hipblas " in gp407.fix and "roc::hipblaslt" in gp407.fix
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("share/cmake/Caffe2/FindCUDAToolkit.cmake", True),
+        ("cmake/Modules/FindCUDNN.cmake", True),
+        ("FindNCCL.cmake", True),
+        ("cmake/FindTorchCUDA.cmake", True),
+        ("Caffe2/Modules_CUDA_fix/upstream/FindPackageMessage.cmake", True),
+        ("Caffe2/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake", True),
+        ("tools/FindCUDA/helpers.cmake", True),
+        ("run_nvcc.cmake", True),
+        ("cmake\\FindCUDA\\parse_cubin.cmake", True),
+        ("CMakeLists.txt", False),
+        ("cmake/public/cuda.cmake", False),
+        ("cmake/FindBarracuda.cmake", False),
+        ("cmake/FindCURL.cmake", False),
+        ("cmake/FindCUDA_helpers/CMakeLists.txt", False),
+    ],
+)
+def test_cuda_find_module_names(rel: str, expected: bool) -> None:
+    assert is_cuda_find_module(rel) is expected
+
+
+def test_cuda_find_module_findings_are_info() -> None:
+    text = (
+        "find_package(CUDA)\n"
+        "list(APPEND CUDA_NVCC_FLAGS -gencode arch=compute_80,code=sm_80)\n"
+        "target_link_libraries(${target} ${CUDA_LIBRARIES})\n"
+        "find_program(CUDA_NVCC_EXECUTABLE nvcc)\n"
+    )
+    for rel in ("cmake/Modules_CUDA_fix/FindCUDA.cmake", "cmake/FindCUDA/run_nvcc.cmake"):
+        findings, _ = _check(text, FileKind.CMAKE, rel)
+        gp4 = [f for f in findings if f.rule_id.startswith("GP4")]
+        assert {f.rule_id for f in gp4} == {"GP401", "GP402", "GP403", "GP407", "GP408"}
+        assert all(f.guarded and f.severity is Severity.INFO for f in gp4)
+        assert all("CUDA find-module" in f.message for f in gp4)
+    findings, _ = _check(text, FileKind.CMAKE, "cmake/cuda.cmake")
+    assert not any(f.guarded for f in findings if f.rule_id.startswith("GP4"))
+
+
+@pytest.mark.parametrize(
+    "hip",
+    [
+        "include(${CMAKE_CURRENT_LIST_DIR}/public/LoadHIP.cmake)",
+        "include(cmake/hip.cmake)",
+        "find_package(HIP)",
+        "find_package(hip CONFIG)",
+        "find_package(rocm_smi)",
+        "enable_language(HIP)",
+    ],
+)
+def test_hip_path_anywhere_guards_gp401(hip: str) -> None:
+    text = f"if(WITH_AMD_GPU)\n  {hip}\nendif()\nenable_language(CUDA)\n"
+    findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
+    assert _lines(findings, "GP401") == [(4, True)]
+
+
+def test_hip_path_in_a_dead_block_does_not_count() -> None:
+    text = "if(0)\n  enable_language(HIP)\nendif()\nenable_language(CUDA)\n"
+    findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
+    assert _lines(findings, "GP401") == [(4, False)]
+
+
+def test_cmake_dead_blocks() -> None:
+    text = (
+        "if(NO)\n"  # 1
+        "  find_package(CUDA)\n"
+        "elseif(1)\n"  # 3
+        "  find_package(CUDA)\n"  # live: the first taken branch
+        "elseif(USE_CUDA)\n"  # 5
+        "  find_package(CUDA)\n"  # dead: a branch was taken
+        "else()\n"
+        "  find_package(CUDA)\n"  # dead
+        "endif()\n"
+        "if(USE_CUDA)\n"  # 10
+        "  find_package(CUDA)\n"  # live
+        "elseif(foo-NOTFOUND)\n"
+        "  find_package(CUDA)\n"  # dead
+        "else()\n"
+        "  find_package(CUDA)\n"  # 15: live
+        "endif()\n"
+        "if(IGNORE)\n"  # an unclosed dead block runs to the end
+        "  find_package(CUDA)\n"
+    )
+    findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
+    assert _lines(findings, "GP401") == [(4, False), (11, False), (15, False)]
+
+
+def test_cmake_unclosed_generator_expressions_are_linear() -> None:
+    text = "target_compile_options(f PRIVATE " + "$<" * 20000 + " --use_fast_math)\n"
+    findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
+    assert _lines(findings, "GP402") == [(1, False)]
+
+
+def test_cmake_arch_reported_once_at_the_first_token() -> None:
+    text = "set(CMAKE_CUDA_ARCHITECTURES 80)  # sm_80\nset(FLAGS -arch=sm_80 -code=sm_80)\n"
+    findings, _ = _check(text, FileKind.CMAKE, "CMakeLists.txt")
+    assert _at(findings, "GP403") == [(1, 5), (2, 17)]
 
 
 # --- registry ------------------------------------------------------------------------------

@@ -7,40 +7,54 @@ with :mod:`ast` only, never executed or imported; simple assignments
 (``NVCC_FLAGS = [...]``, ``.append``, ``+=``) are followed so that flags kept
 in a variable are found where they are written.
 
+In CMake, ``if(0)``/``if(FALSE)`` blocks are dead and not read; nvcc flags inside
+``$<$<COMPILE_LANGUAGE:CUDA>:...>`` are guarded; architecture lists count only
+where a value names architectures; libraries count only where they are linked;
+and CUDA find-modules (FindCUDA.cmake, run_nvcc.cmake, ...) report info only,
+since they say how to find CUDA, not whether the project uses it.
+
 The rule table is in :mod:`gpuport.scan.rules.build_rules`, the patterns all
-three kinds share in :mod:`gpuport.scan.rules.build_common`, and the setup.py
-reader in :mod:`gpuport.scan.rules.build_setup`; this module reads CMake files
-and Makefiles.
+three kinds share in :mod:`gpuport.scan.rules.build_common`, CMake syntax in
+:mod:`gpuport.scan.rules.build_cmake`, the Makefile reader in
+:mod:`gpuport.scan.rules.build_make` and the setup.py reader in
+:mod:`gpuport.scan.rules.build_setup`; this module reads CMake files.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from gpuport.scan.rules.base import FileContext, FileKind, checker, register
+from gpuport.scan.rules.build_cmake import (
+    Command,
+    Word,
+    commands,
+    cuda_only_spans,
+    dead_spans,
+    rocm_guards,
+    strip_cmake_comments,
+)
 from gpuport.scan.rules.build_common import (
-    CUDA_ARCH,
-    HALF_MACRO,
+    ARCH_ASSIGN,
+    ARCH_VAR,
     LIB_ALT,
     LINK,
-    NVCC_ONLY,
     NVCC_WORD,
     ROCM_ARCH,
-    ROCM_COND,
     Guards,
-    flag_fix,
-    lib_fix,
+    lists_arch,
 )
+from gpuport.scan.rules.build_make import check_makefile, make_guards, strip_make_comments
 from gpuport.scan.rules.build_rules import BUILD_RULES
 from gpuport.scan.rules.build_setup import check_setup_py
+from gpuport.scan.rules.build_text import Out, Spans, Text, in_spans, report_text_tokens
 
 __all__ = [
     "check_cmake",
     "check_makefile",
     "check_setup_py",
+    "is_cuda_find_module",
     "make_guards",
     "strip_cmake_comments",
     "strip_make_comments",
@@ -48,225 +62,153 @@ __all__ = [
 
 register(*BUILD_RULES)
 
-# --- CMake and Makefile text ---------------------------------------------------------------
-
-
-class _Text:
-    """Comment-free text of a build file with offset→(line, column) mapping."""
-
-    def __init__(self, code: str) -> None:
-        self.code = code
-        self.starts = [0] + [i + 1 for i, c in enumerate(code) if c == "\n"]
-
-    def pos(self, offset: int) -> tuple[int, int]:
-        idx = bisect.bisect_right(self.starts, offset) - 1
-        return idx + 1, offset - self.starts[idx] + 1
-
-
-def _report_text_tokens(
-    ctx: FileContext,
-    text: _Text,
-    guards: Guards,
-    skip: list[tuple[int, int]],
-) -> None:
-    """GP402/403/406/407 on comment-free CMake or Makefile text."""
-    target = ctx.target.name
-    rocm_arch = bool(ROCM_ARCH.search(text.code))
-    code = text.code
-
-    def live(off: int) -> tuple[int, int] | None:
-        if any(a <= off < b for a, b in skip):
-            return None
-        return text.pos(off)
-
-    for m in NVCC_ONLY.finditer(code):
-        if (at := live(m.start())) is not None:
-            flag = m.group(1)
-            ctx.report(
-                "GP402",
-                at[0],
-                at[1],
-                message=f"nvcc-only flag {flag}",
-                fix=flag_fix(flag, target),
-                guarded=at[0] in guards,
-            )
-    arch_lines: set[int] = set()
-    for m in CUDA_ARCH.finditer(code):
-        at = live(m.start())
-        if rocm_arch or at is None or at[0] in arch_lines:
-            continue
-        arch_lines.add(at[0])
-        ctx.report(
-            "GP403",
-            at[0],
-            at[1],
-            message=f"{m.group(0)}: NVIDIA architectures only, no AMD target in this file",
-            fix=f"Add the AMD target {target}: set(GPU_TARGETS {target}) or "
-            f"CMAKE_HIP_ARCHITECTURES {target}; PYTORCH_ROCM_ARCH={target}; "
-            f"--offload-arch={target}.",
-            guarded=at[0] in guards,
-        )
-    for m in HALF_MACRO.finditer(code):
-        if (at := live(m.start())) is not None:
-            ctx.report(
-                "GP406",
-                at[0],
-                at[1],
-                message=f"{m.group(0)} is remapped on ROCm",
-                guarded=at[0] in guards,
-            )
-    for m in LINK.finditer(code):
-        if (at := live(m.start())) is not None:
-            name = m.group(1) or m.group(2) or m.group(3)
-            ctx.report(
-                "GP407",
-                at[0],
-                at[1],
-                message=f"links NVIDIA library {m.group(0)}",
-                fix=lib_fix(name),
-                guarded=at[0] in guards,
-            )
-
-
-# --- CMake ---------------------------------------------------------------------------------
-
-_BRACKET = re.compile(r"\[(=*)\[")
-_COMMAND = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 _HIP_PATH = re.compile(
     r"(?i)\benable_language\s*\([^)]*\bHIP\b|\bfind_package\s*\(\s*(?:hip|rocm)"
     r"|\bproject\s*\([^)]*\bHIP\b|\bLANGUAGE\s+HIP\b"
+    r"|\binclude\s*\([^)]*\b(?:LoadHIP|hip)\.cmake\b"
 )
 _CUDA_FIND = re.compile(r"(?i)^\s*(CUDA|CUDAToolkit)\b")
 _CMAKE_NVCC = re.compile(r"\bCMAKE_CUDA_COMPILER\b|\bCUDA_NVCC_EXECUTABLE\b|" + NVCC_WORD.pattern)
-_LINK_CMDS = {"target_link_libraries", "link_libraries"}
 _BARE_LIB = re.compile(rf"(?<![\w:${{/.-])({LIB_ALT})(?![\w:}}/.-])")
+# Modules that describe how to find CUDA (and helpers they run), not the project's build:
+# case-sensitive, so that FindBarracuda.cmake is not one.
+_FIND_MODULE = re.compile(
+    r"(?:^|/)(?:Find[^/]*CUDA[^/]*|FindCUDNN|FindNCCL|FindCUDSS|FindCUSPARSELT"
+    r"|run_nvcc|select_compute_arch|make2cmake|parse_cubin)\.cmake$"
+    r"|(?:^|/)(?:Modules_CUDA_fix|FindCUDA)/"
+)
+_FIND_NOTE = (
+    "in a CUDA find-module ({name}), which describes how to find CUDA; "
+    "the project's own CMake decides whether it is used"
+)
+# Commands whose arguments are tests or removals, not values.
+_TESTS = {"if", "elseif", "while", "unset", "else", "endif", "endwhile"}
+_LINK_CMDS = {"target_link_libraries", "link_libraries"}
+_LINK_OPTS = {"target_link_options", "add_link_options", "link_options"}
+_LINK_PROP = re.compile(r"(?:INTERFACE_)?LINK_(?:LIBRARIES|OPTIONS)|IMPORTED_LINK_\w*LIBRARIES\w*")
+_LINKER_VAR = re.compile(r"\w*(?:LINKER_FLAGS|LDFLAGS)\w*")
 
 
-def _blank(chars: list[str], start: int, end: int) -> None:
-    for i in range(start, end):
-        if chars[i] != "\n":
-            chars[i] = " "
+def is_cuda_find_module(rel: str) -> bool:
+    """Whether ``rel`` is a CUDA find-module or one of its helpers (FindCUDA/run_nvcc.cmake)."""
+    return bool(_FIND_MODULE.search(rel.replace("\\", "/")))
 
 
-def strip_cmake_comments(text: str) -> str:
-    """Blank out ``#`` and ``#[[...]]`` comments, keeping strings and bracket arguments."""
-    chars = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-        elif c == "[" and (m := _BRACKET.match(text, i)):
-            end = text.find("]" + m.group(1) + "]", m.end())
-            i = n if end < 0 else end + len(m.group(1)) + 2
-        elif c == "#":
-            m = _BRACKET.match(text, i + 1)
-            if m:
-                end = text.find("]" + m.group(1) + "]", m.end())
-                end = n if end < 0 else end + len(m.group(1)) + 2
-            else:
-                end = text.find("\n", i)
-                end = n if end < 0 else end
-            _blank(chars, i, end)
-            i = end
-        else:
-            i += 1
-    return "".join(chars)
+# --- values of commands --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Command:
-    name: str
-    args: str
-    start: int  # offset of the command name
-    args_start: int
-    end: int  # offset just past ')'
+def _upto(words: list[Word], *stop: str) -> list[Word]:
+    out: list[Word] = []
+    for w in words:
+        if w.text in stop:
+            break
+        out.append(w)
+    return out
 
 
-def _commands(code: str) -> Iterator[_Command]:
-    pos = 0
-    while (m := _COMMAND.search(code, pos)) is not None:
-        depth, j, n = 1, m.end(), len(code)
-        while j < n and depth:
-            ch = code[j]
-            if ch == '"':
-                j += 1
-                while j < n and code[j] != '"':
-                    j += 2 if code[j] == "\\" else 1
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-            j += 1
-        yield _Command(m.group(1).lower(), code[m.end() : j - 1], m.start(), m.end(), j)
-        pos = j
+def _property_values(
+    cmd: Command, words: list[Word], prop: re.Pattern[str]
+) -> Iterator[tuple[Word, list[Word]]]:
+    """(property name, its values) for properties matching ``prop`` that the command sets."""
+    names = [w.text for w in words]
+    if cmd.name == "set_property" and "PROPERTY" in names:
+        i = names.index("PROPERTY")
+        if i + 1 < len(words) and prop.fullmatch(names[i + 1]):
+            yield words[i + 1], words[i + 2 :]
+    elif cmd.name.startswith("set_") and cmd.name.endswith("_properties") and "PROPERTIES" in names:
+        i = names.index("PROPERTIES") + 1
+        pairs = words[i:]
+        for key, value in zip(pairs[::2], pairs[1::2], strict=False):
+            if prop.fullmatch(key.text):
+                yield key, [value]
 
 
-def _cmake_guards(cmds: list[_Command], text: _Text) -> Guards:
-    guards = Guards()
-    stack: list[tuple[int, bool]] = []
-    last = len(text.starts)
-    for cmd in cmds:
-        line = text.pos(cmd.start)[0]
-        if cmd.name == "if":
-            stack.append((line, bool(ROCM_COND.search(cmd.args))))
-        elif cmd.name == "elseif" and stack:
-            start, rocm = stack[-1]
-            stack[-1] = (start, rocm or bool(ROCM_COND.search(cmd.args)))
-        elif cmd.name == "endif" and stack:
-            start, rocm = stack.pop()
-            if rocm:
-                guards.ranges.append((start, line))
-    guards.ranges.extend((start, last) for start, rocm in stack if rocm)
-    return guards
+def _assigned(
+    cmd: Command, words: list[Word], var: re.Pattern[str]
+) -> Iterator[tuple[Word, list[Word]]]:
+    """(variable, the values given to it) for ``set``/``list(APPEND)``/``string(APPEND)``."""
+    if cmd.name == "set" and words:
+        name = words[0].text.removeprefix("ENV{").removesuffix("}")
+        if var.fullmatch(name):
+            yield words[0], _upto(words[1:], "CACHE", "PARENT_SCOPE")
+    elif cmd.name in ("list", "string") and len(words) >= 2:
+        op = words[0].text.upper()
+        if op in ("APPEND", "PREPEND", "INSERT") and var.fullmatch(words[1].text):
+            yield words[1], words[3:] if op == "INSERT" else words[2:]
+
+
+def _arch_hits(cmd: Command, words: list[Word]) -> Iterator[tuple[int, str]]:
+    """(offset, name) where an architecture variable or property is given NVIDIA archs."""
+    found = [*_assigned(cmd, words, ARCH_VAR), *_property_values(cmd, words, ARCH_VAR)]
+    for name, values in found:
+        if lists_arch(" ".join(v.text for v in values)):
+            yield name.start, name.text
+    for m in ARCH_ASSIGN.finditer(cmd.args):
+        if lists_arch(m.group(2)):
+            yield cmd.args_start + m.start(1), m.group(1)
+
+
+def _link_spans(cmd: Command, words: list[Word]) -> Iterator[tuple[Word, bool]]:
+    """Arguments that name what is linked, and whether a bare name (cublas) counts there."""
+    if cmd.name in _LINK_CMDS:
+        yield from ((w, True) for w in words[1 if cmd.name == "target_link_libraries" else 0 :])
+    elif cmd.name in _LINK_OPTS:
+        yield from ((w, False) for w in words)
+    else:
+        for prop, values in _property_values(cmd, words, _LINK_PROP):
+            bare = "LIBRARIES" in prop.text
+            yield from ((w, bare) for w in values)
+        for _, values in _assigned(cmd, words, _LINKER_VAR):
+            yield from ((w, False) for w in values)
+
+
+# --- the checker ---------------------------------------------------------------------------
 
 
 @checker(FileKind.CMAKE)
 def check_cmake(ctx: FileContext) -> None:
-    text = _Text(strip_cmake_comments(ctx.text))
-    cmds = list(_commands(text.code))
-    guards = _cmake_guards(cmds, text)
-    has_hip = bool(_HIP_PATH.search(text.code))
-    skip = [(c.start, c.end) for c in cmds if c.name == "message"]
-    for cmd in cmds:
-        hit: int | None = None
-        if cmd.name in ("enable_language", "check_language", "project"):
-            words = list(re.finditer(r"\S+", cmd.args))
-            first = 1 if cmd.name == "project" else 0
-            hit = next((w.start() for w in words[first:] if w.group(0) == "CUDA"), None)
-        elif cmd.name == "find_package" and (m := _CUDA_FIND.match(cmd.args)):
-            hit = m.start(1)
-        elif cmd.name in ("cuda_add_library", "cuda_add_executable"):
-            hit = -1
-        if hit is not None:
-            line, col = text.pos(cmd.start if hit < 0 else cmd.args_start + hit)
-            msg = f"{cmd.name}(...) requires nvcc and the CUDA toolkit"
-            if has_hip:
-                msg += "; this file also has a HIP path"
-            ctx.report("GP401", line, col, message=msg, guarded=has_hip or line in guards)
-        if cmd.name in _LINK_CMDS:
-            for m in _BARE_LIB.finditer(cmd.args):
-                line, col = text.pos(cmd.args_start + m.start())
-                ctx.report(
-                    "GP407",
-                    line,
-                    col,
-                    message=f"links NVIDIA library {m.group(1)}",
-                    fix=lib_fix(m.group(1)),
-                    guarded=line in guards,
-                )
-    _report_text_tokens(ctx, text, guards, skip)
+    text = Text(strip_cmake_comments(ctx.text))
+    code = text.code
+    cmds = list(commands(code))
+    guards = rocm_guards(cmds, text)
+    dead = dead_spans(cmds, len(code))
+    live = [c for c in cmds if not in_spans(dead, c.start)]
+    note = None
+    if is_cuda_find_module(ctx.rel):
+        note = _FIND_NOTE.format(name=ctx.rel.replace("\\", "/").rsplit("/", 1)[-1])
+    out = Out(ctx, note)
+    live_code = _blank_spans(code, dead)
+    has_hip = bool(_HIP_PATH.search(live_code))
+    rocm_arch = bool(ROCM_ARCH.search(live_code))
+    skip: Spans = [*dead, *((c.start, c.end) for c in cmds if c.name == "message")]
+    tests: Spans = [(c.start, c.end) for c in cmds if c.name in _TESTS]
+    for cmd in live:
+        _check_language(out, text, cmd, has_hip, guards)
+        words = cmd.words()
+        if not rocm_arch and cmd.name not in _TESTS and cmd.name != "message":
+            for off, name in _arch_hits(cmd, words):
+                line, col = text.pos(off)
+                out.arch(line, col, name, line in guards)
+        for word, bare in _link_spans(cmd, words):
+            _link_word(out, text, word, bare, guards)
+    report_text_tokens(
+        out,
+        text,
+        guards,
+        skip,
+        arch=not rocm_arch,
+        cuda_only=cuda_only_spans(code),
+        arch_skip=tests,
+    )
+    out.flush()
     seen: set[int] = set()
-    for m in _CMAKE_NVCC.finditer(text.code):
-        if any(a <= m.start() < b for a, b in skip):
+    for m in _CMAKE_NVCC.finditer(code):
+        if in_spans(skip, m.start()):
             continue
         line, col = text.pos(m.start())
         if line not in seen:
             seen.add(line)
-            ctx.report(
+            out.report(
                 "GP408",
                 line,
                 col,
@@ -275,90 +217,41 @@ def check_cmake(ctx: FileContext) -> None:
             )
 
 
-# --- Makefiles -----------------------------------------------------------------------------
-
-_MAKE_COND = re.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
-_MAKE_ECHO = re.compile(r"^\s*@?-?\s*(echo|printf)\b|\$\((info|warning|error)\s")
-_NVCC_VAR = re.compile(r"\$[({]NVCC[)}]")
-
-
-def strip_make_comments(text: str) -> str:
-    """Blank ``#`` comments (not ``\\#``, not inside quotes); a comment ending in ``\\`` goes on."""
-    out: list[str] = []
-    in_comment = False
-    for line in text.split("\n"):
-        if in_comment:
-            in_comment = line.rstrip().endswith("\\")
-            out.append(" " * len(line))
-            continue
-        quote = ""
-        cut = -1
-        for i, ch in enumerate(line):
-            if quote:
-                quote = "" if ch == quote else quote
-            elif ch in "'\"" and line.startswith("\t"):
-                quote = ch
-            elif ch == "#" and (i == 0 or line[i - 1] != "\\"):
-                cut = i
-                break
-        if cut >= 0:
-            in_comment = line.rstrip().endswith("\\")
-            line = line[:cut] + " " * (len(line) - cut)
-        out.append(line)
-    return "\n".join(out)
+def _blank_spans(code: str, spans: Spans) -> str:
+    chars = list(code)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
 
 
-def make_guards(lines: list[str]) -> list[tuple[int, int]]:
-    """Line ranges of Makefile ``ifeq/ifdef ... endif`` blocks that test ROCm/HIP."""
-    ranges: list[tuple[int, int]] = []
-    stack: list[tuple[int, bool]] = []
-    for idx, line in enumerate(lines, 1):
-        m = _MAKE_COND.match(line)
-        if m is None:
-            continue
-        word, rest = m.group(1), m.group(2)
-        if word.startswith("if"):
-            stack.append((idx, bool(ROCM_COND.search(rest))))
-        elif word == "else" and stack:
-            start, rocm = stack[-1]
-            stack[-1] = (start, rocm or bool(ROCM_COND.search(rest)))
-        elif word == "endif" and stack:
-            start, rocm = stack.pop()
-            if rocm:
-                ranges.append((start, idx))
-    return ranges + [(start, len(lines)) for start, rocm in stack if rocm]
+def _check_language(out: Out, text: Text, cmd: Command, has_hip: bool, guards: Guards) -> None:
+    """GP401: the command enables or looks for CUDA."""
+    hit: int | None = None
+    if cmd.name in ("enable_language", "check_language", "project"):
+        words = list(re.finditer(r"\S+", cmd.args))
+        first = 1 if cmd.name == "project" else 0
+        hit = next((w.start() for w in words[first:] if w.group(0) == "CUDA"), None)
+    elif cmd.name == "find_package" and (m := _CUDA_FIND.match(cmd.args)):
+        hit = m.start(1)
+    elif cmd.name in ("cuda_add_library", "cuda_add_executable"):
+        hit = -1
+    if hit is None:
+        return
+    line, col = text.pos(cmd.start if hit < 0 else cmd.args_start + hit)
+    msg = f"{cmd.name}(...) requires nvcc and the CUDA toolkit"
+    if has_hip:
+        msg += "; this file also has a HIP path"
+    out.report("GP401", line, col, message=msg, guarded=has_hip or line in guards)
 
 
-@checker(FileKind.MAKEFILE)
-def check_makefile(ctx: FileContext) -> None:
-    text = _Text(strip_make_comments(ctx.text))
-    lines = text.code.split("\n")
-    guards = Guards(make_guards(lines))
-    skip = [
-        (text.starts[idx], text.starts[idx] + len(line))
-        for idx, line in enumerate(lines)
-        if _MAKE_ECHO.search(line)
-    ]
-    _report_text_tokens(ctx, text, guards, skip)
-    found_literal = False
-    for idx, line in enumerate(lines, 1):
-        if (m := NVCC_WORD.search(line)) and not _MAKE_ECHO.search(line):
-            found_literal = True
-            ctx.report(
-                "GP408",
-                idx,
-                m.start() + 1,
-                message="nvcc is the CUDA compiler",
-                guarded=idx in guards,
-            )
-    if not found_literal:
-        for idx, line in enumerate(lines, 1):
-            if m := _NVCC_VAR.search(line):
-                ctx.report(
-                    "GP408",
-                    idx,
-                    m.start() + 1,
-                    message=f"{m.group(0)} runs nvcc (NVCC is defined outside this file)",
-                    guarded=idx in guards,
-                )
-                break
+def _link_word(out: Out, text: Text, word: Word, bare: bool, guards: Guards) -> None:
+    """GP407 for one argument of a link context: -lcudart, CUDA::cublas, ${CUDA_LIBRARIES}."""
+    raw = text.code[word.start : word.start + len(word.text) + 2]
+    shift = 1 if raw.startswith('"') else 0
+    pats = [LINK, _BARE_LIB] if bare else [LINK]
+    for pat in pats:
+        for m in pat.finditer(word.text):
+            line, col = text.pos(word.start + shift + m.start())
+            out.link(line, col, m.group(0), line in guards)

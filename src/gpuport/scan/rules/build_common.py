@@ -33,9 +33,20 @@ _FLAG_FIX = {
     "compiler-options": "pass host flags directly: hipcc/clang compiles host and device code",
 }
 _ARCH_FLAGS = {"gencode", "generate-code", "gpu-architecture", "arch"}
-CUDA_ARCH = re.compile(
-    r"\b(CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES|TORCH_CUDA_ARCH_LIST|CUDA_ARCH_LIST)\b"
-    r"|(?<![\w])(?:sm|compute)_\d{2,3}[a-z]?\b"
+# Variables and properties that hold a CUDA architecture list. A name alone is not a finding:
+# it must be given a value that lists architectures (see lists_arch), not OFF, native, an empty
+# value or another variable, and a test (if(DEFINED ...)) or unset() is not one.
+_ARCH_NAMES = r"CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES|TORCH_CUDA_ARCH_LIST|CUDA_ARCH_LIST"
+ARCH_VAR = re.compile(rf"(?:{_ARCH_NAMES})")
+# NAME=value inside one word: -DCMAKE_CUDA_ARCHITECTURES=80, TORCH_CUDA_ARCH_LIST="8.0 9.0".
+ARCH_ASSIGN = re.compile(
+    rf"(?<![\w{{(])(?:-D)?({_ARCH_NAMES})(?::\w+)?=(\"[^\"]*\"|'[^']*'|[^\s\"')]*)"
+)
+# sm_80 / compute_90a name an NVIDIA architecture wherever they are written.
+SM_TOKEN = re.compile(r"(?<![\w])(?:sm|compute)_\d{2,3}[a-z]?\b")
+_ARCH_WORD = re.compile(
+    r"(?i)\d{2,3}[a-z]?(?:-real|-virtual)?|\d{1,2}\.\d[a-z]?(?:\+ptx)?"
+    r"|(?:sm|compute)_\d{2,3}[a-z]?|all|all-major"
 )
 ROCM_ARCH = re.compile(
     r"PYTORCH_ROCM_ARCH|(?<![\w])GPU_TARGETS|AMDGPU_TARGET|--offload-arch|HIP_ARCHITECTURES"
@@ -58,12 +69,24 @@ CUDA_LIB_NAMES = {
     "nvidia-ml": "amd_smi",
 }
 LIB_ALT = "|".join(sorted(CUDA_LIB_NAMES, key=len, reverse=True))
-LINK = re.compile(rf"(?<![\w-])-l({LIB_ALT})(?![\w-])|\bCUDA::(\w+)|\$\{{(CUDA_\w*LIBRAR\w*)\}}")
+# ${CUDA_LIBRARIES}, ${CUDA_cublas_LIBRARY}; not ${CUDA_LINK_LIBRARIES_KEYWORD} (PRIVATE/PUBLIC).
+LINK = re.compile(
+    rf"(?<![\w-])-l({LIB_ALT})(?![\w-])|\bCUDA::(\w+)|\$\{{(CUDA_\w*LIBRAR(?:Y|IES))\}}"
+)
 NVCC_WORD = re.compile(r"(?<![\w-])nvcc(?![\w-])")
 # ROCm/HIP words in a condition (USE_ROCM, HIP_FOUND, GGML_HIP, torch.version.hip, "HIP");
 # a bare "AMD" is left out on purpose: it also names AMD CPU options, and a false guard would
 # hide a real blocker.
 ROCM_COND = re.compile(r"(?i)(?<![a-z0-9])(?:rocm|hip|amdgpu)")
+
+
+def lists_arch(value: str) -> bool:
+    """Whether a value names CUDA architectures: ``80;90``, ``8.0 9.0+PTX``, ``sm_80``, ``all``.
+
+    ``OFF``, ``native``, an empty value or ``${OTHER_VARIABLE}`` do not.
+    """
+    words = re.split(r"[\s;,\"'=]+", value)
+    return any(_ARCH_WORD.fullmatch(w) for w in words if w)
 
 
 def flag_fix(flag: str, target: str) -> str:
@@ -72,12 +95,28 @@ def flag_fix(flag: str, target: str) -> str:
     return f"{flag} is nvcc-only (clang/hipcc reject it): for ROCm builds {hint}."
 
 
+def _lib_hip(name: str) -> str | None:
+    base = name.removeprefix("-l").removeprefix("CUDA::").removeprefix("lib")
+    return CUDA_LIB_NAMES.get(base) or CUDA_LIB_NAMES.get(base.removesuffix("_static"))
+
+
 def lib_fix(name: str) -> str:
-    base = name.removeprefix("lib")
-    hip = CUDA_LIB_NAMES.get(base) or CUDA_LIB_NAMES.get(base.removesuffix("_static"))
+    hip = _lib_hip(name)
     if hip:
         return f"On ROCm link {hip} instead of {name}."
     return f"On ROCm link the ROCm counterparts of {name} (hip::host, roc::hipblas, ...)."
+
+
+def libs_fix(names: list[str]) -> str:
+    """:func:`lib_fix` for several libraries linked on one line."""
+    if len(names) == 1:
+        return lib_fix(names[0])
+    known = [f"{hip} instead of {name}" for name in names if (hip := _lib_hip(name))]
+    rest = [name for name in names if not _lib_hip(name)]
+    parts = [f"On ROCm link {'; '.join(known)}."] if known else []
+    if rest:
+        parts.append(f"Replace {', '.join(rest)} with their ROCm counterparts.")
+    return " ".join(parts)
 
 
 @dataclass

@@ -12,16 +12,19 @@ import re
 
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build_common import (
-    CUDA_ARCH,
+    ARCH_ASSIGN,
+    ARCH_VAR,
     CUDA_LIB_NAMES,
     HALF_MACRO,
     LINK,
     NVCC_ONLY,
     ROCM_ARCH,
     ROCM_COND,
+    SM_TOKEN,
     Guards,
     flag_fix,
     lib_fix,
+    lists_arch,
 )
 
 _ARG_KWS = {
@@ -108,9 +111,11 @@ class _SetupPy:
         self, rule: str, node: ast.Constant, token: str, message: str, fix: str | None = None
     ) -> None:
         line, col = _token_pos(self.ctx, node, token)
-        if (rule, line, col) in self.seen:
+        # One GP407 a line: ["-lcudart", "-lcublas"] is one link step to port.
+        key = (rule, line, 0 if rule == "GP407" else col)
+        if key in self.seen:
             return
-        self.seen.add((rule, line, col))
+        self.seen.add(key)
         self.ctx.report(rule, line, col, message=message, fix=fix, guarded=line in self.guards)
 
 
@@ -168,12 +173,12 @@ def _check_tokens(sp: _SetupPy, const: ast.Constant, rocm_arch: bool, in_args: b
             message=f"nvcc-only flag {m.group(1)}",
             fix=flag_fix(m.group(1), target),
         )
-    if not rocm_arch and (arch := CUDA_ARCH.search(value)):
+    if not rocm_arch and (arch := _arch_token(sp, const)):
         sp.report(
             "GP403",
             const,
-            arch.group(0),
-            message=f"{arch.group(0)}: NVIDIA architectures only, no PYTORCH_ROCM_ARCH here",
+            arch,
+            message=f"{arch}: NVIDIA architectures only, no PYTORCH_ROCM_ARCH here",
             fix=f"Set PYTORCH_ROCM_ARCH={target} for the ROCm build.",
         )
     for m in HALF_MACRO.finditer(value):
@@ -191,6 +196,36 @@ def _check_tokens(sp: _SetupPy, const: ast.Constant, rocm_arch: bool, in_args: b
         sp.report(
             "GP407", const, value, message=f"links NVIDIA library {value}", fix=lib_fix(value)
         )
+
+
+def _arch_token(sp: _SetupPy, const: ast.Constant) -> str | None:
+    """The NVIDIA architecture token in a string: sm_80, NAME=8.0, or an arch variable's name
+    where it is given a value that lists architectures (not where it is only read)."""
+    value = str(const.value)
+    if m := SM_TOKEN.search(value):
+        return m.group(0)
+    for m in ARCH_ASSIGN.finditer(value):
+        if lists_arch(m.group(2)):
+            return m.group(1)
+    if ARCH_VAR.fullmatch(value) and any(lists_arch(str(c.value)) for c in _arch_values(sp, const)):
+        return value
+    return None
+
+
+def _arch_values(sp: _SetupPy, const: ast.Constant) -> list[ast.Constant]:
+    """What an arch variable named by ``const`` is set to (or defaults to)."""
+    parent = sp.parents.get(const)
+    if isinstance(parent, ast.Subscript) and parent.slice is const:
+        assign = sp.parents.get(parent)  # os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0"
+        if isinstance(assign, ast.Assign) and parent in assign.targets:
+            return sp.strings(assign.value)
+    elif isinstance(parent, ast.Call) and len(parent.args) > 1 and parent.args[0] is const:
+        return sp.strings(parent.args[1])  # setdefault / putenv / get with a default
+    elif isinstance(parent, ast.Dict):
+        for key, val in zip(parent.keys, parent.values, strict=True):
+            if key is const:
+                return sp.strings(val)  # env={"TORCH_CUDA_ARCH_LIST": "8.0"}
+    return []
 
 
 def _is_nvcc_use(sp: _SetupPy, const: ast.Constant) -> bool:
