@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 from gpuport.knowledge import load_packages, resolve_target
+from gpuport.models import Severity
 from gpuport.scan.cxx import ROCM_MACRO, const_value, lex, within
 from gpuport.scan.engine import check_text
 from gpuport.scan.rules.base import FileKind
+from gpuport.scan.rules.native_cond import nvidia_only_lines, without_cuda_arch
+from gpuport.scan.rules.native_warp import device_code
 
 
 def code_of(text: str) -> str:
@@ -332,6 +335,210 @@ def test_native_rules_skip_dead_branches() -> None:
         "k.cu", text, FileKind.NATIVE, resolve_target("gfx942"), load_packages()
     )
     assert [(f.rule_id, f.location.line) for f in findings] == [("GP301", 4)]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expr", "value"),
+    [
+        ("ifdef", "__CUDA_ARCH__", False),
+        ("ifndef", "__CUDA_ARCH__", True),
+        ("elifdef", "__CUDA_ARCH__", False),
+        ("ifdef", "USE_CUDA", None),
+        ("if", "defined(__CUDA_ARCH__)", False),
+        ("if", "defined __CUDA_ARCH__", False),
+        ("if", "defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", False),
+        ("if", "defined(__CUDA_ARCH__) && defined(X)", False),
+        ("if", "__CUDA_ARCH__ >= 700", False),
+        ("if", "700 <= __CUDA_ARCH__", False),
+        ("if", "__CUDA_ARCH__", False),
+        ("if", "!defined(__CUDA_ARCH__)", True),
+        ("if", "!defined(__CUDA_ARCH__) || defined(X)", True),
+        ("if", "__CUDA_ARCH__ < 800", True),
+        ("elif", "defined(__CUDA_ARCH__)", False),
+        ("if", "defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)", None),
+        ("if", "!defined(__CUDA_ARCH__) && defined(X)", None),
+        ("if", "__CUDA_ARCH__ / 100 >= 7", None),
+        ("if", "CUDA_VERSION >= 11000", None),
+        ("if", "0", None),
+    ],
+)
+def test_without_cuda_arch(kind: str, expr: str, value: bool | None) -> None:
+    assert without_cuda_arch(kind, expr) is value
+
+
+NVIDIA_ONLY = """\
+int a;
+#ifdef __CUDA_ARCH__
+int b;
+#else
+int c;
+#endif
+#if !defined(__CUDA_ARCH__)
+int d;
+#elif __CUDA_ARCH__ >= 800
+int e;
+#else
+int f;
+#endif
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+int g;
+#endif
+#if defined(__CUDA_ARCH__) && \\
+    __CUDA_ARCH__ >= 700
+int h;
+#if FOO
+int i;
+#else
+int j;
+#endif
+#endif
+#ifndef __CUDA_ARCH__
+int k;
+#elif defined(BAR)
+int l;
+#endif
+int m;
+#if __CUDA_ARCH__ < 800
+int n;
+#else
+int o;
+#endif
+#if defined(__CUDA_ARCH__)
+int p;
+"""
+
+
+def test_nvidia_only_branches() -> None:
+    src = lex(NVIDIA_ONLY)
+    nv = nvidia_only_lines(src.directives, src.line_count)
+    assert nv is not None
+    names = {}
+    for line in range(1, src.line_count + 1):
+        hit = re.search(r"int (\w);", src.code_line(line))
+        if hit:
+            names[hit.group(1)] = bool(nv[line])
+    assert {name for name, only in names.items() if only} == {
+        "b",
+        "e",
+        "f",
+        "h",
+        "i",
+        "j",
+        "l",
+        "o",
+        "p",
+    }
+    # the directive lines are not part of a branch (GP317 reports the test itself),
+    # and neither is the continuation of a directive
+    directive_lines = [d.line for d in src.directives]
+    assert not any(nv[line] for line in directive_lines[:3])
+    assert src.code_line(18).strip() == "__CUDA_ARCH__ >= 700" and not nv[18]
+    assert src.code_line(20) == "#if FOO" and nv[20]  # nested in an NVIDIA-only branch
+    assert nvidia_only_lines(lex("#ifdef X\nint a;\n#endif\n").directives, 3) is None
+
+
+def _native(text: str, rel: str = "k.cu", **kw: frozenset[str]) -> list[tuple[str, int, str, bool]]:
+    findings, _ = check_text(
+        rel, text, FileKind.NATIVE, resolve_target("gfx942"), load_packages(), **kw
+    )
+    return [(f.rule_id, f.location.line or 0, f.severity.value, f.guarded) for f in findings]
+
+
+def test_cuda_arch_branch_lowers_its_findings_not_its_gate() -> None:
+    text = (
+        "__device__ __host__ unsigned bits(unsigned val, int pos, int len) {\n"
+        "#if !defined(__CUDA_ARCH__)\n"
+        "  return (val >> pos) & ((1u << len) - 1u);\n"
+        "#else\n"
+        "  unsigned ret;\n"
+        '  asm("bfe.u32 %0, %1, %2, %3;" : "=r"(ret) : "r"(val), "r"(pos), "r"(len));\n'
+        "  return ret;\n"
+        "#endif\n"
+        "}\n"
+    )
+    assert sorted(_native(text)) == [
+        ("GP301", 6, "info", True),
+        ("GP317", 2, "minor", False),
+    ]
+    findings, _ = check_text(
+        "k.cu", text, FileKind.NATIVE, resolve_target("gfx942"), load_packages()
+    )
+    ptx = next(f for f in findings if f.rule_id == "GP301")
+    assert ptx.default_severity is Severity.BLOCKER
+
+
+def test_library_evidence_and_cudnn_severity() -> None:
+    lookalike = (
+        "enum class CuDNNDepthwiseKernel { Default };\n"
+        "struct Context { CuDNNDepthwiseKernel cudnnDepthwiseKernel() const; };\n"
+        "struct cublasCommonArgs { int m; };\n"
+        "void f(const std::map<int, int>& m) { for (const auto& [ncclId, v] : m) {} }\n"
+    )
+    assert _native(lookalike, "Context.h") == []
+    real = lookalike + "cudnnStatus_t check(cudnnHandle_t h);\n"
+    assert _native(real, "Context.h") == [("GP316", 5, "major", False)]
+    hip = "#include <miopen/miopen.h>\n" + real
+    assert _native(hip, "Context.h") == []
+    rocm_only = "#include <hip/hip_runtime.h>\nvoid g(cublasHandle_t h);\n"
+    assert _native(rocm_only, "ops.h") == []
+    assert _native(rocm_only.replace("hip/hip_runtime", "cuda_runtime"), "ops.h") == [
+        ("GP316", 2, "minor", False)
+    ]
+    assert _native("void g(cublasHandle_t h);\n", "src/hip/ops.h") == []
+
+
+CUTLASS = (
+    "#include <cutlass/cutlass.h>\n"
+    "static constexpr int kWarpSize = 32;\n"
+    "CUTLASS_DEVICE void f(unsigned* lock, int s, int tid, float& v) {\n"
+    '  asm volatile("st.global.cg.b32 [%0], %1;" : : "l"(lock), "r"(s));\n'
+    "  int lane = tid % 32;\n"
+    "  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+    "}\n"
+)
+
+
+def test_cutlass_file_folds_ptx_and_warp_findings_into_gp315() -> None:
+    findings, _ = check_text(
+        "attn.h", CUTLASS, FileKind.NATIVE, resolve_target("gfx942"), load_packages()
+    )
+    by_rule = {f.rule_id: f for f in findings}
+    assert sorted(by_rule) == ["GP301", "GP302", "GP303", "GP304", "GP315"]
+    for rid in ("GP301", "GP302", "GP303", "GP304"):
+        assert by_rule[rid].guarded and by_rule[rid].severity is Severity.INFO
+    gp315 = by_rule["GP315"]
+    assert gp315.severity is Severity.BLOCKER and not gp315.guarded
+    assert gp315.message.endswith(
+        "; 4 more PTX/warp findings in this file are folded into this one"
+    )
+    # without GP315 nothing is folded: the findings keep their own severity
+    kept = _native(CUTLASS, "attn.h", ignore=frozenset({"GP315"}))
+    assert ("GP301", 4, "blocker", False) in kept
+    # nor when the CUTLASS use sits in a ROCm branch
+    guarded = "#ifndef USE_ROCM\n" + CUTLASS.replace("\nstatic", "\n#endif\nstatic", 1)
+    assert ("GP301", 6, "blocker", False) in _native(guarded, "attn.h")
+
+
+@pytest.mark.parametrize(
+    ("rel", "code", "device"),
+    [
+        ("k.cu", "int x;", True),
+        ("k.cuh", "int x;", True),
+        ("ops.h", "__global__ void k();", True),
+        ("ops.h", "int lane = threadIdx.x & 31;", True),
+        ("ops.h", "#include <hip/hip_runtime.h>", True),
+        ("ops.h", "CUTLASS_DEVICE void f();", True),
+        ("aten/cuda/ops.h", "int x;", True),
+        ("ops.h", "uint lane = lid & 31u;", False),
+        ("ops.h", "constexpr int kWarpSize = 32; sycl::queue q;", False),
+        ("ops.hpp", "__kernel void k(__global float* p) { get_local_id(0); }", False),
+        ("aten/mps/kernels/Sort.h", "uint lane = lid & 31u; __shfl(x);", False),
+        ("Sort.h", "void k(uint lid [[thread_index_in_simdgroup]]) { __shfl(x); }", False),
+        ("k.metal", "int x;", False),
+    ],
+)
+def test_device_code(rel: str, code: str, device: bool) -> None:
+    assert device_code(rel, code) is device
 
 
 @pytest.mark.parametrize(

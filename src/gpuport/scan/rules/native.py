@@ -8,9 +8,12 @@ live in :mod:`native_warp`, the library/type/intrinsic rules in
 
 Every pass reads the lexed view from :mod:`gpuport.scan.cxx`, so nothing in a
 comment or a string fires (except the inside of ``asm("...")``, read on
-purpose), a hit inside a ROCm branch of the preprocessor is lowered to info, and
-nothing is reported from a branch no compiler sees (``#if 0``, ``#if false``; the
-``#else`` of an ``#if 0`` is live).
+purpose), a hit inside a ROCm branch of the preprocessor, or inside a branch only
+NVIDIA's compiler sees (``#ifdef __CUDA_ARCH__``, :mod:`native_cond`), is
+lowered to info, and nothing is reported from a branch no compiler sees (``#if
+0``, ``#if false``; the ``#else`` of an ``#if 0`` is live). In a file that uses
+CUTLASS or CuTe, the PTX and warp findings (GP301-GP304) are lowered to info and
+counted in that file's GP315 blocker (:mod:`native_libs`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from gpuport.scan.cxx import lex, within
 from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
 from gpuport.scan.rules.native_api import check_api
 from gpuport.scan.rules.native_common import Pass, Sink, iter_words, word_start
+from gpuport.scan.rules.native_libs import FOLDED_BY_CUTLASS, check_libraries, cutlass_match
 from gpuport.scan.rules.native_warp import check_warp
 
 register(
@@ -484,11 +488,14 @@ _PASSES: tuple[tuple[Pass, tuple[str, ...]], ...] = (
 def check_native(ctx: FileContext) -> None:
     """Run every GP3xx pass on one CUDA/C++ file."""
     sink = Sink(ctx, lex(ctx.text))
+    if cutlass_match(sink) is not None:
+        sink.fold = FOLDED_BY_CUTLASS
     for run, ids in _PASSES:
         if sink.wants(*ids):
             run(sink)
     check_warp(sink)
     check_api(sink)
+    check_libraries(sink)  # last: GP315 counts the findings folded into it
 
 
 @checker(FileKind.GPU_BINARY)

@@ -3,7 +3,8 @@
 Libraries and types are reported once per file and name (the first use outside
 a ROCm branch when there is one): one finding says "this file depends on X",
 not one per call. Intrinsics, version gates and shared-memory sizes are
-reported where they are.
+reported where they are. The library passes (GP315, GP316) live in
+:mod:`native_libs`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from gpuport.models import Severity
 from gpuport.scan.rules.base import Family, Rule, register
 from gpuport.scan.rules.native_common import (
     Sink,
+    first_unlowered,
     int_value,
     iter_words,
     split_top_level,
     word_start,
 )
+from gpuport.scan.rules.native_cond import without_cuda_arch
 
 HIPIFY_DEVICE_TABLE = (
     "https://github.com/ROCm/HIPIFY/blob/amd-staging/docs/reference/tables/"
@@ -198,18 +201,6 @@ register(
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _first(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.Match[str] | None:
-    """The first match outside a ROCm branch, else the first match (never in ``#if 0``)."""
-    first: re.Match[str] | None = None
-    for m in iter_words(pattern, sink.code, start):
-        if sink.src.dead_at(m.start()):
-            continue
-        if not sink.src.guarded_at(m.start()):
-            return m
-        first = first or m
-    return first
-
-
 def _once_per_name(sink: Sink, pattern: re.Pattern[str]) -> list[re.Match[str]]:
     """First match of each distinct text (unguarded preferred, never in ``#if 0``)."""
     chosen: dict[str, re.Match[str]] = {}
@@ -218,9 +209,7 @@ def _once_per_name(sink: Sink, pattern: re.Pattern[str]) -> list[re.Match[str]]:
             continue
         key = m.group()
         prev = chosen.get(key)
-        if prev is None or (
-            sink.src.guarded_at(prev.start()) and not sink.src.guarded_at(m.start())
-        ):
+        if prev is None or (sink.lowered_at(prev.start()) and not sink.lowered_at(m.start())):
             chosen[key] = m
     return sorted(chosen.values(), key=lambda m: m.start())
 
@@ -262,91 +251,6 @@ def _check_simd(sink: Sink) -> None:
         sink.hit("GP314", m.start(), msg)
 
 
-# -- GP315 / GP316 ---------------------------------------------------------------------------
-
-_NO_TWIN: tuple[tuple[str, str, str], ...] = (
-    ("CUTLASS", r"cutlass::|<cutlass/", "Composable Kernel (CK) or hipBLASLt"),
-    ("CuTe", r"cute::|<cute/", "CK-Tile / Composable Kernel"),
-    ("the cuDNN frontend", r"cudnn_frontend\b|<cudnn_frontend", "MIOpen (different API)"),
-    ("NVSHMEM", r"nvshmemx?_\w+|<nvshmem", "rocSHMEM (partial API)"),
-    ("libcu++ cuda::ptx", r"cuda::ptx::|<cuda/ptx>", "HIP intrinsics (no equivalent)"),
-    ("TensorRT", r"<NvInfer\w*\.h>|nvinfer1::", "MIGraphX (different API)"),
-    ("OptiX", r"<optix\w*\.h>|optix[A-Z]\w*\s*\(", "HIP RT (different API)"),
-)
-_TWIN: tuple[tuple[str, str, str, Severity], ...] = (
-    ("cuBLASLt", r"cublasLt\w*|<cublasLt\.h>", "hipBLASLt", Severity.MINOR),
-    ("cuBLAS", r"cublas(?!Lt)\w*|<cublas(?:_v2|_api)?\.h>", "hipBLAS (or rocBLAS)", Severity.MINOR),
-    ("cuSPARSELt", r"cusparseLt\w*|<cusparseLt\.h>", "hipSPARSELt", Severity.MINOR),
-    ("cuSPARSE", r"cusparse(?!Lt)\w*|<cusparse\.h>", "hipSPARSE", Severity.MINOR),
-    ("cuFFT", r"cufft\w*|<cufft\w*\.h>", "hipFFT", Severity.MINOR),
-    ("cuRAND", r"curand\w*|<curand\w*\.h>", "hipRAND / rocRAND", Severity.MINOR),
-    ("cuSOLVER", r"cusolver\w*|<cusolver\w*\.h>", "hipSOLVER", Severity.MINOR),
-    ("cuTENSOR", r"cutensor\w*|<cutensor\.h>", "hipTENSOR", Severity.MINOR),
-    ("NCCL", r"nccl[A-Z]\w*|<nccl\.h>", "RCCL (same nccl* API)", Severity.MINOR),
-    ("CUB", r"cub::|<cub/", "hipCUB (hipcub:: namespace)", Severity.MINOR),
-    ("Thrust", r"thrust::|<thrust/", "rocThrust (same thrust:: API)", Severity.MINOR),
-    ("NVTX", r"nvtx[A-Z]\w*|nvtx3::|<nvToolsExt\w*\.h>|<nvtx3/", "roctx", Severity.MINOR),
-    ("NVRTC", r"nvrtc[A-Z]\w*|<nvrtc\.h>", "hipRTC", Severity.MINOR),
-    ("NVML", r"nvml[A-Z]\w*|<nvml\.h>", "AMD SMI (amdsmi, different API)", Severity.MINOR),
-    ("nvJPEG", r"nvjpeg[A-Z]\w*|<nvjpeg\.h>", "rocJPEG", Severity.MINOR),
-    ("libcu++", r"cuda::std::|<cuda/std/", "libhipcxx (keeps cuda::std)", Severity.MINOR),
-    ("cuDNN", r"cudnn(?!_frontend)[A-Z]\w*|<cudnn\.h>", "MIOpen (different API)", Severity.MAJOR),
-)
-
-
-def _keywords(pattern: str) -> tuple[str, ...]:
-    """The literal words a library pattern starts with: a cheap substring prefilter."""
-    alternatives, depth, start = [], 0, 0
-    for i, ch in enumerate(pattern):
-        depth += (ch == "(") - (ch == ")")
-        if ch == "|" and depth == 0:
-            alternatives.append(pattern[start:i])
-            start = i + 1
-    alternatives.append(pattern[start:])
-    return tuple(
-        {
-            re.match(r"<?(\w+)", alt).group(1)  # type: ignore[union-attr]
-            for alt in alternatives
-        }
-    )
-
-
-_NO_TWIN_RE = tuple((name, _keywords(p), re.compile(p), alt) for name, p, alt in _NO_TWIN)
-_TWIN_RE = tuple((name, _keywords(p), re.compile(p), alt, sev) for name, p, alt, sev in _TWIN)
-
-
-def _shown(sink: Sink, m: re.Match[str]) -> str:
-    """How a library match reads in a message: the whole header for an include."""
-    if m.group().startswith("<"):
-        end = sink.code.find(">", m.start())
-        if end != -1 and "\n" not in sink.code[m.start() : end]:
-            return sink.code[m.start() : end + 1]
-    return m.group()
-
-
-def _check_libraries(sink: Sink) -> None:
-    if sink.wants("GP315"):
-        for name, keys, pattern, alt in _NO_TWIN_RE:
-            m = _first(sink, pattern) if any(k in sink.code for k in keys) else None
-            if m is not None:
-                sink.hit(
-                    "GP315",
-                    m.start(),
-                    f"this file uses {name} (`{_shown(sink, m)}`), "
-                    f"which has no ROCm build; the AMD route is {alt}",
-                )
-    if sink.wants("GP316"):
-        for name, keys, pattern, alt, sev in _TWIN_RE:
-            m = _first(sink, pattern) if any(k in sink.code for k in keys) else None
-            if m is not None:
-                sink.hit(
-                    "GP316",
-                    m.start(),
-                    f"this file uses {name} (`{_shown(sink, m)}`); on ROCm use {alt}",
-                    severity=sev,
-                )
-
-
 # -- GP317 -----------------------------------------------------------------------------------
 
 _VERSION_MACRO = re.compile(
@@ -363,7 +267,19 @@ def _check_version_gates(sink: Sink) -> None:
         if m is None or d.value is not None:
             continue  # no version macro, or literals decide the test (``#if 0 && CUDA_VERSION``)
         macro = m.group()
-        if macro == "__CUDA_ARCH__" and (
+        on_rocm = without_cuda_arch(d.kind, d.expr) if macro == "__CUDA_ARCH__" else None
+        if on_rocm is False:
+            msg = (
+                "hip-clang never defines __CUDA_ARCH__, so ROCm never compiles this branch "
+                "(findings inside it are lowered to info); test __HIP_DEVICE_COMPILE__ too "
+                "if ROCm needs this code"
+            )
+        elif on_rocm is True:
+            msg = (
+                "hip-clang never defines __CUDA_ARCH__, so ROCm takes this branch on the "
+                "device pass too; the branches after it are NVIDIA-only (lowered to info)"
+            )
+        elif macro == "__CUDA_ARCH__" and (
             d.kind in ("ifdef", "ifndef", "elifdef", "elifndef")
             or not re.search(r"__CUDA_ARCH__\s*[<>=!]", d.expr)
         ):
@@ -526,7 +442,7 @@ def _check_types(sink: Sink) -> None:
         name = m.group()
         msg, sev = _fp8_message(name, target.name, target.fp8)
         sink.hit("GP320", m.start(), msg, severity=sev)
-    wmma = _first(sink, _WMMA)
+    wmma = first_unlowered(sink, _WMMA)
     if wmma is not None:
         sink.hit(
             "GP321",
@@ -537,10 +453,9 @@ def _check_types(sink: Sink) -> None:
 
 
 def check_api(sink: Sink) -> None:
-    """Run the GP314-GP321 passes that are enabled."""
+    """Run the GP314 and GP317-GP321 passes that are enabled (GP315/GP316: native_libs)."""
     if sink.wants("GP314"):
         _check_simd(sink)
-    _check_libraries(sink)
     if sink.wants("GP317"):
         _check_version_gates(sink)
     if sink.wants("GP318"):

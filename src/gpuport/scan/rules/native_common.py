@@ -3,9 +3,12 @@
 A pass is a function ``(sink) -> None`` that reads ``sink.src`` (the lexed
 source, see :mod:`gpuport.scan.cxx`) and calls :meth:`Sink.hit` with an
 offset. The sink turns the offset into a 1-based line and column, marks the
-finding guarded when the line sits in a ROCm branch, drops it when the line
-sits in a branch that is never compiled (``#if 0``), and reports each rule at
-most once per line. `gpuport hipify` runs the same passes on its input.
+finding guarded (lowered to info) when the line sits in a ROCm branch or in a
+branch only NVIDIA's compiler sees (``#ifdef __CUDA_ARCH__``, see
+:mod:`native_cond`), or when its rule is folded into a file-level blocker
+(:attr:`Sink.fold`), drops it when the line sits in a branch that is never
+compiled (``#if 0``), and reports each rule at most once per line.
+`gpuport hipify` runs the same passes on its input.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Iterator
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.base import FileContext
+from gpuport.scan.rules.native_cond import nvidia_only_lines
 
 HIP_LANG_EXT = (
     "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html"
@@ -33,6 +37,22 @@ class Sink:
         self._seen: set[tuple[str, int]] = set()
         self._defines: dict[str, tuple[int, str]] | None = None
         self._widths: dict[str, str | None] = {}
+        self._nvidia = nvidia_only_lines(src.directives, src.line_count)
+        #: Rules whose hits are lowered to info because a file-level finding already says
+        #: the file must be rewritten (CUTLASS/CuTe, GP315); ``folded`` counts them.
+        self.fold: frozenset[str] = frozenset()
+        self.folded = 0
+
+    def lowered(self, line: int) -> bool:
+        """Whether 1-based ``line`` is in a ROCm branch or in a branch that only a compiler
+        defining ``__CUDA_ARCH__`` sees (hip-clang never does)."""
+        if self.src.guarded(line):
+            return True
+        nv = self._nvidia
+        return nv is not None and 0 < line < len(nv) and nv[line] > 0
+
+    def lowered_at(self, offset: int) -> bool:
+        return self.lowered(self.src.line_of(offset))
 
     @property
     def defines(self) -> dict[str, tuple[int, str]]:
@@ -82,7 +102,8 @@ class Sink:
         severity: Severity | None = None,
     ) -> bool:
         """Report ``rule_id`` at ``offset``; False when this line already has it or is
-        never compiled (``#if 0``)."""
+        never compiled (``#if 0``). Lowered to info on a :meth:`lowered` line or when the
+        rule is in :attr:`fold`."""
         line, col = self.src.line_col(offset)
         if self.src.dead(line):
             return False
@@ -90,19 +111,38 @@ class Sink:
         if key in self._seen:
             return False
         self._seen.add(key)
+        guarded = self.lowered(line)
+        folding = not guarded and rule_id in self.fold
+        before = len(self.ctx.findings)
         self.ctx.report(
             rule_id,
             line,
             col,
             message=message,
             fix=fix,
-            guarded=self.src.guarded(line),
+            guarded=guarded or folding,
             severity=severity,
         )
+        if folding and len(self.ctx.findings) > before:
+            self.folded += 1
         return True
 
 
 Pass = Callable[[Sink], None]
+
+
+def first_unlowered(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.Match[str] | None:
+    """The first match outside a ROCm or NVIDIA-only branch, else the first match (never
+    in ``#if 0``)."""
+    first: re.Match[str] | None = None
+    for m in iter_words(pattern, sink.code, start):
+        if sink.src.dead_at(m.start()):
+            continue
+        if not sink.lowered_at(m.start()):
+            return m
+        first = first or m
+    return first
+
 
 _DEFINE = re.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
 _WORDS_BEFORE = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")

@@ -11,6 +11,15 @@ and lane-number passes (GP302, GP304, GP307) in
 :mod:`gpuport.scan.rules.native_warp_masks`; this module registers the rules,
 holds the passes about the warp width as a number (GP303, GP305, GP306, GP308)
 and :func:`check_warp`, which runs them all.
+
+GP303-GP308 read a 32 as a warp width, which only holds in CUDA or HIP code:
+they run on ``.cu``/``.cuh`` files, files in a ``cuda``/``hip`` folder, and
+files that mention ``__global__``, ``__device__``, ``threadIdx``, ``__shfl``,
+``cuda_runtime``, ``hip_runtime`` (or another CUDA keyword, a CUTLASS device
+macro or a CUB/CUTLASS include; :func:`device_code`). Metal shaders (a
+``/mps/`` folder, ``[[thread_index_in_simdgroup]]``, ``<metal_stdlib>``) never
+are, and SYCL or OpenCL code without those CUDA markers is skipped too (its
+sub-groups are not CUDA warps).
 """
 
 from __future__ import annotations
@@ -28,6 +37,30 @@ from gpuport.scan.rules.native_warp_masks import (
 from gpuport.scan.rules.native_warp_rules import WARP_RULES
 
 register(*WARP_RULES)
+
+_CUDA_SUFFIXES = (".cu", ".cuh")
+_CUDA_MARKERS = re.compile(
+    r"__(?:global|device|host|launch_bounds)__|__(?:shfl|syncthreads|syncwarp|ballot|activemask)"
+    r"|threadIdx|blockIdx|blockDim|warpSize|cuda_runtime|hip_runtime"
+    r"|CUTLASS_(?:HOST_)?DEVICE|<(?:cutlass|cute|cub|hipcub)/"
+)
+_CUDA_DIRS = frozenset({"cuda", "hip"})
+_METAL_MARKERS = re.compile(
+    r"\[\[\s*(?:thread|threads|simdgroup|threadgroup|quadgroup|simdgroups|dispatch)_\w*\s*\]\]"
+    r"|<metal_stdlib>|\bmetal::"
+)
+
+
+def device_code(rel: str, code: str) -> bool:
+    """Whether a file is CUDA or HIP device code, where a literal 32 can be a warp width:
+    a ``.cu``/``.cuh`` file or one with CUDA/HIP markers, never a Metal one."""
+    lower = "/" + rel.lower()
+    if lower.endswith(".metal") or "/mps/" in lower or _METAL_MARKERS.search(code):
+        return False
+    if lower.endswith(_CUDA_SUFFIXES) or _CUDA_DIRS & set(lower.split("/")[:-1]):
+        return True
+    return _CUDA_MARKERS.search(code) is not None
+
 
 # -- helpers ---------------------------------------------------------------------------------
 #
@@ -284,9 +317,11 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
 
 
 def check_warp(sink: Sink) -> None:
-    """Run the GP302-GP308 passes that are enabled."""
+    """Run the GP302-GP308 passes that are enabled; GP303-GP308 only on device code."""
     if sink.wants("GP302"):
         check_masks(sink)
+    if not device_code(sink.ctx.rel, sink.code):
+        return
     if sink.wants("GP303"):
         _check_constants(sink)
     if sink.wants("GP304"):
