@@ -15,7 +15,15 @@ from gpuport.scan.model import Finding
 from gpuport.scan.rules import RULES
 from gpuport.scan.rules import python as python_rules
 from gpuport.scan.rules.base import Family, FileKind
-from gpuport.scan.rules.python_guards import ARCH, PLATFORM, guard_flags, ident_flags, word_parts
+from gpuport.scan.rules.python_guards import (
+    ARCH,
+    IMPORT,
+    PLATFORM,
+    guard_flags,
+    ident_flags,
+    word_parts,
+)
+from gpuport.scan.rules.python_scope import vendor_skeleton
 from gpuport.scan.rules.python_source import (
     REDUCE_ABOVE,
     flow_names,
@@ -155,6 +163,18 @@ GUARDED = {
         f"match backend:\n    case 'rocm':\n        pass\n    case _:\n        {SMI}\n"
     ),
     "match-case-guard": f"match x:\n    case _ if is_hip():\n        {SMI}\n",
+    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
+    "bare-except": f"try:\n    {SMI}\nexcept:\n    pass\n",
+    "oserror-handler": f"try:\n    {SMI}\nexcept (OSError, CalledProcessError):\n    pass\n",
+    "early-return": f"def f():\n    if torch.version.hip:\n        return None\n    {SMI}\n",
+    "early-raise": f"def f():\n    if not torch.version.cuda:\n        raise E()\n    {SMI}\n",
+    "early-continue": f"for d in ds:\n    if is_hip():\n        continue\n    {SMI}\n",
+    "assert-platform": f"def f():\n    assert torch.version.hip is None\n    {SMI}\n",
+    "flag-variable": f"NV = torch.version.cuda is not None\nif NV:\n    {SMI}\n",
+    "flag-in-function": f"def f():\n    nv = not torch.version.hip\n    if nv:\n        {SMI}\n",
+    "vendor-sibling": f"def _info_amdsmi():\n    pass\ndef _info_nvml():\n    {SMI}\n",
+    "class-sibling": f"class ROCmTuner:\n    pass\nclass CUDATuner:\n    x = {SMI}\n",
+    "register-keyword": f"@register(register=torch.version.hip is None)\nclass H:\n    x = {SMI}\n",
 }
 
 UNGUARDED = {
@@ -162,12 +182,20 @@ UNGUARDED = {
     "is_available": f"if torch.cuda.is_available():\n    {SMI}\n",
     "tensor-is-cuda": f"if tensor.is_cuda:\n    {SMI}\n",
     "ship-chip": f"if ship or chip:\n    {SMI}\n",
-    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
+    "except-value-error": f"try:\n    {SMI}\nexcept ValueError:\n    pass\n",
     "import-error-handler-body": f"try:\n    import x\nexcept ImportError:\n    {SMI}\n",
     "after-the-if": f"if torch.version.hip:\n    pass\n{SMI}\n",
     "string-not-compared": f"if check(reason='needs rocm'):\n    {SMI}\n",
     "match-plain": f"match mode:\n    case 'fast':\n        {SMI}\n",
     "after-the-match": f"match torch.version.hip:\n    case None:\n        pass\n{SMI}\n",
+    "exit-on-other-test": f"def f():\n    if x is None:\n        return None\n    {SMI}\n",
+    "before-the-exit": f"def f():\n    {SMI}\n    if torch.version.hip:\n        return None\n",
+    "exit-in-inner-block": (
+        f"def f():\n    if x:\n        if is_hip():\n            return 1\n    {SMI}\n"
+    ),
+    "flag-from-other-test": f"NV = x is not None\nif NV:\n    {SMI}\n",
+    "nvml-without-amd-twin": f"def _info_nvml():\n    {SMI}\n",
+    "import-probe": f"if has_tools():\n    {SMI}\n",
 }
 
 
@@ -246,6 +274,45 @@ def test_guard_flags_of_tests() -> None:
     assert flags("'gfx94' in props.gcnArchName") == PLATFORM | ARCH
     assert flags("torch.cuda.is_available()") == 0
     assert flags("arch.startswith('gfx95')") == PLATFORM | ARCH
+    assert flags("try_import_cutlass()") == IMPORT
+    assert flags("not has_triton() or x") == IMPORT
+    assert flags("HAS_X and y", names={"HAS_X": (PLATFORM, 0)}) == PLATFORM
+    assert flags("HAS_X", names={"HAS_X": (PLATFORM, 0)}, cuda_version=False) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "amd", "skeleton"),
+    [
+        ("_raw_device_count_nvml", False, ("raw", "device", "count", "*")),
+        ("_raw_device_count_amdsmi", True, ("raw", "device", "count", "*")),
+        ("_get_pynvml_handler", False, ("get", "*", "handler")),
+        ("CUDAConfigHeuristic", False, ("*", "config", "heuristic")),
+        ("ROCmConfigHeuristic", True, ("*", "config", "heuristic")),
+        ("shipment", True, None),
+        ("get_count", False, None),
+    ],
+)
+def test_vendor_skeleton(name: str, amd: bool, skeleton: tuple[str, ...] | None) -> None:
+    assert vendor_skeleton(name, amd=amd) == skeleton
+
+
+def test_early_exit_and_flag_survive_partial_parsing() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(60))
+    code = (
+        "import subprocess, torch\n"
+        + FILLER
+        + "\nIS_NV = torch.version.hip is None\n"
+        + FILLER.replace("unrelated_", "more_")
+        + "\ndef probe():\n    if torch.version.hip:\n        return None\n"
+        + body
+        + f"    {SMI}\n"
+        + "\nclass K:\n    def m(self):\n"
+        + "".join(f"        y{i} = {i}\n" for i in range(60))
+        + f"        if IS_NV:\n            {SMI}\n"
+    )
+    assert len(code) > REDUCE_ABOVE
+    found = only(scan(code)[0], "GP204")
+    assert [f.guarded for f in found] == [True, True]
 
 
 # ---- individual rule behaviour ---------------------------------------------------
@@ -306,7 +373,7 @@ def test_unmarked_import_inside_a_big_function_still_binds_its_alias() -> None:
 
 
 def test_fp8_severity_depends_on_target() -> None:
-    code = "import torch\na = torch.float8_e4m3fn\nb = torch.float8_e4m3fnuz\n"
+    code = "import torch\na = torch.float8_e4m3fn\nb = torch.float8_e5m2fnuz\n"
     got = {
         t: [(f.location.line, f.severity) for f in scan(code, t)[0]]
         for t in ("gfx942", "gfx950", "gfx90a")
@@ -314,6 +381,94 @@ def test_fp8_severity_depends_on_target() -> None:
     assert got["gfx942"] == [(2, Severity.BLOCKER)]
     assert got["gfx950"] == [(3, Severity.BLOCKER)]
     assert got["gfx90a"] == [(2, Severity.MAJOR), (3, Severity.MAJOR)]
+
+
+def test_lazy_nvidia_only_import_is_major_and_module_level_still_blocker() -> None:
+    code = "def f():\n    import tensorrt\n\nimport tensorrt as trt\n"
+    found = [(f.location.line, f.severity) for f in only(scan(code)[0], "GP201")]
+    assert found == [(2, Severity.MAJOR), (4, Severity.BLOCKER)]
+    code = "import tensorrt\ndef f():\n    import tensorrt.plugin\n"
+    found = [(f.location.line, f.severity) for f in only(scan(code)[0], "GP201")]
+    assert found == [(1, Severity.BLOCKER)]
+
+
+def test_fp8_named_but_not_computed_with_is_info_and_one_per_line() -> None:
+    code = """\
+        import torch
+        def f(make, x):
+            a = make((2, 2), torch.float8_e4m3fn)
+            b = x.view(torch.float8_e5m2)
+            c = x.to(torch.float8_e4m3fn).to(torch.float8_e5m2)
+            return torch.float8_e5m2 if x else torch.float8_e4m3fn
+        """
+    found = [(f.location.line, f.severity, f.guarded) for f in scan(code)[0]]
+    assert found == [
+        (3, Severity.INFO, False),
+        (4, Severity.INFO, False),
+        (5, Severity.BLOCKER, False),
+        (6, Severity.BLOCKER, False),
+    ]
+
+
+def test_unsigned_dtype_severity_follows_use() -> None:
+    code = """\
+        import torch
+        a = torch.randint(0, 9, (4,), dtype=torch.uint32)
+        b = torch.full((2,), 1, dtype=torch.uint64)
+        c = x.to(torch.uint16)
+        d = torch.tensor([1, 0], dtype=torch.uint64)
+        e = torch.empty(2, dtype=torch.uint64).view(torch.uint32)
+        f = {torch.uint32: "u32"}
+        """
+    found = [(f.location.line, f.severity) for f in only(scan(code)[0], "GP210")]
+    assert found == [
+        (2, Severity.MINOR),
+        (3, Severity.MINOR),
+        (4, Severity.MINOR),
+        (5, Severity.INFO),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("call", "severity"),
+    [
+        ("load(name='a', sources=[os.path.join(d, 'a.cpp'), d + '/b.cpp'])", None),
+        ("load(name='a', sources=[f'{d}/a.cpp', Path(d) / 'k.cu'])", Severity.MAJOR),
+        ("load(name='a', sources=glob.glob('*.cu'))", Severity.MAJOR),
+        ("load(name='a', sources=SRCS)", None),
+        ("load(name='a', sources=['a.cpp'], with_cuda=True)", Severity.MAJOR),
+        ("load(name='a', sources=['a.cpp'], extra_cuda_cflags=['-O3'])", Severity.MAJOR),
+        ("load(name='a', sources=[p for p in ps])", Severity.MINOR),
+        ("load(name='a', sources=unknown)", Severity.MINOR),
+        ("load('a', ['x.cpp', *more])", Severity.MINOR),
+        ("load_inline(name='a', cpp_sources=[''], extra_cuda_cflags=['-O3'])", Severity.MAJOR),
+    ],
+)
+def test_runtime_extension_sources_are_resolved(call: str, severity: Severity | None) -> None:
+    code = (
+        "import os, glob\nfrom torch.utils.cpp_extension import load, load_inline\n"
+        f"SRCS = ['x.cpp']\ndef build(d):\n    mod = {call}\n"
+    )
+    found = [f.severity for f in only(scan(code)[0], "GP211")]
+    assert found == ([] if severity is None else [severity])
+
+
+@pytest.mark.parametrize(
+    ("code", "severity"),
+    [
+        ("import triton.language as tl\ntl.inline_asm_elementwise(asm_str=ASM)", Severity.BLOCKER),
+        ("import triton\ntriton.language.inline_asm_elementwise(ASM)", Severity.BLOCKER),
+        ("from triton.language import inline_asm_elementwise as ia\nia(ASM)", Severity.BLOCKER),
+        ("tl.inline_asm_elementwise(asm)", Severity.MINOR),  # `tl` by convention
+        ("import triton.language as tl\ntl.inline_asm_elementwise('v_mov_b32 $0, $1')", None),
+        ("ops.inline_asm_elementwise(asm=ASM)", None),
+        ("def inline_asm_elementwise(asm): ...\ninline_asm_elementwise(ASM)", None),
+    ],
+)
+def test_inline_asm_only_from_triton(code: str, severity: Severity | None) -> None:
+    text = 'ASM = "mov.u32 $0, %laneid;"\n' + code.replace("ASM", '"mov.u32 $0, %laneid;"') + "\n"
+    found = [f.severity for f in only(scan(text)[0], "GP212")]
+    assert found == ([] if severity is None else [severity])
 
 
 def test_hip_and_rocr_only_reported_when_both_are_set() -> None:

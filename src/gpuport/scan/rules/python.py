@@ -15,10 +15,14 @@ How a file is checked, cheapest first:
    scan.
 3. One iterative walk (:class:`~gpuport.scan.rules.python_visitor.PythonScan`)
    that only enters nodes spanning a marked line and dispatches each node to
-   every rule that cares about its type.
+   every rule that cares about its type. The dtype rules (GP208, GP210) live in
+   :mod:`~gpuport.scan.rules.python_dtypes`, the native-code rules (GP211,
+   GP212) in :mod:`~gpuport.scan.rules.python_native`.
 
 Guards (code that already tells NVIDIA from AMD) are described in
-:mod:`gpuport.scan.rules.python_guards`. Findings inside a guard come out with
+:mod:`gpuport.scan.rules.python_guards` (one test) and
+:mod:`gpuport.scan.rules.python_scope` (early exits, flag variables,
+vendor-dispatch siblings). Findings inside a guard come out with
 ``guarded=True`` and info severity — except for rules whose hazard is a
 ROCm-side spelling that is wrong on ROCm itself (``torch.device("hip")``,
 ``ROCMExecutionProvider``, both ``HIP_``/``ROCR_VISIBLE_DEVICES``, a FNUZ FP8
@@ -50,7 +54,9 @@ from gpuport.scan.rules.python_patterns import (
     reported_package,
 )
 from gpuport.scan.rules.python_rules import PYTHON_RULES
+from gpuport.scan.rules.python_scope import GUARD_WORDS, guard_names
 from gpuport.scan.rules.python_source import (
+    REDUCE_ABOVE,
     flow_names,
     mark_lines,
     mark_words,
@@ -62,6 +68,7 @@ from gpuport.scan.rules.python_visitor import PythonScan
 register(*PYTHON_RULES)
 
 _TRIGGERS: weakref.WeakKeyDictionary[PackageDB, re.Pattern[str]] = weakref.WeakKeyDictionary()
+_MARKERS: weakref.WeakKeyDictionary[PackageDB, re.Pattern[str]] = weakref.WeakKeyDictionary()
 
 
 def import_tops(packages: PackageDB) -> list[str]:
@@ -88,6 +95,15 @@ def trigger_pattern(packages: PackageDB) -> re.Pattern[str]:
     return cached
 
 
+def marking_pattern(packages: PackageDB) -> re.Pattern[str]:
+    """The trigger words plus the guard words, for one marking pass over a parsed file."""
+    cached = _MARKERS.get(packages)
+    if cached is None:
+        cached = re.compile(trie_regex([*trigger_words(packages), *sorted(GUARD_WORDS)]))
+        _MARKERS[packages] = cached
+    return cached
+
+
 @checker(FileKind.PYTHON)
 def check_python(ctx: FileContext) -> None:
     """Run every GP2xx rule over one Python file."""
@@ -96,11 +112,13 @@ def check_python(ctx: FileContext) -> None:
     if pattern.search(text) is None:
         return  # no trigger word: never parsed
     mask = bytearray(text.count("\n") + 2)
-    lines = mark_lines(text, pattern, mask)
+    lines, guards = mark_lines(text, marking_pattern(ctx.packages), mask, GUARD_WORDS)
     mark_words(text, flow_names(text) | _import_aliases(text, lines), mask)
+    # Lines that may hold an early exit or a flag assignment must survive the reduction.
+    candidates = guard_names(text, lines, guards, mask if len(text) >= REDUCE_ABOVE else None)
     tree = _parse(ctx, reduced_source(text, mask))
     if tree is not None:
-        PythonScan(ctx, mask).run(tree)
+        PythonScan(ctx, mask, candidates).run(tree)
 
 
 def _parse(ctx: FileContext, reduced: str | None) -> ast.Module | None:

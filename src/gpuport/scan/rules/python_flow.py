@@ -20,9 +20,12 @@ import ast
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
-from gpuport.scan.rules.python_guards import PLATFORM, Aliases, guard_flags, is_cuda_version
+from gpuport.scan.rules.python_guards import PLATFORM, Aliases, is_cuda_version
 from gpuport.scan.rules.python_patterns import falls_back, is_intlike, is_sm_string, last_name
+from gpuport.scan.rules.python_scope import GuardScope
 from gpuport.scan.rules.python_source import mark_words
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 _MAX_DEPTH = 12  # how deep the data-flow checks look into one expression
 
@@ -30,10 +33,13 @@ _MAX_DEPTH = 12  # how deep the data-flow checks look into one expression
 class ScanState:
     """What one walk knows so far, how it reports, and the data-flow rules."""
 
-    def __init__(self, ctx: FileContext, mask: bytearray) -> None:
+    def __init__(self, ctx: FileContext, mask: bytearray, candidates: set[str]) -> None:
         self.ctx = ctx
         self.mask = mask
         self.aliases = Aliases()
+        self.scope = GuardScope(ctx.text, candidates)
+        self.tree: ast.Module | None = None
+        self.functions: list[FunctionNode] = []  # the functions the walk is inside, outermost first
         self.cap_names: set[str] = set()
         self.props_names: set[str] = set()
         self.arch_names: set[str] = set()
@@ -41,6 +47,20 @@ class ScanState:
         self.has_cap = "get_device_capability" in ctx.text or "get_device_properties" in ctx.text
         self.has_arch = "get_arch_list" in ctx.text
         self.quiet: set[int] = set()  # ids of nodes only compared against, or flavour tables
+
+    def enter_function(self, node: FunctionNode) -> None:
+        """The walk reached a function (in source order): it encloses what comes next."""
+        functions = self.functions
+        while functions and (functions[-1].end_lineno or 0) < node.lineno:
+            functions.pop()
+        functions.append(node)
+
+    def enclosing(self, line: int) -> FunctionNode | None:
+        """The innermost function around ``line`` (None at module or class level)."""
+        for func in reversed(self.functions):
+            if func.lineno <= line <= (func.end_lineno or func.lineno):
+                return func
+        return None
 
     def mark_names(self, names: set[str]) -> None:
         """Make lines that mention these identifiers interesting for the rest of the walk."""
@@ -184,7 +204,7 @@ class ScanState:
             self._cuda_version_presence(node.test, guard)
 
     def _cuda_version_presence(self, test: ast.AST, guard: int) -> None:
-        if guard_flags(test, cuda_version=False):
+        if self.scope.test_flags(test, cuda_version=False) & PLATFORM:
             return  # the test also looks at HIP/ROCm: it tells the platforms apart on purpose
         for sub in ast.walk(test):
             if is_cuda_version(sub):

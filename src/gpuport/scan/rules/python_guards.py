@@ -33,10 +33,19 @@ function or class whose name names a vendor (``def _init_rocm()``) or whose
 decorators discriminate the platform (``@skipIfRocm``,
 ``@unittest.skipIf(torch.version.hip, ...)``), and the body and ``else`` of a
 ``try`` whose handler catches ``ImportError``/``ModuleNotFoundError`` (an
-optional import of an NVIDIA-only module).
+optional import of an NVIDIA-only module), ``Exception``/``BaseException`` or
+anything (a bare ``except``). A handler for ``OSError``/``FileNotFoundError``/
+``subprocess.CalledProcessError`` (what a missing ``nvidia-smi`` raises) sets
+the :data:`SUBPROC` bit, which only the nvidia-smi rule honours.
 
-:func:`children` applies these rules during the walk: it hands each child
-node the guard bits it runs under.
+A call that probes for an optional module (``try_import_cutlass()``,
+``has_triton()``, ``importlib.util.find_spec(...)``) in a test sets the
+:data:`IMPORT` bit, which only the import rules honour: ``if has_x(): import
+x`` or ``assert try_import_x()`` before a lazy import.
+
+:class:`~gpuport.scan.rules.python_scope.GuardScope` applies these rules during
+the walk, and adds the ones that need more than one node: early exits, flag
+variables and vendor-dispatch siblings.
 
 A test that also names an architecture (``gfx942``, ``gcnArchName``, ``fnuz``,
 ``cdna``/``rdna``) is *arch-aware*: it carries the :data:`ARCH` bit, which the
@@ -48,11 +57,15 @@ from __future__ import annotations
 import ast
 import re
 from collections import deque
+from collections.abc import Mapping
 
 from gpuport.scan.rules.python_patterns import last_name
 
 PLATFORM = 1
 ARCH = 2
+IMPORT = 4  # an optional module is probed first: guards imports only
+SUBPROC = 8  # a try whose handler catches what a missing executable raises: guards GP204 only
+LAZY = 16  # not a guard: the code runs inside a function (an import there is lazy)
 
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _PLATFORM_PARTS = frozenset(
@@ -61,7 +74,21 @@ _PLATFORM_PARTS = frozenset(
 _ARCH_PARTS = frozenset({"cdna", "rdna", "fnuz", "gcn"})
 _PLATFORM_STRING = re.compile(r"(?i)\b(?:rocm|hip|amd)\b|\+rocm|rocm\d")
 _ARCH_STRING = re.compile(r"(?i)gfx\d|fnuz")
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+_GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_OS_ERRORS = frozenset(
+    {
+        "OSError",
+        "IOError",
+        "EnvironmentError",
+        "FileNotFoundError",
+        "PermissionError",
+        "CalledProcessError",
+        "SubprocessError",
+        "TimeoutExpired",
+    }
+)
+_PROBE_PREFIXES = ("try_import", "has_", "_has_")
+_PROBE_NAMES = frozenset({"find_spec", "_check_module_exists", "check_module_exists"})
 
 
 def word_parts(ident: str) -> list[str]:
@@ -72,8 +99,20 @@ def word_parts(ident: str) -> list[str]:
     return out
 
 
+_IDENT_CACHE: dict[str, int] = {}
+
+
 def ident_flags(ident: str) -> int:
-    """Guard bits an identifier carries by its name alone."""
+    """Guard bits an identifier carries by its name alone (cached: names repeat a lot)."""
+    flags = _IDENT_CACHE.get(ident)
+    if flags is None:
+        flags = _ident_flags(ident)
+        if len(_IDENT_CACHE) < 100_000:
+            _IDENT_CACHE[ident] = flags
+    return flags
+
+
+def _ident_flags(ident: str) -> int:
     lower = ident.lower()
     parts = word_parts(ident)
     flags = 0
@@ -140,27 +179,47 @@ def _str_consts(node: ast.expr) -> list[str]:
     return []
 
 
-def guard_flags(test: ast.AST, *, cuda_version: bool = True) -> int:
+FlagNames = Mapping[str, tuple[int, int]]
+"""Flag variables: name -> (guard bits, guard bits without ``torch.version.cuda``)."""
+
+
+def guard_flags(test: ast.AST, *, cuda_version: bool = True, names: FlagNames | None = None) -> int:
     """Guard bits of an ``if``/ternary test or a decorator expression (0: not a guard).
 
     ``cuda_version=False`` ignores ``torch.version.cuda`` (GP206 asks whether a
-    test looks at anything *besides* it).
+    test looks at anything *besides* it). ``names`` are flag variables
+    (``HAS_CUDA_BINDINGS = torch.version.cuda is not None``) that count like
+    the test they were assigned from.
     """
     flags = 0
     for node in ast.walk(test):
         if isinstance(node, ast.Name):
             flags |= ident_flags(node.id)
+            if names:
+                entry = names.get(node.id)
+                if entry is not None:
+                    flags |= entry[0] if cuda_version else entry[1]
         elif isinstance(node, ast.Attribute):
             if cuda_version or not is_cuda_version(node):
                 flags |= _attr_flags(node)
-        elif isinstance(node, (ast.Compare, ast.Call)):
+        elif isinstance(node, ast.Compare):
             flags |= _compared_strings(node)
+        elif isinstance(node, ast.Call):
+            flags |= _compared_strings(node) | _probe_flags(node)
     return flags
 
 
-def match_flags(node: ast.Match) -> int:
+def _probe_flags(node: ast.Call) -> int:
+    """``try_import_cutlass()``, ``has_triton()``, ``find_spec("x")``: an optional-module probe."""
+    name = last_name(node.func)
+    if name.startswith(_PROBE_PREFIXES) or name in _PROBE_NAMES:
+        return IMPORT
+    return 0
+
+
+def match_flags(node: ast.Match, names: FlagNames | None = None) -> int:
     """Guard bits of a ``match`` statement: from its subject and its string patterns."""
-    flags = guard_flags(node.subject)
+    flags = guard_flags(node.subject, names=names)
     for case in node.cases:
         for pat in ast.walk(case.pattern):
             value = pat.value if isinstance(pat, ast.MatchValue) else None
@@ -169,23 +228,25 @@ def match_flags(node: ast.Match) -> int:
     return flags
 
 
-def catches_import_error(node: ast.Try | ast.TryStar) -> bool:
-    """``try: import x`` / ``except ImportError:`` (or ``ModuleNotFoundError``)."""
+def handler_flags(node: ast.Try | ast.TryStar) -> int:
+    """Guard bits a ``try`` body (and ``else``) runs under, from what its handlers catch.
+
+    ``ImportError``/``ModuleNotFoundError`` (an optional import), ``Exception``,
+    ``BaseException`` or a bare ``except``: :data:`PLATFORM`. ``OSError`` and
+    the other errors of a missing executable: :data:`SUBPROC`.
+    """
+    flags = 0
     for handler in node.handlers:
         kinds = handler.type
         if kinds is None:
-            continue
+            return PLATFORM
         elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-        if any(last_name(e) in _IMPORT_ERRORS for e in elts):
-            return True
-    return False
-
-
-def def_flags(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
-    """Guard bits of a function or class body: from its name and its decorators."""
-    flags = ident_flags(node.name)
-    for deco in node.decorator_list:
-        flags |= guard_flags(deco)
+        for elt in elts:
+            name = last_name(elt)
+            if name in _GUARD_ERRORS:
+                return PLATFORM
+            if name in _OS_ERRORS:
+                flags |= SUBPROC
     return flags
 
 
@@ -241,67 +302,4 @@ def top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
                 pending.extend(handler.body)
         elif isinstance(stmt, ast.With):
             pending.extend(stmt.body)
-    return out
-
-
-Frame = tuple[ast.AST, int]
-DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-# Fields never worth entering: contexts, operators, and annotations (which never run).
-_FIELDS_SKIP = frozenset({"ctx", "op", "ops", "type_comment", "annotation", "returns"})
-
-
-def children(node: ast.AST, guard: int) -> list[Frame]:
-    """The child nodes to walk, in source order, each with the guard bits it runs under."""
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-        return []  # a docstring or bare constant statement: not code
-    if isinstance(node, (ast.If, ast.IfExp, ast.While)):
-        inner = guard | guard_flags(node.test)
-        if isinstance(node, ast.IfExp):
-            return [(node.test, guard), (node.body, inner), (node.orelse, inner)]
-        return [(node.test, guard), *((s, inner) for s in (*node.body, *node.orelse))]
-    if isinstance(node, ast.Match):
-        inner = guard | match_flags(node)
-        return [(node.subject, guard), *((c, inner) for c in node.cases)]
-    if isinstance(node, ast.match_case):
-        inner = guard | (guard_flags(node.guard) if node.guard is not None else 0)
-        case_parts: list[Frame] = [(node.pattern, guard)]
-        if node.guard is not None:
-            case_parts.append((node.guard, guard))
-        return [*case_parts, *((s, inner) for s in node.body)]
-    if isinstance(node, ast.BoolOp):
-        flags = [guard_flags(v) for v in node.values]
-        total = 0
-        for f in flags:
-            total |= f
-        return [(v, guard | (0 if f else total)) for v, f in zip(node.values, flags, strict=True)]
-    if isinstance(node, (ast.Try, ast.TryStar)):
-        inner = guard | (PLATFORM if catches_import_error(node) else 0)
-        return [
-            *((s, inner) for s in (*node.body, *node.orelse)),
-            *((h, guard) for h in node.handlers),
-            *((s, guard) for s in node.finalbody),
-        ]
-    if isinstance(node, DEFS):
-        inner = guard | def_flags(node)
-        outer: list[ast.AST] = list(node.decorator_list)
-        if isinstance(node, ast.ClassDef):
-            outer += [*node.bases, *node.keywords]
-        else:
-            outer.append(node.args)
-        return [*((n, guard) for n in outer), *((s, inner) for s in node.body)]
-    if isinstance(node, _COMPREHENSIONS):
-        # Generators first, so that names bound by ``for a in ...`` are known in the element.
-        parts: list[ast.AST] = list(node.generators)
-        parts += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
-        return [(p, guard) for p in parts]
-    out: list[Frame] = []
-    for name in node._fields:
-        if name in _FIELDS_SKIP:
-            continue
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            out.extend((v, guard) for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            out.append((value, guard))
     return out

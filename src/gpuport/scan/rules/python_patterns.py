@@ -59,7 +59,6 @@ OCP_FP8 = frozenset({"float8_e4m3fn", "float8_e5m2"})
 FNUZ_FP8 = frozenset({"float8_e4m3fnuz", "float8_e5m2fnuz"})
 FP8 = OCP_FP8 | FNUZ_FP8
 UNSIGNED = frozenset({"uint16", "uint32", "uint64"})
-UNSIGNED_METHODS = frozenset({"to", "view", "type"})  # x.to(torch.uint32)
 GRAPH_REFS = frozenset(
     {
         "torch.cuda.CUDAGraph",

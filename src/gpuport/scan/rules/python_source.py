@@ -65,23 +65,37 @@ def _emit(node: _Trie) -> str:
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
-def mark_lines(text: str, pattern: re.Pattern[str], mask: bytearray) -> list[int]:
+def mark_lines(
+    text: str,
+    pattern: re.Pattern[str],
+    mask: bytearray,
+    guard_words: frozenset[str] = frozenset(),
+) -> tuple[list[int], list[tuple[int, int]]]:
     """Set ``mask[line] = 1`` for each 1-based line where ``pattern`` matches.
 
-    Returns the start offsets of those lines, in order, once each.
+    Returns the start offsets of those lines, in order, once each. A match whose
+    text is one of ``guard_words`` does not mark its line: such lines come back
+    separately, as (line, start offset) pairs (see
+    :func:`~gpuport.scan.rules.python_scope.guard_names`).
     """
     line = 1
     pos = 0
+    last_trigger = last_guard = 0
     starts: list[int] = []
+    guards: list[tuple[int, int]] = []
     for match in pattern.finditer(text):
         start = match.start()
-        newlines = text.count("\n", pos, start)
-        if newlines or not starts:
-            line += newlines
+        line += text.count("\n", pos, start)
+        pos = start
+        if guard_words and match.group() in guard_words:
+            if line != last_guard:
+                last_guard = line
+                guards.append((line, text.rfind("\n", 0, start) + 1))
+        elif line != last_trigger:
+            last_trigger = line
             mask[line] = 1
             starts.append(text.rfind("\n", 0, start) + 1)
-        pos = start
-    return starts
+    return starts, guards
 
 
 def mark_words(text: str, names: set[str], mask: bytearray) -> None:
@@ -94,14 +108,20 @@ def mark_words(text: str, names: set[str], mask: bytearray) -> None:
 
 
 def _word_lines(text: str, names: set[str]) -> dict[int, str]:
-    """The lines (by start offset) where one of ``names`` occurs as a whole identifier."""
+    """The lines (by start offset) where one of ``names`` occurs as a whole identifier.
+
+    The trie regex only matches the shortest of ``load``/``load_inline``, so each
+    match is extended to the whole identifier before it is looked up.
+    """
     found: dict[int, str] = {}
     size = len(text)
     for match in re.finditer(trie_regex(sorted(names)), text):
         start, end = match.span()
-        if (start and (text[start - 1].isalnum() or text[start - 1] == "_")) or (
-            end < size and (text[end].isalnum() or text[end] == "_")
-        ):
+        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            continue
+        while end < size and (text[end].isalnum() or text[end] == "_"):
+            end += 1
+        if end != match.end() and text[start:end] not in names:
             continue
         first = text.rfind("\n", 0, start) + 1
         if first not in found:

@@ -20,8 +20,9 @@ from typing import Any
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
-from gpuport.scan.rules.python_flow import ScanState
-from gpuport.scan.rules.python_guards import ARCH, DEFS, PLATFORM, Frame, children, word_parts
+from gpuport.scan.rules.python_dtypes import DtypeRules
+from gpuport.scan.rules.python_guards import IMPORT, LAZY, PLATFORM, SUBPROC, word_parts
+from gpuport.scan.rules.python_native import NativeRules, is_triton_asm
 from gpuport.scan.rules.python_patterns import (
     BAD_DEVICE,
     CUDA_ENV,
@@ -30,7 +31,6 @@ from gpuport.scan.rules.python_patterns import (
     DEVICE_METHODS,
     ENV_KEYS,
     EXTENSION_FUNCS,
-    FNUZ_FP8,
     FP8,
     GRAPH_COMPILE_MODES,
     GRAPH_REFS,
@@ -40,30 +40,31 @@ from gpuport.scan.rules.python_patterns import (
     ORT_CUDA,
     ORT_ROCM,
     PRESENCE_PARTS,
-    PTX,
     REDUCED_PRECISION,
     SKIP_FUNCS,
-    UNSIGNED,
-    UNSIGNED_METHODS,
     alias_worthy,
     call_arg,
-    fp8_leaf,
     is_boolish,
     last_name,
     reported_package,
     str_value,
 )
+from gpuport.scan.rules.python_scope import DEFS, Frame
 
 IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-class PythonScan(ScanState):
-    """One file's walk; :meth:`run` walks the tree and reports through ``ctx``."""
+class PythonScan(DtypeRules, NativeRules):
+    """One file's walk; :meth:`run` walks the tree and reports through ``ctx``.
 
-    def __init__(self, ctx: FileContext, mask: bytearray) -> None:
-        super().__init__(ctx, mask)
+    ``candidates`` are the names :func:`~gpuport.scan.rules.python_scope.guard_names`
+    found assigned on lines with a platform word (possible flag variables).
+    """
+
+    def __init__(self, ctx: FileContext, mask: bytearray, candidates: set[str]) -> None:
+        super().__init__(ctx, mask, candidates)
         self.env_writes: dict[str, list[tuple[int, int, bool]]] = {}
-        self.imports_seen: set[tuple[str, bool]] = set()
+        self.imports_seen: dict[tuple[str, bool], bool] = {}  # -> whether only lazily so far
         self.torch_nvtx_seen = False
         self.handlers: dict[type[ast.AST], Callable[[Any, int], None]] = {
             ast.Import: self._import,
@@ -86,12 +87,17 @@ class PythonScan(ScanState):
             ast.For: self._for,
             ast.AsyncFor: self._for,
             ast.comprehension: self._for,
+            ast.FunctionDef: self._function,
+            ast.AsyncFunctionDef: self._function,
+            ast.Return: self.dtype_return,
         }
 
     def run(self, tree: ast.Module) -> None:
+        self.tree = tree
         stack: list[Frame] = [(tree, 0)]
         find = self.mask.find
         handlers = self.handlers
+        children = self.scope.children
         while stack:
             node, guard = stack.pop()
             lineno = getattr(node, "lineno", None)
@@ -106,6 +112,14 @@ class PythonScan(ScanState):
                 handler(node, guard)
             stack.extend(reversed(children(node, guard)))
         self._finish()
+        # The handler table makes this object a reference cycle: let go of the tree now,
+        # not at the next garbage collection (a retained tree slows every later parse).
+        self.tree = None
+        self.functions.clear()
+        self.handlers.clear()
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, guard: int) -> None:
+        self.enter_function(node)
 
     def _import(self, node: ast.Import | ast.ImportFrom, guard: int) -> None:
         bound = self.aliases.add_import(node)
@@ -121,13 +135,18 @@ class PythonScan(ScanState):
                 self._imported(alias.name, alias, guard)
 
     def _imported(self, dotted: str, where: ast.AST, guard: int) -> None:
-        """Report an import once per file, package and guard state (a file depends on it)."""
+        """Report an import once per file, package and guard state (a file depends on it).
+
+        An import inside a function is lazy (an optional path): GP201 is major there,
+        and a later module-level import of the same package is still reported.
+        """
         top = dotted.split(".", 1)[0]
-        guarded = bool(guard & PLATFORM)
+        guarded = bool(guard & (PLATFORM | IMPORT))
+        lazy = bool(guard & LAZY)
         seen = self.imports_seen
         if top in NVML_MODULES:
             if (top, guarded) not in seen:
-                seen.add((top, guarded))
+                seen[(top, guarded)] = lazy
                 self.report(
                     "GP203",
                     where,
@@ -137,7 +156,7 @@ class PythonScan(ScanState):
             return
         if top in NVTX_MODULES:
             if (top, guarded) not in seen:
-                seen.add((top, guarded))
+                seen[(top, guarded)] = lazy
                 self.report(
                     "GP217",
                     where,
@@ -146,13 +165,16 @@ class PythonScan(ScanState):
                 )
             return
         pkg = self.ctx.packages.by_import(dotted)
-        if pkg is None or (pkg.name, guarded) in seen or not reported_package(pkg):
+        if pkg is None or not reported_package(pkg):
             return
-        seen.add((pkg.name, guarded))
-        self._package_finding(dotted, pkg, where, guarded)
+        key = (pkg.name, guarded)
+        if key in seen and (lazy or not seen[key]):
+            return
+        seen[key] = lazy
+        self._package_finding(dotted, pkg, where, guarded, lazy)
 
     def _package_finding(
-        self, dotted: str, pkg: PackageInfo, where: ast.AST, guarded: bool
+        self, dotted: str, pkg: PackageInfo, where: ast.AST, guarded: bool, lazy: bool
     ) -> None:
         how = pkg.route.how
         longest = sorted(pkg.imports, key=len, reverse=True)
@@ -162,8 +184,10 @@ class PythonScan(ScanState):
                 "GP201",
                 where,
                 guarded=guarded,
+                severity=Severity.MAJOR if lazy else None,
                 fix=how,
-                message=f"`{dotted}` comes from {pkg.name}, which has no ROCm build: {pkg.summary}",
+                message=f"`{dotted}` comes from {pkg.name}, which has no ROCm build: {pkg.summary}"
+                + (" (imported lazily, inside a function)" if lazy else ""),
             )
         else:
             state = (
@@ -189,7 +213,7 @@ class PythonScan(ScanState):
             dotted = found
         head, _, leaf = dotted.rpartition(".")
         if head == "torch" and leaf in FP8 and id(node) not in self.quiet:
-            self._fp8(node, leaf, guard)
+            self.fp8_ref(node, leaf, guard)
         if dotted in GRAPH_REFS:
             self.report(
                 "GP215",
@@ -209,41 +233,6 @@ class PythonScan(ScanState):
                 fix="Nothing to change; view the ranges with rocprofv3 --marker-trace.",
             )
 
-    def _fp8(self, node: ast.AST, leaf: str, guard: int) -> None:
-        target = self.ctx.target
-        fnuz = leaf in FNUZ_FP8
-        if target.fp8 == "fnuz" and not fnuz:
-            self.report(
-                "GP208",
-                node,
-                guarded=bool(guard & PLATFORM),
-                message=f"`torch.{leaf}` is the OCP FP8 type; {target.name} only computes "
-                "with the FNUZ types",
-                fix=f"On {target.name} use `torch.{leaf}uz` (max 240 for e4m3, not 448), chosen "
-                "per GPU: e.g. `torch.float8_e4m3fnuz if 'gfx94' in "
-                "torch.cuda.get_device_properties(0).gcnArchName else torch.float8_e4m3fn`.",
-            )
-        elif target.fp8 == "ocp" and fnuz:
-            self.report(
-                "GP208",
-                node,
-                guarded=bool(guard & ARCH),
-                message=f"`torch.{leaf}` is the MI300 (FNUZ) FP8 type; {target.name} uses "
-                "the OCP types",
-                fix=f"On {target.name} use `torch.{leaf[:-2]}`; pick FNUZ only when "
-                "gcnArchName starts with gfx94.",
-            )
-        elif target.fp8 == "none":
-            self.report(
-                "GP208",
-                node,
-                guarded=bool(guard & (ARCH if fnuz else PLATFORM)),
-                severity=Severity.MAJOR,
-                message=f"`torch.{leaf}`: {target.name} has no FP8 hardware",
-                fix=f"Keep an fp16/bf16 path for {target.name}; FP8 needs gfx942 (FNUZ) or "
-                "gfx950/gfx12 (OCP).",
-            )
-
     def _call(self, node: ast.Call, guard: int) -> None:
         func = self.aliases.dotted(node.func) or ""
         last = last_name(node.func)
@@ -260,9 +249,9 @@ class PythonScan(ScanState):
                 message=f"`{last}()` starts NVML, which fails on AMD GPUs",
             )
         elif func in EXTENSION_FUNCS:
-            self._extension(node, func, guarded)
-        elif last == "inline_asm_elementwise":
-            self._inline_asm(node, guarded)
+            self.extension(node, func, guarded)
+        elif is_triton_asm(func):
+            self.inline_asm(node, guarded)
         elif func == "torch.compile":
             mode = call_arg(node, None, "mode")
             if str_value(mode) in GRAPH_COMPILE_MODES and mode is not None:
@@ -280,11 +269,8 @@ class PythonScan(ScanState):
         method = isinstance(node.func, ast.Attribute) and last in DEVICE_METHODS
         if func in DEVICE_FUNCS or method:
             self._device_string(node.args[0] if node.args else None)
-        if last in UNSIGNED_METHODS and node.args:
-            self._unsigned(node.args[0], guard)
+        self.dtype_call(node, func, last, guard)
         for kw in node.keywords:
-            if kw.arg in ("dtype", "out_dtype"):
-                self._unsigned(kw.value, guard)
             if kw.arg in DEVICE_KEYWORDS:
                 self._device_string(kw.value)
             elif kw.arg in ENV_KEYS:
@@ -307,52 +293,6 @@ class PythonScan(ScanState):
                 message=f'"{text}" is not a torch device type; ROCm GPUs are "cuda" devices',
             )
 
-    def _extension(self, node: ast.Call, func: str, guarded: bool) -> None:
-        leaf = func.rsplit(".", 1)[1]
-        with_cuda = call_arg(node, None, "with_cuda")
-        cuda = isinstance(with_cuda, ast.Constant) and with_cuda.value is True
-        if leaf == "load" and not cuda:
-            sources = call_arg(node, 1, "sources")
-            if isinstance(sources, (ast.List, ast.Tuple)):
-                names = [str_value(e) for e in sources.elts]
-                if all(n is not None for n in names) and not any(
-                    n.endswith((".cu", ".cuh")) for n in names if n
-                ):
-                    return  # a CPU-only extension
-        elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
-            return
-        self.report(
-            "GP211",
-            node,
-            guarded=guarded,
-            message=f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
-            "hipifies it and builds it with hipcc, so its kernels must be portable",
-        )
-
-    def _inline_asm(self, node: ast.Call, guarded: bool) -> None:
-        asm = call_arg(node, 0, "asm")
-        if isinstance(asm, ast.JoinedStr):
-            text: str | None = "".join(str_value(v) or " $0 " for v in asm.values)
-        else:
-            text = str_value(asm)
-        if text is None:
-            self.report(
-                "GP212",
-                node,
-                guarded=guarded,
-                severity=Severity.MINOR,
-                message="tl.inline_asm_elementwise with an assembly string gpuport cannot "
-                "read; if it is PTX it will not compile for AMD GPUs",
-            )
-        elif PTX.search(text):
-            self.report(
-                "GP212",
-                node,
-                guarded=guarded,
-                message="tl.inline_asm_elementwise carries NVIDIA PTX, which the AMD backend "
-                "cannot assemble",
-            )
-
     def _constant(self, node: ast.Constant, guard: int) -> None:
         value = node.value
         if not isinstance(value, str) or id(node) in self.quiet or len(value) > 200:
@@ -362,7 +302,7 @@ class PythonScan(ScanState):
             self.report(
                 "GP204",
                 node,
-                guarded=guarded,
+                guarded=bool(guard & (PLATFORM | SUBPROC)),
                 message="runs `nvidia-smi`, which does not exist on an AMD GPU host",
             )
         elif value in ORT_CUDA:
@@ -404,10 +344,15 @@ class PythonScan(ScanState):
                 self._setting(target, value, guarded)
         if value is None or isinstance(node, ast.AugAssign):
             return
-        if names and not self.flow_assign(names, value):
-            self._unsigned(value, guard)
-            if is_boolish(value) and any(PRESENCE_PARTS & set(word_parts(n)) for n in names):
-                self._cuda_version_presence(value, guard)
+        if len(names) == 1 and len(targets) == 1 and isinstance(targets[0], ast.Name):
+            self.dtype_assign(targets[0].id, value, guard)
+        if (
+            names
+            and not self.flow_assign(names, value)
+            and is_boolish(value)
+            and any(PRESENCE_PARTS & set(word_parts(n)) for n in names)
+        ):
+            self._cuda_version_presence(value, guard)
 
     def _setting(self, target: ast.Attribute, value: ast.expr, guarded: bool) -> None:
         if target.attr in REDUCED_PRECISION and not (
@@ -437,28 +382,10 @@ class PythonScan(ScanState):
             name = str_value(key)
             if name in ENV_KEYS and name is not None and key is not None:
                 self._env_write(name, key, guard)
-        self._fp8_table([k for k in node.keys if k is not None] + node.values)
+        self.dtype_table([k for k in node.keys if k is not None] + node.values)
 
     def _collection(self, node: ast.Tuple | ast.List | ast.Set, guard: int) -> None:
-        self._fp8_table(node.elts)
-
-    def _fp8_table(self, items: list[ast.expr]) -> None:
-        """A literal naming both FP8 flavours handles both: its entries are not findings."""
-        leaves = [(item, fp8_leaf(item)) for item in items]
-        flavours = {leaf in FNUZ_FP8 for _, leaf in leaves if leaf}
-        if len(flavours) == 2:
-            self.quiet.update(id(item) for item, leaf in leaves if leaf)
-
-    def _unsigned(self, node: ast.AST | None, guard: int) -> None:
-        """GP210 where a tensor is made or cast to an unsigned dtype (not in dtype tables)."""
-        dotted = self.aliases.dotted(node) if node is not None else None
-        if node is not None and dotted and dotted[:6] == "torch." and dotted[6:] in UNSIGNED:
-            self.report(
-                "GP210",
-                node,
-                guarded=bool(guard & PLATFORM),
-                message=f"`{dotted}` is not natively supported on ROCm",
-            )
+        self.dtype_table(node.elts)
 
     def _env_write(self, key: str, node: ast.AST, guard: int) -> None:
         guarded = bool(guard & PLATFORM)
@@ -483,6 +410,7 @@ class PythonScan(ScanState):
             self.env_writes.setdefault(key, []).append((line, col, guarded))
 
     def _finish(self) -> None:
+        self.finish_fp8()
         hip = self.env_writes.get("HIP_VISIBLE_DEVICES")
         rocr = self.env_writes.get("ROCR_VISIBLE_DEVICES")
         if not hip or not rocr:

@@ -1,0 +1,141 @@
+"""GP211 (CUDA extension built at run time) and GP212 (Triton inline PTX).
+
+GP211 reads what ``cpp_extension.load`` compiles. ``sources`` is resolved as
+far as the text allows: string literals, the last literal argument of a call
+(``os.path.join(d, "x.cpp")`` -> ``x.cpp``), the literal tail of an f-string or
+``+``/``/`` expression, and a name assigned once in the same function (or at
+module level). No ``.cu``/``.cuh`` source, no ``with_cuda=True`` and no
+``extra_cuda_cflags``: a CPU-only extension, no finding. Sources it cannot
+resolve: minor, since they may or may not hold CUDA.
+
+GP212 only looks at Triton's own ``inline_asm_elementwise``
+(``tl.inline_asm_elementwise``, ``triton.language.inline_asm_elementwise``, or
+the name imported from ``triton.language``); torch's wrappers of the same name
+(``ops.inline_asm_elementwise``, the higher-order op) are not Triton calls.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from gpuport.models import Severity
+from gpuport.scan.rules.python_flow import ScanState
+from gpuport.scan.rules.python_patterns import PTX, call_arg, str_value
+
+_CUDA_SUFFIXES = (".cu", ".cuh")
+_MAX_DEPTH = 4
+_TRITON_ASM = frozenset({"tl.inline_asm_elementwise", "triton.language.inline_asm_elementwise"})
+
+
+def is_triton_asm(dotted: str) -> bool:
+    """Does a call's resolved name denote ``triton.language.inline_asm_elementwise``?"""
+    return dotted in _TRITON_ASM or dotted.endswith(".tl.inline_asm_elementwise")
+
+
+class NativeRules(ScanState):
+    """GP211 and GP212 of one file's walk."""
+
+    def extension(self, node: ast.Call, func: str, guarded: bool) -> None:
+        leaf = func.rsplit(".", 1)[1]
+        with_cuda = call_arg(node, None, "with_cuda")
+        cuda = isinstance(with_cuda, ast.Constant) and with_cuda.value is True
+        cuda = cuda or call_arg(node, None, "extra_cuda_cflags") is not None
+        severity: Severity | None = None
+        if leaf == "load" and not cuda:
+            sources = call_arg(node, 1, "sources")
+            found = self._sources(sources, node.lineno, 0) if sources is not None else [None]
+            known = [s for s in found if s is not None]
+            if not any(s.endswith(_CUDA_SUFFIXES) for s in known):
+                if known and len(known) == len(found):
+                    return  # a CPU-only extension
+                severity = Severity.MINOR
+        elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
+            return
+        self.report(
+            "GP211",
+            node,
+            guarded=guarded,
+            severity=severity,
+            message=f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
+            "hipifies it and builds it with hipcc, so its kernels must be portable"
+            + (" (gpuport could not read its sources)" if severity else ""),
+        )
+
+    def _sources(self, expr: ast.AST, line: int, depth: int) -> list[str | None]:
+        """The file names an expression for ``sources`` holds (None: one it cannot read)."""
+        if depth > _MAX_DEPTH:
+            return [None]
+        deeper = depth + 1
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            out: list[str | None] = []
+            for elt in expr.elts:
+                item = elt.value if isinstance(elt, ast.Starred) else elt
+                out.extend(self._sources(item, line, deeper))
+            return out
+        text = str_value(expr)
+        if text is not None:
+            return [text]
+        if isinstance(expr, ast.JoinedStr) and expr.values:
+            return [str_value(expr.values[-1])]
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Div)):
+            return self._sources(expr.right, line, deeper)
+        if isinstance(expr, ast.Call):
+            literal = next((a for a in reversed(expr.args) if str_value(a) is not None), None)
+            return [str_value(literal)]
+        if isinstance(expr, ast.Name):
+            value = self._assigned(expr.id, line)
+            if value is not None:
+                return self._sources(value, line, deeper)
+        return [None]
+
+    def _assigned(self, name: str, line: int) -> ast.expr | None:
+        """The value of the last simple ``name = ...`` before ``line``: function, then module."""
+        func = self.enclosing(line)
+        scopes: list[list[ast.stmt]] = []
+        if func is not None:
+            scopes.append([n for n in ast.walk(func) if isinstance(n, ast.stmt)])
+        if self.tree is not None:
+            scopes.append(self.tree.body)
+        for stmts in scopes:
+            value: ast.expr | None = None
+            latest = 0
+            for stmt in stmts:
+                if not latest < stmt.lineno < line:
+                    continue
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                    target: ast.expr = stmt.targets[0]
+                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                    target = stmt.target
+                else:
+                    continue
+                if isinstance(target, ast.Name) and target.id == name:
+                    value, latest = stmt.value, stmt.lineno
+            if value is not None:
+                return value
+        return None
+
+    def inline_asm(self, node: ast.Call, guarded: bool) -> None:
+        asm = call_arg(node, 0, "asm")
+        if asm is None:
+            asm = call_arg(node, None, "asm_str")
+        if isinstance(asm, ast.JoinedStr):
+            text: str | None = "".join(str_value(v) or " $0 " for v in asm.values)
+        else:
+            text = str_value(asm)
+        if text is None:
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                severity=Severity.MINOR,
+                message="tl.inline_asm_elementwise with an assembly string gpuport cannot "
+                "read; if it is PTX it will not compile for AMD GPUs",
+            )
+        elif PTX.search(text):
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                message="tl.inline_asm_elementwise carries NVIDIA PTX, which the AMD backend "
+                "cannot assemble",
+            )

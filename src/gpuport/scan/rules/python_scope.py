@@ -1,0 +1,254 @@
+"""Guards that take more than one node to see, and the child list of the walk.
+
+:mod:`gpuport.scan.rules.python_guards` says what one test, decorator or
+``try`` means. This module adds what depends on the statements around it:
+
+* **Early exits.** In a block, the statements after ``if <test>:`` whose body
+  ends in ``return``/``raise``/``continue``/``break`` run under that test
+  (``if torch.version.hip: return True`` makes the rest of the function the
+  NVIDIA path); so do the statements after ``assert <test>``
+  (``assert try_import_cutlass()`` before a lazy ``import cutlass_library``).
+* **Flag variables.** A name assigned (at module or function level) from an
+  expression that discriminates the platform is a guard name afterwards:
+  ``HAS_CUDA_BINDINGS = torch.version.cuda is not None`` / ``if
+  HAS_CUDA_BINDINGS: import cuda.bindings``. Names are per file, without
+  scopes, like the data-flow names of GP205.
+* **Vendor-dispatch siblings.** A function or class whose name holds an NVIDIA
+  word (``nvml``, ``nvidia``, ``cuda``) is the NVIDIA arm of a dispatch when the
+  file also defines the same name with an AMD word (``amdsmi``, ``rocm``,
+  ``hip``, ``amd``) in its place: ``_raw_device_count_nvml`` next to
+  ``_raw_device_count_amdsmi``, ``CUDAConfigHeuristic`` next to
+  ``ROCmConfigHeuristic``. Its body is guarded.
+
+A file large enough for partial parsing would lose an unmarked early exit or
+flag assignment; :func:`guard_names` marks the lines that may hold one (an
+``if``/``assert`` or an assignment with a platform word) so that they stay.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from gpuport.scan.rules.python_guards import (
+    LAZY,
+    PLATFORM,
+    guard_flags,
+    handler_flags,
+    ident_flags,
+    match_flags,
+    word_parts,
+)
+from gpuport.scan.rules.python_patterns import fp8_leaf
+
+Frame = tuple[ast.AST, int]
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# Fields never worth entering: contexts, operators, and annotations (which never run).
+_FIELDS_SKIP = frozenset({"ctx", "op", "ops", "type_comment", "annotation", "returns"})
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody"})
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Name)
+_NV_PARTS = frozenset({"nvidia", "cuda"})  # and any part ending in "nvml" (pynvml)
+_AMD_PARTS = frozenset({"amdsmi", "rocm", "rocmsmi", "hip", "amd", "amdgpu"})
+# Functions and classes whose name may hold an AMD word.
+_AMD_DEF = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+"
+    r"(\w*(?:[Aa][Mm][Dd]|[Rr][Oo][Cc][Mm]|[Hh][Ii][Pp])\w*)",
+    re.M,
+)
+# Words a platform test or a flag assignment may contain (a text filter; the AST decides).
+# They ride along with the trigger words in one regex pass (see ``python.marking_pattern``).
+GUARD_WORDS = frozenset(
+    {
+        *("version.hip", "is_hip", "hip_", "HIP", "rocm", "ROCm", "ROCM"),
+        *("amdsmi", "gfx", "gcnArch", "fnuz", "try_import", "HAS_"),
+    }
+)
+_ASSIGN_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+# An ``assert``, or an ``if`` whose body (within the next three lines) leaves the block.
+_EXIT_TEST = re.compile(
+    r"[ \t]*(?:assert\b|(?:el)?if\b[^\n]*(?:\n[^\n]*){0,2}?"
+    r"\n[ \t]+(?:return|raise|continue|break)\b)"
+)
+
+
+def guard_names(
+    text: str, starts: list[int], guards: list[tuple[int, int]], mask: bytearray | None
+) -> set[str]:
+    """Flag-variable candidates: names assigned on a trigger line or a guard-word line.
+
+    ``starts`` are the trigger lines' offsets, ``guards`` the (line, offset) pairs
+    of lines with a :data:`GUARD_WORD <GUARD_WORDS>`. With a ``mask`` (a file that
+    will be partially parsed), guard-word lines that assign a name, hold an
+    ``assert`` or start an ``if`` that leaves the block are marked, so that flag
+    assignments and early exits survive the reduction. (An ``if`` that holds a
+    finding is kept anyway.)
+    """
+    names: set[str] = set()
+    match = _ASSIGN_NAME.match
+    for first in starts:
+        assign = match(text, first)
+        if assign is not None:
+            names.add(assign.group(1))
+    for line, first in guards:
+        assign = match(text, first)
+        if assign is not None:
+            names.add(assign.group(1))
+        elif mask is None or _EXIT_TEST.match(text, first) is None:
+            continue
+        if mask is not None:
+            mask[line] = 1
+    return names
+
+
+def vendor_skeleton(name: str, *, amd: bool) -> tuple[str, ...] | None:
+    """``_get_pynvml_handler`` -> ``('get', '*', 'handler')``; None without a vendor word.
+
+    ``amd`` picks which vendor's words become ``*``.
+    """
+    parts = word_parts(name.replace("ROCm", "Rocm"))
+    found = False
+    out: list[str] = []
+    for part in parts:
+        if amd:
+            vendor = part in _AMD_PARTS or "rocm" in part
+        else:
+            vendor = part in _NV_PARTS or part.endswith("nvml")
+        found = found or vendor
+        out.append("*" if vendor else part)
+    return tuple(out) if found else None
+
+
+class GuardScope:
+    """Guard state of one file's walk: flag variables and the defined names."""
+
+    def __init__(self, text: str, candidates: set[str]) -> None:
+        self.text = text
+        self.candidates = candidates
+        self.flags: dict[str, tuple[int, int]] = {}
+        self._amd_arms: set[tuple[str, ...]] | None = None
+
+    def test_flags(self, test: ast.AST, *, cuda_version: bool = True) -> int:
+        return guard_flags(test, cuda_version=cuda_version, names=self.flags)
+
+    def def_flags(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
+        """Guard bits of a function or class body: its name, decorators and siblings."""
+        flags = ident_flags(node.name)
+        for deco in node.decorator_list:
+            flags |= self.test_flags(deco)
+        if not flags & PLATFORM and self.nvidia_arm(node.name):
+            flags |= PLATFORM
+        return flags
+
+    def nvidia_arm(self, name: str) -> bool:
+        """Is ``name`` the NVIDIA side of a pair the file defines for both vendors?"""
+        lower = name.lower()
+        if "nvml" not in lower and "nvidia" not in lower and "cuda" not in lower:
+            return False
+        skeleton = vendor_skeleton(name, amd=False)
+        if skeleton is None:
+            return False
+        if self._amd_arms is None:
+            arms = (vendor_skeleton(m.group(1), amd=True) for m in _AMD_DEF.finditer(self.text))
+            self._amd_arms = {arm for arm in arms if arm is not None}
+        return skeleton in self._amd_arms
+
+    def block(self, stmts: list[ast.stmt], guard: int) -> list[Frame]:
+        """Frames for a statement list: early exits and asserts guard what follows them."""
+        out: list[Frame] = []
+        for stmt in stmts:
+            out.append((stmt, guard))
+            if isinstance(stmt, ast.If):
+                if stmt.body and isinstance(stmt.body[-1], _EXITS):
+                    guard |= self.test_flags(stmt.test)
+            elif isinstance(stmt, ast.Assert):
+                guard |= self.test_flags(stmt.test)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and self.candidates:
+                self._flag(stmt)
+        return out
+
+    def _flag(self, stmt: ast.Assign | ast.AnnAssign) -> None:
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1:
+                return
+            target: ast.expr = stmt.targets[0]
+        else:
+            target = stmt.target
+        value = stmt.value
+        if (
+            not isinstance(target, ast.Name)
+            or target.id not in self.candidates
+            or not isinstance(value, _FLAG_VALUES)
+            or fp8_leaf(value)  # `fp8 = torch.float8_e4m3fnuz` is a dtype, not a flag
+        ):
+            return
+        flags = self.test_flags(value)
+        if flags:
+            self.flags[target.id] = (flags, self.test_flags(value, cuda_version=False))
+
+    def children(self, node: ast.AST, guard: int) -> list[Frame]:
+        """The child nodes to walk, in source order, each with the guard bits it runs under."""
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            return []  # a docstring or bare constant statement: not code
+        if isinstance(node, (ast.If, ast.While)):
+            inner = guard | self.test_flags(node.test)
+            frames = [(node.test, guard), *self.block(node.body, inner)]
+            if node.orelse:
+                frames += self.block(node.orelse, inner)
+            return frames
+        if isinstance(node, ast.IfExp):
+            inner = guard | self.test_flags(node.test)
+            return [(node.test, guard), (node.body, inner), (node.orelse, inner)]
+        if isinstance(node, ast.Match):
+            inner = guard | match_flags(node, self.flags)
+            return [(node.subject, guard), *((c, inner) for c in node.cases)]
+        if isinstance(node, ast.match_case):
+            inner = guard | (self.test_flags(node.guard) if node.guard is not None else 0)
+            case_parts: list[Frame] = [(node.pattern, guard)]
+            if node.guard is not None:
+                case_parts.append((node.guard, guard))
+            return [*case_parts, *self.block(node.body, inner)]
+        if isinstance(node, ast.BoolOp):
+            flags = [self.test_flags(v) for v in node.values]
+            total = 0
+            for f in flags:
+                total |= f
+            return [
+                (v, guard | (0 if f else total)) for v, f in zip(node.values, flags, strict=True)
+            ]
+        if isinstance(node, (ast.Try, ast.TryStar)):
+            inner = guard | handler_flags(node)
+            return [
+                *self.block(node.body, inner),
+                *self.block(node.orelse, inner),
+                *((h, guard) for h in node.handlers),
+                *self.block(node.finalbody, guard),
+            ]
+        if isinstance(node, DEFS):
+            inner = guard | self.def_flags(node)
+            outer: list[ast.AST] = list(node.decorator_list)
+            if isinstance(node, ast.ClassDef):
+                outer += [*node.bases, *node.keywords]
+            else:
+                outer.append(node.args)
+                inner |= LAZY
+            return [*((n, guard) for n in outer), *self.block(node.body, inner)]
+        if isinstance(node, _COMPREHENSIONS):
+            # Generators first, so that names bound by ``for a in ...`` are known in the element.
+            parts: list[ast.AST] = list(node.generators)
+            parts += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            return [(p, guard) for p in parts]
+        out: list[Frame] = []
+        for name in node._fields:
+            if name in _FIELDS_SKIP:
+                continue
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                if name in _BLOCK_FIELDS:
+                    out.extend(self.block(value, guard))
+                else:
+                    out.extend((v, guard) for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                out.append((value, guard))
+        return out
