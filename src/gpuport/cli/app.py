@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import typer
 
@@ -61,7 +62,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except Exception as exc:
         if os.environ.get("GPUPORT_DEBUG"):
-            raise
+            traceback.print_exc()
+            sys.exit(EXIT_BUG)
         err_console.print(
             f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: {exc} "
             "(set GPUPORT_DEBUG=1 for a traceback and please report it)",

@@ -6,8 +6,10 @@ callback the CLI wires to a progress bar.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -79,17 +81,25 @@ def _check_candidate(
         if isinstance(got, Skip):
             return [], SkippedFile(path=cand.rel, reason=got.reason)
         text = got
-    findings, reason = check_text(
-        cand.rel,
-        text,
-        cand.kind,
-        target,
-        packages,
-        path=cand.path,
-        select=opts.select,
-        ignore=opts.ignore,
-        root=cand.root,
-    )
+    try:
+        findings, reason = check_text(
+            cand.rel,
+            text,
+            cand.kind,
+            target,
+            packages,
+            path=cand.path,
+            select=opts.select,
+            ignore=opts.ignore,
+            root=cand.root,
+        )
+    except RecursionError:
+        return [], SkippedFile(path=cand.rel, reason="nested too deeply to analyse")
+    except Exception as exc:  # a checker bug must not abort the whole scan
+        if os.environ.get("GPUPORT_DEBUG"):
+            raise
+        why = f"gpuport could not analyse it ({type(exc).__name__}: {exc}); please report this"
+        return [], SkippedFile(path=cand.rel, reason=why[:300])
     skipped = SkippedFile(path=cand.rel, reason=reason) if reason else None
     return findings, skipped
 
@@ -108,8 +118,15 @@ def scan_path(
     """Scan ``root`` (a folder or one file) for ROCm blockers."""
     opts = opts or ScanOptions()
     started = time.perf_counter()
-    if not root.exists() and not root.is_symlink():
-        raise GpuportError(f"path does not exist: {root}")
+    try:
+        info = root.stat()
+    except FileNotFoundError:
+        raise GpuportError(f"path does not exist: {root}") from None
+    except OSError as exc:
+        why = "symbolic link loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise GpuportError(f"cannot read {root}: {why}") from None
+    if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+        raise GpuportError(f"{root} is not a folder or a regular file")
     target = resolve_target(opts.target, opts.knowledge_dir)
     packages = load_packages(opts.knowledge_dir)
     for rid in (opts.select or frozenset()) | opts.ignore:

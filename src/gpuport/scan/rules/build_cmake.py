@@ -15,7 +15,7 @@ from gpuport.scan.rules.build_common import ROCM_COND, Guards
 from gpuport.scan.rules.build_text import Spans, Text
 
 _BRACKET = re.compile(r"\[(=*)\[")
-_COMMAND = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
+_COMMAND = re.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # (?<!\w): linear on long words
 _WORD = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+', re.S)
 # if(<constant>): CMake's false and true constants (a number other than 0 is true too).
 _FALSE = re.compile(r'(?i)0+|off|no|false|n|ignore|notfound|""|\S*-notfound')
@@ -103,6 +103,52 @@ def commands(code: str) -> Iterator[Command]:
         pos = j
 
 
+def _cond_tokens(args: str) -> list[str]:
+    """The words of an ``if()`` condition, with each parenthesis a word of its own."""
+    return re.findall(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()"]+', args)
+
+
+def _split_or(tokens: list[str]) -> list[list[str]]:
+    """``tokens`` split at ``OR`` outside parentheses, each part without wrapping parens."""
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for tok in tokens:
+        depth += (tok == "(") - (tok == ")")
+        if depth == 0 and tok == "OR":
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return [_unwrap(p) for p in parts]
+
+
+def _unwrap(tokens: list[str]) -> list[str]:
+    while len(tokens) >= 2 and tokens[0] == "(" and tokens[-1] == ")":
+        depth = 0
+        for i, tok in enumerate(tokens):
+            depth += (tok == "(") - (tok == ")")
+            if depth == 0 and i < len(tokens) - 1:
+                return tokens
+        tokens = tokens[1:-1]
+    return tokens
+
+
+def rocm_condition(args: str) -> bool:
+    """Whether an ``if()``/``elseif()`` condition branches on ROCm/HIP: it names ROCm, and
+    when it is a disjunction every part names ROCm with the same polarity, so
+    ``if(USE_CUDA OR USE_ROCM)`` (taken on CUDA and ROCm alike) is not a guard."""
+    if not ROCM_COND.search(args):
+        return False
+    parts = _split_or(_cond_tokens(args))
+    if len(parts) < 2:
+        return True
+    signs = set()
+    for part in parts:
+        if not ROCM_COND.search(" ".join(part)):
+            return False
+        signs.add(bool(part) and part[0] == "NOT")
+    return len(signs) == 1
+
+
 def rocm_guards(cmds: list[Command], text: Text) -> Guards:
     """Line ranges of ``if()`` blocks (all branches) whose conditions name ROCm/HIP."""
     guards = Guards()
@@ -111,10 +157,10 @@ def rocm_guards(cmds: list[Command], text: Text) -> Guards:
     for cmd in cmds:
         line = text.pos(cmd.start)[0]
         if cmd.name == "if":
-            stack.append((line, bool(ROCM_COND.search(cmd.args))))
+            stack.append((line, rocm_condition(cmd.args)))
         elif cmd.name == "elseif" and stack:
             start, rocm = stack[-1]
-            stack[-1] = (start, rocm or bool(ROCM_COND.search(cmd.args)))
+            stack[-1] = (start, rocm or rocm_condition(cmd.args))
         elif cmd.name == "endif" and stack:
             start, rocm = stack.pop()
             if rocm:

@@ -485,8 +485,14 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
         ctx.report("GP110", line, None, message=f"included file is a URL, not read: {shown}")
         return
-    target = (ctx.path.parent / value).resolve()
-    root = ctx.root.resolve() if ctx.root is not None else None
+    try:
+        target = (ctx.path.parent / value).resolve()
+        root = ctx.root.resolve() if ctx.root is not None else None
+        exists = target.exists()
+    except (OSError, RuntimeError) as exc:  # name too long, symlink loop
+        why = "symbolic link loop" if isinstance(exc, RuntimeError) else (exc.strerror or str(exc))
+        ctx.report("GP110", line, None, message=f"cannot read included file {shown}: {why}")
+        return
     if root is not None and not target.is_relative_to(root):
         ctx.report(
             "GP110", line, None, message=f"include outside the scanned folder, not read: {shown}"
@@ -498,7 +504,7 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
     if key in seen:
         return
     seen.add(key)
-    if not target.exists():
+    if not exists:
         ctx.report("GP110", line, None, message=f"cannot read included file {shown}: no such file")
         return
     got = read_text(target)
