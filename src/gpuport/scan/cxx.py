@@ -43,6 +43,7 @@ __all__ = [
     "StringLiteral",
     "const_value",
     "lex",
+    "rocm_guard_expr",
     "within",
 ]
 
@@ -293,6 +294,42 @@ def _blank(s: str) -> str:
     return _NOT_NEWLINE.sub(" ", s)
 
 
+def _strip_parens(expr: str) -> str:
+    """``expr`` without parentheses that wrap all of it: ``((a || b))`` -> ``a || b``."""
+    expr = expr.strip()
+    while _outer_parens(expr):
+        expr = expr[1:-1].strip()
+    return expr
+
+
+def _rocm_polarity(term: str) -> int:
+    """1 when ``term`` tests ROCm positively (``defined(USE_ROCM)``, ``HIP_VERSION >=
+    50000``), -1 when negated (``!defined(__HIPCC__)``), 0 when it names no ROCm macro
+    or mixes both (``defined(USE_ROCM) && !defined(__HIPCC__)``)."""
+    signs = {
+        -1 if conj.startswith("!") else 1
+        for conj in map(_strip_parens, _split_top(term, "&&"))
+        if ROCM_MACRO.search(conj)
+    }
+    return signs.pop() if len(signs) == 1 else 0
+
+
+def rocm_guard_expr(kind: str, expr: str) -> bool:
+    """Whether a conditional directive discriminates ROCm: its expression names a ROCm
+    macro, and when it is a disjunction (``a || b``) every disjunct tests ROCm with the
+    same polarity. ``!defined(USE_ROCM) || ROCM_VERSION >= 60200`` and
+    ``defined(__HIP_PLATFORM_AMD__) || defined(__CUDACC__)`` are both compiled on ROCm."""
+    if ROCM_MACRO.search(expr) is None:
+        return False
+    if kind not in ("if", "elif"):
+        return True
+    disjuncts = [_strip_parens(d) for d in _split_top(_strip_parens(expr), "||")]
+    if len(disjuncts) < 2:
+        return True
+    signs = {_rocm_polarity(d) for d in disjuncts}
+    return len(signs) == 1 and 0 not in signs
+
+
 def _guard_map(directives: list[Directive], nlines: int) -> bytearray:
     """Per line (index = 1-based line), >0 when inside a ROCm-discriminating conditional."""
     diff = [0] * (nlines + 2)
@@ -529,7 +566,7 @@ def _lex(text: str) -> CxxSource:
             offset=m.start("kind"),
             kind=m.group("kind"),
             expr=m.group("expr").strip(),
-            rocm=ROCM_MACRO.search(m.group("expr")) is not None,
+            rocm=rocm_guard_expr(m.group("kind"), m.group("expr")),
             value=const_value(m.group("expr")) if m.group("kind") in ("if", "elif") else None,
         )
         for m in _DIRECTIVE.finditer(code)

@@ -71,10 +71,11 @@ _CUDA_FIND = re.compile(r"(?i)^\s*(CUDA|CUDAToolkit)\b")
 _CMAKE_NVCC = re.compile(r"\bCMAKE_CUDA_COMPILER\b|\bCUDA_NVCC_EXECUTABLE\b|" + NVCC_WORD.pattern)
 _BARE_LIB = re.compile(rf"(?<![\w:${{/.-])({LIB_ALT})(?![\w:}}/.-])")
 # Modules that describe how to find CUDA (and helpers they run), not the project's build:
-# case-sensitive, so that FindBarracuda.cmake is not one.
+# the known names only, case-sensitive, so that FindBarracuda.cmake or a project's own
+# FindMyCUDAKernels.cmake is not one.
 _FIND_MODULE = re.compile(
-    r"(?:^|/)(?:Find[^/]*CUDA[^/]*|FindCUDNN|FindNCCL|FindCUDSS|FindCUSPARSELT"
-    r"|run_nvcc|select_compute_arch|make2cmake|parse_cubin)\.cmake$"
+    r"(?:^|/)(?:FindCUDA|FindCUDAToolkit|FindCUDNN|FindNCCL|FindCUDSS|FindCUSPARSELT"
+    r"|FindCUB|FindNVTX|run_nvcc|select_compute_arch|make2cmake|parse_cubin)\.cmake$"
     r"|(?:^|/)(?:Modules_CUDA_fix|FindCUDA)/"
 )
 _FIND_NOTE = (

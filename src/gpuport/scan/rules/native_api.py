@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from gpuport.models import Severity
+from gpuport.scan.cxx import ROCM_MACRO
 from gpuport.scan.rules.base import Family, Rule, register
 from gpuport.scan.rules.native_common import (
     Sink,
@@ -292,7 +293,9 @@ def _check_version_gates(sink: Sink) -> None:
                 f"{macro} is not defined by the HIP toolchain, so on ROCm this gate takes its "
                 "fallback branch; add a __HIP_PLATFORM_AMD__ branch"
             )
-        sink.hit("GP317", d.offset, msg)
+        # A test that also names ROCm (``defined(USE_ROCM) || CUDA_VERSION >= 11000``) has
+        # already decided what ROCm compiles, even when its branch is not a ROCm guard.
+        sink.hit("GP317", d.offset, msg, guarded=ROCM_MACRO.search(d.expr) is not None)
 
 
 # -- GP318 -----------------------------------------------------------------------------------

@@ -100,10 +100,11 @@ class Sink:
         *,
         fix: str | None = None,
         severity: Severity | None = None,
+        guarded: bool = False,
     ) -> bool:
         """Report ``rule_id`` at ``offset``; False when this line already has it or is
-        never compiled (``#if 0``). Lowered to info on a :meth:`lowered` line or when the
-        rule is in :attr:`fold`."""
+        never compiled (``#if 0``). Lowered to info when ``guarded``, on a :meth:`lowered`
+        line or when the rule is in :attr:`fold`."""
         line, col = self.src.line_col(offset)
         if self.src.dead(line):
             return False
@@ -111,7 +112,7 @@ class Sink:
         if key in self._seen:
             return False
         self._seen.add(key)
-        guarded = self.lowered(line)
+        guarded = guarded or self.lowered(line)
         folding = not guarded and rule_id in self.fold
         before = len(self.ctx.findings)
         self.ctx.report(
