@@ -153,7 +153,6 @@ GUARDED = {
     "optional-import": f"try:\n    import pynvml\n    {SMI}\nexcept ImportError:\n    pass\n",
     "try-else": f"try:\n    import x\nexcept ModuleNotFoundError:\n    pass\nelse:\n    {SMI}\n",
     "func-named-rocm": f"def _query_rocm():\n    {SMI}\n",
-    "func-named-nvidia": f"def nvidia_info():\n    {SMI}\n",
     "skipIfRocm": f"@skipIfRocm\ndef test_x():\n    {SMI}\n",
     "skipIf-hip": f"@unittest.skipIf(torch.version.hip, 'nv')\ndef test_x():\n    {SMI}\n",
     "class-named-hip": f"class HIPBackend:\n    def run(self):\n        {SMI}\n",
@@ -163,8 +162,6 @@ GUARDED = {
         f"match backend:\n    case 'rocm':\n        pass\n    case _:\n        {SMI}\n"
     ),
     "match-case-guard": f"match x:\n    case _ if is_hip():\n        {SMI}\n",
-    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
-    "bare-except": f"try:\n    {SMI}\nexcept:\n    pass\n",
     "oserror-handler": f"try:\n    {SMI}\nexcept (OSError, CalledProcessError):\n    pass\n",
     "early-return": f"def f():\n    if torch.version.hip:\n        return None\n    {SMI}\n",
     "early-raise": f"def f():\n    if not torch.version.cuda:\n        raise E()\n    {SMI}\n",
@@ -175,6 +172,7 @@ GUARDED = {
     "vendor-sibling": f"def _info_amdsmi():\n    pass\ndef _info_nvml():\n    {SMI}\n",
     "class-sibling": f"class ROCmTuner:\n    pass\nclass CUDATuner:\n    x = {SMI}\n",
     "register-keyword": f"@register(register=torch.version.hip is None)\nclass H:\n    x = {SMI}\n",
+    "or-one-vendor": f"if torch.version.cuda or torch.version.hip is None:\n    {SMI}\n",
 }
 
 UNGUARDED = {
@@ -196,6 +194,25 @@ UNGUARDED = {
     "flag-from-other-test": f"NV = x is not None\nif NV:\n    {SMI}\n",
     "nvml-without-amd-twin": f"def _info_nvml():\n    {SMI}\n",
     "import-probe": f"if has_tools():\n    {SMI}\n",
+    "func-named-nvidia": f"def nvidia_info():\n    {SMI}\n",
+    "class-named-nvidia": f"class NvidiaMonitor:\n    def run(self):\n        {SMI}\n",
+    "user-option-nvidia": f"if args.use_nvidia_dali:\n    {SMI}\n",
+    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
+    "bare-except": f"try:\n    {SMI}\nexcept:\n    pass\n",
+    "import-error-reraised": (
+        f"try:\n    import x\n    {SMI}\nexcept ImportError as e:\n    raise E() from e\n"
+    ),
+    "flag-reassigned": f"ok = torch.version.hip is None\nok = p.endswith('x')\nif ok:\n    {SMI}\n",
+    "flag-from-is-available": f"is_nvidia = torch.cuda.is_available()\nif is_nvidia:\n    {SMI}\n",
+    "flag-loop-target": f"NV = not torch.version.hip\nfor NV in xs:\n    f()\nif NV:\n    {SMI}\n",
+    "fp8-dtype-exit": (
+        f"def f(x):\n    if x.dtype == torch.float8_e4m3fnuz:\n        raise E()\n    {SMI}\n"
+    ),
+    "or-both-vendors": f"if torch.version.cuda or torch.version.hip:\n    {SMI}\n",
+    "or-with-other-test": f"if torch.version.hip or x:\n    {SMI}\n",
+    "sibling-in-docstring": (
+        f'def _info_nvml():\n    """\ndef _info_amdsmi(): ...\n"""\n    {SMI}\n'
+    ),
 }
 
 
@@ -258,6 +275,8 @@ def test_word_parts(ident: str, parts: list[str]) -> None:
         ("ship", 0),
         ("is_cuda", 0),
         ("use_cuda", 0),
+        ("query_nvidia_gpus", 0),
+        ("NvidiaMonitor", 0),
     ],
 )
 def test_ident_flags(ident: str, flags: int) -> None:
@@ -275,7 +294,12 @@ def test_guard_flags_of_tests() -> None:
     assert flags("torch.cuda.is_available()") == 0
     assert flags("arch.startswith('gfx95')") == PLATFORM | ARCH
     assert flags("try_import_cutlass()") == IMPORT
-    assert flags("not has_triton() or x") == IMPORT
+    assert flags("not try_import_triton() or x") == IMPORT
+    assert flags("not has_triton() or x") == 0  # a has_X() probe guards only X's imports
+    assert flags("x.dtype == torch.float8_e4m3fnuz") == 0
+    assert flags("torch.version.cuda or torch.version.hip") == 0
+    assert flags("torch.version.hip or is_rocm()") == PLATFORM
+    assert flags("args.use_nvidia_dali") == 0
     assert flags("HAS_X and y", names={"HAS_X": (PLATFORM, 0)}) == PLATFORM
     assert flags("HAS_X", names={"HAS_X": (PLATFORM, 0)}, cuda_version=False) == 0
 
@@ -381,6 +405,25 @@ def test_fp8_severity_depends_on_target() -> None:
     assert got["gfx942"] == [(2, Severity.BLOCKER)]
     assert got["gfx950"] == [(3, Severity.BLOCKER)]
     assert got["gfx90a"] == [(2, Severity.MAJOR), (3, Severity.MAJOR)]
+
+
+@pytest.mark.parametrize(
+    ("code", "guarded"),
+    [
+        ("if has_cuda():\n    import pycuda.autoinit\n", False),
+        ("if has_pycuda():\n    import pycuda.autoinit\n", True),
+        ("def f():\n    if not has_pycuda():\n        return\n    import pycuda.autoinit\n", True),
+        ("try:\n    import pycuda.autoinit\nexcept Exception:\n    pass\n", True),
+        ("try:\n    import pycuda.autoinit\nexcept:\n    raise\n", False),
+        (
+            "try:\n    import pycuda.autoinit\nexcept ImportError as e:\n    raise X() from e\n",
+            False,
+        ),
+    ],
+)
+def test_optional_import_guards(code: str, guarded: bool) -> None:
+    found = only(scan(code)[0], "GP201")
+    assert [f.guarded for f in found] == [guarded]
 
 
 def test_lazy_nvidia_only_import_is_major_and_module_level_still_blocker() -> None:

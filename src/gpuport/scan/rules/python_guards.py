@@ -12,15 +12,19 @@ it is reported with ``guarded=True`` (lowered to info). The test of an
 * an identifier (name, attribute or called function) that names a vendor or
   runtime: ``rocm`` anywhere in it (``IS_ROCM``, ``skipIfRocm``), or one of the
   word parts ``hip``, ``amd``, ``amdgpu``, ``amdsmi``, ``rocr``, ``roctx``,
-  ``miopen``, ``hipify``, ``nvidia`` (``is_hip()``, ``HAS_HIP``; ``ship`` and
-  ``chip`` are single word parts and do not count);
+  ``miopen``, ``hipify`` (``is_hip()``, ``HAS_HIP``; ``ship`` and ``chip`` are
+  single word parts and do not count). ``nvidia`` is not one: a name like
+  ``query_nvidia_gpus`` or ``args.use_nvidia_dali`` says nothing about the GPU;
+  an ``float8_*`` dtype name (``torch.float8_e4m3fnuz``) is not one either;
 * ``<platform>.is_cuda()`` where the receiver's name has the word part
   ``platform`` (vLLM's ``current_platform``; ``tensor.is_cuda`` does not count,
   it is true on ROCm);
 * a string compared with ``==``/``in``/``startswith`` that names ROCm, HIP,
   AMD, a ``gfx`` architecture or FNUZ (``"rocm" in torch.__version__``).
 
-``torch.cuda.is_available()`` alone is not a guard: it is true on ROCm.
+``torch.cuda.is_available()`` alone is not a guard: it is true on ROCm. An
+``or`` is one only if every operand is, and not when one operand is true on
+NVIDIA and another on AMD (``torch.version.cuda or torch.version.hip``).
 
 Both branches of such a test count (on ROCm one of them is dead, the other is
 the ROCm-aware path), and so do ``elif`` chains below it. A ``match`` statement
@@ -33,15 +37,20 @@ function or class whose name names a vendor (``def _init_rocm()``) or whose
 decorators discriminate the platform (``@skipIfRocm``,
 ``@unittest.skipIf(torch.version.hip, ...)``), and the body and ``else`` of a
 ``try`` whose handler catches ``ImportError``/``ModuleNotFoundError`` (an
-optional import of an NVIDIA-only module), ``Exception``/``BaseException`` or
-anything (a bare ``except``). A handler for ``OSError``/``FileNotFoundError``/
-``subprocess.CalledProcessError`` (what a missing ``nvidia-smi`` raises) sets
+optional import of an NVIDIA-only module). A handler for
+``Exception``/``BaseException`` or anything (a bare ``except``) sets the
+:data:`IMPORT` bit: it makes the imports in the body optional, nothing else. A
+handler that re-raises (has a ``raise``) guards nothing. A handler for
+``OSError``/``FileNotFoundError``/``subprocess.CalledProcessError`` (what a missing
+``nvidia-smi`` raises) sets
 the :data:`SUBPROC` bit, which only the nvidia-smi rule honours.
 
 A call that probes for an optional module (``try_import_cutlass()``,
-``has_triton()``, ``importlib.util.find_spec(...)``) in a test sets the
-:data:`IMPORT` bit, which only the import rules honour: ``if has_x(): import
-x`` or ``assert try_import_x()`` before a lazy import.
+``importlib.util.find_spec(...)``) in a test sets the :data:`IMPORT` bit, which
+only the import rules honour: ``assert try_import_x()`` before a lazy import. A
+``has_X()`` probe (:func:`probed_modules`) guards only imports of the module X
+names (``if has_triton(): import triton``; not ``if has_cuda(): import
+pycuda.autoinit``).
 
 :class:`~gpuport.scan.rules.python_scope.GuardScope` applies these rules during
 the walk, and adds the ones that need more than one node: early exits, flag
@@ -68,13 +77,12 @@ SUBPROC = 8  # a try whose handler catches what a missing executable raises: gua
 LAZY = 16  # not a guard: the code runs inside a function (an import there is lazy)
 
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_PLATFORM_PARTS = frozenset(
-    {"hip", "amd", "amdgpu", "amdsmi", "rocr", "roctx", "miopen", "hipify", "nvidia"}
-)
+_PLATFORM_PARTS = frozenset({"hip", "amd", "amdgpu", "amdsmi", "rocr", "roctx", "miopen", "hipify"})
 _ARCH_PARTS = frozenset({"cdna", "rdna", "fnuz", "gcn"})
 _PLATFORM_STRING = re.compile(r"(?i)\b(?:rocm|hip|amd)\b|\+rocm|rocm\d")
 _ARCH_STRING = re.compile(r"(?i)gfx\d|fnuz")
-_GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+_BROAD_ERRORS = frozenset({"Exception", "BaseException"})
 _OS_ERRORS = frozenset(
     {
         "OSError",
@@ -87,7 +95,10 @@ _OS_ERRORS = frozenset(
         "TimeoutExpired",
     }
 )
-_PROBE_PREFIXES = ("try_import", "has_", "_has_")
+_PROBE_PREFIXES = ("try_import",)
+_HAS_PREFIXES = ("has_", "_has_")
+# Words a ``has_X()`` probe may add after the module name (``has_triton_package``).
+_PROBE_FILLER = frozenset({"package", "module", "lib", "available", "installed", "support"})
 _PROBE_NAMES = frozenset({"find_spec", "_check_module_exists", "check_module_exists"})
 
 
@@ -187,19 +198,30 @@ def guard_flags(test: ast.AST, *, cuda_version: bool = True, names: FlagNames | 
     """Guard bits of an ``if``/ternary test or a decorator expression (0: not a guard).
 
     ``cuda_version=False`` ignores ``torch.version.cuda`` (GP206 asks whether a
-    test looks at anything *besides* it). ``names`` are flag variables
+    test looks at anything *besides* it, so an ``or`` is not judged as a whole).
+    ``names`` are flag variables
     (``HAS_CUDA_BINDINGS = torch.version.cuda is not None``) that count like
     the test they were assigned from.
     """
     flags = 0
-    for node in ast.walk(test):
+    pending: list[ast.AST] = [test]
+    while pending:
+        node = pending.pop()
+        if cuda_version and isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            flags |= _or_flags(node, names)
+            continue  # its operands are judged together
+        pending.extend(ast.iter_child_nodes(node))
         if isinstance(node, ast.Name):
+            if node.id.startswith("float8_"):
+                continue
             flags |= ident_flags(node.id)
             if names:
                 entry = names.get(node.id)
                 if entry is not None:
                     flags |= entry[0] if cuda_version else entry[1]
         elif isinstance(node, ast.Attribute):
+            if node.attr.startswith("float8_"):
+                continue  # `x.dtype == torch.float8_e4m3fnuz` asks about a dtype, not a GPU
             if cuda_version or not is_cuda_version(node):
                 flags |= _attr_flags(node)
         elif isinstance(node, ast.Compare):
@@ -209,12 +231,76 @@ def guard_flags(test: ast.AST, *, cuda_version: bool = True, names: FlagNames | 
     return flags
 
 
+def _or_flags(node: ast.BoolOp, names: FlagNames | None) -> int:
+    """An ``or`` tells the platforms apart only if every operand does, and not both ways.
+
+    ``torch.version.cuda or torch.version.hip`` is true on either vendor: no guard.
+    """
+    each = [guard_flags(v, names=names) for v in node.values]
+    flags = 0
+    for f in each:
+        flags |= f
+    sides = {_vendor_side(v) for v in node.values}
+    if any(not f & PLATFORM for f in each) or {"nvidia", "amd"} <= sides:
+        flags &= ~(PLATFORM | ARCH)
+    return flags
+
+
+def _vendor_side(node: ast.expr) -> str | None:
+    """Which vendor a ``torch.version.cuda``/``.hip`` presence test is true on."""
+    negate = False
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        negate = not negate
+        node = node.operand
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        if isinstance(node.ops[0], (ast.Is, ast.Eq)):
+            negate = not negate
+        elif not isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
+            return None
+        node = node.left
+    if not isinstance(node, ast.Attribute) or node.attr not in ("cuda", "hip"):
+        return None
+    base = node.value
+    base_name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+    if base_name != "version":
+        return None
+    nvidia = (node.attr == "cuda") != negate
+    return "nvidia" if nvidia else "amd"
+
+
 def _probe_flags(node: ast.Call) -> int:
     """``try_import_cutlass()``, ``has_triton()``, ``find_spec("x")``: an optional-module probe."""
     name = last_name(node.func)
     if name.startswith(_PROBE_PREFIXES) or name in _PROBE_NAMES:
         return IMPORT
     return 0
+
+
+def probed_modules(test: ast.AST) -> list[list[str]]:
+    """The module word parts a ``has_X()`` call in ``test`` probes for (``has_triton()``)."""
+    out: list[list[str]] = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            name = last_name(node.func)
+            if name.startswith(_HAS_PREFIXES):
+                parts = [p for p in name.lstrip("_")[4:].lower().split("_") if p]
+                while parts and parts[-1] in _PROBE_FILLER:
+                    parts.pop()
+                if parts:
+                    out.append(parts)
+    return out
+
+
+def names_module(probe: list[str], dotted: str) -> bool:
+    """Does a ``has_X()`` probe (X's parts) name the module ``dotted`` (``triton.language``)?"""
+    parts = [p for p in re.split(r"[._]", dotted.lower()) if p]
+    n = len(probe)
+    return any(parts[i : i + n] == probe for i in range(len(parts) - n + 1))
 
 
 def match_flags(node: ast.Match, names: FlagNames | None = None) -> int:
@@ -237,15 +323,20 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
     """
     flags = 0
     for handler in node.handlers:
+        if any(isinstance(n, ast.Raise) for n in ast.walk(handler)):
+            continue  # the handler re-raises: what the body does is required, not optional
         kinds = handler.type
         if kinds is None:
-            return PLATFORM
+            flags |= IMPORT
+            continue
         elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
         for elt in elts:
             name = last_name(elt)
-            if name in _GUARD_ERRORS:
-                return PLATFORM
-            if name in _OS_ERRORS:
+            if name in _IMPORT_ERRORS:
+                flags |= PLATFORM
+            elif name in _BROAD_ERRORS:
+                flags |= IMPORT
+            elif name in _OS_ERRORS:
                 flags |= SUBPROC
     return flags
 

@@ -8,17 +8,23 @@
   (``if torch.version.hip: return True`` makes the rest of the function the
   NVIDIA path); so do the statements after ``assert <test>``
   (``assert try_import_cutlass()`` before a lazy ``import cutlass_library``).
-* **Flag variables.** A name assigned (at module or function level) from an
-  expression that discriminates the platform is a guard name afterwards:
+* **Flag variables.** A name that every assignment in the file sets from an
+  expression that discriminates the platform is a guard name:
   ``HAS_CUDA_BINDINGS = torch.version.cuda is not None`` / ``if
-  HAS_CUDA_BINDINGS: import cuda.bindings``. Names are per file, without
-  scopes, like the data-flow names of GP205.
+  HAS_CUDA_BINDINGS: import cuda.bindings``. One other assignment (``ok =
+  path.endswith(".onnx")``, a loop target, ``+=``) and it is not. Names are per
+  file, without scopes, like the data-flow names of GP205.
 * **Vendor-dispatch siblings.** A function or class whose name holds an NVIDIA
   word (``nvml``, ``nvidia``, ``cuda``) is the NVIDIA arm of a dispatch when the
   file also defines the same name with an AMD word (``amdsmi``, ``rocm``,
   ``hip``, ``amd``) in its place: ``_raw_device_count_nvml`` next to
   ``_raw_device_count_amdsmi``, ``CUDAConfigHeuristic`` next to
-  ``ROCmConfigHeuristic``. Its body is guarded.
+  ``ROCmConfigHeuristic``. Its body is guarded. The AMD twin must be a real
+  ``def``/``class`` (not a line of a docstring). A name with an NVIDIA word
+  and no twin is not a guard by itself (``def query_nvidia_gpus()``).
+* **Module probes.** ``if has_triton(): import triton`` (and an early exit or
+  ``assert`` on ``has_triton()``) guards the imports of the module the probe
+  names, nothing else.
 
 A file large enough for partial parsing would lose an unmarked early exit or
 flag assignment; :func:`guard_names` marks the lines that may hold one (an
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 from gpuport.scan.rules.python_guards import (
     LAZY,
@@ -37,9 +44,12 @@ from gpuport.scan.rules.python_guards import (
     handler_flags,
     ident_flags,
     match_flags,
+    names_module,
+    probed_modules,
     word_parts,
 )
 from gpuport.scan.rules.python_patterns import fp8_leaf
+from gpuport.scan.rules.python_source import REDUCE_ABOVE
 
 Frame = tuple[ast.AST, int]
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -49,6 +59,7 @@ _FIELDS_SKIP = frozenset({"ctx", "op", "ops", "type_comment", "annotation", "ret
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody"})
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Name)
+_REBINDS = (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)
 _NV_PARTS = frozenset({"nvidia", "cuda"})  # and any part ending in "nvml" (pynvml)
 _AMD_PARTS = frozenset({"amdsmi", "rocm", "rocmsmi", "hip", "amd", "amdgpu"})
 # Functions and classes whose name may hold an AMD word.
@@ -127,7 +138,64 @@ class GuardScope:
         self.text = text
         self.candidates = candidates
         self.flags: dict[str, tuple[int, int]] = {}
+        self.probed: set[int] = set()  # ids of import aliases a ``has_X()`` probe guards
+        self.tree: ast.Module | None = None
         self._amd_arms: set[tuple[str, ...]] | None = None
+        self._amd_defs: set[tuple[str, ...]] | None = None
+
+    def prepare(self, tree: ast.Module) -> None:
+        """Before the walk: find the flag variables (every assignment a platform test)."""
+        self.tree = tree
+        if not self.candidates:
+            return
+        assigns: list[tuple[int, str, ast.expr]] = []
+        lines: dict[str, set[int]] = {}
+        bad: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                target = node.targets[0] if len(node.targets) == 1 else None
+                if isinstance(target, ast.Name) and target.id in self.candidates:
+                    assigns.append((node.lineno, target.id, node.value))
+                    lines.setdefault(target.id, set()).add(node.lineno)
+                else:
+                    bad.update(_bound(node.targets, self.candidates))
+            elif isinstance(node, ast.AnnAssign):
+                target = node.target
+                if (
+                    isinstance(target, ast.Name)
+                    and target.id in self.candidates
+                    and node.value is not None
+                ):
+                    assigns.append((node.lineno, target.id, node.value))
+                    lines.setdefault(target.id, set()).add(node.lineno)
+            elif isinstance(node, _REBINDS):
+                bad.update(_bound([node.target], self.candidates))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                bad.update(_bound([node.optional_vars], self.candidates))
+        assigns.sort(key=lambda a: a[0])
+        for _ in range(2):  # twice: a flag set from another flag that turned out not one
+            flags: dict[str, tuple[int, int]] = {}
+            for _line, name, value in assigns:
+                if name in bad:
+                    continue
+                found = 0
+                if isinstance(value, _FLAG_VALUES) and not fp8_leaf(value):
+                    found = guard_flags(value, names=self.flags or flags)
+                if not found & PLATFORM:
+                    bad.add(name)
+                    continue
+                without = guard_flags(value, cuda_version=False, names=self.flags or flags)
+                old = flags.get(name, (found, without))
+                flags[name] = (found & old[0], without & old[1])
+            self.flags = {k: v for k, v in flags.items() if k not in bad}
+        if len(self.text) >= REDUCE_ABOVE:  # a partial parse may have blanked an assignment
+            for name in list(self.flags):
+                pattern = re.compile(rf"(?m)^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)")
+                for match in pattern.finditer(self.text):
+                    line = self.text.count("\n", 0, match.start()) + 1
+                    if line not in lines.get(name, ()):
+                        del self.flags[name]
+                        break
 
     def test_flags(self, test: ast.AST, *, cuda_version: bool = True) -> int:
         return guard_flags(test, cuda_version=cuda_version, names=self.flags)
@@ -152,40 +220,57 @@ class GuardScope:
         if self._amd_arms is None:
             arms = (vendor_skeleton(m.group(1), amd=True) for m in _AMD_DEF.finditer(self.text))
             self._amd_arms = {arm for arm in arms if arm is not None}
-        return skeleton in self._amd_arms
+        if skeleton not in self._amd_arms:
+            return False
+        return skeleton in self._defined_amd_arms()
+
+    def _defined_amd_arms(self) -> set[tuple[str, ...]]:
+        """AMD arms the file really defines (the text match may sit in a docstring)."""
+        if self._amd_defs is None:
+            tree = self.tree
+            defs = _amd_def_arms(tree) if tree is not None else set()
+            if not self._amd_arms or not self._amd_arms - defs or len(self.text) < REDUCE_ABOVE:
+                self._amd_defs = defs
+            else:  # a partial parse may have blanked the twin: parse the whole file once
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        full = ast.parse(self.text)
+                except (SyntaxError, ValueError):
+                    full = None
+                self._amd_defs = defs | (_amd_def_arms(full) if full is not None else set())
+        return self._amd_defs
 
     def block(self, stmts: list[ast.stmt], guard: int) -> list[Frame]:
         """Frames for a statement list: early exits and asserts guard what follows them."""
         out: list[Frame] = []
+        probes: list[list[str]] = []
         for stmt in stmts:
             out.append((stmt, guard))
+            if probes:
+                self._probe([stmt], probes)
             if isinstance(stmt, ast.If):
                 if stmt.body and isinstance(stmt.body[-1], _EXITS):
                     guard |= self.test_flags(stmt.test)
+                    probes += probed_modules(stmt.test)
             elif isinstance(stmt, ast.Assert):
                 guard |= self.test_flags(stmt.test)
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and self.candidates:
-                self._flag(stmt)
+                probes += probed_modules(stmt.test)
         return out
 
-    def _flag(self, stmt: ast.Assign | ast.AnnAssign) -> None:
-        if isinstance(stmt, ast.Assign):
-            if len(stmt.targets) != 1:
-                return
-            target: ast.expr = stmt.targets[0]
-        else:
-            target = stmt.target
-        value = stmt.value
-        if (
-            not isinstance(target, ast.Name)
-            or target.id not in self.candidates
-            or not isinstance(value, _FLAG_VALUES)
-            or fp8_leaf(value)  # `fp8 = torch.float8_e4m3fnuz` is a dtype, not a flag
-        ):
-            return
-        flags = self.test_flags(value)
-        if flags:
-            self.flags[target.id] = (flags, self.test_flags(value, cuda_version=False))
+    def _probe(self, stmts: list[ast.stmt], probes: list[list[str]]) -> None:
+        """Mark the imports in ``stmts`` of a module one of the ``has_X()`` probes names."""
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Import):
+                    modules = [(a, a.name) for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    modules = [(a, f"{node.module}.{a.name}") for a in node.names]
+                else:
+                    continue
+                for alias, dotted in modules:
+                    if any(names_module(p, dotted) for p in probes):
+                        self.probed.add(id(alias))
 
     def children(self, node: ast.AST, guard: int) -> list[Frame]:
         """The child nodes to walk, in source order, each with the guard bits it runs under."""
@@ -193,6 +278,9 @@ class GuardScope:
             return []  # a docstring or bare constant statement: not code
         if isinstance(node, (ast.If, ast.While)):
             inner = guard | self.test_flags(node.test)
+            probes = probed_modules(node.test)
+            if probes:
+                self._probe([*node.body, *node.orelse], probes)
             frames = [(node.test, guard), *self.block(node.body, inner)]
             if node.orelse:
                 frames += self.block(node.orelse, inner)
@@ -252,3 +340,18 @@ class GuardScope:
             elif isinstance(value, ast.AST):
                 out.append((value, guard))
         return out
+
+
+def _bound(targets: list[ast.expr], candidates: set[str]) -> set[str]:
+    """Candidate names bound by assignment targets (inside tuples, starred, ...)."""
+    return {
+        n.id
+        for t in targets
+        for n in ast.walk(t)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in candidates
+    }
+
+
+def _amd_def_arms(tree: ast.Module) -> set[tuple[str, ...]]:
+    arms = (vendor_skeleton(n.name, amd=True) for n in ast.walk(tree) if isinstance(n, DEFS))
+    return {arm for arm in arms if arm is not None}

@@ -94,6 +94,7 @@ class PythonScan(DtypeRules, NativeRules):
 
     def run(self, tree: ast.Module) -> None:
         self.tree = tree
+        self.scope.prepare(tree)
         stack: list[Frame] = [(tree, 0)]
         find = self.mask.find
         handlers = self.handlers
@@ -115,6 +116,7 @@ class PythonScan(DtypeRules, NativeRules):
         # The handler table makes this object a reference cycle: let go of the tree now,
         # not at the next garbage collection (a retained tree slows every later parse).
         self.tree = None
+        self.scope.tree = None
         self.functions.clear()
         self.handlers.clear()
 
@@ -141,7 +143,7 @@ class PythonScan(DtypeRules, NativeRules):
         and a later module-level import of the same package is still reported.
         """
         top = dotted.split(".", 1)[0]
-        guarded = bool(guard & (PLATFORM | IMPORT))
+        guarded = bool(guard & (PLATFORM | IMPORT)) or id(where) in self.scope.probed
         lazy = bool(guard & LAZY)
         seen = self.imports_seen
         if top in NVML_MODULES:
