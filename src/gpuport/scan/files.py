@@ -155,6 +155,7 @@ def walk(
     excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
 
     root_name = root.resolve().name
+    prefix_len = len(os.path.join(str(root), ""))
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()
@@ -169,7 +170,9 @@ def walk(
             continue
         subdirs: list[Path] = []
         for entry in entries:
-            rel = Path(entry.path).relative_to(root).as_posix()
+            rel = entry.path[prefix_len:]  # os.scandir joins with os.sep: slicing is exact
+            if os.sep != "/":
+                rel = rel.replace(os.sep, "/")
             if safe_name(rel) != rel:
                 yield Skip(safe_name(rel), "file name is not valid UTF-8")
                 continue
