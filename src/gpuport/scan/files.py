@@ -155,7 +155,7 @@ def walk(
     excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
 
     root_name = root.resolve().name
-    prefix_len = len(os.path.join(str(root), ""))
+    prefix_len = len(str(root).rstrip(os.sep) + os.sep)  # scandir paths are root + sep + name
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()
