@@ -125,3 +125,16 @@ def test_single_file_and_unknown_single_file(tmp_path: Path) -> None:
     assert [s.reason for s in walk(other) if isinstance(s, Skip)] == [
         "not a file kind gpuport scans"
     ]
+
+
+@pytest.mark.parametrize("spelling", [".", "./", "proj/..", "{abs}"])
+def test_relative_paths_do_not_depend_on_how_the_root_is_spelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    for rel in ["top.py", "src/pkg/deep.py", "csrc/k.cu"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    (tmp_path / "proj").mkdir()
+    monkeypatch.chdir(tmp_path)
+    root = Path(spelling.format(abs=tmp_path))
+    assert sorted(_rels(root)) == ["csrc/k.cu", "src/pkg/deep.py", "top.py"]

@@ -155,7 +155,6 @@ def walk(
     excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
 
     root_name = root.resolve().name
-    prefix_len = len(str(root).rstrip(os.sep) + os.sep)  # scandir paths are root + sep + name
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()
@@ -170,9 +169,7 @@ def walk(
             continue
         subdirs: list[Path] = []
         for entry in entries:
-            rel = entry.path[prefix_len:]  # os.scandir joins with os.sep: slicing is exact
-            if os.sep != "/":
-                rel = rel.replace(os.sep, "/")
+            rel = f"{here}/{entry.name}" if here else entry.name
             if safe_name(rel) != rel:
                 yield Skip(safe_name(rel), "file name is not valid UTF-8")
                 continue
