@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -32,15 +33,27 @@ def rule_dict(rule: Rule) -> dict[str, object]:
     }
 
 
+_DUNDER = re.compile(r"(?<![`\w])(__\w+)")
+
+
+def _code(text: str) -> str:
+    """Put ``__identifiers`` in code spans so Markdown does not read them as bold."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # even parts are outside existing code spans
+        parts[i] = _DUNDER.sub(r"`\1`", parts[i])
+    return "`".join(parts)
+
+
 def rule_markdown(rule: Rule, *, anchor: bool = True) -> str:
     refs = "\n".join(f"* <{url}>" for url in rule.references)
     head = f'<a id="{rule.id.lower()}"></a>\n\n' if anchor else ""
     return (
-        f"{head}### {rule.id} `{rule.name}`: {rule.title}\n\n"
+        f"{head}### {rule.id} `{rule.name}`: {_code(rule.title)}\n\n"
         f"*Severity:* {rule.severity.value} · *Family:* {rule.family.value} · "
         f"*Applies to:* {rule.applies_note} · *Typical effort:* {rule.effort_hours:g} h · "
         f"*Status:* {rule.status}\n\n"
-        f"**Why.** {rule.rationale}\n\n**Fix.** {rule.fix}\n\n**Evidence.**\n\n{refs}\n"
+        f"**Why.** {_code(rule.rationale)}\n\n**Fix.** {_code(rule.fix)}\n\n"
+        f"**Evidence.**\n\n{refs}\n"
     )
 
 
@@ -53,7 +66,7 @@ def rules_markdown() -> str:
         "| ID | name | severity | title |\n|---|---|---|---|\n"
     )
     rows = "".join(
-        f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | {r.title} |\n"
+        f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | {_code(r.title)} |\n"
         for r in rules_sorted()
     )
     return head + rows + "\n" + "\n".join(rule_markdown(r) for r in rules_sorted())
@@ -73,10 +86,17 @@ def rules(
 
     def terminal(console: Console) -> None:
         table = Table(title=f"{len(RULES)} rules")
-        for col in ("id", "severity", "family", "applies to", "title"):
-            table.add_column(col)
+        for col in ("id", "severity", "family", "applies to", "h each", "title"):
+            table.add_column(col, overflow="fold")
         for r in rules_sorted():
-            table.add_row(r.id, r.severity.value, r.family.value, r.applies_note, r.title)
+            table.add_row(
+                r.id,
+                r.severity.value,
+                r.family.value,
+                r.applies_note,
+                f"{r.effort_hours:g}",
+                r.title,
+            )
         console.print(table)
 
     def text() -> str:
@@ -92,6 +112,8 @@ def explain(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.TERMINAL,
 ) -> None:
     """Explain one rule: why it matters on ROCm, the fix, and the evidence."""
+    if fmt is OutputFormat.SARIF:
+        raise GpuportError("explain has no SARIF form; use terminal, json or markdown")
     key = rule_id.strip()
     rule = RULES.get(key.upper()) or next((r for r in RULES.values() if r.name == key), None)
     if rule is None:

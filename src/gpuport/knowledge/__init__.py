@@ -70,7 +70,7 @@ class PackageInfo(Sourced):
     imports: list[str] = Field(default_factory=list, description="import names, dotted allowed")
     status: PackageStatus
     summary: str
-    route: Route
+    route: Route = Field(default_factory=lambda: Route(kind="none", how="no special route"))
     min_version: str | None = Field(default=None, description="first version usable on ROCm")
     caveats: dict[str, str] = Field(default_factory=dict, description="by family: cdna, rdna, all")
     category: str = "library"
@@ -174,6 +174,8 @@ def _user_file(user_dir: Path | None, name: str) -> Path | None:
         return None
     if not user_dir.is_dir():
         raise GpuportError(f"--knowledge {user_dir}: not a directory")
+    if not any((user_dir / f).is_file() for f in ("packages.toml", "targets.toml")):
+        raise GpuportError(f"--knowledge {user_dir}: holds neither packages.toml nor targets.toml")
     candidate = user_dir / name
     return candidate if candidate.is_file() else None
 
@@ -212,7 +214,5 @@ def resolve_target(name: str, user_dir: Path | None = None) -> TargetInfo:
     for target in targets.values():
         if key in (a.lower() for a in target.aliases):
             return target
-    known = ", ".join(sorted(targets))
-    raise GpuportError(
-        f"unknown target {name!r}; known targets: {known} (or a product/family alias)"
-    )
+    known = "; ".join(f"{t.name} ({', '.join(t.aliases)})" for t in targets.values())
+    raise GpuportError(f"unknown target {name!r}; known targets and aliases: {known}")

@@ -54,10 +54,10 @@ def _header(report: ScanReport) -> Panel:
 
 def _finding_table(findings: list[Finding], title: str) -> Table:
     table = Table(title=title, title_justify="left", expand=True, show_lines=False)
-    table.add_column("severity", no_wrap=True)
-    table.add_column("rule", no_wrap=True)
+    table.add_column("severity", no_wrap=True, overflow="fold")
+    table.add_column("rule", no_wrap=True, overflow="fold")
     table.add_column("where", overflow="fold")
-    table.add_column("what, and the fix", ratio=3)
+    table.add_column("what, and the fix", ratio=3, overflow="fold")
     for f in findings:
         sev = f.severity.value + (" (guarded)" if f.guarded else "")
         body = Text(clean(f.message))
@@ -79,7 +79,7 @@ def _per_file(report: ScanReport) -> Table:
     table = Table(title="Findings per file", title_justify="left")
     table.add_column("file", overflow="fold")
     for sev in Severity:
-        table.add_column(sev.value, justify="right", style=SEV_STYLE[sev])
+        table.add_column(sev.value, justify="right", style=SEV_STYLE[sev], overflow="fold")
     ordered = sorted(per.items(), key=lambda kv: (*tuple(-kv[1][s] for s in Severity), kv[0]))
     for path, counts in ordered:
         table.add_row(Text(clean(path)), *(str(counts[s] or "") for s in Severity))
@@ -88,11 +88,11 @@ def _per_file(report: ScanReport) -> Table:
 
 def _effort(report: ScanReport) -> Table:
     table = Table(title="Effort basis", title_justify="left", caption=report.effort.note)
-    table.add_column("rule")
-    table.add_column("what")
-    table.add_column("count", justify="right")
-    table.add_column("h each", justify="right")
-    table.add_column("hours", justify="right")
+    table.add_column("rule", overflow="fold")
+    table.add_column("what", overflow="fold")
+    table.add_column("count", justify="right", overflow="fold")
+    table.add_column("h each", justify="right", overflow="fold")
+    table.add_column("hours", justify="right", overflow="fold")
     for item in report.effort.basis:
         table.add_row(
             item.rule_id, item.title, str(item.count), f"{item.hours_each:g}", f"{item.hours:g}"
@@ -127,7 +127,7 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     if report.skipped:
         table = Table(title="Skipped files", title_justify="left")
         table.add_column("file", overflow="fold")
-        table.add_column("reason")
+        table.add_column("reason", overflow="fold")
         for s in report.skipped:
             table.add_row(Text(clean(s.path)), Text(clean(s.reason)))
         console.print(table)

@@ -43,7 +43,17 @@ def verdict_for(findings: Sequence[Finding]) -> tuple[Verdict, str]:
 
 
 def estimate_effort(findings: Sequence[Finding], rules: Mapping[str, _HasEffort]) -> Effort:
-    counted = Counter(f.rule_id for f in findings if f.severity is not Severity.INFO)
+    counted: Counter[str] = Counter()
+    seen_deps: set[tuple[str, str]] = set()
+    for f in findings:
+        if f.severity is Severity.INFO:
+            continue
+        if f.rule_id.startswith("GP1"):  # the same package declared in several files: fix once
+            key = (f.rule_id, f.message)
+            if key in seen_deps:
+                continue
+            seen_deps.add(key)
+        counted[f.rule_id] += 1
     basis: list[EffortItem] = []
     for rule_id, count in sorted(counted.items()):
         rule = rules[rule_id]
@@ -67,6 +77,7 @@ def estimate_effort(findings: Sequence[Finding], rules: Mapping[str, _HasEffort]
         note=(
             "sum over findings of the rule's typical hours per occurrence (see `gpuport rules`); "
             f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
-            "guarded and info findings cost nothing"
+            "guarded and info findings cost nothing; a dependency finding repeated in several "
+            "manifests counts once"
         ),
     )
