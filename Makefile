@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.gpuport-installed
 
-.PHONY: venv demo test lint typecheck unit docs bench-scan clean
+.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ demo: venv
 	$(BIN)/gpuport scan examples/llm-service
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
 
 typecheck: venv
 	$(BIN)/mypy
@@ -27,6 +27,10 @@ unit: venv
 	$(BIN)/python -m pytest -q -n 2
 
 test: lint typecheck unit
+
+# CUDA->HIP API map (issue 3): regenerate from ../shared/data/hipify-tables + tools/api_map_extra.toml.
+api-map: venv
+	$(BIN)/python tools/gen_api_map.py
 
 docs: venv
 	$(BIN)/gpuport rules --format markdown --output docs/rules.md
