@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpuport.models import Severity
+
 NVCC_ONLY = re.compile(
     r"(?<![\w-])(--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda"
     r"|-gencode|--generate-code|-Xptxas|--ptxas-options|-lineinfo|--generate-line-info"
@@ -89,10 +91,26 @@ def lists_arch(value: str) -> bool:
     return any(_ARCH_WORD.fullmatch(w) for w in words if w)
 
 
+# Single-dash spellings that Debian's hipcc (HIP 5.2) and clang 15 accept when compiling for
+# gfx90a (measured 2026-11-22): they build, but do nothing useful for AMD code (clang reads
+# -lineinfo as "link libineinfo" and -use_fast_math as "-u se_fast_math"). Lower severity.
+_ACCEPTED_SPELLINGS = ("-use_fast_math", "-lineinfo", "-Xptxas")
+
+
+def flag_severity(flag: str) -> Severity | None:
+    """MINOR for flags hipcc accepts (but ignores or misreads); None keeps the rule's MAJOR."""
+    return Severity.MINOR if flag in _ACCEPTED_SPELLINGS else None
+
+
 def flag_fix(flag: str, target: str) -> str:
     key = flag.lstrip("-")
     hint = f"use --offload-arch={target}" if key in _ARCH_FLAGS else _FLAG_FIX.get(key, "drop it")
-    return f"{flag} is nvcc-only (clang/hipcc reject it): for ROCm builds {hint}."
+    if flag in _ACCEPTED_SPELLINGS:
+        return (
+            f"{flag} is an nvcc flag that hipcc/clang accept but do not apply to AMD code "
+            f"(clang may read it as another option): for ROCm builds {hint}."
+        )
+    return f"{flag} is nvcc-only (hipcc/clang reject it): for ROCm builds {hint}."
 
 
 def _lib_hip(name: str) -> str | None:

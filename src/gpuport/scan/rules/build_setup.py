@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build_common import (
     ARCH_ASSIGN,
@@ -23,6 +24,7 @@ from gpuport.scan.rules.build_common import (
     SM_TOKEN,
     Guards,
     flag_fix,
+    flag_severity,
     lib_fix,
     lists_arch,
 )
@@ -108,7 +110,13 @@ class _SetupPy:
         return sorted(out, key=lambda c: (c.lineno, c.col_offset))
 
     def report(
-        self, rule: str, node: ast.Constant, token: str, message: str, fix: str | None = None
+        self,
+        rule: str,
+        node: ast.Constant,
+        token: str,
+        message: str,
+        fix: str | None = None,
+        severity: Severity | None = None,
     ) -> None:
         line, col = _token_pos(self.ctx, node, token)
         # One GP407 a line: ["-lcudart", "-lcublas"] is one link step to port.
@@ -116,7 +124,15 @@ class _SetupPy:
         if key in self.seen:
             return
         self.seen.add(key)
-        self.ctx.report(rule, line, col, message=message, fix=fix, guarded=line in self.guards)
+        self.ctx.report(
+            rule,
+            line,
+            col,
+            message=message,
+            fix=fix,
+            guarded=line in self.guards,
+            severity=severity,
+        )
 
 
 def _mentions_rocm(test: ast.expr) -> bool:
@@ -172,6 +188,7 @@ def _check_tokens(sp: _SetupPy, const: ast.Constant, rocm_arch: bool, in_args: b
             m.group(1),
             message=f"nvcc-only flag {m.group(1)}",
             fix=flag_fix(m.group(1), target),
+            severity=flag_severity(m.group(1)),
         )
     if not rocm_arch and (arch := _arch_token(sp, const)):
         sp.report(

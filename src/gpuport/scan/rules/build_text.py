@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
 from gpuport.scan.rules.build_common import (
     HALF_MACRO,
@@ -18,6 +19,7 @@ from gpuport.scan.rules.build_common import (
     SM_TOKEN,
     Guards,
     flag_fix,
+    flag_severity,
     libs_fix,
 )
 
@@ -62,10 +64,13 @@ class Out:
         message: str,
         fix: str | None = None,
         guarded: bool = False,
+        severity: Severity | None = None,
     ) -> None:
         if self.note is not None:
             guarded, message = True, f"{message}; {self.note}"
-        self.ctx.report(rule, line, col, message=message, fix=fix, guarded=guarded)
+        self.ctx.report(
+            rule, line, col, message=message, fix=fix, guarded=guarded, severity=severity
+        )
 
     def arch(self, line: int, col: int, token: str, guarded: bool) -> None:
         """An NVIDIA architecture named on ``line``; :meth:`flush` reports each line once."""
@@ -138,6 +143,7 @@ def report_text_tokens(
             + (" (passed only when compiling CUDA: $<COMPILE_LANGUAGE:CUDA>)" if only_cuda else ""),
             fix=flag_fix(flag, target),
             guarded=only_cuda or line in guards,
+            severity=flag_severity(flag),
         )
     if arch:
         for m in SM_TOKEN.finditer(code):
