@@ -29,7 +29,9 @@ WARP_RULES: tuple[Rule, ...] = (
             "HIP's __shfl_*_sync, __ballot_sync, __any_sync, __all_sync, __match_*_sync and "
             "__syncwarp take a 64-bit lane mask and, since ROCm 6.2, static_assert on anything "
             "narrower ('The mask must be a 64-bit integer'), so 0xffffffff does not compile. "
-            "Even widened, 0xffffffff names only lanes 0-31 of a 64-lane wavefront."
+            "Even widened, 0xffffffff names only lanes 0-31 of a 64-lane wavefront. "
+            "ROCm/rocm-systems#8385 (2026) relaxes the check for wave32 targets only, so on RDNA "
+            "it is reported as major (it still fails on ROCm releases before that change)."
         ),
         fix=(
             "Pass a 64-bit mask: __activemask(), ~0ull or 0xffffffffffffffffull; in code shared "
@@ -41,8 +43,8 @@ WARP_RULES: tuple[Rule, ...] = (
             HIP_LANG_EXT,
         ),
         effort_hours=0.25,
-        applies_note="all targets (a compile error everywhere before ROCm/rocm-systems#8385; "
-        "wrong lanes on wave64)",
+        applies_note="all targets (wave64: a compile error since ROCm 6.2 and wrong lanes; "
+        "wave32: a compile error before ROCm/rocm-systems#8385)",
     ),
     Rule(
         id="GP303",
