@@ -26,7 +26,7 @@ PLANTED = [
     ("requirements.txt", "flash-attn==2.6.3", "GP102", "major"),
     ("requirements.txt", "bitsandbytes==0.43.1", "GP107", "major"),
     ("requirements.txt", "xformers==0.0.27", "GP102", "major"),
-    ("requirements.txt", "nvidia-ml-py>=12.535", "GP101", "blocker"),
+    ("requirements.txt", "nvidia-ml-py>=12.535", "GP101", "major"),
     ("csrc/fused_rmsnorm.cu", "#define WARP_SIZE 32", "GP303", "major"),
     ("csrc/fused_rmsnorm.cu", "for (int offset = 16; offset > 0; offset >>= 1)", "GP305", "major"),
     ("csrc/fused_rmsnorm.cu", "v += __shfl_xor_sync(0xffffffff, v, offset);", "GP302", "blocker"),

@@ -53,7 +53,8 @@ register(
         rationale=(
             "The package ships only NVIDIA binaries or talks to NVIDIA-only libraries (CUDA "
             "runtime, NVML, TensorRT). It fails to install or to import on an AMD GPU host, so "
-            "the code that uses it cannot run until it is replaced."
+            "the code that uses it cannot run until it is replaced. GPU-monitoring libraries "
+            "(NVML) install but fail when called, so they are reported as major."
         ),
         fix="Replace it with the ROCm counterpart named in the finding, or make it optional.",
         references=(_HIP_NOTES, "https://github.com/microsoft/onnxruntime/pull/25181"),
@@ -362,7 +363,16 @@ def check_requirement(
         )
     text = f"{req.name}: {pkg.summary}{_caveat(pkg, ctx)}"
     if pkg.status == "no":
-        ctx.report("GP101", line, column, message=text, fix=_route_fix(pkg))
+        # A monitoring library installs on an AMD host; only its calls fail (GP203 finds those).
+        lower = pkg.category == "monitoring"
+        ctx.report(
+            "GP101",
+            line,
+            column,
+            message=text + (" It installs, but its calls fail on AMD GPUs." if lower else ""),
+            fix=_route_fix(pkg),
+            severity=Severity.MAJOR if lower else None,
+        )
     elif pkg.status == "partial":
         ctx.report("GP103", line, column, message=text, fix=_route_fix(pkg))
     elif pkg.status == "works-with-route":
