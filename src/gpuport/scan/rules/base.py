@@ -188,6 +188,10 @@ class FileContext:
             return False
         return rule.applies(self.target)
 
+    def suppressed(self, rule_id: str, line: int | None) -> bool:
+        """Whether a ``gpuport: ignore`` comment on ``line`` silences ``rule_id``."""
+        return self._suppressed(rule_id, line)
+
     def _suppressed(self, rule_id: str, line: int | None) -> bool:
         if line is None:
             return False

@@ -143,11 +143,14 @@ class PythonScan(DtypeRules, NativeRules):
         and a later module-level import of the same package is still reported.
         """
         top = dotted.split(".", 1)[0]
+        line = getattr(where, "lineno", None)
+        # A suppressed import must not count as "seen": it would hide the next one.
+        quiet = self.ctx.suppressed
         guarded = bool(guard & (PLATFORM | IMPORT)) or id(where) in self.scope.probed
         lazy = bool(guard & LAZY)
         seen = self.imports_seen
         if top in NVML_MODULES:
-            if (top, guarded) not in seen:
+            if (top, guarded) not in seen and not quiet("GP203", line):
                 seen[(top, guarded)] = lazy
                 self.report(
                     "GP203",
@@ -157,7 +160,7 @@ class PythonScan(DtypeRules, NativeRules):
                 )
             return
         if top in NVTX_MODULES:
-            if (top, guarded) not in seen:
+            if (top, guarded) not in seen and not quiet("GP217", line):
                 seen[(top, guarded)] = lazy
                 self.report(
                     "GP217",
@@ -171,6 +174,8 @@ class PythonScan(DtypeRules, NativeRules):
             return
         key = (pkg.name, guarded)
         if key in seen and (lazy or not seen[key]):
+            return
+        if quiet("GP201" if pkg.status == "no" else "GP202", line):
             return
         seen[key] = lazy
         self._package_finding(dotted, pkg, where, guarded, lazy)
