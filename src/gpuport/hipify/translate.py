@@ -1,0 +1,314 @@
+"""Token-aware CUDA -> HIP source translation (the core of `gpuport hipify`, issue 3).
+
+The translator works on the lexed view of :mod:`gpuport.scan.cxx`: comments and string
+literals are blank there, so only whole identifiers of real code are looked up in the API map
+and replaced; the text of comments and strings is never touched. ``#include`` paths are the one
+exception: they are code in that view and are rewritten through the map's header table.
+
+What it does, in one pass over the original text (edits are collected as spans and applied
+at the end, so every position reported refers to the input):
+
+* identifiers found in the API map are replaced by their HIP name when the entry is available
+  in the target ``hip_version``; otherwise they are left as they are and reported as
+  unsupported (a name that does not exist on that HIP would not compile, or worse);
+* member names after ``.``/``->`` are user fields, not API calls, and are left alone;
+* ``cub::`` (and ``using namespace cub``) become the map's namespace replacement (``hipcub``);
+* warp intrinsics follow the HIP version: below 6.2 the ``*_sync`` forms become the maskless
+  forms with a trailing comment; from 6.2 the sync forms stay and a literal 32-bit full mask
+  becomes a 64-bit one (HIP's sync functions ``static_assert`` a 64-bit mask);
+* ``#include <hip/hip_runtime.h>`` is added after the leading comments / ``#pragma once`` /
+  include guard when the file uses CUDA runtime or device code and does not include it.
+
+``<<<...>>>`` launches are kept as they are (hip-clang accepts them). The result is stable:
+translating the output again changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
+
+from packaging.version import InvalidVersion, Version
+
+from gpuport.knowledge.api_map import ApiEntry, ApiMap, load_api_map
+from gpuport.models import GpuportError
+from gpuport.scan.cxx import CxxSource, lex, within
+
+__all__ = ["DEFAULT_HIP_VERSION", "MASK_DROPPED", "Translation", "Unsupported", "translate"]
+
+DEFAULT_HIP_VERSION = "6.4"
+#: The comment written after a warp call whose mask was dropped (HIP < 6.2).
+MASK_DROPPED = "/* gpuport: mask dropped (HIP < 6.2) */"
+HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>"
+FULL_MASK_64 = "0xffffffffffffffffull"
+
+_SYNC_WARP_FROM = Version("6.2")
+#: ``*_sync`` warp intrinsics and the maskless form HIP had before 6.2.
+_WARP_NONSYNC = {
+    "__shfl_sync": "__shfl",
+    "__shfl_xor_sync": "__shfl_xor",
+    "__shfl_up_sync": "__shfl_up",
+    "__shfl_down_sync": "__shfl_down",
+    "__ballot_sync": "__ballot",
+    "__any_sync": "__any",
+    "__all_sync": "__all",
+}
+_WARP_CALL = re.compile(
+    r"(?<![\w.])(?P<name>" + "|".join([*_WARP_NONSYNC, "__syncwarp"]) + r")\b[ \t\r\n]*\("
+)
+_FULL_MASK_32 = re.compile(r"0[xX][fF]{8}(?:[uU](?:[lL]{1,2})?|[lL]{1,2}[uU]?)?")
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_INCLUDE = re.compile(
+    r'^[ \t]*\#[ \t]*(?:include|include_next)[ \t]*(?:<(?P<angle>[^>\n]*)>|"(?P<quote>[^"\n]*)")',
+    re.MULTILINE,
+)
+_SCOPE_AFTER = re.compile(r"[ \t]*::")
+_USING_NAMESPACE = re.compile(r"\busing[ \t]+namespace[ \t]+$")
+_PRAGMA_ONCE = re.compile(r"[ \t]*\#[ \t]*pragma[ \t]+once\b")
+_IFNDEF = re.compile(r"[ \t]*\#[ \t]*ifndef[ \t]+(\w+)")
+_DEFINE = re.compile(r"[ \t]*\#[ \t]*define[ \t]+(\w+)")
+#: Words that make a file device code (the API families that need hip_runtime.h are added).
+_DEVICE_WORDS = frozenset(
+    {
+        "__global__",
+        "__device__",
+        "__shared__",
+        "__constant__",
+        "__managed__",
+        "threadIdx",
+        "blockIdx",
+        "blockDim",
+        "gridDim",
+        "warpSize",
+    }
+)
+_RUNTIME_FAMILIES = frozenset({"runtime", "device", "driver"})
+
+
+class Unsupported(NamedTuple):
+    """A CUDA identifier left as it is: no HIP equivalent, or not in the target HIP version."""
+
+    name: str
+    line: int
+    col: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Translation:
+    """The translated text and what happened on the way."""
+
+    text: str
+    #: Replacements made, per CUDA name (header names and ``cub::`` included).
+    replacements: dict[str, int] = field(default_factory=dict)
+    #: Identifiers left untranslated, in source order, with 1-based line and column.
+    unsupported: list[Unsupported] = field(default_factory=list)
+    #: Whether ``#include <hip/hip_runtime.h>`` was added.
+    added_include: bool = False
+
+
+@lru_cache(maxsize=32)
+def _parse_version(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise GpuportError(f"not a HIP version: {text!r} (expected e.g. 6.2 or 6.2.4)") from None
+
+
+def _unavailable(entry: ApiEntry, target: Version) -> str | None:
+    """Why ``entry`` cannot be emitted for HIP ``target``; None when it can."""
+    if entry.hip is None:
+        return "no HIP equivalent"
+    if entry.hip_added and _parse_version(entry.hip_added) > target:
+        return f"not available before HIP {entry.hip_added}"
+    if entry.hip_removed and _parse_version(entry.hip_removed) <= target:
+        return f"removed in HIP {entry.hip_removed}"
+    return None
+
+
+class _Edits:
+    """Span edits on the input text, applied at the end; some spans are protected."""
+
+    def __init__(self) -> None:
+        self.edits: list[tuple[int, int, str]] = []
+        self.protected: set[int] = set()  # start offsets of identifiers already handled
+        self.dropped: list[tuple[int, int]] = []  # removed spans (inclusive ends), sorted
+
+    def add(self, start: int, end: int, replacement: str) -> None:
+        self.edits.append((start, end, replacement))
+
+    def apply(self, text: str) -> str:
+        out: list[str] = []
+        last = 0
+        for start, end, replacement in sorted(self.edits, key=lambda e: (e[0], e[1])):
+            if start < last:  # overlaps an earlier edit: the first one wins
+                continue
+            out.append(text[last:start])
+            out.append(replacement)
+            last = end
+        out.append(text[last:])
+        return "".join(out)
+
+
+def _member_access(code: str, start: int) -> bool:
+    """Whether the identifier at ``start`` follows ``.`` or ``->`` (a user's member)."""
+    j = start - 1
+    while j >= 0 and code[j] in " \t\r\n":
+        j -= 1
+    return j >= 0 and (code[j] == "." or (code[j] == ">" and j > 0 and code[j - 1] == "-"))
+
+
+def _skip_space(text: str, pos: int, end: int) -> int:
+    while pos < end and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _warp_calls(src: CxxSource, target: Version, edits: _Edits, counts: Counter[str]) -> None:
+    """Rewrite ``*_sync`` warp intrinsics for ``target`` (see the module docstring)."""
+    text, code = src.text, src.code
+    sync_ok = target >= _SYNC_WARP_FROM
+    for m in _WARP_CALL.finditer(code):
+        name = m.group("name")
+        if _member_access(code, m.start()):
+            continue
+        open_paren = m.end() - 1
+        args = src.call_args(open_paren)
+        if sync_ok:
+            if args:
+                a0, a1 = args[0]
+                start = _skip_space(text, a0, a1)
+                literal = text[start:a1].rstrip()
+                if (
+                    _FULL_MASK_32.fullmatch(literal)
+                    and code[start : start + len(literal)] == literal
+                ):
+                    edits.add(start, start + len(literal), FULL_MASK_64)
+            continue
+        if name == "__syncwarp" or len(args) < 2:
+            continue  # left as is; the identifier pass reports it as unsupported
+        close = src.match_close(open_paren)
+        body = _skip_space(text, args[1][0], args[1][1])
+        if close is None or text[m.start() : body] != code[m.start() : body]:
+            continue  # a comment or string inside the mask: do not drop it
+        edits.add(m.start(), body, _WARP_NONSYNC[name] + "(")
+        edits.add(close + 1, close + 1, " " + MASK_DROPPED)
+        edits.protected.add(m.start())
+        edits.dropped.append((m.start(), body - 1))
+        counts[name] += 1
+
+
+def _insert_point(src: CxxSource) -> tuple[int, str]:
+    """Where the hip_runtime include goes, and the text to insert there."""
+    text, code = src.text, src.code
+    line = 1
+    n = src.line_count
+    while line <= n and not src.code_line(line).strip():
+        line += 1
+    if line > n:
+        return 0, HIP_RUNTIME_INCLUDE + "\n"
+    after = None
+    first = src.code_line(line)
+    if _PRAGMA_ONCE.match(first):
+        after = line
+    else:
+        guard = _IFNDEF.match(first)
+        nxt = line + 1
+        while nxt <= n and not src.code_line(nxt).strip():
+            nxt += 1
+        if guard and nxt <= n:
+            define = _DEFINE.match(src.code_line(nxt))
+            if define and define.group(1) == guard.group(1):
+                after = nxt
+    if after is not None:
+        _, end = src.line_span(after)
+        if end >= len(text):
+            return len(text), "\n" + HIP_RUNTIME_INCLUDE + "\n"
+        return end + 1, HIP_RUNTIME_INCLUDE + "\n"
+    start, end = src.line_span(line)
+    first_code = _skip_space(code, start, end)
+    if not text[start:first_code].strip():
+        return start, HIP_RUNTIME_INCLUDE + "\n"
+    return first_code, "\n" + HIP_RUNTIME_INCLUDE + "\n"
+
+
+def translate(
+    text: str, *, hip_version: str = DEFAULT_HIP_VERSION, api_map: ApiMap | None = None
+) -> Translation:
+    """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring)."""
+    amap = api_map if api_map is not None else load_api_map()
+    target = _parse_version(hip_version)
+    src = lex(text)
+    code = src.code
+    edits = _Edits()
+    counts: Counter[str] = Counter()
+    unsupported: list[Unsupported] = []
+    header_spans: list[tuple[int, int]] = []
+    has_runtime = False
+
+    for m in _INCLUDE.finditer(code):
+        group = "angle" if m.group("angle") is not None else "quote"
+        name = m.group(group)
+        start, end = m.span(group)
+        header_spans.append((start, end))
+        hip = amap.header(name)
+        final = name if hip is None else hip
+        if hip is not None and hip != name:
+            edits.add(start, end, hip)
+            counts[name] += 1
+        if final in ("hip/hip_runtime.h", "hip_runtime.h"):
+            has_runtime = True
+
+    _warp_calls(src, target, edits, counts)
+
+    uses_runtime = "<<<" in code
+    entries = amap.entries
+    namespaces = amap.namespaces
+    hdr = iter(header_spans)
+    next_hdr = next(hdr, None)
+    for m in _IDENT.finditer(code):
+        start = m.start()
+        while next_hdr is not None and next_hdr[1] <= start:
+            next_hdr = next(hdr, None)
+        if next_hdr is not None and next_hdr[0] <= start:
+            continue  # inside an #include path
+        name = m.group()
+        if name in _DEVICE_WORDS:
+            uses_runtime = True
+            continue
+        if name in namespaces:
+            ns = namespaces[name].hip
+            if ns != name and not _member_access(code, start):
+                scoped = _SCOPE_AFTER.match(code, m.end()) is not None
+                if scoped or _USING_NAMESPACE.search(code, max(0, start - 40), start):
+                    edits.add(start, m.end(), ns)
+                    counts[name + "::"] += 1
+            continue
+        entry = entries.get(name)
+        if entry is None or start in edits.protected or _member_access(code, start):
+            continue
+        if edits.dropped and within(edits.dropped, start):
+            continue  # inside a dropped warp mask
+        if entry.family in _RUNTIME_FAMILIES:
+            uses_runtime = True
+        reason = _unavailable(entry, target)
+        if reason is not None:
+            line, col = src.line_col(start)
+            unsupported.append(Unsupported(name, line, col, reason))
+        elif entry.hip != name and entry.hip is not None:
+            edits.add(start, m.end(), entry.hip)
+            counts[name] += 1
+
+    added = uses_runtime and not has_runtime
+    if added:
+        pos, insert = _insert_point(src)
+        edits.add(pos, pos, insert)
+    return Translation(
+        text=edits.apply(text),
+        replacements=dict(sorted(counts.items())),
+        unsupported=unsupported,
+        added_include=added,
+    )
