@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from gpuport.scan.rules.base import physical_lines
 from gpuport.scan.rules.deps_readers_common import Entry
@@ -90,17 +91,21 @@ class _SetupReader:
             return self.names[node.id]
         return [node]
 
+    def _follow(self, name: ast.Name, depth: int, visit: Callable[[ast.expr, int], None]) -> None:
+        """Visit what a module-level name stands for; a name already being followed is a cycle."""
+        if name.id in self.resolving or name.id not in self.names:
+            return
+        self.resolving.add(name.id)
+        for expr in self.names[name.id]:
+            visit(expr, depth + 1)
+        self.resolving.discard(name.id)
+
     def kwargs(self, node: ast.expr, depth: int = 0) -> None:
         """``**kw`` where kw is a dict literal or a ``dict(...)`` call (directly or by name)."""
         if depth > _MAX_DEPTH:
             return
         if isinstance(node, ast.Name):
-            if node.id in self.resolving or node.id not in self.names:
-                return
-            self.resolving.add(node.id)
-            for expr in self.names[node.id]:
-                self.kwargs(expr, depth + 1)
-            self.resolving.discard(node.id)
+            self._follow(node, depth, self.kwargs)
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 if key is None:
@@ -177,12 +182,7 @@ class _SetupReader:
                 self.emit(node, *rendered)
                 return
         if isinstance(node, ast.Name):
-            if node.id in self.resolving or node.id not in self.names:
-                return
-            self.resolving.add(node.id)
-            for expr in self.names[node.id]:
-                self.strings(expr, depth + 1)
-            self.resolving.discard(node.id)
+            self._follow(node, depth, self.strings)
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             for elt in node.elts:
                 self.strings(elt.value if isinstance(elt, ast.Starred) else elt, depth + 1)
