@@ -41,10 +41,11 @@ def _root(
 
 
 def _register() -> None:
-    from gpuport.cli import rules_cmd, scan_cmd
+    from gpuport.cli import hipify_cmd, rules_cmd, scan_cmd
 
     scan_cmd.register(app)
     rules_cmd.register(app)
+    hipify_cmd.register(app)
 
 
 _register()

@@ -1,0 +1,153 @@
+"""``gpuport hipify PATH``: parse options, run the hipify core, write outputs, render."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
+from gpuport.hipify.translate import DEFAULT_HIP_VERSION
+from gpuport.models import GpuportError
+from gpuport.render.interface import OutputFormat, write_atomic
+
+FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
+
+
+def fails(report: HipifyReport, fail_on: str) -> bool:
+    """Exit 1 on the --fail-on condition, or on a failed --check (unless ``never``)."""
+    if fail_on == "never":
+        return False
+    if report.totals.get("compile_failed", 0):
+        return True
+    if fail_on == "unsupported":
+        return report.totals.get("unsupported", 0) > 0
+    return report.totals.get("hazards", 0) > 0
+
+
+def _archs(value: str) -> tuple[str, ...]:
+    return tuple(a.strip() for a in value.split(",") if a.strip())
+
+
+def _write_outputs(report: HipifyReport) -> None:
+    for f in report.files:
+        if f.output is None or f.text is None:
+            continue
+        out = Path(f.output)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GpuportError(f"cannot create {out.parent}: {exc.strerror or exc}") from None
+        write_atomic(out, f.text)
+
+
+def hipify(
+    path: Annotated[Path, typer.Argument(help="CUDA file or folder to translate.")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out-dir",
+            "-o",
+            help="Write translations here (mirrored layout); needed for a folder.",
+        ),
+    ] = None,
+    hip_version: Annotated[
+        str | None,
+        typer.Option(
+            "--hip-version",
+            help=f"HIP version to translate for (default: hipcc's, else {DEFAULT_HIP_VERSION}).",
+        ),
+    ] = None,
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="AMD target for the hazard rules.")
+    ] = "gfx942",
+    check: Annotated[
+        bool, typer.Option("--check", help="Compile each translation with hipcc -c (AMD).")
+    ] = False,
+    offload_arch: Annotated[
+        str, typer.Option("--offload-arch", help="Targets for --check, comma-separated.")
+    ] = "gfx90a",
+    stats: Annotated[
+        bool, typer.Option("--stats", help="Print the per-file counts table instead of the text.")
+    ] = False,
+    fmt: Annotated[
+        OutputFormat,
+        typer.Option("--format", "-f", help="Report format: terminal, json, markdown."),
+    ] = OutputFormat.TERMINAL,
+    output: Annotated[
+        Path | None, typer.Option("--output", help="Write the report to this file.")
+    ] = None,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 on: unsupported (an untranslated API), hazard (a GP3xx finding), never.",
+        ),
+    ] = "never",
+) -> None:
+    """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD."""
+    fail_on = fail_on.lower()
+    if fail_on not in FAIL_ON_CHOICES:
+        raise GpuportError(
+            f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
+        )
+    if fmt is OutputFormat.SARIF:
+        raise GpuportError("hipify has no SARIF output; use terminal, json or markdown")
+    if path.is_dir() and out_dir is None:
+        raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
+    version = hip_version or detect_hip_version() or DEFAULT_HIP_VERSION
+    report = hipify_path(
+        path,
+        out_dir=out_dir,
+        hip_version=version,
+        target=target,
+        check=check,
+        offload_archs=_archs(offload_arch),
+    )
+    _write_outputs(report)
+    to_stdout = out_dir is None and not stats and fmt is OutputFormat.TERMINAL
+    if to_stdout and output is None:
+        # one file, no -o: the translated text is the result; the report goes to stderr
+        for f in report.files:
+            sys.stdout.write(f.text or "")
+        sys.stdout.flush()
+        from gpuport.render import hipify_terminal
+
+        if report.totals.get("unsupported") or report.totals.get("hazards") or check:
+            hipify_terminal.render(report, err_console)
+        else:
+            err_console.print(hipify_terminal.summary(report), highlight=False, markup=False)
+    else:
+
+        def text() -> str:
+            if fmt is OutputFormat.JSON:
+                return report.model_dump_json(indent=2) + "\n"
+            from gpuport.render import hipify_terminal
+
+            return hipify_terminal.render_markdown(report)
+
+        def terminal(console: object) -> None:
+            from gpuport.render import hipify_terminal
+
+            hipify_terminal.render(report, console)  # type: ignore[arg-type]
+
+        emit(fmt, output, text=text, terminal=terminal)
+        if output is not None or fmt is not OutputFormat.TERMINAL:
+            from gpuport.render import hipify_terminal
+
+            err_console.print(
+                hipify_terminal.summary(report)
+                + (f"; report written to {output}" if output else ""),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    if fails(report, fail_on):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("hipify")(hipify)

@@ -1,0 +1,281 @@
+"""Translate a file or a tree of CUDA sources and report on it (``gpuport hipify``, issue 3).
+
+The core is pure in the sense of the design: it returns a :class:`HipifyReport` and never prints.
+It writes nothing either; the translated text of each file travels in the report (excluded from
+its JSON) together with the path it should go to, and the CLI writes it atomically. The one
+side effect is the optional compile check, which runs ``hipcc`` in a throw-away folder.
+
+* Files: the CUDA/C++ files :func:`gpuport.scan.files.walk` finds (``.cu``, ``.cuh``, ``.cpp``,
+  ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
+  ``.cu`` files as HIP). Other files are not copied in this slice.
+* Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.engine.check_text`, on
+  the original text (so line and column refer to the input).
+* Compile check: ``hipcc --offload-arch=A [...] -x hip -c FILE -o TMP/x.o`` with
+  ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that cannot be
+  assembled.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from gpuport.knowledge import load_packages, resolve_target
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
+from gpuport.scan.engine import check_text
+from gpuport.scan.files import Skip, read_text, walk
+from gpuport.scan.model import Finding, SkippedFile
+from gpuport.scan.rules import FileKind
+
+from .translate import DEFAULT_HIP_VERSION, _parse_version, translate
+
+__all__ = [
+    "COMPILE_TIMEOUT_S",
+    "CompileResult",
+    "FileResult",
+    "HipifyReport",
+    "UnsupportedName",
+    "compile_check",
+    "detect_hip_version",
+    "hipify_path",
+]
+
+COMPILE_TIMEOUT_S = 120
+HIPCC_MISSING = (
+    "--check needs hipcc, which is not on PATH; install Debian's `hipcc` package "
+    "(apt-get install hipcc) or a ROCm release, or drop --check"
+)
+_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
+
+
+class UnsupportedName(BaseModel):
+    """A CUDA identifier left untranslated, and why."""
+
+    name: str
+    line: int
+    col: int
+    reason: str
+
+
+class CompileResult(BaseModel):
+    """The outcome of ``hipcc -c`` on one translated file."""
+
+    ok: bool
+    offload_archs: list[str]
+    error: str | None = Field(default=None, description="the first `error:` line, if it failed")
+
+
+class FileResult(BaseModel):
+    """One translated file."""
+
+    path: str = Field(description="path relative to the input, with forward slashes")
+    output: str | None = Field(default=None, description="where the translation is written")
+    replacements: dict[str, int] = Field(default_factory=dict)
+    unsupported: list[UnsupportedName] = Field(default_factory=list)
+    hazards: list[Finding] = Field(default_factory=list)
+    added_include: bool = False
+    compile: CompileResult | None = None
+    text: str | None = Field(default=None, exclude=True, description="the translated text")
+
+
+class HipifyReport(BaseModel):
+    """What ``gpuport hipify`` did to a file or a tree."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["gpuport.hipify"] = "gpuport.hipify"
+    root: str
+    out_dir: str | None = None
+    hip_version: str
+    target: str
+    checked: bool = False
+    files: list[FileResult] = Field(default_factory=list)
+    skipped: list[SkippedFile] = Field(default_factory=list)
+    totals: dict[str, int] = Field(default_factory=dict)
+    environment: EnvFingerprint | None = None
+
+
+def detect_hip_version() -> str | None:
+    """``major.minor`` from ``hipcc --version`` ("HIP version: 5.2.21153-0" -> "5.2")."""
+    hipcc = shutil.which("hipcc")
+    if hipcc is None:
+        return None
+    try:
+        done = subprocess.run(
+            [hipcc, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "HIP_PLATFORM": "amd"},
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = _HIP_VERSION.search(done.stdout + "\n" + done.stderr)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def _first_error(output: str) -> str:
+    for line in output.splitlines():
+        if "error:" in line:
+            return line.strip()
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return lines[-1] if lines else "hipcc failed without a message"
+
+
+def compile_check(
+    text: str,
+    name: str,
+    *,
+    offload_archs: Sequence[str],
+    include_dir: Path | None = None,
+    hipcc: str | None = None,
+) -> CompileResult:
+    """Compile translated ``text`` (file name ``name``) for AMD in a temporary folder."""
+    exe = hipcc or shutil.which("hipcc")
+    if exe is None:
+        raise EnvironmentProblem(HIPCC_MISSING)
+    archs = list(offload_archs)
+    with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
+        source = Path(tmp) / (Path(name).name or "source.cu")
+        source.write_text(text, encoding="utf-8")
+        cmd = [exe, *(f"--offload-arch={a}" for a in archs), "-x", "hip"]
+        if include_dir is not None:
+            cmd += ["-I", str(include_dir)]
+        cmd += ["-c", str(source), "-o", str(Path(tmp) / "x.o")]
+        try:
+            done = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=COMPILE_TIMEOUT_S,
+                env={**os.environ, "HIP_PLATFORM": "amd"},
+                cwd=tmp,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return CompileResult(
+                ok=False, offload_archs=archs, error=f"timed out after {COMPILE_TIMEOUT_S} s"
+            )
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot run hipcc: {exc.strerror or exc}") from None
+    if done.returncode == 0:
+        return CompileResult(ok=True, offload_archs=archs)
+    error = _first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
+    return CompileResult(ok=False, offload_archs=archs, error=error)
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def _check_out_dir(path: Path, out_dir: Path) -> None:
+    src = path.resolve()
+    dst = out_dir.resolve()
+    if dst.exists() and not dst.is_dir():
+        raise GpuportError(f"output folder {out_dir} is a file")
+    if src.is_dir() and _inside(dst, src):
+        raise GpuportError(
+            f"output folder {out_dir} is inside the input {path}; choose a folder outside it"
+        )
+    if src.is_file() and dst == src.parent:
+        raise GpuportError(
+            f"output folder {out_dir} is the input's own folder; it would overwrite {path.name}"
+        )
+
+
+def hipify_path(
+    path: Path,
+    *,
+    out_dir: Path | None = None,
+    hip_version: str = DEFAULT_HIP_VERSION,
+    target: str = "gfx942",
+    check: bool = False,
+    offload_archs: Sequence[str] = ("gfx90a",),
+) -> HipifyReport:
+    """Translate ``path`` (a file or a folder) and report; see the module docstring."""
+    if not path.exists():
+        raise GpuportError(f"no such file or folder: {path}")
+    if out_dir is not None:
+        _check_out_dir(path, out_dir)
+    hipcc = None
+    if check:
+        hipcc = shutil.which("hipcc")
+        if hipcc is None:
+            raise EnvironmentProblem(HIPCC_MISSING)
+        if not offload_archs:
+            raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
+    target_info = resolve_target(target)
+    packages = load_packages()
+    _parse_version(hip_version)  # refuses a bad version before any work
+    report = HipifyReport(
+        root=str(path),
+        out_dir=str(out_dir) if out_dir is not None else None,
+        hip_version=hip_version,
+        target=target_info.name,
+        checked=check,
+        environment=EnvFingerprint.collect(),
+    )
+    single = path.is_file()
+    for item in walk(path):
+        if isinstance(item, Skip):
+            report.skipped.append(SkippedFile(path=item.rel, reason=item.reason))
+            continue
+        if item.kind is not FileKind.NATIVE:
+            if single:
+                report.skipped.append(
+                    SkippedFile(path=item.rel, reason="not a CUDA/C++ source file")
+                )
+            continue
+        got = read_text(item.path)
+        if isinstance(got, Skip):
+            report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
+            continue
+        done = translate(got, hip_version=hip_version)
+        hazards, _ = check_text(item.rel, got, FileKind.NATIVE, target_info, packages)
+        output = out_dir / item.rel if out_dir is not None else None
+        result = FileResult(
+            path=item.rel,
+            output=str(output) if output is not None else None,
+            replacements=done.replacements,
+            unsupported=[UnsupportedName(**u._asdict()) for u in done.unsupported],
+            hazards=hazards,
+            added_include=done.added_include,
+            text=done.text,
+        )
+        if check:
+            include = output.parent if output is not None else item.path.parent
+            result.compile = compile_check(
+                done.text,
+                item.rel,
+                offload_archs=offload_archs,
+                include_dir=include,
+                hipcc=hipcc,
+            )
+        report.files.append(result)
+    if single and not report.files:
+        why = report.skipped[0].reason if report.skipped else "not a CUDA/C++ source file"
+        raise GpuportError(f"cannot hipify {path}: {why}")
+    report.totals = _totals(report)
+    return report
+
+
+def _totals(report: HipifyReport) -> dict[str, int]:
+    files = report.files
+    return {
+        "files": len(files),
+        "skipped": len(report.skipped),
+        "replacements": sum(sum(f.replacements.values()) for f in files),
+        "unsupported": sum(len(f.unsupported) for f in files),
+        "hazards": sum(len(f.hazards) for f in files),
+        "compiled_ok": sum(1 for f in files if f.compile is not None and f.compile.ok),
+        "compile_failed": sum(1 for f in files if f.compile is not None and not f.compile.ok),
+    }

@@ -1,0 +1,182 @@
+"""Tests of `gpuport hipify` (issue 3, items 4-6): the CLI and the hipify_path core."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpuport.hipify import run as hipify_run
+from gpuport.hipify import translate
+from gpuport.hipify.run import HipifyReport
+from gpuport.models import load_result
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hipify"
+WARP = FIXTURES / "warp_reduce.cu"
+PTX = FIXTURES / "inline_ptx.cu"
+
+
+def _tree_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        digest.update(p.relative_to(root).as_posix().encode())
+        if p.is_file():
+            digest.update(p.read_bytes())
+    return digest.hexdigest()
+
+
+def _project(tmp_path: Path) -> Path:
+    src = tmp_path / "proj"
+    (src / "kernels" / "sub").mkdir(parents=True)
+    shutil.copy(WARP, src / "kernels" / "warp_reduce.cu")
+    shutil.copy(PTX, src / "kernels" / "sub" / "inline_ptx.cu")
+    (src / "README.txt").write_text("not CUDA\n", encoding="utf-8")
+    return src
+
+
+def _need_hipcc() -> None:
+    if shutil.which("hipcc") is None:
+        if os.environ.get("GPUPORT_REQUIRE_HIPCC") == "1":
+            pytest.fail("GPUPORT_REQUIRE_HIPCC=1 but hipcc is not on PATH")
+        pytest.skip("hipcc not on PATH (install Debian's hipcc; CI sets GPUPORT_REQUIRE_HIPCC=1)")
+
+
+def test_single_file_to_stdout_equals_translate(cli) -> None:  # type: ignore[no-untyped-def]
+    res = cli("hipify", str(WARP), "--hip-version", "6.4")
+    assert res.code == 0, res.err
+    expected = translate(WARP.read_text(encoding="utf-8"), hip_version="6.4").text
+    assert res.out == expected
+    assert "gpuport hipify" in res.err
+
+
+def test_tree_to_out_dir_mirrors_layout_and_leaves_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = _project(tmp_path)
+    before = _tree_hash(src)
+    out = tmp_path / "out"
+    res = cli("hipify", str(src), "-o", str(out), "--hip-version", "6.4", "--format", "json")
+    assert res.code == 0, res.err
+    assert _tree_hash(src) == before
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert written == ["kernels/sub/inline_ptx.cu", "kernels/warp_reduce.cu"]
+    warp = (out / "kernels" / "warp_reduce.cu").read_text(encoding="utf-8")
+    assert warp == translate(WARP.read_text(encoding="utf-8"), hip_version="6.4").text
+    report = json.loads(res.out)
+    assert report["kind"] == "gpuport.hipify"
+    assert report["totals"]["files"] == 2
+
+
+def test_folder_without_out_dir_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    res = cli("hipify", str(_project(tmp_path)))
+    assert res.code == 2
+    assert "-o" in res.err
+
+
+@pytest.mark.parametrize("inside", ["out", "kernels/out", "."])
+def test_out_dir_inside_input_is_refused(cli, tmp_path: Path, inside: str) -> None:  # type: ignore[no-untyped-def]
+    src = _project(tmp_path)
+    before = _tree_hash(src)
+    res = cli("hipify", str(src), "-o", str(src / inside))
+    assert res.code == 2
+    assert "inside the input" in res.err
+    assert _tree_hash(src) == before
+
+
+def test_single_file_out_dir_cannot_overwrite_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = _project(tmp_path) / "kernels" / "warp_reduce.cu"
+    before = src.read_bytes()
+    res = cli("hipify", str(src), "-o", str(src.parent))
+    assert res.code == 2
+    assert src.read_bytes() == before
+
+
+def test_json_report_validates(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = _project(tmp_path)
+    report_file = tmp_path / "report.json"
+    res = cli(
+        "hipify", str(src), "-o", str(tmp_path / "out"), "--format", "json", "--output",
+        str(report_file), "--hip-version", "5.2",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    report = load_result(report_file, HipifyReport)
+    assert report.hip_version == "5.2"
+    assert {f.path for f in report.files} == {"kernels/warp_reduce.cu", "kernels/sub/inline_ptx.cu"}
+    assert all(f.text is None for f in report.files)  # the text is not in the JSON
+    assert report.totals["replacements"] > 0
+
+
+def test_hazards_come_from_the_scan_rules(tmp_path: Path) -> None:
+    report = hipify_run.hipify_path(PTX, hip_version="6.4")
+    ids = {h.rule_id for f in report.files for h in f.hazards}
+    assert "GP301" in ids
+    hazard = next(h for f in report.files for h in f.hazards if h.rule_id == "GP301")
+    assert (hazard.location.line, hazard.location.column) == (6, 3)
+
+
+def test_fail_on_hazard_and_stats(cli) -> None:  # type: ignore[no-untyped-def]
+    res = cli("hipify", str(PTX), "--stats", "--fail-on", "hazard", "--hip-version", "6.4")
+    assert res.code == 1
+    assert "GP301" in res.out
+    assert "#include" not in res.out  # --stats replaces the text
+    assert cli("hipify", str(WARP), "--fail-on", "unsupported", "--hip-version", "6.4").code == 0
+
+
+def test_markdown_report(cli) -> None:  # type: ignore[no-untyped-def]
+    res = cli("hipify", str(PTX), "--format", "markdown", "--hip-version", "6.4")
+    assert res.code == 0, res.err
+    assert "| `inline_ptx.cu` |" in res.out
+    assert "**GP301**" in res.out
+
+
+def test_bad_options(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("hipify", str(WARP), "--fail-on", "sometimes").code == 2
+    assert cli("hipify", str(WARP), "--hip-version", "six").code == 2
+    assert cli("hipify", str(FIXTURES / "missing.cu")).code == 2
+
+
+def test_check_without_hipcc_is_an_environment_problem(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(hipify_run.shutil, "which", lambda name, *a, **k: None)
+    res = cli("hipify", str(WARP), "--check", "--hip-version", "5.2")
+    assert res.code == 3
+    assert "hipcc" in res.err
+
+
+def test_default_hip_version_without_hipcc(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(hipify_run.shutil, "which", lambda name, *a, **k: None)
+    assert hipify_run.detect_hip_version() is None
+
+
+@pytest.mark.hipcc
+def test_check_compiles_warp_reduction(cli) -> None:  # type: ignore[no-untyped-def]
+    _need_hipcc()
+    res = cli("hipify", str(WARP), "--check", "--hip-version", "5.2", "--format", "json")
+    assert res.code == 0, res.err
+    report = HipifyReport.model_validate_json(res.out)
+    result = report.files[0].compile
+    assert result is not None and result.ok, result
+    assert result.offload_archs == ["gfx90a"]
+
+
+@pytest.mark.hipcc
+def test_check_fails_on_inline_ptx(cli) -> None:  # type: ignore[no-untyped-def]
+    _need_hipcc()
+    res = cli(
+        "hipify", str(PTX), "--check", "--hip-version", "5.2", "--format", "json",
+        "--fail-on", "unsupported",
+    )  # fmt: skip
+    assert res.code == 1
+    report = HipifyReport.model_validate_json(res.out)
+    result = report.files[0].compile
+    assert result is not None and not result.ok
+    assert result.error is not None and "error:" in result.error
+    assert "gpuport-hipify-" not in result.error  # the temp folder is not shown
+
+
+@pytest.mark.hipcc
+def test_detect_hip_version_reads_hipcc() -> None:
+    _need_hipcc()
+    version = hipify_run.detect_hip_version()
+    assert version is not None and version.count(".") == 1
