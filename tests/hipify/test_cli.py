@@ -61,7 +61,7 @@ def test_tree_to_out_dir_mirrors_layout_and_leaves_input(cli, tmp_path: Path) ->
     assert res.code == 0, res.err
     assert _tree_hash(src) == before
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert written == ["kernels/sub/inline_ptx.cu", "kernels/warp_reduce.cu"]
+    assert written == ["README.txt", "kernels/sub/inline_ptx.cu", "kernels/warp_reduce.cu"]
     warp = (out / "kernels" / "warp_reduce.cu").read_text(encoding="utf-8")
     assert warp == translate(WARP.read_text(encoding="utf-8"), hip_version="6.4").text
     report = json.loads(res.out)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +17,7 @@ from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat, write_atomic
 
 FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
+BACKUP_SUFFIX = ".gpuport.bak"
 
 
 def fails(report: HipifyReport, fail_on: str) -> bool:
@@ -32,6 +35,50 @@ def _archs(value: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in value.split(",") if a.strip())
 
 
+def backup_path(path: Path) -> Path:
+    """Where ``--in-place`` keeps the original of ``path``: ``FILE.gpuport.bak``."""
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _write_in_place(report: HipifyReport) -> None:
+    """Back up each changed input as FILE.gpuport.bak, then replace it atomically.
+
+    Every backup path is checked first: if one exists, nothing at all is written (exit 2).
+    """
+    todo = [(Path(f.output), f.text) for f in report.files if f.output and f.text is not None]
+    taken = [backup_path(p) for p, _ in todo if backup_path(p).exists()]
+    if taken:
+        names = ", ".join(str(b) for b in taken)
+        raise GpuportError(
+            f"--in-place: backup already exists ({names}); move it away first (nothing written)"
+        )
+    for src, text in todo:
+        try:
+            shutil.copy2(src, backup_path(src))
+        except OSError as exc:
+            raise GpuportError(f"cannot back up {src}: {exc.strerror or exc}") from None
+        write_atomic(src, text)
+
+
+def unified_diff(report: HipifyReport) -> str:
+    """A unified diff (a/PATH, b/PATH) of original vs translated text for every changed file."""
+    chunks: list[str] = []
+    for f in report.files:
+        before, after = f.original or "", f.text or ""
+        if before == after:
+            continue
+        for line in difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{f.path}",
+            tofile=f"b/{f.path}",
+        ):
+            chunks.append(
+                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            )
+    return "".join(chunks)
+
+
 def _write_outputs(report: HipifyReport) -> None:
     for f in report.files:
         if f.output is None or f.text is None:
@@ -42,6 +89,15 @@ def _write_outputs(report: HipifyReport) -> None:
         except OSError as exc:
             raise GpuportError(f"cannot create {out.parent}: {exc.strerror or exc}") from None
         write_atomic(out, f.text)
+    if report.out_dir is not None:
+        root, dest = Path(report.root), Path(report.out_dir)
+        for rel in report.copied:
+            target = dest / rel
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(root / rel, target)
+            except OSError as exc:
+                raise GpuportError(f"cannot copy {rel}: {exc.strerror or exc}") from None
 
 
 def hipify(
@@ -80,6 +136,20 @@ def hipify(
     output: Annotated[
         Path | None, typer.Option("--output", help="Write the report to this file.")
     ] = None,
+    annotate: Annotated[
+        bool,
+        typer.Option(
+            "--annotate", help="Write each hazard into the output as a // gpuport: comment."
+        ),
+    ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option("--diff", help="Print a unified diff of original vs translated text."),
+    ] = False,
+    in_place: Annotated[
+        bool,
+        typer.Option("--in-place", help="Rewrite the inputs (each backed up as FILE.gpuport.bak)."),
+    ] = False,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -96,7 +166,13 @@ def hipify(
         )
     if fmt is OutputFormat.SARIF:
         raise GpuportError("hipify has no SARIF output; use terminal, json or markdown")
-    if path.is_dir() and out_dir is None:
+    if in_place and out_dir is not None:
+        raise GpuportError("--in-place and -o/--out-dir cannot be used together")
+    if diff and (output is None and (stats or fmt is not OutputFormat.TERMINAL)):
+        raise GpuportError(
+            "--diff prints the diff to stdout; write the report (--stats, --format) with --output"
+        )
+    if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
     version = hip_version or detect_hip_version() or DEFAULT_HIP_VERSION
     report = hipify_path(
@@ -106,10 +182,22 @@ def hipify(
         target=target,
         check=check,
         offload_archs=_archs(offload_arch),
+        annotate=annotate,
+        in_place=in_place,
     )
-    _write_outputs(report)
-    to_stdout = out_dir is None and not stats and fmt is OutputFormat.TERMINAL
-    if to_stdout and output is None:
+    if in_place:
+        _write_in_place(report)
+    else:
+        _write_outputs(report)
+    to_stdout = out_dir is None and not in_place and not stats and fmt is OutputFormat.TERMINAL
+    if diff:
+        sys.stdout.write(unified_diff(report))
+        sys.stdout.flush()
+    if diff and output is None:
+        from gpuport.render import hipify_terminal
+
+        err_console.print(hipify_terminal.summary(report), highlight=False, markup=False)
+    elif to_stdout and output is None:
         # one file, no -o: the translated text is the result; the report goes to stderr
         for f in report.files:
             sys.stdout.write(f.text or "")

@@ -7,7 +7,8 @@ side effect is the optional compile check, which runs ``hipcc`` in a throw-away 
 
 * Files: the CUDA/C++ files :func:`gpuport.scan.files.walk` finds (``.cu``, ``.cuh``, ``.cpp``,
   ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
-  ``.cu`` files as HIP). Other files are not copied in this slice.
+  ``.cu`` files as HIP). With an output folder for a tree, every other regular file (same
+  skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
 * Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.engine.check_text`, on
   the original text (so line and column refer to the input).
 * Compile check: ``hipcc --offload-arch=A [...] -x hip -c FILE -o TMP/x.o`` with
@@ -35,7 +36,9 @@ from gpuport.scan.files import Skip, read_text, walk
 from gpuport.scan.model import Finding, SkippedFile
 from gpuport.scan.rules import FileKind
 
+from .annotate import annotate as annotate_text
 from .translate import DEFAULT_HIP_VERSION, _parse_version, translate
+from .tree import other_files
 
 __all__ = [
     "COMPILE_TIMEOUT_S",
@@ -84,6 +87,7 @@ class FileResult(BaseModel):
     added_include: bool = False
     compile: CompileResult | None = None
     text: str | None = Field(default=None, exclude=True, description="the translated text")
+    original: str | None = Field(default=None, exclude=True, description="the input text")
 
 
 class HipifyReport(BaseModel):
@@ -98,6 +102,9 @@ class HipifyReport(BaseModel):
     checked: bool = False
     files: list[FileResult] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
+    copied: list[str] = Field(
+        default_factory=list, description="non-CUDA files copied as they are into out_dir"
+    )
     totals: dict[str, int] = Field(default_factory=dict)
     environment: EnvFingerprint | None = None
 
@@ -200,10 +207,14 @@ def hipify_path(
     target: str = "gfx942",
     check: bool = False,
     offload_archs: Sequence[str] = ("gfx90a",),
+    annotate: bool = False,
+    in_place: bool = False,
 ) -> HipifyReport:
     """Translate ``path`` (a file or a folder) and report; see the module docstring."""
     if not path.exists():
         raise GpuportError(f"no such file or folder: {path}")
+    if out_dir is not None and in_place:
+        raise GpuportError("--in-place and -o/--out-dir cannot be used together")
     if out_dir is not None:
         _check_out_dir(path, out_dir)
     hipcc = None
@@ -239,9 +250,12 @@ def hipify_path(
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue
-        done = translate(got, hip_version=hip_version)
         hazards, _ = check_text(item.rel, got, FileKind.NATIVE, target_info, packages)
+        source = annotate_text(got, hazards) if annotate else got
+        done = translate(source, hip_version=hip_version)
         output = out_dir / item.rel if out_dir is not None else None
+        if in_place and done.text != got:
+            output = item.path
         result = FileResult(
             path=item.rel,
             output=str(output) if output is not None else None,
@@ -250,6 +264,7 @@ def hipify_path(
             hazards=hazards,
             added_include=done.added_include,
             text=done.text,
+            original=got,
         )
         if check:
             include = output.parent if output is not None else item.path.parent
@@ -261,6 +276,8 @@ def hipify_path(
                 hipcc=hipcc,
             )
         report.files.append(result)
+    if out_dir is not None and not single:
+        report.copied = list(other_files(path))
     if single and not report.files:
         why = report.skipped[0].reason if report.skipped else "not a CUDA/C++ source file"
         raise GpuportError(f"cannot hipify {path}: {why}")
@@ -276,6 +293,7 @@ def _totals(report: HipifyReport) -> dict[str, int]:
         "replacements": sum(sum(f.replacements.values()) for f in files),
         "unsupported": sum(len(f.unsupported) for f in files),
         "hazards": sum(len(f.hazards) for f in files),
+        "copied": len(report.copied),
         "compiled_ok": sum(1 for f in files if f.compile is not None and f.compile.ok),
         "compile_failed": sum(1 for f in files if f.compile is not None and not f.compile.ok),
     }
