@@ -11,10 +11,11 @@ from typing import Annotated
 import typer
 
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.hipify.io import write_source, write_stdout
 from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
-from gpuport.hipify.translate import DEFAULT_HIP_VERSION
+from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
 from gpuport.models import GpuportError
-from gpuport.render.interface import OutputFormat, write_atomic
+from gpuport.render.interface import OutputFormat
 
 FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
 BACKUP_SUFFIX = ".gpuport.bak"
@@ -57,7 +58,7 @@ def _write_in_place(report: HipifyReport) -> None:
             shutil.copy2(src, backup_path(src))
         except OSError as exc:
             raise GpuportError(f"cannot back up {src}: {exc.strerror or exc}") from None
-        write_atomic(src, text)
+        write_source(src, text)
 
 
 def unified_diff(report: HipifyReport) -> str:
@@ -88,7 +89,7 @@ def _write_outputs(report: HipifyReport) -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise GpuportError(f"cannot create {out.parent}: {exc.strerror or exc}") from None
-        write_atomic(out, f.text)
+        write_source(out, f.text)
     if report.out_dir is not None:
         root, dest = Path(report.root), Path(report.out_dir)
         for rel in report.copied:
@@ -150,6 +151,13 @@ def hipify(
         bool,
         typer.Option("--in-place", help="Rewrite the inputs (each backed up as FILE.gpuport.bak)."),
     ] = False,
+    launch_syntax: Annotated[
+        str,
+        typer.Option(
+            "--launch-syntax",
+            help="Kernel launches: keep <<<...>>> (default) or ggl (hipLaunchKernelGGL).",
+        ),
+    ] = "keep",
     fail_on: Annotated[
         str,
         typer.Option(
@@ -163,6 +171,11 @@ def hipify(
     if fail_on not in FAIL_ON_CHOICES:
         raise GpuportError(
             f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
+        )
+    syntax = launch_syntax.lower()
+    if syntax not in LAUNCH_SYNTAXES:
+        raise GpuportError(
+            f"--launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}, not {launch_syntax!r}"
         )
     if fmt is OutputFormat.SARIF:
         raise GpuportError("hipify has no SARIF output; use terminal, json or markdown")
@@ -184,6 +197,7 @@ def hipify(
         offload_archs=_archs(offload_arch),
         annotate=annotate,
         in_place=in_place,
+        launch_syntax="ggl" if syntax == "ggl" else "keep",
     )
     if in_place:
         _write_in_place(report)
@@ -191,7 +205,7 @@ def hipify(
         _write_outputs(report)
     to_stdout = out_dir is None and not in_place and not stats and fmt is OutputFormat.TERMINAL
     if diff:
-        sys.stdout.write(unified_diff(report))
+        write_stdout(sys.stdout, unified_diff(report))
         sys.stdout.flush()
     if diff and output is None:
         from gpuport.render import hipify_terminal
@@ -200,7 +214,7 @@ def hipify(
     elif to_stdout and output is None:
         # one file, no -o: the translated text is the result; the report goes to stderr
         for f in report.files:
-            sys.stdout.write(f.text or "")
+            write_stdout(sys.stdout, f.text or "")
         sys.stdout.flush()
         from gpuport.render import hipify_terminal
 

@@ -32,13 +32,16 @@ from pydantic import BaseModel, Field
 from gpuport.knowledge import load_packages, resolve_target
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.scan.engine import check_text
-from gpuport.scan.files import Skip, read_text, walk
+from gpuport.scan.files import Skip, walk
 from gpuport.scan.model import Finding, SkippedFile
 from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text
-from .translate import DEFAULT_HIP_VERSION, _parse_version, translate
+from .io import encode, read_source
+from .translate import DEFAULT_HIP_VERSION, LaunchSyntax, _parse_version, translate
 from .tree import other_files
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 __all__ = [
     "COMPILE_TIMEOUT_S",
@@ -152,7 +155,7 @@ def compile_check(
     archs = list(offload_archs)
     with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
         source = Path(tmp) / (Path(name).name or "source.cu")
-        source.write_text(text, encoding="utf-8")
+        source.write_bytes(encode(text))
         cmd = [exe, *(f"--offload-arch={a}" for a in archs), "-x", "hip"]
         if include_dir is not None:
             cmd += ["-I", str(include_dir)]
@@ -209,6 +212,7 @@ def hipify_path(
     offload_archs: Sequence[str] = ("gfx90a",),
     annotate: bool = False,
     in_place: bool = False,
+    launch_syntax: LaunchSyntax = "keep",
 ) -> HipifyReport:
     """Translate ``path`` (a file or a folder) and report; see the module docstring."""
     if not path.exists():
@@ -246,13 +250,16 @@ def hipify_path(
                     SkippedFile(path=item.rel, reason="not a CUDA/C++ source file")
                 )
             continue
-        got = read_text(item.path)
+        got = read_source(item.path)
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue
-        hazards, _ = check_text(item.rel, got, FileKind.NATIVE, target_info, packages)
+        # Undecodable bytes (kept as surrogates for a byte-exact output) become U+FFFD for the
+        # hazard pass: one character each, so columns hold, and the report stays valid JSON.
+        shown = _SURROGATE.sub("\ufffd", got)
+        hazards, _ = check_text(item.rel, shown, FileKind.NATIVE, target_info, packages)
         source = annotate_text(got, hazards) if annotate else got
-        done = translate(source, hip_version=hip_version)
+        done = translate(source, hip_version=hip_version, launch_syntax=launch_syntax)
         output = out_dir / item.rel if out_dir is not None else None
         if in_place and done.text != got:
             output = item.path

@@ -19,8 +19,11 @@ at the end, so every position reported refers to the input):
 * ``#include <hip/hip_runtime.h>`` is added after the leading comments / ``#pragma once`` /
   include guard when the file uses CUDA runtime or device code and does not include it.
 
-``<<<...>>>`` launches are kept as they are (hip-clang accepts them). The result is stable:
-translating the output again changes nothing.
+``<<<...>>>`` launches are kept as they are (hip-clang accepts them) unless
+``launch_syntax="ggl"``: then each becomes ``hipLaunchKernelGGL(...)`` (see
+:mod:`gpuport.hipify.launch`); a launch that cannot be parsed is kept and reported as
+unsupported ("launch not rewritten: <why>"). The result is stable: translating the output
+again changes nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -37,7 +40,20 @@ from gpuport.knowledge.api_map import ApiEntry, ApiMap, load_api_map
 from gpuport.models import GpuportError
 from gpuport.scan.cxx import CxxSource, lex, within
 
-__all__ = ["DEFAULT_HIP_VERSION", "MASK_DROPPED", "Translation", "Unsupported", "translate"]
+from .launch import rewrite_launches
+
+__all__ = [
+    "DEFAULT_HIP_VERSION",
+    "LAUNCH_SYNTAXES",
+    "MASK_DROPPED",
+    "LaunchSyntax",
+    "Translation",
+    "Unsupported",
+    "translate",
+]
+
+LaunchSyntax = Literal["keep", "ggl"]
+LAUNCH_SYNTAXES: tuple[LaunchSyntax, ...] = ("keep", "ggl")
 
 DEFAULT_HIP_VERSION = "6.4"
 #: The comment written after a warp call whose mask was dropped (HIP < 6.2).
@@ -236,9 +252,15 @@ def _insert_point(src: CxxSource) -> tuple[int, str]:
 
 
 def translate(
-    text: str, *, hip_version: str = DEFAULT_HIP_VERSION, api_map: ApiMap | None = None
+    text: str,
+    *,
+    hip_version: str = DEFAULT_HIP_VERSION,
+    api_map: ApiMap | None = None,
+    launch_syntax: LaunchSyntax = "keep",
 ) -> Translation:
     """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring)."""
+    if launch_syntax not in LAUNCH_SYNTAXES:
+        raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
     amap = api_map if api_map is not None else load_api_map()
     target = _parse_version(hip_version)
     src = lex(text)
@@ -302,10 +324,22 @@ def translate(
             edits.add(start, m.end(), entry.hip)
             counts[name] += 1
 
+    # before the launch edits: an insertion at the same offset goes first
     added = uses_runtime and not has_runtime
     if added:
         pos, insert = _insert_point(src)
         edits.add(pos, pos, insert)
+    if launch_syntax == "ggl":
+        launch_edits, failures = rewrite_launches(src)
+        for edit in launch_edits:
+            edits.add(*edit)
+        for failure in failures:
+            line, col = src.line_col(failure.offset)
+            unsupported.append(
+                Unsupported("<<<", line, col, f"launch not rewritten: {failure.reason}")
+            )
+        unsupported.sort(key=lambda u: (u.line, u.col))
+
     return Translation(
         text=edits.apply(text),
         replacements=dict(sorted(counts.items())),
