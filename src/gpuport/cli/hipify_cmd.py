@@ -11,9 +11,11 @@ from typing import Annotated
 import typer
 
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
-from gpuport.hipify.io import write_source, write_stdout
+from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
+from gpuport.hipify.io import read_source, write_source, write_stdout
 from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
 from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
+from gpuport.hipify.tree import other_files
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 
@@ -41,12 +43,38 @@ def backup_path(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
 
 
-def _write_in_place(report: HipifyReport) -> None:
+BuildEdit = tuple[str, str, str]  # (rel path, original text, rewritten text)
+
+
+def build_edits(path: Path, target: str) -> list[BuildEdit]:
+    """The CMake/Makefile build files under the folder ``path`` that the rewrite changes."""
+    if not path.is_dir():
+        return []
+    edits: list[BuildEdit] = []
+    for rel in other_files(path):
+        kind = build_kind(rel)
+        if kind is None:
+            continue
+        text = read_source(path / rel)
+        if not isinstance(text, str):
+            continue
+        new, changes = rewrite_build_file(text, kind, target)
+        if changes:
+            edits.append((rel, text, new))
+    return edits
+
+
+def _write_in_place(
+    report: HipifyReport, root: Path | None = None, builds: list[BuildEdit] | None = None
+) -> None:
     """Back up each changed input as FILE.gpuport.bak, then replace it atomically.
 
     Every backup path is checked first: if one exists, nothing at all is written (exit 2).
+    ``builds`` (rewritten build files, relative to ``root``) are written the same way.
     """
     todo = [(Path(f.output), f.text) for f in report.files if f.output and f.text is not None]
+    if root is not None and builds:
+        todo += [(root / rel, new) for rel, _, new in builds]
     taken = [backup_path(p) for p, _ in todo if backup_path(p).exists()]
     if taken:
         names = ", ".join(str(b) for b in taken)
@@ -61,18 +89,19 @@ def _write_in_place(report: HipifyReport) -> None:
         write_source(src, text)
 
 
-def unified_diff(report: HipifyReport) -> str:
-    """A unified diff (a/PATH, b/PATH) of original vs translated text for every changed file."""
+def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) -> str:
+    """A unified diff (a/PATH, b/PATH) of original vs translated text for every changed file
+    (and every rewritten build file in ``builds``)."""
     chunks: list[str] = []
-    for f in report.files:
-        before, after = f.original or "", f.text or ""
+    items = [(f.path, f.original or "", f.text or "") for f in report.files]
+    for rel, before, after in [*items, *(builds or [])]:
         if before == after:
             continue
         for line in difflib.unified_diff(
             before.splitlines(keepends=True),
             after.splitlines(keepends=True),
-            fromfile=f"a/{f.path}",
-            tofile=f"b/{f.path}",
+            fromfile=f"a/{rel}",
+            tofile=f"b/{rel}",
         ):
             chunks.append(
                 line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
@@ -158,6 +187,13 @@ def hipify(
             help="Kernel launches: keep <<<...>>> (default) or ggl (hipLaunchKernelGGL).",
         ),
     ] = "keep",
+    build_files: Annotated[
+        bool,
+        typer.Option(
+            "--build-files",
+            help="Also rewrite CMake/Makefile build files (CUDA language, archs, nvcc) to HIP.",
+        ),
+    ] = False,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -199,13 +235,26 @@ def hipify(
         in_place=in_place,
         launch_syntax="ggl" if syntax == "ggl" else "keep",
     )
+    builds = build_edits(path, target)
     if in_place:
-        _write_in_place(report)
+        _write_in_place(report, path, builds if build_files else None)
     else:
         _write_outputs(report)
+        if build_files and out_dir is not None:
+            for rel, _, new in builds:
+                (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                write_source(out_dir / rel, new)
+    if builds and not build_files:
+        n = len(builds)
+        err_console.print(
+            f"{n} build file{'s' if n != 1 else ''} would change; --build-files rewrites them",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     to_stdout = out_dir is None and not in_place and not stats and fmt is OutputFormat.TERMINAL
     if diff:
-        write_stdout(sys.stdout, unified_diff(report))
+        write_stdout(sys.stdout, unified_diff(report, builds if build_files else None))
         sys.stdout.flush()
     if diff and output is None:
         from gpuport.render import hipify_terminal

@@ -23,13 +23,15 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from gpuport.knowledge import load_packages, resolve_target
+from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.scan.engine import check_text
 from gpuport.scan.files import Skip, walk
@@ -51,6 +53,8 @@ __all__ = [
     "UnsupportedName",
     "compile_check",
     "detect_hip_version",
+    "family_counts",
+    "family_of",
     "hipify_path",
 ]
 
@@ -85,7 +89,14 @@ class FileResult(BaseModel):
     path: str = Field(description="path relative to the input, with forward slashes")
     output: str | None = Field(default=None, description="where the translation is written")
     replacements: dict[str, int] = Field(default_factory=dict)
+    by_family: dict[str, int] = Field(
+        default_factory=dict,
+        description='replacements per API-map family ("headers" for #include paths)',
+    )
     unsupported: list[UnsupportedName] = Field(default_factory=list)
+    unsupported_counts: dict[str, int] = Field(
+        default_factory=dict, description="unsupported identifiers, name -> occurrences"
+    )
     hazards: list[Finding] = Field(default_factory=list)
     added_include: bool = False
     compile: CompileResult | None = None
@@ -109,6 +120,12 @@ class HipifyReport(BaseModel):
         default_factory=list, description="non-CUDA files copied as they are into out_dir"
     )
     totals: dict[str, int] = Field(default_factory=dict)
+    by_family: dict[str, int] = Field(
+        default_factory=dict, description="replacements per API-map family, all files"
+    )
+    unsupported_counts: dict[str, int] = Field(
+        default_factory=dict, description="unsupported identifiers, name -> occurrences, all files"
+    )
     environment: EnvFingerprint | None = None
 
 
@@ -230,6 +247,7 @@ def hipify_path(
             raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
     target_info = resolve_target(target)
     packages = load_packages()
+    amap = load_api_map()
     _parse_version(hip_version)  # refuses a bad version before any work
     report = HipifyReport(
         root=str(path),
@@ -267,7 +285,9 @@ def hipify_path(
             path=item.rel,
             output=str(output) if output is not None else None,
             replacements=done.replacements,
+            by_family=family_counts(done.replacements, amap),
             unsupported=[UnsupportedName(**u._asdict()) for u in done.unsupported],
+            unsupported_counts=_counted(u.name for u in done.unsupported),
             hazards=hazards,
             added_include=done.added_include,
             text=done.text,
@@ -289,7 +309,41 @@ def hipify_path(
         why = report.skipped[0].reason if report.skipped else "not a CUDA/C++ source file"
         raise GpuportError(f"cannot hipify {path}: {why}")
     report.totals = _totals(report)
+    report.by_family = _merge(f.by_family for f in report.files)
+    report.unsupported_counts = _merge(f.unsupported_counts for f in report.files)
     return report
+
+
+def family_of(name: str, amap: ApiMap) -> str:
+    """The stats family of a replacement key: the API map entry's family, ``"headers"`` for an
+    ``#include`` path, ``"namespaces"`` for ``cub::`` and the like, else ``"other"``."""
+    entry = amap.entries.get(name)
+    if entry is not None:
+        return entry.family
+    if name.endswith("::"):
+        return "namespaces"
+    if amap.header(name) is not None:
+        return "headers"
+    return "other"
+
+
+def family_counts(replacements: dict[str, int], amap: ApiMap) -> dict[str, int]:
+    """Replacement counts summed per family (see :func:`family_of`), sorted by family."""
+    counts: Counter[str] = Counter()
+    for name, n in replacements.items():
+        counts[family_of(name, amap)] += n
+    return dict(sorted(counts.items()))
+
+
+def _counted(names: Iterable[str]) -> dict[str, int]:
+    return dict(sorted(Counter(names).items()))
+
+
+def _merge(parts: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for part in parts:
+        total.update(part)
+    return dict(sorted(total.items()))
 
 
 def _totals(report: HipifyReport) -> dict[str, int]:

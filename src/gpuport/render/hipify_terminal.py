@@ -44,6 +44,7 @@ def render(report: HipifyReport, console: Console) -> None:
             _compile(f),
         )
     console.print(table)
+    _render_families(report, console)
     for f in report.files:
         for u in f.unsupported:
             console.print(
@@ -64,6 +65,25 @@ def render(report: HipifyReport, console: Console) -> None:
     for s in report.skipped:
         console.print(f"skipped {s.path}: {s.reason}", highlight=False, markup=False)
     console.print(summary(report), highlight=False, markup=False)
+
+
+def _render_families(report: HipifyReport, console: Console) -> None:
+    """Replacements per API family, then unsupported identifiers with their counts."""
+    if report.by_family:
+        fam = Table(title="by API family")
+        fam.add_column("family")
+        fam.add_column("replaced", justify="right")
+        for name, n in sorted(report.by_family.items(), key=lambda kv: (-kv[1], kv[0])):
+            fam.add_row(name, str(n))
+        fam.add_row("total", str(sum(report.by_family.values())), style="bold")
+        console.print(fam)
+    if report.unsupported_counts:
+        uns = Table(title="unsupported identifiers")
+        uns.add_column("identifier")
+        uns.add_column("count", justify="right")
+        for name, n in sorted(report.unsupported_counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            uns.add_row(name, str(n))
+        console.print(uns)
 
 
 def _md(text: str) -> str:
