@@ -92,3 +92,15 @@ def test_stats_table_shows_families_and_unsupported(cli, tmp_path: Path) -> None
     assert "unsupported identifiers" in res.out
     line = next(ln for ln in res.out.splitlines() if "cudaProfilerInitialize" in ln and "│" in ln)
     assert "2" in line.split("cudaProfilerInitialize", 1)[1]
+
+
+def test_hip_version_falls_back_to_the_rocm_install(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from gpuport.hipify import run
+
+    (tmp_path / ".info").mkdir()
+    (tmp_path / ".info" / "version").write_text("6.4.1-120\n")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path))
+    assert run.detect_hip_version() == "6.4"

@@ -129,11 +129,26 @@ class HipifyReport(BaseModel):
     environment: EnvFingerprint | None = None
 
 
+def _rocm_install_version() -> str | None:
+    """``major.minor`` of the ROCm install ($ROCM_PATH or /opt/rocm, file .info/version)."""
+    for root in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
+        if not root:
+            continue
+        try:
+            text = (Path(root) / ".info" / "version").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        m = re.match(r"\s*(\d+)\.(\d+)", text)
+        if m:
+            return f"{m.group(1)}.{m.group(2)}"
+    return None
+
+
 def detect_hip_version() -> str | None:
-    """``major.minor`` from ``hipcc --version`` ("HIP version: 5.2.21153-0" -> "5.2")."""
+    """The HIP on this machine: ``hipcc --version`` first, else the ROCm install's version file."""
     hipcc = shutil.which("hipcc")
     if hipcc is None:
-        return None
+        return _rocm_install_version()
     try:
         done = subprocess.run(
             [hipcc, "--version"],
@@ -146,7 +161,7 @@ def detect_hip_version() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     m = _HIP_VERSION.search(done.stdout + "\n" + done.stderr)
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    return f"{m.group(1)}.{m.group(2)}" if m else _rocm_install_version()
 
 
 def _first_error(output: str) -> str:
