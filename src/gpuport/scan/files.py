@@ -152,9 +152,34 @@ def walk(
         else:
             yield Candidate(root, root.name, kind, root.parent)
         return
-    excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-
     root_name = root.resolve().name
+    for item in iter_entries(root, include_vendored=include_vendored, exclude=exclude):
+        if isinstance(item, Skip):
+            yield item
+            continue
+        rel, entry = item
+        kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
+        if kind is None:
+            if _is_link(entry) and _is_dir_link(Path(entry.path)):
+                yield Skip(rel, "symbolic link to a folder: not followed")
+            continue
+        yield Candidate(Path(entry.path), rel, kind, root)
+
+
+def iter_entries(
+    root: Path,
+    *,
+    include_vendored: bool = False,
+    exclude: tuple[str, ...] = (),
+) -> Iterator[tuple[str, os.DirEntry[str]] | Skip]:
+    """Every non-folder entry under the folder ``root`` that the skip rules let through.
+
+    The one traversal behind :func:`walk` (which classifies the entries) and hipify's copy of
+    non-CUDA files: ``.gitignore`` files from the root down, ``--exclude`` patterns, hidden,
+    vendored, installed, build and virtual-environment folders; symlinked folders are never
+    entered. Yields ``(relative path, entry)``, or a Skip saying why something was passed over.
+    """
+    excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()
@@ -174,7 +199,6 @@ def walk(
                 yield Skip(safe_name(rel), "file name is not valid UTF-8")
                 continue
             try:
-                is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError as exc:
                 yield Skip(rel, f"cannot stat: {exc.strerror or exc}")
@@ -195,13 +219,15 @@ def walk(
                 continue
             if excludes is not None and excludes.match_file(rel):
                 continue
-            kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
-            if kind is None:
-                if is_link and _is_dir_link(Path(entry.path)):
-                    yield Skip(rel, "symbolic link to a folder: not followed")
-                continue
-            yield Candidate(Path(entry.path), rel, kind, root)
+            yield rel, entry
         stack.extend((d, ignores) for d in reversed(subdirs))
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
 
 
 def _dir_skip_reason(folder: Path, include_vendored: bool) -> str | None:
