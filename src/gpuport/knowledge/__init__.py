@@ -169,13 +169,24 @@ def _merge(bundled: list[M], extra: list[M], key: str) -> list[M]:
     return list(by_key.values())
 
 
+USER_FILES = ("packages.toml", "targets.toml", "gpus.toml", "models.toml")
+
+
 def _user_file(user_dir: Path | None, name: str) -> Path | None:
+    """``user_dir/name`` if present; a folder holding none of the knowledge files is refused.
+
+    Refusing an empty folder catches a mistyped ``--knowledge`` path that happens to
+    exist, instead of silently running on the bundled data alone.
+    """
     if user_dir is None:
         return None
     if not user_dir.is_dir():
         raise GpuportError(f"--knowledge {user_dir}: not a directory")
-    if not any((user_dir / f).is_file() for f in ("packages.toml", "targets.toml")):
-        raise GpuportError(f"--knowledge {user_dir}: holds neither packages.toml nor targets.toml")
+    if not any((user_dir / f).is_file() for f in USER_FILES):
+        raise GpuportError(
+            f"--knowledge {user_dir}: holds neither packages.toml nor targets.toml "
+            "nor gpus.toml nor models.toml"
+        )
     candidate = user_dir / name
     return candidate if candidate.is_file() else None
 
