@@ -51,3 +51,11 @@ def run_subprocess(*args: str, cwd: Path = REPO, env: dict[str, str] | None = No
         check=False,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(autouse=True)
+def _private_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Bench runs made by tests go to a throw-away history, never the user's own."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite"
+    monkeypatch.setenv("GPUPORT_HISTORY", str(path))
+    return path
