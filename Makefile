@@ -3,12 +3,16 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.gpuport-installed
+# bench/validate tests run on the CPU build of torch (a local wheel on the dev machines);
+# override to use another build, e.g. make TORCH_SPEC='torch==2.14.1' test
+TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench,validate]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -37,7 +41,6 @@ docs: venv
 
 # Benchmark of issue 2: scan the Python files of an installed torch (CPU build from local disk).
 bench-scan: venv
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
 	$(BIN)/python benchmarks/scan_torch.py
 
 clean:

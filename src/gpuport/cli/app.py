@@ -41,11 +41,13 @@ def _root(
 
 
 def _register() -> None:
-    from gpuport.cli import hipify_cmd, rules_cmd, scan_cmd
+    from gpuport.cli import bench_cmd, compare_cmd, hipify_cmd, rules_cmd, scan_cmd
 
     scan_cmd.register(app)
     rules_cmd.register(app)
     hipify_cmd.register(app)
+    bench_cmd.register(app)
+    compare_cmd.register(app)
 
 
 _register()
