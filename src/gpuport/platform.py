@@ -51,11 +51,17 @@ _libs: dict[str, ModuleType | None] = {}  # "nvml" / "amdsmi" -> initialised mod
 _uuids: dict[int, str] = {}  # torch device index -> NVML UUID, filled by detect()
 
 
-def detect(device_index: int = 0, torch_module: ModuleType | None = None) -> DeviceInfo:
+def detect(
+    device_index: int = 0,
+    torch_module: ModuleType | None = None,
+    knowledge_dir: Path | None = None,
+) -> DeviceInfo:
     """Describe the GPU at ``device_index`` (or the CPU when there is no usable GPU).
 
     ``torch_module`` lets callers that already imported torch (and tests with a fake)
     pass it in; otherwise torch is imported here, and its absence means "cpu".
+    ``knowledge_dir`` is the user's ``--knowledge`` folder, so a GPU they added to
+    the catalog is recognised.
     """
     torch = torch_module if torch_module is not None else _import_torch()
     torch_version = _probe(lambda: str(torch.__version__)) if torch is not None else None
@@ -91,7 +97,7 @@ def detect(device_index: int = 0, torch_module: ModuleType | None = None) -> Dev
         runtime=_runtime(torch, backend, hip),
         torch=torch_version,
         libraries=_libraries(torch, backend),
-        spec_key=_spec_key(name, arch),
+        spec_key=_spec_key(name, arch, knowledge_dir),
     )
 
 
@@ -273,10 +279,10 @@ def _rocm_install_version() -> str | None:
     return None
 
 
-def _spec_key(name: str, arch: str | None) -> str | None:
+def _spec_key(name: str, arch: str | None, knowledge_dir: Path | None) -> str | None:
     from gpuport.knowledge.gpus import match_device
 
-    spec = _probe(lambda: match_device(name, arch))
+    spec = _probe(lambda: match_device(name, arch, knowledge_dir))
     return spec.key if spec is not None else None
 
 

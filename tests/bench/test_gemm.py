@@ -208,3 +208,25 @@ def test_fp8_flavour_comes_from_the_platform_layer() -> None:
         with pytest.raises(Skip, match="float8_e4m3fn is not supported on gfx942"):
             mi300[0].run(ctx)
     assert len(gemm.WORKLOAD.cases(gpu_ctx(MI300X, dtypes=["fp8"], fp8_format="e4m3fnuz"))) == 3
+
+
+def test_precision_mode_mislabels_are_refused() -> None:
+    import torch
+
+    from gpuport.bench.registry import Skip
+    from gpuport.bench.workloads.gemm import check_result, precision_mode_check
+
+    a = torch.randn(256, 1024)
+    b = torch.randn(256, 1024).t()
+
+    def tf32(x: torch.Tensor) -> torch.Tensor:  # emulate TF32 inputs: keep 10 mantissa bits
+        return (x.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+    ieee = check_result(torch, a, b, a @ b, "fp32")
+    reduced = check_result(torch, a, b, tf32(a) @ tf32(b), "tf32")
+    precision_mode_check("fp32", ieee)  # fine
+    precision_mode_check("tf32", reduced)  # fine
+    with pytest.raises(Skip, match="ignored"):
+        precision_mode_check("tf32", ieee)  # "tf32" that was really fp32
+    with pytest.raises(RuntimeError, match="reduced precision"):
+        precision_mode_check("fp32", reduced)  # "fp32" that was really tf32

@@ -187,3 +187,41 @@ def test_settings_record_env_that_changes_numbers(monkeypatch: pytest.MonkeyPatc
         k: v for k, v in snap.items() if k != "PYTORCH_TUNABLEOP_ENABLED"
     }
     assert "UNRELATED_VAR" not in snap
+
+
+def test_telemetry_summary_keeps_the_worst_reading() -> None:
+    from gpuport.bench.model import Telemetry
+
+    readings = [
+        Telemetry(sm_clock_mhz=1980, power_w=300, temperature_c=60),
+        Telemetry(sm_clock_mhz=1410, power_w=690, temperature_c=81, throttle_reasons=["power"]),
+        Telemetry(sm_clock_mhz=1750, power_w=650, temperature_c=78, throttle_reasons=["thermal"]),
+    ]
+    s = runmod.summarize_telemetry(readings)
+    assert s is not None
+    assert (s.sm_clock_mhz, s.power_w, s.temperature_c) == (1410, 690, 81)
+    assert s.throttle_reasons == ["power", "thermal"]
+    assert runmod.summarize_telemetry([]) is None
+
+
+def test_telemetry_is_sampled_while_the_case_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time as _time
+
+    from gpuport.bench.model import DeviceInfo, Telemetry
+
+    calls: list[float] = []
+
+    def fake_telemetry(info: object) -> Telemetry:
+        calls.append(_time.perf_counter())
+        return Telemetry(sm_clock_mhz=1000 + len(calls))
+
+    monkeypatch.setattr("gpuport.platform.telemetry", fake_telemetry)
+    gpu = DeviceInfo(backend="cuda", name="fake")
+    with runmod.TelemetrySampler(gpu, interval=0.01) as sampler:
+        _time.sleep(0.2)  # the "case"
+    assert len(calls) >= 5  # readings were taken during the case, not after it
+    summary = sampler.summary()
+    assert summary is not None and summary.sm_clock_mhz == 1001
+    with runmod.TelemetrySampler(DeviceInfo(backend="cpu", name="cpu")) as cpu_sampler:
+        pass
+    assert cpu_sampler.summary() is None

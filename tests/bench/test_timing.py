@@ -120,12 +120,20 @@ def test_before_and_flush_run_outside_the_timed_region() -> None:
     )
     assert all(s == pytest.approx(0.001) for s in m.samples)
     assert events.count("flush") >= len(m.samples)
-    off = TimingPolicy(
-        min_samples=5, min_time_s=0.0, warmup_iters=1, warmup_s=0.0, flush_cache=False
-    )
     events.clear()
-    measure(step, timer=HostTimer(clock=clock), policy=off, clock=clock, flush=flush)
-    assert "flush" not in events  # the policy turns the flush off
+    measure(step, timer=HostTimer(clock=clock), policy=policy, clock=clock, flush=None)
+    assert "flush" not in events  # no flush given, none run (the caller decides)
+
+
+def test_warmup_waits_for_the_device() -> None:
+    clock = FakeClock()
+    _, step = fake_step(clock, [], 0.001)
+    syncs: list[int] = []
+    policy = TimingPolicy(min_samples=5, min_time_s=0.0, warmup_iters=7, warmup_s=0.0)
+    measure(
+        step, timer=HostTimer(clock=clock), policy=policy, clock=clock, sync=lambda: syncs.append(1)
+    )
+    assert len(syncs) >= 7  # every warm-up call is waited for
 
 
 def test_host_timer_synchronises_around_each_interval() -> None:

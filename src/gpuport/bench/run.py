@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,9 +45,17 @@ SETTINGS_ENV = (
     "ROCR_VISIBLE_DEVICES",
     "CUDA_VISIBLE_DEVICES",
     "HSA_OVERRIDE_GFX_VERSION",
+    "HIPBLASLT_ALLOW_TF32",
+    "NVIDIA_TF32_OVERRIDE",
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+    "MIOPEN_FIND_MODE",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_HIP_ALLOC_CONF",
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_NVLS_ENABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
     "OMP_NUM_THREADS",
 )
 
@@ -164,14 +173,19 @@ def select_workloads(names: Sequence[str] | None) -> list[Workload]:
 
 
 def settings_snapshot(torch: Any | None) -> dict[str, str]:
+    """Env vars and torch flags that change numbers, read before anything runs."""
     out = {k: os.environ[k] for k in SETTINGS_ENV if k in os.environ}
-    if torch is not None:
+    if torch is None:
+        return out
+    probes: dict[str, Callable[[], object]] = {
+        "torch.backends.cuda.matmul.allow_tf32": lambda: torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
+        "torch.backends.cudnn.benchmark": lambda: torch.backends.cudnn.benchmark,
+        "torch.get_num_threads": lambda: torch.get_num_threads(),
+    }
+    for key, probe in probes.items():
         with contextlib.suppress(Exception):
-            out["torch.backends.cuda.matmul.allow_tf32"] = str(
-                bool(torch.backends.cuda.matmul.allow_tf32)
-            )
-            out["torch.backends.cudnn.allow_tf32"] = str(bool(torch.backends.cudnn.allow_tf32))
-            out["torch.get_num_threads"] = str(torch.get_num_threads())
+            out[key] = str(probe())
     return out
 
 
@@ -249,12 +263,73 @@ def classify_failure(exc: BaseException) -> tuple[CaseStatus, str]:
     return CaseStatus.FAILED, _first_line(exc)
 
 
+class TelemetrySampler:
+    """Reads clocks, power and temperature every ``interval`` s while a case runs.
+
+    Read after the case, the GPU is idle and reports idle clocks; throttling during
+    the measurement would never be seen. The summary keeps the lowest SM clock, the
+    highest power and temperature, and every throttle reason observed.
+    """
+
+    def __init__(self, info: DeviceInfo, interval: float = 0.25) -> None:
+        self.info = info
+        self.interval = interval
+        self.readings: list[Telemetry] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> TelemetrySampler:
+        if self.info.backend != "cpu":
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        from gpuport.platform import telemetry
+
+        while not self._stop.is_set():
+            reading = telemetry(self.info)
+            if reading is None:
+                return
+            self.readings.append(reading)
+            self._stop.wait(self.interval)
+
+    def summary(self) -> Telemetry | None:
+        return summarize_telemetry(self.readings)
+
+
+def summarize_telemetry(readings: list[Telemetry]) -> Telemetry | None:
+    if not readings:
+        return None
+
+    def pick(values: list[float | None], fn: Any) -> float | None:
+        present = [v for v in values if v is not None]
+        return fn(present) if present else None
+
+    reasons: list[str] = []
+    for r in readings:
+        reasons += [x for x in r.throttle_reasons if x not in reasons]
+    return Telemetry(
+        sm_clock_mhz=pick([r.sm_clock_mhz for r in readings], min),
+        mem_clock_mhz=pick([r.mem_clock_mhz for r in readings], min),
+        power_w=pick([r.power_w for r in readings], max),
+        temperature_c=pick([r.temperature_c for r in readings], max),
+        power_limit_w=pick([r.power_limit_w for r in readings], min),
+        throttle_reasons=reasons,
+    )
+
+
 def run_case(ctx: BenchContext, workload: Workload, case: Case) -> BenchResult:
     """Run one case; never raises for a case-level problem (GpuportError is the user's input)."""
-    from gpuport.platform import telemetry
-
+    sampler = TelemetrySampler(ctx.info)
     try:
-        m = case.run(ctx)
+        with sampler:
+            m = case.run(ctx)
     except GpuportError:
         raise
     except Exception as exc:
@@ -269,7 +344,7 @@ def run_case(ctx: BenchContext, workload: Workload, case: Case) -> BenchResult:
             unit=case.unit,
             higher_is_better=case.higher_is_better,
         )
-    result = to_result(workload, case, m, ctx.spec, telemetry(ctx.info))
+    result = to_result(workload, case, m, ctx.spec, sampler.summary())
     _release(ctx)
     return result
 
@@ -310,6 +385,7 @@ def make_measure(torch: Any, device: Any, info: DeviceInfo, spec: GpuSpec | None
             flush=get_flush() if (want_flush and on_gpu) else None,
             before=before,
             work_per_iter=work_per_iter,
+            sync=torch.cuda.synchronize if on_gpu else None,
         )
 
     return measure
@@ -336,7 +412,7 @@ def run_suite(opts: BenchOptions, observer: Observer | None = None) -> BenchRun:
 
     workloads = select_workloads(opts.workloads)
     torch = require("torch", "bench", "gpuport bench")
-    info = detect(opts.device_index, torch)
+    info = detect(opts.device_index, torch, opts.knowledge_dir)
     spec = None
     if info.spec_key:
         from gpuport.knowledge.gpus import load_gpus
@@ -359,6 +435,7 @@ def run_suite(opts: BenchOptions, observer: Observer | None = None) -> BenchRun:
         options=dict(opts.options),
         seed=opts.seed,
     )
+    settings = settings_snapshot(torch)
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     plan: list[tuple[Workload, Case]] = []
@@ -393,7 +470,7 @@ def run_suite(opts: BenchOptions, observer: Observer | None = None) -> BenchRun:
         suite=opts.suite,
         env=fingerprint(info),
         device=info,
-        settings=settings_snapshot(torch),
+        settings=settings,
         started=started.isoformat(timespec="seconds"),
         duration_s=round(time.perf_counter() - t0, 3),
         results=results,

@@ -180,13 +180,20 @@ def measure(
     before: Callable[[], object] | None = None,
     work_per_iter: float | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    sync: Callable[[], object] | None = None,
 ) -> Measurement:
-    """Warm up, settle, then sample ``fn`` under ``policy``; see the module docstring."""
-    flush = flush if policy.flush_cache else None
+    """Warm up, settle, then sample ``fn`` under ``policy``; see the module docstring.
+
+    ``flush`` is used as given (the caller decides from the policy). ``sync`` waits for
+    the device: without it, warm-up on a GPU would only fill the launch queue, and
+    the host clock would say the warm-up was over before the device had started it.
+    """
     begin = clock()
     warm = 0
     while warm < policy.warmup_iters or clock() - begin < policy.warmup_s:
         _run(fn, before)
+        if sync is not None:
+            sync()
         warm += 1
         if warm >= 1000 * max(policy.warmup_iters, 1):
             break

@@ -176,6 +176,30 @@ def check_result(torch: Any, a: Any, b: Any, c: Any, dtype: str) -> float:
     return worst
 
 
+# IEEE fp32 products land near 1e-6·sqrt(K) from float64, TF32 ones near 3e-3·sqrt(K) (10-bit
+# mantissa inputs); 1e-4 splits the two with a wide margin on either side.
+_TF32_SPLIT = 1e-4
+
+
+def precision_mode_check(dtype: str, error: float) -> None:
+    """Refuse a number labelled with a precision mode the hardware did not use.
+
+    Some ROCm stacks honour TF32 only with ``HIPBLASLT_ALLOW_TF32=1``, and
+    ``NVIDIA_TF32_OVERRIDE=1`` silently turns fp32 into TF32: either way the label
+    and the peak it is compared with would be wrong.
+    """
+    if dtype == "tf32" and error < _TF32_SPLIT:
+        raise Skip(
+            "TF32 was requested but the result has full fp32 accuracy: this stack ignored it "
+            "(on ROCm try HIPBLASLT_ALLOW_TF32=1)"
+        )
+    if dtype == "fp32" and error > _TF32_SPLIT:
+        raise RuntimeError(
+            f"fp32 GEMM ran at reduced precision (error {error:.2g}·sqrt(K), TF32-like): "
+            "check NVIDIA_TF32_OVERRIDE / TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
+        )
+
+
 def _randn(ctx: BenchContext, shape: tuple[int, ...], dtype: Any, gen: Any) -> Any:
     torch = ctx.torch
     if dtype.itemsize == 1:  # fp8: no randn kernel, draw in fp32 and round
@@ -216,8 +240,9 @@ def _measure(ctx: BenchContext, dtype: str, shape: Shape, in_name: str) -> Measu
             step, policy=ctx.kernel_policy, work_per_iter=float(flops(m, n, k)), before=rerandomise
         )
         step()  # the check must see a product, whatever the timing core ran last
-        check_result(torch, a, b, c, dtype)
-    return result
+        error = check_result(torch, a, b, c, dtype)
+    precision_mode_check(dtype, error)
+    return dataclasses.replace(result, metrics={**result.metrics, "check_error": error})
 
 
 def _runner(

@@ -10,8 +10,9 @@ built-in definition below: torchvision's ResNet-50 v1.5 (bottleneck blocks [3, 4
 widths 64…2048, stride on the 3x3 conv, 25,557,032 parameters). ``model_source`` in
 the metrics says which one ran. Random init, random normal images, random labels.
 
-GPUs: channels_last memory format, bf16 autocast, ``cudnn.benchmark`` on for the step
-(as training scripts set it; restored afterwards), SGD with momentum. CPU: fp32.
+GPUs: channels_last memory format, bf16 autocast, ``cudnn.benchmark`` on for the step on
+CUDA (as training scripts set it; restored afterwards; left off on ROCm, where it starts
+MIOpen's exhaustive search), SGD with momentum. CPU: fp32.
 
 Sizes: CPU quick batch 2 at 64x64 (about 1 s on 2 cores); GPU quick batch 128 at 224x224
 (estimated 4-5 s on an H100 with cuDNN autotuning); GPU full batch 64, 128, 256 at 224x224
@@ -219,7 +220,9 @@ def _measure_step(ctx: BenchContext, dtype: str, batch: int, res: int) -> tuple[
         loss.backward()
         opt.step()
 
-    with _cudnn_benchmark(torch, ctx.on_gpu):
+    # On ROCm, cudnn.benchmark makes MIOpen run an exhaustive search that can take minutes on
+    # a machine without a tuned database (pytorch#145294); leave MIOpen's default find mode.
+    with _cudnn_benchmark(torch, ctx.info.backend == "cuda"):
         m = ctx.measure(step, policy=ctx.model_policy, work_per_iter=batch)
     return m, source
 
