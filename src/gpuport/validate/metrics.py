@@ -1,0 +1,259 @@
+"""Error metrics between two tensors, vectorised and streamed in chunks.
+
+A is the reference (its magnitudes divide relative errors), B the candidate. Everything a row
+of the report shows comes out of one pass over the two tensors, chunk by chunk, with the
+buffers reused, because ``diff`` has to get through gigabytes of activations on two CPU cores:
+no float64 copies of whole tensors, no temporaries the size of the tensor.
+
+The ULP distance is counted in the tensors' *own* dtype by viewing the bits as integers
+(the sign-magnitude pattern is monotonic within one sign), as hipbridge does: upcasting bf16 to
+fp32 first would turn one bf16 ULP into 65536. Elements where ``|a|`` is below the tolerance's
+atol are left out of the ULP figure: near zero one ULP is tiny and the count explodes
+(hipbridge's layer_norm read 1.75e9 ULP at a max abs error of 1.6e-2); those elements are
+judged by atol alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpuport.validate.model import Metrics
+
+CHUNK = 1 << 18  # elements per step: 1 MiB of fp32, stays in cache across the ~20 passes
+
+_INT_OF_SIZE = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+@dataclass
+class _Acc:
+    """Running sums over the chunks (Python floats are doubles: no precision lost there)."""
+
+    n: int = 0
+    max_abs: float = 0.0
+    sum_abs: float = 0.0
+    sum_a2: float = 0.0
+    sum_b2: float = 0.0
+    sum_d2: float = 0.0
+    max_rel: float = 0.0
+    max_ulp: int = 0
+    mismatched: int = 0
+    nonfinite_a: int = 0
+    nonfinite_b: int = 0
+    min_atol: float = 0.0
+    min_rtol: float = 0.0
+
+
+def compute_dtype(torch: Any, dtype: Any) -> Any:
+    """float64 stays float64; every other floating type is compared in float32."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+class _Work:
+    """Buffers for one chunk, allocated once per tensor pair (fresh allocations page-fault)."""
+
+    def __init__(self, torch: Any, size: int, cdt: Any, int_dt: Any) -> None:
+        self.d = torch.empty(size, dtype=cdt)
+        self.absa = torch.empty(size, dtype=cdt)
+        self.t = torch.empty(size, dtype=cdt)
+        self.t2 = torch.empty(size, dtype=cdt)
+        self.mask = torch.empty(size, dtype=torch.bool)
+        wide = None if int_dt is None else (int_dt if int_dt.itemsize >= 4 else torch.int32)
+        self.i1 = None if wide is None else torch.empty(size, dtype=wide)
+        self.i2 = None if wide is None else torch.empty(size, dtype=wide)
+        narrow = wide is not None and wide is not int_dt  # 8/16-bit floats: widen to int32
+        self.wa = torch.empty(size, dtype=wide) if narrow else None
+        self.wb = torch.empty(size, dtype=wide) if narrow else None
+        self.ca = torch.empty(size, dtype=cdt)
+        self.cb = torch.empty(size, dtype=cdt)
+
+
+def compare_tensors(torch: Any, a: Any, b: Any, atol: float, rtol: float) -> Metrics:
+    """All metrics of B against A in one chunked pass (both on the CPU, same shape)."""
+    if a.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    if not (a.is_floating_point() and b.is_floating_point()):
+        return _compare_exact(torch, a, b)
+    fa = a.reshape(-1)
+    fb = b.reshape(-1)
+    cdt = compute_dtype(torch, a.dtype if a.dtype == torch.float64 else b.dtype)
+    int_dt = getattr(torch, _INT_OF_SIZE[a.element_size()]) if a.dtype == b.dtype else None
+    tiny = float(torch.finfo(a.dtype).tiny)
+    acc = _Acc()
+    n = fa.numel()
+    w = _Work(torch, min(CHUNK, max(n, 1)), cdt, int_dt)
+    for start in range(0, n, CHUNK):
+        ra = fa[start : start + CHUNK]
+        rb = fb[start : start + CHUNK]
+        m = ra.numel()
+        ca = ra if ra.dtype == cdt else w.ca[:m].copy_(ra)
+        cb = rb if rb.dtype == cdt else w.cb[:m].copy_(rb)
+        absa = w.absa[:m]
+        if not _chunk(torch, ca, cb, w.d[:m], absa, w.t[:m], w.t2[:m], atol, rtol, tiny, acc):
+            _chunk_nonfinite(torch, ca, cb, atol, rtol, tiny, acc)
+            torch.abs(torch.where(torch.isfinite(ca), ca, 0.0), out=absa)
+        if int_dt is not None:
+            ulp = _chunk_ulp(torch, ra, rb, absa, atol, int_dt, w, m)
+            acc.max_ulp = max(acc.max_ulp, ulp)
+    return _finish(acc, n, int_dt is not None)
+
+
+def _chunk(
+    torch: Any,
+    a: Any,
+    b: Any,
+    d: Any,
+    absa: Any,
+    t: Any,
+    t2: Any,
+    atol: float,
+    rtol: float,
+    tiny: float,
+    acc: _Acc,
+) -> bool:
+    """Fold one finite chunk into ``acc``; False (and nothing folded) if it holds NaN/Inf."""
+    torch.sub(b, a, out=d)
+    sum_d2 = float(torch.dot(d, d))
+    d.abs_()
+    max_abs = float(d.max())
+    if not (math.isfinite(max_abs) and math.isfinite(sum_d2)):
+        return False
+    sum_a2 = float(torch.dot(a, a))
+    sum_b2 = float(torch.dot(b, b))
+    if not (math.isfinite(sum_a2) and math.isfinite(sum_b2)):
+        a64, b64 = a.double(), b.double()  # squares overflow the compute dtype: rare
+        sum_a2 = float(torch.dot(a64, a64))
+        sum_b2 = float(torch.dot(b64, b64))
+        sum_d2 = float(torch.dot(a64 - b64, a64 - b64))
+    torch.abs(a, out=absa)
+    torch.sub(d, absa, alpha=rtol, out=t)  # |d| - rtol·|a|: the atol each element needs
+    need = float(t.max())
+    acc.min_atol = max(acc.min_atol, need)
+    if need > atol:  # some element fails: count them, and find the rtol that would pass
+        acc.mismatched += int(torch.gt(t, atol).sum())
+        torch.clamp_min(absa, tiny, out=t2)
+        torch.sub(d, atol, out=t).div_(t2)
+        acc.min_rtol = max(acc.min_rtol, float(t.max()))
+    # relative error with |a| floored at atol: below it, "relative" means nothing (a value
+    # that should be 0 has an infinite relative error) and atol is what judges it
+    torch.clamp_min(absa, max(atol, tiny), out=t2)
+    torch.div(d, t2, out=t)
+    acc.max_rel = max(acc.max_rel, float(t.max()))
+    acc.n += d.numel()
+    acc.max_abs = max(acc.max_abs, max_abs)
+    acc.sum_abs += float(d.sum())
+    acc.sum_a2 += sum_a2
+    acc.sum_b2 += sum_b2
+    acc.sum_d2 += sum_d2
+    return True
+
+
+def _chunk_nonfinite(
+    torch: Any, a: Any, b: Any, atol: float, rtol: float, tiny: float, acc: _Acc
+) -> None:
+    """A chunk with NaN/Inf: count disagreements, then measure the finite elements."""
+    fin_a = torch.isfinite(a)
+    fin_b = torch.isfinite(b)
+    agree = torch.eq(a, b) | (torch.isnan(a) & torch.isnan(b))
+    acc.nonfinite_b += int((fin_a & ~fin_b).sum())
+    acc.nonfinite_a += int((~fin_a & ~agree).sum())
+    both = fin_a & fin_b
+    fa, fb = a[both], b[both]
+    if fa.numel():
+        d, absa, t, t2 = (torch.empty_like(fa) for _ in range(4))
+        _chunk(torch, fa, fb, d, absa, t, t2, atol, rtol, tiny, acc)
+
+
+def _chunk_ulp(
+    torch: Any, ra: Any, rb: Any, absa: Any, atol: float, int_dt: Any, w: _Work, m: int
+) -> int:
+    """Max ULP distance over elements with ``|a| >= atol``, counted in the raw dtype's bits.
+
+    Within one sign the integer view of an IEEE float is monotonic, so the distance is the
+    difference of the integers; across zero it is the sum of the two magnitudes. The
+    subtraction cannot overflow within one sign, so only the (rare) sign-crossing elements
+    take the slow, widened path.
+    """
+    if w.i1 is None or w.i2 is None:
+        raise ValueError("no integer buffers for a ULP count")
+    ia = ra.view(int_dt)
+    ib = rb.view(int_dt)
+    dist, sx = w.i1[:m], w.i2[:m]
+    if w.wa is not None and w.wb is not None:  # sign-extends, so the sign test below holds
+        ia = w.wa[:m].copy_(ia)
+        ib = w.wb[:m].copy_(ib)
+    small = torch.lt(absa, atol, out=w.mask[:m])
+    torch.bitwise_xor(ia, ib, out=sx)
+    crossing = int(sx.min()) < 0 if m else False  # the sign bits differ somewhere
+    torch.sub(ia, ib, out=dist).abs_()
+    dist.masked_fill_(small, 0)
+    if not crossing:
+        return int(dist.max()) if m else 0
+    cross = (sx < 0) & ~small
+    dist.masked_fill_(cross, 0)
+    far = 0
+    if bool(cross.any()):
+        mag = (1 << (8 * ra.element_size() - 1)) - 1
+        xa = ia[cross].to(torch.int64).bitwise_and_(mag)
+        xb = ib[cross].to(torch.int64).bitwise_and_(mag)
+        far = int(float((xa.double() + xb.double()).max()))
+    return max(int(dist.max()), far)
+
+
+def _compare_exact(torch: Any, a: Any, b: Any) -> Metrics:
+    """Integers and booleans: equal or not (assert_close gives them zero tolerance)."""
+    fa = a.reshape(-1).to(torch.int64)
+    fb = b.reshape(-1).to(torch.int64)
+    diff = (fb - fa).abs()
+    mismatched = int(torch.count_nonzero(diff))
+    n = fa.numel()
+    max_abs = float(diff.max()) if n else 0.0
+    mean_abs = float(diff.double().mean()) if n else 0.0
+    return Metrics(
+        numel=n,
+        max_abs=max_abs,
+        mean_abs=mean_abs,
+        max_rel=0.0 if not mismatched else math.inf,
+        max_ulp=None,
+        cosine=None,
+        sqnr_db=None,
+        mismatched=mismatched,
+        min_atol=max_abs,
+        min_rtol=None if mismatched else 0.0,
+    )
+
+
+def _finish(acc: _Acc, n: int, ulp: bool) -> Metrics:
+    # a·b = (|a|² + |b|² - |a-b|²) / 2: rounding errors in |a|² and |b|² then only enter the
+    # cosine to second order, so identical tensors give exactly 1 and near-identical ones a
+    # 1 - cos as accurate as |a-b|² (a direct fp32 a·b is off by ~1e-7)
+    norm = math.sqrt(acc.sum_a2 * acc.sum_b2)
+    if norm > 0:
+        dot = (acc.sum_a2 + acc.sum_b2 - acc.sum_d2) / 2
+        cosine: float | None = max(-1.0, min(1.0, dot / norm))
+    else:
+        cosine = 1.0 if acc.sum_d2 == 0 else 0.0
+    if acc.sum_d2 == 0:
+        sqnr: float | None = None
+    elif acc.sum_a2 == 0:
+        sqnr = -300.0
+    else:
+        sqnr = 10.0 * math.log10(acc.sum_a2 / acc.sum_d2)
+    min_rtol: float | None = acc.min_rtol
+    if acc.mismatched and not math.isfinite(acc.min_rtol):
+        min_rtol = None
+    return Metrics(
+        numel=n,
+        max_abs=acc.max_abs,
+        mean_abs=acc.sum_abs / acc.n if acc.n else 0.0,
+        max_rel=acc.max_rel,
+        max_ulp=acc.max_ulp if ulp else None,
+        cosine=cosine,
+        sqnr_db=sqnr,
+        mismatched=acc.mismatched,
+        nonfinite_a=acc.nonfinite_a,
+        nonfinite_b=acc.nonfinite_b,
+        min_atol=max(0.0, acc.min_atol),
+        min_rtol=min_rtol,
+    )

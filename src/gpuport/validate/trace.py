@@ -1,0 +1,150 @@
+"""Hooks on the modules a capture or check looks at, and what is known about each op.
+
+Both machines trace the same way, so a module call is matched across them by its path and its
+call number (``layers.0.attn`` call 0), never by position alone: a filter or a module called
+twice (weight sharing, loops) cannot shift the pairing. Calls are numbered in *completion*
+order, so a container comes after its children and the first divergence is the innermost one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from gpuport.models import GpuportError
+from gpuport.validate.tolerance import op_class
+
+ROOT = "(model)"
+
+
+def select(model: Any, patterns: tuple[str, ...] | list[str]) -> list[tuple[str, Any]]:
+    """Modules to trace: leaf modules by default; with globs, the matching modules (leaf or
+    not) and every leaf below them. Shared modules appear once, under their first path."""
+    named = [(path or ROOT, mod) for path, mod in model.named_modules()]
+    leaves = [(p, m) for p, m in named if next(iter(m.children()), None) is None]
+    if not patterns:
+        return leaves
+    matched = [p for p, _ in named if any(fnmatch.fnmatchcase(p, pat) for pat in patterns)]
+    if not matched:
+        some = ", ".join(p for p, _ in named[1:6])
+        raise GpuportError(
+            f"--modules {' '.join(patterns)} matched no module; paths look like: {some}"
+        )
+    keep = set(matched)
+    keep |= {p for p, _ in leaves if any(p.startswith(m + ".") for m in matched)}
+    return [(p, m) for p, m in named if p in keep]
+
+
+def flatten_tensors(torch: Any, obj: Any) -> list[Any]:
+    """The tensors inside a module's output, in a stable order; everything else is ignored."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, tuple | list):
+        return [t for x in obj for t in flatten_tensors(torch, x)]
+    if isinstance(obj, dict):  # also HF ModelOutput (an OrderedDict)
+        return [t for x in obj.values() for t in flatten_tensors(torch, x)]
+    return []
+
+
+def _prod(values: Any) -> int:
+    return int(math.prod(int(v) for v in values))
+
+
+def reduction_k(torch: Any, module: Any, args: tuple[Any, ...], out: list[Any]) -> int | None:
+    """Reduction length K of one call, for the K-scaled tolerance (None: not a reduction)."""
+    name = type(module).__name__
+    cls = op_class(name)
+    weight = getattr(module, "weight", None)
+    if cls == "matmul":
+        if isinstance(getattr(module, "in_features", None), int):
+            k = int(module.in_features)
+            if isinstance(getattr(module, "in2_features", None), int):  # Bilinear
+                k *= int(module.in2_features)
+            return k
+        if isinstance(weight, torch.Tensor) and weight.dim() >= 2:
+            return int(weight.shape[-1])
+        return None
+    if cls == "conv":
+        if isinstance(weight, torch.Tensor) and weight.dim() >= 3:
+            return _prod(weight.shape[1:])  # Cin/groups · ∏kernel (transposed: Cout/groups)
+        return None
+    if cls == "attention":
+        embed = getattr(module, "embed_dim", None)
+        heads = getattr(module, "num_heads", None)
+        if isinstance(embed, int) and isinstance(heads, int) and heads:
+            seq = _key_length(torch, module, args)
+            return embed // heads + (seq or 0)
+        first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+        if first is not None and first.dim() >= 2:
+            return int(first.shape[-1]) + int(first.shape[-2])
+        return None
+    if cls == "norm":
+        shape = getattr(module, "normalized_shape", None)
+        if isinstance(shape, tuple | list) and shape:
+            return _prod(shape)
+        groups = getattr(module, "num_groups", None)
+        if isinstance(groups, int) and groups and out and out[0].dim() >= 2:
+            return int(out[0].shape[1]) // groups * _prod(out[0].shape[2:])
+        return int(out[0].shape[-1]) if out and out[0].dim() else None
+    if cls == "softmax":
+        dim = getattr(module, "dim", None)
+        if out and out[0].dim():
+            return int(out[0].shape[dim if isinstance(dim, int) else -1])
+    return None
+
+
+def _key_length(torch: Any, module: Any, args: tuple[Any, ...]) -> int | None:
+    if len(args) >= 2 and isinstance(args[1], torch.Tensor) and args[1].dim() == 3:
+        batch_first = bool(getattr(module, "batch_first", False))
+        return int(args[1].shape[1 if batch_first else 0])
+    return None
+
+
+class Handler:
+    """What a trace does at each call; capture and check each implement it."""
+
+    def before(self, path: str, module: Any, call: int, args: Any, kwargs: Any) -> None:
+        """Right before ``module`` runs, with its inputs as passed (not yet modified)."""
+
+    def after(
+        self, path: str, module: Any, call: int, order: int, args: Any, outputs: list[Any]
+    ) -> None:
+        """Right after it returns, with its output tensors flattened."""
+
+
+@contextmanager
+def traced(torch: Any, selected: list[tuple[str, Any]], handler: Handler) -> Iterator[None]:
+    """Hooks on ``selected`` for the duration of the block; always removed afterwards."""
+    calls: dict[str, int] = {}
+    stacks: dict[str, list[int]] = {}
+    order = [0]
+    handles: list[Any] = []
+
+    def pre(path: str) -> Callable[..., None]:
+        def hook(module: Any, args: Any, kwargs: Any) -> None:
+            call = calls.get(path, 0)
+            calls[path] = call + 1
+            stacks.setdefault(path, []).append(call)
+            handler.before(path, module, call, args, kwargs)
+
+        return hook
+
+    def post(path: str) -> Callable[..., None]:
+        def hook(module: Any, args: Any, kwargs: Any, output: Any) -> None:
+            call = stacks[path].pop() if stacks.get(path) else 0
+            handler.after(path, module, call, order[0], args, flatten_tensors(torch, output))
+            order[0] += 1
+
+        return hook
+
+    try:
+        for path, module in selected:
+            handles.append(module.register_forward_pre_hook(pre(path), with_kwargs=True))
+            handles.append(module.register_forward_hook(post(path), with_kwargs=True))
+        yield
+    finally:
+        for h in handles:
+            h.remove()
