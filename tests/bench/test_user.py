@@ -144,11 +144,12 @@ def test_file_form_with_items_per_step(cpu_ctx: BenchContext, tmp_path: Path) ->
         (case,) = user.WORKLOAD.cases(ctx)
         assert case.name == spec
         assert case.unit == "items/s" and case.params["step_items"] == 128
-        assert str(tmp_path) not in sys.path, "the file's folder is on sys.path only to load it"
         m = case.run(ctx)
         assert len(sys.modules["gp_helper_for_step"].SEEN) >= m.stats.n
     finally:
         sys.modules.pop("gp_helper_for_step", None)
+        if str(tmp_path) in sys.path:  # the file's folder stays importable, as for a script
+            sys.path.remove(str(tmp_path))
     assert m.work_per_iter == 128
     result = to_result(user.WORKLOAD, case, m, None)
     assert result.value == pytest.approx(128 / m.stats.median)
@@ -164,13 +165,13 @@ def test_step_exceptions_propagate(cpu_ctx: BenchContext, steps_module: str) -> 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("train_step", "malformed"),
-        ("mod:", "malformed"),
-        (":step", "malformed"),
-        ("mod:1step", "not a Python name"),
-        ("my-mod:step", "not a module name"),
-        ("gp_no_such_module_xyz:step", "module 'gp_no_such_module_xyz' not found"),
-        ("/nonexistent/dir/train.py:step", "file not found: /nonexistent/dir/train.py"),
+        ("train_step", "must look like 'pkg.module:function'"),
+        ("mod:", "must look like"),
+        (":step", "must look like"),
+        ("mod:1step", "must look like"),
+        ("my-mod:step", "no module named 'my-mod'"),
+        ("gp_no_such_module_xyz:step", "no module named 'gp_no_such_module_xyz'"),
+        ("/nonexistent/dir/train.py:step", "no such file '/nonexistent/dir/train.py'"),
     ],
 )
 def test_bad_specs_are_one_line_usage_errors(
@@ -185,7 +186,7 @@ def test_bad_specs_are_one_line_usage_errors(
 def test_missing_and_non_callable_attributes(cpu_ctx: BenchContext, steps_module: str) -> None:
     with pytest.raises(GpuportError, match="has no attribute 'nope'"):
         user.WORKLOAD.cases(_ctx(cpu_ctx, step=f"{steps_module}:nope"))
-    with pytest.raises(GpuportError, match="'NOT_CALLABLE' is not callable \\(it is a int\\)"):
+    with pytest.raises(GpuportError, match="NOT_CALLABLE is a int, not callable"):
         user.WORKLOAD.cases(_ctx(cpu_ctx, step=f"{steps_module}:NOT_CALLABLE"))
 
 
@@ -194,10 +195,10 @@ def test_import_errors_inside_user_code(
 ) -> None:
     _write(tmp_path, "gp_broken_dep.py", "import gp_dependency_that_is_missing\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(GpuportError, match="raised ModuleNotFoundError: No module named"):
+    with pytest.raises(GpuportError, match="failed: ModuleNotFoundError: No module named"):
         user.WORKLOAD.cases(_ctx(cpu_ctx, step="gp_broken_dep:step"))
     bad = _write(tmp_path, "bad.py", "1 / 0\n")
-    with pytest.raises(GpuportError, match="raised ZeroDivisionError"):
+    with pytest.raises(GpuportError, match="failed: ZeroDivisionError"):
         user.WORKLOAD.cases(_ctx(cpu_ctx, step=f"{bad}:step"))
 
 
@@ -215,7 +216,6 @@ def test_module_form_finds_modules_in_the_cwd(
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     try:
         (case,) = user.WORKLOAD.cases(_ctx(cpu_ctx, step="gp_cwd_step:step"))
-        assert case.name == "gp_cwd_step:step"
-        assert str(tmp_path) not in sys.path
+        assert case.name == "gp_cwd_step:step"  # found through the cwd, as `python -m` would
     finally:
         sys.modules.pop("gp_cwd_step", None)

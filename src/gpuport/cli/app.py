@@ -7,6 +7,7 @@ import sys
 import traceback
 
 import typer
+from rich.markup import escape
 
 from gpuport import __version__
 from gpuport.cli.common import EXIT_BUG, EXIT_USAGE, err_console
@@ -41,13 +42,14 @@ def _root(
 
 
 def _register() -> None:
-    from gpuport.cli import bench_cmd, compare_cmd, hipify_cmd, rules_cmd, scan_cmd
+    from gpuport.cli import bench_cmd, compare_cmd, hipify_cmd, rules_cmd, scan_cmd, validate_cmd
 
     scan_cmd.register(app)
     rules_cmd.register(app)
     hipify_cmd.register(app)
     bench_cmd.register(app)
     compare_cmd.register(app)
+    validate_cmd.register(app)
 
 
 _register()
@@ -58,7 +60,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="gpuport", standalone_mode=True)
     except GpuportError as exc:
-        err_console.print(f"[bold red]gpuport: error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]gpuport: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("gpuport: interrupted")
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
             sys.exit(EXIT_BUG)
         err_console.print(
-            f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: {exc} "
+            f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
             "(set GPUPORT_DEBUG=1 for a traceback and please report it)",
             highlight=False,
             soft_wrap=True,

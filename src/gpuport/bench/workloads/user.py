@@ -7,7 +7,8 @@ the one place gpuport runs user code, and only because the user named it.
 ``--step`` (``ctx.options["step"]``) is either ``"pkg.module:function"`` (imported
 with the current directory on ``sys.path``) or ``"path/to/file.py:function"``
 (loaded from that file under a private module name, with the file's folder on
-``sys.path`` while it loads). ``function`` may be a dotted path (``Trainer.step``).
+``sys.path``); ``function`` may be a dotted path (``Trainer.step``). Loading is
+shared with ``validate --model``: see :mod:`gpuport.usercode`.
 
 Calling convention:
 
@@ -35,112 +36,19 @@ plain ``gpuport bench`` does not list it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import hashlib
-import importlib
-import importlib.util
 import inspect
-import os
-import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any
 
 from gpuport.bench.registry import BenchContext, Case, Measurement, Workload, register
 from gpuport.models import GpuportError
-
-USAGE = "expected 'pkg.module:function' or 'path/to/file.py:function'"
-
-
-def parse_step(spec: str) -> tuple[str, str]:
-    """Split ``"target:function"``; the last colon separates them (``C:\\x.py:f`` works)."""
-    target, sep, func = spec.strip().rpartition(":")
-    if not sep or not target or not func:
-        raise GpuportError(f"--step {spec!r} is malformed: {USAGE}")
-    if not all(part.isidentifier() for part in func.split(".")):
-        raise GpuportError(f"--step {spec!r}: {func!r} is not a Python name; {USAGE}")
-    if not is_file_target(target) and not all(p.isidentifier() for p in target.split(".")):
-        raise GpuportError(f"--step {spec!r}: {target!r} is not a module name; {USAGE}")
-    return target, func
-
-
-def is_file_target(target: str) -> bool:
-    """A path to a ``.py`` file rather than a dotted module name."""
-    return target.endswith(".py") or "/" in target or os.sep in target
-
-
-@contextlib.contextmanager
-def _on_sys_path(folder: str) -> Iterator[None]:
-    """``folder`` first on ``sys.path`` while a user module loads, then as it was."""
-    added = folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-    try:
-        yield
-    finally:
-        if added:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(folder)
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
-def _load_file(target: str) -> ModuleType:
-    path = Path(target).expanduser()
-    if not path.is_file():
-        raise GpuportError(f"--step file not found: {target}")
-    resolved = path.resolve()
-    name = "gpuport_user_step_" + hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
-        raise GpuportError(f"--step file {target} cannot be loaded as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look the module up by name
-    try:
-        with _on_sys_path(str(resolved.parent)):
-            spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise GpuportError(f"loading --step file {target} raised {_one_line(exc)}") from exc
-    return module
-
-
-def _load_module(target: str) -> ModuleType:
-    try:
-        with _on_sys_path(str(Path.cwd())):
-            return importlib.import_module(target)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (target == missing or target.startswith(missing + ".")):
-            raise GpuportError(
-                f"--step module {target!r} not found (searched sys.path and the current directory)"
-            ) from None
-        raise GpuportError(f"importing --step module {target!r} raised {_one_line(exc)}") from exc
-    except Exception as exc:
-        raise GpuportError(f"importing --step module {target!r} raised {_one_line(exc)}") from exc
+from gpuport.usercode import load_callable
 
 
 def resolve_step(spec: str) -> Callable[..., Any]:
     """The callable that ``spec`` names; a one-line GpuportError for anything wrong."""
-    target, func = parse_step(spec)
-    obj: Any = _load_file(target) if is_file_target(target) else _load_module(target)
-    for part in func.split("."):
-        if not hasattr(obj, part):
-            raise GpuportError(f"--step {spec!r}: {target!r} has no attribute {func!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise GpuportError(
-            f"--step {spec!r}: {func!r} is not callable (it is a {type(obj).__name__})"
-        )
-    fn: Callable[..., Any] = obj
-    return fn
+    return load_callable(spec, what="--step")
 
 
 def bind_device(fn: Callable[..., Any], device: Any) -> Callable[[], Any]:
