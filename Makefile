@@ -12,7 +12,7 @@ TORCH_SPEC ?= torch==2.13.0
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench,validate]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,all]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
