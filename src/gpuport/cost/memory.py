@@ -1,0 +1,235 @@
+"""Does it fit, and on how many GPUs: the memory side of ``gpuport cost``.
+
+The rule is the one the seeds apply by hand, made explicit per GPU:
+
+    weights/N + sequences × KV(context)·copies/N + overhead ≤ capacity × usable
+
+with N a tensor-parallel degree the model's heads divide into, ``overhead`` a fixed
+runtime reserve plus a prefill activation workspace, and ``usable`` vLLM's
+``--gpu-memory-utilization`` (0.9 by default). Training replaces the weights with
+mixed-precision Adam's 16 bytes per parameter, sharded as the ZeRO stage says.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuport.cost.shapes import ParamCount, WeightDtype, weight_bytes
+from gpuport.knowledge.models import ModelShape
+
+GB = 1e9
+GIB = 2**30
+ACT_BYTES = 2  # bf16 activations
+NODE_GPUS = 8  # GPUs one NVLink/xGMI node joins; wider TP groups cross the network
+
+
+def capacity_bytes(memory_gb: float) -> float:
+    """A datasheet's memory size in bytes.
+
+    HBM and GDDR capacities are binary: the H100's "80 GB" is 80 GiB (nvidia-smi shows
+    81,559 MiB usable) and the MI300X's "192 GB" is 192 GiB. Reading them as 10^9 would
+    understate an H100 by 5.9 GB, enough to turn "fits on two" into "needs four".
+    """
+    return memory_gb * GIB
+
+
+def valid_tp(shape: ModelShape, n: int) -> bool:
+    """vLLM's rule: heads split evenly, and KV heads either split or replicate evenly."""
+    if n < 1 or shape.num_heads % n:
+        return False
+    if shape.is_mla:
+        return True
+    kv = shape.num_kv_heads
+    return kv % n == 0 if n <= kv else n % kv == 0
+
+
+def tp_degrees(shape: ModelShape) -> list[int]:
+    """Every valid tensor-parallel degree, smallest first (at most one head per GPU)."""
+    return [n for n in range(1, shape.num_heads + 1) if valid_tp(shape, n)]
+
+
+def kv_copies(shape: ModelShape, n: int) -> float:
+    """How many copies of each token's KV cache n tensor-parallel GPUs hold together.
+
+    With more GPUs than KV heads, each KV head is replicated (n / kv_heads copies). MLA's
+    latent is not split by head at all: every GPU keeps the whole latent (n copies), so
+    adding GPUs to an MLA model buys room for weights, not for more sequences.
+    """
+    if shape.is_mla:
+        return float(n)
+    return max(1.0, n / shape.num_kv_heads)
+
+
+def activation_workspace(shape: ModelShape, chunk_tokens: int) -> float:
+    """Peak activation bytes of one prefill chunk through one layer (all GPUs together).
+
+    Residual stream, attention input/output and the MLP's gate and up outputs, in bf16:
+    tokens × (4·hidden + 2·mlp_width) × 2 bytes. An MoE layer's tokens run through
+    experts_per_token (plus shared) experts.
+    """
+    if shape.is_moe:
+        width = (shape.experts_per_token + shape.shared_experts) * shape.expert_width
+        width = max(width, shape.intermediate_size if shape.dense_layers else 0)
+    else:
+        width = shape.intermediate_size
+    return float(chunk_tokens * (4 * shape.hidden_size + 2 * width) * ACT_BYTES)
+
+
+@dataclass(frozen=True)
+class ServeMemory:
+    """Per-GPU memory of an inference deployment on ``gpus`` tensor-parallel GPUs."""
+
+    gpus: int
+    weights: float
+    kv_per_sequence: float
+    overhead: float
+    usable: float
+
+    def need(self, sequences: int) -> float:
+        return self.weights + sequences * self.kv_per_sequence + self.overhead
+
+    @property
+    def max_sequences(self) -> int:
+        room = self.usable - self.weights - self.overhead
+        if room < 0:
+            return 0
+        return math.floor(room / self.kv_per_sequence + 1e-9) if self.kv_per_sequence else 10**9
+
+
+def serve_memory(
+    shape: ModelShape,
+    counts: ParamCount,
+    dtype: WeightDtype,
+    kv_sequence_bytes: float,
+    gpus: int,
+    capacity: float,
+    usable: float,
+    overhead: float,
+    chunk_tokens: int,
+) -> ServeMemory:
+    """Memory per GPU with the model split ``gpus`` ways (all weights sharded)."""
+    return ServeMemory(
+        gpus=gpus,
+        weights=weight_bytes(counts, dtype) / gpus,
+        kv_per_sequence=kv_sequence_bytes * kv_copies(shape, gpus) / gpus,
+        overhead=overhead + activation_workspace(shape, chunk_tokens) / gpus,
+        usable=capacity * usable,
+    )
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """Identical tensor-parallel replicas, each ``memory.gpus`` GPUs wide."""
+
+    memory: ServeMemory
+    replicas: int
+
+    @property
+    def tp(self) -> int:
+        return self.memory.gpus
+
+    @property
+    def gpus(self) -> int:
+        return self.memory.gpus * self.replicas
+
+    @property
+    def max_sequences(self) -> int:
+        return self.memory.max_sequences * self.replicas
+
+
+def plan_serving(
+    shape: ModelShape,
+    counts: ParamCount,
+    dtype: WeightDtype,
+    kv_sequence_bytes: float,
+    sequences: int,
+    capacity: float,
+    usable: float,
+    overhead: float,
+    chunk_tokens: int,
+) -> ServePlan | None:
+    """The fewest GPUs holding the weights and ``sequences`` full-context sequences.
+
+    Each candidate is a valid TP degree t, replicated as often as the target needs:
+    replicas = ceil(sequences / sequences-per-replica). The fewest GPUs in all wins, and
+    on a tie the fewer, wider replicas: each decode step reads the weights once per
+    replica, so one group serving all sequences gets more tokens per byte read. Splitting
+    a model wider frees room for KV only until every KV head is on its own GPU; past that
+    point, data-parallel replicas are what add capacity. A TP group wider than one node
+    (8 GPUs) loses ties: tensor parallelism across nodes is slow.
+    """
+    best: ServePlan | None = None
+    for n in tp_degrees(shape):
+        mem = serve_memory(
+            shape, counts, dtype, kv_sequence_bytes, n, capacity, usable, overhead, chunk_tokens
+        )
+        if mem.max_sequences == 0:
+            continue
+        plan = ServePlan(mem, math.ceil(sequences / mem.max_sequences))
+        if best is None or _rank(plan) < _rank(best):
+            best = plan
+        if plan.replicas == 1:
+            break  # a wider TP group would only use more GPUs
+    return best
+
+
+def _rank(plan: ServePlan) -> tuple[int, bool, int]:
+    return plan.gpus, plan.tp > NODE_GPUS, plan.replicas
+
+
+# ----------------------------------------------------------------------- training
+
+# Mixed-precision Adam (ZeRO paper, Rajbhandari et al. 2020): bf16 weights (2) and
+# gradients (2), fp32 master weights (4), Adam first and second moments (4 + 4).
+WEIGHT_B, GRAD_B, OPTIMIZER_B = 2, 2, 12
+TRAIN_BYTES_PER_PARAM = WEIGHT_B + GRAD_B + OPTIMIZER_B
+# Korthikanti et al. 2022 (arXiv 2205.05198): one layer's activations are
+# seq·batch·hidden·(34 + 5·heads·seq/hidden) bytes in 16 bits; FlashAttention never
+# materialises the scores, which removes the second term.
+LAYER_ACTIVATION_FACTOR = 34
+
+
+def model_state_bytes(params: int, zero: int, gpus: int) -> float:
+    """Per-GPU bytes of weights, gradients and optimizer state under a ZeRO stage.
+
+    Stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the
+    weights; stage 0 is plain data parallelism (everything on every GPU).
+    """
+    p = float(params)
+    if zero == 0:
+        return TRAIN_BYTES_PER_PARAM * p
+    if zero == 1:
+        return (WEIGHT_B + GRAD_B) * p + OPTIMIZER_B * p / gpus
+    if zero == 2:
+        return WEIGHT_B * p + (GRAD_B + OPTIMIZER_B) * p / gpus
+    return TRAIN_BYTES_PER_PARAM * p / gpus
+
+
+def training_activations(shape: ModelShape, micro_batch: int, seq_len: int) -> float:
+    """Activation bytes per GPU with full activation checkpointing.
+
+    The checkpointed input of every layer (2 bytes × hidden per token per layer) plus one
+    layer's full working set while it is recomputed for the backward pass.
+    """
+    tokens = micro_batch * seq_len
+    saved = tokens * shape.hidden_size * ACT_BYTES * shape.num_layers
+    return float(saved + tokens * shape.hidden_size * LAYER_ACTIVATION_FACTOR)
+
+
+def plan_training(
+    params: int, zero: int, activations: float, capacity: float, usable: float, overhead: float
+) -> tuple[int, float] | None:
+    """(fewest data-parallel GPUs, bytes per GPU) for the ZeRO stage, or None if none fit.
+
+    Solved in closed form: stage s needs fixed + sharded/N ≤ room per GPU, so
+    N = ceil(sharded / (room − fixed)) when room exceeds the unsharded part.
+    """
+    room = capacity * usable - activations - overhead
+    p = float(params)
+    fixed = {0: TRAIN_BYTES_PER_PARAM, 1: WEIGHT_B + GRAD_B, 2: WEIGHT_B, 3: 0}[zero] * p
+    sharded = TRAIN_BYTES_PER_PARAM * p - fixed
+    if room <= fixed:
+        return None
+    n = 1 if sharded == 0 else max(1, math.ceil(sharded / (room - fixed) - 1e-9))
+    return n, model_state_bytes(params, zero, n) + activations + overhead

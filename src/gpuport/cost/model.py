@@ -1,0 +1,168 @@
+"""Result models of ``gpuport cost``: one :class:`GpuCost` per GPU in a :class:`CostReport`.
+
+Every figure a reader might want to check carries where its inputs came from: which
+default, which flag, which catalog entry (with its source URL and date) or which bench
+run. Sizes are in GB of 10^9 bytes, like the seeds' "141 GB of weights".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint
+
+Basis = Literal["measured", "published", "default"]
+Origin = Literal["default", "flag", "catalog", "bench", "model"]
+
+
+class Assumption(BaseModel):
+    """One input of the estimate, echoed with its provenance."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: float | int | str | bool | None
+    unit: str = ""
+    origin: Origin
+    detail: str = Field(default="", description="why this value, or where it is from")
+
+
+class Efficiency(BaseModel):
+    """Achievable fraction of a spec peak and what it rests on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float = Field(gt=0, description="achievable / peak")
+    basis: Basis
+    figure: float | None = Field(default=None, description="the achieved figure (GB/s, TFLOPS)")
+    peak: float | None = None
+    detail: str = ""
+    source: str = Field(default="", description="URL, or bench run id")
+
+
+class PriceUsed(BaseModel):
+    """The $/GPU-hour an estimate used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    usd_per_hour: float = Field(gt=0)
+    kind: str = Field(description="on-demand, spot, reserved, or 'flag' for --price")
+    origin: Literal["flag", "catalog"]
+    provider: str = ""
+    date: dt.date | None = None
+    source: str = ""
+
+
+class CurvePoint(BaseModel):
+    """One point of $/Mtok against concurrency, for the chart."""
+
+    model_config = ConfigDict(frozen=True)
+
+    concurrency: int
+    gpus: int
+    tokens_per_s_per_gpu: float
+    usd_per_mtok_output: float | None
+
+
+class GpuCost(BaseModel):
+    """Everything ``cost`` says about one GPU model for the requested workload."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str = Field(description="catalog key")
+    name: str
+    memory_gb: float = Field(description="catalog capacity (GiB on the datasheet), in GB")
+    fits: bool = Field(description="the target fits on ONE GPU of this kind")
+    gpus_needed: int | None = Field(description="fewest GPUs (a valid TP degree); None: never")
+    tp_degree: int | None
+    replicas: int | None = Field(
+        default=None, description="data-parallel copies of the TP group (gpus = tp × replicas)"
+    )
+    max_concurrency: int = Field(description="full-context sequences that fit on gpus_needed")
+    concurrency: int = Field(description="sequences in flight used for the throughput")
+    weights_gb: float
+    weights_gb_per_gpu: float | None
+    kv_bytes_per_token: int = Field(description="whole model, all layers, no sliding window")
+    kv_gb_per_sequence: float = Field(description="one sequence at --context tokens")
+    memory_gb_per_gpu: float | None = Field(description="needed per GPU at this concurrency")
+    usable_gb_per_gpu: float
+    bound: Literal["memory", "compute"] | None = None
+    decode_tokens_per_s_per_user: float | None = None
+    decode_tokens_per_s_per_gpu: float | None = Field(
+        default=None, description="aggregate output tokens/s divided by the GPU count"
+    )
+    prefill_tokens_per_s_per_gpu: float | None = None
+    ttft_ms: float | None = Field(default=None, description="one prompt on an idle deployment")
+    throughput_source: Literal["model", "flag"] = "model"
+    train_tokens_per_s_per_gpu: float | None = None
+    usd_per_hour: float | None = Field(default=None, description="per GPU")
+    price: PriceUsed | None = None
+    usd_per_mtok_output: float | None = None
+    usd_per_mtok_input: float | None = None
+    usd_per_mtok_train: float | None = None
+    usd_per_gb: float | None = Field(default=None, description="$ per GB of memory per hour")
+    joules_per_token: float | None = Field(default=None, description="at TDP (an upper bound)")
+    energy_usd_per_mtok: float | None = None
+    purchase_usd: float | None = None
+    breakeven_hours: float | None = Field(
+        default=None, description="hours of use after which buying beats renting"
+    )
+    breakeven_days: float | None = Field(
+        default=None, description="calendar days to the break-even at --utilization"
+    )
+    efficiency: dict[str, Efficiency] = Field(
+        default_factory=dict, description="'bandwidth' and 'compute'"
+    )
+    notes: list[str] = Field(default_factory=list)
+
+
+class ModelInfo(BaseModel):
+    """The model that was sized, and where its shape came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    name: str
+    origin: Literal["catalog", "config.json"]
+    sources: list[str] = Field(default_factory=list)
+    params_b: float
+    active_params_b: float
+    published_params_b: float | None = None
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    attention: Literal["mha", "gqa", "mqa", "mla"]
+    kv_latent: int | None = Field(
+        default=None, description="MLA: kv_lora_rank + qk_rope_head_dim cached per token"
+    )
+    experts: int = 0
+    experts_per_token: int = 0
+    max_context: int
+
+
+class CostReport(BaseModel):
+    """What ``gpuport cost`` prints and ``--format json`` writes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["gpuport.cost"] = "gpuport.cost"
+    schema_version: str = SCHEMA_VERSION
+    mode: Literal["inference", "training"]
+    model: ModelInfo
+    assumptions: list[Assumption]
+    records: list[GpuCost]
+    curves: dict[str, list[CurvePoint]] = Field(
+        default_factory=dict, description="$/Mtok output against concurrency, per GPU key"
+    )
+    notes: list[str] = Field(default_factory=list)
+    env: EnvFingerprint | None = None
+
+    def record(self, gpu: str) -> GpuCost | None:
+        for rec in self.records:
+            if rec.gpu == gpu:
+                return rec
+        return None

@@ -1,0 +1,295 @@
+"""Terminal, Markdown and chart views of a :class:`CostReport` (JSON is the model itself).
+
+The table answers the four questions side by side, one row per GPU: does it fit, on how
+many, how fast, at what price. Under it, what every number rests on: the efficiency
+factors (published or measured), the prices (with date and source) and the notes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from gpuport.cost.model import CostReport, CurvePoint, GpuCost
+from gpuport.models import GpuportError
+from gpuport.optional import require
+from gpuport.render.text import clean, md
+
+CHART_FORMATS = ("png", "svg")
+
+
+# ----------------------------------------------------------------------- formatting
+
+
+def usd(value: float | None) -> str:
+    """Dollars with three significant figures below $1 ($0.0413), cents above."""
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return f"${value:,.0f}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    return f"${value:#.3g}"
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.{digits}g}"
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def _gpus(rec: GpuCost, training: bool) -> str:
+    if rec.gpus_needed is None:
+        return "never"
+    if training or not rec.replicas or rec.replicas == 1:
+        return str(rec.gpus_needed)
+    return f"{rec.gpus_needed} ({rec.tp_degree}×{rec.replicas})"
+
+
+def header_lines(report: CostReport) -> list[str]:
+    m = report.model
+    values = {a.name: a.value for a in report.assumptions}
+    active = f", {m.active_params_b:.1f}B active" if m.experts else ""
+    moe = f" · MoE {m.experts_per_token} of {m.experts} experts" if m.experts else ""
+    first = report.records[0] if report.records else None
+    lines = [
+        f"{m.name} · {m.params_b:.1f}B params{active} · {m.layers} layers · "
+        f"{_attention(report)}{moe}",
+    ]
+    if first is not None:
+        lines.append(
+            f"{values.get('dtype')} weights {first.weights_gb:.1f} GB · KV "
+            f"{_kib(first.kv_bytes_per_token)}/token, {first.kv_gb_per_sequence:.2f} GB per "
+            f"{values.get('context')}-token sequence"
+        )
+    if report.mode == "training":
+        lines.append(
+            f"training: ZeRO-{values.get('zero')} · sequence {values.get('context')} tokens · "
+            f"micro-batch {values.get('concurrency')} · mixed-precision Adam (16 bytes/param)"
+        )
+    else:
+        lines.append(
+            f"serving: context {values.get('context')} · concurrency "
+            f"{values.get('concurrency')} · {values.get('input_tokens')} tokens in / "
+            f"{values.get('output_tokens')} out · usable {values.get('usable')} · "
+            f"overhead {values.get('overhead_gb')} GB/GPU"
+        )
+    return lines
+
+
+def _attention(report: CostReport) -> str:
+    m = report.model
+    if m.attention == "mla":
+        return f"MLA {m.heads} heads, KV latent {m.kv_latent} per token per layer"
+    return f"{m.attention.upper()} {m.heads}/{m.kv_heads} heads × {m.head_dim}"
+
+
+def _columns(training: bool) -> list[str]:
+    if training:
+        return ["GPU", "fits on 1", "GPUs", "max micro-batch", "tok/s/GPU", "$/GPU-h",
+                "$/Mtok train", "J/tok"]  # fmt: skip
+    return ["GPU", "fits on 1", "GPUs (TP×DP)", "max seq", "seq", "tok/s/user", "tok/s/GPU",
+            "TTFT ms", "$/GPU-h", "$/Mtok out", "$/Mtok in", "$/GB-h", "J/tok",
+            "break-even h"]  # fmt: skip
+
+
+def _cells(rec: GpuCost, training: bool) -> list[str]:
+    fits = "yes" if rec.fits else "no"
+    if training:
+        return [rec.gpu, fits, _gpus(rec, True), str(rec.max_concurrency),
+                num(rec.train_tokens_per_s_per_gpu), usd(rec.usd_per_hour),
+                usd(rec.usd_per_mtok_train), num(rec.joules_per_token)]  # fmt: skip
+    flag = "*" if rec.throughput_source == "flag" else ""
+    return [
+        rec.gpu, fits, _gpus(rec, False), str(rec.max_concurrency), str(rec.concurrency),
+        num(rec.decode_tokens_per_s_per_user), num(rec.decode_tokens_per_s_per_gpu) + flag,
+        num(rec.ttft_ms), usd(rec.usd_per_hour), usd(rec.usd_per_mtok_output),
+        usd(rec.usd_per_mtok_input), usd(rec.usd_per_gb), num(rec.joules_per_token),
+        num(rec.breakeven_hours),
+    ]  # fmt: skip
+
+
+def detail_lines(report: CostReport) -> list[str]:
+    """Efficiencies, prices and notes per GPU, then the report's own notes."""
+    out: list[str] = []
+    for rec in report.records:
+        parts = [
+            f"{what} {e.value * 100:.1f}% of peak ({e.basis})"
+            for what, e in sorted(rec.efficiency.items())
+        ]
+        out.append(f"{rec.gpu}: " + " · ".join(parts))
+        if rec.price is not None:
+            p = rec.price
+            if p.origin == "catalog":
+                where = f"{p.kind}, {p.provider}, {p.date}, {p.source}"
+            else:
+                where = "from --price"
+            out.append(f"  price ${p.usd_per_hour:.2f}/GPU-hour {where}")
+        if rec.purchase_usd is not None and rec.breakeven_hours is not None:
+            days = (
+                f" ({rec.breakeven_days:,.0f} days at the utilisation)"
+                if rec.breakeven_days
+                else ""
+            )
+            out.append(
+                f"  buy at {usd(rec.purchase_usd)}: cheaper than renting after "
+                f"{rec.breakeven_hours:,.0f} hours of use{days}"
+            )
+        out += [f"  note: {n}" for n in rec.notes]
+    out += [f"note: {n}" for n in report.notes]
+    if any(r.throughput_source == "flag" for r in report.records):
+        out.append("* tokens/s given with --throughput, not modelled")
+    return out
+
+
+# ----------------------------------------------------------------------- views
+
+
+def render_terminal(report: CostReport, console: Console) -> None:
+    for line in header_lines(report):
+        console.print(escape(clean(line)), highlight=False)
+    training = report.mode == "training"
+    # Transposed (one column per GPU): a dozen figures per GPU do not fit side by side in
+    # a terminal, while two to four GPUs do.
+    table = Table(show_edge=False)
+    columns = _columns(training)
+    rows = [_cells(rec, training) for rec in report.records]
+    table.add_column("", style="bold", no_wrap=True)
+    for cells in rows:
+        table.add_column(escape(clean(cells[0])), justify="right")
+    for i, name in enumerate(columns[1:], start=1):
+        table.add_row(escape(name), *(escape(clean(cells[i])) for cells in rows))
+    console.print(table)
+    for line in detail_lines(report):
+        console.print(escape(clean(line)), highlight=False, soft_wrap=True)
+
+
+def render_markdown(report: CostReport) -> str:
+    training = report.mode == "training"
+    out = [f"# gpuport cost: {md(report.model.name)}", ""]
+    out += [f"* {md(line)}" for line in header_lines(report)]
+    cols = _columns(training)
+    out += ["", "| " + " | ".join(cols) + " |", "|---" + "|---:" * (len(cols) - 1) + "|"]
+    for rec in report.records:
+        out.append("| " + " | ".join(md(c) for c in _cells(rec, training)) + " |")
+    out += ["", "## What the numbers rest on", ""]
+    out += [f"* {md(line.strip())}" for line in detail_lines(report)]
+    out += [
+        "",
+        "## Assumptions",
+        "",
+        "| Input | Value | Unit | From | Why |",
+        "|---|---|---|---|---|",
+    ]
+    for a in report.assumptions:
+        out.append(
+            f"| {md(a.name)} | {md(str(a.value))} | {md(a.unit)} | {a.origin} | {md(a.detail)} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------------- chart
+
+
+def write_chart(report: CostReport, path: Path) -> None:
+    """Plot $ per million output tokens against concurrency, one line per priced GPU.
+
+    Each point sits on the fewest GPUs that hold that many sequences, so a step in a
+    line is where the deployment grows; the labels say how many GPUs each point uses.
+    """
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in CHART_FORMATS:
+        raise GpuportError(f"--chart {path}: the file name must end in .png or .svg")
+    if report.mode == "training":
+        raise GpuportError("--chart plots serving cost against concurrency; drop --train")
+    series = [
+        (rec, report.curves.get(rec.gpu, []))
+        for rec in report.records
+        if any(p.usd_per_mtok_output for p in report.curves.get(rec.gpu, []))
+    ]
+    if not series:
+        raise GpuportError("--chart needs a price for at least one GPU: give --price GPU=USD")
+    mpl = require("matplotlib", "report", "--chart")
+    mpl.use("Agg")
+    figure = require("matplotlib.figure", "report", "--chart")
+    fig = figure.Figure(figsize=(8, 5), dpi=120)
+    ax = fig.add_subplot()
+    for rec, points in series:
+        xs = [p.concurrency for p in points if p.usd_per_mtok_output]
+        ys = [p.usd_per_mtok_output for p in points if p.usd_per_mtok_output]
+        label = _plain(f"{rec.name} ({usd(rec.usd_per_hour)}/GPU-h)")
+        (line,) = ax.plot(xs, ys, marker="o", label=label)
+        for p, x, y in _gpu_steps(points):
+            ax.annotate(f"{p} GPU" + ("s" if p > 1 else ""), (x, y), textcoords="offset points",
+                        xytext=(4, 6), fontsize=7, color=line.get_color())  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ticks = sorted({p.concurrency for _rec, points in series for p in points})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrent sequences")
+    ax.set_ylabel("$ per million output tokens")
+    values = {a.name: a.value for a in report.assumptions}
+    ax.set_title(
+        _plain(
+            f"{report.model.name}, {values.get('dtype')}, {values.get('context')}-token context"
+        ),
+        fontsize=10,
+    )
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, bbox_inches="tight")
+    _write_bytes(path, buf.getvalue())
+
+
+def _plain(text: str) -> str:
+    """Text matplotlib shows as is: ``$...$`` would otherwise be parsed as math."""
+    return clean(text).replace("$", r"\$")
+
+
+def _gpu_steps(points: Iterable[CurvePoint]) -> list[tuple[int, float, float]]:
+    """(GPU count, x, y) where the count changes, including the first point."""
+    out: list[tuple[int, float, float]] = []
+    last = None
+    for p in points:
+        if p.usd_per_mtok_output and p.gpus != last:
+            out.append((p.gpus, float(p.concurrency), p.usd_per_mtok_output))
+            last = p.gpus
+    return out
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write atomically, like :func:`gpuport.render.interface.write_atomic` for text."""
+    parent = path.parent if str(path.parent) else Path()
+    if not parent.is_dir():
+        raise GpuportError(f"cannot write {path}: folder {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None

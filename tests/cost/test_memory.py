@@ -1,0 +1,131 @@
+"""Fit, GPU count, tensor-parallel degree, max concurrency and training memory, by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuport.cost import CostOptions, estimate
+from gpuport.cost.memory import (
+    GIB,
+    activation_workspace,
+    capacity_bytes,
+    kv_copies,
+    model_state_bytes,
+    plan_serving,
+    plan_training,
+    tp_degrees,
+    training_activations,
+    valid_tp,
+)
+from gpuport.cost.shapes import count_params, kv_bytes_per_sequence, weight_bytes
+from gpuport.knowledge.gpus import resolve_gpu
+from gpuport.knowledge.models import load_models, resolve_model
+
+
+def test_capacities_are_binary() -> None:
+    assert capacity_bytes(80) == 80 * 2**30 == pytest.approx(85.9e9, rel=1e-3)
+
+
+@pytest.mark.parametrize("key", sorted(load_models()))
+def test_every_tp_degree_divides_the_heads(key: str) -> None:
+    shape = load_models()[key]
+    degrees = tp_degrees(shape)
+    assert degrees[0] == 1
+    for n in degrees:
+        assert shape.num_heads % n == 0
+        if not shape.is_mla:
+            kv = shape.num_kv_heads
+            assert (kv % n == 0) if n <= kv else (n % kv == 0)
+
+
+def test_tp_degrees_of_known_models() -> None:
+    assert tp_degrees(resolve_model("llama-3-70b")) == [1, 2, 4, 8, 16, 32, 64]
+    # Phi-4: 40 heads, 10 KV heads: 5 and 10 are valid, 4 and 8 are not.
+    phi = resolve_model("phi-4")
+    assert tp_degrees(phi) == [1, 2, 5, 10, 20, 40]
+    assert not valid_tp(phi, 4) and not valid_tp(phi, 8)
+    # Qwen2.5 7B: 28 heads over 4 KV heads.
+    assert tp_degrees(resolve_model("qwen2.5-7b")) == [1, 2, 4, 28]
+
+
+def test_kv_copies_grow_past_the_kv_heads_and_mla_replicates() -> None:
+    llama = resolve_model("llama-3-70b")  # 8 KV heads
+    assert kv_copies(llama, 4) == 1 and kv_copies(llama, 8) == 1 and kv_copies(llama, 16) == 2
+    assert kv_copies(resolve_model("deepseek-v3"), 8) == 8
+
+
+def test_max_concurrency_by_hand() -> None:
+    """Llama 3 70B bf16 on one MI300X, 8k context: (usable − weights − reserve) / KV."""
+    shape = resolve_model("llama-3-70b")
+    counts = count_params(shape)
+    kv_seq = kv_bytes_per_sequence(shape, 8192, "bf16")
+    capacity = capacity_bytes(192)
+    reserve = 1e9 + activation_workspace(shape, 2048)
+    by_hand = math.floor((0.9 * capacity - weight_bytes(counts, "bf16") - reserve) / kv_seq)
+    assert by_hand == 16
+    plan = plan_serving(shape, counts, "bf16", kv_seq, 1, capacity, 0.9, 1e9, 2048)
+    assert plan is not None and plan.gpus == 1 and plan.max_sequences == by_hand
+    report = estimate(shape, [resolve_gpu("mi300x")], CostOptions())
+    (rec,) = report.records
+    assert rec.max_concurrency == by_hand and rec.concurrency == by_hand  # auto concurrency
+
+
+def test_gpus_needed_grows_with_the_concurrency_target() -> None:
+    shape = resolve_model("llama-3-70b")
+    h100 = resolve_gpu("h100-sxm")
+    sizes = {}
+    for conc in (1, 4, 5, 32, 200):
+        (rec,) = estimate(shape, [h100], CostOptions(concurrency=conc)).records
+        assert rec.max_concurrency >= conc and rec.concurrency == conc
+        assert rec.gpus_needed == (rec.tp_degree or 0) * (rec.replicas or 0)
+        sizes[conc] = (rec.gpus_needed, rec.tp_degree)
+    assert sizes[1] == (2, 2) and sizes[4] == (2, 2)
+    assert sizes[5] == (4, 4)  # a fifth 8k sequence does not fit next to 70.6 GB of weights
+    # Past TP 8 every KV head has its own GPU: more sequences need data-parallel replicas.
+    # At 200 sequences TP 16 and two TP-8 replicas both take 16 GPUs; one node wins.
+    assert sizes[200] == (16, 8)
+
+
+def test_model_that_never_fits() -> None:
+    tiny = resolve_gpu("rtx-4090").model_copy(update={"key": "tiny", "memory_gb": 1})
+    (rec,) = estimate(resolve_model("mistral-7b"), [tiny], CostOptions()).records
+    assert rec.fits is False and rec.gpus_needed is None
+    assert rec.decode_tokens_per_s_per_gpu is None and rec.usd_per_mtok_output is None
+    assert any("does not fit even with one attention head per GPU" in n for n in rec.notes)
+    # 405B over 64 RTX 4090s does fit on paper, and says the group spans nodes.
+    (big,) = estimate(
+        resolve_model("llama-3-405b"), [resolve_gpu("rtx-4090")], CostOptions()
+    ).records
+    assert big.gpus_needed == 64 and any("wider than one 8-GPU node" in n for n in big.notes)
+
+
+def test_training_memory_by_hand() -> None:
+    """Mixed-precision Adam: 16 bytes/param; ZeRO-1/2/3 shard 12, 14 and 16 of them."""
+    p = 8_030_000_000
+    assert model_state_bytes(p, 0, 8) == 16 * p
+    assert model_state_bytes(p, 1, 8) == pytest.approx(4 * p + 12 * p / 8)
+    assert model_state_bytes(p, 2, 8) == pytest.approx(2 * p + 14 * p / 8)
+    assert model_state_bytes(p, 3, 8) == pytest.approx(2 * p)
+    shape = resolve_model("llama-3-8b")
+    act = training_activations(shape, 1, 8192)
+    assert act == 8192 * 4096 * 2 * 32 + 8192 * 4096 * 34
+    room = 0.9 * 80 * GIB - act - 1e9
+    plan = plan_training(p, 3, act, 80 * GIB, 0.9, 1e9)
+    assert plan is not None and plan[0] == math.ceil(16 * p / room) == 2
+    assert plan_training(p, 0, act, 80 * GIB, 0.9, 1e9) is None  # 128 GB of state on one GPU
+
+
+def test_training_report() -> None:
+    shape = resolve_model("llama-3-8b")
+    opts = CostOptions(train=True, zero=3, given=frozenset({"zero"}))
+    h100, mi300x = estimate(shape, [resolve_gpu("h100"), resolve_gpu("mi300x")], opts).records
+    assert (h100.fits, h100.gpus_needed) == (False, 2)
+    assert (mi300x.fits, mi300x.gpus_needed) == (True, 1)
+    assert h100.train_tokens_per_s_per_gpu and h100.usd_per_mtok_train
+    assert h100.decode_tokens_per_s_per_gpu is None
+    never = estimate(
+        resolve_model("llama-3-70b"), [resolve_gpu("h100")], CostOptions(train=True, zero=0)
+    )
+    assert never.records[0].gpus_needed is None
