@@ -42,7 +42,15 @@ def _root(
 
 
 def _register() -> None:
-    from gpuport.cli import bench_cmd, compare_cmd, hipify_cmd, rules_cmd, scan_cmd, validate_cmd
+    from gpuport.cli import (
+        bench_cmd,
+        compare_cmd,
+        cost_cmd,
+        hipify_cmd,
+        rules_cmd,
+        scan_cmd,
+        validate_cmd,
+    )
 
     scan_cmd.register(app)
     rules_cmd.register(app)
@@ -50,6 +58,7 @@ def _register() -> None:
     bench_cmd.register(app)
     compare_cmd.register(app)
     validate_cmd.register(app)
+    cost_cmd.register(app)
 
 
 _register()
