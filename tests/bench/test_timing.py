@@ -89,6 +89,16 @@ def test_max_time_bounds_slow_steps() -> None:
     assert m.metrics["settled"] == "off"
 
 
+def test_time_cap_still_keeps_three_samples() -> None:
+    clock = FakeClock()
+    _, step = fake_step(clock, [], 5.0)  # a step far slower than the whole budget
+    policy = TimingPolicy(
+        min_samples=20, min_time_s=0.0, max_time_s=1.0, warmup_iters=1, warmup_s=0.0, settle=False
+    )
+    m = measure(step, timer=HostTimer(clock=clock), policy=policy, clock=clock)
+    assert len(m.samples) == 3
+
+
 def test_settle_waits_for_clocks_to_stabilise() -> None:
     clock = FakeClock()
     # Boost then throttle: 0.5 ms for 20 calls, then a steady 1 ms.

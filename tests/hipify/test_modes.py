@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,6 @@ import pytest
 from gpuport.hipify.annotate import annotate, comment_for
 from gpuport.hipify.run import hipify_path
 from gpuport.models import Location
-from gpuport.render import interface
 from gpuport.scan.model import Finding, Severity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hipify"
@@ -158,19 +156,15 @@ def test_in_place_interrupted_write_leaves_original_intact(
 ) -> None:  # type: ignore[no-untyped-def]
     f = _copy(PTX, tmp_path)
     original = f.read_bytes()
-    real_fdopen = interface.os.fdopen
+    real_write_text = Path.write_text
 
-    class Dying(io.TextIOWrapper):
-        def write(self, s: str) -> int:
-            super().write(s[: len(s) // 2])
-            self.flush()
-            raise OSError(28, "No space left on device")
+    def dying_write_text(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
+        if not (self.name.startswith(".") and self.name.endswith(".tmp")):
+            return real_write_text(self, data, *args, **kwargs)
+        real_write_text(self, data[: len(data) // 2], *args, **kwargs)  # half, then disk full
+        raise OSError(28, "No space left on device")
 
-    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
-        fh = real_fdopen(fd, *args, **kwargs)
-        return Dying(fh.detach(), encoding="utf-8")
-
-    monkeypatch.setattr(interface.os, "fdopen", fdopen)
+    monkeypatch.setattr(Path, "write_text", dying_write_text)
     res = cli("hipify", str(f), "--hip-version", "6.4", "--in-place")
     assert res.code == 2
     assert "No space left" in res.err

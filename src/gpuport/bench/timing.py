@@ -27,6 +27,7 @@ from gpuport.bench.registry import Measurement, TimingPolicy
 
 SETTLE_TOLERANCE = 0.02
 SETTLE_BATCH = 5
+MIN_SAMPLES = 3
 MIN_FLUSH_BYTES = 512 * 1024 * 1024  # when the cache sizes are unknown, be generous
 
 
@@ -233,8 +234,8 @@ def measure(
             _timed_batch(fn, timer=timer, count=min(chunk, want), before=before, flush=flush)
         )
         elapsed = clock() - start
-        if elapsed >= policy.max_time_s:
-            break
+        if elapsed >= policy.max_time_s and len(samples) >= min(policy.min_samples, MIN_SAMPLES):
+            break  # the time cap never leaves fewer than MIN_SAMPLES: one sample has no spread
         if len(samples) >= policy.min_samples and elapsed >= policy.min_time_s:
             break
     return Measurement(

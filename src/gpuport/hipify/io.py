@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from gpuport.fileio import write_atomic
 from gpuport.models import GpuportError
-from gpuport.render.interface import write_atomic
 from gpuport.scan.files import Skip, read_text
 
 __all__ = ["encode", "read_source", "write_source", "write_stdout"]

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
-from gpuport.render.text import clean, md
+from gpuport.render.text import clean, fmt_number, md
 
 # Secondary metrics worth a column of their own; the rest stay in the JSON.
 _SHOWN_METRICS = (
@@ -24,14 +24,7 @@ _SHOWN_METRICS = (
 )
 
 
-def fmt_value(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value >= 1000:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.3g}"
+fmt_value = fmt_number
 
 
 def _time_unit(seconds: float) -> tuple[float, str]:

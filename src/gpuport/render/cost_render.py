@@ -7,10 +7,7 @@ factors (published or measured), the prices (with date and source) and the notes
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,9 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuport.cost.model import CostReport, CurvePoint, GpuCost
+from gpuport.fileio import write_atomic_bytes
 from gpuport.models import GpuportError
 from gpuport.optional import require
-from gpuport.render.text import clean, md
+from gpuport.render.text import clean, fmt_number, md
 
 CHART_FORMATS = ("png", "svg")
 
@@ -40,14 +38,7 @@ def usd(value: float | None) -> str:
     return f"${value:#.3g}"
 
 
-def num(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if value >= 1000:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.{digits}g}"
+num = fmt_number
 
 
 def _kib(n: int) -> str:
@@ -256,7 +247,7 @@ def write_chart(report: CostReport, path: Path) -> None:
     ax.legend(fontsize=8)
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, bbox_inches="tight")
-    _write_bytes(path, buf.getvalue())
+    write_atomic_bytes(path, buf.getvalue())
 
 
 def _plain(text: str) -> str:
@@ -273,23 +264,3 @@ def _gpu_steps(points: Iterable[CurvePoint]) -> list[tuple[int, float, float]]:
             out.append((p.gpus, float(p.concurrency), p.usd_per_mtok_output))
             last = p.gpus
     return out
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Write atomically, like :func:`gpuport.render.interface.write_atomic` for text."""
-    parent = path.parent if str(path.parent) else Path()
-    if not parent.is_dir():
-        raise GpuportError(f"cannot write {path}: folder {parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None

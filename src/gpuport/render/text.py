@@ -24,3 +24,14 @@ def md(text: str) -> str:
     out = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     out = _MD_SPECIAL.sub(r"\\\1", out)
     return out.replace("\n", " ").replace("\r", " ")
+
+
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A figure for a table: thousands separated, one decimal from 10, else ``digits`` figures."""
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.{digits}g}"

@@ -19,18 +19,16 @@ complete, so an interrupted capture never leaves a half-written ``.gpv``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import struct
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
+from gpuport.fileio import atomic_path
 from gpuport.models import SCHEMA_VERSION, GpuportError
 from gpuport.optional import require
 from gpuport.validate.model import MANIFEST_KIND, CaptureManifest
@@ -155,25 +153,8 @@ def write(path: Path, tensors: dict[str, Any], manifest: CaptureManifest) -> Non
     _torch, _st = modules("gpuport validate capture")
     from safetensors.torch import save_file
 
-    parent = path.parent if str(path.parent) else Path()
-    if not parent.is_dir():
-        raise GpuportError(f"cannot write {path}: folder {parent} does not exist")
-    if path.is_dir():
-        raise GpuportError(f"cannot write {path}: it is a folder")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None
-    os.close(fd)
-    try:
-        save_file(tensors, tmp, metadata={META_KEY: manifest.model_dump_json()})
-        Path(tmp).replace(path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-        if isinstance(exc, OSError):
-            raise GpuportError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+    with atomic_path(path) as tmp:
+        save_file(tensors, str(tmp), metadata={META_KEY: manifest.model_dump_json()})
 
 
 # --- reading ---------------------------------------------------------------------------------
