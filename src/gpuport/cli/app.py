@@ -46,6 +46,7 @@ def _register() -> None:
         bench_cmd,
         compare_cmd,
         cost_cmd,
+        doctor_cmd,
         hipify_cmd,
         rules_cmd,
         scan_cmd,
@@ -59,6 +60,7 @@ def _register() -> None:
     compare_cmd.register(app)
     validate_cmd.register(app)
     cost_cmd.register(app)
+    doctor_cmd.register(app)
 
 
 _register()

@@ -1,0 +1,116 @@
+"""What every probe is given: where the machine's files are, the environment, time limits.
+
+The file-system root is a parameter so that tests (and the docs' examples) can point the
+probes at a fake machine: a folder holding ``sys/bus/pci/devices/...``, ``dev/kfd``,
+``etc/group`` and ``opt/rocm/.info/version``. Tools are found through ``PATH`` (then
+``<root>/opt/rocm/bin``), so a test puts fake ``rocminfo``/``nvidia-smi`` scripts first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuport.doctor.snapshot import Layer, ProbeStatus
+
+DEFAULT_TIMEOUT_S = 3.0
+ROOT_ENV = "GPUPORT_DOCTOR_ROOT"
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    """How to probe. ``only`` limits the probes by name (tests, and --verbose debugging)."""
+
+    root: Path = Path("/")
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    smoke_test: bool = True
+    env: Mapping[str, str] | None = None
+    python: str = sys.executable
+    only: frozenset[str] | None = None
+
+    @property
+    def torch_timeout_s(self) -> float:
+        """Importing torch takes seconds on its own; a tool's limit would be too short."""
+        return max(20.0, 5 * self.timeout_s)
+
+    @property
+    def smoke_timeout_s(self) -> float:
+        """First GPU use initialises every visible device; eight of them take a while."""
+        return max(45.0, 10 * self.timeout_s)
+
+
+@dataclass(frozen=True)
+class ProbeContext:
+    options: DoctorOptions
+    env: Mapping[str, str]
+
+    @classmethod
+    def create(cls, options: DoctorOptions) -> ProbeContext:
+        env = dict(os.environ if options.env is None else options.env)
+        return cls(options=options, env=env)
+
+    @property
+    def root(self) -> Path:
+        return self.options.root
+
+    @property
+    def rooted(self) -> bool:
+        """True when probing a fake machine: never mix in the live one's databases then."""
+        return self.root.resolve() != Path("/")
+
+    def path(self, absolute: str) -> Path:
+        """``/sys/bus/pci`` under the probed root."""
+        return self.root / absolute.lstrip("/")
+
+    def read(self, absolute: str, limit: int = 1 << 20) -> str | None:
+        """A small text file's content, or None when it is missing or unreadable."""
+        try:
+            with self.path(absolute).open("rb") as fh:
+                return fh.read(limit).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def which(self, name: str) -> str | None:
+        found = shutil.which(name, path=self.env.get("PATH", os.defpath))
+        if found:
+            return found
+        for base in (self.env.get("ROCM_PATH"), "/opt/rocm"):
+            if base:
+                candidate = self.path(base) / "bin" / name
+                if candidate.is_file() and os.access(candidate, os.X_OK):
+                    return str(candidate)
+        return None
+
+    def home(self) -> str | None:
+        return self.env.get("HOME") or None
+
+    def redact(self, text: str) -> str:
+        """The home folder as ``~``: paths in a shared snapshot should not name the user."""
+        home = self.home()
+        if home and len(home) > 1:
+            return text.replace(home.rstrip("/"), "~")
+        return text
+
+
+@dataclass
+class ProbeResult:
+    """A probe's data (snapshot field -> value) and how the probe went."""
+
+    data: dict[str, object] = field(default_factory=dict)
+    status: ProbeStatus = ProbeStatus.OK
+    message: str | None = None
+
+
+ProbeFn = Callable[[ProbeContext], ProbeResult]
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    layer: Layer
+    fn: ProbeFn
+    slow: bool = False  # runs torch in a subprocess: gets the torch time limit
