@@ -17,8 +17,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The main job on the bundled example: one self-contained HTML readiness report under build/.
+REPORT := build/assessment.html
+
 demo: venv
-	$(BIN)/gpuport scan examples/llm-service
+	@mkdir -p $(dir $(REPORT))
+	$(BIN)/gpuport assess examples/llm-service --format html --output $(REPORT) --no-progress
+	@echo "make demo: the readiness report is $(abspath $(REPORT)); open it in a browser"
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks tools

@@ -25,7 +25,7 @@ def test_readme_shows_the_two_make_commands() -> None:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_readme_command_runs(command: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     args = shlex.split(command)[1:]
-    for flag in ("--output", "--out", "--save"):  # anything the command writes goes to tmp
+    for flag in ("--output", "--out", "--save", "--save-snapshot"):  # writes go to tmp
         if flag in args:
             i = args.index(flag)
             args[i + 1] = str(tmp_path / args[i + 1])
@@ -33,6 +33,6 @@ def test_readme_command_runs(command: str, tmp_path) -> None:  # type: ignore[no
     allowed = {0, 1} if "--fail-on" in args else {0}
     assert res.code in allowed, res.err
     assert "Traceback" not in res.err
-    for flag in ("--output", "--out", "--save"):
+    for flag in ("--output", "--out", "--save", "--save-snapshot"):
         if flag in args:
             assert Path(args[args.index(flag) + 1]).stat().st_size > 0

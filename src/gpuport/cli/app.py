@@ -43,6 +43,7 @@ def _root(
 
 def _register() -> None:
     from gpuport.cli import (
+        assess_cmd,
         bench_cmd,
         compare_cmd,
         cost_cmd,
@@ -61,6 +62,7 @@ def _register() -> None:
     validate_cmd.register(app)
     cost_cmd.register(app)
     doctor_cmd.register(app)
+    assess_cmd.register(app)
 
 
 _register()

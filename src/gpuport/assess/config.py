@@ -1,0 +1,338 @@
+"""Project settings for ``gpuport assess``: ``[tool.gpuport]``, ``gpuport.toml``, flags.
+
+Why settings live in the project: the questions an assessment answers (which AMD chip, which
+GPUs to price, which model is served at what context) belong to the project, not to whoever
+runs the command, so a team writes them once and every run (CI, a colleague's laptop) answers
+the same question. Flags override them for a what-if.
+
+Precedence, per key: a flag, else ``gpuport.toml`` in the project folder, else
+``[tool.gpuport]`` of its ``pyproject.toml``, else the default. When both files exist,
+``gpuport.toml`` is used and the pyproject table is ignored with a note (as ruff does with
+``ruff.toml``): two half-configurations are harder to reason about than one. Keys may be
+written ``snake_case`` or ``kebab-case``. An unknown key or a value of the wrong type is an
+input error (exit 2) with one line that names the key and what it should be.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from gpuport.assess.model import Origin, Setting
+from gpuport.knowledge import resolve_target
+from gpuport.knowledge.gpus import resolve_gpu
+from gpuport.models import GpuportError
+
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
+FAIL_ON = ("blocked", "major", "minor", "never")
+DEFAULT_GPUS = ("h100-sxm", "mi300x")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings an assessment runs with; ``origins`` says where each value came from."""
+
+    root: Path
+    targets: tuple[str, ...] = ("gfx942",)
+    gpus: tuple[str, ...] = DEFAULT_GPUS
+    models: tuple[str, ...] = ()
+    model_config: Path | None = None
+    dtype: str = "bf16"
+    kv_dtype: str = "auto"
+    context: int = 8192
+    concurrency: int | None = None
+    input_tokens: int = 1024
+    output_tokens: int = 1024
+    prices: tuple[tuple[str, float], ...] = ()
+    train: bool = False
+    exclude: tuple[str, ...] = ()
+    bench: tuple[str, ...] = ()
+    validate: tuple[str, ...] = ()
+    doctor: bool = False
+    hipify_check: bool = False
+    fail_on: str = "never"
+    origins: Mapping[str, Origin] | None = None
+    config_file: str | None = None
+    notes: tuple[str, ...] = ()
+    details: Mapping[str, str] | None = None
+
+    @property
+    def target(self) -> str:
+        """The target the scan and the verdict are for (the first of ``targets``)."""
+        return self.targets[0]
+
+    def origin(self, name: str) -> Origin:
+        return (self.origins or {}).get(name, "default")
+
+    def given(self, name: str) -> bool:
+        """Set by someone (a flag or a settings file), not a default."""
+        return self.origin(name) != "default"
+
+    def echo(self) -> list[Setting]:
+        """Every setting with its value and origin, for the report's settings table."""
+        out: list[Setting] = []
+        for key in KEYS:
+            value = getattr(self, key)
+            detail = (self.details or {}).get(key, "")
+            out.append(
+                Setting(name=key, value=_jsonable(value), origin=self.origin(key), detail=detail)
+            )
+        return out
+
+
+# ----------------------------------------------------------------------- value checks
+
+Check = Callable[[Any, str, Path], Any]
+
+
+def _where(source: str, key: str) -> str:
+    return f"{source}: `{key}`" if source != "flag" else f"--{key.replace('_', '-')}"
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise GpuportError(f"{where} must be a non-empty string, not {value!r}")
+    return value.strip()
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    """A list of strings; a single string or a comma-separated one is accepted too."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise GpuportError(f"{where} must be a list of strings, not {value!r}")
+        out += [p.strip() for p in item.split(",") if p.strip()]
+    return tuple(out)
+
+
+def _positive_int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise GpuportError(f"{where} must be a positive integer, not {value!r}")
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise GpuportError(f"{where} must be true or false, not {value!r}")
+    return value
+
+
+def _choice(value: Any, where: str, allowed: tuple[str, ...]) -> str:
+    text = _str(value, where).lower()
+    if text not in allowed:
+        raise GpuportError(f"{where} must be one of {', '.join(allowed)}, not {value!r}")
+    return text
+
+
+def _path(value: Any, where: str, base: Path) -> Path:
+    """A path from a settings file is relative to that file's folder; from a flag, to cwd."""
+    path = Path(_str(value, where)).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _paths(value: Any, where: str, base: Path) -> tuple[str, ...]:
+    """Bench/validate references: a file path (made relative to ``base``) or a history id."""
+    out: list[str] = []
+    for item in _str_list(value, where):
+        candidate = base / item
+        looks_like_file = "/" in item or item.lower().endswith(".json") or candidate.exists()
+        out.append(str(candidate) if looks_like_file and not Path(item).is_absolute() else item)
+    return tuple(out)
+
+
+def _targets(value: Any, where: str, _: Path) -> tuple[str, ...]:
+    names = _str_list(value, where)
+    if not names:
+        raise GpuportError(f"{where} needs at least one AMD target, e.g. gfx942")
+    return tuple(dict.fromkeys(resolve_target(n).name for n in names))
+
+
+def _gpus(value: Any, where: str, _: Path) -> tuple[str, ...]:
+    names = _str_list(value, where)
+    if not names:
+        raise GpuportError(f"{where} needs at least one GPU, e.g. h100-sxm,mi300x")
+    return tuple(dict.fromkeys(resolve_gpu(n).key for n in names))
+
+
+def _models(value: Any, where: str, _: Path) -> tuple[str, ...]:
+    from gpuport.knowledge.models import resolve_model
+
+    return tuple(dict.fromkeys(resolve_model(n).key for n in _str_list(value, where)))
+
+
+def _prices(value: Any, where: str, _: Path) -> tuple[tuple[str, float], ...]:
+    """A table ``{h100-sxm = 2.90}`` (settings file) or ``GPU=USD`` items (flags)."""
+    if isinstance(value, list | tuple):
+        pairs: dict[str, Any] = {}
+        for item in _str_list(value, where):
+            name, sep, number = item.partition("=")
+            if not sep:
+                raise GpuportError(f"{where} {item!r}: expected GPU=USD, e.g. h100-sxm=2.90")
+            try:
+                pairs[name.strip()] = float(number.strip().lstrip("$"))
+            except ValueError:
+                raise GpuportError(f"{where} {item!r}: {number!r} is not a number") from None
+        value = pairs
+    if not isinstance(value, dict):
+        raise GpuportError(f"{where} must be a table of GPU = USD per hour, e.g. {{mi300x = 1.85}}")
+    out: dict[str, float] = {}
+    for name, usd in value.items():
+        ok = isinstance(usd, int | float) and not isinstance(usd, bool)
+        if not ok or not math.isfinite(usd) or usd <= 0:
+            raise GpuportError(f"{where}: the price of {name} must be a positive number of USD")
+        out[resolve_gpu(str(name)).key] = float(usd)
+    return tuple(sorted(out.items()))
+
+
+_FIELDS: dict[str, Check] = {
+    "targets": _targets,
+    "gpus": _gpus,
+    "model": _models,
+    "model_config": lambda v, w, b: _path(v, w, b),
+    "dtype": lambda v, w, _: _choice(v, w, DTYPES),
+    "kv_dtype": lambda v, w, _: _choice(v, w, KV_DTYPES),
+    "context": lambda v, w, _: _positive_int(v, w),
+    "concurrency": lambda v, w, _: _positive_int(v, w),
+    "input_tokens": lambda v, w, _: _positive_int(v, w),
+    "output_tokens": lambda v, w, _: _positive_int(v, w),
+    "prices": _prices,
+    "train": lambda v, w, _: _bool(v, w),
+    "exclude": lambda v, w, _: _str_list(v, w),
+    "bench": _paths,
+    "validate": _paths,
+    "doctor": lambda v, w, _: _bool(v, w),
+    "hipify_check": lambda v, w, _: _bool(v, w),
+    "fail_on": lambda v, w, _: _choice(v, w, FAIL_ON),
+}
+#: Settings-file key -> Settings attribute (``model`` holds one name or a list: ``models``).
+_ATTR = {"model": "models"}
+VALID_KEYS = tuple(_FIELDS)
+KEYS = tuple(_ATTR.get(k, k) for k in _FIELDS)
+
+
+def _normalise(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        norm = str(key).replace("-", "_")
+        if norm == "target":  # a single target is a common spelling; same meaning
+            norm = "targets"
+        if norm not in _FIELDS:
+            raise GpuportError(
+                f"{source}: unknown setting {key!r}; valid settings: {', '.join(VALID_KEYS)}"
+            )
+        out[norm] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GpuportError(f"{path} is not valid TOML: {exc}") from None
+
+
+def project_settings(root: Path) -> tuple[dict[str, Any], Origin | None, list[str]]:
+    """The raw settings table of the project, which file it came from, and notes."""
+    notes: list[str] = []
+    own = root / "gpuport.toml"
+    pyproject = root / "pyproject.toml"
+    table: dict[str, Any] | None = None
+    origin: Origin | None = None
+    if pyproject.is_file():
+        tool = _read_toml(pyproject).get("tool", {})
+        section = tool.get("gpuport") if isinstance(tool, dict) else None
+        if section is not None and not isinstance(section, dict):
+            raise GpuportError(f"{pyproject}: [tool.gpuport] must be a table")
+        if section:
+            table, origin = section, "pyproject.toml"
+    if own.is_file():
+        data = _read_toml(own)
+        nested = data.get("tool", {}).get("gpuport") if isinstance(data.get("tool"), dict) else None
+        if isinstance(nested, dict) and set(data) == {"tool"}:
+            data = nested  # a [tool.gpuport] table copied over from pyproject.toml also works
+        if table is not None:
+            notes.append("gpuport.toml is used; [tool.gpuport] in pyproject.toml is ignored")
+        table, origin = data, "gpuport.toml"
+    return table or {}, origin, notes
+
+
+def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Settings:
+    """Resolve the settings for the project at ``root``: flags > settings file > defaults.
+
+    ``flags`` holds only what the user gave on the command line (settings-file spelling:
+    ``model``, ``gpus``, ``prices`` ...); paths in it are relative to the current folder.
+    """
+    if not root.is_dir():
+        what = "does not exist" if not root.exists() else "is not a folder"
+        raise GpuportError(f"{root} {what}; gpuport assess takes a project folder")
+    raw, file_origin, notes = project_settings(root)
+    from_file = _normalise(raw, f"{root / (file_origin or 'gpuport.toml')}")
+    from_flags = _normalise(dict(flags or {}), "flags")
+    values: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
+    label = "pyproject.toml [tool.gpuport]" if file_origin == "pyproject.toml" else "gpuport.toml"
+    for key, value in from_file.items():
+        where = _where(label, key)
+        values[_ATTR.get(key, key)] = _FIELDS[key](value, where, root)
+        origins[_ATTR.get(key, key)] = file_origin or "gpuport.toml"
+    for key, value in from_flags.items():
+        values[_ATTR.get(key, key)] = _FIELDS[key](value, _where("flag", key), Path.cwd())
+        origins[_ATTR.get(key, key)] = "flag"
+    settings = Settings(
+        root=root,
+        origins=origins,
+        config_file=str(root / file_origin) if file_origin else None,
+        notes=tuple(notes),
+        **values,
+    )
+    _cross_check(settings)
+    return settings
+
+
+def _cross_check(s: Settings) -> None:
+    """Combinations that cannot work, refused before any step runs."""
+    if s.models and s.model_config is not None:
+        raise GpuportError("give `model` or `model_config`, not both")
+    known = set(s.gpus)
+    for gpu, _ in s.prices:
+        if gpu not in known:
+            raise GpuportError(
+                f"a price is set for {gpu}, which is not among gpus ({', '.join(s.gpus)})"
+            )
+    if not s.train and s.input_tokens + s.output_tokens > s.context:
+        raise GpuportError(
+            f"input_tokens {s.input_tokens} + output_tokens {s.output_tokens} exceed "
+            f"context {s.context}: raise context"
+        )
+
+
+def _jsonable(value: Any) -> JsonValue:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return {str(k): _jsonable(v) for k, v in value}
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def with_detected_model(s: Settings, key: str, detail: str) -> Settings:
+    """``s`` with a model found in the project's code, marked as detected."""
+    return replace(
+        s,
+        models=(key,),
+        origins={**(s.origins or {}), "models": "detected"},
+        details={**(s.details or {}), "models": detail},
+    )

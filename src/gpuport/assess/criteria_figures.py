@@ -1,0 +1,348 @@
+"""The seeds' criteria that rest on figures rather than code: memory, price, speed, numerics.
+
+"Models that push past 80 GB fit on one MI300X and avoid tensor parallelism", "per gigabyte
+the MI300X is roughly half the price", "10-25 % slower", "run your experiments on ROCm to
+validate": each is checked here against this project's own cost estimate, bench runs and
+validate reports, and each conclusion links to the figure it used.
+"""
+
+from __future__ import annotations
+
+from gpuport.assess.criteria import PRICE_NOISE, RATIO_NOISE
+from gpuport.assess.facts import Facts, anchor, plural
+from gpuport.assess.model import Conclusion, Evidence, Leans
+from gpuport.cost.model import CostReport, GpuCost
+from gpuport.knowledge.gpus import load_gpus
+from gpuport.models import Severity
+
+
+def _vendor(gpu: str) -> str:
+    spec = load_gpus().get(gpu)
+    return spec.vendor if spec is not None else "unknown"
+
+
+def _cost_evidence(report: CostReport, rec: GpuCost, value: str) -> Evidence:
+    return Evidence(
+        kind="cost",
+        ref=rec.gpu,
+        label=f"{rec.name}: {value}",
+        anchor=anchor("cost", report.model.key, rec.gpu),
+        value=value,
+    )
+
+
+def _datasheet_gb(rec: GpuCost) -> float:
+    """The capacity as the datasheet prints it (80 GB H100), not converted to 10^9 bytes."""
+    spec = load_gpus().get(rec.gpu)
+    return spec.memory_gb if spec is not None else rec.memory_gb
+
+
+def _need_gb(rec: GpuCost, concurrency: int | None) -> float:
+    """Weights plus the KV cache of the declared concurrency (one sequence when automatic):
+    what one replica must hold, whichever GPU it runs on."""
+    return rec.weights_gb + rec.kv_gb_per_sequence * (concurrency or 1)
+
+
+def memory_per_replica(facts: Facts) -> list[Conclusion]:
+    """Seed: "needs more than 80 GB per replica → MI300X/MI325X hold it on one GPU, no TP"."""
+    out: list[Conclusion] = []
+    for report in facts.cost.reports:
+        if report.mode != "inference":
+            continue
+        recs = [r for r in report.records if r.tp_degree is not None]
+        never = [r for r in report.records if r.gpus_needed is None]
+        if not recs:
+            continue
+        need = _need_gb(recs[0], facts.settings.concurrency)
+        single = [r for r in recs if r.tp_degree == 1]
+        multi = [r for r in recs if (r.tp_degree or 0) > 1]
+        model = report.model.name
+        seqs = facts.settings.concurrency or 1
+        load = (
+            f"{model} ({report.model.key}) needs about {need:.0f} GB per replica (weights "
+            f"{recs[0].weights_gb:.0f} GB + KV cache for {plural(seqs, 'sequence')} of "
+            f"{facts.settings.context} tokens)"
+        )
+        evidence = [
+            _cost_evidence(report, r, f"TP {r.tp_degree}, {r.memory_gb_per_gpu or 0:.0f} GB/GPU")
+            for r in recs
+        ]
+        leans: Leans = "neutral"
+        if not multi:
+            title = f"{model} fits on one GPU of every candidate"
+            statement = f"{load}: every candidate holds a replica on one GPU."
+            recommendation = "Memory does not decide here; compare price and speed."
+        else:
+            fits = ", ".join(r.name for r in single) or "no candidate"
+            split = ", ".join(f"{r.name} (TP {r.tp_degree})" for r in multi)
+            cap = min(_datasheet_gb(r) for r in multi)
+            amd_single = [r for r in single if _vendor(r.gpu) == "amd"]
+            nv_single = [r for r in single if _vendor(r.gpu) == "nvidia"]
+            if amd_single and not nv_single:
+                leans = "rocm"
+                names = "/".join(r.name.replace("AMD Instinct ", "") for r in amd_single)
+                verb = "avoids" if len(amd_single) == 1 else "avoid"
+                title = f"Needs > {cap:.0f} GB per replica: {names} {verb} tensor parallelism"
+            elif nv_single and not amd_single:
+                leans = "cuda"
+                title = f"Needs > {cap:.0f} GB per replica: only NVIDIA candidates fit on one GPU"
+            else:
+                title = f"{model} needs tensor parallelism on some candidates"
+                leans = _fewer_gpus(multi)
+            statement = f"{load}. One GPU holds it on: {fits}. Split over several: {split}."
+            recommendation = (
+                "Prefer a GPU that holds a replica whole: tensor parallelism adds all-reduce "
+                "traffic on every layer and needs NVLink/xGMI to scale."
+            )
+        if never:
+            statement += " Never fits: " + ", ".join(r.name for r in never) + "."
+        out.append(
+            Conclusion(
+                id=f"memory-{anchor(report.model.key)}",
+                title=title,
+                statement=statement,
+                recommendation=recommendation,
+                severity=Severity.INFO,
+                leans=leans,
+                evidence=evidence,
+            )
+        )
+    return out
+
+
+def _fewer_gpus(recs: list[GpuCost]) -> Leans:
+    by_vendor: dict[str, int] = {}
+    for r in recs:
+        v = _vendor(r.gpu)
+        by_vendor[v] = min(by_vendor.get(v, 10**6), r.tp_degree or 10**6)
+    amd, nv = by_vendor.get("amd"), by_vendor.get("nvidia")
+    if amd is None or nv is None or amd == nv:
+        return "neutral"
+    return "rocm" if amd < nv else "cuda"
+
+
+def _usd(rec: GpuCost, train: bool) -> float | None:
+    return rec.usd_per_mtok_train if train else rec.usd_per_mtok_output
+
+
+def price_per_mtok(facts: Facts) -> list[Conclusion]:
+    """Seed: "the cost difference is real": $ per million tokens, cheapest AMD vs NVIDIA."""
+    out: list[Conclusion] = []
+    for report in facts.cost.reports:
+        train = report.mode == "training"
+        what = "trained" if train else "output"
+        priced = [r for r in report.records if _usd(r, train) is not None]
+        if not priced:
+            continue
+        amd = [r for r in priced if _vendor(r.gpu) == "amd"]
+        nv = [r for r in priced if _vendor(r.gpu) == "nvidia"]
+        evidence = [
+            _cost_evidence(report, r, f"${_usd(r, train) or 0:.3g}/Mtok {what}") for r in priced
+        ]
+        basis = _basis(priced)
+        key = report.model.key
+        if not amd or not nv:
+            best = min(priced, key=lambda r: _usd(r, train) or 0)
+            out.append(
+                Conclusion(
+                    id=f"price-{anchor(key)}",
+                    title=f"Cheapest per million tokens: {best.name}",
+                    statement=f"${_usd(best, train) or 0:.3g}/Mtok {what} ({basis}); only one "
+                    "vendor among the priced GPUs, so no platform comparison.",
+                    recommendation="Add a GPU of the other vendor to `gpus` to compare.",
+                    severity=Severity.INFO,
+                    leans="neutral",
+                    evidence=evidence,
+                )
+            )
+            continue
+        a = min(amd, key=lambda r: _usd(r, train) or 0)
+        n = min(nv, key=lambda r: _usd(r, train) or 0)
+        ua, un = _usd(a, train) or 0.0, _usd(n, train) or 0.0
+        cheaper, dearer, lo, hi = (a, n, ua, un) if ua <= un else (n, a, un, ua)
+        pct = (hi - lo) / hi * 100 if hi else 0.0
+        leans: Leans = "neutral"
+        if pct / 100 >= PRICE_NOISE:
+            leans = "rocm" if cheaper is a else "cuda"
+            title = f"{cheaper.name} is {pct:.0f}% cheaper per million tokens than {dearer.name}"
+        else:
+            title = f"{a.name} and {n.name} cost about the same per million tokens"
+        out.append(
+            Conclusion(
+                id=f"price-{anchor(key)}",
+                title=title,
+                statement=(
+                    f"{report.model.name}: ${lo:.3g} vs ${hi:.3g} per million {what} tokens "
+                    f"({basis})."
+                ),
+                recommendation=(
+                    "Confirm with measured throughput: attach bench runs from both machines "
+                    "(--bench) so cost uses measured efficiency instead of published figures."
+                    if "published" in basis
+                    else "The figures use measured efficiency; re-run when prices change."
+                ),
+                severity=Severity.INFO,
+                leans=leans,
+                evidence=evidence,
+            )
+        )
+    return out
+
+
+def _basis(recs: list[GpuCost]) -> str:
+    prices = {r.price.origin for r in recs if r.price is not None}
+    eff = {e.basis for r in recs for e in r.efficiency.values()}
+    price_text = "your prices" if prices == {"flag"} else "catalog prices"
+    if "flag" in prices and "catalog" in prices:
+        price_text = "your and catalog prices"
+    eff_text = "measured efficiency" if eff == {"measured"} else "published efficiency"
+    if "measured" in eff and len(eff) > 1:
+        eff_text = "measured and published efficiency"
+    return f"{price_text}, modelled throughput at {eff_text}"
+
+
+def bench_ratio(facts: Facts) -> list[Conclusion]:
+    """Seed: "10-25 % slower": the measured ratio of the attached runs, when there are two."""
+    bench = facts.bench
+    if bench.comparison is None:
+        if len(bench.runs) == 1:
+            run = bench.runs[0]
+            return [
+                Conclusion(
+                    id="bench-ratio",
+                    title=f"One bench run attached ({run.device})",
+                    statement="A single run gives % of peak, not a platform ratio.",
+                    recommendation="Attach a run from the other platform (--bench RUN).",
+                    severity=Severity.INFO,
+                    leans="neutral",
+                    evidence=[Evidence(kind="bench", ref=run.id, label=run.device, anchor="bench")],
+                )
+            ]
+        return []
+    comp = bench.comparison
+    out: list[Conclusion] = []
+    base_backend = bench.runs[0].backend if bench.runs else "?"
+    for i in range(1, len(comp.runs)):
+        g = comp.geomean[i] if i < len(comp.geomean) else None
+        if g is None:
+            continue
+        slower = sum(1 for row in comp.rows if row.verdicts[i] == "slower")
+        faster = sum(1 for row in comp.rows if row.verdicts[i] == "faster")
+        backend = bench.runs[i].backend if i < len(bench.runs) else "?"
+        leans: Leans = "neutral"
+        if {backend, base_backend} == {"rocm", "cuda"} and abs(g - 1) > RATIO_NOISE:
+            rocm_better = (g > 1) == (backend == "rocm")
+            leans = "rocm" if rocm_better else "cuda"
+        out.append(
+            Conclusion(
+                id=f"bench-ratio-{i}",
+                title=f"{comp.runs[i]} runs at {g:.2f}x of {comp.runs[0]}",
+                statement=(
+                    f"Geometric mean over {plural(len(comp.rows), 'case')}: {g:.2f}x "
+                    f"({slower} slower, {faster} faster beyond noise)."
+                ),
+                recommendation="Weigh the ratio against the price difference per token.",
+                severity=Severity.INFO,
+                leans=leans,
+                evidence=[
+                    Evidence(
+                        kind="bench",
+                        ref=f"{row.workload}/{row.case}",
+                        label=f"{row.workload} {row.case}: {row.ratios[i] or 0:.2f}x",
+                        anchor="bench",
+                    )
+                    for row in comp.rows
+                    if row.ratios[i] is not None
+                ][:12],
+            )
+        )
+    return out
+
+
+def numerics(facts: Facts) -> list[Conclusion]:
+    """Seed: "validate before you move": what ``gpuport validate`` said, or that it was not run."""
+    reports = facts.validate.reports
+    if not reports:
+        return [
+            Conclusion(
+                id="numerics-unchecked",
+                title="Numerics not validated yet",
+                statement="No `gpuport validate` report is attached.",
+                recommendation=(
+                    "Before moving traffic, capture on CUDA (`gpuport validate capture`) and "
+                    "check on ROCm (`gpuport validate check --format json`), then pass the "
+                    "report with --validate."
+                ),
+                severity=Severity.INFO,
+                leans="neutral",
+            )
+        ]
+    out: list[Conclusion] = []
+    for i, r in enumerate(reports, 1):
+        ev = [Evidence(kind="validate", ref=r.file, label=r.file, anchor=f"validate-{i}")]
+        if r.wrong:
+            mod = r.first_divergence if r.first_divergence in r.wrong else r.wrong[0]
+            out.append(
+                Conclusion(
+                    id=f"numerics-{i}",
+                    title=f"Do not move traffic yet: module {mod} is wrong",
+                    statement=f"{r.machines}: {r.verdict_reason}. Wrong: {', '.join(r.wrong)}.",
+                    recommendation=(
+                        f"Do not move traffic yet: fix or work around {mod} (the first wrong "
+                        "module), then re-run `gpuport validate check`."
+                    ),
+                    severity=Severity.MAJOR,
+                    leans="cuda",
+                    evidence=ev,
+                )
+            )
+        elif r.different:
+            out.append(
+                Conclusion(
+                    id=f"numerics-{i}",
+                    title=f"Numbers differ, first at module {r.different[0]}",
+                    statement=f"{r.machines}: {r.verdict_reason}.",
+                    recommendation="Investigate with `gpuport validate check --grafted`.",
+                    severity=Severity.MINOR,
+                    leans="neutral",
+                    evidence=ev,
+                )
+            )
+        else:
+            out.append(
+                Conclusion(
+                    id=f"numerics-{i}",
+                    title=f"Numbers match ({r.verdict})",
+                    statement=f"{r.machines}: {r.verdict_reason}.",
+                    recommendation="Numerics are not a reason to stay.",
+                    severity=Severity.INFO,
+                    leans="neutral",
+                    evidence=ev,
+                )
+            )
+    return out
+
+
+def machine_health(facts: Facts) -> list[Conclusion]:
+    """Doctor failures on this machine: a note, never part of the project's readiness."""
+    d = facts.doctor
+    if d.status != "problems":
+        return []
+    failed = [p for p in d.problems if p.status == "fail"]
+    shown = failed or d.problems
+    return [
+        Conclusion(
+            id="machine-health",
+            title=f"This machine's GPU stack: {plural(len(shown), 'problem')}",
+            statement="; ".join(f"{p.rule_id} {p.title}" for p in shown[:5]) + ".",
+            recommendation=(
+                "Fix these before benchmarking or validating on this machine: " + shown[0].fix
+            ),
+            severity=Severity.MINOR if failed else Severity.INFO,
+            leans="neutral",
+            evidence=[
+                Evidence(kind="doctor", ref=p.rule_id, label=p.title, anchor="doctor")
+                for p in shown
+            ],
+        )
+    ]

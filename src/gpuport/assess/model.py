@@ -1,0 +1,252 @@
+"""The :class:`Assessment`: one project's readiness report, as data.
+
+Why one model for everything: the terminal view, the Markdown, the HTML page and the JSON are
+four renderings of the same object, so a figure in a forwarded HTML report can be traced to the
+same field in the JSON a CI job archived. Every conclusion carries :class:`Evidence` that points
+back into the sections (a finding's anchor, a cost figure, a bench row), so a reader can check
+*why* the report says what it says.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from gpuport.bench.model import Comparison
+from gpuport.cost.model import CostReport
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Location, Severity
+from gpuport.scan.model import Finding
+
+KIND = "gpuport.assess"
+
+
+class Readiness(enum.StrEnum):
+    """How far the project is from running on ROCm; the order is the order of badness."""
+
+    READY = "ready"
+    MINOR_WORK = "minor-work"
+    MAJOR_WORK = "major-work"
+    BLOCKED = "blocked"
+
+    @property
+    def rank(self) -> int:
+        return list(Readiness).index(self)
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("-", " ")
+
+
+Origin = Literal["flag", "gpuport.toml", "pyproject.toml", "default", "detected"]
+Leans = Literal["rocm", "cuda", "neutral"]
+EvidenceKind = Literal["finding", "hipify", "cost", "bench", "validate", "doctor", "effort"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Setting(_Frozen):
+    """One setting as used, and where it came from (a flag beats gpuport.toml beats pyproject)."""
+
+    name: str
+    value: JsonValue
+    origin: Origin
+    detail: str = ""
+
+
+class Evidence(_Frozen):
+    """A fact a conclusion rests on, with the anchor of the place in the report that shows it."""
+
+    kind: EvidenceKind
+    ref: str = Field(description="rule id (GP301), GPU key, workload case, module path, ...")
+    label: str = Field(description="one line a reader recognises: 'GP301 csrc/k.cu:27'")
+    anchor: str = Field(description="id of the element in the HTML report, e.g. finding-3")
+    location: Location | None = None
+    value: str | None = Field(default=None, description="the figure, formatted: '$0.67/Mtok'")
+
+
+class Conclusion(_Frozen):
+    """One decision criterion of the seeds, evaluated on this project's evidence."""
+
+    id: str = Field(description="stable id of the criterion, e.g. 'no-rocm-package'")
+    title: str
+    statement: str = Field(description="what the evidence shows")
+    recommendation: str = Field(description="what to do about it")
+    severity: Severity = Field(description="how much it weighs on the port")
+    leans: Leans = Field(description="which platform this criterion favours")
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class EffortClass(_Frozen):
+    """The effort of one class of work (an area), with the per-rule basis."""
+
+    area: str = Field(description="dependencies, python, cuda-c++, build, containers, hipify")
+    title: str
+    hours: float
+    count: int
+    basis: list[str] = Field(description="'GP301 x2 at 2 h = 4 h' per rule or item")
+
+
+class AssessEffort(_Frozen):
+    low_days: float
+    high_days: float
+    hours: float
+    classes: list[EffortClass]
+    note: str
+
+
+class TargetSummary(_Frozen):
+    name: str
+    generation: str
+    wave_size: int
+    fp8: str
+
+
+class ScanSection(_Frozen):
+    """The scan's answer, with every finding above info (the HTML table links to them)."""
+
+    root: str
+    target: TargetSummary
+    files_scanned: int
+    files_by_kind: dict[str, int]
+    counts: dict[Severity, int]
+    verdict: str
+    verdict_reason: str
+    findings: list[Finding] = Field(description="above info, worst first")
+    findings_total: int = Field(description="all findings, info included")
+    skipped: list[str] = Field(default_factory=list, description="'path: reason'")
+    duration_s: float
+
+    def anchor(self, finding: Finding) -> str:
+        """The HTML id of ``finding``'s row (its position in :attr:`findings`)."""
+        for i, f in enumerate(self.findings):
+            if f == finding:
+                return f"finding-{i + 1}"
+        return "findings"
+
+
+class UnsupportedUse(_Frozen):
+    name: str
+    path: str
+    line: int
+    reason: str
+
+
+class CompileOutcome(_Frozen):
+    path: str
+    status: Literal["ok", "failed", "inconclusive"]
+    error: str | None = None
+
+
+class HipifySection(_Frozen):
+    """A dry run of ``gpuport hipify``: nothing is written inside the project."""
+
+    ran: bool
+    reason: str = Field(default="", description="why it did not run, or what it ran on")
+    hip_version: str = ""
+    files: int = 0
+    replacements: int = 0
+    by_family: dict[str, int] = Field(default_factory=dict)
+    unsupported: list[UnsupportedUse] = Field(default_factory=list)
+    unsupported_counts: dict[str, int] = Field(default_factory=dict)
+    hazards: int = 0
+    hazards_by_rule: dict[str, int] = Field(default_factory=dict)
+    checked: bool = False
+    check_note: str = ""
+    compile: list[CompileOutcome] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+
+
+class CostSection(_Frozen):
+    status: Literal["ok", "no-model", "error"]
+    message: str = ""
+    reports: list[CostReport] = Field(default_factory=list)
+
+
+class DoctorProblem(_Frozen):
+    rule_id: str
+    title: str
+    status: str
+    fix: str
+
+
+class DoctorSection(_Frozen):
+    status: Literal["not-run", "ok", "problems", "unavailable"]
+    message: str = ""
+    summary: list[str] = Field(default_factory=list)
+    problems: list[DoctorProblem] = Field(default_factory=list)
+    replayed: bool = False
+
+
+class BenchRunSummary(_Frozen):
+    id: str
+    label: str | None
+    device: str
+    backend: str
+    suite: str
+    started: str
+    cases_ok: int
+    cases: int
+    source: str = Field(description="the reference given (file, id or label) or 'run now'")
+
+
+class BenchSection(_Frozen):
+    runs: list[BenchRunSummary] = Field(default_factory=list)
+    comparison: Comparison | None = None
+    note: str = ""
+
+
+class ValidateSummary(_Frozen):
+    file: str
+    model_ref: str | None
+    verdict: str
+    verdict_reason: str
+    first_divergence: str | None
+    counts: dict[str, int]
+    wrong: list[str] = Field(default_factory=list, description="modules judged wrong")
+    different: list[str] = Field(default_factory=list, description="modules judged different")
+    machines: str = Field(default="", description="'A on X vs B on Y'")
+
+
+class ValidateSection(_Frozen):
+    reports: list[ValidateSummary] = Field(default_factory=list)
+
+
+class Assessment(BaseModel):
+    """What ``gpuport assess`` found for one project: verdict, conclusions, effort, evidence.
+
+    ``validate`` is the JSON name of :attr:`validate_` (``validate`` is a method of pydantic's
+    base class); JSON is always written and read by alias.
+    """
+
+    kind: Literal["gpuport.assess"] = "gpuport.assess"
+    schema_version: str = SCHEMA_VERSION
+    project: str = Field(description="the folder assessed, as given")
+    verdict: Readiness
+    verdict_reason: str
+    decision: str = Field(description="the seeds' 'choose ROCm/CUDA if' answer for this project")
+    effort: AssessEffort
+    conclusions: list[Conclusion]
+    scan: ScanSection
+    hipify: HipifySection
+    cost: CostSection
+    doctor: DoctorSection
+    bench: BenchSection
+    validate_: ValidateSection = Field(alias="validate")
+    settings: list[Setting]
+    notes: list[str] = Field(default_factory=list)
+    env: EnvFingerprint
+    timings: dict[str, float] = Field(description="seconds per step")
+
+    model_config = ConfigDict(
+        frozen=True, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+    def setting(self, name: str) -> Setting | None:
+        for s in self.settings:
+            if s.name == name:
+                return s
+        return None

@@ -1,0 +1,111 @@
+"""``assess``: run every step on one project and assemble the :class:`Assessment`.
+
+The order matters where one step feeds another: the scan first (it says whether there are CUDA
+sources to hipify, and a model named in the code is priced when none is declared), bench
+before cost (a measured run replaces a GPU's published efficiency), everything before the
+decision engine. Each step's wall time is kept in ``timings``; progress goes to an optional
+observer, never to stdout.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuport.assess import sources, verdict
+from gpuport.assess.config import Settings, with_detected_model
+from gpuport.assess.facts import Facts
+from gpuport.assess.model import Assessment
+from gpuport.models import EnvFingerprint
+
+Observer = Callable[[str], None]
+STEPS = ("scan", "hipify", "bench", "cost", "validate", "doctor", "verdict")
+
+
+@dataclass(frozen=True)
+class AssessOptions:
+    """What is asked of this run rather than of the project (flags only, never settings)."""
+
+    run_bench: str | None = None  # "quick" or "full": run the bench suite here
+    require_hipcc: bool = False  # --hipify-check given on the command line
+    doctor_snapshot: Path | None = None  # replay a doctor snapshot from the target machine
+
+
+def assess(
+    settings: Settings,
+    options: AssessOptions | None = None,
+    observer: Observer | None = None,
+) -> Assessment:
+    """Assess the project at ``settings.root``; see the module docstring for the order."""
+    options = options or AssessOptions()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    @contextmanager
+    def step(name: str) -> Iterator[None]:
+        if observer is not None:
+            observer(name)
+        t0 = time.perf_counter()
+        yield
+        timings[name] = round(time.perf_counter() - t0, 3)
+
+    with step("scan"):
+        scan_report, scan = sources.run_scan(settings)
+        if not settings.models and settings.model_config is None:
+            found = sources.detect_model(settings.root, settings.exclude)
+            if found is not None:
+                settings = with_detected_model(settings, *found)
+    with step("hipify"):
+        native = scan.files_by_kind.get("cuda/c++", 0)
+        hipify = sources.run_hipify(
+            settings, native, settings.hipify_check, require_hipcc=options.require_hipcc
+        )
+    with step("bench"):
+        runs, bench = sources.load_bench(settings.bench, options.run_bench)
+    with step("cost"):
+        cost = sources.run_cost(settings, runs)
+    with step("validate"):
+        validate = sources.load_validate(settings.validate)
+    with step("doctor"):
+        doctor = sources.run_doctor(settings.doctor, options.doctor_snapshot)
+    with step("verdict"):
+        facts = Facts(
+            settings=settings,
+            scan=scan,
+            scan_effort=scan_report.effort,
+            hipify=hipify,
+            cost=cost,
+            bench=bench,
+            validate=validate,
+            doctor=doctor,
+        )
+        found_conclusions = verdict.conclusions(facts)
+        level, reasons = verdict.readiness(facts)
+        work = verdict.effort(facts)
+        reason = verdict.verdict_reason(level, reasons, found_conclusions)
+        answer = verdict.decision(level, work, found_conclusions)
+    timings["total"] = round(time.perf_counter() - started, 3)
+    return Assessment(
+        project=str(settings.root),
+        verdict=level,
+        verdict_reason=reason,
+        decision=answer,
+        effort=work,
+        conclusions=found_conclusions,
+        scan=scan,
+        hipify=hipify,
+        cost=cost,
+        doctor=doctor,
+        bench=bench,
+        validate_=validate,
+        settings=settings.echo(),
+        notes=list(settings.notes),
+        env=EnvFingerprint.collect(),
+        timings=timings,
+    )
+
+
+__all__ = ["STEPS", "AssessOptions", "Observer", "assess"]

@@ -1,0 +1,440 @@
+"""Adapters: each core's public function called the way an assessment needs, one per core.
+
+Why adapters: the cores were written for their own commands (``scan`` prints a table,
+``hipify`` writes an output tree, ``bench`` records history). An assessment needs each one's
+answer as a small, frozen section of the :class:`~gpuport.assess.model.Assessment`, with no
+side effects in the user's project. Keeping every call here means a change in a core's
+signature is fixed in one place, and :mod:`gpuport.assess.run` only sequences the steps.
+
+Imports of the cores happen inside the functions: ``bench --run`` pulls in torch, and the
+other paths must stay fast and torch-free.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuport.assess.config import Settings
+from gpuport.assess.model import (
+    BenchRunSummary,
+    BenchSection,
+    CompileOutcome,
+    CostSection,
+    DoctorProblem,
+    DoctorSection,
+    HipifySection,
+    ScanSection,
+    TargetSummary,
+    UnsupportedUse,
+    ValidateSection,
+    ValidateSummary,
+)
+from gpuport.models import EnvironmentProblem, GpuportError, Severity
+
+if TYPE_CHECKING:
+    from gpuport.bench.model import BenchRun, Suite
+    from gpuport.cost.model import CostReport
+    from gpuport.hipify.run import HipifyReport
+    from gpuport.knowledge.models import ModelShape
+    from gpuport.scan.model import ScanReport
+    from gpuport.validate.model import Row, Side, Status
+
+FINDINGS_KEPT = 1000  # above-info findings carried in the report (the HTML table's rows)
+HIPCC_FALLBACK_ARCH = "gfx90a"  # Debian's hipcc ships device libraries for this CDNA target
+_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+_HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
+
+
+# ------------------------------------------------------------------------------ scan
+
+
+def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection]:
+    """``gpuport scan`` on the project for the first target."""
+    from gpuport.scan import ScanOptions, scan_path
+
+    report = scan_path(settings.root, ScanOptions(target=settings.target, exclude=settings.exclude))
+    kept = [f for f in report.findings if f.severity is not Severity.INFO]
+    kept.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0))
+    t = report.target
+    section = ScanSection(
+        root=report.root,
+        target=TargetSummary(
+            name=t.name, generation=t.generation, wave_size=t.wave_size, fp8=t.fp8
+        ),
+        files_scanned=report.files_scanned,
+        files_by_kind=report.files_by_kind,
+        counts=report.counts,
+        verdict=report.verdict.value,
+        verdict_reason=report.verdict_reason,
+        findings=kept[:FINDINGS_KEPT],
+        findings_total=len(report.findings),
+        skipped=[f"{s.path}: {s.reason}" for s in report.skipped],
+        duration_s=report.duration_s,
+    )
+    return report, section
+
+
+def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:
+    """A catalog model named in the project's Python code (a Hugging Face id literal).
+
+    Why: a service usually names its checkpoint (``"meta-llama/Llama-3.1-8B-Instruct"``);
+    pricing that model is a better default than pricing nothing. Only string literals that
+    resolve to a catalog entry count, the first one wins, and the report marks the setting
+    as detected so the reader knows to declare it. Nothing is imported or run.
+    """
+    from gpuport.knowledge.models import resolve_model
+    from gpuport.scan.files import Candidate, read_text, walk
+    from gpuport.scan.rules import FileKind
+
+    for item in walk(root, exclude=exclude):
+        if not isinstance(item, Candidate) or item.kind is not FileKind.PYTHON:
+            continue
+        text = read_text(item.path)
+        if not isinstance(text, str):
+            continue
+        for no, line in enumerate(text.splitlines(), 1):
+            for match in _HF_ID.finditer(line):
+                try:
+                    key = resolve_model(match.group(1)).key
+                except GpuportError:
+                    continue
+                return key, f"found {match.group(1)!r} in {item.rel}:{no}"
+    return None
+
+
+# ---------------------------------------------------------------------------- hipify
+
+
+def run_hipify(
+    settings: Settings, native_files: int, check: bool, *, require_hipcc: bool = False
+) -> HipifySection:
+    """A dry run of ``gpuport hipify`` over the project: statistics, unsupported, hazards.
+
+    Nothing is written inside the project: translations stay in memory and, for the compile
+    check, go to a temporary folder that is removed afterwards. A compile check asked for on
+    the command line (``require_hipcc``) without hipcc is an environment problem (exit 3);
+    asked for by the project's settings, it becomes a note, so the report still gets written
+    on machines without hipcc.
+    """
+    from gpuport.hipify.run import hipify_path
+    from gpuport.hipify.translate import DEFAULT_HIP_VERSION
+
+    if native_files == 0:
+        return HipifySection(ran=False, reason="no CUDA/C++ sources in the project")
+    hipcc = shutil.which("hipcc") if check else None
+    if check and hipcc is None and require_hipcc:
+        raise EnvironmentProblem(
+            "--hipify-check needs hipcc, which is not on PATH; install Debian's `hipcc` "
+            "package (apt-get install hipcc) or a ROCm release, or drop --hipify-check"
+        )
+    if check and hipcc is None:
+        check_note = "compile check asked for, but hipcc is not on PATH (apt-get install hipcc)"
+        check = False
+    else:
+        check_note = "" if check else "compile check not run (pass --hipify-check)"
+    hip_version = DEFAULT_HIP_VERSION
+    if check:
+        from gpuport.hipify.run import detect_hip_version
+
+        hip_version = detect_hip_version() or DEFAULT_HIP_VERSION
+    report = hipify_path(settings.root, hip_version=hip_version, target=settings.target)
+    outcomes: list[CompileOutcome] = []
+    if check and hipcc is not None:
+        arch = _compile_arch(hipcc, settings.target)
+        outcomes = _compile_all(report, hipcc, arch)
+        check_note = f"hipcc (HIP {hip_version}) -c for {arch}"
+        if arch != settings.target:
+            check_note += f": this hipcc cannot build for {settings.target}; {arch} stands in"
+    hazards: Counter[str] = Counter(h.rule_id for f in report.files for h in f.hazards)
+    return HipifySection(
+        ran=True,
+        reason=f"dry run over {len(report.files)} CUDA/C++ file(s); nothing written",
+        hip_version=report.hip_version,
+        files=len(report.files),
+        replacements=report.totals.get("replacements", 0),
+        by_family=report.by_family,
+        unsupported=[
+            UnsupportedUse(name=u.name, path=f.path, line=u.line, reason=u.reason)
+            for f in report.files
+            for u in f.unsupported
+        ],
+        unsupported_counts=report.unsupported_counts,
+        hazards=sum(hazards.values()),
+        hazards_by_rule=dict(sorted(hazards.items())),
+        checked=bool(outcomes),
+        check_note=check_note,
+        compile=outcomes,
+        skipped=[f"{s.path}: {s.reason}" for s in report.skipped],
+    )
+
+
+def _compile_arch(hipcc: str, target: str) -> str:
+    """``target`` if this hipcc can build for it (a two-line probe), else the fallback."""
+    with tempfile.TemporaryDirectory(prefix="gpuport-assess-") as tmp:
+        src = Path(tmp) / "probe.hip"
+        src.write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n", encoding="utf-8")
+        cmd = [hipcc, f"--offload-arch={target}", "-x", "hip", "-c", str(src), "-o", f"{tmp}/p.o"]
+        try:
+            done = subprocess.run(
+                cmd, capture_output=True, timeout=60, check=False, env=_hip_env(), cwd=tmp
+            )
+        except (OSError, subprocess.SubprocessError):
+            return HIPCC_FALLBACK_ARCH
+    return target if done.returncode == 0 else HIPCC_FALLBACK_ARCH
+
+
+def _hip_env() -> dict[str, str]:
+    return {**os.environ, "HIP_PLATFORM": "amd"}
+
+
+def _compile_all(report: HipifyReport, hipcc: str, arch: str) -> list[CompileOutcome]:
+    """Write every translation to a temporary tree (so includes resolve), compile each."""
+    from gpuport.hipify.io import encode
+    from gpuport.hipify.run import compile_check
+
+    outcomes: list[CompileOutcome] = []
+    with tempfile.TemporaryDirectory(prefix="gpuport-assess-hip-") as tmp:
+        base = Path(tmp)
+        for f in report.files:
+            dest = base / f.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(encode(f.text or ""))
+        for f in report.files:
+            if not f.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".hip")):
+                continue  # headers are compiled through the files that include them
+            result = compile_check(
+                f.text or "",
+                f.path,
+                offload_archs=[arch],
+                include_dir=(base / f.path).parent,
+                hipcc=hipcc,
+            )
+            outcomes.append(_outcome(f.path, result.ok, result.error))
+    return outcomes
+
+
+def _outcome(path: str, ok: bool, error: str | None) -> CompileOutcome:
+    """A missing third-party header says nothing about the port: inconclusive, not failed."""
+    if ok:
+        return CompileOutcome(path=path, status="ok")
+    missing = _MISSING_HEADER.search(error or "")
+    if missing:
+        why = f"needs {missing.group(1)}, which is not installed here"
+        return CompileOutcome(path=path, status="inconclusive", error=why)
+    return CompileOutcome(path=path, status="failed", error=error)
+
+
+# ------------------------------------------------------------------------------ cost
+
+
+def run_cost(settings: Settings, runs: Sequence[BenchRun]) -> CostSection:
+    """``gpuport cost`` for each declared model on the candidate GPUs.
+
+    Bench runs of a catalog GPU replace that GPU's published efficiency with the measured
+    one, as ``gpuport cost --bench`` does. No model declared is not an error: the section
+    says how to declare one.
+    """
+    from gpuport.cost import CostOptions, estimate
+    from gpuport.knowledge.gpus import resolve_gpu
+    from gpuport.knowledge.models import resolve_model, shape_from_hf_config
+
+    shapes: list[tuple[ModelShape, str]] = [(resolve_model(m), "") for m in settings.models]
+    if settings.model_config is not None:
+        shapes.append((shape_from_hf_config(settings.model_config), str(settings.model_config)))
+    if not shapes:
+        return CostSection(
+            status="no-model",
+            message="no model declared; pass --model NAME (or set `model` in [tool.gpuport])",
+        )
+    specs = [resolve_gpu(g) for g in settings.gpus]
+    measured, notes = _runs_by_gpu(runs, [s.key for s in specs])
+    cost_fields = ("dtype", "context", "concurrency", "input_tokens", "output_tokens", "prices")
+    given = {f for f in cost_fields if settings.given(f)}
+    if settings.given("kv_dtype") and settings.kv_dtype != "auto":
+        given.add("kv_dtype")
+    opts = CostOptions(
+        dtype=settings.dtype,
+        kv_dtype=None if settings.kv_dtype == "auto" else settings.kv_dtype,
+        context=settings.context,
+        concurrency=settings.concurrency,
+        input_tokens=settings.input_tokens,
+        output_tokens=settings.output_tokens,
+        prices=dict(settings.prices),
+        train=settings.train,
+        given=frozenset(given),
+    )
+    reports: list[CostReport] = []
+    for shape, source in shapes:
+        report = estimate(shape, specs, opts, measured, model_source=source)
+        if notes:
+            report = report.model_copy(update={"notes": [*report.notes, *notes]})
+        reports.append(report)
+    return CostSection(status="ok", reports=reports)
+
+
+def _runs_by_gpu(
+    runs: Sequence[BenchRun], keys: list[str]
+) -> tuple[dict[str, BenchRun], list[str]]:
+    from gpuport.cost.efficiency import gpu_of_run
+    from gpuport.knowledge.gpus import load_gpus
+
+    catalog = load_gpus()
+    out: dict[str, BenchRun] = {}
+    notes: list[str] = []
+    for run in runs:
+        if run.device.backend == "cpu":
+            continue
+        try:
+            spec = gpu_of_run(run, catalog, None)
+        except GpuportError as exc:
+            notes.append(f"bench run {run.id[:8]} not used for cost: {exc}")
+            continue
+        if spec.key in keys and spec.key not in out:
+            out[spec.key] = run
+            notes.append(f"{spec.key}: efficiency measured by bench run {run.display_name}")
+    return out, notes
+
+
+# ----------------------------------------------------------------------------- bench
+
+
+def load_bench(refs: Sequence[str], run_now: str | None) -> tuple[list[BenchRun], BenchSection]:
+    """Attach bench runs (files, history ids or labels), or run the quick suite here."""
+    from gpuport.bench.history import History, resolve_run
+
+    runs: list[tuple[BenchRun, str]] = []
+    if refs:
+        history = History()
+        runs = [(resolve_run(ref, history), ref) for ref in refs]
+    if run_now is not None:
+        from gpuport.bench.run import BenchOptions, run_suite
+
+        if run_now not in ("quick", "full"):
+            raise GpuportError(f"--run-bench takes quick or full, not {run_now!r}")
+        suite: Suite = "quick" if run_now == "quick" else "full"
+        run = run_suite(BenchOptions(suite=suite, label="assess"))
+        History().add(run)  # like `gpuport bench`: reusable later by id (`gpuport compare`)
+        runs.append((run, f"run now (history id {run.id[:8]})"))
+    if not runs:
+        return [], BenchSection(
+            note="no bench runs attached (pass --bench RUN or --run-bench quick)"
+        )
+    # CUDA first: the baseline of every ratio is the CUDA run, so > 1 means ROCm is faster.
+    order = {"cuda": 0, "rocm": 1, "cpu": 2}
+    runs.sort(key=lambda pair: order.get(pair[0].device.backend, 3))
+    ordered = [run for run, _ in runs]
+    summaries = [
+        BenchRunSummary(
+            id=run.id,
+            label=run.label,
+            device=run.device.name,
+            backend=run.device.backend,
+            suite=run.suite,
+            started=run.started,
+            cases_ok=sum(1 for r in run.results if r.status.value == "ok"),
+            cases=len(run.results),
+            source=source,
+        )
+        for run, source in runs
+    ]
+    if len(ordered) < 2:
+        note = "one run: attach a run from the other platform for ratios"
+        return ordered, BenchSection(runs=summaries, note=note)
+    from gpuport.bench.compare import compare
+
+    comparison = compare(ordered, resamples=1000)
+    note = f"ratios against {comparison.runs[0]}; > 1 means faster than it"
+    return ordered, BenchSection(runs=summaries, comparison=comparison, note=note)
+
+
+# -------------------------------------------------------------------------- validate
+
+
+def load_validate(paths: Sequence[str]) -> ValidateSection:
+    """Summaries of ``gpuport validate check --format json`` reports."""
+    from gpuport.models import load_result
+    from gpuport.validate.model import ParityReport, Status
+
+    out: list[ValidateSummary] = []
+    for ref in paths:
+        report = load_result(Path(ref), ParityReport)
+
+        out.append(
+            ValidateSummary(
+                file=ref,
+                model_ref=report.model_ref,
+                verdict=report.verdict.value,
+                verdict_reason=report.verdict_reason,
+                first_divergence=report.first_divergence,
+                counts={k.value: v for k, v in report.counts.items()},
+                wrong=_labels(report.rows, Status.WRONG),
+                different=_labels(report.rows, Status.DIFFERENT),
+                machines=f"{_machine(report.a)} vs {_machine(report.b)}",
+            )
+        )
+    return ValidateSection(reports=out)
+
+
+# ---------------------------------------------------------------------------- doctor
+
+
+def run_doctor(enabled: bool, snapshot: Path | None) -> DoctorSection:
+    """``gpuport doctor`` on this machine (``enabled``), or replayed from a saved snapshot.
+
+    Off by default: it probes the local machine (seconds, and a GPU smoke test where there
+    is a GPU), which says nothing about the project and is often not the target machine.
+    A snapshot saved on the target machine (``gpuport doctor --save-snapshot``) is the
+    better evidence, and replays here without touching anything.
+    """
+    if not enabled and snapshot is None:
+        return DoctorSection(
+            status="not-run",
+            message="not run (pass --doctor for this machine, or --doctor-snapshot FILE)",
+        )
+    from gpuport.doctor import diagnose, load_snapshot
+    from gpuport.doctor import run_doctor as probe_and_diagnose
+
+    if snapshot is not None:
+        report = diagnose(load_snapshot(snapshot), replayed=True)
+    else:
+        report = probe_and_diagnose()
+    problems = [
+        DoctorProblem(rule_id=d.rule_id, title=d.title, status=d.status.value, fix=d.fix)
+        for d in report.diagnoses
+        if d.status.value in ("fail", "warn")
+    ]
+    where = f"snapshot {snapshot}" if snapshot is not None else "this machine"
+    return DoctorSection(
+        status="problems" if problems else "ok",
+        message=f"{where}: {len(problems)} problem(s)",
+        summary=report.summary,
+        problems=problems,
+        replayed=report.replayed,
+    )
+
+
+def _machine(side: Side) -> str:
+    return f"{side.name} on {side.env.gpu_name or side.settings.device} ({side.settings.backend})"
+
+
+def _labels(rows: Sequence[Row], status: Status) -> list[str]:
+    return list(dict.fromkeys(r.label for r in rows if r.status is status))
+
+
+__all__ = [
+    "detect_model",
+    "load_bench",
+    "load_validate",
+    "run_cost",
+    "run_doctor",
+    "run_hipify",
+    "run_scan",
+]

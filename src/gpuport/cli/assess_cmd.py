@@ -1,0 +1,215 @@
+"""``gpuport assess [PATH]``: one readiness report for a project (parse → assess → render).
+
+Flags override the project's ``[tool.gpuport]`` / ``gpuport.toml`` settings key by key; only the
+flags actually given are passed on, so the report can say where each value came from.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gpuport.cli.common import EXIT_FINDINGS, err_console
+from gpuport.models import GpuportError
+from gpuport.render.interface import write_atomic
+
+FORMATS = {
+    "terminal": "terminal",
+    "json": "json",
+    "markdown": "markdown",
+    "md": "markdown",
+    "html": "html",
+}
+FAIL_ON = {"blocked": 3, "major": 2, "minor": 1, "never": 99}
+EXAMPLE = Path("examples") / "llm-service"
+
+
+def default_project() -> Path:
+    """The bundled example: under the current folder, else beside the source checkout."""
+    if EXAMPLE.is_dir():
+        return EXAMPLE
+    beside = Path(__file__).resolve().parents[3] / EXAMPLE
+    if beside.is_dir():
+        return beside
+    raise GpuportError(
+        "no PATH given and the bundled example (examples/llm-service) is not here; "
+        "give a project folder: gpuport assess PATH"
+    )
+
+
+def _flags(**given: Any) -> dict[str, Any]:
+    """Settings-file spelling of the flags that were given (None means not given)."""
+    return {k: v for k, v in given.items() if v is not None and v != []}
+
+
+def assess(
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="Project folder (default: the bundled examples/llm-service)."),
+    ] = None,
+    target: Annotated[
+        list[str] | None,
+        typer.Option("--target", "-t", help="AMD target(s); the first is assessed (gfx942)."),
+    ] = None,
+    gpus: Annotated[
+        list[str] | None,
+        typer.Option("--gpus", "-g", help="GPUs to price, comma list (h100-sxm,mi300x)."),
+    ] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", "-m", help="Model(s) served, e.g. llama-3-70b.")
+    ] = None,
+    model_config: Annotated[
+        Path | None, typer.Option("--model-config", help="A Hugging Face config.json on disk.")
+    ] = None,
+    dtype: Annotated[
+        str | None, typer.Option("--dtype", help="Weights: bf16, fp16, fp8, int8, int4.")
+    ] = None,
+    kv_dtype: Annotated[
+        str | None, typer.Option("--kv-dtype", help="KV cache: auto, bf16, fp16, fp8.")
+    ] = None,
+    context: Annotated[int | None, typer.Option("--context", help="Tokens per sequence.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", help="Sequences in flight per replica.")
+    ] = None,
+    price: Annotated[
+        list[str] | None, typer.Option("--price", help="GPU=USD per GPU-hour (repeatable).")
+    ] = None,
+    train: Annotated[
+        bool | None, typer.Option("--train/--serve", help="Size training instead of serving.")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="gitignore-style pattern the scan skips.")
+    ] = None,
+    bench: Annotated[
+        list[str] | None,
+        typer.Option("--bench", help="Bench run to attach: file, history id or label."),
+    ] = None,
+    run_bench: Annotated[
+        str | None, typer.Option("--run-bench", help="Run the bench suite here: quick or full.")
+    ] = None,
+    validate: Annotated[
+        list[str] | None,
+        typer.Option("--validate", help="`gpuport validate check --format json` report."),
+    ] = None,
+    doctor: Annotated[
+        bool | None,
+        typer.Option("--doctor/--no-doctor", help="Check this machine's GPU stack (off)."),
+    ] = None,
+    doctor_snapshot: Annotated[
+        Path | None,
+        typer.Option("--doctor-snapshot", help="Replay a doctor snapshot from the target machine."),
+    ] = None,
+    hipify_check: Annotated[
+        bool | None,
+        typer.Option("--hipify-check/--no-hipify-check", help="Compile the translation (hipcc)."),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="terminal, json, markdown (md) or html.")
+    ] = "terminal",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 at this readiness or worse: blocked, major, minor."),
+    ] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress line.")] = False,
+) -> None:
+    """One readiness report: verdict, effort, cost, speed and numerics, with the evidence."""
+    from gpuport.assess import AssessOptions, load_settings
+    from gpuport.assess import assess as run_assess
+
+    kind = FORMATS.get(fmt.lower())
+    if kind is None:
+        raise GpuportError(
+            f"--format must be one of terminal, json, markdown, md, html; not {fmt!r}"
+        )
+    if run_bench is not None and run_bench not in ("quick", "full"):
+        raise GpuportError(f"--run-bench takes quick or full, not {run_bench!r}")
+    root = path if path is not None else default_project()
+    flags = _flags(
+        targets=target,
+        gpus=gpus,
+        model=model,
+        model_config=str(model_config) if model_config else None,
+        dtype=dtype,
+        kv_dtype=kv_dtype,
+        context=context,
+        concurrency=concurrency,
+        prices=price,
+        train=train,
+        exclude=exclude,
+        bench=bench,
+        validate=validate,
+        doctor=doctor,
+        hipify_check=hipify_check,
+        fail_on=fail_on,
+    )
+    settings = load_settings(root, flags)
+    options = AssessOptions(
+        run_bench=run_bench, require_hipcc=bool(hipify_check), doctor_snapshot=doctor_snapshot
+    )
+    show = not no_progress and sys.stderr.isatty()
+    status = err_console.status("gpuport assess") if show else nullcontext()
+    with status as live:
+
+        def observe(step: str) -> None:
+            if live is not None:
+                live.update(f"gpuport assess: {step}")
+
+        result = run_assess(settings, options, observe)
+    _deliver(result, kind, output)
+    threshold = FAIL_ON[settings.fail_on]
+    if result.verdict.rank >= threshold:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def render_text(result: Any, kind: str) -> str:
+    """The report body in ``kind`` (json, markdown, html)."""
+    if kind == "json":
+        return str(result.model_dump_json(indent=2)) + "\n"
+    if kind == "markdown":
+        from gpuport.render import assess_markdown
+
+        return assess_markdown.render(result)
+    from gpuport.render import assess_html
+
+    return assess_html.render(result)
+
+
+def _deliver(result: Any, kind: str, output: Path | None) -> None:
+    from rich.console import Console
+
+    from gpuport.render import assess_terminal
+
+    if kind == "terminal" and output is None:
+        assess_terminal.render(result, Console())
+        return
+    if kind == "terminal":
+        import io
+
+        buf = Console(record=True, width=120, file=io.StringIO(), force_terminal=False)
+        assess_terminal.render(result, buf)
+        body = buf.export_text()
+    else:
+        body = render_text(result, kind)
+    if output is None:
+        sys.stdout.write(body)
+        sys.stdout.flush()
+        err_console.print(
+            f"gpuport assess: {result.verdict.label} ({result.effort.low_days:g}–"
+            f"{result.effort.high_days:g} engineer-days)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    write_atomic(output, body)
+    assess_terminal.render(result, err_console, written=str(output))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("assess")(assess)

@@ -1,0 +1,144 @@
+"""The assessment in a terminal: verdict banner, conclusions, effort, one line per section.
+
+The terminal view is the summary; the detail (every finding, every figure) is in the HTML,
+Markdown or JSON report, whose path is printed at the end when one was written. Text from the
+project is passed as :class:`rich.text.Text` (never markup) after
+:func:`gpuport.render.text.clean`, so it cannot restyle or rewrite the terminal.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from gpuport.assess.model import Assessment, Readiness
+from gpuport.models import Severity
+from gpuport.render.text import clean
+
+SEV_STYLE = {
+    Severity.BLOCKER: "bold red",
+    Severity.MAJOR: "yellow",
+    Severity.MINOR: "cyan",
+    Severity.INFO: "dim",
+}
+VERDICT_STYLE = {
+    Readiness.BLOCKED: "bold white on red",
+    Readiness.MAJOR_WORK: "bold black on yellow",
+    Readiness.MINOR_WORK: "bold black on cyan",
+    Readiness.READY: "bold white on green",
+}
+LEANS = {"rocm": "[bold dark_orange]favours ROCm[/]", "cuda": "[bold green]favours CUDA[/]"}
+
+
+def _banner(a: Assessment) -> Panel:
+    t = a.scan.target
+    counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {a.scan.counts.get(s, 0)}[/]" for s in Severity)
+    lines = [
+        Text.from_markup(
+            f"[bold]{escape(clean(a.project))}[/]  target [bold]{t.name}[/] "
+            f"({t.generation}, wave{t.wave_size})"
+        ),
+        Text.from_markup(
+            f"[{VERDICT_STYLE[a.verdict]}] {a.verdict.label.upper()} [/]  "
+            f"{escape(clean(a.verdict_reason))}"
+        ),
+        Text.from_markup(
+            f"effort [bold]{a.effort.low_days:g}–{a.effort.high_days:g} engineer-days[/] "
+            f"({a.effort.hours:g} h of listed work)   {counts}"
+        ),
+        Text(""),
+        Text.from_markup(f"[bold]Decision:[/] {escape(clean(a.decision))}"),
+    ]
+    return Panel(Group(*lines), title="gpuport assess", title_align="left")
+
+
+def _conclusions(a: Assessment) -> Table:
+    table = Table(title="Conclusions", title_justify="left", expand=True, show_lines=True)
+    table.add_column("", no_wrap=True)
+    table.add_column("conclusion, and what to do", ratio=1, overflow="fold")
+    for c in a.conclusions:
+        head = Text(clean(c.title), style="bold")
+        if c.leans in LEANS:
+            head.append("  ")
+            head.append_text(Text.from_markup(LEANS[c.leans]))
+        body = Text()
+        body.append_text(head)
+        body.append("\n" + clean(c.statement))
+        body.append("\n→ ", style="bold")
+        body.append(clean(c.recommendation))
+        if c.evidence:
+            refs = ", ".join(e.label for e in c.evidence[:6])
+            more = f" (+{len(c.evidence) - 6})" if len(c.evidence) > 6 else ""
+            body.append(f"\nevidence: {clean(refs)}{more}", style="dim")
+        table.add_row(Text(c.severity.value, style=SEV_STYLE[c.severity]), body)
+    return table
+
+
+def _effort(a: Assessment) -> Table:
+    table = Table(title="Effort by area", title_justify="left", caption=a.effort.note)
+    table.add_column("area", overflow="fold")
+    table.add_column("items", justify="right")
+    table.add_column("hours", justify="right")
+    table.add_column("largest items", overflow="fold")
+    for c in a.effort.classes:
+        table.add_row(c.title, str(c.count), f"{c.hours:g}", "; ".join(c.basis[:2]))
+    return table
+
+
+def section_lines(a: Assessment) -> list[str]:
+    """One plain line per section: what ran and what it said."""
+    h, cost, bench, doctor = a.hipify, a.cost, a.bench, a.doctor
+    lines = [
+        f"scan: {a.scan.files_scanned} files, {len(a.scan.findings)} findings above info "
+        f"({a.scan.verdict})",
+        (
+            f"hipify: {h.files} CUDA/C++ files, {h.replacements} API uses rewritten, "
+            f"{len(h.unsupported)} untranslatable, {h.hazards} hazards; {h.check_note}"
+            if h.ran
+            else f"hipify: not run ({h.reason})"
+        ),
+    ]
+    if cost.status == "ok":
+        for r in cost.reports:
+            train = r.mode == "training"
+            priced = [
+                (g.usd_per_mtok_train if train else g.usd_per_mtok_output, g.name)
+                for g in r.records
+            ]
+            shown = ", ".join(f"{n} ${u:.3g}" for u, n in priced if u is not None)
+            lines.append(f"cost: {r.model.name}: $/Mtok {shown or 'no prices'}")
+    else:
+        lines.append(f"cost: {cost.message}")
+    if bench.comparison is not None and len(bench.comparison.geomean) > 1:
+        g = bench.comparison.geomean[1]
+        lines.append(
+            f"bench: {len(bench.runs)} runs; geomean ratio {g:.2f}x" if g else "bench: no ratio"
+        )
+    else:
+        lines.append(f"bench: {bench.note}")
+    reports = a.validate_.reports
+    lines.append(
+        "validate: " + "; ".join(f"{v.file}: {v.verdict}" for v in reports)
+        if reports
+        else "validate: no report attached"
+    )
+    lines.append(f"doctor: {doctor.message}")
+    return lines
+
+
+def render(a: Assessment, console: Console, *, written: str | None = None) -> None:
+    console.print(_banner(a))
+    if a.conclusions:
+        console.print(_conclusions(a))
+    if a.effort.classes:
+        console.print(_effort(a))
+    for line in section_lines(a):
+        console.print(Text(clean(line)))
+    for note in a.notes:
+        console.print(Text(f"note: {clean(note)}", style="dim"))
+    if written:
+        # never wrapped: the path is meant to be copied
+        console.print(Text(f"report written to {clean(written)}", style="bold"), soft_wrap=True)
