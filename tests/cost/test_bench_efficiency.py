@@ -99,3 +99,38 @@ def test_bench_through_the_cli_by_file_and_by_label(tmp_path: Path, _private_his
     assert rec["gpu"] == "mi300x" and rec["efficiency"]["compute"]["basis"] == "measured"
     missing = run_cost("-m", "llama-3-8b", "--bench", str(tmp_path / "nope.json"))
     assert missing.code == 2 and "no such file" in missing.err
+
+
+@pytest.mark.parametrize("bad", [0.0, -120.0, float("nan"), float("inf")])
+def test_a_zero_negative_or_non_finite_figure_is_not_a_measurement(bad: float) -> None:
+    """A broken case must not reach Efficiency(value > 0) and crash the whole command."""
+    run = bench_run(membw={"triad": bad}, gemm={"bf16": bad})
+    eff, notes = measured(run, resolve_gpu("mi300x"), "bf16")
+    assert eff == {}
+    assert any("no membw result" in n for n in notes) and any("no gemm result" in n for n in notes)
+    # A good kernel next to a broken one is still used.
+    run = bench_run(membw={"triad": bad, "copy": 4000.0}, gemm={"bf16": 700.0})
+    eff, _notes = measured(run, resolve_gpu("mi300x"), "bf16")
+    assert eff["bandwidth"].figure == 4000.0 and eff["compute"].figure == 700.0
+    (rec,) = estimate(
+        resolve_model("llama-3-8b"), [resolve_gpu("mi300x")], CostOptions(),
+        runs={"mi300x": bench_run(membw={"triad": bad}, gemm={"bf16": bad})},
+    ).records  # fmt: skip
+    assert rec.efficiency["bandwidth"].basis == "published"
+
+
+def test_a_figure_far_above_the_peak_is_refused_with_a_note() -> None:
+    """130 % of the datasheet is a wrong GPU or unit, not a fast GPU: published is used."""
+    gpu = resolve_gpu("mi300x")
+    run = bench_run(membw={"triad": 5300 * 1.3}, gemm={"bf16": 1307.4 * 1.05})
+    eff, notes = measured(run, gpu, "bf16")
+    assert "bandwidth" not in eff and any("130% of the catalog peak" in n for n in notes)
+    assert any("not used" in n for n in notes)
+    # Just above the peak (boost clocks) is kept, with a warning.
+    assert eff["compute"].value == pytest.approx(1.05)
+    assert any("105% of the catalog peak" in n and "may not be" in n for n in notes)
+    (rec,) = estimate(
+        resolve_model("llama-3-8b"), [gpu], CostOptions(), runs={"mi300x": run}
+    ).records
+    assert rec.efficiency["bandwidth"].basis == "published"
+    assert rec.efficiency["compute"].basis == "measured"

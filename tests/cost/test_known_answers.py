@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -107,6 +108,16 @@ def test_dollars_per_gb_of_memory() -> None:
     records = {r["gpu"]: r for r in json.loads(res.out)["records"]}
     assert round(records["mi300x"]["usd_per_gb"], 3) == 0.010
     assert round(records["h100-sxm"]["usd_per_gb"], 3) == 0.022
+
+
+def test_dollars_per_gb_says_it_is_per_datasheet_gb() -> None:
+    """The seeds divide by the sheet's "80 GB" (80 GiB); every other size here is 10^9 B."""
+    md = run_cost("-m", "llama-3-8b", "-g", "h100", "--price", "h100=1.74", "-f", "markdown")
+    assert "| $/GB-h (datasheet GB) |" in md.out
+    term = run_cost("-m", "llama-3-8b", "-g", "h100", "--price", "h100=1.74")
+    assert "$/GB-h (datasheet GB)" in term.out
+    doc = (Path(__file__).parents[2] / "docs" / "cost.md").read_text()
+    assert "$/GB·hour    = $/GPU-hour / memory GB as printed on the datasheet" in doc
 
 
 def test_buying_breaks_even_after_1500_to_3000_hours() -> None:

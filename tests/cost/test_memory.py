@@ -93,7 +93,7 @@ def test_model_that_never_fits() -> None:
     (rec,) = estimate(resolve_model("mistral-7b"), [tiny], CostOptions()).records
     assert rec.fits is False and rec.gpus_needed is None
     assert rec.decode_tokens_per_s_per_gpu is None and rec.usd_per_mtok_output is None
-    assert any("does not fit even with one attention head per GPU" in n for n in rec.notes)
+    assert any("does not fit even split 32 ways" in n for n in rec.notes)
     # 405B over 64 RTX 4090s does fit on paper, and says the group spans nodes.
     (big,) = estimate(
         resolve_model("llama-3-405b"), [resolve_gpu("rtx-4090")], CostOptions()
@@ -129,3 +129,37 @@ def test_training_report() -> None:
         resolve_model("llama-3-70b"), [resolve_gpu("h100")], CostOptions(train=True, zero=0)
     )
     assert never.records[0].gpus_needed is None
+
+
+def test_never_fits_names_the_term_that_overflows() -> None:
+    """Not "the weights alone" when the weights are small: the reserve, or one sequence's KV."""
+    mistral, h100 = resolve_model("mistral-7b"), resolve_gpu("h100")
+    (rec,) = estimate(mistral, [h100], CostOptions(overhead_gb=100)).records
+    (note,) = [n for n in rec.notes if "does not fit" in n]
+    assert "runtime reserve and prefill workspace alone" in note and "--overhead-gb" in note
+    assert "weights" not in note
+    # 2M tokens of KV: more than any split of a 24 GiB card holds next to the weights.
+    opts = CostOptions(context=2**21)
+    (rec,) = estimate(mistral, [resolve_gpu("rtx-4090")], opts).records
+    (note,) = [n for n in rec.notes if "does not fit" in n]
+    assert "sequence's KV cache needs" in note and "--kv-dtype fp8" in note
+    fp8 = opts.model_copy(update={"kv_dtype": "fp8", "context": 2**22})
+    (rec,) = estimate(mistral, [resolve_gpu("rtx-4090")], fp8).records
+    assert not any("--kv-dtype fp8" in n for n in rec.notes)  # already fp8
+    tiny = resolve_gpu("rtx-4090").model_copy(update={"key": "tiny", "memory_gb": 4})
+    (rec,) = estimate(resolve_model("llama-3-405b"), [tiny], CostOptions()).records
+    (note,) = [n for n in rec.notes if "does not fit" in n]
+    assert "weights" in note and "exceed" in note
+
+
+def test_training_never_fits_names_the_term_and_no_higher_stage_at_3() -> None:
+    llama8, h100 = resolve_model("llama-3-8b"), resolve_gpu("h100")
+    long = CostOptions(train=True, zero=3, context=2**20)
+    (rec,) = estimate(llama8, [h100], long).records
+    (note,) = rec.notes
+    assert rec.gpus_needed is None and "activations of 1 × 1048576 tokens" in note
+    assert "higher --zero" not in note and "--context" in note
+    (rec,) = estimate(llama8, [h100], CostOptions(train=True, overhead_gb=200)).records
+    assert "--overhead-gb 200 alone" in rec.notes[0] and "higher --zero" not in rec.notes[0]
+    (rec,) = estimate(resolve_model("llama-3-70b"), [h100], CostOptions(train=True, zero=0)).records
+    assert "keeps whole on every GPU" in rec.notes[0] and "higher --zero stage" in rec.notes[0]

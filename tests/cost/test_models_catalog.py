@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuport.cost.shapes import count_params
 from gpuport.knowledge.gpus import load_gpus
 from gpuport.knowledge.models import (
     MODELS_TOML,
@@ -205,3 +206,105 @@ def test_config_json_bad_values(tmp_path: Path, content: str, message: str) -> N
         shape_from_hf_config(path)
     with pytest.raises(GpuportError, match="cannot read"):
         shape_from_hf_config(tmp_path / "absent.json")
+
+
+# gemma-3-12b-it's config.json as published: transformers writes text_config as a diff
+# against Gemma3TextConfig's defaults, so head_dim (256), vocab_size (262208),
+# sliding_window_pattern (6) and tie_word_embeddings (true) are all left out.
+GEMMA3_12B_TEXT = {"hidden_size": 3840, "intermediate_size": 15360, "model_type": "gemma3_text",
+                   "num_attention_heads": 16, "num_hidden_layers": 48, "num_key_value_heads": 8,
+                   "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                   "sliding_window": 1024}  # fmt: skip
+
+
+@pytest.mark.parametrize("text_type", ["gemma3_text", None])
+def test_a_real_gemma3_config_reads_like_the_catalog(tmp_path: Path, text_type: str | None) -> None:
+    text = {k: v for k, v in GEMMA3_12B_TEXT.items() if k != "model_type"}
+    if text_type:
+        text["model_type"] = text_type
+    vision = {"model_type": "siglip_vision_model"}
+    path = _config(tmp_path, model_type="gemma3", text_config=text, vision_config=vision)
+    shape = shape_from_hf_config(path)
+    catalog = resolve_model("gemma-3-12b")
+    for field in ("head_dim", "vocab_size", "tie_embeddings", "sliding_window", "sliding_layers",
+                  "num_kv_heads", "max_context"):  # fmt: skip
+        assert getattr(shape, field) == getattr(catalog, field), field
+    assert shape.family == "gemma3_text"
+    assert count_params(shape).total == count_params(catalog).total
+    res = run_cost("--model-config", str(path), "-g", "h100", "-f", "json")
+    assert res.code == 0, res.err
+    (note,) = [n for n in json.loads(res.out)["notes"] if "gemma3_text defaults" in n]
+    assert (
+        "head_dim 256" in note
+        and "vocab_size 262208" in note
+        and "tie_word_embeddings true" in note
+    )
+
+
+def test_a_gemma2_config_without_tie_word_embeddings_is_tied(tmp_path: Path) -> None:
+    """gemma-2-9b's config.json has no tie_word_embeddings: true is the class default."""
+    shape = shape_from_hf_config(_config(
+        tmp_path, model_type="gemma2", hidden_size=3584, num_hidden_layers=42,
+        num_attention_heads=16, num_key_value_heads=8, head_dim=256, intermediate_size=14336,
+        vocab_size=256000, max_position_embeddings=8192, sliding_window=4096,
+    ))  # fmt: skip
+    catalog = resolve_model("gemma-2-9b")
+    assert shape.tie_embeddings and (shape.sliding_window, shape.sliding_layers) == (4096, 21)
+    assert count_params(shape).total == count_params(catalog).total
+
+
+def test_an_unknown_model_type_with_a_window_counts_every_layer_global(tmp_path: Path) -> None:
+    """Without layer_types or a pattern, which layers slide is unknown: no KV is dropped."""
+    path = _config(tmp_path, **{**LLAMA_8B, "model_type": "acme", "sliding_window": 4096})
+    shape = shape_from_hf_config(path)
+    assert shape.sliding_layers == 0 and shape.sliding_window is None
+    assert any("counted as global" in n for n in shape.assumed)
+    res = run_cost("--model-config", str(path), "-g", "h100", "-f", "json")
+    assert any("counted as global" in n for n in json.loads(res.out)["notes"])
+    # A known all-sliding family (Mistral 7B v0.1) still slides on every layer.
+    mistral = shape_from_hf_config(_config(tmp_path, **{**LLAMA_8B, "model_type": "mistral",
+                                                        "sliding_window": 4096}))  # fmt: skip
+    assert mistral.sliding_layers == 32 and not mistral.assumed
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ('"hidden_size": NaN', "must be a finite integer"),
+        ('"hidden_size": Infinity', "must be a finite integer"),
+        ('"vocab_size": -Infinity', "must be a finite integer"),
+        ('"hidden_size": 1e300', "above 2**40"),
+        ('"num_hidden_layers": 100000000000000000000000000000000000000000', "above 2**40"),
+        ('"num_attention_heads": 1099511627777', "above 2**40"),
+    ],
+)
+def test_config_json_non_finite_or_huge_numbers_are_one_line(
+    tmp_path: Path, raw: str, message: str
+) -> None:
+    field = raw.split(":")[0].strip('"')
+    body = json.dumps({k: v for k, v in LLAMA_8B.items() if k != field})
+    path = tmp_path / "config.json"
+    path.write_text(body[:-1] + ", " + raw + "}")
+    res = run_cost("--model-config", str(path), "-g", "h100")
+    assert res.code == 2, res.err
+    assert message in res.err and field in res.err and "\n" not in res.err.strip()
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"hidden_size": 8, "num_attention_heads": 16, "num_key_value_heads": 16},
+         "hidden_size 8 is not a multiple of num_heads 16"),
+        ({"hidden_size": 4100}, "hidden_size 4100 is not a multiple of num_heads 32"),
+    ],
+)  # fmt: skip
+def test_head_size_must_be_a_whole_positive_number(
+    tmp_path: Path, fields: dict[str, int], message: str
+) -> None:
+    """hidden // heads would round: to 0 (a KV cache of nothing) when hidden < heads."""
+    path = _config(tmp_path, **{**LLAMA_8B, **fields})
+    res = run_cost("--model-config", str(path), "-g", "h100")
+    assert res.code == 2 and message in res.err and "\n" not in res.err.strip()
+    # An explicit head_dim says what the heads are: then any hidden size goes.
+    explicit = shape_from_hf_config(_config(tmp_path, **{**LLAMA_8B, **fields, "head_dim": 64}))
+    assert explicit.head_size == 64

@@ -109,3 +109,25 @@ def test_a_gpu_without_prices_still_sizes() -> None:
     (rec,) = estimate(resolve_model("llama-3-8b"), [resolve_gpu("mi250x")], CostOptions()).records
     assert rec.fits and rec.usd_per_hour is None and rec.usd_per_mtok_output is None
     assert any("--price mi250x=USD" in n for n in rec.notes)
+
+
+def test_replicas_count_only_the_sequences_that_exist() -> None:
+    """128 sequences on three H100 replicas: 43 + 43 + 42, not 3 × 43 = 129."""
+    shape, h100 = resolve_model("llama-3-8b"), resolve_gpu("h100")
+    (rec,) = estimate(shape, [h100], CostOptions(concurrency=128)).records
+    assert (rec.replicas, rec.tp_degree, rec.concurrency) == (3, 1, 128)
+    per_gpu, per_user = rec.decode_tokens_per_s_per_gpu, rec.decode_tokens_per_s_per_user
+    assert per_gpu is not None and per_user is not None and rec.gpus_needed == 3
+    # Every sequence makes one token per step of the busiest (43-sequence) replica.
+    assert per_gpu * rec.gpus_needed == pytest.approx(128 * per_user)
+
+
+def test_chart_points_count_only_the_sequences_that_exist() -> None:
+    shape, h100 = resolve_model("llama-3-8b"), resolve_gpu("h100")
+    report = estimate(shape, [h100], CostOptions())
+    point = next(p for p in report.curves["h100-sxm"] if p.concurrency == 128)
+    assert point.gpus == 3  # 128 over three replicas does not divide evenly
+    (rec,) = estimate(shape, [h100], CostOptions(concurrency=128)).records
+    assert rec.decode_tokens_per_s_per_user is not None
+    assert point.tokens_per_s_per_gpu == pytest.approx(rec.decode_tokens_per_s_per_gpu)
+    assert point.tokens_per_s_per_gpu * 3 == pytest.approx(128 * rec.decode_tokens_per_s_per_user)

@@ -172,6 +172,8 @@ def _gpus(values: list[str] | None, knowledge: Path | None, default: bool) -> li
     from gpuport.knowledge.gpus import resolve_gpu
 
     names = [p.strip() for v in values or [] for p in v.split(",") if p.strip()]
+    if values is not None and not names:
+        raise GpuportError(f"--gpus {','.join(values)!r} names no GPU; e.g. --gpus h100,mi300x")
     if not names and default:
         names = list(DEFAULT_GPUS)
     out: dict[str, Any] = {}
@@ -236,12 +238,19 @@ def _pairs(values: list[str] | None, flag: str, knowledge: Path | None) -> dict[
                 raise GpuportError(f"{flag} {item!r}: {number!r} is not a number") from None
             if not math.isfinite(parsed) or parsed <= 0:
                 raise GpuportError(f"{flag} {item!r}: the value must be a positive number")
-            out[resolve_gpu(name.strip(), knowledge).key] = parsed
+            key = resolve_gpu(name.strip(), knowledge).key
+            if key in out:
+                # The second value would silently replace the first: say which GPU it is.
+                raise GpuportError(
+                    f"{flag} {item!r}: {key} already has a value ({out[key]:g}); give one per GPU"
+                )
+            out[key] = parsed
     return out
 
 
 def _deliver(report: Any, fmt: OutputFormat, output: Path | None, chart: Path | None) -> None:
     from gpuport.render import cost_render
+    from gpuport.render.text import clean
 
     def text() -> str:
         if fmt is OutputFormat.JSON:
@@ -261,7 +270,8 @@ def _deliver(report: Any, fmt: OutputFormat, output: Path | None, chart: Path | 
         summary += f"; lowest $/Mtok output: {best.gpu} ${best.usd_per_mtok_output:.3g}"
     if chart is not None:
         summary += f"; chart {chart}"
-    err_console.print(summary, highlight=False, soft_wrap=True)
+    # A model name comes from a config.json: no Rich markup, no control characters.
+    err_console.print(clean(summary), markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

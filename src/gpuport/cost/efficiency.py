@@ -10,6 +10,7 @@ is used and said to be one.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
@@ -27,6 +28,9 @@ DEFAULT_COMPUTE_EFFICIENCY = 0.65
 # Bandwidth kernels in order of preference: what decode does most is read, but the
 # catalog's published figures are triad, so the same kernel is compared first.
 MEMBW_KERNELS = ("triad", "copy", "read", "add", "scale")
+# A measured figure this far above the datasheet peak is a wrong GPU, unit or timing, not a
+# fast GPU (boost clocks and caches give a few per cent, not 20): it is refused with a note.
+MAX_MEASURED_EFFICIENCY = 1.2
 
 
 def compute_dtype(gpu: GpuSpec, dtype: WeightDtype) -> str:
@@ -111,7 +115,10 @@ def measured(run: BenchRun, gpu: GpuSpec, dtype: str) -> tuple[dict[str, Efficie
             source=run.id,
         )
     else:
-        notes.append(f"{label} has no membw result: published bandwidth efficiency used")
+        notes.append(
+            f"{label} has no membw result (passed, with a positive figure): published "
+            "bandwidth efficiency used"
+        )
     gemm, used = _best_gemm(run.results, dtype)
     if gemm is not None and gemm.value is not None:
         peak = peak_tflops(gpu, used)
@@ -126,9 +133,19 @@ def measured(run: BenchRun, gpu: GpuSpec, dtype: str) -> tuple[dict[str, Efficie
         if used != dtype:
             notes.append(f"{label} has no {dtype} GEMM: its {used} efficiency is used")
     else:
-        notes.append(f"{label} has no gemm result: published compute efficiency used")
-    for what, eff in out.items():
-        if eff.value > 1.0:
+        notes.append(
+            f"{label} has no gemm result (passed, with a positive figure): published "
+            "compute efficiency used"
+        )
+    for what, eff in list(out.items()):
+        if eff.value > MAX_MEASURED_EFFICIENCY:
+            del out[what]
+            notes.append(
+                f"measured {what} is {eff.value:.0%} of the catalog peak of {gpu.key}, which no "
+                f"GPU reaches: not used (published {what} efficiency used instead); check the "
+                "run was on this GPU and its units"
+            )
+        elif eff.value > 1.0:
             notes.append(
                 f"measured {what} is {eff.value:.0%} of the catalog peak: the catalog entry "
                 f"{gpu.key} may not be this GPU"
@@ -137,10 +154,15 @@ def measured(run: BenchRun, gpu: GpuSpec, dtype: str) -> tuple[dict[str, Efficie
 
 
 def _ok(results: list[BenchResult], workload: str) -> list[BenchResult]:
+    """Usable results: passed, with a positive, finite figure (0, NaN or inf mean no rate)."""
     return [
         r
         for r in results
-        if r.workload == workload and r.status is CaseStatus.OK and r.value is not None
+        if r.workload == workload
+        and r.status is CaseStatus.OK
+        and r.value is not None
+        and math.isfinite(r.value)
+        and r.value > 0
     ]
 
 

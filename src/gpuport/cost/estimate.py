@@ -22,7 +22,9 @@ from gpuport.cost.memory import (
     plan_serving,
     plan_training,
     serve_memory,
+    tp_degrees,
     training_activations,
+    unsharded_state_bytes,
 )
 from gpuport.cost.model import (
     CostReport,
@@ -95,12 +97,16 @@ def estimate(
     check_options(opts)
     if not gpus:
         raise GpuportError("no GPUs to estimate: give --gpus")
-    for flag, keys in (("price", opts.prices), ("throughput", opts.throughputs)):
+    for flag, keys in (
+        ("price", opts.prices),
+        ("throughput", opts.throughputs),
+        ("purchase", opts.purchases),
+    ):
         for key in keys:
             if key not in {g.key for g in gpus}:
                 raise GpuportError(f"--{flag} names {key}, which is not among --gpus")
     counts = count_params(shape)
-    notes: list[str] = []
+    notes: list[str] = list(shape.assumed)
     records: list[GpuCost] = []
     curves: dict[str, list[CurvePoint]] = {}
     for spec in gpus:
@@ -132,7 +138,7 @@ def estimate(
 
 
 def _prepare(spec: GpuSpec, opts: CostOptions, run: BenchRun | None) -> _Gpu:
-    dtype = "bf16" if opts.train else eff_mod.compute_dtype(spec, opts.dtype)
+    dtype = eff_mod.compute_dtype(spec, opts.dtype)  # training: bf16 or fp16 (checked)
     efficiency = eff_mod.published(spec, dtype)
     notes: list[str] = []
     if run is not None:
@@ -209,10 +215,7 @@ def _serve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
         "notes": notes,
     }
     if plan is None:
-        notes.append(
-            f"does not fit even with one attention head per GPU ({shape.num_heads} GPUs): "
-            f"the weights alone need {one.weights / shape.num_heads / GB:.1f} GB each"
-        )
+        notes.append(_never_fits(shape, counts, spec, opts, kv_seq))
         fields |= {"gpus_needed": None, "tp_degree": None, "max_concurrency": 0}
         fields |= {"concurrency": 0, "weights_gb_per_gpu": None, "memory_gb_per_gpu": None}
         return GpuCost.model_validate(fields | _money_fields(gpu, None, opts))
@@ -234,20 +237,22 @@ def _serve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
             "MLA keeps the whole KV latent on every GPU: a wider TP adds room for weights only"
         )
     conc = opts.concurrency or min(plan.max_sequences, opts.max_batch)
-    per_replica = math.ceil(conc / plan.replicas)
+    per_replica = math.ceil(conc / plan.replicas)  # the busiest replica sets the pace
     kv_len = opts.input_tokens + opts.output_tokens / 2
     step = decode_step(shape, counts, opts.dtype, kv_dtype, per_replica, kv_len, plan.tp, gpu.hw)
-    per_gpu, per_user, source = step.per_gpu, step.per_user, "model"
+    # conc sequences exist, not replicas × per_replica: count only those.
+    modelled = _per_gpu(conc, step.step_s, plan.gpus)
+    per_gpu, per_user, source = modelled, step.per_user, "model"
     if spec.key in opts.throughputs:
         per_gpu, source = opts.throughputs[spec.key], "flag"
         per_user = per_gpu * plan.gpus / conc
         notes.append(
             f"throughput {per_gpu:,.0f} tokens/s per GPU from --throughput "
-            f"(the roofline gives {step.per_gpu:,.0f} at {conc} sequences)"
+            f"(the roofline gives {modelled:,.0f} at {conc} sequences)"
         )
-        if per_gpu > IMPLAUSIBLE * step.per_gpu:
+        if per_gpu > IMPLAUSIBLE * modelled:
             notes.append(
-                f"--throughput {spec.key} is {per_gpu / step.per_gpu:.0f}× the roofline at this "
+                f"--throughput {spec.key} is {per_gpu / modelled:.0f}× the roofline at this "
                 "concurrency: check it is per GPU, output tokens only, at this batch"
             )
     prefill = prefill_tokens_per_s(shape, counts, opts.input_tokens, gpu.hw)
@@ -267,6 +272,45 @@ def _serve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
         "throughput_source": source,
     }
     return GpuCost.model_validate(fields | _money_fields(gpu, (per_gpu, prefill), opts))
+
+
+def _per_gpu(sequences: int, step_s: float, gpus: int) -> float:
+    """Output tokens/s per GPU: every sequence makes one token per step, shared by all GPUs."""
+    return sequences / step_s / gpus
+
+
+def _never_fits(
+    shape: ModelShape, counts: ParamCount, spec: GpuSpec, opts: CostOptions, kv_seq: float
+) -> str:
+    """Why no tensor-parallel degree holds one sequence: the term that overflows, by name.
+
+    Every per-GPU term is smallest at the widest degree (one attention head per GPU), so
+    that is where the terms are compared with the usable memory.
+    """
+    n = tp_degrees(shape)[-1]
+    mem = serve_memory(
+        shape, counts, opts.dtype, kv_seq, n, capacity_bytes(spec.memory_gb),
+        opts.usable, opts.overhead_gb * GB, opts.prefill_chunk,
+    )  # fmt: skip
+    usable = f"{mem.usable / GB:.1f} GB usable (--usable {opts.usable:g} of {spec.memory_gb:g} GiB)"
+    where = f"does not fit even split {n} ways (one attention head per GPU)"
+    if mem.overhead >= mem.usable:
+        return (
+            f"{where}: the runtime reserve and prefill workspace alone take "
+            f"{mem.overhead / GB:.1f} GB of the {usable}; lower --overhead-gb or raise --usable"
+        )
+    if mem.weights + mem.overhead >= mem.usable:
+        return (
+            f"{where}: weights {mem.weights / GB:.1f} GB + overhead {mem.overhead / GB:.1f} GB "
+            f"per GPU exceed the {usable}; a smaller --dtype shrinks the weights"
+        )
+    fp8 = "" if _kv_dtype(opts) == "fp8" else " or use --kv-dtype fp8"
+    return (
+        f"{where}: one {opts.context}-token sequence's KV cache needs "
+        f"{mem.kv_per_sequence / GB:.2f} GB per GPU, more than the "
+        f"{(mem.usable - mem.weights - mem.overhead) / GB:.2f} GB left of the {usable} "
+        f"after the weights and overhead; lower --context{fp8}"
+    )
 
 
 def _money_fields(
@@ -316,10 +360,7 @@ def _train(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
         "price": gpu.price,
     }
     if plan is None:
-        notes.append(
-            f"ZeRO-{opts.zero} never fits: the unsharded model state alone exceeds one GPU; "
-            "try a higher --zero stage"
-        )
+        notes.append(_training_never_fits(counts, spec, opts, act, capacity))
         fields |= {"fits": False, "gpus_needed": None, "tp_degree": None, "max_concurrency": 0}
         fields |= {"weights_gb_per_gpu": None, "memory_gb_per_gpu": None, "notes": notes}
         return GpuCost.model_validate(fields | _money_fields(gpu, None, opts))
@@ -351,6 +392,31 @@ def _train(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
     return GpuCost.model_validate(fields)
 
 
+def _training_never_fits(
+    counts: ParamCount, spec: GpuSpec, opts: CostOptions, act: float, capacity: float
+) -> str:
+    """Why no data-parallel world holds the training state: the term that overflows."""
+    usable = capacity * opts.usable
+    total = f"{usable / GB:.1f} GB usable (--usable {opts.usable:g} of {spec.memory_gb:g} GiB)"
+    overhead = opts.overhead_gb * GB
+    where = f"ZeRO-{opts.zero} never fits"
+    if overhead >= usable:
+        return f"{where}: --overhead-gb {opts.overhead_gb:g} alone exceeds the {total}"
+    if overhead + act >= usable:
+        return (
+            f"{where}: the activations of {opts.concurrency or 1} × {opts.context} tokens "
+            f"need {act / GB:.1f} GB, more than the {(usable - overhead) / GB:.1f} GB left of "
+            f"the {total}; lower --context or --concurrency"
+        )
+    unsharded = unsharded_state_bytes(counts.total, opts.zero)
+    hint = "; try a higher --zero stage" if opts.zero < 3 else ""
+    return (
+        f"{where}: the model state ZeRO-{opts.zero} keeps whole on every GPU "
+        f"({unsharded / GB:.1f} GB) exceeds the {(usable - overhead - act) / GB:.1f} GB left "
+        f"after activations and overhead{hint}"
+    )
+
+
 def _curve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) -> list[CurvePoint]:
     """$/Mtok output at 1, 2, 4, … sequences, each on the fewest GPUs that hold them."""
     kv_len = opts.input_tokens + opts.output_tokens / 2
@@ -366,12 +432,13 @@ def _curve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
         step = decode_step(
             shape, counts, opts.dtype, _kv_dtype(opts), batch, kv_len, plan.tp, gpu.hw
         )
+        per_gpu = _per_gpu(conc, step.step_s, plan.gpus)
         points.append(
             CurvePoint(
                 concurrency=conc,
                 gpus=plan.gpus,
-                tokens_per_s_per_gpu=step.per_gpu,
-                usd_per_mtok_output=usd_per_mtok(price, step.per_gpu) if price else None,
+                tokens_per_s_per_gpu=per_gpu,
+                usd_per_mtok_output=usd_per_mtok(price, per_gpu) if price else None,
             )
         )
         conc *= 2

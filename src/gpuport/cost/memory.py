@@ -46,7 +46,10 @@ def valid_tp(shape: ModelShape, n: int) -> bool:
 
 def tp_degrees(shape: ModelShape) -> list[int]:
     """Every valid tensor-parallel degree, smallest first (at most one head per GPU)."""
-    return [n for n in range(1, shape.num_heads + 1) if valid_tp(shape, n)]
+    heads = shape.num_heads
+    small = [n for n in range(1, math.isqrt(heads) + 1) if heads % n == 0]
+    divisors = sorted({*small, *(heads // n for n in small)})
+    return [n for n in divisors if valid_tp(shape, n)]
 
 
 def kv_copies(shape: ModelShape, n: int) -> float:
@@ -206,6 +209,11 @@ def model_state_bytes(params: int, zero: int, gpus: int) -> float:
     return TRAIN_BYTES_PER_PARAM * p / gpus
 
 
+def unsharded_state_bytes(params: int, zero: int) -> float:
+    """The part of the model state a ZeRO stage keeps whole on every GPU (none at stage 3)."""
+    return {0: TRAIN_BYTES_PER_PARAM, 1: WEIGHT_B + GRAD_B, 2: WEIGHT_B, 3: 0}[zero] * float(params)
+
+
 def training_activations(shape: ModelShape, micro_batch: int, seq_len: int) -> float:
     """Activation bytes per GPU with full activation checkpointing.
 
@@ -226,9 +234,8 @@ def plan_training(
     N = ceil(sharded / (room − fixed)) when room exceeds the unsharded part.
     """
     room = capacity * usable - activations - overhead
-    p = float(params)
-    fixed = {0: TRAIN_BYTES_PER_PARAM, 1: WEIGHT_B + GRAD_B, 2: WEIGHT_B, 3: 0}[zero] * p
-    sharded = TRAIN_BYTES_PER_PARAM * p - fixed
+    fixed = unsharded_state_bytes(params, zero)
+    sharded = TRAIN_BYTES_PER_PARAM * float(params) - fixed
     if room <= fixed:
         return None
     n = 1 if sharded == 0 else max(1, math.ceil(sharded / (room - fixed) - 1e-9))

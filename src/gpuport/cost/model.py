@@ -103,7 +103,11 @@ class GpuCost(BaseModel):
     usd_per_mtok_output: float | None = None
     usd_per_mtok_input: float | None = None
     usd_per_mtok_train: float | None = None
-    usd_per_gb: float | None = Field(default=None, description="$ per GB of memory per hour")
+    usd_per_gb: float | None = Field(
+        default=None,
+        description="$ per hour per GB of memory as printed on the datasheet (80 for an H100, "
+        "which is 80 GiB): the seeds' $/GB, not per 10^9 bytes",
+    )
     joules_per_token: float | None = Field(default=None, description="at TDP (an upper bound)")
     energy_usd_per_mtok: float | None = None
     purchase_usd: float | None = None

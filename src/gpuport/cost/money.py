@@ -3,7 +3,7 @@
 The formulas are the ones the seeds work by hand (see docs/cost.md):
 
     $/Mtok       = $/GPU-hour / (tokens/s per GPU × 3600) × 10^6
-    $/GB·hour    = $/GPU-hour / memory GB
+    $/GB·hour    = $/GPU-hour / memory GB as printed on the datasheet (GiB-class)
     J/token      = watts / (tokens/s per GPU)
     break-even h = purchase $ / ($/GPU-hour rented − kW × $/kWh to run your own)
 
@@ -63,6 +63,11 @@ def usd_per_mtok(usd_per_hour: float, tokens_per_s: float) -> float:
 
 
 def usd_per_gb_hour(usd_per_hour: float, memory_gb: float) -> float:
+    """$/hour over the datasheet's memory figure (the H100's "80 GB", really 80 GiB).
+
+    The per-GB price people quote and compare (seed 004's $0.010 vs $0.022) divides by
+    the number printed on the sheet, so this does too; per 10^9 bytes it is 7 % lower.
+    """
     return usd_per_hour / memory_gb
 
 

@@ -7,6 +7,7 @@ traced back to what was assumed.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,40 +48,72 @@ class CostOptions(BaseModel):
 
 
 _POSITIVE_INT = ("context", "max_batch", "input_tokens", "output_tokens", "prefill_chunk")
+# Far beyond any real workload, and small enough that no figure made from it overflows.
+MAX_INT = 2**40
+# Non-negative, finite: zero is meaningful (free power, no reserve, no latency).
+_NON_NEGATIVE = ("overhead_gb", "power_cost", "allreduce_latency_us")
+# Serving-only inputs that --train would silently ignore, so they are refused instead.
+_SERVING_ONLY = ("kv_dtype", "input_tokens", "output_tokens", "max_batch")
+TRAIN_DTYPES = ("bf16", "fp16")  # mixed precision: 16-bit weights and gradients
 
 
 def check_options(opts: CostOptions) -> None:
-    """Refuse impossible inputs with the flag's name, before any arithmetic."""
+    """Refuse impossible inputs with the flag's name, before any arithmetic.
+
+    Floats are checked with ``isfinite`` as well as a range: ``nan < 0`` is false, so a
+    plain range check lets NaN (and ``inf``) through into every sum.
+    """
     for name in _POSITIVE_INT:
-        if getattr(opts, name) <= 0:
-            raise GpuportError(
-                f"--{_flag(name)} must be a positive integer, not {getattr(opts, name)}"
-            )
-    if opts.concurrency is not None and opts.concurrency <= 0:
+        value = getattr(opts, name)
+        if not 0 < value <= MAX_INT:
+            raise GpuportError(f"--{_flag(name)} must be a positive integer, not {value}")
+    if opts.concurrency is not None and not 0 < opts.concurrency <= MAX_INT:
         raise GpuportError(f"--concurrency must be a positive integer, not {opts.concurrency}")
     if not 0 < opts.usable <= 1:
         raise GpuportError(f"--usable must be a fraction in (0, 1], not {opts.usable}")
     if not 0 < opts.utilization <= 1:
         raise GpuportError(f"--utilization must be a fraction in (0, 1], not {opts.utilization}")
-    for name in ("overhead_gb", "power_cost", "allreduce_latency_us"):
-        if getattr(opts, name) < 0:
-            raise GpuportError(f"--{_flag(name)} cannot be negative, not {getattr(opts, name)}")
+    for name in _NON_NEGATIVE:
+        value = getattr(opts, name)
+        if not math.isfinite(value) or value < 0:
+            raise GpuportError(f"--{_flag(name)} cannot be negative, infinite or NaN, not {value}")
     if opts.zero not in (0, 1, 2, 3):
         raise GpuportError(f"--zero must be 0, 1, 2 or 3, not {opts.zero}")
-    if opts.input_tokens + opts.output_tokens > opts.context and not opts.train:
+    if opts.train:
+        _check_training(opts)
+    elif opts.input_tokens + opts.output_tokens > opts.context:
         raise GpuportError(
             f"--input-tokens {opts.input_tokens} + --output-tokens {opts.output_tokens} "
             f"exceed --context {opts.context}: raise --context"
         )
-    if opts.train and opts.throughputs:
-        raise GpuportError("--throughput is serving throughput: it does not apply with --train")
-    for flag, values in (("price", opts.prices), ("throughput", opts.throughputs)):
+    for flag, values in (
+        ("price", opts.prices),
+        ("throughput", opts.throughputs),
+        ("purchase", opts.purchases),
+    ):
         for key, value in values.items():
-            if not value > 0:
-                raise GpuportError(f"--{flag} {key}={value}: the value must be positive")
-    for key, value in opts.purchases.items():
-        if not value > 0:
-            raise GpuportError(f"--purchase {key}={value}: the value must be positive")
+            if not (math.isfinite(value) and value > 0):
+                raise GpuportError(f"--{flag} {key}={value}: the value must be a positive number")
+
+
+def _check_training(opts: CostOptions) -> None:
+    """--train sizes bf16 mixed-precision training: serving-only flags are refused."""
+    if opts.throughputs:
+        raise GpuportError("--throughput is serving throughput: it does not apply with --train")
+    if opts.dtype not in TRAIN_DTYPES:
+        raise GpuportError(
+            f"--dtype {opts.dtype} does not apply with --train: training is sized as "
+            "16-bit mixed precision (bf16 or fp16)"
+        )
+    serving = [f"--{_flag(n)}" for n in _SERVING_ONLY if _is_set(opts, n)]
+    if serving:
+        verb = "does" if len(serving) == 1 else "do"
+        raise GpuportError(f"{', '.join(serving)} {verb} not apply with --train: serving only")
+
+
+def _is_set(opts: CostOptions, name: str) -> bool:
+    """Given as a flag, or (through the API) changed from its default."""
+    return name in opts.given or getattr(opts, name) != CostOptions.model_fields[name].default
 
 
 def _flag(name: str) -> str:
@@ -99,9 +132,11 @@ def assumptions(shape: ModelShape, opts: CostOptions) -> list[Assumption]:
     out = [
         item(
             "dtype",
-            "bf16" if opts.train else opts.dtype,
+            opts.dtype,
             "",
-            "weight format; training is bf16 mixed precision",
+            "16-bit mixed precision: fp32 master weights and Adam state"
+            if opts.train
+            else "weight format",
         ),
         item("kv_dtype", opts.kv_dtype or "16-bit", "", "KV-cache element type (vLLM 'auto')"),
         item("context", opts.context, "tokens", "every sequence may grow to this length"),
@@ -162,6 +197,8 @@ def assumptions(shape: ModelShape, opts: CostOptions) -> list[Assumption]:
         ),
     ]
     if opts.train:
+        # The serving-only inputs play no part in a training estimate: not echoed.
+        out = [a for a in out if a.name not in (*_SERVING_ONLY, "prefill_chunk")]
         out.append(item("zero", opts.zero, "stage", "optimizer/gradient/weight sharding"))
     if opts.dtype == "int4" and not opts.train:
         out.append(

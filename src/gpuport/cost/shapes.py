@@ -150,9 +150,11 @@ def decode_weight_bytes(counts: ParamCount, dtype: WeightDtype, batch: int) -> f
     the step's tokens were routed to: with uniform routing, ``batch`` tokens choosing k of
     E experts touch E·(1 − (1 − k/E)^batch) distinct experts. Real routers are skewed,
     so this is the optimistic (fewest-bytes) case. The input embedding is a lookup, not a
-    full read, and is left out.
+    full read, and is left out, unless it is tied to the LM head: then the same matrix
+    produces every step's logits and is read in full (Llama 3.2, Gemma).
     """
-    resident = weight_bytes(counts, dtype) - counts.embedding * UNQUANTISED_BYTES
+    lookup = counts.embedding if counts.lm_head else 0  # tied: lm_head is 0, matrix is read
+    resident = weight_bytes(counts, dtype) - lookup * UNQUANTISED_BYTES
     if not counts.num_experts:
         return resident
     k, e = counts.experts_per_token, counts.num_experts

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from functools import cache
 from pathlib import Path
@@ -64,9 +65,19 @@ class ModelShape(BaseModel):
     # Sliding-window attention: these layers keep at most `sliding_window` tokens of KV.
     sliding_window: int | None = Field(default=None, gt=0)
     sliding_layers: int = Field(default=0, ge=0)
+    assumed: tuple[str, ...] = Field(
+        default=(), description="what reading a config.json had to assume, said in the report"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
+        if not self.is_mla and self.head_dim is None and self.hidden_size % self.num_heads:
+            # hidden // heads would silently round (to 0 when hidden < heads): a KV cache
+            # of nothing and absurd throughput.
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is not a multiple of num_heads "
+                f"{self.num_heads}: set head_dim"
+            )
         if self.is_mla:
             missing = [
                 f
@@ -164,14 +175,86 @@ def resolve_model(name: str, user_dir: Path | None = None) -> ModelSpec:
 # First spelling found wins: Mixtral says num_local_experts, Qwen num_experts, DeepSeek
 # n_routed_experts.
 _EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")
+# The largest integer a config.json field may hold. Far above any real model (one 2**40-wide
+# layer would hold a trillion parameters), and small enough that no figure made from it
+# overflows a float: NaN, Infinity and 1e300 are refused rather than carried into the sums.
+MAX_CONFIG_INT = 2**40
+
+# What transformers assumes for a field a config.json leaves out: the default of the
+# model_type's config class (configuration_<type>.py). save_pretrained writes a nested
+# text_config as a diff against those defaults, so real multimodal configs omit whatever
+# sits at its default: gemma-3-12b-it's text_config has no head_dim (256), vocab_size
+# (262208), sliding_window_pattern (6) or tie_word_embeddings (true). At the top level
+# the model's own fields are always written, but tie_word_embeddings (a base-class field
+# whose base default is true) is dropped when true, as in Gemma 2's config.json.
+_HF_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32,
+              "max_position_embeddings": 2048, "tie_word_embeddings": False},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "tie_word_embeddings": False,
+                "sliding_window": 4096},
+    "mixtral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "tie_word_embeddings": False,
+                "num_local_experts": 8, "num_experts_per_tok": 2},
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "max_position_embeddings": 32768, "tie_word_embeddings": False,
+              "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28},
+    "qwen3": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "head_dim": 128, "max_position_embeddings": 32768, "tie_word_embeddings": False,
+              "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28},
+    "qwen3_moe": {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+                  "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4,
+                  "max_position_embeddings": 32768, "tie_word_embeddings": False,
+                  "use_sliding_window": False, "sliding_window": 4096,
+                  "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8},
+    "deepseek_v3": {"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
+                    "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+                    "num_attention_heads": 128, "num_key_value_heads": 128,
+                    "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
+                    "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536,
+                    "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+                    "max_position_embeddings": 4096, "tie_word_embeddings": False},
+    "gemma2": {"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
+               "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+               "head_dim": 256, "max_position_embeddings": 8192, "tie_word_embeddings": True,
+               "sliding_window": 4096},
+    "gemma3_text": {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+                    "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+                    "head_dim": 256, "max_position_embeddings": 131072,
+                    "tie_word_embeddings": True, "sliding_window": 4096,
+                    "sliding_window_pattern": 6},
+    "phi3": {"vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
+             "num_hidden_layers": 32, "num_attention_heads": 32,
+             "max_position_embeddings": 4096, "tie_word_embeddings": False},
+}  # fmt: skip
+# A multimodal config whose text_config does not name its own model_type.
+_TEXT_MODEL_TYPES = {"gemma3": "gemma3_text"}
+# Fields a top-level config is filled in with: those whose class default differs from the
+# generic fallback (head_dim hidden/heads, KV heads = heads, untied, 4096 tokens, every
+# layer global). The shape's own sizes stay required there, to catch a cut-down file.
+_TOP_LEVEL_DEFAULTS = frozenset({
+    "head_dim", "num_key_value_heads", "tie_word_embeddings", "max_position_embeddings",
+    "sliding_window_pattern", "use_sliding_window", "max_window_layers",
+})  # fmt: skip
+# How the layers of a known model_type use a sliding window, where the config does not say
+# (no layer_types, no sliding_window_pattern): every n-th layer global, or all sliding.
+_SLIDING_PATTERN = {"gemma2": 2, "gemma3_text": 6}  # Gemma 2 alternates local and global
+_ALL_LAYERS_SLIDE = frozenset({"mistral", "mixtral", "phi3"})  # e.g. Mistral 7B v0.1
 
 
 def shape_from_hf_config(path: Path) -> ModelShape:
     """Read a Hugging Face ``config.json`` from disk into a :class:`ModelShape`.
 
     Multimodal configs keep the language model under ``text_config`` (Gemma 3, Llama 4);
-    that part is used. A missing required field is named in the error, because a
-    config.json cut down by hand or written for another architecture is the usual cause.
+    that part is used. A field left out takes the default transformers would give it for
+    the model_type (see ``_HF_DEFAULTS``), and the report says which. A missing required
+    field is named in the error, because a config.json cut down by hand or written for
+    another architecture is the usual cause.
     """
     try:
         raw = json.loads(path.read_bytes())
@@ -182,9 +265,26 @@ def shape_from_hf_config(path: Path) -> ModelShape:
     if not isinstance(raw, dict):
         raise GpuportError(f"--model-config {path}: expected a JSON object")
     cfg: dict[str, Any] = raw
-    if isinstance(raw.get("text_config"), dict):
-        cfg = {**raw, **raw["text_config"]}
+    model_type = str(raw.get("model_type") or "")
+    text = raw.get("text_config")
+    if isinstance(text, dict):
+        model_type = str(text.get("model_type") or _TEXT_MODEL_TYPES.get(model_type, model_type))
+        cfg = {**raw, **text, "model_type": model_type}
+    defaults = {
+        k: v
+        for k, v in _HF_DEFAULTS.get(model_type, {}).items()
+        if k not in cfg and (isinstance(text, dict) or k in _TOP_LEVEL_DEFAULTS)
+    }
+    cfg = {**defaults, **cfg}
     where = f"--model-config {path}"
+    assumed: list[str] = []
+    telling = {k: v for k, v in defaults.items() if (k, v) != ("tie_word_embeddings", False)}
+    if telling:  # untied is what a missing field would be read as anyway: not worth a note
+        given = ", ".join(f"{k} {json.dumps(v)}" for k, v in sorted(telling.items()))
+        assumed.append(
+            f"config.json leaves out fields that transformers fills with its {model_type} "
+            f"defaults; read as such: {given}"
+        )
 
     def need(field: str) -> int:
         if field not in cfg or cfg[field] is None:
@@ -206,7 +306,6 @@ def shape_from_hf_config(path: Path) -> ModelShape:
         inter = moe_width
     else:
         inter = need("intermediate_size")
-    model_type = str(cfg.get("model_type", ""))
     name = str(raw.get("_name_or_path") or path.parent.name or path.stem)
     fields: dict[str, Any] = {
         "key": _squash(name) or "user-model",
@@ -236,7 +335,9 @@ def shape_from_hf_config(path: Path) -> ModelShape:
             "shared_experts": maybe("n_shared_experts") or 0,
             "dense_layers": min(maybe("first_k_dense_replace") or 0, layers),
         }
-    fields |= _sliding(cfg, layers, model_type, where)
+    sliding, notes = _sliding(cfg, layers, model_type, where)
+    fields |= sliding
+    fields["assumed"] = (*assumed, *notes)
     try:
         return ModelShape.model_validate(fields)
     except ValidationError as exc:
@@ -245,28 +346,49 @@ def shape_from_hf_config(path: Path) -> ModelShape:
         raise GpuportError(f"{where}: {loc}: {first['msg']}") from None
 
 
-def _sliding(cfg: dict[str, Any], layers: int, model_type: str, where: str) -> dict[str, Any]:
-    """How many layers use a sliding window, in each of the ways configs say it."""
+def _sliding(
+    cfg: dict[str, Any], layers: int, model_type: str, where: str
+) -> tuple[dict[str, Any], list[str]]:
+    """How many layers use a sliding window, in each of the ways configs say it (+ notes)."""
     window = cfg.get("sliding_window")
     if window is None or cfg.get("use_sliding_window") is False:
-        return {}
+        return {}, []
     size = _positive_int(window, "sliding_window", where)
     types = cfg.get("layer_types")
+    notes: list[str] = []
+    pattern = cfg.get("sliding_window_pattern") or _SLIDING_PATTERN.get(model_type)
     if isinstance(types, list):
         count = sum(1 for t in types if t == "sliding_attention")
-    elif cfg.get("sliding_window_pattern"):
-        pattern = _positive_int(cfg["sliding_window_pattern"], "sliding_window_pattern", where)
-        count = layers - layers // pattern  # Gemma 3: every pattern-th layer is global
-    elif model_type == "gemma2":
-        count = layers // 2  # Gemma 2 alternates local and global layers
-    else:
+    elif pattern:
+        every = _positive_int(pattern, "sliding_window_pattern", where)
+        count = layers - layers // every  # Gemma 3: every pattern-th layer is global
+    elif cfg.get("use_sliding_window") is True and cfg.get("max_window_layers") is not None:
+        # Qwen 2/3: the first max_window_layers layers attend in full, the rest slide.
+        full = _positive_int(cfg["max_window_layers"], "max_window_layers", where, minimum=0)
+        count = max(0, layers - full)
+    elif model_type in _ALL_LAYERS_SLIDE:
         count = layers  # Mistral 7B v0.1: every layer slides
-    return {"sliding_window": size, "sliding_layers": count} if count else {}
+    else:
+        count = 0
+        notes.append(
+            f"config.json sets sliding_window {size} but not which layers use it (no "
+            f"layer_types or sliding_window_pattern), and model_type {model_type!r} is not "
+            "one gpuport knows: every layer is counted as global, so the KV cache is an "
+            "upper bound"
+        )
+    return ({"sliding_window": size, "sliding_layers": count} if count else {}), notes
 
 
-def _positive_int(value: object, field: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+def _positive_int(value: object, field: str, where: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise GpuportError(f"{where}: field {field!r} must be an integer, not {value!r}")
-    if value <= 0:
-        raise GpuportError(f"{where}: field {field!r} must be positive, not {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise GpuportError(f"{where}: field {field!r} must be a finite integer, not {value!r}")
+    if value != int(value):
+        raise GpuportError(f"{where}: field {field!r} must be an integer, not {value!r}")
+    if value < minimum:
+        what = "positive" if minimum == 1 else f"at least {minimum}"
+        raise GpuportError(f"{where}: field {field!r} must be {what}, not {value!r}")
+    if value > MAX_CONFIG_INT:
+        raise GpuportError(f"{where}: field {field!r} is above 2**40, beyond any real model")
     return int(value)

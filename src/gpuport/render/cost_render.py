@@ -22,6 +22,9 @@ from gpuport.optional import require
 from gpuport.render.text import clean, fmt_number, md
 
 CHART_FORMATS = ("png", "svg")
+# Per GB as printed on the datasheet (the H100's 80, the MI300X's 192: GiB-class figures),
+# not per 10^9 bytes like the sizes elsewhere in the report.
+USD_PER_GB_COLUMN = "$/GB-h (datasheet GB)"
 
 
 # ----------------------------------------------------------------------- formatting
@@ -96,7 +99,7 @@ def _columns(training: bool) -> list[str]:
         return ["GPU", "fits on 1", "GPUs", "max micro-batch", "tok/s/GPU", "$/GPU-h",
                 "$/Mtok train", "J/tok"]  # fmt: skip
     return ["GPU", "fits on 1", "GPUs (TP×DP)", "max seq", "seq", "tok/s/user", "tok/s/GPU",
-            "TTFT ms", "$/GPU-h", "$/Mtok out", "$/Mtok in", "$/GB-h", "J/tok",
+            "TTFT ms", "$/GPU-h", "$/Mtok out", "$/Mtok in", USD_PER_GB_COLUMN, "J/tok",
             "break-even h"]  # fmt: skip
 
 
