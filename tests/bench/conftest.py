@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from gpuport.bench.registry import BenchContext
+from gpuport.bench.run import make_measure, policies
+from gpuport.platform import detect
 
 
 @pytest.fixture
 def cpu_ctx() -> BenchContext:
     """A quick-suite CPU context wired to the real timing core (no GPU needed)."""
     import torch  # make test installs the CPU build; a missing torch must fail, not skip
-    from gpuport.platform import detect
-
-    from gpuport.bench.run import make_measure, policies
 
     info = detect(0, torch)
     if info.backend != "cpu":  # a GPU machine: still test the CPU path here
