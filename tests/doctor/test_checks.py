@@ -61,6 +61,18 @@ def _kfd_missing(container: str | None) -> Machine:
     )  # fmt: skip
 
 
+def _nv_nodes_missing(container: str | None) -> Machine:
+    """No /dev/nvidia*: nvidia-smi cannot reach the GPUs and torch sees none."""
+    failed = tool("Failed to initialize NVML: Unknown Error\n", 255, argv="nvidia-smi")
+    return change(
+        h100(),
+        system={"container": container},
+        nodes=[],
+        tools={"nvidia-smi": failed, "nvidia-smi-query": failed},
+        smoke={"available": False, "device_count": 0, "devices": [], "ok": None},
+    )
+
+
 def _no_permission(pending: bool) -> Machine:
     denied = [
         {"path": "/dev/kfd", "mode": "crw-rw----", "group": "render", "accessible": False},
@@ -217,13 +229,13 @@ CASES: list[tuple[str, str, Callable[[], Machine], Callable[[], Machine]]] = [
     ("GP606", "driver skew", lambda: change(mi300x(), installs={"rocm_version": "6.2.4-120",
      "rocm_path": "/opt/rocm -> rocm-6.2.4"}), mi300x),
     ("GP607", "kfd missing", lambda: _kfd_missing(None), radeon),
-    ("GP607", "nvidia nodes missing", lambda: change(h100(), nodes=[]), h100),
+    ("GP607", "nvidia nodes missing", lambda: _nv_nodes_missing(None), h100),
     ("GP608", "not in render", lambda: _no_permission(False), radeon),
     ("GP608", "needs re-login", lambda: _no_permission(True), radeon),
     ("GP609", "container without kfd", lambda: _kfd_missing("docker"),
      lambda: change(radeon(), system={"container": "docker"})),
-    ("GP609", "container without nvidia", lambda: change(h100(), system={"container": "docker"},
-     nodes=[]), lambda: change(h100(), system={"container": "docker"})),
+    ("GP609", "container without nvidia", lambda: _nv_nodes_missing("docker"),
+     lambda: change(h100(), system={"container": "docker"})),
     ("GP610", "WSL no device", lambda: _wsl(False), lambda: _wsl(True)),
     ("GP611", "HSA out of resources", _hsa_init, radeon),
     ("GP612", "RX 9070 on rocm6.2 wheel", _rx9070_on_rocm62, radeon),
@@ -259,9 +271,9 @@ CASES: list[tuple[str, str, Callable[[], Machine], Callable[[], Machine]]] = [
     ("GP626", "system ROCm 6.4 libs", lambda: change(radeon(), env={
         "LD_LIBRARY_PATH": "/opt/rocm-6.4.0/lib:/usr/lib"}),
      lambda: change(radeon(), env={"LD_LIBRARY_PATH": "/opt/rocm-6.2.0/lib"})),
-    ("GP626", "system CUDA 11.8 libs", lambda: change(h100(), env={
-        "LD_LIBRARY_PATH": "/usr/local/cuda-11.8/lib64"}),
-     lambda: change(h100(), env={"LD_LIBRARY_PATH": "/usr/local/cuda-12.6/lib64"})),
+    ("GP626", "system CUDA 12.1 libs", lambda: change(h100(), env={
+        "LD_LIBRARY_PATH": "/usr/local/cuda-12.1/lib64"}),
+     lambda: change(h100(), env={"LD_LIBRARY_PATH": "/usr/local/cuda-12.4/lib64"})),
     ("GP627", "10.3.0 on MI210", _mi210_overridden, _rx6700_override),
     ("GP627", "redundant override", lambda: _override(radeon(), "11.0.0"), radeon),
     ("GP628", "ROCR and HIP both set", lambda: change(mi300x(), env={

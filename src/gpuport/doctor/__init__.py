@@ -12,23 +12,57 @@ import json
 import time
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from gpuport.doctor.context import DoctorOptions
 from gpuport.doctor.diagnose import diagnose, run_checks
 from gpuport.doctor.model import CheckStatus, Diagnosis, DoctorReport, LayerCheck
 from gpuport.doctor.runner import PROBE_NAMES, collect
 from gpuport.doctor.snapshot import Layer, ProbeStatus, Snapshot, content_hash
-from gpuport.models import GpuportError, load_result
+from gpuport.models import SCHEMA_VERSION, GpuportError
+
+MAX_SNAPSHOT_BYTES = 50 << 20  # a real snapshot is well under 1 MB
 
 
 def load_snapshot(path: Path) -> Snapshot:
     """A saved snapshot, validated whole; one whose content no longer matches its id is refused.
 
     A hand-written snapshot (a constructed broken machine) leaves ``id`` empty and is
-    accepted; it gets its id here.
+    accepted; it gets its id here. The file is read and parsed once, and refused (one line,
+    exit 2) when it is over 50 MB or nested too deeply to parse.
     """
-    snapshot = load_result(path, Snapshot)
-    raw = json.loads(path.read_bytes())  # load_result has checked that this parses
-    if snapshot.id and snapshot.id != content_hash(raw):
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
+    except OSError as exc:
+        raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SNAPSHOT_BYTES:
+        raise GpuportError(f"{path} is over {MAX_SNAPSHOT_BYTES >> 20} MB: not a doctor snapshot")
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise GpuportError(f"{path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise GpuportError(f"{path} is nested too deeply to be a doctor snapshot") from None
+    expected = "gpuport.doctor.snapshot"
+    if not isinstance(data, dict) or data.get("kind") != expected:
+        what = data.get("kind") if isinstance(data, dict) else type(data).__name__
+        raise GpuportError(f"{path} is not a {expected} file (found {what!r})")
+    version = str(data.get("schema_version", ""))
+    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        raise GpuportError(
+            f"{path} has schema version {version or 'none'}; this gpuport reads {SCHEMA_VERSION}"
+        )
+    try:
+        snapshot = Snapshot.model_validate(data)
+        matches = not snapshot.id or snapshot.id == content_hash(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise GpuportError(f"{path} is not a valid {expected}: {where}: {first['msg']}") from None
+    except RecursionError:
+        raise GpuportError(f"{path} is nested too deeply to be a doctor snapshot") from None
+    if not matches:
         raise GpuportError(
             f"{path}: content does not match its id {snapshot.id} (edited after saving?); "
             "clear the id field to replay a hand-edited snapshot"

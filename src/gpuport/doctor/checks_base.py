@@ -98,6 +98,41 @@ def torch_packages(f: Facts) -> str:
     return " ".join(p for p in ("torch", "torchvision", "torchaudio") if p in f.dists) or "torch"
 
 
+def public_version(version: str) -> str:
+    """``2.5.1+cu124`` -> ``2.5.1``."""
+    return version.partition("+")[0]
+
+
+def torch_install(f: Facts, index_url: str, *, upgrade: bool = False) -> tuple[str, str]:
+    """(command, note): torch and its companions from ``index_url``, pinned to the installed
+    versions with that index's local tag (``torch==2.5.1+cu126``).
+
+    An exact pin differs from what is installed, so pip replaces just these packages and
+    adds only the dependencies the new build needs (CUDA's nvidia-* wheels); nothing is
+    force-reinstalled. ``upgrade`` (the installed release has no build for the index) or
+    an unknown version leaves the versions open instead, and the note says so.
+    """
+    tag = index_url.rstrip("/").rsplit("/", 1)[-1]
+    names = [p for p in ("torch", "torchvision", "torchaudio") if p in f.dists] or ["torch"]
+    installed = {n: f.dists.get(n) or (f.torch_version if n == "torch" else None) for n in names}
+    same_tag = all((v or "").partition("+")[2] == tag for v in installed.values())
+    if upgrade or same_tag or not all(installed.values()):
+        command = f"pip install --upgrade {' '.join(names)} --index-url {index_url}"
+        note = (
+            f"This installs the newest {', '.join(names)} from the {tag} index (an upgrade; "
+            "pip upgrades other packages only where the new torch requires it)."
+        )
+        return command, note
+    pins = " ".join(f"{n}=={public_version(v or '')}+{tag}" for n, v in installed.items())
+    command = f"pip install {pins} --index-url {index_url}"
+    note = (
+        f"The command keeps your versions and changes only the build ({tag}); pip adds just "
+        "the dependencies that build needs. If the index has no such build of these "
+        "versions, drop the `==` pins (that upgrades torch)."
+    )
+    return command, note
+
+
 def gpu_list(f: Facts, vendor: str) -> str:
     gpus = f.amd_gpus if vendor == "amd" else f.nvidia_gpus
     labels = [g.label() for g in gpus]

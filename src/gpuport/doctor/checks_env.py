@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from gpuport.doctor.checks_base import check, diagnosis
-from gpuport.doctor.checks_runtime import VISIBILITY_VARS, smoke_line
+from gpuport.doctor.checks_runtime import VISIBILITY_VARS, smoke_line, with_smoke
 from gpuport.doctor.errors import Failure
 from gpuport.doctor.facts import Facts, parse_version
 from gpuport.doctor.gfx import base_gfx, family, override_target
@@ -20,37 +20,65 @@ _HIDE_ALL = ("", "-1", "NoDevFiles", "none")
 
 @check("GP626")
 def system_libs(f: Facts) -> Iterator[Diagnosis]:
-    entries = [e for e in f.env.get("LD_LIBRARY_PATH", "").split(":") if e]
+    """Same major version, other minor: one soname (libamdhip64.so.6, libcudart.so.12), two
+    releases, and the system's is found first. Another major has other sonames: no clash."""
+    raw = f.env.get("LD_LIBRARY_PATH", "")
+    entries = [e for e in raw.split(":") if e]
     if not entries:
         return
     if f.torch_build == "rocm" and "rocm" in f.s.python.torch_bundles:
         wheel = parse_version(f.torch_hip)
         pattern, installed, what = _ROCM_LIB, f.s.installs.rocm_version, "ROCm"
     elif f.torch_build == "cuda":
-        wheel = parse_version(f.torch_cuda, 1)
+        wheel = parse_version(f.torch_cuda)
         pattern, installed, what = _CUDA_LIB, f.s.installs.cuda_version, "CUDA"
     else:
         return
     if wheel is None:
         return
-    clashes = []
+    clashes: list[str] = []
+    evidence = []
     for entry in entries:
         match = pattern.match(entry)
         if match is None:
             continue
-        system = parse_version(match.group("v") or installed, len(wheel))
-        if system is not None and system != wheel:
-            clashes.append(f"LD_LIBRARY_PATH has {entry} ({what} {'.'.join(map(str, system))})")
+        system = parse_version(match.group("v") or installed)
+        if system is None or system[0] != wheel[0] or system == wheel:
+            continue
+        clashes.append(entry)
+        evidence.append(f"LD_LIBRARY_PATH has {entry} ({what} {system[0]}.{system[1]})")
     if not clashes:
         return
+    kept = [e for e in raw.split(":") if e and e not in clashes]
+    command = f"export LD_LIBRARY_PATH={_shell_value(':'.join(kept))}" if kept else None
     yield diagnosis(
         "GP626",
-        [*clashes, f"{f.torch_label()}; the wheel brings its own {what} libraries"],
-        f"The loader finds the system's {what} libraries before the wheel's own, mixing two "
-        "releases in one process.",
-        fix_command="unset LD_LIBRARY_PATH",
+        [*evidence, f"{f.torch_label()}; the wheel brings its own {what} libraries"],
+        f"The loader finds the system's {what} {wheel[0]}.x libraries (same soname, another "
+        "release) before the wheel's own, mixing two releases in one process.",
+        fix=(
+            f"Remove {', '.join(clashes)} from LD_LIBRARY_PATH for Python work; the other "
+            "entries stay."
+            + (
+                f" The new value: {':'.join(kept)}"
+                if kept
+                else " Nothing else is on it, so unset it."
+            )
+        ),
+        fix_command=command or "unset LD_LIBRARY_PATH",
         probes=("env", "installs", "python", "torch"),
     )
+
+
+def _shell_value(value: str) -> str:
+    """``value`` in double quotes for a POSIX shell, with a leading ``~`` as ``$HOME``."""
+    parts = []
+    for entry in value.split(":"):
+        home = entry == "~" or entry.startswith("~/")
+        body = entry[1:] if home else entry
+        body = re.sub(r'(["\\$`])', r"\\\1", body)
+        parts.append(("$HOME" if home else "") + body)
+    return '"' + ":".join(parts) + '"'
 
 
 @check("GP627")
@@ -84,7 +112,7 @@ def hsa_override(f: Facts) -> Iterator[Diagnosis]:
     severity = Severity.MINOR
     for gpu in f.amd_gpus:
         real = base_gfx(gpu.arch)
-        if real is None or (real == target and gpu.name == real):
+        if not gpu.arch_known or real is None or (real == target and gpu.name == real):
             continue  # only the overridden name is known: nothing to compare with
         if real == target:
             evidence.append(f"{shown} but {gpu.name} already is {real}: the override is redundant")
@@ -109,7 +137,7 @@ def hsa_override(f: Facts) -> Iterator[Diagnosis]:
         cause,
         fix_command="unset HSA_OVERRIDE_GFX_VERSION",
         severity=severity,
-        probes=("env", "smoke", "rocminfo"),
+        probes=with_smoke(("env", "rocminfo"), fault),
     )
 
 
@@ -121,7 +149,9 @@ def _items(value: str) -> list[str]:
 def visible_devices(f: Facts) -> Iterator[Diagnosis]:
     if not f.gpus:
         return
-    amd_count, nv_count = len(f.amd_gpus), len(f.nvidia_gpus)
+    # How many GPUs there are regardless of the filters: rocminfo run without them, the PCI
+    # bus, nvidia-smi. Never the smoke test, which sees only what the filters let through.
+    amd_total, nv_total = f.amd_total, f.nvidia_total
     values = {v: f.env[v] for v in VISIBILITY_VARS if v in f.env}
     if not values:
         return
@@ -129,21 +159,27 @@ def visible_devices(f: Facts) -> Iterator[Diagnosis]:
     severity = Severity.MINOR
     unset: set[str] = set()
     for var, value in values.items():
-        counts = amd_count if var != "CUDA_VISIBLE_DEVICES" else (nv_count or amd_count)
+        present = f.has_amd or (var == "CUDA_VISIBLE_DEVICES" and f.has_nvidia)
+        if var == "CUDA_VISIBLE_DEVICES":
+            total = nv_total if f.has_nvidia else amd_total
+        else:
+            total = amd_total if f.has_amd else 0
         if var == "HIP_VISIBLE_DEVICES" and "ROCR_VISIBLE_DEVICES" in values:
-            counts = len(_items(values["ROCR_VISIBLE_DEVICES"]))
-        if var == "CUDA_VISIBLE_DEVICES" and nv_count == 0 and "HIP_VISIBLE_DEVICES" in values:
-            counts = len(_items(values["HIP_VISIBLE_DEVICES"]))
-        if counts == 0:
+            total = len(_items(values["ROCR_VISIBLE_DEVICES"]))
+        if var == "CUDA_VISIBLE_DEVICES" and not f.has_nvidia and "HIP_VISIBLE_DEVICES" in values:
+            total = len(_items(values["HIP_VISIBLE_DEVICES"]))
+        if not present:
             continue
         if value.strip() in _HIDE_ALL:
             evidence.append(f"{var}={value!s} hides every GPU")
             severity = Severity.MAJOR
             unset.add(var)
             continue
-        bad = [i for i in _items(value) if i.isdigit() and int(i) >= counts]
+        if total == 0:
+            continue  # the number of GPUs is unknown: indices cannot be judged
+        bad = [i for i in _items(value) if i.isdigit() and int(i) >= total]
         if bad:
-            evidence.append(f"{var}={value}: index {', '.join(bad)} does not exist ({counts} GPUs)")
+            evidence.append(f"{var}={value}: index {', '.join(bad)} does not exist ({total} GPUs)")
             severity = Severity.MAJOR
             unset.add(var)
     if f.has_amd and "ROCR_VISIBLE_DEVICES" in values and "HIP_VISIBLE_DEVICES" in values:
@@ -169,7 +205,7 @@ def visible_devices(f: Facts) -> Iterator[Diagnosis]:
         "GPUs than intended are used.",
         fix_command=f"unset {' '.join(sorted(unset))}" if unset else None,
         severity=severity,
-        probes=("env", "smoke"),
+        probes=with_smoke(("env",), smoke and evidence),
     )
 
 
@@ -178,25 +214,67 @@ def miopen_cache(f: Facts) -> Iterator[Diagnosis]:
     if f.torch_build != "rocm":
         return
     evidence = []
-    chown = []
+    own = []  # the user's own folders under ~: theirs to take back
+    shared = []  # set through MIOPEN_* variables: maybe a team's folder, never chown'ed
+    from_env = {
+        value: var
+        for var in ("MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR")
+        if (value := f.env.get(var))
+    }
     for state in f.s.miopen_dirs:
-        if state.exists and not state.writable:
+        broken = (state.exists and not state.writable) or (
+            not state.exists and not state.parent_writable
+        )
+        if not broken:
+            continue
+        if state.exists:
             evidence.append(f"{state.path} exists but is not writable")
-            chown.append(state.path)
-        elif not state.exists and not state.parent_writable:
+        else:
             evidence.append(f"{state.path} does not exist and cannot be created")
+        if state.path in from_env:
+            shared.append(from_env[state.path])
+        elif state.exists and state.path.startswith("~/"):
+            own.append(state.path)
     if not evidence:
         return
-    command = (
-        f"sudo chown -R $USER {' '.join(chown)}"
-        if chown
-        else "export MIOPEN_USER_DB_PATH=/tmp/miopen-db-$USER MIOPEN_CUSTOM_CACHE_DIR="
-        "/tmp/miopen-cache-$USER"
-    )
+    if shared or not own:
+        # A per-user place instead of a shared one: nobody else's files change owner.
+        home_ok = not any(
+            s.path.startswith("~/") and not s.exists and not s.parent_writable
+            for s in f.s.miopen_dirs
+        )
+        if home_ok:
+            command = (
+                'export MIOPEN_USER_DB_PATH="$HOME/.config/miopen" '
+                'MIOPEN_CUSTOM_CACHE_DIR="$HOME/.cache/miopen"'
+            )
+            fix = "Point MIOpen at folders of your own."
+        else:  # a private temporary folder: a fixed /tmp name could be someone else's
+            command = (
+                'd="$(mktemp -d)" && export MIOPEN_USER_DB_PATH="$d/db" '
+                'MIOPEN_CUSTOM_CACHE_DIR="$d/cache"'
+            )
+            fix = (
+                "The home folder cannot be written: point MIOpen at a private temporary "
+                "folder (tuning then lasts for this session), or make the home writable."
+            )
+        if shared:
+            fix += (
+                f" {', '.join(sorted(set(shared)))} names a folder others may share: leave "
+                "its owner alone."
+            )
+    else:
+        command = f"sudo chown -R $USER {' '.join(_home(p) for p in own)}"
+        fix = "Take back your own MIOpen folders (created by root, e.g. in a container)."
     yield diagnosis(
         "GP629",
         evidence,
         "MIOpen cannot save what it tunes, so each run searches convolution kernels again.",
+        fix=fix,
         fix_command=command,
         probes=("miopen-cache",),
     )
+
+
+def _home(path: str) -> str:
+    return "$HOME" + path[1:] if path.startswith("~/") else path

@@ -105,17 +105,18 @@ def gpu_without_driver(f: Facts) -> Iterator[Diagnosis]:
         lines = dkms.stdout.splitlines() if dkms is not None else []
         evidence += [f"dkms: {ln.strip()}" for ln in lines if module in ln][:2]
         holders = sorted({d.driver for d in devices if d.driver})
+        fix = None
         if holders:
             cause = (
                 f"Another driver ({', '.join(holders)}) holds the GPU, so {module} cannot "
                 "drive it for compute."
             )
-            command = (
-                "echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
-                "&& sudo update-initramfs -u && sudo reboot"
-                if "nouveau" in holders
-                else None
-            )
+            command = None
+            if "nouveau" in holders:
+                fix = (
+                    "Install the NVIDIA driver from your distribution or NVIDIA (its package "
+                    "blacklists nouveau), then reboot so that nvidia claims the GPU."
+                )
         elif loaded:
             cause = (
                 f"The {module} module is loaded but did not claim the GPU: an unsupported "
@@ -133,6 +134,7 @@ def gpu_without_driver(f: Facts) -> Iterator[Diagnosis]:
             "GP603",
             evidence,
             cause,
+            fix=fix,
             fix_command=command,
             probes=("pci", "modules", "rocminfo", "nvidia-smi", "nvidia-smi-query"),
         )
@@ -255,15 +257,26 @@ def _probe_ok(f: Facts, name: str) -> bool:
 
 
 def _missing_nodes(f: Facts) -> dict[str, list[str]]:
-    """Per vendor whose driver is loaded: the expected device files that do not exist."""
+    """Per vendor whose driver is loaded: the expected device files that do not exist.
+
+    AMD counts only for GPUs ROCm computes on (not a Ryzen iGPU next to an NVIDIA card),
+    and not at all when the NVIDIA side is what torch uses. NVIDIA GPUs that demonstrably
+    work (nvidia-smi answered, the smoke test saw them) have their nodes, whatever the
+    nodes probe saw when it ran (nvidia-smi creates them on first use).
+    """
     out: dict[str, list[str]] = {}
     if not _probe_ok(f, "nodes"):
         return out
-    amd_driven = f.loaded("amdgpu") or any(d.driver == "amdgpu" for d in f.amd_pci)
-    if amd_driven and f.amd_pci and f.node("/dev/kfd") is None:
+    nv_in_use = bool(f.nvidia_nodes) and f.torch_build == "cuda"
+    amd_compute = [d for d in f.amd_pci if f.pci_rocm_compute(d)]
+    if not amd_compute and f.torch_build == "rocm":
+        amd_compute = list(f.amd_pci)  # an APU-only machine that runs ROCm on purpose
+    amd_driven = f.loaded("amdgpu") or any(d.driver == "amdgpu" for d in amd_compute)
+    if amd_driven and amd_compute and not nv_in_use and f.node("/dev/kfd") is None:
         out["amd"] = ["/dev/kfd"] + ([] if f.render_nodes else ["/dev/dri/renderD*"])
+    nv_works = f.nvidia_smi_ok or (f.torch_build == "cuda" and f.smoke_saw_gpu)
     nv_driven = f.loaded("nvidia") or any(d.driver == "nvidia" for d in f.nvidia_pci)
-    if nv_driven and f.nvidia_pci and not f.nvidia_nodes:
+    if nv_driven and f.nvidia_pci and not f.nvidia_nodes and not nv_works:
         out["nvidia"] = ["/dev/nvidiactl", "/dev/nvidia0"]
     return out
 
@@ -287,6 +300,20 @@ def device_nodes_missing(f: Facts) -> Iterator[Diagnosis]:
         )
 
 
+# Groups a fix may add the user to: never root (gid 0) or any other group.
+_GPU_GROUPS = ("render", "video")
+_AMD_UDEV = (
+    'printf \'%s\\n\' \'KERNEL=="kfd", GROUP="render", MODE="0660"\' '
+    '\'SUBSYSTEM=="drm", KERNEL=="renderD*", GROUP="render", MODE="0660"\' '
+    "| sudo tee /etc/udev/rules.d/70-amdgpu.rules && sudo udevadm control --reload-rules "
+    "&& sudo udevadm trigger"
+)
+_NV_GID = (
+    'echo "options nvidia NVreg_DeviceFileGID=$(getent group video | cut -d: -f3) '
+    'NVreg_DeviceFileMode=0660" | sudo tee /etc/modprobe.d/nvidia-device-files.conf'
+)
+
+
 @check("GP608")
 def device_permission(f: Facts) -> Iterator[Diagnosis]:
     if f.s.user.is_root:
@@ -295,27 +322,40 @@ def device_permission(f: Facts) -> Iterator[Diagnosis]:
     kfd = f.node("/dev/kfd")
     if kfd is not None and not kfd.accessible:
         candidates.append(kfd)
-    if f.render_nodes and not any(n.accessible for n in f.render_nodes):
-        candidates.append(f.render_nodes[0])
+    render = f.amd_render_nodes
+    if render and not any(n.accessible for n in render):
+        candidates.append(render[0])
     candidates += [n for n in f.nvidia_nodes if not n.accessible][:2]
     denied = _rocminfo_lines(f, r"Permission denied")
     if not candidates and not denied:
         return
-    groups = sorted(
-        {n.group for n in candidates if n.group} | ({"render", "video"} if kfd else set())
-    )
+    user = f.s.user
+    owners = {n.group for n in candidates if n.group}
+    wanted = {g for g in owners if g in _GPU_GROUPS}
+    if kfd is not None and (kfd in candidates or denied) and (kfd.group in _GPU_GROUPS):
+        wanted |= set(_GPU_GROUPS)  # ROCm's own instructions: render and video
+    wanted -= set(user.process_groups)  # never suggest a group the user is already in
+    pending = sorted(g for g in wanted if g in user.configured_groups)
+    missing = sorted(wanted - set(pending))
+    root_owned = [n for n in candidates if n.group in (None, "root", "0")]
+    others = sorted(owners - set(_GPU_GROUPS) - {"root", "0"})
     evidence = [
         f"{n.path} {n.mode or ''} group {n.group}: no read/write access" for n in candidates
     ]
     evidence += denied
-    evidence.append(f"this session's groups: {', '.join(f.s.user.process_groups) or 'unknown'}")
-    pending = [
-        g for g in groups if g in f.s.user.configured_groups and g not in f.s.user.process_groups
-    ]
+    evidence.append(f"this session's groups: {', '.join(user.process_groups) or 'unknown'}")
+    fix: str | None = None
+    command: str | None = None
     if f.s.system.container:
         cause = "The container's user is not in the group that owns the GPU device files."
-        fix = f"Start the container with {' '.join(f'--group-add {g}' for g in groups)}."
-        command = None
+        if missing or pending:
+            adds = " ".join(f"--group-add {g}" for g in sorted(wanted))
+            fix = f"Start the container with {adds}."
+        else:
+            fix = (
+                "Pass the devices with the host's render/video groups (`--group-add render "
+                "--group-add video`), and check the nodes' owner and mode on the host."
+            )
     elif pending:
         cause = (
             f"You are in {', '.join(pending)} according to /etc/group, but this login "
@@ -325,10 +365,38 @@ def device_permission(f: Facts) -> Iterator[Diagnosis]:
             "Log out and in again (or start a shell with the new group).",
             f"newgrp {pending[0]}",
         )
-    else:
+    elif missing:
         cause = "The user is not in the group that owns the GPU device files."
-        fix = None
-        command = f"sudo usermod -aG {','.join(groups)} $USER"
+        command = f"sudo usermod -aG {','.join(missing)} $USER"
+        fix = "Add the user to the group and log in again."
+    elif root_owned or not others:
+        amd = any(n.path == "/dev/kfd" or n.path.startswith("/dev/dri/") for n in candidates)
+        cause = (
+            "The device files do not give any group you could join read/write access "
+            f"({', '.join(sorted({n.mode or '?' for n in candidates}))}, group "
+            f"{', '.join(sorted({n.group or '?' for n in candidates}))})"
+            + ("; joining root is not the fix." if root_owned else ".")
+        )
+        if amd or (denied and not f.nvidia_nodes):
+            fix = (
+                "Have udev give the ROCm device files to the render group (AMD's udev rule "
+                "below); the user needs to be in render and video (log in again after "
+                "joining)."
+            )
+            command = _AMD_UDEV
+        else:
+            fix = (
+                "The NVIDIA driver creates its device files as root; have it give them to "
+                "the video group (NVreg_DeviceFileGID/NVreg_DeviceFileMode, below), rebuild "
+                "the initramfs, reboot, and add the user to video."
+            )
+            command = _NV_GID
+    else:
+        cause = (
+            f"The GPU device files belong to {', '.join(others)}, a site-specific group "
+            "the user is not in."
+        )
+        fix = f"Ask the administrator to add you to {', '.join(others)}, then log in again."
     yield diagnosis(
         "GP608", evidence, cause, fix=fix, fix_command=command, probes=("nodes", "user", "rocminfo")
     )

@@ -10,15 +10,19 @@ from gpuport.doctor.checks_base import (
     cuda_index,
     diagnosis,
     gpu_list,
+    public_version,
     rocm_index,
+    torch_install,
     torch_packages,
 )
+from gpuport.doctor.checks_runtime import with_smoke
 from gpuport.doctor.errors import Failure
-from gpuport.doctor.facts import Facts
+from gpuport.doctor.facts import Facts, Gpu
 from gpuport.doctor.model import Diagnosis
 from gpuport.doctor.probes_python import EXTENSIONS
 from gpuport.doctor.snapshot import ProbeStatus
 from gpuport.models import Severity
+from gpuport.scan.rules import RULES
 
 _BACKEND = {"cuda": "CUDA", "rocm": "ROCm"}
 _ORT_AMD = ("onnxruntime-migraphx", "onnxruntime-rocm")
@@ -27,6 +31,24 @@ _ORT_OTHER = ("onnxruntime", "onnxruntime-gpu")
 
 def _nvidia_wheels(f: Facts) -> list[str]:
     return sorted(n for n in f.dists if n.startswith("nvidia-") and n != "nvidia-ml-py")
+
+
+def _blind(f: Facts) -> bool:
+    """The smoke test saw no GPU: what a wrong torch build shows, and so explains."""
+    return f.smoke_no_device or f.smoke_failure in (Failure.NO_DEVICE, Failure.NO_NVIDIA_DRIVER)
+
+
+def _igpu_only(f: Facts) -> list[Gpu]:
+    """The AMD GPUs, when all of them are integrated GPUs ROCm does not support for compute
+    (a Ryzen laptop): a torch build that ignores them is a choice, not a fault."""
+    return [] if f.compute_amd else f.amd_gpus
+
+
+_IGPU_NOTE = (
+    "The only AMD GPU here is the processor's integrated GPU, which ROCm does not support "
+    "for compute (a few work unofficially with HSA_OVERRIDE_GFX_VERSION): this matters only "
+    "if you mean to run GPU work on it."
+)
 
 
 @check("GP618")
@@ -50,7 +72,7 @@ def torch_not_importable(f: Facts) -> Iterator[Diagnosis]:
         evidence,
         "torch fails while loading: a shared library it needs is missing or of another "
         "version, or the import crashed.",
-        probes=("torch", "smoke"),
+        probes=with_smoke(("torch",), f.s.smoke is not None and f.s.smoke.stage == "import"),
     )
 
 
@@ -71,16 +93,30 @@ def cuda_torch_on_amd(f: Facts) -> Iterator[Diagnosis]:
     if smoke is not None and f.smoke_failure is Failure.NO_NVIDIA_DRIVER:
         evidence.append("smoke test: Found no NVIDIA driver on your system")
     remove = " ".join([torch_packages(f), *wheels])
+    cause = (
+        "A CUDA wheel of torch is installed (PyPI's default, or pulled in by another "
+        "package); it can only drive NVIDIA GPUs."
+    )
+    if _igpu_only(f):
+        yield diagnosis(
+            "GP619",
+            evidence,
+            f"{cause} {_IGPU_NOTE}",
+            fix="Nothing to do for CPU work. To try the integrated GPU, install the ROCm "
+            "build of torch (unsupported on this GPU).",
+            severity=Severity.INFO,
+            probes=with_smoke(("torch", "python"), _blind(f)),
+        )
+        return
     yield diagnosis(
         "GP619",
         evidence,
-        "A CUDA wheel of torch is installed (PyPI's default, or pulled in by another "
-        "package); it can only drive NVIDIA GPUs.",
+        cause,
         fix_command=(
             f"pip uninstall -y {remove} && pip install {torch_packages(f)} "
             f"--index-url {rocm_index(f)}"
         ),
-        probes=("torch", "python", "smoke"),
+        probes=with_smoke(("torch", "python"), _blind(f)),
     )
 
 
@@ -88,14 +124,14 @@ def cuda_torch_on_amd(f: Facts) -> Iterator[Diagnosis]:
 def rocm_torch_on_nvidia(f: Facts) -> Iterator[Diagnosis]:
     if f.torch_build != "rocm" or not f.has_nvidia or f.has_amd:
         return
+    command, note = torch_install(f, cuda_index(f))
     yield diagnosis(
         "GP620",
         [f"GPUs: {gpu_list(f, 'nvidia')}; no AMD GPU", f.torch_label()],
         "A ROCm wheel of torch is installed; it drives AMD GPUs only.",
-        fix_command=(
-            f"pip install --force-reinstall {torch_packages(f)} --index-url {cuda_index(f)}"
-        ),
-        probes=("torch", "python", "smoke"),
+        fix=f"{RULES['GP620'].fix} {note}",
+        fix_command=command,
+        probes=with_smoke(("torch", "python"), _blind(f)),
     )
 
 
@@ -105,13 +141,27 @@ def cpu_torch_with_gpu(f: Facts) -> Iterator[Diagnosis]:
         return
     vendors = [v for v, present in (("amd", f.has_amd), ("nvidia", f.has_nvidia)) if present]
     evidence = [f"GPUs: {'; '.join(gpu_list(f, v) for v in vendors)}", f.torch_label()]
+    cause = "The installed torch has no GPU support at all, so the GPU is never used."
+    if vendors == ["amd"] and _igpu_only(f):
+        yield diagnosis(
+            "GP621",
+            evidence,
+            f"{cause} {_IGPU_NOTE}",
+            fix="Nothing to do: the CPU build is the usual choice on a machine whose only GPU "
+            "is integrated.",
+            severity=Severity.INFO,
+            probes=with_smoke(("torch", "python"), _blind(f)),
+        )
+        return
     index = rocm_index(f) if vendors == ["amd"] else cuda_index(f)
+    command, note = torch_install(f, index)
     yield diagnosis(
         "GP621",
         evidence,
-        "The installed torch has no GPU support at all, so the GPU is never used.",
-        fix_command=f"pip install --force-reinstall {torch_packages(f)} --index-url {index}",
-        probes=("torch", "python", "smoke"),
+        cause,
+        fix=f"{RULES['GP621'].fix} {note}",
+        fix_command=command,
+        probes=with_smoke(("torch", "python"), _blind(f)),
     )
 
 
@@ -131,10 +181,22 @@ def nvidia_wheels(f: Facts) -> Iterator[Diagnosis]:
 
 
 def _extension_fix(name: str, build: str, f: Facts) -> tuple[str | None, str | None]:
+    """(fix text, command). A reinstall keeps the installed version (it was chosen to match
+    torch) and leaves the dependencies alone: --no-deps, so torch itself is never replaced."""
+    version = public_version(f.dists.get(name, ""))
+    pin = f"{name}=={version}" if version else name
+    keep = (
+        f"Reinstall the same {name} version built for {_BACKEND[build]}; --no-deps keeps pip "
+        "from touching torch and the other packages."
+    )
     if build == "cuda":
-        return None, f"pip install --force-reinstall {name}"
+        return keep, f"pip install --force-reinstall --no-deps {pin}"
     if name == "xformers":
-        return None, f"pip install --force-reinstall xformers --index-url {rocm_index(f)}"
+        return (
+            keep + " If the ROCm index has no build of this version, pick the xformers release "
+            "that matches your torch there.",
+            f"pip install --force-reinstall --no-deps {pin} --index-url {rocm_index(f)}",
+        )
     if name in ("flash-attn", "flash_attn"):
         return (
             "Build flash-attn for ROCm (its CK or Triton backend, see the flash-attention "
@@ -193,7 +255,7 @@ def pynvml_rocm(f: Facts) -> Iterator[Diagnosis]:
         "torch 2.4 on ROCm uses amdsmi for device queries whenever pynvml is importable, and "
         "fails with a NameError when amdsmi is missing.",
         fix_command=f"pip uninstall -y {' '.join(nvml)}" if nvml else None,
-        probes=("python", "smoke"),
+        probes=with_smoke(("python",), seen),
     )
 
 
@@ -203,6 +265,19 @@ def onnxruntime_amd(f: Facts) -> Iterator[Diagnosis]:
         return
     present = [n for n in _ORT_OTHER if n in f.dists]
     if not present or any(n in f.dists for n in _ORT_AMD):
+        return
+    if _igpu_only(f):
+        yield diagnosis(
+            "GP625",
+            [
+                f"GPUs: {gpu_list(f, 'amd')} (integrated only)",
+                *(f"{n} {f.dists[n]} installed (CPU/CUDA providers only)" for n in present),
+            ],
+            f"The installed ONNX Runtime runs on the CPU. {_IGPU_NOTE}",
+            fix="Nothing to do for CPU inference.",
+            severity=Severity.INFO,
+            probes=("python",),
+        )
         return
     yield diagnosis(
         "GP625",

@@ -13,15 +13,23 @@ from gpuport.doctor.checks_base import (
     check,
     diagnosis,
     pick_index,
-    torch_packages,
+    torch_install,
 )
 from gpuport.doctor.errors import Failure, classify, matching_line
 from gpuport.doctor.facts import Facts, Gpu, parse_version
 from gpuport.doctor.gfx import MI300_CLASS, base_gfx, family, is_apu, override_target
 from gpuport.doctor.model import Diagnosis
+from gpuport.doctor.snapshot import ProbeStatus
 from gpuport.models import Severity
+from gpuport.scan.rules import RULES
 
 VISIBILITY_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+
+
+def with_smoke(probes: tuple[str, ...], used: object) -> tuple[str, ...]:
+    """``probes`` plus "smoke" when the diagnosis rests on (and so explains) the smoke
+    test's failure; GP616 reports any smoke failure that no diagnosis claimed this way."""
+    return (*probes, "smoke") if used else probes
 
 
 def smoke_line(f: Facts, kind: Failure) -> str | None:
@@ -45,6 +53,9 @@ def hsa_init(f: Facts) -> Iterator[Diagnosis]:
     if not lines:
         return
     kfd = f.node("/dev/kfd")
+    nodes = f.s.probe("nodes")
+    if kfd is None and (nodes is None or nodes.status is ProbeStatus.OK):
+        return  # no /dev/kfd at all: GP607 / GP609 (missing device files) say so
     if kfd is not None and not kfd.accessible and not f.s.user.is_root:
         return  # GP608 (permissions) is the cause and says so
     lines += [f"kernel log: {ln}" for ln in f.s.dmesg if re.search("kfd", ln, re.I)][:4]
@@ -53,7 +64,7 @@ def hsa_init(f: Facts) -> Iterator[Diagnosis]:
         lines,
         "The ROCm runtime found the kernel driver but could not set up a GPU: the device is "
         "unsupported by KFD or was skipped at boot (device access itself is fine).",
-        probes=("rocminfo", "smoke", "dmesg"),
+        probes=with_smoke(("rocminfo", "dmesg"), from_smoke),
     )
 
 
@@ -68,7 +79,9 @@ def rocm_arch(f: Facts) -> Iterator[Diagnosis]:
     evidence: list[str] = []
     missing: list[str] = []
     line = smoke_line(f, Failure.NO_BINARY)
-    if line and not igpu_first(f):  # then the iGPU took the work: GP615 explains it
+    if igpu_first(f):  # then the iGPU took the work: GP615 explains it
+        line = None
+    if line:
         evidence.append(line)
     candidates = f.discrete_amd or f.amd_gpus
     override = override_target(f.env.get("HSA_OVERRIDE_GFX_VERSION", ""))
@@ -97,7 +110,7 @@ def rocm_arch(f: Facts) -> Iterator[Diagnosis]:
             f"{missing[0] if missing else '<gfx>'}. HSA_OVERRIDE_GFX_VERSION to a target of the "
             "same family is an unsupported stop-gap."
         ),
-        probes=("torch", "smoke", "rocminfo"),
+        probes=with_smoke(("torch", "rocminfo"), line),
     )
 
 
@@ -143,15 +156,18 @@ def cuda_arch(f: Facts) -> Iterator[Diagnosis]:
             evidence.append(f"torch {f.torch_version} has kernels for: {' '.join(f.arch_list)}")
     if not evidence:
         return
-    index = "cu128" if newest >= (10, 0) else "cu126"
+    blackwell = newest >= (10, 0)
+    index = "cu128" if blackwell else "cu126"
+    # cu128 wheels exist from torch 2.7 on: an older torch has to be upgraded.
+    too_old = blackwell and (parse_version(f.torch_version) or (0, 0)) < (2, 7)
+    command, note = torch_install(f, f"{PYTORCH_INDEX}/{index}", upgrade=too_old)
     yield diagnosis(
         "GP613",
         evidence,
         "The installed torch was not compiled for this GPU's compute capability.",
-        fix_command=(
-            f"pip install --force-reinstall {torch_packages(f)} --index-url {PYTORCH_INDEX}/{index}"
-        ),
-        probes=("torch", "smoke", "nvidia-smi-query"),
+        fix=f"{RULES['GP613'].fix} {note}",
+        fix_command=command,
+        probes=with_smoke(("torch", "nvidia-smi-query"), line),
     )
 
 
@@ -182,15 +198,15 @@ def cuda_driver_too_old(f: Facts) -> Iterator[Diagnosis]:
         else "The NVIDIA driver is too old for the CUDA runtime torch was built with."
     )
     index = f"{PYTORCH_INDEX}/cu{pick_index(driver, CUDA_INDEXES).replace('.', '')}"
+    command, note = torch_install(f, index) if driver else (None, "")
     yield diagnosis(
         "GP614",
         evidence,
         cause,
-        fix_command=f"pip install --force-reinstall {torch_packages(f)} --index-url {index}"
-        if driver
-        else None,
+        fix=f"{RULES['GP614'].fix} {note}".strip(),
+        fix_command=command,
         severity=severity,
-        probes=("torch", "smoke", "nvidia-smi"),
+        probes=with_smoke(("torch", "nvidia-smi"), line),
     )
 
 
@@ -214,21 +230,39 @@ def integrated_gpu(f: Facts) -> Iterator[Diagnosis]:
         f"discrete: {', '.join(g.label() for g in dgpus)}",
     ]
     smoke = f.s.smoke
-    if smoke is not None and igpu_first(f):
+    first = igpu_first(f)
+    explains = False
+    if smoke is not None and first:
         evidence.append(f"torch's cuda:0 is the integrated GPU ({smoke.devices[0].name})")
         if f.smoke_failed and smoke.error:
             evidence.append(f"smoke test on cuda:0: {smoke.error.strip()[:200]}")
-    ids = [g.uuid for g in dgpus if g.uuid and g.uuid.upper().startswith("GPU-")]
+        explains = f.smoke_failed  # the job ran on the iGPU: that is why it failed
+    # rocminfo's placeholder UUID "GPU-XX" (no unique ID) cannot select a GPU: use indices.
+    ids = [g.uuid for g in dgpus if g.uuid and _selectable_uuid(g.uuid)]
     if len(ids) != len(dgpus):
         ids = [str(i) for i, g in enumerate(amd) if not g.integrated]
+    # The discrete GPU is cuda:0 and the GPU job worked: only numbering and counts suffer.
+    harmless = smoke is not None and bool(smoke.devices) and not first and smoke.ok is True
     yield diagnosis(
         "GP615",
         evidence,
         "The processor's integrated GPU is enumerated next to the discrete one; work placed on "
-        "it fails because the libraries have no code for it, and device numbering shifts.",
+        "it fails because the libraries have no code for it, and device numbering shifts."
+        + (
+            " Here the discrete GPU is device 0 and the GPU job worked, so only code that "
+            "uses every visible GPU (or picks one by index) is affected."
+            if harmless
+            else ""
+        ),
         fix_command=f"export ROCR_VISIBLE_DEVICES={','.join(ids)}",
-        probes=("rocminfo", "smoke"),
+        severity=Severity.MINOR if harmless else None,
+        probes=with_smoke(("rocminfo",), explains),
     )
+
+
+def _selectable_uuid(uuid: str) -> bool:
+    value = uuid.strip().upper()
+    return value.startswith("GPU-") and value != "GPU-XX" and len(value) > len("GPU-XX")
 
 
 @check("GP617")

@@ -8,7 +8,9 @@ probes at a fake machine: a folder holding ``sys/bus/pci/devices/...``, ``dev/kf
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -43,15 +45,30 @@ class DoctorOptions:
         return max(45.0, 10 * self.timeout_s)
 
 
+# Login names that say nothing about a person (and that group names in a snapshot use).
+_PUBLIC_NAMES = frozenset({"root", "nobody", "user", "ubuntu", "admin", "render", "video"})
+
+
+def login_names(env: Mapping[str, str]) -> frozenset[str]:
+    """The names this user is known by: $USER, $LOGNAME and the password database's."""
+    names = {env.get("USER") or "", env.get("LOGNAME") or ""}
+    with contextlib.suppress(KeyError, ImportError):
+        import pwd
+
+        names.add(pwd.getpwuid(os.getuid()).pw_name)
+    return frozenset(n for n in names if len(n) >= 2 and n not in _PUBLIC_NAMES)
+
+
 @dataclass(frozen=True)
 class ProbeContext:
     options: DoctorOptions
     env: Mapping[str, str]
+    logins: frozenset[str] = frozenset()
 
     @classmethod
     def create(cls, options: DoctorOptions) -> ProbeContext:
         env = dict(os.environ if options.env is None else options.env)
-        return cls(options=options, env=env)
+        return cls(options=options, env=env, logins=login_names(env))
 
     @property
     def root(self) -> Path:
@@ -75,7 +92,12 @@ class ProbeContext:
             return None
 
     def which(self, name: str) -> str | None:
-        found = shutil.which(name, path=self.env.get("PATH", os.defpath))
+        """An absolute path; relative PATH entries (".", empty) are skipped: doctor never
+        runs a program from the folder it was started in."""
+        search = os.pathsep.join(
+            p for p in self.env.get("PATH", os.defpath).split(os.pathsep) if Path(p).is_absolute()
+        )
+        found = shutil.which(name, path=search) if search else None
         if found:
             return found
         for base in (self.env.get("ROCM_PATH"), "/opt/rocm"):
@@ -89,10 +111,14 @@ class ProbeContext:
         return self.env.get("HOME") or None
 
     def redact(self, text: str) -> str:
-        """The home folder as ``~``: paths in a shared snapshot should not name the user."""
-        home = self.home()
-        if home and len(home) > 1:
-            return text.replace(home.rstrip("/"), "~")
+        """The home folder as ``~`` and the login name as ``<user>``: a shared snapshot
+        should not name the user (``/scratch/alice/venv`` -> ``/scratch/<user>/venv``)."""
+        home = (self.home() or "").rstrip("/")
+        if len(home) > 1 and home in text:
+            text = re.sub(re.escape(home) + r"(?![\w.-])", "~", text)
+        for name in self.logins:
+            if name in text:
+                text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "<user>", text)
         return text
 
 

@@ -2,7 +2,10 @@
 
 Two passes, because two diagnoses are "whatever is left": GP616 (the smoke test failed for
 a reason no specific check named) and GP630 (a probe hung or crashed). They only report
-what the first pass did not already explain, so one fault is not reported twice.
+what the first pass did not already explain, so one fault is not reported twice. A check
+claims the smoke test (lists "smoke" in its probes) only when its evidence is the smoke
+test's own failure, so an unrelated finding (a driver one CUDA minor behind) never hides
+a real GPU failure (out of memory).
 """
 
 from __future__ import annotations

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from gpuport.doctor.errors import Failure, classify
-from gpuport.doctor.gfx import DEVICE_GFX, base_gfx, is_apu
+from gpuport.doctor.gfx import DEVICE_GFX, ROCM_APUS, apu_name, base_gfx, is_apu
 from gpuport.doctor.snapshot import DeviceNode, PciDevice, Snapshot, ToolRun
+
+OVERRIDE_VAR = "HSA_OVERRIDE_GFX_VERSION"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -48,10 +50,21 @@ class Gpu:
     address: str | None = None
     driver: str | None = None
     uuid: str | None = None
+    arch_known: bool = True  # False: ``arch`` is what an override made rocminfo say
 
     @property
     def integrated(self) -> bool:
-        return self.vendor == "amd" and is_apu(self.arch)
+        """An APU's graphics: by architecture, or by name when the chip is not in the table."""
+        if self.vendor != "amd":
+            return False
+        if self.arch_known and self.arch is not None:
+            return is_apu(self.arch)
+        return apu_name(self.name)
+
+    @property
+    def rocm_compute(self) -> bool:
+        """A GPU that ROCm supports for compute: discrete, or an APU such as Strix Halo."""
+        return not self.integrated or (self.arch_known and self.arch in ROCM_APUS)
 
     def label(self) -> str:
         arch = f" ({self.arch})" if self.arch else ""
@@ -204,14 +217,25 @@ class Facts:
         match = re.search(r"CUDA Version:\s*([\d.]+)", self.nvidia_smi_text)
         return parse_version(match.group(1)) if match else None
 
+    def _unset_for(self, tool: str, var: str) -> bool:
+        """The tool ran without ``var`` in its environment (snapshots since the field)."""
+        run = self.s.tool(tool)
+        return run is not None and var in run.unset
+
+    @property
+    def rocminfo_overridden(self) -> bool:
+        """rocminfo's gfx names are the override's, not the chips' own."""
+        return bool(self.s.env.get(OVERRIDE_VAR)) and not self._unset_for("rocminfo", OVERRIDE_VAR)
+
     @cached_property
     def amd_gpus(self) -> list[Gpu]:
         pci_by_id = {d.device: d for d in self.amd_pci}
         if self.agents:
             gpus = []
-            overridden = bool(self.s.env.get("HSA_OVERRIDE_GFX_VERSION"))
+            overridden = self.rocminfo_overridden
             for agent in self.agents:
-                # rocminfo's gfx is the truth unless an override rewrote it.
+                # rocminfo's gfx is the truth unless an override rewrote it; then the chip's
+                # own gfx comes from its ID or name, and is unknown where neither is known.
                 real = gfx_from_identity(agent.chip_id, agent.marketing) if overridden else None
                 pci = pci_by_id.get(agent.chip_id or "")
                 gpus.append(
@@ -222,6 +246,7 @@ class Facts:
                         address=pci.address if pci else None,
                         driver=pci.driver if pci else None,
                         uuid=agent.uuid,
+                        arch_known=real is not None or not overridden,
                     )
                 )
             return gpus
@@ -292,6 +317,72 @@ class Facts:
     @property
     def discrete_amd(self) -> list[Gpu]:
         return [g for g in self.amd_gpus if not g.integrated]
+
+    @property
+    def compute_amd(self) -> list[Gpu]:
+        """AMD GPUs a ROCm user means: discrete ones and ROCm-supported APUs (not a laptop's
+        or desktop's iGPU)."""
+        return [g for g in self.amd_gpus if g.rocm_compute]
+
+    def pci_integrated(self, dev: PciDevice) -> bool:
+        gfx = gfx_from_identity(dev.device, dev.name)
+        return is_apu(gfx) if gfx else apu_name(dev.name)
+
+    def pci_rocm_compute(self, dev: PciDevice) -> bool:
+        gfx = gfx_from_identity(dev.device, dev.name)
+        return not self.pci_integrated(dev) or gfx in ROCM_APUS
+
+    @property
+    def amd_total(self) -> int:
+        """AMD GPUs the runtime numbers, unfiltered by ROCR_VISIBLE_DEVICES: 0 if unknown.
+
+        rocminfo honours the filter; doctor runs it without (``ToolRun.unset``), but an
+        older snapshot's rocminfo may list only the selected GPUs, so the amdgpu-bound PCI
+        functions count too.
+        """
+        bound = sum(d.driver == "amdgpu" for d in self.amd_pci)
+        if self._unset_for("rocminfo", "ROCR_VISIBLE_DEVICES"):
+            return len(self.agents) or bound
+        return max(len(self.agents), bound)
+
+    @property
+    def nvidia_total(self) -> int:
+        """NVIDIA GPUs from nvidia-smi (which ignores CUDA_VISIBLE_DEVICES) or the PCI bus,
+        never from the smoke test, which sees only the visible ones: 0 if unknown."""
+        bound = sum(d.driver == "nvidia" for d in self.nvidia_pci)
+        return max(len(self.nv_gpus), bound)
+
+    @property
+    def rocm_in_use(self) -> bool:
+        """ROCm is what this machine runs: /dev/kfd, rocminfo agents, or a ROCm torch."""
+        return self.node("/dev/kfd") is not None or bool(self.agents) or self.torch_build == "rocm"
+
+    @property
+    def amd_render_nodes(self) -> list[DeviceNode]:
+        """/dev/dri/renderD* of AMD GPUs, where ROCm is in use (they matter to nobody else).
+
+        A node's vendor comes from sysfs; where no node has one (older snapshots), the nodes
+        count only on a machine whose GPUs are all AMD.
+        """
+        if not self.has_amd or not self.rocm_in_use:
+            return []
+        nodes = self.render_nodes
+        if any(n.vendor for n in nodes):
+            return [n for n in nodes if n.vendor == "1002"]
+        others = [d for d in self.s.pci if d.vendor != "1002"]
+        return [] if others or self.s.system.wsl else nodes
+
+    @property
+    def nvidia_smi_ok(self) -> bool:
+        return any(
+            run is not None and run.returncode == 0
+            for run in (self.s.tool("nvidia-smi"), self.s.tool("nvidia-smi-query"))
+        )
+
+    @property
+    def smoke_saw_gpu(self) -> bool:
+        smoke = self.s.smoke
+        return smoke is not None and (bool(smoke.devices) or bool(smoke.device_count))
 
     # ------------------------------------------------------------------ driver and nodes
     def loaded(self, module: str) -> bool:

@@ -208,7 +208,7 @@ def _torch_installed() -> str | None:
 def probe_torch(ctx: ProbeContext) -> ProbeResult:
     if _torch_installed() is None:
         return ProbeResult(status=ProbeStatus.SKIPPED, message="torch is not installed")
-    argv = [ctx.options.python, "-c", _TORCH_SCRIPT]
+    argv = [ctx.options.python, "-P", "-c", _TORCH_SCRIPT]
     outcome = run_tool(ctx, argv, ctx.options.torch_timeout_s, extra_env=_PY_ENV, english=False)
     run = outcome.run
     data = _last_json(run.stdout) if run else None
@@ -223,8 +223,13 @@ def probe_torch(ctx: ProbeContext) -> ProbeResult:
     return ProbeResult({"torch": TorchInfo.model_validate(data)})
 
 
-# Keep bytecode out of site-packages: doctor promises not to write anything.
+# The child interpreters run with -P (the script's folder is not put on sys.path; user
+# site-packages and PYTHONPATH stay, as for the user's own programs) from a neutral folder
+# (see tools.run_tool), so a torch.py in the folder doctor was started from is never
+# imported. Keep bytecode out of site-packages: doctor promises not to write anything.
 _PY_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+# ...and no CUDA JIT cache in ~/.nv for the smoke test.
+_SMOKE_ENV = {**_PY_ENV, "CUDA_CACHE_DISABLE": "1"}
 
 
 def probe_smoke(ctx: ProbeContext) -> ProbeResult:
@@ -235,8 +240,8 @@ def probe_smoke(ctx: ProbeContext) -> ProbeResult:
         return ProbeResult(status=ProbeStatus.SKIPPED, message="torch is not installed")
     if version.partition("+")[2].lower() == "cpu":
         return ProbeResult(status=ProbeStatus.SKIPPED, message=f"torch {version} is a CPU build")
-    argv = [ctx.options.python, "-c", _SMOKE_SCRIPT]
-    outcome = run_tool(ctx, argv, ctx.options.smoke_timeout_s, extra_env=_PY_ENV, english=False)
+    argv = [ctx.options.python, "-P", "-c", _SMOKE_SCRIPT]
+    outcome = run_tool(ctx, argv, ctx.options.smoke_timeout_s, extra_env=_SMOKE_ENV, english=False)
     run = outcome.run
     data = (_last_json(run.stdout) if run else None) or {}
     tail = ctx.redact(run.stderr[-4000:]) if run else ""

@@ -64,7 +64,7 @@ _CMDLINE_KEEP = (
     "module_blacklist",
     "rd.driver.blacklist",
 )
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE", re.IGNORECASE)
 
 
 def probe_system(ctx: ProbeContext) -> ProbeResult:
@@ -242,12 +242,16 @@ def probe_nodes(ctx: ProbeContext) -> ProbeResult:
             st = path.stat()
         except OSError:
             continue
+        vendor = None
+        if path.parent == dri:  # which GPU the node belongs to: AMD, NVIDIA, Intel...
+            vendor = _hex(ctx, ctx.path(f"/sys/class/drm/{path.name}/device/vendor"))
         nodes.append(
             DeviceNode(
                 path="/" + str(path.relative_to(ctx.root)),
                 mode=stat.filemode(st.st_mode),
                 group=groups.get(st.st_gid, str(st.st_gid)),
                 accessible=os.access(path, os.R_OK | os.W_OK),
+                vendor=vendor,
             )
         )
     return ProbeResult({"nodes": nodes})
@@ -287,7 +291,14 @@ def probe_user(ctx: ProbeContext) -> ProbeResult:
     configured = sorted(
         {name for name, gid, members in _group_file(ctx) if user in members or gid == primary}
     )
-    info = UserInfo(uid=uid, is_root=uid == 0, process_groups=process, configured_groups=configured)
+    # The per-user group (named like the login) would name the user: left out.
+    private = set(ctx.logins) | ({user} if user and user != "root" else set())
+    info = UserInfo(
+        uid=uid,
+        is_root=uid == 0,
+        process_groups=[g for g in process if g not in private],
+        configured_groups=[g for g in configured if g not in private],
+    )
     return ProbeResult({"user": info})
 
 

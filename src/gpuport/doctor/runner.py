@@ -2,17 +2,18 @@
 
 A probe that raises becomes an ``error`` record, one that does not finish in time a
 ``timeout`` record; the others are unaffected. Tools enforce their own limits (and kill
-their process group); the deadline here also guards in-process probes, whose threads
-are abandoned rather than waited for.
+their process group); the deadline here also guards in-process probes (a read of a file
+that blocks forever, such as a FIFO). Each probe runs in a daemon thread, so a hung one is
+abandoned: it cannot keep the process from exiting.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
+from typing import Any
 
 from gpuport import __version__
 from gpuport.doctor.context import DoctorOptions, Probe, ProbeContext, ProbeResult
@@ -78,6 +79,39 @@ def _guarded(probe: Probe, ctx: ProbeContext) -> tuple[ProbeResult, float]:
     return result, time.monotonic() - started
 
 
+class _Running:
+    """One probe in its own daemon thread; ``result`` is set when it returns."""
+
+    def __init__(self, probe: Probe, ctx: ProbeContext) -> None:
+        self.result: tuple[ProbeResult, float] | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, args=(probe, ctx), name=f"doctor-{probe.name}", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, probe: Probe, ctx: ProbeContext) -> None:
+        try:
+            self.result = _guarded(probe, ctx)
+        finally:
+            self.done.set()
+
+    def wait(self, timeout: float) -> tuple[ProbeResult, float] | None:
+        self.done.wait(timeout)
+        return self.result
+
+
+def _redacted(value: Any, ctx: ProbeContext) -> Any:
+    """Every string in the snapshot with the home folder and the login name taken out."""
+    if isinstance(value, str):
+        return ctx.redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, ctx) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v, ctx) for k, v in value.items()}
+    return value
+
+
 def _limit(probe: Probe, options: DoctorOptions) -> float:
     if probe.slow:
         return (options.smoke_timeout_s if probe.name == "smoke" else options.torch_timeout_s) + 5
@@ -93,38 +127,33 @@ def collect(options: DoctorOptions | None = None, observer: Observer | None = No
     tools: dict[str, object] = {}
     records: list[ProbeRecord] = []
     started = time.monotonic()
-    pool = ThreadPoolExecutor(max_workers=max(1, len(selected)), thread_name_prefix="doctor")
-    try:
-        futures: list[tuple[Probe, Future[tuple[ProbeResult, float]]]] = [
-            (p, pool.submit(_guarded, p, ctx)) for p in selected
-        ]
-        for probe, future in futures:
-            remaining = started + _limit(probe, options) - time.monotonic()
-            try:
-                result, took = future.result(timeout=max(remaining, 0.01))
-            except FutureTimeout:
-                limit = _limit(probe, options)
-                result = ProbeResult(
-                    status=ProbeStatus.TIMEOUT, message=f"did not finish in {limit:g} s"
-                )
-                took = time.monotonic() - started
-            for key, value in result.data.items():
-                if key == "tools" and isinstance(value, dict):
-                    tools.update(value)
-                else:
-                    fields[key] = value
-            record = ProbeRecord(
-                name=probe.name,
-                layer=probe.layer,
-                status=result.status,
-                message=result.message,
-                duration_s=round(took, 3),
+    running = [(p, _Running(p, ctx)) for p in selected]
+    for probe, run in running:
+        remaining = started + _limit(probe, options) - time.monotonic()
+        outcome = run.wait(max(remaining, 0.01))
+        if outcome is None:
+            limit = _limit(probe, options)
+            result = ProbeResult(
+                status=ProbeStatus.TIMEOUT, message=f"did not finish in {limit:g} s"
             )
-            records.append(record)
-            if observer is not None:
-                observer(record)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+            took = time.monotonic() - started
+        else:
+            result, took = outcome
+        for key, value in result.data.items():
+            if key == "tools" and isinstance(value, dict):
+                tools.update(value)
+            else:
+                fields[key] = value
+        record = ProbeRecord(
+            name=probe.name,
+            layer=probe.layer,
+            status=result.status,
+            message=result.message,
+            duration_s=round(took, 3),
+        )
+        records.append(record)
+        if observer is not None:
+            observer(record)
     fingerprint = EnvFingerprint.collect()
     snapshot = Snapshot.model_validate(
         {
@@ -137,4 +166,6 @@ def collect(options: DoctorOptions | None = None, observer: Observer | None = No
             "timeout_s": options.timeout_s,
         }
     )
-    return snapshot.with_id()
+    # Probes redact what they store; this pass makes sure nothing names the user.
+    clean = _redacted(snapshot.model_dump(mode="json"), ctx)
+    return Snapshot.model_validate(clean).with_id()

@@ -8,8 +8,8 @@ an APU, an H100 box with a stale driver): a snapshot saved there with
 The fields hold raw facts (file contents, tool output, version strings), not conclusions,
 so a better parser in a later gpuport re-reads an old snapshot correctly. What a snapshot
 leaves out on purpose is documented in docs/doctor.md (privacy): the host name is hashed,
-only GPU-relevant environment variables are kept, the home folder is written as ``~``,
-and nvidia-smi's process table is cut off.
+only GPU-relevant environment variables are kept, the home folder is written as ``~`` and
+the login name as ``<user>`` everywhere, and nvidia-smi's process table is cut off.
 """
 
 from __future__ import annotations
@@ -76,6 +76,11 @@ class ToolRun(_Frozen):
     returncode: int | None = None
     stdout: str = ""
     stderr: str = ""
+    unset: list[str] = Field(
+        default_factory=list,
+        description="variables removed from the tool's environment (visibility filters, "
+        "HSA_OVERRIDE_GFX_VERSION), so that it reports every GPU as it really is",
+    )
 
     @property
     def text(self) -> str:
@@ -124,10 +129,18 @@ class DeviceNode(_Frozen):
     mode: str | None = Field(default=None, description="ls -l style, e.g. crw-rw----")
     group: str | None = None
     accessible: bool = Field(description="this process may open it for read and write")
+    vendor: str | None = Field(
+        default=None,
+        description="PCI vendor of the GPU behind a /dev/dri node (1002 AMD, 10de NVIDIA, "
+        "8086 Intel), from /sys/class/drm/<node>/device/vendor",
+    )
 
 
 class UserInfo(_Frozen):
-    """Group membership, not the user's name: the fix commands say $USER."""
+    """Group membership, not the user's name: the fix commands say $USER.
+
+    The user's own per-user group (named like the login) is left out of both lists.
+    """
 
     uid: int | None = None
     is_root: bool = False

@@ -1,28 +1,39 @@
 """Running an external diagnostic tool so that it can neither hang nor crash doctor.
 
-Each tool runs in its own session (process group) without a shell, stdin closed, with a
-time limit. On timeout the whole group is killed: a wrapper script that started
-``sleep`` would otherwise keep the output pipes open and block us past the limit.
+Each tool runs in its own session (process group) without a shell, stdin closed, from a
+neutral working folder, with a time limit. Its output is read as it comes, up to
+:data:`MAX_OUTPUT` bytes per stream: a tool that prints more is stopped there. On timeout
+(or too much output) the whole group is killed: a wrapper script that started ``sleep``
+would otherwise keep the output pipes open and block us past the limit. A grandchild that
+left the group with ``setsid`` cannot be killed that way; it is not waited for either.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuport.doctor.context import ProbeContext, ProbeResult
 from gpuport.doctor.snapshot import ProbeStatus, ToolRun
 
-MAX_OUTPUT = 200_000
+MAX_OUTPUT = 256_000  # bytes kept per stream by default; nvidia-smi for 8 GPUs is ~10 kB
+_CHUNK = 65536
+# Once the tool itself has exited, how long output still held open by a stray child may
+# keep arriving before we stop listening.
+_DRAIN_S = 0.5
+NEUTRAL_CWD = "/"  # never the user's folder: python -c would import a torch.py from there
 _SHELL_SIGNALS = {
     128 + signal.SIGABRT,
     128 + signal.SIGBUS,
     128 + signal.SIGFPE,
     128 + signal.SIGSEGV,
-}  # characters kept per stream; rocminfo for 8 MI300X is ~60 kB
+}
 
 
 @dataclass(frozen=True)
@@ -39,17 +50,23 @@ def run_tool(
     *,
     denied: tuple[str, ...] = (),
     extra_env: dict[str, str] | None = None,
+    unset: Iterable[str] = (),
     english: bool = True,
+    max_output: int = MAX_OUTPUT,
 ) -> ToolOutcome:
     """Run ``argv`` (argv[0] looked up on PATH); never raises.
 
     ``denied`` lists output fragments meaning "not allowed to read this" (dmesg without
-    privileges): such a run counts as missing data, not as a broken probe.
+    privileges): such a run counts as missing data, not as a broken probe. ``unset``
+    names environment variables the tool must not see (a visibility filter would make
+    rocminfo hide GPUs); those that were set are recorded in the run. ``max_output``
+    bytes per stream are kept; a tool that prints more is stopped.
     """
     exe = ctx.which(argv[0])
     if exe is None:
         return ToolOutcome(None, ProbeStatus.MISSING, f"{argv[0]} not found")
     env = dict(ctx.env)
+    removed = sorted(name for name in set(unset) if env.pop(name, None) is not None)
     if english:
         env["LC_ALL"] = "C"
     env.update(extra_env or {})
@@ -60,18 +77,22 @@ def run_tool(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
+            cwd=NEUTRAL_CWD,
             start_new_session=True,
         )
     except OSError as exc:
         return ToolOutcome(None, ProbeStatus.ERROR, f"cannot run {argv[0]}: {exc.strerror or exc}")
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        out, err = _kill(proc)
-        run = _tool_run(argv, None, out, err)
+    out, err, ended = _collect(proc, timeout_s, max_output)
+    if ended == "timeout":
+        run = _tool_run(ctx, argv, None, out, err, removed, max_output)
         return ToolOutcome(run, ProbeStatus.TIMEOUT, f"no answer after {timeout_s:g} s; killed")
-    run = _tool_run(argv, proc.returncode, out, err)
+    if ended == "overflow":
+        run = _tool_run(ctx, argv, None, out, err, removed, max_output)
+        return ToolOutcome(
+            run, ProbeStatus.ERROR, f"printed more than {max_output // 1000} kB; stopped"
+        )
     code = proc.returncode
+    run = _tool_run(ctx, argv, code, out, err, removed, max_output)
     if code == 0:
         return ToolOutcome(run, ProbeStatus.OK, None)
     if denied and any(marker in run.text for marker in denied):
@@ -83,33 +104,96 @@ def run_tool(
     return ToolOutcome(run, ProbeStatus.ERROR, f"exit {code}: {first_line(run)}")
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+def _collect(
+    proc: subprocess.Popen[bytes], timeout_s: float, limit: int
+) -> tuple[bytes, bytes, str]:
+    """Both streams, read as they come: (stdout, stderr, how it ended).
+
+    Ends "exit" (the tool exited and its output is complete, or stopped arriving soon
+    after), "timeout" or "overflow"; in the last two the process group has been killed.
+    Never waits on a pipe that a process outside the group keeps open.
+    """
+    if proc.stdout is None or proc.stderr is None:  # pragma: no cover - Popen(PIPE) sets both
+        raise RuntimeError("tool started without output pipes")
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    deadline = time.monotonic() + timeout_s
+    drain_until: float | None = None
+    ended = "exit"
+    with selectors.DefaultSelector() as sel:
+        for fd in buffers:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            now = time.monotonic()
+            if proc.poll() is not None and drain_until is None:
+                drain_until = now + _DRAIN_S
+            if drain_until is not None and now >= drain_until:
+                break  # the tool is done; whoever still holds its pipes is not waited for
+            if now >= deadline:
+                ended = "timeout"
+                break
+            wait = min(deadline, drain_until or deadline, now + 0.1) - now
+            for key, _ in sel.select(timeout=max(wait, 0.0)):
+                fd = int(key.fd)
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                buffers[fd] += chunk
+                if len(buffers[fd]) > limit:
+                    ended = "overflow"
+            if ended == "overflow":
+                break
+        leftovers = bool(sel.get_map())
+    if ended == "exit" and proc.poll() is None:  # closed its output but still running
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            ended = "timeout"
+    if ended != "exit" or leftovers:
+        _kill_group(proc)  # the tool, or what it left running in its group
+    for stream in (proc.stdout, proc.stderr):
+        with contextlib.suppress(OSError):
+            stream.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=2.0)
+    return bytes(buffers[out_fd]), bytes(buffers[err_fd]), ended
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(OSError):
         os.killpg(proc.pid, signal.SIGKILL)
-    try:
-        return proc.communicate(timeout=2.0)
-    except subprocess.TimeoutExpired:
-        # Something left the process group and still holds the pipes: give up on output.
+    with contextlib.suppress(OSError):
         proc.kill()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        proc.wait(timeout=2.0)
-        return b"", b""
 
 
-def _tool_run(argv: list[str], code: int | None, out: bytes, err: bytes) -> ToolRun:
+def _tool_run(
+    ctx: ProbeContext,
+    argv: list[str],
+    code: int | None,
+    out: bytes,
+    err: bytes,
+    removed: list[str],
+    limit: int,
+) -> ToolRun:
     return ToolRun(
         argv=list(argv),
         returncode=code,
-        stdout=_decode(out),
-        stderr=_decode(err),
+        stdout=ctx.redact(_decode(out, limit)),
+        stderr=ctx.redact(_decode(err, limit)),
+        unset=removed,
     )
 
 
-def _decode(raw: bytes | None) -> str:
-    text = (raw or b"").decode("utf-8", errors="replace")
-    return text if len(text) <= MAX_OUTPUT else text[:MAX_OUTPUT] + "\n[... cut]"
+def _decode(raw: bytes | None, limit: int = MAX_OUTPUT) -> str:
+    """Bytes cut to the limit first, then decoded: a huge stream is never held as text."""
+    raw = raw or b""
+    if len(raw) <= limit:
+        return raw.decode("utf-8", errors="replace")
+    return raw[:limit].decode("utf-8", errors="replace") + "\n[... cut]"
 
 
 def _signal_name(number: int) -> str:
@@ -133,9 +217,13 @@ def tool_probe_result(
     *,
     denied: tuple[str, ...] = (),
     keep: bool = True,
+    unset: Iterable[str] = (),
+    max_output: int = MAX_OUTPUT,
 ) -> tuple[ProbeResult, ToolRun | None]:
     """Run one tool and file its output under ``tools[key]`` (unless ``keep`` is False)."""
-    outcome = run_tool(ctx, argv, ctx.options.timeout_s, denied=denied)
+    outcome = run_tool(
+        ctx, argv, ctx.options.timeout_s, denied=denied, unset=unset, max_output=max_output
+    )
     data: dict[str, object] = {}
     if outcome.run is not None and keep:
         data["tools"] = {key: outcome.run}

@@ -80,7 +80,8 @@ ENVIRONMENT_RULES: tuple[Rule, ...] = (
         "says 'ROCk module is NOT loaded' and nvidia-smi cannot reach the driver.",
         "Load or install the driver for the running kernel: AMD `sudo modprobe amdgpu` (or "
         "reinstall amdgpu-dkms for `uname -r`, on a kernel from the compatibility matrix); "
-        "NVIDIA install the driver and blacklist nouveau. Check `dkms status` and `dmesg`.",
+        "NVIDIA: install the NVIDIA driver (its package blacklists nouveau) and reboot. Check "
+        "`dkms status` and `dmesg`.",
         _ROCM + "1850",
         _ROCM + "1748",
         _ROCM + "5624",
@@ -169,7 +170,10 @@ ENVIRONMENT_RULES: tuple[Rule, ...] = (
         "hipErrorNoDevice or HSA_STATUS_ERROR_OUT_OF_RESOURCES from torch, and everything "
         "works with sudo. A new group membership only counts after logging in again.",
         "Add the user to the groups and log in again: `sudo usermod -aG render,video $USER`. "
-        "In a container: `--group-add video --group-add render`.",
+        "In a container: `--group-add video --group-add render`. Never add a user to root: "
+        "device files that only root's group may open are given to render by AMD's udev rule "
+        "(/etc/udev/rules.d/70-amdgpu.rules), or to video by the nvidia module's "
+        "NVreg_DeviceFileGID option.",
         _ROCMINFO_34,
         _ROCM + "1211",
         _ROCM + "2232",
@@ -297,7 +301,8 @@ ENVIRONMENT_RULES: tuple[Rule, ...] = (
         "counts one GPU more, puts work on the iGPU, and crashes with hipErrorInvalidImage or "
         "a segfault because the wheel has no code for it.",
         "Hide the iGPU before the program starts: `export ROCR_VISIBLE_DEVICES=<dGPU UUIDs or "
-        "indices>`, or disable the iGPU in the firmware.",
+        "indices>` (indices where rocminfo shows only the placeholder UUID GPU-XX), or "
+        "disable the iGPU in the firmware.",
         "https://github.com/ROCm/TheRock/issues/3392",
         "https://github.com/ROCm/TheRock/issues/5543",
         "https://github.com/unslothai/unsloth/issues/7307",
@@ -426,8 +431,9 @@ ENVIRONMENT_RULES: tuple[Rule, ...] = (
         "backend. A CUDA-built one next to a ROCm torch (or the reverse) fails at import "
         "('xFormers can't load C++/CUDA extensions ... built for X+cu121, you have "
         "X+rocm6.0', ImportError flash_attn_2_cuda) or silently falls back.",
-        "Reinstall the extension for the torch backend: the ROCm index build (xformers), the "
-        "CK or Triton backend build of flash-attn, bitsandbytes' ROCm binary.",
+        "Reinstall the same version of the extension for the torch backend, with --no-deps so "
+        "that torch is left alone: the ROCm index build (xformers), the CK or Triton backend "
+        "build of flash-attn, bitsandbytes' ROCm binary.",
         "https://github.com/facebookresearch/xformers/issues/1070",
         "https://github.com/Dao-AILab/flash-attention",
         "https://github.com/ROCm/bitsandbytes/issues/82",
@@ -470,11 +476,12 @@ ENVIRONMENT_RULES: tuple[Rule, ...] = (
         0.5,
         f"{_BOTH}; doctor",
         "GPU wheels bring their own runtime libraries (torch/lib for ROCm, nvidia-* wheels for "
-        "CUDA). LD_LIBRARY_PATH entries for /opt/rocm-X or /usr/local/cuda-X of another "
-        "version are searched first and mix two releases: 'Cannot read TensileLibrary', "
-        "'libamdhip64.so.5 not found', cuDNN version errors.",
-        "Drop those entries from LD_LIBRARY_PATH for Python work (let the wheel use its own "
-        "libraries), or install the wheel built for exactly that system version.",
+        "CUDA). LD_LIBRARY_PATH entries for /opt/rocm-X or /usr/local/cuda-X of the same "
+        "major version but another minor one provide libraries of the same name, are searched "
+        "first, and mix two releases: 'Cannot read TensileLibrary', cuDNN or cuBLAS version "
+        "errors. Another major version has other library names and does not clash.",
+        "Drop just those entries from LD_LIBRARY_PATH for Python work (let the wheel use its "
+        "own libraries), or install the wheel built for exactly that system version.",
         "https://github.com/ROCm/pytorch/issues/1340",
         _TORCH + "118457",
         "https://github.com/ROCm/rocBLAS/issues/1386",
@@ -526,8 +533,9 @@ ENVIRONMENT_RULES: tuple[Rule, ...] = (
         "~/.cache/miopen. If they cannot be written (created by root in a container, a "
         "read-only home) every run searches again: first convolutions take minutes and "
         "look like a hang.",
-        "Make the folders writable (`sudo chown -R $USER ~/.config/miopen ~/.cache/miopen`) or "
-        "point MIOPEN_USER_DB_PATH / MIOPEN_CUSTOM_CACHE_DIR at a writable place; "
+        "Take back your own folders (`sudo chown -R $USER ~/.config/miopen ~/.cache/miopen`); "
+        "a shared folder set through MIOPEN_USER_DB_PATH / MIOPEN_CUSTOM_CACHE_DIR keeps its "
+        "owner: point those variables at folders of your own instead. "
         "MIOPEN_FIND_MODE=FAST shortens the search.",
         _TORCH_PR + "179795",
         "https://github.com/ROCm/pytorch/issues/433",
