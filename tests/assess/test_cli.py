@@ -184,7 +184,7 @@ def test_flags_override_and_report_their_origin(cli: Any) -> None:
     )
     assert res.code == 0, res.err
     settings = {s["name"]: s for s in json.loads(res.out)["settings"]}
-    assert settings["models"]["value"] == ["llama-3-8b"] and settings["models"]["origin"] == "flag"
+    assert settings["model"]["value"] == ["llama-3-8b"] and settings["model"]["origin"] == "flag"
     assert settings["concurrency"]["origin"] == "pyproject.toml"
 
 

@@ -115,9 +115,10 @@ def test_price_for_a_gpu_not_compared_is_refused(tmp_path: Path) -> None:
         load_settings(root)
 
 
-def test_context_shorter_than_a_request_is_refused(tmp_path: Path) -> None:
+def test_a_request_someone_set_longer_than_context_is_refused(tmp_path: Path) -> None:
+    root = _project(tmp_path, own="input_tokens = 900\noutput_tokens = 200\n")
     with pytest.raises(GpuportError, match="raise context"):
-        load_settings(_project(tmp_path), {"context": 1024})
+        load_settings(root, {"context": 1024})
 
 
 def test_paths_in_settings_are_relative_to_the_project(tmp_path: Path) -> None:

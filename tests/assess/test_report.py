@@ -103,7 +103,7 @@ def test_html_makes_control_characters_visible(tmp_path: Path) -> None:
     root.mkdir()
     (root / "a.py").write_text("import pynvml  # \u202eevil\n")
     html = assess_html.render(assess(load_settings(root)))
-    assert "\u202e" not in html and "\\x202e" in html
+    assert "\u202e" not in html and "\\u202e" in html
 
 
 def test_svg_escapes_labels_and_handles_empty_charts() -> None:

@@ -16,7 +16,14 @@ def test_clean_makes_control_characters_visible() -> None:
         "a\\x1b[31mred\\x1b]8;;http://evil\\x1b\\b"
     )
     assert clean("tab\tand\nnewline") == "tab\tand\nnewline"
-    assert clean("bidi\u202eoverride") == "bidi\\x202eoverride"
+    assert clean("bidi\u202eoverride") == "bidi\\u202eoverride"
+
+
+def test_clean_shows_zero_width_and_direction_marks_as_u_escapes() -> None:
+    for char in ("\u200b", "\u200d", "\u200e", "\u200f", "\u061c", "\ufeff", "\u2066"):
+        assert clean(f"a{char}b") == f"a\\u{ord(char):04x}b", repr(char)
+    assert clean("nbsp\xa0and\x9b") == "nbsp\xa0and\\x9b"  # only C1 controls below U+0100
+    assert clean("caf\u00e9 \u4e2d") == "caf\u00e9 \u4e2d"  # ordinary text is kept
 
 
 def test_md_neutralises_links_html_and_cells() -> None:

@@ -8,14 +8,22 @@ the same question. Flags override them for a what-if.
 Precedence, per key: a flag, else ``gpuport.toml`` in the project folder, else
 ``[tool.gpuport]`` of its ``pyproject.toml``, else the default. When both files exist,
 ``gpuport.toml`` is used and the pyproject table is ignored with a note (as ruff does with
-``ruff.toml``): two half-configurations are harder to reason about than one. Keys may be
+``ruff.toml``): two half-configurations are harder to reason about than one. The pyproject is
+then not even parsed, and a pyproject that is not valid TOML only costs its settings (a note
+says so; the scan reports the file): it is the project's file, not gpuport's. Keys may be
 written ``snake_case`` or ``kebab-case``. An unknown key or a value of the wrong type is an
-input error (exit 2) with one line that names the key and what it should be.
+input error (exit 2) with one line that names the file, the key and what it should be.
+
+A flag replaces the settings it conflicts with, not only its own key: ``--model-config``
+drops the file's ``model`` (and ``--model`` its ``model_config``), and ``--gpus`` drops the
+file's prices of GPUs no longer listed, each with a note, so a what-if never fails on the
+project's own settings.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -33,6 +41,13 @@ DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 FAIL_ON = ("blocked", "major", "minor", "never")
 DEFAULT_GPUS = ("h100-sxm", "mi300x")
+DEFAULT_HIP_VERSION = "6.4"  # the HIP the translation targets (gpuport.hipify's default)
+DEFAULT_TOKENS = 1024  # input_tokens and output_tokens of the priced request
+#: Far beyond any real workload, and small enough that no figure made from it overflows
+#: (the cost model's own bound, so its flag-worded errors never reach an assessment).
+MAX_INT = 2**40
+_HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
+_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -48,8 +63,8 @@ class Settings:
     kv_dtype: str = "auto"
     context: int = 8192
     concurrency: int | None = None
-    input_tokens: int = 1024
-    output_tokens: int = 1024
+    input_tokens: int = DEFAULT_TOKENS
+    output_tokens: int = DEFAULT_TOKENS
     prices: tuple[tuple[str, float], ...] = ()
     train: bool = False
     exclude: tuple[str, ...] = ()
@@ -57,6 +72,7 @@ class Settings:
     validate: tuple[str, ...] = ()
     doctor: bool = False
     hipify_check: bool = False
+    hip_version: str = DEFAULT_HIP_VERSION
     fail_on: str = "never"
     origins: Mapping[str, Origin] | None = None
     config_file: str | None = None
@@ -78,12 +94,11 @@ class Settings:
     def echo(self) -> list[Setting]:
         """Every setting with its value and origin, for the report's settings table."""
         out: list[Setting] = []
-        for key in KEYS:
-            value = getattr(self, key)
-            detail = (self.details or {}).get(key, "")
-            out.append(
-                Setting(name=key, value=_jsonable(value), origin=self.origin(key), detail=detail)
-            )
+        for key, attr in zip(VALID_KEYS, KEYS, strict=True):
+            value = getattr(self, attr)
+            detail = (self.details or {}).get(attr, "")
+            jsonable = {} if attr == "prices" and not value else _jsonable(value)
+            out.append(Setting(name=key, value=jsonable, origin=self.origin(attr), detail=detail))
         return out
 
 
@@ -92,8 +107,14 @@ class Settings:
 Check = Callable[[Any, str, Path], Any]
 
 
+_FLAG_NAMES = {"targets": "--target", "prices": "--price"}
+
+
 def _where(source: str, key: str) -> str:
-    return f"{source}: `{key}`" if source != "flag" else f"--{key.replace('_', '-')}"
+    """How an error names a setting: ``FILE: `key``` or the flag that set it."""
+    if source == "flag":
+        return _FLAG_NAMES.get(key, f"--{key.replace('_', '-')}")
+    return f"{source}: `{key}`"
 
 
 def _str(value: Any, where: str) -> str:
@@ -114,9 +135,16 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
 
 
 def _positive_int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise GpuportError(f"{where} must be a positive integer, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_INT:
+        raise GpuportError(f"{where} must be a positive integer (at most 2^40), not {value!r}")
     return value
+
+
+def _hip_version(value: Any, where: str) -> str:
+    text = _str(value, where)
+    if not _HIP_VERSION.fullmatch(text):
+        raise GpuportError(f"{where} must be a HIP version such as 6.4 or 6.2.4, not {value!r}")
+    return text
 
 
 def _bool(value: Any, where: str) -> bool:
@@ -210,6 +238,7 @@ _FIELDS: dict[str, Check] = {
     "validate": _paths,
     "doctor": lambda v, w, _: _bool(v, w),
     "hipify_check": lambda v, w, _: _bool(v, w),
+    "hip_version": lambda v, w, _: _hip_version(v, w),
     "fail_on": lambda v, w, _: _choice(v, w, FAIL_ON),
 }
 #: Settings-file key -> Settings attribute (``model`` holds one name or a list: ``models``).
@@ -220,6 +249,7 @@ KEYS = tuple(_ATTR.get(k, k) for k in _FIELDS)
 
 def _normalise(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for key, value in raw.items():
         norm = str(key).replace("-", "_")
         if norm == "target":  # a single target is a common spelling; same meaning
@@ -228,7 +258,12 @@ def _normalise(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
             raise GpuportError(
                 f"{source}: unknown setting {key!r}; valid settings: {', '.join(VALID_KEYS)}"
             )
+        if norm in out:
+            raise GpuportError(
+                f"{source}: {spelled[norm]!r} and {key!r} set the same thing; keep one"
+            )
         out[norm] = value
+        spelled[norm] = str(key)
     return out
 
 
@@ -241,29 +276,71 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise GpuportError(f"{path} is not valid TOML: {exc}") from None
 
 
+def _pyproject_table(pyproject: Path, notes: list[str]) -> dict[str, Any] | None:
+    """``[tool.gpuport]`` of the project's pyproject.toml; None when there is none.
+
+    The pyproject belongs to the project and serves other tools: when it is not valid TOML
+    the assessment goes on without its settings (a note says so) instead of failing.
+    """
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except OSError as exc:
+        notes.append(
+            f"{pyproject} cannot be read ({exc.strerror or exc}); its settings are not used"
+        )
+        return None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        notes.append(
+            f"{pyproject} is not valid TOML ({exc}); its [tool.gpuport] settings, if any, "
+            "are not used"
+        )
+        return None
+    tool = data.get("tool", {})
+    section = tool.get("gpuport") if isinstance(tool, dict) else None
+    if section is not None and not isinstance(section, dict):
+        raise GpuportError(f"{pyproject}: [tool.gpuport] must be a table")
+    return section or None
+
+
+def _mentions_tool_table(pyproject: Path) -> bool:
+    """Whether the pyproject has a ``[tool.gpuport]`` table, without parsing it."""
+    try:
+        text = pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(_TOOL_TABLE.search(text))
+
+
 def project_settings(root: Path) -> tuple[dict[str, Any], Origin | None, list[str]]:
-    """The raw settings table of the project, which file it came from, and notes."""
+    """The raw settings table of the project, which file it came from, and notes.
+
+    The pyproject is parsed only when there is no ``gpuport.toml``; otherwise it is only
+    searched for a ``[tool.gpuport]`` header, for the note that it is ignored.
+    """
     notes: list[str] = []
     own = root / "gpuport.toml"
     pyproject = root / "pyproject.toml"
-    table: dict[str, Any] | None = None
-    origin: Origin | None = None
-    if pyproject.is_file():
-        tool = _read_toml(pyproject).get("tool", {})
-        section = tool.get("gpuport") if isinstance(tool, dict) else None
-        if section is not None and not isinstance(section, dict):
-            raise GpuportError(f"{pyproject}: [tool.gpuport] must be a table")
-        if section:
-            table, origin = section, "pyproject.toml"
     if own.is_file():
         data = _read_toml(own)
         nested = data.get("tool", {}).get("gpuport") if isinstance(data.get("tool"), dict) else None
         if isinstance(nested, dict) and set(data) == {"tool"}:
             data = nested  # a [tool.gpuport] table copied over from pyproject.toml also works
-        if table is not None:
+        if pyproject.is_file() and _mentions_tool_table(pyproject):
             notes.append("gpuport.toml is used; [tool.gpuport] in pyproject.toml is ignored")
-        table, origin = data, "gpuport.toml"
-    return table or {}, origin, notes
+        return data, "gpuport.toml", notes
+    if pyproject.is_file():
+        section = _pyproject_table(pyproject, notes)
+        if section:
+            return section, "pyproject.toml", notes
+    return {}, None, notes
+
+
+def has_settings(root: Path) -> bool:
+    """Whether ``root`` holds gpuport settings (a gpuport.toml, or [tool.gpuport])."""
+    pyproject = root / "pyproject.toml"
+    return (root / "gpuport.toml").is_file() or (
+        pyproject.is_file() and _mentions_tool_table(pyproject)
+    )
 
 
 def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Settings:
@@ -276,38 +353,130 @@ def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Setting
         what = "does not exist" if not root.exists() else "is not a folder"
         raise GpuportError(f"{root} {what}; gpuport assess takes a project folder")
     raw, file_origin, notes = project_settings(root)
-    from_file = _normalise(raw, f"{root / (file_origin or 'gpuport.toml')}")
+    source = str(root / (file_origin or "gpuport.toml"))
+    from_file = _normalise(raw, source)
     from_flags = _normalise(dict(flags or {}), "flags")
+    label = f"{source} [tool.gpuport]" if file_origin == "pyproject.toml" else source
     values: dict[str, Any] = {}
     origins: dict[str, Origin] = {}
-    label = "pyproject.toml [tool.gpuport]" if file_origin == "pyproject.toml" else "gpuport.toml"
     for key, value in from_file.items():
-        where = _where(label, key)
-        values[_ATTR.get(key, key)] = _FIELDS[key](value, where, root)
+        values[_ATTR.get(key, key)] = _FIELDS[key](value, _where(label, key), root)
         origins[_ATTR.get(key, key)] = file_origin or "gpuport.toml"
-    for key, value in from_flags.items():
-        values[_ATTR.get(key, key)] = _FIELDS[key](value, _where("flag", key), Path.cwd())
-        origins[_ATTR.get(key, key)] = "flag"
+    given = {
+        _ATTR.get(key, key): _FIELDS[key](value, _where("flag", key), Path.cwd())
+        for key, value in from_flags.items()
+    }
+    _drop_conflicts(values, origins, given, file_origin or "gpuport.toml", notes)
+    values.update(given)
+    for attr in given:
+        origins[attr] = "flag"
+    details: dict[str, str] = {}
+    _fit_request(values, origins, details, notes)
     settings = Settings(
         root=root,
         origins=origins,
         config_file=str(root / file_origin) if file_origin else None,
         notes=tuple(notes),
+        details=details,
         **values,
     )
     _cross_check(settings)
     return settings
 
 
+def _drop_conflicts(
+    values: dict[str, Any],
+    origins: dict[str, Origin],
+    flags: Mapping[str, Any],
+    file_name: str,
+    notes: list[str],
+) -> None:
+    """Settings-file values a flag contradicts, removed with a note (the flag wins).
+
+    ``--model`` and ``--model-config`` each replace both model settings of the file, and
+    ``--gpus`` (without ``--price``) drops the file's prices of GPUs it no longer lists.
+    """
+    for flag, other, key in (
+        ("models", "model_config", "model_config"),
+        ("model_config", "models", "model"),
+    ):
+        if flag in flags and other not in flags and other in values:
+            del values[other]
+            del origins[other]
+            given = "--model" if flag == "models" else "--model-config"
+            notes.append(f"{given} replaces `{key}` from {file_name}")
+    if "gpus" in flags and "prices" not in flags and "prices" in values:
+        listed = set(flags["gpus"])
+        kept = tuple((g, usd) for g, usd in values["prices"] if g in listed)
+        dropped = [g for g, _ in values["prices"] if g not in listed]
+        if dropped:
+            notes.append(
+                f"prices from {file_name} for {', '.join(dropped)} dropped: not among --gpus"
+            )
+        if kept:
+            values["prices"] = kept
+        else:
+            del values["prices"]
+            del origins["prices"]
+
+
+def _fit_request(
+    values: dict[str, Any], origins: dict[str, Origin], details: dict[str, str], notes: list[str]
+) -> None:
+    """Scale the default request shape (1024 + 1024 tokens) into a shorter ``context``.
+
+    A context below 2048 tokens is a legitimate what-if; the request the cost is modelled on
+    then shrinks to fit, with a note. Token counts someone set are never changed: when they
+    do not fit, :func:`_cross_check` refuses them by name.
+    """
+    if values.get("train", False):
+        return
+    context = values.get("context", Settings.context)
+    given_in = "input_tokens" in origins
+    given_out = "output_tokens" in origins
+    n_in = values.get("input_tokens", DEFAULT_TOKENS)
+    n_out = values.get("output_tokens", DEFAULT_TOKENS)
+    if n_in + n_out <= context or (given_in and given_out):
+        return
+    if context < 2:
+        raise GpuportError(
+            f"context {context} leaves no room for a request (one input and one output token "
+            "at least); raise context"
+        )
+    if given_in:
+        n_out = context - n_in
+    elif given_out:
+        n_in = context - n_out
+    else:
+        n_in = context // 2
+        n_out = context - n_in
+    if n_in < 1 or n_out < 1:
+        return  # the given one alone does not fit: _cross_check names it
+    scaled = []
+    for key, n in (("input_tokens", n_in), ("output_tokens", n_out)):
+        if key not in origins and values.get(key, DEFAULT_TOKENS) != n:
+            values[key] = n
+            details[key] = f"scaled from {DEFAULT_TOKENS} to fit context {context}"
+            scaled.append(f"{key} {n}")
+    notes.append(
+        f"context {context} is shorter than the default request of {DEFAULT_TOKENS} + "
+        f"{DEFAULT_TOKENS} tokens: cost is modelled with {' and '.join(scaled)}"
+    )
+
+
 def _cross_check(s: Settings) -> None:
     """Combinations that cannot work, refused before any step runs."""
     if s.models and s.model_config is not None:
-        raise GpuportError("give `model` or `model_config`, not both")
+        where = {s.origin("models"), s.origin("model_config")}
+        raise GpuportError(
+            f"give `model` or `model_config`, not both (set in {' and '.join(sorted(where))})"
+        )
     known = set(s.gpus)
     for gpu, _ in s.prices:
         if gpu not in known:
             raise GpuportError(
-                f"a price is set for {gpu}, which is not among gpus ({', '.join(s.gpus)})"
+                f"a price is set for {gpu} ({s.origin('prices')}), which is not among gpus "
+                f"({', '.join(s.gpus)})"
             )
     if not s.train and s.input_tokens + s.output_tokens > s.context:
         raise GpuportError(

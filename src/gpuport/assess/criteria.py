@@ -219,7 +219,10 @@ def hipify_gaps(facts: Facts) -> list[Conclusion]:
         out.append(
             Conclusion(
                 id="hipify-compile",
-                title=f"{plural(len(failed), 'translated file')} do not compile for AMD",
+                title=(
+                    f"{plural(len(failed), 'translated file')} "
+                    f"{'does' if len(failed) == 1 else 'do'} not compile for AMD"
+                ),
                 statement=f"hipcc refuses {first.path}: {first.error}",
                 recommendation="Fix the errors listed under hipify, then re-run the check.",
                 severity=Severity.MAJOR,
@@ -303,6 +306,8 @@ def _area_title(area: str, hits: list[tuple[str, Finding]]) -> str:
 def portable_stack(facts: Facts) -> list[Conclusion]:
     """Seed: "choose ROCm if your stack is PyTorch plus vLLM/SGLang with no custom kernels"."""
     native_files = facts.scan.files_by_kind.get("cuda/c++", 0)
+    if facts.scan.files_scanned == 0 or facts.scan.unread:
+        return []  # nothing read, or not everything: no grounds for "no custom kernels"
     blocking = [
         f
         for _, f in facts.findings()
@@ -324,6 +329,46 @@ def portable_stack(facts: Facts) -> list[Conclusion]:
             leans="rocm",
             evidence=[
                 Evidence(kind="finding", ref="scan", label="scan summary", anchor="findings")
+            ],
+        )
+    ]
+
+
+def unread_sources(facts: Facts) -> list[Conclusion]:
+    """Source files the scan could not read: unknown ground, so the port is not ``ready``."""
+    unread = facts.scan.unread
+    if not unread:
+        return []
+    n = len(unread)
+    shown = "; ".join(unread[:3]) + (f"; and {n - 3} more" if n > 3 else "")
+    statement = (
+        f"The scan could not read {plural(n, 'source file')} ({shown}): "
+        "nothing in them is part of the findings or the effort"
+    )
+    if facts.scan.from_hipify:
+        statement += (
+            f", except {plural(facts.scan.from_hipify, 'hazard')} hipify's pass found in "
+            "CUDA/C++ ones (counted)"
+        )
+    return [
+        Conclusion(
+            id="unread-sources",
+            title=f"{plural(n, 'source file')} could not be read",
+            statement=statement + ".",
+            recommendation=(
+                "Re-encode them as UTF-8 (or split files over the 5 MB limit) and assess again; "
+                "until then the verdict cannot be ready."
+            ),
+            severity=Severity.MINOR,
+            leans="neutral",
+            evidence=[
+                Evidence(
+                    kind="finding",
+                    ref="skipped",
+                    label=entry.split(": ", 1)[0],
+                    anchor="skipped-files",
+                )
+                for entry in unread
             ],
         )
     ]

@@ -31,71 +31,100 @@ def _cost_evidence(report: CostReport, rec: GpuCost, value: str) -> Evidence:
     )
 
 
-def _datasheet_gb(rec: GpuCost) -> float:
-    """The capacity as the datasheet prints it (80 GB H100), not converted to 10^9 bytes."""
-    spec = load_gpus().get(rec.gpu)
-    return spec.memory_gb if spec is not None else rec.memory_gb
+def _short(name: str) -> str:
+    """``MI325X`` for "AMD Instinct MI325X", ``H100 SXM5 80GB`` for "NVIDIA H100 SXM5 80GB"."""
+    return name.replace("AMD Instinct ", "").replace("NVIDIA ", "")
+
+
+def _names(recs: list[GpuCost]) -> str:
+    return ", ".join(r.name for r in recs)
 
 
 def _need_gb(rec: GpuCost, concurrency: int | None) -> float:
     """Weights plus the KV cache of the declared concurrency (one sequence when automatic):
-    what one replica must hold, whichever GPU it runs on."""
+    what one replica must hold, whichever GPU it runs on (the runtime's reserve aside)."""
     return rec.weights_gb + rec.kv_gb_per_sequence * (concurrency or 1)
 
 
 def memory_per_replica(facts: Facts) -> list[Conclusion]:
-    """Seed: "needs more than 80 GB per replica → MI300X/MI325X hold it on one GPU, no TP"."""
+    """Seed: "needs more than 80 GB per replica → MI300X/MI325X hold it on one GPU, no TP".
+
+    The need is compared with the memory a GPU can use (the cost model's ``usable``), and
+    the threshold in the title is that of the largest candidate that does not hold a replica
+    whole, so the title and the statement cannot disagree.
+    """
     out: list[Conclusion] = []
     for report in facts.cost.reports:
-        if report.mode != "inference":
+        if report.mode != "inference" or not report.records:
             continue
         recs = [r for r in report.records if r.tp_degree is not None]
         never = [r for r in report.records if r.gpus_needed is None]
-        if not recs:
-            continue
-        need = _need_gb(recs[0], facts.settings.concurrency)
+        need = _need_gb(report.records[0], facts.settings.concurrency)
         single = [r for r in recs if r.tp_degree == 1]
         multi = [r for r in recs if (r.tp_degree or 0) > 1]
         model = report.model.name
         seqs = facts.settings.concurrency or 1
         load = (
             f"{model} ({report.model.key}) needs about {need:.0f} GB per replica (weights "
-            f"{recs[0].weights_gb:.0f} GB + KV cache for {plural(seqs, 'sequence')} of "
-            f"{facts.settings.context} tokens)"
+            f"{report.records[0].weights_gb:.0f} GB + KV cache for {plural(seqs, 'sequence')} "
+            f"of {facts.settings.context} tokens, plus the runtime's reserve)"
         )
+        usable = "; ".join(f"{_short(r.name)} {r.usable_gb_per_gpu:.0f} GB" for r in report.records)
         evidence = [
             _cost_evidence(report, r, f"TP {r.tp_degree}, {r.memory_gb_per_gpu or 0:.0f} GB/GPU")
             for r in recs
-        ]
+        ] + [_cost_evidence(report, r, "never fits") for r in never]
         leans: Leans = "neutral"
-        if not multi:
+        recommendation = (
+            "Prefer a GPU that holds a replica whole: tensor parallelism adds all-reduce "
+            "traffic on every layer and needs NVLink/xGMI to scale."
+        )
+        apart = multi + never  # candidates that do not hold a replica on one GPU
+        if not recs:
+            title = f"{model} fits on no candidate GPU"
+            statement = (
+                f"{load}: no candidate holds it, not even split over its widest "
+                f"tensor-parallel group. Usable per GPU: {usable}."
+            )
+            recommendation = (
+                "Lower the context or the concurrency, quantise the weights (dtype fp8 or "
+                "int8), or add a larger GPU to `gpus`."
+            )
+        elif not apart:
             title = f"{model} fits on one GPU of every candidate"
             statement = f"{load}: every candidate holds a replica on one GPU."
             recommendation = "Memory does not decide here; compare price and speed."
         else:
-            fits = ", ".join(r.name for r in single) or "no candidate"
-            split = ", ".join(f"{r.name} (TP {r.tp_degree})" for r in multi)
-            cap = min(_datasheet_gb(r) for r in multi)
+            largest = max(apart, key=lambda r: r.usable_gb_per_gpu)
+            threshold = largest.usable_gb_per_gpu
+            head = f"Needs > {threshold:.0f} GB per replica"
+            if need <= threshold:
+                head += " with the runtime's reserve"
             amd_single = [r for r in single if _vendor(r.gpu) == "amd"]
             nv_single = [r for r in single if _vendor(r.gpu) == "nvidia"]
             if amd_single and not nv_single:
                 leans = "rocm"
-                names = "/".join(r.name.replace("AMD Instinct ", "") for r in amd_single)
+                names = "/".join(_short(r.name) for r in amd_single)
                 verb = "avoids" if len(amd_single) == 1 else "avoid"
-                title = f"Needs > {cap:.0f} GB per replica: {names} {verb} tensor parallelism"
+                title = f"{head}: {names} {verb} tensor parallelism"
             elif nv_single and not amd_single:
                 leans = "cuda"
-                title = f"Needs > {cap:.0f} GB per replica: only NVIDIA candidates fit on one GPU"
-            else:
+                title = f"{head}: only NVIDIA candidates fit on one GPU"
+            elif single:
                 title = f"{model} needs tensor parallelism on some candidates"
+            else:
+                title = f"{head}: no candidate holds a replica on one GPU"
                 leans = _fewer_gpus(multi)
-            statement = f"{load}. One GPU holds it on: {fits}. Split over several: {split}."
-            recommendation = (
-                "Prefer a GPU that holds a replica whole: tensor parallelism adds all-reduce "
-                "traffic on every layer and needs NVLink/xGMI to scale."
+            fits = _names(single) or "no candidate"
+            statement = (
+                f"{load}; usable per GPU: {usable} ({largest.name} is the largest that does "
+                f"not hold it whole). One GPU holds it on: {fits}."
             )
-        if never:
-            statement += " Never fits: " + ", ".join(r.name for r in never) + "."
+            if multi:
+                split = ", ".join(f"{r.name} (TP {r.tp_degree})" for r in multi)
+                statement += f" Split over several: {split}."
+        if never and recs:
+            statement += " Never fits: " + _names(never) + "."
         out.append(
             Conclusion(
                 id=f"memory-{anchor(report.model.key)}",
@@ -134,6 +163,13 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
         priced = [r for r in report.records if _usd(r, train) is not None]
         if not priced:
             continue
+        no_price = [r for r in report.records if r.usd_per_hour is None]
+        unpriced = (
+            f" Not priced: {', '.join(r.name for r in no_price)} (no catalog price; give one "
+            "with --price GPU=USD or `prices` in the settings)."
+            if no_price
+            else ""
+        )
         amd = [r for r in priced if _vendor(r.gpu) == "amd"]
         nv = [r for r in priced if _vendor(r.gpu) == "nvidia"]
         evidence = [
@@ -143,13 +179,28 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
         key = report.model.key
         if not amd or not nv:
             best = min(priced, key=lambda r: _usd(r, train) or 0)
+            vendor = "AMD" if not amd else "NVIDIA"
+            listed = [r for r in report.records if _vendor(r.gpu) == vendor.lower()]
+            if listed and all(r.usd_per_hour is None for r in listed):
+                why = f"no {vendor} candidate has a price, so no platform comparison."
+                todo = (
+                    f"Give a price for {', '.join(r.gpu for r in listed)} "
+                    "(--price GPU=USD or `prices` in the settings) to compare."
+                )
+                unpriced = ""
+            elif listed:
+                why = f"no {vendor} candidate can serve it, so no platform comparison."
+                todo = "Add a larger GPU of that vendor to `gpus` to compare."
+            else:
+                why = "only one vendor among the candidate GPUs, so no platform comparison."
+                todo = "Add a GPU of the other vendor to `gpus` to compare."
             out.append(
                 Conclusion(
                     id=f"price-{anchor(key)}",
                     title=f"Cheapest per million tokens: {best.name}",
-                    statement=f"${_usd(best, train) or 0:.3g}/Mtok {what} ({basis}); only one "
-                    "vendor among the priced GPUs, so no platform comparison.",
-                    recommendation="Add a GPU of the other vendor to `gpus` to compare.",
+                    statement=f"${_usd(best, train) or 0:.3g}/Mtok {what} ({basis}); {why}"
+                    + unpriced,
+                    recommendation=todo,
                     severity=Severity.INFO,
                     leans="neutral",
                     evidence=evidence,
@@ -173,7 +224,7 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
                 title=title,
                 statement=(
                     f"{report.model.name}: ${lo:.3g} vs ${hi:.3g} per million {what} tokens "
-                    f"({basis})."
+                    f"({basis})." + unpriced
                 ),
                 recommendation=(
                     "Confirm with measured throughput: attach bench runs from both machines "
@@ -190,15 +241,25 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
 
 
 def _basis(recs: list[GpuCost]) -> str:
-    prices = {r.price.origin for r in recs if r.price is not None}
-    eff = {e.basis for r in recs for e in r.efficiency.values()}
-    price_text = "your prices" if prices == {"flag"} else "catalog prices"
-    if "flag" in prices and "catalog" in prices:
-        price_text = "your and catalog prices"
-    eff_text = "measured efficiency" if eff == {"measured"} else "published efficiency"
-    if "measured" in eff and len(eff) > 1:
-        eff_text = "measured and published efficiency"
-    return f"{price_text}, modelled throughput at {eff_text}"
+    """Where the prices and the efficiency came from, per GPU when they differ."""
+    mine = [_short(r.name) for r in recs if r.price is not None and r.price.origin == "flag"]
+    listed = [_short(r.name) for r in recs if r.price is not None and r.price.origin == "catalog"]
+    if mine and listed:
+        price_text = f"your prices for {', '.join(mine)}, catalog for {', '.join(listed)}"
+    else:
+        price_text = "your prices" if mine else "catalog prices"
+    measured = [_short(r.name) for r in recs if _measured(r)]
+    if not measured:
+        eff_text = "published efficiency"
+    elif len(measured) == len(recs):
+        eff_text = "measured efficiency"
+    else:
+        eff_text = f"measured efficiency for {', '.join(measured)}, published for the rest"
+    return f"{price_text}; throughput modelled at {eff_text}"
+
+
+def _measured(rec: GpuCost) -> bool:
+    return bool(rec.efficiency) and all(e.basis == "measured" for e in rec.efficiency.values())
 
 
 def bench_ratio(facts: Facts) -> list[Conclusion]:
@@ -324,19 +385,22 @@ def numerics(facts: Facts) -> list[Conclusion]:
 
 
 def machine_health(facts: Facts) -> list[Conclusion]:
-    """Doctor failures on this machine: a note, never part of the project's readiness."""
+    """Doctor failures on this machine (or the target machine, from a snapshot): a note, never
+    part of the project's readiness."""
     d = facts.doctor
     if d.status != "problems":
         return []
     failed = [p for p in d.problems if p.status == "fail"]
     shown = failed or d.problems
+    machine = "The target machine's" if d.replayed else "This machine's"
+    where = "that machine (from its doctor snapshot)" if d.replayed else "this machine"
     return [
         Conclusion(
             id="machine-health",
-            title=f"This machine's GPU stack: {plural(len(shown), 'problem')}",
+            title=f"{machine} GPU stack: {plural(len(shown), 'problem')}",
             statement="; ".join(f"{p.rule_id} {p.title}" for p in shown[:5]) + ".",
             recommendation=(
-                "Fix these before benchmarking or validating on this machine: " + shown[0].fix
+                f"Fix these before benchmarking or validating on {where}: " + shown[0].fix
             ),
             severity=Severity.MINOR if failed else Severity.INFO,
             leans="neutral",

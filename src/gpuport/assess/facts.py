@@ -8,7 +8,7 @@ fits on one GPU, a validate report that says *wrong*) without running any core.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from gpuport.assess.config import Settings
@@ -41,7 +41,13 @@ def anchor(*parts: str) -> str:
 
 @dataclass(frozen=True)
 class Facts:
-    """Every section an assessment gathered, as the criteria see them."""
+    """Every section an assessment gathered, as the criteria see them.
+
+    ``above_info`` is every finding above info, worst first: the scan section of the report
+    keeps only the first ones (:data:`gpuport.assess.sources.FINDINGS_KEPT`), and a
+    conclusion made from those alone would undercount. When it is not given (hand-made
+    facts in tests), the section's findings are all there is.
+    """
 
     settings: Settings
     scan: ScanSection
@@ -51,17 +57,27 @@ class Facts:
     bench: BenchSection = field(default_factory=BenchSection)
     validate: ValidateSection = field(default_factory=ValidateSection)
     doctor: DoctorSection = field(default_factory=lambda: DoctorSection(status="not-run"))
+    above_info: tuple[Finding, ...] | None = None
+
+    @property
+    def all_findings(self) -> Sequence[Finding]:
+        return self.scan.findings if self.above_info is None else self.above_info
 
     def findings(
         self, *, rules: frozenset[str] | None = None, prefix: str = ""
     ) -> Iterator[tuple[str, Finding]]:
-        """``(anchor, finding)`` above info, worst first, filtered by rule ids or a prefix."""
-        for i, f in enumerate(self.scan.findings):
+        """``(anchor, finding)`` above info, worst first, filtered by rule ids or a prefix.
+
+        The anchor is the finding's row in the report (``finding-N``), or ``findings`` (the
+        section) for a finding past the rows the report carries.
+        """
+        kept = len(self.scan.findings)
+        for i, f in enumerate(self.all_findings):
             if rules is not None and f.rule_id not in rules:
                 continue
             if prefix and not f.rule_id.startswith(prefix):
                 continue
-            yield f"finding-{i + 1}", f
+            yield (f"finding-{i + 1}" if i < kept else "findings"), f
 
 
 def finding_evidence(anchor_id: str, f: Finding) -> Evidence:

@@ -10,9 +10,9 @@ back into the sections (a finding's anchor, a cost figure, a bench row), so a re
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from gpuport.bench.model import Comparison
 from gpuport.cost.model import CostReport
@@ -97,6 +97,17 @@ class AssessEffort(_Frozen):
     classes: list[EffortClass]
     note: str
 
+    def days(self) -> str:
+        """``5–11.5 engineer-days``; ``no listed work``; ``about 0.2 h`` below a tenth of a day.
+
+        One wording for every format, so no report shows an impossible "0–0 engineer-days".
+        """
+        if not self.hours:
+            return "no listed work"
+        if not self.high_days:
+            return f"about {self.hours:g} h"
+        return f"{self.low_days:g}–{self.high_days:g} engineer-days"
+
 
 class TargetSummary(_Frozen):
     name: str
@@ -106,7 +117,14 @@ class TargetSummary(_Frozen):
 
 
 class ScanSection(_Frozen):
-    """The scan's answer, with every finding above info (the HTML table links to them)."""
+    """The scan's answer, with the worst findings above info (the HTML table links to them).
+
+    ``findings`` holds at most the first :data:`gpuport.assess.sources.FINDINGS_KEPT` above
+    info, worst first, so a report stays a readable size; ``findings_above_info`` is how many
+    there are in all, and the verdict, counts, effort and conclusions are made from all of
+    them. ``unread`` lists source files the scan could not read (not UTF-8, too large, ...):
+    they are no part of the findings, so they keep the verdict from ``ready``.
+    """
 
     root: str
     target: TargetSummary
@@ -115,17 +133,25 @@ class ScanSection(_Frozen):
     counts: dict[Severity, int]
     verdict: str
     verdict_reason: str
-    findings: list[Finding] = Field(description="above info, worst first")
+    findings: list[Finding] = Field(description="above info, worst first (the first ones)")
+    findings_above_info: int = Field(description="all findings above info, shown or not")
     findings_total: int = Field(description="all findings, info included")
     skipped: list[str] = Field(default_factory=list, description="'path: reason'")
+    unread: list[str] = Field(
+        default_factory=list, description="source files the scan could not read: 'path: reason'"
+    )
+    from_hipify: int = Field(
+        default=0, description="findings added from hipify's hazard pass over unread files"
+    )
     duration_s: float
 
-    def anchor(self, finding: Finding) -> str:
-        """The HTML id of ``finding``'s row (its position in :attr:`findings`)."""
-        for i, f in enumerate(self.findings):
-            if f == finding:
-                return f"finding-{i + 1}"
-        return "findings"
+    @model_validator(mode="before")
+    @classmethod
+    def _count_above_info(cls, data: Any) -> Any:
+        """Sections written before ``findings_above_info`` existed: every one was kept."""
+        if isinstance(data, dict) and "findings_above_info" not in data:
+            data = {**data, "findings_above_info": len(data.get("findings") or [])}
+        return data
 
 
 class UnsupportedUse(_Frozen):
@@ -154,6 +180,10 @@ class HipifySection(_Frozen):
     unsupported_counts: dict[str, int] = Field(default_factory=dict)
     hazards: int = 0
     hazards_by_rule: dict[str, int] = Field(default_factory=dict)
+    unread_hazards: int = Field(
+        default=0, description="hazards in files the scan could not read (counted as findings)"
+    )
+    local_hip_version: str = Field(default="", description="the HIP of the hipcc that compiled")
     checked: bool = False
     check_note: str = ""
     compile: list[CompileOutcome] = Field(default_factory=list)

@@ -18,8 +18,8 @@ from pathlib import Path
 from gpuport.assess import sources, verdict
 from gpuport.assess.config import Settings, with_detected_model
 from gpuport.assess.facts import Facts
-from gpuport.assess.model import Assessment
-from gpuport.models import EnvFingerprint
+from gpuport.assess.model import Assessment, Setting
+from gpuport.models import EnvFingerprint, GpuportError
 
 Observer = Callable[[str], None]
 STEPS = ("scan", "hipify", "bench", "cost", "validate", "doctor", "verdict")
@@ -53,16 +53,22 @@ def assess(
         timings[name] = round(time.perf_counter() - t0, 3)
 
     with step("scan"):
-        scan_report, scan = sources.run_scan(settings)
+        scan_report, scan, above = sources.run_scan(settings)
+        unread = {s.path for s in sources.unread_sources(scan_report, settings.root)}
+        if scan.files_scanned == 0 and not unread:
+            raise GpuportError(
+                f"nothing to assess in {settings.root}: no source, dependency, build or "
+                "container files found"
+            )
         if not settings.models and settings.model_config is None:
             found = sources.detect_model(settings.root, settings.exclude)
             if found is not None:
                 settings = with_detected_model(settings, *found)
     with step("hipify"):
-        native = scan.files_by_kind.get("cuda/c++", 0)
-        hipify = sources.run_hipify(
-            settings, native, settings.hipify_check, require_hipcc=options.require_hipcc
+        hipify, extra = sources.run_hipify(
+            settings, unread, settings.hipify_check, require_hipcc=options.require_hipcc
         )
+        scan, above, scan_effort = sources.with_unread_hazards(scan_report, scan, above, extra)
     with step("bench"):
         runs, bench = sources.load_bench(settings.bench, options.run_bench)
     with step("cost"):
@@ -75,18 +81,28 @@ def assess(
         facts = Facts(
             settings=settings,
             scan=scan,
-            scan_effort=scan_report.effort,
+            scan_effort=scan_effort,
             hipify=hipify,
             cost=cost,
             bench=bench,
             validate=validate,
             doctor=doctor,
+            above_info=tuple(above),
         )
         found_conclusions = verdict.conclusions(facts)
         level, reasons = verdict.readiness(facts)
         work = verdict.effort(facts)
-        reason = verdict.verdict_reason(level, reasons, found_conclusions)
-        answer = verdict.decision(level, work, found_conclusions)
+        scan_level = verdict.readiness_of_scan(scan.verdict)
+        lifted = level.rank > scan_level.rank and bool(verdict.lifts(facts))
+        reason = verdict.verdict_reason(level, reasons, found_conclusions, lifted=lifted)
+        answer = verdict.decision(level, work, found_conclusions, facts)
+    notes = list(settings.notes)
+    if scan.from_hipify:
+        notes.append(
+            f"{scan.from_hipify} hazard(s) from hipify's pass over CUDA/C++ files the scan could "
+            "not read are counted with the scan's findings"
+        )
+    snapshot = options.doctor_snapshot
     timings["total"] = round(time.perf_counter() - started, 3)
     return Assessment(
         project=str(settings.root),
@@ -101,8 +117,16 @@ def assess(
         doctor=doctor,
         bench=bench,
         validate_=validate,
-        settings=settings.echo(),
-        notes=list(settings.notes),
+        settings=[
+            *settings.echo(),
+            Setting(
+                name="doctor_snapshot",
+                value=str(snapshot) if snapshot is not None else None,
+                origin="flag" if snapshot is not None else "default",
+                detail="replayed: a snapshot saved on the target machine" if snapshot else "",
+            ),
+        ],
+        notes=notes,
         env=EnvFingerprint.collect(),
         timings=timings,
     )

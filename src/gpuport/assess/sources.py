@@ -18,7 +18,8 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,31 +39,36 @@ from gpuport.assess.model import (
     ValidateSummary,
 )
 from gpuport.models import EnvironmentProblem, GpuportError, Severity
+from gpuport.scan.model import Effort, Finding, SkippedFile
 
 if TYPE_CHECKING:
     from gpuport.bench.model import BenchRun, Suite
     from gpuport.cost.model import CostReport
-    from gpuport.hipify.run import HipifyReport
     from gpuport.knowledge.models import ModelShape
     from gpuport.scan.model import ScanReport
     from gpuport.validate.model import Row, Side, Status
 
-FINDINGS_KEPT = 1000  # above-info findings carried in the report (the HTML table's rows)
+FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
 HIPCC_FALLBACK_ARCH = "gfx90a"  # Debian's hipcc ships device libraries for this CDNA target
 _MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+_SURROGATE = re.compile("[\udc80-\udcff]")  # undecodable bytes, kept by hipify's reader
 _HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
 # ------------------------------------------------------------------------------ scan
 
 
-def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection]:
-    """``gpuport scan`` on the project for the first target."""
+def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]]:
+    """``gpuport scan`` on the project for the first target.
+
+    Returns the report, its section (the first :data:`FINDINGS_KEPT` findings above info) and
+    every finding above info, worst first: the criteria read all of them, only the report
+    carries fewer.
+    """
     from gpuport.scan import ScanOptions, scan_path
 
     report = scan_path(settings.root, ScanOptions(target=settings.target, exclude=settings.exclude))
-    kept = [f for f in report.findings if f.severity is not Severity.INFO]
-    kept.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0))
+    above = worst_first(report.findings)
     t = report.target
     section = ScanSection(
         root=report.root,
@@ -74,12 +80,67 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection]:
         counts=report.counts,
         verdict=report.verdict.value,
         verdict_reason=report.verdict_reason,
-        findings=kept[:FINDINGS_KEPT],
+        findings=above[:FINDINGS_KEPT],
+        findings_above_info=len(above),
         findings_total=len(report.findings),
         skipped=[f"{s.path}: {s.reason}" for s in report.skipped],
+        unread=[f"{s.path}: {s.reason}" for s in unread_sources(report, settings.root)],
         duration_s=report.duration_s,
     )
-    return report, section
+    return report, section, above
+
+
+def worst_first(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings above info, worst first, then by place (the report's order)."""
+    kept = [f for f in findings if f.severity is not Severity.INFO]
+    kept.sort(key=lambda f: (-f.severity.rank, f.location.path, f.location.line or 0))
+    return kept
+
+
+def unread_sources(report: ScanReport, root: Path) -> list[SkippedFile]:
+    """The skipped entries that are files the scan would have read (not folders or links):
+    source files whose text it could not get (not UTF-8, too large, binary, unreadable)."""
+    from gpuport.scan.files import classify
+
+    root_name = root.resolve().name
+    return [
+        s
+        for s in report.skipped
+        if not s.path.endswith("/")
+        and classify(s.path if "/" in s.path else f"{root_name}/{s.path}") is not None
+    ]
+
+
+def with_unread_hazards(
+    report: ScanReport, section: ScanSection, above: list[Finding], extra: Sequence[Finding]
+) -> tuple[ScanSection, list[Finding], Effort]:
+    """The scan's answer with hipify's hazards in files the scan could not read added.
+
+    hipify reads a CUDA/C++ file that is not UTF-8 (keeping the odd bytes), where the scan
+    skips it; its hazard pass runs the scan's own GP3xx rules, so those findings are what
+    the scan would have said. Counts, verdict, findings and effort are made again from all.
+    """
+    if not extra:
+        return section, above, report.effort
+    from gpuport.scan.rules import RULES
+    from gpuport.scan.verdict import estimate_effort, verdict_for
+
+    every = [*report.findings, *extra]
+    verdict, reason = verdict_for(every)
+    combined = worst_first(every)
+    counts = Counter(f.severity for f in every)
+    merged = section.model_copy(
+        update={
+            "counts": {sev: counts.get(sev, 0) for sev in Severity},
+            "verdict": verdict.value,
+            "verdict_reason": reason,
+            "findings": combined[:FINDINGS_KEPT],
+            "findings_above_info": len(combined),
+            "findings_total": len(every),
+            "from_hipify": len(extra),
+        }
+    )
+    return merged, combined, estimate_effort(every, RULES)
 
 
 def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:
@@ -113,22 +174,100 @@ def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None
 # ---------------------------------------------------------------------------- hipify
 
 
+@dataclass(frozen=True)
+class _Translated:
+    """One CUDA/C++ file of the dry run: the original, its translation and what hipify saw."""
+
+    path: str
+    original: str
+    text: str
+    replacements: dict[str, int]
+    by_family: dict[str, int]
+    unsupported: tuple[UnsupportedUse, ...]
+    hazards: tuple[Finding, ...]
+
+
+def _translate_tree(
+    settings: Settings, hip_version: str
+) -> tuple[list[_Translated], list[tuple[str, str]]]:
+    """Translate every CUDA/C++ file the scan's walk yields, ``exclude`` applied.
+
+    The same steps as :func:`gpuport.hipify.run.hipify_path` (read with undecodable bytes
+    kept, the scan's GP3xx hazard pass, translation for ``hip_version``), over the same files
+    the scan saw: the project's ``exclude`` patterns leave a file out of both.
+    """
+    from gpuport.hipify.io import read_source
+    from gpuport.hipify.run import family_counts
+    from gpuport.hipify.translate import translate
+    from gpuport.knowledge import load_packages, resolve_target
+    from gpuport.knowledge.api_map import load_api_map
+    from gpuport.scan.engine import check_text
+    from gpuport.scan.files import Skip, walk
+    from gpuport.scan.rules import FileKind
+
+    target = resolve_target(settings.target)
+    packages = load_packages()
+    amap = load_api_map()
+    files: list[_Translated] = []
+    skipped: list[tuple[str, str]] = []
+    for item in walk(settings.root, exclude=settings.exclude):
+        if isinstance(item, Skip):
+            continue  # the scan lists these
+        if item.kind is not FileKind.NATIVE:
+            continue
+        got = read_source(item.path)
+        if isinstance(got, Skip):
+            skipped.append((item.rel, got.reason))
+            continue
+        shown = _SURROGATE.sub("\ufffd", got)
+        hazards, _ = check_text(item.rel, shown, FileKind.NATIVE, target, packages)
+        done = translate(got, hip_version=hip_version, api_map=amap)
+        files.append(
+            _Translated(
+                path=item.rel,
+                original=got,
+                text=done.text,
+                replacements=dict(done.replacements),
+                by_family=family_counts(done.replacements, amap),
+                unsupported=tuple(
+                    UnsupportedUse(name=u.name, path=item.rel, line=u.line, reason=u.reason)
+                    for u in done.unsupported
+                ),
+                hazards=tuple(hazards),
+            )
+        )
+    return files, skipped
+
+
 def run_hipify(
-    settings: Settings, native_files: int, check: bool, *, require_hipcc: bool = False
-) -> HipifySection:
+    settings: Settings,
+    unread: Collection[str],
+    check: bool,
+    *,
+    require_hipcc: bool = False,
+) -> tuple[HipifySection, list[Finding]]:
     """A dry run of ``gpuport hipify`` over the project: statistics, unsupported, hazards.
 
-    Nothing is written inside the project: translations stay in memory and, for the compile
-    check, go to a temporary folder that is removed afterwards. A compile check asked for on
-    the command line (``require_hipcc``) without hipcc is an environment problem (exit 3);
-    asked for by the project's settings, it becomes a note, so the report still gets written
-    on machines without hipcc.
-    """
-    from gpuport.hipify.run import hipify_path
-    from gpuport.hipify.translate import DEFAULT_HIP_VERSION
+    The translation is always for the HIP the port targets (``hip_version``, 6.4 unless set),
+    whether or not it is compiled, so the report does not depend on the machine. Nothing is
+    written inside the project: translations stay in memory and, for the compile check, go
+    to a temporary folder that is removed afterwards. A compile check asked for on the
+    command line (``require_hipcc``) without hipcc is an environment problem (exit 3); asked
+    for by the project's settings, it becomes a note, so the report still gets written on
+    machines without hipcc.
 
-    if native_files == 0:
-        return HipifySection(ran=False, reason="no CUDA/C++ sources in the project")
+    ``unread`` are the paths the scan could not read; the hazards hipify finds in them are
+    returned so the verdict counts them (the second value).
+    """
+    hip_version = settings.hip_version
+    files, skipped = _translate_tree(settings, hip_version)
+    if not files:
+        reason = "no CUDA/C++ sources in the project"
+        if skipped:
+            reason = f"no readable CUDA/C++ sources ({plural_files(len(skipped))} skipped)"
+        return HipifySection(
+            ran=False, reason=reason, skipped=[f"{p}: {why}" for p, why in skipped]
+        ), []
     hipcc = shutil.which("hipcc") if check else None
     if check and hipcc is None and require_hipcc:
         raise EnvironmentProblem(
@@ -137,43 +276,67 @@ def run_hipify(
         )
     if check and hipcc is None:
         check_note = "compile check asked for, but hipcc is not on PATH (apt-get install hipcc)"
-        check = False
     else:
         check_note = "" if check else "compile check not run (pass --hipify-check)"
-    hip_version = DEFAULT_HIP_VERSION
-    if check:
+    outcomes: list[CompileOutcome] = []
+    local = ""
+    if check and hipcc is not None:
         from gpuport.hipify.run import detect_hip_version
 
-        hip_version = detect_hip_version() or DEFAULT_HIP_VERSION
-    report = hipify_path(settings.root, hip_version=hip_version, target=settings.target)
-    outcomes: list[CompileOutcome] = []
-    if check and hipcc is not None:
+        local = detect_hip_version() or ""
         arch = _compile_arch(hipcc, settings.target)
-        outcomes = _compile_all(report, hipcc, arch)
-        check_note = f"hipcc (HIP {hip_version}) -c for {arch}"
+        outcomes = _compile_all(files, hipcc, arch, hip_version, local)
+        check_note = f"hipcc (HIP {local or 'version unknown'}) -c for {arch}"
         if arch != settings.target:
             check_note += f": this hipcc cannot build for {settings.target}; {arch} stands in"
-    hazards: Counter[str] = Counter(h.rule_id for f in report.files for h in f.hazards)
+        if _older(local, hip_version):
+            check_note += (
+                f"; this hipcc is older than the HIP {hip_version} the translation is for: "
+                f"a failure that goes away when the file is translated for HIP {local} is "
+                "inconclusive"
+            )
+    extra = [h for f in files if f.path in unread for h in f.hazards]
+    hazards: Counter[str] = Counter(h.rule_id for f in files for h in f.hazards)
+    unsupported = [u for f in files for u in f.unsupported]
     return HipifySection(
         ran=True,
-        reason=f"dry run over {len(report.files)} CUDA/C++ file(s); nothing written",
-        hip_version=report.hip_version,
-        files=len(report.files),
-        replacements=report.totals.get("replacements", 0),
-        by_family=report.by_family,
-        unsupported=[
-            UnsupportedUse(name=u.name, path=f.path, line=u.line, reason=u.reason)
-            for f in report.files
-            for u in f.unsupported
-        ],
-        unsupported_counts=report.unsupported_counts,
+        reason=f"dry run over {plural_files(len(files))}; nothing written",
+        hip_version=hip_version,
+        files=len(files),
+        replacements=sum(sum(f.replacements.values()) for f in files),
+        by_family=_merged(f.by_family for f in files),
+        unsupported=unsupported,
+        unsupported_counts=dict(sorted(Counter(u.name for u in unsupported).items())),
         hazards=sum(hazards.values()),
         hazards_by_rule=dict(sorted(hazards.items())),
+        unread_hazards=len(extra),
+        local_hip_version=local,
         checked=bool(outcomes),
         check_note=check_note,
         compile=outcomes,
-        skipped=[f"{s.path}: {s.reason}" for s in report.skipped],
-    )
+        skipped=[f"{p}: {why}" for p, why in skipped],
+    ), extra
+
+
+def plural_files(n: int) -> str:
+    return f"{n} CUDA/C++ file{'' if n == 1 else 's'}"
+
+
+def _merged(parts: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for part in parts:
+        total.update(part)
+    return dict(sorted(total.items()))
+
+
+def _older(local: str, target: str) -> bool:
+    """``local`` is a HIP version older than ``target`` (unknown: not older)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return bool(local) and Version(local) < Version(target)
+    except InvalidVersion:
+        return False
 
 
 def _compile_arch(hipcc: str, target: str) -> str:
@@ -195,30 +358,91 @@ def _hip_env() -> dict[str, str]:
     return {**os.environ, "HIP_PLATFORM": "amd"}
 
 
-def _compile_all(report: HipifyReport, hipcc: str, arch: str) -> list[CompileOutcome]:
-    """Write every translation to a temporary tree (so includes resolve), compile each."""
+_UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")  # headers compile through their includers
+
+
+def _compile_all(
+    files: Sequence[_Translated], hipcc: str, arch: str, hip_version: str, local: str
+) -> list[CompileOutcome]:
+    """Write every translation to a temporary tree (so includes resolve), compile each.
+
+    With a hipcc older than the HIP the translation is for, a failure may be the old HIP's
+    and not the port's: the file is then translated again for the local HIP (in a second
+    tree) and compiled. If that translation leaves APIs the old HIP lacks, or compiles, the
+    failure says nothing about ``hip_version``: inconclusive. If it fails as well, the error
+    does not come from the version: failed.
+    """
     from gpuport.hipify.io import encode
     from gpuport.hipify.run import compile_check
 
     outcomes: list[CompileOutcome] = []
+    older = _older(local, hip_version)
     with tempfile.TemporaryDirectory(prefix="gpuport-assess-hip-") as tmp:
-        base = Path(tmp)
-        for f in report.files:
+        base = Path(tmp) / "target"
+        for f in files:
             dest = base / f.path
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(encode(f.text or ""))
-        for f in report.files:
-            if not f.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".hip")):
-                continue  # headers are compiled through the files that include them
+            dest.write_bytes(encode(f.text))
+        again: dict[str, tuple[str, set[str]]] | None = None
+        for f in files:
+            if not f.path.endswith(_UNITS):
+                continue
             result = compile_check(
-                f.text or "",
+                f.text,
                 f.path,
                 offload_archs=[arch],
                 include_dir=(base / f.path).parent,
                 hipcc=hipcc,
             )
-            outcomes.append(_outcome(f.path, result.ok, result.error))
+            outcome = _outcome(f.path, result.ok, result.error)
+            if outcome.status == "failed" and older:
+                if again is None:
+                    again = _retranslate(files, Path(tmp) / "local", local)
+                text, lacking = again[f.path]
+                lacks = sorted(lacking - {u.name for u in f.unsupported})
+                if lacks:
+                    why = (
+                        f"HIP {local} here lacks {', '.join(lacks[:3])}, which the translation "
+                        f"for HIP {hip_version} uses; check with HIP {hip_version} or newer"
+                    )
+                    outcome = CompileOutcome(path=f.path, status="inconclusive", error=why)
+                else:
+                    second = compile_check(
+                        text,
+                        f.path,
+                        offload_archs=[arch],
+                        include_dir=(Path(tmp) / "local" / f.path).parent,
+                        hipcc=hipcc,
+                    )
+                    retry = _outcome(f.path, second.ok, second.error)
+                    if retry.status != "failed":
+                        why = (
+                            f"fails with HIP {local} when translated for HIP {hip_version} "
+                            f"({outcome.error}); translated for HIP {local} it "
+                            + ("compiles" if second.ok else f"is inconclusive: {retry.error}")
+                            + f"; check with HIP {hip_version} or newer"
+                        )
+                        outcome = CompileOutcome(path=f.path, status="inconclusive", error=why)
+            outcomes.append(outcome)
     return outcomes
+
+
+def _retranslate(
+    files: Sequence[_Translated], base: Path, hip_version: str
+) -> dict[str, tuple[str, set[str]]]:
+    """Every file translated for ``hip_version`` and written under ``base``: path -> (text,
+    names left untranslated)."""
+    from gpuport.hipify.io import encode
+    from gpuport.hipify.translate import translate
+
+    out: dict[str, tuple[str, set[str]]] = {}
+    for f in files:
+        done = translate(f.original, hip_version=hip_version)
+        dest = base / f.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(encode(done.text))
+        out[f.path] = (done.text, {u.name for u in done.unsupported})
+    return out
 
 
 def _outcome(path: str, ok: bool, error: str | None) -> CompileOutcome:
@@ -294,8 +518,11 @@ def _runs_by_gpu(
             continue
         try:
             spec = gpu_of_run(run, catalog, None)
-        except GpuportError as exc:
-            notes.append(f"bench run {run.id[:8]} not used for cost: {exc}")
+        except GpuportError:
+            notes.append(
+                f"bench run {run.display_name} ran on {run.device.name!r}, which is not in the "
+                "GPU catalog: its measured efficiency is not used for cost"
+            )
             continue
         if spec.key in keys and spec.key not in out:
             out[spec.key] = run
@@ -311,9 +538,17 @@ def load_bench(refs: Sequence[str], run_now: str | None) -> tuple[list[BenchRun]
     from gpuport.bench.history import History, resolve_run
 
     runs: list[tuple[BenchRun, str]] = []
+    notes: list[str] = []
     if refs:
         history = History()
-        runs = [(resolve_run(ref, history), ref) for ref in refs]
+        seen: dict[str, str] = {}
+        for ref in refs:
+            run = resolve_run(ref, history)
+            if run.id in seen:  # the same run twice would compare it with itself
+                notes.append(f"{ref} is the same run as {seen[run.id]}: attached once")
+                continue
+            seen[run.id] = ref
+            runs.append((run, ref))
     if run_now is not None:
         from gpuport.bench.run import BenchOptions, run_suite
 
@@ -347,12 +582,14 @@ def load_bench(refs: Sequence[str], run_now: str | None) -> tuple[list[BenchRun]
     ]
     if len(ordered) < 2:
         note = "one run: attach a run from the other platform for ratios"
-        return ordered, BenchSection(runs=summaries, note=note)
+        return ordered, BenchSection(runs=summaries, note="; ".join([note, *notes]))
     from gpuport.bench.compare import compare
 
     comparison = compare(ordered, resamples=1000)
     note = f"ratios against {comparison.runs[0]}; > 1 means faster than it"
-    return ordered, BenchSection(runs=summaries, comparison=comparison, note=note)
+    return ordered, BenchSection(
+        runs=summaries, comparison=comparison, note="; ".join([note, *notes])
+    )
 
 
 # -------------------------------------------------------------------------- validate
@@ -411,7 +648,7 @@ def run_doctor(enabled: bool, snapshot: Path | None) -> DoctorSection:
         for d in report.diagnoses
         if d.status.value in ("fail", "warn")
     ]
-    where = f"snapshot {snapshot}" if snapshot is not None else "this machine"
+    where = f"the target machine (snapshot {snapshot})" if snapshot is not None else "this machine"
     return DoctorSection(
         status="problems" if problems else "ok",
         message=f"{where}: {len(problems)} problem(s)",

@@ -3,7 +3,9 @@
 Readiness starts from the scan's verdict (blockers → blocked, majors → major work, ...) and is
 only ever *lifted* by the other evidence, never lowered: CUDA APIs hipify cannot translate, a
 translation hipcc refuses, or a validate report that says *wrong* each make it "major work" at
-least. Performance and price do not change readiness: they change the decision.
+least, and a source file the scan could not read makes it "minor work" at least. Performance,
+price, numerics that merely differ and this machine's health do not change readiness: they
+change the decision, and the verdict's reason names only code conclusions as its causes.
 
 Effort is the scan's (each rule's typical hours per occurrence, a dependency repeated in several
 manifests counted once) plus :data:`UNSUPPORTED_API_HOURS` per use of a CUDA API with no HIP
@@ -31,6 +33,7 @@ CRITERIA: tuple[Criterion, ...] = (
     criteria.wave32_assumptions,
     criteria.hipify_gaps,
     criteria.other_findings,
+    criteria.unread_sources,
     criteria.portable_stack,
     criteria_figures.memory_per_replica,
     criteria_figures.price_per_mtok,
@@ -62,25 +65,60 @@ def conclusions(facts: Facts) -> list[Conclusion]:
     return sorted(out, key=lambda c: -c.severity.rank)
 
 
-def readiness(facts: Facts) -> tuple[Readiness, list[str]]:
-    """The scan's verdict lifted by hipify and validate; the reasons, strongest first."""
-    level = _FROM_SCAN.get(facts.scan.verdict, Readiness.MAJOR_WORK)
-    reasons = [facts.scan.verdict_reason]
-    lifts: list[str] = []
+def readiness_of_scan(scan_verdict: str) -> Readiness:
+    """The scan's own verdict as a readiness."""
+    return _FROM_SCAN.get(scan_verdict, Readiness.MAJOR_WORK)
+
+
+def wrong_modules(facts: Facts) -> list[str]:
+    """Modules a validate report judged wrong, across reports, first seen first."""
+    return list(dict.fromkeys(m for r in facts.validate.reports for m in r.wrong))
+
+
+def lifts(facts: Facts) -> list[str]:
+    """The evidence beyond the scan that makes a port major work at least."""
+    out: list[str] = []
     hip = facts.hipify
     if hip.unsupported:
-        lifts.append(f"{plural(len(hip.unsupported), 'use')} of CUDA APIs HIP lacks")
+        out.append(f"{plural(len(hip.unsupported), 'use')} of CUDA APIs HIP lacks")
     failed = [c for c in hip.compile if c.status == "failed"]
     if failed:
-        lifts.append(f"{plural(len(failed), 'translated file')} hipcc refuses")
-    wrong = [r for r in facts.validate.reports if r.wrong]
+        out.append(f"{plural(len(failed), 'translated file')} hipcc refuses")
+    wrong = wrong_modules(facts)
     if wrong:
-        lifts.append(f"validate: {', '.join(wrong[0].wrong[:3])} computes wrong numbers")
-    if lifts and level.rank < Readiness.MAJOR_WORK.rank:
+        more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+        verb = "computes" if len(wrong) == 1 else "compute"
+        out.append(f"validate: {', '.join(wrong[:3])}{more} {verb} wrong numbers")
+    return out
+
+
+def unread_reason(facts: Facts) -> str | None:
+    """``2 source files could not be read: a.py, k.cu``, or None when all were read."""
+    unread = facts.scan.unread
+    if not unread:
+        return None
+    names = [entry.split(": ", 1)[0] for entry in unread[:3]]
+    more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+    return f"{plural(len(unread), 'source file')} could not be read: {', '.join(names)}{more}"
+
+
+def readiness(facts: Facts) -> tuple[Readiness, list[str]]:
+    """The scan's verdict lifted by hipify, validate and unread files; the reasons, strongest
+    first (when a lift decides the level, all lifts make the first reason)."""
+    level = readiness_of_scan(facts.scan.verdict)
+    reasons = [facts.scan.verdict_reason]
+    lifted = lifts(facts)
+    if lifted and level.rank < Readiness.MAJOR_WORK.rank:
         level = Readiness.MAJOR_WORK
-        reasons = [*lifts, *reasons]
+        reasons = ["; ".join(lifted), *reasons]
     else:
-        reasons += lifts
+        reasons += lifted
+    unread = unread_reason(facts)
+    if unread is not None and level is Readiness.READY:
+        level = Readiness.MINOR_WORK
+        reasons = [unread, *reasons]
+    elif unread is not None:
+        reasons.append(unread)
     return level, reasons
 
 
@@ -124,38 +162,74 @@ def effort(facts: Facts) -> AssessEffort:
     )
 
 
-def verdict_reason(level: Readiness, reasons: list[str], found: list[Conclusion]) -> str:
-    """The strongest reason, then what causes it (titles of the worst conclusions)."""
-    top = [c for c in found if c.severity.rank >= Severity.MAJOR.rank]
-    worst_rank = max((c.severity.rank for c in top), default=-1)
-    causes = [c.title for c in top if c.severity.rank == worst_rank][:4]
-    if level is Readiness.MINOR_WORK:
-        causes = [c.title for c in found if c.severity is Severity.MINOR][:4]
+#: Conclusions about the code (scan and hipify): the only causes a verdict reason names.
+#: Figures, numerics and this machine's health change the decision, not readiness.
+CODE_CONCLUSIONS = (
+    "no-rocm-package-",
+    "native-code",
+    "wave32-",
+    "hipify-",
+    "area-",
+    "unread-sources",
+)
+
+
+def verdict_reason(
+    level: Readiness, reasons: list[str], found: list[Conclusion], *, lifted: bool = False
+) -> str:
+    """The strongest reason, then what causes it: titles of the worst code conclusions.
+
+    ``lifted``: the level comes from hipify or validate (their lifts are the first reason),
+    so hipify's conclusions are not named again as causes.
+    """
+    code = [c for c in found if c.id.startswith(CODE_CONCLUSIONS)]
+    if lifted:
+        code = [c for c in code if not c.id.startswith("hipify-")]
     text = reasons[0]
-    if causes and level is not Readiness.READY:
+    if level is Readiness.READY:
+        return text
+    if level is Readiness.MINOR_WORK:
+        causes = [c.title for c in code if c.severity is Severity.MINOR]
+    else:
+        top = [c for c in code if c.severity.rank >= Severity.MAJOR.rank]
+        worst_rank = max((c.severity.rank for c in top), default=-1)
+        causes = [c.title for c in top if c.severity.rank == worst_rank]
+    causes = [t for t in causes if t.lower() not in text.lower()][:4]
+    if causes:
         text += ": " + "; ".join(causes)
     return text
 
 
-def decision(level: Readiness, work: AssessEffort, found: list[Conclusion]) -> str:
-    """The seeds' "choose ROCm if / choose CUDA if" answer for this project, in a few lines."""
-    days = f"{work.low_days:g}-{work.high_days:g} engineer-days"
+def decision(
+    level: Readiness, work: AssessEffort, found: list[Conclusion], facts: Facts | None = None
+) -> str:
+    """The seeds' "choose ROCm if / choose CUDA if" answer for this project, in a few lines.
+
+    Major work has a branch per cause: wrong numbers (do not move traffic), a translation
+    that does not compile, else the listed work. ``facts`` names the modules and files; a
+    decision without them still reads right.
+    """
+    days = work.days()
     stay = [c for c in found if c.leans == "cuda" and c.severity is Severity.BLOCKER]
     if level is Readiness.BLOCKED and stay:
         names = "; ".join(c.title for c in stay[:3])
-        text = (
-            f"Choose CUDA for now: {names}. Moving to ROCm means replacing that first, plus "
-            f"{days} for the listed changes."
-        )
+        plus = f", plus {days} for the listed changes" if work.hours else ""
+        text = f"Choose CUDA for now: {names}. Moving to ROCm means replacing that first{plus}."
     elif level is Readiness.BLOCKED:
-        text = (
-            f"Not runnable on ROCm yet, but nothing forces CUDA: fix the blockers first; "
-            f"{days} for the listed changes."
-        )
+        text = "Not runnable on ROCm yet, but nothing forces CUDA: fix the blockers first"
+        text += f"; {days} for the listed changes." if work.hours else "."
     elif level is Readiness.MAJOR_WORK:
-        text = f"Portable with real work: {days} before it runs on ROCm."
+        text = _major_work(work, found, facts)
     elif level is Readiness.MINOR_WORK:
-        text = f"Close to ready: {days} of small fixes; it runs on ROCm meanwhile."
+        if work.hours:
+            text = f"Close to ready: {days} of small fixes; it runs on ROCm meanwhile."
+        else:
+            text = "Close to ready: the scan lists no code changes."
+        if any(c.id == "unread-sources" for c in found):
+            text += (
+                " Some source files could not be read: assess again once they can be, "
+                "before calling it ready."
+            )
     else:
         text = "Ready for ROCm: nothing in the code stands in the way."
     figures = [
@@ -169,6 +243,37 @@ def decision(level: Readiness, work: AssessEffort, found: list[Conclusion]) -> s
     if any(c.id == "numerics-unchecked" for c in found):
         text += " Validate numerics before moving traffic."
     return text
+
+
+def _major_work(work: AssessEffort, found: list[Conclusion], facts: Facts | None) -> str:
+    """Major work: what holds the port, strongest first, then the listed work."""
+    parts: list[str] = []
+    wrong = wrong_modules(facts) if facts is not None else []
+    if wrong or any(c.id.startswith("numerics-") and c.leans == "cuda" for c in found):
+        if len(wrong) > 1:
+            more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+            who, verb, it = f"modules {', '.join(wrong[:3])}{more}", "compute", "them"
+        else:
+            who, verb, it = (f"module {wrong[0]}" if wrong else "a module"), "computes", "it"
+        parts.append(
+            f"Do not move traffic: {who} {verb} wrong numbers on ROCm; fix or work around "
+            f"{it}, then re-run `gpuport validate check`."
+        )
+    failed = [c for c in facts.hipify.compile if c.status == "failed"] if facts is not None else []
+    if failed or any(c.id == "hipify-compile" and c.severity is Severity.MAJOR for c in found):
+        first = f" (first: {failed[0].path})" if failed else ""
+        n = plural(len(failed), "translated file") if failed else "a translated file"
+        parts.append(
+            f"The translation does not compile: hipcc refuses {n}{first}; fix the errors and "
+            "check again with --hipify-check."
+        )
+    if not parts:
+        return f"Portable with real work: {work.days()} before it runs on ROCm."
+    if work.hours:
+        parts.append(f"Then {work.days()} for the listed changes.")
+    else:
+        parts.append("The scan lists no code changes beyond that.")
+    return " ".join(parts)
 
 
 def _topic(cid: str) -> str:

@@ -28,16 +28,30 @@ FAIL_ON = {"blocked": 3, "major": 2, "minor": 1, "never": 99}
 EXAMPLE = Path("examples") / "llm-service"
 
 
-def default_project() -> Path:
-    """The bundled example: under the current folder, else beside the source checkout."""
-    if EXAMPLE.is_dir():
-        return EXAMPLE
-    beside = Path(__file__).resolve().parents[3] / EXAMPLE
-    if beside.is_dir():
-        return beside
+def default_project() -> tuple[Path, str | None]:
+    """The project to assess when no PATH is given, and a note to print when it is the example.
+
+    The current folder when it holds gpuport settings (a ``gpuport.toml`` or a
+    ``[tool.gpuport]`` table): running ``gpuport assess`` inside a project assesses that
+    project. Elsewhere the bundled example (under the current folder, else beside the
+    source checkout), with a one-line note so no one mistakes it for their own report.
+    """
+    from gpuport.assess.config import has_settings
+
+    here = Path()
+    if has_settings(here):
+        return here, None
+    for candidate in (EXAMPLE, Path(__file__).resolve().parents[3] / EXAMPLE):
+        if candidate.is_dir():
+            note = (
+                f"gpuport assess: no PATH given and no gpuport settings here; assessing the "
+                f"bundled example {candidate} (give PATH to assess your project)"
+            )
+            return candidate, note
     raise GpuportError(
-        "no PATH given and the bundled example (examples/llm-service) is not here; "
-        "give a project folder: gpuport assess PATH"
+        "no PATH given, no gpuport settings here (gpuport.toml or [tool.gpuport]) and the "
+        "bundled example (examples/llm-service) is not here; give a project folder: "
+        "gpuport assess PATH"
     )
 
 
@@ -49,7 +63,10 @@ def _flags(**given: Any) -> dict[str, Any]:
 def assess(
     path: Annotated[
         Path | None,
-        typer.Argument(help="Project folder (default: the bundled examples/llm-service)."),
+        typer.Argument(
+            help="Project folder (default: the current folder if it has gpuport settings, "
+            "else the bundled examples/llm-service)."
+        ),
     ] = None,
     target: Annotated[
         list[str] | None,
@@ -107,6 +124,10 @@ def assess(
         bool | None,
         typer.Option("--hipify-check/--no-hipify-check", help="Compile the translation (hipcc)."),
     ] = None,
+    hip_version: Annotated[
+        str | None,
+        typer.Option("--hip-version", help="HIP version the translation targets (6.4)."),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="terminal, json, markdown (md) or html.")
     ] = "terminal",
@@ -130,7 +151,12 @@ def assess(
         )
     if run_bench is not None and run_bench not in ("quick", "full"):
         raise GpuportError(f"--run-bench takes quick or full, not {run_bench!r}")
-    root = path if path is not None else default_project()
+    if path is not None:
+        root = path
+    else:
+        root, note = default_project()
+        if note is not None:
+            err_console.print(note, highlight=False, soft_wrap=True, markup=False)
     flags = _flags(
         targets=target,
         gpus=gpus,
@@ -147,6 +173,7 @@ def assess(
         validate=validate,
         doctor=doctor,
         hipify_check=hipify_check,
+        hip_version=hip_version,
         fail_on=fail_on,
     )
     settings = load_settings(root, flags)
@@ -201,10 +228,10 @@ def _deliver(result: Any, kind: str, output: Path | None) -> None:
         sys.stdout.write(body)
         sys.stdout.flush()
         err_console.print(
-            f"gpuport assess: {result.verdict.label} ({result.effort.low_days:g}–"
-            f"{result.effort.high_days:g} engineer-days)",
+            f"gpuport assess: {result.verdict.label} ({result.effort.days()})",
             highlight=False,
             soft_wrap=True,
+            markup=False,
         )
         return
     write_atomic(output, body)

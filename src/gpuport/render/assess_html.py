@@ -25,6 +25,7 @@ from gpuport.render.text import clean
 
 TEMPLATE = "assess.html.j2"
 FINDINGS_SHOWN = 200
+EVIDENCE_SHOWN = 40  # links per conclusion; the rest are counted
 SECTIONS = (
     ("summary", "Verdict"),
     ("conclusions", "Conclusions"),
@@ -60,6 +61,7 @@ def _environment() -> Any:
     )
     env.filters["num"] = _num
     env.filters["usd"] = _usd
+    env.filters["g"] = lambda value: f"{value:g}"  # hours as the other formats print them
     env.globals["anchor"] = anchor
     return env
 
@@ -80,11 +82,14 @@ def charts(a: Assessment) -> dict[str, str]:
     """The SVG charts of the report, by name (markup, labels escaped by :mod:`svg`)."""
     out: dict[str, str] = {}
     counts = a.scan.counts
+    severity = [Bar(s.value, counts.get(s, 0), tone=s.value, href="#findings") for s in Severity]
     out["severity"] = bar_chart(
-        [Bar(s.value, counts.get(s, 0), tone=s.value, href="#findings") for s in Severity],
+        severity if any(b.value for b in severity) else [],
         title="Findings by severity",
         chart_id="chart-severity",
         unit="findings",
+        unit_one="finding",
+        empty="no findings",
     )
     out["effort"] = bar_chart(
         [Bar(c.title, c.hours, href=f"#{anchor('effort', c.area)}") for c in a.effort.classes],
@@ -155,14 +160,28 @@ def render(a: Assessment) -> str:
 
     env = _environment()
     svg: dict[str, Markup] = {k: Markup(v) for k, v in charts(a).items()}  # noqa: S704
+    shown = a.scan.findings[:FINDINGS_SHOWN]
+
+    def href(anchor_id: str) -> str:
+        """A link to a finding row the page does not show goes to the findings section."""
+        if anchor_id.startswith("finding-"):
+            number = anchor_id.removeprefix("finding-")
+            if not number.isdigit() or int(number) > len(shown):
+                return "#findings"
+        return f"#{anchor_id}"
+
     context: dict[str, Any] = {
         "a": a,
         "charts": svg,
         "sections": SECTIONS,
-        "findings": a.scan.findings[:FINDINGS_SHOWN],
-        "findings_hidden": max(0, len(a.scan.findings) - FINDINGS_SHOWN),
+        "findings": shown,
+        "findings_hidden": max(0, a.scan.findings_above_info - len(shown)),
+        "findings_in_json": len(a.scan.findings),
         "severities": list(Severity),
         "leans_text": {"rocm": "favours ROCm", "cuda": "favours CUDA", "neutral": ""},
+        "href": href,
+        "evidence_shown": EVIDENCE_SHOWN,
+        "days": a.effort.days(),
     }
     html: str = env.get_template(TEMPLATE).render(**context)
     return html

@@ -43,13 +43,13 @@ def render(a: Assessment) -> str:
     out += [
         "## Verdict",
         "",
-        f"**{a.verdict.label.upper()}**: {md(a.verdict_reason)}",
+        f"**{a.verdict.label.upper()}** (`{a.verdict.value}`): {md(a.verdict_reason)}",
         "",
         f"**Decision.** {md(a.decision)}",
         "",
         f"* Target: {t.name} ({t.generation}, wave{t.wave_size}, FP8 {t.fp8})",
-        f"* Effort: **{a.effort.low_days:g}–{a.effort.high_days:g} engineer-days** "
-        f"({a.effort.hours:g} h of listed work)",
+        f"* Effort: **{md(a.effort.days())}**"
+        + (f" ({a.effort.hours:g} h of listed work)" if a.effort.hours else ""),
         "* Findings: " + ", ".join(f"{a.scan.counts.get(s, 0)} {s.value}" for s in Severity),
         "",
         "## Conclusions",
@@ -66,7 +66,8 @@ def render(a: Assessment) -> str:
             "",
         ]
         if c.evidence:
-            out += ["Evidence: " + "; ".join(md(e.label) for e in c.evidence[:12]), ""]
+            more = f"; and {len(c.evidence) - 12} more" if len(c.evidence) > 12 else ""
+            out += ["Evidence: " + "; ".join(md(e.label) for e in c.evidence[:12]) + more, ""]
     if not a.conclusions:
         out += ["No criterion applies.", ""]
     out += [
@@ -88,11 +89,13 @@ def render(a: Assessment) -> str:
             f"{md(f.location.snippet or '')} | {md(f.message)} | {md(f.fix)} |"
             for f in shown
         ]
-        more = len(a.scan.findings) - len(shown)
-        if more > 0:
-            out += ["", f"{more} more above info in the JSON report."]
+        hidden = a.scan.findings_above_info - len(shown)
+        if hidden > 0:
+            out += ["", _more_findings(a, hidden)]
     else:
         out.append("Nothing above info.")
+    if a.scan.skipped:
+        out += ["", "Skipped: " + "; ".join(md(x) for x in a.scan.skipped)]
     out += ["", *_hipify(a.hipify), *_cost(a.cost), "## Bench", ""]
     b = a.bench
     out.append(md(b.note))
@@ -141,6 +144,14 @@ def render(a: Assessment) -> str:
         f"timings: {timings}",
     ]
     return "\n".join(out) + "\n"
+
+
+def _more_findings(a: Assessment, more: int) -> str:
+    """``1,200 more above info (the JSON report carries the first 1,000).``"""
+    kept = len(a.scan.findings)
+    if kept < a.scan.findings_above_info:
+        return f"{more:,} more above info (the JSON report carries the first {kept:,})."
+    return f"{more:,} more above info in the JSON report."
 
 
 def _hipify(h: HipifySection) -> list[str]:

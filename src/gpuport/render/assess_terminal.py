@@ -46,8 +46,9 @@ def _banner(a: Assessment) -> Panel:
             f"{escape(clean(a.verdict_reason))}"
         ),
         Text.from_markup(
-            f"effort [bold]{a.effort.low_days:g}–{a.effort.high_days:g} engineer-days[/] "
-            f"({a.effort.hours:g} h of listed work)   {counts}"
+            f"effort [bold]{escape(a.effort.days())}[/]"
+            + (f" ({a.effort.hours:g} h of listed work)" if a.effort.hours else "")
+            + f"   {counts}"
         ),
         Text(""),
         Text.from_markup(f"[bold]Decision:[/] {escape(clean(a.decision))}"),
@@ -92,11 +93,13 @@ def section_lines(a: Assessment) -> list[str]:
     """One plain line per section: what ran and what it said."""
     h, cost, bench, doctor = a.hipify, a.cost, a.bench, a.doctor
     lines = [
-        f"scan: {a.scan.files_scanned} files, {len(a.scan.findings)} findings above info "
-        f"({a.scan.verdict})",
+        f"scan: {a.scan.files_scanned} files, {a.scan.findings_above_info} findings above info "
+        f"({a.scan.verdict})"
+        + (f"; {len(a.scan.unread)} source files not read" if a.scan.unread else ""),
         (
-            f"hipify: {h.files} CUDA/C++ files, {h.replacements} API uses rewritten, "
-            f"{len(h.unsupported)} untranslatable, {h.hazards} hazards; {h.check_note}"
+            f"hipify: {h.files} CUDA/C++ files for HIP {h.hip_version}, {h.replacements} API "
+            f"uses rewritten, {len(h.unsupported)} untranslatable, {h.hazards} hazards; "
+            f"{h.check_note}"
             if h.ran
             else f"hipify: not run ({h.reason})"
         ),

@@ -3,8 +3,10 @@
 Why hand-written: the assessment report must open anywhere, offline, from one file, and a
 forwarded report must not pull a plotting library into the install. A horizontal bar chart
 (findings by severity, effort by area, $/Mtok by GPU, bench ratios with their confidence
-interval) is a few rectangles and text elements. Every label is escaped here, because some
-come from the scanned project or from a result file; callers insert the returned markup as is.
+interval) is a few rectangles and text elements. Every label is made visible
+(:func:`gpuport.render.text.clean`: control and bidi characters as escapes) and then escaped
+here, because some come from the scanned project or from a result file; callers insert the
+returned markup as is.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
+from html import escape as _html_escape
+
+from gpuport.render.text import clean
 
 WIDTH = 680
 LABEL_W = 210
@@ -51,6 +55,11 @@ class Bar:
     href: str | None = None  # "#finding-3": the label links into the report
 
 
+def escape(text: str, quote: bool = True) -> str:
+    """Text for SVG markup: control and bidi characters shown as escapes, then escaped."""
+    return _html_escape(clean(text), quote=quote)
+
+
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "\u2026"
@@ -83,12 +92,19 @@ def bar_chart(
     unit: str = "",
     reference: float | None = None,
     reference_label: str = "",
+    unit_one: str | None = None,
+    empty: str = "nothing to show",
 ) -> str:
     """A horizontal bar chart as an ``<svg>`` element (a string of escaped markup).
 
     ``title`` is the accessible name (the page shows its own caption); ``reference`` draws a
-    dashed line, e.g. at 1.0 for ratios.
+    dashed line, e.g. at 1.0 for ratios. ``unit_one`` is the unit after a value of exactly 1
+    ("1 finding"); ``empty`` is shown when there are no bars.
     """
+
+    def units(value: float) -> str:
+        return unit_one if unit_one is not None and value == 1 else unit
+
     finite = [b for b in bars if math.isfinite(b.value)]
     top_value = max(
         [b.value for b in finite]
@@ -111,7 +127,7 @@ def bar_chart(
         f'<title id="{cid}-title">{escape(title)}</title>',
     ]
     if not finite:
-        out.append(f'<text x="{LABEL_W}" y="{TOP + 16}" fill="#6b7280">nothing to show</text>')
+        out.append(f'<text x="{LABEL_W}" y="{TOP + 16}" fill="#6b7280">{escape(empty)}</text>')
     for i, bar in enumerate(finite):
         y = TOP + i * ROW_H
         mid = y + ROW_H / 2
@@ -129,7 +145,7 @@ def bar_chart(
         out.append(
             f'<rect x="{LABEL_W}" y="{mid - BAR_H / 2:.1f}" width="{w:.1f}" height="{BAR_H}" '
             f'fill="{fill}" rx="2"><title>{full}: {escape(_fmt(bar.value))} '
-            f"{escape(unit)}</title></rect>"
+            f"{escape(units(bar.value))}</title></rect>"
         )
         if bar.low is not None and bar.high is not None:
             lo, hi = x(bar.low), x(bar.high)
@@ -138,7 +154,9 @@ def bar_chart(
                 f'M{hi:.1f},{mid - 5:.1f}V{mid + 5:.1f}" stroke="#111827" stroke-width="1.2" '
                 'fill="none"/>'
             )
-        value_text = bar.text if bar.text is not None else f"{_fmt(bar.value)} {unit}".strip()
+        value_text = (
+            bar.text if bar.text is not None else f"{_fmt(bar.value)} {units(bar.value)}".strip()
+        )
         end = max(x(bar.value), x(bar.high) if bar.high is not None else 0.0)
         out.append(f'<text x="{end + 6:.1f}" y="{mid + 4:.1f}">{escape(value_text)}</text>')
     base_y = TOP + ROW_H * max(len(finite), 1)
@@ -148,7 +166,7 @@ def bar_chart(
     out.append(
         f'<text x="{LABEL_W}" y="{base_y + 16}" fill="#6b7280">0</text>'
         f'<text x="{LABEL_W + plot_w}" y="{base_y + 16}" fill="#6b7280" text-anchor="end">'
-        f"{escape(_fmt(axis_max))} {escape(unit)}</text>"
+        f"{escape(_fmt(axis_max))} {escape(units(axis_max))}</text>"
     )
     if reference is not None:
         rx = x(reference)

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: C0/C1 controls (tab and newline kept), zero-width and direction marks (U+200B-U+200F,
+#: U+061C), line/paragraph separators, bidi embeddings, overrides and isolates, and the
+#: zero-width no-break space (U+FEFF): each can hide or reorder what a reader sees.
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e"
+    r"\u2066-\u2069\ufeff]"
+)
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def clean(text: str) -> str:
-    """Replace control characters (and bidi overrides) with visible ``\\xNN`` escapes."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Replace control, bidi and zero-width characters with visible escapes: ``\\xNN``
+    below U+0100 (``\\x1b``), else ``\\uXXXX`` (``\\u202e``)."""
+    return _CONTROL.sub(_visible, text)
 
 
 def md(text: str) -> str:
