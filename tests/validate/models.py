@@ -216,3 +216,187 @@ def build_reseeded() -> tuple[nn.Module, Any]:
     """Same architecture, other weights (build() that is not deterministic)."""
     torch.manual_seed(12345)
     return build()
+
+
+# --- regression models for review findings ---------------------------------------------------
+
+
+class Bump(nn.Module):
+    """A leaf that modifies its input in place."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2.0)
+        return x.sum(-1)
+
+
+class InPlace(nn.Module):
+    """In-place ops on tensors no traced module produced (functional intermediates)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.bump = Bump()
+        self.after = nn.Tanh()
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = self.lin(x) * 1.0  # functional: h was never stored
+        s = self.bump(h)  # doubles h in place
+        y = self.after(h)  # gets the doubled h
+        w = self.relu(self.lin(x) + 0.0)  # in-place ReLU on a first-seen tensor
+        return y, s, w
+
+
+def build_inplace() -> tuple[nn.Module, Any]:
+    return InPlace(), torch.randn(4, 8, generator=torch.Generator().manual_seed(3))
+
+
+class Func(nn.Module):
+    """Two Linears with functional code between and after them, which no hook sees."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(16, 16)
+        self.b = nn.Linear(16, 16)
+        self.shift = 0.0  # a "platform bug" in the functional code between a and b
+        self.poison = False  # NaN made there
+        self.tail = 1.0  # a bug after the last module
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.sin(self.a(x)) + self.shift
+        if self.poison:
+            h = h * float("nan")
+        return self.b(h) * self.tail
+
+
+def build_func() -> tuple[nn.Module, Any]:
+    return Func(), torch.randn(4, 16, generator=torch.Generator().manual_seed(4))
+
+
+def build_func_shift() -> tuple[nn.Module, Any]:
+    model, x = build_func()
+    model.shift = 0.5  # type: ignore[assignment]
+    return model, x
+
+
+def build_func_nan() -> tuple[nn.Module, Any]:
+    model, x = build_func()
+    model.poison = True  # type: ignore[assignment]
+    return model, x
+
+
+def build_func_tail() -> tuple[nn.Module, Any]:
+    model, x = build_func()
+    model.tail = 1.5  # type: ignore[assignment]
+    return model, x
+
+
+class ZeroingLinear(nn.Linear):
+    """A bf16 GEMM kernel that returns zeros (in bf16 only: float64 stays correct)."""
+
+    zero = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = super().forward(x)
+        return y * 0.0 if self.zero and y.dtype == torch.bfloat16 else y
+
+
+def build_bf16_proj() -> tuple[nn.Module, Any]:
+    model = nn.Sequential(ZeroingLinear(4096, 256, bias=False)).to(torch.bfloat16)
+    x = torch.randn(8, 4096, generator=torch.Generator().manual_seed(5)).bfloat16()
+    return model, x
+
+
+def build_bf16_proj_zeros() -> tuple[nn.Module, Any]:
+    model, x = build_bf16_proj()
+    model[0].zero = True  # type: ignore[union-attr]
+    return model, x
+
+
+class Quant(nn.Module):
+    """Returns floats, or (B's bug) the same values truncated to integers."""
+
+    as_int = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 0.7
+        return y.long() if self.as_int else y
+
+
+def build_quant() -> tuple[nn.Module, Any]:
+    x = 0.5 * torch.randn(2, 4, generator=torch.Generator().manual_seed(6))
+    return nn.Sequential(nn.Linear(4, 4), Quant()), x
+
+
+def build_quant_int() -> tuple[nn.Module, Any]:
+    model, x = build_quant()
+    model[1].as_int = True  # type: ignore[assignment]
+    return model, x
+
+
+class Skip(nn.Module):
+    """B bypasses its only module (functional code instead); the output is a new tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.bypass = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.bypass:
+            return F.linear(x, self.a.weight, self.a.bias) * 7.0
+        return self.a(x) * 1.0
+
+
+def build_skip() -> tuple[nn.Module, Any]:
+    return Skip(), torch.ones(2, 4)
+
+
+def build_skip_bypass() -> tuple[nn.Module, Any]:
+    model, x = build_skip()
+    model.bypass = True  # type: ignore[assignment]
+    return model, x
+
+
+class Double(nn.Module):
+    """Works in place on its (float64) input."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.add_(1.0)
+        return x * 2.0
+
+
+def build_f64_inplace() -> tuple[nn.Module, Any]:
+    x = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+    return nn.Sequential(nn.Identity(), Double()), x
+
+
+class Scale(nn.Module):
+    factor = 2.0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.factor
+
+
+EVIL = "\x1b[31mred\x1b]0;title\x07"
+
+
+class Evil(nn.Module):
+    """A module path with terminal escape sequences in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module(EVIL, Scale())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return getattr(self, EVIL)(x)
+
+
+def build_evil() -> tuple[nn.Module, Any]:
+    return Evil(), torch.ones(2, 4)
+
+
+def build_evil_broken() -> tuple[nn.Module, Any]:
+    model, x = build_evil()
+    getattr(model, EVIL).factor = 3.0
+    return model, x

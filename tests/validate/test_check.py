@@ -28,7 +28,8 @@ def test_model_against_itself_is_same(a_gpv: Path) -> None:
         report = _check(a_gpv, "build", grafted=grafted)
         assert report.verdict is Verdict.SAME, report.verdict_reason
         assert report.first_divergence is None
-        assert report.counts[Status.SAME] == len(report.rows) == 23
+        assert report.counts[Status.SAME] == len(report.rows) == 24  # 23 leaves + the model
+        assert report.rows[-1].path == "(model)"
         assert all(r.metrics is not None and r.metrics.exact for r in report.rows)
         assert report.warnings == [] and report.settings_warnings == []
         assert report.kind == "gpuport.validate" and report.mode == "check"
@@ -54,6 +55,7 @@ def test_matmul_in_lower_precision_is_wrong_and_named_first(a_gpv: Path) -> None
         "layers.1.mlp.down": "wrong",
         "norm": "equivalent",  # propagated only: fine on A's inputs
         "head": "equivalent",
+        "(model)": "equivalent",  # the model's output: propagated from layers.1.mlp.down
     }
     arb = next(r for r in report.rows if r.path == "layers.1.mlp.down").arbitration
     assert arb is not None and arb.ratio is not None and arb.ratio > 100
@@ -108,10 +110,10 @@ def test_backward_gradients(tmp_path: Path) -> None:
     capture(CaptureOptions(model_ref=ref(), out=out, backward=True))
     with gpv.GpvFile(out) as f:
         assert f.manifest.backward and f.manifest.loss_weights == ["loss/0"]
-        assert sum(len(r.grads) for r in f.manifest.modules) == 23
+        assert sum(len(r.grads) for r in f.manifest.modules) == 24
     report = _check(out, "build")
     grads = [r for r in report.rows if r.kind == "grad"]
-    assert len(grads) == 23 and all(r.status is Status.SAME for r in grads)
+    assert len(grads) == 24 and all(r.status is Status.SAME for r in grads)
 
 
 def test_module_filter(tmp_path: Path) -> None:
@@ -130,8 +132,9 @@ def test_module_filter(tmp_path: Path) -> None:
         "layers.1.mlp.up",
         "layers.1.mlp.down",
         "layers.1.mlp",
+        "(model)",  # always traced: the model's output
     ]
-    assert summary.calls == 10
+    assert summary.calls == 11
     report = _check(out, "build_bf16", grafted=True)
     assert report.first_divergence == "layers.1.mlp.down"
     with pytest.raises(GpuportError, match="matched no module"):
@@ -202,3 +205,117 @@ def test_in_place_modules_record_their_inputs_before_they_run(tmp_path: Path) ->
     report = check(CheckOptions(path=out, model_ref=f"{helper}:build", grafted=True))
     assert report.verdict is Verdict.SAME, report.verdict_reason
     assert all(r.local is not None and r.local.exact for r in report.rows)
+
+
+# --- regressions from the review -------------------------------------------------------------
+
+
+def _capture(tmp_path: Path, name: str, **kw: object) -> Path:
+    out = tmp_path / f"{name}.gpv"
+    capture(CaptureOptions(model_ref=ref(name), out=out, **kw))  # type: ignore[arg-type]
+    return out
+
+
+def _row(report, path: str):  # type: ignore[no-untyped-def]
+    return next(r for r in report.rows if r.path == path and r.kind == "output")
+
+
+def test_in_place_ops_on_first_seen_tensors_do_not_corrupt_the_capture(tmp_path: Path) -> None:
+    import torch
+
+    out = _capture(tmp_path, "build_inplace")
+    with gpv.GpvFile(out) as f:
+        recs = {r.path: r for r in f.manifest.modules}
+        (relu_in,) = gpv.tensor_names(recs["relu"].inputs)
+        assert float(f.tensor(relu_in).min()) < 0  # recorded before ReLU clipped it
+        assert recs["relu"].outputs[0].ref is None  # not the stale pre-ReLU copy
+        assert float(f.tensor(recs["relu"].outputs[0].stored).min()) == 0
+        (bump_in,) = gpv.tensor_names(recs["bump"].inputs)
+        (after_in,) = gpv.tensor_names(recs["after"].inputs)
+        assert after_in != bump_in  # Tanh got the doubled tensor, not Bump's copy of it
+        assert torch.equal(f.tensor(after_in), 2 * f.tensor(bump_in))
+    for grafted in (False, True):
+        report = _check(out, "build_inplace", grafted=grafted)
+        assert report.verdict is Verdict.SAME, report.verdict_reason
+        assert all(r.metrics is not None and r.metrics.exact for r in report.rows)
+
+
+@pytest.fixture(scope="module")
+def func_gpv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("func") / "func.gpv"
+    capture(CaptureOptions(model_ref=ref("build_func"), out=out))
+    return out
+
+
+def test_divergence_in_functional_code_between_modules_is_different(func_gpv: Path) -> None:
+    for grafted in (False, True):
+        report = _check(func_gpv, "build_func_shift", grafted=grafted)
+        b = _row(report, "b")
+        assert b.local is not None and b.local.within  # b itself is fine on A's inputs...
+        assert b.status is Status.DIFFERENT  # ...but nothing traced explains its inputs
+        assert "untraced code between a and b" in b.reason
+        assert report.first_divergence == "b" and report.verdict is Verdict.DIFFERENT
+        assert _row(report, "(model)").status is Status.EQUIVALENT  # propagated from b
+
+
+def test_nan_made_in_functional_code_is_wrong(func_gpv: Path) -> None:
+    report = _check(func_gpv, "build_func_nan")
+    b = _row(report, "b")
+    assert b.status is Status.WRONG and "untraced code between a and b" in b.reason
+    assert report.verdict is Verdict.WRONG and report.first_divergence == "b"
+    model = _row(report, "(model)")
+    assert model.status is Status.EQUIVALENT and "after b" in model.reason  # b had NaN first
+
+
+def test_divergence_after_the_last_module_shows_at_the_model_output(func_gpv: Path) -> None:
+    report = _check(func_gpv, "build_func_tail")
+    assert _bad(report) == {"(model)": "different"}
+    assert report.first_divergence == "(model)"
+    assert "untraced code between b and (model)" in _row(report, "(model)").reason
+
+
+def test_bf16_reduction_returning_zeros_is_not_same(tmp_path: Path) -> None:
+    out = _capture(tmp_path, "build_bf16_proj")
+    report = _check(out, "build_bf16_proj_zeros")
+    proj = _row(report, "0")
+    assert proj.metrics is not None and proj.metrics.mismatched and proj.metrics.cosine_failed
+    assert proj.tolerance is not None and proj.tolerance.rtol == 1.6e-2  # not × sqrt(4096)
+    assert proj.status is Status.WRONG and report.verdict is Verdict.WRONG
+    plain = _check(out, "build_bf16_proj_zeros", reference="none")
+    assert plain.verdict is Verdict.DIFFERENT
+    assert _check(out, "build_bf16_proj").verdict is Verdict.SAME
+
+
+def test_float_output_that_became_integer_is_wrong(tmp_path: Path) -> None:
+    out = _capture(tmp_path, "build_quant")
+    report = _check(out, "build_quant_int")
+    quant = _row(report, "1")
+    assert quant.status is Status.WRONG and "dtype differs in kind" in quant.reason
+    assert report.verdict is Verdict.WRONG
+
+
+def test_fp64_recomputation_runs_on_copies_of_the_capture(tmp_path: Path) -> None:
+    import importlib
+
+    import torch
+
+    from .models import build_f64_inplace
+
+    check_mod = importlib.import_module("gpuport.validate.check")  # the package exports check()
+
+    out = _capture(tmp_path, "build_f64_inplace")
+    with gpv.GpvFile(out) as cap:
+        rec = next(r for r in cap.manifest.modules if r.path == "1")
+        (name,) = gpv.tensor_names(rec.inputs)
+        before = cap.tensor(name).clone()
+        model, _ = build_f64_inplace()
+        check_mod._fp64(torch, model[1], rec, cap)  # works in place on a float64 input
+        assert torch.equal(cap.tensor(name), before)  # the file's tensor is untouched
+    assert _check(out, "build_f64_inplace", grafted=True).verdict is Verdict.SAME
+
+
+def test_max_bytes_counts_the_model_inputs(tmp_path: Path) -> None:
+    with pytest.raises(GpuportError, match="smaller than the model's inputs alone"):
+        _capture(tmp_path, "build_skip", max_bytes=1)
+    with pytest.raises(GpuportError, match=r"the first module call \(a\) already needs more"):
+        _capture(tmp_path, "build_skip", max_bytes=40)

@@ -18,7 +18,7 @@ def test_capture_then_check_ok(vcli, tmp_path: Path) -> None:  # type: ignore[no
     r = vcli("capture", "--model", ref(), "--out", str(out), "--format", "json")
     assert r.code == 0, r.err
     summary = json.loads(r.out)
-    assert summary["calls"] == 23 and out.is_file()
+    assert summary["calls"] == 24 and out.is_file()
     r = vcli("check", str(out), "--model", ref(), "--format", "json")
     assert r.code == 0, r.err
     report = json.loads(r.out)
@@ -136,3 +136,64 @@ def test_capture_options(vcli, tmp_path: Path) -> None:  # type: ignore[no-untyp
     report = json.loads(r.out)
     assert r.code == 0 and report["verdict"] == "same" and report["left_out"]
     assert not any("did not record" in w for w in report["warnings"])
+
+
+# --- regressions from the review -------------------------------------------------------------
+
+
+def test_nothing_compared_exits_1(vcli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "skip.gpv"
+    # 64 bytes: the model input and the one module's output; the model's output is left out
+    r = vcli("capture", "--model", ref("build_skip"), "--out", str(out), "--max-bytes", "64")
+    assert r.code == 0, r.err
+    r = vcli("check", str(out), "--model", ref("build_skip_bypass"), "-f", "json")
+    assert json.loads(r.out)["verdict"] == "nothing-compared"
+    assert r.code == 1  # a check that verified nothing must not pass
+
+
+def test_escape_sequences_from_a_capture_never_reach_stderr(vcli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "evil.gpv"
+    assert vcli("capture", "--model", ref("build_evil"), "--out", str(out)).code == 0
+    r = vcli("check", str(out), "--model", ref("build_evil_broken"), "-f", "json")
+    assert "first divergence" in r.err and "red" in r.err  # the summary line names it...
+    assert "\x1b" not in r.err and "\x07" not in r.err and "\\x1b" in r.err  # ...cleaned
+    r = vcli("check", str(out), "--model", ref("build_skip"))  # another model: quotes A's paths
+    assert r.code == 2 and "different model" in r.err
+    assert "\x1b" not in r.err and "\\x1b" in r.err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("check", "{gpv}", "--model", "{helper}", "--top", "-1"), "--top"),
+        (("diff", "{missing}", "{gpv}", "--top", "-1"), "--top"),  # before opening files
+        (("check", "{gpv}", "--model", "{helper}", "--device", "tpu"), "--device"),
+        (("capture", "--model", "{helper}", "--out", "{out}", "--device", "cuda:x"), "--device"),
+    ],
+)
+def test_options_are_checked_before_anything_runs(
+    vcli, a_gpv: Path, tmp_path: Path, args, message
+) -> None:  # type: ignore[no-untyped-def]
+    ran = tmp_path / "ran"
+    helper = tmp_path / "marker.py"
+    helper.write_text(
+        "import pathlib, torch\n"
+        "def build():\n"
+        f"    pathlib.Path({str(ran)!r}).write_text('ran')\n"
+        "    return torch.nn.Linear(2, 2), torch.ones(1, 2)\n"
+    )
+    fill = {"gpv": str(a_gpv), "helper": f"{helper}:build", "out": str(tmp_path / "o.gpv")}
+    fill["missing"] = str(tmp_path / "missing.gpv")
+    r = vcli(*(a.format(**fill) for a in args))
+    assert r.code == 2 and message in r.err, r.err
+    assert not ran.exists()  # the model was never built
+
+
+def test_float_to_int_output_in_diff_is_wrong(vcli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = tmp_path / "a.gpv", tmp_path / "b.gpv"
+    assert vcli("capture", "--model", ref("build_quant"), "--out", str(a)).code == 0
+    assert vcli("capture", "--model", ref("build_quant_int"), "--out", str(b)).code == 0
+    r = vcli("diff", str(a), str(b), "-f", "json")
+    report = json.loads(r.out)
+    assert r.code == 1 and report["verdict"] == "wrong"
+    assert any("dtype differs in kind" in row["reason"] for row in report["rows"])

@@ -184,3 +184,113 @@ def test_identical_tensors_are_stored_once(tmp_path: Path) -> None:
         twice = f.manifest.modules[-1]
         assert [o.stored for o in twice.outputs] == ["out/000000/0/0", "out/000000/0/0"]
     assert check(CheckOptions(path=out, model_ref=f"{helper}:build")).verdict.value == "same"
+
+
+# --- regressions from the review: crafted files are one-line errors, never crashes ----------
+
+
+def _rewrite(src: Path, dst: Path, header_edit=None, manifest_edit=None) -> Path:  # type: ignore[no-untyped-def]
+    """Copy a capture with its header (and/or the manifest inside it) edited; data as is."""
+    raw = src.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    if manifest_edit is not None:
+        manifest = json.loads(header["__metadata__"][gpv.META_KEY])
+        manifest_edit(manifest)
+        header["__metadata__"][gpv.META_KEY] = json.dumps(manifest)
+    if header_edit is not None:
+        header_edit(header)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    dst.write_bytes(struct.pack("<Q", len(text)) + text + raw[8 + n :])
+    return dst
+
+
+EMBED = "out/000000/embed/0"
+
+
+def _set(name: str, key: str, value: object):  # type: ignore[no-untyped-def]
+    def edit(header: dict) -> None:  # type: ignore[type-arg]
+        header[name][key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_set(EMBED, "dtype", "I32"), r"is I32 \[2, 16, 64\] in the file but float32"),
+        (_set(EMBED, "shape", [2, 64, 16]), r"is F32 \[2, 64, 16\] in the file but float32"),
+    ],
+)
+def test_header_dtype_and_shape_must_match_the_manifest(
+    a_gpv: Path, tmp_path: Path, edit: object, message: str
+) -> None:
+    bad = _rewrite(a_gpv, tmp_path / "bad.gpv", header_edit=edit)
+    with pytest.raises(GpuportError, match=message):
+        gpv.GpvFile(bad)
+
+
+def test_checksums_cover_dtype_and_shape(a_gpv: Path, tmp_path: Path) -> None:
+    """model_in/0 has no TensorInfo to compare with: the sha256 itself covers its shape."""
+    bad = _rewrite(a_gpv, tmp_path / "bad.gpv", header_edit=_set("model_in/0", "shape", [16, 2]))
+    with gpv.GpvFile(bad) as f, pytest.raises(GpuportError, match="checksum mismatch"):
+        f.tensor("model_in/0")
+    assert gpv.sha256(torch, torch.zeros(2, 2)) != gpv.sha256(torch, torch.zeros(4))
+    assert gpv.sha256(torch, torch.zeros(4)) != gpv.sha256(torch, torch.zeros(4).int())
+
+
+@pytest.mark.parametrize("offsets", [["b", 8], [None, 8], [0, 1e300], [True, 8], [-1, 8], [8, 0]])
+def test_malformed_offsets(a_gpv: Path, tmp_path: Path, offsets: list[object]) -> None:
+    bad = _rewrite(a_gpv, tmp_path / "bad.gpv", header_edit=_set(EMBED, "data_offsets", offsets))
+    with pytest.raises(GpuportError, match=f"malformed header entry for tensor '{EMBED}'"):
+        gpv.GpvFile(bad)
+
+
+def test_deeply_nested_header(tmp_path: Path) -> None:
+    text = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    bad = tmp_path / "deep.gpv"
+    bad.write_bytes(struct.pack("<Q", len(text)) + text)
+    with pytest.raises(GpuportError, match="nests too deeply"):
+        gpv.GpvFile(bad)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda m: m["modules"][0]["outputs"][0].update(name="out/000000/embed/x"),
+            "must end in /<index>",
+        ),
+        (
+            lambda m: m["modules"][0]["grads"].append(
+                {"name": "grad/x", "dtype": "float32", "shape": [1]}
+            ),
+            "must end in /<index>",
+        ),
+        (
+            lambda m: m["modules"][1]["outputs"][0].update(ref="out/999999/nowhere/0"),
+            "which it does not store",
+        ),
+        (
+            lambda m: m["modules"][0].update(inputs={"args": [{"t": "in/404/x/0"}], "kwargs": []}),
+            "which it does not store",
+        ),
+        (
+            lambda m: m["modules"][0].update(inputs=json.loads("[" * 150 + "]" * 150)),
+            "nested too deeply",
+        ),
+        (lambda m: m["modules"][1].update(path="embed"), "recorded twice"),
+    ],
+)
+def test_tampered_manifest(a_gpv: Path, tmp_path: Path, edit: object, message: str) -> None:
+    bad = _rewrite(a_gpv, tmp_path / "bad.gpv", manifest_edit=edit)
+    with pytest.raises(GpuportError, match=message):
+        gpv.GpvFile(bad)
+
+
+def test_crafted_files_exit_2_in_one_line(vcli, a_gpv: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = _rewrite(a_gpv, tmp_path / "bad.gpv", header_edit=_set(EMBED, "data_offsets", [0, None]))
+    for args in (("diff", str(bad), str(a_gpv)), ("check", str(bad), "--model", ref())):
+        r = vcli(*args)
+        assert r.code == 2 and "internal error" not in r.err and r.err.count("\n") == 1, r.err

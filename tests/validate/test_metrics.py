@@ -112,3 +112,74 @@ def test_chunked_result_matches_one_chunk(monkeypatch: pytest.MonkeyPatch) -> No
     assert parts.max_abs == whole.max_abs and parts.max_ulp == whole.max_ulp
     assert parts.mismatched == whole.mismatched
     assert parts.sqnr_db == pytest.approx(whole.sqnr_db, rel=1e-6)
+
+
+# --- regressions from the review -------------------------------------------------------------
+
+
+def test_overflowing_differences_are_measured_never_skipped() -> None:
+    r = m(torch.tensor([1e20, 1.0]), torch.tensor([2e20, 1.0]))  # (b - a)² overflows fp32
+    assert r.mismatched == 1 and not r.within
+    assert r.max_abs == pytest.approx(1e20, rel=1e-6)
+    assert r.sqnr_db == pytest.approx(0.0, abs=1e-6) and r.cosine == pytest.approx(1.0)
+    r = m(torch.tensor([3e38, 0.5]), torch.tensor([-3e38, 0.5]))  # b - a overflows fp32
+    assert r.mismatched == 1 and r.max_abs == pytest.approx(6e38, rel=1e-6)
+    assert r.cosine == pytest.approx(-1.0) and r.mean_abs == pytest.approx(3e38, rel=1e-6)
+    big = torch.tensor([3e38, 1.0], dtype=torch.bfloat16)
+    r = m(big, -big, rtol=1.6e-2)
+    assert r.mismatched == 2 and r.max_abs == pytest.approx(2 * float(big[0]), rel=1e-6)
+    huge = torch.tensor([1e300, -1e300, 1.0], dtype=torch.float64)  # overflows even float64
+    r = m(huge, -huge)
+    assert r.mismatched == 3 and r.max_abs == pytest.approx(2e300, rel=1e-9)
+    assert r.cosine == pytest.approx(-1.0) and math.isfinite(r.mean_abs)
+
+
+def test_overflow_next_to_nan_is_still_measured() -> None:
+    nan = float("nan")
+    r = m(torch.tensor([nan, 1e20, 1.0]), torch.tensor([nan, 2e20, 1.0]))
+    assert r.mismatched == 1 and r.max_abs == pytest.approx(1e20, rel=1e-6)
+
+
+def test_overflowing_chunk_among_ordinary_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics, "CHUNK", 4)
+    a = torch.ones(12)
+    b = a.clone()
+    a[5], b[5] = 1e20, 3e20
+    b[10] = 2.0
+    r = m(a, b)
+    assert r.mismatched == 2 and r.max_abs == pytest.approx(2e20, rel=1e-6)
+    assert r.mean_abs == pytest.approx((2e20 + 1.0) / 12, rel=1e-6)
+
+
+def test_min_rtol_is_none_when_a_failing_element_of_a_is_zero() -> None:
+    r = m(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 1.0]))
+    assert r.mismatched == 1 and r.min_rtol is None  # no rtol passes 1 vs 0
+    r = m(torch.tensor([0.0, 1.0]), torch.tensor([0.0, 2.0]))
+    assert r.min_rtol == pytest.approx(1.0 - 1e-5, rel=1e-4)
+
+
+def test_cosine_floor_is_a_gate_above_the_noise_floor() -> None:
+    gen = torch.Generator().manual_seed(9)
+    a = torch.randn(4096, generator=gen) * 2e-3
+    sign = torch.randint(0, 2, (4096,), generator=gen) * 2 - 1
+    atol, rtol = 6.4e-4, 1.6e-2  # bf16 at K = 4096
+    b = a + sign * 0.99 * (atol + rtol * a.abs())  # every element just inside atol + rtol·|a|
+    plain = compare_tensors(torch, a, b, atol, rtol)
+    assert plain.mismatched == 0 and plain.within and plain.cosine is not None
+    assert plain.cosine < 0.99
+    gated = compare_tensors(torch, a, b, atol, rtol, min_cosine=0.99)
+    assert gated.cosine_failed and not gated.within and gated.min_cosine == 0.99
+    # below the noise floor (RMS error under atol) a cosine means nothing: no gate
+    tiny = compare_tensors(torch, a * 1e-3, b * 1e-3, atol, rtol, min_cosine=0.99)
+    assert tiny.within and not tiny.cosine_failed
+
+
+def test_float_against_integer_cannot_be_compared() -> None:
+    a = torch.tensor([0.7, 1.2])
+    b = torch.tensor([0, 1])
+    assert (
+        metrics.kind_mismatch(a, b) == "dtype differs in kind: A float32 (float), B int64 (exact)"
+    )
+    with pytest.raises(ValueError, match="dtype differs in kind"):
+        m(a, b)
+    assert metrics.kind_mismatch(a, a.bfloat16()) is None

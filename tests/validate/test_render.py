@@ -9,6 +9,7 @@ from rich.console import Console
 from gpuport.models import EnvFingerprint
 from gpuport.render import validate_render
 from gpuport.validate.model import (
+    Arbitration,
     Metrics,
     NumericSettings,
     ParityReport,
@@ -82,3 +83,35 @@ def test_terminal_has_no_raw_control_characters() -> None:
     out = buf.getvalue()
     assert "\x1b]8" not in out and "\\x1b" in out
     assert "WRONG" in out
+
+
+def test_module_column_is_never_dropped_at_80_columns() -> None:
+    base = _report("layers.11.mlp.down_proj")
+    full = Metrics(
+        numel=4,
+        max_abs=0.5,
+        mean_abs=0.1,
+        max_rel=0.5,
+        max_ulp=123_456,
+        cosine=0.999123,
+        sqnr_db=41.5,
+        mismatched=2,
+        min_atol=0.5,
+    )
+    arb = Arbitration(
+        err_a=1e-7, err_b=3e-5, ratio=300.0, multiplier=2.0, floor=0.0, b_source="local",
+        provenance="x",
+    )  # fmt: skip
+    rows = [
+        r.model_copy(update={"metrics": full, "local": full, "arbitration": arb}) for r in base.rows
+    ]
+    report = base.model_copy(update={"rows": rows})
+    buf = io.StringIO()
+    validate_render.terminal(report, Console(file=buf, width=80, force_terminal=False), top=4)
+    out = buf.getvalue()
+    table = out[out.index("Worst") :].split("× tol:")[0]
+    assert "layers.11.mlp.down_proj" in table  # the first divergence, whole
+    assert all(f" m{i} " in table for i in range(3))  # and the other rows' modules
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert "max abs" in table and "× tol" in table  # the key numbers stay, unclipped...
+    assert "left out at this width" in out  # ...and what did not fit is named

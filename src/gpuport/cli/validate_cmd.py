@@ -2,7 +2,12 @@
 
 Progress goes to stderr (a spinner when stderr is a terminal); the result goes to stdout or
 ``--output``. Exit codes: 0 everything same/equivalent, 1 a tensor is wrong (or, with
-``--fail-on different``, different), 2 bad input, 3 torch/safetensors missing or no GPU.
+``--fail-on different``, different) or nothing could be compared at all (a check that verified
+nothing must not pass a CI gate), 2 bad input, 3 torch/safetensors missing or no GPU.
+
+Text that comes from a ``.gpv`` or the user's model (module paths in errors, progress and the
+one-line summary) passes through :func:`gpuport.render.text.clean` before it reaches stderr,
+so a crafted capture cannot send terminal escape sequences.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
+from gpuport.render.text import clean
 
 validate_app = typer.Typer(
     name="validate",
@@ -30,6 +37,7 @@ validate_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+_DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?)$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {
     "": 1,
@@ -56,7 +64,12 @@ OutputOpt = Annotated[
 ]
 TopOpt = Annotated[int, typer.Option("--top", help="Rows in the table of worst tensors.")]
 FailOpt = Annotated[
-    str, typer.Option("--fail-on", help="Exit 1 on: wrong (default) or different (or worse).")
+    str,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 on: wrong (default) or different (or worse); always when nothing could "
+        "be compared.",
+    ),
 ]
 
 
@@ -74,12 +87,38 @@ def parse_size(text: str) -> int:
 
 @contextmanager
 def progress() -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr when it is a terminal; otherwise progress is silent."""
+    """A spinner on stderr when it is a terminal; otherwise progress is silent. Messages name
+    modules from the user's model or the capture: cleaned of control characters."""
     if not sys.stderr.isatty():
         yield lambda _msg: None
         return
     with err_console.status("starting") as status:
-        yield lambda msg: status.update(msg)
+        yield lambda msg: status.update(Text(clean(msg)))
+
+
+@contextmanager
+def clean_errors() -> Iterator[None]:
+    """Errors may quote module paths or tensor names from a .gpv file: clean them (the same
+    exception, so its exit code stays) before ``main`` prints them to stderr."""
+    try:
+        yield
+    except GpuportError as exc:
+        text = clean(str(exc))
+        if text != str(exc):
+            exc.args = (text,)
+        raise
+
+
+def _check_top(top: int) -> None:
+    if top < 0:
+        raise GpuportError(f"--top must be 0 or more, not {top}")
+
+
+def _check_device(device: str) -> str:
+    spec = device.strip().lower()
+    if not _DEVICE.match(spec):
+        raise GpuportError(f"--device must be cpu, cuda or cuda:N, not {device!r}")
+    return spec
 
 
 def _check_format(fmt: OutputFormat) -> None:
@@ -100,8 +139,6 @@ def _emit_report(report: object, fmt: OutputFormat, output: Path | None, top: in
 
     if not isinstance(report, ParityReport):
         raise TypeError(type(report).__name__)
-    if top < 0:
-        raise GpuportError("--top must be 0 or more")
 
     def text() -> str:
         if fmt is OutputFormat.JSON:
@@ -114,8 +151,10 @@ def _emit_report(report: object, fmt: OutputFormat, output: Path | None, top: in
     emit(fmt, output, text=text, terminal=terminal)
     if output is not None or fmt is not OutputFormat.TERMINAL:
         err_console.print(
-            f"gpuport validate {report.mode}: {report.verdict.value} ({report.verdict_reason})"
-            + (f"; written to {output}" if output else ""),
+            clean(
+                f"gpuport validate {report.mode}: {report.verdict.value} "
+                f"({report.verdict_reason})" + (f"; written to {output}" if output else "")
+            ),
             highlight=False,
             soft_wrap=True,
             markup=False,
@@ -123,12 +162,13 @@ def _emit_report(report: object, fmt: OutputFormat, output: Path | None, top: in
 
 
 def _exit(report: object, fail_on: str) -> None:
-    from gpuport.validate.model import ParityReport, Status
+    """Exit 1 on findings, and when nothing could be compared: that verified nothing."""
+    from gpuport.validate.model import ParityReport, Status, Verdict
 
     if not isinstance(report, ParityReport):
         raise TypeError(type(report).__name__)
     bad = {Status.WRONG} if fail_on == "wrong" else {Status.WRONG, Status.DIFFERENT}
-    if any(r.status in bad for r in report.rows):
+    if report.verdict is Verdict.NOTHING or any(r.status in bad for r in report.rows):
         raise typer.Exit(EXIT_FINDINGS)
 
 
@@ -174,10 +214,10 @@ def capture_cmd(
         modules=tuple(modules or ()),
         max_bytes=parse_size(max_bytes),
         backward=backward,
-        device=device,
+        device=_check_device(device),
         seed=seed,
     )
-    with progress() as say:
+    with clean_errors(), progress() as say:
         summary = capture(opts, say)
     if fmt is OutputFormat.JSON:
         sys.stdout.write(summary.model_dump_json(indent=2) + "\n")
@@ -212,16 +252,22 @@ def check_cmd(
     from gpuport.validate.check import CheckOptions, check
 
     _check_format(fmt)
+    _check_top(top)
     fail = _fail_on(fail_on)
     ref = reference.strip().lower()
     if ref not in ("fp64", "none"):
         raise GpuportError(f"--reference must be fp64 or none, not {reference!r}")
     opts = CheckOptions(
-        path=capture_file, model_ref=model, grafted=grafted, reference=ref, device=device
+        path=capture_file,
+        model_ref=model,
+        grafted=grafted,
+        reference=ref,
+        device=_check_device(device),
     )
-    with progress() as say:
-        report = check(opts, say)
-    _emit_report(report, fmt, output, top)
+    with clean_errors():
+        with progress() as say:
+            report = check(opts, say)
+        _emit_report(report, fmt, output, top)
     _exit(report, fail)
 
 
@@ -238,10 +284,12 @@ def diff_cmd(
     from gpuport.validate.diff import diff_files
 
     _check_format(fmt)
+    _check_top(top)
     fail = _fail_on(fail_on)
-    with progress() as say:
-        report = diff_files(a, b, observer=say)
-    _emit_report(report, fmt, output, top)
+    with clean_errors():
+        with progress() as say:
+            report = diff_files(a, b, observer=say)
+        _emit_report(report, fmt, output, top)
     _exit(report, fail)
 
 

@@ -42,6 +42,9 @@ VERDICT_STYLE = {
     Verdict.NOTHING: "bold white on grey37",
 }
 TOP_N = 15
+# table columns left out first when the terminal is too narrow (indexes into the numeric ones:
+# max ULP, SQNR dB, local, fp64 B/A, cosine, max abs, × tol)
+_DROP_ORDER = [1, 3, 5, 6, 2, 0, 4]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -143,23 +146,55 @@ def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> Non
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
+        padding=(0, 1),
     )
-    table.add_column("#", justify="right", no_wrap=True, min_width=2)
-    table.add_column("module", overflow="fold", min_width=14, ratio=1)
-    table.add_column("op", overflow="ellipsis", max_width=12, no_wrap=True)
-    table.add_column("status", no_wrap=True, min_width=10)
-    for name in ("max abs", "max ULP", "cosine", "SQNR dB", "× tol", "local", "fp64 B/A"):
-        table.add_column(name, justify="right", overflow="ellipsis", no_wrap=True)
-    for r in rows:
-        table.add_row(
+    body = [
+        [
             str(r.order),
-            Text(clean(r.label)),
-            Text(clean(r.op)),
-            Text(r.status.value, style=STATUS_STYLE[r.status]),
+            clean(r.label),
+            clean(r.op),
             *_metric_cells(r.metrics),
             _times_tol(r),
             fmt(r.local.max_abs) if r.local else "-",
             _arb_cell(r),
+        ]
+        for r in rows
+    ]
+    numeric = ("max abs", "max ULP", "cosine", "SQNR dB", "× tol", "local", "fp64 B/A")
+    # a column with nothing in it (local and fp64 without grafting or arbitration) is left out
+    keep = [i for i in range(len(numeric)) if any(cells[3 + i] != "-" for cells in body)]
+    label_width = min(max((len(cells[1]) for cells in body), default=6), 24)
+    op_width = min(max((len(cells[2]) for cells in body), default=2), 12)
+
+    def width(i: int) -> int:  # neither a number nor its header wraps
+        return max(len(numeric[i]), *(len(cells[3 + i]) for cells in body)) + 2
+
+    order_width = max(len(cells[0]) for cells in body)
+    fixed = (order_width + 2) + (label_width + 2) + (op_width + 2) + 12
+
+    def total() -> int:  # cell padding, plus one separator between two columns
+        return fixed + sum(width(i) for i in keep) + 3 + len(keep)
+
+    dropped: list[str] = []
+    while keep and total() > console.width:
+        last = min(keep, key=_DROP_ORDER.index)  # the least important column goes first
+        keep.remove(last)
+        dropped.append(numeric[last])
+    table.add_column("#", justify="right", no_wrap=True)
+    # the module is what the table is for: it keeps its label's width (up to 24 characters;
+    # longer paths fold onto more lines); numeric columns are left out first, never truncated
+    table.add_column("module", overflow="fold", min_width=label_width, ratio=1)
+    table.add_column("op", overflow="ellipsis", max_width=12, no_wrap=True)
+    table.add_column("status", no_wrap=True, min_width=10)
+    for i in keep:
+        table.add_column(numeric[i], justify="right", no_wrap=True)
+    for r, cells in zip(rows, body, strict=True):
+        table.add_row(
+            cells[0],
+            Text(cells[1]),
+            Text(cells[2]),
+            Text(r.status.value, style=STATUS_STYLE[r.status]),
+            *(cells[3 + i] for i in keep),
         )
     console.print(table)
     console.print(
@@ -167,6 +202,11 @@ def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> Non
         "local: max abs on A's recorded inputs; fp64 B/A: err_B / err_A against float64 / "
         "the multiplier allowed[/]"
     )
+    if dropped:
+        console.print(
+            f"[dim]left out at this width: {', '.join(sorted(dropped))} "
+            "(see --format markdown or json)[/]"
+        )
     for r in rows:
         if r.status is not Status.SAME:
             line = Text(f"{r.order} ", style="dim")

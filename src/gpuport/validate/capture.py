@@ -4,10 +4,14 @@ For each call the inputs are recorded *before* the module runs (an in-place modu
 otherwise overwrite them) and the outputs right after; B needs the inputs to graft (run its
 module on exactly A's inputs) and to recompute the module in float64. A tensor that is the very
 object recorded earlier, unmodified (its version counter unchanged), is stored once and
-referenced, so a chain of modules costs one copy of each activation, not two.
+referenced, so a chain of modules costs one copy of each activation, not two. "Unmodified" is
+judged against the version counter *at the time of the copy*: an input first seen by a module
+that then changes it in place (``ReLU(inplace=True)``, ``x.mul_(2)``) is copied before it runs,
+and that copy never stands for the modified tensor afterwards.
 
 The size budget stops recording at the first call that would exceed it; every call after that
 is listed in ``left_out`` (a prefix of the execution is what first-divergence search needs).
+The model's inputs count against it: every capture stores them.
 """
 
 from __future__ import annotations
@@ -104,7 +108,8 @@ def to_device(torch: Any, obj: Any, device: Any) -> Any:
 @dataclass
 class _Pending:
     spec: JsonValue = None
-    tensors: dict[str, Any] = field(default_factory=dict)  # relative name → CPU copy
+    # relative name → (the tensor, its version counter when copied, the CPU copy)
+    tensors: dict[str, tuple[Any, int, Any]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)  # relative name → stored name
     note: str | None = None
 
@@ -139,12 +144,17 @@ class _Recorder(Handler):
             out.copy_(t.detach())
         return out
 
-    def keep(self, name: str, original: Any, copy: Any) -> None:
-        """Store ``copy`` under ``name``; remember ``original`` to spot it again unmodified."""
+    def keep(self, name: str, original: Any, copy: Any, version: int | None = None) -> None:
+        """Store ``copy`` under ``name``; remember ``original`` to spot it again unmodified.
+
+        ``version`` is ``original``'s version counter when ``copy`` was taken (default: now):
+        if the tensor was modified in place since, the copy no longer stands for it.
+        """
         self.store[name] = copy
         self.stored_bytes += copy.numel() * copy.element_size()
         if original is not None:
-            self._known[id(original)] = (weakref.ref(original), original._version, name)
+            seen = original._version if version is None else version
+            self._known[id(original)] = (weakref.ref(original), seen, name)
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -163,7 +173,7 @@ class _Recorder(Handler):
             if hit is not None:
                 pending.refs[rel] = hit
             else:
-                pending.tensors[rel] = (t, self.copy(t))
+                pending.tensors[rel] = (t, t._version, self.copy(t))
         self._pending[(path, call)] = pending
 
     def after(
@@ -176,7 +186,7 @@ class _Recorder(Handler):
             return
         prefix = f"{order:06d}/{path}"
         out_refs = [self._ref(t) for t in outputs]
-        need = sum(c.numel() * c.element_size() for _, c in pending.tensors.values())
+        need = sum(c.numel() * c.element_size() for _, _, c in pending.tensors.values())
         need += sum(
             t.numel() * t.element_size()
             for t, r in zip(outputs, out_refs, strict=True)
@@ -187,9 +197,9 @@ class _Recorder(Handler):
             self.left_out.append(label)
             return
         names: dict[str, str] = dict(pending.refs)
-        for rel, (orig, copy) in pending.tensors.items():
+        for rel, (orig, version, copy) in pending.tensors.items():
             final = f"in/{prefix}{rel[1:]}"
-            self.keep(final, orig, copy)
+            self.keep(final, orig, copy, version)  # the version it had when it was copied
             names[rel] = final
         spec = gpv.rename_tensors(pending.spec, lambda rel: names[rel])
         infos: list[TensorInfo] = []
@@ -349,6 +359,12 @@ def _record(
             f"example_inputs hold a value gpuport cannot store: {exc} "
             "(tensors and plain numbers/strings/None only)"
         ) from None
+    need = sum(t.numel() * t.element_size() for t in raw.values())
+    if need > rec.max_bytes:
+        raise GpuportError(
+            f"--max-bytes {rec.max_bytes:,} is smaller than the model's inputs alone "
+            f"({need:,} bytes), which every capture stores; raise it"
+        )
     for name, t in raw.items():
         rec.keep(name, t, rec.copy(t))
     say(f"running the model with {len(selected)} traced modules")
@@ -370,6 +386,12 @@ def _record(
             say("running the backward pass")
             call_user(loss.backward, "the backward pass")
     if not rec.records:
+        if rec.left_out:
+            raise GpuportError(
+                f"nothing was recorded: the first module call ({rec.left_out[0]}) already needs "
+                f"more than --max-bytes {rec.max_bytes:,} allows ({rec.stored_bytes:,} bytes "
+                "go to the model's inputs); raise it"
+            )
         raise GpuportError("nothing was recorded: the traced modules were never called")
     return model_spec, loss_names
 

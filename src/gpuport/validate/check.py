@@ -10,6 +10,10 @@ Three passes, each only as expensive as it needs to be:
    error it inherited.
 3. **fp64 arbitration** (``--reference fp64``) for modules still beyond tolerance locally: see
    :mod:`gpuport.validate.arbitrate`.
+
+The root module, always traced, is never replayed: its inputs are the model inputs, so B's own
+run already is its run on A's inputs (and an fp64 copy of a whole model would not fit). Its row
+catches divergence in the code after the last traced module (see :mod:`report`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from gpuport.usercode import call_user
 from gpuport.validate import env, gpv
 from gpuport.validate.arbitrate import Decision, decide, double_module, to_double
 from gpuport.validate.capture import build_model, seed_everything, to_device
-from gpuport.validate.metrics import compare_tensors
+from gpuport.validate.metrics import compare_tensors, kind_mismatch
 from gpuport.validate.model import (
     Metrics,
     ModuleRecord,
@@ -36,7 +40,7 @@ from gpuport.validate.model import (
     TensorInfo,
     Tolerance,
 )
-from gpuport.validate.report import finish, judge
+from gpuport.validate.report import Upstream, finish, judge
 from gpuport.validate.tolerance import ASSERT_CLOSE, tolerance
 from gpuport.validate.trace import ROOT, Handler, flatten_tensors, traced
 
@@ -65,7 +69,8 @@ class _Item:
     local: Metrics | None = None
     decision: Decision | None = None
     note: str | None = None
-    hard: str | None = None  # a structural failure (shape): wrong, whatever the numbers
+    hard: str | None = None  # a structural failure (shape, dtype kind): wrong, whatever the numbers
+    whole_model: bool = False  # the root's row, which the local pass would have replayed
 
 
 def tolerance_for(rec: ModuleRecord, a_dtype: str, b_dtype: str) -> Tolerance:
@@ -92,7 +97,7 @@ class Comparer(Handler):
             for i, info in enumerate(rec.outputs):
                 self._add(rec, "output", i, info)
             for info in rec.grads:
-                self._add(rec, "grad", int(info.name.rsplit("/", 1)[1]), info)
+                self._add(rec, "grad", gpv.tensor_index(info.name), info)
         self.extra: list[str] = []
         self.bytes = 0
 
@@ -108,11 +113,16 @@ class Comparer(Handler):
         if list(b.shape) != list(a.shape):
             item.hard = f"shape differs: A {list(a.shape)}, B {list(b.shape)}"
             return None
+        why = kind_mismatch(a, b)
+        if why is not None:
+            item.hard = why
+            return None
         b_dtype = str(b.dtype).removeprefix("torch.")
         if b_dtype != item.info.dtype:
             item.tol = tolerance_for(item.rec, item.info.dtype, b_dtype)
         self.bytes += a.numel() * a.element_size()
-        return compare_tensors(self.torch, a, b, item.tol.atol, item.tol.rtol)
+        tol = item.tol
+        return compare_tensors(self.torch, a, b, tol.atol, tol.rtol, tol.min_cosine)
 
     def after(
         self, path: str, module: Any, call: int, order: int, args: Any, outputs: list[Any]
@@ -149,6 +159,8 @@ def _replay(torch: Any, module: Any, rec: ModuleRecord, cap: gpv.GpvFile, device
 
 
 def _fp64(torch: Any, module: Any, rec: ModuleRecord, cap: gpv.GpvFile) -> list[Any]:
+    """B's module in float64 on the CPU, on copies of A's recorded inputs (to_double copies:
+    the reads share the file's memory, and the module may work in place)."""
     args, kwargs = gpv.decode_call(rec.inputs, lambda n: cap.tensor(n))
     m64 = double_module(torch, module)
     with torch.no_grad():
@@ -174,6 +186,10 @@ def local_pass(
         if not (grafted or (reference == "fp64" and suspect)):
             continue
         module = mods.get(rec.path)
+        if rec.path == ROOT and module is not None and next(module.children(), None) is not None:
+            for it in items:  # the whole model: its own run already ran on A's inputs
+                it.local, it.whole_model = it.metrics, True
+            continue
         note = rec.replay_note or ("inputs were not recorded" if rec.inputs is None else None)
         if module is None:
             note = "B's model has no module at this path"
@@ -209,13 +225,50 @@ def local_pass(
                     it.decision = decide(torch, a, b, ref64[it.index], it.info.dtype, "local")
 
 
+def _label(rec: ModuleRecord) -> str:
+    return rec.path if not rec.call else f"{rec.path} (call {rec.call})"
+
+
+def _statuses(comparer: Comparer) -> dict[int, tuple[Status, str]]:
+    """Status and reason of every item (by id), judged in completion order so that each
+    output knows what B's own run showed before it (see :class:`report.Upstream`)."""
+    out: dict[int, tuple[Status, str]] = {}
+    upstream = Upstream()
+    for rec in sorted(comparer.cap.manifest.modules, key=lambda r: r.order):
+        label = _label(rec)
+        outputs = [
+            comparer.items[(rec.path, rec.call, "output", i)] for i in range(len(rec.outputs))
+        ]
+        after = upstream
+        for it in outputs:
+            if it.hard:
+                out[id(it)] = (Status.WRONG, it.hard)
+            else:
+                out[id(it)] = judge(
+                    it.metrics,
+                    it.local,
+                    it.decision,
+                    it.note,
+                    upstream,
+                    label=label,
+                    whole_model=it.whole_model,
+                )
+            after = after.then(label, it.metrics, hard=it.hard is not None)
+        upstream = after if outputs else upstream.then(label, None, hard=False)
+    for it in comparer.items.values():
+        if id(it) not in out:  # gradients: judged on B's own run alone
+            if it.hard:
+                out[id(it)] = (Status.WRONG, it.hard)
+            else:
+                out[id(it)] = judge(it.metrics, it.local, it.decision, it.note)
+    return out
+
+
 def _rows(comparer: Comparer) -> list[Row]:
     rows: list[Row] = []
+    statuses = _statuses(comparer)
     for it in comparer.items.values():
-        if it.hard:
-            status, reason = Status.WRONG, it.hard
-        else:
-            status, reason = judge(it.metrics, it.local, it.decision, it.note)
+        status, reason = statuses[id(it)]
         rows.append(
             Row(
                 order=it.rec.order,

@@ -3,7 +3,7 @@
 The cheap way to compare two machines when both can capture (or to compare two captures on
 one machine across driver/library versions). Without a model nothing can be replayed, so there
 is no grafting and no fp64 arbitration: a row is same, different, or wrong when B has NaN/Inf
-where A is finite.
+where A is finite (or a shape, or the kind of dtype, differs).
 
 Throughput matters here (captures of big models hold gigabytes), so the pairs are streamed from
 the memory-mapped files and measured by a small thread pool: hashlib and torch both release the
@@ -23,7 +23,7 @@ from typing import Any
 from gpuport.models import GpuportError
 from gpuport.validate import env, gpv
 from gpuport.validate.check import tolerance_for
-from gpuport.validate.metrics import compare_tensors
+from gpuport.validate.metrics import compare_tensors, kind_mismatch
 from gpuport.validate.model import (
     Metrics,
     ModuleRecord,
@@ -59,7 +59,7 @@ def _pairs(a: gpv.GpvFile, b: gpv.GpvFile) -> tuple[list[_Pair], list[str]]:
 
 
 def _index(info: TensorInfo) -> int:
-    return int(info.name.rsplit("/", 1)[1])
+    return gpv.tensor_index(info.name)
 
 
 _Result = tuple[Metrics | None, str | None, Tolerance, int]
@@ -78,7 +78,10 @@ def _measure(torch: Any, a: gpv.GpvFile, b: gpv.GpvFile, pair: _Pair) -> _Result
         return None, f"shape differs: A {ia.shape}, B {ib.shape}", tol, 0
     ta = a.tensor(ia.stored)
     tb = b.tensor(ib.stored)
-    metrics = compare_tensors(torch, ta, tb, tol.atol, tol.rtol)
+    why = kind_mismatch(ta, tb)
+    if why is not None:
+        return None, why, tol, 0
+    metrics = compare_tensors(torch, ta, tb, tol.atol, tol.rtol, tol.min_cosine)
     return metrics, None, tol, ta.numel() * ta.element_size()
 
 
@@ -148,7 +151,7 @@ def _run(
 
 def _row(pair: _Pair, metrics: Metrics | None, note: str | None, tol: Tolerance, _n: int) -> Row:
     rec, kind, index, info, _ib = pair
-    if note and note.startswith("shape"):
+    if note and note.startswith(("shape", "dtype differs")):
         status, reason = Status.WRONG, note
     else:
         status, reason = judge(metrics, None, None, note)

@@ -4,8 +4,11 @@ Why safetensors: a capture crosses machines and teams, and loading it must never
 ``torch.load`` unpickles (arbitrary code); safetensors is a length-prefixed JSON header plus raw
 little-endian tensor bytes, read here through ``safe_open`` only. The manifest
 (:class:`~gpuport.validate.model.CaptureManifest`) sits under one metadata key and carries a
-sha256 per stored tensor, so a truncated, edited or bit-rotted file is refused with a clear
-message instead of producing wrong numbers. Tensor names::
+sha256 per stored tensor, over its dtype, shape and bytes, so a truncated, edited or bit-rotted
+file (or a header whose dtype or shape was changed: same bytes, other numbers) is refused with a
+clear message instead of producing wrong numbers. On open, every tensor the manifest describes
+is checked against the header (dtype, shape, presence), and anything malformed in either is a
+one-line error, never a crash. Tensor names::
 
     model_in/0, model_in/kw.attention_mask     the model call's inputs (replayed on B)
     in/000123/layers.0.mlp.up/0                a module call's inputs (grafting, fp64)
@@ -35,6 +38,28 @@ from gpuport.validate.model import MANIFEST_KIND, CaptureManifest
 
 META_KEY = "gpuport.validate"
 _MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
+_MAX_DEPTH = 100  # nesting of an encoded argument record (real ones are a few levels deep)
+# torch dtype name → safetensors header code (the safetensors format's own names)
+_ST_DTYPES = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint8": "U8",
+    "uint16": "U16",
+    "uint32": "U32",
+    "uint64": "U64",
+    "bool": "BOOL",
+    "float8_e4m3fn": "F8_E4M3",
+    "float8_e4m3fnuz": "F8_E4M3FNUZ",
+    "float8_e5m2": "F8_E5M2",
+    "float8_e5m2fnuz": "F8_E5M2FNUZ",
+    "complex64": "C64",
+}
 
 
 def modules(purpose: str) -> tuple[Any, Any]:
@@ -51,7 +76,21 @@ def tensor_bytes(torch: Any, t: Any) -> Any:
 
 
 def sha256(torch: Any, t: Any) -> str:
-    return hashlib.sha256(tensor_bytes(torch, t)).hexdigest()
+    """sha256 over a tensor's dtype, shape and bytes: a header whose dtype or shape was edited
+    (the same bytes read as other numbers) no longer matches."""
+    digest = hashlib.sha256(f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}\n".encode())
+    digest.update(tensor_bytes(torch, t))
+    return digest.hexdigest()
+
+
+def tensor_index(name: str) -> int:
+    """The output index at the end of a stored name (``out/000001/layers.0/2`` → 2)."""
+    last = name.rsplit("/", 1)[-1]
+    if not (last.isascii() and last.isdigit() and len(last) <= 9):
+        raise GpuportError(
+            f"malformed tensor name {name!r} in the manifest: it must end in /<index>"
+        )
+    return int(last)
 
 
 # --- encoding call arguments: tensors by name, plain values inline --------------------------
@@ -184,23 +223,98 @@ def _read_header(path: Path) -> dict[str, Any]:
         header = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise GpuportError(f"{path} is not a gpuport capture: its header is not JSON") from None
+    except RecursionError:
+        raise GpuportError(
+            f"{path} is not a gpuport capture: its header nests too deeply"
+        ) from None
     if not isinstance(header, dict):
         raise GpuportError(f"{path} is not a gpuport capture: malformed header")
     end = 0
+    have = size - 8 - n
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        offsets = info.get("data_offsets") if isinstance(info, dict) else None
-        if not (isinstance(offsets, list) and len(offsets) == 2):
+        if not _entry_ok(info):
             raise GpuportError(f"{path} has a malformed header entry for tensor {name!r}")
-        end = max(end, int(offsets[1]))
-    have = size - 8 - n
+        end = max(end, info["data_offsets"][1])
     if end > have:
         raise GpuportError(
             f"{path} is truncated: its header describes {end} bytes of tensors but the file "
             f"holds {have} (an interrupted copy?)"
         )
     return header
+
+
+def _count(value: Any) -> bool:
+    """A JSON integer that can be a size or an offset (bool is an int in Python: not here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
+def _entry_ok(info: Any) -> bool:
+    """A well-formed header entry: dtype, shape and offsets of the right types and ranges."""
+    if not isinstance(info, dict) or not isinstance(info.get("dtype"), str):
+        return False
+    shape, offsets = info.get("shape"), info.get("data_offsets")
+    if not (isinstance(shape, list) and all(_count(x) for x in shape)):
+        return False
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_count, offsets))):
+        return False
+    return bool(offsets[0] <= offsets[1])
+
+
+def _depth(spec: JsonValue) -> int:
+    """Nesting depth of a JSON value, without recursion."""
+    deepest, stack = 0, [(spec, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > _MAX_DEPTH:
+            return deepest
+        if isinstance(node, dict):
+            stack.extend((v, level + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, level + 1) for v in node)
+    return deepest
+
+
+def _check_manifest(path: Path, manifest: CaptureManifest, header: dict[str, Any]) -> None:
+    """Everything the manifest says about stored tensors agrees with the header."""
+    stored = set(manifest.checksums)
+
+    def need(name: str, what: str) -> None:
+        if name not in stored:
+            raise GpuportError(
+                f"{path} is damaged: {what} refers to tensor {name!r}, which it does not store"
+            )
+
+    for spec, what in [(manifest.model_inputs, "the model inputs")] + [
+        (r.inputs, f"the inputs of {r.path!r}") for r in manifest.modules
+    ]:
+        if _depth(spec) > _MAX_DEPTH:
+            raise GpuportError(f"{path}: invalid manifest: {what} are nested too deeply")
+        for name in tensor_names(spec):
+            need(name, what)
+    for name in manifest.loss_weights:
+        need(name, "the --backward loss")
+    keys = [r.key for r in manifest.modules]
+    if len(set(keys)) != len(keys):
+        raise GpuportError(f"{path}: invalid manifest: a module call is recorded twice")
+    for rec in manifest.modules:
+        for info in [*rec.outputs, *rec.grads]:
+            try:
+                tensor_index(info.name)
+            except GpuportError as exc:
+                raise GpuportError(f"{path}: {exc}") from None
+            need(info.stored, f"{info.name!r}")
+            entry = header.get(info.stored)
+            if not isinstance(entry, dict):
+                raise GpuportError(f"{path} is damaged: tensor {info.stored!r} is missing")
+            code = _ST_DTYPES.get(info.dtype)
+            if (code is not None and entry["dtype"] != code) or entry["shape"] != info.shape:
+                raise GpuportError(
+                    f"{path} is damaged: tensor {info.stored!r} is {entry['dtype']} "
+                    f"{entry['shape']} in the file but {info.dtype} {info.shape} in the manifest"
+                )
 
 
 class GpvFile:
@@ -221,6 +335,7 @@ class GpvFile:
                 "manifest in its metadata)"
             )
         self.manifest = _parse_manifest(path, text)
+        _check_manifest(path, self.manifest, header)
         try:
             self._handle = safetensors.safe_open(str(path), framework="pt")
         except Exception as exc:  # SafetensorError and friends: a damaged file

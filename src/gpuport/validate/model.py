@@ -151,7 +151,8 @@ class CaptureManifest(BaseModel):
 
 
 class Tolerance(BaseModel):
-    """The tolerance a tensor was judged by: ``|b - a| <= atol + rtol * |a|``, and why."""
+    """The tolerance a tensor was judged by: ``|b - a| <= atol + rtol * |a|`` for every element,
+    and a cosine of at least ``min_cosine`` when RMS(b - a) > atol; and why."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -159,6 +160,9 @@ class Tolerance(BaseModel):
     rtol: float
     op_class: str
     k: int | None = None
+    min_cosine: float | None = Field(
+        default=None, description="cosine floor (gate) applied above the atol noise floor"
+    )
     provenance: str
 
 
@@ -192,6 +196,11 @@ class Metrics(BaseModel):
         default=0.0,
         description="smallest rtol that would pass at the tolerance's atol (None: no rtol would)",
     )
+    min_cosine: float | None = Field(default=None, description="the cosine floor applied")
+    cosine_failed: bool = Field(
+        default=False,
+        description="the cosine is below min_cosine while RMS(b - a) is above atol",
+    )
 
     @property
     def exact(self) -> bool:
@@ -199,7 +208,19 @@ class Metrics(BaseModel):
 
     @property
     def within(self) -> bool:
-        return self.mismatched == 0 and self.nonfinite_a == 0 and self.nonfinite_b == 0
+        return (
+            self.mismatched == 0
+            and self.nonfinite_a == 0
+            and self.nonfinite_b == 0
+            and not self.cosine_failed
+        )
+
+    @property
+    def rel_rms(self) -> float:
+        """sqrt(Σ(b-a)² / Σa²) over the finite elements: a scale-free size of the error."""
+        if self.sqnr_db is None:
+            return 0.0
+        return float(10.0 ** (-self.sqnr_db / 20.0))
 
 
 class Arbitration(BaseModel):
@@ -212,6 +233,12 @@ class Arbitration(BaseModel):
     ratio: float | None = Field(description="err_b / err_a (None when err_a is 0)")
     multiplier: float
     floor: float = Field(description="errors below this are rounding of the result itself")
+    nonfinite_a: int = Field(
+        default=0, description="elements NaN/Inf in A where the float64 result is finite"
+    )
+    nonfinite_b: int = Field(
+        default=0, description="elements NaN/Inf in B where the float64 result is finite"
+    )
     b_source: Literal["local", "propagated"] = Field(
         description="local: B's module ran on A's recorded inputs; propagated: B's own run"
     )

@@ -4,11 +4,19 @@ The status rules, in one place so ``check`` and ``diff`` cannot drift apart:
 
 1. nothing measured → not-checked (with the reason);
 2. within tolerance, in B's own run and (when it ran) on A's inputs → same;
-3. beyond tolerance in B's own run, but within it on A's recorded inputs → equivalent: the
-   module is fine, the difference was propagated from earlier ones;
-4. B has NaN/Inf where A is finite → wrong;
-5. fp64 arbitration ran → wrong / different (A is the outlier) / equivalent;
-6. otherwise → different.
+3. B has NaN/Inf where A is finite, in B's own run or on A's inputs → wrong, unless only B's
+   own run has them and an earlier traced output already had NaN/Inf in B's run (they were
+   propagated);
+4. beyond tolerance in B's own run, within it on A's recorded inputs → equivalent *by
+   propagation*, but only when the error can have come from an earlier traced module: one of
+   them already differs in B's own run by at least 1/:data:`PROPAGATION_GAIN` of this row's
+   relative RMS error. Otherwise the module is fine but its *inputs* diverged in code that is
+   not traced (functional ops between modules) → different, and it is the first divergence;
+5. the whole model (the root, always traced, never replayed: its own run already is a run on
+   A's inputs) beyond tolerance → equivalent by propagation under the same condition, else
+   different (untraced code after the last traced module);
+6. fp64 arbitration ran → wrong / different (A is the outlier) / equivalent;
+7. otherwise → different.
 
 The *first divergence* is the first row in execution order that is different or wrong; when
 grafting ran it is judged on local error, so noise propagated from upstream cannot point at the
@@ -16,6 +24,9 @@ wrong module.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 from gpuport.validate.arbitrate import Decision
 from gpuport.validate.model import (
@@ -27,48 +38,171 @@ from gpuport.validate.model import (
     Verdict,
 )
 
+# How much untraced code between two traced modules may amplify a relative error before the
+# growth is blamed on it rather than on propagation. Residual adds, reshapes, activations and
+# RoPE keep relative errors about constant; a softmax over logits of magnitude ~30 multiplies
+# them by ~30. A bug in functional code (another formula, a wrong constant, NaN) is orders of
+# magnitude beyond that.
+PROPAGATION_GAIN = 100.0
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """What B's own run showed *before* a call (in completion order): the context in which a
+    propagated difference is judged. Only ``check`` has it; ``diff`` has no local error."""
+
+    rel: float = 0.0  # largest relative RMS error of an earlier traced output in B's run
+    worst: str | None = None  # the row it came from
+    nonfinite: str | None = None  # first earlier output with NaN/Inf in B where A is finite
+    previous: str | None = None  # the traced call that completed just before this one
+
+    def explains(self, metrics: Metrics) -> bool:
+        """Can earlier traced outputs account for this row's error in B's own run?"""
+        if self.worst is None:
+            return False
+        return self.rel * PROPAGATION_GAIN >= metrics.rel_rms
+
+    def gap(self, label: str) -> str:
+        """Where untraced code sits: between the previous traced call and this one."""
+        return f"in untraced code between {self.previous or 'the model start'} and {label}"
+
+    def then(self, label: str, metrics: Metrics | None, hard: bool) -> Upstream:
+        """The context for the calls after this one, which produced ``metrics``."""
+        rel, worst, nonfinite = self.rel, self.worst, self.nonfinite
+        if hard:
+            rel, worst = math.inf, label
+        elif metrics is not None:
+            size = metrics.rel_rms if metrics.nonfinite_b == 0 else math.inf
+            if size > rel:
+                rel, worst = size, label
+            if metrics.nonfinite_b and nonfinite is None:
+                nonfinite = label
+        return Upstream(rel=rel, worst=worst, nonfinite=nonfinite, previous=label)
+
+
+def _beyond(m: Metrics, where: str) -> str:
+    """'N of M elements beyond tolerance' and/or the failed cosine gate."""
+    parts = []
+    if m.mismatched:
+        parts.append(f"{m.mismatched} of {m.numel} elements beyond tolerance {where}")
+    if m.cosine_failed and m.cosine is not None and m.min_cosine is not None:
+        parts.append(f"cosine {m.cosine:.4g} below {m.min_cosine:g} {where}")
+    if m.nonfinite_a:
+        parts.append(f"{m.nonfinite_a} NaN/Inf in A where B differs ({where})")
+    return "; ".join(parts) or f"beyond tolerance {where}"
+
 
 def judge(
-    metrics: Metrics | None, local: Metrics | None, decision: Decision | None, note: str | None
+    metrics: Metrics | None,
+    local: Metrics | None,
+    decision: Decision | None,
+    note: str | None,
+    upstream: Upstream | None = None,
+    *,
+    label: str = "this module",
+    whole_model: bool = False,
 ) -> tuple[Status, str]:
-    """(status, one-line reason) of one row; see the module docstring for the rules."""
+    """(status, one-line reason) of one row; see the module docstring for the rules.
+
+    ``upstream`` is what B's own run showed before this call; without it (``diff``, gradients)
+    nothing is excused as propagated. ``whole_model`` marks the root's row when the local pass
+    would have replayed it (it never does: its own run is a run on A's inputs).
+    """
+    if whole_model:  # its "local" run is its own run: judged on propagation alone
+        local = None
     if metrics is None and local is None:
         return Status.NOT_CHECKED, note or "not measured"
     prop_ok = metrics is None or metrics.within
     if prop_ok and (local is None or local.within):
         return Status.SAME, "within tolerance" + (f"; not grafted: {note}" if note else "")
-    if local is not None and local.within:
-        return Status.EQUIVALENT, (
-            "differs only by error propagated from earlier modules: on A's recorded inputs "
-            "B's module is within tolerance"
+    up = upstream or Upstream()
+    if local is not None and local.nonfinite_b:
+        return Status.WRONG, f"{local.nonfinite_b} NaN/Inf in B where A is finite (on A's inputs)"
+    if metrics is not None and metrics.nonfinite_b and up.nonfinite is None:
+        n = metrics.nonfinite_b
+        if local is not None or whole_model:
+            finite = "; on A's recorded inputs B's module is finite" if local is not None else ""
+            return Status.WRONG, (
+                f"{n} NaN/Inf in B's run where A is finite, and no earlier traced output had "
+                f"NaN/Inf{finite}: they arise {up.gap(label)}"
+            )
+        return Status.WRONG, f"{n} NaN/Inf in B where A is finite (in B's run)"
+    fine_locally = local is not None and local.within
+    if metrics is not None and not metrics.within and (fine_locally or whole_model):
+        if up.nonfinite is not None or up.explains(metrics):
+            source = up.nonfinite or up.worst
+            if whole_model:
+                if metrics.nonfinite_b:
+                    size = f"{metrics.nonfinite_b} NaN/Inf"
+                elif metrics.nonfinite_a:
+                    size = f"{metrics.nonfinite_a} NaN/Inf in A"
+                else:
+                    size = f"relative RMS error {metrics.rel_rms:.3g}"
+                return Status.EQUIVALENT, (
+                    f"the model's output differs ({size}) after {source} already did: "
+                    "propagated; the whole model is not replayed on its own"
+                )
+            return Status.EQUIVALENT, (
+                f"differs only by error propagated from earlier modules (largest: {source}): "
+                "on A's recorded inputs B's module is within tolerance"
+            )
+        what = (
+            "the model's output diverged"
+            if whole_model
+            else "on A's recorded inputs B's module is within tolerance, but its inputs in "
+            "B's run diverged"
+        )
+        return Status.DIFFERENT, (
+            f"{_beyond(metrics, IN_B_RUN)}; {what} {up.gap(label)}: no earlier traced output "
+            f"differs enough to explain it (relative RMS error {metrics.rel_rms:.3g}, earlier "
+            f"at most {up.rel:.3g}); trace that code (a module, or its parent with --modules)"
         )
     judged = local if local is not None else metrics
     if judged is None:  # unreachable: handled by the first rule
         return Status.NOT_CHECKED, note or "not measured"
-    where = "on A's inputs" if local is not None else "in B's run"
+    where = "on A's inputs" if local is not None else IN_B_RUN
     if judged.nonfinite_b:
         return Status.WRONG, f"{judged.nonfinite_b} NaN/Inf in B where A is finite ({where})"
     if decision is not None:
-        arb = decision.arbitration
-        if decision.verdict == "wrong":
-            ratio = f"{arb.ratio:.3g}×" if arb.ratio is not None else "infinitely"
-            return Status.WRONG, (
-                f"B is {ratio} further from float64 than A (err {arb.err_b:.3g} vs "
-                f"{arb.err_a:.3g}; allowed {arb.multiplier:g}× + rounding)"
-            )
-        if decision.verdict == "a-outlier":
-            return Status.DIFFERENT, (
-                f"A is further from float64 of B's module than B is (err {arb.err_a:.3g} vs "
-                f"{arb.err_b:.3g}): A computed something else (another configuration?) or "
-                "A's platform is wrong"
-            )
-        return Status.EQUIVALENT, (
-            f"beyond tolerance {where}, but both are as close to float64 "
-            f"(err B {arb.err_b:.3g}, A {arb.err_a:.3g})"
-        )
+        return _arbitrated(decision, judged, where)
     extra = f"; {note}" if note else ""
-    return Status.DIFFERENT, (
-        f"{judged.mismatched} of {judged.numel} elements beyond tolerance {where}{extra}"
+    return Status.DIFFERENT, f"{_beyond(judged, where)}{extra}"
+
+
+IN_B_RUN = "in B's run"
+
+
+def _arbitrated(decision: Decision, judged: Metrics, where: str) -> tuple[Status, str]:
+    arb = decision.arbitration
+    if decision.verdict == "wrong":
+        if arb.nonfinite_b:
+            return Status.WRONG, (
+                f"B has {arb.nonfinite_b} NaN/Inf where the float64 recomputation is finite"
+            )
+        ratio = f"{arb.ratio:.3g}×" if arb.ratio is not None else "infinitely"
+        return Status.WRONG, (
+            f"B is {ratio} further from float64 than A (err {arb.err_b:.3g} vs "
+            f"{arb.err_a:.3g}; allowed {arb.multiplier:g}× + rounding)"
+        )
+    if decision.verdict == "a-outlier":
+        if arb.nonfinite_a:
+            return Status.DIFFERENT, (
+                f"A has {arb.nonfinite_a} NaN/Inf where the float64 recomputation of B's "
+                "module is finite: A's platform (or configuration) is the outlier"
+            )
+        return Status.DIFFERENT, (
+            f"A is further from float64 of B's module than B is (err {arb.err_a:.3g} vs "
+            f"{arb.err_b:.3g}): A computed something else (another configuration?) or "
+            "A's platform is wrong"
+        )
+    if decision.verdict == "undecided":
+        return Status.DIFFERENT, (
+            f"{_beyond(judged, where)}; the float64 recomputation is NaN/Inf wherever A or B "
+            "is finite, so it cannot arbitrate"
+        )
+    return Status.EQUIVALENT, (
+        f"beyond tolerance {where}, but both are as close to float64 "
+        f"(err B {arb.err_b:.3g}, A {arb.err_a:.3g})"
     )
 
 

@@ -22,18 +22,23 @@ ROOT = "(model)"
 
 def select(model: Any, patterns: tuple[str, ...] | list[str]) -> list[tuple[str, Any]]:
     """Modules to trace: leaf modules by default; with globs, the matching modules (leaf or
-    not) and every leaf below them. Shared modules appear once, under their first path."""
+    not) and every leaf below them. Shared modules appear once, under their first path.
+
+    The root (``(model)``) is always traced too: its output is the model's output, so code
+    after the last traced module (and a divergence in it) is never out of sight. It costs
+    nothing when the model returns a traced module's output (stored once, referenced).
+    """
     named = [(path or ROOT, mod) for path, mod in model.named_modules()]
     leaves = [(p, m) for p, m in named if next(iter(m.children()), None) is None]
     if not patterns:
-        return leaves
+        return leaves if leaves and leaves[0][0] == ROOT else [(ROOT, model), *leaves]
     matched = [p for p, _ in named if any(fnmatch.fnmatchcase(p, pat) for pat in patterns)]
     if not matched:
         some = ", ".join(p for p, _ in named[1:6])
         raise GpuportError(
             f"--modules {' '.join(patterns)} matched no module; paths look like: {some}"
         )
-    keep = set(matched)
+    keep = set(matched) | {ROOT}
     keep |= {p for p, _ in leaves if any(p.startswith(m + ".") for m in matched)}
     return [(p, m) for p, m in named if p in keep]
 
