@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
-from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, FormatOption, OutputOption, emit, err_console
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 
@@ -106,12 +106,8 @@ def bench(
         typer.Option("--preheat", help="Seconds of GEMM warm-up first (GPU; default 10/30)."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the random inputs.")] = 0,
-    fmt: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="terminal, json or markdown.")
-    ] = OutputFormat.TERMINAL,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
-    ] = None,
+    fmt: FormatOption = OutputFormat.TERMINAL,
+    output: OutputOption = None,
     save: Annotated[
         Path | None,
         typer.Option("--save", help="Also write the JSON run file here (whatever --format)."),

@@ -6,7 +6,9 @@ import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
+import typer
 from rich.console import Console
 
 from gpuport.render.interface import OutputFormat, write_atomic
@@ -18,6 +20,14 @@ EXIT_ENVIRONMENT = 3
 EXIT_BUG = 4
 
 err_console = Console(stderr=True)
+
+# The shared --format/--output convention, declared once for the commands that use it as is.
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="terminal, json or markdown.")
+]
+OutputOption = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
+]
 
 
 def emit(

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import EXIT_FINDINGS, err_console
+from gpuport.cli.common import EXIT_FINDINGS, OutputOption, err_console
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
 
@@ -31,9 +31,7 @@ def compare(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="terminal, json, markdown (md) or csv.")
     ] = "terminal",
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
-    ] = None,
+    output: OutputOption = None,
     history: Annotated[
         Path | None,
         typer.Option("--history", help="History database (default: the user data folder)."),

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import emit, err_console
+from gpuport.cli.common import FormatOption, OutputOption, emit, err_console
 from gpuport.models import EnvFingerprint, GpuportError
 from gpuport.render.interface import OutputFormat
 
@@ -108,12 +108,8 @@ def cost(
         Path | None,
         typer.Option("--chart", help="Also write $/Mtok against concurrency to FILE.png or .svg."),
     ] = None,
-    fmt: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="terminal, json or markdown.")
-    ] = OutputFormat.TERMINAL,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
-    ] = None,
+    fmt: FormatOption = OutputFormat.TERMINAL,
+    output: OutputOption = None,
     knowledge: Annotated[
         Path | None,
         typer.Option("--knowledge", help="Folder with gpus.toml / models.toml overriding ours."),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, FormatOption, OutputOption, emit, err_console
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 
@@ -25,12 +25,8 @@ if TYPE_CHECKING:
 
 
 def doctor(
-    fmt: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="terminal, json or markdown.")
-    ] = OutputFormat.TERMINAL,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
-    ] = None,
+    fmt: FormatOption = OutputFormat.TERMINAL,
+    output: OutputOption = None,
     save_snapshot: Annotated[
         Path | None,
         typer.Option("--save-snapshot", help="Also save the raw probe results (JSON) here."),

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, OutputOption, emit, err_console
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
 from gpuport.scan import ScanOptions, ScanReport, scan_path
@@ -69,9 +69,7 @@ def scan(
     fmt: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="Output format.")
     ] = OutputFormat.TERMINAL,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
-    ] = None,
+    output: OutputOption = None,
     fail_on: Annotated[
         str,
         typer.Option(
