@@ -137,3 +137,22 @@ def test_failed_case_sets_exit_1_but_the_run_is_still_written(tmp_path: Path) ->
     (only,) = run.results
     assert only.status is CaseStatus.FAILED and "boom in user code" in (only.reason or "")
     assert "boom in user code" in res.out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--save", "."], "it is a folder"),
+        (["--output", "no/such/folder/run.json"], "does not exist"),
+        (["--history", "README.md"], "not a database"),
+    ],
+)
+def test_unwritable_destinations_are_refused_before_the_suite_runs(
+    extra: list[str], message: str
+) -> None:
+    # gemm on the CPU takes well under a second; the point is that nothing ran: no table,
+    # no "cases ok" summary, only the one-line error.
+    res = run_subprocess("bench", "-w", "gemm", "--no-progress", *extra)
+    assert res.code == 2, res.err
+    assert message in res.err
+    assert "cases ok" not in res.err and res.out == ""

@@ -172,6 +172,8 @@ def bench(
         knowledge_dir=knowledge,
         options={k: v for k, v in options.items() if v is not None},
     )
+    if _is_rank0():
+        _preflight(output, save, False if no_history else history)
     show = not no_progress and sys.stderr.isatty() and _is_rank0()
     run = _run(opts, show)
     if not _is_rank0():
@@ -179,6 +181,23 @@ def bench(
     _deliver(run, fmt, output, save, history, no_history)
     if _fails(run, fail_on):
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _preflight(output: Path | None, save: Path | None, history: Path | bool | None) -> None:
+    """Refuse unwritable destinations before a suite that may take many minutes, not after."""
+    for flag, path in (("--output", output), ("--save", save)):
+        if path is None:
+            continue
+        target = path.resolve() if path.is_symlink() else path
+        parent = target.parent if str(target.parent) else Path()
+        if target.is_dir():
+            raise GpuportError(f"{flag} {path}: it is a folder; give a file name")
+        if not parent.is_dir():
+            raise GpuportError(f"{flag} {path}: folder {parent} does not exist")
+    if history is not False:
+        from gpuport.bench.history import History
+
+        History(history if isinstance(history, Path) else None).list(1)  # a broken file fails now
 
 
 def _dtypes(values: list[str] | None) -> list[str] | None:
