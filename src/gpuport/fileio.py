@@ -17,6 +17,17 @@ from pathlib import Path
 from gpuport.models import GpuportError
 
 
+def check_writable(path: Path, what: str = "") -> None:
+    """Refuse a destination that cannot be written, before any long work is done for it."""
+    target = path.resolve() if path.is_symlink() else path
+    parent = target.parent if str(target.parent) else Path()
+    label = f"{what} {path}" if what else str(path)
+    if target.is_dir():
+        raise GpuportError(f"cannot write {label}: it is a folder; give a file name")
+    if not parent.is_dir():
+        raise GpuportError(f"cannot write {label}: folder {parent} does not exist")
+
+
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path``, on error it is removed."""

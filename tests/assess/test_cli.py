@@ -365,3 +365,19 @@ def test_run_bench_quick_attaches_and_keeps_the_run(cli: Any) -> None:
     assert run["suite"] == "quick" and run["cases_ok"] > 0
     assert run["source"].startswith("run now (history id ")
     assert History().get(run["id"]).id == run["id"]
+
+
+def test_an_unwritable_output_is_refused_before_any_work(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import gpuport.assess
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the assessment ran although its report could not be written")
+
+    monkeypatch.setattr(gpuport.assess, "assess", must_not_run)
+    from gpuport.cli.app import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["assess", str(EXAMPLE), "--output", str(tmp_path / "no" / "report.html")])
+    assert info.value.code == 2

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuport.cli.common import EXIT_FINDINGS, err_console
+from gpuport.fileio import check_writable
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
 
@@ -182,6 +183,8 @@ def assess(
     )
     show = not no_progress and sys.stderr.isatty()
     status = err_console.status("gpuport assess") if show else nullcontext()
+    if output is not None:  # before the work, not after it
+        check_writable(output, "--output")
     with status as live:
 
         def observe(step: str) -> None:

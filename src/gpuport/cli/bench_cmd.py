@@ -185,15 +185,11 @@ def bench(
 
 def _preflight(output: Path | None, save: Path | None, history: Path | bool | None) -> None:
     """Refuse unwritable destinations before a suite that may take many minutes, not after."""
+    from gpuport.fileio import check_writable
+
     for flag, path in (("--output", output), ("--save", save)):
-        if path is None:
-            continue
-        target = path.resolve() if path.is_symlink() else path
-        parent = target.parent if str(target.parent) else Path()
-        if target.is_dir():
-            raise GpuportError(f"{flag} {path}: it is a folder; give a file name")
-        if not parent.is_dir():
-            raise GpuportError(f"{flag} {path}: folder {parent} does not exist")
+        if path is not None:
+            check_writable(path, flag)
     if history is not False:
         from gpuport.bench.history import History
 
