@@ -54,6 +54,7 @@ def _register() -> None:
         validate_cmd,
     )
 
+    assess_cmd.register(app)  # the main job first in --help
     scan_cmd.register(app)
     rules_cmd.register(app)
     hipify_cmd.register(app)
@@ -62,7 +63,6 @@ def _register() -> None:
     validate_cmd.register(app)
     cost_cmd.register(app)
     doctor_cmd.register(app)
-    assess_cmd.register(app)
 
 
 _register()
