@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
 HIPCC_FALLBACK_ARCH = "gfx90a"  # Debian's hipcc ships device libraries for this CDNA target
 _MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
-_SURROGATE = re.compile("[\udc80-\udcff]")  # undecodable bytes, kept by hipify's reader
 _HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
@@ -192,16 +191,14 @@ def _translate_tree(
 ) -> tuple[list[_Translated], list[tuple[str, str]]]:
     """Translate every CUDA/C++ file the scan's walk yields, ``exclude`` applied.
 
-    The same steps as :func:`gpuport.hipify.run.hipify_path` (read with undecodable bytes
-    kept, the scan's GP3xx hazard pass, translation for ``hip_version``), over the same files
-    the scan saw: the project's ``exclude`` patterns leave a file out of both.
+    The same per-file work as :func:`gpuport.hipify.run.hipify_path`
+    (:func:`~gpuport.hipify.run.translate_source`), over the same files the scan saw: the
+    project's ``exclude`` patterns leave a file out of both, and nothing is written.
     """
     from gpuport.hipify.io import read_source
-    from gpuport.hipify.run import family_counts
-    from gpuport.hipify.translate import translate
+    from gpuport.hipify.run import family_counts, translate_source
     from gpuport.knowledge import load_packages, resolve_target
     from gpuport.knowledge.api_map import load_api_map
-    from gpuport.scan.engine import check_text
     from gpuport.scan.files import Skip, walk
     from gpuport.scan.rules import FileKind
 
@@ -219,9 +216,9 @@ def _translate_tree(
         if isinstance(got, Skip):
             skipped.append((item.rel, got.reason))
             continue
-        shown = _SURROGATE.sub("\ufffd", got)
-        hazards, _ = check_text(item.rel, shown, FileKind.NATIVE, target, packages)
-        done = translate(got, hip_version=hip_version, api_map=amap)
+        hazards, done = translate_source(
+            item.rel, got, target=target, packages=packages, hip_version=hip_version
+        )
         files.append(
             _Translated(
                 path=item.rel,

@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from gpuport.knowledge import load_packages, resolve_target
+from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.scan.engine import check_text
@@ -40,7 +40,13 @@ from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text
 from .io import encode, read_source
-from .translate import DEFAULT_HIP_VERSION, LaunchSyntax, _parse_version, translate
+from .translate import (
+    DEFAULT_HIP_VERSION,
+    LaunchSyntax,
+    Translation,
+    _parse_version,
+    translate,
+)
 from .tree import other_files
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
@@ -287,12 +293,15 @@ def hipify_path(
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue
-        # Undecodable bytes (kept as surrogates for a byte-exact output) become U+FFFD for the
-        # hazard pass: one character each, so columns hold, and the report stays valid JSON.
-        shown = _SURROGATE.sub("\ufffd", got)
-        hazards, _ = check_text(item.rel, shown, FileKind.NATIVE, target_info, packages)
-        source = annotate_text(got, hazards) if annotate else got
-        done = translate(source, hip_version=hip_version, launch_syntax=launch_syntax)
+        hazards, done = translate_source(
+            item.rel,
+            got,
+            target=target_info,
+            packages=packages,
+            hip_version=hip_version,
+            annotate=annotate,
+            launch_syntax=launch_syntax,
+        )
         output = out_dir / item.rel if out_dir is not None else None
         if in_place and done.text != got:
             output = item.path
@@ -327,6 +336,28 @@ def hipify_path(
     report.by_family = _merge(f.by_family for f in report.files)
     report.unsupported_counts = _merge(f.unsupported_counts for f in report.files)
     return report
+
+
+def translate_source(
+    rel: str,
+    text: str,
+    *,
+    target: TargetInfo,
+    packages: PackageDB,
+    hip_version: str,
+    annotate: bool = False,
+    launch_syntax: LaunchSyntax = "keep",
+) -> tuple[list[Finding], Translation]:
+    """The per-file work of hipify: the scan's GP3xx hazard pass, then the translation.
+
+    ``text`` is what :func:`read_source` returned. Undecodable bytes (kept as surrogates for a
+    byte-exact output) become U+FFFD for the hazard pass: one character each, so columns
+    hold, and the report stays valid JSON. ``assess`` uses this for its dry run too.
+    """
+    shown = _SURROGATE.sub("\ufffd", text)
+    hazards, _ = check_text(rel, shown, FileKind.NATIVE, target, packages)
+    source = annotate_text(text, hazards) if annotate else text
+    return hazards, translate(source, hip_version=hip_version, launch_syntax=launch_syntax)
 
 
 def family_of(name: str, amap: ApiMap) -> str:
