@@ -63,7 +63,7 @@ def _load_file(module: str, what: str) -> ModuleType:
         del sys.modules[name]
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
-        raise GpuportError(f"{what}: running {module} failed: {_one_line(exc)}") from exc
+        raise GpuportError(f"{what}: running {module} failed: {one_line(exc)}") from exc
     return loaded
 
 
@@ -80,12 +80,13 @@ def _import(module: str, what: str) -> ModuleType:
                 f"{what}: no module named {missing!r} (run from the folder that holds it, "
                 "or pass path/to/file.py:function)"
             ) from None
-        raise GpuportError(f"{what}: importing {module} failed: {_one_line(exc)}") from exc
+        raise GpuportError(f"{what}: importing {module} failed: {one_line(exc)}") from exc
     except Exception as exc:
-        raise GpuportError(f"{what}: importing {module} failed: {_one_line(exc)}") from exc
+        raise GpuportError(f"{what}: importing {module} failed: {one_line(exc)}") from exc
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """``Type: first line of the message``, for one-line errors and skip reasons."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
@@ -113,4 +114,4 @@ def call_user(fn: Callable[..., Any], what: str, *args: Any, **kwargs: Any) -> A
     except (KeyboardInterrupt, SystemExit, GpuportError):
         raise
     except Exception as exc:
-        raise GpuportError(f"{what} raised {_one_line(exc)}") from exc
+        raise GpuportError(f"{what} raised {one_line(exc)}") from exc

@@ -33,6 +33,7 @@ from gpuport.bench.registry import (
 )
 from gpuport.knowledge.gpus import GpuSpec
 from gpuport.models import GpuportError
+from gpuport.usercode import one_line
 
 UNSTABLE_CV = 0.05
 # Env vars that change benchmark numbers; recorded in every run (research notes §5.A).
@@ -244,23 +245,18 @@ def to_result(
     )
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 def classify_failure(exc: BaseException) -> tuple[CaseStatus, str]:
     """Skipped (cannot run here) or failed (a bug or a broken stack), with a one-line reason."""
     if isinstance(exc, Skip):
         return CaseStatus.SKIPPED, str(exc)
     text = str(exc).lower()
     if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text:
-        return CaseStatus.SKIPPED, "out of memory: " + _first_line(exc)
+        return CaseStatus.SKIPPED, "out of memory: " + one_line(exc)
     if isinstance(exc, NotImplementedError) or "not implemented for" in text:
-        return CaseStatus.SKIPPED, "unsupported here: " + _first_line(exc)
+        return CaseStatus.SKIPPED, "unsupported here: " + one_line(exc)
     if isinstance(exc, ImportError):
-        return CaseStatus.SKIPPED, "missing module: " + _first_line(exc)
-    return CaseStatus.FAILED, _first_line(exc)
+        return CaseStatus.SKIPPED, "missing module: " + one_line(exc)
+    return CaseStatus.FAILED, one_line(exc)
 
 
 class TelemetrySampler:
