@@ -37,7 +37,7 @@ unit: venv
 
 test: lint typecheck unit
 
-# CUDA->HIP API map (issue 3): regenerate from ../shared/data/hipify-tables + tools/api_map_extra.toml.
+# CUDA->HIP API map (issue 3): regenerate from tools/hipify-tables (MIT, ROCm/HIPIFY) + tools/api_map_extra.toml.
 api-map: venv
 	$(BIN)/python tools/gen_api_map.py
 

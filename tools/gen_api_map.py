@@ -3,7 +3,7 @@
 Usage: ``python tools/gen_api_map.py [--tables DIR] [--extra FILE] [--output FILE]``
 (``make api-map``). The output is deterministic: same inputs, same bytes.
 
-Input tables: ``../shared/data/hipify-tables/*.md`` (see SOURCE.md there), GitHub pipe tables
+Input tables: ``tools/hipify-tables/*.md`` (MIT, see SOURCE.md and LICENSE.txt there), GitHub pipe tables
 ``|CUDA|A|D|C|R|HIP|A|D|C|R|E|`` with, in ``*_and_ROC.md`` / ``*_and_MIOPEN.md``, a second target
 column. An empty HIP cell means "no HIP equivalent" (``hip: null``). ``tools/api_map_extra.toml``
 adds what the tables lack (NCCL, NVTX, cuBLASLt, headers, namespaces, HIP 6.2 warp intrinsics);
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TABLES = REPO_ROOT.parent / "shared" / "data" / "hipify-tables"
+DEFAULT_TABLES = REPO_ROOT / "tools" / "hipify-tables"
 DEFAULT_EXTRA = REPO_ROOT / "tools" / "api_map_extra.toml"
 DEFAULT_OUTPUT = REPO_ROOT / "src" / "gpuport" / "knowledge" / "api_map.json"
 
@@ -175,7 +175,7 @@ def build(tables: Path = DEFAULT_TABLES, extra: Path = DEFAULT_EXTRA) -> dict[st
         "checked": str(ext.get("checked", CHECKED)),
         "sources": sorted(set(sources)),
         "generated_from": (
-            f"HIPIFY docs/tables @ {HIPIFY_COMMIT} (../shared/data/hipify-tables) "
+            f"HIPIFY docs/tables @ {HIPIFY_COMMIT} (tools/hipify-tables) "
             "+ tools/api_map_extra.toml, by tools/gen_api_map.py"
         ),
         "headers": dict(sorted(headers.items())),

@@ -15,7 +15,7 @@ from gpuport.knowledge.api_map import API_MAP_PATH, ApiMap, load_api_map
 from gpuport.models import GpuportError
 
 REPO = Path(__file__).resolve().parents[2]
-TABLES = REPO.parent / "shared" / "data" / "hipify-tables"
+TABLES = REPO / "tools" / "hipify-tables"
 
 
 def _generator() -> ModuleType:
@@ -36,8 +36,8 @@ def api() -> ApiMap:
 def test_committed_json_equals_fresh_generation() -> None:
     if not TABLES.is_dir():
         pytest.fail(
-            f"HIPIFY tables not found at {TABLES}: the shared data folder must sit beside the "
-            "repository (../shared/data/hipify-tables) to check api_map.json"
+            f"HIPIFY tables not found at {TABLES}: they are part of the repository "
+            "(tools/hipify-tables) and are needed to check api_map.json"
         )
     fresh = _generator().render(TABLES, REPO / "tools" / "api_map_extra.toml")
     committed = API_MAP_PATH.read_text(encoding="utf-8")
