@@ -3,14 +3,21 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.gpuport-installed
+DEMO_STAMP := $(VENV)/.gpuport-demo
 # bench/validate tests run on the CPU build of torch (a local wheel on the dev machines);
 # override to use another build, e.g. make TORCH_SPEC='torch==2.14.1' test
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map
+.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map dist
 
-$(STAMP): pyproject.toml
+# Two install levels in one .venv. `make demo` needs only gpuport and jinja2 (the HTML report):
+# no torch. `make test` adds torch (CPU build), the other extras and the dev tools.
+$(DEMO_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e . 'jinja2>=3.1'
+	@touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,all]'
 	@touch $(STAMP)
@@ -20,7 +27,7 @@ venv: $(STAMP)
 # The main job on the bundled example: one self-contained HTML readiness report under build/.
 REPORT := build/assessment.html
 
-demo: venv
+demo: $(DEMO_STAMP)
 	@mkdir -p $(dir $(REPORT))
 	$(BIN)/gpuport assess examples/llm-service --format html --output $(REPORT) --no-progress
 	@echo "make demo: the readiness report is $(abspath $(REPORT)); open it in a browser"
@@ -48,5 +55,10 @@ docs: venv
 bench-scan: venv
 	$(BIN)/python benchmarks/scan_torch.py
 
+# Wheel and sdist under dist/ (tests/test_packaging.py installs the wheel into a clean venv).
+dist: venv
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf dist $(VENV) .pytest_cache .mypy_cache .ruff_cache

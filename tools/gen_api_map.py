@@ -3,12 +3,12 @@
 Usage: ``python tools/gen_api_map.py [--tables DIR] [--extra FILE] [--output FILE]``
 (``make api-map``). The output is deterministic: same inputs, same bytes.
 
-Input tables: ``tools/hipify-tables/*.md`` (MIT, see SOURCE.md and LICENSE.txt there), GitHub pipe tables
-``|CUDA|A|D|C|R|HIP|A|D|C|R|E|`` with, in ``*_and_ROC.md`` / ``*_and_MIOPEN.md``, a second target
-column. An empty HIP cell means "no HIP equivalent" (``hip: null``). ``tools/api_map_extra.toml``
-adds what the tables lack (NCCL, NVTX, cuBLASLt, headers, namespaces, HIP 6.2 warp intrinsics);
-an extra entry replaces a table entry of the same name and carries its own ``sources``.
-"""
+Input tables: ``tools/hipify-tables/*.md`` (MIT, see SOURCE.md and LICENSE.txt there), GitHub pipe
+tables ``|CUDA|A|D|C|R|HIP|A|D|C|R|E|`` with, in ``*_and_ROC.md`` / ``*_and_MIOPEN.md``, a second
+target column. An empty HIP cell means "no HIP equivalent" (``hip: null``).
+``tools/api_map_extra.toml`` adds what the tables lack (NCCL, NVTX, cuBLASLt, headers, namespaces,
+HIP 6.2 warp intrinsics); an extra entry replaces a table entry of the same name and carries its
+own ``sources``."""
 
 from __future__ import annotations
 

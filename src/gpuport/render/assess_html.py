@@ -156,9 +156,9 @@ def charts(a: Assessment) -> dict[str, str]:
 
 def render(a: Assessment) -> str:
     """The whole HTML document."""
+    env = _environment()  # first: a missing jinja2 (and its markupsafe) is a one-line message
     from markupsafe import Markup
 
-    env = _environment()
     svg: dict[str, Markup] = {k: Markup(v) for k, v in charts(a).items()}  # noqa: S704
     shown = a.scan.findings[:FINDINGS_SHOWN]
 
