@@ -222,3 +222,19 @@ def build_perturbed() -> tuple[nn.Module, Any]:
     with torch.no_grad():
         model.model.layers[1].mlp.up_proj.weight[0, 0] += 1e-2  # type: ignore[index,union-attr]
     return model, inputs
+
+
+def _fp8_linear(self: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """A deployment kernel that quantises bf16 activations to fp8 (e4m3) before the GEMM."""
+    if x.dtype == torch.bfloat16:
+        scale = x.abs().amax().clamp_min(1e-12) / 448.0
+        x = ((x / scale).to(torch.float8_e4m3fn).to(torch.bfloat16)) * scale
+    return F.linear(x, self.weight, self.bias)
+
+
+def build_fp8_down_proj() -> tuple[nn.Module, Any]:
+    """B for ``--precision bf16``: layer 1's down_proj quietly runs on fp8 activations."""
+    model, inputs = build()
+    down = model.model.layers[1].mlp.down_proj  # type: ignore[index,union-attr]
+    down.forward = types.MethodType(_fp8_linear, down)  # type: ignore[method-assign]
+    return model, inputs

@@ -171,6 +171,16 @@ def statuses(ctx: Context) -> dict[int, tuple[Status, str]]:
 def _one(
     ctx: Context, rec: ModuleRecord, it: Item, up: Upstream, blamed: dict[Key, str]
 ) -> tuple[Status, str]:
+    status, reason = _judged(ctx, rec, it, up, blamed)
+    if it.first_op is not None and status in (Status.DIFFERENT, Status.WRONG):
+        op = it.first_op
+        reason += f"; first diverging op: {op.op} at {op.call_site}"
+    return status, reason
+
+
+def _judged(
+    ctx: Context, rec: ModuleRecord, it: Item, up: Upstream, blamed: dict[Key, str]
+) -> tuple[Status, str]:
     name = label(rec)
     if it.hard:
         return Status.WRONG, it.hard
@@ -203,9 +213,6 @@ def _one(
             "replayed on its own (trace that code as a module to localise it)"
         )
     if status in (Status.DIFFERENT, Status.WRONG):
-        cause = ctx.settings_cause(rec)
-        if cause is not None:
-            return Status.DIFFERENT, f"{cause}; {reason}"
         local_div = it.local is not None and not it.local.within
         if local_div and rec.path != ROOT:
             child = next(
@@ -216,15 +223,15 @@ def _one(
                     f"differs on A's inputs because {label(child)} inside it does (see that "
                     "row); nothing else in its own code diverges"
                 )
+        cause = ctx.settings_cause(rec)
+        if cause is not None:
+            return Status.DIFFERENT, f"{cause}; {reason}"
         if ctx.precision and local_div and it.local is not None and it.decision is None:
             bound = it.local.max_rel_rms or 0.0
             return Status.WRONG, (
                 f"on A's inputs its relative RMS error {it.local.rel_rms:.3g} exceeds what "
                 f"{ctx.precision} explains ({bound:.3g})"
             )
-    if it.first_op is not None and status in (Status.DIFFERENT, Status.WRONG):
-        op = it.first_op
-        reason += f"; first diverging op: {op.op} at {op.call_site}"
     return status, reason
 
 

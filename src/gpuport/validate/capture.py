@@ -31,6 +31,7 @@ from gpuport.models import GpuportError
 from gpuport.usercode import call_user, load_callable
 from gpuport.validate import env, gpv
 from gpuport.validate.model import (
+    NOT_TRACED,
     CaptureManifest,
     CaptureSummary,
     ModuleRecord,
@@ -308,13 +309,13 @@ def untraced(
             continue  # inside a module already listed
         listed.append(p)
         out.append(
-            f"{p}: never called as a module (its parent may use its weights directly): "
-            "checked only as part of its parent"
+            f"{p}{NOT_TRACED} (never called as a module; its parent may use its weights "
+            "directly, and is checked with them)"
         )
     if modules:
         outside = sum(1 for p, _ in model.named_modules() if (p or ROOT) not in chosen)
         if outside:
-            out.append(f"{outside} module(s) outside --modules {' '.join(modules)}: not traced")
+            out.append(f"{outside} module(s) outside --modules {' '.join(modules)}{NOT_TRACED}")
     return out
 
 

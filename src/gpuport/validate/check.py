@@ -68,6 +68,18 @@ def loosest(own: Tolerance, inner: list[Tolerance]) -> Tolerance:
     atol = max(own.atol, wide.atol)
     rtol = max([own.rtol, *(t.rtol for t in inner)])
     floors = [t.min_cosine for t in [own, *inner] if t.min_cosine is not None]
+    if own.max_rel_rms is not None:  # --precision: the normwise limit of the deepest reduction
+        deep = max(inner, key=lambda t: t.max_rel_rms or 0.0, default=own)
+        if (deep.max_rel_rms or 0.0) <= own.max_rel_rms:
+            return own
+        return own.model_copy(
+            update={
+                "max_rel_rms": deep.max_rel_rms,
+                "k": deep.k,
+                "provenance": f"the loosest of its traced children, which it contains: "
+                f"{deep.provenance}",
+            }
+        )
     if atol == own.atol and rtol == own.rtol:
         return own
     return own.model_copy(
@@ -107,13 +119,14 @@ class Comparer(Handler):
         self.by_key = {r.key: r for r in cap.manifest.modules}
         self.b_autocast: dict[tuple[str, int], str | None] = {}
         self.items: dict[tuple[str, int, str, int], Item] = {}
+        self.extra: list[str] = []
+        self.bytes = 0
         for rec in cap.manifest.modules:
             for i, info in enumerate(rec.outputs):
                 self._add(rec, "output", i, info)
             for info in rec.grads:
                 self._add(rec, "grad", gpv.tensor_index(info.name), info)
-        if fmt is None:
-            self._containers()
+        self._containers()
         self.extra: list[str] = []
 
     def _containers(self) -> None:
@@ -134,7 +147,6 @@ class Comparer(Handler):
                 for i in range(len(rec.outputs)):
                     item = self.items[(rec.path, rec.call, "output", i)]
                     item.tol = loosest(item.tol, inner[rec.key])
-        self.bytes = 0
 
     def _add(self, rec: ModuleRecord, kind: str, index: int, info: TensorInfo) -> None:
         tol = tolerance(info.dtype, "grad" if kind == "grad" else rec.op_class, rec.k)

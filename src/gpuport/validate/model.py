@@ -17,6 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint
 
 MANIFEST_KIND = "gpuport.validate.capture"
+# marks a left_out entry that names something not traced (rather than a call beyond --max-bytes)
+NOT_TRACED = ": not traced"
+
+
+def budget_left_out(left_out: list[str]) -> list[str]:
+    """The calls a capture's size budget left out (the other entries were never traced)."""
+    return [e for e in left_out if NOT_TRACED not in e]
+
+
 REPORT_KIND = "gpuport.validate"
 
 

@@ -245,14 +245,16 @@ class OpReplay:
             return
         if name in CASTS:
             src = self._source(floats[0])
+            lossy = src is not floats[0]  # already rounded on the way (fp32 → fp8 → bf16)
             for t in outs:
-                if _bits(torch, t.dtype) < _bits(torch, src.dtype):
+                if lossy or _bits(torch, t.dtype) < _bits(torch, src.dtype):
                     self._links[id(t)] = (weakref.ref(t), src)
             return
         if (name.endswith("_") and not name.endswith("__")) or "out" in kwargs:
             return  # in place: its inputs are gone by now
         nominal_bits = _bits(torch, self.nominal)
         low = any(_bits(torch, t.dtype) < nominal_bits for t in [*floats, *outs])
+        low = low or any(self._source(t) is not t for t in floats)
         if not low and all(t.device.type == "cpu" for t in [*floats, *outs]):
             return
         with torch.no_grad():
