@@ -127,7 +127,6 @@ class Comparer(Handler):
             for info in rec.grads:
                 self._add(rec, "grad", gpv.tensor_index(info.name), info)
         self._containers()
-        self.extra: list[str] = []
 
     def _containers(self) -> None:
         """A call with traced descendants contains their reductions: its outputs get the
