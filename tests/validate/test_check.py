@@ -28,7 +28,9 @@ def test_model_against_itself_is_same(a_gpv: Path) -> None:
         report = _check(a_gpv, "build", grafted=grafted)
         assert report.verdict is Verdict.SAME, report.verdict_reason
         assert report.first_divergence is None
-        assert report.counts[Status.SAME] == len(report.rows) == 24  # 23 leaves + the model
+        assert (
+            report.counts[Status.SAME] == len(report.rows) == 30
+        )  # 23 leaves, 6 computing containers, the model
         assert report.rows[-1].path == "(model)"
         assert all(r.metrics is not None and r.metrics.exact for r in report.rows)
         assert report.warnings == [] and report.settings_warnings == []
@@ -53,6 +55,8 @@ def test_matmul_in_lower_precision_is_wrong_and_named_first(a_gpv: Path) -> None
     assert report.first_divergence == "layers.1.mlp.down"
     assert _bad(report) == {
         "layers.1.mlp.down": "wrong",
+        "layers.1.mlp": "equivalent",  # contains layers.1.mlp.down, the origin
+        "layers.1": "equivalent",
         "norm": "equivalent",  # propagated only: fine on A's inputs
         "head": "equivalent",
         "(model)": "equivalent",  # the model's output: propagated from layers.1.mlp.down
@@ -110,10 +114,10 @@ def test_backward_gradients(tmp_path: Path) -> None:
     capture(CaptureOptions(model_ref=ref(), out=out, backward=True))
     with gpv.GpvFile(out) as f:
         assert f.manifest.backward and f.manifest.loss_weights == ["loss/0"]
-        assert sum(len(r.grads) for r in f.manifest.modules) == 24
+        assert sum(len(r.grads) for r in f.manifest.modules) == 30
     report = _check(out, "build")
     grads = [r for r in report.rows if r.kind == "grad"]
-    assert len(grads) == 24 and all(r.status is Status.SAME for r in grads)
+    assert len(grads) == 30 and all(r.status is Status.SAME for r in grads)
 
 
 def test_module_filter(tmp_path: Path) -> None:
@@ -247,15 +251,16 @@ def func_gpv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_divergence_in_functional_code_between_modules_is_different(func_gpv: Path) -> None:
+def test_divergence_in_functional_code_between_modules_is_the_parents(func_gpv: Path) -> None:
     for grafted in (False, True):
         report = _check(func_gpv, "build_func_shift", grafted=grafted)
         b = _row(report, "b")
         assert b.local is not None and b.local.within  # b itself is fine on A's inputs...
-        assert b.status is Status.DIFFERENT  # ...but nothing traced explains its inputs
-        assert "untraced code between a and b" in b.reason
-        assert report.first_divergence == "b" and report.verdict is Verdict.DIFFERENT
-        assert _row(report, "(model)").status is Status.EQUIVALENT  # propagated from b
+        assert b.status is Status.EQUIVALENT  # ...its inputs came from its parent's own code
+        assert "own forward code of (model) (between a and b)" in b.reason
+        model = _row(report, "(model)")
+        assert model.status is Status.DIFFERENT and "between a and b" in model.reason
+        assert report.first_divergence == "(model)" and report.verdict is Verdict.DIFFERENT
 
 
 def test_nan_made_in_functional_code_is_wrong(func_gpv: Path) -> None:

@@ -18,7 +18,7 @@ def test_capture_then_check_ok(vcli, tmp_path: Path) -> None:  # type: ignore[no
     r = vcli("capture", "--model", ref(), "--out", str(out), "--format", "json")
     assert r.code == 0, r.err
     summary = json.loads(r.out)
-    assert summary["calls"] == 24 and out.is_file()
+    assert summary["calls"] == 30 and out.is_file()
     r = vcli("check", str(out), "--model", ref(), "--format", "json")
     assert r.code == 0, r.err
     report = json.loads(r.out)

@@ -40,10 +40,15 @@ def test_ulp_counted_in_bf16_and_fp16_not_after_upcast() -> None:
         assert r.max_abs == pytest.approx(3 * eps)
 
 
-def test_ulp_across_zero_is_the_sum_of_magnitudes() -> None:
+def test_ulp_only_where_both_are_normal_and_of_the_same_sign() -> None:
     a = torch.tensor([1.0], dtype=torch.bfloat16)
     b = torch.tensor([-1.0], dtype=torch.bfloat16)
-    assert m(a, b).max_ulp == 2 * 0x3F80  # bit pattern of 1.0 in bf16, on each side
+    assert m(a, b).max_ulp is None  # a sign flip: no ULP figure (blank), max abs judges it
+    a = torch.tensor([1e-3, -1e-3, 2.0, 1e-3])
+    b = torch.tensor([-1e-3, 0.0, torch.nextafter(torch.tensor(2.0), torch.tensor(3.0)), 1e-40])
+    r = m(a, b, atol=1e-5)
+    assert r.max_ulp == 1  # only 2.0 counts: sign flip, zero and subnormal B are left out
+    assert r.max_abs == pytest.approx(2e-3)
 
 
 def test_ulp_ignores_elements_below_atol() -> None:

@@ -2,8 +2,9 @@
 
 Progress goes to stderr (a spinner when stderr is a terminal); the result goes to stdout or
 ``--output``. Exit codes: 0 everything same/equivalent, 1 a tensor is wrong (or, with
-``--fail-on different``, different) or nothing could be compared at all (a check that verified
-nothing must not pass a CI gate), 2 bad input, 3 torch/safetensors missing or no GPU.
+``--fail-on different``, different), B's weights differ from A's (unless
+``--allow-weight-diff``), or nothing could be compared at all (a check that verified nothing
+must not pass a CI gate), 2 bad input, 3 torch/safetensors missing or no GPU.
 
 Text that comes from a ``.gpv`` or the user's model (module paths in errors, progress and the
 one-line summary) passes through :func:`gpuport.render.text.clean` before it reaches stderr,
@@ -161,13 +162,22 @@ def _emit_report(report: object, fmt: OutputFormat, output: Path | None, top: in
         )
 
 
-def _exit(report: object, fail_on: str) -> None:
-    """Exit 1 on findings, and when nothing could be compared: that verified nothing."""
+def _exit(report: object, fail_on: str, allow_weight_diff: bool = False) -> None:
+    """Exit 1 on findings, when nothing could be compared (that verified nothing), and when
+    B's weights differ from A's unless --allow-weight-diff (then every module differs)."""
     from gpuport.validate.model import ParityReport, Status, Verdict
 
     if not isinstance(report, ParityReport):
         raise TypeError(type(report).__name__)
     bad = {Status.WRONG} if fail_on == "wrong" else {Status.WRONG, Status.DIFFERENT}
+    if report.weights_differ and not allow_weight_diff:
+        err_console.print(
+            "gpuport validate: B's weights differ from A's: exit 1 (--allow-weight-diff to "
+            "compare them anyway)",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(EXIT_FINDINGS)
     if report.verdict is Verdict.NOTHING or any(r.status in bad for r in report.rows):
         raise typer.Exit(EXIT_FINDINGS)
 
@@ -247,13 +257,29 @@ def check_cmd(
     output: OutputOpt = None,
     top: TopOpt = 15,
     fail_on: FailOpt = "wrong",
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            "--precision",
+            help="bf16 or fp16: run B in this format against A's fp32 capture and judge each "
+            "module by what the format explains.",
+        ),
+    ] = None,
+    allow_weight_diff: Annotated[
+        bool,
+        typer.Option(
+            "--allow-weight-diff", help="Do not fail (exit 1) when B's weights differ from A's."
+        ),
+    ] = False,
 ) -> None:
     """Machine B: replay A's inputs, compare module by module, name the first divergence."""
+    from gpuport.validate import precision as formats
     from gpuport.validate.check import CheckOptions, check
 
     _check_format(fmt)
     _check_top(top)
     fail = _fail_on(fail_on)
+    fmt_name = formats.parse(precision)
     ref = reference.strip().lower()
     if ref not in ("fp64", "none"):
         raise GpuportError(f"--reference must be fp64 or none, not {reference!r}")
@@ -263,12 +289,13 @@ def check_cmd(
         grafted=grafted,
         reference=ref,
         device=_check_device(device),
+        precision=fmt_name,
     )
     with clean_errors():
         with progress() as say:
             report = check(opts, say)
         _emit_report(report, fmt, output, top)
-    _exit(report, fail)
+    _exit(report, fail, allow_weight_diff)
 
 
 @validate_app.command("diff")

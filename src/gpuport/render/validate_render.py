@@ -20,11 +20,13 @@ from gpuport.render.text import clean, md
 from gpuport.validate.model import (
     CaptureSummary,
     Metrics,
+    OpDivergence,
     ParityReport,
     Row,
     Side,
     Status,
     Verdict,
+    budget_left_out,
 )
 
 STATUS_STYLE = {
@@ -123,6 +125,8 @@ def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> Non
     first = escape(clean(report.first_divergence)) if report.first_divergence else "none"
     mode = f"{report.mode}; grafted {'on' if report.grafted else 'off'}; "
     mode += f"reference {report.reference}"
+    if report.precision:
+        mode += f"; precision {report.precision}"
     lines = [
         Text.from_markup(f"A  {escape(clean(_side(report.a)))}"),
         Text.from_markup(f"B  {escape(clean(_side(report.b)))}"),
@@ -214,6 +218,21 @@ def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> Non
             line.append(f" {r.status.value}: ", style=STATUS_STYLE[r.status])
             line.append(clean(r.reason))
             console.print(line)
+            if r.first_op is not None:
+                console.print(Text("    " + clean(op_line(r.first_op)), style="dim"))
+
+
+def op_line(op: OpDivergence) -> str:
+    """One line on the first diverging op of a call (op-level replay)."""
+    ins = ", ".join(f"{d}{list(s)}" for d, s in zip(op.dtypes, op.shapes, strict=False))
+    backend = ""
+    if op.backend_a or op.backend_b:
+        backend = f"; SDPA backend A {op.backend_a or '?'}, B {op.backend_b or '?'}"
+    return (
+        f"op #{op.index} {op.op} at {op.call_site}: inputs {ins} → {op.out_dtype}{backend}; "
+        f"error vs float64 {op.err_b:.3g}, a correct {op.nominal_dtype} computation "
+        f"{op.err_ref:.3g} ({op.ops_checked} op(s) checked)"
+    )
 
 
 def _times_tol(row: Row) -> str:
@@ -234,7 +253,8 @@ def markdown(report: ParityReport, *, top: int = TOP_N) -> str:
         f"* A: {md(_side(report.a))}",
         f"* B: {md(_side(report.b))}",
         f"* first divergence: {md(report.first_divergence or 'none')}",
-        f"* grafted: {'yes' if report.grafted else 'no'}; reference: {report.reference}",
+        f"* grafted: {'yes' if report.grafted else 'no'}; reference: {report.reference}"
+        + (f"; precision: {report.precision}" if report.precision else ""),
         "* counts: " + ", ".join(f"{s.value} {report.counts.get(s, 0)}" for s in Status),
     ]
     notes = [f"settings differ: {w}" for w in report.settings_warnings] + report.warnings
@@ -265,6 +285,10 @@ def markdown(report: ParityReport, *, top: int = TOP_N) -> str:
                 md(r.reason),
             ]
             lines.append("| " + " | ".join(cells) + " |")
+    ops = [r for r in report.rows if r.first_op is not None]
+    if ops:
+        lines += ["", "## First diverging op inside a module (op-level replay)", ""]
+        lines += [f"* {md(r.label)}: {md(op_line(r.first_op))}" for r in ops if r.first_op]
     tols = sorted({r.tolerance.provenance for r in rows if r.tolerance})
     if tols:
         lines += ["", "## Tolerances used", "", *(f"* {md(t)}" for t in tols)]
@@ -280,12 +304,15 @@ def capture_terminal(summary: CaptureSummary, console: Console) -> None:
         highlight=False,
         soft_wrap=True,
     )
-    if summary.left_out:
-        shown = ", ".join(summary.left_out[:5])
-        more = f" and {len(summary.left_out) - 5} more" if len(summary.left_out) > 5 else ""
+    budget = budget_left_out(summary.left_out)
+    if budget:
+        shown = ", ".join(budget[:5])
+        more = f" and {len(budget) - 5} more" if len(budget) > 5 else ""
         console.print(
             Text(
-                f"left out by --max-bytes: {len(summary.left_out)} call(s): {clean(shown)}{more}",
+                f"left out by --max-bytes: {len(budget)} call(s): {clean(shown)}{more}",
                 style="yellow",
             )
         )
+    for entry in [e for e in summary.left_out if e not in budget]:
+        console.print(Text(clean(entry), style="yellow"))

@@ -31,13 +31,23 @@ from gpuport.models import GpuportError
 from gpuport.usercode import call_user, load_callable
 from gpuport.validate import env, gpv
 from gpuport.validate.model import (
+    NOT_TRACED,
     CaptureManifest,
     CaptureSummary,
     ModuleRecord,
     TensorInfo,
 )
 from gpuport.validate.tolerance import op_class
-from gpuport.validate.trace import Handler, flatten_tensors, reduction_k, select, traced
+from gpuport.validate.trace import (
+    ROOT,
+    CallInfo,
+    Handler,
+    flatten_tensors,
+    is_leaf,
+    reduction_k,
+    select,
+    traced,
+)
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
 Observer = Callable[[str], None]
@@ -128,6 +138,8 @@ class _Recorder(Handler):
         self.records: list[dict[str, Any]] = []
         self._known: dict[int, tuple[Any, int, str]] = {}
         self._pending: dict[tuple[str, int], _Pending] = {}
+        self.parents: dict[tuple[str, int], tuple[str, int] | None] = {}
+        self.called: set[str] = set()
 
     # -- storage ----------------------------------------------------------------------------
 
@@ -177,10 +189,21 @@ class _Recorder(Handler):
         self._pending[(path, call)] = pending
 
     def after(
-        self, path: str, module: Any, call: int, order: int, args: Any, outputs: list[Any]
+        self,
+        path: str,
+        module: Any,
+        call: int,
+        order: int,
+        args: Any,
+        outputs: list[Any],
+        info: CallInfo,
     ) -> None:
         pending = self._pending.pop((path, call), None)
         label = path if not call else f"{path} (call {call})"
+        self.called.add(path)
+        self.parents[(path, call)] = info.parent
+        if path != ROOT and info.own_ops == 0 and not is_leaf(module):
+            return  # a pure container: its output is its children's, already traced
         if self.stopped or pending is None:
             self.left_out.append(label)
             return
@@ -229,6 +252,10 @@ class _Recorder(Handler):
             "grads": [],
             "inputs": None if pending.note else spec,
             "replay_note": pending.note,
+            "parent": info.parent,
+            "own_ops": info.own_ops,
+            "autocast": info.autocast,
+            "sdpa": list(info.sdpa),
         }
         self.records.append(record)
         if self.backward:
@@ -253,6 +280,43 @@ class _Recorder(Handler):
             )
 
         return hook
+
+
+def resolve_parents(rec: _Recorder) -> None:
+    """Point every record at its innermost *recorded* ancestor (pure containers are dropped)."""
+    recorded = {(r["path"], r["call"]) for r in rec.records}
+    for r in rec.records:
+        parent = r.pop("parent")
+        seen = 0
+        while parent is not None and parent not in recorded and seen < 10_000:
+            parent = rec.parents.get(parent)
+            seen += 1
+        r["parent"], r["parent_call"] = (parent if parent in recorded else (None, 0)) or (None, 0)
+
+
+def untraced(
+    model: Any, selected: list[tuple[str, Any]], called: set[str], modules: tuple[str, ...]
+) -> list[str]:
+    """What was not traced, for ``left_out``: modules never called as modules (their parent
+    uses them, or their weights, directly) and, with --modules, those outside the filter."""
+    chosen = {p for p, _ in selected}
+    out: list[str] = []
+    listed: list[str] = []
+    for p, _m in selected:
+        if p in called or p == ROOT or any(c.startswith(p + ".") for c in called):
+            continue  # called, or a container (ModuleList) whose children were called
+        if any(p.startswith(q + ".") for q in listed):
+            continue  # inside a module already listed
+        listed.append(p)
+        out.append(
+            f"{p}{NOT_TRACED} (never called as a module; its parent may use its weights "
+            "directly, and is checked with them)"
+        )
+    if modules:
+        outside = sum(1 for p, _ in model.named_modules() if (p or ROOT) not in chosen)
+        if outside:
+            out.append(f"{outside} module(s) outside --modules {' '.join(modules)}{NOT_TRACED}")
+    return out
 
 
 def _config(module: Any) -> str:
@@ -300,6 +364,8 @@ def capture_model(
     model_spec, loss_names = _record(
         torch, model, args, kwargs, rec, selected, backward=backward, seed=seed, say=say
     )
+    resolve_parents(rec)
+    left_out = [*rec.left_out, *untraced(model, selected, rec.called, modules)]
     # hashing after the forward pass, not beside it: on a busy CPU a hashing thread only slows
     # torch's own threads down (measured: 0.6 s instead of 0.45 + 0.08 s on 2 cores)
     say(f"hashing {len(rec.store)} tensors ({rec.stored_bytes / 1e6:.1f} MB)")
@@ -317,7 +383,7 @@ def capture_model(
         model_inputs=model_spec,
         loss_weights=loss_names,
         modules=[ModuleRecord(**r) for r in rec.records],
-        left_out=rec.left_out,
+        left_out=left_out,
         max_bytes=max_bytes,
         stored_bytes=rec.stored_bytes,
         checksums=checksums,
@@ -331,7 +397,7 @@ def capture_model(
         calls=len(rec.records),
         tensors=len(rec.store),
         stored_bytes=rec.stored_bytes,
-        left_out=rec.left_out,
+        left_out=left_out,
         backward=backward,
         seconds=round(time.perf_counter() - t0, 3),
         settings=manifest.settings,
@@ -371,7 +437,7 @@ def _record(
     seed_everything(torch, seed)
     loss_names: list[str] = []
     grad_ctx = torch.enable_grad() if backward else torch.no_grad()
-    with grad_ctx, traced(torch, selected, rec):
+    with grad_ctx, traced(torch, selected, rec, device_type(torch, model, args, kwargs)):
         output = call_user(model, "the model's forward", *args, **kwargs)
         if backward:
             outs = [t for t in flatten_tensors(torch, output) if t.requires_grad]
@@ -394,6 +460,15 @@ def _record(
             )
         raise GpuportError("nothing was recorded: the traced modules were never called")
     return model_spec, loss_names
+
+
+def device_type(torch: Any, model: Any, args: Any, kwargs: Any) -> str:
+    """'cuda' or 'cpu': where the model runs, for reading the autocast state."""
+    first = next(iter(model.parameters()), None)
+    if first is None:
+        tensors = flatten_tensors(torch, [args, kwargs])
+        first = tensors[0] if tensors else None
+    return "cpu" if first is None else str(first.device.type)
 
 
 def _checksums(torch: Any, store: dict[str, Any]) -> dict[str, str]:

@@ -26,23 +26,24 @@ from typing import Any
 
 from gpuport.models import GpuportError
 from gpuport.usercode import call_user
-from gpuport.validate import env, gpv
-from gpuport.validate.arbitrate import Decision, decide, double_module, to_double
-from gpuport.validate.capture import build_model, seed_everything, to_device
+from gpuport.validate import env, gpv, precision
+from gpuport.validate.arbitrate import decide, double_module, to_double
+from gpuport.validate.attribute import Context, Item, diverged_locally, origins, rows
+from gpuport.validate.capture import build_model, device_type, seed_everything, to_device
 from gpuport.validate.metrics import compare_tensors, kind_mismatch
 from gpuport.validate.model import (
     Metrics,
     ModuleRecord,
+    OpDivergence,
     ParityReport,
-    Row,
     Side,
-    Status,
     TensorInfo,
     Tolerance,
 )
-from gpuport.validate.report import Upstream, finish, judge
+from gpuport.validate.ops import replay_ops
+from gpuport.validate.report import finish
 from gpuport.validate.tolerance import ASSERT_CLOSE, tolerance
-from gpuport.validate.trace import ROOT, Handler, flatten_tensors, traced
+from gpuport.validate.trace import ROOT, CallInfo, Handler, flatten_tensors, traced
 
 Observer = Callable[[str], None]
 
@@ -54,23 +55,44 @@ class CheckOptions:
     grafted: bool = False
     reference: str = "fp64"
     device: str = "cpu"
+    precision: str | None = None
 
 
-@dataclass
-class _Item:
-    """One tensor of A's capture and what B made of it."""
+# op-level replays per check: each runs one module again with every op recomputed twice
+MAX_OP_REPLAYS = 3
 
-    rec: ModuleRecord
-    kind: str
-    index: int
-    info: TensorInfo
-    tol: Tolerance
-    metrics: Metrics | None = None
-    local: Metrics | None = None
-    decision: Decision | None = None
-    note: str | None = None
-    hard: str | None = None  # a structural failure (shape, dtype kind): wrong, whatever the numbers
-    whole_model: bool = False  # the root's row, which the local pass would have replayed
+
+def loosest(own: Tolerance, inner: list[Tolerance]) -> Tolerance:
+    """``own`` loosened to the largest atol/rtol and smallest cosine floor in ``inner``."""
+    wide = max(inner, key=lambda t: t.atol, default=own)
+    atol = max(own.atol, wide.atol)
+    rtol = max([own.rtol, *(t.rtol for t in inner)])
+    floors = [t.min_cosine for t in [own, *inner] if t.min_cosine is not None]
+    if own.max_rel_rms is not None:  # --precision: the normwise limit of the deepest reduction
+        deep = max(inner, key=lambda t: t.max_rel_rms or 0.0, default=own)
+        if (deep.max_rel_rms or 0.0) <= own.max_rel_rms:
+            return own
+        return own.model_copy(
+            update={
+                "max_rel_rms": deep.max_rel_rms,
+                "k": deep.k,
+                "provenance": f"the loosest of its traced children, which it contains: "
+                f"{deep.provenance}",
+            }
+        )
+    if atol == own.atol and rtol == own.rtol:
+        return own
+    return own.model_copy(
+        update={
+            "atol": atol,
+            "rtol": rtol,
+            "min_cosine": min(floors) if floors else None,
+            "provenance": (
+                f"the loosest tolerance of its traced children, which it contains "
+                f"(atol {atol:g}, rtol {rtol:g}): {wide.provenance}"
+            ),
+        }
+    )
 
 
 def tolerance_for(rec: ModuleRecord, a_dtype: str, b_dtype: str) -> Tolerance:
@@ -87,26 +109,52 @@ def tolerance_for(rec: ModuleRecord, a_dtype: str, b_dtype: str) -> Tolerance:
 class Comparer(Handler):
     """Compares each of B's outputs (and grads) with A's as soon as B produces it."""
 
-    def __init__(self, torch: Any, cap: gpv.GpvFile, backward: bool) -> None:
+    def __init__(
+        self, torch: Any, cap: gpv.GpvFile, backward: bool, fmt: str | None = None
+    ) -> None:
         self.torch = torch
         self.cap = cap
         self.backward = backward
+        self.fmt = fmt
         self.by_key = {r.key: r for r in cap.manifest.modules}
-        self.items: dict[tuple[str, int, str, int], _Item] = {}
+        self.b_autocast: dict[tuple[str, int], str | None] = {}
+        self.items: dict[tuple[str, int, str, int], Item] = {}
+        self.extra: list[str] = []
+        self.bytes = 0
         for rec in cap.manifest.modules:
             for i, info in enumerate(rec.outputs):
                 self._add(rec, "output", i, info)
             for info in rec.grads:
                 self._add(rec, "grad", gpv.tensor_index(info.name), info)
-        self.extra: list[str] = []
-        self.bytes = 0
+        self._containers()
+
+    def _containers(self) -> None:
+        """A call with traced descendants contains their reductions: its outputs get the
+        loosest of its own and their tolerances (a block's residual add after a K = 4096
+        projection inherits the projection's K-scaled atol)."""
+        recs = self.cap.manifest.modules
+        inner: dict[tuple[str, int], list[Tolerance]] = {}
+        for rec in sorted(recs, key=lambda r: r.order):  # children complete first
+            mine = [
+                self.items[(rec.path, rec.call, "output", i)].tol for i in range(len(rec.outputs))
+            ]
+            mine += inner.get(rec.key, [])
+            key = rec.parent_key
+            if key is not None:
+                inner.setdefault(key, []).extend(mine)
+            if rec.key in inner:
+                for i in range(len(rec.outputs)):
+                    item = self.items[(rec.path, rec.call, "output", i)]
+                    item.tol = loosest(item.tol, inner[rec.key])
 
     def _add(self, rec: ModuleRecord, kind: str, index: int, info: TensorInfo) -> None:
         tol = tolerance(info.dtype, "grad" if kind == "grad" else rec.op_class, rec.k)
-        item = _Item(rec, kind, index, info, tol, note="B never made this call")
+        if self.fmt is not None:
+            tol = precision.tolerance(self.fmt, rec)
+        item = Item(rec, kind, index, info, tol, note="B never made this call")
         self.items[(rec.path, rec.call, kind, index)] = item
 
-    def measure(self, item: _Item, b: Any) -> Metrics | None:
+    def measure(self, item: Item, b: Any) -> Metrics | None:
         """Metrics of B's tensor against A's; a shape mismatch is recorded as a hard failure."""
         a = self.cap.tensor(item.info.stored)
         b = b.detach().to("cpu")
@@ -118,15 +166,26 @@ class Comparer(Handler):
             item.hard = why
             return None
         b_dtype = str(b.dtype).removeprefix("torch.")
-        if b_dtype != item.info.dtype:
+        if b_dtype != item.info.dtype and self.fmt is None:
             item.tol = tolerance_for(item.rec, item.info.dtype, b_dtype)
         self.bytes += a.numel() * a.element_size()
         tol = item.tol
-        return compare_tensors(self.torch, a, b, tol.atol, tol.rtol, tol.min_cosine)
+        metrics = compare_tensors(self.torch, a, b, tol.atol, tol.rtol, tol.min_cosine)
+        if tol.max_rel_rms is not None:
+            metrics = metrics.model_copy(update={"max_rel_rms": tol.max_rel_rms})
+        return metrics
 
     def after(
-        self, path: str, module: Any, call: int, order: int, args: Any, outputs: list[Any]
+        self,
+        path: str,
+        module: Any,
+        call: int,
+        order: int,
+        args: Any,
+        outputs: list[Any],
+        info: CallInfo,
     ) -> None:
+        self.b_autocast[(path, call)] = info.autocast
         rec = self.by_key.get((path, call))
         if rec is None:
             self.extra.append(path if not call else f"{path} (call {call})")
@@ -142,7 +201,7 @@ class Comparer(Handler):
             if grad is not None and self.backward and outputs[i].requires_grad:
                 outputs[i].register_hook(self._grad_hook(grad))
 
-    def _grad_hook(self, item: _Item) -> Callable[[Any], None]:
+    def _grad_hook(self, item: Item) -> Callable[[Any], None]:
         def hook(g: Any) -> None:
             item.note = None
             item.metrics = self.measure(item, g)
@@ -150,11 +209,37 @@ class Comparer(Handler):
         return hook
 
 
-def _replay(torch: Any, module: Any, rec: ModuleRecord, cap: gpv.GpvFile, device: Any) -> Any:
-    """B's module on A's recorded inputs (copies: the module may work in place)."""
-    args, kwargs = gpv.decode_call(rec.inputs, lambda n: cap.tensor(n, copy=True))
-    args, kwargs = to_device(torch, args, device), to_device(torch, kwargs, device)
-    with torch.no_grad():
+@dataclass(frozen=True)
+class Replay:
+    """How B replays a module call: where, in which format, under which autocast."""
+
+    device: Any
+    fmt: str | None = None
+
+    def inputs(self, torch: Any, rec: ModuleRecord, cap: gpv.GpvFile) -> tuple[Any, Any]:
+        """Copies of A's recorded inputs on B's device (cast with --precision): the module
+        may work in place."""
+        args, kwargs = gpv.decode_call(rec.inputs, lambda n: cap.tensor(n, copy=True))
+        args, kwargs = to_device(torch, args, self.device), to_device(torch, kwargs, self.device)
+        if self.fmt is not None:
+            dtype = precision.dtype_of(torch, self.fmt)
+            args, kwargs = precision.cast(torch, args, dtype), precision.cast(torch, kwargs, dtype)
+        return args, kwargs
+
+    def autocast(self, torch: Any, state: str | None) -> Any:
+        """The autocast state B's own run had for this call (the replay must reproduce it)."""
+        kind = self.device.type
+        if state is None:
+            return torch.autocast(kind, enabled=False)
+        return torch.autocast(kind, dtype=getattr(torch, state), enabled=True)
+
+
+def _replay(
+    torch: Any, module: Any, rec: ModuleRecord, cap: gpv.GpvFile, how: Replay, state: str | None
+) -> Any:
+    """B's module on A's recorded inputs, under the autocast state of B's own call."""
+    args, kwargs = how.inputs(torch, rec, cap)
+    with torch.no_grad(), how.autocast(torch, state):
         return flatten_tensors(torch, module(*args, **kwargs))
 
 
@@ -172,18 +257,24 @@ def local_pass(
     model: Any,
     comparer: Comparer,
     *,
-    device: Any,
+    how: Replay,
     grafted: bool,
     reference: str,
     say: Observer,
 ) -> None:
-    """Grafting and fp64 arbitration, module call by module call, in execution order."""
+    """Grafting and fp64 arbitration, module call by module call, in execution order.
+
+    With ``--precision`` every suspect is grafted (the question is each module's own error in
+    the format) and nothing is arbitrated: float64 is closer to A's fp32 by construction.
+    """
     cap = comparer.cap
     mods = {path or ROOT: m for path, m in model.named_modules()}
+    if how.fmt is not None:
+        reference = "none"
     for rec in cap.manifest.modules:
         items = [comparer.items[(rec.path, rec.call, "output", i)] for i in range(len(rec.outputs))]
         suspect = any(it.metrics is not None and not it.metrics.within for it in items)
-        if not (grafted or (reference == "fp64" and suspect)):
+        if not (grafted or ((reference == "fp64" or how.fmt) and suspect)):
             continue
         module = mods.get(rec.path)
         if rec.path == ROOT and module is not None and next(module.children(), None) is not None:
@@ -197,7 +288,8 @@ def local_pass(
             say(f"replaying {rec.path} on A's inputs")
             try:
                 seed_everything(torch, cap.manifest.seed)
-                outs = _replay(torch, module, rec, cap, device)
+                state = comparer.b_autocast.get(rec.key, rec.autocast)
+                outs = _replay(torch, module, rec, cap, how, state)
             except Exception as exc:
                 outs, note = [], f"replay on A's inputs failed: {type(exc).__name__}: {exc}"
             for it in items:
@@ -225,77 +317,50 @@ def local_pass(
                     it.decision = decide(torch, a, b, ref64[it.index], it.info.dtype, "local")
 
 
-def _label(rec: ModuleRecord) -> str:
-    return rec.path if not rec.call else f"{rec.path} (call {rec.call})"
-
-
-def _statuses(comparer: Comparer) -> dict[int, tuple[Status, str]]:
-    """Status and reason of every item (by id), judged in completion order so that each
-    output knows what B's own run showed before it (see :class:`report.Upstream`)."""
-    out: dict[int, tuple[Status, str]] = {}
-    upstream = Upstream()
-    for rec in sorted(comparer.cap.manifest.modules, key=lambda r: r.order):
-        label = _label(rec)
-        outputs = [
-            comparer.items[(rec.path, rec.call, "output", i)] for i in range(len(rec.outputs))
-        ]
-        after = upstream
-        for it in outputs:
-            if it.hard:
-                out[id(it)] = (Status.WRONG, it.hard)
-            else:
-                out[id(it)] = judge(
-                    it.metrics,
-                    it.local,
-                    it.decision,
-                    it.note,
-                    upstream,
-                    label=label,
-                    whole_model=it.whole_model,
-                )
-            after = after.then(label, it.metrics, hard=it.hard is not None)
-        upstream = after if outputs else upstream.then(label, None, hard=False)
-    for it in comparer.items.values():
-        if id(it) not in out:  # gradients: judged on B's own run alone
-            if it.hard:
-                out[id(it)] = (Status.WRONG, it.hard)
-            else:
-                out[id(it)] = judge(it.metrics, it.local, it.decision, it.note)
-    return out
-
-
-def _rows(comparer: Comparer) -> list[Row]:
-    rows: list[Row] = []
-    statuses = _statuses(comparer)
-    for it in comparer.items.values():
-        status, reason = statuses[id(it)]
-        rows.append(
-            Row(
-                order=it.rec.order,
-                path=it.rec.path,
-                call=it.rec.call,
-                kind="grad" if it.kind == "grad" else "output",
-                index=it.index,
-                op=it.rec.op,
-                dtype=it.info.dtype,
-                shape=it.info.shape,
-                numel=_numel(it.info.shape),
-                metrics=it.metrics,
-                tolerance=it.tol,
-                local=it.local,
-                arbitration=it.decision.arbitration if it.decision else None,
-                status=status,
-                reason=reason,
+def op_pass(
+    torch: Any, model: Any, ctx: Context, cap: gpv.GpvFile, how: Replay, say: Observer
+) -> None:
+    """Op-level localisation: the calls that diverge on A's inputs while no traced descendant
+    does are replayed once more, op by op (:class:`gpuport.validate.ops.OpReplay`)."""
+    mods = {path or ROOT: m for path, m in model.named_modules()}
+    for rec in origins(ctx)[:MAX_OP_REPLAYS]:
+        module = mods.get(rec.path)
+        items = ctx.outputs(rec)
+        if module is None or rec.inputs is None or not items:
+            continue
+        say(f"replaying {rec.path} op by op")
+        nominal = _nominal(torch, rec, how)
+        try:
+            seed_everything(torch, cap.manifest.seed)
+            args, kwargs = how.inputs(torch, rec, cap)
+            with how.autocast(torch, ctx.b_autocast.get(rec.key, rec.autocast)):
+                replay = replay_ops(torch, module, args, kwargs, nominal, rec.sdpa)
+        except Exception as exc:
+            items[0].note = f"op-level replay failed: {type(exc).__name__}: {exc}"
+            continue
+        if replay.found is not None:
+            items[0].first_op = OpDivergence(**replay.found)
+        elif diverged_locally(items):
+            dtype = str(nominal).removeprefix("torch.")
+            items[0].note = (
+                f"op-level replay: none of the {replay.checked} ops checked (of {replay.index}) "
+                f"is further from float64 than {dtype} explains; ops on the CPU already in "
+                f"{dtype} are not recomputed"
             )
-        )
-    return rows
 
 
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+def _nominal(torch: Any, rec: ModuleRecord, how: Replay) -> Any:
+    """The precision the module's ops are judged in: the format with --precision, else the
+    most precise floating dtype of A's outputs (float32 for an fp32 model)."""
+    if how.fmt is not None:
+        return precision.dtype_of(torch, how.fmt)
+    best = None
+    for info in rec.outputs:
+        dtype = getattr(torch, info.dtype, None)
+        floating = isinstance(dtype, torch.dtype) and dtype.is_floating_point
+        if floating and (best is None or torch.finfo(dtype).eps < torch.finfo(best).eps):
+            best = dtype
+    return best or torch.float32
 
 
 def _config_warnings(model: Any, records: list[ModuleRecord]) -> list[str]:
@@ -333,61 +398,114 @@ def check_model(
     reference: str = "fp64",
     model_ref: str | None = None,
     observer: Observer | None = None,
+    fmt: str | None = None,
 ) -> ParityReport:
-    """Compare ``model`` (machine B) with the capture ``cap`` (machine A)."""
+    """Compare ``model`` (machine B) with the capture ``cap`` (machine A); with ``fmt``
+    (bf16, fp16) B runs in that format against A's capture (``--precision``)."""
     t0 = time.perf_counter()
     say = observer or (lambda _msg: None)
     man = cap.manifest
     device = device if device is not None else torch.device("cpu")
     model = model.to(device).eval()
     say("fingerprinting the model")
-    signature, structure, checksum = env.model_identity(torch, model)
-    if signature != man.signature:
-        diffs = env.structure_diff(man.structure, structure) or ["parameter dtypes or order"]
-        raise GpuportError(
-            f"{cap.path} was captured from a different model: {len(diffs)} module(s) differ, "
-            f"e.g. {diffs[0]}"
-        )
     warnings: list[str] = []
-    if checksum != man.param_checksum:
-        warnings.append(
-            "B's weights differ from A's (same architecture, other values): every module will "
-            "differ; make build() deterministic (load the weights, or initialise on the CPU "
-            "from the seed gpuport sets)"
-        )
+    weights_differ = _identity(torch, model, cap, fmt, warnings)
+    if fmt is not None:
+        model = model.to(precision.dtype_of(torch, fmt))
     warnings += _config_warnings(model, man.modules)
     recorded = {r.path for r in man.modules}
     selected = [(p or ROOT, m) for p, m in model.named_modules() if (p or ROOT) in recorded]
-    comparer = Comparer(torch, cap, man.backward)
+    comparer = Comparer(torch, cap, man.backward, fmt)
+    how = Replay(device, fmt)
     args, kwargs = gpv.decode_call(man.model_inputs, lambda n: cap.tensor(n, copy=True))
     args, kwargs = to_device(torch, args, device), to_device(torch, kwargs, device)
-    say("running B's model on A's inputs")
-    seed_everything(torch, man.seed)
-    grad_ctx = torch.enable_grad() if man.backward else torch.no_grad()
-    with grad_ctx, traced(torch, selected, comparer):
-        output = call_user(model, "the model's forward", *args, **kwargs)
-        if man.backward:
-            _backward(torch, output, cap, warnings)
-    local_pass(torch, model, comparer, device=device, grafted=grafted, reference=reference, say=say)
+    if fmt is not None:
+        dtype = precision.dtype_of(torch, fmt)
+        args, kwargs = precision.cast(torch, args, dtype), precision.cast(torch, kwargs, dtype)
+    b_before = env.numeric_settings(torch, device)
+    with env.applied(torch, man.settings) as changed:
+        say("running B's model on A's inputs")
+        seed_everything(torch, man.seed)
+        grad_ctx = torch.enable_grad() if man.backward else torch.no_grad()
+        kind = device_type(torch, model, args, kwargs)
+        with grad_ctx, traced(torch, selected, comparer, kind):
+            output = call_user(model, "the model's forward", *args, **kwargs)
+            if man.backward:
+                _backward(torch, output, cap, warnings)
+        local_pass(torch, model, comparer, how=how, grafted=grafted, reference=reference, say=say)
+        ctx = Context(comparer.items, list(man.modules), comparer.b_autocast, fmt)
+        op_pass(torch, model, ctx, cap, how, say)
     left_out = set(man.left_out)
     extra = [label for label in comparer.extra if label not in left_out]
     if extra:
         warnings.append(f"B made {len(extra)} module call(s) A did not record, e.g. {extra[0]}")
-    b_settings = env.numeric_settings(torch, device)
-    return finish(
+    settings_warnings = [
+        w
+        for w in env.settings_warnings(man.settings, b_before)
+        if w.split(":", 1)[0] not in {c.split(":", 1)[0] for c in changed}
+    ]
+    settings_warnings += changed + _autocast_warnings(man.modules, comparer.b_autocast)
+    report = finish(
         mode="check",
-        rows=_rows(comparer),
+        rows=rows(ctx),
         a=Side(name="A", file=str(cap.path), env=man.env, settings=man.settings),
-        b=Side(name="B", env=env.fingerprint(torch, device), settings=b_settings),
+        b=Side(name="B", env=env.fingerprint(torch, device), settings=b_before),
         model_ref=model_ref,
         grafted=grafted,
-        reference=reference,
-        settings_warnings=env.settings_warnings(man.settings, b_settings),
+        reference=reference if fmt is None else "none",
+        settings_warnings=settings_warnings,
         warnings=warnings,
         left_out=man.left_out,
         bytes_compared=comparer.bytes,
         seconds=time.perf_counter() - t0,
     )
+    return report.model_copy(update={"weights_differ": weights_differ, "precision": fmt})
+
+
+def _identity(
+    torch: Any, model: Any, cap: gpv.GpvFile, fmt: str | None, warnings: list[str]
+) -> bool:
+    """Refuse another architecture; True when B's weights differ from A's. With ``fmt`` the
+    dtypes may differ (a model already cast): its weights then cannot be compared."""
+    man = cap.manifest
+    signature, structure, checksum = env.model_identity(torch, model)
+    if signature == man.signature:
+        if checksum == man.param_checksum:
+            return False
+        warnings.append(
+            "B's weights differ from A's (same architecture, other values): every module will "
+            "differ, and the check fails (exit 1) unless --allow-weight-diff; make build() "
+            "deterministic (load the weights, or initialise on the CPU from the seed gpuport sets)"
+        )
+        return True
+    if fmt is not None and precision.strip_dtypes(man.structure) == precision.strip_dtypes(
+        structure
+    ):
+        warnings.append(
+            f"B's build() returned weights in other dtypes than A's: they were cast to {fmt} "
+            "but could not be compared with A's (give B the fp32 weights to have them checked)"
+        )
+        return False
+    diffs = env.structure_diff(man.structure, structure) or ["parameter dtypes or order"]
+    hint = "" if fmt else " (a model cast to bf16/fp16 is compared with --precision)"
+    raise GpuportError(
+        f"{cap.path} was captured from a different model: {len(diffs)} module(s) differ, "
+        f"e.g. {diffs[0]}{hint}"
+    )
+
+
+def _autocast_warnings(
+    records: list[ModuleRecord], b_autocast: dict[tuple[str, int], str | None]
+) -> list[str]:
+    differ = [r for r in records if r.key in b_autocast and b_autocast[r.key] != r.autocast]
+    if not differ:
+        return []
+    first = differ[0]
+    return [
+        f"autocast: A {first.autocast or 'off'}, B {b_autocast[first.key] or 'off'} in "
+        f"{len(differ)} module call(s), from {first.path} on (autocast changes the dtype of "
+        "matmuls, convolutions and attention); run both under the same autocast"
+    ]
 
 
 def _backward(torch: Any, output: Any, cap: gpv.GpvFile, warnings: list[str]) -> None:
@@ -409,6 +527,7 @@ def check(opts: CheckOptions, observer: Observer | None = None) -> ParityReport:
     """``gpuport validate check``: build the user's model here and compare it with the file."""
     if opts.reference not in ("fp64", "none"):
         raise GpuportError(f"--reference must be fp64 or none, not {opts.reference!r}")
+    precision.parse(opts.precision)
     torch, _ = gpv.modules("gpuport validate check")
     device = env.resolve_device(torch, opts.device)
     with gpv.GpvFile(opts.path) as cap:
@@ -422,4 +541,5 @@ def check(opts: CheckOptions, observer: Observer | None = None) -> ParityReport:
             reference=opts.reference,
             model_ref=opts.model_ref,
             observer=observer,
+            fmt=precision.parse(opts.precision),
         )

@@ -15,6 +15,7 @@ import importlib
 import os
 import warnings
 import zlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -98,8 +99,107 @@ def numeric_settings(torch: Any, device: Any) -> NumericSettings:
         cudnn_deterministic=_flag(lambda: bool(backends.cudnn.deterministic)),
         cudnn_benchmark=_flag(lambda: bool(backends.cudnn.benchmark)),
         num_threads=_flag(lambda: int(torch.get_num_threads())),
+        sdpa_backends=_flag(lambda: _sdpa_enabled(torch)),
         env=env,
     )
+
+
+_SDPA_FLAGS = {
+    "flash": ("flash_sdp_enabled", "enable_flash_sdp"),
+    "mem_efficient": ("mem_efficient_sdp_enabled", "enable_mem_efficient_sdp"),
+    "math": ("math_sdp_enabled", "enable_math_sdp"),
+    "cudnn": ("cudnn_sdp_enabled", "enable_cudnn_sdp"),
+}
+
+
+def _sdpa_enabled(torch: Any) -> list[str]:
+    cuda = torch.backends.cuda
+    return [name for name, (get, _set) in _SDPA_FLAGS.items() if getattr(cuda, get)()]
+
+
+def _setters(torch: Any) -> dict[str, tuple[Any, Any]]:
+    """field → (read now, set to a value) for every setting check can apply on B."""
+    b = torch.backends
+    cuda = b.cuda
+
+    def set_sdpa(names: list[str]) -> None:
+        for name, (_get, setter) in _SDPA_FLAGS.items():
+            getattr(cuda, setter)(name in names)
+
+    def set_det(value: bool) -> None:
+        torch.use_deterministic_algorithms(value, warn_only=True)
+
+    return {
+        "tf32_matmul": (
+            lambda: bool(cuda.matmul.allow_tf32),
+            lambda v: setattr(cuda.matmul, "allow_tf32", v),
+        ),
+        "tf32_cudnn": (
+            lambda: bool(b.cudnn.allow_tf32),
+            lambda v: setattr(b.cudnn, "allow_tf32", v),
+        ),
+        "float32_matmul_precision": (
+            lambda: str(torch.get_float32_matmul_precision()),
+            torch.set_float32_matmul_precision,
+        ),
+        "fp16_reduced_precision_reduction": (
+            lambda: bool(cuda.matmul.allow_fp16_reduced_precision_reduction),
+            lambda v: setattr(cuda.matmul, "allow_fp16_reduced_precision_reduction", v),
+        ),
+        "bf16_reduced_precision_reduction": (
+            lambda: bool(cuda.matmul.allow_bf16_reduced_precision_reduction),
+            lambda v: setattr(cuda.matmul, "allow_bf16_reduced_precision_reduction", v),
+        ),
+        "deterministic_algorithms": (
+            lambda: bool(torch.are_deterministic_algorithms_enabled()),
+            set_det,
+        ),
+        "cudnn_deterministic": (
+            lambda: bool(b.cudnn.deterministic),
+            lambda v: setattr(b.cudnn, "deterministic", v),
+        ),
+        "cudnn_benchmark": (
+            lambda: bool(b.cudnn.benchmark),
+            lambda v: setattr(b.cudnn, "benchmark", v),
+        ),
+        "sdpa_backends": (lambda: _sdpa_enabled(torch), set_sdpa),
+    }
+
+
+@contextlib.contextmanager
+def applied(torch: Any, a: NumericSettings) -> Iterator[list[str]]:
+    """Run the block with A's numeric settings on B (restored afterwards).
+
+    Yields one line per setting that B had otherwise ("tf32_matmul: B True → A's False"), so
+    the report says what was changed; one that cannot be set says so too.
+    """
+    changed: list[str] = []
+    restore: list[tuple[Any, Any]] = []
+    try:
+        for field, (get, put) in _setters(torch).items():
+            want = getattr(a, field)
+            if want is None:
+                continue
+            now = _flag(get)
+            if now is None or now == want:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    put(want)
+                except Exception as exc:
+                    changed.append(f"{field}: A {want}, B {now}: could not apply A's ({exc})")
+                    continue
+            restore.append((put, now))
+            why = f" ({_WHY[field]})" if field in _WHY else ""
+            changed.append(f"{field}: B had {now}, ran this check with A's {want}{why}")
+        yield changed
+    finally:
+        for put, value in reversed(restore):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with contextlib.suppress(Exception):
+                    put(value)
 
 
 _WHY = {
@@ -112,6 +212,7 @@ _WHY = {
     "cudnn_deterministic": "cuDNN/MIOpen may pick non-deterministic algorithms",
     "cudnn_benchmark": "autotuning picks different convolution algorithms",
     "dtype_default": "tensors created without a dtype differ",
+    "sdpa_backends": "attention runs in other kernels (flash, mem_efficient, math, cudnn)",
 }
 _GPU_ONLY = frozenset(
     {
@@ -121,6 +222,7 @@ _GPU_ONLY = frozenset(
         "bf16_reduced_precision_reduction",
         "cudnn_deterministic",
         "cudnn_benchmark",
+        "sdpa_backends",
     }
 )
 

@@ -17,6 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint
 
 MANIFEST_KIND = "gpuport.validate.capture"
+# marks a left_out entry that names something not traced (rather than a call beyond --max-bytes)
+NOT_TRACED = ": not traced"
+
+
+def budget_left_out(left_out: list[str]) -> list[str]:
+    """The calls a capture's size budget left out (the other entries were never traced)."""
+    return [e for e in left_out if NOT_TRACED not in e]
+
+
 REPORT_KIND = "gpuport.validate"
 
 
@@ -66,6 +75,11 @@ class NumericSettings(BaseModel):
     cudnn_deterministic: bool | None = None
     cudnn_benchmark: bool | None = None
     num_threads: int | None = None
+    sdpa_backends: list[str] | None = Field(
+        default=None,
+        description="scaled_dot_product_attention backends enabled (flash, mem_efficient, "
+        "math, cudnn): torch.backends.cuda.*_sdp_enabled()",
+    )
     env: dict[str, str] = Field(
         default_factory=dict,
         description="environment variables that change kernels: NVIDIA_TF32_OVERRIDE, "
@@ -112,6 +126,25 @@ class ModuleRecord(BaseModel):
     replay_note: str | None = Field(
         default=None, description="why this call cannot be replayed on recorded inputs"
     )
+    parent: str | None = Field(
+        default=None, description="path of the innermost recorded module this call ran inside"
+    )
+    parent_call: int = Field(default=0, description="call number of that parent")
+    own_ops: int | None = Field(
+        default=None,
+        description="torch ops its own forward ran besides its children (None: not counted)",
+    )
+    autocast: str | None = Field(
+        default=None, description="autocast dtype active when the call started; None: off"
+    )
+    sdpa: list[str] = Field(
+        default_factory=list,
+        description="backend torch chose for each scaled_dot_product_attention in the call",
+    )
+
+    @property
+    def parent_key(self) -> tuple[str, int] | None:
+        return None if self.parent is None else (self.parent, self.parent_call)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -143,7 +176,9 @@ class CaptureManifest(BaseModel):
     loss_weights: list[str] = Field(default_factory=list, description="tensor names, --backward")
     modules: list[ModuleRecord] = Field(default_factory=list)
     left_out: list[str] = Field(
-        default_factory=list, description="module calls not stored because of --max-bytes"
+        default_factory=list,
+        description="module calls not stored because of --max-bytes, and modules not traced "
+        "(never called as a module, or outside --modules), each with the reason",
     )
     max_bytes: int
     stored_bytes: int
@@ -163,6 +198,9 @@ class Tolerance(BaseModel):
     min_cosine: float | None = Field(
         default=None, description="cosine floor (gate) applied above the atol noise floor"
     )
+    max_rel_rms: float | None = Field(
+        default=None, description="--precision: relative RMS error the format explains"
+    )
     provenance: str
 
 
@@ -180,7 +218,8 @@ class Metrics(BaseModel):
     max_ulp: int | None = Field(
         default=None,
         description="max distance in units in the last place of the tensors' own dtype, "
-        "over elements where |a| >= the tolerance's atol; None when the dtypes differ",
+        "over elements where A and B are both normal, of the same sign, and |a| >= the "
+        "tolerance's atol; None when the dtypes differ or no element qualifies",
     )
     cosine: float | None = None
     sqnr_db: float | None = Field(
@@ -201,6 +240,11 @@ class Metrics(BaseModel):
         default=False,
         description="the cosine is below min_cosine while RMS(b - a) is above atol",
     )
+    max_rel_rms: float | None = Field(
+        default=None,
+        description="--precision: the relative RMS error the format explains; when set, "
+        "within means rel_rms <= max_rel_rms (a normwise check) instead of the elementwise rule",
+    )
 
     @property
     def exact(self) -> bool:
@@ -208,6 +252,10 @@ class Metrics(BaseModel):
 
     @property
     def within(self) -> bool:
+        if self.max_rel_rms is not None:
+            return (
+                self.nonfinite_a == 0 and self.nonfinite_b == 0 and self.rel_rms <= self.max_rel_rms
+            )
         return (
             self.mismatched == 0
             and self.nonfinite_a == 0
@@ -245,6 +293,26 @@ class Arbitration(BaseModel):
     provenance: str
 
 
+class OpDivergence(BaseModel):
+    """The first op inside a module call whose result is further from float64 than a correct
+    computation in the module's precision is (op-level replay on A's recorded inputs)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: str = Field(description="torch function name: scaled_dot_product_attention, linear, ...")
+    index: int = Field(description="position among the torch ops the replay ran (0-based)")
+    call_site: str = Field(description="file:line of the code that called it")
+    shapes: list[list[int]] = Field(default_factory=list, description="tensor input shapes")
+    dtypes: list[str] = Field(default_factory=list, description="tensor input dtypes")
+    out_dtype: str
+    nominal_dtype: str = Field(description="the precision the module's op was judged against")
+    backend_a: str | None = Field(default=None, description="SDPA backend A's call used")
+    backend_b: str | None = Field(default=None, description="SDPA backend B's replay used")
+    err_b: float = Field(description="RMSE of B's op result against float64")
+    err_ref: float = Field(description="RMSE of the op in nominal_dtype on the CPU against fp64")
+    ops_checked: int = Field(description="ops compared before and including this one")
+
+
 class Row(BaseModel):
     """One compared tensor: a module call's output (or the gradient of one)."""
 
@@ -265,6 +333,9 @@ class Row(BaseModel):
         default=None, description="B's module on A's recorded inputs against A's output"
     )
     arbitration: Arbitration | None = None
+    first_op: OpDivergence | None = Field(
+        default=None, description="op-level replay: the first diverging op inside this call"
+    )
     status: Status
     reason: str = ""
 
@@ -328,7 +399,15 @@ class ParityReport(BaseModel):
     first_divergence_order: int | None = None
     counts: dict[Status, int] = Field(default_factory=dict)
     left_out: list[str] = Field(
-        default_factory=list, description="module calls A did not store (--max-bytes)"
+        default_factory=list,
+        description="what A did not record: calls beyond --max-bytes, modules never called "
+        "as modules, modules outside --modules",
+    )
+    weights_differ: bool = Field(
+        default=False, description="B's weights differ from A's (exit 1 unless allowed)"
+    )
+    precision: str | None = Field(
+        default=None, description="--precision: B ran in this format against A's capture"
     )
     verdict: Verdict
     verdict_reason: str

@@ -36,6 +36,7 @@ from gpuport.validate.model import (
     Side,
     Status,
     Verdict,
+    budget_left_out,
 )
 
 # How much untraced code between two traced modules may amplify a relative error before the
@@ -234,12 +235,17 @@ def finish(
     if first is None:
         first = next((r for r in rows if r.status in (Status.DIFFERENT, Status.WRONG)), None)
     verdict, reason = _verdict(rows, counts, first)
-    if left_out:
+    budget = budget_left_out(left_out)
+    untraced = [e for e in left_out if e not in budget]
+    if budget:
         warnings = [
             *warnings,
-            f"{len(left_out)} module call(s) were left out of the capture by its size budget "
-            f"(--max-bytes), from {left_out[0]} on",
+            f"{len(budget)} module call(s) were left out of the capture by its size budget "
+            f"(--max-bytes), from {budget[0]} on",
         ]
+    if untraced:
+        more = f" (and {len(untraced) - 1} more, see left_out)" if len(untraced) > 1 else ""
+        warnings = [*warnings, f"{untraced[0]}{more}"]
     return ParityReport(
         mode="check" if mode == "check" else "diff",
         model_ref=model_ref,

@@ -4,6 +4,13 @@ Both machines trace the same way, so a module call is matched across them by its
 call number (``layers.0.attn`` call 0), never by position alone: a filter or a module called
 twice (weight sharing, loops) cannot shift the pairing. Calls are numbered in *completion*
 order, so a container comes after its children and the first divergence is the innermost one.
+
+Every module is hooked, leaves and containers, and the forward runs under a torch-function
+mode (:mod:`gpuport.validate.ops`) that counts, for each call, the torch ops its *own* forward
+ran besides its children's: attention modules that call ``F.scaled_dot_product_attention``,
+``nn.MultiheadAttention`` (not a leaf, and its ``out_proj`` is never called as a module), a
+residual add in a block. The capture keeps the calls of containers that computed something of
+their own (:class:`CallInfo`), and drops pure containers, whose output is all their children's.
 """
 
 from __future__ import annotations
@@ -12,26 +19,29 @@ import fnmatch
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuport.models import GpuportError
+from gpuport.validate.ops import SDPA, make_counter, sdpa_backend
 from gpuport.validate.tolerance import op_class
 
 ROOT = "(model)"
 
 
 def select(model: Any, patterns: tuple[str, ...] | list[str]) -> list[tuple[str, Any]]:
-    """Modules to trace: leaf modules by default; with globs, the matching modules (leaf or
-    not) and every leaf below them. Shared modules appear once, under their first path.
+    """Modules to trace: every module by default (containers that compute nothing of their
+    own are dropped after the run, see :class:`CallInfo`); with globs, the matching modules
+    (leaf or not) and every module below them. Shared modules appear once, under their first
+    path.
 
     The root (``(model)``) is always traced too: its output is the model's output, so code
     after the last traced module (and a divergence in it) is never out of sight. It costs
     nothing when the model returns a traced module's output (stored once, referenced).
     """
     named = [(path or ROOT, mod) for path, mod in model.named_modules()]
-    leaves = [(p, m) for p, m in named if next(iter(m.children()), None) is None]
     if not patterns:
-        return leaves if leaves and leaves[0][0] == ROOT else [(ROOT, model), *leaves]
+        return named
     matched = [p for p, _ in named if any(fnmatch.fnmatchcase(p, pat) for pat in patterns)]
     if not matched:
         some = ", ".join(p for p, _ in named[1:6])
@@ -39,8 +49,32 @@ def select(model: Any, patterns: tuple[str, ...] | list[str]) -> list[tuple[str,
             f"--modules {' '.join(patterns)} matched no module; paths look like: {some}"
         )
     keep = set(matched) | {ROOT}
-    keep |= {p for p, _ in leaves if any(p.startswith(m + ".") for m in matched)}
+    keep |= {p for p, _ in named if any(p.startswith(m + ".") for m in matched)}
     return [(p, m) for p, m in named if p in keep]
+
+
+def is_leaf(module: Any) -> bool:
+    return next(iter(module.children()), None) is None
+
+
+@dataclass
+class CallInfo:
+    """What the trace learned about one module call besides its inputs and outputs."""
+
+    parent: tuple[str, int] | None = None  # innermost traced call it ran inside
+    own_ops: int = 0  # torch ops of its own forward, not inside a traced child
+    autocast: str | None = None  # autocast dtype active when it started (None: off)
+    sdpa: list[str] = field(default_factory=list)  # SDPA backends chosen inside it
+
+
+def autocast_state(torch: Any, device_type: str) -> str | None:
+    """The autocast dtype active now for ``device_type`` ('cpu', 'cuda'), or None when off."""
+    try:
+        if not torch.is_autocast_enabled(device_type):
+            return None
+        return str(torch.get_autocast_dtype(device_type)).removeprefix("torch.")
+    except (AttributeError, RuntimeError, TypeError):
+        return None
 
 
 def flatten_tensors(torch: Any, obj: Any) -> list[Any]:
@@ -115,33 +149,78 @@ class Handler:
         """Right before ``module`` runs, with its inputs as passed (not yet modified)."""
 
     def after(
-        self, path: str, module: Any, call: int, order: int, args: Any, outputs: list[Any]
+        self,
+        path: str,
+        module: Any,
+        call: int,
+        order: int,
+        args: Any,
+        outputs: list[Any],
+        info: CallInfo,
     ) -> None:
         """Right after it returns, with its output tensors flattened."""
 
 
 @contextmanager
-def traced(torch: Any, selected: list[tuple[str, Any]], handler: Handler) -> Iterator[None]:
-    """Hooks on ``selected`` for the duration of the block; always removed afterwards."""
+def traced(
+    torch: Any, selected: list[tuple[str, Any]], handler: Handler, device_type: str = "cpu"
+) -> Iterator[None]:
+    """Hooks on ``selected`` and the op counter for the duration of the block; always
+    removed afterwards."""
     calls: dict[str, int] = {}
     stacks: dict[str, list[int]] = {}
     order = [0]
     handles: list[Any] = []
+    open_calls: list[tuple[str, int, CallInfo]] = []
+    counter = make_counter(torch)
+
+    def on_op(name: str, args: Any, kwargs: Any) -> None:
+        if not open_calls:
+            return
+        open_calls[-1][2].own_ops += 1
+        if name == SDPA:
+            counter.paused = True
+            try:
+                backend = sdpa_backend(torch, args, kwargs) or "unknown"
+            finally:
+                counter.paused = False
+            for _p, _c, info in open_calls:
+                info.sdpa.append(backend)
+
+    counter.on_op = on_op
 
     def pre(path: str) -> Callable[..., None]:
         def hook(module: Any, args: Any, kwargs: Any) -> None:
-            call = calls.get(path, 0)
-            calls[path] = call + 1
-            stacks.setdefault(path, []).append(call)
-            handler.before(path, module, call, args, kwargs)
+            counter.paused = True
+            try:
+                call = calls.get(path, 0)
+                calls[path] = call + 1
+                stacks.setdefault(path, []).append(call)
+                info = CallInfo(autocast=autocast_state(torch, device_type))
+                open_calls.append((path, call, info))
+                handler.before(path, module, call, args, kwargs)
+            finally:
+                counter.paused = False
 
         return hook
 
     def post(path: str) -> Callable[..., None]:
         def hook(module: Any, args: Any, kwargs: Any, output: Any) -> None:
-            call = stacks[path].pop() if stacks.get(path) else 0
-            handler.after(path, module, call, order[0], args, flatten_tensors(torch, output))
-            order[0] += 1
+            counter.paused = True
+            try:
+                call = stacks[path].pop() if stacks.get(path) else 0
+                info = CallInfo()
+                for i in range(len(open_calls) - 1, -1, -1):
+                    if open_calls[i][0] == path and open_calls[i][1] == call:
+                        info = open_calls.pop(i)[2]
+                        break
+                if open_calls:
+                    info.parent = (open_calls[-1][0], open_calls[-1][1])
+                outputs = flatten_tensors(torch, output)
+                handler.after(path, module, call, order[0], args, outputs, info)
+                order[0] += 1
+            finally:
+                counter.paused = False
 
         return hook
 
@@ -149,7 +228,8 @@ def traced(torch: Any, selected: list[tuple[str, Any]], handler: Handler) -> Ite
         for path, module in selected:
             handles.append(module.register_forward_pre_hook(pre(path), with_kwargs=True))
             handles.append(module.register_forward_hook(post(path), with_kwargs=True))
-        yield
+        with counter:
+            yield
     finally:
         for h in handles:
             h.remove()
