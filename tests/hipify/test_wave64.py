@@ -4,6 +4,7 @@ wave32 (gfx1030) with hipcc, and the CUDA-side rewrite still compiles with nvcc.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -147,3 +148,45 @@ def test_cuda_side_rewrite_compiles_with_nvcc(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_cli_default_follows_the_target_and_lists_each_site(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = FIXTURES / "clear.cu"
+    cdna = cli("hipify", str(src), "--hip-version", "5.2", "--format", "json")
+    assert cdna.code == 0, cdna.err
+    report = json.loads(cdna.out)
+    assert report["wave64"] == "fix"
+    sites = report["files"][0]["wave64"]
+    assert {"line": 5, "kind": "constant", "detail": f"WARP_SIZE: 32 -> {MACRO}"} in sites
+    assert report["totals"]["wave64_fixed"] == len(sites) > 10
+    rdna = cli("hipify", str(src), "--hip-version", "5.2", "--target", "gfx1100")
+    assert rdna.code == 0, rdna.err
+    assert MACRO not in rdna.out  # a wave32 target: report only
+    kept = cli("hipify", str(src), "--hip-version", "5.2", "--wave64", "report")
+    assert kept.out == translate(_read("clear.cu"), hip_version="5.2").text
+    amb = cli("hipify", str(FIXTURES / "ambiguous.cu"), "--hip-version", "6.4")
+    assert "ambiguous.cu:4: wave64 left (constant)" in amb.err
+    bad = cli("hipify", str(src), "--wave64", "maybe")
+    assert bad.code == 2 and "--wave64" in bad.err
+
+
+def test_build_flag_follows_the_wave64_target(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    shutil.copy(FIXTURES / "clear.cu", proj / "k.cu")
+    (proj / "Makefile").write_text(
+        "CC = nvcc\nCFLAGS = -O3 -DWARP_SIZE=32 -DTILE=32\nk.o: k.cu\n\t$(CC) $(CFLAGS) -c k.cu\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    res = cli("hipify", str(proj), "-o", str(out), "--build-files", "--hip-version", "5.2")
+    assert res.code == 0, res.err
+    make = (out / "Makefile").read_text(encoding="utf-8")
+    assert "-DWARP_SIZE=64 -DTILE=32 # gpuport: wave64" in make
+    out32 = tmp_path / "out32"
+    res = cli(
+        "hipify", str(proj), "-o", str(out32), "--build-files", "--hip-version", "5.2",
+        "--target", "gfx1100",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    assert "-DWARP_SIZE=32" in (out32 / "Makefile").read_text(encoding="utf-8")
