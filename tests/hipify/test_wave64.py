@@ -45,12 +45,18 @@ def test_clear_sites_are_rewritten_and_marked(version: str) -> None:
     assert "const unsigned long long bal = __ballot" in out
     assert "__popcll(bal & ((1ull << lane) - 1))" in out
     assert "__ffsll(bal)" in out
+    assert f"cg::thread_block_tile<{MACRO}> tile = cg::tiled_partition<{MACRO}>(block);" in out
+    assert f"d < {MACRO}; d *= 2" in out
+    assert f"v, {MACRO} - 1)" in out  # the broadcast from the last lane
+    assert f"if (lane == {MACRO} - 1)" in out
+    assert f"for (int o = {MACRO} / 2; o > 0; o >>= 1) s += tile.shfl_xor(s, o);" in out
+    assert f"s, o, {MACRO})" in out  # an explicit width of the whole warp
     # every changed line carries the marker; the report lists each site by input line
     for needle in ("#define WARP_SIZE", "partial[", "unsigned long long bal", "__ffsll"):
         assert MARK in _line(out, needle)
     kinds = {c.kind for c in done.wave64}
     assert kinds >= {"constant", "shuffle", "array", "lane", "ballot"}
-    assert any(c.line == 5 and c.kind == "constant" for c in done.wave64)
+    assert any(c.line == 6 and c.kind == "constant" for c in done.wave64)
     assert done.wave64_left == []
     if version == "6.4":  # HIP keeps the masks: the named full mask becomes 64 bits
         assert "#define FULL_MASK 0xffffffffffffffffull" in out
@@ -67,7 +73,7 @@ def test_ambiguous_sites_are_left_and_listed() -> None:
     assert "for (int offset = 16;" in done.text
     assert MACRO not in done.text
     left = {(w.line, w.kind) for w in done.wave64_left}
-    assert left == {(4, "constant"), (9, "lane"), (14, "shuffle"), (20, "ballot")}
+    assert left == {(4, "constant"), (9, "lane"), (14, "shuffle"), (20, "ballot"), (25, "shuffle")}
 
 
 def test_report_mode_is_the_old_translation() -> None:
@@ -157,7 +163,7 @@ def test_cli_default_follows_the_target_and_lists_each_site(cli, tmp_path: Path)
     report = json.loads(cdna.out)
     assert report["wave64"] == "fix"
     sites = report["files"][0]["wave64"]
-    assert {"line": 5, "kind": "constant", "detail": f"WARP_SIZE: 32 -> {MACRO}"} in sites
+    assert {"line": 6, "kind": "constant", "detail": f"WARP_SIZE: 32 -> {MACRO}"} in sites
     assert report["totals"]["wave64_fixed"] == len(sites) > 10
     rdna = cli("hipify", str(src), "--hip-version", "5.2", "--target", "gfx1100")
     assert rdna.code == 0, rdna.err

@@ -20,16 +20,20 @@ What is rewritten (each line changed gets a ``// gpuport: wave64 ...`` comment a
 * ``ballot``: a ballot kept in a 32-bit variable (``int b = __ballot_sync(...)``) -> ``unsigned
   long long``; ``__popc``/``__ffs``/``__clz`` of it -> the ``ll`` forms; ``1 << lane`` next to it
   -> ``1ull << lane``;
-* ``shuffle``: a shuffle loop from offset 16 down (``for (int o = 16; o > 0; o /= 2)``) or up to
-  32 -> ``GPUPORT_WAVE_SIZE / 2`` / ``GPUPORT_WAVE_SIZE``;
+* ``shuffle``: a shuffle loop (``__shfl*`` or a tile's ``.shfl*``) from offset 16 down (``for
+  (int o = 16; o > 0; o /= 2)``) or up to 32 -> ``GPUPORT_WAVE_SIZE / 2`` / ``GPUPORT_WAVE_SIZE``,
+  and an explicit shuffle width of 32 (the whole CUDA warp) in it -> ``GPUPORT_WAVE_SIZE``;
+* ``tile``: a cooperative-groups tile of a whole warp (``tiled_partition<32>``,
+  ``thread_block_tile<32>``) -> ``GPUPORT_WAVE_SIZE``;
 * ``array``: a one-dimensional ``__shared__ T a[32]`` -> ``a[GPUPORT_WAVE_SIZE]``;
 * ``lane``: lane and warp numbers from a thread index (``threadIdx.x & 31``, ``% 32``, ``>> 5``,
-  ``/ 32``; ``blockDim.x / 32``) -> the same operator with the wave size.
+  ``/ 32``; ``blockDim.x / 32``) -> the same operator with the wave size; ``lane == 31`` (the
+  last lane) -> ``GPUPORT_WAVE_SIZE - 1``.
 
 What is ambiguous is left as it is and listed (:class:`WaveLeft`): a warp-size constant whose
 line speaks of bits or words (a 32 that is also a word width), a lane number used as a bit
 position (``1 << (threadIdx.x & 31)``), a shuffle with an explicit width of 32 (a sub-warp
-reduction?), a ballot kept in a variable declared elsewhere. The scan's GP3xx findings still
+reduction below 32), a ballot kept in a variable declared elsewhere. The scan's GP3xx findings still
 report every site, fixed or not.
 
 Host code sees 32: the macro depends on the device architecture being compiled, so a host-side
@@ -141,9 +145,18 @@ _BITFN = re.compile(r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?P<arg>[A-Za-z_]\w*)\b")
 _ONE_SHIFT = re.compile(r"(?<![\w.])(?P<one>1[uU]?|-1|~0[uU]?)(?=\s*<<)")
 _FOR16 = re.compile(
     r"\bfor\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|unsigned|uint32_t|auto)\s+)?"
-    r"(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>16|1)[uU]?\s*;(?P<cond>[^;]*);(?P<step>[^)]*)\)"
+    r"(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>16[uU]?|[^;]{1,40}?)\s*;(?P<cond>[^;]*);(?P<step>[^)]*)\)"
 )
-_SHFL_CALL = re.compile(r"\b__shfl(?:_up|_down|_xor)?(?P<sync>_sync)?\s*\(")
+_SHFL_CALL = re.compile(
+    r"(?:\b__shfl(?:_up|_down|_xor)?(?P<sync>_sync)?|(?<=[.>])\s*shfl(?:_up|_down|_xor)?)\s*\("
+)
+_TILE32 = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<v>32)[uU]?\s*[,>]")
+_LANE_CMP = re.compile(
+    r"\b(?P<var>[A-Za-z_]\w*)(?:\s*\+[^;(){}]{1,30}\))?\s*(?P<op>==|!=|<=|>=|<|>)\s*"
+    r"(?P<k>31|32)[uU]?\b(?![.\w])"
+)
+_SRC_LANE = re.compile(r"\b__shfl(?:_sync)?\s*\(")
+_UNROLLED = re.compile(r"\b__shfl_(?:xor|down)(?:_sync)?\s*\(")
 _SHARED32 = re.compile(
     r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*\[\s*(?P<v>32)[uU]?\s*\]\s*(?=[;=,])"
 )
@@ -250,6 +263,8 @@ class _Planner:
 
     # -- masks -----------------------------------------------------------------------------
     def masks(self) -> None:
+        """Named full masks, where the target HIP keeps the masks (below 6.2 they are dropped
+        at the calls and the constant is no longer used)."""
         if not self.keep_masks:
             return
         src, code = self.src, self.code
@@ -335,7 +350,8 @@ class _Planner:
             var, init = m.group("var"), m.group("init")
             cond = m.group("cond").replace(" ", "")
             step = m.group("step").replace(" ", "")
-            if init == "16":
+            down = init.rstrip("uU") == "16"
+            if down:
                 ok = step in (f"{var}>>=1", f"{var}/=2", f"{var}={var}>>1", f"{var}={var}/2")
             else:
                 ok = cond in (f"{var}<32", f"{var}<=16") and step in (
@@ -350,21 +366,32 @@ class _Planner:
             calls = [c for c in _SHFL_CALL.finditer(code, body[0], body[1])]
             if not calls:
                 continue
-            width32 = False
+            narrow = False
+            widths: list[tuple[int, int]] = []  # explicit widths of 32: the full CUDA warp
             for c in calls:
                 args = src.call_args(c.end() - 1)
                 if c.group("sync"):
                     args = args[1:]
-                if len(args) >= 3 and (int_value(code[args[2][0] : args[2][1]]) or 64) <= 32:
-                    width32 = True
-            if width32:
+                if len(args) >= 3:
+                    w = int_value(code[args[2][0] : args[2][1]])
+                    if w == 32:
+                        widths.append(args[2])
+                    elif w is not None and w < 32:
+                        narrow = True
+            if narrow:
                 self.leave(
                     m.start(),
                     "shuffle",
-                    "shuffle loop with an explicit width <= 32: a sub-warp reduction?",
+                    "shuffle loop with an explicit width below 32: a sub-warp reduction",
                 )
                 continue
-            if init == "16":
+            for a0, a1 in widths:
+                lit = re.search(r"32[uU]?", code[a0:a1])
+                if lit is not None:
+                    self.edit(
+                        a0 + lit.start(), a0 + lit.end(), MACRO, "shuffle", "width 32 -> wave size"
+                    )
+            if down:
                 self.edit(
                     m.start("init"),
                     m.end("init"),
@@ -394,6 +421,11 @@ class _Planner:
         if i < len(code) and code[i] == "{":
             return i, self.src.match_close(i) or i
         return i, _stmt_end(code, i)
+
+    # -- cooperative-group tiles of a whole warp ---------------------------------------------
+    def tiles(self) -> None:
+        for m in _TILE32.finditer(self.code):
+            self.edit(m.start("v"), m.end("v"), MACRO, "tile", f"tile of 32 -> {MACRO}")
 
     # -- shared arrays ---------------------------------------------------------------------
     def arrays(self) -> None:
@@ -445,6 +477,44 @@ class _Planner:
             new = {"&": f"({MACRO} - 1)", "%": MACRO, ">>": LOG2, "/": MACRO}[op]
             self.edit(k_start, k_end, new, "lane", f"{left} {op} {m.group('k')} -> {op} {new}")
 
+    def lane_compares(self) -> None:
+        code = self.code
+        for m in _LANE_CMP.finditer(code):
+            var = m.group("var")
+            if not re.fullmatch(r"(?i)lane(?:_?id(?:x)?)?|lid|laneIdx|lane_index", var):
+                continue
+            k = m.group("k")
+            new = f"{MACRO} - 1" if k == "31" else MACRO
+            if k == "31" and m.group("op") in ("<", ">", "<=", ">="):
+                new = f"({new})"
+            self.edit(m.start("k"), m.end("k"), new, "lane", f"{var} {m.group('op')} {k} -> {new}")
+
+    def broadcasts(self) -> None:
+        """``__shfl(v, 31)``: a read from the last lane (a scan's total)."""
+        src, code = self.src, self.code
+        for m in _SRC_LANE.finditer(code):
+            args = src.call_args(m.end() - 1)
+            if "_sync" in m.group():
+                args = args[1:]
+            if len(args) != 2 or int_value(code[args[1][0] : args[1][1]]) != 31:
+                continue
+            lit = re.search(r"31[uU]?", code[args[1][0] : args[1][1]])
+            if lit is not None:
+                at = args[1][0] + lit.start()
+                new = f"{MACRO} - 1"
+                self.edit(at, args[1][0] + lit.end(), new, "lane", f"source lane 31 -> {new}")
+
+    def unrolled(self) -> None:
+        """A shuffle with a literal offset of 16 outside a loop: an unrolled reduction that
+        needs a 32 step on a 64-lane wavefront; left to a person."""
+        src, code = self.src, self.code
+        for m in _UNROLLED.finditer(code):
+            args = src.call_args(m.end() - 1)
+            if "_sync" in m.group():
+                args = args[1:]
+            if len(args) == 2 and int_value(code[args[1][0] : args[1][1]]) == 16:
+                self.leave(m.start(), "shuffle", "unrolled shuffle from offset 16: add a 32 step")
+
     def marks_edits(self) -> None:
         src, text = self.src, self.src.text
         for line, kinds in self.marks.items():
@@ -480,8 +550,12 @@ def plan(
         p.masks()
         p.ballots()
         p.shuffles()
+        p.tiles()
         p.arrays()
         p.lanes()
+        p.lane_compares()
+        p.broadcasts()
+        p.unrolled()
     if p.out.needs_macro and f"define {MACRO}" in src.code:
         p.out.needs_macro = False
     p.marks_edits()
