@@ -48,7 +48,8 @@ def _need_hipcc() -> None:
 def test_single_file_to_stdout_equals_translate(cli) -> None:  # type: ignore[no-untyped-def]
     res = cli("hipify", str(WARP), "--hip-version", "6.4")
     assert res.code == 0, res.err
-    expected = translate(WARP.read_text(encoding="utf-8"), hip_version="6.4").text
+    # the default target (gfx942) runs 64-lane wavefronts: --wave64 fix is the default
+    expected = translate(WARP.read_text(encoding="utf-8"), hip_version="6.4", wave64="fix").text
     assert res.out == expected
     assert "gpuport hipify" in res.err
 
@@ -63,7 +64,7 @@ def test_tree_to_out_dir_mirrors_layout_and_leaves_input(cli, tmp_path: Path) ->
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert written == ["README.txt", "kernels/sub/inline_ptx.cu", "kernels/warp_reduce.cu"]
     warp = (out / "kernels" / "warp_reduce.cu").read_text(encoding="utf-8")
-    assert warp == translate(WARP.read_text(encoding="utf-8"), hip_version="6.4").text
+    assert warp == translate(WARP.read_text(encoding="utf-8"), hip_version="6.4", wave64="fix").text
     report = json.loads(res.out)
     assert report["kind"] == "gpuport.hipify"
     assert report["totals"]["files"] == 2

@@ -16,6 +16,7 @@ from gpuport.hipify.io import read_source, write_source, write_stdout
 from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
 from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
 from gpuport.hipify.tree import other_files
+from gpuport.hipify.wave64 import WAVE64_MODES
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 
@@ -46,8 +47,9 @@ def backup_path(path: Path) -> Path:
 BuildEdit = tuple[str, str, str]  # (rel path, original text, rewritten text)
 
 
-def build_edits(path: Path, target: str) -> list[BuildEdit]:
-    """The CMake/Makefile build files under the folder ``path`` that the rewrite changes."""
+def build_edits(path: Path, target: str, *, wave64: bool = False) -> list[BuildEdit]:
+    """The CMake/Makefile build files under the folder ``path`` that the rewrite changes
+    (``wave64``: also ``-DWARP_SIZE=32`` -> 64 for a 64-lane target)."""
     if not path.is_dir():
         return []
     edits: list[BuildEdit] = []
@@ -58,7 +60,7 @@ def build_edits(path: Path, target: str) -> list[BuildEdit]:
         text = read_source(path / rel)
         if not isinstance(text, str):
             continue
-        new, changes = rewrite_build_file(text, kind, target)
+        new, changes = rewrite_build_file(text, kind, target, wave64=wave64)
         if changes:
             edits.append((rel, text, new))
     return edits
@@ -194,6 +196,13 @@ def hipify(
             help="Also rewrite CMake/Makefile build files (CUDA language, archs, nvcc) to HIP.",
         ),
     ] = False,
+    wave64: Annotated[
+        str | None,
+        typer.Option(
+            "--wave64",
+            help="32-lane warp code: fix (port it; default for 64-lane CDNA targets) or report.",
+        ),
+    ] = None,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -213,6 +222,9 @@ def hipify(
         raise GpuportError(
             f"--launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}, not {launch_syntax!r}"
         )
+    wave_mode = wave64.lower() if wave64 is not None else None
+    if wave_mode is not None and wave_mode not in WAVE64_MODES:
+        raise GpuportError(f"--wave64 must be one of fix, report, not {wave64!r}")
     if fmt is OutputFormat.SARIF:
         raise GpuportError("hipify has no SARIF output; use terminal, json or markdown")
     if in_place and out_dir is not None:
@@ -234,8 +246,9 @@ def hipify(
         annotate=annotate,
         in_place=in_place,
         launch_syntax="ggl" if syntax == "ggl" else "keep",
+        wave64="fix" if wave_mode == "fix" else "report" if wave_mode == "report" else None,
     )
-    builds = build_edits(path, target)
+    builds = build_edits(path, target, wave64=report.wave64 == "fix")
     if in_place:
         _write_in_place(report, path, builds if build_files else None)
     else:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from gpuport.scan.files import classify
 from gpuport.scan.rules import FileKind
 from gpuport.scan.rules.build_common import CUDA_LIB_NAMES, lists_arch
+from gpuport.scan.rules.native_warp import _warpish
 
-__all__ = ["BUILD_KINDS", "Change", "build_kind", "rewrite_build_file", "unresolved"]
+__all__ = ["BUILD_KINDS", "WAVE64_NOTE", "Change", "build_kind", "rewrite_build_file", "unresolved"]
 
 Change = tuple[int, str, str]
 BUILD_KINDS = (FileKind.CMAKE, FileKind.MAKEFILE)
@@ -38,6 +39,26 @@ _ARCH_FLAG = re.compile(
 _FAST_MATH = re.compile(r"(?<![\w-])--?use_fast_math(?![\w-])")
 _CUDART = re.compile(r"(?<![\w-])-lcudart(?:_static)?(?![\w-])")
 _OTHER_LIB = re.compile(r"(?<![\w-])-l(\w+)")
+
+# Both ------------------------------------------------------------------------------------------
+_WARP_FLAG = re.compile(r"(?<![\w-])(?P<d>-D\s*)?(?P<name>[A-Za-z_]\w*)=(?P<v>32)\b(?![.\w])")
+_DEFINITIONS = re.compile(
+    r"(?i)\b(?:add_compile_definitions|target_compile_definitions|add_definitions)\b"
+)
+WAVE64_NOTE = "gpuport: wave64 warp size of the --target"
+
+
+def _warp_flags(code: str, cmake: bool) -> str:
+    """``-DWARP_SIZE=32`` (a warp-size name; bare ``WARP_SIZE=32`` in a CMake definitions call)
+    -> 64: the rewritten build file compiles for the one wave64 ``--target``."""
+    bare_ok = cmake and _DEFINITIONS.search(code) is not None
+
+    def repl(m: re.Match[str]) -> str:
+        if not _warpish(m.group("name")) or not (m.group("d") or bare_ok):
+            return m.group(0)
+        return m.group(0)[: m.start("v") - m.start()] + "64"
+
+    return _WARP_FLAG.sub(repl, code)
 
 
 def build_kind(rel_path: str) -> FileKind | None:
@@ -143,9 +164,13 @@ def _make_line(code: str, target: str) -> str:
     return _CUDART.sub("-lamdhip64", code)
 
 
-def rewrite_build_file(text: str, kind: FileKind, target: str) -> tuple[str, list[Change]]:
+def rewrite_build_file(
+    text: str, kind: FileKind, target: str, *, wave64: bool = False
+) -> tuple[str, list[Change]]:
     """``text`` with its CUDA build settings rewritten to HIP, and the (line, before, after)
-    of every changed line. ``kind`` is FileKind.CMAKE or FileKind.MAKEFILE."""
+    of every changed line. ``kind`` is FileKind.CMAKE or FileKind.MAKEFILE. ``wave64``: the
+    target runs 64-lane wavefronts and ``--wave64 fix`` is on, so a ``-DWARP_SIZE=32`` flag
+    becomes 64 (marked with a comment where the line can take one)."""
     if kind not in BUILD_KINDS:
         raise ValueError(f"not a build file kind: {kind}")
     lines = text.splitlines(keepends=True)
@@ -160,6 +185,11 @@ def rewrite_build_file(text: str, kind: FileKind, target: str) -> tuple[str, lis
             new, open_call = _cmake_line(code, target, open_call)
         else:
             new = _make_line(code, target)
+        if wave64:
+            flagged = _warp_flags(new, kind is FileKind.CMAKE)
+            if flagged != new and not comment and not flagged.rstrip().endswith("\\"):
+                comment = f" # {WAVE64_NOTE}"
+            new = flagged
         if new != code:
             changes.append((n, body, new + comment))
         out.append(new + comment + eol)

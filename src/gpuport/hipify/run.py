@@ -48,6 +48,7 @@ from .translate import (
     translate,
 )
 from .tree import other_files
+from .wave64 import WaveMode
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
@@ -57,6 +58,7 @@ __all__ = [
     "FileResult",
     "HipifyReport",
     "UnsupportedName",
+    "WaveSite",
     "compile_check",
     "detect_hip_version",
     "family_counts",
@@ -79,6 +81,14 @@ class UnsupportedName(BaseModel):
     line: int
     col: int
     reason: str
+
+
+class WaveSite(BaseModel):
+    """A 32-lane site of ``--wave64 fix``: rewritten (``detail`` says how) or left (why)."""
+
+    line: int
+    kind: str = Field(description="constant, mask, ballot, shuffle, array or lane")
+    detail: str
 
 
 class CompileResult(BaseModel):
@@ -105,6 +115,12 @@ class FileResult(BaseModel):
     )
     hazards: list[Finding] = Field(default_factory=list)
     added_include: bool = False
+    wave64: list[WaveSite] = Field(
+        default_factory=list, description="32-lane sites rewritten (--wave64 fix)"
+    )
+    wave64_left: list[WaveSite] = Field(
+        default_factory=list, description="32-lane sites left as ambiguous (--wave64 fix)"
+    )
     compile: CompileResult | None = None
     text: str | None = Field(default=None, exclude=True, description="the translated text")
     original: str | None = Field(default=None, exclude=True, description="the input text")
@@ -119,6 +135,7 @@ class HipifyReport(BaseModel):
     out_dir: str | None = None
     hip_version: str
     target: str
+    wave64: str = Field(default="report", description="fix: 32-lane sites ported; report: listed")
     checked: bool = False
     files: list[FileResult] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
@@ -251,8 +268,12 @@ def hipify_path(
     annotate: bool = False,
     in_place: bool = False,
     launch_syntax: LaunchSyntax = "keep",
+    wave64: WaveMode | None = None,
 ) -> HipifyReport:
-    """Translate ``path`` (a file or a folder) and report; see the module docstring."""
+    """Translate ``path`` (a file or a folder) and report; see the module docstring.
+
+    ``wave64``: ``fix`` ports the clear 32-lane sites, ``report`` leaves them to the hazards;
+    None picks ``fix`` for a 64-lane target (CDNA) and ``report`` otherwise."""
     if not path.exists():
         raise GpuportError(f"no such file or folder: {path}")
     if out_dir is not None and in_place:
@@ -267,6 +288,7 @@ def hipify_path(
         if not offload_archs:
             raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
     target_info = resolve_target(target)
+    mode: WaveMode = wave64 or ("fix" if target_info.wave_size == 64 else "report")
     packages = load_packages()
     amap = load_api_map()
     _parse_version(hip_version)  # refuses a bad version before any work
@@ -275,6 +297,7 @@ def hipify_path(
         out_dir=str(out_dir) if out_dir is not None else None,
         hip_version=hip_version,
         target=target_info.name,
+        wave64=mode,
         checked=check,
         environment=EnvFingerprint.collect(),
     )
@@ -301,6 +324,7 @@ def hipify_path(
             hip_version=hip_version,
             annotate=annotate,
             launch_syntax=launch_syntax,
+            wave64=mode,
         )
         output = out_dir / item.rel if out_dir is not None else None
         if in_place and done.text != got:
@@ -314,6 +338,10 @@ def hipify_path(
             unsupported_counts=_counted(u.name for u in done.unsupported),
             hazards=hazards,
             added_include=done.added_include,
+            wave64=[WaveSite(line=c.line, kind=c.kind, detail=c.detail) for c in done.wave64],
+            wave64_left=[
+                WaveSite(line=w.line, kind=w.kind, detail=w.reason) for w in done.wave64_left
+            ],
             text=done.text,
             original=got,
         )
@@ -347,6 +375,7 @@ def translate_source(
     hip_version: str,
     annotate: bool = False,
     launch_syntax: LaunchSyntax = "keep",
+    wave64: WaveMode = "report",
 ) -> tuple[list[Finding], Translation]:
     """The per-file work of hipify: the scan's GP3xx hazard pass, then the translation.
 
@@ -357,7 +386,10 @@ def translate_source(
     shown = _SURROGATE.sub("\ufffd", text)
     hazards, _ = check_text(rel, shown, FileKind.NATIVE, target, packages)
     source = annotate_text(text, hazards) if annotate else text
-    return hazards, translate(source, hip_version=hip_version, launch_syntax=launch_syntax)
+    done = translate(
+        source, hip_version=hip_version, launch_syntax=launch_syntax, wave64=wave64, path=rel
+    )
+    return hazards, done
 
 
 def family_of(name: str, amap: ApiMap) -> str:
@@ -403,4 +435,6 @@ def _totals(report: HipifyReport) -> dict[str, int]:
         "copied": len(report.copied),
         "compiled_ok": sum(1 for f in files if f.compile is not None and f.compile.ok),
         "compile_failed": sum(1 for f in files if f.compile is not None and not f.compile.ok),
+        "wave64_fixed": sum(len(f.wave64) for f in files),
+        "wave64_left": sum(len(f.wave64_left) for f in files),
     }

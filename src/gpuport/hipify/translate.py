@@ -40,7 +40,9 @@ from gpuport.knowledge.api_map import ApiEntry, ApiMap, load_api_map
 from gpuport.models import GpuportError
 from gpuport.scan.cxx import CxxSource, lex, within
 
+from . import wave64 as wave
 from .launch import rewrite_launches
+from .wave64 import WaveChange, WaveLeft, WaveMode
 
 __all__ = [
     "DEFAULT_HIP_VERSION",
@@ -49,6 +51,7 @@ __all__ = [
     "LaunchSyntax",
     "Translation",
     "Unsupported",
+    "port_wave64",
     "translate",
 ]
 
@@ -124,6 +127,9 @@ class Translation:
     unsupported: list[Unsupported] = field(default_factory=list)
     #: Whether ``#include <hip/hip_runtime.h>`` was added.
     added_include: bool = False
+    #: ``wave64="fix"``: the 32-lane sites rewritten, and those left as ambiguous.
+    wave64: list[WaveChange] = field(default_factory=list)
+    wave64_left: list[WaveLeft] = field(default_factory=list)
 
 
 @lru_cache(maxsize=32)
@@ -183,14 +189,22 @@ def _skip_space(text: str, pos: int, end: int) -> int:
     return pos
 
 
-def _warp_calls(src: CxxSource, target: Version, edits: _Edits, counts: Counter[str]) -> None:
-    """Rewrite ``*_sync`` warp intrinsics for ``target`` (see the module docstring)."""
+def _warp_calls(
+    src: CxxSource, target: Version, edits: _Edits, counts: Counter[str]
+) -> tuple[bool, list[int]]:
+    """Rewrite ``*_sync`` warp intrinsics for ``target`` (see the module docstring).
+
+    Returns whether any warp call was seen (the file then needs the HIP runtime header) and
+    the offsets of the literal masks widened to 64 bits."""
     text, code = src.text, src.code
+    seen = False
+    widened: list[int] = []
     sync_ok = target >= _SYNC_WARP_FROM
     for m in _WARP_CALL.finditer(code):
         name = m.group("name")
         if _member_access(code, m.start()):
             continue
+        seen = True
         open_paren = m.end() - 1
         args = src.call_args(open_paren)
         if sync_ok:
@@ -203,6 +217,7 @@ def _warp_calls(src: CxxSource, target: Version, edits: _Edits, counts: Counter[
                     and code[start : start + len(literal)] == literal
                 ):
                     edits.add(start, start + len(literal), FULL_MASK_64)
+                    widened.append(start)
             continue
         if name == "__syncwarp" or len(args) < 2:
             continue  # left as is; the identifier pass reports it as unsupported
@@ -215,6 +230,7 @@ def _warp_calls(src: CxxSource, target: Version, edits: _Edits, counts: Counter[
         edits.protected.add(m.start())
         edits.dropped.append((m.start(), body - 1))
         counts[name] += 1
+    return seen, widened
 
 
 def _insert_point(src: CxxSource) -> tuple[int, str]:
@@ -257,10 +273,17 @@ def translate(
     hip_version: str = DEFAULT_HIP_VERSION,
     api_map: ApiMap | None = None,
     launch_syntax: LaunchSyntax = "keep",
+    wave64: WaveMode = "report",
+    path: str = "source.cu",
 ) -> Translation:
-    """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring)."""
+    """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring).
+
+    ``wave64="fix"`` also ports the clear 32-lane assumptions (:mod:`gpuport.hipify.wave64`);
+    ``path`` (relative, for the device-code test) names the file."""
     if launch_syntax not in LAUNCH_SYNTAXES:
         raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
+    if wave64 not in wave.WAVE64_MODES:
+        raise GpuportError(f"wave64 must be fix or report, not {wave64!r}")
     amap = api_map if api_map is not None else load_api_map()
     target = _parse_version(hip_version)
     src = lex(text)
@@ -284,9 +307,15 @@ def translate(
         if final in ("hip/hip_runtime.h", "hip_runtime.h"):
             has_runtime = True
 
-    _warp_calls(src, target, edits, counts)
+    warp_seen, widened = _warp_calls(src, target, edits, counts)
+    plan = None
+    if wave64 == "fix":
+        plan = wave.plan(src, keep_masks=target >= _SYNC_WARP_FROM, rel=path, widened=widened)
+        for w_start, w_end, w_new in plan.edits:
+            edits.add(w_start, w_end, w_new)
 
-    uses_runtime = "<<<" in code
+    # a file whose only CUDA is a warp call needs the runtime header on the first pass too
+    uses_runtime = "<<<" in code or warp_seen
     entries = amap.entries
     namespaces = amap.namespaces
     hdr = iter(header_spans)
@@ -326,8 +355,13 @@ def translate(
 
     # before the launch edits: an insertion at the same offset goes first
     added = uses_runtime and not has_runtime
-    if added:
+    macro = plan is not None and plan.needs_macro
+    if added or macro:
         pos, insert = _insert_point(src)
+        if not added:
+            insert = insert.replace(HIP_RUNTIME_INCLUDE + "\n", "")
+        if macro:
+            insert += wave.macro_block()
         edits.add(pos, pos, insert)
     if launch_syntax == "ggl":
         launch_edits, failures = rewrite_launches(src)
@@ -345,4 +379,21 @@ def translate(
         replacements=dict(sorted(counts.items())),
         unsupported=unsupported,
         added_include=added,
+        wave64=plan.changes if plan is not None else [],
+        wave64_left=plan.left if plan is not None else [],
     )
+
+
+def port_wave64(text: str, *, path: str = "source.cu") -> Translation:
+    """Only the wave64 rewrites, on CUDA source that stays CUDA (no renaming): the same edits
+    :func:`translate` makes with ``wave64="fix"``, so a project can keep one source that nvcc
+    and hipcc both compile (masks stay as they are: CUDA takes 32-bit masks)."""
+    src = lex(text)
+    plan = wave.plan(src, keep_masks=False, rel=path)
+    edits = _Edits()
+    for w_start, w_end, w_new in plan.edits:
+        edits.add(w_start, w_end, w_new)
+    if plan.needs_macro:
+        pos, insert = _insert_point(src)
+        edits.add(pos, pos, insert.replace(HIP_RUNTIME_INCLUDE + "\n", "") + wave.macro_block())
+    return Translation(text=edits.apply(text), wave64=plan.changes, wave64_left=plan.left)

@@ -22,6 +22,11 @@ def summary(report: HipifyReport) -> str:
         f"{t.get('replacements', 0)} replacement(s), {t.get('unsupported', 0)} unsupported, "
         f"{t.get('hazards', 0)} hazard(s), {t.get('skipped', 0)} skipped"
     )
+    if report.wave64 == "fix":
+        line += (
+            f"; wave64: {t.get('wave64_fixed', 0)} site(s) ported, "
+            f"{t.get('wave64_left', 0)} left as ambiguous"
+        )
     if report.checked:
         line += f"; compile: {t.get('compiled_ok', 0)} ok, {t.get('compile_failed', 0)} failed"
     return line
@@ -49,6 +54,18 @@ def render(report: HipifyReport, console: Console) -> None:
         for u in f.unsupported:
             console.print(
                 f"{f.path}:{u.line}:{u.col}: unsupported {u.name} ({u.reason})",
+                highlight=False,
+                markup=False,
+            )
+        for w in f.wave64:
+            console.print(
+                f"{f.path}:{w.line}: wave64 ported ({w.kind}): {w.detail}",
+                highlight=False,
+                markup=False,
+            )
+        for w in f.wave64_left:
+            console.print(
+                f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}",
                 highlight=False,
                 markup=False,
             )
@@ -108,6 +125,14 @@ def render_markdown(report: HipifyReport) -> str:
         details += [
             f"* `{_md(f.path)}:{u.line}:{u.col}` unsupported `{u.name}`: {_md(u.reason)}"
             for u in f.unsupported
+        ]
+        details += [
+            f"* `{_md(f.path)}:{w.line}` wave64 ported ({w.kind}): {_md(w.detail)}"
+            for w in f.wave64
+        ]
+        details += [
+            f"* `{_md(f.path)}:{w.line}` wave64 left ({w.kind}): {_md(w.detail)}"
+            for w in f.wave64_left
         ]
         details += [
             f"* `{_md(h.location.display())}` **{h.rule_id}** ({h.severity.value}): {_md(h.title)}"
