@@ -149,3 +149,73 @@ def test_empty_folder_from_the_cli_exits_2_with_one_line(cli, tmp_path: Path) ->
     assert result.out == ""
     lines = [ln for ln in result.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "nothing to scan" in lines[0]
+
+
+def _git_track(root: Path, paths: list[str]) -> None:
+    """Make ``root`` a git work tree tracking ``paths`` (dulwich: git itself is never run)."""
+    from dulwich.repo import Repo
+
+    repo = Repo.init(str(root))
+    worktree = repo.get_worktree() if hasattr(repo, "get_worktree") else repo
+    worktree.stage([p.encode() for p in paths])
+
+
+SHFL = "__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
+
+
+def test_gitignore_hides_untracked_files_only(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            ".gitignore": "*.cuh\nbuild_hip/\n",
+            "csrc/tracked.cuh": SHFL,
+            "csrc/generated.cuh": SHFL,  # ignored and untracked: build output
+            "build_hip/kept.cu": SHFL,  # an ignored folder with a tracked file in it
+            "build_hip/gen.cu": SHFL,
+        },
+    )
+    _git_track(root, [".gitignore", "csrc/tracked.cuh", "build_hip/kept.cu"])
+    got = {path for rule, path in _rules(root) if rule == "GP302"}
+    assert got == {"csrc/tracked.cuh", "build_hip/kept.cu"}
+
+
+def test_without_a_git_index_gitignore_applies_to_every_file(tmp_path: Path) -> None:
+    root = _write(tmp_path, {".gitignore": "*.cuh\n", "a.cuh": SHFL, "b.cu": SHFL})
+    assert {path for _, path in _rules(root)} == {"b.cu"}
+
+
+def test_scanning_a_subfolder_of_a_work_tree_uses_its_index(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"pkg/.gitignore": "*.cuh\n", "pkg/k.cuh": SHFL})
+    _git_track(root, ["pkg/.gitignore", "pkg/k.cuh"])
+    assert {path for _, path in _rules(root / "pkg")} == {"k.cuh"}
+
+
+def test_a_folder_named_submodules_is_first_party_unless_gitmodules_lists_it(
+    tmp_path: Path,
+) -> None:
+    root = _write(
+        tmp_path,
+        {
+            ".gitmodules": '[submodule "ck"]\n\tpath = csrc/composable_kernel\n'
+            "\turl = https://github.com/ROCm/composable_kernel\n",
+            "models/mimo/submodules/audio.cu": SHFL,  # first party
+            "csrc/composable_kernel/k.cu": SHFL,  # a submodule checkout
+            "third_party/lib/k.cu": SHFL,  # vendored by name
+        },
+    )
+    report = scan_path(root, ScanOptions(jobs=1))
+    assert {f.location.path for f in report.findings} == {"models/mimo/submodules/audio.cu"}
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "git submodule" in reasons["csrc/composable_kernel/"]
+    assert "vendored" in reasons["third_party/"]
+    everything = scan_path(root, ScanOptions(jobs=1, include_vendored=True))
+    assert len({f.location.path for f in everything.findings}) == 3
+
+
+def test_an_unreadable_index_is_said_not_hidden(tmp_path: Path) -> None:
+    root = _write(tmp_path, {".gitignore": "*.cuh\n", "a.cuh": SHFL, "b.cu": SHFL})
+    (root / ".git").mkdir()
+    (root / ".git" / "index").write_bytes(b"DIRC\x00\x00\x00\x63garbage")
+    report = scan_path(root, ScanOptions(jobs=1))
+    assert any(s.path == ".git/index" for s in report.skipped)
+    assert {f.location.path for f in report.findings} == {"b.cu"}
