@@ -74,6 +74,7 @@ class PythonScan(DtypeRules, NativeRules):
             ast.Name: self._ref,
             ast.Constant: self._constant,
             ast.Compare: self._compare,
+            ast.BoolOp: self._bool_root,
             ast.Assign: self._assign,
             ast.AnnAssign: self._assign,
             ast.AugAssign: self._assign,
@@ -357,7 +358,7 @@ class PythonScan(DtypeRules, NativeRules):
             self.dtype_assign(targets[0].id, value, guard)
         if (
             names
-            and not self.flow_assign(names, value)
+            and not self.flow_assign(names, value, list(targets))
             and is_boolish(value)
             and any(PRESENCE_PARTS & set(word_parts(n)) for n in names)
         ):
