@@ -397,7 +397,10 @@ def test_unmarked_import_inside_a_big_function_still_binds_its_alias() -> None:
 
 
 def test_fp8_severity_depends_on_target() -> None:
-    code = "import torch\na = torch.float8_e4m3fn\nb = torch.float8_e5m2fnuz\n"
+    code = (
+        "import torch\na = torch.float8_e4m3fn\nb = torch.float8_e5m2fnuz\n"
+        "y = torch._scaled_mm(p, q, scale_a=s, scale_b=s)\n"  # this module runs an FP8 GEMM
+    )
     got = {
         t: [(f.location.line, f.severity) for f in scan(code, t)[0]]
         for t in ("gfx942", "gfx950", "gfx90a")
@@ -448,9 +451,27 @@ def test_fp8_named_but_not_computed_with_is_info_and_one_per_line() -> None:
     assert found == [
         (3, Severity.INFO, False),
         (4, Severity.INFO, False),
-        (5, Severity.BLOCKER, False),
-        (6, Severity.BLOCKER, False),
+        (5, Severity.MINOR, False),  # casts and a dtype returned: no FP8 GEMM in f
+        (6, Severity.MINOR, False),
     ]
+
+
+def test_fp8_storage_and_casts_are_minor_gemm_is_a_blocker() -> None:
+    storage = "import torch\ndef store(x):\n    return x.to(torch.float8_e4m3fn)\n"
+    gemm = (
+        "import torch\n"
+        "def to_fp8(a):\n    return a.to(torch.float8_e4m3fn)\n"  # a GEMM's operand
+        "def mm(a, b, s):\n    return torch._scaled_mm(a, b, scale_a=s, scale_b=s)\n"
+    )
+    triton = "import torch\nx8 = x.to(torch.float8_e5m2)\nacc = tl.dot(a, b, acc)\n"
+    mx = "import torch\nq = x.to(torch.float8_e4m3fn)\ns = e.view(torch.float8_e8m0fnu)\n"
+    stored = only(scan(storage)[0], "GP208")
+    assert [(f.location.line, f.severity) for f in stored] == [(3, Severity.MINOR)]
+    assert "stored or cast here" in stored[0].message
+    for code in (gemm, triton, mx):
+        assert [f.severity for f in only(scan(code)[0], "GP208")] == [Severity.BLOCKER], code
+    # gfx950 computes with the OCP types: none of this is a finding there
+    assert only(scan(gemm, "gfx950")[0], "GP208") == []
 
 
 def test_unsigned_dtype_severity_follows_use() -> None:

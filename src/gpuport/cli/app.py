@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from gpuport import __version__
-from gpuport.cli.common import EXIT_BUG, EXIT_USAGE, err_console
+from gpuport.cli.common import EXIT_BUG, EXIT_USAGE, ClosedPipeSafe, err_console
 from gpuport.models import GpuportError
 
 app = typer.Typer(
@@ -69,7 +69,23 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one-line errors with exit 2 (input) or 3 (environment), never a traceback."""
+    """Entry point: one-line errors with exit 2 (input) or 3 (environment), never a traceback.
+
+    A reader that goes away (``gpuport scan . | head``) is not an error: the rest of the
+    output is dropped quietly and the exit status is the command's own (1 only when
+    ``--fail-on`` tripped), not the exit 1 click gives a broken pipe.
+    """
+    real_stdout = sys.stdout
+    sys.stdout = ClosedPipeSafe(real_stdout)
+    try:
+        _run(argv)
+    finally:
+        if isinstance(sys.stdout, ClosedPipeSafe):
+            sys.stdout.flush()
+            sys.stdout = real_stdout
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         app(args=argv, prog_name="gpuport", standalone_mode=True)
     except GpuportError as exc:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TextIO
 
 import typer
 from rich.console import Console
@@ -28,6 +29,53 @@ FormatOption = Annotated[
 OutputOption = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
 ]
+
+
+class ClosedPipeSafe:
+    """``sys.stdout`` that falls silent once its reader has gone (``gpuport ... | head``).
+
+    The first write or flush that meets a broken pipe points the real stream's descriptor at
+    the null device (so the interpreter's final flush cannot fail either); every later write
+    is dropped. Everything else is the wrapped stream's.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self.reader_gone:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        self.reader_gone = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
+        except (OSError, ValueError):
+            pass  # not a real descriptor (a test's capture): dropping the writes is enough
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def emit(

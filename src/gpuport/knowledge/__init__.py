@@ -93,6 +93,29 @@ class TargetInfo(Sourced):
     lds_kib: int
     products: list[str]
     aliases: list[str] = Field(default_factory=list)
+    capability: tuple[int, int] | None = Field(
+        default=None,
+        description="what ROCm torch's get_device_capability() reports (derived from the gfx "
+        "number when left out: gfx942 -> (9, 4))",
+    )
+    nvidia_class: tuple[int, int] | None = Field(
+        default=None,
+        description="the NVIDIA compute capability with the nearest feature set; a capability "
+        "gate is wrong on this target where the two give different answers (left out: gates "
+        "are not judged)",
+    )
+
+    def reported_capability(self) -> tuple[int, int] | None:
+        """(major, minor) as torch on ROCm reports it: HIP takes them from the gfx number."""
+        if self.capability is not None:
+            return self.capability
+        digits = self.name.removeprefix("gfx")
+        if len(digits) < 3:
+            return None
+        try:
+            return int(digits[:-2], 16 if len(digits) == 3 else 10), int(digits[-2], 16)
+        except ValueError:
+            return None
 
 
 class PackageDB:

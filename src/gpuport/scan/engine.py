@@ -12,7 +12,7 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_targ
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
+from gpuport.scan.project import PACKAGING, own_packages
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
 from gpuport.scan.verdict import estimate_effort, verdict_for
 
@@ -53,6 +54,7 @@ def check_text(
     select: frozenset[str] | None = None,
     ignore: frozenset[str] = frozenset(),
     root: Path | None = None,
+    own_packages: frozenset[str] = frozenset(),
 ) -> tuple[list[Finding], str | None]:
     """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
     ctx = FileContext(
@@ -65,6 +67,7 @@ def check_text(
         select=select,
         ignore=ignore,
         root=root,
+        own_packages=own_packages,
     )
     for check in CHECKERS.get(kind, []):
         check(ctx)
@@ -72,7 +75,11 @@ def check_text(
 
 
 def _check_candidate(
-    cand: Candidate, target: TargetInfo, packages: PackageDB, opts: ScanOptions
+    cand: Candidate,
+    target: TargetInfo,
+    packages: PackageDB,
+    opts: ScanOptions,
+    own: frozenset[str] = frozenset(),
 ) -> tuple[list[Finding], SkippedFile | None]:
     if cand.kind is FileKind.GPU_BINARY:
         text = ""
@@ -92,6 +99,7 @@ def _check_candidate(
             select=opts.select,
             ignore=opts.ignore,
             root=cand.root,
+            own_packages=own,
         )
     except RecursionError:
         return [], SkippedFile(path=cand.rel, reason="nested too deeply to analyse")
@@ -105,11 +113,11 @@ def _check_candidate(
 
 
 def _chunk_worker(
-    chunk: Sequence[Candidate], opts: ScanOptions
+    chunk: Sequence[Candidate], opts: ScanOptions, own: frozenset[str]
 ) -> list[tuple[list[Finding], SkippedFile | None]]:
     target = resolve_target(opts.target, opts.knowledge_dir)
     packages = load_packages(opts.knowledge_dir)
-    return [_check_candidate(c, target, packages, opts) for c in chunk]
+    return [_check_candidate(c, target, packages, opts, own) for c in chunk]
 
 
 def scan_path(
@@ -140,6 +148,9 @@ def scan_path(
             skipped.append(SkippedFile(path=item.rel, reason=item.reason))
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
+    if not candidates:
+        raise GpuportError(_nothing_to_scan(root, skipped))
+    own = own_packages(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
 
     results: list[tuple[list[Finding], SkippedFile | None]] = []
     total = len(candidates)
@@ -148,35 +159,29 @@ def scan_path(
         ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
         with ProcessPoolExecutor(max_workers=opts.jobs, mp_context=ctx) as pool:
             done = 0
-            for part in pool.map(_chunk_worker, chunks, [opts] * len(chunks)):
+            jobs = len(chunks)
+            for part in pool.map(_chunk_worker, chunks, [opts] * jobs, [own] * jobs):
                 results.extend(part)
                 done += len(part)
                 if progress:
                     progress(done, total)
     else:
         for i, cand in enumerate(candidates, 1):
-            results.append(_check_candidate(cand, target, packages, opts))
+            results.append(_check_candidate(cand, target, packages, opts, own))
             if progress:
                 progress(i, total)
 
-    findings: list[Finding] = []
-    seen: set[tuple[str, str, int | None, int | None, str]] = set()
-    for found, skip in results:
-        for f in found:  # a -r include can also be scanned on its own: report it once
-            key = (f.rule_id, f.location.path, f.location.line, f.location.column, f.message)
-            if key not in seen:
-                seen.add(key)
-                findings.append(f)
-        if skip is not None:
-            skipped.append(skip)
-    findings.sort(key=_sort_key)
+    findings = one_per_line(f for found, _ in results for f in found)
+    skipped.extend(skip for _, skip in results if skip is not None)
+    read = total - sum(1 for _, s in results if s is not None)
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
     verdict, reason = verdict_for(findings)
     return ScanReport(
         root=safe_name(str(root)),
+        own_packages=sorted(own),
         target=target,
-        files_scanned=total - sum(1 for _, s in results if s is not None),
+        files_scanned=read,
         files_by_kind=dict(sorted(kinds.items())),
         findings=findings,
         skipped=sorted(skipped, key=lambda s: s.path),
@@ -186,6 +191,54 @@ def scan_path(
         effort=estimate_effort(findings, RULES),
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def one_per_line(found: Iterable[Finding]) -> list[Finding]:
+    """One finding per rule per line, the most severe, sorted for the report.
+
+    A rule that matches twice on one line (``major == 8 and minor > 0``), or a ``-r`` include
+    also scanned on its own, is one thing to fix: the others on that line are folded into the
+    kept finding's message as a count, so nothing disappears without a word.
+    """
+    best: dict[tuple[str, str, int], Finding] = {}
+    extra: Counter[tuple[str, str, int]] = Counter()
+    out: list[Finding] = []
+    whole_file: set[tuple[str, str, str]] = set()
+    for f in sorted(found, key=_sort_key):
+        if f.location.line is None:
+            if (f.rule_id, f.location.path, f.message) not in whole_file:
+                whole_file.add((f.rule_id, f.location.path, f.message))
+                out.append(f)
+            continue
+        key = (f.rule_id, f.location.path, f.location.line)
+        kept = best.get(key)
+        if kept is None:
+            best[key] = f
+        elif f.message != kept.message or f.location.column != kept.location.column:
+            extra[key] += 1
+    for key, f in best.items():
+        if extra[key]:
+            more = extra[key]
+            f = f.model_copy(update={"message": f"{f.message} (and {more} more on this line)"})
+        out.append(f)
+    out.sort(key=_sort_key)
+    return out
+
+
+def _nothing_to_scan(root: Path, skipped: list[SkippedFile]) -> str:
+    """The one-line error for a scan that would read no file at all."""
+    if root.is_file():
+        return f"{root} is not a file kind gpuport scans (see `gpuport scan --help`)"
+    if skipped:
+        first = skipped[0]
+        return (
+            f"nothing to scan in {root}: {len(skipped)} item(s) skipped, e.g. "
+            f"{first.path}: {first.reason}"
+        )
+    return (
+        f"nothing to scan in {root}: no Python, CUDA/C++, build, requirements or container "
+        "file found (an empty or mistyped folder?)"
     )
 
 

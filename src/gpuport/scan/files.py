@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from gpuport.scan.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
 
 NATIVE_SUFFIXES = {
@@ -48,8 +49,9 @@ SILENT_DIRS = {"__pycache__", "CVS", "_darcs"}
 # Someone else's code: skipped (and listed) unless --include-vendored.
 VENDORED_DIRS = {
     "third_party", "third-party", "thirdparty", "vendor", "vendored", "external", "extern",
-    "3rdparty", "submodules", "_vendor", "_vendored",
+    "3rdparty", "_vendor", "_vendored",
 }  # fmt: skip
+# (A folder named ``submodules`` is vendored only where .gitmodules says so: see gitindex.)
 INSTALLED_DIRS = {"site-packages", "dist-packages", "node_modules"}
 ENV_NAMES = {"venv", "env", "virtualenv", "pyenv", "conda-env"}
 BUILD_NAMES = {"build", "dist", "_build"}
@@ -175,10 +177,16 @@ def iter_entries(
     """Every non-folder entry under the folder ``root`` that the skip rules let through.
 
     The one traversal behind :func:`walk` (which classifies the entries) and hipify's copy of
-    non-CUDA files: ``.gitignore`` files from the root down, ``--exclude`` patterns, hidden,
-    vendored, installed, build and virtual-environment folders; symlinked folders are never
-    entered. Yields ``(relative path, entry)``, or a Skip saying why something was passed over.
+    non-CUDA files: ``.gitignore`` files from the root down (for untracked files only: what
+    the git index tracks is scanned even if ignored), ``--exclude`` patterns, hidden, vendored
+    (by name, or a git submodule), installed, build and virtual-environment folders;
+    symlinked folders are never entered. Yields ``(relative path, entry)``, or a Skip saying
+    why something was passed over.
     """
+    git = git_facts(root)
+    if git.problem:
+        yield Skip(".git/index", f"could not be read ({git.problem}): .gitignore was applied to "
+                   "tracked files too")  # fmt: skip
     excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
@@ -204,18 +212,18 @@ def iter_entries(
                 yield Skip(rel, f"cannot stat: {exc.strerror or exc}")
                 continue
             if is_dir:
-                why = _dir_skip_reason(Path(entry.path), include_vendored)
+                why = _dir_skip_reason(Path(entry.path), include_vendored, rel, git)
                 if why is not None:
                     if why:
                         yield Skip(rel + "/", why)
                     continue
-                if _ignored(rel, True, ignores):
+                if _ignored(rel, True, ignores) and rel not in git.tracked_dirs:
                     continue
                 if excludes is not None and excludes.match_file(rel + "/"):
                     continue
                 subdirs.append(Path(entry.path))
                 continue
-            if _ignored(rel, False, ignores):
+            if _ignored(rel, False, ignores) and rel not in git.tracked:
                 continue
             if excludes is not None and excludes.match_file(rel):
                 continue
@@ -230,7 +238,9 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _dir_skip_reason(folder: Path, include_vendored: bool) -> str | None:
+def _dir_skip_reason(
+    folder: Path, include_vendored: bool, rel: str = "", git: GitFacts | None = None
+) -> str | None:
     """None to enter the folder; "" to skip it silently; else the reason it is skipped.
 
     Virtual environments are recognised by content (``pyvenv.cfg``, ``conda-meta``)
@@ -244,6 +254,8 @@ def _dir_skip_reason(folder: Path, include_vendored: bool) -> str | None:
         return "installed third-party packages: not scanned"
     if not include_vendored and name in VENDORED_DIRS:
         return "vendored code: not scanned (--include-vendored scans it)"
+    if not include_vendored and git is not None and rel in git.submodules:
+        return "git submodule (another repository): not scanned (--include-vendored scans it)"
     if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
         return "virtual environment: not scanned"
     if name in ENV_NAMES and (folder / "bin" / "activate").is_file():

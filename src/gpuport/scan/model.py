@@ -88,3 +88,8 @@ class ScanReport(BaseModel):
     effort: Effort
     fingerprint: EnvFingerprint
     duration_s: float
+    own_packages: list[str] = Field(
+        default_factory=list,
+        description="top-level import names the project defines itself: never looked up as "
+        "dependencies",
+    )

@@ -166,6 +166,7 @@ class FileContext:
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
     root: Path | None = None
+    own_packages: frozenset[str] = frozenset()  # the project's own top-level import names
     scratch: dict[str, object] = field(default_factory=dict)
     _lines: list[str] | None = None
 

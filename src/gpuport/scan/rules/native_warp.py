@@ -31,6 +31,7 @@ from gpuport.scan.rules.native_common import Sink, int_value, iter_words, word_s
 from gpuport.scan.rules.native_warp_masks import (
     check_ballots,
     check_lane_math,
+    check_mask_constants,
     check_masks,
     statement_left,
 )
@@ -48,6 +49,11 @@ _CUDA_DIRS = frozenset({"cuda", "hip"})
 _METAL_MARKERS = re.compile(
     r"\[\[\s*(?:thread|threads|simdgroup|threadgroup|quadgroup|simdgroups|dispatch)_\w*\s*\]\]"
     r"|<metal_stdlib>|\bmetal::"
+)
+
+# Sub-groups of other SIMT models, whose widths are not CUDA warps (Metal, SYCL, OpenCL).
+_OTHER_SIMT = re.compile(
+    _METAL_MARKERS.pattern + r"|\bsycl::|<sycl/|<CL/|\bcl::|__kernel\b|\bsub_group"
 )
 
 
@@ -98,10 +104,20 @@ _CMP_LEFT = re.compile(r"([A-Za-z_]\w*)\s*[!=]=\s*$")
 _CMP_RIGHT = re.compile(r"\s*[!=]=\s*([A-Za-z_]\w*)")
 
 
-def _check_constants(sink: Sink) -> None:
+_NAMED_WARP = re.compile(r"warp|wave", re.I)
+
+
+def _check_constants(sink: Sink, *, device: bool = True) -> None:
+    """GP303. Outside device code (a plain header with no CUDA marker of its own, included by
+    ``.cu`` files) only definitions whose name says warp or wave count (``WARP_SIZE``,
+    ``kWarpSize``): there a bare ``lanes = 32`` is more likely a SIMD width."""
     code = sink.code
+
+    def named(name: str) -> bool:
+        return _warpish(name) and (device or _NAMED_WARP.search(name) is not None)
+
     for name, (offset, value) in sink.defines.items():
-        if _warpish(name) and value.strip("() uU") == "32":
+        if named(name) and value.strip("() uU") == "32":
             sink.hit(
                 "GP303",
                 offset,
@@ -113,12 +129,14 @@ def _check_constants(sink: Sink) -> None:
             continue
         lo = max(0, start - 80)
         left = _ASSIGN_LEFT.search(code, lo, start)
-        if left and _warpish(left.group(1)) and _ASSIGN_RIGHT.match(code, end):
+        if left and named(left.group(1)) and _ASSIGN_RIGHT.match(code, end):
             sink.hit(
                 "GP303",
                 left.start(1),
                 f"`{left.group(1)}` is set to 32, but a wavefront on this target has 64 lanes",
             )
+            continue
+        if not device:
             continue
         cmp_left = _CMP_LEFT.search(code, lo, start)
         cmp_right = _CMP_RIGHT.match(code, end)
@@ -318,9 +336,13 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
 
 def check_warp(sink: Sink) -> None:
     """Run the GP302-GP308 passes that are enabled; GP303-GP308 only on device code."""
+    device = device_code(sink.ctx.rel, sink.code)
     if sink.wants("GP302"):
         check_masks(sink)
-    if not device_code(sink.ctx.rel, sink.code):
+        check_mask_constants(sink, device=device)
+    if not device:
+        if sink.wants("GP303") and not _OTHER_SIMT.search(sink.code):
+            _check_constants(sink, device=False)
         return
     if sink.wants("GP303"):
         _check_constants(sink)

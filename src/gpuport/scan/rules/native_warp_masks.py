@@ -87,6 +87,47 @@ def check_masks(sink: Sink) -> None:
             )
 
 
+_CONST_DECL = re.compile(
+    r"\b(?:constexpr|const)\s+(?P<type>(?:[\w:]+\s+){0,3}?)(?P<name>[A-Za-z_]\w*)\s*=\s*"
+    r"(?P<value>[^;,{}]{1,60}?)\s*;"
+)
+_MASK_NAME = re.compile(r"mask", re.I)
+_LANE_WORDS = re.compile(r"full|final|warp|lane|shfl|all|active|sync|wave", re.I)
+
+
+def check_mask_constants(sink: Sink, *, device: bool) -> None:
+    """GP302 on the definition of a named 32-bit lane mask (``#define FINAL_MASK 0xffffffff``,
+    ``constexpr unsigned FULL_MASK = 0xffffffff;``) that no ``*_sync`` call of this file uses:
+    the calls are in the files that include it, so the definition is where to fix it. Major,
+    not blocker: it breaks the build only where an includer passes it to such a call.
+
+    A name counts when it says mask and, outside device code, also says which lanes
+    (full/final/warp/lane/...), so that a hash or bit-field constant is left alone."""
+    code = sink.code
+    found: dict[str, int] = {}
+    for name, (offset, value) in sink.defines.items():
+        if MASK32.fullmatch(value.strip("() ")):
+            found.setdefault(name, offset)
+    for m in _CONST_DECL.finditer(code):
+        words = m.group("type").split()
+        narrow = not words or words[-1] == "auto" or is_32bit(trailing_type(words))
+        if narrow and MASK32.fullmatch(_strip(m.group("value"))):
+            found.setdefault(m.group("name"), m.start("name"))
+    for name, offset in found.items():
+        if not _MASK_NAME.search(name) or not (device or _LANE_WORDS.search(name)):
+            continue
+        if re.search(r"_sync\s*\(\s*\(?\s*" + re.escape(name) + r"\b", code):
+            continue  # the call sites in this file are reported themselves
+        sink.hit(
+            "GP302",
+            offset,
+            f"`{name}` is a 32-bit full-warp mask: passed to a *_sync intrinsic, HIP "
+            "static_asserts a 64-bit mask (ROCm 6.2+), and 32 bits name only lanes 0-31 of a "
+            "64-lane wavefront; define it as a 64-bit value (0xffffffffffffffffULL)",
+            severity=Severity.MAJOR,  # a compile error only where an includer passes it
+        )
+
+
 # -- GP304 -----------------------------------------------------------------------------------
 
 _LANE_OP = re.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")

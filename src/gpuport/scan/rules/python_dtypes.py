@@ -19,6 +19,15 @@ torch.float8_e4m3fnuz`` under an arch-aware test is the default of an
 MI300-aware choice: on gfx942 the first assignment is guarded. A line gets at
 most one GP208 (the most severe).
 
+Storage and casts are not GEMMs. ROCm torch stores and converts every FP8 type on every
+GPU (``x.to(torch.float8_e4m3fn)`` works on gfx942); what fails is the matrix multiply:
+hipBLASLt runs ``torch._scaled_mm`` only with the flavour the GPU computes in. So a
+compute-target use keeps its full severity where it may feed one: an argument of
+``_scaled_mm`` (and its kin), or anywhere in a file that calls an FP8 GEMM (``_scaled_mm``,
+``_scaled_grouped_mm``, Triton's ``tl.dot``/``tl.dot_scaled``) or uses the MX/FP4 scale and
+element types (``float8_e8m0fnu``, ``float4_e2m1fn_x2``: MX GEMMs need gfx950). Elsewhere
+it is minor: data stored or cast in FP8, which must not reach a matmul in that flavour.
+
 GP210 is minor where the unsigned dtype is the dtype of a tensor that is
 computed (``torch.zeros/ones/arange/randint/full(..., dtype=torch.uint32)``,
 ``.to(torch.uint32)``), info for other ``dtype=`` keywords, and no finding for
@@ -30,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -54,6 +64,10 @@ _CREATION = frozenset(
 _PLACEHOLDERS = frozenset(
     {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "view"}
 )
+# An FP8 (or MX/FP4) matrix multiply in the file: casts there are likely its operands.
+_FP8_GEMM = re.compile(
+    r"(?<![A-Za-z0-9])_?scaled(?:_grouped)?_mm\s*\(|\btl\.dot(?:_scaled)?\s*\(|float8_e8m0fnu|float4_e2m1fn"
+)
 _RANK = {Severity.INFO: 0, Severity.MINOR: 1, Severity.MAJOR: 2, Severity.BLOCKER: 3}
 
 
@@ -65,6 +79,7 @@ class _Fp8:
     severity: Severity
     scope: ast.AST | None  # the enclosing function; None at module level
     name: str | None  # the name it is assigned to, if any
+    storage: bool = False  # a cast or storage use in code that runs no FP8 GEMM
 
 
 def branches(expr: ast.AST) -> Iterator[ast.AST]:
@@ -85,6 +100,8 @@ class DtypeRules(ScanState):
         self.fp8_found: list[_Fp8] = []
         self.fp8_arch_assigned: dict[tuple[str, int], list[int]] = {}
         self._counterparts: dict[str, list[int]] = {}
+        self.fp8_gemm: set[int] = set()  # dtype nodes that are arguments of an FP8 GEMM
+        self.file_gemm = _FP8_GEMM.search(ctx.text) is not None
 
     # ---- where a dtype is used ------------------------------------------------
 
@@ -100,10 +117,9 @@ class DtypeRules(ScanState):
         if last in _INFO_FUNCS:
             self.quiet.update(id(a) for a in node.args)
         elif last in _SCALED_MM and (func.startswith("torch.") or method):
-            for arg in node.args:
-                self._strong(arg)
-            for kw in node.keywords:
-                self._strong(kw.value)
+            for expr in (*node.args, *(kw.value for kw in node.keywords)):
+                self._strong(expr)
+                self.fp8_gemm.update(id(arm) for arm in branches(expr))
         elif last == "to" and method and node.args:
             self._strong(node.args[0])
         if method and last in ("to", "type") and node.args:
@@ -170,6 +186,9 @@ class DtypeRules(ScanState):
                 hit.guarded = any(other > line for other in later)
             if not hit.guarded and target.fp8 == "fnuz" and self._names_counterpart(hit):
                 continue
+            gemm = self.file_gemm or id(hit.node) in self.fp8_gemm
+            if hit.severity is not Severity.INFO and not gemm:
+                hit.severity, hit.storage = Severity.MINOR, True
             rank = (0 if hit.guarded else 1, _RANK[hit.severity])
             if line not in best or rank > best[line][0]:
                 best[line] = (rank, hit)
@@ -230,6 +249,11 @@ class DtypeRules(ScanState):
             )
         if hit.severity is Severity.INFO:
             message += " (named here, not computed with)"
+        elif hit.storage:
+            message += (
+                " (stored or cast here, which works on every ROCm GPU; this file runs no FP8 "
+                "GEMM, and one with this type would fail)"
+            )
         self.report(
             "GP208",
             hit.node,

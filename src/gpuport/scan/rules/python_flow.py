@@ -17,7 +17,11 @@ an ``if``/ternary/``while`` test whose branches pick ``"cpu"`` or skip, a
 from __future__ import annotations
 
 import ast
+import operator
+from collections.abc import Callable
+from typing import Any
 
+from gpuport.knowledge import TargetInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
 from gpuport.scan.rules.python_guards import PLATFORM, Aliases, is_cuda_version
@@ -41,6 +45,10 @@ class ScanState:
         self.tree: ast.Module | None = None
         self.functions: list[FunctionNode] = []  # the functions the walk is inside, outermost first
         self.cap_names: set[str] = set()
+        # name -> (the capability-derived expression bound to it, tuple index or None)
+        self.cap_exprs: dict[str, tuple[ast.expr, int | None]] = {}
+        # id of a Compare (or nested BoolOp) -> the outermost `and`/`or` it is part of
+        self.bool_roots: dict[int, ast.BoolOp] = {}
         self.props_names: set[str] = set()
         self.arch_names: set[str] = set()
         self.marked: set[str] = set()
@@ -107,10 +115,19 @@ class ScanState:
             end_line=getattr(node, "end_lineno", None),
         )
 
-    def flow_assign(self, names: set[str], value: ast.expr) -> bool:
+    def flow_assign(
+        self, names: set[str], value: ast.expr, targets: list[ast.expr] | None = None
+    ) -> bool:
         """Track names bound to capability/properties/arch values; False if none applied."""
         if self._cap(value):
             self.cap_names |= names
+            for target in targets or []:
+                if isinstance(target, ast.Name):
+                    self.cap_exprs[target.id] = (value, None)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    for i, elt in enumerate(target.elts):
+                        if isinstance(elt, ast.Name):
+                            self.cap_exprs[elt.id] = (value, i)
         elif self._props(value):
             self.props_names |= names
         elif self._arch(value):
@@ -174,15 +191,22 @@ class ScanState:
                 self.quiet.update(id(e) for e in op.elts)
         guarded = bool(guard & PLATFORM)
         if any(self._cap(o) for o in operands) and any(is_intlike(o) for o in operands):
-            self.report(
-                "GP205",
-                node,
-                guarded=guarded,
-                message="compares get_device_capability() with NVIDIA SM numbers; on ROCm "
-                "it returns gfx-derived numbers (gfx942 -> (9, 4), gfx950 -> (9, 5))",
-            )
+            root = self.bool_roots.get(id(node))
+            message = gate_verdict(node, root, self.ctx.target, self.cap_exprs)
+            if message is None:
+                return  # the gate takes the same path as on an NVIDIA GPU of the same class
+            self.report("GP205", node, guarded=guarded, message=message)
         elif any(is_sm_string(o) for o in operands) and any(self._arch(o) for o in operands):
             self._arch_finding(node, guarded)
+
+    def _bool_root(self, node: ast.BoolOp, guard: int) -> None:
+        """Remember the whole ``and``/``or`` around each comparison: ``major > 8 or (major ==
+        8 and minor >= 9)`` is judged as one test (the walk meets the outermost one first)."""
+        if not self.has_cap or id(node) in self.bool_roots:
+            return
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.BoolOp, ast.Compare)):
+                self.bool_roots.setdefault(id(sub), node)
 
     def _arch_finding(self, node: ast.AST, guarded: bool) -> None:
         self.report(
@@ -233,3 +257,138 @@ class ScanState:
             and self._arch(node.func.value)
         ):
             self._arch_finding(node, bool(guard & PLATFORM))
+
+
+# -- capability gates evaluated against the target ------------------------------------------
+
+_GENERIC_GATE = (
+    "compares get_device_capability() with NVIDIA SM numbers; on ROCm it returns gfx-derived "
+    "numbers (gfx942 -> (9, 4), gfx950 -> (9, 5))"
+)
+_CMP_OPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_BIN_OPS: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+}
+
+
+def gate_verdict(
+    node: ast.Compare,
+    root: ast.BoolOp | None,
+    target: TargetInfo,
+    names: dict[str, tuple[ast.expr, int | None]],
+) -> str | None:
+    """None when the gate gives the same answer on ``target`` as on an NVIDIA GPU with the
+    same features (``target.nvidia_class``), else the finding's message.
+
+    ``major >= 8`` is true on gfx942 (torch reports (9, 4)) and on an sm_89 GPU alike: right.
+    ``>= (9, 0)`` is true on gfx942 but false on sm_89: it switches on a Hopper-only path.
+    The whole ``and``/``or`` around the comparison (``root``) is judged when it can be worked
+    out, else the comparison alone; a gate that cannot be worked out keeps the generic message.
+    """
+    reported, like = target.reported_capability(), target.nvidia_class
+    if reported is None or like is None:
+        return _GENERIC_GATE
+    on_amd = on_nvidia = None
+    if root is not None:
+        on_amd, on_nvidia = _evaluate(root, reported, names), _evaluate(root, like, names)
+    if on_amd is None or on_nvidia is None:
+        on_amd, on_nvidia = _evaluate(node, reported, names), _evaluate(node, like, names)
+    if on_amd is None or on_nvidia is None:
+        return _GENERIC_GATE
+    if on_amd == on_nvidia:
+        return None
+    sm = f"sm_{like[0]}{like[1]}"
+    return (
+        f"this capability test is {on_amd} on {target.name}, where ROCm torch reports "
+        f"{reported}, but {on_nvidia} on an NVIDIA GPU with the same features ({sm}-class): "
+        f"it takes the path meant for {'newer' if on_amd else 'older'} NVIDIA GPUs"
+    )
+
+
+def _evaluate(
+    node: ast.AST, cap: tuple[int, int], names: dict[str, tuple[ast.expr, int | None]]
+) -> bool | None:
+    """The truth of a test of capability comparisons when the GPU reports ``cap``, or None."""
+    if isinstance(node, ast.BoolOp):
+        values = [_evaluate(v, cap, names) for v in node.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value = _evaluate(node.operand, cap, names)
+        return None if value is None else not value
+    if not isinstance(node, ast.Compare):
+        return None
+    left = _cap_value(node.left, cap, names, 0)
+    if left is None:
+        return None
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        right = _cap_value(right_node, cap, names, 0)
+        fn = _CMP_OPS.get(type(op))
+        if right is None or fn is None:
+            return None
+        try:
+            if not fn(left, right):
+                return False
+        except TypeError:
+            return None
+        left = right
+    return True
+
+
+def _cap_value(
+    node: ast.AST, cap: tuple[int, int], names: dict[str, tuple[ast.expr, int | None]], depth: int
+) -> Any:
+    """The value of a capability-derived expression when the GPU reports ``cap``, or None."""
+    if depth > _MAX_DEPTH:
+        return None
+    deeper = depth + 1
+    if isinstance(node, ast.Constant):
+        ok = isinstance(node.value, int) and not isinstance(node.value, bool)
+        return node.value if ok else None
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
+            value = _cap_value(node.args[0], cap, names, deeper)  # int(cc[0])
+            return value if isinstance(value, int) else None
+        return cap if last_name(node.func) == "get_device_capability" else None
+    if isinstance(node, ast.Attribute) and node.attr in ("major", "minor"):
+        return cap[0] if node.attr == "major" else cap[1]
+    if isinstance(node, ast.Name):
+        bound = names.get(node.id)
+        if bound is None:
+            return None
+        value = _cap_value(bound[0], cap, names, deeper)
+        if bound[1] is None:
+            return value
+        return value[bound[1]] if isinstance(value, tuple) and bound[1] < len(value) else None
+    if isinstance(node, ast.Subscript):
+        base = _cap_value(node.value, cap, names, deeper)
+        index = node.slice
+        if isinstance(base, tuple) and isinstance(index, ast.Constant):
+            i = index.value
+            return base[i] if isinstance(i, int) and -len(base) <= i < len(base) else None
+        return None
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_cap_value(e, cap, names, deeper) for e in node.elts]
+        return None if any(i is None for i in items) else tuple(items)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BIN_OPS:
+        a = _cap_value(node.left, cap, names, deeper)
+        b = _cap_value(node.right, cap, names, deeper)
+        if isinstance(a, int) and isinstance(b, int):
+            try:
+                return _BIN_OPS[type(node.op)](a, b)
+            except ZeroDivisionError:
+                return None
+    return None

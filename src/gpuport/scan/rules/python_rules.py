@@ -120,7 +120,9 @@ PYTHON_RULES: tuple[Rule, ...] = (
         "torch.cuda.get_device_capability() returns gfx-derived numbers on ROCm: (9, 0) for "
         "gfx90a, (9, 4) for gfx942, (9, 5) for gfx950, (11, x)/(12, 0) for Radeon. A gate "
         "written for SM numbers misfires (an MI300 looks like a Hopper, Navi passes an MI300 "
-        "check), and get_arch_list() lists gfx names, never sm_XX.",
+        "check), and get_arch_list() lists gfx names, never sm_XX. A gate is worked out with "
+        "the number the target reports and with the NVIDIA class of its features (gfx942: "
+        "(9, 4) and sm_89); only one that takes a different path on the two is reported.",
         "Branch on `torch.version.hip` first and test the AMD architecture by name: "
         "`torch.cuda.get_device_properties(i).gcnArchName` (e.g. startswith('gfx94')).",
         (

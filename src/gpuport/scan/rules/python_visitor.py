@@ -74,6 +74,7 @@ class PythonScan(DtypeRules, NativeRules):
             ast.Name: self._ref,
             ast.Constant: self._constant,
             ast.Compare: self._compare,
+            ast.BoolOp: self._bool_root,
             ast.Assign: self._assign,
             ast.AnnAssign: self._assign,
             ast.AugAssign: self._assign,
@@ -143,6 +144,8 @@ class PythonScan(DtypeRules, NativeRules):
         and a later module-level import of the same package is still reported.
         """
         top = dotted.split(".", 1)[0]
+        if top in self.ctx.own_packages:
+            return  # the project's own code, not a dependency (see gpuport.scan.project)
         line = getattr(where, "lineno", None)
         # A suppressed import must not count as "seen": it would hide the next one.
         quiet = self.ctx.suppressed
@@ -355,7 +358,7 @@ class PythonScan(DtypeRules, NativeRules):
             self.dtype_assign(targets[0].id, value, guard)
         if (
             names
-            and not self.flow_assign(names, value)
+            and not self.flow_assign(names, value, list(targets))
             and is_boolish(value)
             and any(PRESENCE_PARTS & set(word_parts(n)) for n in names)
         ):

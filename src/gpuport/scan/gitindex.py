@@ -1,0 +1,128 @@
+"""What git tracks in the scanned tree, read from ``.git/index`` without running git.
+
+``.gitignore`` hides only *untracked* files: a tracked file stays in the project whatever the
+ignore rules say (DeepSpeed's ``.gitignore`` has ``*.cuh`` for HIP build output, and 15
+tracked ``.cuh`` kernels are part of the project). When the tree is a git work tree, the scan
+reads the index with dulwich (a pure reader: no hooks, no config, no ``core.fsmonitor``;
+starting ``git`` inside a scanned tree would run commands its config names) and scans tracked
+files even where a ``.gitignore`` matches them.
+
+Git submodules (gitlink entries of the index, ``path =`` lines of ``.gitmodules``) are other
+people's repositories: they are vendored code whatever the folder is called. A folder named
+``submodules`` is *not* vendored on its name alone (Megatron-LM's first-party
+``megatron/core/models/mimo/submodules/``).
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+_GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+MAX_GITMODULES = 1_000_000
+
+
+@dataclass(frozen=True)
+class GitFacts:
+    """Paths relative to the scan root (POSIX, no leading ``./``)."""
+
+    tracked: frozenset[str] = frozenset()
+    tracked_dirs: frozenset[str] = frozenset()
+    submodules: frozenset[str] = frozenset()
+    has_index: bool = False
+    problem: str | None = None  # why the index could not be read, when it could not
+
+
+def _git_dir(top: Path) -> Path | None:
+    """The git directory of the work tree at ``top`` (a ``.git`` folder or ``gitdir:`` file)."""
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        try:
+            line = dot.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if line.startswith("gitdir:"):
+            target = Path(line[len("gitdir:") :].strip())
+            target = target if target.is_absolute() else top / target
+            return target if target.is_dir() else None
+    return None
+
+
+def _work_tree(root: Path) -> Path | None:
+    """The work tree that holds ``root``: root itself or the nearest parent with ``.git``."""
+    here = root.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def git_facts(root: Path) -> GitFacts:
+    """The tracked files and submodules under ``root``; empty facts when it is not in git."""
+    top = _work_tree(root)
+    if top is None:  # a tarball or a copy: .gitmodules may still be there
+        return GitFacts(submodules=frozenset(_gitmodules(root, "")))
+    prefix = root.resolve().relative_to(top).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    submodules = set(_gitmodules(top, prefix))
+    git_dir = _git_dir(top)
+    index_path = git_dir / "index" if git_dir is not None else None
+    if index_path is None or not index_path.is_file():
+        return GitFacts(submodules=frozenset(submodules))
+    try:
+        from dulwich.index import Index
+
+        entries = [(path, _mode(entry)) for path, entry in Index(str(index_path)).items()]
+    except Exception as exc:  # a corrupt or future-format index must not abort the scan
+        why = f"{type(exc).__name__}: {exc}"[:200]
+        return GitFacts(submodules=frozenset(submodules), problem=why)
+    tracked: set[str] = set()
+    dirs: set[str] = set()
+    for raw, mode in entries:
+        path = raw.decode("utf-8", "surrogateescape")
+        if prefix and not path.startswith(prefix):
+            continue
+        rel = path[len(prefix) :]
+        if stat.S_IFMT(mode) == 0o160000:  # a gitlink: a submodule's commit
+            submodules.add(rel)
+            continue
+        tracked.add(rel)
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:i]))
+    return GitFacts(
+        tracked=frozenset(tracked),
+        tracked_dirs=frozenset(dirs),
+        submodules=frozenset(submodules),
+        has_index=True,
+    )
+
+
+def _mode(entry: object) -> int:
+    """The file mode of an index entry; a merge conflict's entry has one per side."""
+    mode = getattr(entry, "mode", None)
+    if isinstance(mode, int):
+        return mode
+    for side in ("this", "ours", "ancestor", "theirs"):
+        mode = getattr(getattr(entry, side, None), "mode", None)
+        if isinstance(mode, int):
+            return mode
+    return 0o100644
+
+
+def _gitmodules(top: Path, prefix: str) -> list[str]:
+    try:
+        with (top / ".gitmodules").open(encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_GITMODULES)
+    except OSError:
+        return []
+    out = []
+    for path in _GITMODULE_PATH.findall(text):
+        path = path.strip().strip('"').strip("/")
+        if path and (not prefix or path.startswith(prefix)):
+            out.append(path[len(prefix) :])
+    return out
