@@ -22,6 +22,7 @@ _SPACE = " \t\r\n"
 _NAME = re.compile(r"(?<![\w:])(?:::)?[A-Za-z_]\w*(?:[ \t]*::[ \t]*[A-Za-z_]\w*)*$")
 #: A kernel name may not follow these (it would be part of an expression).
 _BAD_BEFORE = set("<.=+-*/%&|^!~?,[(>")
+_NAME_CHARS = frozenset("_: \t")
 _SCAN_LIMIT = 20_000
 
 
@@ -110,7 +111,10 @@ def _one(src: CxxSource, lt: int) -> tuple[list[LaunchEdit], str | None]:
         if opener is None:
             return [], "unbalanced template arguments"
         j = _back_space(code, opener)
-    m = _NAME.search(code, max(0, j - 500), j + 1)
+    lo = j  # the name is made of these characters: search only their run, not 500 before
+    while lo > 0 and j - lo < 500 and (code[lo - 1] in _NAME_CHARS or code[lo - 1].isalnum()):
+        lo -= 1
+    m = _NAME.search(code, lo, j + 1)
     if m is None or j < 0:
         return [], "kernel name not found"
     name_start = m.start()

@@ -124,6 +124,7 @@ class PackageDB:
     def __init__(self, packages: list[PackageInfo]) -> None:
         self.packages = packages
         self._exact = {normalize_name(p.name): p for p in packages}
+        self._misses: set[str] = set()
         self._imports: dict[str, PackageInfo] = {}
         for pkg in packages:
             for mod in pkg.imports:
@@ -132,11 +133,13 @@ class PackageDB:
     def by_dist(self, name: str) -> PackageInfo | None:
         norm = normalize_name(name)
         hit = self._exact.get(norm)
-        if hit is not None:
+        if hit is not None or norm in self._misses:
             return hit
-        for pkg in self.packages:
+        for pkg in self.packages:  # globs in aliases: a miss is remembered, not re-matched
             if pkg.matches(norm):
                 return pkg
+        if len(self._misses) < 100_000:
+            self._misses.add(norm)
         return None
 
     def by_import(self, dotted: str) -> PackageInfo | None:

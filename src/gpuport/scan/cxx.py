@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,8 +54,9 @@ __all__ = [
 _SCAN = re.compile(r"//[^\n\\]*(?:\\[\s\S][^\n\\]*)*|/\*[\s\S]*?(?:\*/|\Z)|\"|'|\#")
 _STR_BODY = re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*')
 _CHR_BODY = re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*")
-_RAW_BODY = re.compile(r'(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)"')
+_RAW_OPEN = re.compile(r'(?P<delim>[^()\\\s"]{0,16})\(')
 _INCLUDE = re.compile(r'\#[ \t]*(?:include|include_next|import)[ \t]*(?:"[^"\n]*"|<[^>\n]*>)')
+_BLANKS = frozenset(" \t\r\f\v")
 _STRING_PREFIXES = frozenset({"", "u8", "u", "U", "L"})
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
 _PP_NUMBER_TAIL = re.compile(r"[\w.']+$")
@@ -106,6 +108,7 @@ class CxxSource:
     """The lexed view of one source text. Build it with :func:`lex`."""
 
     __slots__ = (
+        "_closers",
         "_dead",
         "_guard",
         "_string_starts",
@@ -132,6 +135,7 @@ class CxxSource:
         self.line_starts = line_starts
         self._guard = _guard_map(directives, len(self.line_starts))
         self._dead = _dead_map(directives, len(self.line_starts))
+        self._closers: dict[str, dict[int, int]] = {}
 
     # -- positions -------------------------------------------------------------------------
 
@@ -199,17 +203,13 @@ class CxxSource:
         blank). Gives up after ``limit`` characters so unbalanced macros cost little.
         """
         opener = self.code[open_offset]
-        pattern = _BRACKET_RE[opener]
-        depth = 0
-        stop = min(len(self.code), open_offset + limit)
-        for m in pattern.finditer(self.code, open_offset, stop):
-            if m.group() == opener:
-                depth += 1
-            else:
-                depth -= 1
-                if depth == 0:
-                    return m.start()
-        return None
+        closers = self._closers.get(opener)
+        if closers is None:  # one pass per bracket kind: linear however many are asked for
+            closers = self._closers[opener] = _pair_brackets(self.code, _BRACKET_RE[opener])
+        close = closers.get(open_offset)
+        if close is None or close - open_offset >= limit:
+            return None
+        return close
 
     def call_args(self, open_offset: int) -> list[tuple[int, int]]:
         """Spans of the top-level, comma-separated arguments inside the parentheses at
@@ -218,20 +218,37 @@ class CxxSource:
         if close is None:
             return []
         spans: list[tuple[int, int]] = []
-        depth = 0
         start = open_offset + 1
-        for m in _ARG_RE.finditer(self.code, open_offset + 1, close):
-            ch = m.group()
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-            elif depth == 0:
-                spans.append((start, m.start()))
-                start = m.end()
+        for pos in self.top_level(open_offset + 1, close, ","):
+            spans.append((start, pos))
+            start = pos + 1
         if spans or self.code[start:close].strip():
             spans.append((start, close))
         return spans
+
+    def top_level(self, start: int, end: int, sep: str) -> Iterator[int]:
+        """Offsets in ``[start, end)`` of ``sep`` (``,``, ``:`` or ``;``)
+        outside any bracket pair opened in that range. A closed pair is jumped over, so a
+        caller that asks this of every nested call still does linear work in total."""
+        code = self.code
+        depth = 0
+        pos = start
+        while pos < end:
+            m = _TOP_SCAN[sep].search(code, pos, end)
+            if m is None:
+                return
+            ch = m.group()
+            pos = m.end()
+            if ch in "([{":
+                close = self.match_close(m.start())
+                if close is not None and close < end:
+                    pos = close + 1
+                else:
+                    depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif depth == 0:
+                yield m.start()
 
     def function_bodies(
         self, qualifier: re.Pattern[str], exclude: re.Pattern[str] | None = None
@@ -246,24 +263,29 @@ class CxxSource:
         spans: list[tuple[int, int]] = []
         code = self.code
         for m in qualifier.finditer(code):
-            depth = 0
-            for t in _HEAD_RE.finditer(code, m.end()):
+            pos = m.end()
+            stop = min(len(code), pos + _HEAD_LIMIT)
+            while (t := _HEAD_RE.search(code, pos, stop)) is not None:
                 ch = t.group()
-                if ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                elif depth <= 0:
-                    if ch == "{":
-                        lo = max(0, m.start() - 300)
-                        head_start = max(code.rfind(c, lo, m.start()) for c in ";{}") + 1
-                        head = code[max(head_start, lo) : t.start()]
-                        if exclude is not None and exclude.search(head):
-                            break
-                        close = self.match_close(t.start())
-                        if close is not None:
-                            spans.append((t.start(), close))
-                    break
+                pos = t.end()
+                if ch == "(":  # jump over the parameter list; an unclosed one ends nothing
+                    close = self.match_close(t.start())
+                    if close is None:
+                        break
+                    pos = close + 1
+                    continue
+                if ch == ")":
+                    continue
+                if ch == "{":
+                    lo = max(0, m.start() - 300)
+                    head_start = max(code.rfind(c, lo, m.start()) for c in ";{}") + 1
+                    head = code[max(head_start, lo) : t.start()]
+                    if exclude is not None and exclude.search(head):
+                        break
+                    close = self.match_close(t.start())
+                    if close is not None:
+                        spans.append((t.start(), close))
+                break
         spans.sort()
         merged: list[tuple[int, int]] = []
         for start, end in spans:
@@ -280,8 +302,44 @@ _BRACKET_RE = {
     "[": re.compile(r"[\[\]]"),
     "{": re.compile(r"[{}]"),
 }
-_ARG_RE = re.compile(r"[()\[\]{},]")
+_TOP_SCAN = {sep: re.compile(r"[()\[\]{}" + sep + "]") for sep in ",:;"}
 _HEAD_RE = re.compile(r"[(){};=]")
+#: A declaration head (qualifier to ``{``) longer than this is not looked at: it bounds the
+#: work per qualifier, so a file of qualifiers alone stays linear.
+_HEAD_LIMIT = 8192
+
+
+def launch_configs(code: str) -> Iterator[tuple[int, int, int]]:
+    """``(start, cfg_start, cfg_end)`` of each ``<<<cfg>>>`` in ``code`` with no ``;`` in
+    ``cfg``: what ``re.finditer(r"<<<([^;]*?)>>>", code)`` finds, in linear time (that regex
+    retries every ``<`` of a ``<<<<...`` run against the rest of the file)."""
+    pos = 0
+    next_close = next_semi = -2  # -2: not looked for yet
+    while (lt := code.find("<<<", pos)) != -1:
+        cfg = lt + 3
+        if next_close != -1 and next_close < cfg:
+            next_close = code.find(">>>", cfg)
+        if next_close == -1:
+            return
+        if next_semi != -1 and next_semi < cfg:
+            next_semi = code.find(";", cfg)
+        if next_semi != -1 and next_semi < next_close:
+            pos = lt + 1
+            continue
+        yield lt, cfg, next_close
+        pos = next_close + 3
+
+
+def _pair_brackets(code: str, pattern: re.Pattern[str]) -> dict[int, int]:
+    """Offset of the closing bracket for each opening one that is closed (one bracket kind)."""
+    closers: dict[int, int] = {}
+    stack: list[int] = []
+    for m in pattern.finditer(code):
+        if m.group() in "([{":
+            stack.append(m.start())
+        elif stack:
+            closers[stack.pop()] = m.start()
+    return closers
 
 
 def within(spans: list[tuple[int, int]], offset: int) -> bool:
@@ -518,8 +576,10 @@ def _lex(text: str) -> CxxSource:
             parts.append(_blank(m.group()))
             last = pos = m.end()
         elif ch == "#":  # keep the header name of an #include as code
-            line_start = text.rfind("\n", 0, start) + 1
-            inc = _INCLUDE.match(text, start) if not text[line_start:start].strip() else None
+            k = start  # only blanks before it on its line (looked at once per blank run)
+            while k > 0 and text[k - 1] in _BLANKS:
+                k -= 1
+            inc = _INCLUDE.match(text, start) if k == 0 or text[k - 1] == "\n" else None
             pos = inc.end() if inc else start + 1
         elif ch == "'":
             if _in_number(text, start):
@@ -534,17 +594,20 @@ def _lex(text: str) -> CxxSource:
                 parts.append("'")
         else:  # a string literal, maybe prefixed, maybe raw
             prefix = _word_before(text, start)
-            raw = _RAW_BODY.match(text, start + 1) if prefix in _RAW_PREFIXES else None
+            raw = _RAW_OPEN.match(text, start + 1) if prefix in _RAW_PREFIXES else None
             parts.append(text[last : start + 1])
             if raw is not None:
-                delim = len(raw.group("delim"))
-                end = raw.end()
-                parts.append(_blank(text[start + 1 : end - 1]))
-                parts.append('"')
+                delim = raw.group("delim")
+                close = text.find(")" + delim + '"', raw.end())
+                # unterminated: the rest of the file is the string, as for a compiler (and
+                # one search, not one per `R"(` of a file that has many)
+                end = size if close == -1 else close + len(delim) + 2
+                body_end = size if close == -1 else close
+                parts.append(_blank(text[start + 1 : end - 1 if close != -1 else end]))
+                if close != -1:
+                    parts.append('"')
                 strings.append(
-                    StringLiteral(
-                        start - len(prefix), end, start + 2 + delim, end - 2 - delim, raw=True
-                    )
+                    StringLiteral(start - len(prefix), end, raw.end(), body_end, raw=True)
                 )
                 last = pos = end
                 continue

@@ -110,11 +110,15 @@ def _services(root: yaml.Node) -> list[_Service]:
     return out
 
 
+#: libyaml's safe loader where PyYAML was built with it (10x faster, same safe subset).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @checker(FileKind.COMPOSE)
 def check_compose(ctx: FileContext) -> None:
     try:
-        yaml.safe_load(ctx.text)
-        root = yaml.compose(ctx.text, Loader=yaml.SafeLoader)
+        yaml.load(ctx.text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+        root = yaml.compose(ctx.text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         mark = getattr(exc, "problem_mark", None)

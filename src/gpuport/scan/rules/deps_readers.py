@@ -324,16 +324,37 @@ def _nvidia_channel(channel: str) -> bool:
 
 def _item_line(lines: list[str], value: str, start: int = 0) -> int:
     """Line of a YAML block-list item ``- value``, else of ``value`` anywhere."""
+    return _item_at(lines, value, start) or _line_of(lines, value, start)
+
+
+def _item_at(lines: list[str], value: str, start: int) -> int | None:
     pattern = re.compile(r"^\s*-\s*([\"']?)" + re.escape(value) + r"\1\s*(?:#.*)?$")
     for i in range(start, len(lines)):
         if pattern.match(lines[i]):
             return i + 1
-    return _line_of(lines, value, start)
+    return None
+
+
+class _Items:
+    """Lines of a list's items, looked for from the previous item's line on (a list is in
+    file order), so a long list costs linear time, not a search of the file per item."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.hint = 0
+
+    def line(self, value: str) -> int:
+        found = _item_at(self.lines, value, self.hint)
+        if found is None:
+            return _item_line(self.lines, value)
+        self.hint = found - 1
+        return found
 
 
 def conda_entries(text: str) -> list[Entry]:
     try:
-        data = yaml.safe_load(text)
+        # libyaml's safe loader where PyYAML has it: the pure-Python one is 10x slower
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except yaml.YAMLError as exc:
         raise ValueError(f"invalid YAML: {physical_lines(str(exc))[0]}") from None
     if not isinstance(data, dict):
@@ -344,13 +365,14 @@ def conda_entries(text: str) -> list[Entry]:
         if isinstance(channel, str) and _nvidia_channel(channel):
             line = _item_line(lines, channel)
             out.append(Entry("conda", f"the {channel} channel serves CUDA packages", line))
+    deps, pips = _Items(lines), _Items(lines)
     for dep in data.get("dependencies") or []:
         if isinstance(dep, str):
-            out.extend(_conda_dep(dep, _item_line(lines, dep)))
+            out.extend(_conda_dep(dep, deps.line(dep)))
         elif isinstance(dep, dict):
             for item in dep.get("pip") or []:
                 if isinstance(item, str):
-                    out.append(Entry("pip", item.strip(), _item_line(lines, item)))
+                    out.append(Entry("pip", item.strip(), pips.line(item)))
     return out
 
 

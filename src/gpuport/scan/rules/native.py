@@ -274,22 +274,12 @@ _PTX_IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 def _asm_template(sink: Sink, open_paren: int) -> str | None:
     """The text of the string literals of an asm statement's template (before the first
     top-level ``:``); None when unbalanced."""
-    src, code = sink.src, sink.code
+    src = sink.src
     close = src.match_close(open_paren, limit=20_000)
     if close is None:
         return None
-    depth = 0
-    end = close
-    for i in range(open_paren + 1, close):
-        ch = code[i]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            end = i
-            break
-    return "".join(src.string_body(s) for s in src.strings_in(open_paren, end))
+    end = next(src.top_level(open_paren + 1, close, ":"), close)
+    return "".join(src.string_body(s) for s in src.strings_in(open_paren, end)[:64])
 
 
 def _check_asm(sink: Sink) -> None:

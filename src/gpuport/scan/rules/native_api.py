@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from gpuport.models import Severity
-from gpuport.scan.cxx import ROCM_MACRO
+from gpuport.scan.cxx import ROCM_MACRO, launch_configs
 from gpuport.scan.rules.base import Family, Rule, register
 from gpuport.scan.rules.native_common import (
     Sink,
@@ -301,7 +301,6 @@ def _check_version_gates(sink: Sink) -> None:
 # -- GP318 -----------------------------------------------------------------------------------
 
 _SMEM_ATTR = re.compile(r"FuncSetAttribute\s*\(")
-_LAUNCH_CFG = re.compile(r"<<<(?P<cfg>[^;]*?)>>>")
 _SHARED_ARRAY = re.compile(
     r"__shared__\s+(?:(?:volatile|static|const|alignas\(\d+\))\s+)*"
     r"(?P<type>[\w:]+(?:\s+(?:int|long|char|short))*)\s+[A-Za-z_]\w*\s*"
@@ -361,10 +360,10 @@ def _check_shared_memory(sink: Sink) -> None:
         if "MaxDynamicShared" in attr or "MAX_DYNAMIC_SHARED" in attr:
             size = int_value(code[args[2][0] : args[2][1]])
             over(call.start() if call else m.start(), size, "dynamic shared memory")
-    for m in _LAUNCH_CFG.finditer(code):
-        parts = split_top_level(m.group("cfg"))
+    for start, cfg_start, cfg_end in launch_configs(code):
+        parts = split_top_level(code[cfg_start:cfg_end])
         if len(parts) >= 3:
-            over(m.start(), int_value(parts[2]), "a launch with dynamic shared memory")
+            over(start, int_value(parts[2]), "a launch with dynamic shared memory")
     for m in _SHARED_ARRAY.finditer(code):
         elem = _SIZES.get(" ".join(m.group("type").split()))
         dims = [int_value(d) for d in _DIM.findall(m.group("dims"))]

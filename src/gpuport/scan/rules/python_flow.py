@@ -27,7 +27,7 @@ from gpuport.scan.rules.base import FileContext
 from gpuport.scan.rules.python_guards import PLATFORM, Aliases, is_cuda_version
 from gpuport.scan.rules.python_patterns import falls_back, is_intlike, is_sm_string, last_name
 from gpuport.scan.rules.python_scope import GuardScope
-from gpuport.scan.rules.python_source import mark_words
+from gpuport.scan.rules.python_source import WordLines
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -52,6 +52,7 @@ class ScanState:
         self.props_names: set[str] = set()
         self.arch_names: set[str] = set()
         self.marked: set[str] = set()
+        self.words = WordLines(ctx.text)
         self.has_cap = "get_device_capability" in ctx.text or "get_device_properties" in ctx.text
         self.has_arch = "get_arch_list" in ctx.text
         self.quiet: set[int] = set()  # ids of nodes only compared against, or flavour tables
@@ -76,7 +77,7 @@ class ScanState:
         if not new:
             return
         self.marked |= new
-        mark_words(self.ctx.text, new, self.mask)
+        self.words.mark(new, self.mask)
 
     def column(self, line: int | None, col_offset: int | None) -> int | None:
         """The 1-based column, in characters, of an ``ast`` ``col_offset`` on ``line``.

@@ -37,6 +37,7 @@ _COMPOUND = ("class ", "def ", "async def ", "@")
 _HEADER_END = re.compile(r":[ \t]*(?:#[^\n]*)?$")
 _FLOW_CALLS = ("get_device_capability", "get_device_properties", "get_arch_list")
 _ASSIGN_LINE = re.compile(r"[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*(?::[^=\n]*)?=(?!=)")
+_WORD = re.compile(r"\w+")
 _FOR_LINE = re.compile(r"\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]")
 
 
@@ -115,19 +116,49 @@ def _word_lines(text: str, names: set[str]) -> dict[int, str]:
     """
     found: dict[int, str] = {}
     size = len(text)
+    line_end = -1  # end of the last line found: later matches on it need no look-up
     for match in re.finditer(trie_regex(sorted(names)), text):
         start, end = match.span()
-        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        if start <= line_end or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
             continue
         while end < size and (text[end].isalnum() or text[end] == "_"):
             end += 1
         if end != match.end() and text[start:end] not in names:
             continue
         first = text.rfind("\n", 0, start) + 1
-        if first not in found:
-            last = text.find("\n", start)
-            found[first] = text[first : last if last >= 0 else size]
+        last = text.find("\n", start)
+        line_end = last if last >= 0 else size
+        found[first] = text[first:line_end]
     return found
+
+
+class WordLines:
+    """The lines each identifier of a text occurs on, indexed in one pass on first use.
+
+    The walk learns names one import or assignment at a time; looking each batch up here
+    instead of searching the whole text again keeps a file of many imports linear.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._index: dict[str, list[int]] | None = None
+
+    def mark(self, names: set[str], mask: bytearray) -> None:
+        """Like :func:`mark_words`: mark lines where one of ``names`` is a whole identifier."""
+        if self._index is None:
+            index: dict[str, list[int]] = {}
+            for line, text in enumerate(self.text.split("\n"), 1):
+                for word in set(_WORD.findall(text)):
+                    index.setdefault(word, []).append(line)
+            self._index = index
+        odd = set()
+        for name in names:
+            if _WORD.fullmatch(name) is None:
+                odd.add(name)
+            for line in self._index.get(name, ()):
+                mask[line] = 1
+        if odd:
+            mark_words(self.text, odd, mask)
 
 
 def flow_names(text: str) -> set[str]:
