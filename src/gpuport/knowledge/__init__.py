@@ -24,6 +24,22 @@ KNOWLEDGE_DIR = Path(__file__).parent
 PackageStatus = Literal["works", "works-with-route", "partial", "no"]
 M = TypeVar("M", bound=BaseModel)
 RouteKind = Literal["index", "replacement", "build", "image", "none"]
+# What a re-check of an entry looked at; an entry whose ``verified`` is empty carries the
+# date of an earlier bulk review and was not re-checked since (docs/knowledge.md).
+VerifiedFact = Literal[
+    "status",
+    "summary",
+    "route",
+    "min_version",
+    "wheels",
+    "caveats",
+    "imports",
+    "specs",
+    "memory",
+    "prices",
+    "config",
+    "products",
+]
 
 
 def normalize_name(name: str) -> str:
@@ -38,6 +54,10 @@ class Sourced(BaseModel):
 
     sources: list[str] = Field(min_length=1)
     checked: dt.date
+    verified: list[VerifiedFact] = Field(
+        default_factory=list,
+        description="what was checked against the sources on the `checked` date",
+    )
 
     @field_validator("sources")
     @classmethod
