@@ -106,13 +106,16 @@ class TargetInfo(Sourced):
     """One AMD GPU architecture (gfx target) and the facts rules depend on."""
 
     name: str
-    family: Literal["CDNA", "RDNA"]
+    family: Literal["CDNA", "RDNA", "GCN"]
     generation: str
-    wave_size: Literal[32, 64]
+    wave_size: Literal[32, 64] = Field(description="the default wavefront size HIP compiles for")
     fp8: Literal["fnuz", "ocp", "none"]
-    lds_kib: int
-    products: list[str]
+    lds_kib: int = Field(
+        gt=0, le=1024, description="LDS one workgroup can allocate (LLVM's addressable local memory)"
+    )
+    products: list[str] = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
+    kind: Literal["dgpu", "apu"] = "dgpu"
 
 
 class PackageDB:
