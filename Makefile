@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.gpuport-installed
 # override to use another build, e.g. make TORCH_SPEC='torch==2.14.1' test
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map
+.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map kb-audit
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ test: lint typecheck unit
 # CUDA->HIP API map (issue 3): regenerate from ../shared/data/hipify-tables + tools/api_map_extra.toml.
 api-map: venv
 	$(BIN)/python tools/gen_api_map.py
+
+# Knowledge audit (issue 15): needs network access; checks packages.toml against PyPI's
+# JSON API and lists stale entries. Paste the report into docs/knowledge.md with its date.
+kb-audit: venv
+	@mkdir -p build
+	$(BIN)/python tools/kb_audit.py --output build/kb-audit.md
+	@echo "make kb-audit: report in build/kb-audit.md"
 
 docs: venv
 	$(BIN)/gpuport rules --format markdown --output docs/rules.md

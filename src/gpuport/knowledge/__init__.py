@@ -111,7 +111,7 @@ class TargetInfo(Sourced):
     wave_size: Literal[32, 64] = Field(description="the default wavefront size HIP compiles for")
     fp8: Literal["fnuz", "ocp", "none"]
     lds_kib: int = Field(
-        gt=0, le=1024, description="LDS one workgroup can allocate (LLVM's addressable local memory)"
+        gt=0, le=1024, description="LDS one workgroup can allocate (LLVM addressable local memory)"
     )
     products: list[str] = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
