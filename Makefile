@@ -8,7 +8,7 @@ DEMO_STAMP := $(VENV)/.gpuport-demo
 # override to use another build, e.g. make TORCH_SPEC='torch==2.14.1' test
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map dist
+.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map dist kb-audit
 
 # Two install levels in one .venv. `make demo` needs only gpuport and jinja2 (the HTML report):
 # no torch. `make test` adds torch (CPU build), the other extras and the dev tools.
@@ -47,6 +47,13 @@ test: lint typecheck unit
 # CUDA->HIP API map (issue 3): regenerate from tools/hipify-tables (MIT, ROCm/HIPIFY) + tools/api_map_extra.toml.
 api-map: venv
 	$(BIN)/python tools/gen_api_map.py
+
+# Knowledge audit (issue 15): needs network access; checks packages.toml against PyPI's
+# JSON API and lists stale entries. Paste the report into docs/knowledge.md with its date.
+kb-audit: venv
+	@mkdir -p build
+	$(BIN)/python tools/kb_audit.py --output build/kb-audit.md
+	@echo "make kb-audit: report in build/kb-audit.md"
 
 docs: venv
 	$(BIN)/gpuport rules --format markdown --output docs/rules.md

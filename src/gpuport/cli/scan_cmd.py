@@ -62,8 +62,9 @@ def scan(
         typer.Option(
             "--target",
             "-t",
-            help="AMD target: gfx942, gfx90a, gfx950, gfx1100, "
-            "gfx1201, or a product/family alias (mi300x, cdna3, rdna4).",
+            help="AMD target: any gfx name in the knowledge base (gfx942, gfx950, gfx90a, "
+            "gfx908, gfx1030, gfx1100, gfx1151, gfx1201, ...) or a product/family alias "
+            "(mi300x, mi100, strix-halo, rx9070xt, cdna3, rdna4).",
         ),
     ] = "gfx942",
     fmt: Annotated[

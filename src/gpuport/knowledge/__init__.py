@@ -24,6 +24,22 @@ KNOWLEDGE_DIR = Path(__file__).parent
 PackageStatus = Literal["works", "works-with-route", "partial", "no"]
 M = TypeVar("M", bound=BaseModel)
 RouteKind = Literal["index", "replacement", "build", "image", "none"]
+# What a re-check of an entry looked at; an entry whose ``verified`` is empty carries the
+# date of an earlier bulk review and was not re-checked since (docs/knowledge.md).
+VerifiedFact = Literal[
+    "status",
+    "summary",
+    "route",
+    "min_version",
+    "wheels",
+    "caveats",
+    "imports",
+    "specs",
+    "memory",
+    "prices",
+    "config",
+    "products",
+]
 
 
 def normalize_name(name: str) -> str:
@@ -38,6 +54,10 @@ class Sourced(BaseModel):
 
     sources: list[str] = Field(min_length=1)
     checked: dt.date
+    verified: list[VerifiedFact] = Field(
+        default_factory=list,
+        description="what was checked against the sources on the `checked` date",
+    )
 
     @field_validator("sources")
     @classmethod
@@ -86,13 +106,16 @@ class TargetInfo(Sourced):
     """One AMD GPU architecture (gfx target) and the facts rules depend on."""
 
     name: str
-    family: Literal["CDNA", "RDNA"]
+    family: Literal["CDNA", "RDNA", "GCN"]
     generation: str
-    wave_size: Literal[32, 64]
+    wave_size: Literal[32, 64] = Field(description="the default wavefront size HIP compiles for")
     fp8: Literal["fnuz", "ocp", "none"]
-    lds_kib: int
-    products: list[str]
+    lds_kib: int = Field(
+        gt=0, le=1024, description="LDS one workgroup can allocate (LLVM addressable local memory)"
+    )
+    products: list[str] = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
+    kind: Literal["dgpu", "apu"] = "dgpu"
     capability: tuple[int, int] | None = Field(
         default=None,
         description="what ROCm torch's get_device_capability() reports (derived from the gfx "

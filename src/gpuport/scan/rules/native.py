@@ -429,7 +429,7 @@ def _check_device_features(sink: Sink) -> None:
         sink.hit("GP312", m.start(), f"`{m.group()}` has no HIP equivalent")
     family = sink.ctx.target.family
     for m in iter_words(_MANAGED, code):
-        if family == "CDNA":
+        if family in ("CDNA", "GCN"):
             note = "managed memory needs XNACK (HSA_XNACK=1, xnack+ build) to migrate on demand"
         else:
             note = "this RDNA target has no XNACK page-fault retry, so managed pages do not migrate"

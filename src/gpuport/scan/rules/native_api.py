@@ -237,7 +237,7 @@ def _check_simd(sink: Sink) -> None:
         m.group("fn") for m in iter_words(_SIMD_DEF, sink.code) if not sink.src.dead_at(m.start())
     }
     target = sink.ctx.target
-    if target.family == "CDNA" or target.name.startswith("gfx103"):
+    if target.family in ("CDNA", "GCN") or target.name.startswith("gfx103"):
         dot = "__builtin_amdgcn_sdot4(a, b, c, false)"
     else:
         dot = "__builtin_amdgcn_sudot4(true, a, true, b, c, false) (the RDNA3/RDNA4 form)"
