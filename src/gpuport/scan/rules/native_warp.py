@@ -144,6 +144,8 @@ def _check_constants(sink: Sink, *, device: bool = True) -> None:
             cmp_right.group(1) if cmp_right else None
         )
         if other and (other == "warpSize" or _warpish(other)):
+            if _both_paths(code, start, end):
+                continue  # `warpSize == 32 ? a : b`, `if (...) {...} else {...}`: both handled
             where = cmp_left.start(1) if cmp_left else start
             sink.hit(
                 "GP303",
@@ -151,6 +153,77 @@ def _check_constants(sink: Sink, *, device: bool = True) -> None:
                 f"`{other}` is compared with 32: on a 64-lane wavefront "
                 "this branch is never (or always) taken",
             )
+
+
+_WINDOW = 4000
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+def _both_paths(code: str, start: int, end: int) -> bool:
+    """Whether the warp-width test at ``start:end`` picks between two written paths: the
+    condition of a ternary, or of an ``if`` that has an ``else``. Such code already runs on
+    a 64-lane wavefront (it takes the other path); an ``assert``, a ``static_assert``, a bare
+    ``if`` or a returned bool assumes 32 lanes."""
+    depth = 0
+    for i in range(end, min(len(code), end + _WINDOW)):  # a ternary: `?` before the end
+        ch = code[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+            if depth < 0:
+                break
+        elif depth == 0 and ch == "?":
+            return True
+        elif depth == 0 and ch in ";,{":
+            return False
+    depth = 0
+    for i in range(start - 1, max(-1, start - _WINDOW), -1):  # the `if (` around the test
+        ch = code[i]
+        if ch in _CLOSERS:
+            depth += 1
+        elif ch in _OPENERS:
+            if depth == 0:
+                return ch == "(" and _if_has_else(code, i)
+            depth -= 1
+        elif ch in ";}" and depth == 0:
+            return False
+    return False
+
+
+_IF_BEFORE = re.compile(r"\bif\s*(?:constexpr\s*)?$")
+
+
+def _if_has_else(code: str, paren: int) -> bool:
+    if not _IF_BEFORE.search(code, max(0, paren - 30), paren):
+        return False
+    close = _matching(code, paren)
+    if close < 0:
+        return False
+    body = close + 1
+    while body < len(code) and code[body].isspace():
+        body += 1
+    if body < len(code) and code[body] == "{":
+        after = _matching(code, body)
+    else:
+        after = code.find(";", body)
+    if after < 0:
+        return False
+    return re.match(r"\s*else\b", code[after + 1 : after + 40]) is not None
+
+
+def _matching(code: str, open_at: int) -> int:
+    """The offset of the bracket closing the one at ``open_at`` (-1 if not in the window)."""
+    depth = 0
+    for i in range(open_at, min(len(code), open_at + _WINDOW * 4)):
+        ch = code[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
 
 # -- GP305 -----------------------------------------------------------------------------------
