@@ -223,7 +223,9 @@ def render_markdown(report: AuditReport) -> str:
         f"{total} package entries, {report.lookups} PyPI lookups "
         f"({len(report.failed_lookups)} failed), stale after {report.max_age_days} days.",
         f"Re-verified field by field: {total - len(report.unverified)} of {total} entries; "
-        f"{len(report.unverified)} carry an older review date and no `verified` list.",
+        f"{len(report.unverified)} carry an older review date and no `verified` list"
+        + (": " + ", ".join(f"`{e.name}`" for e in report.unverified) if report.unverified else "")
+        + ".",
         "",
         f"**Errors** (a version or wheel the entry names that PyPI does not have): "
         f"{len(report.errors)}",
