@@ -257,6 +257,17 @@ def hipify(
             for rel, _, new in builds:
                 (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
                 write_source(out_dir / rel, new)
+    if check:  # after the writes: compile the written tree as a build would
+        import shutil as _shutil
+
+        from gpuport.hipify.check import check_report
+        from gpuport.hipify.run import finish
+
+        hipcc = _shutil.which("hipcc")
+        if hipcc is None:
+            raise GpuportError("hipcc disappeared from PATH during the run")
+        check_report(report, offload_archs=_archs(offload_arch), hipcc=hipcc)
+        finish(report)
     if builds and not build_files:
         n = len(builds)
         err_console.print(

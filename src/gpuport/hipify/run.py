@@ -2,8 +2,9 @@
 
 The core is pure in the sense of the design: it returns a :class:`HipifyReport` and never prints.
 It writes nothing either; the translated text of each file travels in the report (excluded from
-its JSON) together with the path it should go to, and the CLI writes it atomically. The one
-side effect is the optional compile check, which runs ``hipcc`` in a throw-away folder.
+its JSON) together with the path it should go to, and the CLI writes it atomically. The
+compile check (``--check``) runs after the writes, on the written tree:
+:func:`gpuport.hipify.check.check_report`.
 
 * Files: the CUDA/C++ files :func:`gpuport.scan.files.walk` finds (``.cu``, ``.cuh``, ``.cpp``,
   ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
@@ -11,9 +12,10 @@ side effect is the optional compile check, which runs ``hipcc`` in a throw-away 
   skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
 * Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.engine.check_text`, on
   the original text (so line and column refer to the input).
-* Compile check: ``hipcc --offload-arch=A [...] -x hip -c FILE -o TMP/x.o`` with
-  ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that cannot be
-  assembled.
+* Compile check: ``hipcc --offload-arch=A [...] -x hip [project flags] -c FILE -o TMP/x.o``
+  with ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that cannot
+  be assembled. :func:`compile_check` (a text compiled in a temporary folder) is what
+  ``assess``'s dry run uses.
 """
 
 from __future__ import annotations
@@ -92,11 +94,23 @@ class WaveSite(BaseModel):
 
 
 class CompileResult(BaseModel):
-    """The outcome of ``hipcc -c`` on one translated file."""
+    """The outcome of ``hipcc -c`` on one translated file (see :mod:`gpuport.hipify.check`)."""
 
     ok: bool
+    status: Literal["ok", "failed", "inconclusive", "not compiled"] = Field(
+        default="ok",
+        description="ok; failed; inconclusive (a third-party header not installed here); "
+        "not compiled (a header, checked through the files that include it)",
+    )
     offload_archs: list[str]
     error: str | None = Field(default=None, description="the first `error:` line, if it failed")
+    command: list[str] = Field(
+        default_factory=list, description="the hipcc command (the object file shown as x.o)"
+    )
+
+    def model_post_init(self, _context: object) -> None:
+        if not self.ok and self.status == "ok":
+            self.status = "failed"
 
 
 class FileResult(BaseModel):
@@ -280,10 +294,8 @@ def hipify_path(
         raise GpuportError("--in-place and -o/--out-dir cannot be used together")
     if out_dir is not None:
         _check_out_dir(path, out_dir)
-    hipcc = None
     if check:
-        hipcc = shutil.which("hipcc")
-        if hipcc is None:
+        if shutil.which("hipcc") is None:
             raise EnvironmentProblem(HIPCC_MISSING)
         if not offload_archs:
             raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
@@ -345,25 +357,21 @@ def hipify_path(
             text=done.text,
             original=got,
         )
-        if check:
-            include = output.parent if output is not None else item.path.parent
-            result.compile = compile_check(
-                done.text,
-                item.rel,
-                offload_archs=offload_archs,
-                include_dir=include,
-                hipcc=hipcc,
-            )
         report.files.append(result)
     if out_dir is not None and not single:
         report.copied = list(other_files(path))
     if single and not report.files:
         why = report.skipped[0].reason if report.skipped else "not a CUDA/C++ source file"
         raise GpuportError(f"cannot hipify {path}: {why}")
+    finish(report)
+    return report
+
+
+def finish(report: HipifyReport) -> None:
+    """(Re)compute the report's totals and merged counts (after a compile check, too)."""
     report.totals = _totals(report)
     report.by_family = _merge(f.by_family for f in report.files)
     report.unsupported_counts = _merge(f.unsupported_counts for f in report.files)
-    return report
 
 
 def translate_source(
@@ -424,6 +432,10 @@ def _merge(parts: Iterable[dict[str, int]]) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
+def _status(files: list[FileResult], status: str) -> int:
+    return sum(1 for f in files if f.compile is not None and f.compile.status == status)
+
+
 def _totals(report: HipifyReport) -> dict[str, int]:
     files = report.files
     return {
@@ -433,8 +445,10 @@ def _totals(report: HipifyReport) -> dict[str, int]:
         "unsupported": sum(len(f.unsupported) for f in files),
         "hazards": sum(len(f.hazards) for f in files),
         "copied": len(report.copied),
-        "compiled_ok": sum(1 for f in files if f.compile is not None and f.compile.ok),
-        "compile_failed": sum(1 for f in files if f.compile is not None and not f.compile.ok),
+        "compiled_ok": _status(files, "ok"),
+        "compile_failed": _status(files, "failed"),
+        "compile_inconclusive": _status(files, "inconclusive"),
+        "not_compiled": _status(files, "not compiled"),
         "wave64_fixed": sum(len(f.wave64) for f in files),
         "wave64_left": sum(len(f.wave64_left) for f in files),
     }

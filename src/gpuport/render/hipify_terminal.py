@@ -11,7 +11,7 @@ from gpuport.hipify.run import FileResult, HipifyReport
 def _compile(f: FileResult) -> str:
     if f.compile is None:
         return "-"
-    return "ok" if f.compile.ok else "FAILED"
+    return f.compile.status
 
 
 def summary(report: HipifyReport) -> str:
@@ -29,6 +29,10 @@ def summary(report: HipifyReport) -> str:
         )
     if report.checked:
         line += f"; compile: {t.get('compiled_ok', 0)} ok, {t.get('compile_failed', 0)} failed"
+        if t.get("compile_inconclusive"):
+            line += f", {t['compile_inconclusive']} inconclusive"
+        if t.get("not_compiled"):
+            line += f", {t['not_compiled']} header(s) not compiled on their own"
     return line
 
 
@@ -75,9 +79,11 @@ def render(report: HipifyReport, console: Console) -> None:
                 highlight=False,
                 markup=False,
             )
-        if f.compile is not None and not f.compile.ok:
+        if f.compile is not None and f.compile.status in ("failed", "inconclusive"):
             console.print(
-                f"{f.path}: compile failed: {f.compile.error}", highlight=False, markup=False
+                f"{f.path}: compile {f.compile.status}: {f.compile.error}",
+                highlight=False,
+                markup=False,
             )
     for s in report.skipped:
         console.print(f"skipped {s.path}: {s.reason}", highlight=False, markup=False)
@@ -138,8 +144,10 @@ def render_markdown(report: HipifyReport) -> str:
             f"* `{_md(h.location.display())}` **{h.rule_id}** ({h.severity.value}): {_md(h.title)}"
             for h in f.hazards
         ]
-        if f.compile is not None and not f.compile.ok:
-            details.append(f"* `{_md(f.path)}` compile failed: `{_md(f.compile.error or '')}`")
+        if f.compile is not None and f.compile.status in ("failed", "inconclusive"):
+            details.append(
+                f"* `{_md(f.path)}` compile {f.compile.status}: `{_md(f.compile.error or '')}`"
+            )
     details += [f"* skipped `{_md(s.path)}`: {_md(s.reason)}" for s in report.skipped]
     if details:
         lines += ["", "## Details", "", *details]

@@ -1,0 +1,321 @@
+"""``hipify --check`` as a real build would do it (issue 18, item 3).
+
+The CLI writes the translations first; then each *translation unit* of the written tree is
+compiled where it lies, so ``#include "../common/x.h"`` resolves as it will in the user's build:
+
+    hipcc --offload-arch=A [...] -x hip [project -I/-D flags] -c OUT/sub/a.cu -o TMP/x.o
+
+* Translation units: ``.cu``, ``.cpp``, ``.cc``, ``.cxx``, ``.hip``. A header is not compiled
+  on its own (status ``not compiled``): it is checked through the units that include it.
+* Project flags: ``-I``/``-isystem``/``-iquote``/``-D``/``-U``/``-include``/``-std`` from the
+  first of ``compile_commands.json`` (at the root or in ``build/``; the entry for that file),
+  else the nearest ``Makefile`` (every such token outside comments and ``$(...)``) or
+  ``CMakeLists.txt`` (``include_directories``, ``target_include_directories``,
+  ``add_compile_definitions``, ``add_definitions``, ``target_compile_definitions``) at or
+  above the file. Relative include paths are resolved against the build file's folder in the
+  *output* tree, so a relative ``-o`` works; paths are passed absolute.
+* hipcc runs in a throw-away folder with ``HIP_PLATFORM=amd`` and a PATH without relative
+  entries, so nothing in the project can be started by it.
+
+Status words (the same as ``assess``'s compile check): ``ok``; ``failed`` (the first
+``error:`` line); ``inconclusive`` (a third-party header that is not installed here: says
+nothing about the port); ``not compiled`` (a header). :func:`check_command` returns the
+command, so the result can be reproduced by hand and equals it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpuport.models import EnvironmentProblem
+
+from .io import encode
+from .run import CompileResult, HipifyReport
+
+__all__ = [
+    "UNITS",
+    "CheckOutcome",
+    "check_command",
+    "check_report",
+    "compile_unit",
+    "hipcc_env",
+    "project_flags",
+]
+
+UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")
+TIMEOUT_S = 120
+_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+_VALUE_FLAGS = ("-I", "-isystem", "-iquote", "-include", "-D", "-U")
+_PATH_FLAGS = ("-I", "-isystem", "-iquote", "-include")
+_MAKE_TOKEN = re.compile(r"(?<![\w$(-])(-I|-D|-U|-isystem\s+|-std=)(\S+)")
+_CMAKE_CALL = re.compile(
+    r"(?is)\b(include_directories|target_include_directories|add_compile_definitions"
+    r"|add_definitions|target_compile_definitions)\s*\(([^)]*)\)"
+)
+_CMAKE_KEYWORDS = frozenset({"PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
+
+CheckOutcome = tuple[str, str | None]  # (status, error)
+
+
+def hipcc_env() -> dict[str, str]:
+    """The environment hipcc runs in: HIP_PLATFORM=amd, PATH without relative entries."""
+    path = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).is_absolute()
+    )
+    return {**os.environ, "PATH": path, "HIP_PLATFORM": "amd"}
+
+
+def _absolute(path: Path) -> Path:
+    """Absolute and normalised, links not followed (the path the user's build sees)."""
+    return Path(os.path.normpath(path.absolute()))
+
+
+def _map(path: str, base: Path, src_root: Path | None, out_root: Path | None) -> str:
+    """An include path from a build file in ``base`` (input side), absolute, in the output."""
+    p = Path(path)
+    full = p if p.is_absolute() else base / p
+    full = Path(os.path.normpath(full))
+    if src_root is not None and out_root is not None:
+        try:
+            rel = full.relative_to(src_root)
+        except ValueError:
+            return str(full)
+        return str(out_root / rel)
+    return str(full)
+
+
+def _pairs(tokens: Sequence[str]) -> list[tuple[str, str]]:
+    """(flag, value) for the flags we keep, from a split command line."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        for flag in _VALUE_FLAGS:
+            if tok == flag and i + 1 < len(tokens):
+                out.append((flag, tokens[i + 1]))
+                i += 1
+                break
+            if tok.startswith(flag) and len(tok) > len(flag) and flag in ("-I", "-D", "-U"):
+                out.append((flag, tok[len(flag) :]))
+                break
+        else:
+            if tok.startswith("-std="):
+                out.append(("-std=", tok[5:]))
+        i += 1
+    return out
+
+
+def _from_compile_commands(src_root: Path, file: Path) -> tuple[list[tuple[str, str]], Path] | None:
+    for cand in (src_root / "compile_commands.json", src_root / "build" / "compile_commands.json"):
+        try:
+            if not cand.is_file() or cand.stat().st_size > 64 * 1024 * 1024:
+                continue
+            entries = json.loads(cand.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(entries, list):
+            continue
+        for e in entries:
+            if not isinstance(e, dict):
+                continue
+            directory = Path(str(e.get("directory", src_root)))
+            name = Path(str(e.get("file", "")))
+            where = Path(os.path.normpath(name if name.is_absolute() else directory / name))
+            if where != file:
+                continue
+            args = e.get("arguments")
+            try:
+                tokens = (
+                    [str(a) for a in args]
+                    if isinstance(args, list)
+                    else shlex.split(str(e.get("command", "")))
+                )
+            except ValueError:
+                continue
+            return _pairs(tokens), directory
+    return None
+
+
+def _strip_hash_comments(text: str) -> str:
+    return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+
+
+def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]], Path] | None:
+    folder = file.parent
+    while True:
+        make = folder / "Makefile"
+        cmake = folder / "CMakeLists.txt"
+        if make.is_file():
+            text = _strip_hash_comments(_read_small(make))
+            text = text.replace("\\\n", " ")
+            pairs: list[tuple[str, str]] = []
+            for m in _MAKE_TOKEN.finditer(text):
+                flag, value = m.group(1).strip(), m.group(2)
+                if "$" in value:
+                    continue
+                pairs.append((flag if flag != "-std=" else "-std=", value))
+            return pairs, folder
+        if cmake.is_file():
+            text = _strip_hash_comments(_read_small(cmake))
+            pairs = []
+            for m in _CMAKE_CALL.finditer(text):
+                call, body = m.group(1).lower(), m.group(2)
+                words = [w.strip('"') for w in body.split()]
+                if call.startswith("target_"):
+                    words = words[1:]
+                for w in words:
+                    if w in _CMAKE_KEYWORDS or not w:
+                        continue
+                    w = w.replace("${CMAKE_CURRENT_SOURCE_DIR}", str(folder))
+                    w = w.replace("${CMAKE_CURRENT_LIST_DIR}", str(folder))
+                    w = w.replace("${PROJECT_SOURCE_DIR}", str(src_root))
+                    w = w.replace("${CMAKE_SOURCE_DIR}", str(src_root))
+                    if "${" in w or "$<" in w:
+                        continue
+                    if call.endswith("include_directories"):
+                        pairs.append(("-I", w))
+                    elif w.startswith(("-D", "-U")):
+                        pairs.append((w[:2], w[2:]))
+                    elif call != "add_definitions":
+                        pairs.append(("-D", w))
+            return pairs, folder
+        if folder == src_root or folder.parent == folder or src_root not in folder.parents:
+            return None
+        folder = folder.parent
+
+
+def _read_small(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(1024 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def project_flags(src_root: Path, file: Path, out_root: Path | None) -> list[str]:
+    """The project's own flags for ``file`` (an input path under ``src_root``), with include
+    paths mapped into ``out_root`` (the written output tree; None: the input tree itself)."""
+    src_root = _absolute(src_root)
+    file = _absolute(file)
+    out_root = _absolute(out_root) if out_root is not None else None
+    found = _from_compile_commands(src_root, file) or _from_build_files(src_root, file)
+    if found is None:
+        return []
+    pairs, base = found
+    flags: list[str] = []
+    for flag, value in pairs:
+        if flag in _PATH_FLAGS:
+            mapped = _map(value, base, src_root, out_root)
+            flags += [flag, mapped] if flag != "-I" else [f"-I{mapped}"]
+        elif flag == "-std=":
+            flags.append(f"-std={value}")
+        else:
+            flags.append(f"{flag}{value}")
+    return flags
+
+
+def check_command(
+    hipcc: str, unit: Path, offload_archs: Sequence[str], flags: Sequence[str], obj: Path
+) -> list[str]:
+    """The hipcc command line for one translation unit (absolute paths)."""
+    return [
+        hipcc,
+        *(f"--offload-arch={a}" for a in offload_archs),
+        "-x",
+        "hip",
+        *flags,
+        "-c",
+        str(_absolute(unit)),
+        "-o",
+        str(obj),
+    ]
+
+
+def _first_error(output: str) -> str:
+    for line in output.splitlines():
+        if "error:" in line:
+            return line.strip()
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return lines[-1] if lines else "hipcc failed without a message"
+
+
+def compile_unit(
+    hipcc: str, unit: Path, offload_archs: Sequence[str], flags: Sequence[str]
+) -> tuple[CheckOutcome, list[str]]:
+    """Compile one written translation unit; ((status, error), the command with ``-o`` shown
+    as ``x.o``)."""
+    with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
+        cmd = check_command(hipcc, unit, offload_archs, flags, Path(tmp) / "x.o")
+        try:
+            done = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=TIMEOUT_S,
+                env=hipcc_env(),
+                cwd=tmp,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return ("failed", f"timed out after {TIMEOUT_S} s"), [*cmd[:-1], "x.o"]
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot run hipcc: {exc.strerror or exc}") from None
+    shown = [*cmd[:-1], "x.o"]
+    if done.returncode == 0:
+        return ("ok", None), shown
+    error = _first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
+    missing = _MISSING_HEADER.search(error)
+    if missing and not missing.group(1).startswith(("hip/", "hip_")):
+        return ("inconclusive", f"needs {missing.group(1)}, which is not installed here"), shown
+    return ("failed", error), shown
+
+
+def check_report(
+    report: HipifyReport,
+    *,
+    offload_archs: Sequence[str],
+    hipcc: str,
+) -> None:
+    """Compile the translations of ``report`` once they are written (see the module
+    docstring), filling each file's ``compile``. A file that was not written (one file to
+    stdout) is compiled from a temporary copy, with its own folder on the include path."""
+    root = Path(report.root)
+    single = root.is_file()
+    src_root = root.parent if single else root
+    out_root = Path(report.out_dir) if report.out_dir is not None else None
+    archs = list(offload_archs)
+    for f in report.files:
+        if f.text is None:
+            continue
+        source = src_root / f.path
+        if not single and Path(f.path).suffix.lower() not in UNITS:
+            f.compile = CompileResult(
+                ok=False,
+                status="not compiled",
+                offload_archs=archs,
+                error="a header: checked through the files that include it",
+            )
+            continue
+        if f.output is not None:
+            flags = project_flags(src_root, source, out_root)
+            (status, error), cmd = compile_unit(hipcc, Path(f.output), archs, flags)
+        else:
+            flags = [*project_flags(src_root, source, None), f"-I{source.parent.resolve()}"]
+            with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
+                unit = Path(tmp) / Path(f.path).name
+                unit.write_bytes(encode(f.text))
+                (status, error), cmd = compile_unit(hipcc, unit, archs, flags)
+                if error is not None:
+                    error = error.replace(tmp + os.sep, "")
+                cmd = [c.replace(tmp + os.sep, "") for c in cmd]
+        f.compile = CompileResult(
+            ok=status == "ok", status=status, offload_archs=archs, error=error, command=cmd
+        )

@@ -1,0 +1,121 @@
+"""``--check`` matches a real build (issue 18, item 3): outputs are written first, each
+translation unit is compiled where it lies with the project's own -I/-D flags (include paths
+mapped into the output tree, a relative -o works), headers go through their includers, and the
+result equals a manual ``hipcc -c`` on the same written files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuport.hipify.check import hipcc_env, project_flags
+
+TREE = Path(__file__).parent.parent / "fixtures" / "hipify" / "checktree"
+
+
+def _need(name: str, env: str = "GPUPORT_REQUIRE_HIPCC") -> str:
+    exe = shutil.which(name)
+    if exe is None:
+        if os.environ.get(env) == "1":
+            pytest.fail(f"{env}=1 but {name} is not on PATH")
+        pytest.skip(f"{name} not on PATH (install Debian's hipcc; CI sets {env}=1)")
+    return exe
+
+
+def test_flags_come_from_the_makefile_with_paths_in_the_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    flags = project_flags(TREE, TREE / "app" / "main.cu", out)
+    assert f"-I{out / 'include'}" in flags
+    assert "-DSCALE=2" in flags
+    assert "-O2" not in flags  # only include paths, macros and the language standard
+
+
+def test_flags_come_from_compile_commands_first(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    shutil.copytree(TREE, proj)
+    entry = {
+        "directory": str(proj / "build"),
+        "file": "../app/main.cu",
+        "arguments": ["nvcc", "-I", "../include", "-DSCALE=3", "-std=c++17", "-c", "x.cu"],
+    }
+    (proj / "compile_commands.json").write_text(json.dumps([entry]), encoding="utf-8")
+    out = tmp_path / "out"
+    flags = project_flags(proj, proj / "app" / "main.cu", out)
+    assert flags == [f"-I{out / 'include'}", "-DSCALE=3", "-std=c++17"]
+    # a file without an entry falls back to its Makefile
+    assert "-DSCALE=2" in project_flags(proj, proj / "app" / "lane.cu", out)
+
+
+def test_cmake_include_directories_and_definitions(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    (proj / "src").mkdir(parents=True)
+    (proj / "src" / "k.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    (proj / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX CUDA)\n"
+        "include_directories(${CMAKE_CURRENT_SOURCE_DIR}/inc third)  # comment (x)\n"
+        "add_compile_definitions(USE_FAST=1)\nadd_definitions(-DLEGACY)\n"
+        "target_include_directories(k PRIVATE ${SOMEWHERE}/x)\n",
+        encoding="utf-8",
+    )
+    flags = project_flags(proj, proj / "src" / "k.cu", tmp_path / "o")
+    assert flags == [
+        f"-I{tmp_path / 'o' / 'inc'}",
+        f"-I{tmp_path / 'o' / 'third'}",
+        "-DUSE_FAST=1",
+        "-DLEGACY",
+    ]
+
+
+@pytest.mark.hipcc
+def test_check_equals_a_manual_hipcc_on_the_written_tree(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    hipcc = _need("hipcc")
+    proj = tmp_path / "proj"
+    shutil.copytree(TREE, proj)
+    monkeypatch.chdir(tmp_path)
+    res = cli(
+        "hipify", "proj", "-o", "out", "--check", "--hip-version", "5.2", "--format", "json",
+        "--fail-on", "never",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    report = json.loads(res.out)
+    status = {f["path"]: f["compile"]["status"] for f in report["files"]}
+    assert status == {
+        "app/lane.cu": "failed",
+        "app/main.cu": "ok",
+        "app/util.h": "not compiled",
+        "include/common.cuh": "not compiled",
+    }
+    assert report["totals"]["compiled_ok"] == 1 and report["totals"]["compile_failed"] == 1
+    # the same files, compiled by hand the way the project's Makefile would, in out/app
+    manual_flags = [hipcc, "--offload-arch=gfx90a", "-x", "hip", "-I../include", "-DSCALE=2", "-c"]
+    for unit in ("main.cu", "lane.cu"):
+        manual = subprocess.run(
+            [*manual_flags, unit, "-o", str(tmp_path / "m.o")],
+            cwd=tmp_path / "out" / "app",
+            capture_output=True,
+            env=hipcc_env(),
+            check=False,
+        )
+        assert (manual.returncode == 0) == (status[f"app/{unit}"] == "ok"), unit
+    main = next(f for f in report["files"] if f["path"] == "app/main.cu")
+    assert "-DSCALE=2" in main["compile"]["command"]
+    assert str(tmp_path / "out" / "app" / "main.cu") in main["compile"]["command"]
+
+
+@pytest.mark.hipcc
+def test_check_reads_the_written_output_not_a_stale_one(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A fresh -o: every output exists before its check (outputs were written after the
+    checks before, so every include of a sibling failed)."""
+    _need("hipcc")
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(TREE, tmp_path / "proj")
+    res = cli("hipify", "proj", "-o", "fresh/deep", "--check", "--hip-version", "5.2")
+    shown = " ".join((res.out + res.err).split())
+    assert "app/main.cu: compile failed" not in shown
+    assert "compile: 1 ok, 1 failed, 2 header(s) not compiled on their own" in shown
+    assert (tmp_path / "fresh" / "deep" / "app" / "main.cu").is_file()
