@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from gpuport import __version__
-from gpuport.cli.common import EXIT_BUG, EXIT_USAGE, err_console
+from gpuport.cli.common import EXIT_BUG, EXIT_USAGE, err_console, print_result_warnings
 from gpuport.models import GpuportError
 
 app = typer.Typer(
@@ -70,6 +70,7 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one-line errors with exit 2 (input) or 3 (environment), never a traceback."""
+    print_result_warnings()
     try:
         app(args=argv, prog_name="gpuport", standalone_mode=True)
     except GpuportError as exc:
