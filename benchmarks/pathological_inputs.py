@@ -16,6 +16,7 @@ the benchmark measure the same inputs.
 from __future__ import annotations
 
 import argparse
+import gc
 import platform
 import sys
 import time
@@ -118,6 +119,7 @@ def runner(form: Form) -> Callable[[int], float]:
 
     def run(size: int) -> float:
         text = _text(form, size)
+        gc.collect()  # start each timing from the same heap: less noise between n and 2n
         started = time.perf_counter()
         check_text(form.rel, text, kind, target, packages)
         if form.hipify:

@@ -19,6 +19,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuport import __version__
+from gpuport.safeparse import ParseError, json_value
 
 SCHEMA_VERSION = "1.0"
 
@@ -115,6 +116,14 @@ class EnvFingerprint(BaseModel):
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
+def sealed_digest(model: BaseModel) -> str:
+    """The content digest of a result model as its JSON file will hold it (the
+    ``digest`` computed field of bench runs and validate reports)."""
+    from gpuport.integrity import digest_of
+
+    return digest_of(json.loads(model.model_dump_json(exclude={"digest"})))
+
+
 def load_result(path: Path, model: type[ResultT]) -> ResultT:
     """Read a gpuport JSON result file, validated whole, or refuse it with one clear line.
 
@@ -125,8 +134,8 @@ def load_result(path: Path, model: type[ResultT]) -> ResultT:
     except OSError as exc:
         raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json_value(raw)
+    except ParseError as exc:
         raise GpuportError(f"{path} is not JSON: {exc}") from None
     kind = model.model_fields.get("kind")
     expected = kind.default if kind is not None else None
@@ -138,9 +147,18 @@ def load_result(path: Path, model: type[ResultT]) -> ResultT:
         raise GpuportError(
             f"{path} has schema version {version or 'none'}; this gpuport reads {SCHEMA_VERSION}"
         )
+    if "digest" in model.model_computed_fields:  # a result file that checks itself
+        from gpuport.integrity import check_digest
+
+        check_digest(data, str(path))
     try:
-        return model.model_validate(data)
+        result = model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise GpuportError(f"{path} is not a valid {expected}: {where}: {first['msg']}") from None
+    check = getattr(result, "consistency_problem", None)
+    problem = check() if callable(check) else None
+    if problem:
+        raise GpuportError(f"{path} is not a consistent {expected} file: {problem}")
+    return result

@@ -251,7 +251,7 @@ def test_deeply_nested_header(tmp_path: Path) -> None:
     text = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     bad = tmp_path / "deep.gpv"
     bad.write_bytes(struct.pack("<Q", len(text)) + text)
-    with pytest.raises(GpuportError, match="nests too deeply"):
+    with pytest.raises(GpuportError, match="nested too deeply"):
         gpv.GpvFile(bad)
 
 

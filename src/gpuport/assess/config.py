@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from gpuport.assess.model import Origin, Setting
 from gpuport.knowledge import resolve_target
 from gpuport.knowledge.gpus import resolve_gpu
 from gpuport.models import GpuportError
+from gpuport.safeparse import ParseError, toml_table
 
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
@@ -269,10 +269,10 @@ def _normalise(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return toml_table(path.read_bytes())
     except OSError as exc:
         raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ParseError as exc:
         raise GpuportError(f"{path} is not valid TOML: {exc}") from None
 
 
@@ -283,13 +283,13 @@ def _pyproject_table(pyproject: Path, notes: list[str]) -> dict[str, Any] | None
     the assessment goes on without its settings (a note says so) instead of failing.
     """
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = toml_table(pyproject.read_bytes())
     except OSError as exc:
         notes.append(
             f"{pyproject} cannot be read ({exc.strerror or exc}); its settings are not used"
         )
         return None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ParseError as exc:
         notes.append(
             f"{pyproject} is not valid TOML ({exc}); its [tool.gpuport] settings, if any, "
             "are not used"

@@ -20,7 +20,9 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gpuport.bench.model import BenchRun, CaseStatus
+from gpuport.integrity import check_digest
 from gpuport.models import GpuportError, load_result
+from gpuport.safeparse import ParseError, json_value
 
 ENV_VAR = "GPUPORT_HISTORY"
 SCHEMA = 1  # version of the tables below; bump and migrate when they change
@@ -191,14 +193,23 @@ class History:
         data = rows[0][0] if rows else None
         if not isinstance(data, str | bytes):
             raise GpuportError(f"run {run_id} in the history {self.path} has no stored data")
+        where = f"run {run_id} in the history {self.path}"
         try:
-            return BenchRun.model_validate_json(data)
+            parsed = json_value(data)
+        except ParseError as exc:
+            raise GpuportError(f"{where} is corrupt: {exc}") from None
+        if isinstance(parsed, dict):
+            check_digest(parsed, where)
+        try:
+            run = BenchRun.model_validate(parsed)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-            raise GpuportError(
-                f"run {run_id} in the history {self.path} is corrupt: {where}: {first['msg']}"
-            ) from None
+            loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+            raise GpuportError(f"{where} is corrupt: {loc}: {first['msg']}") from None
+        problem = run.consistency_problem()
+        if problem:
+            raise GpuportError(f"{where} is not a consistent run: {problem}")
+        return run
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection | None]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from gpuport.models import SCHEMA_VERSION, EnvFingerprint
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint, sealed_digest
 
 Suite = Literal["quick", "full"]
 
@@ -137,6 +137,18 @@ class BenchRun(BaseModel):
     @property
     def display_name(self) -> str:
         return self.label or f"{self.device.name} ({self.id[:8]})"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def digest(self) -> str:
+        """Content digest written with the run, checked on load (:mod:`gpuport.integrity`)."""
+        return sealed_digest(self)
+
+    def consistency_problem(self) -> str | None:
+        """The first derived figure that does not follow from the raw samples, or None."""
+        from gpuport.bench.verify import run_problem
+
+        return run_problem(self)
 
 
 Verdict = Literal["faster", "slower", "same", "n/a"]

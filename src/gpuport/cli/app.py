@@ -10,7 +10,13 @@ import typer
 from rich.markup import escape
 
 from gpuport import __version__
-from gpuport.cli.common import EXIT_BUG, EXIT_USAGE, ClosedPipeSafe, err_console
+from gpuport.cli.common import (
+    EXIT_BUG,
+    EXIT_USAGE,
+    ClosedPipeSafe,
+    err_console,
+    print_result_warnings,
+)
 from gpuport.models import GpuportError
 
 app = typer.Typer(
@@ -86,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(argv: list[str] | None) -> None:
+    print_result_warnings()
     try:
         app(args=argv, prog_name="gpuport", standalone_mode=True)
     except GpuportError as exc:

@@ -13,7 +13,12 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuport.cli.common import EXIT_FINDINGS, err_console
+from gpuport.cli.common import (
+    EXIT_FINDINGS,
+    AcceptEditedOption,
+    err_console,
+    honours_accept_edited,
+)
 from gpuport.fileio import check_writable
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
@@ -61,6 +66,7 @@ def _flags(**given: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None and v != []}
 
 
+@honours_accept_edited
 def assess(
     path: Annotated[
         Path | None,
@@ -140,6 +146,7 @@ def assess(
         typer.Option("--fail-on", help="Exit 1 at this readiness or worse: blocked, major, minor."),
     ] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress line.")] = False,
+    accept_edited: AcceptEditedOption = False,
 ) -> None:
     """One readiness report: verdict, effort, cost, speed and numerics, with the evidence."""
     from gpuport.assess import AssessOptions, load_settings

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any, TextIO, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -103,3 +105,51 @@ def emit(
         sys.stdout.flush()
     else:
         write_atomic(output, body)
+
+
+# Result files that check themselves (issue 14): compare, assess and cost take --accept-edited.
+AcceptEditedOption = Annotated[
+    bool,
+    typer.Option(
+        "--accept-edited",
+        help="Use bench/validate files edited after their run (refused otherwise); "
+        "a warning names each.",
+    ),
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def honours_accept_edited(fn: F) -> F:
+    """Run the command with its ``accept_edited`` argument in force for every result file
+    it loads (:func:`gpuport.integrity.accepting_edited`)."""
+    from gpuport.integrity import accepting_edited
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with accepting_edited(bool(kwargs.get("accept_edited", False))):
+            return fn(*args, **kwargs)
+
+    return cast(F, wrapper)
+
+
+def print_result_warnings() -> None:
+    """Show each :class:`~gpuport.integrity.ResultFileWarning` as one stderr line."""
+    from rich.markup import escape
+
+    from gpuport.integrity import ResultFileWarning
+
+    previous = warnings.showwarning
+
+    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(category, type) and issubclass(category, ResultFileWarning):
+            err_console.print(
+                f"[yellow]gpuport: warning:[/] {escape(str(message))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            previous(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", ResultFileWarning)

@@ -10,7 +10,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import EXIT_FINDINGS, OutputOption, err_console
+from gpuport.cli.common import (
+    EXIT_FINDINGS,
+    AcceptEditedOption,
+    OutputOption,
+    err_console,
+    honours_accept_edited,
+)
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
 
@@ -23,6 +29,7 @@ FORMATS = {
 }
 
 
+@honours_accept_edited
 def compare(
     runs: Annotated[
         list[str] | None,
@@ -51,6 +58,7 @@ def compare(
         bool,
         typer.Option("--fail-on-slower", help="Exit 1 when any case is slower than the baseline."),
     ] = False,
+    accept_edited: AcceptEditedOption = False,
 ) -> None:
     """Side by side: the ratio per workload case against the first run, with a bootstrap CI."""
     from gpuport.bench.history import History

@@ -13,7 +13,14 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import FormatOption, OutputOption, emit, err_console
+from gpuport.cli.common import (
+    AcceptEditedOption,
+    FormatOption,
+    OutputOption,
+    emit,
+    err_console,
+    honours_accept_edited,
+)
 from gpuport.models import EnvFingerprint, GpuportError
 from gpuport.render.interface import OutputFormat
 
@@ -23,6 +30,7 @@ KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 PRICE_KINDS = ("on-demand", "spot", "reserved")
 
 
+@honours_accept_edited
 def cost(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model from the catalog, e.g. llama-3-70b.")
@@ -114,6 +122,7 @@ def cost(
         Path | None,
         typer.Option("--knowledge", help="Folder with gpus.toml / models.toml overriding ours."),
     ] = None,
+    accept_edited: AcceptEditedOption = False,
 ) -> None:
     """Does a model fit, on how many GPUs, how fast, and at what $ per million tokens."""
     from gpuport.cost import CostOptions, estimate

@@ -8,7 +8,6 @@ GP6xx rules of the shared registry (``gpuport explain GP612``).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from gpuport.doctor.model import CheckStatus, Diagnosis, DoctorReport, LayerChec
 from gpuport.doctor.runner import PROBE_NAMES, collect
 from gpuport.doctor.snapshot import Layer, ProbeStatus, Snapshot, content_hash
 from gpuport.models import SCHEMA_VERSION, GpuportError
+from gpuport.safeparse import ParseError, json_value
 
 MAX_SNAPSHOT_BYTES = 50 << 20  # a real snapshot is well under 1 MB
 
@@ -39,11 +39,9 @@ def load_snapshot(path: Path) -> Snapshot:
     if len(raw) > MAX_SNAPSHOT_BYTES:
         raise GpuportError(f"{path} is over {MAX_SNAPSHOT_BYTES >> 20} MB: not a doctor snapshot")
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GpuportError(f"{path} is not JSON: {exc}") from None
-    except RecursionError:
-        raise GpuportError(f"{path} is nested too deeply to be a doctor snapshot") from None
+        data = json_value(raw)
+    except ParseError as exc:
+        raise GpuportError(f"{path} is not a doctor snapshot: {exc}") from None
     expected = "gpuport.doctor.snapshot"
     if not isinstance(data, dict) or data.get("kind") != expected:
         what = data.get("kind") if isinstance(data, dict) else type(data).__name__

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import re
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -19,6 +18,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuport.models import GpuportError
+from gpuport.safeparse import ParseError, toml_table
 
 KNOWLEDGE_DIR = Path(__file__).parent
 PackageStatus = Literal["works", "works-with-route", "partial", "no"]
@@ -180,11 +180,10 @@ class PackageDB:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return toml_table(path.read_bytes())
     except OSError as exc:
         raise GpuportError(f"cannot read knowledge file {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except ParseError as exc:
         raise GpuportError(f"knowledge file {path} is not valid TOML: {exc}") from None
 
 

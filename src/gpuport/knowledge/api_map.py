@@ -8,7 +8,6 @@ warp-sync intrinsics). ``hip`` is ``None`` for a CUDA name with no HIP equivalen
 from __future__ import annotations
 
 import datetime as dt
-import json
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -17,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuport.models import GpuportError
+from gpuport.safeparse import ParseError, json_value
 
 API_MAP_PATH = Path(__file__).parent / "api_map.json"
 
@@ -156,10 +156,10 @@ def load_api_map(path: Path | None = None) -> ApiMap:
     """The bundled ``api_map.json`` (or ``path``), validated; cached per path."""
     source = API_MAP_PATH if path is None else path
     try:
-        raw = json.loads(source.read_text(encoding="utf-8"))
+        raw = json_value(source.read_bytes())
     except OSError as exc:
         raise GpuportError(f"cannot read API map {source}: {exc.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ParseError as exc:
         raise GpuportError(f"API map {source} is not valid JSON: {exc}") from None
     try:
         return ApiMap.model_validate(raw)

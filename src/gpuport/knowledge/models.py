@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from gpuport.knowledge import KNOWLEDGE_DIR, Sourced, _entries, _merge, _user_file, _validated
 from gpuport.models import GpuportError
+from gpuport.safeparse import ParseError, json_value
 
 MODELS_TOML = KNOWLEDGE_DIR / "models.toml"
 
@@ -257,10 +258,10 @@ def shape_from_hf_config(path: Path) -> ModelShape:
     another architecture is the usual cause.
     """
     try:
-        raw = json.loads(path.read_bytes())
+        raw = json_value(path.read_bytes())
     except OSError as exc:
         raise GpuportError(f"cannot read --model-config {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ParseError as exc:
         raise GpuportError(f"--model-config {path} is not JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise GpuportError(f"--model-config {path}: expected a JSON object")

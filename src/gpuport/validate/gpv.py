@@ -23,7 +23,6 @@ complete, so an interrupted capture never leaves a half-written ``.gpv``.
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 import threading
 from pathlib import Path
@@ -34,6 +33,7 @@ from pydantic import JsonValue, ValidationError
 from gpuport.fileio import atomic_path
 from gpuport.models import SCHEMA_VERSION, GpuportError
 from gpuport.optional import require
+from gpuport.safeparse import ParseError, json_value
 from gpuport.validate.model import MANIFEST_KIND, CaptureManifest
 
 META_KEY = "gpuport.validate"
@@ -220,13 +220,9 @@ def _read_header(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        header = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise GpuportError(f"{path} is not a gpuport capture: its header is not JSON") from None
-    except RecursionError:
-        raise GpuportError(
-            f"{path} is not a gpuport capture: its header nests too deeply"
-        ) from None
+        header = json_value(raw)
+    except ParseError as exc:
+        raise GpuportError(f"{path} is not a gpuport capture: its header: {exc}") from None
     if not isinstance(header, dict):
         raise GpuportError(f"{path} is not a gpuport capture: malformed header")
     end = 0
@@ -388,9 +384,9 @@ class GpvFile:
 
 def _parse_manifest(path: Path, text: str) -> CaptureManifest:
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise GpuportError(f"{path}: the gpuport manifest is not valid JSON") from None
+        data = json_value(text)
+    except ParseError as exc:
+        raise GpuportError(f"{path}: the gpuport manifest is not valid JSON: {exc}") from None
     kind = data.get("kind") if isinstance(data, dict) else type(data).__name__
     if kind != MANIFEST_KIND:
         raise GpuportError(f"{path} is not a gpuport capture (manifest kind {kind!r})")

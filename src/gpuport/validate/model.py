@@ -12,9 +12,9 @@ from __future__ import annotations
 import enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
 
-from gpuport.models import SCHEMA_VERSION, EnvFingerprint
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint, sealed_digest
 
 MANIFEST_KIND = "gpuport.validate.capture"
 # marks a left_out entry that names something not traced (rather than a call beyond --max-bytes)
@@ -413,6 +413,18 @@ class ParityReport(BaseModel):
     verdict_reason: str
     bytes_compared: int = 0
     seconds: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def digest(self) -> str:
+        """Content digest written with the report, checked on load (:mod:`gpuport.integrity`)."""
+        return sealed_digest(self)
+
+    def consistency_problem(self) -> str | None:
+        """The first derived figure that does not follow from the rows, or None."""
+        from gpuport.validate.report import report_problem
+
+        return report_problem(self)
 
 
 class CaptureSummary(BaseModel):

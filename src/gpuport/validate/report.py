@@ -228,12 +228,7 @@ def finish(
     for r in rows:
         counts[r.status] += 1
     counts[Status.NOT_CHECKED] += len(left_out)
-    first = next(
-        (r for r in rows if r.kind == "output" and r.status in (Status.DIFFERENT, Status.WRONG)),
-        None,
-    )
-    if first is None:
-        first = next((r for r in rows if r.status in (Status.DIFFERENT, Status.WRONG)), None)
+    first = _first(rows)
     verdict, reason = _verdict(rows, counts, first)
     budget = budget_left_out(left_out)
     untraced = [e for e in left_out if e not in budget]
@@ -265,6 +260,41 @@ def finish(
         bytes_compared=bytes_compared,
         seconds=round(seconds, 3),
     )
+
+
+def _first(rows: list[Row]) -> Row | None:
+    """The first divergence: the first output that is different or wrong, else any row."""
+    first = next(
+        (r for r in rows if r.kind == "output" and r.status in (Status.DIFFERENT, Status.WRONG)),
+        None,
+    )
+    if first is None:
+        first = next((r for r in rows if r.status in (Status.DIFFERENT, Status.WRONG)), None)
+    return first
+
+
+def report_problem(report: ParityReport) -> str | None:
+    """The first derived figure of a loaded report (counts, verdict, first divergence) that
+    does not follow from its rows, or None (issue 14: a report saying ``wrong`` with no rows,
+    or with its counts zeroed, is refused)."""
+    if any(n < 0 for n in report.counts.values()):
+        return "a negative count"
+    rows = sorted(report.rows, key=lambda r: (r.kind != "output", r.order, r.index))
+    counts = {s: 0 for s in Status}
+    for r in rows:
+        counts[r.status] += 1
+    counts[Status.NOT_CHECKED] += len(report.left_out)
+    for status, n in counts.items():
+        if report.counts.get(status, 0) != n:
+            have = report.counts.get(status, 0)
+            return f"counts say {have} {status.value}, the rows give {n}"
+    first = _first(rows)
+    verdict, _ = _verdict(rows, counts, first)
+    if report.verdict is not verdict:
+        return f"verdict {report.verdict.value!r}, but the rows give {verdict.value!r}"
+    if report.first_divergence != (first.path if first else None):
+        return "first_divergence does not match the rows"
+    return None
 
 
 def _verdict(rows: list[Row], counts: dict[Status, int], first: Row | None) -> tuple[Verdict, str]:

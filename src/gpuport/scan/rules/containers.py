@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpuport.safeparse import json_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker, physical_lines, register
 from gpuport.scan.rules.build import make_guards, strip_make_comments
 from gpuport.scan.rules.containers_common import env_var, image_fix, nvidia_image
@@ -125,8 +126,8 @@ def _run_commands(logical: _Logical, args: int) -> list[list[Token]]:
     rest = logical.text[args:].lstrip()
     if rest.startswith("["):
         try:
-            words = json.loads(rest)
-        except ValueError:
+            words = json_value(rest)
+        except ValueError:  # not JSON, or nested/long past safeparse's bounds: a shell form
             words = None
         if isinstance(words, list) and all(isinstance(w, str) for w in words):
             out: list[Token] = []

@@ -492,6 +492,10 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
     from gpuport.scan.files import Skip, read_text  # local: files imports this package
 
     shown = _one_line(value)
+    if "\0" in value:  # no file can have that name (the OS refuses it with ValueError)
+        shown = shown.replace("\0", "\\0")
+        ctx.report("GP110", line, None, message=f"included file name has a NUL byte: {shown}")
+        return
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
         ctx.report("GP110", line, None, message=f"included file is a URL, not read: {shown}")
         return

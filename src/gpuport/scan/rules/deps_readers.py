@@ -12,13 +12,13 @@ from here.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from typing import Any
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpuport.safeparse import ParseError, toml_table
 from gpuport.scan.rules.base import physical_lines
 from gpuport.scan.rules.deps_readers_common import PIP_OPTIONS, Entry, split_pip_option
 from gpuport.scan.rules.deps_setup_py import setup_py_entries
@@ -149,8 +149,8 @@ def _array_table_lines(lines: list[str], idx: int) -> list[int]:
 
 def pyproject_entries(text: str) -> list[Entry]:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = toml_table(text)
+    except ParseError as exc:
         raise ValueError(f"invalid TOML: {exc}") from None
     lines = physical_lines(text)
     out: list[Entry] = []
