@@ -278,7 +278,7 @@ def hipify_path(
         checked=check,
         environment=EnvFingerprint.collect(),
     )
-    single = path.is_file()
+    single = not path.is_dir()  # a FIFO or a device named on the command line is refused below
     for item in walk(path):
         if isinstance(item, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=item.reason))
@@ -289,7 +289,7 @@ def hipify_path(
                     SkippedFile(path=item.rel, reason="not a CUDA/C++ source file")
                 )
             continue
-        got = read_source(item.path)
+        got = read_source(item.path, None if single else path)
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue
