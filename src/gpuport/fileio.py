@@ -39,7 +39,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from gpuport.models import GpuportError
 
@@ -64,11 +64,13 @@ __all__ = [
     "backup",
     "backup_path",
     "backup_state",
+    "check_destination",
     "check_regular",
     "check_writable",
     "clean_stale_temps",
     "copy_atomic",
     "is_temp_name",
+    "open_regular",
     "os_reason",
     "outside_root",
     "read_bytes",
@@ -187,6 +189,22 @@ def read_bytes(path: Path, *, limit: int, root: Path | None = None, what: str = 
     return b"".join(chunks)
 
 
+def open_regular(path: Path, *, root: Path | None = None, what: str = "") -> BinaryIO:
+    """``path`` opened for binary reading, for a reader that reads only part of a large file
+    (a capture's header): the same checks as :func:`read_bytes`, without the size limit."""
+    check_regular(path, root=root, what=what)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ReadRefused(path, os_reason(exc), what) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ReadRefused(path, _NOT_REGULAR, what)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 def read_text(
     path: Path,
     *,
@@ -253,6 +271,28 @@ def _check_destination(path: Path, root: Path | None) -> Path:
                 "link (nothing written)"
             )
     return parent
+
+
+def check_destination(path: Path, root: Path) -> None:
+    """Refuse, before anything is written, a destination under ``root`` that is a symbolic link
+    or whose nearest existing folder resolves outside ``root`` (its folders may not exist yet)."""
+    if path.is_symlink():
+        raise GpuportError(
+            f"cannot write {path}: it is a symbolic link (gpuport never writes through a link); "
+            "remove it first (nothing written)"
+        )
+    if not root.exists():
+        return  # nothing under it exists yet: all of it will be created
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        if folder.is_symlink():  # a dangling link where a folder will be created
+            break
+        folder = folder.parent
+    if not _inside(os.path.realpath(folder), os.path.realpath(root)):
+        raise GpuportError(
+            f"cannot write {path}: its folder leads outside {root} through a symbolic "
+            "link (nothing written)"
+        )
 
 
 def check_writable(path: Path, what: str = "") -> None:

@@ -138,14 +138,14 @@ def test_bad_options(cli) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_check_without_hipcc_is_an_environment_problem(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(hipify_run.shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(hipify_run.subproc, "which", lambda name, *a, **k: None)
     res = cli("hipify", str(WARP), "--check", "--hip-version", "5.2")
     assert res.code == 3
     assert "hipcc" in res.err
 
 
 def test_default_hip_version_without_hipcc(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(hipify_run.shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(hipify_run.subproc, "which", lambda name, *a, **k: None)
     assert hipify_run.detect_hip_version() is None
 
 

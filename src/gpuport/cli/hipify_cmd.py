@@ -132,6 +132,10 @@ def _write_outputs(report: HipifyReport) -> None:
     """Write each translation (and copy each other file) into the output folder, never through
     a link already there and never outside it."""
     dest = Path(report.out_dir) if report.out_dir is not None else None
+    if dest is not None:  # every destination checked before the first is written
+        outs = [Path(f.output) for f in report.files if f.output and f.text is not None]
+        for out in [*outs, *(dest / rel for rel in report.copied)]:
+            fileio.check_destination(out, dest)
     for f in report.files:
         if f.output is None or f.text is None:
             continue
@@ -246,7 +250,7 @@ def hipify(
         )
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
-    version = hip_version or detect_hip_version() or DEFAULT_HIP_VERSION
+    version = hip_version or detect_hip_version(avoid=(path,)) or DEFAULT_HIP_VERSION
     report = hipify_path(
         path,
         out_dir=out_dir,

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -30,6 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gpuport import subproc
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
@@ -150,9 +150,12 @@ def _rocm_install_version() -> str | None:
     return None
 
 
-def detect_hip_version() -> str | None:
-    """The HIP on this machine: ``hipcc --version`` first, else the ROCm install's version file."""
-    hipcc = shutil.which("hipcc")
+def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
+    """The HIP on this machine: ``hipcc --version`` first, else the ROCm install's version file.
+
+    hipcc is looked up and run with a sanitized PATH (no relative entries, none inside the
+    folders in ``avoid``: the project) from a neutral folder (:mod:`gpuport.subproc`)."""
+    hipcc = subproc.which("hipcc", avoid=avoid)
     if hipcc is None:
         return _rocm_install_version()
     try:
@@ -161,7 +164,9 @@ def detect_hip_version() -> str | None:
             capture_output=True,
             text=True,
             timeout=30,
-            env={**os.environ, "HIP_PLATFORM": "amd"},
+            env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
+            cwd=subproc.NEUTRAL_CWD,
+            stdin=subprocess.DEVNULL,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -185,9 +190,10 @@ def compile_check(
     offload_archs: Sequence[str],
     include_dir: Path | None = None,
     hipcc: str | None = None,
+    avoid: Sequence[Path] = (),
 ) -> CompileResult:
     """Compile translated ``text`` (file name ``name``) for AMD in a temporary folder."""
-    exe = hipcc or shutil.which("hipcc")
+    exe = hipcc or subproc.which("hipcc")
     if exe is None:
         raise EnvironmentProblem(HIPCC_MISSING)
     archs = list(offload_archs)
@@ -205,8 +211,9 @@ def compile_check(
                 text=True,
                 errors="replace",
                 timeout=COMPILE_TIMEOUT_S,
-                env={**os.environ, "HIP_PLATFORM": "amd"},
+                env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
                 cwd=tmp,
+                stdin=subprocess.DEVNULL,
                 check=False,
             )
         except subprocess.TimeoutExpired:
@@ -261,7 +268,7 @@ def hipify_path(
         _check_out_dir(path, out_dir)
     hipcc = None
     if check:
-        hipcc = shutil.which("hipcc")
+        hipcc = subproc.which("hipcc", avoid=(path,))
         if hipcc is None:
             raise EnvironmentProblem(HIPCC_MISSING)
         if not offload_archs:
@@ -325,6 +332,7 @@ def hipify_path(
                 offload_archs=offload_archs,
                 include_dir=include,
                 hipcc=hipcc,
+                avoid=(path,),
             )
         report.files.append(result)
     if out_dir is not None and not single:

@@ -130,11 +130,11 @@ class PackageDB:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise GpuportError(f"cannot read knowledge file {path}: {exc.strerror}") from None
+    from gpuport import fileio
+
+    try:  # --knowledge files are user-named: regular files only, bounded
+        text = fileio.read_text(path, limit=fileio.LIMIT_SETTINGS, what="knowledge file")
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GpuportError(f"knowledge file {path} is not valid TOML: {exc}") from None
 

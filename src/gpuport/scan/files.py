@@ -152,10 +152,10 @@ def walk(
     """
     if not root.is_dir():
         kind = classify(f"{root.resolve().parent.name}/{root.name}")
-        if kind is None:
-            yield Skip(root.name, "not a file kind gpuport scans")
-        elif not root.is_file():
+        if not root.is_file():  # a FIFO would block, /dev/zero never end: never read
             yield Skip(root.name, "not a regular file (pipe, socket or device)")
+        elif kind is None:
+            yield Skip(root.name, "not a file kind gpuport scans")
         else:
             yield Candidate(root, root.name, kind, root.parent)
         return
