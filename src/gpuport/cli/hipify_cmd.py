@@ -18,6 +18,7 @@ from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
 from gpuport.hipify.tree import other_files
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
+from gpuport.render.text import clean_line
 from gpuport.scan.model import SkippedFile
 
 FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
@@ -119,8 +120,8 @@ def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) ->
         for line in difflib.unified_diff(
             before.splitlines(keepends=True),
             after.splitlines(keepends=True),
-            fromfile=f"a/{rel}",
-            tofile=f"b/{rel}",
+            fromfile=f"a/{clean_line(rel)}",  # a name from the project: no escape sequences
+            tofile=f"b/{clean_line(rel)}",
         ):
             chunks.append(
                 line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
