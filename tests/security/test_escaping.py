@@ -27,7 +27,7 @@ def hostile_tree(tmp_path: Path) -> Path:
     proj = tmp_path / "names"
     proj.mkdir()
     for name in HOSTILE:
-        (proj / name).write_text(CUDA + "void g() { asm(\"nop\"); }\n")
+        (proj / name).write_text(CUDA + 'void g() { asm("nop"); }\n')
     return proj
 
 

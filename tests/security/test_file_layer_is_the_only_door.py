@@ -56,9 +56,9 @@ def _calls(tree: ast.AST) -> list[tuple[str, str, int]]:
                     found.append((name, "open", child.lineno))
                 elif isinstance(f, ast.Attribute):
                     base = f.value.id if isinstance(f.value, ast.Name) else ""
-                    if f.attr in _METHODS and base not in {"fileio", "safetensors"}:
-                        if not (f.attr == "open" and base == "os"):
-                            found.append((name, f.attr, child.lineno))
+                    ours = base in {"fileio", "safetensors", "os"}
+                    if f.attr in _METHODS and not ours:
+                        found.append((name, f.attr, child.lineno))
                     if f.attr == "open" and base == "os":
                         found.append((name, "os.open", child.lineno))
                     if base == "shutil" and f.attr in _SHUTIL:

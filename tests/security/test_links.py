@@ -103,7 +103,7 @@ def test_out_dir_does_not_copy_a_linked_machine_file(cli, tmp_path: Path) -> Non
 def _leaky_project(tmp_path: Path) -> tuple[Path, str]:
     secret = tmp_path / "machine" / "credentials"
     secret.parent.mkdir()
-    token = "aws_secret_access_key = SECRET_TOKEN_123"
+    token = "aws_secret_access_key = SECRET_TOKEN_123"  # noqa: S105 - a planted fake
     secret.write_text(f"root:x:0:0:root:/root:/bin/bash\n{token}\n")
     proj = tmp_path / "proj"
     proj.mkdir()
