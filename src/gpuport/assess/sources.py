@@ -281,7 +281,7 @@ def run_hipify(
 
         local = detect_hip_version(avoid=(settings.root,)) or ""
         arch = _compile_arch(hipcc, settings.target)
-        outcomes = _compile_all(files, hipcc, arch, hip_version, local)
+        outcomes = _compile_all(files, hipcc, arch, hip_version, local, settings.root)
         check_note = f"hipcc (HIP {local or 'version unknown'}) -c for {arch}"
         if arch != settings.target:
             check_note += f": this hipcc cannot build for {settings.target}; {arch} stands in"
@@ -358,7 +358,12 @@ _UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")  # headers compile through their
 
 
 def _compile_all(
-    files: Sequence[_Translated], hipcc: str, arch: str, hip_version: str, local: str
+    files: Sequence[_Translated],
+    hipcc: str,
+    arch: str,
+    hip_version: str,
+    local: str,
+    root: Path | None = None,
 ) -> list[CompileOutcome]:
     """Write every translation to a temporary tree (so includes resolve), compile each.
 
@@ -389,6 +394,7 @@ def _compile_all(
                 offload_archs=[arch],
                 include_dir=(base / f.path).parent,
                 hipcc=hipcc,
+                avoid=(root,) if root is not None else (),
             )
             outcome = _outcome(f.path, result.ok, result.error)
             if outcome.status == "failed" and older:
@@ -409,6 +415,7 @@ def _compile_all(
                         offload_archs=[arch],
                         include_dir=(Path(tmp) / "local" / f.path).parent,
                         hipcc=hipcc,
+                        avoid=(root,) if root is not None else (),
                     )
                     retry = _outcome(f.path, second.ok, second.error)
                     if retry.status != "failed":
