@@ -129,10 +129,9 @@ def load_result(path: Path, model: type[ResultT]) -> ResultT:
 
     Files from a newer major schema version are refused rather than half-read.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    from gpuport import fileio  # local: fileio imports this module
+
+    raw = fileio.read_bytes(path, limit=fileio.LIMIT_RESULT)  # regular file only, bounded
     try:
         data = json_value(raw)
     except ParseError as exc:

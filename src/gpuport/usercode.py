@@ -1,9 +1,10 @@
-"""Loading a function from the user's own code: the one place gpuport runs user code.
+"""Loading a function from the user's own code: the only way gpuport runs user code.
 
 gpuport never imports, executes or builds code from a project it scans or translates (see
-DESIGN.md, "Safety promises"). ``gpuport validate capture/check --model REF`` is the single
-exception, and only because the user names the function on the command line: building the
-model and running its forward pass *is* the measurement. Nothing here is ever triggered by the
+docs/security.md). ``gpuport validate capture/check --model REF`` and ``gpuport bench --step
+REF`` are the two exceptions, and only because the user names the function on the command
+line: building the model and running its forward pass, or timing the step, *is* the
+measurement. Nothing here is ever triggered by the
 contents of a scanned project or of a ``.gpv`` file.
 
 ``REF`` is either ``pkg.module:function`` (imported with the current directory on

@@ -148,9 +148,11 @@ def _fake_hipcc(monkeypatch: pytest.MonkeyPatch, local: str, refuses: tuple[str,
         return CompileResult(ok=bad is None, offload_archs=list(kw["offload_archs"]), error=error)
 
     real_which = shutil.which
-    monkeypatch.setattr(shutil, "which", lambda n: "/fake/hipcc" if n == "hipcc" else real_which(n))
+    monkeypatch.setattr(
+        shutil, "which", lambda n, **k: "/fake/hipcc" if n == "hipcc" else real_which(n, **k)
+    )
     monkeypatch.setattr(hiprun, "compile_check", compile_check)
-    monkeypatch.setattr(hiprun, "detect_hip_version", lambda: local)
+    monkeypatch.setattr(hiprun, "detect_hip_version", lambda **k: local)
     monkeypatch.setattr(sources, "_compile_arch", lambda hipcc, target: target)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from gpuport import fileio
 from gpuport.hipify.annotate import annotate, comment_for
 from gpuport.hipify.run import hipify_path
 from gpuport.models import Location
@@ -156,15 +156,17 @@ def test_in_place_interrupted_write_leaves_original_intact(
 ) -> None:  # type: ignore[no-untyped-def]
     f = _copy(PTX, tmp_path)
     original = f.read_bytes()
-    real_write_text = Path.write_text
+    real_write_all = fileio._write_all
+    calls: list[int] = []
 
-    def dying_write_text(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
-        if not (self.name.startswith(".") and self.name.endswith(".tmp")):
-            return real_write_text(self, data, *args, **kwargs)
-        real_write_text(self, data[: len(data) // 2], *args, **kwargs)  # half, then disk full
+    def dying_write_all(fd: int, data: bytes) -> None:
+        calls.append(len(data))
+        if len(calls) == 1:  # the backup
+            return real_write_all(fd, data)
+        real_write_all(fd, data[: len(data) // 2])  # half of the translation, then disk full
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(Path, "write_text", dying_write_text)
+    monkeypatch.setattr(fileio, "_write_all", dying_write_all)
     res = cli("hipify", str(f), "--hip-version", "6.4", "--in-place")
     assert res.code == 2
     assert "No space left" in res.err

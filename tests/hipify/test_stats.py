@@ -101,6 +101,6 @@ def test_hip_version_falls_back_to_the_rocm_install(tmp_path, monkeypatch) -> No
 
     (tmp_path / ".info").mkdir()
     (tmp_path / ".info" / "version").write_text("6.4.1-120\n")
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     monkeypatch.setenv("ROCM_PATH", str(tmp_path))
     assert run.detect_hip_version() == "6.4"

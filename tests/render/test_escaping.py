@@ -7,6 +7,9 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
+from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
 from gpuport.render.text import clean, md
 
@@ -82,16 +85,19 @@ def test_sarif_uris_are_relative_to_the_current_directory(cli, tmp_path: Path, m
     )
 
 
-def test_write_atomic_keeps_mode_and_writes_through_symlinks(tmp_path: Path) -> None:
+def test_write_atomic_keeps_mode_and_refuses_symlinks(tmp_path: Path) -> None:
     real = tmp_path / "real.json"
     real.write_text("old")
-    os.chmod(real, 0o644)
+    os.chmod(real, 0o640)
+    write_atomic(real, "new")
+    assert real.read_text() == "new"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    write_atomic(link, "new")
+    with pytest.raises(GpuportError, match="symbolic link"):  # never written through (issue 14)
+        write_atomic(link, "other")
     assert link.is_symlink()
     assert real.read_text() == "new"
-    assert stat.S_IMODE(real.stat().st_mode) == 0o644
     fresh = tmp_path / "fresh.json"
     umask = os.umask(0o022)
     try:

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from gpuport import fileio
 from gpuport.assess.model import Origin, Setting
 from gpuport.knowledge import resolve_target
 from gpuport.knowledge.gpus import resolve_gpu
@@ -268,10 +269,8 @@ def _normalise(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return toml_table(path.read_bytes())
-    except OSError as exc:
-        raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:  # bounded, regular file, not a link out of the project (gpuport.fileio)
+        return toml_table(fileio.read_bytes(path, limit=fileio.LIMIT_SETTINGS, root=path.parent))
     except ParseError as exc:
         raise GpuportError(f"{path} is not valid TOML: {exc}") from None
 
@@ -283,11 +282,11 @@ def _pyproject_table(pyproject: Path, notes: list[str]) -> dict[str, Any] | None
     the assessment goes on without its settings (a note says so) instead of failing.
     """
     try:
-        data = toml_table(pyproject.read_bytes())
-    except OSError as exc:
-        notes.append(
-            f"{pyproject} cannot be read ({exc.strerror or exc}); its settings are not used"
+        data = toml_table(
+            fileio.read_bytes(pyproject, limit=fileio.LIMIT_SETTINGS, root=pyproject.parent)
         )
+    except fileio.ReadRefused as exc:
+        notes.append(f"{pyproject} cannot be read ({exc.reason}); its settings are not used")
         return None
     except ParseError as exc:
         notes.append(
@@ -305,10 +304,27 @@ def _pyproject_table(pyproject: Path, notes: list[str]) -> dict[str, Any] | None
 def _mentions_tool_table(pyproject: Path) -> bool:
     """Whether the pyproject has a ``[tool.gpuport]`` table, without parsing it."""
     try:
-        text = pyproject.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = fileio.read_text(
+            pyproject, limit=fileio.LIMIT_SETTINGS, root=pyproject.parent, errors="replace"
+        )
+    except fileio.ReadRefused:
         return False
     return bool(_TOOL_TABLE.search(text))
+
+
+_FILE_KEYS = ("model_config", "bench", "validate")
+
+
+def _inside_project(value: Any, root: Path, where: str) -> None:
+    """A file a project's own settings name must be inside the project: a scanned repository
+    cannot make the report read other files of the machine (links are resolved first)."""
+    items = [value] if isinstance(value, Path) else [Path(v) for v in value if "/" in v]
+    for item in items:
+        if fileio.outside_root(item, root) is not None:
+            raise GpuportError(
+                f"{where}: {item} is outside the project {root}; a project's settings may only "
+                "name files inside it (give it as a flag to use it anyway)"
+            )
 
 
 def project_settings(root: Path) -> tuple[dict[str, Any], Origin | None, list[str]]:
@@ -361,6 +377,8 @@ def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Setting
     origins: dict[str, Origin] = {}
     for key, value in from_file.items():
         values[_ATTR.get(key, key)] = _FIELDS[key](value, _where(label, key), root)
+        if key in _FILE_KEYS:
+            _inside_project(values[_ATTR.get(key, key)], root, _where(label, key))
         origins[_ATTR.get(key, key)] = file_origin or "gpuport.toml"
     given = {
         _ATTR.get(key, key): _FIELDS[key](value, _where("flag", key), Path.cwd())

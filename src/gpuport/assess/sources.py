@@ -12,9 +12,7 @@ other paths must stay fast and torch-free.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -23,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuport import fileio, subproc
 from gpuport.assess.config import Settings
 from gpuport.assess.model import (
     BenchRunSummary,
@@ -265,7 +264,7 @@ def run_hipify(
         return HipifySection(
             ran=False, reason=reason, skipped=[f"{p}: {why}" for p, why in skipped]
         ), []
-    hipcc = shutil.which("hipcc") if check else None
+    hipcc = subproc.which("hipcc", avoid=(settings.root,)) if check else None
     if check and hipcc is None and require_hipcc:
         raise EnvironmentProblem(
             "--hipify-check needs hipcc, which is not on PATH; install Debian's `hipcc` "
@@ -280,9 +279,9 @@ def run_hipify(
     if check and hipcc is not None:
         from gpuport.hipify.run import detect_hip_version
 
-        local = detect_hip_version() or ""
+        local = detect_hip_version(avoid=(settings.root,)) or ""
         arch = _compile_arch(hipcc, settings.target)
-        outcomes = _compile_all(files, hipcc, arch, hip_version, local)
+        outcomes = _compile_all(files, hipcc, arch, hip_version, local, settings.root)
         check_note = f"hipcc (HIP {local or 'version unknown'}) -c for {arch}"
         if arch != settings.target:
             check_note += f": this hipcc cannot build for {settings.target}; {arch} stands in"
@@ -340,7 +339,7 @@ def _compile_arch(hipcc: str, target: str) -> str:
     """``target`` if this hipcc can build for it (a two-line probe), else the fallback."""
     with tempfile.TemporaryDirectory(prefix="gpuport-assess-") as tmp:
         src = Path(tmp) / "probe.hip"
-        src.write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n", encoding="utf-8")
+        fileio.write_atomic(src, "__global__ void k(float* x) { x[0] = 1.0f; }\n")
         cmd = [hipcc, f"--offload-arch={target}", "-x", "hip", "-c", str(src), "-o", f"{tmp}/p.o"]
         try:
             done = subprocess.run(
@@ -352,14 +351,19 @@ def _compile_arch(hipcc: str, target: str) -> str:
 
 
 def _hip_env() -> dict[str, str]:
-    return {**os.environ, "HIP_PLATFORM": "amd"}
+    return subproc.safe_env({"HIP_PLATFORM": "amd"})
 
 
 _UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")  # headers compile through their includers
 
 
 def _compile_all(
-    files: Sequence[_Translated], hipcc: str, arch: str, hip_version: str, local: str
+    files: Sequence[_Translated],
+    hipcc: str,
+    arch: str,
+    hip_version: str,
+    local: str,
+    root: Path | None = None,
 ) -> list[CompileOutcome]:
     """Write every translation to a temporary tree (so includes resolve), compile each.
 
@@ -379,7 +383,7 @@ def _compile_all(
         for f in files:
             dest = base / f.path
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(encode(f.text))
+            fileio.write_atomic_bytes(dest, encode(f.text), root=base)
         again: dict[str, tuple[str, set[str]]] | None = None
         for f in files:
             if not f.path.endswith(_UNITS):
@@ -390,6 +394,7 @@ def _compile_all(
                 offload_archs=[arch],
                 include_dir=(base / f.path).parent,
                 hipcc=hipcc,
+                avoid=(root,) if root is not None else (),
             )
             outcome = _outcome(f.path, result.ok, result.error)
             if outcome.status == "failed" and older:
@@ -410,6 +415,7 @@ def _compile_all(
                         offload_archs=[arch],
                         include_dir=(Path(tmp) / "local" / f.path).parent,
                         hipcc=hipcc,
+                        avoid=(root,) if root is not None else (),
                     )
                     retry = _outcome(f.path, second.ok, second.error)
                     if retry.status != "failed":
@@ -437,7 +443,7 @@ def _retranslate(
         done = translate(f.original, hip_version=hip_version)
         dest = base / f.path
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(encode(done.text))
+        fileio.write_atomic_bytes(dest, encode(done.text), root=base)
         out[f.path] = (done.text, {u.name for u in done.unsupported})
     return out
 

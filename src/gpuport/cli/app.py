@@ -18,6 +18,7 @@ from gpuport.cli.common import (
     print_result_warnings,
 )
 from gpuport.models import GpuportError
+from gpuport.render.text import clean_line
 
 app = typer.Typer(
     name="gpuport",
@@ -94,10 +95,30 @@ def main(argv: list[str] | None = None) -> None:
 def _run(argv: list[str] | None) -> None:
     print_result_warnings()
     try:
-        app(args=argv, prog_name="gpuport", standalone_mode=True)
-    except GpuportError as exc:
+        code = app(args=argv, prog_name="gpuport", standalone_mode=False)
+    except typer.TyperException as exc:
+        # Click's own usage errors (unknown option, missing argument, bad choice): one line
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # plain `gpuport`: the help itself
+            err_console.print(exc.format_message(), highlight=False, markup=False)
+            sys.exit(exc.exit_code)
+        where = ctx.command_path if ctx is not None else "gpuport"
         err_console.print(
-            f"[bold red]gpuport: error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+            f"[bold red]{escape(where)}: error:[/] {escape(clean_line(exc.format_message()))} "
+            f"(see {escape(where)} --help)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("gpuport: interrupted")
+        sys.exit(130)
+    except GpuportError as exc:
+        # messages quote file names, run labels, tensor names: one line, no escape sequences
+        err_console.print(
+            f"[bold red]gpuport: error:[/] {escape(clean_line(str(exc)))}",
+            highlight=False,
+            soft_wrap=True,
         )
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
@@ -108,12 +129,14 @@ def _run(argv: list[str] | None) -> None:
             traceback.print_exc()
             sys.exit(EXIT_BUG)
         err_console.print(
-            f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
+            f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: "
+            f"{escape(clean_line(str(exc)))} "
             "(set GPUPORT_DEBUG=1 for a traceback and please report it)",
             highlight=False,
             soft_wrap=True,
         )
         sys.exit(EXIT_BUG)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["EXIT_USAGE", "app", "main"]

@@ -155,6 +155,12 @@ def bench(
     names = list(workload or [])
     if step is not None and not names:
         names = ["user"]
+    elif step is not None and not any("user" in w.split(",") for w in names):
+        # refused, not ignored: --step is only ever timed by the user workload
+        raise GpuportError(
+            f"--step is timed by the user workload, which -w {','.join(names)} leaves out; "
+            f"add it (-w {','.join(names)},user) or drop -w"
+        )
     options: dict[str, Any] = {
         "dtypes": _dtypes(dtype),
         "fp8_format": fp8_format,

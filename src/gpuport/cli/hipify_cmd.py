@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gpuport import fileio, subproc
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.io import read_source, write_source, write_stdout
@@ -19,9 +19,11 @@ from gpuport.hipify.tree import other_files
 from gpuport.hipify.wave64 import WAVE64_MODES
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
+from gpuport.render.text import clean_line
+from gpuport.scan.model import SkippedFile
 
 FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
-BACKUP_SUFFIX = ".gpuport.bak"
+BACKUP_SUFFIX = fileio.BACKUP_SUFFIX
 
 
 def fails(report: HipifyReport, fail_on: str) -> bool:
@@ -39,9 +41,7 @@ def _archs(value: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in value.split(",") if a.strip())
 
 
-def backup_path(path: Path) -> Path:
-    """Where ``--in-place`` keeps the original of ``path``: ``FILE.gpuport.bak``."""
-    return path.with_name(path.name + BACKUP_SUFFIX)
+backup_path = fileio.backup_path
 
 
 BuildEdit = tuple[str, str, str]  # (rel path, original text, rewritten text)
@@ -57,7 +57,7 @@ def build_edits(path: Path, target: str, *, wave64: bool = False) -> list[BuildE
         kind = build_kind(rel)
         if kind is None:
             continue
-        text = read_source(path / rel)
+        text = read_source(path / rel, path)
         if not isinstance(text, str):
             continue
         new, changes = rewrite_build_file(text, kind, target, wave64=wave64)
@@ -71,24 +71,44 @@ def _write_in_place(
 ) -> None:
     """Back up each changed input as FILE.gpuport.bak, then replace it atomically.
 
-    Every backup path is checked first: if one exists, nothing at all is written (exit 2).
-    ``builds`` (rewritten build files, relative to ``root``) are written the same way.
+    Every file and backup is checked before anything is written: a backup that is a symbolic
+    link, or a different file, stops the run (exit 2, nothing written). A backup that is a copy
+    of the current file is kept, and an empty or cut-off one (a killed run, a full disk) is
+    written again from the original. A source that is itself a symbolic link is not rewritten
+    (listed as skipped). ``builds`` (rewritten build files, relative to ``root``) are written
+    the same way. Backups and sources are written through :mod:`gpuport.fileio`.
     """
-    todo = [(Path(f.output), f.text) for f in report.files if f.output and f.text is not None]
-    if root is not None and builds:
-        todo += [(root / rel, new) for rel, _, new in builds]
-    taken = [backup_path(p) for p, _ in todo if backup_path(p).exists()]
+    base = root if root is not None and root.is_dir() else None
+    todo: list[tuple[Path, str]] = []
+    for f in report.files:
+        if not f.output or f.text is None:
+            continue
+        if Path(f.output).is_symlink():
+            report.skipped.append(SkippedFile(path=f.path, reason=_LINK_NOT_REWRITTEN))
+            f.output = None
+            continue
+        todo.append((Path(f.output), f.text))
+    report.totals["skipped"] = len(report.skipped)
+    if base is not None and builds:
+        todo += [(base / rel, new) for rel, _, new in builds if not (base / rel).is_symlink()]
+    plan: list[tuple[Path, str, bytes, str]] = []
+    for src, text in todo:
+        original = fileio.read_bytes(src, limit=fileio.LIMIT_SOURCE, root=base)
+        plan.append((src, text, original, fileio.backup_state(src, original)))
+    taken = [fileio.backup_path(src) for src, _, _, state in plan if state == "other"]
     if taken:
         names = ", ".join(str(b) for b in taken)
         raise GpuportError(
-            f"--in-place: backup already exists ({names}); move it away first (nothing written)"
+            f"--in-place: a different backup already exists ({names}); move it away first "
+            "(nothing written)"
         )
-    for src, text in todo:
-        try:
-            shutil.copy2(src, backup_path(src))
-        except OSError as exc:
-            raise GpuportError(f"cannot back up {src}: {exc.strerror or exc}") from None
-        write_source(src, text)
+    for src, text, original, state in plan:
+        if state != "same":
+            fileio.backup(src, original, root=base)
+        write_source(src, text, root=base)
+
+
+_LINK_NOT_REWRITTEN = "symbolic link: not rewritten in place (gpuport never writes through a link)"
 
 
 def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) -> str:
@@ -102,8 +122,8 @@ def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) ->
         for line in difflib.unified_diff(
             before.splitlines(keepends=True),
             after.splitlines(keepends=True),
-            fromfile=f"a/{rel}",
-            tofile=f"b/{rel}",
+            fromfile=f"a/{clean_line(rel)}",  # a name from the project: no escape sequences
+            tofile=f"b/{clean_line(rel)}",
         ):
             chunks.append(
                 line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
@@ -112,24 +132,32 @@ def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) ->
 
 
 def _write_outputs(report: HipifyReport) -> None:
+    """Write each translation (and copy each other file) into the output folder, never through
+    a link already there and never outside it."""
+    dest = Path(report.out_dir) if report.out_dir is not None else None
+    if dest is not None:  # every destination checked before the first is written
+        outs = [Path(f.output) for f in report.files if f.output and f.text is not None]
+        for out in [*outs, *(dest / rel for rel in report.copied)]:
+            fileio.check_destination(out, dest)
     for f in report.files:
         if f.output is None or f.text is None:
             continue
         out = Path(f.output)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise GpuportError(f"cannot create {out.parent}: {exc.strerror or exc}") from None
-        write_source(out, f.text)
-    if report.out_dir is not None:
-        root, dest = Path(report.root), Path(report.out_dir)
+        _mkdir(out.parent)
+        write_source(out, f.text, root=dest)
+    if dest is not None:
+        root = Path(report.root)
         for rel in report.copied:
             target = dest / rel
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(root / rel, target)
-            except OSError as exc:
-                raise GpuportError(f"cannot copy {rel}: {exc.strerror or exc}") from None
+            _mkdir(target.parent)
+            fileio.copy_atomic(root / rel, target, src_root=root, root=dest)
+
+
+def _mkdir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GpuportError(f"cannot create {folder}: {exc.strerror or exc}") from None
 
 
 def hipify(
@@ -235,7 +263,7 @@ def hipify(
         )
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
-    version = hip_version or detect_hip_version() or DEFAULT_HIP_VERSION
+    version = hip_version or detect_hip_version(avoid=(path,)) or DEFAULT_HIP_VERSION
     report = hipify_path(
         path,
         out_dir=out_dir,
@@ -255,15 +283,13 @@ def hipify(
         _write_outputs(report)
         if build_files and out_dir is not None:
             for rel, _, new in builds:
-                (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-                write_source(out_dir / rel, new)
+                _mkdir((out_dir / rel).parent)
+                write_source(out_dir / rel, new, root=out_dir)
     if check:  # after the writes: compile the written tree as a build would
-        import shutil as _shutil
-
         from gpuport.hipify.check import check_report
         from gpuport.hipify.run import finish
 
-        hipcc = _shutil.which("hipcc")
+        hipcc = subproc.which("hipcc", avoid=(path,))
         if hipcc is None:
             raise GpuportError("hipcc disappeared from PATH during the run")
         check_report(report, offload_archs=_archs(offload_arch), hipcc=hipcc)

@@ -31,13 +31,16 @@ def load_snapshot(path: Path) -> Snapshot:
     accepted; it gets its id here. The file is read and parsed once, and refused (one line,
     exit 2) when it is over 50 MB or nested too deeply to parse.
     """
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
-    except OSError as exc:
-        raise GpuportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_SNAPSHOT_BYTES:
-        raise GpuportError(f"{path} is over {MAX_SNAPSHOT_BYTES >> 20} MB: not a doctor snapshot")
+    from gpuport import fileio
+
+    try:  # a regular file only: a FIFO would hang, /dev/zero never end
+        raw = fileio.read_bytes(path, limit=MAX_SNAPSHOT_BYTES)
+    except fileio.ReadRefused as exc:
+        if exc.reason.startswith("too large"):
+            raise GpuportError(
+                f"{path} is over {MAX_SNAPSHOT_BYTES >> 20} MB: not a doctor snapshot"
+            ) from None
+        raise
     try:
         data = json_value(raw)
     except ParseError as exc:

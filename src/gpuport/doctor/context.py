@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -94,10 +93,9 @@ class ProbeContext:
     def which(self, name: str) -> str | None:
         """An absolute path; relative PATH entries (".", empty) are skipped: doctor never
         runs a program from the folder it was started in."""
-        search = os.pathsep.join(
-            p for p in self.env.get("PATH", os.defpath).split(os.pathsep) if Path(p).is_absolute()
-        )
-        found = shutil.which(name, path=search) if search else None
+        from gpuport import subproc
+
+        found = subproc.which(name, path=self.env.get("PATH", os.defpath))
         if found:
             return found
         for base in (self.env.get("ROCM_PATH"), "/opt/rocm"):

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpuport import subproc
 from gpuport.doctor.context import ProbeContext, ProbeResult
 from gpuport.doctor.snapshot import ProbeStatus, ToolRun
 
@@ -27,7 +28,7 @@ _CHUNK = 65536
 # Once the tool itself has exited, how long output still held open by a stray child may
 # keep arriving before we stop listening.
 _DRAIN_S = 0.5
-NEUTRAL_CWD = "/"  # never the user's folder: python -c would import a torch.py from there
+NEUTRAL_CWD = subproc.NEUTRAL_CWD  # never the user's folder: python -c would import torch.py
 _SHELL_SIGNALS = {
     128 + signal.SIGABRT,
     128 + signal.SIGBUS,
@@ -65,7 +66,7 @@ def run_tool(
     exe = ctx.which(argv[0])
     if exe is None:
         return ToolOutcome(None, ProbeStatus.MISSING, f"{argv[0]} not found")
-    env = dict(ctx.env)
+    env = subproc.safe_env(base=ctx.env)  # the same PATH the tool was looked up on
     removed = sorted(name for name in set(unset) if env.pop(name, None) is not None)
     if english:
         env["LC_ALL"] = "C"

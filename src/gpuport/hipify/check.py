@@ -34,6 +34,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpuport import subproc
 from gpuport.models import EnvironmentProblem
 
 from .io import encode
@@ -65,11 +66,8 @@ CheckOutcome = tuple[str, str | None]  # (status, error)
 
 
 def hipcc_env() -> dict[str, str]:
-    """The environment hipcc runs in: HIP_PLATFORM=amd, PATH without relative entries."""
-    path = os.pathsep.join(
-        p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).is_absolute()
-    )
-    return {**os.environ, "PATH": path, "HIP_PLATFORM": "amd"}
+    """The environment hipcc runs in: HIP_PLATFORM=amd, a sanitized PATH (gpuport.subproc)."""
+    return subproc.safe_env({"HIP_PLATFORM": "amd"})
 
 
 def _absolute(path: Path) -> Path:

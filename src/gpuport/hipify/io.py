@@ -7,35 +7,29 @@ written back as the same byte.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from gpuport.fileio import write_atomic
-from gpuport.models import GpuportError
-from gpuport.scan.files import Skip, read_text
+from gpuport import fileio
+from gpuport.scan.files import Skip
 
 __all__ = ["encode", "read_source", "write_source", "write_stdout"]
-
-_NOT_UTF8 = "not valid UTF-8"
 
 
 def encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def read_source(path: Path) -> str | Skip:
+def read_source(path: Path, root: Path | None = None) -> str | Skip:
     """The text of ``path`` (same skip rules as the scanner, except that bytes that are not
-    UTF-8 are kept as surrogates instead of skipping the file)."""
-    got = read_text(path)
-    if not isinstance(got, Skip) or not got.reason.startswith(_NOT_UTF8):
-        return got
+    UTF-8 are kept as surrogates instead of skipping the file). With ``root``, a file that
+    resolves outside it is not read (see :mod:`gpuport.fileio`)."""
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return Skip(path.name, f"cannot read: {exc.strerror or exc}")
+        data = fileio.read_bytes(path, limit=fileio.LIMIT_SOURCE, root=root)
+    except fileio.ReadRefused as exc:
+        return Skip(path.name, exc.reason)
+    if b"\x00" in data[:8192]:
+        return Skip(path.name, "binary file (contains NUL bytes)")
     return data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
 
 
@@ -47,37 +41,10 @@ def _clean(text: str) -> bool:
     return True
 
 
-def write_source(path: Path, text: str) -> None:
-    """Write ``text`` atomically; lone surrogates go back to the bytes they came from."""
-    if _clean(text):
-        write_atomic(path, text)
-        return
-    if path.is_symlink():
-        path = path.resolve()
-    parent = path.parent if str(path.parent) else Path()
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        try:
-            data = memoryview(encode(text))
-            while data:
-                data = data[os.write(fd, data) :]
-        finally:
-            os.close(fd)
-        Path(tmp).chmod(mode)
-        Path(tmp).replace(path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-        raise GpuportError(f"cannot write {path}: {exc.strerror}") from None
+def write_source(path: Path, text: str, root: Path | None = None) -> None:
+    """Write ``text`` atomically (never through a link; inside ``root`` if given); lone
+    surrogates go back to the bytes they came from."""
+    fileio.write_atomic_bytes(path, encode(text), root=root)
 
 
 def write_stdout(stream: TextIO, text: str) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -32,6 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gpuport import subproc
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
@@ -181,9 +181,12 @@ def _rocm_install_version() -> str | None:
     return None
 
 
-def detect_hip_version() -> str | None:
-    """The HIP on this machine: ``hipcc --version`` first, else the ROCm install's version file."""
-    hipcc = shutil.which("hipcc")
+def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
+    """The HIP on this machine: ``hipcc --version`` first, else the ROCm install's version file.
+
+    hipcc is looked up and run with a sanitized PATH (no relative entries, none inside the
+    folders in ``avoid``: the project) from a neutral folder (:mod:`gpuport.subproc`)."""
+    hipcc = subproc.which("hipcc", avoid=avoid)
     if hipcc is None:
         return _rocm_install_version()
     try:
@@ -192,7 +195,9 @@ def detect_hip_version() -> str | None:
             capture_output=True,
             text=True,
             timeout=30,
-            env={**os.environ, "HIP_PLATFORM": "amd"},
+            env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
+            cwd=subproc.NEUTRAL_CWD,
+            stdin=subprocess.DEVNULL,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -216,9 +221,10 @@ def compile_check(
     offload_archs: Sequence[str],
     include_dir: Path | None = None,
     hipcc: str | None = None,
+    avoid: Sequence[Path] = (),
 ) -> CompileResult:
     """Compile translated ``text`` (file name ``name``) for AMD in a temporary folder."""
-    exe = hipcc or shutil.which("hipcc")
+    exe = hipcc or subproc.which("hipcc")
     if exe is None:
         raise EnvironmentProblem(HIPCC_MISSING)
     archs = list(offload_archs)
@@ -236,8 +242,9 @@ def compile_check(
                 text=True,
                 errors="replace",
                 timeout=COMPILE_TIMEOUT_S,
-                env={**os.environ, "HIP_PLATFORM": "amd"},
+                env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
                 cwd=tmp,
+                stdin=subprocess.DEVNULL,
                 check=False,
             )
         except subprocess.TimeoutExpired:
@@ -295,7 +302,7 @@ def hipify_path(
     if out_dir is not None:
         _check_out_dir(path, out_dir)
     if check:
-        if shutil.which("hipcc") is None:
+        if subproc.which("hipcc", avoid=(path,)) is None:
             raise EnvironmentProblem(HIPCC_MISSING)
         if not offload_archs:
             raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
@@ -313,7 +320,7 @@ def hipify_path(
         checked=check,
         environment=EnvFingerprint.collect(),
     )
-    single = path.is_file()
+    single = not path.is_dir()  # a FIFO or a device named on the command line is refused below
     for item in walk(path):
         if isinstance(item, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=item.reason))
@@ -324,7 +331,7 @@ def hipify_path(
                     SkippedFile(path=item.rel, reason="not a CUDA/C++ source file")
                 )
             continue
-        got = read_source(item.path)
+        got = read_source(item.path, None if single else path)
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue

@@ -179,10 +179,12 @@ class PackageDB:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return toml_table(path.read_bytes())
-    except OSError as exc:
-        raise GpuportError(f"cannot read knowledge file {path}: {exc.strerror}") from None
+    from gpuport import fileio
+
+    try:  # --knowledge files are user-named: regular files only, bounded
+        return toml_table(
+            fileio.read_bytes(path, limit=fileio.LIMIT_SETTINGS, what="knowledge file")
+        )
     except ParseError as exc:
         raise GpuportError(f"knowledge file {path} is not valid TOML: {exc}") from None
 

@@ -20,6 +20,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from gpuport import fileio
 from gpuport.knowledge import KNOWLEDGE_DIR, Sourced, _entries, _merge, _user_file, _validated
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, json_value
@@ -258,9 +259,7 @@ def shape_from_hf_config(path: Path) -> ModelShape:
     another architecture is the usual cause.
     """
     try:
-        raw = json_value(path.read_bytes())
-    except OSError as exc:
-        raise GpuportError(f"cannot read --model-config {path}: {exc.strerror or exc}") from None
+        raw = json_value(fileio.read_bytes(path, limit=fileio.LIMIT_RESULT, what="--model-config"))
     except ParseError as exc:
         raise GpuportError(f"--model-config {path} is not JSON: {exc}") from None
     if not isinstance(raw, dict):

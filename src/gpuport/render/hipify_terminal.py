@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gpuport.hipify.run import FileResult, HipifyReport
+from gpuport.render.text import clean_line, md
+
+# Every name, reason and message below comes from the project (file names, code): shown
+# through clean_line (terminal: no escape sequences, bidi overrides or forged lines; table
+# cells as Text, so no rich markup either) or md (Markdown: no live HTML, links or new rows).
 
 
 def _compile(f: FileResult) -> str:
@@ -38,15 +44,17 @@ def summary(report: HipifyReport) -> str:
 
 def render(report: HipifyReport, console: Console) -> None:
     """The per-file counts table, then unsupported names, hazards and compile errors."""
-    table = Table(title=f"gpuport hipify -> HIP {report.hip_version} ({report.target})")
+    table = Table(
+        title=Text(f"gpuport hipify -> HIP {clean_line(report.hip_version)} ({report.target})")
+    )
     for col in ("file", "output", "replaced", "unsupported", "hazards", "compile"):
         table.add_column(
             col, justify="right" if col in ("replaced", "unsupported", "hazards") else "left"
         )
     for f in report.files:
         table.add_row(
-            f.path,
-            f.output or "-",
+            Text(clean_line(f.path)),
+            Text(clean_line(f.output or "-")),
             str(sum(f.replacements.values())),
             str(len(f.unsupported)),
             str(len(f.hazards)),
@@ -57,7 +65,7 @@ def render(report: HipifyReport, console: Console) -> None:
     for f in report.files:
         for u in f.unsupported:
             console.print(
-                f"{f.path}:{u.line}:{u.col}: unsupported {u.name} ({u.reason})",
+                clean_line(f"{f.path}:{u.line}:{u.col}: unsupported {u.name} ({u.reason})"),
                 highlight=False,
                 markup=False,
             )
@@ -75,18 +83,18 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         for h in f.hazards:
             console.print(
-                f"{h.location.display()}: {h.rule_id} [{h.severity.value}] {h.title}",
+                clean_line(f"{h.location.display()}: {h.rule_id} [{h.severity.value}] {h.title}"),
                 highlight=False,
                 markup=False,
             )
         if f.compile is not None and f.compile.status in ("failed", "inconclusive"):
             console.print(
-                f"{f.path}: compile {f.compile.status}: {f.compile.error}",
+                clean_line(f"{f.path}: compile {f.compile.status}: {f.compile.error}"),
                 highlight=False,
                 markup=False,
             )
     for s in report.skipped:
-        console.print(f"skipped {s.path}: {s.reason}", highlight=False, markup=False)
+        console.print(clean_line(f"skipped {s.path}: {s.reason}"), highlight=False, markup=False)
     console.print(summary(report), highlight=False, markup=False)
 
 
@@ -97,7 +105,7 @@ def _render_families(report: HipifyReport, console: Console) -> None:
         fam.add_column("family")
         fam.add_column("replaced", justify="right")
         for name, n in sorted(report.by_family.items(), key=lambda kv: (-kv[1], kv[0])):
-            fam.add_row(name, str(n))
+            fam.add_row(Text(clean_line(name)), str(n))
         fam.add_row("total", str(sum(report.by_family.values())), style="bold")
         console.print(fam)
     if report.unsupported_counts:
@@ -105,12 +113,8 @@ def _render_families(report: HipifyReport, console: Console) -> None:
         uns.add_column("identifier")
         uns.add_column("count", justify="right")
         for name, n in sorted(report.unsupported_counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            uns.add_row(name, str(n))
+            uns.add_row(Text(clean_line(name)), str(n))
         console.print(uns)
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(report: HipifyReport) -> str:
@@ -123,32 +127,30 @@ def render_markdown(report: HipifyReport) -> str:
     ]
     for f in report.files:
         lines.append(
-            f"| `{_md(f.path)}` | {_md(f.output or '-')} | {sum(f.replacements.values())} "
+            f"| {md(f.path)} | {md(f.output or '-')} | {sum(f.replacements.values())} "
             f"| {len(f.unsupported)} | {len(f.hazards)} | {_compile(f)} |"
         )
     details: list[str] = []
     for f in report.files:
         details += [
-            f"* `{_md(f.path)}:{u.line}:{u.col}` unsupported `{u.name}`: {_md(u.reason)}"
+            f"* {md(f.path)}:{u.line}:{u.col} unsupported {md(u.name)}: {md(u.reason)}"
             for u in f.unsupported
         ]
         details += [
-            f"* `{_md(f.path)}:{w.line}` wave64 ported ({w.kind}): {_md(w.detail)}"
-            for w in f.wave64
+            f"* {md(f.path)}:{w.line} wave64 ported ({w.kind}): {md(w.detail)}" for w in f.wave64
         ]
         details += [
-            f"* `{_md(f.path)}:{w.line}` wave64 left ({w.kind}): {_md(w.detail)}"
-            for w in f.wave64_left
+            f"* {md(f.path)}:{w.line} wave64 left ({w.kind}): {md(w.detail)}" for w in f.wave64_left
         ]
         details += [
-            f"* `{_md(h.location.display())}` **{h.rule_id}** ({h.severity.value}): {_md(h.title)}"
+            f"* {md(h.location.display())} **{h.rule_id}** ({h.severity.value}): {md(h.title)}"
             for h in f.hazards
         ]
         if f.compile is not None and f.compile.status in ("failed", "inconclusive"):
             details.append(
-                f"* `{_md(f.path)}` compile {f.compile.status}: `{_md(f.compile.error or '')}`"
+                f"* {md(f.path)} compile {f.compile.status}: {md(f.compile.error or '')}"
             )
-    details += [f"* skipped `{_md(s.path)}`: {_md(s.reason)}" for s in report.skipped]
+    details += [f"* skipped {md(s.path)}: {md(s.reason)}" for s in report.skipped]
     if details:
         lines += ["", "## Details", "", *details]
     lines += ["", summary(report), ""]

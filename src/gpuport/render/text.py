@@ -31,6 +31,13 @@ def clean(text: str) -> str:
     return _CONTROL.sub(_visible, text)
 
 
+def clean_line(text: str) -> str:
+    """:func:`clean`, and newlines and tabs made visible too (``\\n``, ``\\t``): for a file
+    name or a message that must stay on its one line (a name with a newline cannot forge a
+    line of the report)."""
+    return clean(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def md(text: str) -> str:
     """Text for a Markdown table cell: no HTML, links, emphasis, code spans or new rows."""
     out = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

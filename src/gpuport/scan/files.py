@@ -7,16 +7,15 @@ or a symlink loop comes back as a reason to skip it.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from gpuport import fileio
 from gpuport.scan.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
 
@@ -57,7 +56,7 @@ ENV_NAMES = {"venv", "env", "virtualenv", "pyenv", "conda-env"}
 BUILD_NAMES = {"build", "dist", "_build"}
 PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt")
 
-DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+DEFAULT_MAX_BYTES = fileio.LIMIT_SOURCE
 
 
 def classify(rel_path: str) -> FileKind | None:
@@ -117,13 +116,18 @@ def safe_name(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
-    """The folder's own .gitignore, with git's matching rules, or None."""
-    try:
-        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+def _gitignore(folder: Path, root: Path) -> pathspec.GitIgnoreSpec | Skip | None:
+    """The folder's own .gitignore, with git's matching rules; None when there is none, a
+    Skip when it cannot be read (a pipe, a device, too large, a link out of the root)."""
+    path = folder / ".gitignore"
+    if not os.path.lexists(path):
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        text = fileio.read_text(path, limit=fileio.LIMIT_SETTINGS, root=root, errors="replace")
+    except fileio.ReadRefused as exc:
+        rel = path.relative_to(root).as_posix()
+        return Skip(rel, f"{exc.reason}; its ignore rules were not applied")
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 
 def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
@@ -145,11 +149,14 @@ def walk(
 
     Every ``.gitignore`` from the root down is honoured for the folder it sits
     in. Symlinked directories are not followed (so loops cannot happen);
-    symlinked files are read if their target is a readable file.
+    symlinked files are read if their target is a regular file inside ``root``;
+    a link that leaves the root is listed as skipped, never read.
     """
-    if root.is_file():
+    if not root.is_dir():
         kind = classify(f"{root.resolve().parent.name}/{root.name}")
-        if kind is None:
+        if not root.is_file():  # a FIFO would block, /dev/zero never end: never read
+            yield Skip(root.name, "not a regular file (pipe, socket or device)")
+        elif kind is None:
             yield Skip(root.name, "not a file kind gpuport scans")
         else:
             yield Candidate(root, root.name, kind, root.parent)
@@ -165,6 +172,11 @@ def walk(
             if _is_link(entry) and _is_dir_link(Path(entry.path)):
                 yield Skip(rel, "symbolic link to a folder: not followed")
             continue
+        if _is_link(entry):
+            why = fileio.outside_root(Path(entry.path), root)
+            if why is not None:  # requirements-x.txt -> /etc/passwd is never read
+                yield Skip(rel, why)
+                continue
         yield Candidate(Path(entry.path), rel, kind, root)
 
 
@@ -193,7 +205,10 @@ def iter_entries(
         current, inherited = stack.pop()
         here = current.relative_to(root).as_posix()
         here = "" if here == "." else here
-        own = _gitignore(current)
+        own = _gitignore(current, root)
+        if isinstance(own, Skip):
+            yield own
+            own = None
         ignores = (*inherited, (here, own)) if own is not None else inherited
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
@@ -273,23 +288,16 @@ def _is_dir_link(path: Path) -> bool:
         return False
 
 
-def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str | Skip:
-    """The file's text, or a Skip saying why it cannot be scanned."""
+def read_text(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
+) -> str | Skip:
+    """The file's text, or a Skip saying why it cannot be scanned (through
+    :func:`gpuport.fileio.read_bytes`: regular files only, bounded, inside ``root`` if given)."""
     rel = path.name
     try:
-        info = path.stat()
-    except OSError as exc:
-        return Skip(rel, _os_reason(exc))
-    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read forever
-        return Skip(rel, "not a regular file (pipe, socket or device)")
-    size = info.st_size
-    if size > max_bytes:
-        return Skip(rel, f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB limit)")
-    try:
-        with path.open("rb", buffering=0) as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        return Skip(rel, _os_reason(exc))
+        data = fileio.read_bytes(path, limit=max_bytes, root=root)
+    except fileio.ReadRefused as exc:
+        return Skip(rel, exc.reason)
     if b"\x00" in data[:8192]:
         return Skip(rel, "binary file (contains NUL bytes)")
     try:
@@ -299,13 +307,4 @@ def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str | Skip:
     return text.removeprefix("\ufeff")
 
 
-def _os_reason(exc: OSError) -> str:
-    if exc.errno == errno.ELOOP:
-        return "symbolic link loop"
-    if exc.errno == errno.ENOENT:
-        return "no such file (or a broken symbolic link)"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    if exc.errno == errno.EISDIR:
-        return "is a folder"
-    return f"cannot read: {exc.strerror or exc}"
+_os_reason = fileio.os_reason

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
+from gpuport import fileio
 from gpuport.fileio import atomic_path
 from gpuport.models import SCHEMA_VERSION, GpuportError
 from gpuport.optional import require
@@ -201,9 +202,9 @@ def write(path: Path, tensors: dict[str, Any], manifest: CaptureManifest) -> Non
 
 def _read_header(path: Path) -> dict[str, Any]:
     """Check the safetensors framing ourselves first, for messages a person understands."""
+    size = fileio.check_regular(path).st_size  # a FIFO would hang: regular files only
     try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
+        with fileio.open_regular(path) as fh:
             head = fh.read(8)
             if len(head) < 8:
                 raise GpuportError(f"{path} is not a gpuport capture: only {size} bytes")

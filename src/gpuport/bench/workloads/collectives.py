@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import gpuport
+from gpuport import subproc
 from gpuport.bench.registry import BenchContext, Case, Measurement, Skip, Workload, register
 from gpuport.models import GpuportError
 
@@ -130,7 +131,7 @@ def free_port() -> int:
 
 
 def _worker_env(rank: int, world: int, port: int, backend: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = subproc.safe_env()  # no relative PATH entries (gpuport.subproc)
     env.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -229,6 +230,7 @@ def launch_workers(spec: dict[str, Any], world: int, timeout_s: float) -> dict[s
                             stdout=fh,
                             stderr=subprocess.STDOUT,
                             start_new_session=True,
+                            cwd=tmp,  # never the caller's folder
                         )
                     )
             failed = _wait(procs, timeout_s)

@@ -521,7 +521,7 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
     if not exists:
         ctx.report("GP110", line, None, message=f"cannot read included file {shown}: no such file")
         return
-    got = read_text(target)
+    got = read_text(target, root=root)  # never a link out of the scanned folder
     if isinstance(got, Skip):
         ctx.report("GP110", line, None, message=f"cannot read included file {shown}: {got.reason}")
         return

@@ -1,0 +1,73 @@
+"""Issue 14 item 9: programs gpuport starts see a sanitized PATH and a neutral folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from gpuport import subproc
+from gpuport.hipify import run as hipify_run
+
+
+def _marker_tool(folder: Path, name: str, marker: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / name
+    tool.write_text(f"#!/bin/sh\ntouch {marker}\necho 'HIP version: 9.9-x'\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+
+
+def test_safe_path_drops_relative_empty_and_project_entries(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    (proj / "bin").mkdir(parents=True)
+    raw = os.pathsep.join([".", "", "bin", str(proj / "bin"), "/usr/bin", "/usr/bin", "/bin"])
+    assert subproc.safe_path(raw, avoid=[proj]) == os.pathsep.join(["/usr/bin", "/bin"])
+
+
+def test_hipcc_from_a_relative_path_entry_is_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The field trial: PATH="bin:..." run from a folder holding bin/hipcc (or bin/python3)."""
+    marker = tmp_path / "ran"
+    proj = tmp_path / "proj"
+    _marker_tool(proj / "bin", "hipcc", marker)
+    monkeypatch.chdir(proj)
+    monkeypatch.setenv("PATH", os.pathsep.join(["bin", ".", "", "/usr/bin", "/bin"]))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
+    hipify_run.detect_hip_version()
+    assert not marker.exists()
+
+
+def test_hipcc_inside_the_project_is_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    proj = tmp_path / "proj"
+    _marker_tool(proj / "tools", "hipcc", marker)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(proj / "tools"), "/usr/bin", "/bin"]))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
+    hipify_run.detect_hip_version(avoid=(proj,))
+    assert not marker.exists()
+    assert hipify_run.detect_hip_version() == "9.9"  # the same tool outside a project is used
+    assert marker.exists()
+
+
+def test_hipcc_runs_in_a_neutral_folder_with_a_clean_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = tmp_path / "seen"
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    tool = tools / "hipcc"
+    tool.write_text(f'#!/bin/sh\npwd > {seen}\necho "$PATH" >> {seen}\necho "HIP version: 6.1"\n')
+    tool.chmod(0o755)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    monkeypatch.setenv("PATH", os.pathsep.join([".", str(tools), "/usr/bin", "/bin"]))
+    assert hipify_run.detect_hip_version() == "6.1"
+    cwd, path = seen.read_text().splitlines()
+    assert cwd == subproc.NEUTRAL_CWD
+    assert "." not in path.split(os.pathsep)
