@@ -59,6 +59,14 @@ class GpuSpec(Sourced):
         description="case-insensitive globs over the device name torch reports",
     )
     memory_gb: float = Field(gt=0)
+    memory_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "exact device memory in bytes: the total the driver reports where published "
+            "(nvidia-smi / rocm-smi), else the nominal size; gpus.toml says which"
+        ),
+    )
     bandwidth_gbs: float = Field(gt=0, description="peak memory bandwidth, GB/s (10^9)")
     peak_tflops: dict[str, float] = Field(
         description="dense peak per dtype: bf16, fp16, fp32, tf32, fp8, fp64 ..."
