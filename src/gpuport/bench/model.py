@@ -38,6 +38,29 @@ class Stats(BaseModel):
     p90: float
     stdev: float
     cv: float = Field(description="coefficient of variation: stdev / mean")
+    q1: float | None = Field(default=None, description="25th percentile")
+    q3: float | None = Field(default=None, description="75th percentile")
+    robust_cv: float | None = Field(
+        default=None,
+        description="IQR / 1.349 / median: the CV a normal sample would have, unmoved by "
+        "a few outliers",
+    )
+    outliers: int = Field(default=0, description="samples beyond 3 IQR of the quartiles")
+    modes: list[float] = Field(
+        default_factory=list,
+        description="medians of two separate clusters of samples when the timing is "
+        "bimodal (empty: one mode)",
+    )
+    mode_counts: list[int] = Field(default_factory=list, description="samples in each mode")
+
+    @property
+    def bimodal(self) -> bool:
+        return len(self.modes) > 1
+
+    @property
+    def spread(self) -> float:
+        """Robust CV where recorded, else the classical CV (run files from before it)."""
+        return self.robust_cv if self.robust_cv is not None else self.cv
 
 
 class DeviceInfo(BaseModel):
@@ -102,7 +125,10 @@ class BenchResult(BaseModel):
     achievable: float | None = Field(default=None, description="best published achieved figure")
     achievable_pct: float | None = None
     telemetry: Telemetry | None = None
-    unstable: bool = Field(default=False, description="CV above the stability threshold")
+    unstable: bool = Field(
+        default=False,
+        description="robust CV (IQR/1.349/median) above the threshold, or bimodal timings",
+    )
 
     @property
     def key(self) -> tuple[str, str]:
