@@ -18,8 +18,9 @@ defeats the caches by size rather than by flushing (``flush=False``): each array
 least 4x (L2 + last-level cache) and at least 256 MiB on a GPU (1 GiB on the full
 suite), so MI300X's 256 MB Infinity Cache cannot hold it; on the CPU each array is at
 least 4x the last-level cache read from sysfs (64 MiB assumed where it says nothing);
-three arrays must fit in 60% of device (or host) memory. ``working_set_bytes`` and ``llc_multiple`` in each case's params
-show how far beyond the caches a result is. After timing, sampled elements are
+three arrays must fit in 60% of device (or host) memory. ``working_set_bytes``,
+``llc_multiple`` and ``array_llc_multiple`` in each case's params show how far beyond
+the caches a result is. After timing, sampled elements are
 checked against host arithmetic (the read against a float64 sum): a wrong kernel fails the
 case.
 
