@@ -165,7 +165,7 @@ class BenchRun(BaseModel):
         return self.label or f"{self.device.name} ({self.id[:8]})"
 
 
-Verdict = Literal["faster", "slower", "same", "n/a"]
+Verdict = Literal["faster", "slower", "same", "no significant change", "n/a"]
 
 
 class CompareRow(BaseModel):
@@ -183,6 +183,25 @@ class CompareRow(BaseModel):
     ci_high: list[float | None]
     verdicts: list[Verdict]
     notes: list[str] = Field(default_factory=list)
+    family: str = Field(default="", description="workload family: compute, memory, model, ...")
+    unstable: list[bool] = Field(
+        default_factory=list, description="per run: robust CV above 5 % or bimodal timings"
+    )
+
+
+class FamilySummary(BaseModel):
+    """The geometric mean of one workload family's ratios, per run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    family: str
+    workloads: list[str]
+    cases: int
+    geomean: list[float | None] = Field(description="per run; the baseline's is 1")
+    significant: list[int] = Field(
+        default_factory=list, description="per run: cases whose interval excludes no change"
+    )
+    unstable: list[int] = Field(default_factory=list, description="per run: unstable cases")
 
 
 class Comparison(BaseModel):
@@ -197,5 +216,9 @@ class Comparison(BaseModel):
     noise_threshold: float = Field(default=0.02, description="|ratio-1| below this is 'same'")
     rows: list[CompareRow]
     geomean: list[float | None] = Field(
-        default_factory=list, description="geometric mean of the ratios per run"
+        default_factory=list,
+        description="geometric mean of every ratio per run: mixes unlike workloads, so the "
+        "per-family geomeans are the ones to read",
     )
+    families: list[FamilySummary] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="summary notes for the whole table")
