@@ -110,7 +110,6 @@ def test_compare_two_recorded_runs_by_hand(tmp_path: Path) -> None:
         (["bench", "--world", "1"], "--world"),
         (["bench", "--workload", "user"], "--step"),
         (["bench", "--step", "no_such_module_xyz:step"], "no_such_module_xyz"),
-        (["bench", "--format", "sarif"], "sarif"),
         (["compare", "only-one"], "at least two runs"),
         (["compare", "missing.json", "other.json"], "no such file"),
         (["compare", "a", "b", "--format", "xml"], "--format"),

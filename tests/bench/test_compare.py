@@ -191,12 +191,14 @@ def test_not_comparable_cases_are_flagged() -> None:
         result("p", 100.0, params={"n": 8192}),
         result("s", 100.0),
     )
-    rows = {r.case: r for r in compare([a, b]).rows}
+    c = compare([a, b])
+    rows = {r.case: r for r in c.rows}
     assert rows["u"].ratios[1] is None and rows["u"].verdicts[1] == "n/a"
     assert any("unit" in n and "TFLOPS" in n for n in rows["u"].notes)
     assert rows["p"].ratios[1] == 1.0
     assert any("params differ on B" in n and "8192" in n for n in rows["p"].notes)
-    assert "unstable on A" in rows["s"].notes
+    assert rows["s"].unstable == [True, False]  # summarised once per run, not per case
+    assert any("1 of" in n and "unstable on A" in n for n in c.notes)
 
 
 def test_bad_arguments_are_refused() -> None:
@@ -265,7 +267,8 @@ def test_markdown_table() -> None:
     assert line.startswith("| gemm / big | 500.0 GFLOP/s | 1000.0 GFLOP/s | +100.0% [+")
     assert line.endswith("] faster |")
     assert "| gemm / gone | 10.00 GFLOP/s | - | n/a |" in md
-    assert "**Geomean** against A: B +100.0%" in md
+    assert "**Geomean by workload family** against A:" in md
+    assert "* compute (gemm): +100.0% (" in md
     assert "skipped on B: no fp8 here" in md
 
 

@@ -52,14 +52,32 @@ def test_flops_are_two_mnk() -> None:
     assert gemm.flops(4096, 8192, 1024) == 2 * 4096 * 8192 * 1024 == 68_719_476_736
 
 
-def test_cpu_quick_cases_one_small_shape_per_dtype(cpu_ctx: BenchContext) -> None:
+def test_cpu_quick_is_a_shape_sweep_like_the_gpu_one(cpu_ctx: BenchContext) -> None:
+    """Three shapes for bf16/fp32 (the best of them is the MAMF), fp16 to 512 (emulated,
+    slow on CPUs), one skipped row each for tf32 and fp8."""
     cases = gemm.WORKLOAD.cases(cpu_ctx)
-    assert [c.name for c in cases] == [f"{d} 256x256x256" for d in gemm.DTYPES]
+    names = [c.name for c in cases]
+    cubes = ["256x256x256", "512x512x512", "1024x1024x256"]
+    assert names == (
+        [f"bf16 {c}" for c in cubes]
+        + [f"fp16 {c}" for c in cubes[:2]]
+        + [f"fp32 {c}" for c in cubes]
+        + ["tf32 256x256x256", "fp8 256x256x256"]
+    )
     for case in cases:
         dtype = case.name.split()[0]
-        assert case.params == {"m": 256, "n": 256, "k": 256, "dtype": dtype}
+        assert case.params["dtype"] == dtype
         assert case.peak == ("tflops", dtype)
         assert case.unit == "TFLOPS" and case.scale == 1e12
+
+
+def test_cpu_full_sweeps_27_shapes(cpu_ctx: BenchContext) -> None:
+    import dataclasses
+
+    full = dataclasses.replace(cpu_ctx, suite="full")
+    assert len(gemm.shapes_for(full, "bf16")) == 27
+    assert (256, 2048, 1024) in gemm.shapes_for(full, "fp32")
+    assert all(max(s) <= gemm.CPU_FP16_MAX for s in gemm.shapes_for(full, "fp16"))
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
@@ -84,7 +102,10 @@ def test_tf32_and_fp8_skip_on_cpu_with_a_reason(cpu_ctx: BenchContext) -> None:
 
 def test_dtypes_option_restricts_the_sweep(cpu_ctx: BenchContext) -> None:
     ctx = dataclasses.replace(cpu_ctx, options={"dtypes": ["bf16", "fp8"]})
-    assert [c.name for c in gemm.WORKLOAD.cases(ctx)] == ["bf16 256x256x256", "fp8 256x256x256"]
+    names = [c.name for c in gemm.WORKLOAD.cases(ctx)]
+    assert names == [f"bf16 {s}" for s in ("256x256x256", "512x512x512", "1024x1024x256")] + [
+        "fp8 256x256x256"
+    ]
 
 
 @pytest.mark.usefixtures("native_fp8")

@@ -7,6 +7,8 @@ it on their own app and turn a GpuportError into exit code 2 the way ``main`` do
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import typer
 from typer.testing import CliRunner
@@ -83,3 +85,43 @@ def bench_run(
         duration_s=12.0,
         results=results,
     )
+
+
+# Exact capacities the drivers report (what the catalog's memory_bytes holds): nvidia-smi's
+# 81,559 MiB for an H100 SXM, rocm-smi's / torch's total for an MI300X. Tests build specs
+# with them so that their figures do not rest on the catalog's rounding.
+EXACT_BYTES = {"h100-sxm": 85_520_809_984, "mi300x": 205_822_885_888}
+
+
+def exact(key: str) -> Any:
+    """The catalog spec for ``key`` with its exact device memory."""
+    from gpuport.knowledge.gpus import resolve_gpu
+
+    return resolve_gpu(key).model_copy(update={"memory_bytes": EXACT_BYTES[key]})
+
+
+def exact_knowledge(folder: Path) -> Path:
+    """A --knowledge folder whose gpus.toml gives h100-sxm and mi300x their exact bytes.
+
+    A user entry replaces the bundled one whole, so each entry is the bundled block with a
+    ``memory_bytes`` line: the CLI then reads exactly what :func:`exact` builds.
+    """
+    from gpuport.knowledge.gpus import GPUS_TOML
+
+    text = GPUS_TOML.read_text(encoding="utf-8")
+    blocks = text.split("\n[[gpu]]\n")[1:]
+    out = []
+    for block in blocks:
+        key = next(
+            line.split("=", 1)[1].strip().strip('"')
+            for line in block.splitlines()
+            if line.startswith("key =")
+        )
+        if key in EXACT_BYTES:
+            lines = [line for line in block.splitlines() if not line.startswith("memory_bytes")]
+            at = next(i for i, line in enumerate(lines) if line.startswith("memory_gb"))
+            lines.insert(at + 1, f"memory_bytes = {EXACT_BYTES[key]}")
+            out.append("[[gpu]]\n" + "\n".join(lines) + "\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gpus.toml").write_text("".join(out), encoding="utf-8")
+    return folder

@@ -94,7 +94,6 @@ def test_chart_file_is_written(tmp_path: Path, suffix: str) -> None:
         (["-m", "llama-3-8b", "--train", "--zero", "4"], "--zero must be 0, 1, 2 or 3"),
         (["-m", "llama-3-8b", "--train", "--throughput", "h100=9"], "does not apply with --train"),
         (["-m", "llama-3-8b", "--context", "1024"], "exceed --context 1024"),
-        (["-m", "llama-3-8b", "--format", "sarif"], "--format sarif is for findings"),
         (["-m", "llama-3-8b", "--chart", "cost.pdf"], "must end in .png or .svg"),
         (["-m", "llama-3-8b", "--train", "--chart", "c.png"], "drop --train"),
         (["-m", "llama-3-8b", "--model-config", "c.json"], "not both"),

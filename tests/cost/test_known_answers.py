@@ -12,18 +12,18 @@ from gpuport.cost.money import breakeven_hours, usd_per_gb_hour, usd_per_mtok
 from gpuport.cost.shapes import count_params, kv_bytes_per_token, weight_bytes
 from gpuport.knowledge.gpus import resolve_gpu
 from gpuport.knowledge.models import resolve_model
-from tests.cost.helpers import run_cost
+from tests.cost.helpers import exact, exact_knowledge, run_cost
 
 
 def test_llama3_70b_fp16_fits_one_mi300x_but_needs_two_h100s() -> None:
     """Seeds 000/001/002/004: 141 GB of weights fit a 192 GB MI300X, not an 80 GB H100.
 
-    Default workload (documented in docs/cost.md): one full 8192-token sequence, 90 % of
-    memory usable, 1 GB runtime reserve plus a 2048-token prefill workspace per GPU.
+    One full 8192-token sequence, 90 % of the exact device memory usable, and vLLM's
+    reserve per GPU (1 GB runtime, 1 GB graphs, an 8192-token prefill chunk, the sampler).
     """
     model = resolve_model("llama-3-70b")
     report = estimate(
-        model, [resolve_gpu("h100-sxm"), resolve_gpu("mi300x")], CostOptions(dtype="fp16")
+        model, [exact("h100-sxm"), exact("mi300x")], CostOptions(dtype="fp16", concurrency=1)
     )
     h100, mi300x = report.records
     assert h100.weights_gb == pytest.approx(141.1, abs=0.05)
@@ -36,9 +36,10 @@ def test_llama3_70b_fp16_fits_one_mi300x_but_needs_two_h100s() -> None:
     assert any("does not fit on one GPU" in n for n in h100.notes)
 
 
-def test_the_same_fit_through_the_cli() -> None:
+def test_the_same_fit_through_the_cli(tmp_path: Path) -> None:
+    kb = exact_knowledge(tmp_path / "kb")
     res = run_cost("--model", "llama-3-70b", "--gpus", "h100-sxm,mi300x", "--dtype", "fp16",
-                   "--format", "json")  # fmt: skip
+                   "--concurrency", "1", "--knowledge", str(kb), "--format", "json")  # fmt: skip
     assert res.code == 0, res.err
     records = {r["gpu"]: r for r in json.loads(res.out)["records"]}
     assert records["mi300x"]["fits"] is True and records["mi300x"]["gpus_needed"] == 1

@@ -18,14 +18,29 @@ from gpuport.cost.memory import (
     tp_degrees,
     training_activations,
     valid_tp,
+    vllm_defaults,
 )
 from gpuport.cost.shapes import count_params, kv_bytes_per_sequence, weight_bytes
 from gpuport.knowledge.gpus import resolve_gpu
 from gpuport.knowledge.models import load_models, resolve_model
+from tests.cost.helpers import exact
 
 
-def test_capacities_are_binary() -> None:
-    assert capacity_bytes(80) == 80 * 2**30 == pytest.approx(85.9e9, rel=1e-3)
+def test_capacity_is_exact_bytes_else_the_datasheet_in_10e9_bytes() -> None:
+    mi300x = exact("mi300x")
+    assert capacity_bytes(mi300x)[0] == 205_822_885_888  # less than 192 GiB (206.16e9)
+    bare = mi300x.model_copy(update={"memory_bytes": None})
+    value, basis = capacity_bytes(bare)
+    assert value == 192e9 and "10^9" in basis  # the safe side of a fit
+
+
+def test_vllm_defaults_follow_the_engine() -> None:
+    """arg_utils.py: >= 70 GiB and not an A100 -> 1024 seqs / 8192 tokens, else 256 / 2048."""
+    assert vllm_defaults(exact("h100-sxm")) == (1024, 8192)
+    assert vllm_defaults(exact("mi300x")) == (1024, 8192)
+    assert vllm_defaults(resolve_gpu("rtx-4090")) == (256, 2048)
+    a100 = exact("h100-sxm").model_copy(update={"key": "a100-80gb", "name": "NVIDIA A100 80GB"})
+    assert vllm_defaults(a100) == (256, 2048)
 
 
 @pytest.mark.parametrize("key", sorted(load_models()))
@@ -57,32 +72,40 @@ def test_kv_copies_grow_past_the_kv_heads_and_mla_replicates() -> None:
 
 
 def test_max_concurrency_by_hand() -> None:
-    """Llama 3 70B bf16 on one MI300X, 8k context: (usable − weights − reserve) / KV."""
+    """Llama 3 70B bf16 on one MI300X, 8k context: (usable − weights − reserve) / KV.
+
+    The reserve is vLLM's: 1 GB outside torch, 1 GB of graphs, the activations of one
+    8192-token prefill chunk and 1024 rows of fp32 logits for the sampler.
+    """
     shape = resolve_model("llama-3-70b")
     counts = count_params(shape)
     kv_seq = kv_bytes_per_sequence(shape, 8192, "bf16")
-    capacity = capacity_bytes(192)
-    reserve = 1e9 + activation_workspace(shape, 2048)
+    capacity = 205_822_885_888
+    fixed = 2e9 + 1024 * shape.vocab_size * 4
+    reserve = fixed + activation_workspace(shape, 8192)
     by_hand = math.floor((0.9 * capacity - weight_bytes(counts, "bf16") - reserve) / kv_seq)
-    assert by_hand == 16
-    plan = plan_serving(shape, counts, "bf16", kv_seq, 1, capacity, 0.9, 1e9, 2048)
+    assert by_hand == 14
+    plan = plan_serving(shape, counts, "bf16", kv_seq, 1, capacity, 0.9, fixed, 8192, 1024)
     assert plan is not None and plan.gpus == 1 and plan.max_sequences == by_hand
-    report = estimate(shape, [resolve_gpu("mi300x")], CostOptions())
+    report = estimate(shape, [exact("mi300x")], CostOptions())
     (rec,) = report.records
-    assert rec.max_concurrency == by_hand and rec.concurrency == by_hand  # auto concurrency
+    assert rec.max_concurrency == by_hand and rec.concurrency == by_hand  # one GPU: fill it
+    assert rec.own_max_concurrency == by_hand and rec.own_max_gpus == 1
+    assert rec.reserve_gb_per_gpu == pytest.approx(reserve / 1e9)
+    assert 0 <= rec.margin_gb_per_gpu < kv_seq / 1e9  # less than one more sequence left
 
 
 def test_gpus_needed_grows_with_the_concurrency_target() -> None:
     shape = resolve_model("llama-3-70b")
-    h100 = resolve_gpu("h100-sxm")
+    h100 = exact("h100-sxm")
     sizes = {}
-    for conc in (1, 4, 5, 32, 200):
+    for conc in (1, 2, 3, 32, 200):
         (rec,) = estimate(shape, [h100], CostOptions(concurrency=conc)).records
         assert rec.max_concurrency >= conc and rec.concurrency == conc
         assert rec.gpus_needed == (rec.tp_degree or 0) * (rec.replicas or 0)
         sizes[conc] = (rec.gpus_needed, rec.tp_degree)
-    assert sizes[1] == (2, 2) and sizes[4] == (2, 2)
-    assert sizes[5] == (4, 4)  # a fifth 8k sequence does not fit next to 70.6 GB of weights
+    assert sizes[1] == (2, 2) and sizes[2] == (2, 2)
+    assert sizes[3] == (4, 4)  # a third 8k sequence does not fit next to 70.6 GB of weights
     # Past TP 8 every KV head has its own GPU: more sequences need data-parallel replicas.
     # At 200 sequences TP 16 and two TP-8 replicas both take 16 GPUs; one node wins.
     assert sizes[200] == (16, 8)

@@ -37,11 +37,30 @@ from gpuport.bench.model import (
     CaseStatus,
     CompareRow,
     Comparison,
+    FamilySummary,
     Verdict,
 )
 from gpuport.models import GpuportError
 
 MIN_SAMPLES = 5  # fewer samples than this give no interval worth showing
+# Workloads that measure the same kind of thing: a geomean is read per family, because
+# one over everything lets 9 noisy 2-process gloo collectives cancel a +80 % GEMM gain.
+FAMILIES: dict[str, str] = {
+    "gemm": "compute",
+    "attention": "compute",
+    "membw": "memory",
+    "decode": "model",
+    "transformer": "model",
+    "resnet50": "model",
+    "llama": "model",
+    "collectives": "communication",
+    "user": "user",
+}
+FAMILY_ORDER = ("compute", "memory", "model", "communication", "user", "other")
+
+
+def family_of(workload: str) -> str:
+    return FAMILIES.get(workload, "other")
 
 
 @dataclass(frozen=True)
@@ -93,7 +112,55 @@ def compare(
         noise_threshold=noise,
         rows=rows,
         geomean=geomean,
+        families=_families(rows, len(runs)),
+        notes=_summary_notes(rows, names),
     )
+
+
+def _families(rows: list[CompareRow], n_runs: int) -> list[FamilySummary]:
+    """One geomean per workload family and run, with how many cases were significant."""
+    grouped: dict[str, list[CompareRow]] = {}
+    for row in rows:
+        grouped.setdefault(row.family, []).append(row)
+    out = []
+    for family in sorted(grouped, key=lambda f: (FAMILY_ORDER.index(f), f)):
+        members = grouped[family]
+        out.append(
+            FamilySummary(
+                family=family,
+                workloads=list(dict.fromkeys(r.workload for r in members)),
+                cases=len(members),
+                geomean=[_geomean([r.ratios[i] for r in members]) for i in range(n_runs)],
+                significant=[
+                    sum(r.verdicts[i] in ("faster", "slower") for r in members)
+                    for i in range(n_runs)
+                ],
+                unstable=[
+                    sum(bool(r.unstable[i]) for r in members if i < len(r.unstable))
+                    for i in range(n_runs)
+                ],
+            )
+        )
+    return out
+
+
+def _summary_notes(rows: list[CompareRow], names: list[str]) -> list[str]:
+    """One line for the noisy cases of each run, instead of one line per case and run."""
+    notes = []
+    for i, name in enumerate(names):
+        noisy = [r for r in rows if i < len(r.unstable) and r.unstable[i]]
+        if not noisy:
+            continue
+        by_family: dict[str, int] = {}
+        for r in noisy:
+            by_family[r.family] = by_family.get(r.family, 0) + 1
+        parts = ", ".join(f"{n} {f}" for f, n in by_family.items())
+        notes.append(
+            f"{len(noisy)} of {len(rows)} cases unstable on {name} (robust CV > 5 % or two "
+            f"modes: {parts}); their intervals are wide, so many read 'no significant change'"
+            " - rerun on an idle machine for a sharper answer"
+        )
+    return notes
 
 
 @dataclass(frozen=True)
@@ -213,6 +280,8 @@ def _compare_row(
         ci_high=highs,
         verdicts=verdicts,
         notes=notes,
+        family=family_of(workload),
+        unstable=[bool(r is not None and r.unstable) for r in results],
     )
 
 
@@ -237,10 +306,7 @@ def _result_notes(
             notes.append(f"not comparable: {name} counts the opposite direction as better")
         if result.params != reference.params:
             notes.append(f"params differ on {name}: {_params_diff(reference, result)}")
-    if result.unstable:
-        cv = f" (CV {result.time.cv:.1%})" if result.time is not None else ""
-        notes.append(f"unstable on {name}{cv}")
-    return notes
+    return notes  # instability is summarised once per run (Comparison.notes), not per case
 
 
 def _params_diff(reference: BenchResult, other: BenchResult) -> str:
@@ -352,10 +418,16 @@ def _quantile(sorted_values: list[float], q: float) -> float:
 
 
 def _verdict(ratio: float, low: float | None, high: float | None, noise: float) -> Verdict:
+    """A verdict that agrees with the interval.
+
+    Within the noise threshold: "same". An interval that contains no change: "no
+    significant change", however large the point estimate (−88 % [−91 %, +25 %] is not
+    "same", and not "slower" either). Otherwise the direction of the change.
+    """
     if abs(ratio - 1.0) < noise:
         return "same"
     if low is not None and high is not None and low <= 1.0 <= high:
-        return "same"
+        return "no significant change"
     return "faster" if ratio > 1.0 else "slower"
 
 

@@ -38,6 +38,29 @@ class Stats(BaseModel):
     p90: float
     stdev: float
     cv: float = Field(description="coefficient of variation: stdev / mean")
+    q1: float | None = Field(default=None, description="25th percentile")
+    q3: float | None = Field(default=None, description="75th percentile")
+    robust_cv: float | None = Field(
+        default=None,
+        description="IQR / 1.349 / median: the CV a normal sample would have, unmoved by "
+        "a few outliers",
+    )
+    outliers: int = Field(default=0, description="samples beyond 3 IQR of the quartiles")
+    modes: list[float] = Field(
+        default_factory=list,
+        description="medians of two separate clusters of samples when the timing is "
+        "bimodal (empty: one mode)",
+    )
+    mode_counts: list[int] = Field(default_factory=list, description="samples in each mode")
+
+    @property
+    def bimodal(self) -> bool:
+        return len(self.modes) > 1
+
+    @property
+    def spread(self) -> float:
+        """Robust CV where recorded, else the classical CV (run files from before it)."""
+        return self.robust_cv if self.robust_cv is not None else self.cv
 
 
 class DeviceInfo(BaseModel):
@@ -102,7 +125,10 @@ class BenchResult(BaseModel):
     achievable: float | None = Field(default=None, description="best published achieved figure")
     achievable_pct: float | None = None
     telemetry: Telemetry | None = None
-    unstable: bool = Field(default=False, description="CV above the stability threshold")
+    unstable: bool = Field(
+        default=False,
+        description="robust CV (IQR/1.349/median) above the threshold, or bimodal timings",
+    )
 
     @property
     def key(self) -> tuple[str, str]:
@@ -151,7 +177,7 @@ class BenchRun(BaseModel):
         return run_problem(self)
 
 
-Verdict = Literal["faster", "slower", "same", "n/a"]
+Verdict = Literal["faster", "slower", "same", "no significant change", "n/a"]
 
 
 class CompareRow(BaseModel):
@@ -169,6 +195,25 @@ class CompareRow(BaseModel):
     ci_high: list[float | None]
     verdicts: list[Verdict]
     notes: list[str] = Field(default_factory=list)
+    family: str = Field(default="", description="workload family: compute, memory, model, ...")
+    unstable: list[bool] = Field(
+        default_factory=list, description="per run: robust CV above 5 % or bimodal timings"
+    )
+
+
+class FamilySummary(BaseModel):
+    """The geometric mean of one workload family's ratios, per run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    family: str
+    workloads: list[str]
+    cases: int
+    geomean: list[float | None] = Field(description="per run; the baseline's is 1")
+    significant: list[int] = Field(
+        default_factory=list, description="per run: cases whose interval excludes no change"
+    )
+    unstable: list[int] = Field(default_factory=list, description="per run: unstable cases")
 
 
 class Comparison(BaseModel):
@@ -183,5 +228,9 @@ class Comparison(BaseModel):
     noise_threshold: float = Field(default=0.02, description="|ratio-1| below this is 'same'")
     rows: list[CompareRow]
     geomean: list[float | None] = Field(
-        default_factory=list, description="geometric mean of the ratios per run"
+        default_factory=list,
+        description="geometric mean of every ratio per run: mixes unlike workloads, so the "
+        "per-family geomeans are the ones to read",
     )
+    families: list[FamilySummary] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="summary notes for the whole table")

@@ -21,7 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from gpuport.bench.model import BenchResult, BenchRun, CaseStatus, DeviceInfo, Suite, Telemetry
+from gpuport.bench.model import (
+    BenchResult,
+    BenchRun,
+    CaseStatus,
+    DeviceInfo,
+    Stats,
+    Suite,
+    Telemetry,
+)
 from gpuport.bench.registry import (
     WORKLOADS,
     BenchContext,
@@ -241,8 +249,13 @@ def to_result(
         achievable=achievable,
         achievable_pct=_pct(value, achievable),
         telemetry=telemetry,
-        unstable=m.stats.cv > UNSTABLE_CV,
+        unstable=is_unstable(m.stats),
     )
+
+
+def is_unstable(stats: Stats) -> bool:
+    """Robust CV above UNSTABLE_CV, or two modes: what a single outlier cannot cause."""
+    return stats.spread > UNSTABLE_CV or stats.bimodal
 
 
 def classify_failure(exc: BaseException) -> tuple[CaseStatus, str]:

@@ -11,7 +11,9 @@ What it does, and why (research notes, benchmarks.md §1 and §5):
   usual 256 MB flush), so a small GEMM does not run from cache;
 * enough samples: at least ``min_samples`` *and* ``min_time_s``, bounded by
   ``max_samples`` and ``max_time_s``; raw samples are kept, summaries are robust
-  (median, p10/p90) as well as classical (mean, stdev, CV).
+  (median, quartiles, IQR-based CV, outliers counted, two modes found when the timing
+  is bimodal) as well as classical (mean, stdev, CV). "Unstable" rests on the robust
+  figures: one 10x sample does not make a tight 43-46 µs case unstable.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ SETTLE_TOLERANCE = 0.02
 SETTLE_BATCH = 5
 MIN_SAMPLES = 3
 MIN_FLUSH_BYTES = 512 * 1024 * 1024  # when the cache sizes are unknown, be generous
+NORMAL_IQR = 1.349  # IQR of a unit normal: IQR / 1.349 estimates sigma robustly
+OUTLIER_IQRS = 3.0  # Tukey's "far out" fence: beyond 3 IQR of the quartiles
+MIN_MODE = 3  # a mode needs at least this many samples (and a tenth of them)
+MODE_GAP = 1.25  # the slower mode starts at least this many times the faster one's end
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -43,15 +49,25 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 def summarize(samples: list[float]) -> Stats:
-    """Median, p10/p90, mean, min/max, sample stdev and CV of seconds-per-iteration samples."""
+    """Median, quartiles, p10/p90, mean, min/max, stdev and CV of seconds-per-iteration
+    samples, plus what makes the dispersion mean something: the robust CV (IQR / 1.349 /
+    median, which a single 10x outlier barely moves), the count of outliers and the two
+    modes of a bimodal timing (which a median would hide).
+    """
     if not samples:
         raise ValueError("no samples to summarize")
     ordered = sorted(samples)
     mean = statistics.fmean(ordered)
     stdev = statistics.stdev(ordered) if len(ordered) > 1 else 0.0
+    median = statistics.median(ordered)
+    q1, q3 = percentile(ordered, 0.25), percentile(ordered, 0.75)
+    iqr = q3 - q1
+    fence = OUTLIER_IQRS * iqr
+    outliers = sum(1 for x in ordered if x < q1 - fence or x > q3 + fence)
+    modes, counts = find_modes(ordered)
     return Stats(
         n=len(ordered),
-        median=statistics.median(ordered),
+        median=median,
         mean=mean,
         min=ordered[0],
         max=ordered[-1],
@@ -59,6 +75,41 @@ def summarize(samples: list[float]) -> Stats:
         p90=percentile(ordered, 0.90),
         stdev=stdev,
         cv=stdev / mean if mean > 0 else 0.0,
+        q1=q1,
+        q3=q3,
+        robust_cv=iqr / NORMAL_IQR / median if median > 0 else 0.0,
+        outliers=outliers if iqr > 0 else 0,
+        modes=modes,
+        mode_counts=counts,
+    )
+
+
+def find_modes(ordered: list[float]) -> tuple[list[float], list[int]]:
+    """Two clusters' medians and sizes when sorted samples split in two, else ([], []).
+
+    The split is at the widest gap in log time that leaves at least a tenth of the
+    samples (and MIN_MODE of them) on each side, so one outlier is never a mode. It
+    counts as bimodal when the gap is at least MODE_GAP (the slower cluster starts 25 %
+    above the faster one ends) and wider than twice either cluster's own interquartile
+    range: two tight groups far apart, not one broad smear.
+    """
+    n = len(ordered)
+    least = max(MIN_MODE, math.ceil(0.1 * n))
+    if n < 2 * least or ordered[0] <= 0:
+        return [], []
+    logs = [math.log(x) for x in ordered]
+    cut = max(range(least, n - least + 1), key=lambda i: logs[i] - logs[i - 1])
+    gap = logs[cut] - logs[cut - 1]
+    low, high = logs[:cut], logs[cut:]
+
+    def iqr(values: list[float]) -> float:
+        return percentile(values, 0.75) - percentile(values, 0.25)
+
+    if gap < math.log(MODE_GAP) or gap < 2 * max(iqr(low), iqr(high)):
+        return [], []
+    return (
+        [statistics.median(ordered[:cut]), statistics.median(ordered[cut:])],
+        [cut, n - cut],
     )
 
 

@@ -12,7 +12,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
-from gpuport.cli.common import EXIT_FINDINGS, FormatOption, OutputOption, emit, err_console
+from gpuport.cli.common import (
+    EXIT_FINDINGS,
+    FormatOption,
+    OutputOption,
+    emit,
+    err_console,
+)
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import io
 import os
@@ -9,7 +10,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -24,10 +25,30 @@ EXIT_BUG = 4
 
 err_console = Console(stderr=True)
 
-# The shared --format/--output convention, declared once for the commands that use it as is.
-FormatOption = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="terminal, json or markdown.")
-]
+
+class ReportFormat(enum.StrEnum):
+    """The formats a report command writes: --help lists only these (no sarif)."""
+
+    TERMINAL = "terminal"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+def _as_output_format(value: ReportFormat | OutputFormat) -> OutputFormat:
+    return OutputFormat(value.value)
+
+
+# The shared --format/--output convention for commands that write a report, not findings:
+# typer offers (and accepts) only the three formats, and the command receives an OutputFormat.
+if TYPE_CHECKING:  # what the command receives, after the callback
+    FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f")]
+else:  # what typer offers and accepts
+    FormatOption = Annotated[
+        ReportFormat,
+        typer.Option(
+            "--format", "-f", help="terminal, json or markdown.", callback=_as_output_format
+        ),
+    ]
 OutputOption = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
 ]

@@ -56,11 +56,15 @@ def cost(
         int | None,
         typer.Option(
             "--concurrency",
-            help="Sequences in flight to size for (default: size for 1, run as many as fit).",
+            help="Sequences in flight on every GPU (default: the largest all GPUs hold).",
         ),
     ] = None,
     max_batch: Annotated[
-        int | None, typer.Option("--max-batch", help="Cap on automatic concurrency (256).")
+        int | None,
+        typer.Option(
+            "--max-batch",
+            help="Sequences per replica, vLLM max_num_seqs (vLLM's: 1024 on H100/MI300X-class).",
+        ),
     ] = None,
     input_tokens: Annotated[
         int | None, typer.Option("--input-tokens", help="Prompt tokens per request (1024).")
@@ -106,6 +110,16 @@ def cost(
     overhead_gb: Annotated[
         float | None, typer.Option("--overhead-gb", help="Runtime reserve per GPU, GB (1.0).")
     ] = None,
+    graphs_gb: Annotated[
+        float | None, typer.Option("--graphs-gb", help="CUDA/HIP-graph pool per GPU, GB (1.0).")
+    ] = None,
+    prefill_chunk: Annotated[
+        int | None,
+        typer.Option(
+            "--prefill-chunk",
+            help="Prefill chunk, vLLM max_num_batched_tokens (vLLM's: 8192 on H100/MI300X-class).",
+        ),
+    ] = None,
     train: Annotated[
         bool, typer.Option("--train", help="Size full training (mixed-precision Adam) instead.")
     ] = False,
@@ -127,8 +141,6 @@ def cost(
     """Does a model fit, on how many GPUs, how fast, and at what $ per million tokens."""
     from gpuport.cost import CostOptions, estimate
 
-    if fmt is OutputFormat.SARIF:
-        raise GpuportError("--format sarif is for findings; cost writes terminal, json, markdown")
     shape, source = _model(model, model_config, knowledge)
     specs = _gpus(gpus, knowledge, default=not bench)
     runs = _runs(bench, history, knowledge, specs)
@@ -148,6 +160,8 @@ def cost(
         "power_cost": power_cost,
         "usable": usable,
         "overhead_gb": overhead_gb,
+        "graphs_gb": graphs_gb,
+        "prefill_chunk": prefill_chunk,
         "zero": zero,
     }
     given = {k: v for k, v in flags.items() if v is not None}
@@ -268,11 +282,8 @@ def _deliver(report: Any, fmt: OutputFormat, output: Path | None, chart: Path | 
     if chart is not None:
         cost_render.write_chart(report, chart)
     emit(fmt, output, text=text, terminal=terminal)
-    priced = [r for r in report.records if r.usd_per_mtok_output is not None]
     summary = f"gpuport cost: {report.model.name} on {len(report.records)} GPU kind(s)"
-    if priced:
-        best = min(priced, key=lambda r: r.usd_per_mtok_output)
-        summary += f"; lowest $/Mtok output: {best.gpu} ${best.usd_per_mtok_output:.3g}"
+    summary += cost_render.cheapest_phrase(report)
     if chart is not None:
         summary += f"; chart {chart}"
     # A model name comes from a config.json: no Rich markup, no control characters.

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, err_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.io import read_source, write_source, write_stdout
 from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
@@ -189,10 +189,7 @@ def hipify(
     stats: Annotated[
         bool, typer.Option("--stats", help="Print the per-file counts table instead of the text.")
     ] = False,
-    fmt: Annotated[
-        OutputFormat,
-        typer.Option("--format", "-f", help="Report format: terminal, json, markdown."),
-    ] = OutputFormat.TERMINAL,
+    fmt: FormatOption = OutputFormat.TERMINAL,
     output: Annotated[
         Path | None, typer.Option("--output", help="Write the report to this file.")
     ] = None,

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from gpuport.cli.common import emit
+from gpuport.cli.common import FormatOption, emit
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 from gpuport.scan.rules import RULES, Rule, rules_sorted
@@ -73,9 +73,7 @@ def rules_markdown() -> str:
 
 
 def rules(
-    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = (
-        OutputFormat.TERMINAL
-    ),
+    fmt: FormatOption = OutputFormat.TERMINAL,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file.")
     ] = None,
@@ -109,7 +107,7 @@ def rules(
 
 def explain(
     rule_id: Annotated[str, typer.Argument(help="Rule ID, e.g. GP301, or its name.")],
-    fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.TERMINAL,
+    fmt: FormatOption = OutputFormat.TERMINAL,
 ) -> None:
     """Explain one rule: why it matters on ROCm, the fix, and the evidence."""
     if fmt is OutputFormat.SARIF:

@@ -6,80 +6,51 @@ the reading (catalogs, config.json, run files) and the writing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from gpuport.bench.model import BenchRun
 from gpuport.cost import efficiency as eff_mod
 from gpuport.cost.memory import (
     GB,
-    NODE_GPUS,
-    ServePlan,
     capacity_bytes,
     model_state_bytes,
-    plan_serving,
     plan_training,
-    serve_memory,
-    tp_degrees,
+    sampler_bytes,
     training_activations,
     unsharded_state_bytes,
+    vllm_defaults,
 )
 from gpuport.cost.model import (
     CostReport,
     CurvePoint,
-    Efficiency,
     GpuCost,
     ModelInfo,
     PriceUsed,
 )
 from gpuport.cost.money import (
-    breakeven_days,
-    breakeven_hours,
+    RENT_KINDS,
     catalog_price,
     catalog_purchase,
-    energy_usd_per_mtok,
     joules_per_token,
-    usd_per_gb_hour,
     usd_per_mtok,
 )
-from gpuport.cost.options import CostOptions, assumptions, check_options
+from gpuport.cost.options import MIN_BATCH, CostOptions, assumptions, check_options
+from gpuport.cost.serve import Gpu, curve, money_fields, own_maximum, serve
 from gpuport.cost.shapes import (
-    KvDtype,
     ParamCount,
     count_params,
     kv_bytes_per_sequence,
     kv_bytes_per_token,
     weight_bytes,
 )
-from gpuport.cost.throughput import (
-    Hardware,
-    decode_step,
-    prefill_tokens_per_s,
-    train_tokens_per_s,
-    ttft_s,
-)
+from gpuport.cost.throughput import Hardware, train_tokens_per_s
 from gpuport.knowledge.gpus import GpuSpec
 from gpuport.knowledge.models import ModelShape, ModelSpec
 from gpuport.models import GpuportError
 
 PCIE_BUSBW_GBS = 25.0  # practical all-reduce bus bandwidth over PCIe Gen4/5 x16
 LINK_EFFICIENCY = 0.8  # busbw / link rate where the catalog has no measured all-reduce
-IMPLAUSIBLE = 2.0  # a --throughput this many times the roofline gets a warning note
-
-
-@dataclass(frozen=True)
-class _Gpu:
-    """What one GPU brings to every estimate: rates, efficiencies, prices."""
-
-    spec: GpuSpec
-    compute_dtype: str
-    efficiency: dict[str, Efficiency]
-    hw: Hardware
-    price: PriceUsed | None
-    purchase: float | None
-    notes: tuple[str, ...]
 
 
 def estimate(
@@ -109,13 +80,18 @@ def estimate(
     notes: list[str] = list(shape.assumed)
     records: list[GpuCost] = []
     curves: dict[str, list[CurvePoint]] = {}
-    for spec in gpus:
-        gpu = _prepare(spec, opts, (runs or {}).get(spec.key))
-        if opts.train:
-            records.append(_train(shape, counts, gpu, opts))
-        else:
-            records.append(_serve(shape, counts, gpu, opts))
-            curves[spec.key] = _curve(shape, counts, gpu, opts)
+    kind, kind_note = common_price_kind(gpus, opts)
+    if kind_note:
+        notes.append(kind_note)
+    prepared = [_prepare(shape, spec, opts, kind, (runs or {}).get(spec.key)) for spec in gpus]
+    basis = ""
+    if opts.train:
+        records = [_train(shape, counts, gpu, opts) for gpu in prepared]
+    else:
+        conc, basis = common_concurrency(shape, counts, prepared, opts)
+        for gpu in prepared:
+            records.append(serve(shape, counts, gpu, opts, conc))
+            curves[gpu.spec.key] = curve(shape, counts, gpu, opts)
     if opts.context > shape.max_context:
         notes.append(
             f"--context {opts.context} is longer than {shape.name}'s {shape.max_context}-token "
@@ -134,10 +110,71 @@ def estimate(
         records=records,
         curves=curves,
         notes=notes,
+        price_kind=kind,
+        concurrency_basis=basis,
     )
 
 
-def _prepare(spec: GpuSpec, opts: CostOptions, run: BenchRun | None) -> _Gpu:
+def common_concurrency(
+    shape: ModelShape, counts: ParamCount, gpus: Sequence[Gpu], opts: CostOptions
+) -> tuple[int, str]:
+    """The one concurrency every GPU kind is compared at, and why.
+
+    ``--concurrency`` when given. Otherwise the largest every GPU kind holds on its
+    default deployment (the fewest GPUs holding MIN_BATCH sequences, up to vLLM's
+    max_num_seqs): comparing 1 sequence on one GPU with 41 on another compares batch
+    sizes, not GPUs. Each GPU's own maximum is reported beside it.
+    """
+    if opts.concurrency is not None:
+        return opts.concurrency, f"--concurrency {opts.concurrency} on every GPU"
+    held: dict[str, int] = {}
+    for gpu in gpus:
+        own = own_maximum(shape, counts, gpu, opts)
+        if own is not None:
+            held[gpu.spec.key] = own.max_sequences
+    if not held:
+        return 1, "no GPU holds one sequence"
+    conc = min(held.values())
+    if len(gpus) == 1:
+        return conc, f"as many as fit ({conc}, on the fewest GPUs holding {MIN_BATCH}+)"
+    limit = min(held, key=lambda k: held[k])
+    return conc, (
+        f"equal concurrency {conc}: the most {limit} holds on its default deployment "
+        f"(fewest GPUs holding {MIN_BATCH}+ sequences); each GPU's own maximum is shown beside"
+    )
+
+
+def common_price_kind(gpus: Sequence[GpuSpec], opts: CostOptions) -> tuple[str, str | None]:
+    """One catalog price kind for every GPU priced from the catalog, and a note if moved.
+
+    With ``--price-kind`` given, that kind (GPUs without it fall back, labelled per GPU).
+    Otherwise on-demand, unless some GPU lacks it while another kind covers every GPU:
+    then that kind, so a 3-year reserved figure is never set against on-demand medians.
+    """
+    want = opts.price_kind
+    catalog = [g for g in gpus if g.key not in opts.prices]
+    if "price_kind" in opts.given or not catalog:
+        return want, None
+
+    def has(gpu: GpuSpec, kind: str) -> bool:
+        return any(p.kind == kind for p in gpu.prices)
+
+    if all(has(g, want) for g in catalog if any(p.kind in RENT_KINDS for p in g.prices)):
+        return want, None
+    for kind in RENT_KINDS:
+        priced = [g for g in catalog if any(p.kind in RENT_KINDS for p in g.prices)]
+        if priced and all(has(g, kind) for g in priced):
+            missing = ", ".join(g.key for g in priced if not has(g, want))
+            return kind, (
+                f"every GPU priced at its catalog {kind} price: {missing} has no {want} "
+                "price, and mixing price kinds would compare unlike offers"
+            )
+    return want, None
+
+
+def _prepare(
+    shape: ModelShape, spec: GpuSpec, opts: CostOptions, kind: str, run: BenchRun | None
+) -> Gpu:
     dtype = eff_mod.compute_dtype(spec, opts.dtype)  # training: bf16 or fp16 (checked)
     efficiency = eff_mod.published(spec, dtype)
     notes: list[str] = []
@@ -163,7 +200,7 @@ def _prepare(spec: GpuSpec, opts: CostOptions, run: BenchRun | None) -> _Gpu:
     if spec.key in opts.prices:
         price = PriceUsed(usd_per_hour=opts.prices[spec.key], kind="flag", origin="flag")
     else:
-        price, note = catalog_price(spec, opts.price_kind)
+        price, note = catalog_price(spec, kind)
         if note:
             notes.append(note)
         if price is None:
@@ -174,173 +211,20 @@ def _prepare(spec: GpuSpec, opts: CostOptions, run: BenchRun | None) -> _Gpu:
     if purchase is None:
         bought = catalog_purchase(spec)
         purchase = bought.usd if bought is not None else None
-    return _Gpu(spec, dtype, efficiency, hw, price, purchase, tuple(notes))
-
-
-def _kv_dtype(opts: CostOptions) -> KvDtype:
-    return opts.kv_dtype or ("fp16" if opts.dtype == "fp16" else "bf16")
-
-
-def _plan(
-    shape: ModelShape, counts: ParamCount, spec: GpuSpec, opts: CostOptions, sequences: int
-) -> ServePlan | None:
-    kv_seq = kv_bytes_per_sequence(shape, opts.context, _kv_dtype(opts))
-    return plan_serving(
-        shape, counts, opts.dtype, kv_seq, sequences, capacity_bytes(spec.memory_gb),
-        opts.usable, opts.overhead_gb * GB, opts.prefill_chunk,
+    capacity, basis = capacity_bytes(spec)
+    seqs, chunk = vllm_defaults(spec)
+    seqs = opts.max_batch or seqs
+    chunk = opts.prefill_chunk or chunk
+    reserve = (opts.overhead_gb + opts.graphs_gb) * GB + sampler_bytes(shape, seqs)
+    return Gpu(
+        spec, dtype, efficiency, hw, price, purchase, tuple(notes), capacity, basis, seqs,
+        chunk, reserve,
     )  # fmt: skip
 
 
-def _serve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) -> GpuCost:
+def _train(shape: ModelShape, counts: ParamCount, gpu: Gpu, opts: CostOptions) -> GpuCost:
     spec = gpu.spec
-    kv_dtype = _kv_dtype(opts)
-    kv_seq = kv_bytes_per_sequence(shape, opts.context, kv_dtype)
-    target = opts.concurrency or 1
-    notes = list(gpu.notes)
-    one = serve_memory(
-        shape, counts, opts.dtype, kv_seq, 1, capacity_bytes(spec.memory_gb),
-        opts.usable, opts.overhead_gb * GB, opts.prefill_chunk,
-    )  # fmt: skip
-    plan = _plan(shape, counts, spec, opts, target)
-    fields: dict[str, Any] = {
-        "gpu": spec.key,
-        "name": spec.name,
-        "memory_gb": round(capacity_bytes(spec.memory_gb) / GB, 3),
-        "fits": one.max_sequences >= target,
-        "weights_gb": weight_bytes(counts, opts.dtype) / GB,
-        "kv_bytes_per_token": kv_bytes_per_token(shape, kv_dtype),
-        "kv_gb_per_sequence": kv_seq / GB,
-        "usable_gb_per_gpu": one.usable / GB,
-        "efficiency": gpu.efficiency,
-        "notes": notes,
-    }
-    if plan is None:
-        notes.append(_never_fits(shape, counts, spec, opts, kv_seq))
-        fields |= {"gpus_needed": None, "tp_degree": None, "max_concurrency": 0}
-        fields |= {"concurrency": 0, "weights_gb_per_gpu": None, "memory_gb_per_gpu": None}
-        return GpuCost.model_validate(fields | _money_fields(gpu, None, opts))
-    if not fields["fits"]:
-        notes.append(
-            f"does not fit on one GPU: weights {one.weights / GB:.1f} GB + {target} × "
-            f"{kv_seq / GB:.2f} GB KV + {one.overhead / GB:.1f} GB overhead > "
-            f"{one.usable / GB:.1f} GB usable"
-        )
-    if plan.tp > NODE_GPUS:
-        notes.append(
-            f"a tensor-parallel group of {plan.tp} is wider than one {NODE_GPUS}-GPU node; "
-            "real deployments add pipeline parallelism across nodes"
-        )
-    if plan.replicas > 1:
-        notes.append(f"{plan.replicas} data-parallel replicas of {plan.tp} GPU(s) each")
-    if shape.is_mla and plan.tp > 1:
-        notes.append(
-            "MLA keeps the whole KV latent on every GPU: a wider TP adds room for weights only"
-        )
-    conc = opts.concurrency or min(plan.max_sequences, opts.max_batch)
-    per_replica = math.ceil(conc / plan.replicas)  # the busiest replica sets the pace
-    kv_len = opts.input_tokens + opts.output_tokens / 2
-    step = decode_step(shape, counts, opts.dtype, kv_dtype, per_replica, kv_len, plan.tp, gpu.hw)
-    # conc sequences exist, not replicas × per_replica: count only those.
-    modelled = _per_gpu(conc, step.step_s, plan.gpus)
-    per_gpu, per_user, source = modelled, step.per_user, "model"
-    if spec.key in opts.throughputs:
-        per_gpu, source = opts.throughputs[spec.key], "flag"
-        per_user = per_gpu * plan.gpus / conc
-        notes.append(
-            f"throughput {per_gpu:,.0f} tokens/s per GPU from --throughput "
-            f"(the roofline gives {modelled:,.0f} at {conc} sequences)"
-        )
-        if per_gpu > IMPLAUSIBLE * modelled:
-            notes.append(
-                f"--throughput {spec.key} is {per_gpu / modelled:.0f}× the roofline at this "
-                "concurrency: check it is per GPU, output tokens only, at this batch"
-            )
-    prefill = prefill_tokens_per_s(shape, counts, opts.input_tokens, gpu.hw)
-    fields |= {
-        "gpus_needed": plan.gpus,
-        "tp_degree": plan.tp,
-        "replicas": plan.replicas,
-        "max_concurrency": plan.max_sequences,
-        "concurrency": conc,
-        "weights_gb_per_gpu": plan.memory.weights / GB,
-        "memory_gb_per_gpu": plan.memory.need(per_replica) / GB,
-        "bound": step.bound,
-        "decode_tokens_per_s_per_user": per_user,
-        "decode_tokens_per_s_per_gpu": per_gpu,
-        "prefill_tokens_per_s_per_gpu": prefill,
-        "ttft_ms": ttft_s(shape, counts, opts.dtype, opts.input_tokens, plan.tp, gpu.hw) * 1e3,
-        "throughput_source": source,
-    }
-    return GpuCost.model_validate(fields | _money_fields(gpu, (per_gpu, prefill), opts))
-
-
-def _per_gpu(sequences: int, step_s: float, gpus: int) -> float:
-    """Output tokens/s per GPU: every sequence makes one token per step, shared by all GPUs."""
-    return sequences / step_s / gpus
-
-
-def _never_fits(
-    shape: ModelShape, counts: ParamCount, spec: GpuSpec, opts: CostOptions, kv_seq: float
-) -> str:
-    """Why no tensor-parallel degree holds one sequence: the term that overflows, by name.
-
-    Every per-GPU term is smallest at the widest degree (one attention head per GPU), so
-    that is where the terms are compared with the usable memory.
-    """
-    n = tp_degrees(shape)[-1]
-    mem = serve_memory(
-        shape, counts, opts.dtype, kv_seq, n, capacity_bytes(spec.memory_gb),
-        opts.usable, opts.overhead_gb * GB, opts.prefill_chunk,
-    )  # fmt: skip
-    usable = f"{mem.usable / GB:.1f} GB usable (--usable {opts.usable:g} of {spec.memory_gb:g} GiB)"
-    where = f"does not fit even split {n} ways (one attention head per GPU)"
-    if mem.overhead >= mem.usable:
-        return (
-            f"{where}: the runtime reserve and prefill workspace alone take "
-            f"{mem.overhead / GB:.1f} GB of the {usable}; lower --overhead-gb or raise --usable"
-        )
-    if mem.weights + mem.overhead >= mem.usable:
-        return (
-            f"{where}: weights {mem.weights / GB:.1f} GB + overhead {mem.overhead / GB:.1f} GB "
-            f"per GPU exceed the {usable}; a smaller --dtype shrinks the weights"
-        )
-    fp8 = "" if _kv_dtype(opts) == "fp8" else " or use --kv-dtype fp8"
-    return (
-        f"{where}: one {opts.context}-token sequence's KV cache needs "
-        f"{mem.kv_per_sequence / GB:.2f} GB per GPU, more than the "
-        f"{(mem.usable - mem.weights - mem.overhead) / GB:.2f} GB left of the {usable} "
-        f"after the weights and overhead; lower --context{fp8}"
-    )
-
-
-def _money_fields(
-    gpu: _Gpu, rates: tuple[float, float] | None, opts: CostOptions
-) -> dict[str, Any]:
-    """Price-derived fields; ``rates`` is (output, input) tokens/s per GPU, if known."""
-    spec, price = gpu.spec, gpu.price
-    out: dict[str, Any] = {"price": price, "purchase_usd": gpu.purchase}
-    if rates is not None:
-        out["joules_per_token"] = joules_per_token(spec.tdp_w, rates[0])
-        out["energy_usd_per_mtok"] = energy_usd_per_mtok(spec.tdp_w, rates[0], opts.power_cost)
-    if price is None:
-        return out
-    hourly = price.usd_per_hour
-    out["usd_per_hour"] = hourly
-    out["usd_per_gb"] = usd_per_gb_hour(hourly, spec.memory_gb)
-    if rates is not None:
-        out["usd_per_mtok_output"] = usd_per_mtok(hourly, rates[0])
-        out["usd_per_mtok_input"] = usd_per_mtok(hourly, rates[1])
-    if gpu.purchase is not None:
-        hours = breakeven_hours(gpu.purchase, hourly, spec.tdp_w, opts.power_cost)
-        out["breakeven_hours"] = hours
-        if hours is not None:
-            out["breakeven_days"] = breakeven_days(hours, opts.utilization)
-    return out
-
-
-def _train(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) -> GpuCost:
-    spec = gpu.spec
-    capacity = capacity_bytes(spec.memory_gb)
+    capacity = gpu.capacity
     micro = opts.concurrency or 1
     overhead = opts.overhead_gb * GB
     act = training_activations(shape, micro, opts.context)
@@ -363,7 +247,7 @@ def _train(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
         notes.append(_training_never_fits(counts, spec, opts, act, capacity))
         fields |= {"fits": False, "gpus_needed": None, "tp_degree": None, "max_concurrency": 0}
         fields |= {"weights_gb_per_gpu": None, "memory_gb_per_gpu": None, "notes": notes}
-        return GpuCost.model_validate(fields | _money_fields(gpu, None, opts))
+        return GpuCost.model_validate(fields | money_fields(gpu, None, opts))
     n, per_gpu_bytes = plan
     states = model_state_bytes(counts.total, opts.zero, n)
     per_seq = training_activations(shape, 1, opts.context)
@@ -373,7 +257,7 @@ def _train(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) 
         f"data-parallel world of {n} GPU(s) with ZeRO-{opts.zero}; the roofline counts "
         "compute only (no gradient all-reduce), so it is an upper bound"
     )
-    fields |= _money_fields(gpu, None, opts)
+    fields |= money_fields(gpu, None, opts)
     if gpu.price is not None:
         fields["usd_per_mtok_train"] = usd_per_mtok(gpu.price.usd_per_hour, tps)
     fields |= {
@@ -397,7 +281,7 @@ def _training_never_fits(
 ) -> str:
     """Why no data-parallel world holds the training state: the term that overflows."""
     usable = capacity * opts.usable
-    total = f"{usable / GB:.1f} GB usable (--usable {opts.usable:g} of {spec.memory_gb:g} GiB)"
+    total = f"{usable / GB:.1f} GB usable (--usable {opts.usable:g} of {capacity / GB:.1f} GB)"
     overhead = opts.overhead_gb * GB
     where = f"ZeRO-{opts.zero} never fits"
     if overhead >= usable:
@@ -415,34 +299,6 @@ def _training_never_fits(
         f"({unsharded / GB:.1f} GB) exceeds the {(usable - overhead - act) / GB:.1f} GB left "
         f"after activations and overhead{hint}"
     )
-
-
-def _curve(shape: ModelShape, counts: ParamCount, gpu: _Gpu, opts: CostOptions) -> list[CurvePoint]:
-    """$/Mtok output at 1, 2, 4, … sequences, each on the fewest GPUs that hold them."""
-    kv_len = opts.input_tokens + opts.output_tokens / 2
-    top = max(opts.max_batch, opts.concurrency or 0)
-    price = gpu.price.usd_per_hour if gpu.price is not None else None
-    points: list[CurvePoint] = []
-    conc = 1
-    while conc <= top:
-        plan = _plan(shape, counts, gpu.spec, opts, conc)
-        if plan is None:
-            break
-        batch = math.ceil(conc / plan.replicas)
-        step = decode_step(
-            shape, counts, opts.dtype, _kv_dtype(opts), batch, kv_len, plan.tp, gpu.hw
-        )
-        per_gpu = _per_gpu(conc, step.step_s, plan.gpus)
-        points.append(
-            CurvePoint(
-                concurrency=conc,
-                gpus=plan.gpus,
-                tokens_per_s_per_gpu=per_gpu,
-                usd_per_mtok_output=usd_per_mtok(price, per_gpu) if price else None,
-            )
-        )
-        conc *= 2
-    return points
 
 
 def _model_info(shape: ModelShape, counts: ParamCount, model_source: str) -> ModelInfo:

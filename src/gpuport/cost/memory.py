@@ -4,10 +4,20 @@ The rule is the one the seeds apply by hand, made explicit per GPU:
 
     weights/N + sequences × KV(context)·copies/N + overhead ≤ capacity × usable
 
-with N a tensor-parallel degree the model's heads divide into, ``overhead`` a fixed
-runtime reserve plus a prefill activation workspace, and ``usable`` vLLM's
-``--gpu-memory-utilization`` (0.9 by default). Training replaces the weights with
+with N a tensor-parallel degree the model's heads divide into, ``overhead`` the reserve
+vLLM's start-up profile takes before it sizes the KV cache (non-torch runtime memory, the
+CUDA-graph pool, the activation peak of one ``max_num_batched_tokens`` prefill chunk and
+the sampler's logits), and ``usable`` vLLM's ``--gpu-memory-utilization`` (0.9 by default).
+Capacities are exact bytes where the catalog has them. Training replaces the weights with
 mixed-precision Adam's 16 bytes per parameter, sharded as the ZeRO stage says.
+
+vLLM's defaults, from ``vllm/engine/arg_utils.py`` (``EngineArgs._set_default_args``, the
+OpenAI server's values, unchanged from v0.9 to the current release, checked 2026-11-25):
+a GPU with at least 70 GiB that is not an A100 ("For GPUs like H100 and MI300x") gets
+``max_num_seqs`` 1024 and ``max_num_batched_tokens`` 8192; any other GPU 256 and 2048.
+Since v0.21 its memory profile also counts the CUDA-graph pool (``Estimated CUDA graph
+memory: 0.36 GiB total`` for a TP2 model in a vLLM 0.27.1 log; ~1.3 GiB/GPU for a large
+MoE at TP8, vllm-project/vllm PR #51590).
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 from gpuport.cost.shapes import ParamCount, WeightDtype, weight_bytes
+from gpuport.knowledge.gpus import GpuSpec
 from gpuport.knowledge.models import ModelShape
 
 GB = 1e9
@@ -24,14 +35,37 @@ ACT_BYTES = 2  # bf16 activations
 NODE_GPUS = 8  # GPUs one NVLink/xGMI node joins; wider TP groups cross the network
 
 
-def capacity_bytes(memory_gb: float) -> float:
-    """A datasheet's memory size in bytes.
+# vLLM's split between "large" and other GPUs (arg_utils.py, see the module docstring).
+VLLM_LARGE_GPU_BYTES = 70 * GIB
+VLLM_LARGE = (1024, 8192)  # (max_num_seqs, max_num_batched_tokens) on H100/MI300X-class
+VLLM_OTHER = (256, 2048)
+LOGIT_BYTES = 4  # vLLM's sampler profile: max_num_seqs rows of fp32 logits
 
-    HBM and GDDR capacities are binary: the H100's "80 GB" is 80 GiB (nvidia-smi shows
-    81,559 MiB usable) and the MI300X's "192 GB" is 192 GiB. Reading them as 10^9 would
-    understate an H100 by 5.9 GB, enough to turn "fits on two" into "needs four".
+
+def capacity_bytes(spec: GpuSpec) -> tuple[float, str]:
+    """A GPU's memory in bytes, and what the figure rests on.
+
+    The exact ``memory_bytes`` the device reports (torch ``total_memory``, rocm-smi) where
+    the catalog has it: an MI300X holds 205,822,885,888 B, less than 192 GiB, and an H100
+    81,559 MiB, less than 80 GiB, so a datasheet figure read as GiB overstates both by
+    enough to call a knife-edge fit a fit. Without it the datasheet's GB are read as
+    10^9 bytes, which understates every HBM part: the safe side for a "fits".
     """
-    return memory_gb * GIB
+    if spec.memory_bytes:
+        return float(spec.memory_bytes), "exact bytes from the catalog"
+    return spec.memory_gb * GB, "datasheet GB read as 10^9 bytes (no memory_bytes in the catalog)"
+
+
+def vllm_defaults(spec: GpuSpec) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) vLLM's OpenAI server picks for this GPU."""
+    capacity, _ = capacity_bytes(spec)
+    name = f"{spec.name} {spec.key}".lower()
+    return VLLM_LARGE if capacity >= VLLM_LARGE_GPU_BYTES and "a100" not in name else VLLM_OTHER
+
+
+def sampler_bytes(shape: ModelShape, max_num_seqs: int) -> float:
+    """vLLM's profile run samples ``max_num_seqs`` rows of fp32 logits over the vocabulary."""
+    return float(max_num_seqs * shape.vocab_size * LOGIT_BYTES)
 
 
 def valid_tp(shape: ModelShape, n: int) -> bool:
@@ -92,6 +126,10 @@ class ServeMemory:
     def need(self, sequences: int) -> float:
         return self.weights + sequences * self.kv_per_sequence + self.overhead
 
+    def margin(self, sequences: int) -> float:
+        """Usable bytes left per GPU with ``sequences`` full-context sequences (< 0: no fit)."""
+        return self.usable - self.need(sequences)
+
     @property
     def max_sequences(self) -> int:
         room = self.usable - self.weights - self.overhead
@@ -123,10 +161,15 @@ def serve_memory(
 
 @dataclass(frozen=True)
 class ServePlan:
-    """Identical tensor-parallel replicas, each ``memory.gpus`` GPUs wide."""
+    """Identical tensor-parallel replicas, each ``memory.gpus`` GPUs wide.
+
+    ``cap`` is the engine's ``max_num_seqs``: one replica never runs more sequences than
+    that, however much memory is left.
+    """
 
     memory: ServeMemory
     replicas: int
+    cap: int = 10**9
 
     @property
     def tp(self) -> int:
@@ -137,8 +180,12 @@ class ServePlan:
         return self.memory.gpus * self.replicas
 
     @property
+    def per_replica(self) -> int:
+        return min(self.memory.max_sequences, self.cap)
+
+    @property
     def max_sequences(self) -> int:
-        return self.memory.max_sequences * self.replicas
+        return self.per_replica * self.replicas
 
 
 def plan_serving(
@@ -151,15 +198,17 @@ def plan_serving(
     usable: float,
     overhead: float,
     chunk_tokens: int,
+    max_num_seqs: int = 10**9,
 ) -> ServePlan | None:
     """The fewest GPUs holding the weights and ``sequences`` full-context sequences.
 
     Each candidate is a valid TP degree t, replicated as often as the target needs:
-    replicas = ceil(sequences / sequences-per-replica). The fewest GPUs in all wins, and
-    on a tie the fewer, wider replicas: each decode step reads the weights once per
-    replica, so one group serving all sequences gets more tokens per byte read. Splitting
-    a model wider frees room for KV only until every KV head is on its own GPU; past that
-    point, data-parallel replicas are what add capacity. A TP group wider than one node
+    replicas = ceil(sequences / sequences-per-replica), a replica holding what fits in
+    memory up to ``max_num_seqs``. The fewest GPUs in all wins, and on a tie the fewer,
+    wider replicas: each decode step reads the weights once per replica, so one group
+    serving all sequences gets more tokens per byte read. Splitting a model wider frees
+    room for KV only until every KV head is on its own GPU; past that point,
+    data-parallel replicas are what add capacity. A TP group wider than one node
     (8 GPUs) loses ties: tensor parallelism across nodes is slow.
     """
     best: ServePlan | None = None
@@ -169,7 +218,8 @@ def plan_serving(
         )
         if mem.max_sequences == 0:
             continue
-        plan = ServePlan(mem, math.ceil(sequences / mem.max_sequences))
+        per_replica = min(mem.max_sequences, max_num_seqs)
+        plan = ServePlan(mem, math.ceil(sequences / per_replica), max_num_seqs)
         if best is None or _rank(plan) < _rank(best):
             best = plan
         if plan.replicas == 1:

@@ -74,7 +74,10 @@ class GpuCost(BaseModel):
 
     gpu: str = Field(description="catalog key")
     name: str
-    memory_gb: float = Field(description="catalog capacity (GiB on the datasheet), in GB")
+    memory_gb: float = Field(description="capacity used for the fit, in GB (10^9 bytes)")
+    memory_basis: str = Field(
+        default="", description="exact bytes from the catalog, or the datasheet figure"
+    )
     fits: bool = Field(description="the target fits on ONE GPU of this kind")
     gpus_needed: int | None = Field(description="fewest GPUs (a valid TP degree); None: never")
     tp_degree: int | None
@@ -89,6 +92,20 @@ class GpuCost(BaseModel):
     kv_gb_per_sequence: float = Field(description="one sequence at --context tokens")
     memory_gb_per_gpu: float | None = Field(description="needed per GPU at this concurrency")
     usable_gb_per_gpu: float
+    reserve_gb_per_gpu: float | None = Field(
+        default=None,
+        description="runtime + CUDA-graph pool + prefill-chunk activations + sampler logits",
+    )
+    margin_gb_per_gpu: float | None = Field(
+        default=None, description="usable memory left per GPU at this concurrency (< 0: no fit)"
+    )
+    max_num_seqs: int | None = Field(default=None, description="engine cap per replica")
+    prefill_chunk: int | None = Field(default=None, description="max_num_batched_tokens")
+    own_max_concurrency: int | None = Field(
+        default=None, description="this GPU kind's own maximum on its default deployment"
+    )
+    own_max_gpus: int | None = None
+    usd_per_mtok_output_at_own_max: float | None = None
     bound: Literal["memory", "compute"] | None = None
     decode_tokens_per_s_per_user: float | None = None
     decode_tokens_per_s_per_gpu: float | None = Field(
@@ -163,10 +180,35 @@ class CostReport(BaseModel):
         default_factory=dict, description="$/Mtok output against concurrency, per GPU key"
     )
     notes: list[str] = Field(default_factory=list)
+    price_kind: str = Field(
+        default="", description="the one catalog price kind the GPUs are compared at"
+    )
+    concurrency_basis: str = Field(
+        default="", description="why every GPU runs the concurrency it does"
+    )
     env: EnvFingerprint | None = None
+
+    def comparable(self) -> tuple[list[GpuCost], list[GpuCost]]:
+        """(records priced like with like, records left out of a "cheapest" verdict).
+
+        A record is comparable when it has a $/Mtok and its price is of the report's one
+        price kind (or every price came from --price); a GPU priced by a fallback kind is
+        shown, labelled, but never declared the cheapest.
+        """
+        priced = [r for r in self.records if _rate(r) is not None]
+        kinds = {r.price.kind for r in priced if r.price is not None}
+        if len(kinds) <= 1:
+            return priced, []
+        keep = [r for r in priced if r.price is not None and r.price.kind == self.price_kind]
+        return keep, [r for r in priced if r not in keep]
 
     def record(self, gpu: str) -> GpuCost | None:
         for rec in self.records:
             if rec.gpu == gpu:
                 return rec
         return None
+
+
+def _rate(rec: GpuCost) -> float | None:
+    out = rec.usd_per_mtok_output
+    return out if out is not None else rec.usd_per_mtok_train

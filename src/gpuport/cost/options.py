@@ -18,6 +18,11 @@ from gpuport.knowledge.models import ModelShape
 from gpuport.models import GpuportError
 
 PriceKind = Literal["on-demand", "spot", "reserved"]
+# The default concurrency sizes each GPU for at least this many sequences before filling
+# it: a deployment whose weights leave room for one or two sequences would be priced at
+# batch 1, an order of magnitude above what the same GPUs cost when the model is split
+# over enough of them to batch (70B fp8: 1 H100 at 1 sequence against 2 at 28).
+MIN_BATCH = 8
 
 
 class CostOptions(BaseModel):
@@ -29,12 +34,17 @@ class CostOptions(BaseModel):
     kv_dtype: KvDtype | None = Field(default=None, description="None: 16-bit, like vLLM 'auto'")
     context: int = 8192
     concurrency: int | None = Field(default=None, description="None: as many as fit")
-    max_batch: int = 256
+    max_batch: int | None = Field(
+        default=None, description="None: vLLM's max_num_seqs for each GPU (1024 or 256)"
+    )
     input_tokens: int = 1024
     output_tokens: int = 1024
     usable: float = 0.9
     overhead_gb: float = 1.0
-    prefill_chunk: int = 2048
+    graphs_gb: float = 1.0
+    prefill_chunk: int | None = Field(
+        default=None, description="None: vLLM's max_num_batched_tokens for each GPU"
+    )
     price_kind: PriceKind = "on-demand"
     prices: dict[str, float] = Field(default_factory=dict)
     throughputs: dict[str, float] = Field(default_factory=dict)
@@ -51,7 +61,7 @@ _POSITIVE_INT = ("context", "max_batch", "input_tokens", "output_tokens", "prefi
 # Far beyond any real workload, and small enough that no figure made from it overflows.
 MAX_INT = 2**40
 # Non-negative, finite: zero is meaningful (free power, no reserve, no latency).
-_NON_NEGATIVE = ("overhead_gb", "power_cost", "allreduce_latency_us")
+_NON_NEGATIVE = ("overhead_gb", "graphs_gb", "power_cost", "allreduce_latency_us")
 # Serving-only inputs that --train would silently ignore, so they are refused instead.
 _SERVING_ONLY = ("kv_dtype", "input_tokens", "output_tokens", "max_batch")
 TRAIN_DTYPES = ("bf16", "fp16")  # mixed precision: 16-bit weights and gradients
@@ -65,7 +75,7 @@ def check_options(opts: CostOptions) -> None:
     """
     for name in _POSITIVE_INT:
         value = getattr(opts, name)
-        if not 0 < value <= MAX_INT:
+        if value is not None and not 0 < value <= MAX_INT:
             raise GpuportError(f"--{_flag(name)} must be a positive integer, not {value}")
     if opts.concurrency is not None and not 0 < opts.concurrency <= MAX_INT:
         raise GpuportError(f"--concurrency must be a positive integer, not {opts.concurrency}")
@@ -142,14 +152,19 @@ def assumptions(shape: ModelShape, opts: CostOptions) -> list[Assumption]:
         item("context", opts.context, "tokens", "every sequence may grow to this length"),
         item(
             "concurrency",
-            opts.concurrency if opts.concurrency is not None else (1 if opts.train else "auto"),
+            opts.concurrency if opts.concurrency is not None else (1 if opts.train else "equal"),
             "sequences",
-            "auto: size for one sequence, run as many as fit (up to --max-batch)"
+            "equal: the largest every GPU holds on its fewest GPUs for "
+            f"{MIN_BATCH}+ sequences (each GPU's own maximum is a column of its own)"
             if not opts.train
             else "micro-batch sequences per GPU",
         ),
         item(
-            "max_batch", opts.max_batch, "sequences", "cap on auto concurrency (vLLM max_num_seqs)"
+            "max_batch",
+            opts.max_batch if opts.max_batch is not None else "vLLM",
+            "sequences",
+            "per replica (vLLM max_num_seqs: 1024 on >= 70 GiB GPUs other than A100, else "
+            "256; vllm/engine/arg_utils.py, v0.9 to current)",
         ),
         item(
             "input_tokens",
@@ -173,13 +188,20 @@ def assumptions(shape: ModelShape, opts: CostOptions) -> list[Assumption]:
             "overhead_gb",
             opts.overhead_gb,
             "GB per GPU",
-            "runtime: context, NCCL/RCCL buffers, graphs",
+            "runtime outside torch: context, NCCL/RCCL buffers",
+        ),
+        item(
+            "graphs_gb",
+            opts.graphs_gb,
+            "GB per GPU",
+            "CUDA/HIP-graph pool, which vLLM's profile counts since v0.21",
         ),
         item(
             "prefill_chunk",
-            opts.prefill_chunk,
+            opts.prefill_chunk if opts.prefill_chunk is not None else "vLLM",
             "tokens",
-            "activation workspace of one prefill chunk",
+            "activation peak of one prefill chunk (vLLM max_num_batched_tokens: 8192 on "
+            ">= 70 GiB GPUs other than A100, else 2048)",
         ),
         item("price_kind", opts.price_kind, "", "which catalog price (newest first)"),
         item(
@@ -198,7 +220,7 @@ def assumptions(shape: ModelShape, opts: CostOptions) -> list[Assumption]:
     ]
     if opts.train:
         # The serving-only inputs play no part in a training estimate: not echoed.
-        out = [a for a in out if a.name not in (*_SERVING_ONLY, "prefill_chunk")]
+        out = [a for a in out if a.name not in (*_SERVING_ONLY, "prefill_chunk", "graphs_gb")]
         out.append(item("zero", opts.zero, "stage", "optimizer/gradient/weight sharding"))
     if opts.dtype == "int4" and not opts.train:
         out.append(
@@ -222,9 +244,10 @@ def assumptions(shape: ModelShape, opts: CostOptions) -> list[Assumption]:
     out.append(
         Assumption(
             name="memory_units",
-            value="GiB",
+            value="bytes",
             origin="model",
-            detail="catalog capacities are binary (80 GB H100 = 80 GiB); reports use 10^9-byte GB",
+            detail="capacity is the catalog's exact memory_bytes where known, else the "
+            "datasheet GB as 10^9 bytes (the safe side); reports use 10^9-byte GB",
         )
     )
     return out

@@ -249,6 +249,33 @@ _SLIDING_PATTERN = {"gemma2": 2, "gemma3_text": 6}  # Gemma 2 alternates local a
 _ALL_LAYERS_SLIDE = frozenset({"mistral", "mixtral", "phi3"})  # e.g. Mistral 7B v0.1
 
 
+def _unknown_type_note(
+    model_type: str, cfg: dict[str, Any], hidden: int, heads: int
+) -> tuple[str, ...]:
+    """A note when the model_type is not one gpuport has defaults for: say what was filled.
+
+    Such a config is read as a dense decoder; every field it leaves out takes a generic
+    value, which may not be the architecture's (a silent default would hide that).
+    """
+    if model_type in _HF_DEFAULTS:
+        return ()
+    filled = []
+    if cfg.get("max_position_embeddings") is None:
+        filled.append("max_position_embeddings 4096")
+    if cfg.get("num_key_value_heads") is None:
+        filled.append(f"num_key_value_heads {heads} (= heads)")
+    if cfg.get("head_dim") is None:
+        filled.append(f"head_dim {hidden // heads} (hidden / heads)")
+    if "tie_word_embeddings" not in cfg:
+        filled.append("tie_word_embeddings false")
+    what = repr(model_type) if model_type else "no model_type"
+    gaps = "; left out, so filled with generic values: " + ", ".join(filled) if filled else ""
+    return (
+        f"{what} is not a model_type gpuport knows: read as a dense decoder with every "
+        f"layer global{gaps}",
+    )
+
+
 def shape_from_hf_config(path: Path) -> ModelShape:
     """Read a Hugging Face ``config.json`` from disk into a :class:`ModelShape`.
 
@@ -337,7 +364,8 @@ def shape_from_hf_config(path: Path) -> ModelShape:
         }
     sliding, notes = _sliding(cfg, layers, model_type, where)
     fields |= sliding
-    fields["assumed"] = (*assumed, *notes)
+    unknown = _unknown_type_note(model_type, cfg, hidden, heads)
+    fields["assumed"] = (*assumed, *unknown, *notes)
     try:
         return ModelShape.model_validate(fields)
     except ValidationError as exc:

@@ -63,9 +63,33 @@ def _notes(r: BenchResult) -> str:
                 parts.append(f"{key} {fmt_value(val)}")
             else:
                 parts.append(f"{key} {val}")
+    t = r.time
+    if t is not None and t.bimodal:
+        modes = " | ".join(
+            f"{fmt_time(m)} ×{c}" for m, c in zip(t.modes, t.mode_counts, strict=False)
+        )
+        parts.append(f"bimodal: {modes}")
+    if t is not None and t.outliers:
+        parts.append(f"{t.outliers} outlier{'s' if t.outliers > 1 else ''}")
     if r.unstable:
         parts.append("unstable")
     return ", ".join(parts)
+
+
+def _spread(r: BenchResult) -> str:
+    """The dispersion shown: robust CV (IQR-based) where the run recorded it."""
+    if r.time is None:
+        return ""
+    return f"{r.time.spread * 100:.1f}%"
+
+
+def _iqr(r: BenchResult) -> str:
+    t = r.time
+    if t is None:
+        return ""
+    if t.q1 is None or t.q3 is None:
+        return fmt_range(t.p10, t.p90, t.median) + " (p10–p90)"
+    return fmt_range(t.q1, t.q3, t.median)
 
 
 def _by_workload(results: Iterable[BenchResult]) -> dict[str, list[BenchResult]]:
@@ -98,7 +122,7 @@ def render_terminal(run: BenchRun, console: Console) -> None:
     for line in header_lines(run):
         console.print(escape(clean(line)), highlight=False)
     with_peaks = any(r.peak is not None or r.achievable is not None for r in run.results)
-    columns = ["case", "value", "median", "p10–p90", "CV"]
+    columns = ["case", "value", "median", "IQR", "robust CV"]
     if with_peaks:
         columns += ["% peak", "% achieved"]
     columns.append("notes")
@@ -116,8 +140,8 @@ def render_terminal(run: BenchRun, console: Console) -> None:
                 escape(clean(r.case)),
                 f"{fmt_value(r.value)} {r.unit}",
                 fmt_time(r.time.median),
-                fmt_range(r.time.p10, r.time.p90, r.time.median),
-                f"{r.time.cv * 100:.1f}%",
+                _iqr(r),
+                _spread(r),
             ]
             if with_peaks:
                 cells += [_pct(r.peak_pct), _pct(r.achievable_pct)]
@@ -128,8 +152,8 @@ def render_terminal(run: BenchRun, console: Console) -> None:
     unstable = sum(r.unstable for r in run.results)
     if skipped or failed or unstable:
         console.print(
-            f"{skipped} skipped, {failed} failed, {unstable} unstable (CV > 5%: "
-            "rerun on an idle machine, or lock clocks)",
+            f"{skipped} skipped, {failed} failed, {unstable} unstable (robust CV = "
+            "IQR/1.349/median > 5%, or two modes: rerun on an idle machine, or lock clocks)",
             highlight=False,
         )
 
@@ -139,7 +163,7 @@ def render_markdown(run: BenchRun) -> str:
     out += [f"* {md(line)}" for line in header_lines(run)]
     for workload, results in _by_workload(run.results).items():
         out += ["", f"## {md(workload)}", ""]
-        out.append("| Case | Value | Median | p10–p90 | CV | % peak | % achieved | Notes |")
+        out.append("| Case | Value | Median | IQR | robust CV | % peak | % achieved | Notes |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---|")
         for r in results:
             if r.time is None:
@@ -147,7 +171,7 @@ def render_markdown(run: BenchRun) -> str:
                 continue
             out.append(
                 f"| {md(r.case)} | {fmt_value(r.value)} {md(r.unit)} | {fmt_time(r.time.median)} "
-                f"| {fmt_range(r.time.p10, r.time.p90, r.time.median)} | {r.time.cv * 100:.1f}% "
+                f"| {_iqr(r)} | {_spread(r)} "
                 f"| {_pct(r.peak_pct)} | {_pct(r.achievable_pct)} | {md(_notes(r))} |"
             )
     return "\n".join(out) + "\n"

@@ -23,7 +23,13 @@ from gpuport.bench.history import RunSummary
 from gpuport.bench.model import CompareRow, Comparison
 from gpuport.render.text import clean, md
 
-VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "same": "dim", "n/a": "yellow"}
+VERDICT_STYLE = {
+    "faster": "bold green",
+    "slower": "bold red",
+    "same": "dim",
+    "no significant change": "dim",
+    "n/a": "yellow",
+}
 CSV_COLUMNS = (
     "workload",
     "case",
@@ -85,10 +91,36 @@ def _geomean_text(c: Comparison) -> list[str]:
     return [f"{name} {text}" for name, text in parts]
 
 
+def family_lines(c: Comparison) -> list[str]:
+    """One line per workload family: its geomean per run, how many cases were significant.
+
+    The all-case geomean comes last and says what it mixes: with families that moved in
+    opposite directions it describes none of them.
+    """
+    lines = []
+    for fam in c.families:
+        parts = []
+        for i in range(1, len(c.runs)):
+            g = fam.geomean[i] if i < len(fam.geomean) else None
+            text = "n/a" if g is None or not math.isfinite(g) else _pct(g)
+            sig = fam.significant[i] if i < len(fam.significant) else 0
+            noisy = fam.unstable[i] if i < len(fam.unstable) else 0
+            extra = f", {noisy} unstable" if noisy else ""
+            who = f"{c.runs[i]} " if len(c.runs) > 2 else ""
+            parts.append(f"{who}{text} ({sig} of {fam.cases} significant{extra})")
+        lines.append(f"{fam.family} ({', '.join(fam.workloads)}): " + "; ".join(parts))
+    if len(c.families) > 1:
+        lines.append("all cases, mixing the families: " + ", ".join(_geomean_text(c)))
+    elif not c.families:
+        lines.append(", ".join(_geomean_text(c)))
+    return lines
+
+
 def _legend(c: Comparison) -> str:
     return (
         f"Δ: change against {c.runs[0]} (positive = better, also for latency), "
-        f"{c.confidence:.0%} bootstrap interval; |Δ| < {c.noise_threshold:.0%} counts as same."
+        f"{c.confidence:.0%} bootstrap interval; |Δ| < {c.noise_threshold:.0%} counts as same; "
+        "an interval that includes 0 reads 'no significant change'."
     )
 
 
@@ -109,13 +141,11 @@ def compare_markdown(c: Comparison) -> str:
         cells += [md(format_value(v, row.unit)) for v in row.values]
         cells += [format_delta(row, i) for i in range(1, len(c.runs))]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        f"**Geomean** against {names[0]}: " + md(", ".join(_geomean_text(c))),
-        "",
-        md(_legend(c)),
-    ]
-    notes = [f"* {md(_row_name(row))}: {md(note)}" for row in c.rows for note in row.notes]
+    lines += ["", f"**Geomean by workload family** against {names[0]}:", ""]
+    lines += [f"* {md(line)}" for line in family_lines(c)]
+    lines += ["", md(_legend(c))]
+    notes = [f"* {md(note)}" for note in c.notes]
+    notes += [f"* {md(_row_name(row))}: {md(note)}" for row in c.rows for note in row.notes]
     if notes:
         lines += ["", "## Notes", "", *notes]
     return "\n".join(lines) + "\n"
@@ -187,10 +217,12 @@ def compare_terminal(c: Comparison, console: Console) -> None:
         table.add_row(*cells)
     console.print(table)
     console.print(
-        clean(f"geomean against {c.runs[0]}: " + ", ".join(_geomean_text(c))),
-        markup=False,
-        highlight=False,
+        clean(f"geomean by workload family against {c.runs[0]}:"), markup=False, highlight=False
     )
+    for line in family_lines(c):
+        console.print(clean(f"  {line}"), markup=False, highlight=False)
+    for note in c.notes:
+        console.print(clean(f"note: {note}"), markup=False, highlight=False)
     for row in c.rows:
         for note in row.notes:
             console.print(clean(f"note: {_row_name(row)}: {note}"), markup=False, highlight=False)

@@ -79,11 +79,15 @@ def header_lines(report: CostReport) -> list[str]:
         )
     else:
         lines.append(
-            f"serving: context {values.get('context')} · concurrency "
-            f"{values.get('concurrency')} · {values.get('input_tokens')} tokens in / "
-            f"{values.get('output_tokens')} out · usable {values.get('usable')} · "
-            f"overhead {values.get('overhead_gb')} GB/GPU"
+            f"serving: context {values.get('context')} · {values.get('input_tokens')} tokens in "
+            f"/ {values.get('output_tokens')} out · usable {values.get('usable')} · reserve: "
+            f"runtime {values.get('overhead_gb')} GB + graphs {values.get('graphs_gb')} GB + "
+            "prefill chunk + sampler per GPU"
         )
+        if report.concurrency_basis:
+            lines.append(f"concurrency: {report.concurrency_basis}")
+        if report.price_kind:
+            lines.append(f"prices: {report.price_kind} for every GPU unless labelled")
     return lines
 
 
@@ -98,25 +102,72 @@ def _columns(training: bool) -> list[str]:
     if training:
         return ["GPU", "fits on 1", "GPUs", "max micro-batch", "tok/s/GPU", "$/GPU-h",
                 "$/Mtok train", "J/tok"]  # fmt: skip
-    return ["GPU", "fits on 1", "GPUs (TP×DP)", "max seq", "seq", "tok/s/user", "tok/s/GPU",
-            "TTFT ms", "$/GPU-h", "$/Mtok out", "$/Mtok in", USD_PER_GB_COLUMN, "J/tok",
+    return ["GPU", "fits on 1", "GPUs (TP×DP)", "seq", "tok/s/user", "tok/s/GPU",
+            "TTFT ms", "$/GPU-h", "$/Mtok out", "$/Mtok in", "margin GB/GPU",
+            "own max seq (GPUs)", "$/Mtok out at own max", USD_PER_GB_COLUMN, "J/tok",
             "break-even h"]  # fmt: skip
 
 
-def _cells(rec: GpuCost, training: bool) -> list[str]:
+def _hourly(rec: GpuCost, kind: str) -> str:
+    """$/GPU-hour, labelled with its price kind where it is not the report's one kind."""
+    text = usd(rec.usd_per_hour)
+    if rec.price is not None and kind and rec.price.kind not in (kind, "flag"):
+        text += f" ({rec.price.kind})"
+    return text
+
+
+def _own(rec: GpuCost) -> str:
+    if rec.own_max_concurrency is None:
+        return "-"
+    return f"{rec.own_max_concurrency} ({rec.own_max_gpus})"
+
+
+def _cells(rec: GpuCost, training: bool, kind: str = "") -> list[str]:
     fits = "yes" if rec.fits else "no"
     if training:
         return [rec.gpu, fits, _gpus(rec, True), str(rec.max_concurrency),
                 num(rec.train_tokens_per_s_per_gpu), usd(rec.usd_per_hour),
                 usd(rec.usd_per_mtok_train), num(rec.joules_per_token)]  # fmt: skip
     flag = "*" if rec.throughput_source == "flag" else ""
+    margin = "-" if rec.margin_gb_per_gpu is None else f"{rec.margin_gb_per_gpu:.2f}"
     return [
-        rec.gpu, fits, _gpus(rec, False), str(rec.max_concurrency), str(rec.concurrency),
+        rec.gpu, fits, _gpus(rec, False), str(rec.concurrency),
         num(rec.decode_tokens_per_s_per_user), num(rec.decode_tokens_per_s_per_gpu) + flag,
-        num(rec.ttft_ms), usd(rec.usd_per_hour), usd(rec.usd_per_mtok_output),
-        usd(rec.usd_per_mtok_input), usd(rec.usd_per_gb), num(rec.joules_per_token),
-        num(rec.breakeven_hours),
+        num(rec.ttft_ms), _hourly(rec, kind), usd(rec.usd_per_mtok_output),
+        usd(rec.usd_per_mtok_input), margin, _own(rec), usd(rec.usd_per_mtok_output_at_own_max),
+        usd(rec.usd_per_gb), num(rec.joules_per_token), num(rec.breakeven_hours),
     ]  # fmt: skip
+
+
+def cheapest_phrase(report: CostReport) -> str:
+    """ "; lowest $/Mtok output: X $y at N sequences (kind)", comparing like with like only.
+
+    A GPU priced by another kind than the report's (a fallback) is named as left out, and
+    a report with fewer than two comparable GPUs declares no winner.
+    """
+    keep, left_out = report.comparable()
+    training = report.mode == "training"
+
+    def rate(r: GpuCost) -> float:
+        value = r.usd_per_mtok_train if training else r.usd_per_mtok_output
+        return value if value is not None else float("inf")
+
+    keep = [r for r in keep if rate(r) != float("inf")]
+    if not keep:
+        return ""
+    best = min(keep, key=rate)
+    what = "train" if training else "output"
+    text = f"; lowest $/Mtok {what}: {best.gpu} {usd(rate(best))}"
+    if not training:
+        text += f" at {best.concurrency} sequences each"
+    kind = best.price.kind if best.price is not None else ""
+    if kind:
+        text += f" ({'--price' if kind == 'flag' else kind} prices)"
+    if left_out:
+        text += "; not compared (other price kind): " + ", ".join(
+            f"{r.gpu} ({r.price.kind if r.price else '?'})" for r in left_out
+        )
+    return text
 
 
 def detail_lines(report: CostReport) -> list[str]:
@@ -163,7 +214,7 @@ def render_terminal(report: CostReport, console: Console) -> None:
     # a terminal, while two to four GPUs do.
     table = Table(show_edge=False)
     columns = _columns(training)
-    rows = [_cells(rec, training) for rec in report.records]
+    rows = [_cells(rec, training, report.price_kind) for rec in report.records]
     table.add_column("", style="bold", no_wrap=True)
     for cells in rows:
         table.add_column(escape(clean(cells[0])), justify="right")
@@ -181,7 +232,9 @@ def render_markdown(report: CostReport) -> str:
     cols = _columns(training)
     out += ["", "| " + " | ".join(cols) + " |", "|---" + "|---:" * (len(cols) - 1) + "|"]
     for rec in report.records:
-        out.append("| " + " | ".join(md(c) for c in _cells(rec, training)) + " |")
+        out.append(
+            "| " + " | ".join(md(c) for c in _cells(rec, training, report.price_kind)) + " |"
+        )
     out += ["", "## What the numbers rest on", ""]
     out += [f"* {md(line.strip())}" for line in detail_lines(report)]
     out += [

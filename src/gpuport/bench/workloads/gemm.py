@@ -17,7 +17,8 @@ not a record.
 
 Durations on one H100, estimated from the kernel policies (quick: >= 100 samples and
 0.1 s per case; full: >= 200 samples, 1 s warm-up, 1 s of samples per case): CPU quick
-< 0.5 s; GPU quick ~7-10 s (3 shapes per dtype, 2 for plain fp32); GPU full ~12-15
+~2-5 s on two cores (256 and 512 cubes, 1024x1024x256; fp16 to 512); CPU full 27 shapes over
+256...2048 per dtype; GPU quick ~7-10 s (3 shapes per dtype, 2 for plain fp32); GPU full ~12-15
 minutes (M, N, K each over 2048...16384: 64 shapes per dtype, 27 up to 8192 for plain
 fp32, whose 16384-cubed case alone would take ~10 s).
 """
@@ -50,8 +51,13 @@ _TOLERANCE = {"bf16": 5e-2, "fp16": 2e-2, "fp32": 1e-2, "tf32": 1e-2, "fp8": 5e-
 _CHECK_BLOCK = 64
 
 Shape = tuple[int, int, int]
-CPU_QUICK: tuple[Shape, ...] = ((256, 256, 256),)
-CPU_FULL: tuple[Shape, ...] = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024))
+# The CPU sweep, like the GPU one, looks for the best shape: small squares run from cache
+# and pay the BLAS call overhead, larger and flatter ones reach the cores' FMA peak.
+CPU_QUICK: tuple[Shape, ...] = ((256, 256, 256), (512, 512, 512), (1024, 1024, 256))
+CPU_FULL_GRID: tuple[int, ...] = (256, 1024, 2048)
+# fp16 matmul on x86 CPUs without AMX-FP16 is emulated and slow (a few GFLOP/s): its
+# sweep stops at 512 so a quick suite stays seconds long.
+CPU_FP16_MAX = 512
 GPU_QUICK: tuple[Shape, ...] = ((4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 16384))
 GPU_FULL_GRID: tuple[int, ...] = (2048, 4096, 8192, 16384)
 GPU_FULL_GRID_FP32: tuple[int, ...] = (2048, 4096, 8192)
@@ -70,7 +76,11 @@ def case_name(dtype: str, shape: Shape) -> str:
 def shapes_for(ctx: BenchContext, dtype: str) -> tuple[Shape, ...]:
     """The sweep for this suite and device."""
     if not ctx.on_gpu:
-        return CPU_QUICK if ctx.quick else CPU_FULL
+        grid = CPU_FULL_GRID
+        sweep = CPU_QUICK if ctx.quick else tuple(itertools.product(grid, grid, grid))
+        if dtype == "fp16":
+            sweep = tuple(sh for sh in sweep if max(sh) <= CPU_FP16_MAX) or sweep[:1]
+        return sweep
     if ctx.quick:
         # Plain fp32 runs on the vector units (~15x slower than tf32 on an H100):
         # its third shape alone would cost seconds of the quick budget.

@@ -1,0 +1,183 @@
+"""Fair comparisons by default: equal concurrency, a raised GPU count, the reserve, one price kind.
+
+The cases are the field trial's (issue 17): 70B fp8 on H100 vs MI300X compared at 1
+sequence against 41; a 128k-context 70B fp16 "fit" on one MI300X using 185.43 of
+185.54 GB; a 3-year reserved price set against on-demand medians.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuport.cli.app import app
+from gpuport.cost import CostOptions, estimate
+from gpuport.knowledge.gpus import Price, resolve_gpu
+from gpuport.knowledge.models import resolve_model, shape_from_hf_config
+from gpuport.render.cost_render import cheapest_phrase
+from tests.cost.helpers import exact, exact_knowledge, run_cost
+
+
+def test_70b_fp8_h100_vs_mi300x_at_equal_concurrency_with_the_h100_raised_to_two() -> None:
+    shape = resolve_model("llama-3-70b")
+    h100, mi300x = estimate(
+        shape, [exact("h100-sxm"), exact("mi300x")], CostOptions(dtype="fp8")
+    ).records
+    # 72.7 GB of fp8 weights leave one H100 no room for 8 sequences: it is split in two.
+    assert (h100.gpus_needed, h100.tp_degree) == (2, 2)
+    assert mi300x.gpus_needed == 1
+    # Both run the same number of sequences: the most the H100 pair holds.
+    assert h100.concurrency == mi300x.concurrency == h100.own_max_concurrency
+    assert h100.concurrency >= 8
+    # Each GPU's own maximum is a column of its own: the MI300X holds more on one GPU.
+    assert mi300x.own_max_concurrency is not None
+    assert mi300x.own_max_concurrency > mi300x.concurrency
+    assert mi300x.own_max_gpus == 1
+    # Like with like, the gap is a few times, not the 70× of 1 sequence against 41.
+    assert h100.usd_per_mtok_output is not None and mi300x.usd_per_mtok_output is not None
+    ratio = h100.usd_per_mtok_output / mi300x.usd_per_mtok_output
+    assert 1.5 < ratio < 4
+    at_max = mi300x.usd_per_mtok_output_at_own_max
+    assert at_max is not None and at_max < mi300x.usd_per_mtok_output
+
+
+def test_a_given_concurrency_is_used_on_every_gpu() -> None:
+    shape = resolve_model("llama-3-70b")
+    records = estimate(
+        shape, [exact("h100-sxm"), exact("mi300x")], CostOptions(dtype="fp8", concurrency=16)
+    ).records
+    assert [r.concurrency for r in records] == [16, 16]
+    assert [r.gpus_needed for r in records] == [2, 1]
+
+
+def test_the_128k_knife_edge_does_not_fit_one_mi300x() -> None:
+    """141.1 GB of weights + one 42.95 GB sequence + vLLM's reserve > 0.9 × 205.8 GB."""
+    shape = resolve_model("llama-3-70b")
+    opts = CostOptions(dtype="fp16", context=131072, concurrency=1)
+    (rec,) = estimate(shape, [exact("mi300x")], opts).records
+    assert rec.fits is False
+    assert rec.gpus_needed == 2
+    note = next(n for n in rec.notes if "does not fit on one GPU" in n)
+    margin = float(re.search(r"margin ([-+][0-9.]+) GB", note).group(1))  # type: ignore[union-attr]
+    # Without the reserve it would "fit" by ~1.2 GB: the reserve is what turns it.
+    assert -4.0 < margin < 0
+    assert "185.24 GB usable" in note
+
+
+def test_the_knife_edge_through_the_cli(tmp_path: Path) -> None:
+    kb = exact_knowledge(tmp_path / "kb")
+    res = run_cost(
+        "-m", "llama-3-70b", "--dtype", "fp16", "-g", "mi300x", "--context", "131072",
+        "--concurrency", "1", "--knowledge", str(kb), "--format", "json",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    (rec,) = json.loads(res.out)["records"]
+    assert rec["fits"] is False and rec["memory_basis"] == "exact bytes from the catalog"
+    assert rec["margin_gb_per_gpu"] > 0  # on the two GPUs it does get
+
+
+def test_default_70b_fp8_through_the_cli_shows_concurrency_and_own_max(tmp_path: Path) -> None:
+    kb = exact_knowledge(tmp_path / "kb")
+    res = run_cost(
+        "-m", "llama-3-70b", "--dtype", "fp8", "-g", "h100,mi300x", "--knowledge", str(kb),
+        "--format", "markdown",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    assert "concurrency: equal concurrency" in res.out
+    assert "own max seq (GPUs)" in res.out and "margin GB/GPU" in res.out
+    row = next(line for line in res.out.splitlines() if line.startswith("| h100-sxm"))
+    assert "| 2 |" in row  # two GPUs
+    assert "at 27 sequences each" in res.err or "sequences each" in res.err
+
+
+def test_max_num_seqs_caps_a_replica() -> None:
+    """vLLM runs at most max_num_seqs per instance: past it, data-parallel replicas."""
+    shape = resolve_model("llama-3-8b")
+    (rec,) = estimate(shape, [exact("mi300x")], CostOptions(max_batch=64)).records
+    assert rec.own_max_concurrency == 64 and rec.max_num_seqs == 64
+    (rec,) = estimate(shape, [exact("mi300x")], CostOptions(max_batch=64, concurrency=100)).records
+    assert rec.replicas == 2 and rec.gpus_needed == 2
+
+
+def test_per_user_speed_never_comes_from_a_node_figure() -> None:
+    """--throughput 19,500/GPU over a few sequences is not 9,750 tok/s for each user."""
+    shape = resolve_model("llama-3-70b")
+    opts = CostOptions(concurrency=4, throughputs={"h100-sxm": 19500.0})
+    (rec,) = estimate(shape, [exact("h100-sxm")], opts).records
+    assert rec.decode_tokens_per_s_per_gpu == 19500.0
+    assert rec.decode_tokens_per_s_per_user is not None
+    assert rec.decode_tokens_per_s_per_user < 200  # a roofline decode step, not 9,750
+    assert any("tok/s/user stays the roofline" in n for n in rec.notes)
+
+
+def _priced(key: str, *kinds: tuple[str, float]) -> object:
+    prices = [
+        Price(kind=k, usd=usd, provider="test", date=dt.date(2026, 11, 1), source="test")  # type: ignore[arg-type]
+        for k, usd in kinds
+    ]
+    return exact(key).model_copy(update={"prices": prices})
+
+
+def test_one_price_kind_across_gpus() -> None:
+    """A GPU with only a reserved price moves every GPU to reserved, not a mix."""
+    shape = resolve_model("llama-3-8b")
+    h100 = _priced("h100-sxm", ("on-demand", 2.95), ("reserved", 1.30))
+    mi = _priced("mi300x", ("reserved", 1.20))
+    report = estimate(shape, [h100, mi], CostOptions())  # type: ignore[list-item]
+    assert report.price_kind == "reserved"
+    assert {r.price.kind for r in report.records if r.price} == {"reserved"}
+    assert any("every GPU priced at its catalog reserved price" in n for n in report.notes)
+
+
+def test_a_fallback_kind_is_labelled_and_not_declared_cheapest() -> None:
+    shape = resolve_model("llama-3-8b")
+    h100 = _priced("h100-sxm", ("on-demand", 2.95))
+    mi = _priced("mi300x", ("reserved", 0.50))  # cheaper, but not the same kind of offer
+    report = estimate(shape, [h100, mi], CostOptions())  # type: ignore[list-item]
+    assert report.price_kind == "on-demand"
+    phrase = cheapest_phrase(report)
+    assert "h100-sxm" in phrase.split(";")[1] and "not compared" in phrase
+    assert "mi300x (reserved)" in phrase
+
+
+def test_an_unknown_model_type_is_a_visible_note(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps({
+            "model_type": "weirdformer", "hidden_size": 2048, "num_hidden_layers": 16,
+            "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 32000,
+        }),
+        encoding="utf-8",
+    )  # fmt: skip
+    shape = shape_from_hf_config(config)
+    note = next(n for n in shape.assumed if "weirdformer" in n)
+    assert "not a model_type gpuport knows" in note
+    assert "4096" in note and "num_key_value_heads" in note
+    res = run_cost("--model-config", str(config), "-g", "mi300x")
+    assert res.code == 0 and "weirdformer" in res.out
+
+
+@pytest.mark.parametrize("command", ["cost", "bench", "doctor", "hipify", "rules"])
+def test_help_lists_only_the_formats_a_command_writes(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "terminal|json|markdown" in result.stdout and "sarif" not in result.stdout
+
+
+def test_sarif_is_refused_by_the_choice_itself() -> None:
+    result = CliRunner().invoke(app, ["cost", "-m", "llama-3-8b", "-f", "sarif"])
+    assert result.exit_code == 2
+    assert "'sarif' is not one of" in result.output
+
+
+def test_gpus_without_a_price_are_not_compared() -> None:
+    shape = resolve_model("llama-3-8b")
+    bare = resolve_gpu("rx-7900-xtx").model_copy(update={"prices": []})
+    report = estimate(shape, [bare, exact("mi300x")], CostOptions(concurrency=1))
+    keep, left = report.comparable()
+    assert [r.gpu for r in keep] == ["mi300x"] and left == []
