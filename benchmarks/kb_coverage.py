@@ -1,6 +1,6 @@
 """Coverage of the bundled knowledge base (issue 15): the counts docs/knowledge.md quotes.
 
-Counts entries per file, how many were re-verified (a `verified` list, dated on their
+Counts entries per file, how many were re-checked (a `verified` list, dated on their
 check) versus carried over from the bulk review, the package statuses, the gfx targets
 against PyTorch's ROCm wheel architecture list, and the GPUs whose memory_bytes is a
 driver-reported total rather than a nominal size. Prints a Markdown table.
@@ -41,7 +41,7 @@ def main() -> int:
         ("models.toml", len(models), sum(1 for m in models.values() if m.verified)),
     ]
     print(f"kb_coverage, {dt.date.today()}, Python {platform.python_version()}\n")
-    print("| file | entries | re-verified (with `verified`) | carried over |")
+    print("| file | entries | re-checked (with `verified`) | carried over |")
     print("|---|---:|---:|---:|")
     for name, total, verified in rows:
         print(f"| {name} | {total} | {verified} | {total - verified} |")

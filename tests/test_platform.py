@@ -215,7 +215,7 @@ def test_rocm_mi300x_vf_is_an_mi300x() -> None:
 def test_rocm_mi300a_is_not_an_mi300x() -> None:
     props = SimpleNamespace(**{**vars(MI300X_PROPS), "name": "AMD Instinct MI300A"})
     info = plat.detect(0, fake_torch(props, hip="6.2.41133"))
-    assert info.arch == "gfx942" and info.spec_key is None
+    assert info.arch == "gfx942" and info.spec_key == "mi300a"  # its own catalog entry
 
 
 @pytest.mark.parametrize(

@@ -222,7 +222,8 @@ def render_markdown(report: AuditReport) -> str:
         "",
         f"{total} package entries, {report.lookups} PyPI lookups "
         f"({len(report.failed_lookups)} failed), stale after {report.max_age_days} days.",
-        f"Re-verified field by field: {total - len(report.unverified)} of {total} entries; "
+        f"Re-checked on their date, with a `verified` list of what was checked: "
+        f"{total - len(report.unverified)} of {total} entries; "
         f"{len(report.unverified)} carry an older review date and no `verified` list"
         + (": " + ", ".join(f"`{e.name}`" for e in report.unverified) if report.unverified else "")
         + ".",

@@ -184,7 +184,7 @@ def test_gp627_leaves_an_override_alone_when_the_real_chip_is_unknown() -> None:
 
 def test_gp627_judges_rocminfo_run_without_the_override() -> None:
     """Since doctor runs rocminfo without the override, its gfx is the chip's own."""
-    m = radeon("gfx1100", "7470", "Radeon RX 7900 GRE")  # an ID the table does not know
+    m = radeon("gfx1100", "7470", "Radeon RX 7900M")  # an ID and a name the tables do not know
     m["env"] = {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}
     m["tools"]["rocminfo"]["unset"] = ["HSA_OVERRIDE_GFX_VERSION"]
     d = _one(m, "GP627")

@@ -173,7 +173,7 @@ def test_entries_without_verified_are_counted_as_not_rechecked() -> None:
     assert [e.name for e in report.unverified] == ["cupy-rocm-7-0"]
     text = kb.render_markdown(report)
     assert text.startswith("### kb-audit report, 2026-11-25")
-    assert "Re-verified field by field: 1 of 2 entries" in text
+    assert "with a `verified` list of what was checked: 1 of 2 entries" in text
 
 
 def test_main_refuses_a_bad_knowledge_dir_with_exit_2(
