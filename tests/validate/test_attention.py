@@ -101,6 +101,10 @@ def test_autocast_on_b_is_the_cause_not_untraced_code(hf_gpv: Path) -> None:
     assert first.path == "model.layers.0.self_attn.q_proj"  # the first matmul autocast changes
     assert first.status is Status.DIFFERENT
     assert first.reason.startswith("autocast differs for this call: A off, B bfloat16")
+    # the replay ran under B's autocast, and the op-level replay names the GEMM it changed
+    assert first.first_op is not None and first.first_op.op == "linear"
+    assert first.first_op.out_dtype == "bfloat16" and first.first_op.dtypes[0] == "float32"
+    assert first.first_op.call_site.startswith("torch/nn/modules/linear.py:")
     assert not any("untraced code" in r.reason for r in report.rows)
     assert any(w.startswith("autocast: A off, B bfloat16") for w in report.settings_warnings)
     norm = _row(report, "model.layers.0.input_layernorm")

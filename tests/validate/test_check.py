@@ -61,8 +61,13 @@ def test_matmul_in_lower_precision_is_wrong_and_named_first(a_gpv: Path) -> None
         "head": "equivalent",
         "(model)": "equivalent",  # the model's output: propagated from layers.1.mlp.down
     }
-    arb = next(r for r in report.rows if r.path == "layers.1.mlp.down").arbitration
+    down = next(r for r in report.rows if r.path == "layers.1.mlp.down")
+    arb = down.arbitration
     assert arb is not None and arb.ratio is not None and arb.ratio > 100
+    # op-level replay: the casts to bf16 are not blamed, the GEMM computed on them is
+    assert down.first_op is not None and down.first_op.op == "linear"
+    assert down.first_op.dtypes == ["bfloat16", "bfloat16"]
+    assert "models.py" in down.first_op.call_site and "_bf16_linear" in down.first_op.call_site
     assert arb.multiplier == 2.0 and "Dynamo" in arb.provenance and arb.b_source == "local"
 
 
