@@ -289,7 +289,11 @@ class OpReplay:
             if b.shape != r.shape or a.shape != r.shape:
                 continue
             dtype = str(self.nominal).removeprefix("torch.")
-            verdict = decide(torch, a, b.detach().to("cpu"), r, dtype, "local")
+            try:
+                cpu_b = b.detach().to("cpu")
+                verdict = decide(torch, a.to("cpu"), cpu_b, r.to("cpu"), dtype, "local")
+            except (RuntimeError, TypeError, ValueError):
+                continue  # not comparable (a device or dtype the recomputation kept)
             if verdict.verdict == "wrong":
                 self.found = {
                     "op": name,
