@@ -144,7 +144,10 @@ def test_module_filter(tmp_path: Path) -> None:
         "(model)",  # always traced: the model's output
     ]
     assert summary.calls == 11
+    # what was not traced is said: the 20 modules outside the filter (of 31 with the root)
+    assert summary.left_out == ["20 module(s) outside --modules layers.*.mlp: not traced"]
     report = _check(out, "build_bf16", grafted=True)
+    assert any("outside --modules" in w for w in report.warnings)
     assert report.first_divergence == "layers.1.mlp.down"
     with pytest.raises(GpuportError, match="matched no module"):
         capture(CaptureOptions(model_ref=ref(), out=tmp_path / "x.gpv", modules=("nope.*",)))
