@@ -202,7 +202,7 @@ class OpReplay:
     that then computes in the lower precision is recomputed from the source. Ops on the CPU
     whose inputs and output already have the nominal precision are skipped: their nominal
     recomputation would be the very same computation. Only the current op's tensors are held,
-    plus the cast links (weak references), so memory stays that of the module's forward.
+    plus the source of each cast tensor, so memory stays that of the module's forward.
     """
 
     def __init__(self, torch: Any, nominal: Any, sdpa_a: list[str]) -> None:
