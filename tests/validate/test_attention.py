@@ -174,3 +174,16 @@ def test_cli_names_the_op_in_markdown(vcli, mha_gpv: Path) -> None:  # type: ign
     assert "product" in res.out and "attention at" in res.out and "SDPA backend A" in res.out
     bad = vcli("check", str(mha_gpv), "--model", f"{MHA}:build", "--precision", "fp4")
     assert bad.code == 2 and "--precision" in bad.err
+
+
+def test_diff_names_an_autocast_difference_between_two_captures(
+    hf_gpv: Path, tmp_path: Path
+) -> None:
+    from gpuport.validate.diff import diff_files
+
+    b = tmp_path / "b.gpv"
+    capture(CaptureOptions(model_ref=f"{HF}:build_autocast", out=b))
+    with gpv.GpvFile(b) as f:
+        assert {r.autocast for r in f.manifest.modules} == {"bfloat16"}
+    report = diff_files(hf_gpv, b)
+    assert any(w.startswith("autocast: A off, B bfloat16") for w in report.warnings)
