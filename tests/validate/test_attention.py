@@ -101,6 +101,10 @@ def test_autocast_on_b_is_the_cause_not_untraced_code(hf_gpv: Path) -> None:
     assert first.path == "model.layers.0.self_attn.q_proj"  # the first matmul autocast changes
     assert first.status is Status.DIFFERENT
     assert first.reason.startswith("autocast differs for this call: A off, B bfloat16")
+    # the replay ran under B's autocast, and the op-level replay names the GEMM it changed
+    assert first.first_op is not None and first.first_op.op == "linear"
+    assert first.first_op.out_dtype == "bfloat16" and first.first_op.dtypes[0] == "float32"
+    assert first.first_op.call_site.startswith("torch/nn/modules/linear.py:")
     assert not any("untraced code" in r.reason for r in report.rows)
     assert any(w.startswith("autocast: A off, B bfloat16") for w in report.settings_warnings)
     norm = _row(report, "model.layers.0.input_layernorm")
@@ -170,3 +174,16 @@ def test_cli_names_the_op_in_markdown(vcli, mha_gpv: Path) -> None:  # type: ign
     assert "product" in res.out and "attention at" in res.out and "SDPA backend A" in res.out
     bad = vcli("check", str(mha_gpv), "--model", f"{MHA}:build", "--precision", "fp4")
     assert bad.code == 2 and "--precision" in bad.err
+
+
+def test_diff_names_an_autocast_difference_between_two_captures(
+    hf_gpv: Path, tmp_path: Path
+) -> None:
+    from gpuport.validate.diff import diff_files
+
+    b = tmp_path / "b.gpv"
+    capture(CaptureOptions(model_ref=f"{HF}:build_autocast", out=b))
+    with gpv.GpvFile(b) as f:
+        assert {r.autocast for r in f.manifest.modules} == {"bfloat16"}
+    report = diff_files(hf_gpv, b)
+    assert any(w.startswith("autocast: A off, B bfloat16") for w in report.warnings)

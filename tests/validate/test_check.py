@@ -61,8 +61,13 @@ def test_matmul_in_lower_precision_is_wrong_and_named_first(a_gpv: Path) -> None
         "head": "equivalent",
         "(model)": "equivalent",  # the model's output: propagated from layers.1.mlp.down
     }
-    arb = next(r for r in report.rows if r.path == "layers.1.mlp.down").arbitration
+    down = next(r for r in report.rows if r.path == "layers.1.mlp.down")
+    arb = down.arbitration
     assert arb is not None and arb.ratio is not None and arb.ratio > 100
+    # op-level replay: the casts to bf16 are not blamed, the GEMM computed on them is
+    assert down.first_op is not None and down.first_op.op == "linear"
+    assert down.first_op.dtypes == ["bfloat16", "bfloat16"]
+    assert "models.py" in down.first_op.call_site and "_bf16_linear" in down.first_op.call_site
     assert arb.multiplier == 2.0 and "Dynamo" in arb.provenance and arb.b_source == "local"
 
 
@@ -139,7 +144,10 @@ def test_module_filter(tmp_path: Path) -> None:
         "(model)",  # always traced: the model's output
     ]
     assert summary.calls == 11
+    # what was not traced is said: the 20 modules outside the filter (of 31 with the root)
+    assert summary.left_out == ["20 module(s) outside --modules layers.*.mlp: not traced"]
     report = _check(out, "build_bf16", grafted=True)
+    assert any("outside --modules" in w for w in report.warnings)
     assert report.first_divergence == "layers.1.mlp.down"
     with pytest.raises(GpuportError, match="matched no module"):
         capture(CaptureOptions(model_ref=ref(), out=tmp_path / "x.gpv", modules=("nope.*",)))

@@ -115,3 +115,29 @@ def test_module_column_is_never_dropped_at_80_columns() -> None:
     assert all(len(line) <= 80 for line in out.splitlines())
     assert "max abs" in table and "× tol" in table  # the key numbers stay, unclipped...
     assert "left out at this width" in out  # ...and what did not fit is named
+
+
+def test_capture_summary_separates_the_budget_from_what_was_not_traced() -> None:
+    from gpuport.validate.model import CaptureSummary
+
+    settings = NumericSettings(device="cpu", backend="cpu", torch="2", dtype_default="float32")
+    summary = CaptureSummary(
+        path="a.gpv",
+        model_ref="m.py:build",
+        device="cpu",
+        calls=3,
+        tensors=3,
+        stored_bytes=10,
+        left_out=[
+            "head",
+            "blocks.0.attn.out_proj: not traced (never called as a module; its parent may use "
+            "its weights directly, and is checked with them)",
+        ],
+        seconds=0.1,
+        settings=settings,
+    )
+    buf = io.StringIO()
+    validate_render.capture_terminal(summary, Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert "left out by --max-bytes: 1 call(s): head" in text
+    assert "blocks.0.attn.out_proj: not traced (never called as a module" in text

@@ -146,6 +146,19 @@ def _gap(it: Item, up: Upstream) -> bool:
     )
 
 
+def _owner(ctx: Context, rec: ModuleRecord) -> ModuleRecord | None:
+    """The innermost ancestor whose own code the divergence came from: one that diverges on A's
+    inputs, or the model itself. None when an ancestor on the way diverged in B's run but could
+    not be replayed: the code may be its own, and that cannot be told."""
+    for a in ctx.ancestors(rec):
+        items = ctx.outputs(a)
+        if a.path == ROOT or diverged_locally(items):
+            return a
+        if any(i.local is None and i.metrics is not None and not i.metrics.within for i in items):
+            return None
+    return None
+
+
 def statuses(ctx: Context) -> dict[int, tuple[Status, str]]:
     """Status and reason of every item (by id), in completion order."""
     out: dict[int, tuple[Status, str]] = {}
@@ -185,10 +198,7 @@ def _judged(
     if it.hard:
         return Status.WRONG, it.hard
     if _gap(it, up):
-        owner = next(
-            (a for a in ctx.ancestors(rec) if a.path == ROOT or diverged_locally(ctx.outputs(a))),
-            None,
-        )
+        owner = _owner(ctx, rec)
         if owner is not None:
             where = up.gap(name).removeprefix("in untraced code ")
             blamed.setdefault(owner.key, f"{where}, first seen at the input of {name}")

@@ -11,7 +11,9 @@ and that copy never stands for the modified tensor afterwards.
 
 The size budget stops recording at the first call that would exceed it; every call after that
 is listed in ``left_out`` (a prefix of the execution is what first-divergence search needs).
-The model's inputs count against it: every capture stores them.
+The model's inputs count against it: every capture stores them. ``left_out`` also says what was
+not traced at all: modules never called as modules (``nn.MultiheadAttention``'s ``out_proj``)
+and, with ``--modules``, how many modules were outside the filter (:func:`untraced`).
 """
 
 from __future__ import annotations

@@ -105,6 +105,15 @@ def diff_files(
             warnings.append("the two captures ran with different weights: every module differs")
         if ma.model_inputs != mb.model_inputs or _inputs_differ(a, b):
             warnings.append("the two captures ran on different model inputs")
+        b_autocast = {r.key: r.autocast for r in mb.modules}
+        differ = [r for r in ma.modules if r.key in b_autocast and b_autocast[r.key] != r.autocast]
+        if differ:
+            first = differ[0]
+            warnings.append(
+                f"autocast: A {first.autocast or 'off'}, B {b_autocast[first.key] or 'off'} in "
+                f"{len(differ)} module call(s), from {first.path} on: the setting, not a kernel, "
+                "explains their differences"
+            )
         pairs, extra = _pairs(a, b)
         if extra:
             warnings.append(f"B recorded {len(extra)} call(s) A did not, e.g. {extra[0]}")

@@ -440,7 +440,9 @@ class CaptureSummary(BaseModel):
     calls: int = Field(description="module calls recorded")
     tensors: int = Field(description="tensors stored (identical ones are stored once)")
     stored_bytes: int
-    left_out: list[str] = Field(default_factory=list)
+    left_out: list[str] = Field(
+        default_factory=list, description="calls beyond --max-bytes, and what was not traced"
+    )
     backward: bool = False
     seconds: float
     settings: NumericSettings

@@ -100,21 +100,38 @@ def expanded(mode: Any, namespace: Any) -> Iterator[None]:
 
 
 def call_site() -> str:
-    """file:line of the innermost frame outside torch and gpuport (the user's code)."""
+    """file:line of the innermost frame outside torch and gpuport (the user's code); when the
+    op was called by torch's own module code directly (a replayed ``nn.Linear``), that frame
+    in torch (``torch/nn/modules/linear.py:134 (forward)``)."""
     frame: Any = sys._getframe(2)
     torch_dir = str(Path(sys.modules["torch"].__file__ or "").resolve().parent)
+    last_torch: Any = None
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(
+        _GPUPORT_DIR
+    ):
+        frame = frame.f_back  # this mode's own frames
     while frame is not None:
         name = str(Path(frame.f_code.co_filename).resolve())
-        if not (name.startswith(torch_dir) or name.startswith(_GPUPORT_DIR)):
-            try:
-                shown = os.path.relpath(name)
-            except ValueError:
-                shown = name
-            if shown.startswith(".."):
-                shown = name
-            return f"{shown}:{frame.f_lineno} ({frame.f_code.co_name})"
+        if name.startswith(_GPUPORT_DIR):
+            break
+        if not name.startswith(torch_dir):
+            return f"{_shown(name)}:{frame.f_lineno} ({frame.f_code.co_name})"
+        if last_torch is None and "/overrides.py" not in name and "/_ops.py" not in name:
+            last_torch = frame
         frame = frame.f_back
-    return "(inside torch)"
+    if last_torch is None:
+        return "(inside torch)"
+    where = str(Path(last_torch.f_code.co_filename).resolve())
+    rel = os.path.relpath(where, str(Path(torch_dir).parent))
+    return f"{rel}:{last_torch.f_lineno} ({last_torch.f_code.co_name})"
+
+
+def _shown(name: str) -> str:
+    try:
+        shown = os.path.relpath(name)
+    except ValueError:
+        return name
+    return name if shown.startswith("..") else shown
 
 
 def make_counter(torch: Any) -> Any:
@@ -185,7 +202,7 @@ class OpReplay:
     that then computes in the lower precision is recomputed from the source. Ops on the CPU
     whose inputs and output already have the nominal precision are skipped: their nominal
     recomputation would be the very same computation. Only the current op's tensors are held,
-    plus the cast links (weak references), so memory stays that of the module's forward.
+    plus the source of each cast tensor, so memory stays that of the module's forward.
     """
 
     def __init__(self, torch: Any, nominal: Any, sdpa_a: list[str]) -> None:
@@ -257,7 +274,7 @@ class OpReplay:
         low = low or any(self._source(t) is not t for t in floats)
         if not low and all(t.device.type == "cpu" for t in [*floats, *outs]):
             return
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast("cpu", enabled=False):  # the op as written
             try:
                 ref = self._run(func, args, kwargs, torch.float64)
                 nom = self._run(func, args, kwargs, self.nominal)
@@ -272,7 +289,11 @@ class OpReplay:
             if b.shape != r.shape or a.shape != r.shape:
                 continue
             dtype = str(self.nominal).removeprefix("torch.")
-            verdict = decide(torch, a, b.detach().to("cpu"), r, dtype, "local")
+            try:
+                cpu_b = b.detach().to("cpu")
+                verdict = decide(torch, a.to("cpu"), cpu_b, r.to("cpu"), dtype, "local")
+            except (RuntimeError, TypeError, ValueError):
+                continue  # not comparable (a device or dtype the recomputation kept)
             if verdict.verdict == "wrong":
                 self.found = {
                     "op": name,
