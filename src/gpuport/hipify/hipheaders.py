@@ -7,8 +7,9 @@ tables are sometimes later than the headers (HIP 5.2's ``hip/library_types.h`` a
 the translation is for *its* version, the headers decide instead:
 
 * a name the map would emit and the headers contain is translated, whatever the table says;
-* a host HIP name (runtime, driver, complex, hipRTC) the table says exists but the headers lack is left
-  and reported ("not in the HIP headers at DIR");
+* a host HIP name (runtime, driver, complex, hipRTC) the table says exists but the headers
+  lack is left and reported ("not in the HIP headers at DIR"; device functions may come from
+  clang's own headers, so they are not judged);
 * a mapped ``#include`` whose HIP header is not in the install is reported (``hip/hip_bf16.h``
   on HIP 5.2; a library header such as ``hipblas/hipblas.h`` that is not installed).
 
