@@ -48,28 +48,35 @@ def _root(
     """gpuport: CUDA to ROCm readiness, translation, measurement and cost."""
 
 
-def _register() -> None:
-    from gpuport.cli import (
-        assess_cmd,
-        bench_cmd,
-        compare_cmd,
-        cost_cmd,
-        doctor_cmd,
-        hipify_cmd,
-        rules_cmd,
-        scan_cmd,
-        validate_cmd,
-    )
+_COMMANDS = (  # --help order: the main job first
+    "assess",
+    "scan",
+    "rules",
+    "hipify",
+    "bench",
+    "compare",
+    "validate",
+    "cost",
+    "doctor",
+)
 
-    assess_cmd.register(app)  # the main job first in --help
-    scan_cmd.register(app)
-    rules_cmd.register(app)
-    hipify_cmd.register(app)
-    bench_cmd.register(app)
-    compare_cmd.register(app)
-    validate_cmd.register(app)
-    cost_cmd.register(app)
-    doctor_cmd.register(app)
+
+def _register(argv: list[str] | None = None) -> None:
+    """Register the subcommands. When the process was started for one of them (the first
+    word of the command line), only that one is imported: start-up cost is paid for the
+    command that runs (``gpuport hipify FILE`` in a loop over folders, issue 18)."""
+    import importlib
+
+    words = sys.argv[1:] if argv is None else argv
+    first = words[0] if words else None
+    names = [first] if first in _COMMANDS else list(_COMMANDS)
+    for name in names:
+        if name not in _registered:
+            importlib.import_module(f"gpuport.cli.{name}_cmd").register(app)
+            _registered.append(name)
+
+
+_registered: list[str] = []
 
 
 _register()
@@ -82,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     output is dropped quietly and the exit status is the command's own (1 only when
     ``--fail-on`` tripped), not the exit 1 click gives a broken pipe.
     """
+    if argv is not None:
+        _register(argv)  # a command other than the one this process was started for
     real_stdout = sys.stdout
     sys.stdout = ClosedPipeSafe(real_stdout)
     try:

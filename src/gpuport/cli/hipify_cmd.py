@@ -12,6 +12,7 @@ import typer
 from gpuport import fileio, subproc
 from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, err_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
+from gpuport.hipify.hipheaders import HipHeaders, local_headers
 from gpuport.hipify.io import read_source, write_source, write_stdout
 from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
 from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
@@ -35,6 +36,15 @@ def fails(report: HipifyReport, fail_on: str) -> bool:
     if fail_on == "unsupported":
         return report.totals.get("unsupported", 0) > 0
     return report.totals.get("hazards", 0) > 0
+
+
+def _headers(version: str) -> HipHeaders | None:
+    """The installed HIP's headers when they are ``version`` (a bad version: None, the core
+    refuses it with its own message)."""
+    try:
+        return local_headers(version)
+    except (OSError, ValueError):
+        return None
 
 
 def _archs(value: str) -> tuple[str, ...]:
@@ -272,6 +282,7 @@ def hipify(
         in_place=in_place,
         launch_syntax="ggl" if syntax == "ggl" else "keep",
         wave64="fix" if wave_mode == "fix" else "report" if wave_mode == "report" else None,
+        headers=_headers(version),
     )
     builds = build_edits(path, target, wave64=report.wave64 == "fix")
     if in_place:

@@ -20,6 +20,7 @@ compile check (``--check``) runs after the writes, on the written tree:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -41,6 +42,7 @@ from gpuport.scan.model import Finding, SkippedFile
 from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text
+from .hipheaders import HipHeaders, find_include, header_version
 from .io import encode, read_source
 from .translate import (
     DEFAULT_HIP_VERSION,
@@ -148,6 +150,10 @@ class HipifyReport(BaseModel):
     root: str
     out_dir: str | None = None
     hip_version: str
+    hip_headers: str | None = Field(
+        default=None,
+        description="the installed HIP whose headers decided what exists (include folder)",
+    )
     target: str
     wave64: str = Field(default="report", description="fix: 32-lane sites ported; report: listed")
     checked: bool = False
@@ -182,28 +188,70 @@ def _rocm_install_version() -> str | None:
 
 
 def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
-    """The HIP on this machine: ``hipcc --version`` first, else the ROCm install's version file.
-
-    hipcc is looked up and run with a sanitized PATH (no relative entries, none inside the
-    folders in ``avoid``: the project) from a neutral folder (:mod:`gpuport.subproc`)."""
+    """The HIP on this machine, without starting a process when possible: the install's
+    ``hip/hip_version.h``; else ``hipcc --version`` (cached per hipcc path, mtime and size in
+    the user cache folder; looked up and run with a sanitized PATH, no relative entries and
+    none inside the folders in ``avoid``, the project, from a throw-away folder:
+    :mod:`gpuport.subproc`); else the ROCm install's version file."""
+    include = find_include()
+    if include is not None:
+        version = header_version(include)
+        if version is not None:
+            return version
     hipcc = subproc.which("hipcc", avoid=avoid)
     if hipcc is None:
         return _rocm_install_version()
+    cached = _cached_version(hipcc)
+    if cached is not None:
+        return cached
+
     try:
-        done = subprocess.run(
-            [hipcc, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
-            cwd=subproc.NEUTRAL_CWD,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        with tempfile.TemporaryDirectory(prefix="gpuport-hipcc-") as tmp:
+            done = subprocess.run(
+                [hipcc, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
+                stdin=subprocess.DEVNULL,
+                cwd=tmp,
+                check=False,
+            )
     except (OSError, subprocess.SubprocessError):
         return None
     m = _HIP_VERSION.search(done.stdout + "\n" + done.stderr)
-    return f"{m.group(1)}.{m.group(2)}" if m else _rocm_install_version()
+    if m is None:
+        return _rocm_install_version()
+    version = f"{m.group(1)}.{m.group(2)}"
+    _cached_version(hipcc, version)
+    return version
+
+
+def _cached_version(hipcc: str, store: str | None = None) -> str | None:
+    """The version cached for this hipcc (path, mtime, size); with ``store``, record it."""
+    try:
+        import platformdirs
+
+        st = Path(hipcc).stat()
+        key = f"{Path(hipcc).resolve()}|{st.st_mtime_ns}|{st.st_size}"
+        cache = Path(platformdirs.user_cache_dir("gpuport")) / "hipcc-version.json"
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        if store is None:
+            got = data.get(key)
+            return got if isinstance(got, str) else None
+        data[key] = store
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(cache)
+    except OSError:
+        return None
+    return store
 
 
 def _first_error(output: str) -> str:
@@ -290,11 +338,13 @@ def hipify_path(
     in_place: bool = False,
     launch_syntax: LaunchSyntax = "keep",
     wave64: WaveMode | None = None,
+    headers: HipHeaders | None = None,
 ) -> HipifyReport:
     """Translate ``path`` (a file or a folder) and report; see the module docstring.
 
     ``wave64``: ``fix`` ports the clear 32-lane sites, ``report`` leaves them to the hazards;
-    None picks ``fix`` for a 64-lane target (CDNA) and ``report`` otherwise."""
+    None picks ``fix`` for a 64-lane target (CDNA) and ``report`` otherwise. ``headers``: the
+    installed HIP (:mod:`gpuport.hipify.hipheaders`), used only when it is ``hip_version``."""
     if not path.exists():
         raise GpuportError(f"no such file or folder: {path}")
     if out_dir is not None and in_place:
@@ -310,11 +360,14 @@ def hipify_path(
     mode: WaveMode = wave64 or ("fix" if target_info.wave_size == 64 else "report")
     packages = load_packages()
     amap = load_api_map()
-    _parse_version(hip_version)  # refuses a bad version before any work
+    wanted = _parse_version(hip_version)  # refuses a bad version before any work
+    if headers is not None and _parse_version(headers.version).release[:2] != wanted.release[:2]:
+        headers = None
     report = HipifyReport(
         root=str(path),
         out_dir=str(out_dir) if out_dir is not None else None,
         hip_version=hip_version,
+        hip_headers=str(headers.include) if headers is not None else None,
         target=target_info.name,
         wave64=mode,
         checked=check,
@@ -344,6 +397,7 @@ def hipify_path(
             annotate=annotate,
             launch_syntax=launch_syntax,
             wave64=mode,
+            headers=headers,
         )
         output = out_dir / item.rel if out_dir is not None else None
         if in_place and done.text != got:
@@ -391,6 +445,7 @@ def translate_source(
     annotate: bool = False,
     launch_syntax: LaunchSyntax = "keep",
     wave64: WaveMode = "report",
+    headers: HipHeaders | None = None,
 ) -> tuple[list[Finding], Translation]:
     """The per-file work of hipify: the scan's GP3xx hazard pass, then the translation.
 
@@ -402,7 +457,12 @@ def translate_source(
     hazards, _ = check_text(rel, shown, FileKind.NATIVE, target, packages)
     source = annotate_text(text, hazards) if annotate else text
     done = translate(
-        source, hip_version=hip_version, launch_syntax=launch_syntax, wave64=wave64, path=rel
+        source,
+        hip_version=hip_version,
+        launch_syntax=launch_syntax,
+        wave64=wave64,
+        path=rel,
+        headers=headers,
     )
     return hazards, done
 

@@ -41,6 +41,7 @@ from gpuport.models import GpuportError
 from gpuport.scan.cxx import CxxSource, lex, within
 
 from . import wave64 as wave
+from .hipheaders import HipHeaders
 from .launch import rewrite_launches
 from .wave64 import WaveChange, WaveLeft, WaveMode
 
@@ -105,6 +106,15 @@ _DEVICE_WORDS = frozenset(
     }
 )
 _RUNTIME_FAMILIES = frozenset({"runtime", "device", "driver"})
+#: Host APIs all declared in the HIP headers (device functions may come from clang's own).
+_CORE_FAMILIES = frozenset({"runtime", "driver", "complex", "nvrtc"})
+#: CUDA toolkit headers (not a project's own): unmapped, they have no HIP counterpart.
+_CUDA_HEADER = re.compile(
+    r"^(?:cooperative_groups/|cuda/|nvtx3/|crt/|cuda_(?:pipeline|awbarrier|fp8|fp6|fp4|egl|gl_interop"
+    r"|texture_types|surface_types|device_runtime_api|occupancy)\w*\.h$|mma\.h$|cudaTypedefs\.h$"
+    r"|cudnn_\w+\.h$|cusparseLt\.h$|cutensor\w*\.h$|cufile\.h$|nvml\.h$|nvjpeg\.h$|npp\w*\.h$"
+    r"|nvcomp|sm_\d+_\w+\.h$)"
+)
 
 
 class Unsupported(NamedTuple):
@@ -140,10 +150,16 @@ def _parse_version(text: str) -> Version:
         raise GpuportError(f"not a HIP version: {text!r} (expected e.g. 6.2 or 6.2.4)") from None
 
 
-def _unavailable(entry: ApiEntry, target: Version) -> str | None:
-    """Why ``entry`` cannot be emitted for HIP ``target``; None when it can."""
+def _unavailable(entry: ApiEntry, target: Version, headers: HipHeaders | None = None) -> str | None:
+    """Why ``entry`` cannot be emitted for HIP ``target``; None when it can. With the headers
+    of an installed HIP of that version, they decide (see :mod:`gpuport.hipify.hipheaders`)."""
     if entry.hip is None:
         return "no HIP equivalent"
+    if headers is not None:
+        if entry.hip in headers.names:
+            return None
+        if entry.family in _CORE_FAMILIES:
+            return f"not in the HIP {headers.version} headers at {headers.include}"
     if entry.hip_added and _parse_version(entry.hip_added) > target:
         return f"not available before HIP {entry.hip_added}"
     if entry.hip_removed and _parse_version(entry.hip_removed) <= target:
@@ -275,11 +291,13 @@ def translate(
     launch_syntax: LaunchSyntax = "keep",
     wave64: WaveMode = "report",
     path: str = "source.cu",
+    headers: HipHeaders | None = None,
 ) -> Translation:
     """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring).
 
     ``wave64="fix"`` also ports the clear 32-lane assumptions (:mod:`gpuport.hipify.wave64`);
-    ``path`` (relative, for the device-code test) names the file."""
+    ``path`` (relative, for the device-code test) names the file. ``headers``: the installed
+    HIP, when it is the one translated for (its headers then decide what exists)."""
     if launch_syntax not in LAUNCH_SYNTAXES:
         raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
     if wave64 not in wave.WAVE64_MODES:
@@ -304,6 +322,13 @@ def translate(
         if hip is not None and hip != name:
             edits.add(start, end, hip)
             counts[name] += 1
+            if headers is not None and not headers.has_header(hip):
+                line, col = src.line_col(start)
+                why = f"{hip} is not in the HIP {headers.version} install at {headers.include}"
+                unsupported.append(Unsupported(name, line, col, why))
+        elif hip is None and _CUDA_HEADER.match(name):
+            line, col = src.line_col(start)
+            unsupported.append(Unsupported(name, line, col, "CUDA header with no HIP counterpart"))
         if final in ("hip/hip_runtime.h", "hip_runtime.h"):
             has_runtime = True
 
@@ -345,7 +370,7 @@ def translate(
             continue  # inside a dropped warp mask
         if entry.family in _RUNTIME_FAMILIES:
             uses_runtime = True
-        reason = _unavailable(entry, target)
+        reason = _unavailable(entry, target, headers)
         if reason is not None:
             line, col = src.line_col(start)
             unsupported.append(Unsupported(name, line, col, reason))
@@ -372,7 +397,7 @@ def translate(
             unsupported.append(
                 Unsupported("<<<", line, col, f"launch not rewritten: {failure.reason}")
             )
-        unsupported.sort(key=lambda u: (u.line, u.col))
+    unsupported.sort(key=lambda u: (u.line, u.col))
 
     return Translation(
         text=edits.apply(text),

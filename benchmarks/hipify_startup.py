@@ -1,0 +1,100 @@
+"""Benchmark for issue 18, item 4: ``gpuport hipify`` called once per folder, against
+hipify-perl called once per file, on the same files.
+
+* gpuport: ``python -m gpuport hipify FOLDER -o OUT --hip-version V --format json --output
+  /dev/null`` for each folder (one process per folder, as a shell loop over a project would;
+  ``--hip-version`` given, so no hipcc is asked).
+* hipify-perl: ``perl HIPIFY_PERL -quiet-warnings FILE -o OUT/FILE`` for each CUDA/C++ file
+  gpuport translated in that folder (hipify-perl's own docs: one file per call). hipify-perl is
+  not shipped by Debian: pass the path of a copy (e.g. ``git show 014177bc:bin/hipify-perl`` from
+  github.com/ROCm/HIPIFY, the pinned 2024-10 snapshot); without it only gpuport is timed.
+* Start-up: ``gpuport hipify TINY.cu --hip-version V`` (a 3-line file) against ``python -c
+  pass``, ``--runs`` times each; the median difference is the process overhead of a call.
+
+The two tools run interleaved, folder by folder, so a busy machine slows both alike. Prints
+JSON.
+
+    python benchmarks/hipify_startup.py HECBENCH/src [--folders 40] [--hipify-perl PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SOURCES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc")
+TINY = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\nint main() { return 0; }\n"
+
+
+def _wall(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, check=False)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("src", type=Path, help="HeCBench's src folder")
+    ap.add_argument("--folders", type=int, default=40)
+    ap.add_argument("--hip-version", default="5.2")
+    ap.add_argument("--hipify-perl", type=Path)
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    folders = sorted(p for p in args.src.glob("*-cuda") if p.is_dir())[: args.folders]
+    if len(folders) < args.folders:
+        sys.exit(f"only {len(folders)} *-cuda folders under {args.src}")
+    gp = [sys.executable, "-m", "gpuport", "hipify"]
+    quiet = ["--hip-version", args.hip_version, "--format", "json", "--output", os.devnull]
+    with tempfile.TemporaryDirectory() as tmp:
+        tiny = Path(tmp) / "tiny.cu"
+        tiny.write_text(TINY, encoding="utf-8")
+        bare, one = [], []
+        for _ in range(args.runs):
+            bare.append(_wall([sys.executable, "-c", "pass"]))
+            one.append(_wall([*gp, str(tiny), "--hip-version", args.hip_version]))
+        gp_total = perl_total = 0.0
+        files = 0
+        for i, folder in enumerate(folders):
+            out = Path(tmp) / "gp" / str(i)
+            gp_total += _wall([*gp, str(folder), "-o", str(out), *quiet])
+            mine = [p for p in folder.rglob("*") if p.is_file() and p.suffix in SOURCES]
+            files += len(mine)
+            if args.hipify_perl is not None:
+                for f in mine:
+                    dest = Path(tmp) / "perl" / str(i) / f.relative_to(folder)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    cmd = [
+                        "perl",
+                        str(args.hipify_perl),
+                        "-quiet-warnings",
+                        str(f),
+                        "-o",
+                        str(dest),
+                    ]
+                    perl_total += _wall(cmd)
+    result = {
+        "benchmark": "hipify_startup",
+        "folders": len(folders),
+        "files": files,
+        "gpuport_per_folder_s": round(gp_total, 2),
+        "hipify_perl_per_file_s": round(perl_total, 2) if args.hipify_perl else None,
+        "python_bare_median_s": round(statistics.median(bare), 3),
+        "gpuport_tiny_file_median_s": round(statistics.median(one), 3),
+        "overhead_median_s": round(statistics.median(one) - statistics.median(bare), 3),
+        "load_average": os.getloadavg()[0],
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""API availability from the installed HIP's headers (issue 18, item 2), the headers without a
+HIP counterpart, and a version read without starting hipcc (item 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuport.hipify import hipheaders
+from gpuport.hipify import run as hipify_run
+from gpuport.hipify.translate import translate
+
+SOURCE = """#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cooperative_groups/reduce.h>
+void f(float* p) {
+  cudaDataType t = CUDA_R_32F;
+  cudaMalloc(&p, 4);
+  cudaMallocAsync(&p, 4, 0);
+}
+"""
+
+
+def _install(root: Path, minor: int = 2) -> Path:
+    inc = root / "include"
+    (inc / "hip").mkdir(parents=True)
+    (inc / "hip" / "hip_version.h").write_text(
+        f"#define HIP_VERSION_MAJOR 5\n#define HIP_VERSION_MINOR {minor}\n", encoding="utf-8"
+    )
+    (inc / "hip" / "hip_runtime.h").write_text(
+        "hipError_t hipMalloc(void** p, size_t n);  // hipMallocAsync is only in a comment\n",
+        encoding="utf-8",
+    )
+    (inc / "hip" / "library_types.h").write_text(
+        "typedef enum hipDataType { HIP_R_32F = 0 } hipDataType;\n", encoding="utf-8"
+    )
+    return inc
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import platformdirs
+
+    folder = tmp_path / "cache"
+    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda *a, **k: str(folder))
+    return folder
+
+
+def test_headers_decide_what_exists(tmp_path: Path, cache: Path) -> None:
+    headers = hipheaders.load_headers(_install(tmp_path))
+    assert headers is not None and headers.version == "5.2"
+    done = translate(SOURCE, hip_version="5.2", headers=headers)
+    # the table says HIP 5.7; the 5.2 headers define them: translated
+    assert "hipDataType t = HIP_R_32F;" in done.text
+    reasons = {u.name: u.reason for u in done.unsupported}
+    assert "hipMalloc(&p, 4)" in done.text
+    # the table has it, these headers do not (a comment does not count): left and reported
+    assert "cudaMallocAsync(&p" in done.text
+    assert reasons["cudaMallocAsync"].startswith("not in the HIP 5.2 headers at")
+    # a mapped include whose HIP header this install lacks
+    assert reasons["cuda_bf16.h"].startswith("hip/hip_bf16.h is not in the HIP 5.2 install")
+    assert reasons["cooperative_groups/reduce.h"] == "CUDA header with no HIP counterpart"
+    assert list(cache.glob("hip-names-*.json")), "the names are cached"
+
+
+def test_without_an_install_the_table_decides() -> None:
+    done = translate(SOURCE, hip_version="5.2")
+    reasons = {u.name: u.reason for u in done.unsupported}
+    assert reasons["CUDA_R_32F"] == "not available before HIP 5.7.0"
+    assert "cuda_bf16.h" not in reasons  # no install: nothing known about its headers
+    assert reasons["cooperative_groups/reduce.h"] == "CUDA header with no HIP counterpart"
+
+
+def test_local_headers_only_for_the_version_translated_for(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path)
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path))
+    monkeypatch.setattr(hipheaders.shutil, "which", lambda *a, **k: None)
+    assert hipheaders.local_headers("5.2.3") is not None
+    assert hipheaders.local_headers("6.4") is None
+
+
+def test_version_from_the_headers_starts_no_process(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, minor=7)
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path))
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+
+    def no_process(*a: object, **k: object) -> None:
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    assert hipify_run.detect_hip_version() == "5.7"
+
+
+def test_hipcc_version_is_cached_per_path_and_mtime(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bin" / "hipcc"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'HIP version: 6.1.40093-x'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    monkeypatch.setattr(hipify_run, "find_include", lambda *a, **k: None)
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: str(fake))
+    calls: list[object] = []
+    real = subprocess.run
+
+    def counting(*a: object, **k: object) -> object:
+        calls.append(a)
+        return real(*a, **k)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counting)
+    assert hipify_run.detect_hip_version() == "6.1"
+    assert hipify_run.detect_hip_version() == "6.1"
+    assert len(calls) == 1
+    assert "6.1" in json.loads((cache / "hipcc-version.json").read_text()).values()
+    os.utime(fake, ns=(1, 1))  # a new hipcc (other mtime): asked again
+    assert hipify_run.detect_hip_version() == "6.1"
+    assert len(calls) == 2
+
+
+@pytest.mark.hipcc
+def test_cli_uses_the_real_hip_headers(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    if shutil.which("hipcc") is None:
+        if os.environ.get("GPUPORT_REQUIRE_HIPCC") == "1":
+            pytest.fail("GPUPORT_REQUIRE_HIPCC=1 but hipcc is not on PATH")
+        pytest.skip("hipcc not on PATH (CI sets GPUPORT_REQUIRE_HIPCC=1)")
+    include = hipheaders.find_include()
+    assert include is not None
+    version = hipheaders.header_version(include)
+    assert version is not None
+    src = tmp_path / "k.cu"
+    src.write_text(SOURCE, encoding="utf-8")
+    res = cli("hipify", str(src), "--hip-version", version, "--format", "json")
+    assert res.code == 0, res.err
+    report = json.loads(res.out)
+    assert report["hip_headers"] == str(include)
+    names = {u["name"] for u in report["files"][0]["unsupported"]}
+    assert "CUDA_R_32F" not in names and "cudaDataType" not in names
+    assert "cooperative_groups/reduce.h" in names
