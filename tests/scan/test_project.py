@@ -219,3 +219,10 @@ def test_an_unreadable_index_is_said_not_hidden(tmp_path: Path) -> None:
     report = scan_path(root, ScanOptions(jobs=1))
     assert any(s.path == ".git/index" for s in report.skipped)
     assert {f.location.path for f in report.findings} == {"b.cu"}
+
+
+def test_a_package_scanned_as_the_root_owns_only_its_own_name(tmp_path: Path) -> None:
+    # scanning site-packages/torch: torch/cuda/ is torch.cuda, so `import cuda` (cuda-python)
+    # inside it is still a third-party import
+    root = _write(tmp_path / "torch", {"__init__.py": "", "cuda/__init__.py": "", "random.py": ""})
+    assert own_packages(root) == frozenset({"torch"})

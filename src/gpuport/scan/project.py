@@ -45,6 +45,8 @@ def own_packages(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str
     names: set[str] = set()
     bases = {root, *project_dirs}
     for base in sorted(bases):
+        if (base / "__init__.py").is_file():
+            continue  # a package's children are its submodules, not top-level names
         for folder in (base, base / "src", *_declared_dirs(base)):
             names |= _packages_in(folder)
     outer = root.resolve()

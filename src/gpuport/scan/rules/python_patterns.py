@@ -22,7 +22,7 @@ STATIC_TRIGGERS: tuple[str, ...] = (
     *("get_device_capability", "get_device_properties", "get_arch_list"),  # GP205
     "version.cuda",  # GP206
     *('"hip', "'hip", '"HIP', "'HIP", '"rocm', "'rocm", '"ROCm', "'ROCm"),  # GP207
-    *("float8", "scaled_mm", "scaled_grouped_mm"),  # GP208 (FP8 dtypes, FP8 GEMMs)
+    "float8",  # GP208
     *("reduced_precision_reduction", "bfx9"),  # GP209
     *("torch.uint16", "torch.uint32", "torch.uint64"),  # GP210
     *("cpp_extension", "CUDAExtension"),  # GP211
