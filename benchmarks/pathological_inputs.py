@@ -42,6 +42,9 @@ class Form:
         return self.head + self.unit * reps + self.tail
 
 
+PEP621_HEAD = "[project]\ndependencies = [\n"
+POETRY_HEAD = "[tool.poetry.dependencies]\n"
+SETUP_TAIL = "]\nfrom setuptools import setup\nsetup(install_requires=X)\n"
 FORMS: tuple[Form, ...] = (
     Form("lt", "cuda/c++", "k.cu", "<", hipify=True),
     Form("asm", "cuda/c++", "k.cu", "asm(", hipify=True),
@@ -87,6 +90,9 @@ FORMS: tuple[Form, ...] = (
     Form("req_cont", "requirements", "requirements.txt", "torch \\\n"),
     Form("req_lines", "requirements", "requirements.txt", "torch==2.1\n"),
     Form("setup_cfg", "setup.cfg", "setup.cfg", "  torch\n", head="[options]\ninstall_requires=\n"),
+    Form("pyproject", "pyproject", "pyproject.toml", '"p{i}",\n', head=PEP621_HEAD),
+    Form("poetry", "pyproject", "pyproject.toml", 'p{i}="1"\n', head=POETRY_HEAD),
+    Form("setup_py", "setup.py", "setup.py", '"p{i}",\n', head="X = [\n", tail=SETUP_TAIL),
     Form("cmake", "cmake", "CMakeLists.txt", "set(A ${B} CUDA)\n"),
     Form("cmake_paren", "cmake", "CMakeLists.txt", "f("),
     Form("makefile_cont", "makefile", "Makefile", "\tnvcc -o a a.cu \\\n", head="all:\n"),
@@ -99,14 +105,15 @@ FORMS: tuple[Form, ...] = (
 def _text(form: Form, size: int) -> str:
     if "{i}" not in form.unit:
         return form.text(size)
-    out: list[str] = []
-    total = i = 0
+    out: list[str] = [form.head]
+    total = len(form.head) + len(form.tail)
+    i = 0
     while total < size:
         line = form.unit.format(i=i)
         out.append(line)
         total += len(line)
         i += 1
-    return "".join(out)
+    return "".join(out) + form.tail
 
 
 def runner(form: Form) -> Callable[[int], float]:

@@ -47,6 +47,9 @@ FORMS = [
     "py_import_use",
     "docker_cont",
     "conda",
+    "pyproject",
+    "poetry",
+    "setup_py",
 ]
 
 
