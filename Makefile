@@ -44,6 +44,13 @@ unit: venv
 
 test: lint typecheck unit
 
+# Long fuzz of every parser of untrusted input (issue 14): ~1 M inputs, 0 crashes/hangs expected.
+# Short runs are part of `make unit` (tests/security/test_fuzz.py). Crashing inputs: build/fuzz/.
+FUZZ_INPUTS ?= 1000000
+.PHONY: fuzz
+fuzz: venv
+	$(BIN)/python tools/fuzz.py --inputs $(FUZZ_INPUTS) --out build/fuzz
+
 # CUDA->HIP API map (issue 3): regenerate from tools/hipify-tables (MIT, ROCm/HIPIFY) + tools/api_map_extra.toml.
 api-map: venv
 	$(BIN)/python tools/gen_api_map.py

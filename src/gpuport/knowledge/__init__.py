@@ -148,6 +148,10 @@ class PackageDB:
         self.packages = packages
         self._exact = {normalize_name(p.name): p for p in packages}
         self._misses: set[str] = set()
+        # aliases (globs allowed), normalised once; one regex says whether any can match
+        self._globs = [(normalize_name(a), p) for p in packages for a in p.aliases]
+        any_glob = "|".join(f"(?:{fnmatch.translate(g)})" for g, _ in self._globs)
+        self._any_glob = re.compile(any_glob) if any_glob else None
         self._imports: dict[str, PackageInfo] = {}
         for pkg in packages:
             for mod in pkg.imports:
@@ -158,10 +162,11 @@ class PackageDB:
         hit = self._exact.get(norm)
         if hit is not None or norm in self._misses:
             return hit
-        for pkg in self.packages:  # globs in aliases: a miss is remembered, not re-matched
-            if pkg.matches(norm):
-                return pkg
-        if len(self._misses) < 100_000:
+        if self._any_glob is not None and self._any_glob.match(norm):
+            for glob, pkg in self._globs:  # in catalog order, as PackageInfo.matches would
+                if fnmatch.fnmatchcase(norm, glob):
+                    return pkg
+        if len(self._misses) < 100_000:  # a miss is remembered, not re-matched
             self._misses.add(norm)
         return None
 

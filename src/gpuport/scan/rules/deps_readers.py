@@ -53,11 +53,26 @@ def _code_part(line: str) -> str:
 
 def _find_line(lines: list[str], needle: str, start: int = 0, end: int | None = None) -> int | None:
     """1-based line in ``[start, end)`` where ``needle`` occurs as a whole word outside comments."""
-    pattern = re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w.-])")
     for i in range(start, len(lines) if end is None else min(end, len(lines))):
-        if pattern.search(_code_part(lines[i])):
+        if needle in lines[i] and _whole_word(_code_part(lines[i]), needle):
             return i + 1
     return None
+
+
+def _whole_word(code: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``code`` with no word character, ``.`` or ``-`` on either
+    side (a plain search: compiling a regex per value made a long dependency list slow)."""
+    pos = code.find(needle)
+    while pos != -1:
+        end = pos + len(needle)
+        if not (pos and _wordish(code[pos - 1])) and not (end < len(code) and _wordish(code[end])):
+            return True
+        pos = code.find(needle, pos + 1)
+    return False
+
+
+def _wordish(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.-"
 
 
 def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
@@ -74,6 +89,18 @@ def _quoted_line(lines: list[str], value: str, start: int = 0) -> int:
     return _line_of(lines, value, start)
 
 
+def _quoted_from(lines: list[str], value: str, hint: int) -> int | None:
+    """Line of ``"value"``/``'value'`` within a few lines of ``hint``: the next item of a
+    list is near the last one, and a bounded look keeps a long list linear."""
+    end = hint + _NEAR
+    for needle in (f'"{value}"', f"'{value}'"):
+        found = _find_line(lines, needle, hint, end)
+        if found:
+            return found
+    return None
+
+
+_NEAR = 8
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
@@ -105,11 +132,14 @@ def _section_end(lines: list[str], start: int) -> int:
 
 def _key_line(lines: list[str], key: str, start: int, end: int) -> int | None:
     """0-based index of the line in ``[start, end)`` that assigns ``key`` (bare or quoted)."""
-    k = re.escape(key)
-    pattern = re.compile(rf"^\s*(?:\"{k}\"|'{k}'|{k})\s*=")
+    forms = (f'"{key}"', f"'{key}'", key)  # plain string tests: a regex per key is slow
     for i in range(start, end):
-        if pattern.match(lines[i]):
-            return i
+        if key not in lines[i]:
+            continue
+        text = lines[i].lstrip()
+        for form in forms:
+            if text.startswith(form) and text[len(form) :].lstrip().startswith("="):
+                return i
     return None
 
 
@@ -159,9 +189,12 @@ def pyproject_entries(text: str) -> list[Entry]:
         if not isinstance(reqs, list):
             return
         start = _section_start(lines, header)
+        hint = start  # an array is in file order: look from the last item's line on
         for req in reqs:
             if isinstance(req, str):
-                out.append(Entry("req", req, _quoted_line(lines, req, start)))
+                line = _quoted_from(lines, req, hint) or _quoted_line(lines, req, start)
+                hint = max(hint, line - 1)
+                out.append(Entry("req", req, line))
 
     build = data.get("build-system", {})
     if isinstance(build, dict):
@@ -214,10 +247,15 @@ def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]
         found = _find_section(lines, header)
         start = found if found is not None else 0
         end = _section_end(lines, start) if found is not None else len(lines)
+        hint = start  # keys are in file order: look near the last one first
         for name, spec in deps.items():
             if name.lower() == "python":
                 continue
-            idx = _key_line(lines, name, start, end)
+            idx = _key_line(lines, name, hint, min(end, hint + _NEAR))
+            if idx is None:
+                idx = _key_line(lines, name, start, end)
+            else:
+                hint = idx
             if idx is not None:
                 line = idx + 1
             else:  # [tool.poetry.dependencies.torch] sub-table, or not found
@@ -328,11 +366,26 @@ def _item_line(lines: list[str], value: str, start: int = 0) -> int:
 
 
 def _item_at(lines: list[str], value: str, start: int) -> int | None:
-    pattern = re.compile(r"^\s*-\s*([\"']?)" + re.escape(value) + r"\1\s*(?:#.*)?$")
     for i in range(start, len(lines)):
-        if pattern.match(lines[i]):
+        if value in lines[i] and _is_item(lines[i], value):
             return i + 1
     return None
+
+
+def _is_item(line: str, value: str) -> bool:
+    """Whether ``line`` is ``- value``, ``- "value"`` or ``- 'value'``, maybe with a comment
+    (plain string tests: compiling a regex per item made a long list slow)."""
+    text = line.lstrip()
+    if not text.startswith("-"):
+        return False
+    text = text[1:].lstrip()
+    for quote in ('"', "'", ""):
+        form = quote + value + quote
+        if text.startswith(form):
+            rest = text[len(form) :].lstrip()
+            if not rest or rest.startswith("#"):
+                return True
+    return False
 
 
 class _Items:

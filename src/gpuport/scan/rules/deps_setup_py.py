@@ -79,11 +79,8 @@ class _SetupReader:
                     self.strings(kw.value)
                 elif kw.arg is None:  # setup(**kw)
                     self.kwargs(kw.value)
-        unique: list[Entry] = []
-        for entry in self.out:  # a name reached twice (setup(**kw) and a keyword) counts once
-            if entry not in unique:
-                unique.append(entry)
-        return unique
+        # a name reached twice (setup(**kw) and a keyword) counts once (a dict: linear)
+        return list(dict.fromkeys(self.out))
 
     def resolve(self, node: ast.expr) -> list[ast.expr]:
         """The expressions a module-level name stands for, or the node itself."""
