@@ -231,19 +231,26 @@ def is_temp_name(name: str) -> bool:
 
 
 def clean_stale_temps(path: Path) -> None:
-    """Remove temporary files a killed run left for the target ``path`` (regular files named
-    ``.NAME.gpuport-XXXXXXXX.tmp`` beside it); never follows or removes anything else."""
+    """Remove the temporary files a killed run left in ``path``'s folder (regular files named
+    ``.NAME.gpuport-XXXXXXXX.tmp``); never follows or removes anything else. Each folder is
+    listed once per process (an in-place run writes thousands of files into one folder)."""
     parent = path.parent if str(path.parent) else Path()
-    prefix = f".{path.name}{TEMP_MARK}"
+    key = os.path.realpath(parent)
+    if key in _CLEANED:
+        return
+    _CLEANED.add(key)
     try:
         entries = list(os.scandir(parent))
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith(prefix) and is_temp_name(entry.name):
+        if is_temp_name(entry.name):
             with contextlib.suppress(OSError):
                 if entry.is_file(follow_symlinks=False) or entry.is_symlink():
                     os.unlink(entry.path)
+
+
+_CLEANED: set[str] = set()
 
 
 def _temp_name(path: Path) -> Path:
