@@ -212,7 +212,7 @@ def capture_cmd(
         OutputFormat, typer.Option("--format", "-f", help="terminal or json (the summary).")
     ] = OutputFormat.TERMINAL,
 ) -> None:
-    """Machine A: run the model once and record the inputs and outputs of every module that computes."""
+    """Machine A: run the model once and record every computing module's inputs and outputs."""
     from gpuport.render import validate_render
     from gpuport.validate.capture import CaptureOptions, capture
 
