@@ -197,7 +197,7 @@ def capture_cmd(
     modules: Annotated[
         list[str] | None,
         typer.Option(
-            "--modules", help="Only modules whose path matches this glob (and leaves below)."
+            "--modules", help="Only modules whose path matches this glob (and those below)."
         ),
     ] = None,
     max_bytes: Annotated[
@@ -212,7 +212,7 @@ def capture_cmd(
         OutputFormat, typer.Option("--format", "-f", help="terminal or json (the summary).")
     ] = OutputFormat.TERMINAL,
 ) -> None:
-    """Machine A: run the model once and record every module's inputs and outputs."""
+    """Machine A: run the model once and record every computing module's inputs and outputs."""
     from gpuport.render import validate_render
     from gpuport.validate.capture import CaptureOptions, capture
 

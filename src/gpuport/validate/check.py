@@ -336,17 +336,22 @@ def op_pass(
             with how.autocast(torch, ctx.b_autocast.get(rec.key, rec.autocast)):
                 replay = replay_ops(torch, module, args, kwargs, nominal, rec.sdpa)
         except Exception as exc:
-            items[0].note = f"op-level replay failed: {type(exc).__name__}: {exc}"
+            _note(items[0], f"op-level replay failed: {type(exc).__name__}: {exc}")
             continue
         if replay.found is not None:
             items[0].first_op = OpDivergence(**replay.found)
         elif diverged_locally(items):
             dtype = str(nominal).removeprefix("torch.")
-            items[0].note = (
+            _note(
+                items[0],
                 f"op-level replay: none of the {replay.checked} ops checked (of {replay.index}) "
                 f"is further from float64 than {dtype} explains; ops on the CPU already in "
-                f"{dtype} are not recomputed"
+                f"{dtype} are not recomputed",
             )
+
+
+def _note(item: Item, text: str) -> None:
+    item.note = f"{item.note}; {text}" if item.note else text
 
 
 def _nominal(torch: Any, rec: ModuleRecord, how: Replay) -> Any:
