@@ -119,3 +119,21 @@ def test_check_reads_the_written_output_not_a_stale_one(cli, tmp_path: Path, mon
     assert "app/main.cu: compile failed" not in shown
     assert "compile: 1 ok, 1 failed, 2 header(s) not compiled on their own" in shown
     assert (tmp_path / "fresh" / "deep" / "app" / "main.cu").is_file()
+
+
+@pytest.mark.hipcc
+def test_check_in_place_compiles_the_rewritten_inputs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _need("hipcc")
+    proj = tmp_path / "proj"
+    shutil.copytree(TREE, proj)
+    report_file = tmp_path / "r.json"
+    res = cli(
+        "hipify", str(proj), "--in-place", "--check", "--hip-version", "5.2", "--format", "json",
+        "--output", str(report_file),
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    report = json.loads(report_file.read_text(encoding="utf-8"))
+    main = next(f for f in report["files"] if f["path"] == "app/main.cu")
+    assert main["compile"]["status"] == "ok", main["compile"]
+    assert str(proj / "app" / "main.cu") in main["compile"]["command"]
+    assert "hipMalloc" in (proj / "app" / "main.cu").read_text(encoding="utf-8")

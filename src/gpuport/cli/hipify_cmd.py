@@ -300,7 +300,7 @@ def hipify(
         hipcc = subproc.which("hipcc", avoid=(path,))
         if hipcc is None:
             raise GpuportError("hipcc disappeared from PATH during the run")
-        check_report(report, offload_archs=_archs(offload_arch), hipcc=hipcc)
+        check_report(report, offload_archs=_archs(offload_arch), hipcc=hipcc, in_place=in_place)
         finish(report)
     if builds and not build_files:
         n = len(builds)

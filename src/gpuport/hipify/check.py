@@ -281,10 +281,12 @@ def check_report(
     *,
     offload_archs: Sequence[str],
     hipcc: str,
+    in_place: bool = False,
 ) -> None:
     """Compile the translations of ``report`` once they are written (see the module
     docstring), filling each file's ``compile``. A file that was not written (one file to
-    stdout) is compiled from a temporary copy, with its own folder on the include path."""
+    stdout, ``--diff``) is compiled from a temporary copy, with its own folder on the include
+    path. With ``in_place``, a file left unchanged is compiled where it is, as the changed ones."""
     root = Path(report.root)
     single = root.is_file()
     src_root = root.parent if single else root
@@ -302,9 +304,10 @@ def check_report(
                 error="a header: checked through the files that include it",
             )
             continue
-        if f.output is not None:
+        written = Path(f.output) if f.output is not None else source if in_place else None
+        if written is not None:
             flags = project_flags(src_root, source, out_root)
-            (status, error), cmd = compile_unit(hipcc, Path(f.output), archs, flags)
+            (status, error), cmd = compile_unit(hipcc, written, archs, flags)
         else:
             flags = [*project_flags(src_root, source, None), f"-I{source.parent.resolve()}"]
             with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
