@@ -253,3 +253,11 @@ def test_own_distributions_from_setup_py_and_setup_cfg(tmp_path: Path) -> None:
         },
     )
     assert own_distributions(root, [root / "sub"]) == {"flash-attn", "vllm-rocm"}
+
+
+def test_an_empty_scan_through_kind_says_so(tmp_path: Path) -> None:
+    from gpuport.scan.rules import FileKind
+
+    _write(tmp_path, {"app.py": "import torch\n"})
+    with pytest.raises(GpuportError, match=r"--kind cuda/c\+\+"):
+        scan_path(tmp_path, ScanOptions(jobs=1, kinds=frozenset({FileKind.NATIVE})))

@@ -149,7 +149,7 @@ def scan_path(
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
     if not candidates:
-        raise GpuportError(_nothing_to_scan(root, skipped))
+        raise GpuportError(_nothing_to_scan(root, skipped, opts.kinds))
     own = own_names(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
 
     results: list[tuple[list[Finding], SkippedFile | None]] = []
@@ -226,8 +226,13 @@ def one_per_line(found: Iterable[Finding]) -> list[Finding]:
     return out
 
 
-def _nothing_to_scan(root: Path, skipped: list[SkippedFile]) -> str:
+def _nothing_to_scan(
+    root: Path, skipped: list[SkippedFile], kinds: frozenset[FileKind] | None
+) -> str:
     """The one-line error for a scan that would read no file at all."""
+    if kinds is not None:
+        names = ", ".join(sorted(k.value for k in kinds))
+        return f"nothing to scan in {root}: no file of the kind(s) asked for (--kind {names})"
     if root.is_file():
         return f"{root} is not a file kind gpuport scans (see `gpuport scan --help`)"
     if skipped:
