@@ -226,3 +226,38 @@ def test_a_package_scanned_as_the_root_owns_only_its_own_name(tmp_path: Path) ->
     # inside it is still a third-party import
     root = _write(tmp_path / "torch", {"__init__.py": "", "cuda/__init__.py": "", "random.py": ""})
     assert own_packages(root) == frozenset({"torch"})
+
+
+def test_a_requirement_on_the_project_itself_is_not_a_dependency(tmp_path: Path) -> None:
+    own = _write(
+        tmp_path / "own",
+        {
+            "pyproject.toml": "[project]\nname = 'AutoAWQ'\ndependencies = ['numpy']\n"
+            "[project.optional-dependencies]\nall = ['autoawq[eval]']\n",
+            "requirements-dev.txt": "autoawq==0.2.9\n",
+        },
+    )
+    assert scan_path(own, ScanOptions(jobs=1)).findings == []
+    other = _write(tmp_path / "other", {"requirements.txt": "autoawq==0.2.9\n"})
+    assert [f.rule_id for f in scan_path(other, ScanOptions(jobs=1)).findings] == ["GP101"]
+
+
+def test_own_distributions_from_setup_py_and_setup_cfg(tmp_path: Path) -> None:
+    from gpuport.scan.project import own_distributions
+
+    root = _write(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='Flash_Attn', version='2')\n",
+            "sub/setup.cfg": "[metadata]\nname = vllm.rocm\n",
+        },
+    )
+    assert own_distributions(root, [root / "sub"]) == {"flash-attn", "vllm-rocm"}
+
+
+def test_an_empty_scan_through_kind_says_so(tmp_path: Path) -> None:
+    from gpuport.scan.rules import FileKind
+
+    _write(tmp_path, {"app.py": "import torch\n"})
+    with pytest.raises(GpuportError, match=r"--kind cuda/c\+\+"):
+        scan_path(tmp_path, ScanOptions(jobs=1, kinds=frozenset({FileKind.NATIVE})))

@@ -21,7 +21,7 @@ from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_targ
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
-from gpuport.scan.project import PACKAGING, own_packages
+from gpuport.scan.project import PACKAGING, OwnNames, own_names
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
 from gpuport.scan.verdict import estimate_effort, verdict_for
 
@@ -54,7 +54,7 @@ def check_text(
     select: frozenset[str] | None = None,
     ignore: frozenset[str] = frozenset(),
     root: Path | None = None,
-    own_packages: frozenset[str] = frozenset(),
+    own: OwnNames | None = None,
 ) -> tuple[list[Finding], str | None]:
     """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
     ctx = FileContext(
@@ -67,7 +67,7 @@ def check_text(
         select=select,
         ignore=ignore,
         root=root,
-        own_packages=own_packages,
+        own=own or OwnNames(),
     )
     for check in CHECKERS.get(kind, []):
         check(ctx)
@@ -79,7 +79,7 @@ def _check_candidate(
     target: TargetInfo,
     packages: PackageDB,
     opts: ScanOptions,
-    own: frozenset[str] = frozenset(),
+    own: OwnNames | None = None,
 ) -> tuple[list[Finding], SkippedFile | None]:
     if cand.kind is FileKind.GPU_BINARY:
         text = ""
@@ -99,7 +99,7 @@ def _check_candidate(
             select=opts.select,
             ignore=opts.ignore,
             root=cand.root,
-            own_packages=own,
+            own=own,
         )
     except RecursionError:
         return [], SkippedFile(path=cand.rel, reason="nested too deeply to analyse")
@@ -113,7 +113,7 @@ def _check_candidate(
 
 
 def _chunk_worker(
-    chunk: Sequence[Candidate], opts: ScanOptions, own: frozenset[str]
+    chunk: Sequence[Candidate], opts: ScanOptions, own: OwnNames
 ) -> list[tuple[list[Finding], SkippedFile | None]]:
     target = resolve_target(opts.target, opts.knowledge_dir)
     packages = load_packages(opts.knowledge_dir)
@@ -149,8 +149,8 @@ def scan_path(
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
     if not candidates:
-        raise GpuportError(_nothing_to_scan(root, skipped))
-    own = own_packages(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
+        raise GpuportError(_nothing_to_scan(root, skipped, opts.kinds))
+    own = own_names(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
 
     results: list[tuple[list[Finding], SkippedFile | None]] = []
     total = len(candidates)
@@ -179,7 +179,7 @@ def scan_path(
     verdict, reason = verdict_for(findings)
     return ScanReport(
         root=safe_name(str(root)),
-        own_packages=sorted(own),
+        own_packages=sorted(own.packages),
         target=target,
         files_scanned=read,
         files_by_kind=dict(sorted(kinds.items())),
@@ -226,8 +226,13 @@ def one_per_line(found: Iterable[Finding]) -> list[Finding]:
     return out
 
 
-def _nothing_to_scan(root: Path, skipped: list[SkippedFile]) -> str:
+def _nothing_to_scan(
+    root: Path, skipped: list[SkippedFile], kinds: frozenset[FileKind] | None
+) -> str:
     """The one-line error for a scan that would read no file at all."""
+    if kinds is not None:
+        names = ", ".join(sorted(k.value for k in kinds))
+        return f"nothing to scan in {root}: no file of the kind(s) asked for (--kind {names})"
     if root.is_file():
         return f"{root} is not a file kind gpuport scans (see `gpuport scan --help`)"
     if skipped:

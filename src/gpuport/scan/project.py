@@ -15,9 +15,53 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+@dataclass(frozen=True)
+class OwnNames:
+    """What the project is itself: its top-level import names and its distribution names."""
+
+    packages: frozenset[str] = frozenset()
+    distributions: frozenset[str] = frozenset()  # normalised (PEP 503)
+
+
+def own_names(root: Path, project_dirs: Iterable[Path] = ()) -> OwnNames:
+    """:func:`own_packages` and :func:`own_distributions` of the project at ``root``."""
+    dirs = set(project_dirs)
+    return OwnNames(own_packages(root, dirs), own_distributions(root, dirs))
+
+
+def own_distributions(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str]:
+    """The distribution names the project's packaging files declare (``[project] name``,
+    ``[metadata] name``, ``setup(name="...")``): a requirement on one of them (an extra of the
+    project itself, ``-e .`` resolved) is the project, not a dependency."""
+    names: set[str] = set()
+    for base in {root, *project_dirs} if root.is_dir() else set():
+        for file in PACKAGING:
+            try:
+                text = (base / file).read_text(encoding="utf-8", errors="replace")[:200_000]
+            except OSError:
+                continue
+            if file == "pyproject.toml":
+                try:
+                    name = tomllib.loads(text).get("project", {}).get("name")
+                except (tomllib.TOMLDecodeError, ValueError, AttributeError):
+                    name = None
+                found = [name] if isinstance(name, str) else []
+            else:
+                found = [m.group(1) or m.group(2) for m in _DIST_NAME.finditer(text)]
+            names.update(_normalise(n) for n in found if n)
+    return frozenset(names)
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 # Top-level folders that hold other people's or generated code, never the project's packages.
 _NOT_PACKAGES = {"site-packages", "dist-packages", "node_modules", "build", "dist", "__pycache__"}
 # Layout folders that hold packages (``src/awq``) rather than being one, unless they have an
@@ -28,6 +72,10 @@ _NOT_MODULES = {"setup", "conftest", "noxfile", "fabfile", "manage", "__init__",
 _WHERE = re.compile(r"""\bwhere\s*=\s*\[?\s*["']([\w./-]+)["']""")
 _PACKAGE_DIR = re.compile(r"""package_dir\s*=\s*\{\s*["']["']\s*:\s*["']([\w./-]+)["']""")
 _PY_NAME = re.compile(r"^[A-Za-z_]\w*$")
+# setup(name="x") in setup.py, `name = x` under [metadata] in setup.cfg
+_DIST_NAME = re.compile(
+    r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']|^name\s*=\s*([A-Za-z0-9][\w.-]*)\s*$""", re.M
+)
 
 
 def own_packages(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
 from gpuport.scan.model import Finding
+from gpuport.scan.project import OwnNames
 
 
 class FileKind(enum.StrEnum):
@@ -166,7 +167,7 @@ class FileContext:
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
     root: Path | None = None
-    own_packages: frozenset[str] = frozenset()  # the project's own top-level import names
+    own: OwnNames = field(default_factory=OwnNames)  # what the project itself is called
     scratch: dict[str, object] = field(default_factory=dict)
     _lines: list[str] | None = None
 

@@ -349,6 +349,8 @@ def check_requirement(
             column,
             message=f"{req.name} is pinned to a CUDA wheel: {_one_line(req.url)}",
         )
+    if re.sub(r"[-_.]+", "-", req.name).lower() in ctx.own.distributions:
+        return  # the project itself (an extra of its own, `pkg[all]`), not a dependency
     pkg = ctx.packages.by_dist(req.name)
     if pkg is None:
         return

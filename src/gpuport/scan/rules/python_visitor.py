@@ -144,7 +144,7 @@ class PythonScan(DtypeRules, NativeRules):
         and a later module-level import of the same package is still reported.
         """
         top = dotted.split(".", 1)[0]
-        if top in self.ctx.own_packages:
+        if top in self.ctx.own.packages:
             return  # the project's own code, not a dependency (see gpuport.scan.project)
         line = getattr(where, "lineno", None)
         # A suppressed import must not count as "seen": it would hide the next one.
