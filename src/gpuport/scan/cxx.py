@@ -487,8 +487,9 @@ def const_value(expr: str, depth: int = 0) -> bool | None:
         return expr == "true"
     if _INT.fullmatch(expr):
         digits = expr.rstrip("uUlL")
-        base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else 10
-        return int(digits[2:] if base != 10 else digits, base) != 0
+        prefixed = digits[:2] in ("0x", "0X", "0b", "0B")
+        # non-zero iff a digit is: no int() (a 5,000-digit literal would raise ValueError)
+        return (digits[2:] if prefixed else digits).strip("0'") != ""
     return None
 
 
