@@ -210,3 +210,13 @@ def test_odd_integer_literals_in_cuda_do_not_lose_the_file(source: str) -> None:
     )
     assert skipped is None
     assert any(f.rule_id == "GP301" for f in found)  # the file's other findings are kept
+
+
+@pytest.mark.parametrize("name", ["a" * 5000, "a\\u0000b"])
+def test_settings_reference_no_file_can_have(tmp_path: Path, name: str) -> None:
+    # found by tools/fuzz.py: Path.exists() raised ENAMETOOLONG (exit 4) on a long bench ref
+    from gpuport.assess.config import load_settings
+
+    (tmp_path / "gpuport.toml").write_text(f'bench = ["{name}"]\n')
+    settings = load_settings(tmp_path)
+    assert len(settings.bench) == 1  # kept as a history reference; resolving it says "no run"
