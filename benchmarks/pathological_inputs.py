@@ -171,7 +171,7 @@ def cli_table(size: int) -> None:
 
     commands = {
         "scan": ["scan", "{dir}", "--format", "json"],
-        "hipify": ["hipify", "{file}", "--launch-syntax", "ggl", "--hip-version", "6.2"],
+        "hipify": ["hipify", "{file}", "--launch-syntax", "ggl", "--format", "json"],
         "assess": ["assess", "{dir}", "--format", "json", "--no-progress"],
     }
     print(f"\n# CLI, {size // 1000} KB .cu (wall seconds, process start included)")

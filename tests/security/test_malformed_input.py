@@ -183,3 +183,40 @@ def test_deep_json_in_a_dockerfile_exec_form_keeps_the_files_findings(tmp_path: 
     data = json.loads(res.out)
     assert not data["skipped"], data["skipped"]
     assert any("nvidia/cuda" in f["message"] for f in data["findings"])
+
+
+# -- integer literals in C++ (found by tools/fuzz.py) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 0024);\n",
+        "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 09);\n",
+        f"cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, {HUGE});\n",
+        f"#if __CUDA_ARCH__ >= {HUGE}\nint x;\n#endif\n",
+        f"#if {HUGE}\nint x;\n#endif\n",
+        f"k<<<1, 1, {HUGE}>>>(a);\n",
+    ],
+)
+def test_odd_integer_literals_in_cuda_do_not_lose_the_file(source: str) -> None:
+    from gpuport.knowledge import load_packages, resolve_target
+    from gpuport.scan.engine import check_text
+    from gpuport.scan.rules import FileKind
+
+    text = '#include <cuda_runtime.h>\n__global__ void k(int*a){asm("mov.u32 %0, 1;");}\n' + source
+    found, skipped = check_text(
+        "k.cu", text, FileKind.NATIVE, resolve_target("gfx942"), load_packages()
+    )
+    assert skipped is None
+    assert any(f.rule_id == "GP301" for f in found)  # the file's other findings are kept
+
+
+@pytest.mark.parametrize("name", ["a" * 5000, "a\\u0000b"])
+def test_settings_reference_no_file_can_have(tmp_path: Path, name: str) -> None:
+    # found by tools/fuzz.py: Path.exists() raised ENAMETOOLONG (exit 4) on a long bench ref
+    from gpuport.assess.config import load_settings
+
+    (tmp_path / "gpuport.toml").write_text(f'bench = ["{name}"]\n')
+    settings = load_settings(tmp_path)
+    assert len(settings.bench) == 1  # kept as a history reference; resolving it says "no run"

@@ -172,9 +172,18 @@ def _paths(value: Any, where: str, base: Path) -> tuple[str, ...]:
     out: list[str] = []
     for item in _str_list(value, where):
         candidate = base / item
-        looks_like_file = "/" in item or item.lower().endswith(".json") or candidate.exists()
+        looks_like_file = "/" in item or item.lower().endswith(".json") or _exists(candidate)
         out.append(str(candidate) if looks_like_file and not Path(item).is_absolute() else item)
     return tuple(out)
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False for a name no file can have (too long, a NUL byte: the fuzzer
+    found both raising out of a settings file)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _targets(value: Any, where: str, _: Path) -> tuple[str, ...]:

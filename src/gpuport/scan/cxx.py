@@ -37,6 +37,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gpuport.scan.cxx_expr import (
+    _ELIF_KINDS,
+    _IF_KINDS,
+    ROCM_MACRO,
+    const_value,
+    rocm_guard_expr,
+)
+
 __all__ = [
     "ROCM_MACRO",
     "CxxSource",
@@ -65,17 +73,6 @@ _DIRECTIVE = re.compile(
     r"^[ \t]*\#[ \t]*(?P<kind>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b"
     r"(?P<expr>[^\n\\]*(?:\\[\s\S][^\n\\]*)*)",
     re.MULTILINE,
-)
-
-#: A controlling expression that mentions one of these names discriminates
-#: ROCm: ``__HIP_PLATFORM_AMD__``, ``__HIP_PLATFORM_HCC__``, ``__HIPCC__``,
-#: ``__HIP__``, ``__HIP_DEVICE_COMPILE__``, ``USE_ROCM``, ``HIP_PLATFORM``,
-#: ``GGML_USE_HIP``, ``TORCH_HIP_VERSION``, ``__AMDGCN__``, ``__gfx942__``,
-#: ``__GFX9__`` and the like. ``HIP``/``ROCM`` must start a word part, so
-#: ``OWNERSHIP`` or ``CHIP_ID`` do not count.
-ROCM_MACRO = re.compile(
-    r"(?<![A-Za-z0-9])(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn)(?![a-z])"
-    r"|\b__gfx\d+\w*__\b|\b__GFX\d+__\b"
 )
 
 
@@ -352,42 +349,6 @@ def _blank(s: str) -> str:
     return _NOT_NEWLINE.sub(" ", s)
 
 
-def _strip_parens(expr: str) -> str:
-    """``expr`` without parentheses that wrap all of it: ``((a || b))`` -> ``a || b``."""
-    expr = expr.strip()
-    while _outer_parens(expr):
-        expr = expr[1:-1].strip()
-    return expr
-
-
-def _rocm_polarity(term: str) -> int:
-    """1 when ``term`` tests ROCm positively (``defined(USE_ROCM)``, ``HIP_VERSION >=
-    50000``), -1 when negated (``!defined(__HIPCC__)``), 0 when it names no ROCm macro
-    or mixes both (``defined(USE_ROCM) && !defined(__HIPCC__)``)."""
-    signs = {
-        -1 if conj.startswith("!") else 1
-        for conj in map(_strip_parens, _split_top(term, "&&"))
-        if ROCM_MACRO.search(conj)
-    }
-    return signs.pop() if len(signs) == 1 else 0
-
-
-def rocm_guard_expr(kind: str, expr: str) -> bool:
-    """Whether a conditional directive discriminates ROCm: its expression names a ROCm
-    macro, and when it is a disjunction (``a || b``) every disjunct tests ROCm with the
-    same polarity. ``!defined(USE_ROCM) || ROCM_VERSION >= 60200`` and
-    ``defined(__HIP_PLATFORM_AMD__) || defined(__CUDACC__)`` are both compiled on ROCm."""
-    if ROCM_MACRO.search(expr) is None:
-        return False
-    if kind not in ("if", "elif"):
-        return True
-    disjuncts = [_strip_parens(d) for d in _split_top(_strip_parens(expr), "||")]
-    if len(disjuncts) < 2:
-        return True
-    signs = {_rocm_polarity(d) for d in disjuncts}
-    return len(signs) == 1 and 0 not in signs
-
-
 def _guard_map(directives: list[Directive], nlines: int) -> bytearray:
     """Per line (index = 1-based line), >0 when inside a ROCm-discriminating conditional."""
     diff = [0] * (nlines + 2)
@@ -413,83 +374,6 @@ def _guard_map(directives: list[Directive], nlines: int) -> bytearray:
         level += diff[i]
         out[i] = 1 if level > 0 else 0
     return out
-
-
-_IF_KINDS = ("if", "ifdef", "ifndef")
-_ELIF_KINDS = ("elif", "elifdef", "elifndef")
-_INT = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
-
-
-def _split_top(expr: str, op: str) -> list[str]:
-    """``expr`` split at ``op`` (``||`` or ``&&``) outside parentheses."""
-    if op not in expr:
-        return [expr]
-    parts: list[str] = []
-    depth = 0
-    start = 0
-    i = 0
-    while i < len(expr):
-        ch = expr[i]
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and expr.startswith(op, i):
-            parts.append(expr[start:i])
-            i += len(op)
-            start = i
-            continue
-        i += 1
-    parts.append(expr[start:])
-    return parts
-
-
-def _outer_parens(expr: str) -> bool:
-    """Whether ``expr`` is one parenthesised group: ``(a && b)``, not ``(a) && (b)``."""
-    if not (expr.startswith("(") and expr.endswith(")")):
-        return False
-    depth = 0
-    for i, ch in enumerate(expr):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0 and i < len(expr) - 1:
-            return False
-    return True
-
-
-def const_value(expr: str, depth: int = 0) -> bool | None:
-    """The value of a preprocessor expression when literals alone decide it, else None.
-
-    ``0``, ``false``, ``!1``, ``0 && defined(X)``, ``(0)`` are False; ``1``, ``true``,
-    ``1 || X`` are True; anything that needs a macro's value is None.
-    """
-    expr = " ".join(expr.replace("\\\n", " ").split())
-    if not expr or depth > 20:
-        return None
-    while _outer_parens(expr):
-        expr = expr[1:-1].strip()
-    ors = _split_top(expr, "||")
-    if len(ors) > 1:
-        values = [const_value(p, depth + 1) for p in ors]
-        if True in values:
-            return True
-        return False if all(v is False for v in values) else None
-    ands = _split_top(expr, "&&")
-    if len(ands) > 1:
-        values = [const_value(p, depth + 1) for p in ands]
-        if False in values:
-            return False
-        return True if all(v is True for v in values) else None
-    if expr.startswith("!") and not expr.startswith("!="):
-        inner = const_value(expr[1:], depth + 1)
-        return None if inner is None else not inner
-    if expr in ("true", "false"):
-        return expr == "true"
-    if _INT.fullmatch(expr):
-        digits = expr.rstrip("uUlL")
-        base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else 10
-        return int(digits[2:] if base != 10 else digits, base) != 0
-    return None
 
 
 def _dead_map(directives: list[Directive], nlines: int) -> bytearray | None:

@@ -250,13 +250,36 @@ def int_value(expr: str) -> int | None:
     expr = expr.strip()
     if not expr or not _CONST_EXPR.fullmatch(expr):
         return None
-    py = _INT_LITERAL.sub(lambda m: str(int(m.group(1).replace("'", ""), 0)), expr)
-    py = py.replace("/", "//")
+    parts: list[str] = []
+    last = 0
+    for m in _INT_LITERAL.finditer(expr):
+        value = _c_int(m.group(1))
+        if value is None:
+            return None
+        parts += [expr[last : m.start()], str(value)]
+        last = m.end()
+    py = ("".join(parts) + expr[last:]).replace("/", "//")
     try:
         tree = ast.parse(py, mode="eval")
     except SyntaxError:
         return None
     return _eval(tree.body)
+
+
+def _c_int(literal: str) -> int | None:
+    """A C integer literal's value (``0x1F``, ``0b101``, ``017`` octal, ``1'000``); None when
+    it is malformed (``09``) or longer than any real one (the fuzzer found both)."""
+    digits = literal.replace("'", "")
+    if not digits or len(digits) > 64:
+        return None
+    try:
+        if digits[:2].lower() in ("0x", "0b"):
+            return int(digits, 0)
+        if len(digits) > 1 and digits[0] == "0":
+            return int(digits, 8)
+        return int(digits)
+    except ValueError:
+        return None
 
 
 def _eval(node: ast.expr) -> int | None:

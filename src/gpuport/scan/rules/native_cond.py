@@ -44,10 +44,11 @@ _CMP: dict[str, Callable[[int, int], bool]] = {
 def _arch_cmp(m: re.Match[str]) -> str:
     """A comparison with ``__CUDA_ARCH__`` evaluated as the preprocessor does when it is
     not defined (an undefined name is 0): ``__CUDA_ARCH__ >= 700`` is 0."""
+    # only the sign matters against 0, so no int() (ValueError past 4,300 digits)
     if m.group("op"):
-        value = _CMP[m.group("op")](0, int(m.group("num")))
+        value = _CMP[m.group("op")](0, 1 if m.group("num").strip("0") else 0)
     else:
-        value = _CMP[m.group("rop")](int(m.group("rnum")), 0)
+        value = _CMP[m.group("rop")](1 if m.group("rnum").strip("0") else 0, 0)
     return "1" if value else "0"
 
 
