@@ -104,3 +104,22 @@ def test_read_bytes_is_bounded_even_when_the_file_grows(tmp_path: Path) -> None:
     assert fileio.read_bytes(big, limit=2000) == b"x" * 2000
     with pytest.raises(GpuportError, match="not a regular file"):
         fileio.read_bytes(Path("/dev/zero"), limit=10)
+
+
+def test_settings_file_that_is_a_fifo_or_links_out_is_said_not_skipped(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "k.cu").write_text(CUDA)
+    os.mkfifo(proj / "gpuport.toml")
+    with fails_if_it_hangs(proj / "gpuport.toml"):
+        res = cli("assess", str(proj), "--format", "json")
+    assert res.code == 2
+    assert "gpuport.toml" in res.err and "not a regular file" in res.err
+    _one_line(res.err)
+    (proj / "gpuport.toml").unlink()
+    outside = tmp_path / "pyproject.toml"
+    outside.write_text('[tool.gpuport]\ntargets = ["gfx942"]\n')
+    (proj / "pyproject.toml").symlink_to(outside)
+    res = cli("assess", str(proj), "--format", "json")
+    assert res.code in (0, 1), res.err
+    assert "outside" in res.out  # a note in the report: its settings are not used

@@ -345,7 +345,7 @@ def project_settings(root: Path) -> tuple[dict[str, Any], Origin | None, list[st
     notes: list[str] = []
     own = root / "gpuport.toml"
     pyproject = root / "pyproject.toml"
-    if own.is_file():
+    if own.is_file() or own.is_symlink() or own.exists():  # a FIFO or a link: said, not skipped
         data = _read_toml(own)
         nested = data.get("tool", {}).get("gpuport") if isinstance(data.get("tool"), dict) else None
         if isinstance(nested, dict) and set(data) == {"tool"}:
@@ -353,7 +353,7 @@ def project_settings(root: Path) -> tuple[dict[str, Any], Origin | None, list[st
         if pyproject.is_file() and _mentions_tool_table(pyproject):
             notes.append("gpuport.toml is used; [tool.gpuport] in pyproject.toml is ignored")
         return data, "gpuport.toml", notes
-    if pyproject.is_file():
+    if pyproject.is_file() or pyproject.is_symlink() or pyproject.exists():
         section = _pyproject_table(pyproject, notes)
         if section:
             return section, "pyproject.toml", notes
