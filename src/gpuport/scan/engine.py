@@ -14,15 +14,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
+from gpuport.scan.cxx_facts import CxxFacts
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
+from gpuport.scan.project import apply, view_of
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
-from gpuport.scan.verdict import estimate_effort, verdict_for
+from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
 Progress = Callable[[int, int], None]
 PARALLEL_THRESHOLD = 200
@@ -40,6 +42,9 @@ class ScanOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     kinds: frozenset[FileKind] | None = None
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    #: "core" judges core findings only; "all" judges every scope
+    scope: str = "core"
+    facts: CxxFacts | None = None
 
 
 def check_text(
@@ -53,6 +58,7 @@ def check_text(
     select: frozenset[str] | None = None,
     ignore: frozenset[str] = frozenset(),
     root: Path | None = None,
+    facts: CxxFacts | None = None,
 ) -> tuple[list[Finding], str | None]:
     """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
     ctx = FileContext(
@@ -65,6 +71,7 @@ def check_text(
         select=select,
         ignore=ignore,
         root=root,
+        facts=facts,
     )
     for check in CHECKERS.get(kind, []):
         check(ctx)
@@ -92,6 +99,7 @@ def _check_candidate(
             select=opts.select,
             ignore=opts.ignore,
             root=cand.root,
+            facts=opts.facts,
         )
     except RecursionError:
         return [], SkippedFile(path=cand.rel, reason="nested too deeply to analyse")
@@ -141,6 +149,8 @@ def scan_path(
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
 
+    view = view_of(root, candidates, opts.max_bytes)
+    opts = replace(opts, facts=view.facts)
     results: list[tuple[list[Finding], SkippedFile | None]] = []
     total = len(candidates)
     if opts.jobs > 1 and total >= PARALLEL_THRESHOLD:
@@ -169,10 +179,25 @@ def scan_path(
                 findings.append(f)
         if skip is not None:
             skipped.append(skip)
+    findings = apply(findings, view)
     findings.sort(key=_sort_key)
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
-    verdict, reason = verdict_for(findings)
+    judged_findings = judged(findings, opts.scope)
+    route = [f"{r.path}" for r in view.routes]
+    verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)))
+    scope_counts: dict[str, dict[Severity, int]] = {}
+    for f in findings:
+        scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
+    nv = [(c.path, c.evidence) for c in view.build.components if c.nvidia_only]
+    has_nv_findings = {
+        c for c, _ in nv if any(f.location.path.startswith(c + "/") for f in findings)
+    }
+
+    def component_of(path: str) -> str:
+        comp = view.build.component_of(path)
+        return comp.path if comp else ""
+
     return ScanReport(
         root=safe_name(str(root)),
         target=target,
@@ -183,7 +208,17 @@ def scan_path(
         counts={sev: counts.get(sev, 0) for sev in Severity},
         verdict=verdict,
         verdict_reason=reason,
-        effort=estimate_effort(findings, RULES),
+        effort=estimate_effort(
+            judged_findings,
+            RULES,
+            component_of,
+            [(p, e) for p, e in nv if p in has_nv_findings] if view.routes else [],
+        ),
+        scope=opts.scope,
+        routes=view.routes,
+        components=view.build.components,
+        not_built=dict(sorted(view.build.not_built.items())),
+        scope_counts=dict(sorted(scope_counts.items())),
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
     )

@@ -14,10 +14,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
 from gpuport.scan.model import Finding
+
+if TYPE_CHECKING:
+    from gpuport.scan.cxx_facts import CxxFacts
 
 
 class FileKind(enum.StrEnum):
@@ -167,6 +171,8 @@ class FileContext:
     skip_reason: str | None = None
     root: Path | None = None
     scratch: dict[str, object] = field(default_factory=dict)
+    #: what the project's own headers say (macros hip-clang never defines, ROCm shims)
+    facts: CxxFacts | None = None
     _lines: list[str] | None = None
 
     @property
