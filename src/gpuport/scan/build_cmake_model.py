@@ -37,8 +37,10 @@ _ROOT_VARS = (
     "CMAKE_CURRENT_LIST_DIR",
 )
 _SOURCEISH = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|\*")
-_SKIP_CMDS = frozenset({"message", "option", "find_package", "include", "set_property",
-                        "install", "configure_file", "file", "string", "execute_process"})  # fmt: skip
+_SKIP_CMDS = frozenset(
+    {"message", "option", "find_package", "include", "set_property", "install",
+     "configure_file", "file", "string", "execute_process"}
+)  # fmt: skip
 
 
 def _strip_comments(text: str) -> str:
@@ -125,9 +127,7 @@ class _Branches:
         if not self.stack:
             return
         f = self.stack[-1]
-        if f[1]:  # an earlier branch is the one ROCm takes
-            f[0] = line
-        elif value is False:
+        if f[1] or value is False:  # an earlier branch is the one ROCm takes
             f[0] = line
         else:
             f[0] = 0

@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-
 from gpuport.scan.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.build_setup_ast import Use, setup_uses
 from gpuport.scan.model import ComponentInfo

@@ -133,9 +133,12 @@ def _mentions_rocm(node: ast.expr) -> bool:
         name = _dotted(sub) if isinstance(sub, ast.Name | ast.Attribute) else None
         if name and _ROCM_NAME.search(name):
             return True
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            if _ROCM_WORD.match(sub.value.strip()):
-                return True
+        if (
+            isinstance(sub, ast.Constant)
+            and isinstance(sub.value, str)
+            and _ROCM_WORD.match(sub.value.strip())
+        ):
+            return True
     return False
 
 

@@ -51,42 +51,53 @@ def includes_of(text: str) -> frozenset[str]:
     return frozenset(m.group(1).rsplit("/", 1)[-1] for m in _INCLUDE.finditer(text))
 
 
+_SHIM_HINT = re.compile(_SHIM_NAME + r"\s*\(")
+_SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__syncwarp")
+_ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
+
+
 def cxx_facts(texts: dict[str, str]) -> CxxFacts:
     """Facts from every CUDA/C++ file of the project (relative path -> text)."""
     shims: dict[str, str] = {}
-    in_nv: dict[str, str] = {}
     live: set[str] = set()
-    interesting: list[tuple[str, str]] = []
+    arch_files: list[tuple[str, str]] = []
     for rel, text in texts.items():
-        if "define" not in text and "{" not in text:
+        has_define = "define" in text
+        arch = has_define and "__CUDA_ARCH__" in text
+        shim = (
+            any(w in text for w in _SHIM_WORDS)
+            and any(w in text for w in _ROCM_WORDS)
+            and ROCM_MACRO.search(text) is not None
+            and _SHIM_HINT.search(text) is not None
+        )
+        if not arch and not shim:
+            if has_define:
+                live.update(_DEFINE.findall(text))
             continue
-        arch = "__CUDA_ARCH__" in text
-        rocm = ROCM_MACRO.search(text) is not None
-        if not arch and not rocm:
-            live.update(_DEFINE.findall(text))
-            continue
-        interesting.append((rel, text))
+        src = lex(text)
+        if shim:
+            for pat in (_SHIM_DEFINE, _SHIM_FUNC):
+                for m in pat.finditer(src.code):
+                    line = src.line_of(m.start())
+                    if src.guarded(line):
+                        shims.setdefault(m.group(1), f"{rel}:{line}")
+        if arch:
+            arch_files.append((rel, text))
+        elif has_define:
+            live.update(_DEFINE.findall(src.code))
     false: dict[str, str] = {}
+    lexed = {rel: lex(text) for rel, text in arch_files}
     for _ in range(2):  # a macro defined under a false macro is false too
-        in_nv.clear()
+        in_nv: dict[str, str] = {}
         round_live = set(live)
-        for rel, text in interesting:
-            src = lex(text)
+        for rel, src in lexed.items():
             nv = nvidia_only_lines(src.directives, src.line_count, frozenset(false))
-            code = src.code
-            for m in _DEFINE.finditer(code):
+            for m in _DEFINE.finditer(src.code):
                 line = src.line_of(m.start())
-                name = m.group(1)
                 if nv is not None and 0 < line < len(nv) and nv[line]:
-                    in_nv.setdefault(name, f"{rel}:{line}")
+                    in_nv.setdefault(m.group(1), f"{rel}:{line}")
                 elif not src.dead(line):
-                    round_live.add(name)
-            if not shims or True:
-                for pat in (_SHIM_DEFINE, _SHIM_FUNC):
-                    for m in pat.finditer(code):
-                        line = src.line_of(m.start())
-                        if src.guarded(line):
-                            shims.setdefault(m.group(1), f"{rel}:{line}")
+                    round_live.add(m.group(1))
         new = {n: where for n, where in in_nv.items() if n not in round_live}
         if new == false:
             break

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
-from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.cxx_facts import CxxFacts
+from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
-from gpuport.scan.project import apply, view_of
+from gpuport.scan.project import ProjectView, apply, view_of
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
@@ -185,7 +185,9 @@ def scan_path(
     kinds = Counter(c.kind.value for c in candidates)
     judged_findings = judged(findings, opts.scope)
     route = [f"{r.path}" for r in view.routes]
-    verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)))
+    blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
+    gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
+    verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)), gap)
     scope_counts: dict[str, dict[Severity, int]] = {}
     for f in findings:
         scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
@@ -195,8 +197,7 @@ def scan_path(
     }
 
     def component_of(path: str) -> str:
-        comp = view.build.component_of(path)
-        return comp.path if comp else ""
+        return _component(view, path)
 
     return ScanReport(
         root=safe_name(str(root)),
@@ -222,6 +223,11 @@ def scan_path(
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
     )
+
+
+def _component(view: ProjectView, path: str) -> str:
+    comp = view.build.component_of(path)
+    return comp.path if comp else ""
 
 
 def _sort_key(f: Finding) -> tuple[int, str, int, int, str]:

@@ -135,7 +135,6 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
     has_route = bool(view.routes)
     install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
-    rocm_docker = any(r.kind == "docker" for r in view.routes)
     out: list[Finding] = []
     for f in findings:
         path = f.location.path
@@ -170,7 +169,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         elif has_route and f.rule_id.startswith(("GP1", "GP5")) and not is_rocm_variant_name(path):
             is_docker = f.rule_id.startswith("GP5") or "dockerfile" in name.lower()
             if (
-                (is_docker and rocm_docker)
+                is_docker
                 or _CUDA_VARIANT.search(name)
                 or (install_route and f.severity is Severity.BLOCKER)
             ):

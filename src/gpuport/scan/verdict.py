@@ -9,8 +9,8 @@ are rarely better than a factor of two.
 
 from __future__ import annotations
 
-from collections import Counter
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
@@ -45,20 +45,34 @@ def _weight(f: Finding) -> Severity:
     return f.severity
 
 
-def verdict_for(findings: Sequence[Finding], route: Sequence[str] = ()) -> tuple[Verdict, str]:
+#: With a ROCm route, the gap (hours of the blockers' effort) that makes it major work.
+GAP_HOURS = 30.0
+
+
+def verdict_for(
+    findings: Sequence[Finding], route: Sequence[str] = (), gap_hours: float = 0.0
+) -> tuple[Verdict, str]:
     """The verdict from the judged findings.
 
     ``route`` names the evidence of the ROCm route the project already has; the project is
-    then judged on what that route still lacks, one step lower: a blocker in core code is a
-    feature the route does not cover yet (major work), a major item is minor work there.
+    then judged on what that route still lacks: blockers in core code are features it does
+    not cover yet, major work when ``gap_hours`` (their effort) reaches a working week
+    (:data:`GAP_HOURS`), else minor work; major and minor items are minor work there.
     """
     counts = Counter(_weight(f) for f in findings)
     b, m, n = counts[Severity.BLOCKER], counts[Severity.MAJOR], counts[Severity.MINOR]
     shown = ", ".join(route[:3]) + (f" and {len(route) - 3} more" if len(route) > 3 else "")
-    if route and b:
+    if route and b and gap_hours >= GAP_HOURS:
         return Verdict.MAJOR_WORK, (
             f"the project already has a ROCm route ({shown}); {b} blocker"
-            f"{'s' if b != 1 else ''} in core code it does not cover yet"
+            f"{'s' if b != 1 else ''} in core code it does not cover yet "
+            f"({gap_hours:g} h, a week or more)"
+        )
+    if route and b:
+        return Verdict.MINOR_WORK, (
+            f"the project already has a ROCm route ({shown}); {b} blocker"
+            f"{'s' if b != 1 else ''} in core code it does not cover yet, "
+            f"{gap_hours:g} h of work (under a week)"
         )
     if route and (m or n):
         return Verdict.MINOR_WORK, (
@@ -79,6 +93,12 @@ def verdict_for(findings: Sequence[Finding], route: Sequence[str] = ()) -> tuple
 
 
 _FAMILY = re.compile(r"this file uses (CUTLASS|CuTe|the cuDNN frontend|NVSHMEM|TensorRT)")
+_PACKAGE = re.compile(r"comes from ([\w.-]+)")
+_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` is CUDA-only")
+#: Import rules whose fix is per package (replace it, or install its ROCm build).
+ONCE_PER_PACKAGE = frozenset({"GP201", "GP202"})
+#: Rules whose fix is per library or per spelling in a component (hipify or a find-replace).
+ONCE_PER_LIBRARY = frozenset({"GP316", "GP319"})
 DROP_HOURS = 8.0
 
 
@@ -98,6 +118,19 @@ def estimate_effort(
             continue
         if f.rule_id.startswith("GP1"):  # the same package declared in several files: fix once
             key = (f.rule_id, f.message)
+            if key in seen_deps:
+                continue
+            seen_deps.add(key)
+        if f.rule_id in ONCE_PER_PACKAGE:  # one job per package, however many imports
+            pkg = _PACKAGE.search(f.message)
+            key = (f.rule_id, pkg.group(1) if pkg else f.message)
+            if key in seen_deps:
+                continue
+            seen_deps.add(key)
+        if f.rule_id in ONCE_PER_LIBRARY:  # switching a library (or a spelling) is one job
+            lib = _LIBRARY.search(f.message)  # per component, not one per file
+            comp = component_of(f.location.path) if component_of else ""
+            key = (f.rule_id, comp + "|" + ((lib.group(1) or lib.group(2)) if lib else f.message))
             if key in seen_deps:
                 continue
             seen_deps.add(key)
@@ -143,7 +176,8 @@ def estimate_effort(
             "sum over findings of the rule's typical hours per occurrence (see `gpuport rules`); "
             f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
             "guarded and info findings cost nothing; a dependency finding repeated in several "
-            "manifests counts once; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
+            "manifests counts once, and so does a package imported in several files or a library "
+            "with a ROCm twin (or a CUDA-only type name) used in several files of a component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
             "of its own)"
