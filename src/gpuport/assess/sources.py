@@ -84,6 +84,15 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]
         findings_total=len(report.findings),
         skipped=[f"{s.path}: {s.reason}" for s in report.skipped],
         unread=[f"{s.path}: {s.reason}" for s in unread_sources(report, settings.root)],
+        routes=[
+            f"{r.kind} {r.path}" + (f":{r.line}" if r.line else "") + f": {r.detail}"
+            for r in report.routes
+        ],
+        scope_counts={
+            scope: sum(n for sev, n in counts.items() if sev is not Severity.INFO)
+            for scope, counts in report.scope_counts.items()
+        },
+        not_built=len(report.not_built),
         duration_s=report.duration_s,
     )
     return report, section, above

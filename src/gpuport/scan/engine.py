@@ -23,6 +23,7 @@ from gpuport.scan.cxx_facts import CxxFacts
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
 from gpuport.scan.project import ProjectView, apply, view_of
+from gpuport.scan.routes import working_route
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
@@ -184,7 +185,7 @@ def scan_path(
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
     judged_findings = judged(findings, opts.scope)
-    route = [f"{r.path}" for r in view.routes]
+    route = [f"{r.path}" for r in view.routes] if working_route(view.routes) else []
     blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
     gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
     verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)), gap)
@@ -213,7 +214,7 @@ def scan_path(
             judged_findings,
             RULES,
             component_of,
-            [(p, e) for p, e in nv if p in has_nv_findings] if view.routes else [],
+            [(p, e) for p, e in nv if p in has_nv_findings] if route else [],
         ),
         scope=opts.scope,
         routes=view.routes,

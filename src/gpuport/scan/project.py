@@ -20,7 +20,7 @@ from gpuport.scan.build_model import BuildModel, build_model
 from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.files import Candidate, read_text
 from gpuport.scan.model import Finding, RouteEvidence
-from gpuport.scan.routes import find_routes, is_rocm_variant_name
+from gpuport.scan.routes import find_routes, is_rocm_variant_name, working_route
 from gpuport.scan.rules.base import FileKind
 from gpuport.scan.scopes import Scope, scope_of
 
@@ -133,7 +133,7 @@ _INSTALL_ROUTES = ("docker", "requirements", "extra")
 
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
-    has_route = bool(view.routes)
+    has_route = working_route(view.routes)
     install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
     out: list[Finding] = []
     for f in findings:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuport.scan.model import RouteEvidence
 
-__all__ = ["RouteEvidence", "find_routes", "is_rocm_variant_name"]
+__all__ = ["RouteEvidence", "find_routes", "is_rocm_variant_name", "working_route"]
 
 _ROCM_NAME = re.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
 _FROM_ROCM = re.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
@@ -24,7 +24,20 @@ _EXTRA_ROCM = re.compile(r"""^\s*["']?([\w.-]*(?:rocm|amd)[\w.-]*)["']?\s*[=:]\s
 _CI = re.compile(
     r"rocm|\bmi(?:2[0-9]{2}x?|3[0-9]{2}x?)\b|gfx9[0-9a]{2}|amd-?gpu|runs-on:.*\bamd\b", re.I
 )
-_README_LINE = re.compile(r"\bROCm\b|\bAMD\b[^\n]{0,40}\bGPUs?\b|\bMI(?:250|300|325|355)X?\b", re.I)
+#: A README heading about ROCm/AMD, or an install command that names ROCm.
+_README_LINE = re.compile(
+    r"^[ \t]*\#{1,6}[ \t]+[^\n]*(?:\bROCm\b|\bAMD\b|\bHIP\b|\bInstinct\b|\bMI[23]\d\dX?\b)[^\n]*$"
+    r"|^[^\n]*(?:pip3? install|docker (?:run|pull)|--(?:extra-)?index-url|conda install)[^\n]*"
+    r"\brocm[^\n]*$",
+    re.I | re.M,
+)
+
+
+def working_route(routes: list[RouteEvidence]) -> bool:
+    """A route the project really has: evidence of two different kinds (a ROCm build branch
+    and a ROCm CI job, a ROCm Dockerfile and a README section ...). One ROCm index URL or one
+    README line alone is listed but does not change the verdict."""
+    return len({r.kind for r in routes}) >= 2
 
 
 def is_rocm_variant_name(rel: str) -> bool:

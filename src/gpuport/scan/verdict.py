@@ -176,10 +176,31 @@ def estimate_effort(
             "sum over findings of the rule's typical hours per occurrence (see `gpuport rules`); "
             f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
             "guarded and info findings cost nothing; a dependency finding repeated in several "
-            "manifests counts once, and so does a package imported in several files or a library "
-            "with a ROCm twin (or a CUDA-only type name) used in several files of a component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
+            "manifests counts once, and so does a package imported in several files or a "
+            "library with a ROCm twin (or a CUDA-only type name) used in several files of a "
+            "component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
             "of its own)"
         ),
     )
+
+
+def top_blockers(
+    findings: Sequence[Finding], rules: Mapping[str, _HasEffort], scope: str = "core"
+) -> list[Finding]:
+    """The judged blockers ranked by impact (the rule's hours per occurrence), taking one of
+    each rule in turn so the top of the list shows the different kinds; never by path."""
+    blockers = [f for f in judged(findings, scope) if f.severity is Severity.BLOCKER]
+    by_rule: dict[str, list[Finding]] = {}
+    for f in blockers:
+        by_rule.setdefault(f.rule_id, []).append(f)
+    order = sorted(by_rule, key=lambda r: (-rules[r].effort_hours, -len(by_rule[r]), r))
+    out: list[Finding] = []
+    depth = 0
+    while len(out) < len(blockers):
+        for r in order:
+            if depth < len(by_rule[r]):
+                out.append(by_rule[r][depth])
+        depth += 1
+    return out
