@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -155,8 +156,9 @@ def scan(
         ignore=_ids(ignore),
         max_bytes=int(max_file_size * 1024 * 1024),
         scope=scope.lower(),
-        **({"jobs": jobs} if jobs else {}),
     )
+    if jobs:
+        opts = replace(opts, jobs=jobs)
     show = not no_progress and sys.stderr.isatty()
     report = run_scan(path, opts, show)
 

@@ -149,9 +149,7 @@ def render(report: ScanReport) -> str:
                     },
                     "rocmRoute": [r.model_dump() for r in report.routes],
                     "notBuiltFiles": len(report.not_built),
-                    "nvidiaOnlyComponents": [
-                        c.path for c in report.components if c.nvidia_only
-                    ],
+                    "nvidiaOnlyComponents": [c.path for c in report.components if c.nvidia_only],
                 },
             }
         ],

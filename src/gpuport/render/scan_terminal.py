@@ -59,9 +59,7 @@ def _header(report: ScanReport) -> Panel:
 
 def route_summary(report: ScanReport, limit: int = 6) -> str:
     """The route evidence on one line: ``docker Dockerfile_amd:43, ci .github/...``."""
-    items = [
-        f"{r.kind} {r.path}" + (f":{r.line}" if r.line else "") for r in report.routes[:limit]
-    ]
+    items = [f"{r.kind} {r.path}" + (f":{r.line}" if r.line else "") for r in report.routes[:limit]]
     more = len(report.routes) - limit
     return ", ".join(items) + (f" and {more} more" if more > 0 else "")
 

@@ -111,14 +111,14 @@ def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> b
                 if isinstance(op, ast.NotEq):
                     return not v if v else None
         return None
-    name = _dotted(node)
-    if name is None:
+    dotted = _dotted(node)
+    if dotted is None:
         return None
-    if name in flags:
-        return flags[name]
-    if _ROCM_NAME.search(name):
+    if dotted in flags:
+        return flags[dotted]
+    if _ROCM_NAME.search(dotted):
         return True
-    if _CUDA_NAME.search(name):
+    if _CUDA_NAME.search(dotted):
         return False
     return None
 
@@ -194,14 +194,14 @@ class _Eval:
             return [p for p, _, _ in got] if got else None
         if isinstance(node, ast.JoinedStr):
             text = [""]
-            for v in node.values:
-                if isinstance(v, ast.Constant) and isinstance(v.value, str):
-                    text = [t + v.value for t in text]
-                elif isinstance(v, ast.FormattedValue):
-                    got = self.paths(v.value)
-                    if got is None or len(got) != 1:
-                        got = ["*"]  # a loop variable: any name there
-                    text = [t + g for t in text for g in got]
+            for piece in node.values:
+                if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+                    text = [t + piece.value for t in text]
+                elif isinstance(piece, ast.FormattedValue):
+                    parts = self.paths(piece.value)
+                    if parts is None or len(parts) != 1:
+                        parts = ["*"]  # a loop variable: any name there
+                    text = [t + g for t in text for g in parts]
             return [re.sub(r"\*+", "*", t) for t in text if t.strip("*/")]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add):
             left, right = self.paths(node.left), self.paths(node.right)
