@@ -93,10 +93,15 @@ if use_cuda:
 KEEP_CUDA_BUILD = True
 if KEEP_CUDA_BUILD:
     Extension("c", sources=["c.cu"])
+use_cutlass = False
+if use_cuda:
+    use_cutlass = True
+if use_cutlass:
+    Extension("d", sources=["d.cu"])
 """
     uses, tested, _ = setup_uses(text)
     by = {u.pattern: u.cuda_only for u in uses}
-    assert tested and by == {"a.cu": True, "b.cu": True, "c.cu": False}
+    assert tested and by == {"a.cu": True, "b.cu": True, "c.cu": False, "d.cu": True}
 
 
 def test_broken_setup_py_gives_no_model() -> None:

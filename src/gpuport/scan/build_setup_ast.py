@@ -255,6 +255,9 @@ class _Walker:
     def __init__(self) -> None:
         self.state = _State()
         self.ev = _Eval(self.state)
+        self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
+        #: constant booleans assigned outside any platform branch: name -> value
+        self.defaults: dict[str, bool | None] = {}
 
     def block(self, body: list[ast.stmt], cuda_line: int, on_rocm: bool = False) -> None:
         for stmt in body:
@@ -272,8 +275,10 @@ class _Walker:
                 if off and not cuda_line and body:
                     end = getattr(body[-1], "end_lineno", None) or body[-1].lineno
                     st.cuda_ranges.append((body[0].lineno, end, node.lineno))
+            self.unknown += v is None
             self.block(node.body, cuda_line or (node.lineno if v is False else 0), v is True)
             self.block(node.orelse, cuda_line or (node.lineno if v is True else 0), v is False)
+            self.unknown -= v is None
             return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self.block(node.body, cuda_line, on_rocm)
@@ -302,6 +307,8 @@ class _Walker:
                             st.flags[name] = flag  # an opt-in ROCm toggle stays on for ROCm
                     elif on_rocm and isinstance(node.value.value, bool):
                         st.flags[name] = node.value.value  # `SKIP_CUDA_BUILD = True` for ROCm
+                    elif isinstance(node.value.value, bool):
+                        self._constant(name, node.value.value, cuda_line)
                     if tags:
                         st.env[name] = tags
             self._calls(node.value, cuda_line)
@@ -329,6 +336,23 @@ class _Walker:
         for sub in ast.iter_child_nodes(node):
             if isinstance(sub, ast.expr):
                 self._calls(sub, cuda_line)
+
+    def _constant(self, name: str, value: bool, cuda_line: int) -> None:
+        """``use_cutlass = False`` then ``use_cutlass = True`` only in a CUDA-only branch:
+        on ROCm it keeps its default. Set anywhere else, it is unknown."""
+        st = self.state
+        if cuda_line:
+            default = self.defaults.get(name)
+            if default is not None and default != value:
+                st.flags[name] = default
+        elif self.unknown:
+            self.defaults[name] = None
+            st.flags[name] = None
+        elif name not in self.defaults:
+            self.defaults[name] = value
+        elif self.defaults[name] != value:
+            self.defaults[name] = None
+            st.flags[name] = None
 
     @staticmethod
     def _tag(tags: list[tuple[str, bool, int]], cuda_line: int) -> list[tuple[str, bool, int]]:
