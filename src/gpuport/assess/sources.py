@@ -130,11 +130,15 @@ def with_unread_hazards(
     """
     if not extra:
         return section, above, report.effort
+    from gpuport.scan.routes import working_route
     from gpuport.scan.rules import RULES
-    from gpuport.scan.verdict import estimate_effort, verdict_for
+    from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
     every = [*report.findings, *extra]
-    verdict, reason = verdict_for(every)
+    core = judged(every, report.scope)
+    route = [r.path for r in report.routes] if working_route(report.routes) else []
+    gap = estimate_effort([f for f in core if f.severity is Severity.BLOCKER], RULES).hours
+    verdict, reason = verdict_for(core, list(dict.fromkeys(route)), gap)
     combined = worst_first(every)
     counts = Counter(f.severity for f in every)
     merged = section.model_copy(
@@ -148,7 +152,7 @@ def with_unread_hazards(
             "from_hipify": len(extra),
         }
     )
-    return merged, combined, estimate_effort(every, RULES)
+    return merged, combined, estimate_effort(core, RULES)
 
 
 def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:
