@@ -104,6 +104,26 @@ if use_cutlass:
     assert tested and by == {"a.cu": True, "b.cu": True, "c.cu": False, "d.cu": True}
 
 
+def test_helper_called_only_from_cuda_branches_is_not_built() -> None:
+    text = """
+import subprocess, torch
+def nvcc_version(home):
+    return subprocess.check_output([home + "/bin/nvcc", "-V"])
+def shared(x):
+    return x
+HIP_BUILD = bool(torch.version.hip)
+if HIP_BUILD:
+    shared(1)
+else:
+    v = nvcc_version("/usr/local/cuda")
+    shared(2)
+"""
+    _, tested, ranges = setup_uses(text)
+    assert tested
+    assert (3, 4, 8) in ranges  # nvcc_version: only the CUDA side (the `if` on line 8)
+    assert not any(first == 5 for first, _, _ in ranges)  # shared: both sides
+
+
 def test_broken_setup_py_gives_no_model() -> None:
     assert setup_uses("def (:\n") == ([], False, [])
 

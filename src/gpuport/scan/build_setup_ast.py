@@ -256,6 +256,9 @@ class _Walker:
         self.state = _State()
         self.ev = _Eval(self.state)
         self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
+        #: function name -> (first, last line); its call sites -> [CUDA-only test line or 0]
+        self.functions: dict[str, tuple[int, int]] = {}
+        self.calls: dict[str, list[int]] = {}
         #: constant booleans assigned outside any platform branch: name -> value
         self.defaults: dict[str, bool | None] = {}
 
@@ -265,6 +268,11 @@ class _Walker:
 
     def stmt(self, node: ast.stmt, cuda_line: int, on_rocm: bool = False) -> None:
         st = self.state
+        for expr in (getattr(node, "test", None), getattr(node, "iter", None)):
+            if isinstance(expr, ast.expr):  # calls in a test or loop header count as calls
+                for sub in ast.walk(expr):
+                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                        self.calls.setdefault(sub.func.id, []).append(cuda_line)
         if isinstance(node, ast.If):
             if _mentions_rocm(node.test):
                 st.tested = True
@@ -280,6 +288,9 @@ class _Walker:
             self.block(node.orelse, cuda_line or (node.lineno if v is True else 0), v is False)
             self.unknown -= v is None
             return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = getattr(node, "end_lineno", None) or node.lineno
+            self.functions[node.name] = (node.lineno, end)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self.block(node.body, cuda_line, on_rocm)
             return
@@ -370,6 +381,8 @@ class _Walker:
                 todo.extend(ast.iter_child_nodes(sub))
                 continue
             fn = (_dotted(sub.func) or "").rsplit(".", 1)[-1]
+            if isinstance(sub.func, ast.Name):
+                self.calls.setdefault(sub.func.id, []).append(cuda_line)
             if fn in _NOT_USES:
                 continue
             args = list(sub.args) + [k.value for k in sub.keywords]
@@ -401,4 +414,9 @@ def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
         w.block(tree.body, 0)
     except RecursionError:
         return [], False, []
-    return w.state.uses, w.state.tested, w.state.cuda_ranges
+    ranges = list(w.state.cuda_ranges)
+    for name, (first, last) in w.functions.items():  # a helper only CUDA-only code calls
+        sites = w.calls.get(name, [])
+        if sites and all(sites):
+            ranges.append((first, last, sites[0]))
+    return w.state.uses, w.state.tested, ranges
