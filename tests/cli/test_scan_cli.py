@@ -51,7 +51,7 @@ def test_markdown_output(cli) -> None:  # type: ignore[no-untyped-def]
     res = cli("scan", str(EXAMPLE), "--format", "markdown", "--target", "mi300x")
     assert res.code == 0
     assert res.out.startswith("# gpuport scan: blocked")
-    assert "| severity | rule | where | what | fix |" in res.out
+    assert "| severity | scope | rule | where | what | fix |" in res.out
     assert "**gfx942**" in res.out
 
 

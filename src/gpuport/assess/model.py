@@ -143,6 +143,14 @@ class ScanSection(_Frozen):
     from_hipify: int = Field(
         default=0, description="findings added from hipify's hazard pass over unread files"
     )
+    routes: list[str] = Field(
+        default_factory=list,
+        description="the project's own ROCm route evidence: 'kind path:line: detail'",
+    )
+    scope_counts: dict[str, int] = Field(
+        default_factory=dict, description="findings above info per scope (core is judged)"
+    )
+    not_built: int = Field(default=0, description="files the ROCm build does not compile")
     duration_s: float
 
     @model_validator(mode="before")

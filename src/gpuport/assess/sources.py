@@ -83,6 +83,15 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]
         findings_total=len(report.findings),
         skipped=[f"{s.path}: {s.reason}" for s in report.skipped],
         unread=[f"{s.path}: {s.reason}" for s in unread_sources(report, settings.root)],
+        routes=[
+            f"{r.kind} {r.path}" + (f":{r.line}" if r.line else "") + f": {r.detail}"
+            for r in report.routes
+        ],
+        scope_counts={
+            scope: sum(n for sev, n in counts.items() if sev is not Severity.INFO)
+            for scope, counts in report.scope_counts.items()
+        },
+        not_built=len(report.not_built),
         duration_s=report.duration_s,
     )
     return report, section, above
@@ -120,11 +129,15 @@ def with_unread_hazards(
     """
     if not extra:
         return section, above, report.effort
+    from gpuport.scan.routes import working_route
     from gpuport.scan.rules import RULES
-    from gpuport.scan.verdict import estimate_effort, verdict_for
+    from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
     every = [*report.findings, *extra]
-    verdict, reason = verdict_for(every)
+    core = judged(every, report.scope)
+    route = [r.path for r in report.routes] if working_route(report.routes) else []
+    gap = estimate_effort([f for f in core if f.severity is Severity.BLOCKER], RULES).hours
+    verdict, reason = verdict_for(core, list(dict.fromkeys(route)), gap)
     combined = worst_first(every)
     counts = Counter(f.severity for f in every)
     merged = section.model_copy(
@@ -138,7 +151,7 @@ def with_unread_hazards(
             "from_hipify": len(extra),
         }
     )
-    return merged, combined, estimate_effort(every, RULES)
+    return merged, combined, estimate_effort(core, RULES)
 
 
 def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -113,6 +114,15 @@ def scan(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", help="Worker processes (0 = all cores).")
     ] = 0,
+    scope: Annotated[
+        str,
+        typer.Option(
+            "--scope",
+            help="What decides the verdict and effort: core (the library, its packaging and "
+            "build; tests, examples, benchmarks, docs, tooling, extras and other vendors' "
+            "backends are counted apart) or all.",
+        ),
+    ] = "core",
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show info findings too.")
     ] = False,
@@ -125,6 +135,8 @@ def scan(
         )
     if not math.isfinite(max_file_size) or max_file_size <= 0:
         raise GpuportError("--max-file-size must be a positive number of MB")
+    if scope.lower() not in ("core", "all"):
+        raise GpuportError(f"--scope must be core or all, not {scope!r}")
     if jobs < 0:
         raise GpuportError("--jobs must be 0 (all cores) or more")
     kinds: set[FileKind] = set()
@@ -144,8 +156,10 @@ def scan(
         select=_ids(select) or None,
         ignore=_ids(ignore),
         max_bytes=int(max_file_size * 1024 * 1024),
-        **({"jobs": jobs} if jobs else {}),
+        scope=scope.lower(),
     )
+    if jobs:
+        opts = replace(opts, jobs=jobs)
     show = not no_progress and sys.stderr.isatty()
     report = run_scan(path, opts, show)
 

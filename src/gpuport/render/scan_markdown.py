@@ -20,17 +20,37 @@ def render(report: ScanReport) -> str:
         f"* Effort: **{report.effort.low_days:g}–{report.effort.high_days:g} days** "
         f"({report.effort.hours:g} h of listed work)",
         "* Findings: " + ", ".join(f"{report.counts.get(s, 0)} {s.value}" for s in Severity),
-        f"* Files: {report.files_scanned} scanned, {len(report.skipped)} skipped",
-        "",
-        "## Findings",
+        f"* Files: {report.files_scanned} scanned, {len(report.skipped)} skipped, "
+        f"{len(report.not_built)} not compiled by the ROCm build",
+        f"* Judged: {'every scope' if report.scope == 'all' else 'core code, packaging and build'}"
+        + "; by scope: "
+        + "; ".join(
+            f"{scope} " + ", ".join(f"{n} {sev.value}" for sev, n in counts.items() if n)
+            for scope, counts in report.scope_counts.items()
+        ),
         "",
     ]
+    if report.routes:
+        out += ["## ROCm route", "", "| kind | where | what |", "|---|---|---|"]
+        out += [
+            f"| {r.kind} | {_cell(r.path + (f':{r.line}' if r.line else ''))} | {_cell(r.detail)} |"
+            for r in report.routes
+        ]
+        out.append("")
+    else:
+        out += ["No ROCm route found in the project (Dockerfile, requirements, extras, build, "
+                "CI or README).", ""]  # fmt: skip
+    nv = [c for c in report.components if c.nvidia_only]
+    if nv and report.routes:
+        out += ["NVIDIA-only components (replace or drop on ROCm): "
+                + ", ".join(f"{_cell(c.path)}/ ({_cell(c.evidence)})" for c in nv), ""]  # fmt: skip
+    out += ["## Findings", ""]
     if report.findings:
-        out += ["| severity | rule | where | what | fix |", "|---|---|---|---|---|"]
+        out += ["| severity | scope | rule | where | what | fix |", "|---|---|---|---|---|---|"]
         for f in report.findings:
             sev = f.severity.value + (" (guarded)" if f.guarded else "")
             out.append(
-                f"| {sev} | {f.rule_id} | {_cell(f.location.display())} | "
+                f"| {sev} | {f.scope} | {f.rule_id} | {_cell(f.location.display())} | "
                 f"{_cell(f.message)} | {_cell(f.fix)} |"
             )
     else:

@@ -77,7 +77,12 @@ def render(report: ScanReport) -> str:
                 "rank": _RANK[f.severity],
                 "message": {"text": f"{f.message} Fix: {f.fix}"},
                 "locations": [{"physicalLocation": physical}],
-                "properties": {"severity": f.severity.value, "guarded": f.guarded},
+                "properties": {
+                    "severity": f.severity.value,
+                    "guarded": f.guarded,
+                    "scope": f.scope,
+                    **({"notBuilt": f.not_built} if f.not_built else {}),
+                },
             }
         )
     doc = {
@@ -137,6 +142,14 @@ def render(report: ScanReport) -> str:
                     "target": report.target.name,
                     "verdict": report.verdict.value,
                     "effortDays": [report.effort.low_days, report.effort.high_days],
+                    "scope": report.scope,
+                    "scopeCounts": {
+                        scope: {sev.value: n for sev, n in counts.items()}
+                        for scope, counts in report.scope_counts.items()
+                    },
+                    "rocmRoute": [r.model_dump() for r in report.routes],
+                    "notBuiltFiles": len(report.not_built),
+                    "nvidiaOnlyComponents": [c.path for c in report.components if c.nvidia_only],
                 },
             }
         ],

@@ -13,6 +13,8 @@ from rich.text import Text
 from gpuport.models import Severity
 from gpuport.render.text import clean
 from gpuport.scan.model import Finding, ScanReport, Verdict
+from gpuport.scan.rules import RULES
+from gpuport.scan.verdict import top_blockers
 
 SEV_STYLE = {
     Severity.BLOCKER: "bold red",
@@ -48,8 +50,35 @@ def _header(report: ScanReport) -> Panel:
         Text.from_markup(
             f"{counts}   files {report.files_scanned} scanned, {len(report.skipped)} skipped"
         ),
+        Text(clean(_judged_line(report)), style="dim"),
     ]
+    if report.routes:
+        lines.append(Text(clean("ROCm route: " + route_summary(report)), style="green"))
     return Panel(Group(*lines), title="gpuport scan", title_align="left")
+
+
+def route_summary(report: ScanReport, limit: int = 6) -> str:
+    """The route evidence on one line: ``docker Dockerfile_amd:43, ci .github/...``."""
+    items = [f"{r.kind} {r.path}" + (f":{r.line}" if r.line else "") for r in report.routes[:limit]]
+    more = len(report.routes) - limit
+    return ", ".join(items) + (f" and {more} more" if more > 0 else "")
+
+
+def _judged_line(report: ScanReport) -> str:
+    judged = "every scope" if report.scope == "all" else "core code, packaging and build"
+    others = []
+    for scope, counts in report.scope_counts.items():
+        if scope == "core" or report.scope == "all":
+            continue
+        above = sum(n for sev, n in counts.items() if sev is not Severity.INFO)
+        if above:
+            others.append(f"{scope} {above}")
+    text = f"verdict and effort from {judged}"
+    if others:
+        text += "; not judged (above info): " + ", ".join(others) + " (--scope all judges them)"
+    if report.not_built:
+        text += f"; {len(report.not_built)} file(s) the ROCm build does not compile"
+    return text
 
 
 def _finding_table(findings: list[Finding], title: str) -> Table:
@@ -60,6 +89,8 @@ def _finding_table(findings: list[Finding], title: str) -> Table:
     table.add_column("what, and the fix", ratio=3, overflow="fold")
     for f in findings:
         sev = f.severity.value + (" (guarded)" if f.guarded else "")
+        if f.scope != "core":
+            sev += f" [{f.scope}]"
         body = Text(clean(f.message))
         body.append("\nfix: ", style="bold")
         body.append(clean(f.fix))
@@ -100,13 +131,34 @@ def _effort(report: ScanReport) -> Table:
     return table
 
 
+def _routes(report: ScanReport) -> Table:
+    table = Table(title="ROCm route (the project's own evidence)", title_justify="left")
+    table.add_column("kind", no_wrap=True)
+    table.add_column("where", overflow="fold")
+    table.add_column("what", overflow="fold")
+    for r in report.routes:
+        where = r.path + (f":{r.line}" if r.line else "")
+        table.add_row(r.kind, Text(clean(where)), Text(clean(r.detail)))
+    return table
+
+
 def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
     console.print(_header(report))
-    blockers = [f for f in report.findings if f.severity is Severity.BLOCKER]
+    blockers = top_blockers(report.findings, RULES, report.scope)
     if blockers:
         shown = blockers[:TOP_N]
         more = f" (first {TOP_N} of {len(blockers)})" if len(blockers) > TOP_N else ""
-        console.print(_finding_table(shown, f"Top blockers{more}"))
+        console.print(_finding_table(shown, f"Top blockers by impact{more}"))
+    if report.routes:
+        console.print(_routes(report))
+    nv = [c for c in report.components if c.nvidia_only]
+    if nv and report.routes:
+        console.print(
+            "NVIDIA-only components (replace or drop on ROCm; their findings are info): "
+            + ", ".join(f"{c.path}/ ({c.evidence})" for c in nv),
+            highlight=False,
+            markup=False,
+        )
     if report.findings:
         console.print(_per_file(report))
         rest = [

@@ -14,16 +14,19 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
+from gpuport.scan.cxx_facts import CxxFacts
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
-from gpuport.scan.project import PACKAGING, OwnNames, own_names
+from gpuport.scan.own_names import PACKAGING, OwnNames, own_names
+from gpuport.scan.project import ProjectView, apply, view_of
+from gpuport.scan.routes import working_route
 from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
-from gpuport.scan.verdict import estimate_effort, verdict_for
+from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
 Progress = Callable[[int, int], None]
 PARALLEL_THRESHOLD = 200
@@ -41,6 +44,9 @@ class ScanOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     kinds: frozenset[FileKind] | None = None
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    #: "core" judges core findings only; "all" judges every scope
+    scope: str = "core"
+    facts: CxxFacts | None = None
 
 
 def check_text(
@@ -55,6 +61,7 @@ def check_text(
     ignore: frozenset[str] = frozenset(),
     root: Path | None = None,
     own: OwnNames | None = None,
+    facts: CxxFacts | None = None,
 ) -> tuple[list[Finding], str | None]:
     """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
     ctx = FileContext(
@@ -68,6 +75,7 @@ def check_text(
         ignore=ignore,
         root=root,
         own=own or OwnNames(),
+        facts=facts,
     )
     for check in CHECKERS.get(kind, []):
         check(ctx)
@@ -100,6 +108,7 @@ def _check_candidate(
             ignore=opts.ignore,
             root=cand.root,
             own=own,
+            facts=opts.facts,
         )
     except RecursionError:
         return [], SkippedFile(path=cand.rel, reason="nested too deeply to analyse")
@@ -152,6 +161,8 @@ def scan_path(
         raise GpuportError(_nothing_to_scan(root, skipped, opts.kinds))
     own = own_names(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
 
+    view = view_of(root, candidates, opts.max_bytes)
+    opts = replace(opts, facts=view.facts)
     results: list[tuple[list[Finding], SkippedFile | None]] = []
     total = len(candidates)
     if opts.jobs > 1 and total >= PARALLEL_THRESHOLD:
@@ -174,9 +185,26 @@ def scan_path(
     findings = one_per_line(f for found, _ in results for f in found)
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
+    findings = apply(findings, view)
+    findings.sort(key=_sort_key)
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
-    verdict, reason = verdict_for(findings)
+    judged_findings = judged(findings, opts.scope)
+    route = [f"{r.path}" for r in view.routes] if working_route(view.routes) else []
+    blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
+    gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
+    verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)), gap)
+    scope_counts: dict[str, dict[Severity, int]] = {}
+    for f in findings:
+        scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
+    nv = [(c.path, c.evidence) for c in view.build.components if c.nvidia_only]
+    has_nv_findings = {
+        c for c, _ in nv if any(f.location.path.startswith(c + "/") for f in findings)
+    }
+
+    def component_of(path: str) -> str:
+        return _component(view, path)
+
     return ScanReport(
         root=safe_name(str(root)),
         own_packages=sorted(own.packages),
@@ -188,7 +216,17 @@ def scan_path(
         counts={sev: counts.get(sev, 0) for sev in Severity},
         verdict=verdict,
         verdict_reason=reason,
-        effort=estimate_effort(findings, RULES),
+        effort=estimate_effort(
+            judged_findings,
+            RULES,
+            component_of,
+            [(p, e) for p, e in nv if p in has_nv_findings] if route else [],
+        ),
+        scope=opts.scope,
+        routes=view.routes,
+        components=view.build.components,
+        not_built=dict(sorted(view.build.not_built.items())),
+        scope_counts=dict(sorted(scope_counts.items())),
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
     )
@@ -245,6 +283,11 @@ def _nothing_to_scan(
         f"nothing to scan in {root}: no Python, CUDA/C++, build, requirements or container "
         "file found (an empty or mistyped folder?)"
     )
+
+
+def _component(view: ProjectView, path: str) -> str:
+    comp = view.build.component_of(path)
+    return comp.path if comp else ""
 
 
 def _sort_key(f: Finding) -> tuple[int, str, int, int, str]:

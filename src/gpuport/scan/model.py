@@ -31,6 +31,16 @@ class Finding(BaseModel):
     default_severity: Severity | None = Field(
         default=None, description="the rule's own severity when it was lowered for a guard"
     )
+    scope: str = Field(
+        default="core",
+        description="core, test, example, benchmark, docs, tooling, extra or other-vendor; "
+        "only core findings decide the verdict and effort (unless --scope all)",
+    )
+    not_built: str | None = Field(
+        default=None,
+        description="why the ROCm build never compiles or uses this code, with the evidence "
+        "(file:line); severity was lowered to info",
+    )
 
 
 class SkippedFile(BaseModel):
@@ -71,6 +81,30 @@ class Effort(BaseModel):
     note: str
 
 
+class RouteEvidence(BaseModel):
+    """One piece of evidence that the project already has a ROCm route."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # docker, requirements, extra, build, ci, docs
+    path: str
+    line: int | None
+    detail: str
+
+
+class ComponentInfo(BaseModel):
+    """A folder with packaging of its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    packaging: str
+    nvidia_only: bool
+    evidence: str
+    builds_native: bool = False  # compiles CUDA/C++ extensions of its own
+    rocm_build: bool = False  # its own build tests for ROCm/HIP
+
+
 class ScanReport(BaseModel):
     """Everything `gpuport scan` found in one project for one target."""
 
@@ -86,6 +120,13 @@ class ScanReport(BaseModel):
     verdict: Verdict
     verdict_reason: str
     effort: Effort
+    scope: str = "core"
+    routes: list[RouteEvidence] = Field(default_factory=list)
+    components: list[ComponentInfo] = Field(default_factory=list)
+    not_built: dict[str, str] = Field(
+        default_factory=dict, description="files the ROCm build does not compile -> evidence"
+    )
+    scope_counts: dict[str, dict[Severity, int]] = Field(default_factory=dict)
     fingerprint: EnvFingerprint
     duration_s: float
     own_packages: list[str] = Field(

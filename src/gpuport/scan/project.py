@@ -1,173 +1,180 @@
-"""Facts about the scanned project as a whole: its own Python packages, its git index.
+"""The project as its ROCm build sees it: one pass before the rules, one after.
 
-Both are read statically: folder listings, ``pyproject.toml``/``setup.py``/``setup.cfg`` text
-and the binary ``.git/index`` file (through dulwich). Nothing in the project is imported or
-run, and ``git`` is never started inside it (its config can run commands: ``core.fsmonitor``).
-
-*Own packages* are the top-level import names the project itself provides. An import of one of
-them is the project's own code, never a third-party dependency to look up in the knowledge base
-(torchao importing ``torchao``, AutoAWQ importing ``awq``, Megatron-LM importing ``megatron``).
+Before: read the build files, manifests and CUDA/C++ headers (text only) into a
+:class:`ProjectView`: the build model, the preprocessor facts the rules use, the
+ROCm route, the components. After: give every finding its scope, lower to info
+what the ROCm build never compiles (naming the evidence), what lies in an
+NVIDIA-only component of a project that has a ROCm route, and CUDA variants that
+sit beside a ROCm variant.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tomllib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
+from gpuport.models import Severity
+from gpuport.scan.build_model import BuildModel, build_model
+from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
+from gpuport.scan.files import Candidate, read_text
+from gpuport.scan.model import Finding, RouteEvidence
+from gpuport.scan.routes import find_routes, is_rocm_variant_name, working_route
+from gpuport.scan.rules.base import FileKind
+from gpuport.scan.scopes import Scope, scope_of
 
+__all__ = ["ProjectView", "apply", "view_of"]
 
-@dataclass(frozen=True)
-class OwnNames:
-    """What the project is itself: its top-level import names and its distribution names."""
-
-    packages: frozenset[str] = frozenset()
-    distributions: frozenset[str] = frozenset()  # normalised (PEP 503)
-
-
-def own_names(root: Path, project_dirs: Iterable[Path] = ()) -> OwnNames:
-    """:func:`own_packages` and :func:`own_distributions` of the project at ``root``."""
-    dirs = set(project_dirs)
-    return OwnNames(own_packages(root, dirs), own_distributions(root, dirs))
-
-
-def own_distributions(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str]:
-    """The distribution names the project's packaging files declare (``[project] name``,
-    ``[metadata] name``, ``setup(name="...")``): a requirement on one of them (an extra of the
-    project itself, ``-e .`` resolved) is the project, not a dependency."""
-    names: set[str] = set()
-    for base in {root, *project_dirs} if root.is_dir() else set():
-        for file in PACKAGING:
-            try:
-                text = (base / file).read_text(encoding="utf-8", errors="replace")[:200_000]
-            except OSError:
-                continue
-            if file == "pyproject.toml":
-                try:
-                    name = tomllib.loads(text).get("project", {}).get("name")
-                except (tomllib.TOMLDecodeError, ValueError, AttributeError):
-                    name = None
-                found = [name] if isinstance(name, str) else []
-            else:
-                found = [m.group(1) or m.group(2) for m in _DIST_NAME.finditer(text)]
-            names.update(_normalise(n) for n in found if n)
-    return frozenset(names)
-
-
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-# Top-level folders that hold other people's or generated code, never the project's packages.
-_NOT_PACKAGES = {"site-packages", "dist-packages", "node_modules", "build", "dist", "__pycache__"}
-# Layout folders that hold packages (``src/awq``) rather than being one, unless they have an
-# ``__init__.py`` of their own (``from src.model import ...``).
-_LAYOUT_DIRS = {"src", "lib", "python", "py"}
-# Top-level scripts that are not importable modules of the project.
-_NOT_MODULES = {"setup", "conftest", "noxfile", "fabfile", "manage", "__init__", "__main__"}
-_WHERE = re.compile(r"""\bwhere\s*=\s*\[?\s*["']([\w./-]+)["']""")
-_PACKAGE_DIR = re.compile(r"""package_dir\s*=\s*\{\s*["']["']\s*:\s*["']([\w./-]+)["']""")
-_PY_NAME = re.compile(r"^[A-Za-z_]\w*$")
-# setup(name="x") in setup.py, `name = x` under [metadata] in setup.cfg
-_DIST_NAME = re.compile(
-    r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']|^name\s*=\s*([A-Za-z0-9][\w.-]*)\s*$""", re.M
+_BUILD_KINDS = (FileKind.SETUP_PY, FileKind.CMAKE, FileKind.MAKEFILE, FileKind.PYPROJECT)
+_ROUTE_KINDS = (
+    FileKind.DOCKERFILE,
+    FileKind.REQUIREMENTS,
+    FileKind.PYPROJECT,
+    FileKind.SETUP_PY,
+    FileKind.SETUP_CFG,
 )
+_CUDA_VARIANT = re.compile(
+    r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
+)
+_EXTRA_HEADER = re.compile(r"^\s*\[(?:project\.optional-dependencies|tool\.poetry\.extras)\]\s*$")
+_TABLE = re.compile(r"^\s*\[")
+_EXTRA_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*=""")
 
 
-def own_packages(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str]:
-    """The top-level import names the project at ``root`` defines itself.
-
-    Looked for in ``root`` and in every folder of ``project_dirs`` (folders holding a
-    packaging file: a monorepo's sub-projects), each with its ``src/`` layout and the
-    ``where``/``package_dir`` folders its packaging names: every folder with an
-    ``__init__.py`` in it or in a child folder (a namespace package such as ``megatron/``),
-    and every single-module ``.py`` file. When ``root`` is itself inside a package
-    (``gpuport scan repo/pkg``), the outermost package around it counts too.
-    """
-    if not root.is_dir():
-        return frozenset()
-    names: set[str] = set()
-    bases = {root, *project_dirs}
-    for base in sorted(bases):
-        if (base / "__init__.py").is_file():
-            continue  # a package's children are its submodules, not top-level names
-        for folder in (base, base / "src", *_declared_dirs(base)):
-            names |= _packages_in(folder)
-    outer = root.resolve()
-    while (outer / "__init__.py").is_file():
-        if _PY_NAME.match(outer.name):
-            names.add(outer.name)
-        outer = outer.parent
-    return frozenset(names)
+@dataclass
+class ProjectView:
+    build: BuildModel = field(default_factory=BuildModel)
+    facts: CxxFacts = field(default_factory=CxxFacts)
+    routes: list[RouteEvidence] = field(default_factory=list)
+    #: pyproject path -> {line: extra name} for lines inside optional-dependency tables
+    extras: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
-def _packages_in(folder: Path) -> set[str]:
-    names: set[str] = set()
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return names
-    for entry in entries:
-        name = entry.name
-        try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-        except OSError:
+_DOTTED_EXTRA = re.compile(r"""^\s*optional-dependencies\.["']?([\w.-]+)["']?\s*=""")
+_NEW_KEY = re.compile(r"^[A-Za-z_\"'][^=]*=")
+
+
+def _extra_lines(text: str) -> dict[int, str]:
+    """pyproject line -> the optional extra it belongs to (both table and dotted forms)."""
+    out: dict[int, str] = {}
+    inside, name, dotted = False, "", ""
+    for n, line in enumerate(text.split("\n"), 1):
+        if _EXTRA_HEADER.match(line):
+            inside, name, dotted = True, "", ""
             continue
-        if is_dir:
-            if name in _NOT_PACKAGES or not _PY_NAME.match(name) or name.startswith("_"):
-                continue
-            if _is_package(Path(entry.path), namespace=name not in _LAYOUT_DIRS):
-                names.add(name)
-        elif name.endswith(".py"):
-            stem = name[:-3]
-            if _PY_NAME.match(stem) and stem not in _NOT_MODULES:
-                names.add(stem)
-    return names
+        if _TABLE.match(line):
+            inside, dotted = False, ""
+        m = _DOTTED_EXTRA.match(line)
+        if m:
+            dotted = m.group(1)
+        elif dotted and _NEW_KEY.match(line):
+            dotted = ""
+        if inside:
+            k = _EXTRA_KEY.match(line)
+            if k:
+                name = k.group(1)
+            if name:
+                out[n] = name
+        elif dotted:
+            out[n] = dotted
+    return out
 
 
-def _is_package(folder: Path, *, namespace: bool = True) -> bool:
-    """A regular package (``__init__.py``), or a namespace package one level down."""
-    if (folder / "__init__.py").is_file():
-        return True
-    if not namespace:
-        return False
-    try:
-        return any(
-            e.is_dir(follow_symlinks=False) and (Path(e.path) / "__init__.py").is_file()
-            for e in os.scandir(folder)
-        )
-    except OSError:
-        return False
-
-
-def _declared_dirs(base: Path) -> list[Path]:
-    """Package folders that the packaging files of ``base`` name (``where``, ``package_dir``)."""
-    found: list[Path] = []
-    for name in PACKAGING:
-        path = base / name
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
-        except OSError:
+def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
+    """Read what the project says about its build (never running any of it)."""
+    build_files: dict[str, str] = {}
+    route_files: dict[str, tuple[str, str]] = {}
+    native: dict[str, str] = {}
+    extras: dict[str, dict[int, str]] = {}
+    for c in candidates:
+        if (
+            c.kind not in _BUILD_KINDS
+            and c.kind not in _ROUTE_KINDS
+            and c.kind is not FileKind.NATIVE
+        ):
             continue
-        rels = _WHERE.findall(text) + _PACKAGE_DIR.findall(text)
-        if name == "pyproject.toml":
-            rels += _pyproject_where(text)
-        for rel in rels:
-            sub = (base / rel).resolve()
-            if sub.is_dir() and sub != base.resolve() and sub.is_relative_to(base.resolve()):
-                found.append(sub)
-    return found
+        got = read_text(c.path, max_bytes)
+        if not isinstance(got, str):
+            continue
+        if c.kind is FileKind.NATIVE:
+            native[c.rel] = got
+            continue
+        if c.kind in _BUILD_KINDS:
+            build_files[c.rel] = got
+        if c.kind in _ROUTE_KINDS:
+            route_files[c.rel] = (c.kind.value, got)
+        if c.kind is FileKind.PYPROJECT:
+            extras[c.rel] = _extra_lines(got)
+    includes = {rel: includes_of(text) for rel, text in native.items()}
+    build = build_model(build_files, native, includes)
+    facts = cxx_facts(native)
+    routes = find_routes(root, route_files, build.rocm_builds) if root.is_dir() else []
+    return ProjectView(build=build, facts=facts, routes=routes, extras=extras)
 
 
-def _pyproject_where(text: str) -> list[str]:
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return []
-    find = data.get("tool", {}).get("setuptools", {}).get("packages", {})
-    where = find.get("find", {}).get("where", []) if isinstance(find, dict) else []
-    return [w for w in where if isinstance(w, str)] if isinstance(where, list) else []
+def _lower(
+    f: Finding, why: str, *, not_built: str | None = None, scope: str | None = None
+) -> Finding:
+    update: dict[str, object] = {"scope": scope or f.scope}
+    if f.severity is not Severity.INFO:
+        update |= {
+            "severity": Severity.INFO,
+            "default_severity": f.default_severity or f.severity,
+            "message": f"{f.message} ({why})",
+        }
+    if not_built is not None:
+        update["not_built"] = not_built
+    return f.model_copy(update=update)
+
+
+_INSTALL_ROUTES = ("docker", "requirements", "extra")
+
+
+def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
+    """Scope every finding and lower what the ROCm build never reaches."""
+    has_route = working_route(view.routes)
+    install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
+    out: list[Finding] = []
+    for f in findings:
+        path = f.location.path
+        scope = scope_of(path)
+        extra = view.extras.get(path, {}).get(f.location.line or 0)
+        if scope is Scope.CORE and extra is not None:
+            scope = Scope.EXTRA
+        comp = view.build.component_of(path)
+        if (
+            has_route
+            and scope is Scope.CORE
+            and comp is not None
+            and comp.builds_native
+            and not comp.rocm_build
+            and not comp.nvidia_only
+        ):
+            scope = Scope.EXTRA  # an optional native component the ROCm route does not build
+        f = f.model_copy(update={"scope": scope.value})
+        where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
+        name = path.rsplit("/", 1)[-1]
+        if where is not None:
+            f = _lower(f, f"not compiled by the ROCm build: {where}", not_built=where)
+        elif has_route and comp is not None and comp.nvidia_only:
+            why = (
+                f"NVIDIA-only component {comp.path}/ ({comp.evidence}): replace or drop it on ROCm"
+            )
+            f = _lower(f, why, not_built=comp.evidence)
+        elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
+            f = _lower(
+                f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value
+            )
+        elif has_route and f.rule_id.startswith(("GP1", "GP5")) and not is_rocm_variant_name(path):
+            is_docker = f.rule_id.startswith("GP5") or "dockerfile" in name.lower()
+            if (
+                is_docker
+                or _CUDA_VARIANT.search(name)
+                or (install_route and f.severity is Severity.BLOCKER)
+            ):
+                f = _lower(
+                    f, "CUDA variant beside the project's ROCm route", scope=Scope.EXTRA.value
+                )
+        out.append(f)
+    return out

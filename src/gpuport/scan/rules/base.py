@@ -14,11 +14,15 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
 from gpuport.scan.model import Finding
-from gpuport.scan.project import OwnNames
+from gpuport.scan.own_names import OwnNames
+
+if TYPE_CHECKING:
+    from gpuport.scan.cxx_facts import CxxFacts
 
 
 class FileKind(enum.StrEnum):
@@ -169,6 +173,8 @@ class FileContext:
     root: Path | None = None
     own: OwnNames = field(default_factory=OwnNames)  # what the project itself is called
     scratch: dict[str, object] = field(default_factory=dict)
+    #: what the project's own headers say (macros hip-clang never defines, ROCm shims)
+    facts: CxxFacts | None = None
     _lines: list[str] | None = None
 
     @property

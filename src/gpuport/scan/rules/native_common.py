@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
-from gpuport.scan.rules.base import FileContext
+from gpuport.scan.rules.base import RULES, FileContext
 from gpuport.scan.rules.native_cond import nvidia_only_lines
 
 HIP_LANG_EXT = (
@@ -37,7 +37,11 @@ class Sink:
         self._seen: set[tuple[str, int]] = set()
         self._defines: dict[str, tuple[int, str]] | None = None
         self._widths: dict[str, str | None] = {}
-        self._nvidia = nvidia_only_lines(src.directives, src.line_count)
+        facts = ctx.facts
+        self._nvidia = nvidia_only_lines(
+            src.directives, src.line_count, facts.false_names if facts else frozenset()
+        )
+        self._shims = facts.shims if facts else {}
         #: Rules whose hits are lowered to info because a file-level finding already says
         #: the file must be rewritten (CUTLASS/CuTe, GP315); ``folded`` counts them.
         self.fold: frozenset[str] = frozenset()
@@ -113,6 +117,15 @@ class Sink:
             return False
         self._seen.add(key)
         guarded = guarded or self.lowered(line)
+        if not guarded and self._shims:
+            word = _WORD.match(self.code, offset)
+            shim = self._shims.get(word.group()) if word else None
+            if shim is not None:
+                guarded = True
+                message = (
+                    f"{message or RULES[rule_id].title} (covered by the project's ROCm "
+                    f"shim for {word.group()} at {shim})"  # type: ignore[union-attr]
+                )
         folding = not guarded and rule_id in self.fold
         before = len(self.ctx.findings)
         self.ctx.report(
@@ -145,6 +158,7 @@ def first_unlowered(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.
     return first
 
 
+_WORD = re.compile(r"\w+")
 _DEFINE = re.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
 _WORDS_BEFORE = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
 _TYPE_WORD = re.compile(

@@ -52,31 +52,46 @@ def _arch_cmp(m: re.Match[str]) -> str:
     return "1" if value else "0"
 
 
-def without_cuda_arch(kind: str, expr: str) -> bool | None:
+def without_cuda_arch(
+    kind: str, expr: str, false_names: frozenset[str] = frozenset()
+) -> bool | None:
     """The value of a conditional directive when ``__CUDA_ARCH__`` is not defined (every
     hip-clang pass), if that alone decides it; None when another macro matters or the
     expression does not name ``__CUDA_ARCH__``.
 
     ``defined(__CUDA_ARCH__) && X`` and ``__CUDA_ARCH__ >= 700`` are False,
     ``!defined(__CUDA_ARCH__)`` is True, ``defined(__CUDA_ARCH__) || defined(Y)`` is None.
+    ``false_names`` are the project's own macros that hip-clang never defines either
+    (``PTX_AVAILABLE``, defined only under ``#if __CUDA_ARCH__ >= 530``): they count the
+    same way.
     """
-    if not _ARCH.search(expr):
+    named = _ARCH.search(expr) is not None
+    names = [n for n in false_names if n in expr and re.search(rf"\b{re.escape(n)}\b", expr)]
+    if not named and not names:
         return None
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
         words = expr.split()
-        if not words or words[0] != "__CUDA_ARCH__":
+        if not words or (words[0] != "__CUDA_ARCH__" and words[0] not in names):
             return None
         return kind.endswith("ndef")
     if kind not in ("if", "elif"):
         return None
+    for n in names:
+        expr = re.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
+        expr = re.sub(rf"\b{re.escape(n)}\b", "0", expr)
     expr = _ARCH_CMP.sub(_arch_cmp, _ARCH_DEFINED.sub("0", expr))
     return const_value(_ARCH.sub("0", expr))
 
 
-def nvidia_only_lines(directives: list[Directive], nlines: int) -> bytearray | None:
+def nvidia_only_lines(
+    directives: list[Directive], nlines: int, false_names: frozenset[str] = frozenset()
+) -> bytearray | None:
     """Per line (index = 1-based line), 1 in the body of a branch that only a compiler
-    defining ``__CUDA_ARCH__`` sees; None when no directive names it (the common case)."""
-    if not any("__CUDA_ARCH__" in d.expr for d in directives):
+    defining ``__CUDA_ARCH__`` (or one of ``false_names``) sees; None when no directive
+    names one (the common case)."""
+    if not any(
+        "__CUDA_ARCH__" in d.expr or any(n in d.expr for n in false_names) for d in directives
+    ):
         return None
     diff = [0] * (nlines + 2)
     # per open conditional: [first body line, branch is NVIDIA-only, an earlier branch is
@@ -91,12 +106,12 @@ def nvidia_only_lines(directives: list[Directive], nlines: int) -> bytearray | N
     for d in directives:
         body = d.line + d.expr.count("\n") + 1  # after a directive continued with `\`
         if d.kind in _IF_KINDS:
-            value = without_cuda_arch(d.kind, d.expr)
+            value = without_cuda_arch(d.kind, d.expr, false_names)
             stack.append([body, int(value is False), int(value is True)])
         elif stack and (d.kind in _ELIF_KINDS or d.kind == "else"):
             frame = stack[-1]
             close(frame, d.line)
-            value = True if d.kind == "else" else without_cuda_arch(d.kind, d.expr)
+            value = True if d.kind == "else" else without_cuda_arch(d.kind, d.expr, false_names)
             frame[0] = body
             frame[1] = int(frame[2] or value is False)
             frame[2] = int(frame[2] or value is True)

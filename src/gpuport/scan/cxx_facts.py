@@ -1,0 +1,105 @@
+"""Preprocessor facts the project states about itself, gathered before the rules run.
+
+* **Macros hip-clang never defines.** A project macro defined only inside a
+  branch that only NVIDIA's compiler sees (``#if __CUDA_ARCH__ >= 530`` /
+  ``#define PTX_AVAILABLE``) is undefined on every ROCm pass, so code under
+  ``#ifdef PTX_AVAILABLE`` is not compiled for ROCm. Followed twice, so a macro
+  defined under such a macro counts too. A macro also defined anywhere else does
+  not count.
+* **Shims.** A CUDA warp intrinsic the project redefines inside a ROCm branch
+  (``#ifdef USE_ROCM`` / ``#define __shfl_xor_sync(mask, v, l) __shfl_xor(v, l)``,
+  or a ``__device__`` function of that name) makes its call sites safe: the
+  rules lower them to info and name the shim.
+
+Only text is read (never compiled or run); each file is lexed only when it
+defines a macro next to a ``__CUDA_ARCH__`` test or a ROCm macro.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpuport.scan.cxx import ROCM_MACRO, lex
+from gpuport.scan.rules.native_cond import nvidia_only_lines
+
+__all__ = ["CxxFacts", "cxx_facts", "includes_of"]
+
+_DEFINE = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)", re.M)
+_INCLUDE = re.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+_SHIM_NAME = r"__(?:shfl\w*|\w+_sync|activemask|ballot\w*|lanemask\w*|syncwarp)"
+_SHIM_DEFINE = re.compile(rf"^[ \t]*\#[ \t]*define[ \t]+({_SHIM_NAME})\b", re.M)
+_SHIM_FUNC = re.compile(rf"\b({_SHIM_NAME})\s*\([^;{{)]*\)\s*(?:const\s*)?\{{")
+
+
+@dataclass(frozen=True)
+class CxxFacts:
+    #: project macros hip-clang never defines -> where they are defined ("file:line")
+    false_macros: dict[str, str] = field(default_factory=dict)
+    #: CUDA intrinsics the project redefines for ROCm -> where ("file:line")
+    shims: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def false_names(self) -> frozenset[str]:
+        return frozenset(self.false_macros)
+
+
+def includes_of(text: str) -> frozenset[str]:
+    """The file names (last path part) a C/C++ file includes."""
+    if "include" not in text:
+        return frozenset()
+    return frozenset(m.group(1).rsplit("/", 1)[-1] for m in _INCLUDE.finditer(text))
+
+
+_SHIM_HINT = re.compile(_SHIM_NAME + r"\s*\(")
+_SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__syncwarp")
+_ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
+
+
+def cxx_facts(texts: dict[str, str]) -> CxxFacts:
+    """Facts from every CUDA/C++ file of the project (relative path -> text)."""
+    shims: dict[str, str] = {}
+    live: set[str] = set()
+    arch_files: list[tuple[str, str]] = []
+    for rel, text in texts.items():
+        has_define = "define" in text
+        arch = has_define and "__CUDA_ARCH__" in text
+        shim = (
+            any(w in text for w in _SHIM_WORDS)
+            and any(w in text for w in _ROCM_WORDS)
+            and ROCM_MACRO.search(text) is not None
+            and _SHIM_HINT.search(text) is not None
+        )
+        if not arch and not shim:
+            if has_define:
+                live.update(_DEFINE.findall(text))
+            continue
+        src = lex(text)
+        if shim:
+            for pat in (_SHIM_DEFINE, _SHIM_FUNC):
+                for m in pat.finditer(src.code):
+                    line = src.line_of(m.start())
+                    if src.guarded(line):
+                        shims.setdefault(m.group(1), f"{rel}:{line}")
+        if arch:
+            arch_files.append((rel, text))
+        elif has_define:
+            live.update(_DEFINE.findall(src.code))
+    false: dict[str, str] = {}
+    lexed = {rel: lex(text) for rel, text in arch_files}
+    for _ in range(2):  # a macro defined under a false macro is false too
+        in_nv: dict[str, str] = {}
+        round_live = set(live)
+        for rel, src in lexed.items():
+            nv = nvidia_only_lines(src.directives, src.line_count, frozenset(false))
+            for m in _DEFINE.finditer(src.code):
+                line = src.line_of(m.start())
+                if nv is not None and 0 < line < len(nv) and nv[line]:
+                    in_nv.setdefault(m.group(1), f"{rel}:{line}")
+                elif not src.dead(line):
+                    round_live.add(m.group(1))
+        new = {n: where for n, where in in_nv.items() if n not in round_live}
+        if new == false:
+            break
+        false = new
+    return CxxFacts(false_macros=false, shims=shims)

@@ -1,0 +1,73 @@
+"""Scopes: what part of the project a file belongs to, by its path only.
+
+``core`` (the library or application, its packaging and build), ``test``,
+``example``, ``benchmark``, ``docs``, ``tooling`` (scripts, CI, dev tools),
+``extra`` (an optional extra or a platform-variant manifest) and ``other-vendor``
+(another vendor's backend: Intel Gaudi/HPU/XPU, Ascend NPU, AWS Neuron, Apple
+MPS/Metal, ggml's other backends ...). The verdict and the effort come from core
+findings; the others are counted and shown apart (``--scope all`` judges all).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+__all__ = ["Scope", "scope_of"]
+
+
+class Scope(enum.StrEnum):
+    CORE = "core"
+    TEST = "test"
+    EXAMPLE = "example"
+    BENCHMARK = "benchmark"
+    DOCS = "docs"
+    TOOLING = "tooling"
+    EXTRA = "extra"
+    OTHER_VENDOR = "other-vendor"
+
+
+_DIRS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
+    (
+        Scope.OTHER_VENDOR,
+        re.compile(
+            r"^(?:habana|gaudi\d?|hpu|xpu|intel|ipex|ascend|npu|neuron|inferentia|trainium|tpu|"
+            r"xla|mps|metal|sycl|oneapi|vulkan|opencl|musa|mlu|cann|openvino|hexagon|kompute|"
+            r"webgpu|ipu|rbln|gaudi_backend|intel_gaudi|"
+            r"ggml-(?!cuda|hip|cpu|common|base|backend)[\w-]+)$",
+            re.I,
+        ),
+    ),
+    (Scope.TEST, re.compile(r"^(?:tests?|testing|unittests?|test_\w+|\w+_tests?)$", re.I)),
+    (
+        Scope.EXAMPLE,
+        re.compile(r"^(?:examples?|demos?|tutorials?|notebooks?|samples?|recipes|cookbook)$", re.I),
+    ),
+    (Scope.BENCHMARK, re.compile(r"^(?:benchmarks?|bench|benchmarking|perf|profiling)$", re.I)),
+    (Scope.DOCS, re.compile(r"^(?:docs?|documentation|website|blogs?|assets)$", re.I)),
+    (
+        Scope.TOOLING,
+        re.compile(r"^(?:scripts?|tools?|tooling|ci|\.ci|\.github|dev|utils_ci)$", re.I),
+    ),
+)
+_TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$|^.*_test\.(?:cu|cpp|cc)$", re.I)
+_BENCH_FILE = re.compile(r"^bench(?:mark)?_.*\.py$", re.I)
+
+
+def scope_of(rel: str) -> Scope:
+    """The scope of a file from its path relative to the scanned root."""
+    parts = rel.split("/")
+    for part in parts[:-1]:
+        for scope, pattern in _DIRS:
+            if pattern.match(part):
+                return scope
+    name = parts[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    stem_words = re.split(r"[-_.]", stem.lower())
+    if any(_DIRS[0][1].match(w) for w in stem_words[1:]):  # requirements_intel.txt
+        return Scope.OTHER_VENDOR
+    if _TEST_FILE.match(name):
+        return Scope.TEST
+    if _BENCH_FILE.match(name):
+        return Scope.BENCHMARK
+    return Scope.CORE

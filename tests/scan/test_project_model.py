@@ -1,0 +1,277 @@
+"""The project as its ROCm build sees it: build model, preprocessor facts, routes, scopes.
+
+Each fixture under ``tests/fixtures/projects`` is a small project with a positive case and a
+negative twin (the same code without the evidence), so each test fails if the feature breaks
+in either direction.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuport.models import Severity
+from gpuport.scan import ScanOptions, ScanReport, scan_path
+from gpuport.scan.build_cmake_model import cmake_uses, cond_value
+from gpuport.scan.build_setup_ast import setup_uses
+from gpuport.scan.cxx_facts import cxx_facts
+from gpuport.scan.scopes import Scope, scope_of
+
+PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+
+
+def scan(name: str, **kw: object) -> ScanReport:
+    return scan_path(PROJECTS / name, ScanOptions(jobs=1, **kw))  # type: ignore[arg-type]
+
+
+def at(report: ScanReport, path: str, rule: str) -> list[Severity]:
+    return [f.severity for f in report.findings if f.location.path == path and f.rule_id == rule]
+
+
+# -- build model: setup.py -------------------------------------------------------------------
+
+
+def test_setup_py_cuda_only_sources_are_info_with_evidence() -> None:
+    r = scan("setup_rocm_branch")
+    kernel = [f for f in r.findings if f.location.path == "csrc/cuda/kernel_sm80.cu"]
+    assert kernel and all(f.severity is Severity.INFO for f in kernel)
+    assert kernel[0].not_built == "setup.py:11"
+    assert "not compiled by the ROCm build: setup.py:11" in kernel[0].message
+    # the header beside those sources goes with them
+    assert at(r, "csrc/cuda/mma.cuh", "GP301") == [Severity.INFO]
+    # what the ROCm branch builds is still judged
+    assert at(r, "csrc/hip/kernel.cpp", "GP301") == [Severity.BLOCKER]
+    assert "csrc/cuda/kernel_sm80.cu" in r.not_built
+    assert any(x.kind == "build" and x.path == "setup.py" for x in r.routes)
+
+
+def test_setup_py_without_a_rocm_test_models_nothing() -> None:
+    r = scan("setup_cuda_only")
+    assert at(r, "csrc/cuda/kernel_sm80.cu", "GP301") == [Severity.BLOCKER]
+    assert at(r, "csrc/cuda/mma.cuh", "GP301") == [Severity.BLOCKER]
+    assert r.not_built == {}
+    assert r.routes == []
+
+
+def test_setup_ast_follows_names_globs_and_elif_chains() -> None:
+    text = """
+import glob, os, torch
+from torch.utils.cpp_extension import CUDA_HOME
+here = os.path.dirname(os.path.abspath(__file__))
+ext = os.path.join(here, "pkg", "csrc")
+sources = glob.glob(os.path.join(ext, "**", "*.cpp"), recursive=True)
+source_cuda = glob.glob(os.path.join(ext, "**", "*.cu"), recursive=True)
+if torch.cuda.is_available() and CUDA_HOME is not None:
+    sources += source_cuda
+elif torch.version.hip:
+    sources += [f"pkg/csrc/hip/{name}.hip" for name in ("a", "b")]
+Extension("x", sources=sources)
+"""
+    uses, tested, ranges = setup_uses(text)
+    assert tested
+    by = {(u.pattern, u.cuda_only) for u in uses}
+    assert ("pkg/csrc/**/*.cu", True) in by
+    assert ("pkg/csrc/**/*.cpp", False) in by
+    assert ("pkg/csrc/hip/*.hip", False) in by
+    assert ranges and ranges[0][2] == 8  # the `if` that ROCm does not take
+
+
+def test_setup_ast_rocm_toggle_and_derived_flags() -> None:
+    text = """
+import os, torch
+USE_TRITON_ROCM = os.getenv("X", "0") == "1"
+SKIP_CUDA_BUILD = os.getenv("Y", "0") == "1"
+if USE_TRITON_ROCM:
+    SKIP_CUDA_BUILD = True
+use_cuda = torch.version.cuda and CUDA_HOME is not None
+if not SKIP_CUDA_BUILD:
+    Extension("a", sources=["a.cu"])
+if use_cuda:
+    Extension("b", sources=["b.cu"])
+KEEP_CUDA_BUILD = True
+if KEEP_CUDA_BUILD:
+    Extension("c", sources=["c.cu"])
+use_cutlass = False
+if use_cuda:
+    use_cutlass = True
+if use_cutlass:
+    Extension("d", sources=["d.cu"])
+"""
+    uses, tested, _ = setup_uses(text)
+    by = {u.pattern: u.cuda_only for u in uses}
+    assert tested and by == {"a.cu": True, "b.cu": True, "c.cu": False, "d.cu": True}
+
+
+def test_helper_called_only_from_cuda_branches_is_not_built() -> None:
+    text = """
+import subprocess, torch
+def nvcc_version(home):
+    return subprocess.check_output([home + "/bin/nvcc", "-V"])
+def shared(x):
+    return x
+HIP_BUILD = bool(torch.version.hip)
+if HIP_BUILD:
+    shared(1)
+else:
+    v = nvcc_version("/usr/local/cuda")
+    shared(2)
+"""
+    _, tested, ranges = setup_uses(text)
+    assert tested
+    assert (3, 4, 8) in ranges  # nvcc_version: only the CUDA side (the `if` on line 8)
+    assert not any(first == 5 for first, _, _ in ranges)  # shared: both sides
+
+
+def test_broken_setup_py_gives_no_model() -> None:
+    assert setup_uses("def (:\n") == ([], False, [])
+
+
+# -- build model: CMake ----------------------------------------------------------------------
+
+
+def test_cmake_cuda_only_sources_are_info() -> None:
+    r = scan("cmake_rocm_branch")
+    assert at(r, "csrc/gemm_sm80.cu", "GP301") == [Severity.INFO]
+    assert r.not_built["csrc/gemm_sm80.cu"] == "CMakeLists.txt:8"
+    assert at(r, "csrc/common.cu", "GP301") == [Severity.BLOCKER]
+
+
+def test_cmake_without_hip_models_nothing() -> None:
+    r = scan("cmake_cuda_only")
+    assert at(r, "csrc/gemm_sm80.cu", "GP301") == [Severity.BLOCKER]
+    assert r.not_built == {}
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("BUILD_HIP", True),
+        ("NOT HIP", False),
+        ("USE_CUDA", False),
+        ('${COMPUTE_BACKEND} STREQUAL "cuda"', False),
+        ('${COMPUTE_BACKEND} STREQUAL "hip"', True),
+        ("GGML_HIP AND NOT WIN32", None),
+        ("CUDA_FOUND OR HIP_FOUND", True),
+        ("APPLE", None),
+    ],
+)
+def test_cmake_conditions_on_a_rocm_build(expr: str, value: bool | None) -> None:
+    assert cond_value(expr) is value
+
+
+def test_cmake_add_subdirectory_in_a_cuda_branch() -> None:
+    uses, tested, _ = cmake_uses(
+        "if(USE_ROCM)\n  add_subdirectory(hip)\nelse()\n  add_subdirectory(cuda_only)\nendif()\n"
+    )
+    assert tested
+    assert {(u.pattern, u.cuda_only) for u in uses} == {("hip", False), ("cuda_only", True)}
+
+
+# -- preprocessor facts ----------------------------------------------------------------------
+
+
+def test_macro_defined_only_under_cuda_arch_is_false_on_rocm() -> None:
+    r = scan("arch_macro")
+    assert at(r, "copy.cu", "GP301") == [Severity.INFO]
+    facts = cxx_facts({"include/utils.h": (PROJECTS / "arch_macro/include/utils.h").read_text()})
+    assert facts.false_macros == {"PTX_AVAILABLE": "include/utils.h:3"}
+
+
+def test_macro_also_defined_unconditionally_is_not_false() -> None:
+    r = scan("arch_macro_live")
+    assert at(r, "copy.cu", "GP301") == [Severity.BLOCKER]
+
+
+def test_shim_header_covers_call_sites() -> None:
+    r = scan("shim")
+    hit = [f for f in r.findings if f.rule_id == "GP302"]
+    assert [f.severity for f in hit] == [Severity.INFO]
+    assert "shim for __shfl_xor_sync at include/compat.h:3" in hit[0].message
+
+
+def test_without_the_shim_the_mask_is_a_blocker() -> None:
+    assert at(scan("no_shim"), "reduce.cu", "GP302") == [Severity.BLOCKER]
+
+
+# -- routes, variants, scopes, components ----------------------------------------------------
+
+
+def test_cuda_dockerfile_beside_a_rocm_one_is_a_variant() -> None:
+    r = scan("docker_pair")
+    assert at(r, "Dockerfile", "GP501") == [Severity.INFO]
+    kinds = {(x.kind, x.path) for x in r.routes}
+    assert ("docker", "Dockerfile.rocm") in kinds and ("docs", "README.md") in kinds
+    assert r.verdict.value == "ready"
+
+
+def test_cuda_dockerfile_alone_is_a_blocker() -> None:
+    r = scan("docker_cuda")
+    assert at(r, "Dockerfile", "GP501") == [Severity.BLOCKER]
+    assert r.routes == [] and r.verdict.value == "blocked"
+
+
+def test_scopes_component_and_family_effort() -> None:
+    r = scan("routed")
+    test = [f for f in r.findings if f.location.path == "tests/test_fp8.py"]
+    assert test and test[0].scope == "test" and test[0].severity is Severity.BLOCKER
+    comp = [f for f in r.findings if f.location.path.startswith("fa_cute/")]
+    assert comp and all(f.severity is Severity.INFO for f in comp)
+    assert any(c.path == "fa_cute" and c.nvidia_only for c in r.components)
+    gp315 = [i for i in r.effort.basis if i.rule_id == "GP315"]
+    assert [i.count for i in gp315] == [1]  # three CUTLASS files, one component: once
+    assert any(i.rule_id == "component" and "fa_cute" in i.title for i in r.effort.basis)
+    assert r.verdict.value == "minor work"
+    assert r.scope_counts["test"][Severity.BLOCKER] == 1
+    # --scope all judges the test too; the verdict still follows the route
+    everything = scan("routed", scope="all")
+    assert everything.verdict.value == "minor work"
+    assert "4 blockers" in everything.verdict_reason  # three CUTLASS files and the test
+
+
+@pytest.mark.parametrize(
+    ("path", "scope"),
+    [
+        ("pkg/core.py", Scope.CORE),
+        ("tests/test_x.py", Scope.TEST),
+        ("pkg/test_x.py", Scope.TEST),
+        ("examples/run.py", Scope.EXAMPLE),
+        ("benchmarks/b.py", Scope.BENCHMARK),
+        ("docs/conf.py", Scope.DOCS),
+        ("scripts/release.sh", Scope.TOOLING),
+        ("backends/gaudi/server/x.py", Scope.OTHER_VENDOR),
+        ("op_builder/hpu/x.py", Scope.OTHER_VENDOR),
+        ("ggml/src/ggml-et/x.c", Scope.OTHER_VENDOR),
+        ("ggml/src/ggml-cuda/x.cu", Scope.CORE),
+        ("server/requirements_intel.txt", Scope.OTHER_VENDOR),
+        ("Dockerfile_trtllm", Scope.CORE),
+    ],
+)
+def test_scope_of(path: str, scope: Scope) -> None:
+    assert scope_of(path) is scope
+
+
+def test_top_blockers_rank_by_impact_not_path() -> None:
+    from gpuport.scan.rules import RULES
+    from gpuport.scan.verdict import top_blockers
+
+    r = scan("setup_cuda_only")
+    top = top_blockers(r.findings, RULES)
+    hours = [RULES[f.rule_id].effort_hours for f in top]
+    assert hours == sorted(hours, reverse=True)
+
+
+def test_every_format_lists_the_route(cli) -> None:  # type: ignore[no-untyped-def]
+    root = str(PROJECTS / "docker_pair")
+    out = cli("scan", root, "-f", "json", "--no-progress")
+    assert json.loads(out.out)["routes"][0]["path"] == "Dockerfile.rocm"
+    sarif = cli("scan", root, "-f", "sarif", "--no-progress")
+    props = json.loads(sarif.out)["runs"][0]["properties"]
+    assert props["rocmRoute"][0]["path"] == "Dockerfile.rocm" and props["scope"] == "core"
+    md = cli("scan", root, "-f", "markdown", "--no-progress")
+    assert "## ROCm route" in md.out and "Dockerfile.rocm" in md.out
+    term = cli("scan", root, "--no-progress")
+    assert "ROCm route" in term.out and "Dockerfile.rocm" in term.out
+    bad = cli("scan", root, "--scope", "some")
+    assert bad.code == 2 and "--scope must be core or all" in bad.err
