@@ -13,8 +13,9 @@ hipify-perl called once per file, on the same files.
 * Python runs as an installed package does, with its bytecode cached (``PYTHONDONTWRITEBYTECODE``
   dropped, ``PYTHONPYCACHEPREFIX`` in a temporary folder, one warm-up call).
 
-The two tools run interleaved, folder by folder, so a busy machine slows both alike. Prints
-JSON.
+The two tools run interleaved, folder by folder, so a busy machine slows both alike; the CPU
+time (user + sys) of the child processes is reported too, as it depends less on the load.
+Prints JSON.
 
     python benchmarks/hipify_startup.py HECBENCH/src [--folders 40] [--hipify-perl PATH]
 """
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,10 +38,19 @@ SOURCES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc")
 TINY = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\nint main() { return 0; }\n"
 
 
-def _wall(cmd: list[str], env: dict[str, str]) -> float:
+CPU = {"gp": 0.0, "perl": 0.0}
+
+
+def _wall(cmd: list[str], env: dict[str, str], tool: str | None = None) -> float:
+    """Wall time of ``cmd``; with ``tool``, its CPU time (user + sys) is added to CPU[tool]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, capture_output=True, check=False, env=env)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if tool is not None:
+        CPU[tool] += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall
 
 
 def main() -> None:
@@ -70,7 +81,7 @@ def main() -> None:
         files = 0
         for i, folder in enumerate(folders):
             out = Path(tmp) / "gp" / str(i)
-            gp_total += _wall([*gp, str(folder), "-o", str(out), *quiet], env)
+            gp_total += _wall([*gp, str(folder), "-o", str(out), *quiet], env, "gp")
             mine = [p for p in folder.rglob("*") if p.is_file() and p.suffix in SOURCES]
             files += len(mine)
             if args.hipify_perl is not None:
@@ -85,13 +96,15 @@ def main() -> None:
                         "-o",
                         str(dest),
                     ]
-                    perl_total += _wall(cmd, env)
+                    perl_total += _wall(cmd, env, "perl")
     result = {
         "benchmark": "hipify_startup",
         "folders": len(folders),
         "files": files,
         "gpuport_per_folder_s": round(gp_total, 2),
         "hipify_perl_per_file_s": round(perl_total, 2) if args.hipify_perl else None,
+        "gpuport_per_folder_cpu_s": round(CPU["gp"], 2),
+        "hipify_perl_per_file_cpu_s": round(CPU["perl"], 2) if args.hipify_perl else None,
         "python_bare_median_s": round(statistics.median(bare), 3),
         "gpuport_tiny_file_median_s": round(statistics.median(one), 3),
         "overhead_median_s": round(statistics.median(one) - statistics.median(bare), 3),

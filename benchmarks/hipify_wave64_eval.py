@@ -25,6 +25,11 @@ above (``--min-hand 1``), or the names given. Prints a Markdown table (per bench
 and, with ``--json``, the sites.
 
     python benchmarks/hipify_wave64_eval.py HECBENCH/src [NAME ...] [--json out.json]
+    python benchmarks/hipify_wave64_eval.py HECBENCH/src --robustness
+
+``--robustness`` instead translates every ``.cu/.cuh/.h`` of every ``*-cuda`` folder (up to
+400 KB) with ``--wave64 fix`` twice and counts crashes, outputs that change on the second pass,
+and the sites ported and left per kind.
 """
 
 from __future__ import annotations
@@ -216,15 +221,43 @@ def pairs(src: Path) -> list[str]:
     )
 
 
+def robustness(src: Path) -> None:
+    files = sorted(
+        p
+        for p in src.glob("*-cuda/**/*")
+        if p.suffix in (".cu", ".cuh", ".h") and p.is_file() and p.stat().st_size <= 400_000
+    )
+    ported: Counter[str] = Counter()
+    left: Counter[str] = Counter()
+    problems: list[str] = []
+    for f in files:
+        text = _read(f)
+        try:
+            once = translate(text, hip_version="5.2", wave64="fix", path=f.name)
+            twice = translate(once.text, hip_version="5.2", wave64="fix", path=f.name)
+        except Exception as exc:  # a crash is what this counts
+            problems.append(f"{f}: {exc!r}")
+            continue
+        if twice.text != once.text:
+            problems.append(f"{f}: not idempotent")
+        ported.update(c.kind for c in once.wave64)
+        left.update(w.kind for w in once.wave64_left)
+    print(json.dumps({"files": len(files), "problems": problems, "ported": ported, "left": left}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("src", type=Path, help="HeCBench's src folder")
     ap.add_argument("names", nargs="*", help="benchmarks (default: all with a wave64 hand change)")
     ap.add_argument("--min-hand", type=int, default=1)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--robustness", action="store_true")
     args = ap.parse_args()
     if not args.src.is_dir():
         sys.exit(f"not a folder: {args.src}")
+    if args.robustness:
+        robustness(args.src)
+        return
     names = args.names or pairs(args.src)
     rows: list[tuple[str, list[dict[str, object]]]] = []
     for name in names:

@@ -44,9 +44,10 @@ def summary(report: HipifyReport) -> str:
 
 def render(report: HipifyReport, console: Console) -> None:
     """The per-file counts table, then unsupported names, hazards and compile errors."""
-    table = Table(
-        title=Text(f"gpuport hipify -> HIP {clean_line(report.hip_version)} ({report.target})")
-    )
+    title = f"gpuport hipify -> HIP {report.hip_version} ({report.target})"
+    if report.hip_headers:
+        title += f", API names checked against the headers in {report.hip_headers}"
+    table = Table(title=Text(clean_line(title)))
     for col in ("file", "output", "replaced", "unsupported", "hazards", "compile"):
         table.add_column(
             col, justify="right" if col in ("replaced", "unsupported", "hazards") else "left"
@@ -122,6 +123,11 @@ def render_markdown(report: HipifyReport) -> str:
     lines = [
         f"# gpuport hipify: HIP {report.hip_version}, target {report.target}",
         "",
+        *(
+            [f"API names checked against the headers in `{_md(report.hip_headers)}`.", ""]
+            if report.hip_headers
+            else []
+        ),
         "| file | output | replaced | unsupported | hazards | compile |",
         "|---|---|---:|---:|---:|---|",
     ]
