@@ -42,10 +42,10 @@ PLANTED = [
     ("service/gpu_info.py", "import pynvml", "GP203", "major"),
     ("service/gpu_info.py", "pynvml.nvmlInit()", "GP203", "major"),
     ("service/gpu_info.py", 'os.environ["CUDA_VISIBLE_DEVICES"]', "GP218", "info"),
-    ("service/model.py", "if (major, minor) >= (8, 0):", "GP205", "major"),
+    ("service/model.py", "if major == 9:  # Hopper", "GP205", "major"),
     ("service/model.py", "torch.backends.cudnn.benchmark = True", "GP216", "minor"),
     ("service/model.py", 'torch.compile(model, mode="reduce-overhead")', "GP215", "minor"),
-    ("service/model.py", "return torch.float8_e4m3fn", "GP208", "blocker"),
+    ("service/model.py", "return torch.float8_e4m3fn", "GP208", "minor"),  # storage, no GEMM
     ("deploy/Dockerfile", "FROM nvidia/cuda:", "GP501", "blocker"),
     ("deploy/Dockerfile", "ENV NVIDIA_VISIBLE_DEVICES=all", "GP502", "major"),
     ("deploy/docker-compose.yml", "- driver: nvidia", "GP502", "major"),

@@ -6,8 +6,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
 
 def attention_implementation() -> str:
     major, minor = torch.cuda.get_device_capability()
-    if (major, minor) >= (8, 0):
-        return "flash_attention_2"
+    if major == 9:  # Hopper
+        return "flash_attention_3"
     return "sdpa"
 
 

@@ -64,8 +64,16 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]
     carries fewer.
     """
     from gpuport.scan import ScanOptions, scan_path
+    from gpuport.scan.engine import NothingToScan
 
-    report = scan_path(settings.root, ScanOptions(target=settings.target, exclude=settings.exclude))
+    try:
+        opts = ScanOptions(target=settings.target, exclude=settings.exclude)
+        report = scan_path(settings.root, opts)
+    except NothingToScan:
+        raise GpuportError(
+            f"nothing to assess in {settings.root}: no source, dependency, build or "
+            "container files found"
+        ) from None
     above = worst_first(report.findings)
     t = report.target
     section = ScanSection(

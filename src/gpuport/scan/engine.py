@@ -29,6 +29,12 @@ from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
 Progress = Callable[[int, int], None]
+
+
+class NothingToScan(GpuportError):
+    """The scan would read no file at all (an empty or mistyped folder): exit 2, never READY."""
+
+
 PARALLEL_THRESHOLD = 200
 CHUNK = 64
 
@@ -158,7 +164,7 @@ def scan_path(
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
     if not candidates:
-        raise GpuportError(_nothing_to_scan(root, skipped, opts.kinds))
+        raise NothingToScan(_nothing_to_scan(root, skipped, opts.kinds))
     own = own_names(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
 
     view = view_of(root, candidates, opts.max_bytes)
