@@ -58,13 +58,20 @@ def test_pathological_input_scales_linearly(name: str) -> None:
     form = next(f for f in BENCH.FORMS if f.name == name)
     run = BENCH.runner(form)
     run(1000)  # warm: knowledge, API map, compiled regexes
-    scale = max(1.0, min(BENCH.calibrate() for _ in range(3)) / REFERENCE_CALIBRATION_S)
-    t1 = min(run(N) for _ in range(3))
-    t2 = min(run(2 * N) for _ in range(3))
-    # Doubling the input at most doubles the time: 3x allows for noise, a quadratic pass
-    # gives 4x; the additive slack keeps millisecond timings from flaking.
+    # Up to three attempts, each best of three with n and 2n interleaved: another process
+    # hogging the CPU for a moment fails one attempt, a quadratic pass fails them all.
+    for _attempt in range(3):
+        scale = max(1.0, min(BENCH.calibrate() for _ in range(3)) / REFERENCE_CALIBRATION_S)
+        t1 = t2 = float("inf")
+        for _ in range(3):
+            t1 = min(t1, run(N))
+            t2 = min(t2, run(2 * N))
+        budget = 2 * N / 100_000 * scale  # 1 s per 100 KB on the reference machine
+        # Doubling the input at most doubles the time: 3x allows for noise, a quadratic
+        # pass gives 4x; the additive slack keeps millisecond timings from flaking.
+        if t2 <= 3.0 * t1 + 0.03 * scale and t2 <= budget:
+            break
     assert t2 <= 3.0 * t1 + 0.03 * scale, f"{name}: {t1:.3f} s at {N} B, {t2:.3f} s at {2 * N} B"
-    budget = 2 * N / 100_000 * scale  # 1 s per 100 KB on the reference machine
     assert t2 <= budget, f"{name}: {t2:.3f} s for {2 * N} B, over {budget:.2f} s"
 
 
