@@ -88,6 +88,36 @@ class CompileResult(BaseModel):
     offload_archs: list[str]
     error: str | None = Field(default=None, description="the first `error:` line, if it failed")
 
+    @property
+    def status(self) -> Literal["ok", "failed"]:
+        """The word both ``hipify --check`` and ``assess --hipify-check`` print."""
+        return "ok" if self.ok else "failed"
+
+    @property
+    def reason(self) -> str | None:
+        """Why it failed, in the words both commands print (see :func:`compile_reason`)."""
+        return None if self.ok else compile_reason(self.error)
+
+
+_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+
+
+def compile_reason(error: str | None) -> str:
+    """The one classification of a failed compile that hipify and assess share.
+
+    A header that is not installed here (``torch/extension.h`` without a ROCm torch) still
+    fails the compile: the file cannot be built on this machine as it stands. The reason
+    says which header, so the reader can tell it from an error in the translation.
+    """
+    text = error or "no error line"
+    missing = _MISSING_HEADER.search(text)
+    if missing:
+        return (
+            f"needs {missing.group(1)}, which is not installed here (a dependency's header, "
+            "not a translation error: install its ROCm build and check again)"
+        )
+    return text
+
 
 class FileResult(BaseModel):
     """One translated file."""

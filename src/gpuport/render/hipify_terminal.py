@@ -11,7 +11,7 @@ from gpuport.hipify.run import FileResult, HipifyReport
 def _compile(f: FileResult) -> str:
     if f.compile is None:
         return "-"
-    return "ok" if f.compile.ok else "FAILED"
+    return "ok" if f.compile.ok else "failed"
 
 
 def summary(report: HipifyReport) -> str:
@@ -60,7 +60,7 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         if f.compile is not None and not f.compile.ok:
             console.print(
-                f"{f.path}: compile failed: {f.compile.error}", highlight=False, markup=False
+                f"{f.path}: compile failed: {f.compile.reason}", highlight=False, markup=False
             )
     for s in report.skipped:
         console.print(f"skipped {s.path}: {s.reason}", highlight=False, markup=False)
@@ -114,7 +114,7 @@ def render_markdown(report: HipifyReport) -> str:
             for h in f.hazards
         ]
         if f.compile is not None and not f.compile.ok:
-            details.append(f"* `{_md(f.path)}` compile failed: `{_md(f.compile.error or '')}`")
+            details.append(f"* `{_md(f.path)}` compile failed: `{_md(f.compile.reason or '')}`")
     details += [f"* skipped `{_md(s.path)}`: {_md(s.reason)}" for s in report.skipped]
     if details:
         lines += ["", "## Details", "", *details]
