@@ -150,13 +150,13 @@ def test_hipify_gaps_unsupported_and_compile() -> None:
 def test_a_missing_header_is_failed_in_the_same_words_as_hipify_check() -> None:
     """One classification for both commands: the field trial saw 'inconclusive' in assess
     and 'failed' in ``hipify --check`` for the same missing torch/extension.h."""
-    from gpuport.hipify.run import CompileResult
+    from gpuport.hipify.run import CompileResult, compile_reason, compile_status
 
     error = "a.cu:1:10: fatal error: 'torch/extension.h' file not found"
     got = sources._outcome("a.cu", False, error)
     hip = CompileResult(ok=False, offload_archs=["gfx90a"], error=error)
-    assert got.status == hip.status == "failed"
-    assert got.error == hip.reason
+    assert got.status == compile_status(hip) == "failed"
+    assert got.error == compile_reason(hip.error)
     assert "torch/extension.h" in (got.error or "") and "not a translation error" in got.error
     other = sources._outcome("a.cu", False, "a.cu:6: error: invalid PTX")
     assert other.status == "failed" and other.error == "a.cu:6: error: invalid PTX"

@@ -88,36 +88,6 @@ class CompileResult(BaseModel):
     offload_archs: list[str]
     error: str | None = Field(default=None, description="the first `error:` line, if it failed")
 
-    @property
-    def status(self) -> Literal["ok", "failed"]:
-        """The word both ``hipify --check`` and ``assess --hipify-check`` print."""
-        return "ok" if self.ok else "failed"
-
-    @property
-    def reason(self) -> str | None:
-        """Why it failed, in the words both commands print (see :func:`compile_reason`)."""
-        return None if self.ok else compile_reason(self.error)
-
-
-_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
-
-
-def compile_reason(error: str | None) -> str:
-    """The one classification of a failed compile that hipify and assess share.
-
-    A header that is not installed here (``torch/extension.h`` without a ROCm torch) still
-    fails the compile: the file cannot be built on this machine as it stands. The reason
-    says which header, so the reader can tell it from an error in the translation.
-    """
-    text = error or "no error line"
-    missing = _MISSING_HEADER.search(text)
-    if missing:
-        return (
-            f"needs {missing.group(1)}, which is not installed here (a dependency's header, "
-            "not a translation error: install its ROCm build and check again)"
-        )
-    return text
-
 
 class FileResult(BaseModel):
     """One translated file."""
@@ -249,6 +219,31 @@ def compile_check(
         return CompileResult(ok=True, offload_archs=archs)
     error = _first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
     return CompileResult(ok=False, offload_archs=archs, error=error)
+
+
+_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+
+
+def compile_status(result: CompileResult) -> Literal["ok", "failed"]:
+    """The word both ``hipify --check`` and ``assess --hipify-check`` print for a result."""
+    return "ok" if result.ok else "failed"
+
+
+def compile_reason(error: str | None) -> str:
+    """The one classification of a failed compile that hipify and assess share.
+
+    A header that is not installed here (``torch/extension.h`` without a ROCm torch) still
+    fails the compile: the file cannot be built on this machine as it stands. The reason
+    says which header, so the reader can tell it from an error in the translation.
+    """
+    text = error or "no error line"
+    missing = _MISSING_HEADER.search(text)
+    if missing:
+        return (
+            f"needs {missing.group(1)}, which is not installed here (a dependency's header, "
+            "not a translation error: install its ROCm build and check again)"
+        )
+    return text
 
 
 def _inside(child: Path, parent: Path) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from gpuport.hipify.run import FileResult, HipifyReport
+from gpuport.hipify.run import FileResult, HipifyReport, compile_reason
 
 
 def _compile(f: FileResult) -> str:
@@ -60,7 +60,9 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         if f.compile is not None and not f.compile.ok:
             console.print(
-                f"{f.path}: compile failed: {f.compile.reason}", highlight=False, markup=False
+                f"{f.path}: compile failed: {compile_reason(f.compile.error)}",
+                highlight=False,
+                markup=False,
             )
     for s in report.skipped:
         console.print(f"skipped {s.path}: {s.reason}", highlight=False, markup=False)
@@ -114,7 +116,9 @@ def render_markdown(report: HipifyReport) -> str:
             for h in f.hazards
         ]
         if f.compile is not None and not f.compile.ok:
-            details.append(f"* `{_md(f.path)}` compile failed: `{_md(f.compile.reason or '')}`")
+            details.append(
+                f"* `{_md(f.path)}` compile failed: `{_md(compile_reason(f.compile.error))}`"
+            )
     details += [f"* skipped `{_md(s.path)}`: {_md(s.reason)}" for s in report.skipped]
     if details:
         lines += ["", "## Details", "", *details]
