@@ -162,7 +162,7 @@ def cheapest_phrase(report: CostReport) -> str:
         text += f" at {best.concurrency} sequences each"
     kind = best.price.kind if best.price is not None else ""
     if kind:
-        text += f" ({'--price' if kind == 'flag' else kind} prices)"
+        text += " (your --price figures)" if kind == "flag" else f" ({kind} prices)"
     if left_out:
         text += "; not compared (other price kind): " + ", ".join(
             f"{r.gpu} ({r.price.kind if r.price else '?'})" for r in left_out
