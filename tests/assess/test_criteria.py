@@ -237,6 +237,8 @@ def test_bench_ratio_orders_cuda_first_and_leans_by_speed(tmp_path: Path) -> Non
     assert [r.device.backend for r in runs] == ["cuda", "rocm"]
     assert section.comparison is not None and section.comparison.runs[0] == "H100"
     (c,) = criteria_figures.bench_ratio(facts(bench=section))
+    # the example runs hold gemm, resnet50 and transformer: two families, each named
+    assert "By workload family: compute " in c.statement and "model " in c.statement
     g = section.comparison.geomean[1]
     assert g is not None and f"{g:.2f}x" in c.title
     assert c.leans == ("rocm" if g > 1.02 else "cuda" if g < 0.98 else "neutral")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from gpuport.assess.criteria import PRICE_NOISE, RATIO_NOISE
 from gpuport.assess.facts import Facts, anchor, plural
 from gpuport.assess.model import Conclusion, Evidence, Leans
+from gpuport.bench.model import FamilySummary
 from gpuport.cost.model import CostReport, GpuCost
 from gpuport.knowledge.gpus import load_gpus
 from gpuport.models import Severity
@@ -349,6 +350,7 @@ def bench_ratio(facts: Facts) -> list[Conclusion]:
                 statement=(
                     f"Geometric mean over {plural(len(comp.rows), 'case')}: {g:.2f}x "
                     f"({slower} slower, {faster} faster beyond noise)."
+                    + _by_family(comp.families, i)
                 ),
                 recommendation="Weigh the ratio against the price difference per token.",
                 severity=Severity.INFO,
@@ -366,6 +368,17 @@ def bench_ratio(facts: Facts) -> list[Conclusion]:
             )
         )
     return out
+
+
+def _by_family(families: list[FamilySummary], i: int) -> str:
+    """ " By workload family: compute 1.80x (3 of 3 significant), ...": the all-case geomean
+    mixes unlike workloads, so each family's is given too (when there is more than one)."""
+    parts = [
+        f"{f.family} {f.geomean[i]:.2f}x ({f.significant[i]} of {f.cases} significant)"
+        for f in families
+        if i < len(f.geomean) and f.geomean[i] is not None and i < len(f.significant)
+    ]
+    return " By workload family: " + "; ".join(parts) + "." if len(parts) > 1 else ""
 
 
 def numerics(facts: Facts) -> list[Conclusion]:
