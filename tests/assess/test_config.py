@@ -36,7 +36,7 @@ def test_pyproject_table_is_read_with_its_origin() -> None:
     s = load_settings(PORTABLE)
     assert s.models == ("llama-3-70b",)
     assert s.gpus == ("h100-sxm", "mi300x", "mi325x")
-    assert s.concurrency == 32
+    assert s.concurrency == 28
     assert dict(s.prices) == {"h100-sxm": 2.90, "mi300x": 1.85}
     assert s.origin("models") == "pyproject.toml"
     assert s.origin("dtype") == "default"

@@ -147,12 +147,19 @@ def test_hipify_gaps_unsupported_and_compile() -> None:
     assert c.severity is Severity.INFO and "inconclusive" in c.title
 
 
-def test_missing_headers_make_a_compile_check_inconclusive() -> None:
-    got = sources._outcome(
-        "a.cu", False, "a.cu:1:10: fatal error: 'torch/extension.h' file not found"
-    )
+def test_a_missing_header_gets_the_same_word_as_hipify_check() -> None:
+    """One classification for both commands: the field trial saw 'inconclusive' in assess
+    and 'failed' in ``hipify --check`` for the same missing torch/extension.h."""
+    from gpuport.hipify.check import classify
+
+    error = "a.cu:1:10: fatal error: 'torch/extension.h' file not found"
+    got = sources._outcome("a.cu", False, error)
+    assert (got.status, got.error) == classify(error)
     assert got.status == "inconclusive" and "torch/extension.h" in (got.error or "")
-    assert sources._outcome("a.cu", False, "a.cu:6: error: invalid PTX").status == "failed"
+    hip_header = "a.cu:1:10: fatal error: 'hip/hip_bf16.h' file not found"
+    assert sources._outcome("a.cu", False, hip_header).status == "failed" == classify(hip_header)[0]
+    other = sources._outcome("a.cu", False, "a.cu:6: error: invalid PTX")
+    assert other.status == "failed" and other.error == "a.cu:6: error: invalid PTX"
 
 
 def test_other_findings_are_grouped_by_area() -> None:
@@ -186,7 +193,8 @@ def _cost_facts(root: Path, flags: dict[str, object]) -> Facts:
 def test_memory_over_80_gb_favours_the_gpu_that_avoids_tensor_parallelism(tmp_path: Path) -> None:
     f = _cost_facts(
         tmp_path,
-        {"model": "llama-3-70b", "gpus": "h100-sxm,mi300x,mi325x", "concurrency": 32},
+        # 28, not 32: with vLLM's reserve 32 sequences no longer fit one MI325X either
+        {"model": "llama-3-70b", "gpus": "h100-sxm,mi300x,mi325x", "concurrency": 28},
     )
     (c,) = criteria_figures.memory_per_replica(f)
     assert c.leans == "rocm"
@@ -195,7 +203,7 @@ def test_memory_over_80_gb_favours_the_gpu_that_avoids_tensor_parallelism(tmp_pa
     threshold = round(mi300x.usable_gb_per_gpu)
     assert threshold > 80
     assert c.title == f"Needs > {threshold} GB per replica: MI325X avoids tensor parallelism"
-    assert "about 22" in c.statement and "32 sequences" in c.statement
+    assert "about 216" in c.statement and "28 sequences" in c.statement
 
 
 def test_memory_does_not_decide_when_everything_fits(tmp_path: Path) -> None:
@@ -229,6 +237,8 @@ def test_bench_ratio_orders_cuda_first_and_leans_by_speed(tmp_path: Path) -> Non
     assert [r.device.backend for r in runs] == ["cuda", "rocm"]
     assert section.comparison is not None and section.comparison.runs[0] == "H100"
     (c,) = criteria_figures.bench_ratio(facts(bench=section))
+    # the example runs hold gemm, resnet50 and transformer: two families, each named
+    assert "By workload family: compute " in c.statement and "model " in c.statement
     g = section.comparison.geomean[1]
     assert g is not None and f"{g:.2f}x" in c.title
     assert c.leans == ("rocm" if g > 1.02 else "cuda" if g < 0.98 else "neutral")
@@ -292,3 +302,16 @@ def test_doctor_problems_are_a_note_about_this_machine() -> None:
 def test_every_criterion_is_quiet_on_empty_evidence(criterion: Criterion) -> None:
     allowed = {"numerics-unchecked", "portable-stack"}
     assert all(c.id in allowed for c in criterion(facts()))
+
+
+def test_price_comparison_names_the_shared_concurrency_and_gpu_counts(tmp_path: Path) -> None:
+    """Issue 17: "MI300X 71% cheaper" compared 55 sequences with 156; now one concurrency,
+    named in the title, with each GPU's count and its own maximum beside it."""
+    f = _cost_facts(tmp_path, {"model": "llama-3-8b"})
+    (c,) = criteria_figures.price_per_mtok(f)
+    h100, mi300x = sorted(f.cost.reports[0].records, key=lambda r: r.gpu)
+    assert h100.concurrency == mi300x.concurrency
+    assert f"at {h100.concurrency} sequences each" in c.title
+    assert "on 1, " in c.title  # both on one GPU
+    assert f"{mi300x.own_max_concurrency} on 1 GPU(s)" in c.statement
+    assert all("sequences on 1 GPU" in e.label for e in c.evidence)

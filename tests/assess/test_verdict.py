@@ -102,3 +102,15 @@ def test_decision_sentences() -> None:
     assert verdict.decision(Readiness.MAJOR_WORK, work, []).startswith("Portable with real work")
     blocked = verdict.decision(Readiness.BLOCKED, work, [])
     assert blocked.startswith("Not runnable on ROCm yet, but nothing forces CUDA")
+
+
+def test_a_blocked_decision_still_says_the_numbers_are_wrong() -> None:
+    """Issue 17: with a validate report saying *wrong*, a BLOCKED project's decision
+    dropped the numerics warning; it now leads with it at every level."""
+    f = facts(validate=WRONG)
+    work = verdict.effort(f)
+    for level in (Readiness.BLOCKED, Readiness.MINOR_WORK, Readiness.READY, Readiness.MAJOR_WORK):
+        text = verdict.decision(level, work, [], f)
+        assert "Do not move traffic: module head computes wrong numbers" in text, level
+        assert text.count("wrong numbers") == 1
+    assert "wrong numbers" not in verdict.decision(Readiness.BLOCKED, work, [], facts())

@@ -231,15 +231,23 @@ def _stream_triad_gbs(n: int, repeats: int = 9) -> float:
 
 def test_cpu_membw_agrees_with_an_independent_large_array_triad(cpu_ctx: BenchContext) -> None:
     """Done-when of issue 17: membw's triad within 30 % of a STREAM-style triad timed here,
-    both on arrays >= 4x this machine's last-level cache (read from the system)."""
+    both on arrays >= 4x this machine's last-level cache (read from the system).
+
+    Each round times the independent triad before and after the bench case; the median
+    ratio of three rounds is checked, so one round disturbed by another process on a
+    shared machine does not decide it.
+    """
     llc = membw.cpu_cache_bytes()
     assert llc, "this Linux machine's caches should be readable from sysfs"
     n = membw.array_elements(cpu_ctx)
     assert n * 4 >= 4 * llc
     (case,) = [c for c in membw.WORKLOAD.cases(cpu_ctx) if c.name == "triad"]
-    before = _stream_triad_gbs(n)
-    result = case.run(cpu_ctx)
-    after = _stream_triad_gbs(n)
-    gbs = (result.work_per_iter or 0) / result.stats.median / 1e9
-    reference = (before + after) / 2
-    assert abs(gbs / reference - 1) <= 0.30, (gbs, before, after)
+    ratios = []
+    for _ in range(3):
+        before = _stream_triad_gbs(n)
+        result = case.run(cpu_ctx)
+        after = _stream_triad_gbs(n)
+        gbs = (result.work_per_iter or 0) / result.stats.median / 1e9
+        ratios.append(gbs / ((before + after) / 2))
+    ratio = sorted(ratios)[1]
+    assert abs(ratio - 1) <= 0.30, ratios

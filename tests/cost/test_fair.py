@@ -181,3 +181,13 @@ def test_gpus_without_a_price_are_not_compared() -> None:
     report = estimate(shape, [bare, exact("mi300x")], CostOptions(concurrency=1))
     keep, left = report.comparable()
     assert [r.gpu for r in keep] == ["mi300x"] and left == []
+
+
+def test_one_priced_gpu_is_not_called_the_cheapest() -> None:
+    """Field trial: "lowest $/Mtok: rtx-4090" only because the 7900 XTX had no price."""
+    shape = resolve_model("llama-3-8b")
+    bare = resolve_gpu("rx-7900-xtx").model_copy(update={"prices": []})
+    report = estimate(shape, [resolve_gpu("rtx-4090"), bare], CostOptions(concurrency=4))
+    phrase = cheapest_phrase(report)
+    assert "only rtx-4090 is priced" in phrase and "lowest" not in phrase
+    assert "no $/Mtok for rx-7900-xtx" in phrase

@@ -146,7 +146,10 @@ def test_check_without_hipcc_is_an_environment_problem(cli, monkeypatch) -> None
 
 
 def test_default_hip_version_without_hipcc(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # no HIP headers, no hipcc, no ROCm install: nothing to detect (the machine may have hipcc)
+    monkeypatch.setattr(hipify_run, "find_include", lambda *a, **k: None)
     monkeypatch.setattr(hipify_run.subproc, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(hipify_run, "_rocm_install_version", lambda: None)
     assert hipify_run.detect_hip_version() is None
 
 

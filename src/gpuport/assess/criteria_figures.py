@@ -11,6 +11,7 @@ from __future__ import annotations
 from gpuport.assess.criteria import PRICE_NOISE, RATIO_NOISE
 from gpuport.assess.facts import Facts, anchor, plural
 from gpuport.assess.model import Conclusion, Evidence, Leans
+from gpuport.bench.model import FamilySummary
 from gpuport.cost.model import CostReport, GpuCost
 from gpuport.knowledge.gpus import load_gpus
 from gpuport.models import Severity
@@ -160,7 +161,8 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
     for report in facts.cost.reports:
         train = report.mode == "training"
         what = "trained" if train else "output"
-        priced = [r for r in report.records if _usd(r, train) is not None]
+        comparable, other_kind = report.comparable()
+        priced = [r for r in comparable if _usd(r, train) is not None]
         if not priced:
             continue
         no_price = [r for r in report.records if r.usd_per_hour is None]
@@ -173,9 +175,15 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
         amd = [r for r in priced if _vendor(r.gpu) == "amd"]
         nv = [r for r in priced if _vendor(r.gpu) == "nvidia"]
         evidence = [
-            _cost_evidence(report, r, f"${_usd(r, train) or 0:.3g}/Mtok {what}") for r in priced
+            _cost_evidence(report, r, f"${_usd(r, train) or 0:.3g}/Mtok {what}, {_deploy(r)}")
+            for r in priced
         ]
         basis = _basis(priced)
+        if other_kind:
+            unpriced += (
+                " Left out of the comparison (priced by another kind than "
+                f"{report.price_kind}): {', '.join(r.name for r in other_kind)}."
+            )
         key = report.model.key
         if not amd or not nv:
             best = min(priced, key=lambda r: _usd(r, train) or 0)
@@ -198,8 +206,8 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
                 Conclusion(
                     id=f"price-{anchor(key)}",
                     title=f"Cheapest per million tokens: {best.name}",
-                    statement=f"${_usd(best, train) or 0:.3g}/Mtok {what} ({basis}); {why}"
-                    + unpriced,
+                    statement=f"${_usd(best, train) or 0:.3g}/Mtok {what}, {_deploy(best)} "
+                    f"({basis}); {why}" + unpriced,
                     recommendation=todo,
                     severity=Severity.INFO,
                     leans="neutral",
@@ -215,16 +223,23 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
         leans: Leans = "neutral"
         if pct / 100 >= PRICE_NOISE:
             leans = "rocm" if cheaper is a else "cuda"
-            title = f"{cheaper.name} is {pct:.0f}% cheaper per million tokens than {dearer.name}"
+            title = (
+                f"{cheaper.name} is {pct:.0f}% cheaper per million tokens than {dearer.name} "
+                f"{_at(cheaper, dearer, train)}"
+            )
         else:
-            title = f"{a.name} and {n.name} cost about the same per million tokens"
+            title = (
+                f"{a.name} and {n.name} cost about the same per million tokens {_at(a, n, train)}"
+            )
         out.append(
             Conclusion(
                 id=f"price-{anchor(key)}",
                 title=title,
                 statement=(
-                    f"{report.model.name}: ${lo:.3g} vs ${hi:.3g} per million {what} tokens "
-                    f"({basis})." + unpriced
+                    f"{report.model.name}: ${lo:.3g} ({_deploy(cheaper)}) vs ${hi:.3g} "
+                    f"({_deploy(dearer)}) per million {what} tokens ({basis})."
+                    + _own_max(cheaper, dearer, train)
+                    + unpriced
                 ),
                 recommendation=(
                     "Confirm with measured throughput: attach bench runs from both machines "
@@ -238,6 +253,40 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
             )
         )
     return out
+
+
+def _deploy(rec: GpuCost) -> str:
+    """ "49 sequences on 1 GPU": what a cost figure was computed at."""
+    gpus = rec.gpus_needed or 0
+    return f"{rec.concurrency} sequences on {gpus} GPU{'s' if gpus != 1 else ''}"
+
+
+def _at(a: GpuCost, b: GpuCost, train: bool) -> str:
+    """The shared footing of a price comparison: the same concurrency, the GPU counts."""
+    what = "micro-batch" if train else "sequences"
+    if a.concurrency == b.concurrency:
+        return (
+            f"at {a.concurrency} {what} each ({_short(a.name)} on {a.gpus_needed}, "
+            f"{_short(b.name)} on {b.gpus_needed} GPU{'s' if (b.gpus_needed or 0) != 1 else ''})"
+        )
+    return f"({_deploy(a)}; {_deploy(b)})"
+
+
+def _own_max(a: GpuCost, b: GpuCost, train: bool) -> str:
+    """Each GPU's own maximum, where it holds more than the shared concurrency."""
+    if train:
+        return ""
+    parts = [
+        f"{_short(r.name)} holds {r.own_max_concurrency} on {r.own_max_gpus} GPU(s)"
+        + (
+            f" (${r.usd_per_mtok_output_at_own_max:.3g}/Mtok there)"
+            if r.usd_per_mtok_output_at_own_max is not None
+            else ""
+        )
+        for r in (a, b)
+        if r.own_max_concurrency is not None and r.own_max_concurrency > r.concurrency
+    ]
+    return (" Filled to its own maximum, " + "; ".join(parts) + ".") if parts else ""
 
 
 def _basis(recs: list[GpuCost]) -> str:
@@ -301,6 +350,7 @@ def bench_ratio(facts: Facts) -> list[Conclusion]:
                 statement=(
                     f"Geometric mean over {plural(len(comp.rows), 'case')}: {g:.2f}x "
                     f"({slower} slower, {faster} faster beyond noise)."
+                    + _by_family(comp.families, i)
                 ),
                 recommendation="Weigh the ratio against the price difference per token.",
                 severity=Severity.INFO,
@@ -318,6 +368,17 @@ def bench_ratio(facts: Facts) -> list[Conclusion]:
             )
         )
     return out
+
+
+def _by_family(families: list[FamilySummary], i: int) -> str:
+    """ " By workload family: compute 1.80x (3 of 3 significant), ...": the all-case geomean
+    mixes unlike workloads, so each family's is given too (when there is more than one)."""
+    parts = [
+        f"{f.family} {f.geomean[i]:.2f}x ({f.significant[i]} of {f.cases} significant)"
+        for f in families
+        if i < len(f.geomean) and f.geomean[i] is not None and i < len(f.significant)
+    ]
+    return " By workload family: " + "; ".join(parts) + "." if len(parts) > 1 else ""
 
 
 def numerics(facts: Facts) -> list[Conclusion]:

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
 HIPCC_FALLBACK_ARCH = "gfx90a"  # Debian's hipcc ships device libraries for this CDNA target
-_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
 _HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
@@ -470,14 +469,17 @@ def _retranslate(
 
 
 def _outcome(path: str, ok: bool, error: str | None) -> CompileOutcome:
-    """A missing third-party header says nothing about the port: inconclusive, not failed."""
+    """ok, failed or inconclusive, in the words ``gpuport hipify --check`` uses: one shared
+    classification (:func:`gpuport.hipify.check.classify`), so a missing ``torch/extension.h``
+    is "inconclusive" in both, with the header named."""
+    from gpuport.hipify.check import classify
+
     if ok:
         return CompileOutcome(path=path, status="ok")
-    missing = _MISSING_HEADER.search(error or "")
-    if missing:
-        why = f"needs {missing.group(1)}, which is not installed here"
-        return CompileOutcome(path=path, status="inconclusive", error=why)
-    return CompileOutcome(path=path, status="failed", error=error)
+    status, why = classify(error)
+    return CompileOutcome(
+        path=path, status="failed" if status == "failed" else "inconclusive", error=why
+    )
 
 
 # ------------------------------------------------------------------------------ cost

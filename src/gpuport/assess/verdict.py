@@ -210,6 +210,7 @@ def decision(
     decision without them still reads right.
     """
     days = work.days()
+    wrong = _wrong_numbers(found, facts)
     stay = [c for c in found if c.leans == "cuda" and c.severity is Severity.BLOCKER]
     if level is Readiness.BLOCKED and stay:
         names = "; ".join(c.title for c in stay[:3])
@@ -232,6 +233,8 @@ def decision(
             )
     else:
         text = "Ready for ROCm: nothing in the code stands in the way."
+    if wrong and level is not Readiness.MAJOR_WORK:  # major work already leads with it
+        text = f"{wrong} {text}"
     figures = [
         c
         for c in found
@@ -248,17 +251,9 @@ def decision(
 def _major_work(work: AssessEffort, found: list[Conclusion], facts: Facts | None) -> str:
     """Major work: what holds the port, strongest first, then the listed work."""
     parts: list[str] = []
-    wrong = wrong_modules(facts) if facts is not None else []
-    if wrong or any(c.id.startswith("numerics-") and c.leans == "cuda" for c in found):
-        if len(wrong) > 1:
-            more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
-            who, verb, it = f"modules {', '.join(wrong[:3])}{more}", "compute", "them"
-        else:
-            who, verb, it = (f"module {wrong[0]}" if wrong else "a module"), "computes", "it"
-        parts.append(
-            f"Do not move traffic: {who} {verb} wrong numbers on ROCm; fix or work around "
-            f"{it}, then re-run `gpuport validate check`."
-        )
+    wrong = _wrong_numbers(found, facts)
+    if wrong:
+        parts.append(wrong)
     failed = [c for c in facts.hipify.compile if c.status == "failed"] if facts is not None else []
     if failed or any(c.id == "hipify-compile" and c.severity is Severity.MAJOR for c in found):
         first = f" (first: {failed[0].path})" if failed else ""
@@ -274,6 +269,26 @@ def _major_work(work: AssessEffort, found: list[Conclusion], facts: Facts | None
     else:
         parts.append("The scan lists no code changes beyond that.")
     return " ".join(parts)
+
+
+def _wrong_numbers(found: list[Conclusion], facts: Facts | None) -> str:
+    """ "Do not move traffic: module X computes wrong numbers ..." when validate said *wrong*.
+
+    Whatever the readiness level: a blocked project with wrong numbers must still say so
+    in its decision, or a reader of the decision alone would not know.
+    """
+    wrong = wrong_modules(facts) if facts is not None else []
+    if not wrong and not any(c.id.startswith("numerics-") and c.leans == "cuda" for c in found):
+        return ""
+    if len(wrong) > 1:
+        more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+        who, verb, it = f"modules {', '.join(wrong[:3])}{more}", "compute", "them"
+    else:
+        who, verb, it = (f"module {wrong[0]}" if wrong else "a module"), "computes", "it"
+    return (
+        f"Do not move traffic: {who} {verb} wrong numbers on ROCm; fix or work around "
+        f"{it}, then re-run `gpuport validate check`."
+    )
 
 
 def _topic(cid: str) -> str:

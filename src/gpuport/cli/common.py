@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import functools
 import io
 import os
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
 import typer
 from rich.console import Console
 
-from gpuport.render.interface import OutputFormat, write_atomic
+from gpuport.render.interface import OutputFormat, ReportFormat, write_atomic
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -24,14 +23,6 @@ EXIT_ENVIRONMENT = 3
 EXIT_BUG = 4
 
 err_console = Console(stderr=True)
-
-
-class ReportFormat(enum.StrEnum):
-    """The formats a report command writes: --help lists only these (no sarif)."""
-
-    TERMINAL = "terminal"
-    JSON = "json"
-    MARKDOWN = "markdown"
 
 
 def _as_output_format(value: ReportFormat | OutputFormat) -> OutputFormat:

@@ -192,14 +192,16 @@ class CostReport(BaseModel):
         """(records priced like with like, records left out of a "cheapest" verdict).
 
         A record is comparable when it has a $/Mtok and its price is of the report's one
-        price kind (or every price came from --price); a GPU priced by a fallback kind is
-        shown, labelled, but never declared the cheapest.
+        price kind, or came from --price; a GPU priced from the catalog by a fallback kind
+        is shown, labelled, but never declared the cheapest.
         """
         priced = [r for r in self.records if _rate(r) is not None]
-        kinds = {r.price.kind for r in priced if r.price is not None}
+        kinds = {r.price.kind for r in priced if r.price is not None and r.price.kind != "flag"}
         if len(kinds) <= 1:
             return priced, []
-        keep = [r for r in priced if r.price is not None and r.price.kind == self.price_kind]
+        # A --price is the user's own figure for their offer: compared with anything.
+        mine = ("flag", self.price_kind)
+        keep = [r for r in priced if r.price is not None and r.price.kind in mine]
         return keep, [r for r in priced if r not in keep]
 
     def record(self, gpu: str) -> GpuCost | None:

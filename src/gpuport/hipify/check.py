@@ -270,10 +270,19 @@ def compile_unit(
     if done.returncode == 0:
         return ("ok", None), shown
     error = _first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
-    missing = _MISSING_HEADER.search(error)
+    return classify(error), shown
+
+
+def classify(error: str | None) -> CheckOutcome:
+    """The one classification of a failed compile, shared by ``hipify --check`` and
+    ``assess --hipify-check``: a third-party header that is not installed here
+    (``torch/extension.h`` without a ROCm torch) is ``inconclusive`` (it says nothing about
+    the port), anything else ``failed``, with its first error line."""
+    text = error or "hipcc failed without a message"
+    missing = _MISSING_HEADER.search(text)
     if missing and not missing.group(1).startswith(("hip/", "hip_")):
-        return ("inconclusive", f"needs {missing.group(1)}, which is not installed here"), shown
-    return ("failed", error), shown
+        return ("inconclusive", f"needs {missing.group(1)}, which is not installed here")
+    return ("failed", text)
 
 
 def check_report(

@@ -8,6 +8,7 @@ tag or a new table row in a rendered pull-request comment.
 from __future__ import annotations
 
 from gpuport.assess.model import Assessment, CostSection, HipifySection
+from gpuport.cost.model import GpuCost
 from gpuport.models import Severity
 from gpuport.render.text import md
 
@@ -174,6 +175,13 @@ def _hipify(h: HipifySection) -> list[str]:
     return [*out, ""] if h.compile else out
 
 
+def _seqs(g: GpuCost) -> str:
+    """Sequences in flight, and this GPU's own maximum (on its own GPU count) beside them."""
+    if g.own_max_concurrency is None:
+        return str(g.concurrency)
+    return f"{g.concurrency} ({g.own_max_concurrency} on {g.own_max_gpus})"
+
+
 def _cost(cost: CostSection) -> list[str]:
     out = ["## Cost", ""]
     if cost.status != "ok":
@@ -183,16 +191,20 @@ def _cost(cost: CostSection) -> list[str]:
         out += [
             f"### {md(r.model.name)} ({r.mode})",
             "",
-            "| GPU | fits on one | GPUs (TP) | tok/s per GPU | $/GPU-h | $/Mtok |",
-            "|---|---|---:|---:|---:|---:|",
+            "| GPU | fits on one | GPUs (TP) | "
+            + ("micro-batch" if train else "sequences (own max)")
+            + " | tok/s per GPU | $/GPU-h | $/Mtok |",
+            "|---|---|---:|---:|---:|---:|---:|",
         ]
+        if r.concurrency_basis:
+            out[-2:-2] = [f"Concurrency: {md(r.concurrency_basis)}.", ""]
         for g in r.records:
             tps = g.train_tokens_per_s_per_gpu if train else g.decode_tokens_per_s_per_gpu
             usd = g.usd_per_mtok_train if train else g.usd_per_mtok_output
             gpus = "never" if g.gpus_needed is None else f"{g.gpus_needed} (TP {g.tp_degree})"
             out.append(
-                f"| {md(g.name)} | {'yes' if g.fits else 'no'} | {gpus} | {_num(tps)} | "
-                f"{_usd(g.usd_per_hour)} | {_usd(usd)} |"
+                f"| {md(g.name)} | {'yes' if g.fits else 'no'} | {gpus} | {_seqs(g)} | "
+                f"{_num(tps)} | {_usd(g.usd_per_hour)} | {_usd(usd)} |"
             )
         out += [f"* {md(n)}" for n in r.notes]
         out.append("")

@@ -108,10 +108,14 @@ def section_lines(a: Assessment) -> list[str]:
         for r in cost.reports:
             train = r.mode == "training"
             priced = [
-                (g.usd_per_mtok_train if train else g.usd_per_mtok_output, g.name)
-                for g in r.records
+                (g.usd_per_mtok_train if train else g.usd_per_mtok_output, g) for g in r.records
             ]
-            shown = ", ".join(f"{n} ${u:.3g}" for u, n in priced if u is not None)
+            shown = ", ".join(
+                f"{g.name} ${u:.3g} ({g.concurrency} seqs on {g.gpus_needed} GPU"
+                f"{'s' if (g.gpus_needed or 0) > 1 else ''})"
+                for u, g in priced
+                if u is not None
+            )
             lines.append(f"cost: {r.model.name}: $/Mtok {shown or 'no prices'}")
     else:
         lines.append(f"cost: {cost.message}")

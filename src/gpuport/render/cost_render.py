@@ -157,16 +157,22 @@ def cheapest_phrase(report: CostReport) -> str:
         return ""
     best = min(keep, key=rate)
     what = "train" if training else "output"
-    text = f"; lowest $/Mtok {what}: {best.gpu} {usd(rate(best))}"
+    unpriced = [r.gpu for r in report.records if r not in keep and r not in left_out]
+    if len(keep) == 1 and len(report.records) > 1:
+        text = f"; only {best.gpu} is priced: {usd(rate(best))}/Mtok {what}"
+    else:
+        text = f"; lowest $/Mtok {what}: {best.gpu} {usd(rate(best))}"
     if not training:
         text += f" at {best.concurrency} sequences each"
     kind = best.price.kind if best.price is not None else ""
     if kind:
-        text += f" ({'--price' if kind == 'flag' else kind} prices)"
+        text += " (your --price figures)" if kind == "flag" else f" ({kind} prices)"
     if left_out:
         text += "; not compared (other price kind): " + ", ".join(
             f"{r.gpu} ({r.price.kind if r.price else '?'})" for r in left_out
         )
+    if unpriced:
+        text += "; no $/Mtok for " + ", ".join(unpriced)
     return text
 
 

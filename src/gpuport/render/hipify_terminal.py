@@ -124,7 +124,7 @@ def render_markdown(report: HipifyReport) -> str:
         f"# gpuport hipify: HIP {report.hip_version}, target {report.target}",
         "",
         *(
-            [f"API names checked against the headers in `{_md(report.hip_headers)}`.", ""]
+            [f"API names checked against the headers in {md(report.hip_headers)}.", ""]
             if report.hip_headers
             else []
         ),
