@@ -275,3 +275,15 @@ def test_every_format_lists_the_route(cli) -> None:  # type: ignore[no-untyped-d
     assert "ROCm route" in term.out and "Dockerfile.rocm" in term.out
     bad = cli("scan", root, "--scope", "some")
     assert bad.code == 2 and "--scope must be core or all" in bad.err
+
+
+def test_assess_html_lists_the_route(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "report.html"
+    res = cli("assess", str(PROJECTS / "docker_pair"), "-f", "html", "-o", str(out))
+    assert res.code == 0
+    html = out.read_text()
+    assert (
+        "ROCm route (the project&#39;s own evidence)" in html
+        or "ROCm route (the project's own evidence)" in html
+    )
+    assert "docker Dockerfile.rocm:1" in html
