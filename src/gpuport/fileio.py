@@ -222,6 +222,16 @@ def read_text(
         raise ReadRefused(path, f"not valid UTF-8 (byte {exc.start})", what) from None
 
 
+def read_text_or_none(path: Path, *, limit: int, root: Path | None = None) -> str | None:
+    """Best-effort :func:`read_text` (bad UTF-8 replaced) for files that only add evidence
+    (packaging metadata, CI files, build flags): None when the file is missing, too large,
+    not regular or a link out of ``root``, so the caller goes on without it."""
+    try:
+        return read_text(path, limit=limit, root=root, errors="replace")
+    except GpuportError:
+        return None
+
+
 # --- writing ---------------------------------------------------------------------------------
 
 

@@ -112,7 +112,9 @@ def test_gpus_needed_grows_with_the_concurrency_target() -> None:
 
 
 def test_model_that_never_fits() -> None:
-    tiny = resolve_gpu("rtx-4090").model_copy(update={"key": "tiny", "memory_gb": 1, "memory_bytes": None})
+    tiny = resolve_gpu("rtx-4090").model_copy(
+        update={"key": "tiny", "memory_gb": 1, "memory_bytes": None}
+    )
     (rec,) = estimate(resolve_model("mistral-7b"), [tiny], CostOptions()).records
     assert rec.fits is False and rec.gpus_needed is None
     assert rec.decode_tokens_per_s_per_gpu is None and rec.usd_per_mtok_output is None
@@ -169,7 +171,9 @@ def test_never_fits_names_the_term_that_overflows() -> None:
     fp8 = opts.model_copy(update={"kv_dtype": "fp8", "context": 2**22})
     (rec,) = estimate(mistral, [resolve_gpu("rtx-4090")], fp8).records
     assert not any("--kv-dtype fp8" in n for n in rec.notes)  # already fp8
-    tiny = resolve_gpu("rtx-4090").model_copy(update={"key": "tiny", "memory_gb": 4, "memory_bytes": None})
+    tiny = resolve_gpu("rtx-4090").model_copy(
+        update={"key": "tiny", "memory_gb": 4, "memory_bytes": None}
+    )
     (rec,) = estimate(resolve_model("llama-3-405b"), [tiny], CostOptions()).records
     (note,) = [n for n in rec.notes if "does not fit" in n]
     assert "weights" in note and "exceed" in note

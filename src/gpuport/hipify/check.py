@@ -25,7 +25,6 @@ command, so the result can be reproduced by hand and equals it.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -34,8 +33,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpuport import subproc
+from gpuport import fileio, subproc
 from gpuport.models import EnvironmentProblem
+from gpuport.safeparse import ParseError, json_value
 
 from .io import encode
 from .run import CompileResult, HipifyReport
@@ -112,11 +112,12 @@ def _pairs(tokens: Sequence[str]) -> list[tuple[str, str]]:
 
 def _from_compile_commands(src_root: Path, file: Path) -> tuple[list[tuple[str, str]], Path] | None:
     for cand in (src_root / "compile_commands.json", src_root / "build" / "compile_commands.json"):
+        if not cand.is_file():
+            continue
+        text = fileio.read_text_or_none(cand, limit=fileio.LIMIT_RESULT, root=src_root)
         try:
-            if not cand.is_file() or cand.stat().st_size > 64 * 1024 * 1024:
-                continue
-            entries = json.loads(cand.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError, RecursionError):
+            entries = json_value(text) if text is not None else None
+        except ParseError:
             continue
         if not isinstance(entries, list):
             continue
@@ -190,11 +191,8 @@ def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]]
 
 
 def _read_small(path: Path) -> str:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(1024 * 1024).decode("utf-8", "replace")
-    except OSError:
-        return ""
+    """A project build file (Makefile, CMakeLists.txt), bounded; empty when it cannot be read."""
+    return fileio.read_text_or_none(path, limit=fileio.LIMIT_SOURCE, root=path.parent) or ""
 
 
 def project_flags(src_root: Path, file: Path, out_root: Path | None) -> list[str]:
@@ -321,7 +319,7 @@ def check_report(
             flags = [*project_flags(src_root, source, None), f"-I{source.parent.resolve()}"]
             with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
                 unit = Path(tmp) / Path(f.path).name
-                unit.write_bytes(encode(f.text))
+                fileio.write_atomic_bytes(unit, encode(f.text), root=Path(tmp))
                 (status, error), cmd = compile_unit(hipcc, unit, archs, flags)
                 if error is not None:
                     error = error.replace(tmp + os.sep, "")

@@ -29,6 +29,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuport import fileio
+from gpuport.models import GpuportError
+from gpuport.safeparse import ParseError, json_value
+
 __all__ = ["HipHeaders", "find_include", "header_version", "load_headers", "local_headers"]
 
 _VERSION = re.compile(r"#\s*define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
@@ -71,9 +75,8 @@ def find_include(hipcc: str | None = None) -> Path | None:
 
 def header_version(include: Path) -> str | None:
     """``major.minor`` from ``include/hip/hip_version.h``."""
-    try:
-        text = (include / "hip" / "hip_version.h").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = fileio.read_text_or_none(include / "hip" / "hip_version.h", limit=_MAX_FILE)
+    if text is None:
         return None
     found = {m.group(1): m.group(2) for m in _VERSION.finditer(text[:65536])}
     if "MAJOR" in found and "MINOR" in found:
@@ -108,11 +111,8 @@ def _cache_file(include: Path, files: list[Path]) -> Path | None:
 def _scan(files: list[Path]) -> set[str]:
     names: set[str] = set()
     for f in files:
-        try:
-            if f.stat().st_size > _MAX_FILE:
-                continue
-            text = f.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = fileio.read_text_or_none(f, limit=_MAX_FILE)
+        if text is None:
             continue
         names.update(_IDENT.findall(_COMMENT.sub(" ", text)))
     return names
@@ -127,19 +127,17 @@ def load_headers(include: Path) -> HipHeaders | None:
     cache = _cache_file(include, files)
     if cache is not None:
         try:
-            data = json.loads(cache.read_text(encoding="utf-8"))
+            data = json_value(fileio.read_text_or_none(cache, limit=fileio.LIMIT_RESULT) or "")
             if data.get("v") == CACHE_VERSION and isinstance(data.get("names"), list):
                 return HipHeaders(include, version, frozenset(map(str, data["names"])))
-        except (OSError, ValueError):
+        except (ParseError, AttributeError):
             pass
     names = _scan(files)
     if cache is not None:
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"v": CACHE_VERSION, "names": sorted(names)}), "utf-8")
-            tmp.replace(cache)
-        except OSError:
+            fileio.write_atomic(cache, json.dumps({"v": CACHE_VERSION, "names": sorted(names)}))
+        except (OSError, GpuportError):
             pass
     return HipHeaders(include, version, frozenset(names))
 

@@ -32,10 +32,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from gpuport import subproc
+from gpuport import fileio, subproc
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
+from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.engine import check_text
 from gpuport.scan.files import Skip, walk
 from gpuport.scan.model import Finding, SkippedFile
@@ -236,8 +237,8 @@ def _cached_version(hipcc: str, store: str | None = None) -> str | None:
         key = f"{Path(hipcc).resolve()}|{st.st_mtime_ns}|{st.st_size}"
         cache = Path(platformdirs.user_cache_dir("gpuport")) / "hipcc-version.json"
         try:
-            data = json.loads(cache.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json_value(fileio.read_text_or_none(cache, limit=fileio.LIMIT_SETTINGS) or "")
+        except ParseError:
             data = {}
         if not isinstance(data, dict):
             data = {}
@@ -246,10 +247,8 @@ def _cached_version(hipcc: str, store: str | None = None) -> str | None:
             return got if isinstance(got, str) else None
         data[key] = store
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(cache)
-    except OSError:
+        fileio.write_atomic(cache, json.dumps(data))
+    except (OSError, GpuportError):
         return None
     return store
 

@@ -20,6 +20,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuport import fileio
+
 _GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 MAX_GITMODULES = 1_000_000
 
@@ -41,10 +43,10 @@ def _git_dir(top: Path) -> Path | None:
     if dot.is_dir():
         return dot
     if dot.is_file():
-        try:
-            line = dot.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
+        text = fileio.read_text_or_none(dot, limit=4096, root=top)
+        if text is None:
             return None
+        line = text.strip()
         if line.startswith("gitdir:"):
             target = Path(line[len("gitdir:") :].strip())
             target = target if target.is_absolute() else top / target
@@ -115,10 +117,8 @@ def _mode(entry: object) -> int:
 
 
 def _gitmodules(top: Path, prefix: str) -> list[str]:
-    try:
-        with (top / ".gitmodules").open(encoding="utf-8", errors="replace") as fh:
-            text = fh.read(MAX_GITMODULES)
-    except OSError:
+    text = fileio.read_text_or_none(top / ".gitmodules", limit=MAX_GITMODULES, root=top)
+    if text is None:
         return []
     out = []
     for path in _GITMODULE_PATH.findall(text):

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from gpuport import fileio
+from gpuport.safeparse import ParseError, toml_table
 
 PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
 
@@ -42,14 +44,13 @@ def own_distributions(root: Path, project_dirs: Iterable[Path] = ()) -> frozense
     names: set[str] = set()
     for base in {root, *project_dirs} if root.is_dir() else set():
         for file in PACKAGING:
-            try:
-                text = (base / file).read_text(encoding="utf-8", errors="replace")[:200_000]
-            except OSError:
+            text = fileio.read_text_or_none(base / file, limit=fileio.LIMIT_SETTINGS, root=root)
+            if text is None:
                 continue
             if file == "pyproject.toml":
-                try:
-                    name = tomllib.loads(text).get("project", {}).get("name")
-                except (tomllib.TOMLDecodeError, ValueError, AttributeError):
+                try:  # bounded: a project's pyproject is untrusted input
+                    name = toml_table(text).get("project", {}).get("name")
+                except (ParseError, AttributeError):
                     name = None
                 found = [name] if isinstance(name, str) else []
             else:
@@ -149,9 +150,8 @@ def _declared_dirs(base: Path) -> list[Path]:
     found: list[Path] = []
     for name in PACKAGING:
         path = base / name
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
-        except OSError:
+        text = fileio.read_text_or_none(path, limit=fileio.LIMIT_SETTINGS, root=base)
+        if text is None:
             continue
         rels = _WHERE.findall(text) + _PACKAGE_DIR.findall(text)
         if name == "pyproject.toml":
@@ -165,8 +165,8 @@ def _declared_dirs(base: Path) -> list[Path]:
 
 def _pyproject_where(text: str) -> list[str]:
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+        data = toml_table(text)
+    except ParseError:
         return []
     find = data.get("tool", {}).get("setuptools", {}).get("packages", {})
     where = find.get("find", {}).get("where", []) if isinstance(find, dict) else []

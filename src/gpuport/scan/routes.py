@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gpuport import fileio
 from gpuport.scan.model import RouteEvidence
 
 __all__ = ["RouteEvidence", "find_routes", "is_rocm_variant_name", "working_route"]
@@ -110,12 +111,7 @@ def find_routes(
 
 
 def _read(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > 2_000_000:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+    return fileio.read_text_or_none(path, limit=2_000_000, root=path.parent)
 
 
 def _ci(root: Path) -> list[RouteEvidence]:
