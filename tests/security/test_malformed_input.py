@@ -220,3 +220,12 @@ def test_settings_reference_no_file_can_have(tmp_path: Path, name: str) -> None:
     (tmp_path / "gpuport.toml").write_text(f'bench = ["{name}"]\n')
     settings = load_settings(tmp_path)
     assert len(settings.bench) == 1  # kept as a history reference; resolving it says "no run"
+
+
+def test_a_version_of_5000_digits_in_requirements(tmp_path: Path) -> None:
+    # found by tools/fuzz.py: packaging's Version() raised int()'s ValueError, the file was lost
+    (tmp_path / "requirements.txt").write_text(f"bitsandbytes<{HUGE}\ntorch\n")
+    res = run_subprocess("scan", str(tmp_path), "--format", "json")
+    data = json.loads(res.out)
+    assert not data["skipped"], data["skipped"]
+    assert any(f["message"].startswith("torch") for f in data["findings"])

@@ -302,7 +302,7 @@ def _below_minimum(req: Requirement, minimum: str) -> bool:
                 upper = Version(".".join(str(p) for p in (*parts[:-1], parts[-1] + 1)))
                 if upper <= floor:
                     return True
-        except (InvalidVersion, IndexError):
+        except (ValueError, IndexError):  # InvalidVersion, or a 5,000-digit release number
             continue
     return False
 
