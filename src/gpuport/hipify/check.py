@@ -38,7 +38,7 @@ from gpuport.models import EnvironmentProblem
 from gpuport.safeparse import ParseError, json_value
 
 from .io import encode
-from .run import CompileResult, HipifyReport
+from .run import CompileResult, HipifyReport, first_error
 
 __all__ = [
     "UNITS",
@@ -234,14 +234,6 @@ def check_command(
     ]
 
 
-def _first_error(output: str) -> str:
-    for line in output.splitlines():
-        if "error:" in line:
-            return line.strip()
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    return lines[-1] if lines else "hipcc failed without a message"
-
-
 def compile_unit(
     hipcc: str, unit: Path, offload_archs: Sequence[str], flags: Sequence[str]
 ) -> tuple[CheckOutcome, list[str]]:
@@ -267,7 +259,7 @@ def compile_unit(
     shown = [*cmd[:-1], "x.o"]
     if done.returncode == 0:
         return ("ok", None), shown
-    error = _first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
+    error = first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
     return classify(error), shown
 
 

@@ -253,7 +253,8 @@ def _cached_version(hipcc: str, store: str | None = None) -> str | None:
     return store
 
 
-def _first_error(output: str) -> str:
+def first_error(output: str) -> str:
+    """The first ``error:`` line of hipcc's output (else its last line): what a report shows."""
     for line in output.splitlines():
         if "error:" in line:
             return line.strip()
@@ -302,7 +303,7 @@ def compile_check(
             raise EnvironmentProblem(f"cannot run hipcc: {exc.strerror or exc}") from None
     if done.returncode == 0:
         return CompileResult(ok=True, offload_archs=archs)
-    error = _first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
+    error = first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
     return CompileResult(ok=False, offload_archs=archs, error=error)
 
 
