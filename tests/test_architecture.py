@@ -75,3 +75,15 @@ def test_nothing_refers_outside_the_checkout() -> None:
         if "../shared" in text or "/work/shared" in text:
             offenders.append(str(path.relative_to(REPO)))
     assert not offenders, f"files that need a folder outside the checkout: {offenders}"
+
+
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_over_600_lines() -> None:
+    """The developers' guide: no module over 600 lines; split along a seam instead."""
+    modules = sorted(SRC.rglob("*.py"))
+    assert len(modules) > 50
+    sizes = {p: len(p.read_text(encoding="utf-8").splitlines()) for p in modules}
+    over = [f"{p.relative_to(REPO)} ({n} lines)" for p, n in sizes.items() if n > MAX_MODULE_LINES]
+    assert not over, f"modules over {MAX_MODULE_LINES} lines: {over}"

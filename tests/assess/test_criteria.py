@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuport.assess import criteria, criteria_figures, sources
+from gpuport.assess import criteria, criteria_figures, sources_evidence, sources_hipify
 from gpuport.assess.config import Settings, load_settings
 from gpuport.assess.criteria import Criterion
 from gpuport.assess.facts import Facts
@@ -153,12 +153,16 @@ def test_a_missing_header_gets_the_same_word_as_hipify_check() -> None:
     from gpuport.hipify.check import classify
 
     error = "a.cu:1:10: fatal error: 'torch/extension.h' file not found"
-    got = sources._outcome("a.cu", False, error)
+    got = sources_hipify._outcome("a.cu", False, error)
     assert (got.status, got.error) == classify(error)
     assert got.status == "inconclusive" and "torch/extension.h" in (got.error or "")
     hip_header = "a.cu:1:10: fatal error: 'hip/hip_bf16.h' file not found"
-    assert sources._outcome("a.cu", False, hip_header).status == "failed" == classify(hip_header)[0]
-    other = sources._outcome("a.cu", False, "a.cu:6: error: invalid PTX")
+    assert (
+        sources_hipify._outcome("a.cu", False, hip_header).status
+        == "failed"
+        == classify(hip_header)[0]
+    )
+    other = sources_hipify._outcome("a.cu", False, "a.cu:6: error: invalid PTX")
     assert other.status == "failed" and other.error == "a.cu:6: error: invalid PTX"
 
 
@@ -187,7 +191,7 @@ def test_portable_stack_needs_no_kernels_and_no_blocking_dependency() -> None:
 
 def _cost_facts(root: Path, flags: dict[str, object]) -> Facts:
     settings = load_settings(root, flags)
-    return facts(settings=settings, cost=sources.run_cost(settings, []))
+    return facts(settings=settings, cost=sources_evidence.run_cost(settings, []))
 
 
 def test_memory_over_80_gb_favours_the_gpu_that_avoids_tensor_parallelism(tmp_path: Path) -> None:
@@ -233,7 +237,7 @@ def _run(path: Path, backend: str, name: str, tmp_path: Path) -> str:
 def test_bench_ratio_orders_cuda_first_and_leans_by_speed(tmp_path: Path) -> None:
     slow = _run(BENCH / "cpu-1-thread.json", "rocm", "MI300X", tmp_path)
     fast = _run(BENCH / "cpu-2-threads.json", "cuda", "H100", tmp_path)
-    runs, section = sources.load_bench([slow, fast], None)
+    runs, section = sources_evidence.load_bench([slow, fast], None)
     assert [r.device.backend for r in runs] == ["cuda", "rocm"]
     assert section.comparison is not None and section.comparison.runs[0] == "H100"
     (c,) = criteria_figures.bench_ratio(facts(bench=section))
@@ -245,7 +249,7 @@ def test_bench_ratio_orders_cuda_first_and_leans_by_speed(tmp_path: Path) -> Non
 
 
 def test_one_bench_run_gives_no_ratio(tmp_path: Path) -> None:
-    _, section = sources.load_bench([str(BENCH / "cpu-1-thread.json")], None)
+    _, section = sources_evidence.load_bench([str(BENCH / "cpu-1-thread.json")], None)
     (c,) = criteria_figures.bench_ratio(facts(bench=section))
     assert c.id == "bench-ratio" and "not a platform ratio" in c.statement
     assert criteria_figures.bench_ratio(facts()) == []

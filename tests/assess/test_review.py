@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from gpuport.assess import Readiness, assess, load_settings, sources, verdict
+from gpuport.assess import (
+    Readiness,
+    assess,
+    load_settings,
+    sources,
+    sources_evidence,
+    sources_hipify,
+    verdict,
+)
 from gpuport.assess.config import Settings
 from gpuport.assess.model import (
     CompileOutcome,
@@ -153,7 +161,7 @@ def _fake_hipcc(monkeypatch: pytest.MonkeyPatch, local: str, refuses: tuple[str,
     )
     monkeypatch.setattr(hiprun, "compile_check", compile_check)
     monkeypatch.setattr(hiprun, "detect_hip_version", lambda **k: local)
-    monkeypatch.setattr(sources, "_compile_arch", lambda hipcc, target: target)
+    monkeypatch.setattr(sources_hipify, "_compile_arch", lambda hipcc, target: target)
 
 
 def test_translation_is_for_the_target_hip_whether_or_not_it_is_compiled(
@@ -161,9 +169,9 @@ def test_translation_is_for_the_target_hip_whether_or_not_it_is_compiled(
 ) -> None:
     """P1.3: with --hipify-check the dry run used to translate for the local (older) HIP."""
     root = _project(tmp_path / "p", {"csrc/reduce.cu": WARP_KERNEL})
-    plain, _ = sources.run_hipify(load_settings(root), set(), False)
+    plain, _ = sources_hipify.run_hipify(load_settings(root), set(), False)
     _fake_hipcc(monkeypatch, "5.2", refuses=("__shfl_down_sync",))
-    checked, _ = sources.run_hipify(load_settings(root), set(), True)
+    checked, _ = sources_hipify.run_hipify(load_settings(root), set(), True)
     assert plain.hip_version == checked.hip_version == "6.4"
     assert plain.replacements == checked.replacements
     assert checked.local_hip_version == "5.2"
@@ -178,14 +186,16 @@ def test_a_failure_that_does_not_depend_on_the_hip_version_stays_failed(
 ) -> None:
     root = _project(tmp_path / "p", {"csrc/k.cu": PTX_KERNEL})
     _fake_hipcc(monkeypatch, "5.2", refuses=("asm(",))
-    section, _ = sources.run_hipify(load_settings(root), set(), True)
+    section, _ = sources_hipify.run_hipify(load_settings(root), set(), True)
     (outcome,) = section.compile
     assert outcome.status == "failed" and "asm(" in (outcome.error or "")
 
 
 def test_a_set_hip_version_is_the_one_translated_for(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", {"csrc/reduce.cu": WARP_KERNEL})
-    section, _ = sources.run_hipify(load_settings(root, {"hip_version": "6.1"}), set(), False)
+    section, _ = sources_hipify.run_hipify(
+        load_settings(root, {"hip_version": "6.1"}), set(), False
+    )
     assert section.hip_version == "6.1"
     with pytest.raises(GpuportError, match="HIP version"):
         load_settings(root, {"hip_version": "six"})
@@ -201,7 +211,7 @@ def test_real_hipcc_older_than_the_target_makes_version_failures_inconclusive(
     from gpuport.hipify.run import detect_hip_version
 
     local = detect_hip_version()
-    if local is None or not sources._older(local, "6.4"):
+    if local is None or not sources_hipify._older(local, "6.4"):
         pytest.skip(f"needs a hipcc older than HIP 6.4, not {local}")
     root = _project(tmp_path / "p", {"csrc/reduce.cu": WARP_KERNEL, "csrc/k.cu": PTX_KERNEL})
     data = _json(cli("assess", str(root), "--hipify-check", "--format", "json", "--no-progress"))
@@ -216,7 +226,7 @@ def test_hipify_honours_exclude(tmp_path: Path) -> None:
         tmp_path / "p",
         {"csrc/reduce.cu": WARP_KERNEL, "third_party_x/k.cu": PTX_KERNEL + "cudaFooBar();\n"},
     )
-    section, _ = sources.run_hipify(
+    section, _ = sources_hipify.run_hipify(
         load_settings(root, {"exclude": ["third_party_x/"]}), set(), False
     )
     assert section.files == 1
@@ -431,7 +441,7 @@ def test_memory_title_agrees_with_its_statement(tmp_path: Path) -> None:
 
     flags = {"model": "llama-3-70b", "dtype": "fp8", "gpus": "h100-sxm,mi300x", "concurrency": 2}
     settings = load_settings(tmp_path, flags)
-    f = facts(settings=settings, cost=sources.run_cost(settings, []))
+    f = facts(settings=settings, cost=sources_evidence.run_cost(settings, []))
     (c,) = criteria_figures.memory_per_replica(f)
     threshold, need = _numbers(c)
     assert need > threshold, (c.title, c.statement)
@@ -445,7 +455,7 @@ def test_a_model_that_fits_on_no_gpu_says_so(tmp_path: Path) -> None:
     settings = load_settings(
         tmp_path, {"model": "llama-3-70b", "gpus": "h100-sxm", "context": 2**30}
     )
-    f = facts(settings=settings, cost=sources.run_cost(settings, []))
+    f = facts(settings=settings, cost=sources_evidence.run_cost(settings, []))
     (c,) = criteria_figures.memory_per_replica(f)
     assert c.title == "Llama 3.1 70B fits on no candidate GPU"
     assert "no candidate holds it" in c.statement and c.leans == "neutral"
@@ -538,7 +548,7 @@ def test_price_wording_when_an_amd_gpu_has_no_price(tmp_path: Path) -> None:
 
     def price(gpus: str) -> Conclusion:
         settings = load_settings(tmp_path, {"model": "llama-3-8b", "gpus": gpus})
-        f = facts(settings=settings, cost=sources.run_cost(settings, []))
+        f = facts(settings=settings, cost=sources_evidence.run_cost(settings, []))
         (c,) = criteria_figures.price_per_mtok(f)
         return c
 
@@ -658,7 +668,7 @@ def test_bench_notes_do_not_point_at_flags_assess_lacks() -> None:
         update={"backend": "cuda", "name": "Mystery GPU 9000", "spec_key": None, "arch": None}
     )
     odd = run.model_copy(update={"device": device})
-    _, notes = sources._runs_by_gpu([odd], ["h100-sxm"])
+    _, notes = sources_evidence._runs_by_gpu([odd], ["h100-sxm"])
     (note,) = notes
     assert "Mystery GPU 9000" in note and "not in the GPU catalog" in note
     assert "--knowledge" not in note
@@ -666,7 +676,7 @@ def test_bench_notes_do_not_point_at_flags_assess_lacks() -> None:
 
 def test_the_same_bench_run_twice_is_attached_once() -> None:
     path = str(REPO / "examples" / "bench" / "cpu-1-thread.json")
-    runs, section = sources.load_bench([path, path], None)
+    runs, section = sources_evidence.load_bench([path, path], None)
     assert len(runs) == 1 and section.comparison is None
     assert "the same run as" in section.note and "attached once" in section.note
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport.assess import sources, verdict
+from gpuport.assess import sources, sources_evidence, sources_hipify, verdict
 from gpuport.assess.config import Settings, with_detected_model
 from gpuport.assess.facts import Facts
 from gpuport.assess.model import Assessment, Setting
@@ -65,18 +65,18 @@ def assess(
             if found is not None:
                 settings = with_detected_model(settings, *found)
     with step("hipify"):
-        hipify, extra = sources.run_hipify(
+        hipify, extra = sources_hipify.run_hipify(
             settings, unread, settings.hipify_check, require_hipcc=options.require_hipcc
         )
         scan, above, scan_effort = sources.with_unread_hazards(scan_report, scan, above, extra)
     with step("bench"):
-        runs, bench = sources.load_bench(settings.bench, options.run_bench)
+        runs, bench = sources_evidence.load_bench(settings.bench, options.run_bench)
     with step("cost"):
-        cost = sources.run_cost(settings, runs)
+        cost = sources_evidence.run_cost(settings, runs)
     with step("validate"):
-        validate = sources.load_validate(settings.validate)
+        validate = sources_evidence.load_validate(settings.validate)
     with step("doctor"):
-        doctor = sources.run_doctor(settings.doctor, options.doctor_snapshot)
+        doctor = sources_evidence.run_doctor(settings.doctor, options.doctor_snapshot)
     with step("verdict"):
         facts = Facts(
             settings=settings,
