@@ -27,8 +27,12 @@ PIP = ("-m", "pip", "install", "--quiet", "--disable-pip-version-check")
 
 
 def _run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` as a user's shell would: without this checkout on PYTHONPATH (where pip
+    would find ``src/gpuport.egg-info`` and call gpuport installed already)."""
     kw.setdefault("timeout", 600)
-    return subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)
+    env = dict(kw.pop("env", None) or os.environ)
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, **kw)
 
 
 def _clean_venv(where: Path) -> Path:
