@@ -308,13 +308,11 @@ def test_float_output_that_became_integer_is_wrong(tmp_path: Path) -> None:
 
 
 def test_fp64_recomputation_runs_on_copies_of_the_capture(tmp_path: Path) -> None:
-    import importlib
-
     import torch
 
-    from .models import build_f64_inplace
+    from gpuport.validate.arbitrate import fp64_outputs
 
-    check_mod = importlib.import_module("gpuport.validate.check")  # the package exports check()
+    from .models import build_f64_inplace
 
     out = _capture(tmp_path, "build_f64_inplace")
     with gpv.GpvFile(out) as cap:
@@ -322,7 +320,7 @@ def test_fp64_recomputation_runs_on_copies_of_the_capture(tmp_path: Path) -> Non
         (name,) = gpv.tensor_names(rec.inputs)
         before = cap.tensor(name).clone()
         model, _ = build_f64_inplace()
-        check_mod._fp64(torch, model[1], rec, cap)  # works in place on a float64 input
+        fp64_outputs(torch, model[1], rec, cap)  # works in place on a float64 input
         assert torch.equal(cap.tensor(name), before)  # the file's tensor is untouched
     assert _check(out, "build_f64_inplace", grafted=True).verdict is Verdict.SAME
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import struct
@@ -189,15 +190,21 @@ def test_identical_tensors_are_stored_once(tmp_path: Path) -> None:
 # --- regressions from the review: crafted files are one-line errors, never crashes ----------
 
 
-def _rewrite(src: Path, dst: Path, header_edit=None, manifest_edit=None) -> Path:  # type: ignore[no-untyped-def]
-    """Copy a capture with its header (and/or the manifest inside it) edited; data as is."""
+def _rewrite(src: Path, dst: Path, header_edit=None, manifest_edit=None, resign=True) -> Path:  # type: ignore[no-untyped-def]
+    """Copy a capture with its header (and/or the manifest inside it) edited; data as is.
+    ``resign``: also update the manifest's sha256, as a forger would, to reach the checks
+    behind it."""
     raw = src.read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8 : 8 + n])
     if manifest_edit is not None:
         manifest = json.loads(header["__metadata__"][gpv.META_KEY])
         manifest_edit(manifest)
-        header["__metadata__"][gpv.META_KEY] = json.dumps(manifest)
+        text = json.dumps(manifest)
+        header["__metadata__"][gpv.META_KEY] = text
+        if resign:
+            digest = hashlib.sha256(text.encode()).hexdigest()
+            header["__metadata__"][gpv.META_SHA_KEY] = digest
     if header_edit is not None:
         header_edit(header)
     text = json.dumps(header).encode()
@@ -294,3 +301,20 @@ def test_crafted_files_exit_2_in_one_line(vcli, a_gpv: Path, tmp_path: Path) -> 
     for args in (("diff", str(bad), str(a_gpv)), ("check", str(bad), "--model", ref())):
         r = vcli(*args)
         assert r.code == 2 and "internal error" not in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_an_edited_manifest_is_refused(a_gpv: Path, tmp_path: Path) -> None:
+    """Tried as a user: renaming a module in the manifest went unnoticed (check said same)."""
+
+    def rename(manifest: dict) -> None:  # type: ignore[type-arg]
+        manifest["modules"][0]["path"] = "renamed"
+
+    bad = _rewrite(a_gpv, tmp_path / "bad.gpv", manifest_edit=rename, resign=False)
+    with pytest.raises(GpuportError, match="checksum mismatch for its manifest"):
+        gpv.GpvFile(bad)
+    with gpv.GpvFile(a_gpv) as f:  # the capture itself carries the digest
+        assert f.manifest.modules
+    raw = a_gpv.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    meta = json.loads(raw[8 : 8 + n])["__metadata__"]
+    assert meta[gpv.META_SHA_KEY] == hashlib.sha256(meta[gpv.META_KEY].encode()).hexdigest()

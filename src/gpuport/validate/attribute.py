@@ -55,6 +55,8 @@ class Item:
     hard: str | None = None  # a structural failure (shape, dtype kind): wrong, whatever the numbers
     whole_model: bool = False  # the root's row, which the local pass would have replayed
     first_op: OpDivergence | None = None
+    # B's run diverged on A's exact inputs but a replay on them did not (see check.Comparer)
+    unreproduced: str | None = None
 
 
 def label(rec: ModuleRecord) -> str:
@@ -67,6 +69,15 @@ def diverged_locally(items: list[Item]) -> bool:
         it.local is not None
         and not it.local.within
         and (it.decision is None or it.decision.verdict != "equivalent")
+        for it in items
+    )
+
+
+def diverged_here(items: list[Item]) -> bool:
+    """Diverged by its own doing: on A's recorded inputs, or in B's own run on A's exact
+    inputs (``unreproduced``), and not shown equivalent by fp64."""
+    return diverged_locally(items) or any(
+        it.unreproduced and (it.decision is None or it.decision.verdict != "equivalent")
         for it in items
     )
 
@@ -185,6 +196,8 @@ def _one(
     ctx: Context, rec: ModuleRecord, it: Item, up: Upstream, blamed: dict[Key, str]
 ) -> tuple[Status, str]:
     status, reason = _judged(ctx, rec, it, up, blamed)
+    if it.unreproduced and status in (Status.DIFFERENT, Status.WRONG):
+        reason += f"; {it.unreproduced}"
     if it.first_op is not None and status in (Status.DIFFERENT, Status.WRONG):
         op = it.first_op
         reason += f"; first diverging op: {op.op} at {op.call_site}"
@@ -224,10 +237,8 @@ def _judged(
         )
     if status in (Status.DIFFERENT, Status.WRONG):
         local_div = it.local is not None and not it.local.within
-        if local_div and rec.path != ROOT:
-            child = next(
-                (d for d in ctx.descendants(rec) if diverged_locally(ctx.outputs(d))), None
-            )
+        if (local_div or it.unreproduced) and rec.path != ROOT:
+            child = next((d for d in ctx.descendants(rec) if diverged_here(ctx.outputs(d))), None)
             if child is not None:
                 return Status.EQUIVALENT, (
                     f"differs on A's inputs because {label(child)} inside it does (see that "

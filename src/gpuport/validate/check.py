@@ -27,7 +27,7 @@ from typing import Any
 from gpuport.models import GpuportError
 from gpuport.usercode import call_user
 from gpuport.validate import env, gpv, precision
-from gpuport.validate.arbitrate import decide, double_module, to_double
+from gpuport.validate.arbitrate import NotFloat64, decide, fp64_outputs, not_float64
 from gpuport.validate.attribute import Context, Item, diverged_locally, origins, rows
 from gpuport.validate.capture import build_model, device_type, seed_everything, to_device
 from gpuport.validate.metrics import compare_tensors, kind_mismatch
@@ -43,7 +43,7 @@ from gpuport.validate.model import (
 from gpuport.validate.ops import replay_ops
 from gpuport.validate.report import finish
 from gpuport.validate.tolerance import ASSERT_CLOSE, tolerance
-from gpuport.validate.trace import ROOT, CallInfo, Handler, flatten_tensors, traced
+from gpuport.validate.trace import ROOT, CallInfo, Handler, flatten_tensors, same_values, traced
 
 Observer = Callable[[str], None]
 
@@ -118,6 +118,10 @@ class Comparer(Handler):
         self.fmt = fmt
         self.by_key = {r.key: r for r in cap.manifest.modules}
         self.b_autocast: dict[tuple[str, int], str | None] = {}
+        # calls whose inputs in B's run were exactly A's recorded ones (see before())
+        self.same_inputs: set[tuple[str, int]] = set()
+        # B's own outputs of such calls that diverged: fp64 judges them if a replay does not
+        self.kept: dict[tuple[str, int, int], Any] = {}
         self.items: dict[tuple[str, int, str, int], Item] = {}
         self.extra: list[str] = []
         self.bytes = 0
@@ -175,6 +179,20 @@ class Comparer(Handler):
             metrics = metrics.model_copy(update={"max_rel_rms": tol.max_rel_rms})
         return metrics
 
+    def before(self, path: str, module: Any, call: int, args: Any, kwargs: Any) -> None:
+        """Note whether B's call got exactly A's recorded inputs. When it did and it still
+        diverges, its inputs did not diverge: a replay that is within tolerance then failed to
+        reproduce B's run (a context or patch its callers entered), not "untraced code"."""
+        rec = self.by_key.get((path, call))
+        if rec is None or rec.inputs is None or self.fmt is not None or rec.path == ROOT:
+            return
+        try:
+            a_args, a_kwargs = gpv.decode_call(rec.inputs, lambda n: self.cap.tensor(n))
+        except Exception:  # a call whose inputs cannot be decoded is judged as before
+            return
+        if same_values(self.torch, (a_args, a_kwargs), (args, kwargs)):
+            self.same_inputs.add((path, call))
+
     def after(
         self,
         path: str,
@@ -197,6 +215,9 @@ class Comparer(Handler):
                 item.hard = f"B's call returned {len(outputs)} tensors, A's {len(rec.outputs)}"
                 continue
             item.metrics = self.measure(item, outputs[i])
+            m = item.metrics
+            if (path, call) in self.same_inputs and m is not None and not m.within:
+                self.kept[(path, call, i)] = outputs[i].detach().to("cpu", copy=True)
             grad = self.items.get((path, call, "grad", i))
             if grad is not None and self.backward and outputs[i].requires_grad:
                 outputs[i].register_hook(self._grad_hook(grad))
@@ -241,15 +262,6 @@ def _replay(
     args, kwargs = how.inputs(torch, rec, cap)
     with torch.no_grad(), how.autocast(torch, state):
         return flatten_tensors(torch, module(*args, **kwargs))
-
-
-def _fp64(torch: Any, module: Any, rec: ModuleRecord, cap: gpv.GpvFile) -> list[Any]:
-    """B's module in float64 on the CPU, on copies of A's recorded inputs (to_double copies:
-    the reads share the file's memory, and the module may work in place)."""
-    args, kwargs = gpv.decode_call(rec.inputs, lambda n: cap.tensor(n))
-    m64 = double_module(torch, module)
-    with torch.no_grad():
-        return flatten_tensors(torch, m64(*to_double(torch, args), **to_double(torch, kwargs)))
 
 
 def local_pass(
@@ -299,12 +311,19 @@ def local_pass(
             for it in items:
                 it.note = note if it.note is None else it.note
             continue
-        todo = [it for it in items if it.local is not None and not it.local.within]
+        for it in items:
+            if (rec.path, rec.call, it.index) in comparer.kept and it.local and it.local.within:
+                it.local, it.unreproduced = None, UNREPRODUCED
+        todo = [it for it in items if it.unreproduced or (it.local and not it.local.within)]
         if reference != "fp64" or not todo:
             continue
         say(f"recomputing {rec.path} in float64")
         try:
-            ref64 = _fp64(torch, module, rec, cap)
+            ref64 = fp64_outputs(torch, module, rec, cap, _nominal(torch, rec, how))
+        except NotFloat64 as low:
+            for it in todo:
+                _note(it, not_float64(str(low)))
+            continue
         except Exception as exc:
             for it in todo:
                 it.note = f"fp64 recomputation failed: {type(exc).__name__}: {exc}"
@@ -312,9 +331,11 @@ def local_pass(
         for it in todo:
             if it.index < len(ref64) and ref64[it.index].is_floating_point():
                 a = cap.tensor(it.info.stored)
-                b = outs[it.index].detach().to("cpu")
+                own = comparer.kept.get((rec.path, rec.call, it.index))
+                b = own if it.unreproduced else outs[it.index].detach().to("cpu")
                 if ref64[it.index].shape == a.shape:
-                    it.decision = decide(torch, a, b, ref64[it.index], it.info.dtype, "local")
+                    source = "own" if it.unreproduced else "local"
+                    it.decision = decide(torch, a, b, ref64[it.index], it.info.dtype, source)
 
 
 def op_pass(
@@ -348,6 +369,13 @@ def op_pass(
                 f"is further from float64 than {dtype} explains; ops on the CPU already in "
                 f"{dtype} are not recomputed",
             )
+
+
+UNREPRODUCED = (
+    "its inputs in B's run were exactly A's, yet replayed alone on them it is within "
+    "tolerance: what changed its numbers in B's run was active only around that call (a "
+    "context, flag or patched function its callers set), so it is judged on B's own output"
+)
 
 
 def _note(item: Item, text: str) -> None:

@@ -38,6 +38,8 @@ from gpuport.safeparse import ParseError, json_value
 from gpuport.validate.model import MANIFEST_KIND, CaptureManifest
 
 META_KEY = "gpuport.validate"
+# sha256 of the manifest text: an edited manifest (a path, a dtype, a setting) is refused
+META_SHA_KEY = "gpuport.validate.sha256"
 _MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
 _MAX_DEPTH = 100  # nesting of an encoded argument record (real ones are a few levels deep)
 # torch dtype name → safetensors header code (the safetensors format's own names)
@@ -194,7 +196,9 @@ def write(path: Path, tensors: dict[str, Any], manifest: CaptureManifest) -> Non
     from safetensors.torch import save_file
 
     with atomic_path(path) as tmp:
-        save_file(tensors, str(tmp), metadata={META_KEY: manifest.model_dump_json()})
+        text = manifest.model_dump_json()
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        save_file(tensors, str(tmp), metadata={META_KEY: text, META_SHA_KEY: digest})
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -330,6 +334,12 @@ class GpvFile:
             raise GpuportError(
                 f"{path} is a safetensors file but not a gpuport capture (no {META_KEY!r} "
                 "manifest in its metadata)"
+            )
+        digest = meta.get(META_SHA_KEY) if isinstance(meta, dict) else None
+        if digest is not None and digest != hashlib.sha256(text.encode()).hexdigest():
+            raise GpuportError(
+                f"{path}: checksum mismatch for its manifest; the file was changed or corrupted "
+                "after capture"
             )
         self.manifest = _parse_manifest(path, text)
         _check_manifest(path, self.manifest, header)

@@ -332,3 +332,40 @@ def replay_ops(
     with torch.no_grad(), replay.mode():
         module(*args, **kwargs)
     return replay
+
+
+def below_float64(torch: Any, nominal: Any) -> Any:
+    """A TorchFunctionMode for the fp64 recomputation: ``mode.first`` becomes ``"op → dtype at
+    site"`` for the first op that returns a floating tensor less precise than ``nominal`` (A's
+    precision, e.g. float32). A module whose own code casts (``x.bfloat16()``) computes in that
+    format even in its float64 copy, and such a "reference" would side with B. Casts to the
+    nominal precision itself (Hugging Face norms compute in float32) are left alone: that
+    reference is still as precise as A."""
+    nominal_bits = _bits(torch, nominal)
+    composites = _expandable(torch)
+
+    class Watch(torch.overrides.TorchFunctionMode):  # type: ignore[misc]
+        first: str | None = None
+
+        def __torch_function__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            kwargs = kwargs or {}
+            space = composites.get(func)
+            if space is not None:
+                with expanded(self, space):
+                    return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+            name = op_name(func)
+            if self.first is None and name not in META:
+                low = [
+                    t
+                    for t in _tensors(torch, out)
+                    if t.is_floating_point() and _bits(torch, t.dtype) < nominal_bits
+                ]
+                if low:
+                    dtype = str(low[0].dtype).removeprefix("torch.")
+                    self.first = f"{name} → {dtype} at {call_site()}"
+            return out
+
+    return Watch()

@@ -233,3 +233,21 @@ def traced(
     finally:
         for h in handles:
             h.remove()
+
+
+def same_values(torch: Any, a: Any, b: Any) -> bool:
+    """Same structure, and every tensor bit-equal with the same dtype (compared on the CPU)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return False
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        return bool(torch.equal(a.detach().to("cpu"), b.detach().to("cpu")))
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(same_values(torch, x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        tensors = [k for k, v in b.items() if isinstance(v, torch.Tensor)]
+        return all(k in a for k in tensors) and all(
+            same_values(torch, a[k], b[k]) for k in set(a) | set(tensors) if k in b
+        )
+    return True  # plain values: not recorded as tensors, not what diverges
