@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuport.models import Severity
+from gpuport.models import Location, Severity
 from gpuport.scan import ScanOptions, scan_path
-from gpuport.scan.model import Verdict
+from gpuport.scan.model import Finding, Verdict
+from gpuport.scan.rules import RULES
 from gpuport.scan.scopes import Scope, scope_of
+from gpuport.scan.verdict import estimate_effort
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -123,3 +125,28 @@ def test_bug_reproduction_scripts_are_not_core() -> None:
         assert scope_of(rel) is Scope.TEST, rel
     for rel in ("pkg/reproject.py", "pkg/reprojection_utils.py", "pkg/model.py"):
         assert scope_of(rel) is Scope.CORE, rel
+
+
+def _fp8(path: str, leaf: str, tail: str = "") -> Finding:
+    return Finding(
+        rule_id="GP208",
+        title=RULES["GP208"].title,
+        severity=Severity.BLOCKER,
+        location=Location(path=path, line=1),
+        message=f"`torch.{leaf}` is the OCP FP8 type; gfx942 only computes with the FNUZ types"
+        + tail,
+        fix="f",
+    )
+
+
+def test_an_fp8_dtype_is_one_job_per_component_and_dtype() -> None:
+    comps = {"a/x.py": "a", "a/y.py": "a", "a/z.py": "a", "b/x.py": "b"}
+    found = [
+        _fp8("a/x.py", "float8_e4m3fn"),
+        _fp8("a/y.py", "float8_e4m3fn", " (stored or cast here)"),
+        _fp8("a/z.py", "float8_e5m2"),
+        _fp8("b/x.py", "float8_e4m3fn"),
+    ]
+    effort = estimate_effort(found, RULES, comps.__getitem__)
+    # one constant per dtype in component a (e4m3, e5m2), one in component b
+    assert {i.rule_id: i.count for i in effort.basis} == {"GP208": 3}

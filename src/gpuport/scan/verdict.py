@@ -94,11 +94,12 @@ def verdict_for(
 
 _FAMILY = re.compile(r"this file uses (CUTLASS|CuTe|the cuDNN frontend|NVSHMEM|TensorRT)")
 _PACKAGE = re.compile(r"comes from ([\w.-]+)")
-_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` is CUDA-only")
+_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` ")
 #: Import rules whose fix is per package (replace it, or install its ROCm build).
 ONCE_PER_PACKAGE = frozenset({"GP201", "GP202"})
-#: Rules whose fix is per library or per spelling in a component (hipify or a find-replace).
-ONCE_PER_LIBRARY = frozenset({"GP316", "GP319"})
+#: Rules whose fix is per library or per spelling in a component (hipify or a find-replace;
+#: an FP8 dtype becomes one target-chosen constant, `torch.float8_e4m3fnuz` on gfx942).
+ONCE_PER_LIBRARY = frozenset({"GP316", "GP319", "GP208"})
 DROP_HOURS = 8.0
 
 
@@ -177,8 +178,8 @@ def estimate_effort(
             f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
             "guarded and info findings cost nothing; a dependency finding repeated in several "
             "manifests counts once, and so does a package imported in several files or a "
-            "library with a ROCm twin (or a CUDA-only type name) used in several files of a "
-            "component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
+            "library with a ROCm twin (or a CUDA-only type name, or an FP8 dtype) used in "
+            "several files of a component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
             "of its own)"
