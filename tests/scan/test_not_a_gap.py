@@ -150,3 +150,32 @@ def test_an_fp8_dtype_is_one_job_per_component_and_dtype() -> None:
     effort = estimate_effort(found, RULES, comps.__getitem__)
     # one constant per dtype in component a (e4m3, e5m2), one in component b
     assert {i.rule_id: i.count for i in effort.basis} == {"GP208": 3}
+
+
+ASM = (
+    "import triton.language as tl\n\n\ndef f(x):\n"
+    '    return tl.inline_asm_elementwise("{asm}", constraints="=f,f", args=[x],'
+    " dtype=tl.float32, is_pure=True, pack=1)\n"
+)
+
+
+def test_ptx_math_approximations_are_one_job_other_ptx_one_each(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": ASM.format(asm="cos.approx.f32 $0, $1;"),
+            "pkg/b.py": ASM.format(asm="tanh.approx.f32 $0, $1;"),
+            "pkg/c.py": ASM.format(asm="mov.u32 $0, %laneid;"),
+            "pkg/d.py": ASM.format(asm="prmt.b32 $0, $1, 0, 0x3210;"),
+        },
+    )
+    report = scan_path(root, ScanOptions(jobs=1))
+    asm = {f.location.path: f for f in report.findings if f.rule_id == "GP212"}
+    assert {p: f.severity for p, f in asm.items()} == dict.fromkeys(
+        ("pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/d.py"), Severity.BLOCKER
+    )
+    assert "`tl.cos`" in asm["pkg/a.py"].message
+    assert "PTX math approximation" not in asm["pkg/c.py"].message
+    # the two approximations are one job, the two other PTX snippets one each
+    assert {i.rule_id: i.count for i in report.effort.basis}["GP212"] == 3

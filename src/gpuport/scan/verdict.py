@@ -135,6 +135,12 @@ def estimate_effort(
             if key in seen_deps:
                 continue
             seen_deps.add(key)
+        if f.rule_id == "GP212" and "(a PTX math approximation)" in f.message:
+            # swapping PTX approximations for Triton's math is one job per component
+            key = (f.rule_id, component_of(f.location.path) if component_of else "")
+            if key in seen_deps:
+                continue
+            seen_deps.add(key)
         fam = _FAMILY.search(f.message) if f.rule_id == "GP315" else None
         if fam is not None:  # a library family is ported once per component, not per file
             comp = component_of(f.location.path) if component_of else ""
@@ -179,7 +185,8 @@ def estimate_effort(
             "guarded and info findings cost nothing; a dependency finding repeated in several "
             "manifests counts once, and so does a package imported in several files or a "
             "library with a ROCm twin (or a CUDA-only type name, or an FP8 dtype) used in "
-            "several files of a component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
+            "several files of a component, and so do Triton PTX math approximations; a "
+            "library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
             "of its own)"

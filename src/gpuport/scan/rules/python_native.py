@@ -17,6 +17,7 @@ the name imported from ``triton.language``); torch's wrappers of the same name
 from __future__ import annotations
 
 import ast
+import re
 
 from gpuport.models import Severity
 from gpuport.scan.rules.python_flow import ScanState
@@ -25,6 +26,23 @@ from gpuport.scan.rules.python_patterns import PTX, call_arg, str_value
 _CUDA_SUFFIXES = (".cu", ".cuh")
 _MAX_DEPTH = 4
 _TRITON_ASM = frozenset({"tl.inline_asm_elementwise", "triton.language.inline_asm_elementwise"})
+
+
+#: One PTX approximation instruction and the Triton function that replaces it.
+_TRITON_MATH = {
+    "cos": "tl.cos",
+    "sin": "tl.sin",
+    "ex2": "tl.exp2",
+    "lg2": "tl.log2",
+    "rcp": "tl.fdiv(1.0, x)",
+    "sqrt": "tl.sqrt",
+    "rsqrt": "tl.rsqrt",
+    "tanh": "libdevice tanh",
+}
+_PTX_MATH = re.compile(
+    r"^\s*(cos|sin|ex2|lg2|rcp|sqrt|rsqrt|tanh)\.approx(?:\.ftz)?\.f(?:16|32|64)"
+    r"\s+\$0\s*,\s*\$1\s*;?\s*$"
+)
 
 
 def is_triton_asm(dotted: str) -> bool:
@@ -130,6 +148,16 @@ class NativeRules(ScanState):
                 severity=Severity.MINOR,
                 message="tl.inline_asm_elementwise with an assembly string gpuport cannot "
                 "read; if it is PTX it will not compile for AMD GPUs",
+            )
+        elif (math := _PTX_MATH.match(text)) is not None:
+            op = math.group(1)
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                message=f"tl.inline_asm_elementwise runs one PTX math instruction "
+                f"(`{op}.approx`), which the AMD backend cannot assemble; Triton's own "
+                f"`{_TRITON_MATH[op]}` does the same (a PTX math approximation)",
             )
         elif PTX.search(text):
             self.report(
