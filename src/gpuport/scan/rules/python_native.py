@@ -28,6 +28,8 @@ _MAX_DEPTH = 4
 _TRITON_ASM = frozenset({"tl.inline_asm_elementwise", "triton.language.inline_asm_elementwise"})
 
 
+#: A file that already branches on ROCm when it builds extensions (DeepSpeed's op_builder).
+_ROCM_AWARE = re.compile(r"\bROCM_HOME\b|\bis_rocm\w*|\bhipify\w*")
 #: One PTX approximation instruction and the Triton function that replaces it.
 _TRITON_MATH = {
     "cos": "tl.cos",
@@ -69,15 +71,19 @@ class NativeRules(ScanState):
                 severity = Severity.MINOR
         elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
             return
-        self.report(
-            "GP211",
-            node,
-            guarded=guarded,
-            severity=severity,
-            message=f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
+        message = (
+            f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
             "hipifies it and builds it with hipcc, so its kernels must be portable"
-            + (" (gpuport could not read its sources)" if severity else ""),
+            + (" (gpuport could not read its sources)" if severity else "")
         )
+        aware = _ROCM_AWARE.search(self.ctx.text)
+        if aware is not None and not guarded:  # a builder with its own ROCm branch
+            guarded = True
+            message += (
+                f"; this file already handles ROCm (`{aware.group(0)}`), and the kernels "
+                "it builds are judged in their own files"
+            )
+        self.report("GP211", node, guarded=guarded, severity=severity, message=message)
 
     def _sources(self, expr: ast.AST, line: int, depth: int) -> list[str | None]:
         """The file names an expression for ``sources`` holds (None: one it cannot read)."""
