@@ -179,3 +179,20 @@ def test_ptx_math_approximations_are_one_job_other_ptx_one_each(tmp_path: Path) 
     assert "PTX math approximation" not in asm["pkg/c.py"].message
     # the two approximations are one job, the two other PTX snippets one each
     assert {i.rule_id: i.count for i in report.effort.basis}["GP212"] == 3
+
+
+def test_a_cuda_graph_api_is_validated_once_per_component(tmp_path: Path) -> None:
+    graph = "import torch\n\ng = torch.cuda.CUDAGraph()\n"
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": graph,
+            "pkg/b.py": graph,
+            "pkg/c.py": "import torch\n\nwith torch.cuda.graph(g):\n    pass\n",
+        },
+    )
+    report = scan_path(root, ScanOptions(jobs=1))
+    assert len([f for f in report.findings if f.rule_id == "GP215"]) == 3
+    # CUDAGraph once, torch.cuda.graph once: two validations, not three
+    assert {i.rule_id: i.count for i in report.effort.basis}["GP215"] == 2

@@ -98,8 +98,9 @@ _LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` ")
 #: Import rules whose fix is per package (replace it, or install its ROCm build).
 ONCE_PER_PACKAGE = frozenset({"GP201", "GP202"})
 #: Rules whose fix is per library or per spelling in a component (hipify or a find-replace;
-#: an FP8 dtype becomes one target-chosen constant, `torch.float8_e4m3fnuz` on gfx942).
-ONCE_PER_LIBRARY = frozenset({"GP316", "GP319", "GP208"})
+#: an FP8 dtype becomes one target-chosen constant, `torch.float8_e4m3fnuz` on gfx942; a
+#: CUDA-graph API is validated against eager mode once per component).
+ONCE_PER_LIBRARY = frozenset({"GP316", "GP319", "GP208", "GP215"})
 DROP_HOURS = 8.0
 
 
@@ -184,8 +185,8 @@ def estimate_effort(
             f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
             "guarded and info findings cost nothing; a dependency finding repeated in several "
             "manifests counts once, and so does a package imported in several files or a "
-            "library with a ROCm twin (or a CUDA-only type name, or an FP8 dtype) used in "
-            "several files of a component, and so do Triton PTX math approximations; a "
+            "library with a ROCm twin (or a CUDA-only type name, an FP8 dtype, a CUDA-graph "
+            "API) used in several files of a component, and so do Triton PTX math approximations; a "
             "library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
