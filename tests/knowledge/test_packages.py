@@ -24,6 +24,7 @@ CATEGORIES = {
     "quantization",
     "monitoring",
     "nvidia-runtime",
+    "other-vendor",
     "data",
     "compiler",
     "distributed",

@@ -94,8 +94,10 @@ def own_packages(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str
     names: set[str] = set()
     bases = {root, *project_dirs}
     for base in sorted(bases):
-        if (base / "__init__.py").is_file():
+        if (base / "__init__.py").is_file() and not any((base / f).is_file() for f in PACKAGING):
             continue  # a package's children are its submodules, not top-level names
+        # (unless the folder is packaged itself: hopper/setup.py installs hopper/*.py as
+        # top-level modules even when hopper/__init__.py exists)
         for folder in (base, base / "src", *_declared_dirs(base)):
             names |= _packages_in(folder)
     outer = root.resolve()

@@ -50,7 +50,11 @@ _DIRS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
         re.compile(r"^(?:scripts?|tools?|tooling|ci|\.ci|\.github|dev|utils_ci)$", re.I),
     ),
 )
-_TEST_FILE = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$|^.*_test\.(?:cu|cpp|cc)$", re.I)
+#: tests, and bug reproductions (repro_x.py, racecheck_repro_1d.py): they run once, by hand
+_TEST_FILE = re.compile(
+    r"^(?:test_.*|.*_test|conftest|(?:.*[_-])?repro(?:[_-].*)?)\.py$|^.*_test\.(?:cu|cpp|cc)$",
+    re.I,
+)
 _BENCH_FILE = re.compile(r"^bench(?:mark)?_.*\.py$", re.I)
 
 

@@ -94,11 +94,13 @@ def verdict_for(
 
 _FAMILY = re.compile(r"this file uses (CUTLASS|CuTe|the cuDNN frontend|NVSHMEM|TensorRT)")
 _PACKAGE = re.compile(r"comes from ([\w.-]+)")
-_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` is CUDA-only")
+_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` ")
 #: Import rules whose fix is per package (replace it, or install its ROCm build).
 ONCE_PER_PACKAGE = frozenset({"GP201", "GP202"})
-#: Rules whose fix is per library or per spelling in a component (hipify or a find-replace).
-ONCE_PER_LIBRARY = frozenset({"GP316", "GP319"})
+#: Rules whose fix is per library or per spelling in a component (hipify or a find-replace;
+#: an FP8 dtype becomes one target-chosen constant, `torch.float8_e4m3fnuz` on gfx942; a
+#: CUDA-graph API is validated against eager mode once per component).
+ONCE_PER_LIBRARY = frozenset({"GP316", "GP319", "GP208", "GP215"})
 DROP_HOURS = 8.0
 
 
@@ -131,6 +133,12 @@ def estimate_effort(
             lib = _LIBRARY.search(f.message)  # per component, not one per file
             comp = component_of(f.location.path) if component_of else ""
             key = (f.rule_id, comp + "|" + ((lib.group(1) or lib.group(2)) if lib else f.message))
+            if key in seen_deps:
+                continue
+            seen_deps.add(key)
+        if f.rule_id == "GP212" and "(a PTX math approximation)" in f.message:
+            # swapping PTX approximations for Triton's math is one job per component
+            key = (f.rule_id, component_of(f.location.path) if component_of else "")
             if key in seen_deps:
                 continue
             seen_deps.add(key)
@@ -177,8 +185,9 @@ def estimate_effort(
             f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
             "guarded and info findings cost nothing; a dependency finding repeated in several "
             "manifests counts once, and so does a package imported in several files or a "
-            "library with a ROCm twin (or a CUDA-only type name) used in several files of a "
-            "component; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
+            "library with a ROCm twin (or a CUDA-only type name, an FP8 dtype, a CUDA-graph "
+            "API) used in several files of a component, and so do Triton PTX math "
+            "approximations; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
             "of its own)"

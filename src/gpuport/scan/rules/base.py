@@ -153,6 +153,10 @@ def physical_lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
+#: Package category (knowledge) of another vendor's accelerator stack (Intel XPU, Gaudi):
+#: the CUDA build of a project does without it, so it is no ROCm gap.
+OTHER_VENDOR = "other-vendor"
+
 _IGNORE = re.compile(r"gpuport:\s*ignore(?:\[(?P<ids>[A-Z0-9,\s]+)\])?")
 
 

@@ -30,6 +30,7 @@ from gpuport.scan.rules.base import (
     physical_lines,
     register,
 )
+from gpuport.scan.rules.deps_lock import VIA_KEY, not_a_rocm_gap, via_annotations
 from gpuport.scan.rules.deps_readers import (
     PIP_OPTIONS,
     conda_entries,
@@ -364,6 +365,8 @@ def check_requirement(
             fix=f"Require {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
         )
     text = f"{req.name}: {pkg.summary}{_caveat(pkg, ctx)}"
+    if pkg.status == "no" and not_a_rocm_gap(ctx, pkg, text, line, column):
+        return
     if pkg.status == "no":
         # A monitoring library installs on an AMD host; only its calls fail (GP203 finds those).
         lower = pkg.category == "monitoring"
@@ -480,6 +483,8 @@ def _check_pip_line(
 
 
 def _check_requirements_text(ctx: FileContext, depth: int, seen: set[str]) -> None:
+    if "# via" in ctx.text:
+        ctx.scratch[VIA_KEY] = via_annotations(ctx.text)
     for line, text in _logical_lines(ctx.text):
         column = ctx.line_text(line).find(text[:10]) + 1 or None
         _check_pip_line(ctx, text, line, column, depth, seen)

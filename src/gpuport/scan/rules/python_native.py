@@ -17,6 +17,7 @@ the name imported from ``triton.language``); torch's wrappers of the same name
 from __future__ import annotations
 
 import ast
+import re
 
 from gpuport.models import Severity
 from gpuport.scan.rules.python_flow import ScanState
@@ -25,6 +26,25 @@ from gpuport.scan.rules.python_patterns import PTX, call_arg, str_value
 _CUDA_SUFFIXES = (".cu", ".cuh")
 _MAX_DEPTH = 4
 _TRITON_ASM = frozenset({"tl.inline_asm_elementwise", "triton.language.inline_asm_elementwise"})
+
+
+#: A file that already branches on ROCm when it builds extensions (DeepSpeed's op_builder).
+_ROCM_AWARE = re.compile(r"\bROCM_HOME\b|\bis_rocm\w*|\bhipify\w*")
+#: One PTX approximation instruction and the Triton function that replaces it.
+_TRITON_MATH = {
+    "cos": "tl.cos",
+    "sin": "tl.sin",
+    "ex2": "tl.exp2",
+    "lg2": "tl.log2",
+    "rcp": "tl.fdiv(1.0, x)",
+    "sqrt": "tl.sqrt",
+    "rsqrt": "tl.rsqrt",
+    "tanh": "libdevice tanh",
+}
+_PTX_MATH = re.compile(
+    r"^\s*(cos|sin|ex2|lg2|rcp|sqrt|rsqrt|tanh)\.approx(?:\.ftz)?\.f(?:16|32|64)"
+    r"\s+\$0\s*,\s*\$1\s*;?\s*$"
+)
 
 
 def is_triton_asm(dotted: str) -> bool:
@@ -51,15 +71,19 @@ class NativeRules(ScanState):
                 severity = Severity.MINOR
         elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
             return
-        self.report(
-            "GP211",
-            node,
-            guarded=guarded,
-            severity=severity,
-            message=f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
+        message = (
+            f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
             "hipifies it and builds it with hipcc, so its kernels must be portable"
-            + (" (gpuport could not read its sources)" if severity else ""),
+            + (" (gpuport could not read its sources)" if severity else "")
         )
+        aware = _ROCM_AWARE.search(self.ctx.text)
+        if aware is not None and not guarded:  # a builder with its own ROCm branch
+            guarded = True
+            message += (
+                f"; this file already handles ROCm (`{aware.group(0)}`), and the kernels "
+                "it builds are judged in their own files"
+            )
+        self.report("GP211", node, guarded=guarded, severity=severity, message=message)
 
     def _sources(self, expr: ast.AST, line: int, depth: int) -> list[str | None]:
         """The file names an expression for ``sources`` holds (None: one it cannot read)."""
@@ -130,6 +154,16 @@ class NativeRules(ScanState):
                 severity=Severity.MINOR,
                 message="tl.inline_asm_elementwise with an assembly string gpuport cannot "
                 "read; if it is PTX it will not compile for AMD GPUs",
+            )
+        elif (math := _PTX_MATH.match(text)) is not None:
+            op = math.group(1)
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                message=f"tl.inline_asm_elementwise runs one PTX math instruction "
+                f"(`{op}.approx`), which the AMD backend cannot assemble; Triton's own "
+                f"`{_TRITON_MATH[op]}` does the same (a PTX math approximation)",
             )
         elif PTX.search(text):
             self.report(

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
-from gpuport.scan.rules.base import FileContext
+from gpuport.scan.rules.base import OTHER_VENDOR, FileContext
 from gpuport.scan.rules.python_dtypes import DtypeRules
 from gpuport.scan.rules.python_guards import IMPORT, LAZY, PLATFORM, SUBPROC, word_parts
 from gpuport.scan.rules.python_native import NativeRules, is_triton_asm
@@ -189,7 +189,17 @@ class PythonScan(DtypeRules, NativeRules):
         how = pkg.route.how
         longest = sorted(pkg.imports, key=len, reverse=True)
         dotted = next((i for i in longest if dotted == i or dotted.startswith(i + ".")), dotted)
-        if pkg.status == "no":
+        if pkg.status == "no" and pkg.category == OTHER_VENDOR:
+            self.report(  # Intel XPU, Gaudi ...: a third vendor's path, not a CUDA one
+                "GP201",
+                where,
+                guarded=guarded,
+                severity=Severity.INFO,
+                fix="Nothing to port: keep it on its own vendor's code path.",
+                message=f"`{dotted}` comes from {pkg.name}, another vendor's accelerator stack "
+                f"({pkg.summary}); the project runs on CUDA without it, so on ROCm too",
+            )
+        elif pkg.status == "no":
             self.report(
                 "GP201",
                 where,
