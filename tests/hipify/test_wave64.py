@@ -126,17 +126,32 @@ def test_fixed_output_compiles_for_wave64_and_wave32(tmp_path: Path) -> None:
     done = translate(_read("clear.cu"), hip_version="5.2", wave64="fix", path="clear.cu")
     source = tmp_path / "clear.cu"
     source.write_text(done.text + _PROBE, encoding="utf-8")
-    archs = ["--offload-arch=gfx90a", "--offload-arch=gfx1030"]
-    proc = subprocess.run(
-        [hipcc, *archs, "-x", "hip", "-c", str(source), "-o", str(tmp_path / "x.o")],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        env={**os.environ, "HIP_PLATFORM": "amd"},
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    # One compile per target: Debian's llvm-objcopy 15 (run by the offload bundler) has been
+    # seen to abort with bad_alloc now and then when two targets are bundled into one object,
+    # a toolchain crash that says nothing about the source; a crash of that tool is retried once.
+    for arch in ("gfx90a", "gfx1030"):
+        for _ in range(2):
+            proc = subprocess.run(
+                [
+                    hipcc,
+                    f"--offload-arch={arch}",
+                    "-x",
+                    "hip",
+                    "-c",
+                    str(source),
+                    "-o",
+                    str(tmp_path / f"{arch}.o"),
+                ],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                env={**os.environ, "HIP_PLATFORM": "amd", "TMPDIR": str(tmp_path)},
+                timeout=300,
+                check=False,
+            )
+            if proc.returncode == 0 or "'llvm-objcopy' tool failed" not in proc.stderr:
+                break
+        assert proc.returncode == 0, f"{arch}: {proc.stderr[-2000:]}"
 
 
 def test_cuda_side_rewrite_compiles_with_nvcc(tmp_path: Path) -> None:
