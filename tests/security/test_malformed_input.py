@@ -229,3 +229,23 @@ def test_a_version_of_5000_digits_in_requirements(tmp_path: Path) -> None:
     data = json.loads(res.out)
     assert not data["skipped"], data["skipped"]
     assert any(f["message"].startswith("torch") for f in data["findings"])
+
+
+def test_python_the_parser_cannot_hold_is_skipped_with_its_reason() -> None:
+    """Found by `make fuzz` (python target, seed 9, input 89721, kept gzipped beside this
+    file): CPython's parser raised MemoryError on the reduced text of a 200 KB file, and only
+    the second parse caught it. Now either parse turns it into a skipped file with its reason."""
+    import gzip
+
+    from gpuport.knowledge import load_packages, resolve_target
+    from gpuport.scan.engine import check_text
+    from gpuport.scan.rules import FileKind
+    from tests.security.fuzz_targets import python_imports
+
+    data = gzip.decompress(
+        (Path(__file__).parent / "crashes" / "python-memoryerror.py.gz").read_bytes()
+    )
+    python_imports(data)  # raised MemoryError before the fix
+    text = data.decode("utf-8", "replace")
+    _, reason = check_text("m.py", text, FileKind.PYTHON, resolve_target("gfx942"), load_packages())
+    assert reason is None or "could not be parsed" in reason or "syntax error" in reason

@@ -133,7 +133,7 @@ def _parse_quietly(ctx: FileContext, reduced: str | None) -> ast.Module | None:
     if reduced is not None:
         try:
             return ast.parse(reduced, filename=ctx.rel)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
             pass  # the statement split guessed wrong, or the file is broken: parse it all
     try:
         return ast.parse(ctx.text, filename=ctx.rel)
