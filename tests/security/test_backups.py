@@ -105,7 +105,11 @@ def test_kill_9_during_in_place_leaves_no_temp_and_resumes(tmp_path: Path) -> No
     proc.wait(30)
     assert proc.returncode == -signal.SIGKILL  # killed in the write phase, not finished
     names = [p.name for p in proj.iterdir()]
-    assert not [n for n in names if n.endswith(".tmp")], names
+    # The data goes to an unnamed file that gets its temporary name only for the instant
+    # before the rename: a kill in that instant can leave one, always of gpuport's own
+    # pattern (never a half-written source), and the next write to the folder removes it.
+    temps = [n for n in names if n.endswith(".tmp")]
+    assert len(temps) <= 1 and all(fileio.is_temp_name(n) for n in temps), temps
     for i in range(300):
         text = (proj / f"k{i:03d}.cu").read_text()
         assert text == body or "hipMalloc" in text
@@ -114,3 +118,4 @@ def test_kill_9_during_in_place_leaves_no_temp_and_resumes(tmp_path: Path) -> No
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert all("hipMalloc" in (proj / f"k{i:03d}.cu").read_text() for i in range(300))
+    assert not [p.name for p in proj.iterdir() if p.name.endswith(".tmp")]  # cleaned up
