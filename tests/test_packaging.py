@@ -97,6 +97,11 @@ def test_wheel_and_sdist_install_into_a_clean_venv_and_run(tmp_path: Path) -> No
             assert str(path.relative_to(src)) in shipped, f"{path.name} missing from the wheel"
     assert any(n.endswith("licenses/LICENSE") for n in shipped)
     assert any(n.endswith("hipify-tables/LICENSE.txt") for n in shipped)
+    # Every rule family ships; the rule fixtures beside them (sample project code) do not.
+    for family in ("deps", "python", "native", "build", "containers", "environment"):
+        assert f"gpuport/scan/rules/{family}/checker.py" in shipped or family == "environment"
+        assert f"gpuport/scan/rules/{family}/__init__.py" in shipped
+    assert not [n for n in shipped if "/fixtures/" in n]
 
     bin_dir = _clean_venv(tmp_path / "venv")
     installed = _run([str(bin_dir / "python"), *PIP, str(wheels[0]), "jinja2>=3.1"])

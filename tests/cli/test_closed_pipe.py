@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures" / "rules"
+FIXTURES = REPO / "src" / "gpuport" / "scan" / "rules" / "native" / "fixtures"
 
 
 def _closed_reader(*args: str) -> tuple[int, str]:

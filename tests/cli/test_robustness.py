@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuport.scan import scan_path
-from gpuport.scan.rules.base import CHECKERS, FileKind
+from gpuport.scan.rules import CHECKERS, FileKind
 
 
 def test_include_with_a_too_long_name_or_a_loop_is_reported(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_debug_mode_shows_the_traceback_and_keeps_the_bug_exit_code(tmp_path: Pa
 
     (tmp_path / "CMakeLists.txt").write_text("project(x)\n")
     code = (
-        "from gpuport.scan.rules.base import CHECKERS, FileKind\n"
+        "from gpuport.scan.rules import CHECKERS, FileKind\n"
         "def broken(ctx):\n    raise ValueError('boom')\n"
         "CHECKERS[FileKind.CMAKE] = [broken]\n"
         "from gpuport.cli.app import main\n"

@@ -22,7 +22,8 @@ from gpuport.scan.engine import check_text
 from gpuport.scan.files import classify
 from gpuport.scan.model import Finding
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+#: The rules package: each family's fixtures sit beside its detectors, in ``<family>/fixtures/``.
+FIXTURES = Path(__file__).resolve().parents[2] / "src" / "gpuport" / "scan" / "rules"
 _ANNOT = re.compile(r"\b(expect|expect-guarded|ok)(-next)?:\s*((?:GP\d{3}[,\s]*)+)")
 _TARGET = re.compile(r"gpuport-fixture:\s*target=(\w+)")
 
@@ -35,7 +36,9 @@ class Expectations:
 
 
 def fixture_files() -> list[Path]:
-    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and classify(p.name) is not None)
+    return sorted(
+        p for p in FIXTURES.glob("*/fixtures/**/*") if p.is_file() and classify(p.name) is not None
+    )
 
 
 def parse_annotations(text: str) -> tuple[Expectations, str]:

@@ -14,7 +14,7 @@ from gpuport.scan.engine import ScanOptions, check_text
 from gpuport.scan.model import Finding
 from gpuport.scan.rules import RULES
 from gpuport.scan.rules.base import Family, FileKind
-from gpuport.scan.rules.build import is_cuda_find_module
+from gpuport.scan.rules.build.checker import is_cuda_find_module
 
 
 def _check(text: str, kind: FileKind, name: str = "f") -> tuple[list[Finding], str | None]:

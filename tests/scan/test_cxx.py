@@ -14,8 +14,8 @@ from gpuport.models import Severity
 from gpuport.scan.cxx import ROCM_MACRO, const_value, lex, within
 from gpuport.scan.engine import check_text
 from gpuport.scan.rules.base import FileKind
-from gpuport.scan.rules.native_cond import nvidia_only_lines, without_cuda_arch
-from gpuport.scan.rules.native_warp import device_code
+from gpuport.scan.rules.native.cond import nvidia_only_lines, without_cuda_arch
+from gpuport.scan.rules.native.warp import device_code
 
 
 def code_of(text: str) -> str:
@@ -618,7 +618,7 @@ def test_native_checker_on_a_megabyte_finishes() -> None:
 
     About 0.45 s on the 2-core dev machine; the bound only guards against a pathological
     regex, so it is loose enough never to flake on a busy CI machine."""
-    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "rules" / "native"
+    fixtures = Path(__file__).resolve().parents[2] / "src/gpuport/scan/rules/native/fixtures"
     base = "".join(p.read_text(encoding="utf-8") for p in sorted(fixtures.glob("*.cu")))
     text = (base * (1_000_000 // len(base) + 1))[:1_000_000]
     text = text[: text.rfind("\n") + 1] + "// unique tail\n"

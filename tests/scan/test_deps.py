@@ -12,8 +12,8 @@ from gpuport.scan import scan_path
 from gpuport.scan.engine import check_text
 from gpuport.scan.model import Finding
 from gpuport.scan.rules import FileKind
-from gpuport.scan.rules.deps import _below_minimum
-from gpuport.scan.rules.deps_readers import (
+from gpuport.scan.rules.deps.checker import _below_minimum
+from gpuport.scan.rules.deps.readers import (
     _poetry_to_pep508,
     conda_entries,
     pyproject_entries,

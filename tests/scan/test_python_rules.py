@@ -13,9 +13,9 @@ from gpuport.models import Severity
 from gpuport.scan.engine import check_text
 from gpuport.scan.model import Finding
 from gpuport.scan.rules import RULES
-from gpuport.scan.rules import python as python_rules
 from gpuport.scan.rules.base import Family, FileKind
-from gpuport.scan.rules.python_guards import (
+from gpuport.scan.rules.python import checker as python_rules
+from gpuport.scan.rules.python.guards import (
     ARCH,
     IMPORT,
     PLATFORM,
@@ -23,8 +23,8 @@ from gpuport.scan.rules.python_guards import (
     ident_flags,
     word_parts,
 )
-from gpuport.scan.rules.python_scope import vendor_skeleton
-from gpuport.scan.rules.python_source import (
+from gpuport.scan.rules.python.scope import vendor_skeleton
+from gpuport.scan.rules.python.source import (
     REDUCE_ABOVE,
     flow_names,
     reduced_source,

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from gpuport.cli.rules_cmd import rules_markdown
-from gpuport.scan.rules import RULES
-from gpuport.scan.rules.base import CHECKERS, Family
+from gpuport.scan.rules import CHECKERS, RULES
+from gpuport.scan.rules.base import Family
 from tests.conftest import REPO
 
 
@@ -67,3 +67,63 @@ def test_rules_json_lists_every_rule(cli) -> None:  # type: ignore[no-untyped-de
 
     res = cli("rules", "--format", "json")
     assert [r["id"] for r in json.loads(res.out)] == sorted(RULES)
+
+
+def test_kind_families_name_exactly_the_families_whose_checkers_read_each_kind() -> None:
+    from gpuport.scan.rules import KIND_FAMILIES, family_of
+
+    for kind, checkers in CHECKERS.items():
+        assert {family_of(fn.__module__) for fn in checkers} == set(KIND_FAMILIES[kind]), kind
+
+
+def test_a_rule_id_leads_to_one_folder_with_its_detector_metadata_and_fixtures() -> None:
+    import inspect
+    import sys
+    from pathlib import Path
+
+    from gpuport.scan.rules import family_for_id
+    from tests.scan.fixture_harness import FIXTURES
+
+    for rule in RULES.values():
+        folder = FIXTURES / family_for_id(rule.id)
+        assert (folder / "__init__.py").is_file(), rule.id
+        sources = "".join(p.read_text() for p in folder.glob("*.py"))
+        assert f'"{rule.id}"' in sources, f"{rule.id}: metadata or detector outside {folder}"
+        if rule.family is not Family.ENVIRONMENT:
+            fixtures = [p for p in (folder / "fixtures").rglob("*") if p.is_file()]
+            assert any(rule.id in p.read_text(errors="replace") for p in fixtures), rule.id
+    for checkers in CHECKERS.values():
+        for fn in checkers:
+            path = inspect.getsourcefile(sys.modules[fn.__module__])
+            assert path is not None and FIXTURES in Path(path).parents
+
+
+def test_one_family_loads_alone() -> None:
+    """`gpuport hipify` checks CUDA files only: loading the native family must not pull in the
+    Python, dependency, container or build checkers (start-up cost, issue 18)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from gpuport.scan.rules import FileKind, checkers_for\n"
+        "from gpuport.scan.rules.base import RULES\n"
+        "assert checkers_for(FileKind.NATIVE)\n"
+        "assert RULES and all(r.startswith('GP3') for r in RULES), sorted(RULES)\n"
+        "loaded = {m.split('.')[3] for m in sys.modules if m.startswith('gpuport.scan.rules.')}\n"
+        "print(sorted(loaded))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['base', 'native']"
+
+
+def test_family_for_id_refuses_what_is_not_a_rule_id() -> None:
+    from gpuport.scan.rules import family_for_id
+
+    assert family_for_id("GP302") == "native" and family_for_id("gp101") == "deps"
+    for bad in ("GP902", "XX302", ""):
+        with pytest.raises(ValueError, match="not a gpuport rule ID"):
+            family_for_id(bad)

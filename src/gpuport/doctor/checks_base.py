@@ -2,7 +2,7 @@
 
 A check is a pure function of :class:`Facts`; it yields nothing when its problem is
 absent. Titles, default severities and references come from the rule registry
-(:mod:`gpuport.scan.rules.environment`), so the report, ``gpuport explain`` and
+(:mod:`gpuport.scan.rules.environment.rules`), so the report, ``gpuport explain`` and
 docs/rules.md never disagree.
 """
 

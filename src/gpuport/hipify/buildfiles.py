@@ -1,7 +1,7 @@
 """Rewrite CMake and Makefile build files from CUDA to their HIP forms (issue 3, item 5).
 
 Only the code part of each line is touched: comments stay as they are. The patterns and the
-CUDA-library table come from the scanner's build rules (:mod:`gpuport.scan.rules.build_common`),
+CUDA-library table come from the scanner's build rules (:mod:`gpuport.scan.rules.build.common`),
 so ``hipify --build-files`` fixes what ``scan``'s GP4xx rules report. Running the rewrite on
 its own output changes nothing.
 """
@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from gpuport.scan.files import classify
 from gpuport.scan.rules import FileKind
-from gpuport.scan.rules.build_common import CUDA_LIB_NAMES, lists_arch
-from gpuport.scan.rules.native_warp import _warpish
+from gpuport.scan.rules.build.common import CUDA_LIB_NAMES, lists_arch
+from gpuport.scan.rules.native.warp import _warpish
 
 __all__ = ["BUILD_KINDS", "WAVE64_NOTE", "Change", "build_kind", "rewrite_build_file", "unresolved"]
 

@@ -14,7 +14,7 @@ What is rewritten (each line changed gets a ``// gpuport: wave64 ...`` comment a
 :class:`WaveChange` in the report):
 
 * ``constant``: ``#define WARP_SIZE 32``, ``const int WS = 32``, ``constexpr int kWarpSize = 32``
-  (a warp-size name, see :func:`gpuport.scan.rules.native_warp._warpish`) -> ``GPUPORT_WAVE_SIZE``;
+  (a warp-size name, see :func:`gpuport.scan.rules.native.warp._warpish`) -> ``GPUPORT_WAVE_SIZE``;
 * ``mask``: a full-warp mask constant (``#define FULL_MASK 0xffffffff``, ``const unsigned m =
   0xffffffff`` used as a ``*_sync`` mask) -> 64 bits, when the target HIP keeps the masks (>= 6.2);
 * ``ballot``: a ballot kept in a 32-bit variable (``int b = __ballot_sync(...)``) -> ``unsigned
@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from gpuport.scan.cxx import CxxSource
-from gpuport.scan.rules.native_common import int_value, is_32bit, trailing_type
-from gpuport.scan.rules.native_warp import _warpish, device_code
+from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
+from gpuport.scan.rules.native.warp import _warpish, device_code
 
 __all__ = [
     "MACRO",

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuport.scan.cxx import ROCM_MACRO, lex
-from gpuport.scan.rules.native_cond import nvidia_only_lines
+from gpuport.scan.rules.native.cond import nvidia_only_lines
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 

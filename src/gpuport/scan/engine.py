@@ -25,7 +25,8 @@ from gpuport.scan.model import Finding, ScanReport, SkippedFile
 from gpuport.scan.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project import ProjectView, apply, view_of
 from gpuport.scan.routes import working_route
-from gpuport.scan.rules import CHECKERS, RULES, FileContext, FileKind
+from gpuport.scan.rules import FileContext, FileKind, checkers_for, load_all
+from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
 Progress = Callable[[int, int], None]
@@ -83,7 +84,7 @@ def check_text(
         own=own or OwnNames(),
         facts=facts,
     )
-    for check in CHECKERS.get(kind, []):
+    for check in checkers_for(kind):
         check(ctx)
     return ctx.findings, ctx.skip_reason
 
@@ -152,6 +153,7 @@ def scan_path(
         raise GpuportError(f"{root} is not a folder or a regular file")
     target = resolve_target(opts.target, opts.knowledge_dir)
     packages = load_packages(opts.knowledge_dir)
+    load_all()  # a scan may meet every file kind; --select/--ignore are checked against all
     for rid in (opts.select or frozenset()) | opts.ignore:
         if not any(r.startswith(rid) for r in RULES):
             raise GpuportError(f"no rule matches {rid!r} (see `gpuport rules`)")

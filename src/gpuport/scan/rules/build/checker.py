@@ -13,11 +13,11 @@ where a value names architectures; libraries count only where they are linked;
 and CUDA find-modules (FindCUDA.cmake, run_nvcc.cmake, ...) report info only,
 since they say how to find CUDA, not whether the project uses it.
 
-The rule table is in :mod:`gpuport.scan.rules.build_rules`, the patterns all
-three kinds share in :mod:`gpuport.scan.rules.build_common`, CMake syntax in
-:mod:`gpuport.scan.rules.build_cmake`, the Makefile reader in
-:mod:`gpuport.scan.rules.build_make` and the setup.py reader in
-:mod:`gpuport.scan.rules.build_setup`; this module reads CMake files.
+The rule table is in :mod:`gpuport.scan.rules.build.rules`, the patterns all
+three kinds share in :mod:`gpuport.scan.rules.build.common`, CMake syntax in
+:mod:`gpuport.scan.rules.build.cmake`, the Makefile reader in
+:mod:`gpuport.scan.rules.build.make` and the setup.py reader in
+:mod:`gpuport.scan.rules.build.setup_py`; this module reads CMake files.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 
 from gpuport.scan.rules.base import FileContext, FileKind, checker, register
-from gpuport.scan.rules.build_cmake import (
+from gpuport.scan.rules.build.cmake import (
     Command,
     Word,
     commands,
@@ -35,7 +35,7 @@ from gpuport.scan.rules.build_cmake import (
     rocm_guards,
     strip_cmake_comments,
 )
-from gpuport.scan.rules.build_common import (
+from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
     ARCH_VAR,
     LIB_ALT,
@@ -45,10 +45,10 @@ from gpuport.scan.rules.build_common import (
     Guards,
     lists_arch,
 )
-from gpuport.scan.rules.build_make import check_makefile, make_guards, strip_make_comments
-from gpuport.scan.rules.build_rules import BUILD_RULES
-from gpuport.scan.rules.build_setup import check_setup_py
-from gpuport.scan.rules.build_text import Out, Spans, Text, in_spans, report_text_tokens
+from gpuport.scan.rules.build.make import check_makefile, make_guards, strip_make_comments
+from gpuport.scan.rules.build.rules import BUILD_RULES
+from gpuport.scan.rules.build.setup_py import check_setup_py
+from gpuport.scan.rules.build.text import Out, Spans, Text, in_spans, report_text_tokens
 
 __all__ = [
     "check_cmake",

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuport.scan.rules.build_common import ROCM_COND, Guards
-from gpuport.scan.rules.build_text import Spans, Text
+from gpuport.scan.rules.build.common import ROCM_COND, Guards
+from gpuport.scan.rules.build.text import Spans, Text
 
 _BRACKET = re.compile(r"\[(=*)\[")
 _COMMAND = re.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # (?<!\w): linear on long words

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from gpuport.scan.rules.base import FileContext, FileKind, checker
-from gpuport.scan.rules.build_common import (
+from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
     ARCH_VAR,
     LINK,
@@ -19,7 +19,7 @@ from gpuport.scan.rules.build_common import (
     Guards,
     lists_arch,
 )
-from gpuport.scan.rules.build_text import Out, Text, in_spans, report_text_tokens
+from gpuport.scan.rules.build.text import Out, Text, in_spans, report_text_tokens
 
 _MAKE_COND = re.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
 _MAKE_ECHO = re.compile(r"^\s*@?-?\s*(echo|printf)\b|\$\((info|warning|error)\s")

@@ -1,7 +1,7 @@
 """The GP4xx rule table: what each build-file rule means, why, and how to fix it.
 
-Detection lives in :mod:`gpuport.scan.rules.build` (CMake, Makefiles) and
-:mod:`gpuport.scan.rules.build_setup` (setup.py); this module is only the
+Detection lives in :mod:`gpuport.scan.rules.build.checker` (CMake, Makefiles) and
+:mod:`gpuport.scan.rules.build.setup_py` (setup.py); this module is only the
 registry metadata (``gpuport rules`` / ``gpuport explain`` read it).
 """
 

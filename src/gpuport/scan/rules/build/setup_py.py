@@ -12,7 +12,7 @@ import re
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext, FileKind, checker
-from gpuport.scan.rules.build_common import (
+from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
     ARCH_VAR,
     CUDA_LIB_NAMES,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
-from gpuport.scan.rules.build_common import (
+from gpuport.scan.rules.build.common import (
     HALF_MACRO,
     NVCC_ONLY,
     SM_TOKEN,

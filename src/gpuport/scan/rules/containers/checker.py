@@ -8,11 +8,11 @@ a form feed or U+2028 is not a line break). ``pip install`` requirements and
 index URLs in RUN lines, also inside ``sh -c "..."``, are handed to the
 dependency rules (GP1xx).
 
-The rule table is in :mod:`gpuport.scan.rules.containers_rules`, the image and
+The rule table is in :mod:`gpuport.scan.rules.containers.rules`, the image and
 environment checks both file kinds share in
-:mod:`gpuport.scan.rules.containers_common`, the shell words of RUN lines in
-:mod:`gpuport.scan.rules.containers_shell`, and compose/Kubernetes YAML in
-:mod:`gpuport.scan.rules.containers_compose`.
+:mod:`gpuport.scan.rules.containers.common`, the shell words of RUN lines in
+:mod:`gpuport.scan.rules.containers.shell`, and compose/Kubernetes YAML in
+:mod:`gpuport.scan.rules.containers.compose`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from gpuport.safeparse import json_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker, physical_lines, register
-from gpuport.scan.rules.build import make_guards, strip_make_comments
-from gpuport.scan.rules.containers_common import env_var, image_fix, nvidia_image
-from gpuport.scan.rules.containers_compose import check_compose
-from gpuport.scan.rules.containers_rules import CONTAINER_RULES
-from gpuport.scan.rules.containers_shell import (
+from gpuport.scan.rules.build.checker import make_guards, strip_make_comments
+from gpuport.scan.rules.containers.common import env_var, image_fix, nvidia_image
+from gpuport.scan.rules.containers.compose import check_compose
+from gpuport.scan.rules.containers.rules import CONTAINER_RULES
+from gpuport.scan.rules.containers.shell import (
     Token,
     check_run_command,
     expand_shell_c,

@@ -15,7 +15,7 @@ import yaml
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext, FileKind, checker
-from gpuport.scan.rules.containers_common import env_var, image_fix, nvidia_image
+from gpuport.scan.rules.containers.common import env_var, image_fix, nvidia_image
 
 _ROCM_ENV = {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"}
 

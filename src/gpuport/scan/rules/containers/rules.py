@@ -1,7 +1,7 @@
 """The GP5xx rule table: what each container rule means, why, and how to fix it.
 
-Detection lives in :mod:`gpuport.scan.rules.containers` (Dockerfiles, docker
-run in Makefiles) and :mod:`gpuport.scan.rules.containers_compose` (compose and
+Detection lives in :mod:`gpuport.scan.rules.containers.checker` (Dockerfiles, docker
+run in Makefiles) and :mod:`gpuport.scan.rules.containers.compose` (compose and
 Kubernetes YAML); this module is only the registry metadata.
 """
 
@@ -11,7 +11,7 @@ from functools import partial
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import Family, Rule, table_rule
-from gpuport.scan.rules.containers_common import VLLM_IMAGE
+from gpuport.scan.rules.containers.common import VLLM_IMAGE
 
 _VLLM_DOC = "https://rocm.docs.amd.com/projects/ai-ecosystem/en/latest/inference/vllm.html"
 _MATRIX = "https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html"

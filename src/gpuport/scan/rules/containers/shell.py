@@ -306,7 +306,7 @@ def _pip_args(cmd: list[Token]) -> list[Token] | None:
 
 
 def _check_pip(ctx: FileContext, pos: Position, args: list[Token]) -> None:
-    from gpuport.scan.rules.deps import check_index_url, check_requirement_spec
+    from gpuport.scan.rules.deps.checker import check_index_url, check_requirement_spec
 
     idx = 0
     while idx < len(args):

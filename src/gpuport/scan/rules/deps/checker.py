@@ -30,8 +30,8 @@ from gpuport.scan.rules.base import (
     physical_lines,
     register,
 )
-from gpuport.scan.rules.deps_lock import VIA_KEY, not_a_rocm_gap, via_annotations
-from gpuport.scan.rules.deps_readers import (
+from gpuport.scan.rules.deps.lock import VIA_KEY, not_a_rocm_gap, via_annotations
+from gpuport.scan.rules.deps.readers import (
     PIP_OPTIONS,
     conda_entries,
     pyproject_entries,

@@ -3,9 +3,9 @@
 Each reader takes the file's text and returns :class:`Entry` items: a
 requirement string, an index URL, a conda package that is CUDA-only, or a
 line of a conda ``pip:`` section (checked like a requirements-file line).
-``setup.py`` is read with ``ast`` (:mod:`gpuport.scan.rules.deps_setup_py`);
+``setup.py`` is read with ``ast`` (:mod:`gpuport.scan.rules.deps.setup_py`);
 nothing from the project is ever executed. :class:`Entry` and the pip option
-table live in :mod:`gpuport.scan.rules.deps_readers_common`; all are importable
+table live in :mod:`gpuport.scan.rules.deps.readers_common`; all are importable
 from here.
 """
 
@@ -20,8 +20,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from gpuport.safeparse import ParseError, toml_table
 from gpuport.scan.rules.base import physical_lines
-from gpuport.scan.rules.deps_readers_common import PIP_OPTIONS, Entry, split_pip_option
-from gpuport.scan.rules.deps_setup_py import setup_py_entries
+from gpuport.scan.rules.deps.readers_common import PIP_OPTIONS, Entry, split_pip_option
+from gpuport.scan.rules.deps.setup_py import setup_py_entries
 
 __all__ = [
     "PIP_OPTIONS",

@@ -3,7 +3,7 @@
 :class:`Entry` is one item a reader found (a requirement string, an index URL,
 a CUDA-only conda package or a line of a conda ``pip:`` section), with its line.
 The pip option table is read by the requirements-file checker in
-:mod:`gpuport.scan.rules.deps` for requirements files and conda ``pip:`` lines alike.
+:mod:`gpuport.scan.rules.deps.checker` for requirements files and conda ``pip:`` lines alike.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from gpuport.scan.rules.base import physical_lines
-from gpuport.scan.rules.deps_readers_common import Entry
+from gpuport.scan.rules.deps.readers_common import Entry
 
 _SETUP_KEYS = ("install_requires", "extras_require", "setup_requires")
 _MAX_DEPTH = 8

@@ -4,7 +4,7 @@ Libraries and types are reported once per file and name (the first use outside
 a ROCm branch when there is one): one finding says "this file depends on X",
 not one per call. Intrinsics, version gates and shared-memory sizes are
 reported where they are. The library passes (GP315, GP316) live in
-:mod:`native_libs`.
+:mod:`.libs`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from gpuport.models import Severity
 from gpuport.scan.cxx import ROCM_MACRO, launch_configs
 from gpuport.scan.rules.base import Family, Rule, register
-from gpuport.scan.rules.native_common import (
+from gpuport.scan.rules.native.common import (
     Sink,
     first_unlowered,
     int_value,
@@ -22,7 +22,7 @@ from gpuport.scan.rules.native_common import (
     split_top_level,
     word_start,
 )
-from gpuport.scan.rules.native_cond import without_cuda_arch
+from gpuport.scan.rules.native.cond import without_cuda_arch
 
 HIPIFY_DEVICE_TABLE = (
     "https://github.com/ROCm/HIPIFY/blob/amd-staging/docs/reference/tables/"
@@ -455,7 +455,7 @@ def _check_types(sink: Sink) -> None:
 
 
 def check_api(sink: Sink) -> None:
-    """Run the GP314 and GP317-GP321 passes that are enabled (GP315/GP316: native_libs)."""
+    """Run the GP314 and GP317-GP321 passes that are enabled (GP315/GP316: native/libs.py)."""
     if sink.wants("GP314"):
         _check_simd(sink)
     if sink.wants("GP317"):

@@ -3,7 +3,7 @@
 This module holds the checker for native files and the rules about inline PTX,
 device-side features HIP lacks (dynamic parallelism, texture references,
 async copies, clusters), managed memory and GPU binaries. The warp-size rules
-live in :mod:`native_warp`, the library/type/intrinsic rules in
+live in :mod:`.warp`, the library/type/intrinsic rules in
 :mod:`native_api`; importing this module registers all of them.
 
 Every pass reads the lexed view from :mod:`gpuport.scan.cxx`, so nothing in a
@@ -13,7 +13,7 @@ NVIDIA's compiler sees (``#ifdef __CUDA_ARCH__``, :mod:`native_cond`), is
 lowered to info, and nothing is reported from a branch no compiler sees (``#if
 0``, ``#if false``; the ``#else`` of an ``#if 0`` is live). In a file that uses
 CUTLASS or CuTe, the PTX and warp findings (GP301-GP304) are lowered to info and
-counted in that file's GP315 blocker (:mod:`native_libs`).
+counted in that file's GP315 blocker (:mod:`.libs`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import re
 from gpuport.models import Severity
 from gpuport.scan.cxx import lex, within
 from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
-from gpuport.scan.rules.native_api import check_api
-from gpuport.scan.rules.native_common import Pass, Sink, iter_words, word_start
-from gpuport.scan.rules.native_libs import FOLDED_BY_CUTLASS, check_libraries, cutlass_match
-from gpuport.scan.rules.native_warp import check_warp
+from gpuport.scan.rules.native.api import check_api
+from gpuport.scan.rules.native.common import Pass, Sink, iter_words, word_start
+from gpuport.scan.rules.native.libs import FOLDED_BY_CUTLASS, check_libraries, cutlass_match
+from gpuport.scan.rules.native.warp import check_warp
 
 register(
     Rule(

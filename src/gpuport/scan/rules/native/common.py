@@ -5,7 +5,7 @@ source, see :mod:`gpuport.scan.cxx`) and calls :meth:`Sink.hit` with an
 offset. The sink turns the offset into a 1-based line and column, marks the
 finding guarded (lowered to info) when the line sits in a ROCm branch or in a
 branch only NVIDIA's compiler sees (``#ifdef __CUDA_ARCH__``, see
-:mod:`native_cond`), or when its rule is folded into a file-level blocker
+:mod:`.cond`), or when its rule is folded into a file-level blocker
 (:attr:`Sink.fold`), drops it when the line sits in a branch that is never
 compiled (``#if 0``), and reports each rule at most once per line.
 `gpuport hipify` runs the same passes on its input.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.base import RULES, FileContext
-from gpuport.scan.rules.native_cond import nvidia_only_lines
+from gpuport.scan.rules.native.cond import nvidia_only_lines
 
 HIP_LANG_EXT = (
     "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html"

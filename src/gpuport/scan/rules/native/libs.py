@@ -1,6 +1,6 @@
 """GP315 and GP316: which NVIDIA libraries a CUDA/C++ file really uses.
 
-The rules are registered in :mod:`native_api`; :mod:`native` runs
+The rules are registered in :mod:`.api`; :mod:`.checker` runs
 :func:`check_libraries` after every other pass, and :func:`cutlass_match` first,
 to fold the per-line PTX and warp findings of CUTLASS/CuTe files into GP315.
 
@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from gpuport.models import Severity
-from gpuport.scan.rules.native_common import Sink, first_unlowered, iter_words
+from gpuport.scan.rules.native.common import Sink, first_unlowered, iter_words
 
 # -- GP315 -----------------------------------------------------------------------------------
 

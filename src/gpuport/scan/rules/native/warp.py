@@ -6,9 +6,9 @@ ballot types builds fine and gives wrong results or hangs on CDNA, so those
 rules apply to wave64 targets only. The 32-bit mask and the ``warpSize``
 constexpr rules are compile errors and apply everywhere.
 
-The rule table is in :mod:`gpuport.scan.rules.native_warp_rules` and the mask
+The rule table is in :mod:`gpuport.scan.rules.native.warp_rules` and the mask
 and lane-number passes (GP302, GP304, GP307) in
-:mod:`gpuport.scan.rules.native_warp_masks`; this module registers the rules,
+:mod:`gpuport.scan.rules.native.warp_masks`; this module registers the rules,
 holds the passes about the warp width as a number (GP303, GP305, GP306, GP308)
 and :func:`check_warp`, which runs them all.
 
@@ -27,15 +27,15 @@ from __future__ import annotations
 import re
 
 from gpuport.scan.rules.base import register
-from gpuport.scan.rules.native_common import Sink, int_value, iter_words, word_start
-from gpuport.scan.rules.native_warp_masks import (
+from gpuport.scan.rules.native.common import Sink, int_value, iter_words, word_start
+from gpuport.scan.rules.native.warp_masks import (
     check_ballots,
     check_lane_math,
     check_mask_constants,
     check_masks,
     statement_left,
 )
-from gpuport.scan.rules.native_warp_rules import WARP_RULES
+from gpuport.scan.rules.native.warp_rules import WARP_RULES
 
 register(*WARP_RULES)
 

@@ -2,7 +2,7 @@
 
 A 32-bit mask passed to a ``*_sync`` intrinsic (GP302), lane or warp indices
 computed with ``& 31``, ``% 32``, ``>> 5`` or ``/ 32`` (GP304), and ballot
-results kept in 32 bits (GP307). :func:`gpuport.scan.rules.native_warp.check_warp`
+results kept in 32 bits (GP307). :func:`gpuport.scan.rules.native.warp.check_warp`
 runs these passes with the other warp-size ones.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from gpuport.models import Severity
-from gpuport.scan.rules.native_common import MASK32, Sink, is_32bit, iter_words, trailing_type
+from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words, trailing_type
 
 # -- helpers ---------------------------------------------------------------------------------
 #

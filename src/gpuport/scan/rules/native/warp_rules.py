@@ -1,16 +1,16 @@
 """The GP302-GP308 rule table: code that assumes a 32-lane warp, and ``warpSize`` as a constant.
 
-Detection lives in :mod:`gpuport.scan.rules.native_warp` and
-:mod:`gpuport.scan.rules.native_warp_masks`; this module is only the registry
+Detection lives in :mod:`gpuport.scan.rules.native.warp` and
+:mod:`gpuport.scan.rules.native.warp_masks`; this module is only the registry
 metadata (``gpuport rules`` / ``gpuport explain`` read it), registered by
-:mod:`gpuport.scan.rules.native_warp`.
+:mod:`gpuport.scan.rules.native.warp`.
 """
 
 from __future__ import annotations
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import Family, Rule, wave64
-from gpuport.scan.rules.native_common import HIP_LANG_EXT
+from gpuport.scan.rules.native.common import HIP_LANG_EXT
 
 HECBENCH = (
     "https://github.com/ORNL/HeCBench/issues/167",

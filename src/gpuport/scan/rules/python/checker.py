@@ -3,25 +3,25 @@
 How a file is checked, cheapest first:
 
 1. One compiled regex of trigger words
-   (:data:`~gpuport.scan.rules.python_patterns.STATIC_TRIGGERS`, plus ``import X``
+   (:data:`~gpuport.scan.rules.python.patterns.STATIC_TRIGGERS`, plus ``import X``
    / ``from X`` for every module the knowledge base says needs work) runs over
    the text. No match: the file is done, ``ast.parse`` is never called. Every
    rule can only fire on a line holding a trigger word, or on a line that uses a
    name bound on such a line (``major, minor = get_device_capability()`` makes
    later lines mentioning ``major``/``minor`` interesting).
 2. ``ast.parse`` (never import or exec) of the statements that hold such lines
-   (:func:`~gpuport.scan.rules.python_source.reduced_source`; files under 16 KB
+   (:func:`~gpuport.scan.rules.python.source.reduced_source`; files under 16 KB
    whole). A syntax error skips the file with a reason, it does not abort the
    scan.
-3. One iterative walk (:class:`~gpuport.scan.rules.python_visitor.PythonScan`)
+3. One iterative walk (:class:`~gpuport.scan.rules.python.visitor.PythonScan`)
    that only enters nodes spanning a marked line and dispatches each node to
    every rule that cares about its type. The dtype rules (GP208, GP210) live in
-   :mod:`~gpuport.scan.rules.python_dtypes`, the native-code rules (GP211,
-   GP212) in :mod:`~gpuport.scan.rules.python_native`.
+   :mod:`~gpuport.scan.rules.python.dtypes`, the native-code rules (GP211,
+   GP212) in :mod:`~gpuport.scan.rules.python.native`.
 
 Guards (code that already tells NVIDIA from AMD) are described in
-:mod:`gpuport.scan.rules.python_guards` (one test) and
-:mod:`gpuport.scan.rules.python_scope` (early exits, flag variables,
+:mod:`gpuport.scan.rules.python.guards` (one test) and
+:mod:`gpuport.scan.rules.python.scope` (early exits, flag variables,
 vendor-dispatch siblings). Findings inside a guard come out with
 ``guarded=True`` and info severity — except for rules whose hazard is a
 ROCm-side spelling that is wrong on ROCm itself (``torch.device("hip")``,
@@ -46,16 +46,16 @@ import weakref
 
 from gpuport.knowledge import PackageDB
 from gpuport.scan.rules.base import FileContext, FileKind, checker, register
-from gpuport.scan.rules.python_patterns import (
+from gpuport.scan.rules.python.patterns import (
     NVML_MODULES,
     NVTX_MODULES,
     STATIC_TRIGGERS,
     alias_worthy,
     reported_package,
 )
-from gpuport.scan.rules.python_rules import PYTHON_RULES
-from gpuport.scan.rules.python_scope import GUARD_WORDS, guard_names
-from gpuport.scan.rules.python_source import (
+from gpuport.scan.rules.python.rules import PYTHON_RULES
+from gpuport.scan.rules.python.scope import GUARD_WORDS, guard_names
+from gpuport.scan.rules.python.source import (
     REDUCE_ABOVE,
     flow_names,
     mark_lines,
@@ -63,7 +63,7 @@ from gpuport.scan.rules.python_source import (
     reduced_source,
     trie_regex,
 )
-from gpuport.scan.rules.python_visitor import PythonScan
+from gpuport.scan.rules.python.visitor import PythonScan
 
 register(*PYTHON_RULES)
 

@@ -44,9 +44,9 @@ from dataclasses import dataclass
 
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
-from gpuport.scan.rules.python_flow import ScanState
-from gpuport.scan.rules.python_guards import ARCH, PLATFORM
-from gpuport.scan.rules.python_patterns import FNUZ_FP8, UNSIGNED, fp8_leaf, last_name
+from gpuport.scan.rules.python.flow import ScanState
+from gpuport.scan.rules.python.guards import ARCH, PLATFORM
+from gpuport.scan.rules.python.patterns import FNUZ_FP8, UNSIGNED, fp8_leaf, last_name
 
 _DTYPE_KEYWORDS = ("dtype", "out_dtype")
 _SCALED_MM = frozenset({"_scaled_mm", "_scaled_grouped_mm", "scaled_mm", "scaled_grouped_mm"})

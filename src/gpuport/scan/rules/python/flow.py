@@ -24,10 +24,10 @@ from typing import Any
 from gpuport.knowledge import TargetInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext
-from gpuport.scan.rules.python_guards import PLATFORM, Aliases, is_cuda_version
-from gpuport.scan.rules.python_patterns import falls_back, is_intlike, is_sm_string, last_name
-from gpuport.scan.rules.python_scope import GuardScope
-from gpuport.scan.rules.python_source import WordLines
+from gpuport.scan.rules.python.guards import PLATFORM, Aliases, is_cuda_version
+from gpuport.scan.rules.python.patterns import falls_back, is_intlike, is_sm_string, last_name
+from gpuport.scan.rules.python.scope import GuardScope
+from gpuport.scan.rules.python.source import WordLines
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

@@ -52,7 +52,7 @@ only the import rules honour: ``assert try_import_x()`` before a lazy import. A
 names (``if has_triton(): import triton``; not ``if has_cuda(): import
 pycuda.autoinit``).
 
-:class:`~gpuport.scan.rules.python_scope.GuardScope` applies these rules during
+:class:`~gpuport.scan.rules.python.scope.GuardScope` applies these rules during
 the walk, and adds the ones that need more than one node: early exits, flag
 variables and vendor-dispatch siblings.
 
@@ -68,7 +68,7 @@ import re
 from collections import deque
 from collections.abc import Mapping
 
-from gpuport.scan.rules.python_patterns import last_name
+from gpuport.scan.rules.python.patterns import last_name
 
 PLATFORM = 1
 ARCH = 2

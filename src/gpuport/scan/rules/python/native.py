@@ -20,8 +20,8 @@ import ast
 import re
 
 from gpuport.models import Severity
-from gpuport.scan.rules.python_flow import ScanState
-from gpuport.scan.rules.python_patterns import PTX, call_arg, str_value
+from gpuport.scan.rules.python.flow import ScanState
+from gpuport.scan.rules.python.patterns import PTX, call_arg, str_value
 
 _CUDA_SUFFIXES = (".cu", ".cuh")
 _MAX_DEPTH = 4

@@ -11,7 +11,7 @@ import ast
 import re
 
 from gpuport.knowledge import PackageInfo
-from gpuport.scan.rules.python_source import trie_regex
+from gpuport.scan.rules.python.source import trie_regex
 
 # Literal trigger words, grouped by the rules that need them. A rule can only
 # fire on a line holding one of these (or on a line naming something bound on

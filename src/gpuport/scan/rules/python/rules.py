@@ -1,6 +1,6 @@
 """The GP2xx rule table: what each Python-source rule means, why, and how to fix it.
 
-Detection lives in :mod:`gpuport.scan.rules.python_visitor`; this module is
+Detection lives in :mod:`gpuport.scan.rules.python.visitor`; this module is
 only the registry metadata (``gpuport rules`` / ``gpuport explain`` read it).
 References are the issues and docs cited in the research notes.
 """

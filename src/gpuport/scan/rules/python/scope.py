@@ -1,6 +1,6 @@
 """Guards that take more than one node to see, and the child list of the walk.
 
-:mod:`gpuport.scan.rules.python_guards` says what one test, decorator or
+:mod:`gpuport.scan.rules.python.guards` says what one test, decorator or
 ``try`` means. This module adds what depends on the statements around it:
 
 * **Early exits.** In a block, the statements after ``if <test>:`` whose body
@@ -37,7 +37,7 @@ import ast
 import re
 import warnings
 
-from gpuport.scan.rules.python_guards import (
+from gpuport.scan.rules.python.guards import (
     LAZY,
     PLATFORM,
     guard_flags,
@@ -48,8 +48,8 @@ from gpuport.scan.rules.python_guards import (
     probed_modules,
     word_parts,
 )
-from gpuport.scan.rules.python_patterns import fp8_leaf
-from gpuport.scan.rules.python_source import REDUCE_ABOVE
+from gpuport.scan.rules.python.patterns import fp8_leaf
+from gpuport.scan.rules.python.source import REDUCE_ABOVE
 
 Frame = tuple[ast.AST, int]
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -77,7 +77,7 @@ def mark_lines(
     Returns the start offsets of those lines, in order, once each. A match whose
     text is one of ``guard_words`` does not mark its line: such lines come back
     separately, as (line, start offset) pairs (see
-    :func:`~gpuport.scan.rules.python_scope.guard_names`).
+    :func:`~gpuport.scan.rules.python.scope.guard_names`).
     """
     line = 1
     pos = 0

@@ -1,6 +1,6 @@
 """The one walk over a Python file's ``ast`` that feeds every GP2xx rule.
 
-Cost model: the checker in :mod:`gpuport.scan.rules.python` has already run a
+Cost model: the checker in :mod:`gpuport.scan.rules.python.checker` has already run a
 regex of trigger words over the text and marked the lines that contain one.
 The walk only enters nodes whose line range holds a marked line (a C-level
 ``bytearray.find``), so a 5,000-line file with three trigger lines costs a few
@@ -20,10 +20,10 @@ from typing import Any
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import OTHER_VENDOR, FileContext
-from gpuport.scan.rules.python_dtypes import DtypeRules
-from gpuport.scan.rules.python_guards import IMPORT, LAZY, PLATFORM, SUBPROC, word_parts
-from gpuport.scan.rules.python_native import NativeRules, is_triton_asm
-from gpuport.scan.rules.python_patterns import (
+from gpuport.scan.rules.python.dtypes import DtypeRules
+from gpuport.scan.rules.python.guards import IMPORT, LAZY, PLATFORM, SUBPROC, word_parts
+from gpuport.scan.rules.python.native import NativeRules, is_triton_asm
+from gpuport.scan.rules.python.patterns import (
     BAD_DEVICE,
     CUDA_ENV,
     DEVICE_FUNCS,
@@ -49,7 +49,7 @@ from gpuport.scan.rules.python_patterns import (
     reported_package,
     str_value,
 )
-from gpuport.scan.rules.python_scope import DEFS, Frame
+from gpuport.scan.rules.python.scope import DEFS, Frame
 
 IMPORTS = (ast.Import, ast.ImportFrom)
 
@@ -57,7 +57,7 @@ IMPORTS = (ast.Import, ast.ImportFrom)
 class PythonScan(DtypeRules, NativeRules):
     """One file's walk; :meth:`run` walks the tree and reports through ``ctx``.
 
-    ``candidates`` are the names :func:`~gpuport.scan.rules.python_scope.guard_names`
+    ``candidates`` are the names :func:`~gpuport.scan.rules.python.scope.guard_names`
     found assigned on lines with a platform word (possible flag variables).
     """
 
