@@ -43,7 +43,9 @@ KIND_FAMILIES: dict[FileKind, tuple[str, ...]] = {
 
 
 #: A rule ID's hundreds digit names its family's folder: GP302 -> ``native/``.
-_BY_DIGIT = dict(zip("123456", ("deps", "python", "native", "build", "containers", "environment"), strict=True))
+_BY_DIGIT = dict(
+    zip("123456", ("deps", "python", "native", "build", "containers", "environment"), strict=True)
+)
 
 
 def family_for_id(rule_id: str) -> str:
