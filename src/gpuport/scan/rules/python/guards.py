@@ -99,6 +99,7 @@ _PROBE_PREFIXES = ("try_import",)
 _HAS_PREFIXES = ("has_", "_has_")
 # Words a ``has_X()`` probe may add after the module name (``has_triton_package``).
 _PROBE_FILLER = frozenset({"package", "module", "lib", "available", "installed", "support"})
+_AVAILABLE_SUFFIXES = ("_available", "_installed")
 _PROBE_NAMES = frozenset({"find_spec", "_check_module_exists", "check_module_exists"})
 
 
@@ -282,17 +283,28 @@ def _probe_flags(node: ast.Call) -> int:
 
 
 def probed_modules(test: ast.AST) -> list[list[str]]:
-    """The module word parts a ``has_X()`` call in ``test`` probes for (``has_triton()``)."""
+    """The module word parts an optional-module probe in ``test`` names: ``has_triton()``,
+    ``is_torch_xla_available()``/``is_eetq_installed()`` (the convention of the Hugging Face
+    libraries and many others), ``_is_package_available("eetq")``."""
     out: list[list[str]] = []
     for node in ast.walk(test):
-        if isinstance(node, ast.Call):
-            name = last_name(node.func)
-            if name.startswith(_HAS_PREFIXES):
-                parts = [p for p in name.lstrip("_")[4:].lower().split("_") if p]
-                while parts and parts[-1] in _PROBE_FILLER:
-                    parts.pop()
-                if parts:
-                    out.append(parts)
+        if not isinstance(node, ast.Call):
+            continue
+        name = last_name(node.func).lstrip("_").lower()
+        words: list[str] = []
+        if name.startswith("has_"):
+            words = name[4:].split("_")
+        elif name.startswith("is_") and name.endswith(_AVAILABLE_SUFFIXES):
+            words = name[3:].split("_")
+            if words[:1] == ["package"] and node.args:
+                arg = node.args[0]  # _is_package_available("eetq")
+                value = arg.value if isinstance(arg, ast.Constant) else None
+                words = re.split(r"[-_.]", value.lower()) if isinstance(value, str) else []
+        parts = [p for p in words if p]
+        while parts and (parts[-1] in _PROBE_FILLER or parts[-1].isdigit()):
+            parts.pop()  # has_triton_package(), is_flash_attn_2_available()
+        if parts:
+            out.append(parts)
     return out
 
 
