@@ -287,3 +287,18 @@ def test_assess_html_lists_the_route(cli, tmp_path: Path) -> None:  # type: igno
         or "ROCm route (the project's own evidence)" in html
     )
     assert "docker Dockerfile.rocm:1" in html
+
+
+def test_cuda_image_of_a_packaged_project_is_counted_apart() -> None:
+    """A project installed as a package runs on ROCm from a ROCm image the user picks; its
+    own CUDA image (CI, a dev image) is shown, counted apart, and judged with --scope all."""
+    r = scan("docker_packaged")
+    found = [f for f in r.findings if f.rule_id == "GP501"]
+    assert [(f.location.path, f.severity, f.scope) for f in found] == [
+        ("docker/lib-gpu/Dockerfile", Severity.BLOCKER, "tooling")
+    ]
+    assert "packaged by pyproject.toml" in found[0].message
+    assert r.verdict.value == "ready"
+    assert scan("docker_packaged", scope="all").verdict.value == "blocked"
+    # The twin without packaging (an application shipped as its image) stays blocked.
+    assert scan("docker_cuda").verdict.value == "blocked"

@@ -18,7 +18,7 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan.build_model import BuildModel, build_model
 from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
-from gpuport.scan.files import Candidate, read_text
+from gpuport.scan.files import Candidate, classify, read_text
 from gpuport.scan.model import Finding, RouteEvidence
 from gpuport.scan.routes import find_routes, is_rocm_variant_name, working_route
 from gpuport.scan.rules.base import FileKind
@@ -49,6 +49,10 @@ class ProjectView:
     routes: list[RouteEvidence] = field(default_factory=list)
     #: pyproject path -> {line: extra name} for lines inside optional-dependency tables
     extras: dict[str, dict[int, str]] = field(default_factory=dict)
+    #: the root file that makes the project an installable package or a build of its own
+    #: (``pyproject.toml`` with ``[project]``/``[build-system]``, ``setup.py``, a
+    #: ``CMakeLists.txt`` with ``project()``); "" when it has none
+    package: str = ""
 
 
 _DOTTED_EXTRA = re.compile(r"""^\s*optional-dependencies\.["']?([\w.-]+)["']?\s*=""")
@@ -87,6 +91,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     route_files: dict[str, tuple[str, str]] = {}
     native: dict[str, str] = {}
     extras: dict[str, dict[int, str]] = {}
+    package = ""
     for c in candidates:
         if (
             c.kind not in _BUILD_KINDS
@@ -106,11 +111,13 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             route_files[c.rel] = (c.kind.value, got)
         if c.kind is FileKind.PYPROJECT:
             extras[c.rel] = _extra_lines(got)
+        if not package and "/" not in c.rel and _PACKAGING.get(c.kind, _NEVER).search(got):
+            package = c.rel
     includes = {rel: includes_of(text) for rel, text in native.items()}
     build = build_model(build_files, native, includes)
     facts = cxx_facts(native)
     routes = find_routes(root, route_files, build.rocm_builds) if root.is_dir() else []
-    return ProjectView(build=build, facts=facts, routes=routes, extras=extras)
+    return ProjectView(build=build, facts=facts, routes=routes, extras=extras, package=package)
 
 
 def _lower(
@@ -129,6 +136,14 @@ def _lower(
 
 
 _INSTALL_ROUTES = ("docker", "requirements", "extra")
+_NEVER = re.compile(r"(?!)")
+#: What makes a root build file the project's own packaging (see ProjectView.package).
+_PACKAGING = {
+    FileKind.SETUP_PY: re.compile(r"\bsetup\s*\("),
+    FileKind.PYPROJECT: re.compile(r"^\s*\[(?:project|build-system)\]", re.M),
+    FileKind.CMAKE: re.compile(r"^\s*project\s*\(", re.M | re.I),
+}
+_CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
 
 
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
@@ -152,7 +167,16 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             and not comp.nvidia_only
         ):
             scope = Scope.EXTRA  # an optional native component the ROCm route does not build
-        f = f.model_copy(update={"scope": scope.value})
+        update: dict[str, object] = {"scope": scope.value}
+        if scope is Scope.CORE and view.package and classify(path) in _CONTAINER_KINDS:
+            # The project is installed as a package (or built from source): a ROCm user
+            # installs it into a ROCm image; its own images are how its team runs it.
+            update = {
+                "scope": Scope.TOOLING.value,
+                "message": f"{f.message} (a container recipe of a project packaged by "
+                f"{view.package}: counted apart; `--scope all` judges it)",
+            }
+        f = f.model_copy(update=update)
         where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
         name = path.rsplit("/", 1)[-1]
         if where is not None:
