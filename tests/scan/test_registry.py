@@ -113,9 +113,7 @@ def test_one_family_loads_alone() -> None:
         "loaded = {m.split('.')[3] for m in sys.modules if m.startswith('gpuport.scan.rules.')}\n"
         "print(sorted(loaded))\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['base', 'native']"
 

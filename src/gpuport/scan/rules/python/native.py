@@ -61,12 +61,15 @@ class NativeRules(ScanState):
         cuda = isinstance(with_cuda, ast.Constant) and with_cuda.value is True
         cuda = cuda or call_arg(node, None, "extra_cuda_cflags") is not None
         severity: Severity | None = None
-        if leaf == "load" and not cuda:
+        resolved = False  # every source named: its kernels are files gpuport reads
+        if leaf == "load":
             sources = call_arg(node, 1, "sources")
             found = self._sources(sources, node.lineno, 0) if sources is not None else [None]
             known = [s for s in found if s is not None]
-            if not any(s.endswith(_CUDA_SUFFIXES) for s in known):
-                if known and len(known) == len(found):
+            named = bool(known) and len(known) == len(found)
+            resolved = named and self._beside(known)
+            if not cuda and not any(s.endswith(_CUDA_SUFFIXES) for s in known):
+                if named:
                     return  # a CPU-only extension
                 severity = Severity.MINOR
         elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
@@ -83,7 +86,18 @@ class NativeRules(ScanState):
                 f"; this file already handles ROCm (`{aware.group(0)}`), and the kernels "
                 "it builds are judged in their own files"
             )
+        elif resolved and not guarded:
+            # ROCm torch hipifies what load() compiles: the porting work, if any, is in
+            # those source files, whose own findings (GP3xx) count it once.
+            guarded = True
+            message += "; its sources are named, and their kernels are judged in their own files"
         self.report("GP211", node, guarded=guarded, severity=severity, message=message)
+
+    def _beside(self, names: list[str]) -> bool:
+        """Is every source a file of the project beside (or below) this one? Only then are
+        its kernels scanned in their own files (a stat; nothing is opened here)."""
+        here = self.ctx.path.parent
+        return all(".." not in n.split("/") and (here / n.lstrip("/")).is_file() for n in names)
 
     def _sources(self, expr: ast.AST, line: int, depth: int) -> list[str | None]:
         """The file names an expression for ``sources`` holds (None: one it cannot read)."""
