@@ -302,3 +302,28 @@ def test_cuda_image_of_a_packaged_project_is_counted_apart() -> None:
     assert scan("docker_packaged", scope="all").verdict.value == "blocked"
     # The twin without packaging (an application shipped as its image) stays blocked.
     assert scan("docker_cuda").verdict.value == "blocked"
+
+
+def test_setup_py_and_setup_cfg_extras_are_scope_extra(tmp_path: Path) -> None:
+    from gpuport.scan.extras import setup_cfg_extra_lines, setup_py_extra_lines
+
+    text = (PROJECTS / "setup_extras" / "setup.py").read_text()
+    lines = setup_py_extra_lines(text)
+    assert lines[5] == "trt" and lines[12] == "kernels"  # a named dict, and the keyword
+    assert 11 not in lines  # install_requires is not an extra
+    assert setup_py_extra_lines("setup(extras_require=") == {}  # broken: nothing, no error
+    cfg = (
+        "[options]\ninstall_requires =\n    torch\n[options.extras_require]\ntrt =\n    tensorrt\n"
+    )
+    assert setup_cfg_extra_lines(cfg) == {5: "trt", 6: "trt"}
+    r = scan("setup_extras")
+    got = {(f.rule_id, f.location.line, f.scope) for f in r.findings if f.rule_id == "GP101"}
+    assert got == {("GP101", 5, "extra"), ("GP101", 12, "extra")}
+    assert r.verdict.value == "ready"
+    # The same package required to install the project: core, and a blocker.
+    (tmp_path / "setup.py").write_text(
+        'from setuptools import setup\nsetup(install_requires=["deep-gemm"])\n'
+    )
+    twin = scan_path(tmp_path, ScanOptions(jobs=1))
+    assert [(f.rule_id, f.scope) for f in twin.findings] == [("GP101", "core")]
+    assert twin.verdict.value == "blocked"

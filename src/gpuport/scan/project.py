@@ -18,6 +18,7 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan.build_model import BuildModel, build_model
 from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
+from gpuport.scan.extras import pyproject_extra_lines, setup_cfg_extra_lines, setup_py_extra_lines
 from gpuport.scan.files import Candidate, classify, read_text
 from gpuport.scan.model import Finding, RouteEvidence
 from gpuport.scan.routes import find_routes, is_rocm_variant_name, working_route
@@ -37,9 +38,6 @@ _ROUTE_KINDS = (
 _CUDA_VARIANT = re.compile(
     r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
 )
-_EXTRA_HEADER = re.compile(r"^\s*\[(?:project\.optional-dependencies|tool\.poetry\.extras)\]\s*$")
-_TABLE = re.compile(r"^\s*\[")
-_EXTRA_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*=""")
 
 
 @dataclass
@@ -47,42 +45,13 @@ class ProjectView:
     build: BuildModel = field(default_factory=BuildModel)
     facts: CxxFacts = field(default_factory=CxxFacts)
     routes: list[RouteEvidence] = field(default_factory=list)
-    #: pyproject path -> {line: extra name} for lines inside optional-dependency tables
+    #: manifest path -> {line: extra name} for lines inside an optional extra (pyproject,
+    #: setup.py ``extras_require``, setup.cfg ``[options.extras_require]``)
     extras: dict[str, dict[int, str]] = field(default_factory=dict)
     #: the root file that makes the project an installable package or a build of its own
     #: (``pyproject.toml`` with ``[project]``/``[build-system]``, ``setup.py``, a
     #: ``CMakeLists.txt`` with ``project()``); "" when it has none
     package: str = ""
-
-
-_DOTTED_EXTRA = re.compile(r"""^\s*optional-dependencies\.["']?([\w.-]+)["']?\s*=""")
-_NEW_KEY = re.compile(r"^[A-Za-z_\"'][^=]*=")
-
-
-def _extra_lines(text: str) -> dict[int, str]:
-    """pyproject line -> the optional extra it belongs to (both table and dotted forms)."""
-    out: dict[int, str] = {}
-    inside, name, dotted = False, "", ""
-    for n, line in enumerate(text.split("\n"), 1):
-        if _EXTRA_HEADER.match(line):
-            inside, name, dotted = True, "", ""
-            continue
-        if _TABLE.match(line):
-            inside, dotted = False, ""
-        m = _DOTTED_EXTRA.match(line)
-        if m:
-            dotted = m.group(1)
-        elif dotted and _NEW_KEY.match(line):
-            dotted = ""
-        if inside:
-            k = _EXTRA_KEY.match(line)
-            if k:
-                name = k.group(1)
-            if name:
-                out[n] = name
-        elif dotted:
-            out[n] = dotted
-    return out
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -110,7 +79,11 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         if c.kind in _ROUTE_KINDS:
             route_files[c.rel] = (c.kind.value, got)
         if c.kind is FileKind.PYPROJECT:
-            extras[c.rel] = _extra_lines(got)
+            extras[c.rel] = pyproject_extra_lines(got)
+        elif c.kind is FileKind.SETUP_PY:
+            extras[c.rel] = setup_py_extra_lines(got)
+        elif c.kind is FileKind.SETUP_CFG:
+            extras[c.rel] = setup_cfg_extra_lines(got)
         if not package and "/" not in c.rel and _PACKAGING.get(c.kind, _NEVER).search(got):
             package = c.rel
     includes = {rel: includes_of(text) for rel, text in native.items()}
