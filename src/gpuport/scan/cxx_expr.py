@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ROCM_MACRO", "const_value", "rocm_guard_expr"]
+__all__ = ["ROCM_MACRO", "const_value", "rocm_guard_expr", "rocm_polarity"]
 
 #: A controlling expression that mentions one of these names discriminates
 #: ROCm: ``__HIP_PLATFORM_AMD__``, ``__HIP_PLATFORM_HCC__``, ``__HIPCC__``,
@@ -27,7 +27,7 @@ def _strip_parens(expr: str) -> str:
     return expr
 
 
-def _rocm_polarity(term: str) -> int:
+def rocm_polarity(term: str) -> int:
     """1 when ``term`` tests ROCm positively (``defined(USE_ROCM)``, ``HIP_VERSION >=
     50000``), -1 when negated (``!defined(__HIPCC__)``), 0 when it names no ROCm macro
     or mixes both (``defined(USE_ROCM) && !defined(__HIPCC__)``)."""
@@ -51,7 +51,7 @@ def rocm_guard_expr(kind: str, expr: str) -> bool:
     disjuncts = [_strip_parens(d) for d in _split_top(_strip_parens(expr), "||")]
     if len(disjuncts) < 2:
         return True
-    signs = {_rocm_polarity(d) for d in disjuncts}
+    signs = {rocm_polarity(d) for d in disjuncts}
     return len(signs) == 1 and 0 not in signs
 
 

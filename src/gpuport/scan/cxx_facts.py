@@ -9,7 +9,9 @@
 * **Shims.** A CUDA warp intrinsic the project redefines inside a ROCm branch
   (``#ifdef USE_ROCM`` / ``#define __shfl_xor_sync(mask, v, l) __shfl_xor(v, l)``,
   or a ``__device__`` function of that name) makes its call sites safe: the
-  rules lower them to info and name the shim.
+  rules lower them to info and name the shim. A header the project includes only
+  inside ROCm branches (ggml's ``vendors/hip.h``) is a ROCm branch as a whole: every
+  CUDA-style ``__name`` it defines (``__vsubss4``) is a shim.
 
 Only text is read (never compiled or run); each file is lexed only when it
 defines a macro next to a ``__CUDA_ARCH__`` test or a ROCm macro.
@@ -21,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuport.scan.cxx import ROCM_MACRO, lex
+from gpuport.scan.cxx_includes import include_sides
 from gpuport.scan.rules.native.cond import nvidia_only_lines
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
@@ -30,6 +33,10 @@ _INCLUDE = re.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 _SHIM_NAME = r"__(?:shfl\w*|\w+_sync|activemask|ballot\w*|lanemask\w*|syncwarp)"
 _SHIM_DEFINE = re.compile(rf"^[ \t]*\#[ \t]*define[ \t]+({_SHIM_NAME})\b", re.M)
 _SHIM_FUNC = re.compile(rf"\b({_SHIM_NAME})\s*\([^;{{)]*\)\s*(?:const\s*)?\{{")
+# In a header only a ROCm branch includes (ggml's vendors/hip.h), any CUDA-style ``__name``
+# it defines is a shim: __vsubss4, __shfl_xor_sync ...
+_ANY_DEFINE = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(__[a-z]\w*)\b", re.M)
+_ANY_FUNC = re.compile(r"\b(__[a-z]\w*)\s*\([^;{)]*\)\s*(?:const\s*)?\{")
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,10 @@ class CxxFacts:
     false_macros: dict[str, str] = field(default_factory=dict)
     #: CUDA intrinsics the project redefines for ROCm -> where ("file:line")
     shims: dict[str, str] = field(default_factory=dict)
+    #: headers included only in branches a ROCm build takes -> the include ("file:line")
+    rocm_only: dict[str, str] = field(default_factory=dict)
+    #: headers included only in branches a ROCm build never takes -> the include
+    not_on_rocm: dict[str, str] = field(default_factory=dict)
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -61,10 +72,13 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
     shims: dict[str, str] = {}
     live: set[str] = set()
     arch_files: list[tuple[str, str]] = []
+    sides = include_sides(texts)
+    rocm_only = sides.rocm_only
     for rel, text in texts.items():
         has_define = "define" in text
         arch = has_define and "__CUDA_ARCH__" in text
-        shim = (
+        whole = rel in rocm_only  # every line of it is on ROCm's side
+        shim = whole or (
             any(w in text for w in _SHIM_WORDS)
             and any(w in text for w in _ROCM_WORDS)
             and ROCM_MACRO.search(text) is not None
@@ -76,10 +90,11 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
             continue
         src = lex(text)
         if shim:
-            for pat in (_SHIM_DEFINE, _SHIM_FUNC):
+            pats = (_ANY_DEFINE, _ANY_FUNC) if whole else (_SHIM_DEFINE, _SHIM_FUNC)
+            for pat in pats:
                 for m in pat.finditer(src.code):
                     line = src.line_of(m.start())
-                    if src.guarded(line):
+                    if whole or src.guarded(line):
                         shims.setdefault(m.group(1), f"{rel}:{line}")
         if arch:
             arch_files.append((rel, text))
@@ -102,4 +117,6 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
         if new == false:
             break
         false = new
-    return CxxFacts(false_macros=false, shims=shims)
+    return CxxFacts(
+        false_macros=false, shims=shims, rocm_only=rocm_only, not_on_rocm=sides.not_on_rocm
+    )

@@ -52,6 +52,9 @@ class ProjectView:
     #: (``pyproject.toml`` with ``[project]``/``[build-system]``, ``setup.py``, a
     #: ``CMakeLists.txt`` with ``project()``); "" when it has none
     package: str = ""
+    #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
+    #: a CUDA variant when another build file of the project builds for ROCm)
+    cuda_only_builds: frozenset[str] = frozenset()
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -89,8 +92,22 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     includes = {rel: includes_of(text) for rel, text in native.items()}
     build = build_model(build_files, native, includes)
     facts = cxx_facts(native)
+    for header, include in facts.not_on_rocm.items():
+        build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
     routes = find_routes(root, route_files, build.rocm_builds) if root.is_dir() else []
-    return ProjectView(build=build, facts=facts, routes=routes, extras=extras, package=package)
+    cuda_only = frozenset(
+        rel
+        for rel, text in build_files.items()
+        if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE) and not _ROCM_WORD.search(text)
+    )
+    return ProjectView(
+        build=build,
+        facts=facts,
+        routes=routes,
+        extras=extras,
+        package=package,
+        cuda_only_builds=cuda_only,
+    )
 
 
 def _lower(
@@ -117,6 +134,7 @@ _PACKAGING = {
     FileKind.CMAKE: re.compile(r"^\s*project\s*\(", re.M | re.I),
 }
 _CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
+_ROCM_WORD = re.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
 
 
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
@@ -154,11 +172,22 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         name = path.rsplit("/", 1)[-1]
         if where is not None:
             f = _lower(f, f"not compiled by the ROCm build: {where}", not_built=where)
+        elif path in view.facts.rocm_only:
+            include = view.facts.rocm_only[path]
+            f = _lower(f, f"a ROCm-only header, included only in a ROCm branch ({include})")
         elif has_route and comp is not None and comp.nvidia_only:
             why = (
                 f"NVIDIA-only component {comp.path}/ ({comp.evidence}): replace or drop it on ROCm"
             )
             f = _lower(f, why, not_built=comp.evidence)
+        elif (
+            view.build.rocm_builds
+            and f.rule_id.startswith("GP4")
+            and path in view.cuda_only_builds
+            and path not in view.build.rocm_builds
+        ):
+            why = f"CUDA variant build file beside the ROCm build ({view.build.rocm_builds[0]})"
+            f = _lower(f, why, scope=Scope.EXTRA.value)
         elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
             f = _lower(
                 f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value

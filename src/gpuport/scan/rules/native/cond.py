@@ -27,9 +27,11 @@ _IF_KINDS = ("if", "ifdef", "ifndef")
 _ELIF_KINDS = ("elif", "elifdef", "elifndef")
 _ARCH = re.compile(r"\b__CUDA_ARCH__\b")
 _ARCH_DEFINED = re.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
+# The other side is a number or a project constant naming an architecture
+# (``GGML_CUDA_CC_AMPERE``, ``CUDA_ARCH_AMPERE``): those are positive (compute capabilities).
 _ARCH_CMP = re.compile(
-    r"\b__CUDA_ARCH__\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d+)[uUlL]*\b"
-    r"|\b(?P<rnum>\d+)[uUlL]*\s*(?P<rop>[<>]=?|[!=]=)\s*__CUDA_ARCH__\b"
+    r"\b__CUDA_ARCH__\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d+[uUlL]*|[A-Za-z_]\w*)\b"
+    r"|\b(?P<rnum>\d+[uUlL]*|[A-Za-z_]\w*)\s*(?P<rop>[<>]=?|[!=]=)\s*__CUDA_ARCH__\b"
 )
 _CMP: dict[str, Callable[[int, int], bool]] = {
     "<": operator.lt,
@@ -41,14 +43,21 @@ _CMP: dict[str, Callable[[int, int], bool]] = {
 }
 
 
+def _sign(operand: str) -> int:
+    if operand[0].isdigit():
+        return 1 if operand.rstrip("uUlL").strip("0") else 0
+    return 1
+
+
 def _arch_cmp(m: re.Match[str]) -> str:
     """A comparison with ``__CUDA_ARCH__`` evaluated as the preprocessor does when it is
     not defined (an undefined name is 0): ``__CUDA_ARCH__ >= 700`` is 0."""
-    # only the sign matters against 0, so no int() (ValueError past 4,300 digits)
+    # only the sign matters against 0, so no int() (ValueError past 4,300 digits); a name
+    # is an architecture constant, positive
     if m.group("op"):
-        value = _CMP[m.group("op")](0, 1 if m.group("num").strip("0") else 0)
+        value = _CMP[m.group("op")](0, _sign(m.group("num")))
     else:
-        value = _CMP[m.group("rop")](1 if m.group("rnum").strip("0") else 0, 0)
+        value = _CMP[m.group("rop")](_sign(m.group("rnum")), 0)
     return "1" if value else "0"
 
 
