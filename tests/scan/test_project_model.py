@@ -327,3 +327,57 @@ def test_setup_py_and_setup_cfg_extras_are_scope_extra(tmp_path: Path) -> None:
     twin = scan_path(tmp_path, ScanOptions(jobs=1))
     assert [(f.rule_id, f.scope) for f in twin.findings] == [("GP101", "core")]
     assert twin.verdict.value == "blocked"
+
+
+def test_headers_split_by_a_rocm_test_are_the_port_and_the_cuda_side() -> None:
+    """ggml-style vendor headers: `#if defined(X_USE_HIP)` includes vendors/hip.h (the port:
+    its `__names` are shims, its own findings info), `#else` vendors/cuda.h (never compiled
+    on ROCm). The twin includes both unconditionally: nothing is a shim, all are hazards."""
+    r = scan("vendor_shim")
+    sev = {(f.rule_id, f.location.path): f for f in r.findings}
+    assert sev[("GP302", "src/reduce.cu")].severity is Severity.INFO
+    assert (
+        "shim for __shfl_xor_sync at src/vendors/hip.h:5" in sev[("GP302", "src/reduce.cu")].message
+    )
+    assert sev[("GP314", "src/reduce.cu")].severity is Severity.INFO  # __vsubss4, a function
+    assert sev[("GP301", "src/vendors/cuda.h")].not_built == (
+        "src/common.cuh:5: included only where ROCm does not compile"
+    )
+    assert sev[("GP310", "src/vendors/hip.h")].severity is Severity.INFO
+    assert "ROCm-only header" in sev[("GP310", "src/vendors/hip.h")].message
+    plain = scan("vendor_shim_plain")
+    psev = {(f.rule_id, f.location.path): f.severity for f in plain.findings}
+    assert psev[("GP302", "src/reduce.cu")] is Severity.BLOCKER
+    assert psev[("GP301", "src/vendors/cuda.h")] is Severity.BLOCKER
+    assert psev[("GP314", "src/reduce.cu")] is Severity.MAJOR
+    assert plain.verdict.value == "blocked"
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("!defined(GGML_USE_HIP) && __CUDA_ARCH__ >= GGML_CUDA_CC_AMPERE", False),
+        ("GGML_CUDA_CC_TURING <= __CUDA_ARCH__", False),
+        ("__CUDA_ARCH__ < GGML_CUDA_CC_RUBIN", True),  # undefined is 0, below any arch
+        ("defined(__CUDA_ARCH__) || defined(OTHER)", None),
+    ],
+)
+def test_cuda_arch_compared_with_an_architecture_constant(expr: str, value: bool | None) -> None:
+    from gpuport.scan.rules.native.cond import without_cuda_arch
+
+    assert without_cuda_arch("if", expr) is value
+
+
+def test_a_build_file_without_rocm_beside_a_rocm_build_is_the_cuda_variant() -> None:
+    r = scan("build_variant")
+    gp4 = [f for f in r.findings if f.rule_id.startswith("GP4")]
+    assert gp4 and all(f.severity is Severity.INFO and f.scope == "extra" for f in gp4)
+    assert all("beside the ROCm build (backend-hip/CMakeLists.txt)" in f.message for f in gp4)
+    assert r.verdict.value == "ready"
+    # Without the HIP build beside it, the same file is the project's only build: core.
+    twin = scan("build_variant_cuda")
+    assert {(f.rule_id, f.severity, f.scope) for f in twin.findings} >= {
+        ("GP401", Severity.MAJOR, "core"),
+        ("GP407", Severity.MAJOR, "core"),
+    }
+    assert twin.verdict.value == "major work"
