@@ -381,3 +381,19 @@ def test_a_build_file_without_rocm_beside_a_rocm_build_is_the_cuda_variant() -> 
         ("GP407", Severity.MAJOR, "core"),
     }
     assert twin.verdict.value == "major work"
+
+
+def test_cmake_remove_item_in_the_hip_branch_makes_those_sources_cuda_only() -> None:
+    text = (
+        "list(APPEND CUDA_SOURCES src/awq/gemm.cu src/k.cu)\n"
+        "if(WITH_CUDA)\n"
+        "  list(REMOVE_ITEM CUDA_SOURCES src/k.cu)\n"  # the CUDA branch: no ROCm evidence
+        "elseif(WITH_HIP)\n"
+        "  list(REMOVE_ITEM CUDA_SOURCES src/awq/gemm.cu)\n"
+        "endif()\n"
+        "add_library(x ${CUDA_SOURCES})\n"
+    )
+    uses, tested, _ = cmake_uses(text)
+    got = {u.pattern: (u.cuda_only, u.line) for u in uses}
+    assert tested
+    assert got == {"src/awq/gemm.cu": (True, 5), "src/k.cu": (False, 7)}

@@ -120,19 +120,25 @@ class _Branches:
         return 0
 
     def open(self, value: bool | None, line: int) -> None:
-        self.stack.append([line if value is False else 0, int(value is True), int(value is False)])
+        taken = int(value is True)  # [3]: this branch is the one ROCm takes
+        self.stack.append([line if value is False else 0, taken, int(value is False), taken])
 
-    def other(self, value: bool | None, line: int) -> None:
+    def other(self, value: bool | None, line: int, bare_else: bool = False) -> None:
         """``elseif``/``else`` (value True for a bare else)."""
         if not self.stack:
             return
         f = self.stack[-1]
+        f[3] = int(not f[1] and value is True and (f[2] or not bare_else))
         if f[1] or value is False:  # an earlier branch is the one ROCm takes
             f[0] = line
         else:
             f[0] = 0
         f[1] = int(f[1] or value is True)
         f[2] = int(f[2] and value is False)
+
+    def rocm_taken(self) -> bool:
+        """Inside branches that a ROCm build surely takes (``elseif(WITH_HIP)``)."""
+        return bool(self.stack) and all(f[3] for f in self.stack)
 
     def close(self) -> None:
         if self.stack:
@@ -173,7 +179,7 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
             (br.open if cmd == "if" else br.other)(value, line)
             continue
         if cmd == "else":
-            br.other(True, line)
+            br.other(True, line, bare_else=True)
             continue
         if cmd == "endif":
             br.close()
@@ -193,6 +199,14 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
         if cmd == "set" and tokens:
             got = [t for tok in tokens[1:] for t in _expand(tok, env)]
             env[tokens[0]] = [(p, c or bool(cl), ln or cl) for p, c, ln in got]
+            continue
+        if cmd == "list" and len(tokens) >= 3 and tokens[0].upper() == "REMOVE_ITEM":
+            if br.rocm_taken():  # the ROCm build takes these sources out: CUDA-only
+                gone = {p for tok in tokens[2:] for p, _, _ in _expand(tok, env)}
+                env[tokens[1]] = [
+                    (p, True, line) if p in gone else (p, c, ln)
+                    for p, c, ln in env.get(tokens[1], [])
+                ]
             continue
         if cmd == "list" and len(tokens) >= 3 and tokens[0].upper() == "APPEND":
             got = [t for tok in tokens[2:] for t in _expand(tok, env)]
