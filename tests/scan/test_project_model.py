@@ -397,3 +397,33 @@ def test_cmake_remove_item_in_the_hip_branch_makes_those_sources_cuda_only() -> 
     got = {u.pattern: (u.cuda_only, u.line) for u in uses}
     assert tested
     assert got == {"src/awq/gemm.cu": (True, 5), "src/k.cu": (False, 7)}
+
+
+def test_side_trees_of_a_packaged_project_are_extra(tmp_path: Path) -> None:
+    r = scan("side_tree")
+    assert [(f.rule_id, f.scope) for f in r.findings] == [("GP301", "extra")]
+    assert r.verdict.value == "ready"
+    # Without packaging at the root there is no package to be beside: extra/ is core.
+    import shutil
+
+    shutil.copytree(PROJECTS / "side_tree" / "extra", tmp_path / "extra")
+    twin = scan_path(tmp_path, ScanOptions(jobs=1))
+    assert [(f.rule_id, f.scope) for f in twin.findings] == [("GP301", "core")]
+    assert twin.verdict.value == "blocked"
+
+
+def test_native_component_beside_a_root_build_for_rocm_is_extra(tmp_path: Path) -> None:
+    """`ext = CUDAExtension` then `ext(...)` builds native code; with the root setup.py
+    building for ROCm, a research project's own CUDA-only package beside it is an extra."""
+    import shutil
+
+    r = scan("component_root_hip")
+    comp = [f for f in r.findings if f.location.path.startswith("projects/")]
+    assert comp and {f.scope for f in comp} == {"extra"}
+    assert [c.builds_native for c in r.components] == [True]
+    shutil.copytree(PROJECTS / "component_root_hip", tmp_path / "p")
+    (tmp_path / "p" / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='lib', packages=['lib'])\n"
+    )
+    twin = scan_path(tmp_path / "p", ScanOptions(jobs=1))
+    assert {f.scope for f in twin.findings if f.location.path.startswith("projects/")} == {"core"}

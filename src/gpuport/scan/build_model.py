@@ -222,8 +222,9 @@ def _mark_not_built(
 
 
 _NATIVE_BUILD = re.compile(
-    r"\b(?:CUDAExtension|CppExtension|Extension|cuda_add_library|add_library|pybind11_add_module)"
-    r"\s*\(|LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA"
+    r"\b(?:Extension|cuda_add_library|add_library|pybind11_add_module)\s*\("
+    r"|\b(?:CUDAExtension|CppExtension)\b"  # also `ext = CUDAExtension; ext(...)`
+    r"|LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA"
 )
 
 

@@ -134,6 +134,13 @@ _PACKAGING = {
     FileKind.CMAKE: re.compile(r"^\s*project\s*\(", re.M | re.I),
 }
 _CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
+#: Top-level folders of a packaged project that hold what is not the package: experiments,
+#: extras, archived or legacy code.
+_SIDE_TREE = re.compile(
+    r"^(?:extras?|archived?|archives|attic|legacy|deprecated|sandbox|playground|"
+    r"experimental|experiments)$",
+    re.I,
+)
 _ROCM_WORD = re.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
 
 
@@ -141,6 +148,9 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
     has_route = working_route(view.routes)
     install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
+    # The project's own root build compiles for ROCm: a native component of its own
+    # (``projects/X/setup.py``) without a ROCm branch is an optional extra beside it.
+    root_rocm_build = any("/" not in b for b in view.build.rocm_builds)
     out: list[Finding] = []
     for f in findings:
         path = f.location.path
@@ -150,7 +160,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             scope = Scope.EXTRA
         comp = view.build.component_of(path)
         if (
-            has_route
+            (has_route or root_rocm_build)
             and scope is Scope.CORE
             and comp is not None
             and comp.builds_native
@@ -159,7 +169,11 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         ):
             scope = Scope.EXTRA  # an optional native component the ROCm route does not build
         update: dict[str, object] = {"scope": scope.value}
-        if scope is Scope.CORE and view.package and classify(path) in _CONTAINER_KINDS:
+        top = path.split("/", 1)[0] if "/" in path else ""
+        if scope is Scope.CORE and view.package and _SIDE_TREE.match(top):
+            # tinygrad's extra/, ktransformers' archive/: beside the package, not in it
+            update["scope"] = Scope.EXTRA.value
+        elif scope is Scope.CORE and view.package and classify(path) in _CONTAINER_KINDS:
             # The project is installed as a package (or built from source): a ROCm user
             # installs it into a ROCm image; its own images are how its team runs it.
             update = {
