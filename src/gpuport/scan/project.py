@@ -134,6 +134,9 @@ _PACKAGING = {
     FileKind.CMAKE: re.compile(r"^\s*project\s*\(", re.M | re.I),
 }
 _CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
+#: Top-level folders that collect a project's container images (CI, GPU, dev images); a
+#: root Dockerfile or a deploy/ recipe is how an application ships and stays core.
+_IMAGE_DIR = re.compile(r"^(?:docker|dockerfiles|containers?|\.?devcontainer|images)$", re.I)
 #: Top-level folders of a packaged project that hold what is not the package: experiments,
 #: extras, archived or legacy code.
 _SIDE_TREE = re.compile(
@@ -173,9 +176,15 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         if scope is Scope.CORE and view.package and _SIDE_TREE.match(top):
             # tinygrad's extra/, ktransformers' archive/: beside the package, not in it
             update["scope"] = Scope.EXTRA.value
-        elif scope is Scope.CORE and view.package and classify(path) in _CONTAINER_KINDS:
+        elif (
+            scope is Scope.CORE
+            and view.package
+            and _IMAGE_DIR.match(top)
+            and classify(path) in _CONTAINER_KINDS
+        ):
             # The project is installed as a package (or built from source): a ROCm user
-            # installs it into a ROCm image; its own images are how its team runs it.
+            # installs it into a ROCm image; the images it collects in docker/ are how its
+            # team tests and runs it.
             update = {
                 "scope": Scope.TOOLING.value,
                 "message": f"{f.message} (a container recipe of a project packaged by "
