@@ -9,6 +9,10 @@ is one the documentation allows. With ``--sample N`` it also draws a seeded rand
 N blocker/major core findings across the set, for a hand review of precision.
 
     python benchmarks/real_repos.py TREES [--out table.md] [--sample 40 --seed 13]
+    python benchmarks/real_repos.py TREES --set second   # the 17 repositories beyond it
+
+``--set second`` scans a second sample of public repositories that no rule was tuned on
+(docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -70,6 +74,41 @@ DEV_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 
+#: A second sample beyond the dev set (same layout: folder -> name, status, allowed verdicts).
+SECOND_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "peft": ("huggingface/peft", "pure PyTorch", ("ready", "minor work")),
+    "accelerate": (
+        "huggingface/accelerate",
+        "pure PyTorch, ROCm documented",
+        ("ready", "minor work"),
+    ),
+    "trl": ("huggingface/trl", "pure PyTorch", ("ready", "minor work")),
+    "diffusers": ("huggingface/diffusers", "pure PyTorch", ("ready", "minor work")),
+    "pytorch-lightning": (
+        "Lightning-AI/pytorch-lightning",
+        "ROCm supported",
+        ("ready", "minor work"),
+    ),
+    "torchtune": ("pytorch/torchtune", "ROCm wheels in CI", ("ready", "minor work")),
+    "AutoAWQ": ("casper-hansen/AutoAWQ", "ROCm through an optional kernels extra", ("minor work",)),
+    "causal-conv1d": ("Dao-AILab/causal-conv1d", "HIP branch in setup.py", ("minor work",)),
+    "exllamav2": ("turboderp-org/exllamav2", "ROCm wheels", ("minor work",)),
+    "Liger-Kernel": ("linkedin/Liger-Kernel", "AMD CI", ("minor work",)),
+    "whisper.cpp": ("ggml-org/whisper.cpp", "ggml HIP backend", ("ready", "minor work")),
+    "CTranslate2": ("OpenNMT/CTranslate2", "ROCm build (`WITH_HIP`)", ("minor work",)),
+    "detectron2": ("facebookresearch/detectron2", "ops hipified by torch", ("minor work",)),
+    "tinygrad": ("tinygrad/tinygrad", "native AMD backend", ("ready", "minor work")),
+    "mmcv": ("open-mmlab/mmcv", "HIP branch in setup.py", ("minor work",)),
+    "NeMo": ("NVIDIA/NeMo", "none upstream (TE/apex/Megatron inside)", ("major work", "blocked")),
+    "flash-linear-attention": ("fla-org/flash-linear-attention", "Triton, AMD CI", ("minor work",)),
+    "SageAttention": ("thu-ml/SageAttention", "none", ("blocked",)),
+    "DeepGEMM": ("deepseek-ai/DeepGEMM", "none (Hopper/Blackwell)", ("blocked",)),
+    "llm-awq": ("mit-han-lab/llm-awq", "none", ("blocked",)),
+    "quack": ("Dao-AILab/quack", "none (CuTe DSL)", ("blocked",)),
+}
+SETS = {"dev": DEV_SET, "second": SECOND_SET}
+
+
 def cpu_seconds() -> float:
     """CPU time of this process and its finished children (the scan's worker processes):
     on a shared machine it is steadier than the wall clock."""
@@ -86,8 +125,10 @@ def scan_one(root: Path) -> tuple[ScanReport, float, float]:
     return report, time.perf_counter() - started, cpu_seconds() - cpu
 
 
-def row(name: str, report: ScanReport, seconds: float, cpu: float) -> tuple[str, bool]:
-    repo, status, allowed = DEV_SET[name]
+def row(
+    entry: tuple[str, str, tuple[str, ...]], report: ScanReport, seconds: float, cpu: float
+) -> tuple[str, bool]:
+    repo, status, allowed = entry
     core = judged(report.findings, report.scope)
     counts = "/".join(str(sum(1 for f in core if f.severity is s)) for s in Severity)
     right = report.verdict.value in allowed
@@ -131,8 +172,10 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=0, help="draw this many blocker/major findings")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--sample-out", type=Path, help="write the sample as JSON here")
+    ap.add_argument("--set", choices=sorted(SETS), default="dev", help="which repositories")
     args = ap.parse_args()
-    missing = [n for n in DEV_SET if not (args.trees / n).is_dir()]
+    chosen = SETS[args.set]
+    missing = [n for n in chosen if not (args.trees / n).is_dir()]
     if missing:
         print(
             f"real_repos: missing trees under {args.trees}: {', '.join(missing)}", file=sys.stderr
@@ -146,17 +189,17 @@ def main() -> int:
     reports: dict[str, ScanReport] = {}
     right = 0
     total_s = total_cpu = 0.0
-    for name in DEV_SET:
+    for name, entry in chosen.items():
         report, seconds, cpu = scan_one(args.trees / name)
         reports[name] = report
-        text, ok = row(name, report, seconds, cpu)
+        text, ok = row(entry, report, seconds, cpu)
         lines.append(text)
         right += ok
         total_s += seconds
         total_cpu += cpu
     lines += [
         "",
-        f"{right}/{len(DEV_SET)} verdicts right; {total_s:.1f} s wall, {total_cpu:.1f} s CPU "
+        f"{right}/{len(chosen)} verdicts right; {total_s:.1f} s wall, {total_cpu:.1f} s CPU "
         "for the whole set.",
     ]
     table = "\n".join(lines) + "\n"
