@@ -10,6 +10,11 @@
   (``#ifdef USE_ROCM`` / ``#define __shfl_xor_sync(mask, v, l) __shfl_xor(v, l)``,
   or a ``__device__`` function of that name) makes its call sites safe: the
   rules lower them to info and name the shim.
+* **Integer constants.** ``#define WARP_SIZE 32`` or ``constexpr int kTile = 32;``
+  anywhere in the project gives the name its value, when every definition of the
+  name agrees (a ``#define WARP_SIZE 64`` in a ROCm branch, or one from
+  ``ROCM_WAVEFRONT_SIZE``, leaves it unknown). The warp rules use it to tell a
+  ``tiled_partition<WARP_SIZE>`` of 32 threads from a hardware wavefront.
 
 Only text is read (never compiled or run); each file is lexed only when it
 defines a macro next to a ``__CUDA_ARCH__`` test or a ROCm macro.
@@ -21,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuport.scan.cxx import ROCM_MACRO, lex
+from gpuport.scan.cxx_ints import int_constants, known_ints
 from gpuport.scan.rules.native_cond import nvidia_only_lines
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
@@ -38,6 +44,8 @@ class CxxFacts:
     false_macros: dict[str, str] = field(default_factory=dict)
     #: CUDA intrinsics the project redefines for ROCm -> where ("file:line")
     shims: dict[str, str] = field(default_factory=dict)
+    #: names every definition in the project gives the same integer -> that integer
+    ints: dict[str, int] = field(default_factory=dict)
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -59,9 +67,12 @@ _ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__g
 def cxx_facts(texts: dict[str, str]) -> CxxFacts:
     """Facts from every CUDA/C++ file of the project (relative path -> text)."""
     shims: dict[str, str] = {}
+    values: dict[str, set[str]] = {}
     live: set[str] = set()
     arch_files: list[tuple[str, str]] = []
     for rel, text in texts.items():
+        for name, vals in int_constants(text).items():
+            values.setdefault(name, set()).update(vals)
         has_define = "define" in text
         arch = has_define and "__CUDA_ARCH__" in text
         shim = (
@@ -102,4 +113,4 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
         if new == false:
             break
         false = new
-    return CxxFacts(false_macros=false, shims=shims)
+    return CxxFacts(false_macros=false, shims=shims, ints=known_ints(values))

@@ -117,6 +117,8 @@ class _SetupPy:
         message: str,
         fix: str | None = None,
         severity: Severity | None = None,
+        *,
+        guarded: bool = False,
     ) -> None:
         line, col = _token_pos(self.ctx, node, token)
         # One GP407 a line: ["-lcudart", "-lcublas"] is one link step to port.
@@ -130,7 +132,7 @@ class _SetupPy:
             col,
             message=message,
             fix=fix,
-            guarded=line in self.guards,
+            guarded=guarded or line in self.guards,
             severity=severity,
         )
 
@@ -292,7 +294,68 @@ def check_setup_py(ctx: FileContext) -> None:
         ):
             _check_tokens(sp, node, rocm_arch, in_args=False)
             if _is_nvcc_use(sp, node):
-                sp.report("GP408", node, str(node.value), message="setup.py looks for or runs nvcc")
+                probe = _fallback_try(sp, node)
+                message = "setup.py looks for or runs nvcc"
+                if probe is not None:
+                    message += (
+                        f", inside a try whose `except` (line {probe}) falls back: "
+                        "a probe, not a build requirement"
+                    )
+                sp.report(
+                    "GP408", node, str(node.value), message=message, guarded=probe is not None
+                )
+
+
+#: exceptions a failed nvcc probe raises (no nvcc: OSError/FileNotFoundError; a failing run:
+#: CalledProcessError), and the broad ones that include them
+_PROBE_ERRORS = frozenset(
+    {
+        "Exception",
+        "BaseException",
+        "OSError",
+        "FileNotFoundError",
+        "EnvironmentError",
+        "IOError",
+        "CalledProcessError",
+        "SubprocessError",
+    }
+)
+
+
+def _fallback_try(sp: _SetupPy, node: ast.AST) -> int | None:
+    """The line of the ``except`` that catches a failed nvcc run around ``node`` and goes
+    on (returns, assigns a default) instead of raising or exiting; None when there is none.
+    ``try: subprocess.check_output(["nvcc", "--version"]) except: return None`` probes for
+    nvcc; without such a handler the call is a hard requirement."""
+    child, parent = node, sp.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.FunctionDef | ast.Module):
+        if isinstance(parent, ast.Try) and any(child is stmt for stmt in parent.body):
+            for handler in parent.handlers:
+                if _catches_probe(handler.type) and not _stops(handler):
+                    return handler.lineno
+        child, parent = parent, sp.parents.get(parent)
+    return None
+
+
+def _catches_probe(kind: ast.expr | None) -> bool:
+    if kind is None:  # a bare `except:`
+        return True
+    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    for k in kinds:
+        name = k.attr if isinstance(k, ast.Attribute) else getattr(k, "id", "")
+        if name in _PROBE_ERRORS:
+            return True
+    return False
+
+
+def _stops(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler raises or exits, which makes nvcc a requirement after all."""
+    for n in ast.walk(handler):
+        if isinstance(n, ast.Raise):
+            return True
+        if isinstance(n, ast.Call) and _call_name(n) in ("exit", "_exit", "abort"):
+            return True
+    return False
 
 
 def _is_name(node: ast.AST, name: str) -> bool:

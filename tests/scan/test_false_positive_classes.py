@@ -1,0 +1,75 @@
+"""The four false-positive classes of the issue-13 precision review, each as a class:
+an FP8 header with no FP8 value, 32-lane math under a named 32-thread tile, a CI image,
+and an nvcc probe that falls back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.models import Severity
+from gpuport.scan import ScanOptions, scan_path
+from gpuport.scan.model import Finding
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _hits(root: Path, rule: str) -> dict[tuple[str, int], Finding]:
+    report = scan_path(root, ScanOptions(jobs=1))
+    return {(f.location.path, f.location.line): f for f in report.findings if f.rule_id == rule}
+
+
+def test_fp8_header_without_fp8_values_is_minor(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "sgd.cu": "#include <cuda_fp8.h>\n__global__ void k(float* w) { w[0] = 1.f; }\n",
+            "cast.cu": (
+                "#include <cuda_fp8.h>\n"
+                "__global__ void k(__nv_fp8_e4m3* o, float x) { o[0] = __nv_fp8_e4m3(x); }\n"
+            ),
+        },
+    )
+    hits = _hits(root, "GP320")
+    assert hits[("sgd.cu", 1)].severity is Severity.MINOR
+    assert "uses no FP8 type" in hits[("sgd.cu", 1)].message
+    # a file that computes with FP8 keeps the FP8 severity, at the include and at the type
+    assert hits[("cast.cu", 1)].severity is Severity.MAJOR
+    assert hits[("cast.cu", 2)].severity is Severity.MAJOR
+
+
+TILED = """\
+#include <cooperative_groups.h>
+#include "context.h"
+namespace cg = cooperative_groups;
+__global__ void softmax(float* v)
+{
+    cg::thread_block b = cg::this_thread_block();
+    cg::thread_block_tile<WARP_SIZE> g = cg::tiled_partition<WARP_SIZE>(b);
+    int wid = threadIdx.x >> 5;
+    int lane = threadIdx.x & 0x1f;
+    v[wid * WARP_SIZE + lane] = g.shfl_xor(v[lane], 1);
+}
+"""
+
+
+def test_lane_math_under_a_tile_sized_by_a_header_macro_is_info(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"context.h": "#define WARP_SIZE 32\n", "softmax.cu": TILED})
+    hits = _hits(root, "GP304")
+    assert {hits[("softmax.cu", n)].severity for n in (8, 9)} == {Severity.INFO}
+    assert "WARP_SIZE = 32" in hits[("softmax.cu", 8)].message
+
+
+def test_a_macro_that_is_64_on_rocm_is_no_32_thread_tile(tmp_path: Path) -> None:
+    header = (
+        "#ifdef __HIP_PLATFORM_AMD__\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n"
+    )
+    root = _write(tmp_path, {"context.h": header, "softmax.cu": TILED})
+    hits = _hits(root, "GP304")
+    assert hits[("softmax.cu", 8)].severity is Severity.MAJOR
+    assert hits[("softmax.cu", 9)].severity is Severity.MAJOR
