@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.model import Finding
+from gpuport.scan.scopes import Scope, scope_of
+from gpuport.scan.verdict import judged
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -73,3 +77,37 @@ def test_a_macro_that_is_64_on_rocm_is_no_32_thread_tile(tmp_path: Path) -> None
     hits = _hits(root, "GP304")
     assert hits[("softmax.cu", 8)].severity is Severity.MAJOR
     assert hits[("softmax.cu", 9)].severity is Severity.MAJOR
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+
+
+def test_a_ci_image_is_tooling_and_the_user_image_beside_it_is_core() -> None:
+    root = FIXTURES / "containers" / "ci_image"
+    report = scan_path(root, ScanOptions(jobs=1))
+    scopes = {(f.location.path, f.rule_id): f.scope for f in report.findings}
+    assert scopes[("docker/Dockerfile.ci.dev", "GP101")] == "tooling"
+    assert scopes[("docker/Dockerfile.ci.dev", "GP501")] == "tooling"
+    assert scopes[("docker/Dockerfile", "GP101")] == "core"
+    # the verdict and effort come from the user-facing image alone
+    assert {f.location.path for f in judged(report.findings, report.scope)} == {"docker/Dockerfile"}
+
+
+@pytest.mark.parametrize(
+    ("path", "scope"),
+    [
+        ("docker/Dockerfile.ci.dev", Scope.TOOLING),
+        ("docker/Dockerfile.ci.lts", Scope.TOOLING),
+        ("Dockerfile.linting", Scope.TOOLING),
+        ("ci.Dockerfile", Scope.TOOLING),
+        ("docker-compose.ci.yml", Scope.TOOLING),
+        ("docker/Dockerfile.test", Scope.TEST),
+        ("docker/Dockerfile", Scope.CORE),
+        ("Dockerfile.dev", Scope.CORE),  # may be what users build: not demoted by name alone
+        ("Dockerfile_amd", Scope.CORE),
+        ("src/circuit.py", Scope.CORE),  # "ci" only as a word of a container file's name
+        ("docker/cicada.Dockerfile", Scope.CORE),
+    ],
+)
+def test_container_files_named_for_ci(path: str, scope: Scope) -> None:
+    assert scope_of(path) is scope
