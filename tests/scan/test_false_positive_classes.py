@@ -111,3 +111,60 @@ def test_a_ci_image_is_tooling_and_the_user_image_beside_it_is_core() -> None:
 )
 def test_container_files_named_for_ci(path: str, scope: Scope) -> None:
     assert scope_of(path) is scope
+
+
+# -- GP303: a `#define WARP_SIZE 32` used only as a 32-thread tile's size -------------------
+
+TILE_KERNEL = """\
+#include <cooperative_groups.h>
+#include "layers.h"
+namespace cg = cooperative_groups;
+__global__ void norm(float* v)
+{
+    cg::thread_block b = cg::this_thread_block();
+    cg::thread_block_tile<WARP_SIZE> g = cg::tiled_partition<WARP_SIZE>(b);
+    float sum = v[threadIdx.x];
+    for (int i = 1; i < WARP_SIZE; i <<= 1) sum += g.shfl_xor(sum, i);
+    v[threadIdx.x] = sum;
+}
+"""
+RAW_KERNEL = """\
+#include "layers.h"
+__global__ void mma(float* v)
+{
+    int lane = threadIdx.x % WARP_SIZE;
+    v[lane] = 0.f;
+}
+"""
+
+
+def test_a_warp_size_define_used_only_as_tile_size_is_info(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "include/layers.h": '#include "context.h"\n',
+            "include/context.h": "#define WARP_SIZE 32\n",
+            "kernels/norm.cu": TILE_KERNEL,
+        },
+    )
+    hit = _hits(root, "GP303")[("include/context.h", 1)]
+    assert hit.severity is Severity.INFO
+    assert "32-thread tiles" in hit.message
+
+
+def test_a_warp_size_define_with_one_raw_lane_use_stays_major(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "include/layers.h": '#include "context.h"\n',
+            "include/context.h": "#define WARP_SIZE 32\n",
+            "kernels/norm.cu": TILE_KERNEL,
+            "kernels/mma.cu": RAW_KERNEL,  # through layers.h: an includer of an includer
+        },
+    )
+    assert _hits(root, "GP303")[("include/context.h", 1)].severity is Severity.MAJOR
+
+
+def test_an_unused_warp_size_define_stays_major(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"include/context.h": "#define WARP_SIZE 32\n"})
+    assert _hits(root, "GP303")[("include/context.h", 1)].severity is Severity.MAJOR

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuport.scan.cxx import ROCM_MACRO, lex
-from gpuport.scan.cxx_ints import int_constants, known_ints
+from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
 from gpuport.scan.rules.native_cond import nvidia_only_lines
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
@@ -46,6 +46,8 @@ class CxxFacts:
     shims: dict[str, str] = field(default_factory=dict)
     #: names every definition in the project gives the same integer -> that integer
     ints: dict[str, int] = field(default_factory=dict)
+    #: (header, name) of a ``#define WARP_SIZE 32`` used only as a 32-thread tile's size
+    tile_defines: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -113,4 +115,6 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
         if new == false:
             break
         false = new
-    return CxxFacts(false_macros=false, shims=shims, ints=known_ints(values))
+    ints = known_ints(values)
+    tiles = tile_only_defines(texts, includes_of, ints)
+    return CxxFacts(false_macros=false, shims=shims, ints=ints, tile_defines=tiles)

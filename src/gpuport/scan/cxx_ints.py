@@ -7,8 +7,9 @@ both can use it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-__all__ = ["int_constants", "known_ints"]
+__all__ = ["TILE_SIZE", "int_constants", "known_ints", "nearest", "tile_only_defines"]
 
 _DEFINE_VALUE = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)$", re.M)
 _CONSTEXPR_VALUE = re.compile(
@@ -45,3 +46,121 @@ def known_ints(values: dict[str, set[str]]) -> dict[str, int]:
         for name, vals in values.items()
         if len(vals) == 1 and next(iter(vals)).isdigit()
     }
+
+
+#: a cooperative-groups tile of a fixed size: ``tiled_partition<N>``, ``thread_block_tile<N>``
+TILE_SIZE = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
+_WARP_DEFINE = re.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+(\w*(?:WARP|Warp|warp|WAVE|Wave|wave)\w*)[ \t]+\(?32[uU]?\)?[ \t]*"
+    r"(?://[^\n]*|/\*[^\n]*)?$",
+    re.M,
+)
+_FUNCTION_HEAD = re.compile(r"__global__|__device__")
+_REACH = 30000  # how far back a use looks for its function head, and on for its tile
+
+
+def tile_only_defines(
+    texts: dict[str, str],
+    includes_of: Callable[[str], frozenset[str]],
+    ints: dict[str, int],
+) -> dict[tuple[str, str], str]:
+    """``#define WARP_SIZE 32`` in a header whose every use, in the header and in the files
+    that include it, sits in a device function that makes 32-thread tiles (a
+    ``tiled_partition<WARP_SIZE>``/``<32>`` there): the 32 is then the tile's size, which HIP
+    gives on a 64-lane wavefront too, not a claim about the hardware. (header, name) ->
+    the evidence; a define with no use, or any use outside such a function, is not listed."""
+    out: dict[tuple[str, str], str] = {}
+    includes: dict[str, frozenset[str]] | None = None
+    for rel, text in texts.items():
+        if "define" not in text or "32" not in text:
+            continue
+        for m in _WARP_DEFINE.finditer(text):
+            name = m.group(1)
+            if includes is None:  # only for a project that has such a define
+                includes = {r: includes_of(t) for r, t in texts.items()}
+            users = _includers(rel, includes)
+            uses = 0
+            ok = True
+            for user in users:
+                n, good = _uses_in_tiles(texts[user], name, ints)
+                uses += n
+                if not good:
+                    ok = False
+                    break
+            if ok and uses:
+                out[(rel, name)] = (
+                    f"all {uses} uses of {name} in {len(users)} files sit in device functions "
+                    f"that make 32-thread tiles (`tiled_partition<...>`)"
+                )
+    return out
+
+
+def _includers(header: str, includes: dict[str, frozenset[str]]) -> list[str]:
+    """The header and every file that includes it, directly or through other headers. An
+    include names a file; where several files of the project have that name, it is taken to
+    be the one nearest the includer (most leading folders in common; a tie keeps all)."""
+    owners: dict[str, list[str]] = {}
+    for rel in includes:
+        owners.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    found, seen, frontier = [header], {header}, [header]
+    while frontier:
+        targets = set(frontier)
+        names = {h.rsplit("/", 1)[-1] for h in frontier}
+        new = [
+            r
+            for r, inc in includes.items()
+            if r not in seen and any(targets & nearest(r, owners.get(n, [])) for n in inc & names)
+        ]
+        found += new
+        seen.update(new)
+        frontier = new
+    return found
+
+
+def nearest(includer: str, candidates: list[str]) -> set[str]:
+    """Of the files an include's name may denote, those nearest the includer (most leading
+    folders in common); a tie keeps all."""
+    if len(candidates) <= 1:
+        return set(candidates)
+    parts = includer.split("/")[:-1]
+
+    def common(rel: str) -> int:
+        n = 0
+        for a, b in zip(parts, rel.split("/")[:-1], strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    best = max(common(c) for c in candidates)
+    return {c for c in candidates if common(c) == best}
+
+
+def _uses_in_tiles(text: str, name: str, ints: dict[str, int]) -> tuple[int, bool]:
+    if name not in text:
+        return 0, True
+    uses = 0
+    for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if re.match(r"[ \t]*\#[ \t]*(?:define|undef|ifn?def|if|elif)\b", text[line_start:]):
+            continue
+        before = text[line_start : m.start()]
+        if "//" in before or before.lstrip().startswith(("*", "/*")):
+            continue  # in a comment
+        uses += 1
+        heads = list(_FUNCTION_HEAD.finditer(text, max(0, m.start() - _REACH), m.start()))
+        if not heads:
+            return uses, False
+        nxt = _FUNCTION_HEAD.search(text, m.end(), m.end() + _REACH)
+        end = nxt.start() if nxt else min(len(text), m.end() + _REACH)
+        if not any(
+            _size_is_32(t.group("size"), name, ints)
+            for t in TILE_SIZE.finditer(text, heads[-1].start(), end)
+        ):
+            return uses, False
+    return uses, True
+
+
+def _size_is_32(size: str, name: str, ints: dict[str, int]) -> bool:
+    last = size.rsplit("::", 1)[-1]
+    return size == "32" or last == name or ints.get(last) == 32

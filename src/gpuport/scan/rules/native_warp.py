@@ -116,8 +116,19 @@ def _check_constants(sink: Sink, *, device: bool = True) -> None:
     def named(name: str) -> bool:
         return _warpish(name) and (device or _NAMED_WARP.search(name) is not None)
 
+    facts = sink.ctx.facts
     for name, (offset, value) in sink.defines.items():
         if named(name) and value.strip("() uU") == "32":
+            tiles = facts.tile_defines.get((sink.ctx.rel, name)) if facts else None
+            if tiles is not None:
+                sink.hit(
+                    "GP303",
+                    offset,
+                    f"`{name}` is defined as 32 as the size of 32-thread tiles, which HIP "
+                    f"gives on a 64-lane wavefront too ({tiles})",
+                    guarded=True,
+                )
+                continue
             sink.hit(
                 "GP303",
                 offset,
