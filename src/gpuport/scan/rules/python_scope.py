@@ -151,6 +151,41 @@ class GuardScope:
         assigns: list[tuple[int, str, ast.expr]] = []
         lines: dict[str, set[int]] = {}
         bad: set[str] = set()
+        # A parameter is a flag when every call in the file passes it by keyword, each time
+        # a platform test: `_scale(x, USE_PTX=not IS_ROCM)` / `def _scale(x, USE_PTX): if
+        # USE_PTX: <PTX>` (Triton constexpr switches). One call without it, or none at all,
+        # and it is not.
+        params: dict[str, set[str]] = {}
+        calls: list[ast.Call] = []
+        defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        passed: set[str] = set()  # names passed by keyword with a platform word in the value
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                defs.append(node)
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+                for k in node.keywords:
+                    if k.arg and any(
+                        isinstance(n, ast.Name) and (n.id in self.candidates or ident_flags(n.id))
+                        for n in ast.walk(k.value)
+                    ):
+                        passed.add(k.arg)
+        for fn in defs if passed else ():
+            a = fn.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                if arg.arg in passed:
+                    params.setdefault(arg.arg, set()).add(fn.name)
+        for call in calls if params else ():
+            callee = _callee_name(call.func)
+            for name, funcs in params.items():
+                if callee not in funcs:
+                    continue
+                kw = next((k for k in call.keywords if k.arg == name), None)
+                if kw is None:
+                    bad.add(name)
+                else:
+                    assigns.append((kw.value.lineno, name, kw.value))
+                    lines.setdefault(name, set()).add(kw.value.lineno)
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 target = node.targets[0] if len(node.targets) == 1 else None
@@ -340,6 +375,15 @@ class GuardScope:
             elif isinstance(value, ast.AST):
                 out.append((value, guard))
         return out
+
+
+def _callee_name(func: ast.expr) -> str:
+    """``f`` of ``f(...)``, ``mod.f(...)`` and ``kernel[grid](...)``."""
+    while isinstance(func, ast.Subscript):
+        func = func.value
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _bound(targets: list[ast.expr], candidates: set[str]) -> set[str]:
