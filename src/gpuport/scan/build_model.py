@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 
 from gpuport.scan.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.build_setup_ast import Use, setup_uses
+from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 
 __all__ = ["BuildModel", "Component", "build_model"]
@@ -219,6 +220,36 @@ def _mark_not_built(
                 wanted |= includes.get(rel, frozenset())
                 changed = True
     model.not_built.update(candidates)
+    _headers_of_unbuilt(model, unmatched, native, includes)
+
+
+def _headers_of_unbuilt(
+    model: BuildModel, unmatched: list[str], native: list[str], includes: dict[str, frozenset[str]]
+) -> None:
+    """A header that only files the ROCm build does not compile include is not compiled
+    either (a ``cutlass_extensions/common.h`` beside CUDA-only kernels), followed until
+    nothing changes. A header nothing includes, or one a compiled file includes, stays."""
+    headers = [r for r in unmatched if r not in model.not_built and not _NATIVE_SOURCE.search(r)]
+    if not headers:
+        return
+    owners: dict[str, list[str]] = {}
+    for r in native:
+        owners.setdefault(r.rsplit("/", 1)[-1], []).append(r)
+    includers: dict[str, list[str]] = {}
+    for r in native:  # an include names a file; of several so named, the nearest one
+        for name in includes.get(r, frozenset()):
+            for header in nearest(r, owners.get(name, [])):
+                includers.setdefault(header, []).append(r)
+    changed = True
+    while changed:
+        changed = False
+        for rel in headers:
+            if rel in model.not_built:
+                continue
+            by = [r for r in includers.get(rel, []) if r != rel]
+            if by and all(r in model.not_built for r in by):
+                model.not_built[rel] = f"{model.not_built[by[0]]} (only {by[0]} includes it)"
+                changed = True
 
 
 _NATIVE_BUILD = re.compile(

@@ -11,6 +11,7 @@ import ast
 import re
 
 from gpuport.models import Severity
+from gpuport.scan.build_setup_ast import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build_common import (
     ARCH_ASSIGN,
@@ -284,7 +285,11 @@ def check_setup_py(ctx: FileContext) -> None:
             _report_node(sp, "GP404", node, "CUDAExtension is hipified and built with hipcc")
         elif isinstance(node, ast.If | ast.IfExp | ast.While | ast.Assert):
             test = node.test
-            if "CUDA_HOME" in _names(test) | _consts(test) and not _mentions_rocm(test):
+            if (
+                "CUDA_HOME" in _names(test) | _consts(test)
+                and not _mentions_rocm(test)
+                and not _cuda_only_test(test)
+            ):
                 _report_node(sp, "GP409", test, "the GPU build depends on CUDA_HOME only")
     for node in ast.walk(tree):
         if (
@@ -356,6 +361,19 @@ def _stops(handler: ast.ExceptHandler) -> bool:
         if isinstance(n, ast.Call) and _call_name(n) in ("exit", "_exit", "abort"):
             return True
     return False
+
+
+def _cuda_only_test(test: ast.expr) -> bool:
+    """``CUDA_HOME is None and torch.version.cuda``: another operand of the ``and`` is false
+    on a ROCm build, so the test is about the CUDA build alone and gates nothing on ROCm.
+    (``CUDA_HOME`` itself is unset on ROCm, which is what GP409 is about.)"""
+    return isinstance(test, ast.BoolOp) and (
+        isinstance(test.op, ast.And)
+        and any(
+            rocm_value(v) is False and "CUDA_HOME" not in _names(v) | _consts(v)
+            for v in test.values
+        )
+    )
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
