@@ -156,3 +156,45 @@ if torch.version.hip:
     assert by["c.cpp"] is False
     # set to something unknown outside the CUDA branch: its value on ROCm is unknown
     assert by["d.cpp"] is False
+
+
+ROUTE = {
+    "docker/Dockerfile.rocm": "FROM rocm/pytorch:latest\n",
+    "requirements-rocm.txt": "--index-url https://download.pytorch.org/whl/rocm6.4\ntorch\n",
+}
+OP = {
+    "csrc/evoformer/kernel_forward.h": (
+        "#pragma once\n#include <cutlass/cutlass.h>\n"
+        "template <int N> __device__ void fwd() { cutlass::arch::cp_async_wait<0>(); }\n"
+    ),
+    "csrc/evoformer/gemm/mma.h": "#pragma once\n#include <cutlass/gemm/gemm.h>\n",
+    "csrc/evoformer/attention_cu.cu": (
+        '#include "kernel_forward.h"\n#include "gemm/mma.h"\n__global__ void attn() { fwd<1>(); }\n'
+    ),
+    "csrc/evoformer/attention.cpp": (
+        "#include <torch/extension.h>\nvoid attention(at::Tensor q);\n"
+        'PYBIND11_MODULE(x, m) { m.def("attention", &attention); }\n'
+    ),
+    "csrc/other/softmax.cu": "__global__ void k(float* v) { v[threadIdx.x] = 0.f; }\n",
+}
+
+
+def test_a_folder_of_cutlass_kernels_is_one_replace_or_drop_item(tmp_path: Path) -> None:
+    report = scan_path(_write(tmp_path, {**ROUTE, **OP}), ScanOptions(jobs=1))
+    comps = {c.path: c for c in report.components if c.nvidia_only}
+    assert "csrc/evoformer" in comps
+    assert "all 4 of its C/C++ files build on CUTLASS" in comps["csrc/evoformer"].evidence
+    inside = [f for f in report.findings if f.location.path.startswith("csrc/evoformer/")]
+    assert inside and {f.severity for f in inside} == {Severity.INFO}
+    items = [i.title for i in report.effort.basis]
+    assert any(t.startswith("replace or drop csrc/evoformer/") for t in items)
+    assert not any(i.rule_id == "GP315" for i in report.effort.basis)
+
+
+def test_a_folder_with_a_raw_cuda_kernel_is_no_cutlass_component(tmp_path: Path) -> None:
+    files = {**ROUTE, **OP}
+    files["csrc/evoformer/plain.cu"] = "__global__ void k(float* v) { v[threadIdx.x] = 1.f; }\n"
+    report = scan_path(_write(tmp_path, files), ScanOptions(jobs=1))
+    assert not [c for c in report.components if c.nvidia_only]
+    gp315 = [f for f in report.findings if f.rule_id == "GP315"]
+    assert gp315 and {f.severity for f in gp315} == {Severity.BLOCKER}
