@@ -200,7 +200,7 @@ def tile_size(sink: Sink, size: str) -> int | None:
     return facts.ints.get(name) if facts is not None else None
 
 
-def _in_32_tile(sink: Sink, pos: int) -> str | None:
+def in_32_tile(sink: Sink, pos: int) -> str | None:
     """The 32-thread tile (cooperative groups) the function around ``pos`` makes before
     ``pos``, as written (``tiled_partition<32>``, ``tiled_partition<WARP_SIZE>`` with
     ``WARP_SIZE`` 32); None when it makes none. Then ``tid >> 5``/``& 31`` index those
@@ -229,7 +229,7 @@ def check_lane_math(sink: Sink) -> None:
         lane_target = target is not None and _TARGET_WARPISH.search(target.group(1)) is not None
         if lane_operand or lane_target:
             expr = f"{operand.strip()} {op} {m.group('k')}"
-            tile = _in_32_tile(sink, m.start())
+            tile = in_32_tile(sink, m.start())
             if tile is not None:
                 sink.hit(
                     "GP304",
