@@ -168,3 +168,11 @@ def test_a_warp_size_define_with_one_raw_lane_use_stays_major(tmp_path: Path) ->
 def test_an_unused_warp_size_define_stays_major(tmp_path: Path) -> None:
     root = _write(tmp_path, {"include/context.h": "#define WARP_SIZE 32\n"})
     assert _hits(root, "GP303")[("include/context.h", 1)].severity is Severity.MAJOR
+
+
+def test_an_fp8_dtype_in_a_fake_kernel_is_storage() -> None:
+    root = FIXTURES / "python"
+    report = scan_path(root / "gp2_fp8_fake_kernel.py", ScanOptions(jobs=1))
+    sev = {f.location.line: f.severity for f in report.findings if f.rule_id == "GP208"}
+    assert sev[11] is Severity.BLOCKER and sev[12] is Severity.BLOCKER  # the real kernel
+    assert sev[19] is Severity.MINOR  # its fake twin allocates, never computes
