@@ -196,9 +196,7 @@ def build_model(
     return model
 
 
-_CUTLASS_USE = re.compile(
-    r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cutlass|cute)/|\bcutlass::|\bcute::", re.M
-)
+_CUTLASS_USE = re.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")
 _MIN_KERNEL_FILES = 3
 _DEVICE_CODE = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b")
 

@@ -66,8 +66,9 @@ _SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__s
 _ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
 
 
-def cxx_facts(texts: dict[str, str]) -> CxxFacts:
-    """Facts from every CUDA/C++ file of the project (relative path -> text)."""
+def cxx_facts(texts: dict[str, str], includes: dict[str, frozenset[str]] | None = None) -> CxxFacts:
+    """Facts from every CUDA/C++ file of the project (relative path -> text; ``includes``:
+    the header names each includes, when the caller has them)."""
     shims: dict[str, str] = {}
     values: dict[str, set[str]] = {}
     live: set[str] = set()
@@ -116,5 +117,5 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
             break
         false = new
     ints = known_ints(values)
-    tiles = tile_only_defines(texts, includes_of, ints)
+    tiles = tile_only_defines(texts, includes_of, ints, includes)
     return CxxFacts(false_macros=false, shims=shims, ints=ints, tile_defines=tiles)

@@ -11,9 +11,11 @@ from collections.abc import Callable
 
 __all__ = ["TILE_SIZE", "int_constants", "known_ints", "nearest", "tile_only_defines"]
 
-_DEFINE_VALUE = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)$", re.M)
+# Both start with a literal, so the regex engine can skip ahead in C; where a match starts
+# (the start of its line, a word boundary) is checked after.
+_DEFINE_VALUE = re.compile(r"\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)")
 _CONSTEXPR_VALUE = re.compile(
-    r"\bconstexpr\s+(?:static\s+)?(?:const\s+)?(?:unsigned\s+|signed\s+)?"
+    r"constexpr\s+(?:static\s+)?(?:const\s+)?(?:unsigned\s+|signed\s+)?"
     r"(?:int|unsigned|long|short|size_t|u?int(?:32|64|16)_t|auto)\s+(\w+)\s*=\s*([^;,{}]+);"
 )
 _INT_TEXT = re.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
@@ -26,10 +28,12 @@ def int_constants(text: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     if "define" in text:
         for m in _DEFINE_VALUE.finditer(text):
-            _add_value(out, m.group(1), m.group(2))
+            if not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
+                _add_value(out, m.group(1), m.group(2))
     if "constexpr" in text:
         for m in _CONSTEXPR_VALUE.finditer(text):
-            _add_value(out, m.group(1), m.group(2))
+            if not m.start() or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                _add_value(out, m.group(1), m.group(2))
     return out
 
 
@@ -63,14 +67,16 @@ def tile_only_defines(
     texts: dict[str, str],
     includes_of: Callable[[str], frozenset[str]],
     ints: dict[str, int],
+    known: dict[str, frozenset[str]] | None = None,
 ) -> dict[tuple[str, str], str]:
     """``#define WARP_SIZE 32`` in a header whose every use, in the header and in the files
     that include it, sits in a device function that makes 32-thread tiles (a
     ``tiled_partition<WARP_SIZE>``/``<32>`` there): the 32 is then the tile's size, which HIP
     gives on a 64-lane wavefront too, not a claim about the hardware. (header, name) ->
-    the evidence; a define with no use, or any use outside such a function, is not listed."""
+    the evidence; a define with no use, or any use outside such a function, is not listed.
+    ``known``: the includes of every file when the caller has them already."""
     out: dict[tuple[str, str], str] = {}
-    includes: dict[str, frozenset[str]] | None = None
+    includes: dict[str, frozenset[str]] | None = known
     for rel, text in texts.items():
         if "define" not in text or "32" not in text:
             continue

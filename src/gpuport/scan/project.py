@@ -108,7 +108,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             extras[c.rel] = _extra_lines(got)
     includes = {rel: includes_of(text) for rel, text in native.items()}
     build = build_model(build_files, native, includes)
-    facts = cxx_facts(native)
+    facts = cxx_facts(native, includes)
     routes = find_routes(root, route_files, build.rocm_builds) if root.is_dir() else []
     return ProjectView(build=build, facts=facts, routes=routes, extras=extras)
 

@@ -160,16 +160,33 @@ class GuardScope:
         defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         passed: set[str] = set()  # names passed by keyword with a platform word in the value
         for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                defs.append(node)
+            if isinstance(node, ast.Assign):
+                target = node.targets[0] if len(node.targets) == 1 else None
+                if isinstance(target, ast.Name) and target.id in self.candidates:
+                    assigns.append((node.lineno, target.id, node.value))
+                    lines.setdefault(target.id, set()).add(node.lineno)
+                else:
+                    bad.update(_bound(node.targets, self.candidates))
             elif isinstance(node, ast.Call):
                 calls.append(node)
                 for k in node.keywords:
-                    if k.arg and any(
-                        isinstance(n, ast.Name) and (n.id in self.candidates or ident_flags(n.id))
-                        for n in ast.walk(k.value)
-                    ):
+                    if k.arg and k.arg not in passed and self._platform_value(k.value):
                         passed.add(k.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                defs.append(node)
+            elif isinstance(node, ast.AnnAssign):
+                target = node.target
+                if (
+                    isinstance(target, ast.Name)
+                    and target.id in self.candidates
+                    and node.value is not None
+                ):
+                    assigns.append((node.lineno, target.id, node.value))
+                    lines.setdefault(target.id, set()).add(node.lineno)
+            elif isinstance(node, _REBINDS):
+                bad.update(_bound([node.target], self.candidates))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                bad.update(_bound([node.optional_vars], self.candidates))
         for fn in defs if passed else ():
             a = fn.args
             for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
@@ -186,27 +203,6 @@ class GuardScope:
                 else:
                     assigns.append((kw.value.lineno, name, kw.value))
                     lines.setdefault(name, set()).add(kw.value.lineno)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign):
-                target = node.targets[0] if len(node.targets) == 1 else None
-                if isinstance(target, ast.Name) and target.id in self.candidates:
-                    assigns.append((node.lineno, target.id, node.value))
-                    lines.setdefault(target.id, set()).add(node.lineno)
-                else:
-                    bad.update(_bound(node.targets, self.candidates))
-            elif isinstance(node, ast.AnnAssign):
-                target = node.target
-                if (
-                    isinstance(target, ast.Name)
-                    and target.id in self.candidates
-                    and node.value is not None
-                ):
-                    assigns.append((node.lineno, target.id, node.value))
-                    lines.setdefault(target.id, set()).add(node.lineno)
-            elif isinstance(node, _REBINDS):
-                bad.update(_bound([node.target], self.candidates))
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                bad.update(_bound([node.optional_vars], self.candidates))
         assigns.sort(key=lambda a: a[0])
         for _ in range(2):  # twice: a flag set from another flag that turned out not one
             flags: dict[str, tuple[int, int]] = {}
@@ -231,6 +227,22 @@ class GuardScope:
                     if line not in lines.get(name, ()):
                         del self.flags[name]
                         break
+
+    def _platform_value(self, value: ast.expr) -> bool:
+        """A keyword argument's value that names a flag candidate or a vendor
+        (``not IS_ROCM``, ``is_hip()``); only small expressions are looked into."""
+        while isinstance(value, ast.UnaryOp):
+            value = value.operand
+        if isinstance(value, ast.Call):
+            value = value.func
+        if isinstance(value, ast.Attribute):
+            return bool(ident_flags(value.attr)) or self._platform_value(value.value)
+        if isinstance(value, ast.Name):
+            return value.id in self.candidates or bool(ident_flags(value.id))
+        if isinstance(value, ast.BoolOp | ast.Compare):
+            parts = value.values if isinstance(value, ast.BoolOp) else [value.left]
+            return any(self._platform_value(v) for v in parts)
+        return False
 
     def test_flags(self, test: ast.AST, *, cuda_version: bool = True) -> int:
         return guard_flags(test, cuda_version=cuda_version, names=self.flags)
