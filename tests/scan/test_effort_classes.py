@@ -198,3 +198,13 @@ def test_a_folder_with_a_raw_cuda_kernel_is_no_cutlass_component(tmp_path: Path)
     assert not [c for c in report.components if c.nvidia_only]
     gp315 = [f for f in report.findings if f.rule_id == "GP315"]
     assert gp315 and {f.severity for f in gp315} == {Severity.BLOCKER}
+
+
+def test_a_setup_py_too_deeply_nested_to_parse_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    # CPython's parser raises MemoryError (not SyntaxError) on brackets nested this deep
+    nested = "(" + "a, (" * 200 + "b" + ")" * 200 + ") = None\n"
+    text = "import torch\nif torch.version.hip:\n    pass\n" + nested
+    root = _write(tmp_path, {"setup.py": text, "pkg/__init__.py": "import torch\n"})
+    report = scan_path(root, ScanOptions(jobs=1))
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "nested too deeply" in reasons["setup.py"]

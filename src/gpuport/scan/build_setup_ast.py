@@ -452,7 +452,8 @@ def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     ranges of the branches a ROCm build never takes (first, last, line of the test)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []
     w = _Walker()
     try:

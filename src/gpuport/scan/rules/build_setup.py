@@ -264,7 +264,7 @@ def _is_nvcc_use(sp: _SetupPy, const: ast.Constant) -> bool:
 def check_setup_py(ctx: FileContext) -> None:
     try:
         tree = ast.parse(ctx.text, filename=ctx.rel)
-    except (SyntaxError, ValueError, RecursionError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         if ctx.skip_reason is None:
             ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
         return

@@ -235,8 +235,10 @@ class GuardScope:
             value = value.operand
         if isinstance(value, ast.Call):
             value = value.func
-        if isinstance(value, ast.Attribute):
-            return bool(ident_flags(value.attr)) or self._platform_value(value.value)
+        while isinstance(value, ast.Attribute):  # a loop: attribute chains can be long
+            if ident_flags(value.attr):
+                return True
+            value = value.value
         if isinstance(value, ast.Name):
             return value.id in self.candidates or bool(ident_flags(value.id))
         if isinstance(value, ast.BoolOp | ast.Compare):
