@@ -208,3 +208,13 @@ def test_a_setup_py_too_deeply_nested_to_parse_is_skipped_not_a_crash(tmp_path: 
     report = scan_path(root, ScanOptions(jobs=1))
     reasons = {s.path: s.reason for s in report.skipped}
     assert "nested too deeply" in reasons["setup.py"]
+
+
+def test_without_a_route_a_cutlass_folder_changes_nothing(tmp_path: Path) -> None:
+    files = {**OP, "csrc/more/gemm.cu": "#include <cutlass/cutlass.h>\n__global__ void g() {}\n"}
+    report = scan_path(_write(tmp_path, files), ScanOptions(jobs=1))
+    gp315 = [f for f in report.findings if f.rule_id == "GP315"]
+    assert gp315 and {f.severity for f in gp315} == {Severity.BLOCKER}
+    basis = {i.rule_id: i for i in report.effort.basis}
+    assert "component" not in basis
+    assert basis["GP315"].count == 1  # CUTLASS ported once for the project, as before
