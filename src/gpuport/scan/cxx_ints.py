@@ -9,7 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["TILE_SIZE", "int_constants", "known_ints", "nearest", "tile_only_defines"]
+from gpuport.scan.cxx import CxxSource
+from gpuport.scan.cxx_expr import rocm_guard_expr
+
+__all__ = [
+    "TILE_SIZE",
+    "constexpr_rocm_lines",
+    "int_constants",
+    "known_ints",
+    "nearest",
+    "tile_only_defines",
+]
 
 # Both start with a literal, so the regex engine can skip ahead in C; where a match starts
 # (the start of its line, a word boundary) is checked after.
@@ -170,3 +180,66 @@ def _uses_in_tiles(text: str, name: str, ints: dict[str, int]) -> tuple[int, boo
 def _size_is_32(size: str, name: str, ints: dict[str, int]) -> bool:
     last = size.rsplit("::", 1)[-1]
     return size == "32" or last == name or ints.get(last) == 32
+
+
+_CONSTEXPR_BOOL = re.compile(
+    r"constexpr\s+(?:static\s+)?(?:const\s+)?bool\s+(\w+)\s*=\s*([^;{}]+);"
+)
+_IF_CONSTEXPR = re.compile(r"\bif\s+constexpr\s*\(")
+_ELSE = re.compile(r"\s*else\b\s*")
+_IF_AFTER_ELSE = re.compile(r"if\s+(?:constexpr\s*)?\(")
+
+
+def constexpr_rocm_lines(src: CxxSource) -> list[tuple[int, int]]:
+    """Line ranges of ``if constexpr`` chains whose condition tells ROCm apart, like a
+    preprocessor conditional on ``USE_ROCM``: the condition names a ROCm macro, or a
+    ``constexpr bool`` of the file whose value does (bitsandbytes' ``constexpr bool
+    HIP_LDS_LUT_SHFL = BNB_HIP && ...`` / ``if constexpr (HIP_LDS_LUT_SHFL) {...} else
+    {<CUDA shuffle>}``). Either branch counts, as for ``#if``: one is not instantiated on
+    ROCm, the other was written for it."""
+    code = src.code
+    if "constexpr" not in code:
+        return []
+    rocm_bools = {
+        m.group(1): m.group(2)
+        for m in _CONSTEXPR_BOOL.finditer(code)
+        if rocm_guard_expr("if", " ".join(m.group(2).split()))
+    }
+    out: list[tuple[int, int]] = []
+    for m in _IF_CONSTEXPR.finditer(code):
+        close = src.match_close(m.end() - 1, limit=2000)
+        if close is None:
+            continue
+        cond = " ".join(code[m.end() : close].split())
+        for name, value in rocm_bools.items():
+            if name in cond:
+                cond = re.sub(rf"\b{re.escape(name)}\b", f"({' '.join(value.split())})", cond)
+        if not rocm_guard_expr("if", cond):
+            continue
+        end = _branch_end(src, close + 1)
+        while end is not None:
+            nxt = _ELSE.match(code, end + 1)
+            if nxt is None:
+                break
+            after = _IF_AFTER_ELSE.match(code, nxt.end())
+            if after is not None:  # `else if (...)`: its condition, then its body
+                cond_close = src.match_close(after.end() - 1, limit=2000)
+                end = _branch_end(src, cond_close + 1) if cond_close is not None else None
+            else:
+                end = _branch_end(src, nxt.end())
+        if end is not None:
+            out.append((src.line_of(m.start()), src.line_of(end)))
+    return out
+
+
+def _branch_end(src: CxxSource, pos: int) -> int | None:
+    """Offset of the last character of the statement or block starting at ``pos``."""
+    code = src.code
+    while pos < len(code) and code[pos] in " \t\r\n":
+        pos += 1
+    if pos >= len(code):
+        return None
+    if code[pos] == "{":
+        return src.match_close(pos)
+    semi = code.find(";", pos)
+    return semi if semi != -1 else None
