@@ -17,12 +17,13 @@ project has a ROCm route it is reported once, as "replace or drop".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from gpuport.scan.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.build_setup_ast import Use, setup_uses
+from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 
 __all__ = ["BuildModel", "Component", "build_model"]
@@ -179,7 +180,83 @@ def build_model(
     if patterns:
         _mark_not_built(model, patterns, list(native), includes or {})
     model.components = _components(files, set(model.rocm_builds))
+    if isinstance(native, Mapping):
+        taken = [c.path + "/" for c in model.components]
+        model.components += [
+            c
+            for c in _cutlass_folders(native, includes or {})
+            if not any((c.path + "/").startswith(t) or t.startswith(c.path + "/") for t in taken)
+            # a folder the ROCm build already leaves out has nothing to replace or drop
+            and not all(
+                r in model.not_built or _host_binding(r, native[r])
+                for r in native
+                if r.startswith(c.path + "/")
+            )
+        ]
     return model
+
+
+_CUTLASS_USE = re.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")
+_MIN_KERNEL_FILES = 3
+_DEVICE_CODE = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b")
+
+
+def _host_binding(rel: str, text: str) -> bool:
+    """A host-only C++ source (the torch binding of an op): no device code of its own."""
+    return rel.endswith((".cpp", ".cc", ".cxx")) and _DEVICE_CODE.search(text) is None
+
+
+def _cutlass_folders(
+    native: Mapping[str, str], includes: dict[str, frozenset[str]]
+) -> list[Component]:
+    """Folders whose every CUDA/C++ file builds on CUTLASS/CuTe, directly or through a header
+    of the project that does, beside at most host-only bindings (DeepSpeed's Evoformer op:
+    its .cu entry points include CUTLASS kernel headers, its attention.cpp only declares
+    them to torch): kernels written on an NVIDIA-only library, which a ROCm build can only
+    replace or leave out. The topmost such folder with a CUTLASS .cu source and at least
+    three files is one NVIDIA-only component."""
+    uses = {rel for rel, text in native.items() if "cut" in text and _CUTLASS_USE.search(text)}
+    if not uses:
+        return []
+    owners: dict[str, list[str]] = {}
+    for rel in native:
+        owners.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    changed = True
+    while changed:  # a file that includes one that uses CUTLASS uses it too
+        changed = False
+        for rel in native:
+            if rel in uses:
+                continue
+            for name in includes.get(rel, frozenset()):
+                if nearest(rel, owners.get(name, [])) & uses:
+                    uses.add(rel)
+                    changed = True
+                    break
+    by_folder: dict[str, list[str]] = {}
+    for rel in native:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            by_folder.setdefault("/".join(parts[:i]), []).append(rel)
+    found: list[Component] = []
+    for folder in sorted(by_folder, key=lambda f: f.count("/")):
+        inside = by_folder[folder]
+        if any(folder.startswith(c.path + "/") for c in found):
+            continue
+        if (
+            len(inside) >= _MIN_KERNEL_FILES
+            and all(r in uses or _host_binding(r, native[r]) for r in inside)
+            and any(r.endswith(".cu") and r in uses for r in inside)
+        ):
+            found.append(
+                Component(
+                    path=folder,
+                    packaging="",
+                    nvidia_only=True,
+                    builds_native=True,
+                    evidence=f"all {len(inside)} of its C/C++ files build on CUTLASS/CuTe",
+                )
+            )
+    return found
 
 
 def _mark_not_built(
@@ -219,6 +296,36 @@ def _mark_not_built(
                 wanted |= includes.get(rel, frozenset())
                 changed = True
     model.not_built.update(candidates)
+    _headers_of_unbuilt(model, unmatched, native, includes)
+
+
+def _headers_of_unbuilt(
+    model: BuildModel, unmatched: list[str], native: list[str], includes: dict[str, frozenset[str]]
+) -> None:
+    """A header that only files the ROCm build does not compile include is not compiled
+    either (a ``cutlass_extensions/common.h`` beside CUDA-only kernels), followed until
+    nothing changes. A header nothing includes, or one a compiled file includes, stays."""
+    headers = [r for r in unmatched if r not in model.not_built and not _NATIVE_SOURCE.search(r)]
+    if not headers:
+        return
+    owners: dict[str, list[str]] = {}
+    for r in native:
+        owners.setdefault(r.rsplit("/", 1)[-1], []).append(r)
+    includers: dict[str, list[str]] = {}
+    for r in native:  # an include names a file; of several so named, the nearest one
+        for name in includes.get(r, frozenset()):
+            for header in nearest(r, owners.get(name, [])):
+                includers.setdefault(header, []).append(r)
+    changed = True
+    while changed:
+        changed = False
+        for rel in headers:
+            if rel in model.not_built:
+                continue
+            by = [r for r in includers.get(rel, []) if r != rel]
+            if by and all(r in model.not_built for r in by):
+                model.not_built[rel] = f"{model.not_built[by[0]]} (only {by[0]} includes it)"
+                changed = True
 
 
 _NATIVE_BUILD = re.compile(

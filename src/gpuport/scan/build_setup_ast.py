@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["Use", "rocm_value", "setup_uses"]
@@ -67,6 +68,11 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+#: ``flags[NONE_KEY + name]`` is True when ``name`` is still None on a ROCm build
+#: (``cutlass_sources = None``, set to a list only in a CUDA-only branch)
+NONE_KEY = "<None>:"
+
+
 def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> bool | None:
     """The truth of a test on a ROCm build: True, False, or None when it does not say."""
     flags = flags or {}
@@ -93,6 +99,8 @@ def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> b
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(right, ast.Constant) and right.value is None:
+            if isinstance(left, ast.Name) and flags.get(NONE_KEY + left.id):
+                return isinstance(op, ast.Is | ast.Eq)  # still None on ROCm
             v = rocm_value(left, flags)
             if v is None:
                 return None
@@ -261,6 +269,10 @@ class _Walker:
         self.calls: dict[str, list[int]] = {}
         #: constant booleans assigned outside any platform branch: name -> value
         self.defaults: dict[str, bool | None] = {}
+        #: names set to None outside any platform branch (and nothing else there)
+        self.none_defaults: set[str] = set()
+        self.assigned: set[str] = set()  # names assigned outside CUDA-only branches
+        self.varied: set[str] = set()  # ... and of those, given something not constant
 
     def block(self, body: list[ast.stmt], cuda_line: int, on_rocm: bool = False) -> None:
         for stmt in body:
@@ -308,6 +320,7 @@ class _Walker:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if _mentions_rocm(node.value):
                 st.tested = True
+            self._defaults_kept(targets, node.value, cuda_line)
             flag = rocm_value(node.value, st.flags)
             tags = self._tag(self.ev.tagged(node.value), cuda_line)
             for t in targets:
@@ -347,6 +360,38 @@ class _Walker:
         for sub in ast.iter_child_nodes(node):
             if isinstance(sub, ast.expr):
                 self._calls(sub, cuda_line)
+
+    def _defaults_kept(self, targets: Sequence[ast.expr], value: ast.expr, cuda_line: int) -> None:
+        """A name given a constant (``False``, ``None``) outside every platform branch and
+        anything else only in CUDA-only branches keeps that constant on ROCm, also when the
+        CUDA branch sets it from a call or a tuple (``a, b = get_flags()``)."""
+        names = [
+            n.id
+            for t in targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        ]
+        st = self.state
+        is_none = isinstance(value, ast.Constant) and value.value is None
+        for name in names:
+            if cuda_line:
+                if (
+                    self.defaults.get(name) is not None
+                    and not isinstance(value, ast.Constant)
+                    and name not in self.varied
+                ):
+                    st.flags[name] = self.defaults[name]
+                if name in self.none_defaults:
+                    st.flags[NONE_KEY + name] = True
+            elif is_none and len(names) == 1 and not self.unknown and name not in self.assigned:
+                self.none_defaults.add(name)
+            else:
+                self.none_defaults.discard(name)
+                st.flags.pop(NONE_KEY + name, None)
+            if not cuda_line:
+                self.assigned.add(name)
+                if not isinstance(value, ast.Constant):
+                    self.varied.add(name)
 
     def _constant(self, name: str, value: bool, cuda_line: int) -> None:
         """``use_cutlass = False`` then ``use_cutlass = True`` only in a CUDA-only branch:
@@ -407,7 +452,8 @@ def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     ranges of the branches a ROCm build never takes (first, last, line of the test)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []
     w = _Walker()
     try:

@@ -12,6 +12,11 @@
   rules lower them to info and name the shim. A header the project includes only
   inside ROCm branches (ggml's ``vendors/hip.h``) is a ROCm branch as a whole: every
   CUDA-style ``__name`` it defines (``__vsubss4``) is a shim.
+* **Integer constants.** ``#define WARP_SIZE 32`` or ``constexpr int kTile = 32;``
+  anywhere in the project gives the name its value, when every definition of the
+  name agrees (a ``#define WARP_SIZE 64`` in a ROCm branch, or one from
+  ``ROCM_WAVEFRONT_SIZE``, leaves it unknown). The warp rules use it to tell a
+  ``tiled_partition<WARP_SIZE>`` of 32 threads from a hardware wavefront.
 
 Only text is read (never compiled or run); each file is lexed only when it
 defines a macro next to a ``__CUDA_ARCH__`` test or a ROCm macro.
@@ -24,6 +29,7 @@ from dataclasses import dataclass, field
 
 from gpuport.scan.cxx import ROCM_MACRO, lex
 from gpuport.scan.cxx_includes import include_sides
+from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
 from gpuport.scan.rules.native.cond import nvidia_only_lines
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
@@ -49,6 +55,10 @@ class CxxFacts:
     rocm_only: dict[str, str] = field(default_factory=dict)
     #: headers included only in branches a ROCm build never takes -> the include
     not_on_rocm: dict[str, str] = field(default_factory=dict)
+    #: names every definition in the project gives the same integer -> that integer
+    ints: dict[str, int] = field(default_factory=dict)
+    #: (header, name) of a ``#define WARP_SIZE 32`` used only as a 32-thread tile's size
+    tile_defines: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -67,14 +77,18 @@ _SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__s
 _ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
 
 
-def cxx_facts(texts: dict[str, str]) -> CxxFacts:
-    """Facts from every CUDA/C++ file of the project (relative path -> text)."""
+def cxx_facts(texts: dict[str, str], includes: dict[str, frozenset[str]] | None = None) -> CxxFacts:
+    """Facts from every CUDA/C++ file of the project (relative path -> text; ``includes``:
+    the header names each includes, when the caller has them)."""
     shims: dict[str, str] = {}
+    values: dict[str, set[str]] = {}
     live: set[str] = set()
     arch_files: list[tuple[str, str]] = []
     sides = include_sides(texts)
     rocm_only = sides.rocm_only
     for rel, text in texts.items():
+        for name, vals in int_constants(text).items():
+            values.setdefault(name, set()).update(vals)
         has_define = "define" in text
         arch = has_define and "__CUDA_ARCH__" in text
         whole = rel in rocm_only  # every line of it is on ROCm's side
@@ -117,6 +131,13 @@ def cxx_facts(texts: dict[str, str]) -> CxxFacts:
         if new == false:
             break
         false = new
+    ints = known_ints(values)
+    tiles = tile_only_defines(texts, includes_of, ints, includes)
     return CxxFacts(
-        false_macros=false, shims=shims, rocm_only=rocm_only, not_on_rocm=sides.not_on_rocm
+        false_macros=false,
+        shims=shims,
+        rocm_only=rocm_only,
+        not_on_rocm=sides.not_on_rocm,
+        ints=ints,
+        tile_defines=tiles,
     )

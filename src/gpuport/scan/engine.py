@@ -295,6 +295,8 @@ def _nothing_to_scan(
 
 def _component(view: ProjectView, path: str) -> str:
     comp = view.build.component_of(path)
+    if comp is not None and not comp.packaging and not working_route(view.routes):
+        return ""  # a folder of CUTLASS kernels is a component only beside a ROCm route
     return comp.path if comp else ""
 
 

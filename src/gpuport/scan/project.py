@@ -91,7 +91,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             package = c.rel
     includes = {rel: includes_of(text) for rel, text in native.items()}
     build = build_model(build_files, native, includes)
-    facts = cxx_facts(native)
+    facts = cxx_facts(native, includes)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
     routes = find_routes(root, route_files, build.rocm_builds) if root.is_dir() else []

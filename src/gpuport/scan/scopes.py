@@ -56,6 +56,12 @@ _TEST_FILE = re.compile(
     re.I,
 )
 _BENCH_FILE = re.compile(r"^bench(?:mark)?_.*\.py$", re.I)
+#: a container image or compose file, by name: one named for CI, linting or tests builds the
+#: project's CI machine, not what its users run (a plain Dockerfile, or one named for a
+#: platform or a dev setup, keeps the scope of its folder)
+_CONTAINER_FILE = re.compile(r"dockerfile|containerfile|compose[-_.\w]*\.ya?ml$", re.I)
+_CI_WORDS = frozenset({"ci", "cicd", "lint", "linting", "jenkins", "buildkite", "gitlab"})
+_TEST_WORDS = frozenset({"test", "tests", "testing"})
 
 
 def scope_of(rel: str) -> Scope:
@@ -70,6 +76,12 @@ def scope_of(rel: str) -> Scope:
     stem_words = re.split(r"[-_.]", stem.lower())
     if any(_DIRS[0][1].match(w) for w in stem_words[1:]):  # requirements_intel.txt
         return Scope.OTHER_VENDOR
+    if _CONTAINER_FILE.search(name):
+        words = set(re.split(r"[-_.]", name.lower()))
+        if words & _CI_WORDS:  # Dockerfile.ci.dev, ci.Dockerfile, docker-compose.ci.yml
+            return Scope.TOOLING
+        if words & _TEST_WORDS:  # Dockerfile.test
+            return Scope.TEST
     if _TEST_FILE.match(name):
         return Scope.TEST
     if _BENCH_FILE.match(name):

@@ -142,6 +142,13 @@ def estimate_effort(
             if key in seen_deps:
                 continue
             seen_deps.add(key)
+        if f.rule_id == "GP212" and "(PTX synchronization)" in f.message:
+            # a file's PTX barriers, atomics and thread indices move to Triton's primitives
+            # together: one job per file
+            key = (f.rule_id, "sync|" + f.location.path)
+            if key in seen_deps:
+                continue
+            seen_deps.add(key)
         fam = _FAMILY.search(f.message) if f.rule_id == "GP315" else None
         if fam is not None:  # a library family is ported once per component, not per file
             comp = component_of(f.location.path) if component_of else ""
@@ -187,7 +194,8 @@ def estimate_effort(
             "manifests counts once, and so does a package imported in several files or a "
             "library with a ROCm twin (or a CUDA-only type name, an FP8 dtype, a CUDA-graph "
             "API) used in several files of a component, and so do Triton PTX math "
-            "approximations; a library family (CUTLASS/CuTe, cuDNN frontend) counts "
+            "approximations; Triton PTX that only synchronizes counts once per file; "
+            "a library family (CUTLASS/CuTe, cuDNN frontend) counts "
             "once per component; an NVIDIA-only component is one 'replace or drop' item "
             f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
             "of its own)"

@@ -11,6 +11,7 @@ import ast
 import re
 
 from gpuport.models import Severity
+from gpuport.scan.build_setup_ast import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
@@ -117,6 +118,8 @@ class _SetupPy:
         message: str,
         fix: str | None = None,
         severity: Severity | None = None,
+        *,
+        guarded: bool = False,
     ) -> None:
         line, col = _token_pos(self.ctx, node, token)
         # One GP407 a line: ["-lcudart", "-lcublas"] is one link step to port.
@@ -130,7 +133,7 @@ class _SetupPy:
             col,
             message=message,
             fix=fix,
-            guarded=line in self.guards,
+            guarded=guarded or line in self.guards,
             severity=severity,
         )
 
@@ -261,7 +264,7 @@ def _is_nvcc_use(sp: _SetupPy, const: ast.Constant) -> bool:
 def check_setup_py(ctx: FileContext) -> None:
     try:
         tree = ast.parse(ctx.text, filename=ctx.rel)
-    except (SyntaxError, ValueError, RecursionError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         if ctx.skip_reason is None:
             ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
         return
@@ -282,7 +285,11 @@ def check_setup_py(ctx: FileContext) -> None:
             _report_node(sp, "GP404", node, "CUDAExtension is hipified and built with hipcc")
         elif isinstance(node, ast.If | ast.IfExp | ast.While | ast.Assert):
             test = node.test
-            if "CUDA_HOME" in _names(test) | _consts(test) and not _mentions_rocm(test):
+            if (
+                "CUDA_HOME" in _names(test) | _consts(test)
+                and not _mentions_rocm(test)
+                and not _cuda_only_test(test)
+            ):
                 _report_node(sp, "GP409", test, "the GPU build depends on CUDA_HOME only")
     for node in ast.walk(tree):
         if (
@@ -292,7 +299,81 @@ def check_setup_py(ctx: FileContext) -> None:
         ):
             _check_tokens(sp, node, rocm_arch, in_args=False)
             if _is_nvcc_use(sp, node):
-                sp.report("GP408", node, str(node.value), message="setup.py looks for or runs nvcc")
+                probe = _fallback_try(sp, node)
+                message = "setup.py looks for or runs nvcc"
+                if probe is not None:
+                    message += (
+                        f", inside a try whose `except` (line {probe}) falls back: "
+                        "a probe, not a build requirement"
+                    )
+                sp.report(
+                    "GP408", node, str(node.value), message=message, guarded=probe is not None
+                )
+
+
+#: exceptions a failed nvcc probe raises (no nvcc: OSError/FileNotFoundError; a failing run:
+#: CalledProcessError), and the broad ones that include them
+_PROBE_ERRORS = frozenset(
+    {
+        "Exception",
+        "BaseException",
+        "OSError",
+        "FileNotFoundError",
+        "EnvironmentError",
+        "IOError",
+        "CalledProcessError",
+        "SubprocessError",
+    }
+)
+
+
+def _fallback_try(sp: _SetupPy, node: ast.AST) -> int | None:
+    """The line of the ``except`` that catches a failed nvcc run around ``node`` and goes
+    on (returns, assigns a default) instead of raising or exiting; None when there is none.
+    ``try: subprocess.check_output(["nvcc", "--version"]) except: return None`` probes for
+    nvcc; without such a handler the call is a hard requirement."""
+    child, parent = node, sp.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.FunctionDef | ast.Module):
+        if isinstance(parent, ast.Try) and any(child is stmt for stmt in parent.body):
+            for handler in parent.handlers:
+                if _catches_probe(handler.type) and not _stops(handler):
+                    return handler.lineno
+        child, parent = parent, sp.parents.get(parent)
+    return None
+
+
+def _catches_probe(kind: ast.expr | None) -> bool:
+    if kind is None:  # a bare `except:`
+        return True
+    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    for k in kinds:
+        name = k.attr if isinstance(k, ast.Attribute) else getattr(k, "id", "")
+        if name in _PROBE_ERRORS:
+            return True
+    return False
+
+
+def _stops(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler raises or exits, which makes nvcc a requirement after all."""
+    for n in ast.walk(handler):
+        if isinstance(n, ast.Raise):
+            return True
+        if isinstance(n, ast.Call) and _call_name(n) in ("exit", "_exit", "abort"):
+            return True
+    return False
+
+
+def _cuda_only_test(test: ast.expr) -> bool:
+    """``CUDA_HOME is None and torch.version.cuda``: another operand of the ``and`` is false
+    on a ROCm build, so the test is about the CUDA build alone and gates nothing on ROCm.
+    (``CUDA_HOME`` itself is unset on ROCm, which is what GP409 is about.)"""
+    return isinstance(test, ast.BoolOp) and (
+        isinstance(test.op, ast.And)
+        and any(
+            rocm_value(v) is False and "CUDA_HOME" not in _names(v) | _consts(v)
+            for v in test.values
+        )
+    )
 
 
 def _is_name(node: ast.AST, name: str) -> bool:

@@ -570,8 +570,9 @@ def check_manifest(ctx: FileContext) -> None:
     }
     try:
         entries = readers[ctx.kind](ctx.text)
-    except (ValueError, SyntaxError) as exc:
-        ctx.skip_reason = physical_lines(f"cannot parse {ctx.kind.value}: {exc}")[0][:200]
+    except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
+        why = str(exc) or "nested too deeply to parse"  # CPython's MemoryError has no text
+        ctx.skip_reason = physical_lines(f"cannot parse {ctx.kind.value}: {why}")[0][:200]
         return
     seen = {str(ctx.path.resolve())}
     for entry in entries:

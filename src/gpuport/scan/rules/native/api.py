@@ -396,6 +396,11 @@ _FP8 = re.compile(
     r"__nv_fp8(?:x[24])?_(?:e4m3|e5m2|storage_t)\b|__nv_fp8_interpretation_t\b|"
     r"<cuda_fp8\.h>|__NV_E[45]M[23]\b"
 )
+#: an FP8 value held or converted: NVIDIA's types and intrinsics, or a project's alias of them
+#: (``fp8e4m3``, ``float8_e4m3``); a file that only includes <cuda_fp8.h> has none
+_FP8_USE = re.compile(
+    r"[eE][45][mM][23]|__nv_fp8|__nv_cvt_\w*fp8|\bfp8(?:x[24])?_t\b|__NV_SATFINITE"
+)
 _WMMA = re.compile(r"nvcuda::wmma\b|wmma::\w+|<mma\.h>")
 _HIP_BF16 = {
     "__nv_bfloat16": "__hip_bfloat16",
@@ -440,9 +445,17 @@ def _check_types(sink: Sink) -> None:
         hip = _HIP_BF16.get(m.group(), "__hip_bfloat16")
         sink.hit("GP319", m.start(), f"`{m.group()}` is CUDA-only; HIP spells it `{hip}`")
     target = sink.ctx.target
-    for m in _once_per_name(sink, _FP8):
+    fp8_hits = _once_per_name(sink, _FP8)
+    for m in fp8_hits:
         name = m.group()
         msg, sev = _fp8_message(name, target.name, target.fp8)
+        if name.startswith("<") and not _FP8_USE.search(sink.code.replace(name, "")):
+            # The header alone: nothing in the file holds or converts an FP8 value.
+            msg = (
+                f"`{name}` is included, but this file uses no FP8 type or conversion: only the "
+                "header name changes on ROCm (<hip/hip_fp8.h>, which hipify maps)"
+            )
+            sev = Severity.MINOR
         sink.hit("GP320", m.start(), msg, severity=sev)
     wmma = first_unlowered(sink, _WMMA)
     if wmma is not None:

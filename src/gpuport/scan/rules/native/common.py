@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
+from gpuport.scan.cxx_ints import constexpr_rocm_lines
 from gpuport.scan.rules.base import RULES, FileContext
 from gpuport.scan.rules.native.cond import nvidia_only_lines
 
@@ -42,6 +43,7 @@ class Sink:
             src.directives, src.line_count, facts.false_names if facts else frozenset()
         )
         self._shims = facts.shims if facts else {}
+        self._constexpr: list[tuple[int, int]] | None = None
         #: Rules whose hits are lowered to info because a file-level finding already says
         #: the file must be rewritten (CUTLASS/CuTe, GP315); ``folded`` counts them.
         self.fold: frozenset[str] = frozenset()
@@ -51,6 +53,10 @@ class Sink:
         """Whether 1-based ``line`` is in a ROCm branch or in a branch that only a compiler
         defining ``__CUDA_ARCH__`` sees (hip-clang never does)."""
         if self.src.guarded(line):
+            return True
+        if self._constexpr is None:  # `if constexpr (<ROCm test>)` chains, found once
+            self._constexpr = constexpr_rocm_lines(self.src)
+        if any(first <= line <= last for first, last in self._constexpr):
             return True
         nv = self._nvidia
         return nv is not None and 0 < line < len(nv) and nv[line] > 0

@@ -33,6 +33,7 @@ from gpuport.scan.rules.native.warp_masks import (
     check_lane_math,
     check_mask_constants,
     check_masks,
+    in_32_tile,
     statement_left,
 )
 from gpuport.scan.rules.native.warp_rules import WARP_RULES
@@ -116,8 +117,19 @@ def _check_constants(sink: Sink, *, device: bool = True) -> None:
     def named(name: str) -> bool:
         return _warpish(name) and (device or _NAMED_WARP.search(name) is not None)
 
+    facts = sink.ctx.facts
     for name, (offset, value) in sink.defines.items():
         if named(name) and value.strip("() uU") == "32":
+            tiles = facts.tile_defines.get((sink.ctx.rel, name)) if facts else None
+            if tiles is not None:
+                sink.hit(
+                    "GP303",
+                    offset,
+                    f"`{name}` is defined as 32 as the size of 32-thread tiles, which HIP "
+                    f"gives on a 64-lane wavefront too ({tiles})",
+                    guarded=True,
+                )
+                continue
             sink.hit(
                 "GP303",
                 offset,
@@ -230,6 +242,8 @@ def _matching(code: str, open_at: int) -> int:
 
 _FOR = re.compile(r"for\s*\(")
 _SHFL_ANY = re.compile(r"__shfl\w*|shfl\w*\s*\(|__reduce_\w+_sync")
+#: a warp-wide shuffle (not a cooperative-groups tile's ``g.shfl_down``)
+_RAW_SHFL = re.compile(r"__shfl|__reduce_\w+_sync|(?<![\w.>])shfl\w*\s*\(")
 _SHFL_CALL = re.compile(r"__shfl(?P<kind>_up|_down|_xor)?(?P<sync>_sync)?\s*\(")
 _DECL_PREFIX = re.compile(r"^(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>.+)$", re.S)
 
@@ -278,6 +292,17 @@ def _check_shuffles(sink: Sink) -> None:
         body_start, body_end = _loop_body(sink, close)
         if _SHFL_ANY.search(code, body_start, max(body_start, body_end)):
             what = "starts at offset 16" if down else "stops below 32"
+            body = code[body_start : max(body_start, body_end)]
+            tile = in_32_tile(sink, m.start())
+            if tile is not None and not _RAW_SHFL.search(body):
+                sink.hit(  # `g.shfl_down(v, i)` on a 32-thread tile: the tile is 32 wide
+                    "GP305",
+                    m.start(),
+                    f"this shuffle loop {what}, over the 32-thread tiles this function makes "
+                    f"({tile}), which HIP gives on a 64-lane wavefront too: consistent",
+                    guarded=True,
+                )
+                continue
             sink.hit(
                 "GP305",
                 m.start(),

@@ -8,9 +8,11 @@ runs these passes with the other warp-size ones.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gpuport.models import Severity
+from gpuport.scan.cxx_ints import int_constants, known_ints
 from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words, trailing_type
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -174,16 +176,45 @@ def _plain_operator(code: str, start: int, op: str) -> bool:
     return not (op == "/" and (before in "/*" or after in "/*"))
 
 
-_TILE_32 = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*32\s*>")
+_TILE_32 = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
 _FUNCTION_START = re.compile(r"__global__|__device__")
 
 
-def _in_32_tile(code: str, pos: int) -> bool:
-    """Does the function around ``pos`` split its block into explicit 32-thread tiles
-    (cooperative groups) before ``pos``? Then ``tid >> 5``/``& 31`` index those tiles."""
+@functools.lru_cache(maxsize=4)
+def _file_constants(code: str) -> dict[str, set[str]]:
+    return int_constants(code)
+
+
+def tile_size(sink: Sink, size: str) -> int | None:
+    """The value of a tile size as written: a literal, or a name the file itself or (when
+    every definition agrees) the project defines as an integer (``WARP_SIZE``,
+    ``td_sort::warp_size``); None when unknown."""
+    if size.isdigit():
+        return int(size)
+    name = size.rsplit("::", 1)[-1]
+    local = _file_constants(sink.code).get(name)
+    if local is not None:
+        known = known_ints({name: local})
+        return known.get(name)
+    facts = sink.ctx.facts
+    return facts.ints.get(name) if facts is not None else None
+
+
+def in_32_tile(sink: Sink, pos: int) -> str | None:
+    """The 32-thread tile (cooperative groups) the function around ``pos`` makes before
+    ``pos``, as written (``tiled_partition<32>``, ``tiled_partition<WARP_SIZE>`` with
+    ``WARP_SIZE`` 32); None when it makes none. Then ``tid >> 5``/``& 31`` index those
+    tiles."""
+    code = sink.code
     start = max(0, pos - 3000)
     heads = [h.start() for h in _FUNCTION_START.finditer(code, start, pos)]
-    return bool(heads) and _TILE_32.search(code, heads[-1], pos) is not None
+    if not heads:
+        return None
+    for m in _TILE_32.finditer(code, heads[-1], pos):
+        size = m.group("size")
+        if tile_size(sink, size) == 32:
+            return f"`tiled_partition<{size}>`" + ("" if size == "32" else f", {size} = 32")
+    return None
 
 
 def check_lane_math(sink: Sink) -> None:
@@ -198,12 +229,13 @@ def check_lane_math(sink: Sink) -> None:
         lane_target = target is not None and _TARGET_WARPISH.search(target.group(1)) is not None
         if lane_operand or lane_target:
             expr = f"{operand.strip()} {op} {m.group('k')}"
-            if _in_32_tile(code, m.start()):
+            tile = in_32_tile(sink, m.start())
+            if tile is not None:
                 sink.hit(
                     "GP304",
                     m.start(),
                     f"`{expr}` numbers the 32-thread tiles this function makes itself "
-                    "(`tiled_partition<32>`), which HIP gives on a 64-lane wavefront too: "
+                    f"({tile}), which HIP gives on a 64-lane wavefront too: "
                     "consistent, though not the fastest split on AMD",
                     guarded=True,  # lowered to info, like code the ROCm build handles
                 )

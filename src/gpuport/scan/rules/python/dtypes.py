@@ -69,6 +69,21 @@ _FP8_GEMM_WORDS = ("scaled_mm", "scaled_grouped_mm", "tl.dot", "float8_e8m0fnu",
 _RANK = {Severity.INFO: 0, Severity.MINOR: 1, Severity.MAJOR: 2, Severity.BLOCKER: 3}
 
 
+#: decorators of a fake (meta) kernel: it allocates outputs of the right shape and dtype and
+#: never computes, so an FP8 dtype there is storage that follows the real kernel
+_FAKE_DECORATORS = frozenset(
+    {"register_fake", "impl_abstract", "register_meta", "register_fake_class"}
+)
+
+
+def _fake_kernel(scope: ast.AST | None) -> bool:
+    """Whether ``scope`` is a function registered as a fake/meta kernel
+    (``@op.register_fake``, ``@torch.library.register_fake("ns::op")``)."""
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    return any(last_name(d) in _FAKE_DECORATORS for d in scope.decorator_list)
+
+
 @dataclass
 class _Fp8:
     node: ast.AST
@@ -185,7 +200,7 @@ class DtypeRules(ScanState):
             if not hit.guarded and target.fp8 == "fnuz" and self._names_counterpart(hit):
                 continue
             gemm = self.file_gemm or id(hit.node) in self.fp8_gemm
-            if hit.severity is not Severity.INFO and not gemm:
+            if hit.severity is not Severity.INFO and (not gemm or _fake_kernel(hit.scope)):
                 hit.severity, hit.storage = Severity.MINOR, True
             rank = (0 if hit.guarded else 1, _RANK[hit.severity])
             if line not in best or rank > best[line][0]:

@@ -47,6 +47,33 @@ _PTX_MATH = re.compile(
 )
 
 
+#: PTX statements Triton has portable primitives for: barriers (``tl.debug_barrier``),
+#: atomics and ordered loads/stores (``tl.atomic_cas``/``tl.atomic_add`` with ``sem=`` and
+#: ``scope=``), fences, thread-index registers (``tl.program_id``, ``tl.arange``), and the
+#: spin-loop glue around them (register declarations, labels, predicates, branches).
+_PTX_SYNC_STMT = re.compile(
+    r"(?:\.reg\s.*|\w+:|[{}]|"
+    r"(?:@!?%\w+\s+)?bra(?:\.uni)?\s+\w+|"
+    r"setp\.\w+(?:\.\w+)*\s.*|"
+    r"(?:bar|barrier)(?:\.\w+)*(?:\s.*)?|"
+    r"(?:atom|red)(?:\.\w+)+\s.*|"
+    r"(?:membar|fence)(?:\.\w+)+|"
+    r"(?:ld|st)\.(?:acquire|release|relaxed|volatile)(?:\.\w+)+\s.*|"
+    r"mov\.[ub]32\s+\$\d+\s*,\s*%(?:tid|ntid|ctaid|nctaid|laneid|warpid|smid)(?:\.[xyz])?)"
+)
+
+
+def _sync_only(text: str) -> bool:
+    """Whether a PTX string is made only of :data:`_PTX_SYNC_STMT` statements."""
+    stmts = [
+        part.strip()
+        for line in text.splitlines()
+        for part in line.split("//", 1)[0].split(";")
+        if part.strip()
+    ]
+    return bool(stmts) and all(_PTX_SYNC_STMT.fullmatch(st) for st in stmts)
+
+
 def is_triton_asm(dotted: str) -> bool:
     """Does a call's resolved name denote ``triton.language.inline_asm_elementwise``?"""
     return dotted in _TRITON_ASM or dotted.endswith(".tl.inline_asm_elementwise")
@@ -178,6 +205,16 @@ class NativeRules(ScanState):
                 message=f"tl.inline_asm_elementwise runs one PTX math instruction "
                 f"(`{op}.approx`), which the AMD backend cannot assemble; Triton's own "
                 f"`{_TRITON_MATH[op]}` does the same (a PTX math approximation)",
+            )
+        elif PTX.search(text) and _sync_only(text):
+            self.report(
+                "GP212",
+                node,
+                guarded=guarded,
+                message="tl.inline_asm_elementwise carries NVIDIA PTX, which the AMD backend "
+                "cannot assemble; it only synchronizes or reads thread indices, which "
+                "Triton's tl.atomic_cas/tl.atomic_add (sem=, scope=), tl.debug_barrier and "
+                "tl.program_id do portably (PTX synchronization)",
             )
         elif PTX.search(text):
             self.report(

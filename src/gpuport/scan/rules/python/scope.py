@@ -151,6 +151,14 @@ class GuardScope:
         assigns: list[tuple[int, str, ast.expr]] = []
         lines: dict[str, set[int]] = {}
         bad: set[str] = set()
+        # A parameter is a flag when every call in the file passes it by keyword, each time
+        # a platform test: `_scale(x, USE_PTX=not IS_ROCM)` / `def _scale(x, USE_PTX): if
+        # USE_PTX: <PTX>` (Triton constexpr switches). One call without it, or none at all,
+        # and it is not.
+        params: dict[str, set[str]] = {}
+        calls: list[ast.Call] = []
+        defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        passed: set[str] = set()  # names passed by keyword with a platform word in the value
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 target = node.targets[0] if len(node.targets) == 1 else None
@@ -159,6 +167,13 @@ class GuardScope:
                     lines.setdefault(target.id, set()).add(node.lineno)
                 else:
                     bad.update(_bound(node.targets, self.candidates))
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+                for k in node.keywords:
+                    if k.arg and k.arg not in passed and self._platform_value(k.value):
+                        passed.add(k.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                defs.append(node)
             elif isinstance(node, ast.AnnAssign):
                 target = node.target
                 if (
@@ -172,6 +187,22 @@ class GuardScope:
                 bad.update(_bound([node.target], self.candidates))
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 bad.update(_bound([node.optional_vars], self.candidates))
+        for fn in defs if passed else ():
+            a = fn.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                if arg.arg in passed:
+                    params.setdefault(arg.arg, set()).add(fn.name)
+        for call in calls if params else ():
+            callee = _callee_name(call.func)
+            for name, funcs in params.items():
+                if callee not in funcs:
+                    continue
+                kw = next((k for k in call.keywords if k.arg == name), None)
+                if kw is None:
+                    bad.add(name)
+                else:
+                    assigns.append((kw.value.lineno, name, kw.value))
+                    lines.setdefault(name, set()).add(kw.value.lineno)
         assigns.sort(key=lambda a: a[0])
         for _ in range(2):  # twice: a flag set from another flag that turned out not one
             flags: dict[str, tuple[int, int]] = {}
@@ -196,6 +227,24 @@ class GuardScope:
                     if line not in lines.get(name, ()):
                         del self.flags[name]
                         break
+
+    def _platform_value(self, value: ast.expr) -> bool:
+        """A keyword argument's value that names a flag candidate or a vendor
+        (``not IS_ROCM``, ``is_hip()``); only small expressions are looked into."""
+        while isinstance(value, ast.UnaryOp):
+            value = value.operand
+        if isinstance(value, ast.Call):
+            value = value.func
+        while isinstance(value, ast.Attribute):  # a loop: attribute chains can be long
+            if ident_flags(value.attr):
+                return True
+            value = value.value
+        if isinstance(value, ast.Name):
+            return value.id in self.candidates or bool(ident_flags(value.id))
+        if isinstance(value, ast.BoolOp | ast.Compare):
+            parts = value.values if isinstance(value, ast.BoolOp) else [value.left]
+            return any(self._platform_value(v) for v in parts)
+        return False
 
     def test_flags(self, test: ast.AST, *, cuda_version: bool = True) -> int:
         return guard_flags(test, cuda_version=cuda_version, names=self.flags)
@@ -340,6 +389,15 @@ class GuardScope:
             elif isinstance(value, ast.AST):
                 out.append((value, guard))
         return out
+
+
+def _callee_name(func: ast.expr) -> str:
+    """``f`` of ``f(...)``, ``mod.f(...)`` and ``kernel[grid](...)``."""
+    while isinstance(func, ast.Subscript):
+        func = func.value
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _bound(targets: list[ast.expr], candidates: set[str]) -> set[str]:

@@ -1,0 +1,245 @@
+"""Integer constants a C/C++ file defines (``#define WARP_SIZE 32``, ``constexpr int
+kTile = 32;``), read as text. :mod:`gpuport.scan.cxx_facts` merges them over the project;
+the warp rules ask them what a named tile size is. Imports nothing from the rules, so
+both can use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from gpuport.scan.cxx import CxxSource
+from gpuport.scan.cxx_expr import rocm_guard_expr
+
+__all__ = [
+    "TILE_SIZE",
+    "constexpr_rocm_lines",
+    "int_constants",
+    "known_ints",
+    "nearest",
+    "tile_only_defines",
+]
+
+# Both start with a literal, so the regex engine can skip ahead in C; where a match starts
+# (the start of its line, a word boundary) is checked after.
+_DEFINE_VALUE = re.compile(r"\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)")
+_CONSTEXPR_VALUE = re.compile(
+    r"constexpr\s+(?:static\s+)?(?:const\s+)?(?:unsigned\s+|signed\s+)?"
+    r"(?:int|unsigned|long|short|size_t|u?int(?:32|64|16)_t|auto)\s+(\w+)\s*=\s*([^;,{}]+);"
+)
+_INT_TEXT = re.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
+_COMMENT_TAIL = re.compile(r"\s*(?://.*|/\*.*)?$")
+
+
+def int_constants(text: str) -> dict[str, set[str]]:
+    """Every object-like ``#define`` and integer ``constexpr`` of a file: name -> the
+    value texts it is given (an integer's digits, else the text as written)."""
+    out: dict[str, set[str]] = {}
+    if "define" in text:
+        for m in _DEFINE_VALUE.finditer(text):
+            if not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
+                _add_value(out, m.group(1), m.group(2))
+    if "constexpr" in text:
+        for m in _CONSTEXPR_VALUE.finditer(text):
+            if not m.start() or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                _add_value(out, m.group(1), m.group(2))
+    return out
+
+
+def _add_value(out: dict[str, set[str]], name: str, raw: str) -> None:
+    value = _COMMENT_TAIL.sub("", raw).strip()
+    num = _INT_TEXT.fullmatch(value)
+    out.setdefault(name, set()).add(str(int(num.group(1))) if num else value)
+
+
+def known_ints(values: dict[str, set[str]]) -> dict[str, int]:
+    """The names whose every definition is the same integer."""
+    return {
+        name: int(next(iter(vals)))
+        for name, vals in values.items()
+        if len(vals) == 1 and next(iter(vals)).isdigit()
+    }
+
+
+#: a cooperative-groups tile of a fixed size: ``tiled_partition<N>``, ``thread_block_tile<N>``
+TILE_SIZE = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
+_WARP_DEFINE = re.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+(\w*(?:WARP|Warp|warp|WAVE|Wave|wave)\w*)[ \t]+\(?32[uU]?\)?[ \t]*"
+    r"(?://[^\n]*|/\*[^\n]*)?$",
+    re.M,
+)
+_FUNCTION_HEAD = re.compile(r"__global__|__device__")
+_REACH = 30000  # how far back a use looks for its function head, and on for its tile
+
+
+def tile_only_defines(
+    texts: dict[str, str],
+    includes_of: Callable[[str], frozenset[str]],
+    ints: dict[str, int],
+    known: dict[str, frozenset[str]] | None = None,
+) -> dict[tuple[str, str], str]:
+    """``#define WARP_SIZE 32`` in a header whose every use, in the header and in the files
+    that include it, sits in a device function that makes 32-thread tiles (a
+    ``tiled_partition<WARP_SIZE>``/``<32>`` there): the 32 is then the tile's size, which HIP
+    gives on a 64-lane wavefront too, not a claim about the hardware. (header, name) ->
+    the evidence; a define with no use, or any use outside such a function, is not listed.
+    ``known``: the includes of every file when the caller has them already."""
+    out: dict[tuple[str, str], str] = {}
+    includes: dict[str, frozenset[str]] | None = known
+    for rel, text in texts.items():
+        if "define" not in text or "32" not in text:
+            continue
+        for m in _WARP_DEFINE.finditer(text):
+            name = m.group(1)
+            if includes is None:  # only for a project that has such a define
+                includes = {r: includes_of(t) for r, t in texts.items()}
+            users = _includers(rel, includes)
+            uses = 0
+            ok = True
+            for user in users:
+                n, good = _uses_in_tiles(texts[user], name, ints)
+                uses += n
+                if not good:
+                    ok = False
+                    break
+            if ok and uses:
+                out[(rel, name)] = (
+                    f"all {uses} uses of {name} in {len(users)} files sit in device functions "
+                    f"that make 32-thread tiles (`tiled_partition<...>`)"
+                )
+    return out
+
+
+def _includers(header: str, includes: dict[str, frozenset[str]]) -> list[str]:
+    """The header and every file that includes it, directly or through other headers. An
+    include names a file; where several files of the project have that name, it is taken to
+    be the one nearest the includer (most leading folders in common; a tie keeps all)."""
+    owners: dict[str, list[str]] = {}
+    for rel in includes:
+        owners.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    found, seen, frontier = [header], {header}, [header]
+    while frontier:
+        targets = set(frontier)
+        names = {h.rsplit("/", 1)[-1] for h in frontier}
+        new = [
+            r
+            for r, inc in includes.items()
+            if r not in seen and any(targets & nearest(r, owners.get(n, [])) for n in inc & names)
+        ]
+        found += new
+        seen.update(new)
+        frontier = new
+    return found
+
+
+def nearest(includer: str, candidates: list[str]) -> set[str]:
+    """Of the files an include's name may denote, those nearest the includer (most leading
+    folders in common); a tie keeps all."""
+    if len(candidates) <= 1:
+        return set(candidates)
+    parts = includer.split("/")[:-1]
+
+    def common(rel: str) -> int:
+        n = 0
+        for a, b in zip(parts, rel.split("/")[:-1], strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    best = max(common(c) for c in candidates)
+    return {c for c in candidates if common(c) == best}
+
+
+def _uses_in_tiles(text: str, name: str, ints: dict[str, int]) -> tuple[int, bool]:
+    if name not in text:
+        return 0, True
+    uses = 0
+    for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if re.match(r"[ \t]*\#[ \t]*(?:define|undef|ifn?def|if|elif)\b", text[line_start:]):
+            continue
+        before = text[line_start : m.start()]
+        if "//" in before or before.lstrip().startswith(("*", "/*")):
+            continue  # in a comment
+        uses += 1
+        heads = list(_FUNCTION_HEAD.finditer(text, max(0, m.start() - _REACH), m.start()))
+        if not heads:
+            return uses, False
+        nxt = _FUNCTION_HEAD.search(text, m.end(), m.end() + _REACH)
+        end = nxt.start() if nxt else min(len(text), m.end() + _REACH)
+        if not any(
+            _size_is_32(t.group("size"), name, ints)
+            for t in TILE_SIZE.finditer(text, heads[-1].start(), end)
+        ):
+            return uses, False
+    return uses, True
+
+
+def _size_is_32(size: str, name: str, ints: dict[str, int]) -> bool:
+    last = size.rsplit("::", 1)[-1]
+    return size == "32" or last == name or ints.get(last) == 32
+
+
+_CONSTEXPR_BOOL = re.compile(
+    r"constexpr\s+(?:static\s+)?(?:const\s+)?bool\s+(\w+)\s*=\s*([^;{}]+);"
+)
+_IF_CONSTEXPR = re.compile(r"\bif\s+constexpr\s*\(")
+_ELSE = re.compile(r"\s*else\b\s*")
+_IF_AFTER_ELSE = re.compile(r"if\s+(?:constexpr\s*)?\(")
+
+
+def constexpr_rocm_lines(src: CxxSource) -> list[tuple[int, int]]:
+    """Line ranges of ``if constexpr`` chains whose condition tells ROCm apart, like a
+    preprocessor conditional on ``USE_ROCM``: the condition names a ROCm macro, or a
+    ``constexpr bool`` of the file whose value does (bitsandbytes' ``constexpr bool
+    HIP_LDS_LUT_SHFL = BNB_HIP && ...`` / ``if constexpr (HIP_LDS_LUT_SHFL) {...} else
+    {<CUDA shuffle>}``). Either branch counts, as for ``#if``: one is not instantiated on
+    ROCm, the other was written for it."""
+    code = src.code
+    if "constexpr" not in code:
+        return []
+    rocm_bools = {
+        m.group(1): m.group(2)
+        for m in _CONSTEXPR_BOOL.finditer(code)
+        if rocm_guard_expr("if", " ".join(m.group(2).split()))
+    }
+    out: list[tuple[int, int]] = []
+    for m in _IF_CONSTEXPR.finditer(code):
+        close = src.match_close(m.end() - 1, limit=2000)
+        if close is None:
+            continue
+        cond = " ".join(code[m.end() : close].split())
+        for name, value in rocm_bools.items():
+            if name in cond:
+                cond = re.sub(rf"\b{re.escape(name)}\b", f"({' '.join(value.split())})", cond)
+        if not rocm_guard_expr("if", cond):
+            continue
+        end = _branch_end(src, close + 1)
+        while end is not None:
+            nxt = _ELSE.match(code, end + 1)
+            if nxt is None:
+                break
+            after = _IF_AFTER_ELSE.match(code, nxt.end())
+            if after is not None:  # `else if (...)`: its condition, then its body
+                cond_close = src.match_close(after.end() - 1, limit=2000)
+                end = _branch_end(src, cond_close + 1) if cond_close is not None else None
+            else:
+                end = _branch_end(src, nxt.end())
+        if end is not None:
+            out.append((src.line_of(m.start()), src.line_of(end)))
+    return out
+
+
+def _branch_end(src: CxxSource, pos: int) -> int | None:
+    """Offset of the last character of the statement or block starting at ``pos``."""
+    code = src.code
+    while pos < len(code) and code[pos] in " \t\r\n":
+        pos += 1
+    if pos >= len(code):
+        return None
+    if code[pos] == "{":
+        return src.match_close(pos)
+    semi = code.find(";", pos)
+    return semi if semi != -1 else None
