@@ -7,7 +7,6 @@ import sys
 import traceback
 
 import typer
-from rich.markup import escape
 
 from gpuport import __version__
 from gpuport.cli.common import (
@@ -15,9 +14,10 @@ from gpuport.cli.common import (
     EXIT_USAGE,
     ClosedPipeSafe,
     err_console,
+    escape,
     print_result_warnings,
 )
-from gpuport.models import GpuportError
+from gpuport.errors import GpuportError
 from gpuport.render.text import clean_line
 
 app = typer.Typer(

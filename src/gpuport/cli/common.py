@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
 
 import typer
-from rich.console import Console
 
 from gpuport.render.interface import OutputFormat, ReportFormat, write_atomic
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -22,7 +24,39 @@ EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3
 EXIT_BUG = 4
 
-err_console = Console(stderr=True)
+
+class _StderrConsole:
+    """A rich ``Console(stderr=True)`` made on first use: rich costs ~0.07 s to import, and a
+    command writing JSON, or nothing on the terminal, need not pay it (start-up, issue 18)."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return getattr(self._console, name)
+
+
+err_console = cast("Console", _StderrConsole())
+
+
+def note(line: str) -> None:
+    """One plain line to stderr (control characters made visible, no markup, no wrapping),
+    without importing rich: a command's closing summary (see :class:`_StderrConsole`)."""
+    from gpuport.render.text import clean_line
+
+    sys.stderr.write(clean_line(line) + "\n")
+    sys.stderr.flush()
+
+
+def escape(text: str) -> str:
+    """rich's markup escape, imported on first use (see :class:`_StderrConsole`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def _as_output_format(value: ReportFormat | OutputFormat) -> OutputFormat:
@@ -104,6 +138,8 @@ def emit(
     The terminal format to a file is written as plain text (no colour codes).
     """
     if fmt is OutputFormat.TERMINAL:
+        from rich.console import Console
+
         if output is None:
             terminal(Console())
             return
@@ -147,8 +183,6 @@ def honours_accept_edited(fn: F) -> F:
 
 def print_result_warnings() -> None:
     """Show each :class:`~gpuport.integrity.ResultFileWarning` as one stderr line."""
-    from rich.markup import escape
-
     from gpuport.integrity import ResultFileWarning
 
     previous = warnings.showwarning

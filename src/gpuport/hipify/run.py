@@ -10,7 +10,7 @@ compile check (``--check``) runs after the writes, on the written tree:
   ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
   ``.cu`` files as HIP). With an output folder for a tree, every other regular file (same
   skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
-* Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.engine.check_text`, on
+* Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.check.check_text`, on
   the original text (so line and column refer to the input).
 * Compile check: ``hipcc --offload-arch=A [...] -x hip [project flags] -c FILE -o TMP/x.o``
   with ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that cannot
@@ -37,7 +37,7 @@ from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_targ
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.safeparse import ParseError, json_value
-from gpuport.scan.engine import check_text
+from gpuport.scan.check import check_text
 from gpuport.scan.files import Skip, walk
 from gpuport.scan.model import Finding, SkippedFile
 from gpuport.scan.rules import FileKind
