@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from gpuport import fileio, subproc
-from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
+from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.safeparse import ParseError, json_value
@@ -358,7 +358,7 @@ def hipify_path(
             raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
     target_info = resolve_target(target)
     mode: WaveMode = wave64 or ("fix" if target_info.wave_size == 64 else "report")
-    packages = load_packages()
+    packages = packages_on_demand()
     amap = load_api_map()
     wanted = _parse_version(hip_version)  # refuses a bad version before any work
     if headers is not None and _parse_version(headers.version).release[:2] != wanted.release[:2]:

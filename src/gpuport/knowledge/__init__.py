@@ -258,6 +258,26 @@ def load_packages(user_dir: Path | None = None) -> PackageDB:
     return PackageDB(items)
 
 
+class _PackagesOnDemand(PackageDB):
+    """:func:`load_packages`, read when a rule first looks a package up."""
+
+    def __init__(self, user_dir: Path | None) -> None:  # nothing read yet
+        self._user_dir = user_dir
+
+    def __getattr__(self, name: str) -> Any:  # the first use: take the real catalog's state
+        if name.startswith("__") or name == "_user_dir":
+            raise AttributeError(name)
+        db = load_packages(self._user_dir)
+        self.__dict__.update(db.__dict__)
+        return getattr(db, name)
+
+
+def packages_on_demand(user_dir: Path | None = None) -> PackageDB:
+    """The package catalog, read (~0.06 s: TOML and validation) only when a rule uses it:
+    ``gpuport hipify`` runs the native rules, which never do (start-up, issue 18)."""
+    return _PackagesOnDemand(user_dir)
+
+
 @cache
 def load_targets(user_dir: Path | None = None) -> dict[str, TargetInfo]:
     """gfx targets by name, bundled plus ``user_dir/targets.toml``."""
