@@ -50,7 +50,9 @@ def normalize_name(name: str) -> str:
 class Sourced(BaseModel):
     """Every knowledge entry says where its facts come from and when they were checked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # schemas built on first use, not at import: a command that reads no package catalog
+    # does not pay for its models (start-up, issue 18)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     sources: list[str] = Field(min_length=1)
     checked: dt.date
@@ -71,7 +73,7 @@ class Sourced(BaseModel):
 class Route(BaseModel):
     """How to get the package working on ROCm."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     kind: RouteKind
     how: str = Field(description="one sentence a user can act on")
