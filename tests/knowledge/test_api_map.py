@@ -224,6 +224,10 @@ def test_bad_bundled_entry_is_named_when_used(
     assert amap.lookup("cudaFree") is not None  # the others still work
     with pytest.raises(GpuportError, match=r"entries\.cudaMalloc\.family"):
         amap.lookup("cudaMalloc")
+    raw["entries"]["cudaMalloc"] = "hipMalloc"  # not a table: named when used, too
+    bad.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(GpuportError, match=r"entries\.cudaMalloc"):
+        api_map._bundled().entries.get("cudaMalloc")
     raw["entries"] = []  # not a table: the whole check, at once
     bad.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(GpuportError, match="entries"):

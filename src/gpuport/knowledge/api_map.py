@@ -232,7 +232,7 @@ def _bundled() -> ApiMap:
     except ValueError as exc:
         raise GpuportError(f"API map {source} is not valid JSON: {exc}") from None
     entries = raw.get("entries") if isinstance(raw, dict) else None
-    if not isinstance(entries, dict) or not all(isinstance(v, dict) for v in entries.values()):
+    if not isinstance(entries, dict):
         return _validated(source, raw)  # the whole check, and its message
     doc = _validated(source, {**raw, "entries": {}})
     return doc.model_copy(update={"entries": _LazyEntries(entries, source)})
