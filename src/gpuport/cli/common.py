@@ -25,27 +25,33 @@ EXIT_ENVIRONMENT = 3
 EXIT_BUG = 4
 
 
-class _StderrConsole:
-    """A rich ``Console(stderr=True)`` made on first use: rich costs ~0.07 s to import, and a
-    command writing JSON, or nothing on the terminal, need not pay it (start-up, issue 18)."""
-
-    def __init__(self) -> None:
-        self._console: Console | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(stderr=True)
-        return getattr(self._console, name)
+_stderr_console: Console | None = None
 
 
-err_console = cast("Console", _StderrConsole())
+def stderr_console() -> Console:
+    """The rich console on stderr, made (and rich imported, ~0.07 s) on first use: a command
+    writing JSON, or a one-line summary, need not pay for it (start-up, issue 18)."""
+    global _stderr_console
+    if _stderr_console is None:
+        from rich.console import Console
+
+        _stderr_console = Console(stderr=True)
+    return _stderr_console
+
+
+if TYPE_CHECKING:
+    err_console: Console
+else:
+
+    def __getattr__(name: str) -> Any:  # ``from gpuport.cli.common import err_console``
+        if name == "err_console":
+            return stderr_console()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def note(line: str) -> None:
     """One plain line to stderr (control characters made visible, no markup, no wrapping),
-    without importing rich: a command's closing summary (see :class:`_StderrConsole`)."""
+    without importing rich: a command's closing summary (see :func:`stderr_console`)."""
     from gpuport.render.text import clean_line
 
     sys.stderr.write(clean_line(line) + "\n")
@@ -53,7 +59,7 @@ def note(line: str) -> None:
 
 
 def escape(text: str) -> str:
-    """rich's markup escape, imported on first use (see :class:`_StderrConsole`)."""
+    """rich's markup escape, imported on first use (see :func:`stderr_console`)."""
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
@@ -189,7 +195,7 @@ def print_result_warnings() -> None:
 
     def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(category, type) and issubclass(category, ResultFileWarning):
-            err_console.print(
+            stderr_console().print(
                 f"[yellow]gpuport: warning:[/] {escape(str(message))}",
                 highlight=False,
                 soft_wrap=True,

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, err_console, note
+from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, note, stderr_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.hipheaders import HipHeaders, local_headers
 from gpuport.hipify.io import read_source, write_source, write_stdout
@@ -321,7 +321,7 @@ def hipify(
         from gpuport.render import hipify_terminal
 
         if report.totals.get("unsupported") or report.totals.get("hazards") or check:
-            hipify_terminal.render(report, err_console)
+            hipify_terminal.render(report, stderr_console())
         else:
             note(hipify_terminal.summary(report))
     else:
