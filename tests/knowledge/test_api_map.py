@@ -210,25 +210,22 @@ def test_bundled_map_lazily_equals_whole_validation() -> None:
     assert lazy.headers == whole.headers and lazy.namespaces == whole.namespaces
 
 
-def test_bad_bundled_entry_is_named_when_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_bad_bundled_entry_is_named_when_used(tmp_path: Path) -> None:
     from gpuport.knowledge import api_map
 
     raw = json.loads(API_MAP_PATH.read_text(encoding="utf-8"))
     raw["entries"]["cudaMalloc"]["family"] = 7  # not a string
     bad = tmp_path / "api_map.json"
     bad.write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setattr(api_map, "API_MAP_PATH", bad)
-    amap = api_map._bundled()
+    amap = api_map._bundled(bad, bad.read_bytes())
     assert amap.lookup("cudaFree") is not None  # the others still work
     with pytest.raises(GpuportError, match=r"entries\.cudaMalloc\.family"):
         amap.lookup("cudaMalloc")
     raw["entries"]["cudaMalloc"] = "hipMalloc"  # not a table: named when used, too
     bad.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(GpuportError, match=r"entries\.cudaMalloc"):
-        api_map._bundled().entries.get("cudaMalloc")
+        api_map._bundled(bad, bad.read_bytes()).entries.get("cudaMalloc")
     raw["entries"] = []  # not a table: the whole check, at once
     bad.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(GpuportError, match="entries"):
-        api_map._bundled()
+        api_map._bundled(bad, bad.read_bytes())

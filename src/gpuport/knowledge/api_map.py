@@ -198,18 +198,18 @@ def load_api_map(path: Path | None = None) -> ApiMap:
 
     The bundled map's entries are validated when first looked up (:class:`_LazyEntries`);
     a map given by ``path`` is validated whole, at once."""
-    if path is None:
-        return _bundled()
-    return _validated(path, _read(path))
-
-
-def _read(source: Path) -> Any:
+    source = API_MAP_PATH if path is None else path
     try:
-        return json_value(source.read_bytes())
+        data = source.read_bytes()
     except OSError as exc:
         raise GpuportError(f"cannot read API map {source}: {exc.strerror}") from None
+    if path is None:
+        return _bundled(source, data)
+    try:
+        raw = json_value(data)
     except ParseError as exc:
         raise GpuportError(f"API map {source} is not valid JSON: {exc}") from None
+    return _validated(source, raw)
 
 
 def _validated(source: Path, raw: Any) -> ApiMap:
@@ -221,14 +221,11 @@ def _validated(source: Path, raw: Any) -> ApiMap:
         raise GpuportError(f"API map {source}: {where}: {first['msg']}") from None
 
 
-def _bundled() -> ApiMap:
+def _bundled(source: Path, data: bytes) -> ApiMap:
     """The file shipped with gpuport: parsed by the standard parser (it is ours, not user
     input; the bounded parser cost ~0.03 s more), the document checked now, entries lazily."""
-    source = API_MAP_PATH
     try:
-        raw = json.loads(source.read_bytes())
-    except OSError as exc:
-        raise GpuportError(f"cannot read API map {source}: {exc.strerror}") from None
+        raw = json.loads(data)
     except ValueError as exc:
         raise GpuportError(f"API map {source} is not valid JSON: {exc}") from None
     entries = raw.get("entries") if isinstance(raw, dict) else None
