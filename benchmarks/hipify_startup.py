@@ -9,7 +9,8 @@ hipify-perl called once per file, on the same files.
   not shipped by Debian: pass the path of a copy (e.g. ``git show 014177bc:bin/hipify-perl`` from
   github.com/ROCm/HIPIFY, the pinned 2024-10 snapshot); without it only gpuport is timed.
 * Start-up: ``gpuport hipify TINY.cu --hip-version V`` (a 3-line file) against ``python -c
-  pass``, ``--runs`` times each; the median difference is the process overhead of a call.
+  pass``, ``--runs`` times each; the median difference is the process overhead of a call, in
+  wall and in CPU time.
 * Python runs as an installed package does, with its bytecode cached (``PYTHONDONTWRITEBYTECODE``
   dropped, ``PYTHONPYCACHEPREFIX`` in a temporary folder, one warm-up call).
 
@@ -43,14 +44,20 @@ CPU = {"gp": 0.0, "perl": 0.0}
 
 def _wall(cmd: list[str], env: dict[str, str], tool: str | None = None) -> float:
     """Wall time of ``cmd``; with ``tool``, its CPU time (user + sys) is added to CPU[tool]."""
+    wall, cpu = _timed(cmd, env)
+    if tool is not None:
+        CPU[tool] += cpu
+    return wall
+
+
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU time (user + sys, the child's) of ``cmd``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, capture_output=True, check=False, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if tool is not None:
-        CPU[tool] += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -73,10 +80,14 @@ def main() -> None:
         tiny = Path(tmp) / "tiny.cu"
         tiny.write_text(TINY, encoding="utf-8")
         _wall([*gp, str(tiny), "--hip-version", args.hip_version], env)  # writes the bytecode
-        bare, one = [], []
+        bare, one, bare_cpu, one_cpu = [], [], [], []
         for _ in range(args.runs):
-            bare.append(_wall([sys.executable, "-c", "pass"], env))
-            one.append(_wall([*gp, str(tiny), "--hip-version", args.hip_version], env))
+            wall, cpu = _timed([sys.executable, "-c", "pass"], env)
+            bare.append(wall)
+            bare_cpu.append(cpu)
+            wall, cpu = _timed([*gp, str(tiny), "--hip-version", args.hip_version], env)
+            one.append(wall)
+            one_cpu.append(cpu)
         gp_total = perl_total = 0.0
         files = 0
         for i, folder in enumerate(folders):
@@ -108,6 +119,8 @@ def main() -> None:
         "python_bare_median_s": round(statistics.median(bare), 3),
         "gpuport_tiny_file_median_s": round(statistics.median(one), 3),
         "overhead_median_s": round(statistics.median(one) - statistics.median(bare), 3),
+        # CPU time depends less on the machine's load than wall time
+        "overhead_cpu_median_s": round(statistics.median(one_cpu) - statistics.median(bare_cpu), 3),
         "load_average_1min_at_end": os.getloadavg()[0],
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from gpuport.models import GpuportError
+from gpuport.errors import GpuportError
 
 MB = 1024 * 1024
 #: Settings and ignore files: .gitignore, gpuport.toml, pyproject.toml, --knowledge TOML.

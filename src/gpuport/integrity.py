@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from gpuport.models import GpuportError
+from gpuport.errors import GpuportError
 
 __all__ = [
     "ResultFileWarning",

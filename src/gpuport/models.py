@@ -19,21 +19,21 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuport import __version__
+from gpuport.errors import EnvironmentProblem, GpuportError
 from gpuport.safeparse import ParseError, json_value
 
 SCHEMA_VERSION = "1.0"
 
-
-class GpuportError(Exception):
-    """A problem with the user's input: shown as one line, exit code 2."""
-
-    exit_code = 2
-
-
-class EnvironmentProblem(GpuportError):
-    """The machine lacks something the command needs (a GPU, a tool): exit code 3."""
-
-    exit_code = 3
+__all__ = [
+    "SCHEMA_VERSION",
+    "EnvFingerprint",
+    "EnvironmentProblem",
+    "GpuportError",
+    "Location",
+    "Severity",
+    "load_result",
+    "sealed_digest",
+]
 
 
 class Severity(enum.StrEnum):

@@ -68,6 +68,21 @@ def test_headers_decide_what_exists(tmp_path: Path, cache: Path) -> None:
     assert list(cache.glob("hip-names-*.json")), "the names are cached"
 
 
+@pytest.mark.parametrize(
+    "damage", ["[" * 100_000, '{"v": 1, "names": 5}', "[1, 2]", "not json", '"x"', "1" * 5000]
+)
+def test_a_damaged_name_cache_means_a_fresh_scan(tmp_path: Path, cache: Path, damage: str) -> None:
+    inc = _install(tmp_path)
+    first = hipheaders.load_headers(inc)
+    assert first is not None
+    (cached,) = cache.glob("hip-names-*.json")
+    cached.write_text(damage, encoding="utf-8")
+    again = hipheaders.load_headers(inc)
+    assert again is not None and again.names == first.names
+    assert "hipDataType" in again.names
+    assert json.loads(cached.read_text(encoding="utf-8"))["names"]  # written again
+
+
 def test_without_an_install_the_table_decides() -> None:
     done = translate(SOURCE, hip_version="5.2")
     reasons = {u.name: u.reason for u in done.unsupported}

@@ -195,3 +195,37 @@ def test_generator_parses_second_target_and_escapes(tmp_path: Path) -> None:
     }
     assert doc["entries"]["cublasY"] == {"family": "cublas", "hip": None}
     assert gen.render(tmp_path, extra) == gen.render(tmp_path, extra)
+
+
+def test_bundled_map_lazily_equals_whole_validation() -> None:
+    """The bundled map validates its entries on first lookup (start-up, issue 18): the whole
+    file must validate, and every lazily validated entry equal the eager one."""
+    from gpuport.safeparse import json_value
+
+    whole = ApiMap.model_validate(json_value(API_MAP_PATH.read_bytes()))
+    lazy = load_api_map()
+    assert type(lazy.entries) is not dict  # the lazy path is the one in use
+    assert list(lazy.entries) == list(whole.entries)
+    assert dict(lazy.entries.items()) == dict(whole.entries)
+    assert lazy.headers == whole.headers and lazy.namespaces == whole.namespaces
+
+
+def test_bad_bundled_entry_is_named_when_used(tmp_path: Path) -> None:
+    from gpuport.knowledge import api_map
+
+    raw = json.loads(API_MAP_PATH.read_text(encoding="utf-8"))
+    raw["entries"]["cudaMalloc"]["family"] = 7  # not a string
+    bad = tmp_path / "api_map.json"
+    bad.write_text(json.dumps(raw), encoding="utf-8")
+    amap = api_map._bundled(bad, bad.read_bytes())
+    assert amap.lookup("cudaFree") is not None  # the others still work
+    with pytest.raises(GpuportError, match=r"entries\.cudaMalloc\.family"):
+        amap.lookup("cudaMalloc")
+    raw["entries"]["cudaMalloc"] = "hipMalloc"  # not a table: named when used, too
+    bad.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(GpuportError, match=r"entries\.cudaMalloc"):
+        api_map._bundled(bad, bad.read_bytes()).entries.get("cudaMalloc")
+    raw["entries"] = []  # not a table: the whole check, at once
+    bad.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(GpuportError, match="entries"):
+        api_map._bundled(bad, bad.read_bytes())

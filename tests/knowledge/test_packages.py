@@ -418,3 +418,28 @@ def test_invalid_user_file_is_refused_with_its_path(tmp_path: Path, body: str) -
     with pytest.raises(GpuportError) as excinfo:
         load_packages(tmp_path)
     assert str(path) in str(excinfo.value)
+
+
+def test_packages_on_demand_reads_nothing_until_used_then_answers_alike(
+    tmp_path: Path,
+) -> None:
+    """hipify's native pass gets the catalog on demand (start-up, issue 18): nothing read
+    until a rule looks a package up, then the same answers as the loaded catalog."""
+    from gpuport.knowledge import packages_on_demand
+
+    _write_user_file(tmp_path, USER_TORCH)
+    load_packages.cache_clear()
+    lazy = packages_on_demand(tmp_path)
+    assert isinstance(lazy, PackageDB)
+    assert load_packages.cache_info().currsize == 0  # not read yet
+    eager = load_packages(tmp_path)
+    for name in ("torch", "TORCH", "nvidia-cublas-cu12", "not-a-package"):
+        assert lazy.by_dist(name) == eager.by_dist(name)
+    assert lazy.by_import("numba.cuda.jit") == eager.by_import("numba.cuda.jit")
+    assert lazy.packages == eager.packages and lazy.import_names() == eager.import_names()
+    assert lazy.by_dist("torch") != load_packages().by_dist("torch")  # the user file counts
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "packages.toml").write_text("[[package]]\nname = 3\n", encoding="utf-8")
+    with pytest.raises(GpuportError, match=r"packages\.toml"):  # refused when first used
+        packages_on_demand(broken).by_dist("torch")

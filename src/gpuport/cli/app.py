@@ -7,17 +7,17 @@ import sys
 import traceback
 
 import typer
-from rich.markup import escape
 
 from gpuport import __version__
 from gpuport.cli.common import (
     EXIT_BUG,
     EXIT_USAGE,
     ClosedPipeSafe,
-    err_console,
+    escape,
     print_result_warnings,
+    stderr_console,
 )
-from gpuport.models import GpuportError
+from gpuport.errors import GpuportError
 from gpuport.render.text import clean_line
 
 app = typer.Typer(
@@ -109,10 +109,10 @@ def _run(argv: list[str] | None) -> None:
         # Click's own usage errors (unknown option, missing argument, bad choice): one line
         ctx = getattr(exc, "ctx", None)
         if type(exc).__name__ == "NoArgsIsHelpError":  # plain `gpuport`: the help itself
-            err_console.print(exc.format_message(), highlight=False, markup=False)
+            stderr_console().print(exc.format_message(), highlight=False, markup=False)
             sys.exit(exc.exit_code)
         where = ctx.command_path if ctx is not None else "gpuport"
-        err_console.print(
+        stderr_console().print(
             f"[bold red]{escape(where)}: error:[/] {escape(clean_line(exc.format_message()))} "
             f"(see {escape(where)} --help)",
             highlight=False,
@@ -120,24 +120,24 @@ def _run(argv: list[str] | None) -> None:
         )
         sys.exit(exc.exit_code)
     except typer.Abort:
-        err_console.print("gpuport: interrupted")
+        stderr_console().print("gpuport: interrupted")
         sys.exit(130)
     except GpuportError as exc:
         # messages quote file names, run labels, tensor names: one line, no escape sequences
-        err_console.print(
+        stderr_console().print(
             f"[bold red]gpuport: error:[/] {escape(clean_line(str(exc)))}",
             highlight=False,
             soft_wrap=True,
         )
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err_console.print("gpuport: interrupted")
+        stderr_console().print("gpuport: interrupted")
         sys.exit(130)
     except Exception as exc:
         if os.environ.get("GPUPORT_DEBUG"):
             traceback.print_exc()
             sys.exit(EXIT_BUG)
-        err_console.print(
+        stderr_console().print(
             f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: "
             f"{escape(clean_line(str(exc)))} "
             "(set GPUPORT_DEBUG=1 for a traceback and please report it)",

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
 
 import typer
-from rich.console import Console
 
 from gpuport.render.interface import OutputFormat, ReportFormat, write_atomic
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -22,7 +24,45 @@ EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3
 EXIT_BUG = 4
 
-err_console = Console(stderr=True)
+
+_stderr_console: Console | None = None
+
+
+def stderr_console() -> Console:
+    """The rich console on stderr, made (and rich imported, ~0.07 s) on first use: a command
+    writing JSON, or a one-line summary, need not pay for it (start-up, issue 18)."""
+    global _stderr_console
+    if _stderr_console is None:
+        from rich.console import Console
+
+        _stderr_console = Console(stderr=True)
+    return _stderr_console
+
+
+if TYPE_CHECKING:
+    err_console: Console
+else:
+
+    def __getattr__(name: str) -> Any:  # ``from gpuport.cli.common import err_console``
+        if name == "err_console":
+            return stderr_console()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def note(line: str) -> None:
+    """One plain line to stderr (control characters made visible, no markup, no wrapping),
+    without importing rich: a command's closing summary (see :func:`stderr_console`)."""
+    from gpuport.render.text import clean_line
+
+    sys.stderr.write(clean_line(line) + "\n")
+    sys.stderr.flush()
+
+
+def escape(text: str) -> str:
+    """rich's markup escape, imported on first use (see :func:`stderr_console`)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def _as_output_format(value: ReportFormat | OutputFormat) -> OutputFormat:
@@ -104,6 +144,8 @@ def emit(
     The terminal format to a file is written as plain text (no colour codes).
     """
     if fmt is OutputFormat.TERMINAL:
+        from rich.console import Console
+
         if output is None:
             terminal(Console())
             return
@@ -147,15 +189,13 @@ def honours_accept_edited(fn: F) -> F:
 
 def print_result_warnings() -> None:
     """Show each :class:`~gpuport.integrity.ResultFileWarning` as one stderr line."""
-    from rich.markup import escape
-
     from gpuport.integrity import ResultFileWarning
 
     previous = warnings.showwarning
 
     def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(category, type) and issubclass(category, ResultFileWarning):
-            err_console.print(
+            stderr_console().print(
                 f"[yellow]gpuport: warning:[/] {escape(str(message))}",
                 highlight=False,
                 soft_wrap=True,

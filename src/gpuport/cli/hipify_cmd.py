@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, note, stderr_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.hipheaders import HipHeaders, local_headers
 from gpuport.hipify.io import read_source, write_source, write_stdout
@@ -304,12 +304,7 @@ def hipify(
         finish(report)
     if builds and not build_files:
         n = len(builds)
-        err_console.print(
-            f"{n} build file{'s' if n != 1 else ''} would change; --build-files rewrites them",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
+        note(f"{n} build file{'s' if n != 1 else ''} would change; --build-files rewrites them")
     to_stdout = out_dir is None and not in_place and not stats and fmt is OutputFormat.TERMINAL
     if diff:
         write_stdout(sys.stdout, unified_diff(report, builds if build_files else None))
@@ -317,7 +312,7 @@ def hipify(
     if diff and output is None:
         from gpuport.render import hipify_terminal
 
-        err_console.print(hipify_terminal.summary(report), highlight=False, markup=False)
+        note(hipify_terminal.summary(report))
     elif to_stdout and output is None:
         # one file, no -o: the translated text is the result; the report goes to stderr
         for f in report.files:
@@ -326,9 +321,9 @@ def hipify(
         from gpuport.render import hipify_terminal
 
         if report.totals.get("unsupported") or report.totals.get("hazards") or check:
-            hipify_terminal.render(report, err_console)
+            hipify_terminal.render(report, stderr_console())
         else:
-            err_console.print(hipify_terminal.summary(report), highlight=False, markup=False)
+            note(hipify_terminal.summary(report))
     else:
 
         def text() -> str:
@@ -347,12 +342,9 @@ def hipify(
         if output is not None or fmt is not OutputFormat.TERMINAL:
             from gpuport.render import hipify_terminal
 
-            err_console.print(
+            note(
                 hipify_terminal.summary(report)
-                + (f"; report written to {output}" if output else ""),
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
+                + (f"; report written to {output}" if output else "")
             )
     if fails(report, fail_on):
         raise typer.Exit(EXIT_FINDINGS)

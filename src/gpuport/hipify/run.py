@@ -10,7 +10,7 @@ compile check (``--check``) runs after the writes, on the written tree:
   ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
   ``.cu`` files as HIP). With an output folder for a tree, every other regular file (same
   skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
-* Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.engine.check_text`, on
+* Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.check.check_text`, on
   the original text (so line and column refer to the input).
 * Compile check: ``hipcc --offload-arch=A [...] -x hip [project flags] -c FILE -o TMP/x.o``
   with ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that cannot
@@ -33,11 +33,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from gpuport import fileio, subproc
-from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
+from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.safeparse import ParseError, json_value
-from gpuport.scan.engine import check_text
+from gpuport.scan.check import check_text
 from gpuport.scan.files import Skip, walk
 from gpuport.scan.model import Finding, SkippedFile
 from gpuport.scan.rules import FileKind
@@ -358,7 +358,7 @@ def hipify_path(
             raise GpuportError("--offload-arch needs at least one target, e.g. gfx90a")
     target_info = resolve_target(target)
     mode: WaveMode = wave64 or ("fix" if target_info.wave_size == 64 else "report")
-    packages = load_packages()
+    packages = packages_on_demand()
     amap = load_api_map()
     wanted = _parse_version(hip_version)  # refuses a bad version before any work
     if headers is not None and _parse_version(headers.version).release[:2] != wanted.release[:2]:

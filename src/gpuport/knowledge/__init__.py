@@ -50,7 +50,9 @@ def normalize_name(name: str) -> str:
 class Sourced(BaseModel):
     """Every knowledge entry says where its facts come from and when they were checked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # schemas built on first use, not at import: a command that reads no package catalog
+    # does not pay for its models (start-up, issue 18)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     sources: list[str] = Field(min_length=1)
     checked: dt.date
@@ -71,7 +73,7 @@ class Sourced(BaseModel):
 class Route(BaseModel):
     """How to get the package working on ROCm."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     kind: RouteKind
     how: str = Field(description="one sentence a user can act on")
@@ -256,6 +258,26 @@ def load_packages(user_dir: Path | None = None) -> PackageDB:
         extra = _validated(PackageInfo, extra_path, _entries(extra_path, "package"))
         items = _merge(items, extra, "name")
     return PackageDB(items)
+
+
+class _PackagesOnDemand(PackageDB):
+    """:func:`load_packages`, read when a rule first looks a package up."""
+
+    def __init__(self, user_dir: Path | None) -> None:  # nothing read yet
+        self._user_dir = user_dir
+
+    def __getattr__(self, name: str) -> Any:  # the first use: take the real catalog's state
+        if name.startswith("__") or name == "_user_dir":
+            raise AttributeError(name)
+        db = load_packages(self._user_dir)
+        self.__dict__.update(db.__dict__)
+        return getattr(db, name)
+
+
+def packages_on_demand(user_dir: Path | None = None) -> PackageDB:
+    """The package catalog, read (~0.06 s: TOML and validation) only when a rule uses it:
+    ``gpuport hipify`` runs the native rules, which never do (start-up, issue 18)."""
+    return _PackagesOnDemand(user_dir)
 
 
 @cache

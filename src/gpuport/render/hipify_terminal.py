@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
-from gpuport.hipify.run import FileResult, HipifyReport
 from gpuport.render.text import clean_line, md
+
+if TYPE_CHECKING:  # rich is imported by the views that draw (start-up, issue 18)
+    from rich.console import Console
+
+    from gpuport.hipify.run import FileResult, HipifyReport
 
 # Every name, reason and message below comes from the project (file names, code): shown
 # through clean_line (terminal: no escape sequences, bidi overrides or forged lines; table
@@ -44,6 +46,9 @@ def summary(report: HipifyReport) -> str:
 
 def render(report: HipifyReport, console: Console) -> None:
     """The per-file counts table, then unsupported names, hazards and compile errors."""
+    from rich.table import Table
+    from rich.text import Text
+
     title = f"gpuport hipify -> HIP {report.hip_version} ({report.target})"
     if report.hip_headers:
         title += f", API names checked against the headers in {report.hip_headers}"
@@ -101,6 +106,9 @@ def render(report: HipifyReport, console: Console) -> None:
 
 def _render_families(report: HipifyReport, console: Console) -> None:
     """Replacements per API family, then unsupported identifiers with their counts."""
+    from rich.table import Table
+    from rich.text import Text
+
     if report.by_family:
         fam = Table(title="by API family")
         fam.add_column("family")

@@ -19,15 +19,18 @@ from pathlib import Path
 
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
+from gpuport.scan.check import check_text
 from gpuport.scan.cxx_facts import CxxFacts
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.model import Finding, ScanReport, SkippedFile
 from gpuport.scan.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project import ProjectView, apply, view_of
 from gpuport.scan.routes import working_route
-from gpuport.scan.rules import FileContext, FileKind, checkers_for, load_all
+from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for
+
+__all__ = ["NothingToScan", "ScanOptions", "check_text", "scan_path"]
 
 Progress = Callable[[int, int], None]
 
@@ -54,39 +57,6 @@ class ScanOptions:
     #: "core" judges core findings only; "all" judges every scope
     scope: str = "core"
     facts: CxxFacts | None = None
-
-
-def check_text(
-    rel: str,
-    text: str,
-    kind: FileKind,
-    target: TargetInfo,
-    packages: PackageDB,
-    *,
-    path: Path | None = None,
-    select: frozenset[str] | None = None,
-    ignore: frozenset[str] = frozenset(),
-    root: Path | None = None,
-    own: OwnNames | None = None,
-    facts: CxxFacts | None = None,
-) -> tuple[list[Finding], str | None]:
-    """Run every checker for ``kind`` on ``text``; returns findings and a skip reason."""
-    ctx = FileContext(
-        rel=rel,
-        path=path or Path(rel),
-        kind=kind,
-        text=text,
-        target=target,
-        packages=packages,
-        select=select,
-        ignore=ignore,
-        root=root,
-        own=own or OwnNames(),
-        facts=facts,
-    )
-    for check in checkers_for(kind):
-        check(ctx)
-    return ctx.findings, ctx.skip_reason
 
 
 def _check_candidate(

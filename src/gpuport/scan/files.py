@@ -12,12 +12,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from gpuport import fileio
 from gpuport.scan.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
+
+if TYPE_CHECKING:  # pathspec is imported where a .gitignore or --exclude needs it
+    import pathspec
 
 NATIVE_SUFFIXES = {
     ".cu",
@@ -127,6 +129,8 @@ def _gitignore(folder: Path, root: Path) -> pathspec.GitIgnoreSpec | Skip | None
     except fileio.ReadRefused as exc:
         rel = path.relative_to(root).as_posix()
         return Skip(rel, f"{exc.reason}; its ignore rules were not applied")
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 
@@ -199,7 +203,11 @@ def iter_entries(
     if git.problem:
         yield Skip(".git/index", f"could not be read ({git.problem}): .gitignore was applied to "
                    "tracked files too")  # fmt: skip
-    excludes = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    excludes = None
+    if exclude:
+        import pathspec
+
+        excludes = pathspec.GitIgnoreSpec.from_lines(exclude)
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()

@@ -62,7 +62,7 @@ class Verdict(enum.StrEnum):
 class EffortItem(BaseModel):
     """One line of the effort estimate's basis: a rule, how often it fired, hours each."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     rule_id: str
     title: str
@@ -72,7 +72,7 @@ class EffortItem(BaseModel):
 
 
 class Effort(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     low_days: float
     high_days: float
@@ -84,7 +84,7 @@ class Effort(BaseModel):
 class RouteEvidence(BaseModel):
     """One piece of evidence that the project already has a ROCm route."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: str  # docker, requirements, extra, build, ci, docs
     path: str
@@ -95,7 +95,7 @@ class RouteEvidence(BaseModel):
 class ComponentInfo(BaseModel):
     """A folder with packaging of its own."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
     packaging: str
@@ -107,6 +107,10 @@ class ComponentInfo(BaseModel):
 
 class ScanReport(BaseModel):
     """Everything `gpuport scan` found in one project for one target."""
+
+    # built on first use: hipify imports this module for Finding and SkippedFile only (the
+    # report's models too are deferred: start-up, issue 18)
+    model_config = ConfigDict(defer_build=True)
 
     schema_version: str = SCHEMA_VERSION
     kind: Literal["gpuport.scan"] = "gpuport.scan"
