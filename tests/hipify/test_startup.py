@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 PROBE = """
 import sys
