@@ -23,6 +23,11 @@ from gpuport.scan.cxx_expr import rocm_polarity
 __all__ = ["IncludeSides", "include_sides"]
 
 _QUOTED = re.compile(r'^[ \t]*\#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_ROCM_DIRECTIVE = re.compile(
+    r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b[^\n]*?"
+    r"(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn|__gfx|__GFX)",
+    re.M,
+)
 
 
 @dataclass(frozen=True)
@@ -108,15 +113,20 @@ def include_sides(texts: dict[str, str]) -> IncludeSides:
     for rel, text in texts.items():
         if '"' not in text or "include" not in text:
             continue
-        sides: list[int] | None = None
         folder = posixpath.dirname(rel)
-        for m in _QUOTED.finditer(text):
-            target = posixpath.normpath(posixpath.join(folder, m.group(1)))
-            if target not in texts:
-                continue
-            if sides is None:
-                sides = _sides_of_lines(lex(text)) if ROCM_MACRO.search(text) else []
-            line = text.count("\n", 0, m.start()) + 1
+        found = [
+            (m.start(), target)
+            for m in _QUOTED.finditer(text)
+            if (target := posixpath.normpath(posixpath.join(folder, m.group(1)))) in texts
+        ]
+        if not found:
+            continue
+        # lexed only when a conditional directive of the file tests ROCm (rare)
+        sides = _sides_of_lines(lex(text)) if _ROCM_DIRECTIVE.search(text) else []
+        line, pos = 1, 0
+        for start, target in found:
+            line += text.count("\n", pos, start)
+            pos = start
             side = sides[line] if line < len(sides) else 0
             seen.setdefault(target, set()).add(side)
             where.setdefault(f"{target}:{side}", f"{rel}:{line}")
