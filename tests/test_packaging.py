@@ -47,13 +47,16 @@ def _source_repo(dest: Path) -> Path:
     if listed.returncode == 0:
         names = [n for n in listed.stdout.split("\0") if n]
     else:  # an isolated copy without .git (.ci/run): every file but the ignored build outputs
-        names = [
-            str(p.relative_to(REPO))
-            for p in REPO.rglob("*")
-            if p.is_file()
-            and not {".venv", "build", "dist", ".git", "__pycache__"} & set(p.parts)
-            and not any(part.endswith(("_cache", ".egg-info")) for part in p.parts)
-        ]
+        names = []
+        for p in REPO.rglob("*"):
+            parts = p.relative_to(REPO).parts
+            if not p.is_file() or parts[0] in ("build", "dist", "out"):  # root folders only
+                continue
+            if {".venv", ".git", "__pycache__"} & set(parts) or any(
+                part.endswith(("_cache", ".egg-info")) for part in parts
+            ):
+                continue
+            names.append("/".join(parts))
     for name in names:
         src = REPO / name
         if name.startswith(("tests/", "benchmarks/", "examples/")) or not src.is_file():
