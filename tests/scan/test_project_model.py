@@ -427,3 +427,24 @@ def test_native_component_beside_a_root_build_for_rocm_is_extra(tmp_path: Path) 
     )
     twin = scan_path(tmp_path / "p", ScanOptions(jobs=1))
     assert {f.scope for f in twin.findings if f.location.path.startswith("projects/")} == {"core"}
+
+
+def test_a_hip_build_of_its_own_is_a_working_route(tmp_path: Path) -> None:
+    """A CMake file that enables the HIP language or requires the HIP packages is a whole ROCm
+    build (ggml's ggml-hip/): a route by itself. A HIP branch alone is one piece of evidence."""
+    import shutil
+
+    from gpuport.scan.routes import OWN_HIP_BUILD, working_route
+
+    r = scan("build_variant")
+    assert [(x.path, x.detail) for x in r.routes] == [
+        ("backend-hip/CMakeLists.txt", OWN_HIP_BUILD)
+    ]
+    assert working_route(r.routes)
+    shutil.copytree(PROJECTS / "build_variant", tmp_path / "p")
+    (tmp_path / "p" / "backend-hip" / "CMakeLists.txt").write_text(
+        'if(BACKEND_HIP)\n  file(GLOB SOURCES "../backend-cuda/*.cu")\n'
+        "  set_source_files_properties(${SOURCES} PROPERTIES LANGUAGE HIP)\nendif()\n"
+    )
+    twin = scan_path(tmp_path / "p", ScanOptions(jobs=1))
+    assert [x.detail for x in twin.routes] != [OWN_HIP_BUILD] and not working_route(twin.routes)

@@ -21,7 +21,7 @@ from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.extras import pyproject_extra_lines, setup_cfg_extra_lines, setup_py_extra_lines
 from gpuport.scan.files import Candidate, classify, read_text
 from gpuport.scan.model import Finding, RouteEvidence
-from gpuport.scan.routes import find_routes, is_rocm_variant_name, working_route
+from gpuport.scan.routes import find_routes, is_rocm_variant_name, own_hip_build, working_route
 from gpuport.scan.rules.base import FileKind
 from gpuport.scan.scopes import Scope, scope_of
 
@@ -94,7 +94,12 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     facts = cxx_facts(native, includes)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
-    routes = find_routes(root, route_files, build.rocm_builds) if root.is_dir() else []
+    own_hip = frozenset(
+        rel
+        for rel in build.rocm_builds
+        if classify(rel) is FileKind.CMAKE and own_hip_build(build_files.get(rel, ""))
+    )
+    routes = find_routes(root, route_files, build.rocm_builds, own_hip) if root.is_dir() else []
     cuda_only = frozenset(
         rel
         for rel, text in build_files.items()

@@ -38,7 +38,23 @@ def working_route(routes: list[RouteEvidence]) -> bool:
     """A route the project really has: evidence of two different kinds (a ROCm build branch
     and a ROCm CI job, a ROCm Dockerfile and a README section ...). One ROCm index URL or one
     README line alone is listed but does not change the verdict."""
-    return len({r.kind for r in routes}) >= 2
+    kinds = {r.kind for r in routes}
+    return len(kinds) >= 2 or any(r.detail == OWN_HIP_BUILD for r in routes)
+
+
+#: A build file that configures a HIP build of its own (it requires the HIP/ROCm packages or
+#: enables CMake's HIP language): a whole ROCm build, evidence enough on its own (ggml's
+#: ``ggml-hip/CMakeLists.txt``).
+OWN_HIP_BUILD = "configures a HIP build of its own (find_package(hip), enable_language(HIP))"
+_OWN_HIP = re.compile(
+    r"^[ \t]*(?:enable_language\s*\(\s*HIP\b|find_package\s*\(\s*(?:hip|hipblas|rocblas|hipcub)\b)",
+    re.M | re.I,
+)
+
+
+def own_hip_build(text: str) -> bool:
+    """Whether a CMake file requires HIP/ROCm packages or enables the HIP language."""
+    return _OWN_HIP.search(text) is not None
 
 
 def is_rocm_variant_name(rel: str) -> bool:
@@ -58,6 +74,7 @@ def find_routes(
     root: Path,
     texts: dict[str, tuple[str, str]],
     hip_builds: list[str],
+    own_hip: frozenset[str] = frozenset(),
 ) -> list[RouteEvidence]:
     """``texts``: relative path -> (file kind, text) for the project's manifests,
     Dockerfiles and build files; ``hip_builds``: build files with a HIP branch."""
@@ -98,12 +115,15 @@ def find_routes(
                 )
     for rel in hip_builds:
         path, _, line = rel.partition(":")
+        own = path in own_hip
         out.append(
             RouteEvidence(
                 kind="build",
                 path=path,
                 line=int(line) if line.isdigit() else None,
-                detail="builds for ROCm/HIP (a HIP branch chooses its sources or flags)",
+                detail=OWN_HIP_BUILD
+                if own
+                else "builds for ROCm/HIP (a HIP branch chooses its sources or flags)",
             )
         )
     out += _ci(root) + _docs(root)
