@@ -245,6 +245,16 @@ def test_scopes_component_and_family_effort() -> None:
         ("ggml/src/ggml-et/x.c", Scope.OTHER_VENDOR),
         ("ggml/src/ggml-cuda/x.cu", Scope.CORE),
         ("server/requirements_intel.txt", Scope.OTHER_VENDOR),
+        ("requirements/docs.txt", Scope.DOCS),
+        ("requirements-docs.txt", Scope.DOCS),
+        ("requirements/pytorch/test.txt", Scope.TEST),
+        ("requirements_test.txt", Scope.TEST),
+        ("requirements-dev.txt", Scope.TOOLING),
+        ("requirements/typing.txt", Scope.TOOLING),
+        ("requirements/base.txt", Scope.CORE),
+        ("requirements.txt", Scope.CORE),
+        ("requirements_rocm.txt", Scope.CORE),
+        ("src/dev_utils.py", Scope.CORE),
         ("Dockerfile_trtllm", Scope.CORE),
     ],
 )
@@ -437,9 +447,7 @@ def test_a_hip_build_of_its_own_is_a_working_route(tmp_path: Path) -> None:
     from gpuport.scan.routes import OWN_HIP_BUILD, working_route
 
     r = scan("build_variant")
-    assert [(x.path, x.detail) for x in r.routes] == [
-        ("backend-hip/CMakeLists.txt", OWN_HIP_BUILD)
-    ]
+    assert [(x.path, x.detail) for x in r.routes] == [("backend-hip/CMakeLists.txt", OWN_HIP_BUILD)]
     assert working_route(r.routes)
     shutil.copytree(PROJECTS / "build_variant", tmp_path / "p")
     (tmp_path / "p" / "backend-hip" / "CMakeLists.txt").write_text(

@@ -62,6 +62,15 @@ _BENCH_FILE = re.compile(r"^bench(?:mark)?_.*\.py$", re.I)
 _CONTAINER_FILE = re.compile(r"dockerfile|containerfile|compose[-_.\w]*\.ya?ml$", re.I)
 _CI_WORDS = frozenset({"ci", "cicd", "lint", "linting", "jenkins", "buildkite", "gitlab"})
 _TEST_WORDS = frozenset({"test", "tests", "testing"})
+#: A requirements file named for what it serves (a word of its name, or its name in a
+#: ``requirements/`` folder)
+_REQ_FILE = re.compile(r"^requirements[-_.].*\.(?:txt|in)$", re.I)
+_REQ_WORDS: tuple[tuple[Scope, frozenset[str]], ...] = (
+    (Scope.DOCS, frozenset({"doc", "docs", "documentation", "mkdocs", "sphinx"})),
+    (Scope.TEST, frozenset({"test", "tests", "testing", "ci"})),
+    (Scope.TOOLING, frozenset({"dev", "lint", "linting", "typing", "mypy", "style", "format"})),
+    (Scope.BENCHMARK, frozenset({"bench", "benchmark", "benchmarks"})),
+)
 
 
 def scope_of(rel: str) -> Scope:
@@ -82,6 +91,13 @@ def scope_of(rel: str) -> Scope:
             return Scope.TOOLING
         if words & _TEST_WORDS:  # Dockerfile.test
             return Scope.TEST
+    if _REQ_FILE.match(name) or "requirements" in (p.lower() for p in parts[:-1]):
+        # requirements-docs.txt, requirements/test.txt, requirements_dev.txt: not what the
+        # package needs to run
+        words = set(stem_words)
+        for scope, named in _REQ_WORDS:
+            if words & named:
+                return scope
     if _TEST_FILE.match(name):
         return Scope.TEST
     if _BENCH_FILE.match(name):
