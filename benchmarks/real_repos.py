@@ -99,6 +99,8 @@ SECOND_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "detectron2": ("facebookresearch/detectron2", "ops hipified by torch", ("minor work",)),
     "tinygrad": ("tinygrad/tinygrad", "native AMD backend", ("ready", "minor work")),
     "mmcv": ("open-mmlab/mmcv", "HIP branch in setup.py", ("minor work",)),
+    "ggml": ("ggml-org/ggml", "HIP backend (ggml-hip)", ("ready", "minor work")),
+    "optimum": ("huggingface/optimum", "pure PyTorch", ("ready", "minor work")),
     "NeMo": ("NVIDIA/NeMo", "none upstream (TE/apex/Megatron inside)", ("major work", "blocked")),
     "flash-linear-attention": ("fla-org/flash-linear-attention", "Triton, AMD CI", ("minor work",)),
     "SageAttention": ("thu-ml/SageAttention", "none", ("blocked",)),
