@@ -39,7 +39,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from gpuport.errors import GpuportError
 
@@ -337,6 +337,16 @@ def _mode_for(path: Path, mode: int | None) -> int:
         return 0o666 & ~umask
 
 
+def _abandon(tmp: Path, path: Path, exc: BaseException) -> NoReturn:
+    """A write failed or was interrupted: remove its temporary file and raise again (an
+    OSError as the one-line error naming ``path``)."""
+    with contextlib.suppress(OSError):
+        tmp.unlink()
+    if isinstance(exc, OSError):
+        raise _fail(path, exc) from None
+    raise exc
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -371,11 +381,7 @@ def write_atomic_bytes(
                 os.close(fd)
         os.replace(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(exc, OSError):
-            raise _fail(path, exc) from None
-        raise
+        _abandon(tmp, path, exc)
     _fsync_dir(parent)
 
 
@@ -443,11 +449,7 @@ def atomic_path(path: Path, *, root: Path | None = None) -> Iterator[Path]:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(exc, OSError):
-            raise _fail(path, exc) from None
-        raise
+        _abandon(tmp, path, exc)
     _fsync_dir(parent)
 
 
@@ -476,11 +478,7 @@ def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = No
             os.close(wfd)
         os.replace(tmp, dest)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(exc, OSError):
-            raise _fail(dest, exc) from None
-        raise
+        _abandon(tmp, dest, exc)
     finally:
         os.close(rfd)
     _fsync_dir(parent)

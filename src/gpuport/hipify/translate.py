@@ -63,7 +63,6 @@ DEFAULT_HIP_VERSION = "6.4"
 #: The comment written after a warp call whose mask was dropped (HIP < 6.2).
 MASK_DROPPED = "/* gpuport: mask dropped (HIP < 6.2) */"
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>"
-FULL_MASK_64 = "0xffffffffffffffffull"
 
 _SYNC_WARP_FROM = Version("6.2")
 #: ``*_sync`` warp intrinsics and the maskless form HIP had before 6.2.
@@ -232,7 +231,7 @@ def _warp_calls(
                     _FULL_MASK_32.fullmatch(literal)
                     and code[start : start + len(literal)] == literal
                 ):
-                    edits.add(start, start + len(literal), FULL_MASK_64)
+                    edits.add(start, start + len(literal), wave.FULL_MASK_64)
                     widened.append(start)
             continue
         if name == "__syncwarp" or len(args) < 2:
