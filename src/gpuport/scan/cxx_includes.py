@@ -13,6 +13,7 @@ folder) count; ``<...>`` includes name the toolkit's headers. Text only: nothing
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from dataclasses import dataclass
@@ -38,36 +39,8 @@ class IncludeSides:
     not_on_rocm: dict[str, str]
 
 
-def _branch_sides(src: CxxSource) -> dict[int, int]:
-    """Directive line -> the side the branch it opens is on, on a ROCm build: 1 taken, -1
-    not taken, 0 unknown (only branches of conditionals that test ROCm are listed)."""
-    out: dict[int, int] = {}
-    # per open conditional: [sides of its branches so far]
-    stack: list[list[int]] = []
-    for d in src.directives:
-        kind = d.kind
-        if kind in ("if", "ifdef", "ifndef"):
-            side = _side(kind, d.expr)
-            stack.append([side])
-        elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
-            before = stack[-1]
-            if 1 in before:
-                side = -1  # an earlier branch is the one ROCm takes
-            elif kind == "else":
-                side = 1 if before and all(s == -1 for s in before) else 0
-            else:
-                side = _side(kind, d.expr)
-            before.append(side)
-        elif kind == "endif" and stack:
-            stack.pop()
-            continue
-        else:
-            continue
-        out[d.line] = side
-    return out
-
-
 def _side(kind: str, expr: str) -> int:
+    """The side of a branch whose test is ``expr`` on a ROCm build, by the test alone."""
     if ROCM_MACRO.search(expr) is None:
         return 0
     if kind in ("ifdef", "elifdef"):
@@ -77,30 +50,39 @@ def _side(kind: str, expr: str) -> int:
     return rocm_polarity(expr)
 
 
-def _sides_of_lines(src: CxxSource) -> list[int]:
-    """Per line (index = 1-based line): 1 inside a branch ROCm takes, -1 inside one it
-    never takes (innermost decided branch wins; a -1 anywhere above wins over all), 0 else."""
-    starts = _branch_sides(src)
-    n = src.line_count
-    out = [0] * (n + 2)
-    stack: list[int] = []  # effective side of each open conditional's current branch
-    pending = {d.line: d for d in src.directives}
-    for line in range(1, n + 1):
-        d = pending.get(line)
-        if d is not None:
-            if d.kind in ("if", "ifdef", "ifndef"):
-                stack.append(_combine(stack, starts.get(line, 0)))
-            elif d.kind in ("elif", "elifdef", "elifndef", "else") and stack:
-                stack[-1] = _combine(stack[:-1], starts.get(line, 0))
-            elif d.kind == "endif" and stack:
-                stack.pop()
+def _side_changes(src: CxxSource) -> tuple[list[int], list[int]]:
+    """Where the side a ROCm build is on changes: (directive lines, side from the next line
+    on): 1 inside a branch ROCm takes, -1 inside one it never takes (a -1 anywhere above
+    wins), 0 else. A branch after the one ROCm takes is -1; an ``#else`` after branches ROCm
+    never takes is 1."""
+    lines: list[int] = []
+    sides: list[int] = []
+    # per open conditional: [sides of its branches so far, effective side of the current one]
+    stack: list[tuple[list[int], int]] = []
+    for d in src.directives:
+        kind = d.kind
+        if kind in ("if", "ifdef", "ifndef"):
+            side = _side(kind, d.expr)
+            stack.append(([side], _combine(stack[-1][1] if stack else 0, side)))
+        elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
+            before, _ = stack.pop()
+            if 1 in before:
+                side = -1  # an earlier branch is the one ROCm takes
+            elif kind == "else":
+                side = 1 if all(s == -1 for s in before) else 0
+            else:
+                side = _side(kind, d.expr)
+            stack.append(([*before, side], _combine(stack[-1][1] if stack else 0, side)))
+        elif kind == "endif" and stack:
+            stack.pop()
+        else:
             continue
-        out[line] = stack[-1] if stack else 0
-    return out
+        lines.append(d.line)
+        sides.append(stack[-1][1] if stack else 0)
+    return lines, sides
 
 
-def _combine(outer: list[int], side: int) -> int:
-    enclosing = outer[-1] if outer else 0
+def _combine(enclosing: int, side: int) -> int:
     if enclosing == -1 or side == -1:
         return -1
     return 1 if 1 in (enclosing, side) else 0
@@ -122,12 +104,13 @@ def include_sides(texts: dict[str, str]) -> IncludeSides:
         if not found:
             continue
         # lexed only when a conditional directive of the file tests ROCm (rare)
-        sides = _sides_of_lines(lex(text)) if _ROCM_DIRECTIVE.search(text) else []
+        changes = _side_changes(lex(text)) if _ROCM_DIRECTIVE.search(text) else ([], [])
         line, pos = 1, 0
         for start, target in found:
             line += text.count("\n", pos, start)
             pos = start
-            side = sides[line] if line < len(sides) else 0
+            at = bisect.bisect_right(changes[0], line) - 1
+            side = changes[1][at] if at >= 0 else 0
             seen.setdefault(target, set()).add(side)
             where.setdefault(f"{target}:{side}", f"{rel}:{line}")
     rocm_only = {h: where[f"{h}:1"] for h, s in seen.items() if s == {1}}
