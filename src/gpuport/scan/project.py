@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuport.models import Severity
-from gpuport.scan.build_model import BuildModel, build_model
+from gpuport.scan.build_model import BuildModel, Component, build_model
 from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.extras import pyproject_extra_lines, setup_cfg_extra_lines, setup_py_extra_lines
 from gpuport.scan.files import Candidate, classify, read_text
@@ -152,6 +152,43 @@ _SIDE_TREE = re.compile(
 _ROCM_WORD = re.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
 
 
+def _scope(
+    path: str,
+    extra: str | None,
+    comp: Component | None,
+    view: ProjectView,
+    beside_rocm: bool,
+) -> tuple[Scope, str]:
+    """A finding's scope from its path and the project view, and a note when the reason is
+    not plain from the path."""
+    scope = scope_of(path)
+    if scope is not Scope.CORE:
+        return scope, ""
+    if extra is not None:
+        return Scope.EXTRA, ""
+    if (
+        beside_rocm
+        and comp is not None
+        and comp.builds_native
+        and not comp.rocm_build
+        and not comp.nvidia_only
+    ):
+        return Scope.EXTRA, ""  # an optional native component the ROCm route does not build
+    top = path.split("/", 1)[0] if "/" in path else ""
+    if view.package and _SIDE_TREE.match(top):
+        return Scope.EXTRA, ""  # tinygrad's extra/, ktransformers' archive/: beside the package
+    if view.package and _IMAGE_DIR.match(top) and classify(path) in _CONTAINER_KINDS:
+        # The project is installed as a package (or built from source): a ROCm user installs
+        # it into a ROCm image; the images it collects in docker/ are how its team tests and
+        # runs it.
+        note = (
+            f"a container recipe of a project packaged by {view.package}: counted apart; "
+            "`--scope all` judges it"
+        )
+        return Scope.TOOLING, note
+    return Scope.CORE, ""
+
+
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
     has_route = working_route(view.routes)
@@ -162,39 +199,12 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     out: list[Finding] = []
     for f in findings:
         path = f.location.path
-        scope = scope_of(path)
         extra = view.extras.get(path, {}).get(f.location.line or 0)
-        if scope is Scope.CORE and extra is not None:
-            scope = Scope.EXTRA
         comp = view.build.component_of(path)
-        if (
-            (has_route or root_rocm_build)
-            and scope is Scope.CORE
-            and comp is not None
-            and comp.builds_native
-            and not comp.rocm_build
-            and not comp.nvidia_only
-        ):
-            scope = Scope.EXTRA  # an optional native component the ROCm route does not build
+        scope, note = _scope(path, extra, comp, view, has_route or root_rocm_build)
         update: dict[str, object] = {"scope": scope.value}
-        top = path.split("/", 1)[0] if "/" in path else ""
-        if scope is Scope.CORE and view.package and _SIDE_TREE.match(top):
-            # tinygrad's extra/, ktransformers' archive/: beside the package, not in it
-            update["scope"] = Scope.EXTRA.value
-        elif (
-            scope is Scope.CORE
-            and view.package
-            and _IMAGE_DIR.match(top)
-            and classify(path) in _CONTAINER_KINDS
-        ):
-            # The project is installed as a package (or built from source): a ROCm user
-            # installs it into a ROCm image; the images it collects in docker/ are how its
-            # team tests and runs it.
-            update = {
-                "scope": Scope.TOOLING.value,
-                "message": f"{f.message} (a container recipe of a project packaged by "
-                f"{view.package}: counted apart; `--scope all` judges it)",
-            }
+        if note:
+            update["message"] = f"{f.message} ({note})"
         f = f.model_copy(update=update)
         where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
         name = path.rsplit("/", 1)[-1]
