@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuport.cli.app import main
+from gpuport.cli.entry import main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "llm-service"

@@ -1,6 +1,6 @@
 """Allow ``python -m gpuport``."""
 
-from gpuport.cli.app import main
+from gpuport.cli.entry import main
 
 if __name__ == "__main__":
     main()

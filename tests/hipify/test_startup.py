@@ -52,7 +52,7 @@ RUN = """
 import json, os, sys
 sys.argv = ["gpuport", "hipify", sys.argv[1], "--hip-version", "5.2", "-o", sys.argv[2],
             "--format", "json", "--output", sys.argv[3]]
-from gpuport.cli.app import main
+from gpuport.cli.entry import main
 try:
     main()
 except SystemExit as exc:
@@ -74,8 +74,11 @@ int main() { float* d; cudaMalloc(&d, 128); k<<<1, 32>>>(d); cudaFree(d); return
 
 # Modules a hipify run has no use for: the scanner's engine and project model (walk, routes,
 # verdict), other commands, template and YAML engines, rich (a JSON report draws nothing),
-# pathspec (no .gitignore here), and the package catalog's reading.
+# pathspec (no .gitignore here), the package catalog's reading, and typer (a plain hipify
+# command line is parsed by gpuport.cli.entry).
 NOT_ON_HIPIFY_PATH = (
+    "typer",
+    "click",
     "gpuport.scan.engine",
     "gpuport.scan.project",
     "gpuport.scan.routes",

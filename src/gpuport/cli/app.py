@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 
 import typer
 
 from gpuport import __version__
-from gpuport.cli.common import (
-    EXIT_BUG,
-    EXIT_USAGE,
-    ClosedPipeSafe,
-    escape,
-    print_result_warnings,
-    stderr_console,
-)
-from gpuport.errors import GpuportError
+from gpuport.cli.common import EXIT_USAGE, escape, stderr_console
+from gpuport.cli.guard import run_guarded
 from gpuport.render.text import clean_line
 
 app = typer.Typer(
@@ -83,28 +74,17 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one-line errors with exit 2 (input) or 3 (environment), never a traceback.
-
-    A reader that goes away (``gpuport scan . | head``) is not an error: the rest of the
-    output is dropped quietly and the exit status is the command's own (1 only when
-    ``--fail-on`` tripped), not the exit 1 click gives a broken pipe.
-    """
+    """The typer application's entry point; ends as :func:`gpuport.cli.guard.run_guarded` says
+    (one-line errors with exit 2 or 3, never a traceback). The process entry point is
+    :func:`gpuport.cli.entry.main`, which comes here for everything but a plain hipify."""
     if argv is not None:
         _register(argv)  # a command other than the one this process was started for
-    real_stdout = sys.stdout
-    sys.stdout = ClosedPipeSafe(real_stdout)
-    try:
-        _run(argv)
-    finally:
-        if isinstance(sys.stdout, ClosedPipeSafe):
-            sys.stdout.flush()
-            sys.stdout = real_stdout
+    run_guarded(lambda: _run(argv))
 
 
-def _run(argv: list[str] | None) -> None:
-    print_result_warnings()
+def _run(argv: list[str] | None) -> object:
     try:
-        code = app(args=argv, prog_name="gpuport", standalone_mode=False)
+        return app(args=argv, prog_name="gpuport", standalone_mode=False)
     except typer.TyperException as exc:
         # Click's own usage errors (unknown option, missing argument, bad choice): one line
         ctx = getattr(exc, "ctx", None)
@@ -122,30 +102,6 @@ def _run(argv: list[str] | None) -> None:
     except typer.Abort:
         stderr_console().print("gpuport: interrupted")
         sys.exit(130)
-    except GpuportError as exc:
-        # messages quote file names, run labels, tensor names: one line, no escape sequences
-        stderr_console().print(
-            f"[bold red]gpuport: error:[/] {escape(clean_line(str(exc)))}",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        stderr_console().print("gpuport: interrupted")
-        sys.exit(130)
-    except Exception as exc:
-        if os.environ.get("GPUPORT_DEBUG"):
-            traceback.print_exc()
-            sys.exit(EXIT_BUG)
-        stderr_console().print(
-            f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: "
-            f"{escape(clean_line(str(exc)))} "
-            "(set GPUPORT_DEBUG=1 for a traceback and please report it)",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.exit(EXIT_BUG)
-    sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["EXIT_USAGE", "app", "main"]

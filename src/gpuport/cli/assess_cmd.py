@@ -13,12 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuport.cli.common import (
-    EXIT_FINDINGS,
-    AcceptEditedOption,
-    err_console,
-    honours_accept_edited,
-)
+from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited
+from gpuport.cli.options import AcceptEditedOption
 from gpuport.fileio import check_writable
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic

@@ -12,13 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
-from gpuport.cli.common import (
-    EXIT_FINDINGS,
-    FormatOption,
-    OutputOption,
-    emit,
-    err_console,
-)
+from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.options import FormatOption, OutputOption
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 

@@ -1,4 +1,8 @@
-"""What every command shares: consoles, the output convention, exit codes."""
+"""What every command shares: consoles, the output convention, exit codes.
+
+No typer here: ``gpuport hipify`` with plain options runs without it (:mod:`gpuport.cli.entry`).
+The typer option declarations several commands share are in :mod:`gpuport.cli.options`.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,9 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
-import typer
-
-from gpuport.render.interface import OutputFormat, ReportFormat, write_atomic
+from gpuport.render.interface import OutputFormat, write_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -63,26 +65,6 @@ def escape(text: str) -> str:
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
-
-
-def _as_output_format(value: ReportFormat | OutputFormat) -> OutputFormat:
-    return OutputFormat(value.value)
-
-
-# The shared --format/--output convention for commands that write a report, not findings:
-# typer offers (and accepts) only the three formats, and the command receives an OutputFormat.
-if TYPE_CHECKING:  # what the command receives, after the callback
-    FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f")]
-else:  # what typer offers and accepts
-    FormatOption = Annotated[
-        ReportFormat,
-        typer.Option(
-            "--format", "-f", help="terminal, json or markdown.", callback=_as_output_format
-        ),
-    ]
-OutputOption = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write the result to this file.")
-]
 
 
 class ClosedPipeSafe:
@@ -160,16 +142,6 @@ def emit(
     else:
         write_atomic(output, body)
 
-
-# Result files that check themselves (issue 14): compare, assess and cost take --accept-edited.
-AcceptEditedOption = Annotated[
-    bool,
-    typer.Option(
-        "--accept-edited",
-        help="Use bench/validate files edited after their run (refused otherwise); "
-        "a warning names each.",
-    ),
-]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

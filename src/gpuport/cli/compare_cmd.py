@@ -10,13 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import (
-    EXIT_FINDINGS,
-    AcceptEditedOption,
-    OutputOption,
-    err_console,
-    honours_accept_edited,
-)
+from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited
+from gpuport.cli.options import AcceptEditedOption, OutputOption
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
 

@@ -13,14 +13,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import (
-    AcceptEditedOption,
-    FormatOption,
-    OutputOption,
-    emit,
-    err_console,
-    honours_accept_edited,
-)
+from gpuport.cli.common import emit, err_console, honours_accept_edited
+from gpuport.cli.options import AcceptEditedOption, FormatOption, OutputOption
 from gpuport.models import EnvFingerprint, GpuportError
 from gpuport.render.interface import OutputFormat
 

@@ -16,13 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import (
-    EXIT_FINDINGS,
-    FormatOption,
-    OutputOption,
-    emit,
-    err_console,
-)
+from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.options import FormatOption, OutputOption
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 

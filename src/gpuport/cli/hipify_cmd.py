@@ -1,173 +1,16 @@
-"""``gpuport hipify PATH``: parse options, run the hipify core, write outputs, render."""
+"""``gpuport hipify PATH``: the typer command (options, help) over :func:`run_hipify`."""
 
 from __future__ import annotations
 
-import difflib
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, FormatOption, emit, note, stderr_console
-from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
-from gpuport.hipify.hipheaders import HipHeaders, local_headers
-from gpuport.hipify.io import read_source, write_source, write_stdout
-from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
-from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
-from gpuport.hipify.tree import other_files
-from gpuport.hipify.wave64 import WAVE64_MODES
-from gpuport.models import GpuportError
+from gpuport.cli.hipify_run import run_hipify
+from gpuport.cli.options import FormatOption
+from gpuport.hipify.translate import DEFAULT_HIP_VERSION
 from gpuport.render.interface import OutputFormat
-from gpuport.render.text import clean_line
-from gpuport.scan.model import SkippedFile
-
-FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
-BACKUP_SUFFIX = fileio.BACKUP_SUFFIX
-
-
-def fails(report: HipifyReport, fail_on: str) -> bool:
-    """Exit 1 on the --fail-on condition, or on a failed --check (unless ``never``)."""
-    if fail_on == "never":
-        return False
-    if report.totals.get("compile_failed", 0):
-        return True
-    if fail_on == "unsupported":
-        return report.totals.get("unsupported", 0) > 0
-    return report.totals.get("hazards", 0) > 0
-
-
-def _headers(version: str) -> HipHeaders | None:
-    """The installed HIP's headers when they are ``version`` (a bad version: None, the core
-    refuses it with its own message)."""
-    try:
-        return local_headers(version)
-    except (OSError, ValueError):
-        return None
-
-
-def _archs(value: str) -> tuple[str, ...]:
-    return tuple(a.strip() for a in value.split(",") if a.strip())
-
-
-backup_path = fileio.backup_path
-
-
-BuildEdit = tuple[str, str, str]  # (rel path, original text, rewritten text)
-
-
-def build_edits(path: Path, target: str, *, wave64: bool = False) -> list[BuildEdit]:
-    """The CMake/Makefile build files under the folder ``path`` that the rewrite changes
-    (``wave64``: also ``-DWARP_SIZE=32`` -> 64 for a 64-lane target)."""
-    if not path.is_dir():
-        return []
-    edits: list[BuildEdit] = []
-    for rel in other_files(path):
-        kind = build_kind(rel)
-        if kind is None:
-            continue
-        text = read_source(path / rel, path)
-        if not isinstance(text, str):
-            continue
-        new, changes = rewrite_build_file(text, kind, target, wave64=wave64)
-        if changes:
-            edits.append((rel, text, new))
-    return edits
-
-
-def _write_in_place(
-    report: HipifyReport, root: Path | None = None, builds: list[BuildEdit] | None = None
-) -> None:
-    """Back up each changed input as FILE.gpuport.bak, then replace it atomically.
-
-    Every file and backup is checked before anything is written: a backup that is a symbolic
-    link, or a different file, stops the run (exit 2, nothing written). A backup that is a copy
-    of the current file is kept, and an empty or cut-off one (a killed run, a full disk) is
-    written again from the original. A source that is itself a symbolic link is not rewritten
-    (listed as skipped). ``builds`` (rewritten build files, relative to ``root``) are written
-    the same way. Backups and sources are written through :mod:`gpuport.fileio`.
-    """
-    base = root if root is not None and root.is_dir() else None
-    todo: list[tuple[Path, str]] = []
-    for f in report.files:
-        if not f.output or f.text is None:
-            continue
-        if Path(f.output).is_symlink():
-            report.skipped.append(SkippedFile(path=f.path, reason=_LINK_NOT_REWRITTEN))
-            f.output = None
-            continue
-        todo.append((Path(f.output), f.text))
-    report.totals["skipped"] = len(report.skipped)
-    if base is not None and builds:
-        todo += [(base / rel, new) for rel, _, new in builds if not (base / rel).is_symlink()]
-    plan: list[tuple[Path, str, bytes, str]] = []
-    for src, text in todo:
-        original = fileio.read_bytes(src, limit=fileio.LIMIT_SOURCE, root=base)
-        plan.append((src, text, original, fileio.backup_state(src, original)))
-    taken = [fileio.backup_path(src) for src, _, _, state in plan if state == "other"]
-    if taken:
-        names = ", ".join(str(b) for b in taken)
-        raise GpuportError(
-            f"--in-place: a different backup already exists ({names}); move it away first "
-            "(nothing written)"
-        )
-    for src, text, original, state in plan:
-        if state != "same":
-            fileio.backup(src, original, root=base)
-        write_source(src, text, root=base)
-
-
-_LINK_NOT_REWRITTEN = "symbolic link: not rewritten in place (gpuport never writes through a link)"
-
-
-def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) -> str:
-    """A unified diff (a/PATH, b/PATH) of original vs translated text for every changed file
-    (and every rewritten build file in ``builds``)."""
-    chunks: list[str] = []
-    items = [(f.path, f.original or "", f.text or "") for f in report.files]
-    for rel, before, after in [*items, *(builds or [])]:
-        if before == after:
-            continue
-        for line in difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile=f"a/{clean_line(rel)}",  # a name from the project: no escape sequences
-            tofile=f"b/{clean_line(rel)}",
-        ):
-            chunks.append(
-                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-            )
-    return "".join(chunks)
-
-
-def _write_outputs(report: HipifyReport) -> None:
-    """Write each translation (and copy each other file) into the output folder, never through
-    a link already there and never outside it."""
-    dest = Path(report.out_dir) if report.out_dir is not None else None
-    if dest is not None:  # every destination checked before the first is written
-        outs = [Path(f.output) for f in report.files if f.output and f.text is not None]
-        for out in [*outs, *(dest / rel for rel in report.copied)]:
-            fileio.check_destination(out, dest)
-    for f in report.files:
-        if f.output is None or f.text is None:
-            continue
-        out = Path(f.output)
-        _mkdir(out.parent)
-        write_source(out, f.text, root=dest)
-    if dest is not None:
-        root = Path(report.root)
-        for rel in report.copied:
-            target = dest / rel
-            _mkdir(target.parent)
-            fileio.copy_atomic(root / rel, target, src_root=root, root=dest)
-
-
-def _mkdir(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise GpuportError(f"cannot create {folder}: {exc.strerror or exc}") from None
 
 
 def hipify(
@@ -247,107 +90,26 @@ def hipify(
     ] = "never",
 ) -> None:
     """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD."""
-    fail_on = fail_on.lower()
-    if fail_on not in FAIL_ON_CHOICES:
-        raise GpuportError(
-            f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
-        )
-    syntax = launch_syntax.lower()
-    if syntax not in LAUNCH_SYNTAXES:
-        raise GpuportError(
-            f"--launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}, not {launch_syntax!r}"
-        )
-    wave_mode = wave64.lower() if wave64 is not None else None
-    if wave_mode is not None and wave_mode not in WAVE64_MODES:
-        raise GpuportError(f"--wave64 must be one of fix, report, not {wave64!r}")
-    if fmt is OutputFormat.SARIF:
-        raise GpuportError("hipify has no SARIF output; use terminal, json or markdown")
-    if in_place and out_dir is not None:
-        raise GpuportError("--in-place and -o/--out-dir cannot be used together")
-    if diff and (output is None and (stats or fmt is not OutputFormat.TERMINAL)):
-        raise GpuportError(
-            "--diff prints the diff to stdout; write the report (--stats, --format) with --output"
-        )
-    if path.is_dir() and out_dir is None and not diff and not in_place:
-        raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
-    version = hip_version or detect_hip_version(avoid=(path,)) or DEFAULT_HIP_VERSION
-    report = hipify_path(
+    code = run_hipify(
         path,
         out_dir=out_dir,
-        hip_version=version,
+        hip_version=hip_version,
         target=target,
         check=check,
-        offload_archs=_archs(offload_arch),
+        offload_arch=offload_arch,
+        stats=stats,
+        fmt=fmt,
+        output=output,
         annotate=annotate,
+        diff=diff,
         in_place=in_place,
-        launch_syntax="ggl" if syntax == "ggl" else "keep",
-        wave64="fix" if wave_mode == "fix" else "report" if wave_mode == "report" else None,
-        headers=_headers(version),
+        launch_syntax=launch_syntax,
+        build_files=build_files,
+        wave64=wave64,
+        fail_on=fail_on,
     )
-    builds = build_edits(path, target, wave64=report.wave64 == "fix")
-    if in_place:
-        _write_in_place(report, path, builds if build_files else None)
-    else:
-        _write_outputs(report)
-        if build_files and out_dir is not None:
-            for rel, _, new in builds:
-                _mkdir((out_dir / rel).parent)
-                write_source(out_dir / rel, new, root=out_dir)
-    if check:  # after the writes: compile the written tree as a build would
-        from gpuport.hipify.check import check_report
-        from gpuport.hipify.run import finish
-
-        hipcc = subproc.which("hipcc", avoid=(path,))
-        if hipcc is None:
-            raise GpuportError("hipcc disappeared from PATH during the run")
-        check_report(report, offload_archs=_archs(offload_arch), hipcc=hipcc, in_place=in_place)
-        finish(report)
-    if builds and not build_files:
-        n = len(builds)
-        note(f"{n} build file{'s' if n != 1 else ''} would change; --build-files rewrites them")
-    to_stdout = out_dir is None and not in_place and not stats and fmt is OutputFormat.TERMINAL
-    if diff:
-        write_stdout(sys.stdout, unified_diff(report, builds if build_files else None))
-        sys.stdout.flush()
-    if diff and output is None:
-        from gpuport.render import hipify_terminal
-
-        note(hipify_terminal.summary(report))
-    elif to_stdout and output is None:
-        # one file, no -o: the translated text is the result; the report goes to stderr
-        for f in report.files:
-            write_stdout(sys.stdout, f.text or "")
-        sys.stdout.flush()
-        from gpuport.render import hipify_terminal
-
-        if report.totals.get("unsupported") or report.totals.get("hazards") or check:
-            hipify_terminal.render(report, stderr_console())
-        else:
-            note(hipify_terminal.summary(report))
-    else:
-
-        def text() -> str:
-            if fmt is OutputFormat.JSON:
-                return report.model_dump_json(indent=2) + "\n"
-            from gpuport.render import hipify_terminal
-
-            return hipify_terminal.render_markdown(report)
-
-        def terminal(console: object) -> None:
-            from gpuport.render import hipify_terminal
-
-            hipify_terminal.render(report, console)  # type: ignore[arg-type]
-
-        emit(fmt, output, text=text, terminal=terminal)
-        if output is not None or fmt is not OutputFormat.TERMINAL:
-            from gpuport.render import hipify_terminal
-
-            note(
-                hipify_terminal.summary(report)
-                + (f"; report written to {output}" if output else "")
-            )
-    if fails(report, fail_on):
-        raise typer.Exit(EXIT_FINDINGS)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

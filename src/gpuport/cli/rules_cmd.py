@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from gpuport.cli.common import FormatOption, emit
+from gpuport.cli.common import emit
+from gpuport.cli.options import FormatOption
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 from gpuport.scan.rules import RULES, Rule, rules_sorted

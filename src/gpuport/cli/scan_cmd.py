@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuport.cli.common import EXIT_FINDINGS, OutputOption, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.options import OutputOption
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
 from gpuport.scan import ScanOptions, ScanReport, scan_path
