@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from gpuport import lazyre
 from gpuport.scan.model import Finding
 
 __all__ = ["COMMENT_PREFIX", "annotate", "comment_for"]
 
 COMMENT_PREFIX = "// gpuport: "
-_SUGGESTION = re.compile(r";\s*(replace with .+)$", re.IGNORECASE)
+_SUGGESTION = lazyre.compile(r";\s*(replace with .+)$", re.IGNORECASE)
 
 
 def comment_for(finding: Finding) -> str:

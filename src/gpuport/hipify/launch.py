@@ -10,16 +10,16 @@ launch that cannot be parsed safely is left as it is and reported with a reason.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
+from gpuport import lazyre
 from gpuport.scan.cxx import CxxSource
 
 __all__ = ["LaunchEdit", "LaunchFailure", "rewrite_launches"]
 
 _SPACE = " \t\r\n"
 #: A possibly qualified name ending where the search ends (``ns::kernel``).
-_NAME = re.compile(r"(?<![\w:])(?:::)?[A-Za-z_]\w*(?:[ \t]*::[ \t]*[A-Za-z_]\w*)*$")
+_NAME = lazyre.compile(r"(?<![\w:])(?:::)?[A-Za-z_]\w*(?:[ \t]*::[ \t]*[A-Za-z_]\w*)*$")
 #: A kernel name may not follow these (it would be part of an expression).
 _BAD_BEFORE = set("<.=+-*/%&|^!~?,[(>")
 _NAME_CHARS = frozenset("_: \t")

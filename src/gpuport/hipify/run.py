@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from gpuport import fileio, subproc
+from gpuport import fileio, lazyre, subproc
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
@@ -55,7 +55,7 @@ from .translate import (
 from .tree import other_files
 from .wave64 import WaveMode
 
-_SURROGATE = re.compile("[\udc80-\udcff]")
+_SURROGATE = lazyre.compile("[\udc80-\udcff]")
 
 __all__ = [
     "COMPILE_TIMEOUT_S",
@@ -76,7 +76,7 @@ HIPCC_MISSING = (
     "--check needs hipcc, which is not on PATH; install Debian's `hipcc` package "
     "(apt-get install hipcc) or a ROCm release, or drop --check"
 )
-_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
+_HIP_VERSION = lazyre.compile(r"HIP version:\s*(\d+)\.(\d+)")
 
 
 class UnsupportedName(BaseModel):

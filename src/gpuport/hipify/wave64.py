@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from gpuport import lazyre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
 from gpuport.scan.rules.native.warp import _warpish, device_code
@@ -116,58 +117,60 @@ class WavePlan:
 
 
 _OWN = frozenset({MACRO, LOG2})
-_BITS_WORDS = re.compile(r"\b(?:bits?|words?|ints?|bitmask|bitset)\b", re.I)
-_DEFINE32 = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?(?P<v>32)[uU]?\)?[ \t]*$")
-_CONST32 = re.compile(
+_BITS_WORDS = lazyre.compile(r"\b(?:bits?|words?|ints?|bitmask|bitset)\b", re.I)
+_DEFINE32 = lazyre.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?(?P<v>32)[uU]?\)?[ \t]*$"
+)
+_CONST32 = lazyre.compile(
     r"\b(?P<name>[A-Za-z_]\w*)\s*(?:=|\{)\s*\(?\s*(?P<v>32)[uU]?\s*\)?\s*\}?\s*[;,)]"
 )
-_CONST_TYPES = re.compile(
+_CONST_TYPES = lazyre.compile(
     r"(?:\b(?:static|const|constexpr|inline|__device__|__constant__|__host__)\s+)+"
     r"(?:unsigned\s+|signed\s+)?(?:int|uint32_t|int32_t|size_t|unsigned|short|long|auto)\s*$"
 )
-_MASK_DEFINE = re.compile(
+_MASK_DEFINE = lazyre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?(?P<v>0[xX][fF]{8}[uU]?)\)?[ \t]*$"
 )
-_MASK_CONST = re.compile(
+_MASK_CONST = lazyre.compile(
     r"(?P<type>(?:unsigned(?:\s+int)?|uint32_t|int))\s+(?P<name>[A-Za-z_]\w*)\s*=\s*"
     r"(?P<v>0[xX][fF]{8}[uU]?)\s*;"
 )
 _SYNC_FIRST = r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all)_sync\s*\(\s*"
-_BALLOT_DECL = re.compile(
+_BALLOT_DECL = lazyre.compile(
     r"(?P<type>(?:(?:const|unsigned|signed|int|uint32_t|int32_t|long)\s+)*"
     r"(?:unsigned|int|uint32_t|int32_t))\s+(?P<name>[A-Za-z_]\w*)\s*=\s*"
     r"(?P<call>__ballot(?:_sync)?|__activemask)\s*\("
 )
-_BALLOT_ASSIGN = re.compile(
+_BALLOT_ASSIGN = lazyre.compile(
     r"\b(?P<name>[A-Za-z_]\w*)\s*=\s*(?:__ballot(?:_sync)?|__activemask)\s*\("
 )
-_BITFN = re.compile(r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?P<arg>[A-Za-z_]\w*)\b")
-_ONE_SHIFT = re.compile(r"(?<![\w.])(?P<one>1[uU]?|-1|~0[uU]?)(?=\s*<<)")
-_FOR16 = re.compile(
+_BITFN = lazyre.compile(r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?P<arg>[A-Za-z_]\w*)\b")
+_ONE_SHIFT = lazyre.compile(r"(?<![\w.])(?P<one>1[uU]?|-1|~0[uU]?)(?=\s*<<)")
+_FOR16 = lazyre.compile(
     r"\bfor\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|unsigned|uint32_t|auto)\s+)?"
     r"(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>16[uU]?|[^;]{1,40}?)\s*;(?P<cond>[^;]*);(?P<step>[^)]*)\)"
 )
-_SHFL_CALL = re.compile(
+_SHFL_CALL = lazyre.compile(
     r"(?:\b__shfl(?:_up|_down|_xor)?(?P<sync>_sync)?|(?<=[.>])\s*shfl(?:_up|_down|_xor)?)\s*\("
 )
-_TILE32 = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<v>32)[uU]?\s*[,>]")
-_LANE_CMP = re.compile(
+_TILE32 = lazyre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<v>32)[uU]?\s*[,>]")
+_LANE_CMP = lazyre.compile(
     r"\b(?P<var>[A-Za-z_]\w*)(?:\s*\+[^;(){}]{1,30}\))?\s*(?P<op>==|!=|<=|>=|<|>)\s*"
     r"(?P<k>31|32)[uU]?\b(?![.\w])"
 )
-_SRC_LANE = re.compile(r"\b__shfl(?:_sync)?\s*\(")
-_UNROLLED = re.compile(r"\b__shfl_(?:xor|down)(?:_sync)?\s*\(")
-_SHARED32 = re.compile(
+_SRC_LANE = lazyre.compile(r"\b__shfl(?:_sync)?\s*\(")
+_UNROLLED = lazyre.compile(r"\b__shfl_(?:xor|down)(?:_sync)?\s*\(")
+_SHARED32 = lazyre.compile(
     r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*\[\s*(?P<v>32)[uU]?\s*\]\s*(?=[;=,])"
 )
-_LANE_OP = re.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
-_THREAD_INDEX = re.compile(
+_LANE_OP = lazyre.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
+_THREAD_INDEX = lazyre.compile(
     r"^\(?\s*(?:threadIdx\.[xyz]|(?:tid|ltid|tidx|tx|thread_?id\w*|threadId\w*|local_?id)"
     r"|blockDim\.[xyz]|(?:\w*block\w*|\w*BLOCK\w*|\w*threads\w*|\w*THREADS\w*|TPB))\s*\)?$"
 )
-_OPERAND = re.compile(r"(?:[\w.]|->)+\s*$")
-_TARGET = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
-_LANE_TARGET = re.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
+_OPERAND = lazyre.compile(r"(?:[\w.]|->)+\s*$")
+_TARGET = lazyre.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
+_LANE_TARGET = lazyre.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
 
 
 def _stmt_start(code: str, pos: int) -> int:

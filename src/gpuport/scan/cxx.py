@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gpuport import lazyre
 from gpuport.scan.cxx_expr import (
     _ELIF_KINDS,
     _IF_KINDS,
@@ -59,17 +60,17 @@ __all__ = [
 # Scanning jumps between the characters that can open a comment, a literal or a
 # directive; every branch starts with a literal character, so the regex engine
 # skips everything else in C. What opened the match is then sorted out in Python.
-_SCAN = re.compile(r"//[^\n\\]*(?:\\[\s\S][^\n\\]*)*|/\*[\s\S]*?(?:\*/|\Z)|\"|'|\#")
-_STR_BODY = re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*')
-_CHR_BODY = re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*")
-_RAW_OPEN = re.compile(r'(?P<delim>[^()\\\s"]{0,16})\(')
-_INCLUDE = re.compile(r'\#[ \t]*(?:include|include_next|import)[ \t]*(?:"[^"\n]*"|<[^>\n]*>)')
+_SCAN = lazyre.compile(r"//[^\n\\]*(?:\\[\s\S][^\n\\]*)*|/\*[\s\S]*?(?:\*/|\Z)|\"|'|\#")
+_STR_BODY = lazyre.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*')
+_CHR_BODY = lazyre.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*")
+_RAW_OPEN = lazyre.compile(r'(?P<delim>[^()\\\s"]{0,16})\(')
+_INCLUDE = lazyre.compile(r'\#[ \t]*(?:include|include_next|import)[ \t]*(?:"[^"\n]*"|<[^>\n]*>)')
 _BLANKS = frozenset(" \t\r\f\v")
 _STRING_PREFIXES = frozenset({"", "u8", "u", "U", "L"})
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
-_PP_NUMBER_TAIL = re.compile(r"[\w.']+$")
-_NOT_NEWLINE = re.compile(r"[^\r\n]")
-_DIRECTIVE = re.compile(
+_PP_NUMBER_TAIL = lazyre.compile(r"[\w.']+$")
+_NOT_NEWLINE = lazyre.compile(r"[^\r\n]")
+_DIRECTIVE = lazyre.compile(
     r"^[ \t]*\#[ \t]*(?P<kind>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b"
     r"(?P<expr>[^\n\\]*(?:\\[\s\S][^\n\\]*)*)",
     re.MULTILINE,
@@ -295,12 +296,12 @@ class CxxSource:
 
 
 _BRACKET_RE = {
-    "(": re.compile(r"[()]"),
-    "[": re.compile(r"[\[\]]"),
-    "{": re.compile(r"[{}]"),
+    "(": lazyre.compile(r"[()]"),
+    "[": lazyre.compile(r"[\[\]]"),
+    "{": lazyre.compile(r"[{}]"),
 }
 _TOP_SCAN = {sep: re.compile(r"[()\[\]{}" + sep + "]") for sep in ",:;"}
-_HEAD_RE = re.compile(r"[(){};=]")
+_HEAD_RE = lazyre.compile(r"[(){};=]")
 #: A declaration head (qualifier to ``{``) longer than this is not looked at: it bounds the
 #: work per qualifier, so a file of qualifiers alone stays linear.
 _HEAD_LIMIT = 8192

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from gpuport import lazyre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_expr import rocm_guard_expr
 
@@ -23,13 +24,13 @@ __all__ = [
 
 # Both start with a literal, so the regex engine can skip ahead in C; where a match starts
 # (the start of its line, a word boundary) is checked after.
-_DEFINE_VALUE = re.compile(r"\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)")
-_CONSTEXPR_VALUE = re.compile(
+_DEFINE_VALUE = lazyre.compile(r"\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)")
+_CONSTEXPR_VALUE = lazyre.compile(
     r"constexpr\s+(?:static\s+)?(?:const\s+)?(?:unsigned\s+|signed\s+)?"
     r"(?:int|unsigned|long|short|size_t|u?int(?:32|64|16)_t|auto)\s+(\w+)\s*=\s*([^;,{}]+);"
 )
-_INT_TEXT = re.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
-_COMMENT_TAIL = re.compile(r"\s*(?://.*|/\*.*)?$")
+_INT_TEXT = lazyre.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
+_COMMENT_TAIL = lazyre.compile(r"\s*(?://.*|/\*.*)?$")
 
 
 def int_constants(text: str) -> dict[str, set[str]]:
@@ -63,13 +64,13 @@ def known_ints(values: dict[str, set[str]]) -> dict[str, int]:
 
 
 #: a cooperative-groups tile of a fixed size: ``tiled_partition<N>``, ``thread_block_tile<N>``
-TILE_SIZE = re.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
-_WARP_DEFINE = re.compile(
+TILE_SIZE = lazyre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
+_WARP_DEFINE = lazyre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(\w*(?:WARP|Warp|warp|WAVE|Wave|wave)\w*)[ \t]+\(?32[uU]?\)?[ \t]*"
     r"(?://[^\n]*|/\*[^\n]*)?$",
     re.M,
 )
-_FUNCTION_HEAD = re.compile(r"__global__|__device__")
+_FUNCTION_HEAD = lazyre.compile(r"__global__|__device__")
 _REACH = 30000  # how far back a use looks for its function head, and on for its tile
 
 
@@ -182,12 +183,12 @@ def _size_is_32(size: str, name: str, ints: dict[str, int]) -> bool:
     return size == "32" or last == name or ints.get(last) == 32
 
 
-_CONSTEXPR_BOOL = re.compile(
+_CONSTEXPR_BOOL = lazyre.compile(
     r"constexpr\s+(?:static\s+)?(?:const\s+)?bool\s+(\w+)\s*=\s*([^;{}]+);"
 )
-_IF_CONSTEXPR = re.compile(r"\bif\s+constexpr\s*\(")
-_ELSE = re.compile(r"\s*else\b\s*")
-_IF_AFTER_ELSE = re.compile(r"if\s+(?:constexpr\s*)?\(")
+_IF_CONSTEXPR = lazyre.compile(r"\bif\s+constexpr\s*\(")
+_ELSE = lazyre.compile(r"\s*else\b\s*")
+_IF_AFTER_ELSE = lazyre.compile(r"if\s+(?:constexpr\s*)?\(")
 
 
 def constexpr_rocm_lines(src: CxxSource) -> list[tuple[int, int]]:

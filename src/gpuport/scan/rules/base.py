@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuport import lazyre
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
 from gpuport.scan.model import Finding
@@ -157,7 +158,7 @@ def physical_lines(text: str) -> list[str]:
 #: the CUDA build of a project does without it, so it is no ROCm gap.
 OTHER_VENDOR = "other-vendor"
 
-_IGNORE = re.compile(r"gpuport:\s*ignore(?:\[(?P<ids>[A-Z0-9,\s]+)\])?")
+_IGNORE = lazyre.compile(r"gpuport:\s*ignore(?:\[(?P<ids>[A-Z0-9,\s]+)\])?")
 
 
 @dataclass

@@ -17,6 +17,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
+from gpuport import lazyre
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_ints import constexpr_rocm_lines
@@ -164,10 +165,10 @@ def first_unlowered(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.
     return first
 
 
-_WORD = re.compile(r"\w+")
-_DEFINE = re.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
-_WORDS_BEFORE = re.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
-_TYPE_WORD = re.compile(
+_WORD = lazyre.compile(r"\w+")
+_DEFINE = lazyre.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
+_WORDS_BEFORE = lazyre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_TYPE_WORD = lazyre.compile(
     r"const|constexpr|static|volatile|register|signed|unsigned|long|short|int|"
     r"auto|uint|size_t|(?:std::)?u?int\d+_t|__hip_lane_mask_t|"
     r"__device__|__shared__|__constant__|__forceinline__|inline"
@@ -201,7 +202,7 @@ _TYPE32 = frozenset(
     }
 )
 #: A literal that is a full 32-lane mask of a 32-bit type.
-MASK32 = re.compile(
+MASK32 = lazyre.compile(
     r"(?:0[xX]0*[fF]{8}|4294967295)[uU]?|~0[uU]?|-1|\(\s*(?:unsigned|uint32_t)"
     r"(?:\s+int)?\s*\)\s*-1"
 )
@@ -257,10 +258,10 @@ def is_32bit(type_words: list[str]) -> bool:
     return bool(type_words) and " ".join(type_words) in _TYPE32
 
 
-_INT_LITERAL = re.compile(
+_INT_LITERAL = lazyre.compile(
     r"(0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU])"
 )
-_CONST_EXPR = re.compile(r"[\d\sxXa-fA-FuUlL'()+\-*/<>%]+")
+_CONST_EXPR = lazyre.compile(r"[\d\sxXa-fA-FuUlL'()+\-*/<>%]+")
 
 
 def int_value(expr: str) -> int | None:

@@ -19,17 +19,18 @@ import operator
 import re
 from collections.abc import Callable
 
+from gpuport import lazyre
 from gpuport.scan.cxx import Directive, const_value
 
 __all__ = ["nvidia_only_lines", "without_cuda_arch"]
 
 _IF_KINDS = ("if", "ifdef", "ifndef")
 _ELIF_KINDS = ("elif", "elifdef", "elifndef")
-_ARCH = re.compile(r"\b__CUDA_ARCH__\b")
-_ARCH_DEFINED = re.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
+_ARCH = lazyre.compile(r"\b__CUDA_ARCH__\b")
+_ARCH_DEFINED = lazyre.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
 # The other side is a number or a project constant naming an architecture
 # (``GGML_CUDA_CC_AMPERE``, ``CUDA_ARCH_AMPERE``): those are positive (compute capabilities).
-_ARCH_CMP = re.compile(
+_ARCH_CMP = lazyre.compile(
     r"\b__CUDA_ARCH__\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d+[uUlL]*|[A-Za-z_]\w*)\b"
     r"|\b(?P<rnum>\d+[uUlL]*|[A-Za-z_]\w*)\s*(?P<rop>[<>]=?|[!=]=)\s*__CUDA_ARCH__\b"
 )

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuport import lazyre
 from gpuport.models import Severity
 from gpuport.scan.rules.native.common import Sink, first_unlowered, iter_words
 
@@ -233,23 +234,23 @@ _TWINS: tuple[_Twin, ...] = (
     ),
 )
 
-_INCLUDE = re.compile(r"\#[ \t]*include(?:_next)?[ \t]*[<\"](?P<name>[^>\"\n]+)[>\"]")
-_ROCM_LIBRARY = re.compile(
+_INCLUDE = lazyre.compile(r"\#[ \t]*include(?:_next)?[ \t]*[<\"](?P<name>[^>\"\n]+)[>\"]")
+_ROCM_LIBRARY = lazyre.compile(
     r"(?:^|/)(?:hipblas\w*|rocblas|miopen|rccl|hipcub|rocprim|rocthrust|hipfft\w*|rocfft|"
     r"hiprand|rocrand|hipsparse\w*|rocsparse|hipsolver\w*|rocsolver|hiptensor|roctx\w*|"
     r"roctracer|hiprtc|rocjpeg|amd_smi|rocm_smi)(?:[/.]|$)",
     re.I,
 )
-_CUDA_HEADER = re.compile(r"cuda\w*\.h|cuda/.+|crt/.+")
+_CUDA_HEADER = lazyre.compile(r"cuda\w*\.h|cuda/.+|crt/.+")
 _ROCM_DIRS = frozenset({"hip", "rocm", "miopen"})
-_DECLARED = re.compile(
+_DECLARED = lazyre.compile(
     r"\b(?:struct|class|union|enum|namespace)\s+(?:class\s+|struct\s+)?(?P<tag>[A-Za-z_]\w*)"
     r"|\btypedef\b[^;{}]*?(?:\(\s*\*\s*(?P<fn>\w+)\s*\)|(?P<td>[A-Za-z_]\w*)\s*;)"
     r"|\}\s*(?P<after>[A-Za-z_]\w*)\s*;"
     r"|\busing\s+(?P<alias>[A-Za-z_]\w*)\s*="
     r"|\#[ \t]*define[ \t]+(?P<macro>\w+)"
 )
-_PAREN = re.compile(r"[ \t]*\(")
+_PAREN = lazyre.compile(r"[ \t]*\(")
 #: Words after which ``name(`` is an expression (a call), not a declaration.
 _EXPR_WORDS = frozenset(
     {
