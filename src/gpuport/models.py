@@ -3,24 +3,27 @@
 Kept deliberately small: a location in a project, a severity scale, the
 schema version every JSON output carries, and the error type that the CLI
 turns into a one-line message with exit code 2.
+
+No pydantic at import: ``Location`` and ``EnvFingerprint`` are plain frozen dataclasses,
+which the pydantic result models that hold them validate and serialize like their own
+fields. ``gpuport hipify`` imports this module and never pydantic (~0.2 s of every call,
+start-up, issue 18); reading a result file (:func:`load_result`) imports it.
 """
 
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
-import platform
-import socket
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, TypeVar
 
 from gpuport import __version__
 from gpuport.errors import EnvironmentProblem, GpuportError
 from gpuport.safeparse import ParseError, json_value
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 SCHEMA_VERSION = "1.0"
 
@@ -61,17 +64,16 @@ class Severity(enum.StrEnum):
 _RANK = {Severity.INFO: 0, Severity.MINOR: 1, Severity.MAJOR: 2, Severity.BLOCKER: 3}
 
 
-class Location(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Location:
     """Where in the scanned project something was found (1-based line and column)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    path: str = Field(description="path relative to the scanned root, with forward slashes")
+    path: str  # relative to the scanned root, with forward slashes
     line: int | None = None
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
-    snippet: str | None = Field(default=None, description="the source line, trimmed")
+    snippet: str | None = None  # the source line, trimmed
 
     def display(self) -> str:
         out = self.path
@@ -82,10 +84,9 @@ class Location(BaseModel):
         return out
 
 
-class EnvFingerprint(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class EnvFingerprint:
     """Enough about the machine and tool to tell two result files apart later."""
-
-    model_config = ConfigDict(frozen=True)
 
     gpuport_version: str
     python: str
@@ -97,11 +98,16 @@ class EnvFingerprint(BaseModel):
     driver: str | None = None
     runtime: str | None = None
     torch: str | None = None
-    libraries: dict[str, str] = Field(default_factory=dict)
+    libraries: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def collect(cls) -> EnvFingerprint:
         """The fields that need no GPU; GPU-aware callers fill in the rest."""
+        import hashlib
+        import platform
+        import socket
+        from datetime import UTC, datetime
+
         host = socket.gethostname()
         digest = hashlib.sha256(host.encode()).hexdigest()[:12]
         return cls(
@@ -113,7 +119,7 @@ class EnvFingerprint(BaseModel):
         )
 
 
-ResultT = TypeVar("ResultT", bound=BaseModel)
+ResultT = TypeVar("ResultT")  # a pydantic result model, or a dataclass report (hipify)
 
 
 def sealed_digest(model: BaseModel) -> str:
@@ -127,8 +133,14 @@ def sealed_digest(model: BaseModel) -> str:
 def load_result(path: Path, model: type[ResultT]) -> ResultT:
     """Read a gpuport JSON result file, validated whole, or refuse it with one clear line.
 
-    Files from a newer major schema version are refused rather than half-read.
+    ``model`` is a pydantic result model, or a dataclass report (``gpuport hipify``'s),
+    which pydantic validates the same way. Files from a newer major schema version are
+    refused rather than half-read.
     """
+    import dataclasses
+
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
     from gpuport import fileio  # local: fileio imports this module
 
     raw = fileio.read_bytes(path, limit=fileio.LIMIT_RESULT)  # regular file only, bounded
@@ -136,8 +148,13 @@ def load_result(path: Path, model: type[ResultT]) -> ResultT:
         data = json_value(raw)
     except ParseError as exc:
         raise GpuportError(f"{path} is not JSON: {exc}") from None
-    kind = model.model_fields.get("kind")
-    expected = kind.default if kind is not None else None
+    pydantic_model = isinstance(model, type) and issubclass(model, BaseModel)
+    if pydantic_model:
+        kind = model.model_fields.get("kind")  # type: ignore[attr-defined]
+        expected = kind.default if kind is not None else None
+    else:
+        fields = {f.name: f.default for f in dataclasses.fields(model)}  # type: ignore[arg-type]
+        expected = fields.get("kind") if isinstance(fields.get("kind"), str) else None
     if not isinstance(data, dict) or (expected and data.get("kind") != expected):
         what = data.get("kind") if isinstance(data, dict) else type(data).__name__
         raise GpuportError(f"{path} is not a {expected or model.__name__} file (found {what!r})")
@@ -146,12 +163,13 @@ def load_result(path: Path, model: type[ResultT]) -> ResultT:
         raise GpuportError(
             f"{path} has schema version {version or 'none'}; this gpuport reads {SCHEMA_VERSION}"
         )
-    if "digest" in model.model_computed_fields:  # a result file that checks itself
+    if pydantic_model and "digest" in model.model_computed_fields:  # type: ignore[attr-defined]
+        # a result file that checks itself
         from gpuport.integrity import check_digest
 
         check_digest(data, str(path))
     try:
-        result = model.model_validate(data)
+        result = TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"

@@ -14,6 +14,7 @@ exist, which is the user's input, not a probe.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import platform as pyplatform
@@ -119,15 +120,14 @@ def telemetry(info: DeviceInfo) -> Telemetry | None:
 def fingerprint(info: DeviceInfo) -> EnvFingerprint:
     """The machine fingerprint every result file carries, with the GPU fields filled in."""
     on_gpu = info.backend != "cpu"
-    return EnvFingerprint.collect().model_copy(
-        update={
-            "gpu_name": info.name if on_gpu else None,
-            "gpu_arch": info.arch,
-            "driver": info.driver,
-            "runtime": info.runtime,
-            "torch": info.torch,
-            "libraries": dict(info.libraries),
-        }
+    return dataclasses.replace(
+        EnvFingerprint.collect(),
+        gpu_name=info.name if on_gpu else None,
+        gpu_arch=info.arch,
+        driver=info.driver,
+        runtime=info.runtime,
+        torch=info.torch,
+        libraries=dict(info.libraries),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -195,8 +196,8 @@ def _parity(tmp_path: Path, wrong: bool) -> Path:
     report = ParityReport(
         mode="check",
         model_ref="models.py:build",
-        a=Side(name="A", env=env.model_copy(update={"gpu_name": "H100"}), settings=settings),
-        b=Side(name="B", env=env.model_copy(update={"gpu_name": "MI300X"}), settings=settings),
+        a=Side(name="A", env=dataclasses.replace(env, gpu_name="H100"), settings=settings),
+        b=Side(name="B", env=dataclasses.replace(env, gpu_name="MI300X"), settings=settings),
         rows=[
             Row(
                 order=0,

@@ -24,7 +24,8 @@ from gpuport.assess.model import (
 from gpuport.assess.verdict import CRITERIA
 from gpuport.bench.model import BenchRun
 from gpuport.models import Location, Severity, load_result
-from gpuport.scan.model import Effort, Finding
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import Effort
 from tests.conftest import REPO
 
 BENCH = REPO / "examples" / "bench"

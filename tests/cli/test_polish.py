@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gpuport.cli.rules_cmd import _code
 from gpuport.models import Location, Severity
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 from gpuport.scan.rules import RULES
 from gpuport.scan.verdict import estimate_effort
 

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from gpuport.hipify import run as hipify_run
 from gpuport.hipify import translate
@@ -158,7 +159,7 @@ def test_check_compiles_warp_reduction(cli) -> None:  # type: ignore[no-untyped-
     _need_hipcc()
     res = cli("hipify", str(WARP), "--check", "--hip-version", "5.2", "--format", "json")
     assert res.code == 0, res.err
-    report = HipifyReport.model_validate_json(res.out)
+    report = TypeAdapter(HipifyReport).validate_json(res.out)
     result = report.files[0].compile
     assert result is not None and result.ok, result
     assert result.offload_archs == ["gfx90a"]
@@ -172,7 +173,7 @@ def test_check_fails_on_inline_ptx(cli) -> None:  # type: ignore[no-untyped-def]
         "--fail-on", "unsupported",
     )  # fmt: skip
     assert res.code == 1
-    report = HipifyReport.model_validate_json(res.out)
+    report = TypeAdapter(HipifyReport).validate_json(res.out)
     result = report.files[0].compile
     assert result is not None and not result.ok
     assert result.error is not None and "error:" in result.error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from gpuport import fileio
 from gpuport.hipify.annotate import annotate, comment_for
 from gpuport.hipify.run import hipify_path
 from gpuport.models import Location
-from gpuport.scan.model import Finding, Severity
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import Severity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hipify"
 WARP = FIXTURES / "warp_reduce.cu"
@@ -70,7 +72,7 @@ def test_annotate_keeps_macro_continuations_whole() -> None:
         out.splitlines()[0] == "// gpuport: GP301 Inline PTX assembly — replace with bit operations"
     )
     assert out.splitlines()[1] == "#define K(x) \\"
-    moved = finding.model_copy(update={"location": Location(path="k.cu", line=3, column=3)})
+    moved = dataclasses.replace(finding, location=Location(path="k.cu", line=3, column=3))
     assert annotate(out, [moved]) == out
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import TypeAdapter
+
 from gpuport.hipify.run import HipifyReport, family_counts, family_of, hipify_path
 from gpuport.knowledge.api_map import load_api_map
+from gpuport.plainjson import dumps, plain
 
 SUITE = Path(__file__).parent.parent / "fixtures" / "hipify" / "suite"
 BLAS = SUITE / "cublas_curand.cu"
@@ -68,7 +71,7 @@ def test_unsupported_counts_and_json(tmp_path: Path) -> None:
         "namespaces": 1,
         "runtime": 8,
     }
-    data = json.loads(report.model_dump_json())
+    data = json.loads(dumps(report))
     assert data["by_family"] == report.by_family
     assert data["unsupported_counts"] == {"cudaArrayGetPlane": 1, "cudaProfilerInitialize": 2}
     files = {f["path"]: f for f in data["files"]}
@@ -77,8 +80,16 @@ def test_unsupported_counts_and_json(tmp_path: Path) -> None:
         "cudaProfilerInitialize": 2,
     }
     assert files["b.cu"]["by_family"]["cublas"] == 7
-    again = HipifyReport.model_validate_json(report.model_dump_json())
+    again = TypeAdapter(HipifyReport).validate_json(dumps(report))
     assert again.by_family == report.by_family
+    # read back whole: nothing is lost but the texts, which the JSON never holds
+    assert plain(again) == plain(report)
+    assert again.files[0].text is None and report.files[0].text is not None
+    # and written as pydantic writes it
+    text_fields = {"text", "original"}
+    assert dumps(report) == TypeAdapter(HipifyReport).dump_json(
+        report, indent=2, exclude={"files": {"__all__": text_fields}}
+    ).decode("utf-8")
 
 
 def test_stats_table_shows_families_and_unsupported(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

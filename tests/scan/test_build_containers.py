@@ -11,7 +11,7 @@ from gpuport.knowledge import load_packages, resolve_target
 from gpuport.models import Severity
 from gpuport.scan import scan_path
 from gpuport.scan.engine import ScanOptions, check_text
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 from gpuport.scan.rules import RULES
 from gpuport.scan.rules.base import Family, FileKind
 from gpuport.scan.rules.build.checker import is_cuda_find_module

@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 from gpuport.knowledge import load_packages, resolve_target
 from gpuport.scan import scan_path
 from gpuport.scan.engine import check_text
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 from gpuport.scan.rules import FileKind
 from gpuport.scan.rules.deps.checker import _below_minimum
 from gpuport.scan.rules.deps.readers import (

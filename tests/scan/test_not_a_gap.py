@@ -7,7 +7,8 @@ from pathlib import Path
 
 from gpuport.models import Location, Severity
 from gpuport.scan import ScanOptions, scan_path
-from gpuport.scan.model import Finding, Verdict
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import Verdict
 from gpuport.scan.rules import RULES
 from gpuport.scan.scopes import Scope, scope_of
 from gpuport.scan.verdict import estimate_effort

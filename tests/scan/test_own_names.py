@@ -9,7 +9,7 @@ import pytest
 from gpuport.models import GpuportError, Location, Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.engine import one_per_line
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 from gpuport.scan.own_names import own_packages
 
 # awq and megatron are in the knowledge base (no ROCm build / partial): a project importing

@@ -11,7 +11,7 @@ import pytest
 from gpuport.knowledge import load_packages, resolve_target
 from gpuport.models import Severity
 from gpuport.scan.engine import check_text
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 from gpuport.scan.rules import RULES
 from gpuport.scan.rules.base import Family, FileKind
 from gpuport.scan.rules.python import checker as python_rules

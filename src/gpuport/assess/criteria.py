@@ -28,7 +28,7 @@ from gpuport.assess.facts import (
 )
 from gpuport.assess.model import Conclusion, Evidence
 from gpuport.models import Severity
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 
 Criterion = Callable[[Facts], list[Conclusion]]
 PRICE_NOISE = 0.05  # $/Mtok within 5 % is not a reason to move

@@ -22,7 +22,8 @@ from gpuport.assess.model import (
     ValidateSection,
 )
 from gpuport.models import Severity
-from gpuport.scan.model import Effort, Finding
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import Effort
 
 #: Rules about 32-lane warp assumptions (masks, & 31, >> 5, offset-16 shuffles, [32] arrays,
 #: 32-bit ballots, warpSize as a constant): "fix these first" on a wave64 target.

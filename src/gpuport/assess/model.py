@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 from gpuport.bench.model import Comparison
 from gpuport.cost.model import CostReport
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Location, Severity
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 
 KIND = "gpuport.assess"
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 from gpuport.assess.config import Settings
 from gpuport.assess.model import ScanSection, TargetSummary
 from gpuport.models import GpuportError, Severity
-from gpuport.scan.model import Effort, Finding, SkippedFile
+from gpuport.scan.finding import Finding, SkippedFile
+from gpuport.scan.model import Effort
 
 if TYPE_CHECKING:
     from gpuport.scan.model import ScanReport

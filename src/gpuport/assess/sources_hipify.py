@@ -18,7 +18,7 @@ from gpuport import fileio, subproc
 from gpuport.assess.config import Settings
 from gpuport.assess.model import CompileOutcome, HipifySection, UnsupportedUse
 from gpuport.models import EnvironmentProblem
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 
 HIPCC_FALLBACK_ARCH = "gfx90a"  # Debian's hipcc ships device libraries for this CDNA target
 

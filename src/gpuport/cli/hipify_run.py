@@ -21,7 +21,7 @@ from gpuport.hipify.wave64 import WAVE64_MODES
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
 from gpuport.render.text import clean_line
-from gpuport.scan.model import SkippedFile
+from gpuport.scan.finding import SkippedFile
 
 FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
 BACKUP_SUFFIX = fileio.BACKUP_SUFFIX
@@ -275,7 +275,9 @@ def run_hipify(
 
         def text() -> str:
             if fmt is OutputFormat.JSON:
-                return report.model_dump_json(indent=2) + "\n"
+                from gpuport.plainjson import dumps
+
+                return dumps(report) + "\n"
             from gpuport.render import hipify_terminal
 
             return hipify_terminal.render_markdown(report)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from gpuport import lazyre
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 
 __all__ = ["COMMENT_PREFIX", "annotate", "comment_for"]
 

@@ -38,7 +38,7 @@ from gpuport.models import EnvironmentProblem
 from gpuport.safeparse import ParseError, json_value
 
 from .io import encode
-from .run import CompileResult, HipifyReport, first_error
+from .run import CompileResult, CompileStatus, HipifyReport, first_error
 
 __all__ = [
     "UNITS",
@@ -62,7 +62,7 @@ _CMAKE_CALL = re.compile(
 )
 _CMAKE_KEYWORDS = frozenset({"PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
 
-CheckOutcome = tuple[str, str | None]  # (status, error)
+CheckOutcome = tuple[CompileStatus, str | None]  # (status, error)
 
 
 def hipcc_env() -> dict[str, str]:

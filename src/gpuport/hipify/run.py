@@ -27,19 +27,19 @@ import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from gpuport import fileio, lazyre, subproc
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
+from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
 from gpuport.scan.files import Skip, walk
-from gpuport.scan.model import Finding, SkippedFile
+from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text
@@ -79,7 +79,13 @@ HIPCC_MISSING = (
 _HIP_VERSION = lazyre.compile(r"HIP version:\s*(\d+)\.(\d+)")
 
 
-class UnsupportedName(BaseModel):
+# The report's types are plain dataclasses, not pydantic models: a hipify run never imports
+# pydantic (~0.2 s of every call; start-up, issue 18). gpuport.plainjson writes them
+# as JSON; pydantic's TypeAdapter(HipifyReport) reads such a file back, validated.
+
+
+@dataclass(kw_only=True)
+class UnsupportedName:
     """A CUDA identifier left untranslated, and why."""
 
     name: str
@@ -88,62 +94,59 @@ class UnsupportedName(BaseModel):
     reason: str
 
 
-class WaveSite(BaseModel):
+@dataclass(kw_only=True)
+class WaveSite:
     """A 32-lane site of ``--wave64 fix``: rewritten (``detail`` says how) or left (why)."""
 
     line: int
-    kind: str = Field(description="constant, mask, ballot, shuffle, array or lane")
+    kind: str  # constant, mask, ballot, shuffle, array or lane
     detail: str
 
 
-class CompileResult(BaseModel):
+CompileStatus = Literal["ok", "failed", "inconclusive", "not compiled"]
+
+
+@dataclass(kw_only=True)
+class CompileResult:
     """The outcome of ``hipcc -c`` on one translated file (see :mod:`gpuport.hipify.check`)."""
 
     ok: bool
-    status: Literal["ok", "failed", "inconclusive", "not compiled"] = Field(
-        default="ok",
-        description="ok; failed; inconclusive (a third-party header not installed here); "
-        "not compiled (a header, checked through the files that include it)",
-    )
+    # ok; failed; inconclusive (a third-party header not installed here); not compiled (a
+    # header, checked through the files that include it)
+    status: CompileStatus = "ok"
     offload_archs: list[str]
-    error: str | None = Field(default=None, description="the first `error:` line, if it failed")
-    command: list[str] = Field(
-        default_factory=list, description="the hipcc command (the object file shown as x.o)"
-    )
+    error: str | None = None  # the first `error:` line, if it failed
+    command: list[str] = field(default_factory=list)  # hipcc's, the object file shown as x.o
 
-    def model_post_init(self, _context: object) -> None:
+    def __post_init__(self) -> None:
         if not self.ok and self.status == "ok":
             self.status = "failed"
 
 
-class FileResult(BaseModel):
+@dataclass(kw_only=True)
+class FileResult:
     """One translated file."""
 
-    path: str = Field(description="path relative to the input, with forward slashes")
-    output: str | None = Field(default=None, description="where the translation is written")
-    replacements: dict[str, int] = Field(default_factory=dict)
-    by_family: dict[str, int] = Field(
-        default_factory=dict,
-        description='replacements per API-map family ("headers" for #include paths)',
-    )
-    unsupported: list[UnsupportedName] = Field(default_factory=list)
-    unsupported_counts: dict[str, int] = Field(
-        default_factory=dict, description="unsupported identifiers, name -> occurrences"
-    )
-    hazards: list[Finding] = Field(default_factory=list)
+    path: str  # relative to the input, with forward slashes
+    output: str | None = None  # where the translation is written
+    replacements: dict[str, int] = field(default_factory=dict)
+    # replacements per API-map family ("headers" for #include paths)
+    by_family: dict[str, int] = field(default_factory=dict)
+    unsupported: list[UnsupportedName] = field(default_factory=list)
+    # unsupported identifiers, name -> occurrences
+    unsupported_counts: dict[str, int] = field(default_factory=dict)
+    hazards: list[Finding] = field(default_factory=list)
     added_include: bool = False
-    wave64: list[WaveSite] = Field(
-        default_factory=list, description="32-lane sites rewritten (--wave64 fix)"
-    )
-    wave64_left: list[WaveSite] = Field(
-        default_factory=list, description="32-lane sites left as ambiguous (--wave64 fix)"
-    )
+    wave64: list[WaveSite] = field(default_factory=list)  # 32-lane sites rewritten (fix)
+    wave64_left: list[WaveSite] = field(default_factory=list)  # left as ambiguous (fix)
     compile: CompileResult | None = None
-    text: str | None = Field(default=None, exclude=True, description="the translated text")
-    original: str | None = Field(default=None, exclude=True, description="the input text")
+    # the translated and the input text: not written to the JSON report
+    text: str | None = field(default=None, metadata=EXCLUDED)
+    original: str | None = field(default=None, metadata=EXCLUDED)
 
 
-class HipifyReport(BaseModel):
+@dataclass(kw_only=True)
+class HipifyReport:
     """What ``gpuport hipify`` did to a file or a tree."""
 
     schema_version: str = SCHEMA_VERSION
@@ -151,25 +154,18 @@ class HipifyReport(BaseModel):
     root: str
     out_dir: str | None = None
     hip_version: str
-    hip_headers: str | None = Field(
-        default=None,
-        description="the installed HIP whose headers decided what exists (include folder)",
-    )
+    # the installed HIP whose headers decided what exists (include folder)
+    hip_headers: str | None = None
     target: str
-    wave64: str = Field(default="report", description="fix: 32-lane sites ported; report: listed")
+    wave64: str = "report"  # fix: 32-lane sites ported; report: listed
     checked: bool = False
-    files: list[FileResult] = Field(default_factory=list)
-    skipped: list[SkippedFile] = Field(default_factory=list)
-    copied: list[str] = Field(
-        default_factory=list, description="non-CUDA files copied as they are into out_dir"
-    )
-    totals: dict[str, int] = Field(default_factory=dict)
-    by_family: dict[str, int] = Field(
-        default_factory=dict, description="replacements per API-map family, all files"
-    )
-    unsupported_counts: dict[str, int] = Field(
-        default_factory=dict, description="unsupported identifiers, name -> occurrences, all files"
-    )
+    files: list[FileResult] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+    copied: list[str] = field(default_factory=list)  # non-CUDA files copied as they are
+    totals: dict[str, int] = field(default_factory=dict)
+    by_family: dict[str, int] = field(default_factory=dict)  # per API-map family, all files
+    # unsupported identifiers, name -> occurrences, all files
+    unsupported_counts: dict[str, int] = field(default_factory=dict)
     environment: EnvFingerprint | None = None
 
 

@@ -7,15 +7,16 @@ warp-sync intrinsics). ``hip`` is ``None`` for a CUDA name with no HIP equivalen
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, json_value
@@ -23,19 +24,29 @@ from gpuport.safeparse import ParseError, json_value
 API_MAP_PATH = Path(__file__).parent / "api_map.json"
 
 
-def _check_urls(value: list[str]) -> list[str]:
+# The map's types are frozen dataclasses, not pydantic models: ``gpuport hipify`` reads the
+# bundled map without importing pydantic (start-up, issue 18). A map given by path is
+# validated whole by pydantic (TypeAdapter(ApiMap)); the bundled one is validated whole by
+# the test suite, and each entry is checked here when first looked up.
+_FORBID_EXTRA = {"extra": "forbid"}
+
+
+def _check_urls(value: list[str], at_least_one: bool = False) -> list[str]:
+    if at_least_one and not value:
+        raise ValueError("sources: at least one is needed")
     for url in value:
         if not url.startswith(("https://", "http://")):
             raise ValueError(f"source is not a URL: {url!r}")
     return value
 
 
-class ApiEntry(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ApiEntry:
     """One CUDA identifier and its HIP counterpart, with the versions the tables record."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__ = _FORBID_EXTRA
 
-    hip: str | None = Field(description="HIP name; None: no HIP equivalent")
+    hip: str | None  # HIP name; None: no HIP equivalent
     family: str
     cuda_added: str | None = None
     cuda_deprecated: str | None = None
@@ -45,60 +56,67 @@ class ApiEntry(BaseModel):
     hip_deprecated: str | None = None
     hip_removed: str | None = None
     hip_experimental: bool = False
-    roc: str | None = Field(default=None, description="rocBLAS/rocSPARSE/MIOpen/... name")
+    roc: str | None = None  # rocBLAS/rocSPARSE/MIOpen/... name
     library: str | None = None
     note: str | None = None
-    sources: list[str] = Field(default_factory=list, description="only on hand-written entries")
+    sources: list[str] = field(default_factory=list)  # only on hand-written entries
 
-    _urls = field_validator("sources")(_check_urls)
+    def __post_init__(self) -> None:
+        _check_urls(self.sources)
 
     @property
     def supported(self) -> bool:
         return self.hip is not None
 
 
-class HeaderInfo(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class HeaderInfo:
     """A CUDA header and the HIP/ROCm header replacing it (a key ending in ``/`` is a prefix)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__ = _FORBID_EXTRA
 
     hip: str
     library: str | None = None
     note: str | None = None
     api_differs: bool = False
-    sources: list[str] = Field(min_length=1)
+    sources: list[str]
 
-    _urls = field_validator("sources")(_check_urls)
+    def __post_init__(self) -> None:
+        _check_urls(self.sources, at_least_one=True)
 
 
-class NamespaceInfo(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class NamespaceInfo:
     """A C++ namespace and its ROCm replacement (``cub`` -> ``hipcub``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__ = _FORBID_EXTRA
 
     hip: str
     library: str | None = None
     note: str | None = None
-    sources: list[str] = Field(min_length=1)
+    sources: list[str]
 
-    _urls = field_validator("sources")(_check_urls)
+    def __post_init__(self) -> None:
+        _check_urls(self.sources, at_least_one=True)
 
 
-class ApiMap(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ApiMap:
     """The whole API map document."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__ = _FORBID_EXTRA
 
     schema_version: Literal[1]
     kind: Literal["gpuport.api_map"]
     checked: dt.date
-    sources: list[str] = Field(min_length=1)
+    sources: list[str]
     generated_from: str
-    headers: dict[str, HeaderInfo] = Field(default_factory=dict)
-    namespaces: dict[str, NamespaceInfo] = Field(default_factory=dict)
+    headers: dict[str, HeaderInfo] = field(default_factory=dict)
+    namespaces: dict[str, NamespaceInfo] = field(default_factory=dict)
     entries: Mapping[str, ApiEntry]
 
-    _urls = field_validator("sources")(_check_urls)
+    def __post_init__(self) -> None:
+        _check_urls(self.sources, at_least_one=True)
 
     def lookup(self, name: str) -> ApiEntry | None:
         """The entry for a CUDA identifier, or None when the map does not know it."""
@@ -153,13 +171,54 @@ def _version(text: str) -> Version:
         raise GpuportError(f"not a HIP version: {text!r} (expected e.g. 6.2 or 6.2.4)") from None
 
 
+_FLAT = {"str": (str,), "str | None": (str, type(None)), "bool": (bool,), "list[str]": (list,)}
+
+
+def _plain_record(cls: type[Any], raw: Any) -> Any:
+    """``cls(**raw)`` when ``raw`` plainly is one (known keys, required ones present, values of
+    the declared types), else None: pydantic then decides, and words the error."""
+    if not isinstance(raw, dict):
+        return None
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key, value in raw.items():
+        f = fields.get(key)
+        kinds = _FLAT.get(str(f.type)) if f is not None else None
+        if kinds is None or not isinstance(value, kinds):
+            return None
+        if f.type == "list[str]" and not all(isinstance(v, str) for v in value):  # type: ignore[union-attr]
+            return None
+    missing = [n for n, f in fields.items() if n not in raw and _required(f)]
+    if missing:
+        return None
+    try:
+        return cls(**raw)
+    except ValueError:
+        return None
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+def _pydantic_error(model: Any, raw: Any, source: Path, prefix: tuple[str, ...]) -> Any:
+    """``raw`` validated by pydantic as ``model``: the value, or a GpuportError naming where."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        return TypeAdapter(model).validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in (*prefix, *first["loc"])) or "(document)"
+        raise GpuportError(f"API map {source}: {where}: {first['msg']}") from None
+
+
 class _LazyEntries(Mapping[str, ApiEntry]):
-    """The bundled map's entries, each validated the first time it is looked up.
+    """The bundled map's entries, each checked the first time it is looked up.
 
     A translation looks up a few hundred of the ~9,000 names; validating all of them took
     ~0.05 s of every ``gpuport hipify`` start (issue 18). The bundled file is validated whole
     by the test suite (``tests/knowledge/test_api_map.py``); a bad entry still gives a clear
-    error, naming the file and the entry, when it is used."""
+    error, naming the file and the entry, when it is used (worded by pydantic, imported then)."""
 
     def __init__(self, raw: dict[str, Any], source: Path) -> None:
         self._raw = raw
@@ -170,12 +229,9 @@ class _LazyEntries(Mapping[str, ApiEntry]):
         hit = self._done.get(name)
         if hit is None:
             raw = self._raw[name]  # KeyError: not in the map
-            try:
-                hit = ApiEntry.model_validate(raw)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in ("entries", name, *first["loc"]))
-                raise GpuportError(f"API map {self._source}: {where}: {first['msg']}") from None
+            hit = _plain_record(ApiEntry, raw)
+            if hit is None:
+                hit = _pydantic_error(ApiEntry, raw, self._source, ("entries", name))
             self._done[name] = hit
         return hit
 
@@ -196,8 +252,8 @@ class _LazyEntries(Mapping[str, ApiEntry]):
 def load_api_map(path: Path | None = None) -> ApiMap:
     """The bundled ``api_map.json`` (or ``path``), validated; cached per path.
 
-    The bundled map's entries are validated when first looked up (:class:`_LazyEntries`);
-    a map given by ``path`` is validated whole, at once."""
+    The bundled map's entries are checked when first looked up (:class:`_LazyEntries`);
+    a map given by ``path`` is validated whole, at once, by pydantic."""
     source = API_MAP_PATH if path is None else path
     try:
         data = source.read_bytes()
@@ -213,12 +269,8 @@ def load_api_map(path: Path | None = None) -> ApiMap:
 
 
 def _validated(source: Path, raw: Any) -> ApiMap:
-    try:
-        return ApiMap.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(document)"
-        raise GpuportError(f"API map {source}: {where}: {first['msg']}") from None
+    result: ApiMap = _pydantic_error(ApiMap, raw, source, ())
+    return result
 
 
 def _bundled(source: Path, data: bytes) -> ApiMap:
@@ -231,5 +283,44 @@ def _bundled(source: Path, data: bytes) -> ApiMap:
     entries = raw.get("entries") if isinstance(raw, dict) else None
     if not isinstance(entries, dict):
         return _validated(source, raw)  # the whole check, and its message
-    doc = _validated(source, {**raw, "entries": {}})
-    return doc.model_copy(update={"entries": _LazyEntries(entries, source)})
+    doc = _plain_document(raw)
+    if doc is None:
+        doc = _validated(source, {**raw, "entries": {}})
+    return dataclasses.replace(doc, entries=_LazyEntries(entries, source))
+
+
+def _plain_document(raw: dict[str, Any]) -> ApiMap | None:
+    """The document without its entries, when it plainly is one (else None: pydantic decides)."""
+    known = {f.name for f in dataclasses.fields(ApiMap)}
+    headers = raw.get("headers", {})
+    namespaces = raw.get("namespaces", {})
+    if (
+        set(raw) - known
+        or raw.get("schema_version") != 1
+        or raw.get("schema_version") is True
+        or raw.get("kind") != "gpuport.api_map"
+        or not isinstance(raw.get("checked"), str)
+        or not isinstance(raw.get("sources"), list)
+        or not all(isinstance(u, str) for u in raw["sources"])
+        or not isinstance(raw.get("generated_from"), str)
+        or not isinstance(headers, dict)
+        or not isinstance(namespaces, dict)
+    ):
+        return None
+    heads = {k: _plain_record(HeaderInfo, v) for k, v in headers.items()}
+    spaces = {k: _plain_record(NamespaceInfo, v) for k, v in namespaces.items()}
+    if None in heads.values() or None in spaces.values():
+        return None
+    try:
+        return ApiMap(
+            schema_version=1,
+            kind="gpuport.api_map",
+            checked=dt.date.fromisoformat(raw["checked"]),
+            sources=raw["sources"],
+            generated_from=raw["generated_from"],
+            headers=heads,
+            namespaces=spaces,
+            entries={},
+        )
+    except ValueError:
+        return None

@@ -12,7 +12,8 @@ from rich.text import Text
 
 from gpuport.models import Severity
 from gpuport.render.text import clean
-from gpuport.scan.model import Finding, ScanReport, Verdict
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.rules import RULES
 from gpuport.scan.verdict import top_blockers
 

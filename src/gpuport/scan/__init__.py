@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuport.scan.engine import ScanOptions, scan_path
-    from gpuport.scan.model import Finding, ScanReport, SkippedFile
+    from gpuport.scan.finding import Finding, SkippedFile
+    from gpuport.scan.model import ScanReport
 
 _WHERE = {
     "ScanOptions": "gpuport.scan.engine",
     "scan_path": "gpuport.scan.engine",
-    "Finding": "gpuport.scan.model",
+    "Finding": "gpuport.scan.finding",
     "ScanReport": "gpuport.scan.model",
-    "SkippedFile": "gpuport.scan.model",
+    "SkippedFile": "gpuport.scan.finding",
 }
 
 __all__ = ["Finding", "ScanOptions", "ScanReport", "SkippedFile", "scan_path"]

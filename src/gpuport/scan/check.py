@@ -16,7 +16,7 @@ from gpuport.scan.rules import FileContext, FileKind, checkers_for
 if TYPE_CHECKING:
     from gpuport.knowledge import PackageDB, TargetInfo
     from gpuport.scan.cxx_facts import CxxFacts
-    from gpuport.scan.model import Finding
+    from gpuport.scan.finding import Finding
 
 
 def check_text(

@@ -6,6 +6,7 @@ callback the CLI wires to a progress bar.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import multiprocessing
 import os
@@ -22,7 +23,8 @@ from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
 from gpuport.scan.cxx_facts import CxxFacts
 from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
-from gpuport.scan.model import Finding, ScanReport, SkippedFile
+from gpuport.scan.finding import Finding, SkippedFile
+from gpuport.scan.model import ScanReport
 from gpuport.scan.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project import ProjectView, apply, view_of
 from gpuport.scan.routes import working_route
@@ -236,7 +238,7 @@ def one_per_line(found: Iterable[Finding]) -> list[Finding]:
     for key, f in best.items():
         if extra[key]:
             more = extra[key]
-            f = f.model_copy(update={"message": f"{f.message} (and {more} more on this line)"})
+            f = dataclasses.replace(f, message=f"{f.message} (and {more} more on this line)")
         out.append(f)
     out.sort(key=_sort_key)
     return out

@@ -1,4 +1,8 @@
-"""Result models of a scan: findings, skipped files, the verdict and its basis."""
+"""Result models of a scan: findings, skipped files, the verdict and its basis.
+
+``Finding`` and ``SkippedFile`` are plain dataclasses (:mod:`gpuport.scan.finding`, no pydantic:
+``gpuport hipify`` reports them without importing it); the report models here validate and
+serialize them like their own fields."""
 
 from __future__ import annotations
 
@@ -8,48 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuport.knowledge import TargetInfo
-from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Location, Severity
-
-
-class Finding(BaseModel):
-    """One instance of a rule firing at one place in the project."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule_id: str
-    title: str
-    severity: Severity
-    location: Location
-    message: str
-    fix: str
-    references: list[str] = Field(default_factory=list)
-    guarded: bool = Field(
-        default=False,
-        description="inside code that already branches on the platform (torch.version.hip, "
-        "__HIP_PLATFORM_AMD__, USE_ROCM); severity was lowered to info",
-    )
-    default_severity: Severity | None = Field(
-        default=None, description="the rule's own severity when it was lowered for a guard"
-    )
-    scope: str = Field(
-        default="core",
-        description="core, test, example, benchmark, docs, tooling, extra or other-vendor; "
-        "only core findings decide the verdict and effort (unless --scope all)",
-    )
-    not_built: str | None = Field(
-        default=None,
-        description="why the ROCm build never compiles or uses this code, with the evidence "
-        "(file:line); severity was lowered to info",
-    )
-
-
-class SkippedFile(BaseModel):
-    """A file the scan could not read, with the reason; never aborts a run."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    reason: str
+from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Severity
+from gpuport.scan.finding import Finding, SkippedFile
 
 
 class Verdict(enum.StrEnum):

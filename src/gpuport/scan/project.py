@@ -10,6 +10,7 @@ sit beside a ROCm variant.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ from gpuport.scan.build_model import BuildModel, Component, build_model
 from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.extras import pyproject_extra_lines, setup_cfg_extra_lines, setup_py_extra_lines
 from gpuport.scan.files import Candidate, classify, read_text
-from gpuport.scan.model import Finding, RouteEvidence
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import RouteEvidence
 from gpuport.scan.routes import find_routes, is_rocm_variant_name, own_hip_build, working_route
 from gpuport.scan.rules.base import FileKind
 from gpuport.scan.scopes import Scope, scope_of
@@ -127,7 +129,7 @@ def _lower(
         }
     if not_built is not None:
         update["not_built"] = not_built
-    return f.model_copy(update=update)
+    return dataclasses.replace(f, **update)  # type: ignore[arg-type]
 
 
 _INSTALL_ROUTES = ("docker", "requirements", "extra")
@@ -205,7 +207,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         update: dict[str, object] = {"scope": scope.value}
         if note:
             update["message"] = f"{f.message} ({note})"
-        f = f.model_copy(update=update)
+        f = dataclasses.replace(f, **update)  # type: ignore[arg-type]
         where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
         name = path.rsplit("/", 1)[-1]
         if where is not None:

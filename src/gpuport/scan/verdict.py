@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from gpuport.models import Severity
-from gpuport.scan.model import Effort, EffortItem, Finding, Verdict
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import Effort, EffortItem, Verdict
 
 HOURS_PER_DAY = 6.0
 LOW, HIGH = 0.7, 1.6

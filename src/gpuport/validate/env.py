@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import os
@@ -249,7 +250,7 @@ def settings_warnings(a: NumericSettings, b: NumericSettings) -> list[str]:
 
 def fingerprint(torch: Any, device: Any) -> EnvFingerprint:
     """The machine's fingerprint; GPU fields come from ``gpuport.platform`` when it is there."""
-    base = EnvFingerprint.collect().model_copy(update={"torch": str(torch.__version__)})
+    base = dataclasses.replace(EnvFingerprint.collect(), torch=str(torch.__version__))
     if device.type == "cpu":
         return base
     with contextlib.suppress(Exception):  # platform detection is best effort here
@@ -258,7 +259,7 @@ def fingerprint(torch: Any, device: Any) -> EnvFingerprint:
         if isinstance(fp, EnvFingerprint):
             return fp
     name = _flag(lambda: str(torch.cuda.get_device_name(device)))
-    return base.model_copy(update={"gpu_name": name})
+    return dataclasses.replace(base, gpu_name=name)
 
 
 def _entries(module: Any, recurse: bool) -> list[tuple[str, Any]]:

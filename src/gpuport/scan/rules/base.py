@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gpuport import lazyre
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
-from gpuport.scan.model import Finding
+from gpuport.scan.finding import Finding
 from gpuport.scan.own_names import OwnNames
 
 if TYPE_CHECKING:
