@@ -1,9 +1,8 @@
 """Where the start-up of ``gpuport hipify`` goes (issue 18, item 4), stage by stage.
 
 A fresh Python process imports what a ``gpuport hipify FILE --hip-version V`` process imports,
-in stages (typer; pydantic; gpuport's shared models, whose first schema makes pydantic look
-for plugins in every installed distribution; the knowledge loaders; the scanner pieces
-hipify uses, with the rule families they pull in; the translator; the hipify core; the CLI),
+in stages (gpuport's shared models; the knowledge loaders; the scanner pieces hipify uses, with
+the rule families they pull in; the translator; the hipify core; the typer-free command line),
 then runs the command on a 3-line file; each stage's CPU time (``time.process_time``) is
 recorded. ``--runs`` processes; the median of each stage is printed as JSON with the rule
 modules and heavy third-party packages the process had loaded at the end. Python runs with its
@@ -32,24 +31,22 @@ T = [time.process_time()]
 names = []
 def mark(name):
     T.append(time.process_time()); names.append(name)
-import typer; mark("typer")
-from pydantic import BaseModel, ConfigDict, Field; mark("pydantic")
-import gpuport.models; mark("gpuport.models (first schema: pydantic's plugin lookup)")
+import gpuport.models; mark("gpuport.models")
 import gpuport.knowledge, gpuport.knowledge.api_map; mark("gpuport.knowledge (+api_map)")
-import gpuport.scan.model; mark("gpuport.scan.model")
 import gpuport.scan.cxx, gpuport.scan.files; mark("gpuport.scan.cxx/files (+rule families)")
 import gpuport.scan.check; mark("gpuport.scan.check")
 import gpuport.hipify.translate; mark("gpuport.hipify.translate (+wave64)")
 import gpuport.hipify.run; mark("gpuport.hipify.run")
 sys.argv = ["gpuport", "hipify", sys.argv[1], "--hip-version", sys.argv[2], "-o", sys.argv[3],
             "--format", "json", "--output", os.devnull]
-import gpuport.cli.app; mark("gpuport.cli.app (+hipify_cmd)")
+import gpuport.cli.entry, gpuport.cli.hipify_run; mark("gpuport.cli.entry (+hipify_run)")
 try:
-    gpuport.cli.app.main()
+    gpuport.cli.entry.main()
 except SystemExit:
     pass
 mark("the run (parse, load map/target/headers, translate, hazards, write, report)")
-heavy = ("yaml", "jinja2", "rich", "pathspec", "packaging.markers", "importlib.metadata")
+heavy = ("typer", "pydantic", "rich", "yaml", "jinja2", "pathspec", "packaging.markers",
+         "importlib.metadata")
 print(json.dumps({
     "stages": {n: T[i + 1] - T[i] for i, n in enumerate(names)},
     "total": T[-1],

@@ -8,21 +8,26 @@ the bundled ones, new keys are added.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import fnmatch
 import re
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
 
+if TYPE_CHECKING:  # pydantic models, imported on first use (see __getattr__ below)
+    from gpuport.knowledge.schema import PackageInfo as PackageInfo
+    from gpuport.knowledge.schema import Route as Route
+    from gpuport.knowledge.schema import Sourced as Sourced
+
 KNOWLEDGE_DIR = Path(__file__).parent
 PackageStatus = Literal["works", "works-with-route", "partial", "no"]
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M")  # a pydantic model or a dataclass that pydantic validates
 RouteKind = Literal["index", "replacement", "build", "image", "none"]
 # What a re-check of an entry looked at; an entry whose ``verified`` is empty carries the
 # date of an earlier bulk review and was not re-checked since (docs/knowledge.md).
@@ -47,88 +52,49 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-class Sourced(BaseModel):
-    """Every knowledge entry says where its facts come from and when they were checked."""
+Family = Literal["CDNA", "RDNA", "GCN"]
+_FORBID_EXTRA = {"extra": "forbid"}
+Fp8Flavour = Literal["fnuz", "ocp", "none"]
 
-    # schemas built on first use, not at import: a command that reads no package catalog
-    # does not pay for its models (start-up, issue 18)
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    sources: list[str] = Field(min_length=1)
+@dataclass(frozen=True, kw_only=True)
+class TargetInfo:
+    """One AMD GPU architecture (gfx target) and the facts rules depend on.
+
+    A frozen dataclass, not a pydantic model: ``gpuport hipify`` resolves its target without
+    importing pydantic (start-up, issue 18). Files are validated by pydantic all the same
+    (``TypeAdapter(TargetInfo)``, extra keys refused); the bundled targets.toml, which the
+    test suite validates whole, is read by :func:`_plain_target` when it plainly fits.
+    """
+
+    __pydantic_config__ = _FORBID_EXTRA  # as every knowledge entry: no unknown keys
+
+    # as every knowledge entry (Sourced): where the facts come from, when they were checked
+    sources: list[str]
     checked: dt.date
-    verified: list[VerifiedFact] = Field(
-        default_factory=list,
-        description="what was checked against the sources on the `checked` date",
-    )
-
-    @field_validator("sources")
-    @classmethod
-    def _urls(cls, value: list[str]) -> list[str]:
-        for url in value:
-            if not url.startswith(("https://", "http://")):
-                raise ValueError(f"source is not a URL: {url!r}")
-        return value
-
-
-class Route(BaseModel):
-    """How to get the package working on ROCm."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    kind: RouteKind
-    how: str = Field(description="one sentence a user can act on")
-    index_url: str | None = None
-    replacement: str | None = None
-    command: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    build_flags: str | None = None
-
-
-class PackageInfo(Sourced):
-    """ROCm status of one Python distribution (and the modules it provides)."""
-
+    verified: list[VerifiedFact] = field(default_factory=list)
     name: str
-    aliases: list[str] = Field(default_factory=list, description="other names; globs allowed")
-    imports: list[str] = Field(default_factory=list, description="import names, dotted allowed")
-    status: PackageStatus
-    summary: str
-    route: Route = Field(default_factory=lambda: Route(kind="none", how="no special route"))
-    min_version: str | None = Field(default=None, description="first version usable on ROCm")
-    caveats: dict[str, str] = Field(default_factory=dict, description="by family: cdna, rdna, all")
-    category: str = "library"
-
-    def matches(self, dist_name: str) -> bool:
-        norm = normalize_name(dist_name)
-        if norm == normalize_name(self.name):
-            return True
-        return any(fnmatch.fnmatchcase(norm, normalize_name(a)) for a in self.aliases)
-
-
-class TargetInfo(Sourced):
-    """One AMD GPU architecture (gfx target) and the facts rules depend on."""
-
-    name: str
-    family: Literal["CDNA", "RDNA", "GCN"]
+    family: Family
     generation: str
-    wave_size: Literal[32, 64] = Field(description="the default wavefront size HIP compiles for")
-    fp8: Literal["fnuz", "ocp", "none"]
-    lds_kib: int = Field(
-        gt=0, le=1024, description="LDS one workgroup can allocate (LLVM addressable local memory)"
-    )
-    products: list[str] = Field(min_length=1)
-    aliases: list[str] = Field(default_factory=list)
+    wave_size: Literal[32, 64]  # the default wavefront size HIP compiles for
+    fp8: Fp8Flavour
+    lds_kib: int  # LDS one workgroup can allocate (LLVM addressable local memory), 1..1024
+    products: list[str]  # at least one
+    aliases: list[str] = field(default_factory=list)
     kind: Literal["dgpu", "apu"] = "dgpu"
-    capability: tuple[int, int] | None = Field(
-        default=None,
-        description="what ROCm torch's get_device_capability() reports (derived from the gfx "
-        "number when left out: gfx942 -> (9, 4))",
-    )
-    nvidia_class: tuple[int, int] | None = Field(
-        default=None,
-        description="the NVIDIA compute capability with the nearest feature set; a capability "
-        "gate is wrong on this target where the two give different answers (left out: gates "
-        "are not judged)",
-    )
+    # what ROCm torch's get_device_capability() reports (derived from the gfx number when
+    # left out: gfx942 -> (9, 4))
+    capability: tuple[int, int] | None = None
+    # the NVIDIA compute capability with the nearest feature set; a capability gate is wrong
+    # on this target where the two give different answers (left out: gates are not judged)
+    nvidia_class: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        check_sources(self.sources)
+        if not 0 < self.lds_kib <= 1024:
+            raise ValueError(f"lds_kib: {self.lds_kib} is not in 1..1024")
+        if not self.products:
+            raise ValueError("products: at least one is needed")
 
     def reported_capability(self) -> tuple[int, int] | None:
         """(major, minor) as torch on ROCm reports it: HIP takes them from the gfx number."""
@@ -141,6 +107,57 @@ class TargetInfo(Sourced):
             return int(digits[:-2], 16 if len(digits) == 3 else 10), int(digits[-2], 16)
         except ValueError:
             return None
+
+
+def check_sources(value: list[str]) -> list[str]:
+    """Every knowledge entry's sources: at least one, each a URL."""
+    if not value:
+        raise ValueError("sources: at least one is needed")
+    for url in value:
+        if not url.startswith(("https://", "http://")):
+            raise ValueError(f"source is not a URL: {url!r}")
+    return value
+
+
+_TARGET_LITERALS = {
+    "family": get_args(Family),
+    "fp8": get_args(Fp8Flavour),
+    "wave_size": (32, 64),
+    "kind": ("dgpu", "apu"),
+}
+
+
+def _plain_target(raw: dict[str, Any]) -> TargetInfo | None:
+    """A bundled targets.toml entry as a TargetInfo when it plainly is one (known keys of
+    the declared types), else None: pydantic then decides, and words the error."""
+    fields = {f.name for f in dataclasses.fields(TargetInfo)}
+    strs = ("name", "generation")
+    lists = ("sources", "verified", "products", "aliases")
+    try:
+        if set(raw) - fields or not isinstance(raw.get("checked"), dt.date):
+            return None
+        if any(not isinstance(raw.get(k), str) for k in strs):
+            return None
+        if any(not all(isinstance(x, str) for x in raw.get(k, [])) for k in lists):
+            return None
+        for k, allowed in _TARGET_LITERALS.items():
+            value = raw.get(k, "dgpu" if k == "kind" else None)
+            if value not in allowed or type(value) is not type(allowed[0]):
+                return None
+        if not set(raw.get("verified", [])) <= set(get_args(VerifiedFact)):
+            return None
+        if type(raw.get("lds_kib")) is not int:
+            return None
+        pairs = {}
+        for k in ("capability", "nvidia_class"):
+            v = raw.get(k)
+            if v is not None:
+                if not (isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)):
+                    return None
+                pairs[k] = (v[0], v[1])
+        return TargetInfo(**{**raw, **pairs})
+    except (TypeError, ValueError):
+        return None
 
 
 class PackageDB:
@@ -205,13 +222,17 @@ def _entries(path: Path, table: str) -> list[dict[str, Any]]:
 
 
 def _validated(model: type[M], path: Path, raw: list[dict[str, Any]]) -> list[M]:
+    """Each entry validated by pydantic as ``model`` (imported here, on first use)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter = TypeAdapter(model)
     out: list[M] = []
     for i, entry in enumerate(raw):
         try:
-            out.append(model.model_validate(entry))
+            out.append(adapter.validate_python(entry))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
+            where = ".".join(str(p) for p in first["loc"]) or "(entry)"
             name = entry.get("name", f"#{i + 1}")
             raise GpuportError(
                 f"knowledge file {path}: entry {name!r}: {where}: {first['msg']}"
@@ -251,6 +272,8 @@ def _user_file(user_dir: Path | None, name: str) -> Path | None:
 @cache
 def load_packages(user_dir: Path | None = None) -> PackageDB:
     """The bundled packages.toml, extended or overridden by ``user_dir/packages.toml``."""
+    from gpuport.knowledge.schema import PackageInfo
+
     path = KNOWLEDGE_DIR / "packages.toml"
     items = _validated(PackageInfo, path, _entries(path, "package"))
     extra_path = _user_file(user_dir, "packages.toml")
@@ -284,7 +307,13 @@ def packages_on_demand(user_dir: Path | None = None) -> PackageDB:
 def load_targets(user_dir: Path | None = None) -> dict[str, TargetInfo]:
     """gfx targets by name, bundled plus ``user_dir/targets.toml``."""
     path = KNOWLEDGE_DIR / "targets.toml"
-    items = _validated(TargetInfo, path, _entries(path, "target"))
+    raw = _entries(path, "target")
+    # the bundled file, validated whole by the test suite: read plainly when every entry
+    # plainly fits (no pydantic, start-up of gpuport hipify), else validated
+    plain = [_plain_target(entry) if isinstance(entry, dict) else None for entry in raw]
+    items = [t for t in plain if t is not None]
+    if len(items) != len(raw):
+        items = _validated(TargetInfo, path, raw)
     extra_path = _user_file(user_dir, "targets.toml")
     if extra_path is not None:
         items = _merge(
@@ -304,3 +333,16 @@ def resolve_target(name: str, user_dir: Path | None = None) -> TargetInfo:
             return target
     known = "; ".join(f"{t.name} ({', '.join(t.aliases)})" for t in targets.values())
     raise GpuportError(f"unknown target {name!r}; known targets and aliases: {known}")
+
+
+_SCHEMA_NAMES = ("PackageInfo", "Route", "Sourced")
+
+
+def __getattr__(name: str) -> Any:
+    """The pydantic models of the package catalog (:mod:`gpuport.knowledge.schema`), imported
+    when first asked for: a command that reads no catalog does not import pydantic."""
+    if name in _SCHEMA_NAMES:
+        from gpuport.knowledge import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
