@@ -15,11 +15,12 @@ its folder on ``sys.path`` so it can import its siblings). ``function`` may be d
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -42,6 +43,18 @@ def _is_path(module: str) -> bool:
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
+@contextlib.contextmanager
+def _no_bytecode() -> Iterator[None]:
+    """Import without writing ``__pycache__`` into the user's folders: loading their code is
+    not a reason to change their project (Python would, unless PYTHONDONTWRITEBYTECODE)."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before
+
+
 def _load_file(module: str, what: str) -> ModuleType:
     path = Path(module).expanduser()
     if not path.is_file():
@@ -59,7 +72,8 @@ def _load_file(module: str, what: str) -> ModuleType:
     loaded = importlib.util.module_from_spec(spec)
     sys.modules[name] = loaded  # dataclasses and typing look their module up by name
     try:
-        spec.loader.exec_module(loaded)
+        with _no_bytecode():
+            spec.loader.exec_module(loaded)
     except BaseException as exc:
         del sys.modules[name]
         if isinstance(exc, KeyboardInterrupt | SystemExit):
@@ -73,7 +87,8 @@ def _import(module: str, what: str) -> ModuleType:
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
     try:
-        return importlib.import_module(module)
+        with _no_bytecode():
+            return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         missing = exc.name or module
         if module == missing or module.startswith(missing + "."):

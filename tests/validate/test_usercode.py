@@ -32,6 +32,27 @@ def test_module_reference_from_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert load_callable("userpkg_gpuport_test.mod:build", what="--model")() == "ok"
 
 
+def test_loading_writes_no_bytecode_into_the_users_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.dont_write_bytecode", False)  # as Python runs by default
+    (tmp_path / "sib_nobc.py").write_text("VALUE = 1\n")
+    f = tmp_path / "factory_nobc.py"
+    f.write_text("import sib_nobc\ndef build():\n    return sib_nobc.VALUE\n")
+    pkg = tmp_path / "userpkg_nobc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text("def build():\n    return 2\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert load_callable(f"{f}:build", what="--model")() == 1
+    assert load_callable("userpkg_nobc.mod:build", what="--model")() == 2
+    assert not list(tmp_path.rglob("__pycache__"))
+    import sys
+
+    assert sys.dont_write_bytecode is False  # left as it was
+
+
 @pytest.mark.parametrize(
     ("ref", "message"),
     [
