@@ -24,7 +24,6 @@ from gpuport.render.text import clean_line
 from gpuport.scan.finding import SkippedFile
 
 FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
-BACKUP_SUFFIX = fileio.BACKUP_SUFFIX
 
 
 def fails(report: HipifyReport, fail_on: str) -> bool:
@@ -49,9 +48,6 @@ def _headers(version: str) -> HipHeaders | None:
 
 def _archs(value: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in value.split(",") if a.strip())
-
-
-backup_path = fileio.backup_path
 
 
 BuildEdit = tuple[str, str, str]  # (rel path, original text, rewritten text)

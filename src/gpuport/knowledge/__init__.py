@@ -8,15 +8,15 @@ the bundled ones, new keys are added.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import fnmatch
 import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from gpuport.knowledge.plain import FORBID_EXTRA, check_sources, plain_record
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
 
@@ -53,7 +53,6 @@ def normalize_name(name: str) -> str:
 
 
 Family = Literal["CDNA", "RDNA", "GCN"]
-_FORBID_EXTRA = {"extra": "forbid"}
 Fp8Flavour = Literal["fnuz", "ocp", "none"]
 
 
@@ -67,7 +66,7 @@ class TargetInfo:
     test suite validates whole, is read by :func:`_plain_target` when it plainly fits.
     """
 
-    __pydantic_config__ = _FORBID_EXTRA  # as every knowledge entry: no unknown keys
+    __pydantic_config__ = FORBID_EXTRA
 
     # as every knowledge entry (Sourced): where the facts come from, when they were checked
     sources: list[str]
@@ -109,55 +108,11 @@ class TargetInfo:
             return None
 
 
-def check_sources(value: list[str]) -> list[str]:
-    """Every knowledge entry's sources: at least one, each a URL."""
-    if not value:
-        raise ValueError("sources: at least one is needed")
-    for url in value:
-        if not url.startswith(("https://", "http://")):
-            raise ValueError(f"source is not a URL: {url!r}")
-    return value
-
-
-_TARGET_LITERALS = {
-    "family": get_args(Family),
-    "fp8": get_args(Fp8Flavour),
-    "wave_size": (32, 64),
-    "kind": ("dgpu", "apu"),
-}
-
-
 def _plain_target(raw: dict[str, Any]) -> TargetInfo | None:
-    """A bundled targets.toml entry as a TargetInfo when it plainly is one (known keys of
-    the declared types), else None: pydantic then decides, and words the error."""
-    fields = {f.name for f in dataclasses.fields(TargetInfo)}
-    strs = ("name", "generation")
-    lists = ("sources", "verified", "products", "aliases")
-    try:
-        if set(raw) - fields or not isinstance(raw.get("checked"), dt.date):
-            return None
-        if any(not isinstance(raw.get(k), str) for k in strs):
-            return None
-        if any(not all(isinstance(x, str) for x in raw.get(k, [])) for k in lists):
-            return None
-        for k, allowed in _TARGET_LITERALS.items():
-            value = raw.get(k, "dgpu" if k == "kind" else None)
-            if value not in allowed or type(value) is not type(allowed[0]):
-                return None
-        if not set(raw.get("verified", [])) <= set(get_args(VerifiedFact)):
-            return None
-        if type(raw.get("lds_kib")) is not int:
-            return None
-        pairs = {}
-        for k in ("capability", "nvidia_class"):
-            v = raw.get(k)
-            if v is not None:
-                if not (isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)):
-                    return None
-                pairs[k] = (v[0], v[1])
-        return TargetInfo(**{**raw, **pairs})
-    except (TypeError, ValueError):
-        return None
+    """A bundled targets.toml entry as a TargetInfo when it plainly is one, else None:
+    pydantic then decides, and words the error (:func:`gpuport.knowledge.plain.plain_record`)."""
+    target: TargetInfo | None = plain_record(TargetInfo, raw)
+    return target
 
 
 class PackageDB:

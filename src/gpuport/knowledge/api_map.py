@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from packaging.version import InvalidVersion, Version
 
+from gpuport.knowledge.plain import FORBID_EXTRA, check_sources, plain_record
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, json_value
 
@@ -28,23 +29,13 @@ API_MAP_PATH = Path(__file__).parent / "api_map.json"
 # bundled map without importing pydantic (start-up, issue 18). A map given by path is
 # validated whole by pydantic (TypeAdapter(ApiMap)); the bundled one is validated whole by
 # the test suite, and each entry is checked here when first looked up.
-_FORBID_EXTRA = {"extra": "forbid"}
-
-
-def _check_urls(value: list[str], at_least_one: bool = False) -> list[str]:
-    if at_least_one and not value:
-        raise ValueError("sources: at least one is needed")
-    for url in value:
-        if not url.startswith(("https://", "http://")):
-            raise ValueError(f"source is not a URL: {url!r}")
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApiEntry:
     """One CUDA identifier and its HIP counterpart, with the versions the tables record."""
 
-    __pydantic_config__ = _FORBID_EXTRA
+    __pydantic_config__ = FORBID_EXTRA
 
     hip: str | None  # HIP name; None: no HIP equivalent
     family: str
@@ -62,7 +53,7 @@ class ApiEntry:
     sources: list[str] = field(default_factory=list)  # only on hand-written entries
 
     def __post_init__(self) -> None:
-        _check_urls(self.sources)
+        check_sources(self.sources, at_least_one=False)
 
     @property
     def supported(self) -> bool:
@@ -73,7 +64,7 @@ class ApiEntry:
 class HeaderInfo:
     """A CUDA header and the HIP/ROCm header replacing it (a key ending in ``/`` is a prefix)."""
 
-    __pydantic_config__ = _FORBID_EXTRA
+    __pydantic_config__ = FORBID_EXTRA
 
     hip: str
     library: str | None = None
@@ -82,14 +73,14 @@ class HeaderInfo:
     sources: list[str]
 
     def __post_init__(self) -> None:
-        _check_urls(self.sources, at_least_one=True)
+        check_sources(self.sources)
 
 
 @dataclass(frozen=True, kw_only=True)
 class NamespaceInfo:
     """A C++ namespace and its ROCm replacement (``cub`` -> ``hipcub``)."""
 
-    __pydantic_config__ = _FORBID_EXTRA
+    __pydantic_config__ = FORBID_EXTRA
 
     hip: str
     library: str | None = None
@@ -97,14 +88,14 @@ class NamespaceInfo:
     sources: list[str]
 
     def __post_init__(self) -> None:
-        _check_urls(self.sources, at_least_one=True)
+        check_sources(self.sources)
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApiMap:
     """The whole API map document."""
 
-    __pydantic_config__ = _FORBID_EXTRA
+    __pydantic_config__ = FORBID_EXTRA
 
     schema_version: Literal[1]
     kind: Literal["gpuport.api_map"]
@@ -116,7 +107,7 @@ class ApiMap:
     entries: Mapping[str, ApiEntry]
 
     def __post_init__(self) -> None:
-        _check_urls(self.sources, at_least_one=True)
+        check_sources(self.sources)
 
     def lookup(self, name: str) -> ApiEntry | None:
         """The entry for a CUDA identifier, or None when the map does not know it."""
@@ -171,35 +162,6 @@ def _version(text: str) -> Version:
         raise GpuportError(f"not a HIP version: {text!r} (expected e.g. 6.2 or 6.2.4)") from None
 
 
-_FLAT = {"str": (str,), "str | None": (str, type(None)), "bool": (bool,), "list[str]": (list,)}
-
-
-def _plain_record(cls: type[Any], raw: Any) -> Any:
-    """``cls(**raw)`` when ``raw`` plainly is one (known keys, required ones present, values of
-    the declared types), else None: pydantic then decides, and words the error."""
-    if not isinstance(raw, dict):
-        return None
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key, value in raw.items():
-        f = fields.get(key)
-        kinds = _FLAT.get(str(f.type)) if f is not None else None
-        if kinds is None or not isinstance(value, kinds):
-            return None
-        if f.type == "list[str]" and not all(isinstance(v, str) for v in value):  # type: ignore[union-attr]
-            return None
-    missing = [n for n, f in fields.items() if n not in raw and _required(f)]
-    if missing:
-        return None
-    try:
-        return cls(**raw)
-    except ValueError:
-        return None
-
-
-def _required(f: dataclasses.Field[Any]) -> bool:
-    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-
-
 def _pydantic_error(model: Any, raw: Any, source: Path, prefix: tuple[str, ...]) -> Any:
     """``raw`` validated by pydantic as ``model``: the value, or a GpuportError naming where."""
     from pydantic import TypeAdapter, ValidationError
@@ -229,7 +191,7 @@ class _LazyEntries(Mapping[str, ApiEntry]):
         hit = self._done.get(name)
         if hit is None:
             raw = self._raw[name]  # KeyError: not in the map
-            hit = _plain_record(ApiEntry, raw)
+            hit = plain_record(ApiEntry, raw)
             if hit is None:
                 hit = _pydantic_error(ApiEntry, raw, self._source, ("entries", name))
             self._done[name] = hit
@@ -307,8 +269,8 @@ def _plain_document(raw: dict[str, Any]) -> ApiMap | None:
         or not isinstance(namespaces, dict)
     ):
         return None
-    heads = {k: _plain_record(HeaderInfo, v) for k, v in headers.items()}
-    spaces = {k: _plain_record(NamespaceInfo, v) for k, v in namespaces.items()}
+    heads = {k: plain_record(HeaderInfo, v) for k, v in headers.items()}
+    spaces = {k: plain_record(NamespaceInfo, v) for k, v in namespaces.items()}
     if None in heads.values() or None in spaces.values():
         return None
     try:

@@ -13,7 +13,8 @@ import fnmatch
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpuport.knowledge import PackageStatus, RouteKind, VerifiedFact, check_sources, normalize_name
+from gpuport.knowledge import PackageStatus, RouteKind, VerifiedFact, normalize_name
+from gpuport.knowledge.plain import check_sources
 
 __all__ = ["PackageInfo", "Route", "Sourced"]
 
