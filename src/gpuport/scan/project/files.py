@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from gpuport import fileio, lazyre
-from gpuport.scan.gitindex import GitFacts, git_facts
+from gpuport.scan.project.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
 
 if TYPE_CHECKING:  # pathspec is imported where a .gitignore or --exclude needs it
