@@ -29,6 +29,7 @@ import random
 import resource
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from gpuport.models import Severity
@@ -346,11 +347,15 @@ def row(
     return text, right
 
 
-def sample(reports: dict[str, ScanReport], n: int, seed: int) -> list[dict[str, object]]:
+def sample(
+    reports: dict[str, ScanReport], n: int, seed: int, only: Collection[str] | None = None
+) -> list[dict[str, object]]:
     """A seeded random sample of blocker/major core findings (repos in name order, findings
-    in report order)."""
+    in report order), of the repositories in ``only`` when given."""
     population = []
     for name in sorted(reports):
+        if only is not None and name not in only:
+            continue
         report = reports[name]
         for f in judged(report.findings, report.scope):
             if f.severity in (Severity.BLOCKER, Severity.MAJOR):
@@ -378,6 +383,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--sample-out", type=Path, help="write the sample as JSON here")
     ap.add_argument("--set", choices=sorted(SETS), default="dev", help="which repositories")
+    ap.add_argument("--reports-out", type=Path, help="write each scan report (JSON) here")
+    ap.add_argument(
+        "--by-route",
+        action="store_true",
+        help="draw --sample findings from each group apart: repositories with a documented "
+        "ROCm route and without (third sample)",
+    )
     args = ap.parse_args()
     chosen = SETS[args.set]
     missing = [n for n in chosen if not (args.trees / n).is_dir()]
@@ -397,6 +409,9 @@ def main() -> int:
     for name, entry in chosen.items():
         report, seconds, cpu = scan_one(args.trees / name)
         reports[name] = report
+        if args.reports_out:
+            args.reports_out.mkdir(parents=True, exist_ok=True)
+            (args.reports_out / f"{name}.json").write_text(report.model_dump_json(indent=1))
         text, ok = row(entry, report, seconds, cpu)
         lines.append(text)
         right += ok
@@ -413,8 +428,16 @@ def main() -> int:
     else:
         sys.stdout.write(table)
     if args.sample:
-        picked = sample(reports, args.sample, args.seed)
-        dump = json.dumps(picked, indent=1) + "\n"
+        if args.by_route:
+            with_route = [n for n in reports if n in THIRD_ROUTE]
+            without = [n for n in reports if n not in THIRD_ROUTE]
+            picked_groups = {
+                "route": sample(reports, args.sample, args.seed, with_route),
+                "no route": sample(reports, args.sample, args.seed, without),
+            }
+            dump = json.dumps(picked_groups, indent=1) + "\n"
+        else:
+            dump = json.dumps(sample(reports, args.sample, args.seed), indent=1) + "\n"
         if args.sample_out:
             args.sample_out.write_text(dump)
         else:
