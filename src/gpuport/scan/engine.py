@@ -33,7 +33,7 @@ from gpuport.scan.project.files import (
     walk,
 )
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
-from gpuport.scan.project.routes import working_route
+from gpuport.scan.project.routes import not_counted, working_route
 from gpuport.scan.project.view import ProjectView, apply, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
@@ -169,7 +169,7 @@ def scan_path(
             if progress:
                 progress(i, total)
 
-    findings = one_per_line(f for found, _ in results for f in found)
+    findings = one_per_construct(one_per_line(f for found, _ in results for f in found))
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
     findings = apply(findings, view)
@@ -177,10 +177,16 @@ def scan_path(
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
     judged_findings = judged(findings, opts.scope)
-    route = [f"{r.path}" for r in view.routes] if working_route(view.routes) else []
+    route = [f"{r.path}" for r in view.routes if r.counts]
     blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
     gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
-    verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)), gap)
+    verdict, reason = verdict_for(
+        judged_findings,
+        list(dict.fromkeys(route)),
+        gap,
+        not_counted(view.routes),
+        frozenset(r.path for r in view.routes if r.counts and r.install),
+    )
     scope_counts: dict[str, dict[Severity, int]] = {}
     for f in findings:
         scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
@@ -248,6 +254,59 @@ def one_per_line(found: Iterable[Finding]) -> list[Finding]:
             f = dataclasses.replace(f, message=f"{f.message} (and {more} more on this line)")
         out.append(f)
     out.sort(key=_sort_key)
+    return out
+
+
+#: Rules that describe one construct from different sides when they fire on the same line:
+#: a shuffle or ballot call (its 32-bit mask, its offset 16, its lane arithmetic, its result
+#: kept in 32 bits), an nvcc command line (nvcc itself, its flags, its NVIDIA
+#: architectures), one requirement (no ROCm build, a CUDA pin, a CUDA index), one import.
+CONSTRUCTS: tuple[frozenset[str], ...] = (
+    frozenset({"GP302", "GP304", "GP305", "GP307", "GP308"}),
+    frozenset({"GP402", "GP403", "GP408"}),
+    frozenset({f"GP1{n:02d}" for n in range(1, 10)}),
+    frozenset({"GP201", "GP202"}),
+)
+_GROUP_OF = {rid: i for i, group in enumerate(CONSTRUCTS) for rid in group}
+#: Groups whose rules must also point at the same column to be one construct (two
+#: requirements, or two imports, can share a line of a pyproject array).
+_SAME_COLUMN = frozenset({2, 3})
+
+
+def one_per_construct(findings: list[Finding]) -> list[Finding]:
+    """One finding per construct per line across rules (issue 24): of the findings of one
+    :data:`CONSTRUCTS` group on a line, the most severe is kept and says which others it
+    stands for; those stay in the report as ``info`` naming it, so the effort counts the
+    construct once and nothing disappears without a word."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, f in enumerate(findings):
+        group = _GROUP_OF.get(f.rule_id)
+        if group is None or f.location.line is None or f.severity is Severity.INFO:
+            continue
+        column = f.location.column if group in _SAME_COLUMN else None
+        if group in _SAME_COLUMN and column is None:
+            continue  # which requirement of the line is not known: keep each
+        groups.setdefault((group, f.location.path, f.location.line, column), []).append(i)
+    out = list(findings)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ranked = sorted(members, key=lambda i: (-out[i].severity.rank, out[i].rule_id))
+        keep, rest = ranked[0], ranked[1:]
+        kept = out[keep]
+        also = ", ".join(sorted({out[i].rule_id for i in rest}))
+        out[keep] = dataclasses.replace(
+            kept, message=f"{kept.message} (one construct: also {also} on this line)"
+        )
+        for i in rest:
+            f = out[i]
+            out[i] = dataclasses.replace(
+                f,
+                severity=Severity.INFO,
+                default_severity=f.default_severity or f.severity,
+                message=f"{f.message} (the same construct as {kept.rule_id} on this line, "
+                "counted there)",
+            )
     return out
 
 

@@ -54,6 +54,12 @@ class RouteEvidence(BaseModel):
     path: str
     line: int | None
     detail: str
+    #: whether it counts as a route (issue 24: one piece of evidence is enough); when it
+    #: does not, ``why`` says why (a heading alone, a line saying ROCm is not supported)
+    counts: bool = True
+    why: str = ""
+    #: it gives an install step for ROCm (a ROCm wheel index, requirements file or image)
+    install: bool = False
 
 
 class ComponentInfo(BaseModel):

@@ -51,7 +51,37 @@ GAP_HOURS = 30.0
 
 
 def verdict_for(
-    findings: Sequence[Finding], route: Sequence[str] = (), gap_hours: float = 0.0
+    findings: Sequence[Finding],
+    route: Sequence[str] = (),
+    gap_hours: float = 0.0,
+    not_counted: str = "",
+    route_files: frozenset[str] = frozenset(),
+) -> tuple[Verdict, str]:
+    """The verdict and its reason; ``not_counted`` says why listed route evidence did not
+    make a route (issue 24: a route shown under BLOCKED says why it did not count).
+    ``route_files`` are the files that are the route's own install (a ROCm requirements file,
+    a ROCm image): a dependency or image blocker there means the route as documented fails."""
+    broken = [
+        f
+        for f in findings
+        if f.severity is Severity.BLOCKER
+        and f.location.path in route_files
+        and f.rule_id.startswith(("GP1", "GP5"))
+    ]
+    if route and broken:
+        f = broken[0]
+        return Verdict.BLOCKED, (
+            f"the ROCm route's own install fails: {f.location.path}:{f.location.line} "
+            f"({f.message[:120]})"
+        )
+    verdict, reason = _verdict(findings, route, gap_hours)
+    if not route and not_counted:
+        reason += f"; ROCm route evidence found but not counted: {not_counted}"
+    return verdict, reason
+
+
+def _verdict(
+    findings: Sequence[Finding], route: Sequence[str], gap_hours: float
 ) -> tuple[Verdict, str]:
     """The verdict from the judged findings.
 

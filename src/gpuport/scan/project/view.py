@@ -141,7 +141,8 @@ def _lower(
     return dataclasses.replace(f, **update)  # type: ignore[arg-type]
 
 
-_INSTALL_ROUTES = ("docker", "requirements", "extra")
+#: Install steps (a package that needs its ROCm wheel): the route's install gives them.
+_INSTALL_STEP_RULES = frozenset({"GP102", "GP202"})
 _NEVER = re.compile(r"(?!)")
 #: What makes a root build file the project's own packaging (see ProjectView.package).
 _PACKAGING = {
@@ -203,7 +204,10 @@ def _scope(
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
     has_route = working_route(view.routes)
-    install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
+    installs = [r for r in view.routes if r.counts and r.install]
+    install_route = bool(installs)
+    route_files = {r.path for r in installs}
+    hip_setups = {b for b in view.build.rocm_builds if b.rsplit("/", 1)[-1] == "setup.py"}
     # The project's own root build compiles for ROCm: a native component of its own
     # (``projects/X/setup.py``) without a ROCm branch is an optional extra beside it.
     root_rocm_build = any("/" not in b for b in view.build.rocm_builds)
@@ -237,11 +241,27 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         ):
             why = f"CUDA variant build file beside the ROCm build ({view.build.rocm_builds[0]})"
             f = _lower(f, why, scope=Scope.EXTRA.value)
+        elif f.rule_id == "GP404" and path in hip_setups:
+            f = _lower(f, f"{path} builds for ROCm too: hipify is part of that build")
+        elif (
+            f.rule_id in _INSTALL_STEP_RULES
+            and install_route
+            and not is_rocm_variant_name(path)
+            and f.severity is not Severity.INFO
+        ):
+            r = installs[0]
+            where = r.path + (f":{r.line}" if r.line else "")
+            f = _lower(f, f"an install step the project's ROCm route gives: {where}")
         elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
             f = _lower(
                 f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value
             )
-        elif has_route and f.rule_id.startswith(("GP1", "GP5")) and not is_rocm_variant_name(path):
+        elif (
+            has_route
+            and f.rule_id.startswith(("GP1", "GP5"))
+            and not is_rocm_variant_name(path)
+            and path not in route_files  # the route's own install is not a CUDA variant
+        ):
             is_docker = f.rule_id.startswith("GP5") or "dockerfile" in name.lower()
             if (
                 is_docker

@@ -204,7 +204,7 @@ def check_cmake(ctx: FileContext) -> None:
     out.flush()
     seen: set[int] = set()
     for m in _CMAKE_NVCC.finditer(code):
-        if in_spans(skip, m.start()):
+        if in_spans(skip, m.start()) or in_spans(tests, m.start()) or _forwarded(code, m):
             continue
         line, col = text.pos(m.start())
         if line not in seen:
@@ -216,6 +216,17 @@ def check_cmake(ctx: FileContext) -> None:
                 message=f"{m.group(0)}: nvcc is the CUDA compiler",
                 guarded=line in guards,
             )
+
+
+def _forwarded(code: str, m: re.Match[str]) -> bool:
+    """``${CMAKE_CUDA_COMPILER}`` read, or ``-DCMAKE_CUDA_COMPILER=${...}`` handed on to a
+    sub-build: the project passes along whatever compiler it was configured with; it does not
+    choose nvcc (issue 24)."""
+    if m.group(0) == "nvcc":
+        return False
+    if code[max(0, m.start() - 2) : m.start()] == "${":
+        return True
+    return re.match(r"\s*(?::\w+)?=\s*\$\{", code[m.end() : m.end() + 40]) is not None
 
 
 def _blank_spans(code: str, spans: Spans) -> str:
