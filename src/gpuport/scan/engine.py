@@ -22,7 +22,7 @@ from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_targ
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
 from gpuport.scan.finding import Finding, SkippedFile
-from gpuport.scan.model import ScanReport
+from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.project.cxx_facts import CxxFacts
 from gpuport.scan.project.files import (
     DEFAULT_MAX_BYTES,
@@ -187,6 +187,8 @@ def scan_path(
         not_counted(view.routes),
         frozenset(r.path for r in view.routes if r.counts and r.install),
     )
+    if verdict in (Verdict.READY, Verdict.MINOR_WORK):
+        verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
     scope_counts: dict[str, dict[Severity, int]] = {}
     for f in findings:
         scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
@@ -329,6 +331,48 @@ def _nothing_to_scan(
         f"nothing to scan in {root}: no Python, CUDA/C++, build, requirements or container "
         "file found (an empty or mistyped folder?)"
     )
+
+
+def _ready_seen(
+    verdict: Verdict,
+    reason: str,
+    view: ProjectView,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[SkippedFile],
+) -> tuple[Verdict, str]:
+    """``ready`` needs positive evidence that nothing native is built unseen (issue 24): a
+    source the build names that the scan did not read (not in the tree, written at build
+    time, vendored or skipped) makes it minor work, saying what could not be seen."""
+    read = {c.rel for c in candidates} - {s.path for s in skipped}
+    unseen = []
+    for src, (evidence, by_setup) in sorted(view.build.sources.items()):
+        if src in read:
+            continue
+        why = _skip_reason(src, skipped)
+        if why:
+            unseen.append(f"{src} ({evidence}: not read: {why})")
+        elif by_setup:
+            unseen.append(f"{src} ({evidence}: not in the tree; written at build time or fetched)")
+    if not unseen:
+        return verdict, reason
+    shown = "; ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
+    if verdict is Verdict.MINOR_WORK:
+        return (
+            verdict,
+            f"{reason}; the build also compiles native code gpuport could not see: {shown}",
+        )
+    return Verdict.MINOR_WORK, (
+        f"nothing found in what gpuport read, but the build compiles native code it could not "
+        f"see: {shown}"
+    )
+
+
+def _skip_reason(src: str, skipped: Sequence[SkippedFile]) -> str:
+    for s in skipped:
+        folder = s.path.rstrip("/")
+        if s.path == src or (s.path.endswith("/") and src.startswith(folder + "/")):
+            return s.reason
+    return ""
 
 
 def _component(view: ProjectView, path: str) -> str:

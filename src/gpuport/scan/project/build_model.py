@@ -49,6 +49,10 @@ class BuildModel:
     components: list[Component] = field(default_factory=list)
     #: build file -> [(first, last, evidence)]: lines in branches a ROCm build never takes
     cuda_lines: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    #: native source files the build files name literally (path relative to the root ->
+    #: (evidence, named by a setup.py)), CUDA-only branches included: what a verdict of
+    #: ready must have seen
+    sources: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     def line_not_built(self, rel: str, line: int | None) -> str | None:
         """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
@@ -172,6 +176,11 @@ def build_model(
             uses, tested, ranges = make_uses(text)
         else:
             continue
+        for pat in _patterns(rel, uses):
+            if pat.regex is None and not pat.is_dir and _NATIVE_SOURCE.search(pat.full):
+                # a CMake path depends on the folder a function is called from: only a
+                # setup.py's (relative to itself) says that a missing file is missing
+                model.sources.setdefault(pat.full, (pat.evidence, name == "setup.py"))
         if tested:
             model.rocm_builds.append(rel)
             if ranges:

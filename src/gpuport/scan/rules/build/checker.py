@@ -45,6 +45,7 @@ from gpuport.scan.rules.build.common import (
     Guards,
     lists_arch,
 )
+from gpuport.scan.rules.build.generated import check_cmake_generated
 from gpuport.scan.rules.build.make import check_makefile, make_guards, strip_make_comments
 from gpuport.scan.rules.build.rules import BUILD_RULES
 from gpuport.scan.rules.build.setup_py import check_setup_py
@@ -202,6 +203,7 @@ def check_cmake(ctx: FileContext) -> None:
         arch_skip=tests,
     )
     out.flush()
+    check_cmake_generated(ctx, _blank_spans(code, dead))
     seen: set[int] = set()
     for m in _CMAKE_NVCC.finditer(code):
         if in_spans(skip, m.start()) or in_spans(tests, m.start()) or _forwarded(code, m):

@@ -29,6 +29,7 @@ from gpuport.scan.rules.build.common import (
     lib_fix,
     lists_arch,
 )
+from gpuport.scan.rules.build.generated import check_setup_generators
 
 _ARG_KWS = {
     "extra_compile_args",
@@ -268,6 +269,7 @@ def check_setup_py(ctx: FileContext) -> None:
         if ctx.skip_reason is None:
             ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
         return
+    check_setup_generators(ctx, tree)
     sp = _SetupPy(ctx, tree)
     names = _names(tree)
     rocm_arch = bool(ROCM_ARCH.search(" ".join(_consts(tree) | names)))
