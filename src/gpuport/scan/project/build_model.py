@@ -160,16 +160,21 @@ def _is_packaging(rel: str, text: str) -> bool:
 
 
 def build_model(
-    files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]] | None = None
+    files: dict[str, str],
+    native: Iterable[str],
+    includes: dict[str, frozenset[str]] | None = None,
+    settings: dict[str, str] | None = None,
 ) -> BuildModel:
     """``files``: build and packaging files (relative path -> text); ``native``: every
-    CUDA/C++ file of the scan; ``includes``: the header names each native file includes."""
+    CUDA/C++ file of the scan; ``includes``: the header names each native file includes;
+    ``settings``: build settings the project's docs give a ROCm value
+    (``X_TARGET_DEVICE=rocm``)."""
     model = BuildModel()
     patterns: list[_Pattern] = []
     for rel, text in files.items():
         name = rel.rsplit("/", 1)[-1].lower()
         if name == "setup.py":
-            uses, tested, ranges = setup_uses(text)
+            uses, tested, ranges = setup_uses(text, settings)
         elif name == "cmakelists.txt" or name.endswith(".cmake"):
             uses, tested, ranges = cmake_uses(text)
         elif name in ("makefile", "gnumakefile") or name.endswith(".mk"):

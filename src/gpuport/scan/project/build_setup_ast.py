@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gpuport.scan.project.build_settings import Known, env_name, known_of
+
 __all__ = ["Use", "rocm_value", "setup_uses"]
 
 #: A name or dotted name that is true on a ROCm build.
@@ -73,14 +75,25 @@ def _dotted(node: ast.expr) -> str | None:
 NONE_KEY = "<None>:"
 
 
-def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> bool | None:
-    """The truth of a test on a ROCm build: True, False, or None when it does not say."""
+def rocm_value(
+    node: ast.expr,
+    flags: dict[str, bool | None] | None = None,
+    known: Known | None = None,
+    depth: int = 0,
+) -> bool | None:
+    """The truth of a test on a ROCm build: True, False, or None when it does not say.
+
+    ``known`` carries the file's target settings with their documented ROCm values and its
+    return-only helpers (:mod:`build_settings`): ``get_target_device() == "cuda"`` is False
+    when the docs install with ``X_TARGET_DEVICE=rocm``."""
     flags = flags or {}
+    if depth > 12:
+        return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        v = rocm_value(node.operand, flags)
+        v = rocm_value(node.operand, flags, known, depth + 1)
         return None if v is None else not v
     if isinstance(node, ast.BoolOp):
-        values = [rocm_value(v, flags) for v in node.values]
+        values = [rocm_value(v, flags, known, depth + 1) for v in node.values]
         if isinstance(node.op, ast.And):
             if False in values:
                 return False
@@ -91,17 +104,25 @@ def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> b
     if isinstance(node, ast.Call):
         name = _dotted(node.func) or ""
         if name in ("bool", "str", "len") and node.args:
-            return rocm_value(node.args[0], flags)
+            return rocm_value(node.args[0], flags, known, depth + 1)
+        returned = known.returned(node) if known is not None else None
+        if returned is not None:
+            got = rocm_value(returned, flags, known, depth + 1)
+            if got is not None:
+                return got
         last = name.rsplit(".", 1)[-1]
         if _ROCM_NAME.search(last) or last in ("is_rocm_pytorch", "is_hip"):
             return True
         return None
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
+        documented = _documented(left, op, right, known)
+        if documented is not None:
+            return documented
         if isinstance(right, ast.Constant) and right.value is None:
             if isinstance(left, ast.Name) and flags.get(NONE_KEY + left.id):
                 return isinstance(op, ast.Is | ast.Eq)  # still None on ROCm
-            v = rocm_value(left, flags)
+            v = rocm_value(left, flags, known, depth + 1)
             if v is None:
                 return None
             return v if isinstance(op, ast.IsNot | ast.NotEq) else not v
@@ -110,7 +131,7 @@ def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> b
                 word = b.value.strip()
                 if _ROCM_WORD.match(word):
                     v = True
-                elif _OTHER_WORD.match(word) and _platformish(a):
+                elif _OTHER_WORD.match(word) and _platformish(a, known):
                     v = False
                 else:
                     continue
@@ -131,9 +152,48 @@ def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> b
     return None
 
 
-def _platformish(node: ast.expr) -> bool:
-    name = (_dotted(node) or "").lower()
-    return any(w in name for w in ("target", "backend", "platform", "device", "gpu", "vendor"))
+_PLATFORM_WORDS = ("target", "backend", "platform", "device", "gpu", "vendor")
+
+
+def _platformish(node: ast.expr, known: Known | None = None) -> bool:
+    """A setting that names the platform (by convention a ROCm build does not set it to
+    "cuda"): a name, an environment variable, or a helper that returns one."""
+    name = (_dotted(node) or env_name(node) or "").lower()
+    if not name and known is not None:
+        name = (known.setting_of(node) or "").lower()
+        if not name and isinstance(node, ast.Call):
+            name = (_dotted(node.func) or "").lower()
+    return any(w in name for w in _PLATFORM_WORDS)
+
+
+def _documented(left: ast.expr, op: ast.cmpop, right: ast.expr, known: Known | None) -> bool | None:
+    """A comparison of a setting whose ROCm value the project documents, with a string or a
+    tuple of strings: evaluated exactly (``TARGET == "cuda"`` is False when the docs say
+    ``X_TARGET_DEVICE=rocm``)."""
+    if known is None or not known.settings:
+        return None
+    for a, b in ((left, right), (right, left)):
+        value = known.string_value(a)
+        if value is None:
+            continue
+        if isinstance(b, ast.Constant) and isinstance(b.value, str):
+            same = value == b.value.strip().lower()
+            if isinstance(op, ast.Eq | ast.Is):
+                return same
+            if isinstance(op, ast.NotEq | ast.IsNot):
+                return not same
+        if isinstance(b, ast.Tuple | ast.List | ast.Set) and a is left:
+            words = [
+                e.value.lower()
+                for e in b.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+            if len(words) == len(b.elts):
+                if isinstance(op, ast.In):
+                    return value in words
+                if isinstance(op, ast.NotIn):
+                    return value not in words
+    return None
 
 
 def _mentions_rocm(node: ast.expr) -> bool:
@@ -150,12 +210,14 @@ def _mentions_rocm(node: ast.expr) -> bool:
     return False
 
 
-def _later_rocm_branch(orelse: list[ast.stmt], flags: dict[str, bool | None]) -> bool:
+def _later_rocm_branch(
+    orelse: list[ast.stmt], flags: dict[str, bool | None], known: Known | None = None
+) -> bool:
     """Whether an ``elif`` later in this chain tests for a ROCm build (true or unknown, but
     naming ROCm/HIP): the branches before it are the CUDA side."""
     while len(orelse) == 1 and isinstance(orelse[0], ast.If):
         test = orelse[0].test
-        if _mentions_rocm(test) and rocm_value(test, flags) is not False:
+        if _mentions_rocm(test) and rocm_value(test, flags, known) is not False:
             return True
         orelse = orelse[0].orelse
     return False
@@ -173,13 +235,22 @@ def _join(parts: list[list[str] | None]) -> list[str] | None:
 class _Eval:
     """Path patterns an expression can stand for ("" is the setup.py's folder)."""
 
-    def __init__(self, state: _State) -> None:
+    def __init__(self, state: _State, known: Known | None = None) -> None:
         self.state = state
+        self.known = known
 
     def tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
         """Patterns with (cuda_only, line) when a name carries them from earlier lines."""
         if isinstance(node, ast.Name) and node.id in self.state.env:
             return list(self.state.env[node.id])
+        if isinstance(node, ast.IfExp):  # `[CUDAExtension(...)] if _is_cuda() else []`
+            v = rocm_value(node.test, self.state.flags, self.known)
+            body, orelse = self.tagged(node.body), self.tagged(node.orelse)
+            if v is False:
+                body = [(p, True, line or node.lineno) for p, _, line in body]
+            elif v is True:
+                orelse = [(p, True, line or node.lineno) for p, _, line in orelse]
+            return body + orelse
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             return [t for e in node.elts for t in self.tagged(e)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -260,9 +331,10 @@ class _Eval:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, known: Known | None = None) -> None:
+        self.known = known
         self.state = _State()
-        self.ev = _Eval(self.state)
+        self.ev = _Eval(self.state, known)
         self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
         #: function name -> (first, last line); its call sites -> [CUDA-only test line or 0]
         self.functions: dict[str, tuple[int, int]] = {}
@@ -286,10 +358,10 @@ class _Walker:
                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                         self.calls.setdefault(sub.func.id, []).append(cuda_line)
         if isinstance(node, ast.If):
-            if _mentions_rocm(node.test):
+            if _mentions_rocm(node.test) or self._documented_switch(node.test):
                 st.tested = True
-            v = rocm_value(node.test, st.flags)
-            if v is None and _later_rocm_branch(node.orelse, st.flags):
+            v = rocm_value(node.test, st.flags, self.known)
+            if v is None and _later_rocm_branch(node.orelse, st.flags, self.known):
                 v = False  # `if <cuda build>: ... elif <ROCm build>:` -- ROCm takes the elif
             for body, off in ((node.body, v is False), (node.orelse, v is True)):
                 if off and not cuda_line and body:
@@ -321,7 +393,7 @@ class _Walker:
             if _mentions_rocm(node.value):
                 st.tested = True
             self._defaults_kept(targets, node.value, cuda_line)
-            flag = rocm_value(node.value, st.flags)
+            flag = rocm_value(node.value, st.flags, self.known)
             tags = self._tag(self.ev.tagged(node.value), cuda_line)
             for t in targets:
                 name = _dotted(t)
@@ -360,6 +432,21 @@ class _Walker:
         for sub in ast.iter_child_nodes(node):
             if isinstance(sub, ast.expr):
                 self._calls(sub, cuda_line)
+
+    def _documented_switch(self, test: ast.expr) -> bool:
+        """A test of a target setting whose ROCm value the project's docs give."""
+        known = self.known
+        if known is None or not known.settings:
+            return False
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.expr) and known.string_value(sub) is not None:
+                return True
+            ret = known.returned(sub) if isinstance(sub, ast.Call) else None
+            if ret is not None and any(
+                isinstance(n, ast.expr) and known.string_value(n) is not None for n in ast.walk(ret)
+            ):
+                return True
+        return False
 
     def _defaults_kept(self, targets: Sequence[ast.expr], value: ast.expr, cuda_line: int) -> None:
         """A name given a constant (``False``, ``None``) outside every platform branch and
@@ -419,11 +506,16 @@ class _Walker:
     def _calls(self, node: ast.expr, cuda_line: int) -> None:
         """Every argument of a call here is a use of the patterns it holds (not the
         arguments of calls that only build or test a path)."""
-        todo: list[ast.AST] = [node]
+        todo: list[tuple[ast.AST, int]] = [(node, cuda_line)]
         while todo:
-            sub = todo.pop()
+            sub, cuda_line = todo.pop()
+            if isinstance(sub, ast.IfExp) and not cuda_line:
+                v = rocm_value(sub.test, self.state.flags, self.known)
+                todo.append((sub.body, sub.lineno if v is False else 0))
+                todo.append((sub.orelse, sub.lineno if v is True else 0))
+                continue
             if not isinstance(sub, ast.Call):
-                todo.extend(ast.iter_child_nodes(sub))
+                todo.extend((c, cuda_line) for c in ast.iter_child_nodes(sub))
                 continue
             fn = (_dotted(sub.func) or "").rsplit(".", 1)[-1]
             if isinstance(sub.func, ast.Name):
@@ -435,7 +527,7 @@ class _Walker:
                 for p, c, line in self._tag(self.ev.tagged(arg), cuda_line):
                     if p and _SOURCEISH.search(p):
                         self.state.uses.append(Use(p, c, line or sub.lineno))
-            todo.extend(args)
+            todo.extend((a, cuda_line) for a in args)
 
 
 _NOT_USES = frozenset(
@@ -447,15 +539,18 @@ _NOT_USES = frozenset(
 )  # fmt: skip
 
 
-def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
+def setup_uses(
+    text: str, settings: dict[str, str] | None = None
+) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     """The path patterns this setup.py uses, whether it tests for ROCm at all, and the line
-    ranges of the branches a ROCm build never takes (first, last, line of the test)."""
+    ranges of the branches a ROCm build never takes (first, last, line of the test).
+    ``settings``: environment settings the project's docs give a ROCm value."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []
-    w = _Walker()
+    w = _Walker(known_of(tree, settings or {}))
     try:
         w.block(tree.body, 0)
     except RecursionError:

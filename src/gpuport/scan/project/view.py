@@ -33,6 +33,7 @@ from gpuport.scan.project.routes import (
     own_hip_build,
     working_route,
 )
+from gpuport.scan.project.routes_docs import rocm_settings
 from gpuport.scan.project.scopes import Scope, scope_of
 from gpuport.scan.rules.base import FileKind
 
@@ -101,7 +102,9 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         if not package and "/" not in c.rel and _PACKAGING.get(c.kind, _NEVER).search(got):
             package = c.rel
     includes = {rel: includes_of(text) for rel, text in native.items()}
-    build = build_model(build_files, native, includes)
+    recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
+    settings = rocm_settings(root, recipes) if root.is_dir() else {}
+    build = build_model(build_files, native, includes, settings)
     facts = cxx_facts(native, includes)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")

@@ -1,0 +1,78 @@
+"""Issue 24: a setup.py target switch read with the value the project's docs give a ROCm build
+(`X_TARGET_DEVICE=rocm pip install .`): what only the CUDA value builds is not built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuport.models import Severity
+from gpuport.scan import ScanOptions, scan_path
+from gpuport.scan.model import ScanReport, Verdict
+from gpuport.scan.project.build_setup_ast import setup_uses
+
+PTX = '__global__ void k(float* x) { asm volatile("membar.gl;"); }\n'
+
+SETUPS = {
+    "env-name": (
+        "import os\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "TARGET = os.getenv('MYENG_TARGET_DEVICE', 'cuda')\n"
+        "ext = []\nif TARGET == 'cuda':\n"
+        "    ext.append(CUDAExtension('myeng._C', ['csrc/attn.cu']))\n"
+        "setup(name='myeng', ext_modules=ext)\n"
+    ),
+    "helper": (
+        "import os\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "def get_target_device():\n    return os.environ.get('MYENG_TARGET_DEVICE', 'cuda')\n"
+        "def _is_cuda() -> bool:\n    return get_target_device() == 'cuda'\n"
+        "ext = [CUDAExtension('myeng._C', ['csrc/attn.cu'])] if _is_cuda() else []\n"
+        "if _is_cuda():\n    ext.append(CUDAExtension('myeng._moe', ['csrc/attn.cu']))\n"
+        "setup(name='myeng', ext_modules=ext)\n"
+    ),
+    "envs-module": (
+        "import envs\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = []\nif envs.MYENG_TARGET_DEVICE in ('cuda', 'cuda-graphs'):\n"
+        "    ext.append(CUDAExtension('myeng._C', ['csrc/attn.cu']))\n"
+        "setup(name='myeng', ext_modules=ext)\n"
+    ),
+}
+DOCS = "## Install on AMD\n\n```\nMYENG_TARGET_DEVICE=rocm pip install -e .\n```\n"
+
+
+def _scan(root: Path, files: dict[str, str]) -> ScanReport:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return scan_path(root, ScanOptions(jobs=1))
+
+
+@pytest.mark.parametrize("style", sorted(SETUPS))
+def test_what_only_the_cuda_value_builds_is_not_built(tmp_path: Path, style: str) -> None:
+    files = {"setup.py": SETUPS[style], "csrc/attn.cu": PTX, "docs/install.md": DOCS}
+    r = _scan(tmp_path, files)
+    ptx = [f for f in r.findings if f.rule_id == "GP301"]
+    assert ptx and all(f.severity is Severity.INFO and f.not_built for f in ptx), ptx
+    assert "csrc/attn.cu" in r.not_built
+    assert r.verdict in (Verdict.READY, Verdict.MINOR_WORK)
+
+
+@pytest.mark.parametrize("style", sorted(SETUPS))
+def test_without_the_documented_value_the_engine_counts(tmp_path: Path, style: str) -> None:
+    r = _scan(tmp_path, {"setup.py": SETUPS[style], "csrc/attn.cu": PTX})
+    ptx = [f for f in r.findings if f.rule_id == "GP301"]
+    assert ptx and ptx[0].severity is Severity.BLOCKER
+    assert r.verdict is Verdict.BLOCKED
+
+
+def test_a_documented_value_that_takes_the_branch_keeps_it_built() -> None:
+    setup = SETUPS["env-name"].replace("if TARGET == 'cuda':", "if TARGET in ('cuda', 'rocm'):")
+    uses, tested, _ = setup_uses(setup, {"MYENG_TARGET_DEVICE": "rocm"})
+    assert tested and uses and not any(u.cuda_only for u in uses)
+    uses, tested, _ = setup_uses(SETUPS["env-name"], {"MYENG_TARGET_DEVICE": "rocm"})
+    assert tested and uses and all(u.cuda_only for u in uses)
+    uses, tested, _ = setup_uses(SETUPS["env-name"], {})
+    assert not tested  # no ROCm value known and no ROCm test: nothing to model
