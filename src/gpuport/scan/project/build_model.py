@@ -53,6 +53,9 @@ class BuildModel:
     #: (evidence, named by a setup.py)), CUDA-only branches included: what a verdict of
     #: ready must have seen
     sources: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    #: macros the build defines (``-DKITTENS_BLACKWELL``, ``add_compile_definitions``) only
+    #: in branches a ROCm build never takes -> evidence: false on the ROCm side
+    cuda_defines: dict[str, str] = field(default_factory=dict)
 
     def line_not_built(self, rel: str, line: int | None) -> str | None:
         """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
@@ -191,6 +194,7 @@ def build_model(
             if ranges:
                 model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
             patterns += _patterns(rel, uses)
+    model.cuda_defines = _cuda_defines(files, model.cuda_lines, set(model.rocm_builds))
     if patterns:
         _mark_not_built(model, patterns, list(native), includes or {})
     model.components = _components(files, set(model.rocm_builds))
@@ -208,6 +212,49 @@ def build_model(
             )
         ]
     return model
+
+
+_DASH_D = re.compile(r"(?<![\w-])-D\s*([A-Za-z_]\w*)")
+_CMAKE_DEFS = re.compile(
+    r"\b(?:add_compile_definitions|target_compile_definitions|add_definitions)\s*\(([^)]*)\)",
+    re.I,
+)
+_DEF_WORD = re.compile(r"(?:^|\s)(?:-D)?([A-Z_][A-Z0-9_]*)(?:=\S*)?(?=\s|$)")
+_CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE"})
+
+
+def _cuda_defines(
+    files: dict[str, str], cuda_lines: dict[str, list[tuple[int, int, str]]], tested: set[str]
+) -> dict[str, str]:
+    """Macros every build file defines only inside branches a ROCm build never takes (and
+    only in build files that test for ROCm, so that the branch is known): undefined in the
+    ROCm build. A macro defined anywhere else, or by a build file that never tests for ROCm,
+    does not count."""
+    only: dict[str, str] = {}
+    elsewhere: set[str] = set()
+    for rel, text in files.items():
+        if "-D" not in text and "definitions" not in text.lower():
+            continue
+        ranges = cuda_lines.get(rel, [])
+        found: list[tuple[str, int]] = [
+            (m.group(1), text.count("\n", 0, m.start()) + 1) for m in _DASH_D.finditer(text)
+        ]
+        for m in _CMAKE_DEFS.finditer(text):
+            base = text.count("\n", 0, m.start()) + 1
+            for w in _DEF_WORD.finditer(m.group(1)):
+                if w.group(1) not in _CMAKE_KEYWORDS:
+                    found.append((w.group(1), base))
+        for name, line in found:
+            hit = (
+                next((ev for a, b, ev in ranges if a <= line <= b), None) if rel in tested else None
+            )
+            if hit is None:
+                elsewhere.add(name)
+            else:
+                only.setdefault(
+                    name, f"{rel}:{line}: -D{name} only in a branch ROCm does not take ({hit})"
+                )
+    return {n: ev for n, ev in only.items() if n not in elsewhere}
 
 
 _CUTLASS_USE = re.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")

@@ -105,7 +105,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings)
-    facts = cxx_facts(native, includes)
+    facts = cxx_facts(native, includes, build.cuda_defines)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
     own_hip = frozenset(
