@@ -57,6 +57,16 @@ class BuildModel:
     #: in branches a ROCm build never takes -> evidence: false on the ROCm side
     cuda_defines: dict[str, str] = field(default_factory=dict)
 
+    def refused(
+        self, files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]]
+    ) -> None:
+        """Native files the project refuses on ROCm at run time (their JIT extension is never
+        built there), and the headers only they include."""
+        for rel, evidence in files.items():
+            self.not_built.setdefault(rel, evidence)
+        names = list(native)
+        _headers_of_unbuilt(self, names, names, includes)
+
     def line_not_built(self, rel: str, line: int | None) -> str | None:
         """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
         if line is None:

@@ -27,6 +27,7 @@ from gpuport.scan.project.extras import (
     setup_py_extra_lines,
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
+from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
     is_rocm_variant_name,
@@ -67,6 +68,8 @@ class ProjectView:
     #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
     #: a CUDA variant when another build file of the project builds for ROCm)
     cuda_only_builds: frozenset[str] = frozenset()
+    #: kernels the project's Python refuses on ROCm at run time (issue 24)
+    refused: Refusals = field(default_factory=Refusals)
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -74,6 +77,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     build_files: dict[str, str] = {}
     route_files: dict[str, tuple[str, str]] = {}
     native: dict[str, str] = {}
+    python: dict[str, str] = {}  # Python that may refuse ROCm at run time
     extras: dict[str, dict[int, str]] = {}
     package = ""
     for c in candidates:
@@ -81,6 +85,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             c.kind not in _BUILD_KINDS
             and c.kind not in _ROUTE_KINDS
             and c.kind is not FileKind.NATIVE
+            and c.kind is not FileKind.PYTHON
         ):
             continue
         got = read_text(c.path, max_bytes)
@@ -88,6 +93,10 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             continue
         if c.kind is FileKind.NATIVE:
             native[c.rel] = got
+            continue
+        if c.kind is FileKind.PYTHON:
+            if may_refuse(got):
+                python[c.rel] = got
             continue
         if c.kind in _BUILD_KINDS:
             build_files[c.rel] = got
@@ -105,6 +114,9 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings)
+    refused = refusals(python, set(native))
+    if refused.not_built:
+        build.refused(refused.not_built, native, includes)
     facts = cxx_facts(native, includes, build.cuda_defines)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
@@ -120,6 +132,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE) and not _ROCM_WORD.search(text)
     )
     return ProjectView(
+        refused=refused,
         build=build,
         facts=facts,
         routes=routes,
@@ -225,9 +238,12 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             update["message"] = f"{f.message} ({note})"
         f = dataclasses.replace(f, **update)  # type: ignore[arg-type]
         where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
+        not_run = view.refused.line_not_run(path, f.location.line)
         name = path.rsplit("/", 1)[-1]
         if where is not None:
             f = _lower(f, f"not compiled by the ROCm build: {where}", not_built=where)
+        elif not_run is not None:
+            f = _lower(f, f"not run on ROCm: {not_run}", not_built=not_run)
         elif path in view.facts.rocm_only:
             include = view.facts.rocm_only[path]
             f = _lower(f, f"a ROCm-only header, included only in a ROCm branch ({include})")
