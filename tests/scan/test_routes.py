@@ -14,7 +14,8 @@ from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.routes_docs import doc_routes, rocm_settings
 
-BLOCKER_PY = "import tensorrt\n"  # GP201: a blocker in core code
+BLOCKER_PY = "import tensorrt\n"  # GP201: a blocker in core code (without a route)
+BLOCKER_CU = '__global__ void k() { asm volatile("membar.gl;"); }\n'  # GP301
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -91,8 +92,8 @@ def test_a_route_not_counted_is_named_in_the_verdict_reason(tmp_path: Path) -> N
 
 def test_a_documented_route_judges_blockers_as_what_the_route_lacks(tmp_path: Path) -> None:
     readme = "Install for AMD:\n\npip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
-    with_route = _scan(tmp_path / "a", {"README.md": readme, "lib/x.py": BLOCKER_PY})
-    without = _scan(tmp_path / "b", {"README.md": "Fast kernels.\n", "lib/x.py": BLOCKER_PY})
+    with_route = _scan(tmp_path / "a", {"README.md": readme, "lib/k.cu": BLOCKER_CU})
+    without = _scan(tmp_path / "b", {"README.md": "Fast kernels.\n", "lib/k.cu": BLOCKER_CU})
     assert without.verdict is Verdict.BLOCKED
     assert with_route.verdict is Verdict.MINOR_WORK
     assert "README.md" in with_route.verdict_reason

@@ -21,6 +21,7 @@ from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
+from gpuport.scan.project.declared import declared_names, normalize
 from gpuport.scan.project.extras import (
     pyproject_extra_lines,
     setup_cfg_extra_lines,
@@ -70,6 +71,9 @@ class ProjectView:
     cuda_only_builds: frozenset[str] = frozenset()
     #: kernels the project's Python refuses on ROCm at run time (issue 24)
     refused: Refusals = field(default_factory=Refusals)
+    #: distributions the package requires or its ROCm route installs (normalised names)
+    declared: frozenset[str] = frozenset()
+    root: Path = Path()
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -131,7 +135,19 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         for rel, text in build_files.items()
         if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE) and not _ROCM_WORD.search(text)
     )
+    route_installs = {r.path for r in routes if r.counts and r.install}
+    declared: set[str] = set()
+    for rel, (kind, text) in route_files.items():
+        if kind == "dockerfile":
+            continue
+        core = scope_of(rel) is Scope.CORE and not _CUDA_VARIANT.search(rel.rsplit("/", 1)[-1])
+        if not core and rel not in route_installs:
+            continue
+        in_extra = extras.get(rel, {}) if rel not in route_installs else {}
+        declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
     return ProjectView(
+        root=root if root.is_dir() else root.parent,
+        declared=frozenset(declared),
         refused=refused,
         build=build,
         facts=facts,
@@ -217,8 +233,54 @@ def _scope(
     return Scope.CORE, ""
 
 
+_COMES_FROM = re.compile(r"comes from ([\w.-]+)")
+
+
+def _top_level(path: Path, line: int) -> bool:
+    """Whether ``line`` of a Python file starts at column 0 (a module-level import)."""
+    text = read_text(path, 4 * 1024 * 1024)
+    if not isinstance(text, str):
+        return False
+    lines = text.splitlines()
+    if not 0 < line <= len(lines) or not lines[line - 1].strip():
+        return False
+    if lines[line - 1][:1] not in (" ", "\t"):
+        return True
+    # inside a module-level `try:` (one that re-raises, or it would be a guarded import)
+    for back in range(line - 2, -1, -1):
+        above = lines[back]
+        if above.strip() and above[:1] not in (" ", "\t", "#"):
+            return above.rstrip().endswith("try:") and above.startswith("try")
+    return False
+
+
+def optional_backends(findings: Sequence[Finding], view: ProjectView) -> dict[str, str]:
+    """Modules of a project with a ROCm route that import, at their top, an NVIDIA-only
+    package (GP201) that neither the package's requirements nor the route install: optional
+    backends the route never imports (issue 24). Module -> the reason."""
+    out: dict[str, str] = {}
+    if not working_route(view.routes):
+        return out
+    for f in findings:
+        if f.rule_id != "GP201" or f.severity is Severity.INFO or f.location.line is None:
+            continue
+        m = _COMES_FROM.search(f.message)
+        if m is None or normalize(m.group(1)) in view.declared:
+            continue
+        if not _top_level(view.root / f.location.path, f.location.line):
+            continue  # an import inside a function: the module itself still loads
+        out.setdefault(
+            f.location.path,
+            f"an optional NVIDIA-only backend: it imports {m.group(1)} "
+            f"({f.location.path}:{f.location.line}), which neither the package's requirements "
+            "nor its ROCm route install",
+        )
+    return out
+
+
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
+    backends = optional_backends(findings, view)
     has_route = working_route(view.routes)
     installs = [r for r in view.routes if r.counts and r.install]
     install_route = bool(installs)
@@ -233,6 +295,8 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         extra = view.extras.get(path, {}).get(f.location.line or 0)
         comp = view.build.component_of(path)
         scope, note = _scope(path, extra, comp, view, has_route or root_rocm_build)
+        if scope is Scope.CORE and path in backends:
+            scope, note = Scope.EXTRA, backends[path]
         update: dict[str, object] = {"scope": scope.value}
         if note:
             update["message"] = f"{f.message} ({note})"
