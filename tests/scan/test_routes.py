@@ -166,3 +166,30 @@ def test_rocm_settings_come_from_docs_and_recipes(tmp_path: Path) -> None:
     _project(tmp_path, {"docs/install.md": "VLLMX_TARGET_DEVICE=rocm pip install -e .\n"})
     got = rocm_settings(tmp_path, {"docker/Dockerfile.amd": "ENV GPU_BACKEND=hip\n"})
     assert got == {"VLLMX_TARGET_DEVICE": "rocm", "GPU_BACKEND": "hip"}
+
+
+def test_the_report_says_which_routes_counted_and_what_is_not_built(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from gpuport.render import scan_markdown, scan_terminal
+
+    r = _scan(tmp_path / "a", {"README.md": "## ROCm\n\nNothing yet.\n", "lib/k.cu": BLOCKER_CU})
+    console = Console(record=True, width=200)
+    scan_terminal.render(r, console)
+    text = console.export_text()
+    assert "BLOCKED" in text and "not counted: a heading alone" in text
+    setup = (
+        "import torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "src = ['csrc/common.cu']\nif not torch.version.hip:\n    src += ['csrc/hopper/a.cu', "
+        "'csrc/hopper/b.cu']\n"
+        "setup(name='k', ext_modules=[CUDAExtension('k', src)])\n"
+    )
+    files = {"setup.py": setup, "csrc/common.cu": "__global__ void c() {}\n",
+             "csrc/hopper/a.cu": BLOCKER_CU, "csrc/hopper/b.cu": BLOCKER_CU}  # fmt: skip
+    built = _scan(tmp_path / "b", files)
+    assert built.not_built_parts() == [("csrc/hopper/", 2, "setup.py:5")]
+    console = Console(record=True, width=200)
+    scan_terminal.render(built, console)
+    assert "Not built on ROCm" in console.export_text()
+    assert "| csrc/hopper/ | 2 | setup.py:5 |" in scan_markdown.render(built)
