@@ -33,11 +33,11 @@ from gpuport.scan.project.files import (
     walk,
 )
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
-from gpuport.scan.project.routes import not_counted, working_route
+from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.view import ProjectView, apply, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
-from gpuport.scan.verdict import estimate_effort, judged, verdict_for
+from gpuport.scan.verdict import decide, estimate_effort, judged
 
 __all__ = ["NothingToScan", "ScanOptions", "check_text", "scan_path"]
 
@@ -177,16 +177,8 @@ def scan_path(
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
     judged_findings = judged(findings, opts.scope)
-    route = [f"{r.path}" for r in view.routes if r.counts]
-    blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
-    gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
-    verdict, reason = verdict_for(
-        judged_findings,
-        list(dict.fromkeys(route)),
-        gap,
-        not_counted(view.routes),
-        frozenset(r.path for r in view.routes if r.counts and r.install),
-    )
+    route = [r.path for r in view.routes if r.counts]
+    verdict, reason = decide(judged_findings, view.routes, RULES, lambda p: _component(view, p))
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
         verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
     scope_counts: dict[str, dict[Severity, int]] = {}

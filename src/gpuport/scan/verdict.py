@@ -16,7 +16,7 @@ from typing import Protocol
 
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
-from gpuport.scan.model import Effort, EffortItem, Verdict
+from gpuport.scan.model import Effort, EffortItem, RouteEvidence, Verdict
 
 HOURS_PER_DAY = 6.0
 LOW, HIGH = 0.7, 1.6
@@ -48,6 +48,36 @@ def _weight(f: Finding) -> Severity:
 
 #: With a ROCm route, the gap (hours of the blockers' effort) that makes it major work.
 GAP_HOURS = 30.0
+#: Without blockers, major items whose effort stays under a working day are minor work: a
+#: couple of nvidia-smi probes to replace is not a port (issue 24).
+MINOR_HOURS = 6.0
+
+
+def decide(
+    judged_findings: Sequence[Finding],
+    routes: Sequence[RouteEvidence],
+    rules: Mapping[str, _HasEffort],
+    component_of: Callable[[str], str] | None = None,
+) -> tuple[Verdict, str]:
+    """The verdict of judged findings given the project's route evidence: the one place the
+    engine and assess (which adds hipify's hazards) decide it."""
+    route = list(dict.fromkeys(r.path for r in routes if r.counts))
+    blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
+    majors = [f for f in judged_findings if f.severity is Severity.MAJOR]
+    shown = [
+        f"{r.path}" + (f":{r.line}" if r.line else "") + f" ({r.why})"
+        for r in routes
+        if not r.counts
+    ]
+    not_counted = "; ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    return verdict_for(
+        judged_findings,
+        route,
+        estimate_effort(blockers, rules, component_of).hours,
+        not_counted,
+        frozenset(r.path for r in routes if r.counts and r.install),
+        estimate_effort(majors, rules, component_of).hours,
+    )
 
 
 def verdict_for(
@@ -56,6 +86,7 @@ def verdict_for(
     gap_hours: float = 0.0,
     not_counted: str = "",
     route_files: frozenset[str] = frozenset(),
+    major_hours: float = float("inf"),
 ) -> tuple[Verdict, str]:
     """The verdict and its reason; ``not_counted`` says why listed route evidence did not
     make a route (issue 24: a route shown under BLOCKED says why it did not count).
@@ -74,14 +105,14 @@ def verdict_for(
             f"the ROCm route's own install fails: {f.location.path}:{f.location.line} "
             f"({f.message[:120]})"
         )
-    verdict, reason = _verdict(findings, route, gap_hours)
+    verdict, reason = _verdict(findings, route, gap_hours, major_hours)
     if not route and not_counted:
         reason += f"; ROCm route evidence found but not counted: {not_counted}"
     return verdict, reason
 
 
 def _verdict(
-    findings: Sequence[Finding], route: Sequence[str], gap_hours: float
+    findings: Sequence[Finding], route: Sequence[str], gap_hours: float, major_hours: float
 ) -> tuple[Verdict, str]:
     """The verdict from the judged findings.
 
@@ -115,6 +146,11 @@ def _verdict(
     if b:
         return Verdict.BLOCKED, (
             f"{b} blocker{'s' if b != 1 else ''} must be fixed before this project runs on ROCm"
+        )
+    if m and major_hours < MINOR_HOURS:
+        return Verdict.MINOR_WORK, (
+            f"no blockers; {m} major item{'s' if m != 1 else ''} and {n} minor, "
+            f"{major_hours:g} h of work on the majors (under a day)"
         )
     if m:
         return Verdict.MAJOR_WORK, f"no blockers, but {m} major item{'s' if m != 1 else ''} to port"

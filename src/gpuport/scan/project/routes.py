@@ -21,7 +21,6 @@ __all__ = [
     "RouteEvidence",
     "find_routes",
     "is_rocm_variant_name",
-    "not_counted",
     "working_route",
 ]
 
@@ -40,16 +39,6 @@ def working_route(routes: list[RouteEvidence]) -> bool:
     build branch are each enough). Evidence that does not count (a heading alone, a line
     that says ROCm is not supported) is listed with the reason."""
     return any(r.counts for r in routes)
-
-
-def not_counted(routes: list[RouteEvidence]) -> str:
-    """Why the listed evidence did not make a route, for the verdict's reason."""
-    shown = [
-        f"{r.path}" + (f":{r.line}" if r.line else "") + f" ({r.why})"
-        for r in routes
-        if not r.counts
-    ]
-    return "; ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
 
 
 #: A build file that configures a HIP build of its own (it requires the HIP/ROCm packages or

@@ -234,6 +234,7 @@ def _scope(
 
 
 _COMES_FROM = re.compile(r"comes from ([\w.-]+)")
+_MINOR_RANK = Severity.MINOR.rank
 
 
 def _top_level(path: Path, line: int) -> bool:
@@ -254,13 +255,17 @@ def _top_level(path: Path, line: int) -> bool:
     return False
 
 
-def optional_backends(findings: Sequence[Finding], view: ProjectView) -> dict[str, str]:
-    """Modules of a project with a ROCm route that import, at their top, an NVIDIA-only
-    package (GP201) that neither the package's requirements nor the route install: optional
-    backends the route never imports (issue 24). Module -> the reason."""
+def optional_backends(
+    findings: Sequence[Finding], view: ProjectView
+) -> tuple[dict[str, str], dict[tuple[str, int], str]]:
+    """Imports of NVIDIA-only packages (GP201) that the package does not require (and its
+    ROCm route, if any, does not install), issue 24: a module of a project with a route that
+    imports one at its top is an optional backend the route never imports (module -> the
+    reason); one imported only inside a function is an optional feature of the project
+    ((path, line) -> the reason), with or without a route."""
     out: dict[str, str] = {}
-    if not working_route(view.routes):
-        return out
+    lazy: dict[tuple[str, int], str] = {}
+    route = working_route(view.routes)
     for f in findings:
         if f.rule_id != "GP201" or f.severity is Severity.INFO or f.location.line is None:
             continue
@@ -268,19 +273,59 @@ def optional_backends(findings: Sequence[Finding], view: ProjectView) -> dict[st
         if m is None or normalize(m.group(1)) in view.declared:
             continue
         if not _top_level(view.root / f.location.path, f.location.line):
-            continue  # an import inside a function: the module itself still loads
+            lazy[(f.location.path, f.location.line)] = (
+                f"an optional feature: {m.group(1)} is imported only inside a function and is "
+                "not a requirement of the package"
+            )
+            continue
+        if not route:
+            continue
         out.setdefault(
             f.location.path,
             f"an optional NVIDIA-only backend: it imports {m.group(1)} "
             f"({f.location.path}:{f.location.line}), which neither the package's requirements "
             "nor its ROCm route install",
         )
-    return out
+    return out, lazy
+
+
+def installs_of(view: ProjectView) -> list[RouteEvidence]:
+    """The route evidence that installs for ROCm (a requirements file, an image, an extra)."""
+    return [r for r in view.routes if r.counts and r.install]
+
+
+_NVIDIA_STEM = re.compile(r"^(?:nvidia|cuda|nvml|nv)(?:[_-]\w+)?$|^\w+[_-](?:nvidia|cuda)$", re.I)
+_AMD_STEM = re.compile(r"^(?:amd|rocm|hip|amdsmi)(?:[_-]\w+)?$|^\w+[_-](?:amd|rocm|hip)$", re.I)
+
+
+def _vendor_sibling(root: Path, path: str) -> str | None:
+    """A Python module named for NVIDIA (``hardware/nvidia.py``, ``cuda_backend.py``) beside
+    one named for AMD/ROCm (``hardware/amd.py``): the NVIDIA side of a vendor split, which a
+    ROCm run never takes. The AMD sibling's path, or None."""
+    folder, _, name = path.rpartition("/")
+    stem, dot, suffix = name.rpartition(".")
+    if suffix != "py" or not dot or not _NVIDIA_STEM.match(stem):
+        return None
+    here = root / folder if folder else root
+    try:
+        names = sorted(p.name for p in here.iterdir() if p.is_file())
+    except OSError:
+        return None
+    for other in names:
+        o_stem, _, o_suffix = other.rpartition(".")
+        if o_suffix == "py" and _AMD_STEM.match(o_stem):
+            return f"{folder}/{other}" if folder else other
+    return None
 
 
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
-    backends = optional_backends(findings, view)
+    backends, lazy = optional_backends(findings, view)
+    route_req_dirs = {
+        r.path.rsplit("/", 1)[0] if "/" in r.path else ""
+        for r in installs_of(view)
+        if classify(r.path) is FileKind.REQUIREMENTS
+    }
     has_route = working_route(view.routes)
     installs = [r for r in view.routes if r.counts and r.install]
     install_route = bool(installs)
@@ -324,6 +369,34 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         ):
             why = f"CUDA variant build file beside the ROCm build ({view.build.rocm_builds[0]})"
             f = _lower(f, why, scope=Scope.EXTRA.value)
+        elif (key := (path, f.location.line or 0)) in lazy and f.severity.rank > _MINOR_RANK:
+            f = dataclasses.replace(
+                f,
+                severity=Severity.MINOR,
+                default_severity=f.default_severity or f.severity,
+                message=f"{f.message} ({lazy[key]})",
+            )
+        elif f.severity is not Severity.INFO and (sibling := _vendor_sibling(view.root, path)):
+            f = _lower(f, f"the NVIDIA side of a vendor split: {sibling} is the AMD/ROCm one")
+        elif f.rule_id == "GP103" and path in route_files and f.severity is Severity.MAJOR:
+            f = dataclasses.replace(
+                f,
+                severity=Severity.MINOR,
+                default_severity=f.severity,
+                message=f"{f.message} (the ROCm route installs it on purpose: check its caveats)",
+            )
+        elif (
+            f.rule_id.startswith("GP1")
+            and path not in route_files
+            and classify(path) is FileKind.REQUIREMENTS
+            and (path.rsplit("/", 1)[0] if "/" in path else "") in route_req_dirs
+            and not is_rocm_variant_name(path)
+        ):
+            f = _lower(
+                f,
+                "a variant of the ROCm requirements beside it, for another platform",
+                scope=Scope.EXTRA.value,
+            )
         elif f.rule_id == "GP404" and path in hip_setups:
             f = _lower(f, f"{path} builds for ROCm too: hipify is part of that build")
         elif (
