@@ -76,3 +76,47 @@ def test_a_documented_value_that_takes_the_branch_keeps_it_built() -> None:
     assert tested and uses and all(u.cuda_only for u in uses)
     uses, tested, _ = setup_uses(SETUPS["env-name"], {})
     assert not tested  # no ROCm value known and no ROCm test: nothing to model
+
+
+ROOT_CMAKE = """cmake_minimum_required(VERSION 3.21)
+project(mylib LANGUAGES CXX)
+option(MYLIB_BUILD_CUDA "CUDA backend" OFF)
+option(MYLIB_BUILD_HIP "HIP backend" OFF)
+if(MYLIB_BUILD_CUDA)
+  add_subdirectory(cuda)
+endif()
+if(MYLIB_BUILD_HIP)
+  enable_language(HIP)
+  add_subdirectory(hip)
+endif()
+"""
+
+
+def test_a_backend_folder_only_the_cuda_option_adds_is_not_built(tmp_path: Path) -> None:
+    files = {
+        "CMakeLists.txt": ROOT_CMAKE,
+        "cuda/CMakeLists.txt": "add_library(mylib_cuda kernels.cu)\n",
+        "cuda/kernels.cu": PTX,
+        "hip/CMakeLists.txt": "add_library(mylib_hip kernels.hip.cpp)\n",
+        "hip/kernels.hip.cpp": "__global__ void k(float* x) { x[0] = 1; }\n",
+    }
+    r = _scan(tmp_path / "a", files)
+    assert r.not_built == {"cuda/kernels.cu": "CMakeLists.txt:5"}
+    assert [f.severity for f in r.findings if f.rule_id == "GP301"] == [Severity.INFO]
+    # the same folder added outside the option is built
+    files["CMakeLists.txt"] = ROOT_CMAKE.replace("if(MYLIB_BUILD_CUDA)", "if(MYLIB_DOCS)")
+    kept = _scan(tmp_path / "b", files)
+    assert [f.severity for f in kept.findings if f.rule_id == "GP301"] == [Severity.BLOCKER]
+
+
+def test_a_makefile_backend_selector_with_cuda_values_is_not_taken(tmp_path: Path) -> None:
+    make = (
+        "ifeq ($(BUILD_TYPE),cublas)\n\tNVCC_FLAGS=-gencode arch=compute_80,code=sm_80\nendif\n"
+        "ifeq ($(BUILD_TYPE),hipblas)\n\tCMAKE_ARGS+=-DGGML_HIP=ON\nendif\n"
+    )
+    r = _scan(tmp_path / "a", {"Makefile": make})
+    flags = [f for f in r.findings if f.rule_id == "GP402"]
+    assert flags and all(f.severity is Severity.INFO for f in flags)
+    alone = make.split("ifeq ($(BUILD_TYPE),hipblas)")[0]  # no ROCm value anywhere
+    flags = [f for f in _scan(tmp_path / "b", {"Makefile": alone}).findings if f.rule_id == "GP402"]
+    assert flags and flags[0].severity is Severity.MAJOR

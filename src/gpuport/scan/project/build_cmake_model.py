@@ -24,9 +24,13 @@ from gpuport.scan.project.build_setup_ast import Use
 __all__ = ["cmake_uses", "make_uses"]
 
 _HIP_VAR = re.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
-_CUDA_VAR = re.compile(r"^(?:(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_)?CUDA(?:_ONLY|_FOUND)?$", re.I)
-_NOT_ROCM_WORD = re.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I)
-_ROCM_WORD = re.compile(r"^(?:hip|rocm|amd)$", re.I)
+#: A switch of the CUDA backend (``USE_CUDA``, ``MYLIB_BUILD_CUDA``, ``Kokkos_ENABLE_CUDA``,
+#: ``CUDA_FOUND``): off in a ROCm build, which has its own HIP switch (issue 24: build options).
+_CUDA_VAR = re.compile(r"^(?:\w+_)?CUDA(?:_ONLY|_FOUND|_ENABLED|_BACKEND|_SUPPORT)?$", re.I)
+_NOT_ROCM_WORD = re.compile(
+    r"^(?:cuda|cublas|cu\d{2,3}|nvcc|nvidia|tensorrt|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I
+)
+_ROCM_WORD = re.compile(r"^(?:hip|hipblas|rocblas|rocm\d*|amd)$", re.I)
 _CMD = re.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
 _TOKEN = re.compile(r'"[^"]*"|[^\s"]+')
 _VARREF = re.compile(r"\$\{(\w+)\}")
@@ -229,6 +233,13 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     ranges: list[tuple[int, int, int]] = []
     br = _Branches()
     lines = text.split("\n")
+    # variables the file compares with a ROCm value somewhere: backend selectors, whose
+    # NVIDIA values (cublas, cuda) a ROCm build never sets
+    selectors = {
+        m.group(1)
+        for m in re.finditer(r"\$\((\w+)\)\s*,\s*(\w+)\s*\)", text)
+        if _ROCM_WORD.match(m.group(2))
+    }
     for n, raw in enumerate(lines, 1):
         m = _MAKE_COND.match(raw)
         if m:
@@ -245,12 +256,12 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
                 cuda = any(_CUDA_VAR.match(x) or _NOT_ROCM_WORD.match(x) for x in names)
                 br.tested = br.tested or hip
                 v = True if hip and not cuda else (False if cuda and not hip else None)
-                if v is not None and (
-                    "1" not in names
-                    and "ON" not in names
-                    and "hip" not in [x.lower() for x in names]
-                    and "cuda" not in [x.lower() for x in names]
-                ):
+                lower = [x.lower() for x in names]
+                selector = any(x in selectors for x in names)  # BUILD_TYPE=cublas|hipblas
+                if v is not None and not selector and (
+                    "1" not in names and "ON" not in names and "hip" not in lower
+                    and "cuda" not in lower
+                ):  # fmt: skip
                     v = None
                 br.open(v if kind == "ifeq" or v is None else not v, n)
             elif kind == "else":
