@@ -34,7 +34,7 @@ from gpuport.scan.project.files import (
 )
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project.routes import working_route
-from gpuport.scan.project.view import ProjectView, apply, view_of
+from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import decide, estimate_effort, judged
@@ -172,6 +172,7 @@ def scan_path(
     findings = one_per_construct(one_per_line(f for found, _ in results for f in found))
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
+    read_refusals(view, findings, opts.max_bytes)
     findings = apply(findings, view)
     findings.sort(key=_sort_key)
     counts = Counter(f.severity for f in findings)

@@ -217,9 +217,12 @@ def _by_suffix(src: str, here: str, native: set[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
+_CHEAP = re.compile(r"rocm|hip|upport", re.I)
+
+
 def may_refuse(text: str) -> bool:
-    """Whether a Python file is worth reading for refusals (a regular expression, no parse)."""
-    return _HINT.search(text) is not None
+    """Whether a Python file is worth reading for refusals (regular expressions, no parse)."""
+    return _CHEAP.search(text) is not None and _HINT.search(text) is not None
 
 
 def refusals(texts: dict[str, str], native: set[str]) -> Refusals:

@@ -69,8 +69,11 @@ class ProjectView:
     #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
     #: a CUDA variant when another build file of the project builds for ROCm)
     cuda_only_builds: frozenset[str] = frozenset()
-    #: kernels the project's Python refuses on ROCm at run time (issue 24)
+    #: kernels the project's Python refuses on ROCm at run time (issue 24), read after the
+    #: rules (:func:`read_refusals`)
     refused: Refusals = field(default_factory=Refusals)
+    native: frozenset[str] = frozenset()
+    includes: dict[str, frozenset[str]] = field(default_factory=dict)
     #: distributions the package requires or its ROCm route installs (normalised names)
     declared: frozenset[str] = frozenset()
     root: Path = Path()
@@ -81,7 +84,6 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     build_files: dict[str, str] = {}
     route_files: dict[str, tuple[str, str]] = {}
     native: dict[str, str] = {}
-    python: dict[str, str] = {}  # Python that may refuse ROCm at run time
     extras: dict[str, dict[int, str]] = {}
     package = ""
     for c in candidates:
@@ -89,7 +91,6 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             c.kind not in _BUILD_KINDS
             and c.kind not in _ROUTE_KINDS
             and c.kind is not FileKind.NATIVE
-            and c.kind is not FileKind.PYTHON
         ):
             continue
         got = read_text(c.path, max_bytes)
@@ -97,10 +98,6 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             continue
         if c.kind is FileKind.NATIVE:
             native[c.rel] = got
-            continue
-        if c.kind is FileKind.PYTHON:
-            if may_refuse(got):
-                python[c.rel] = got
             continue
         if c.kind in _BUILD_KINDS:
             build_files[c.rel] = got
@@ -118,9 +115,6 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings)
-    refused = refusals(python, set(native))
-    if refused.not_built:
-        build.refused(refused.not_built, native, includes)
     facts = cxx_facts(native, includes, build.cuda_defines)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
@@ -148,7 +142,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     return ProjectView(
         root=root if root.is_dir() else root.parent,
         declared=frozenset(declared),
-        refused=refused,
+        native=frozenset(native),
+        includes=includes,
         build=build,
         facts=facts,
         routes=routes,
@@ -287,6 +282,38 @@ def optional_backends(
             "nor its ROCm route install",
         )
     return out, lazy
+
+
+_REFUSAL_BYTES = 64_000
+
+
+def read_refusals(view: ProjectView, findings: Sequence[Finding], max_bytes: int) -> None:
+    """Kernels refused on ROCm at run time (issue 24), read after the rules and only where it
+    can matter: Python files that build a JIT extension (GP211 marks every
+    ``cpp_extension.load``) or hold a finding above info. Their refused sources join the
+    files the ROCm build does not compile."""
+    loads = {f.location.path for f in findings if f.rule_id == "GP211"}
+    files = sorted(
+        loads
+        | {
+            f.location.path
+            for f in findings
+            if f.location.path.endswith(".py") and f.severity is not Severity.INFO
+        }
+    )
+    texts: dict[str, str] = {}
+    for rel in files:
+        got = read_text(view.root / rel, max_bytes, view.root)
+        # a kernel wrapper is a small module; a very large one (a framework's utilities) is
+        # read only when it builds a JIT extension itself: parsing it costs more than it says
+        small = isinstance(got, str) and (rel in loads or len(got) <= _REFUSAL_BYTES)
+        if small and isinstance(got, str) and may_refuse(got):
+            texts[rel] = got
+    if not texts:
+        return
+    view.refused = refusals(texts, set(view.native))
+    if view.refused.not_built:
+        view.build.refused(view.refused.not_built, view.native, view.includes)
 
 
 def installs_of(view: ProjectView) -> list[RouteEvidence]:
