@@ -96,7 +96,7 @@ def test_local_headers_only_for_the_version_translated_for(
 ) -> None:
     _install(tmp_path)
     monkeypatch.setenv("ROCM_PATH", str(tmp_path))
-    monkeypatch.setattr(hipheaders.shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(hipheaders.subproc, "which", lambda *a, **k: None)
     assert hipheaders.local_headers("5.2.3") is not None
     assert hipheaders.local_headers("6.4") is None
 
