@@ -82,6 +82,7 @@ SUBPROCESS_ALLOWED = {
     "subproc.py": "the one door: argv only, sanitized PATH, stdin closed, limits",
     "bench/workloads/collectives.py": "starts gpuport's own collectives workers (several at "
     "once, each a python -m gpuport module), never a project's program",
+    "scan/engine.py": "a pool of gpuport's own scan workers (multiprocessing), no program",
 }
 
 
@@ -118,3 +119,22 @@ def test_no_module_but_subproc_starts_programs() -> None:
     unexpected = {k: v for k, v in found.items() if k not in SUBPROCESS_ALLOWED}
     assert not unexpected, f"modules that start programs outside gpuport.subproc: {unexpected}"
     assert set(SUBPROCESS_ALLOWED) <= set(found), "stale allow-list entry"
+
+
+@pytest.mark.parametrize("command", [["scan", "."], ["assess", ".", "--no-progress"], ["doctor"]])
+def test_a_repository_uname_never_runs(tmp_path: Path, command: list[str]) -> None:
+    """``platform.platform()``/``processor()`` ran ``uname -p`` through the raw PATH: with a
+    relative PATH entry, a scanned repository's ``bin/uname`` ran for ``gpuport scan .``."""
+    from tests.conftest import run_subprocess
+
+    marker = tmp_path / "ran"
+    proj = tmp_path / "proj"
+    for name in ("uname", "python3", "hipcc", "nvidia-smi", "rocminfo", "sh", "ldconfig"):
+        _marker_tool(proj / "bin", name, marker)
+    (proj / "train.py").write_text("import torch\ntorch.cuda.is_available()\n", encoding="utf-8")
+    import sys
+
+    path = os.pathsep.join(["bin", ".", str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    res = run_subprocess(*command, cwd=proj, env={"PATH": path})
+    assert res.code in (0, 1), res.err
+    assert not marker.exists(), f"a program of the repository ran for gpuport {command[0]}"
