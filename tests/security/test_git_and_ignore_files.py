@@ -106,3 +106,29 @@ def test_a_fifo_index_does_not_hang(tmp_path: Path) -> None:
     os.mkfifo(root / ".git" / "index")
     report = scan_path(root, ScanOptions(jobs=1))
     assert any(s.path == ".git/index" for s in report.skipped)
+
+
+def test_a_reader_crash_is_never_a_quiet_ready(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checker bug skipped the file with "please report this" and the verdict was `ready`
+    with exit 0: now the verdict says it does not cover the file and the exit is 4."""
+    from gpuport.scan import engine
+
+    real = engine.check_text
+
+    def buggy(rel: str, text: str, *a: Any, **k: Any) -> Any:
+        if rel == "boom.py":
+            raise ValueError(f"bug quoting the file: {text[:20]}")
+        return real(rel, text, *a, **k)
+
+    monkeypatch.setattr(engine, "check_text", buggy)
+    root = _tree(tmp_path / "p", {"boom.py": "SECRETVALUE = 1\nimport torch\n", "ok.py": "x = 1\n"})
+    report = scan_path(root, ScanOptions(jobs=1))
+    (skip,) = [s for s in report.skipped if s.path == "boom.py"]
+    assert skip.internal and "SECRETVALUE" not in skip.reason
+    assert "not analysed because of a gpuport error" in report.verdict_reason
+    res = cli("scan", str(root), "--jobs", "1", "--format", "json")
+    assert res.code == 4, res.err
+    assert "internal error analysing 1 file(s) (boom.py)" in res.err
+    assert '"verdict"' in res.out  # the report is still written
