@@ -329,6 +329,26 @@ def check_destination(path: Path, root: Path) -> None:
         )
 
 
+def make_dirs(folder: Path) -> None:
+    """``mkdir -p`` without recursion (``Path.mkdir(parents=True)`` recurses once per level:
+    a source 990 folders deep crashed ``hipify -o`` with RecursionError); one line on error."""
+    missing: list[Path] = []
+    here = folder
+    while not os.path.isdir(here):
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    for level in reversed(missing):
+        try:
+            level.mkdir()  # one level: no parents=True, no recursion
+        except FileExistsError:
+            if not os.path.isdir(level):
+                raise GpuportError(f"cannot create {folder}: {level} is a file") from None
+        except OSError as exc:
+            raise GpuportError(f"cannot create {folder}: {exc.strerror or exc}") from None
+
+
 def check_writable(path: Path, what: str = "") -> None:
     """Refuse a destination that cannot be written, before any long work is done for it."""
     label = f"{what} {path}" if what else str(path)

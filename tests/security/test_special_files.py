@@ -192,3 +192,17 @@ def test_a_sparse_file_is_copied_sparse(cli, tmp_path: Path) -> None:  # type: i
         assert fh.read(4) == b"head"
         fh.seek(512 * 1024 * 1024)
         assert fh.read(4) == b"tail"
+
+
+def test_a_source_990_folders_deep_is_translated(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``hipify -o`` crashed with RecursionError creating the output folders."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    for _ in range(990):  # one level at a time: os.makedirs recurses too
+        folder = folder / "d"
+        folder.mkdir()
+    (folder / "k.cu").write_text(CUDA)
+    res = cli("hipify", str(tmp_path / "proj"), "-o", str(tmp_path / "out"), "--hip-version", "6.4")
+    assert res.code in (0, 1), res.err
+    deep = tmp_path / "out" / Path(*(["d"] * 990)) / "k.cu"
+    assert "hipMalloc" in deep.read_text()

@@ -230,7 +230,7 @@ def _compile_all(
         base = Path(tmp) / "target"
         for f in files:
             dest = base / f.path
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            fileio.make_dirs(dest.parent)
             fileio.write_atomic_bytes(dest, encode(f.text), root=base)
         again: dict[str, tuple[str, set[str]]] | None = None
         for f in files:
@@ -290,7 +290,7 @@ def _retranslate(
     for f in files:
         done = translate(f.original, hip_version=hip_version)
         dest = base / f.path
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        fileio.make_dirs(dest.parent)
         fileio.write_atomic_bytes(dest, encode(done.text), root=base)
         out[f.path] = (done.text, {u.name for u in done.unsupported})
     return out

@@ -160,10 +160,7 @@ def _write_outputs(report: HipifyReport) -> None:
 
 
 def _mkdir(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise GpuportError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    fileio.make_dirs(folder)
 
 
 def run_hipify(
