@@ -194,15 +194,37 @@ def test_a_sparse_file_is_copied_sparse(cli, tmp_path: Path) -> None:  # type: i
         assert fh.read(4) == b"tail"
 
 
+def _remove_deep(top: Path) -> None:
+    """Remove a deep tree level by level (shutil.rmtree recurses once per level, and pytest's
+    own clean-up of old temporary folders would crash on it)."""
+    folders: list[Path] = []
+    stack = [top]
+    while stack:  # os.walk recurses too (before Python 3.12)
+        here = stack.pop()
+        folders.append(here)
+        for entry in os.scandir(here):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            else:
+                Path(entry.path).unlink()
+    for folder in reversed(folders[1:]):
+        folder.rmdir()
+
+
 def test_a_source_990_folders_deep_is_translated(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``hipify -o`` crashed with RecursionError creating the output folders."""
     folder = tmp_path / "proj"
     folder.mkdir()
-    for _ in range(990):  # one level at a time: os.makedirs recurses too
-        folder = folder / "d"
-        folder.mkdir()
-    (folder / "k.cu").write_text(CUDA)
-    res = cli("hipify", str(tmp_path / "proj"), "-o", str(tmp_path / "out"), "--hip-version", "6.4")
-    assert res.code in (0, 1), res.err
-    deep = tmp_path / "out" / Path(*(["d"] * 990)) / "k.cu"
-    assert "hipMalloc" in deep.read_text()
+    try:
+        for _ in range(990):  # one level at a time: os.makedirs recurses too
+            folder = folder / "d"
+            folder.mkdir()
+        (folder / "k.cu").write_text(CUDA)
+        res = cli(
+            "hipify", str(tmp_path / "proj"), "-o", str(tmp_path / "out"), "--hip-version", "6.4"
+        )
+        assert res.code in (0, 1), res.err
+        deep = tmp_path / "out" / Path(*(["d"] * 990)) / "k.cu"
+        assert "hipMalloc" in deep.read_text()
+    finally:
+        _remove_deep(tmp_path)

@@ -77,13 +77,13 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         for w in f.wave64:
             console.print(
-                f"{f.path}:{w.line}: wave64 ported ({w.kind}): {w.detail}",
+                clean_line(f"{f.path}:{w.line}: wave64 ported ({w.kind}): {w.detail}"),
                 highlight=False,
                 markup=False,
             )
         for w in f.wave64_left:
             console.print(
-                f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}",
+                clean_line(f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}"),
                 highlight=False,
                 markup=False,
             )
