@@ -537,6 +537,8 @@ def mlperf_rows(v51: MLPerf51, dashboard: Path) -> list[dict[str, Any]]:
             ttft_limit = figures["ttft_limit_ns"] / 1e6
             measured_tpot = figures.get("mean_tpot_ns", 0) / 1e6 or None
             measured_ttft = figures.get("mean_ttft_ns", 0) / 1e6 or None
+            p99_tpot = figures.get("p99_tpot_ns", 0) / 1e6 or None
+            p99_ttft = figures.get("p99_ttft_ns", 0) / 1e6 or None
         else:
             accelerator, nodes, per_node, submitter = accelerators[p.result_id]
             gpus = nodes * per_node
@@ -552,7 +554,7 @@ def mlperf_rows(v51: MLPerf51, dashboard: Path) -> list[dict[str, Any]]:
             ttft_limit = ref.get("ttft_limit_ns", 0) / 1e6 or None
             if p.scenario != "Offline" and ref.get("scenario") != p.scenario:
                 tpot_limit, ttft_limit = LIMITS[(p.benchmark, p.scenario)]
-            measured_tpot = measured_ttft = None
+            measured_tpot = measured_ttft = p99_tpot = p99_ttft = None
         model = BENCHMARKS[p.benchmark][0]
         gpu = gpu_key(accelerator)
         entry: dict[str, Any] = {
@@ -581,6 +583,10 @@ def mlperf_rows(v51: MLPerf51, dashboard: Path) -> list[dict[str, Any]]:
             entry["measured_mean_tpot_ms"] = round(measured_tpot, 2)
         if measured_ttft:
             entry["measured_mean_ttft_ms"] = round(measured_ttft, 1)
+        if p99_tpot:
+            entry["measured_p99_tpot_ms"] = round(p99_tpot, 2)
+        if p99_ttft:
+            entry["measured_p99_ttft_ms"] = round(p99_ttft, 1)
         for key in ("tp", "ep", "max_batch"):
             if getattr(p, key) is not None:
                 entry[key] = getattr(p, key)
