@@ -101,7 +101,7 @@ def test_default_70b_fp8_through_the_cli_shows_concurrency_and_own_max(tmp_path:
     assert "own max seq (GPUs)" in res.out and "margin GB/GPU" in res.out
     row = next(line for line in res.out.splitlines() if line.startswith("| h100-sxm"))
     assert "| 2 |" in row  # two GPUs
-    assert "sequences each" in res.err
+    assert "lowest $/Mtok output" in res.err and " sequences (on-demand prices)" in res.err
 
 
 def test_max_num_seqs_caps_a_replica() -> None:

@@ -114,6 +114,11 @@ class GpuCost(BaseModel):
     fits: bool = Field(description="the target fits on ONE GPU of this kind")
     gpus_needed: int | None = Field(description="fewest GPUs (a valid TP degree); None: never")
     tp_degree: int | None
+    fits_on_tp: int | None = Field(
+        default=None,
+        description="narrowest tensor-parallel group holding the sequences at --context "
+        "(memory alone; the plan may be wider for throughput)",
+    )
     replicas: int | None = Field(
         default=None, description="data-parallel copies of the TP group (gpus = tp × replicas)"
     )

@@ -127,6 +127,11 @@ def serve(
         "serving": gpu.serving,
         "notes": notes,
     }
+    seqs = opts.concurrency or 1
+    fields["fits_on_tp"] = next(
+        (n for n in tp_degrees(shape) if memory(shape, counts, gpu, opts, n).max_sequences >= seqs),
+        None,
+    )
     p = best_plan(shape, counts, gpu, opts, target, conc)
     if p is None:
         notes.append(never_fits(shape, counts, gpu, opts))
