@@ -29,9 +29,10 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from gpuport.cost import efficiency
 from gpuport.cost.memory import capacity_bytes, sampler_bytes
@@ -121,6 +122,8 @@ class Params:
         self.names = [(p, k) for p in profiles for k in PRIOR] + [
             (v, k) for v in vendors for k in PRIOR_COLLECTIVE_US
         ]
+        import numpy as np
+
         self.prior = np.array(
             [math.log(PRIOR[k]) for _, k in self.names[: 4 * len(profiles)]]
             + [math.log(PRIOR_COLLECTIVE_US[k]) for _, k in self.names[4 * len(profiles) :]]
@@ -137,6 +140,8 @@ class Params:
 
 
 def residuals(rows: list[Row], p: Params, x: np.ndarray, tails: tuple[float, float]) -> np.ndarray:
+    import numpy as np
+
     out = []
     for row in rows:
         value = row.modelled(p.factors(x, row.profile), p.collective(x, row.vendor), tails)
@@ -144,8 +149,10 @@ def residuals(rows: list[Row], p: Params, x: np.ndarray, tails: tuple[float, flo
     return np.array(out)
 
 
-def fit_params(rows: list[Row], tails: tuple[float, float]) -> tuple[Params, np.ndarray]:
+def fit_params(rows: list[Row], tails: tuple[float, float]) -> tuple[Params, Any]:
     """Levenberg-Marquardt on the log-factors (residuals + the prior pull)."""
+    import numpy as np  # the fit alone needs it (gpuport[bench]); evaluating does not
+
     p = Params(sorted({r.profile for r in rows}), sorted({r.vendor for r in rows}))
     x = p.prior.copy()
     w = math.sqrt(PRIOR_WEIGHT)

@@ -279,7 +279,11 @@ def steady_state(
         dec = step_time(m, dep, rates, decoding, 0.0, kv_len, isl)
         mix = step_time(m, dep, rates, decoding, size, kv_len, isl)
         tpot = (1.0 - share) * dec.total + share * mix.total
-        ttft = 0.5 * tpot + math.ceil(isl / size - 1e-9) * mix.total
+        # The prompt's own chunks: the full ones, and the step that carries what is left.
+        full = math.floor(isl / size + 1e-9)
+        rest = isl - full * size
+        tail = step_time(m, dep, rates, decoding, rest, kv_len, isl).total if rest > 1 else 0.0
+        ttft = 0.5 * tpot + full * mix.total + tail
         decoding = c * osl * tpot / (osl * tpot + ttft)
         per_step = c * isl / (osl + ttft / tpot)
     out = c * osl / (ttft + osl * tpot)
