@@ -319,8 +319,8 @@ def test_price_comparison_names_the_shared_footing_and_how_sure(tmp_path: Path) 
     assert "at the same mean TPOT ≤ 50 ms" in c.title
     assert f"{h100.concurrency} sequences on {h100.gpus_needed} GPU" in c.title
     assert f"{mi300x.concurrency} sequences on {mi300x.gpus_needed} GPU" in c.title
-    assert "How sure: the modelled throughput was within ×" in c.statement
-    assert "held out of its fit" in c.statement
+    assert "How sure: on the 37 published measurements held out of its fit" in c.statement
+    assert "within 1.5× for" in c.statement and "for 90 %" in c.statement
     assert "on vllm by the step model" in c.statement
     # A fixed concurrency is named as such.
     fixed = _cost_facts(tmp_path, {"model": "llama-3-8b", "concurrency": 32})

@@ -298,9 +298,10 @@ def _how_sure(
         else "this gap is larger than that error"
     )
     return (
-        f" How sure: the modelled throughput was within ×{sb.held_out_p90_factor:.2f} of "
-        f"{sb.held_out_within_1_5x:.0%} of the {sb.held_out_n} published measurements held out "
-        f"of its fit (median ×{sb.held_out_median_ratio:.2f}); {verdict} ({gap:.2f}×).",
+        f" How sure: on the {sb.held_out_n} published measurements held out of its fit, the "
+        f"modelled throughput was within 1.5× for {sb.held_out_within_1_5x:.0%}, within "
+        f"×{sb.held_out_p90_factor:.2f} for 90 % (median ×{sb.held_out_median_ratio:.2f}); "
+        f"{verdict} ({gap:.2f}×).",
         within,
     )
 
