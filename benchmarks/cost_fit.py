@@ -361,14 +361,7 @@ def report() -> None:
     }
     RESULTS.write_text(json.dumps(out, indent=1) + "\n")
     for part in ("fit", "held_out", "all"):
-        s = out[part]
-        print(
-            f"{part:9} n={s['n']:3} median {s['median_ratio']:.2f} IQR {s['iqr'][0]:.2f}-"
-            f"{s['iqr'][1]:.2f} range {s['min']:.2f}-{s['max']:.2f} within 1.5x "
-            f"{s['within_1_5x']:.0%} p90 x{s['p90_factor']:.2f} pairs "
-            f"{s['pairs_in_order']}/{s['pairs']} by vendor "
-            + ", ".join(f"{k} {v:.2f}" for k, v in s["median_ratio_by_vendor"].items())
-        )
+        print(stats.line(part, out[part]))
 
 
 def main() -> None:

@@ -72,13 +72,7 @@ def main() -> None:
     }
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     for part in ("all", "fit", "held_out"):
-        s = report[part]
-        print(
-            f"{part:9} n={s['n']:3} median {s['median_ratio']:.2f} IQR {s['iqr'][0]:.2f}-"
-            f"{s['iqr'][1]:.2f} range {s['min']:.2f}-{s['max']:.2f} within 1.5x "
-            f"{s['within_1_5x']:.0%} by vendor {s['median_ratio_by_vendor']} pairs "
-            f"{s['pairs_in_order']}/{s['pairs']}"
-        )
+        print(stats.line(part, report[part]))
 
 
 if __name__ == "__main__":

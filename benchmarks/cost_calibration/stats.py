@@ -130,3 +130,14 @@ def table(results: list[dict[str, Any]]) -> str:
         modelled = f"{r['modelled']:,.0f}" if r.get("modelled") else "—"
         lines.append(f"| {r['id']} | {r['gpu']} | {r['measured']:,.0f} | {modelled} | {ratio} |")
     return "\n".join(lines)
+
+
+def line(part: str, s: dict[str, Any]) -> str:
+    """One printed line of a part's figures."""
+    return (
+        f"{part:9} n={s['n']:3} median {s['median_ratio']:.2f} IQR {s['iqr'][0]:.2f}-"
+        f"{s['iqr'][1]:.2f} range {s['min']:.2f}-{s['max']:.2f} within 1.5x "
+        f"{s['within_1_5x']:.0%} p90 x{s['p90_factor']:.2f} pairs "
+        f"{s['pairs_in_order']}/{s['pairs']} by vendor "
+        + ", ".join(f"{k} {v:.2f}" for k, v in s["median_ratio_by_vendor"].items())
+    )

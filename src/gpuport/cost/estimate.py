@@ -160,13 +160,7 @@ def concurrency_basis(opts: CostOptions) -> tuple[int | None, str]:
 
 
 def _target(opts: CostOptions) -> str:
-    t = target_of(opts)
-    parts = []
-    if t.tpot_s is not None:
-        parts.append(f"mean TPOT ≤ {t.tpot_s * 1e3:g} ms ({1 / t.tpot_s:.0f} tok/s per user)")
-    if t.ttft_s is not None:
-        parts.append(f"mean TTFT ≤ {t.ttft_s * 1e3:g} ms")
-    return " and ".join(parts)
+    return "mean " + target_of(opts).text(joiner=" and mean ", per_user=True)
 
 
 def _prepare(

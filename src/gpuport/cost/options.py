@@ -207,13 +207,7 @@ _FROM_FLAGS = {
 
 
 def _target_value(opts: CostOptions) -> str:
-    t = target_of(opts)
-    parts = []
-    if t.tpot_s is not None:
-        parts.append(f"TPOT <= {t.tpot_s * 1e3:g} ms")
-    if t.ttft_s is not None:
-        parts.append(f"TTFT <= {t.ttft_s * 1e3:g} ms")
-    return ", ".join(parts) or "none"
+    return target_of(opts).text(le="<=") or "none"
 
 
 def _deployment_value(opts: CostOptions) -> str:

@@ -44,6 +44,16 @@ class Target:
     def any(self) -> bool:
         return self.tpot_s is not None or self.ttft_s is not None
 
+    def text(self, le: str = "≤", joiner: str = ", ", per_user: bool = False) -> str:
+        """ "TPOT ≤ 50 ms, TTFT ≤ 500 ms" (per_user adds "(20 tok/s per user)"); "" if none."""
+        parts = []
+        if self.tpot_s is not None:
+            user = f" ({1 / self.tpot_s:.0f} tok/s per user)" if per_user else ""
+            parts.append(f"TPOT {le} {self.tpot_s * 1e3:g} ms{user}")
+        if self.ttft_s is not None:
+            parts.append(f"TTFT {le} {self.ttft_s * 1e3:g} ms")
+        return joiner.join(parts)
+
 
 @dataclass(frozen=True)
 class Fixed:

@@ -202,20 +202,11 @@ def plan_notes(shape: ModelShape, p: Candidate, target: Target, opts: CostOption
         )
     if target.any and not p.meets:
         notes.append(
-            f"no deployment meets the latency target ({_target_text(target)}): the one shown "
+            f"no deployment meets the latency target ({target.text()}): the one shown "
             f"is the fastest ({p.steady.tpot_s * 1e3:,.1f} ms per token, TTFT "
             f"{p.steady.ttft_s * 1e3:,.0f} ms)"
         )
     return notes
-
-
-def _target_text(t: Target) -> str:
-    parts = []
-    if t.tpot_s is not None:
-        parts.append(f"TPOT ≤ {t.tpot_s * 1e3:g} ms")
-    if t.ttft_s is not None:
-        parts.append(f"TTFT ≤ {t.ttft_s * 1e3:g} ms")
-    return ", ".join(parts)
 
 
 def _quoted(key: str, per_gpu: float, p: Candidate, opts: CostOptions) -> list[str]:
