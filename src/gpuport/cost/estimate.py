@@ -192,7 +192,8 @@ def _prepare(
     allreduce = col.latency_us if col is not None else DEFAULT_COLLECTIVE_US
     alltoall = col.alltoall_us if col is not None else DEFAULT_ALLTOALL_US
     serving_rates = rates(spec, dtype, efficiency, attention, f, allreduce, alltoall)
-    efficiency = efficiency | _effective(spec, dtype, serving_rates, f)
+    if not opts.train:  # training is timed by the compute roofline: no serving rates
+        efficiency = efficiency | _effective(spec, dtype, serving_rates, f)
     bw = spec.bandwidth_gbs * 1e9 * efficiency["bandwidth"].value
     flops = eff_mod.peak_tflops(spec, dtype) * 1e12 * efficiency["compute"].value
     hw = Hardware(bandwidth=bw, flops=flops, busbw=busbw_gbs(spec) * 1e9,
