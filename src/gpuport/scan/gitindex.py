@@ -20,9 +20,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 
-_GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+_GITMODULE_PATH = textre.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 MAX_GITMODULES = 1_000_000
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpuport import textre
 from gpuport.safeparse import ParseError, toml_table
 from gpuport.scan.rules.base import physical_lines
 from gpuport.scan.rules.deps.readers_common import PIP_OPTIONS, Entry, split_pip_option
@@ -101,11 +102,11 @@ def _quoted_from(lines: list[str], value: str, hint: int) -> int | None:
 
 
 _NEAR = 8
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_HEADER = textre.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
 def _norm_header(text: str) -> str:
-    return re.sub(r"[\s\"']", "", text)
+    return textre.sub(r"[\s\"']", "", text)
 
 
 def _find_section(lines: list[str], header: str) -> int | None:
@@ -318,7 +319,7 @@ def setup_cfg_entries(text: str) -> list[Entry]:
     for no, raw in enumerate(physical_lines(text), 1):
         line = raw.split("#", 1)[0].split(";", 1)[0] if raw.lstrip().startswith(("#", ";")) else raw
         stripped = line.strip()
-        header = re.match(r"^\[(.+)\]\s*$", stripped)
+        header = textre.match(r"^\[(.+)\]\s*$", stripped)
         if header:
             section, key = header.group(1).strip(), ""
             continue
@@ -327,12 +328,12 @@ def setup_cfg_entries(text: str) -> list[Entry]:
         if not raw[:1].isspace() and "=" in line:
             key, _, value = line.partition("=")
             key = key.strip()
-            first = re.split(r"\s[#;]", value.strip(), maxsplit=1)[0].strip()
+            first = textre.split(r"\s[#;]", value.strip(), maxsplit=1)[0].strip()
             if _is_req_key(section, key) and first:
                 out.append(Entry("req", first, no))
             continue
         if raw[:1].isspace() and _is_req_key(section, key):
-            value = re.split(r"\s[#;]", stripped, maxsplit=1)[0].strip()
+            value = textre.split(r"\s[#;]", stripped, maxsplit=1)[0].strip()
             if value:
                 out.append(Entry("req", value, no))
     return out
@@ -346,18 +347,18 @@ def _is_req_key(section: str, key: str) -> bool:
 
 # --- conda environment.yml ----------------------------------------------------------
 
-_CONDA_CUDA = re.compile(
+_CONDA_CUDA = textre.compile(
     r"^(cudatoolkit|cudatoolkit-dev|pytorch-cuda|cuda|cuda-[\w-]+|cudnn|nccl|"
     r"libcublas|libcusparse|libcurand|libcufft|cupy-cuda\w*|tensorrt)\b",
     re.I,
 )
-_CONDA_CUDA_BUILD = re.compile(r"cuda|(?<![a-z])cu\d{2,3}", re.I)
+_CONDA_CUDA_BUILD = textre.compile(r"cuda|(?<![a-z])cu\d{2,3}", re.I)
 _CONDA_RENAME = {"pytorch": "torch", "pytorch-gpu": "torch"}
 
 
 def _nvidia_channel(channel: str) -> bool:
     chan = channel.strip().lower().rstrip("/")
-    return chan.startswith("nvidia") or bool(re.search(r"conda\.anaconda\.org/nvidia\b", chan))
+    return chan.startswith("nvidia") or bool(textre.search(r"conda\.anaconda\.org/nvidia\b", chan))
 
 
 def _item_line(lines: list[str], value: str, start: int = 0) -> int:
@@ -438,7 +439,7 @@ def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
         yield Entry("conda", f"{dep} comes from the nvidia channel", line)
         return
     name, pep = _conda_to_pep508(dep)
-    match = re.match(r"^\s*[A-Za-z0-9_.-]+(.*)$", spec)
+    match = textre.match(r"^\s*[A-Za-z0-9_.-]+(.*)$", spec)
     if match and _CONDA_CUDA_BUILD.search(match.group(1)):
         yield Entry("conda", f"CUDA build of {name}", line)
     yield Entry("req", _CONDA_RENAME.get(name.lower(), name) + pep, line)
@@ -446,7 +447,7 @@ def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
 
 def _conda_to_pep508(dep: str) -> tuple[str, str]:
     dep = dep.rsplit("::", 1)[-1].strip()
-    match = re.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", dep)
+    match = textre.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", dep)
     if not match:
         return dep, ""
     name, rest = match.group(1), match.group(2).strip()
@@ -456,5 +457,5 @@ def _conda_to_pep508(dep: str) -> tuple[str, str]:
     if rest[0] == "=" and not rest.startswith("=="):
         version = rest.lstrip("=").split("=")[0]
         return name, ("==" + version) if "*" not in version else ""
-    rest = re.split(r"(?<=[\w.*])=(?!=)", rest, maxsplit=1)[0]  # drop "=build"
+    rest = textre.split(r"(?<=[\w.*])=(?!=)", rest, maxsplit=1)[0]  # drop "=build"
     return name, rest if rest[0] in "<>=!~" else ""
