@@ -12,6 +12,7 @@ from here.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -406,28 +407,71 @@ class _Items:
 
 
 def conda_entries(text: str) -> list[Entry]:
+    # libyaml's safe loader where PyYAML has it: the pure-Python one is 10x slower
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        # libyaml's safe loader where PyYAML has it: the pure-Python one is 10x slower
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise ValueError(f"invalid YAML: {physical_lines(str(exc))[0]}") from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         return []
     lines = physical_lines(text)
     out: list[Entry] = []
-    for channel in data.get("channels") or []:
-        if isinstance(channel, str) and _nvidia_channel(channel):
-            line = _item_line(lines, channel)
+    for channel, line in _listed(data, node, "channels", text, lines):
+        if _nvidia_channel(channel):
             out.append(Entry("conda", f"the {channel} channel serves CUDA packages", line))
-    deps, pips = _Items(lines), _Items(lines)
-    for dep in data.get("dependencies") or []:
-        if isinstance(dep, str):
-            out.extend(_conda_dep(dep, deps.line(dep)))
-        elif isinstance(dep, dict):
-            for item in dep.get("pip") or []:
-                if isinstance(item, str):
-                    out.append(Entry("pip", item.strip(), pips.line(item)))
+    deps = data.get("dependencies")
+    for dep, line in _listed(data, node, "dependencies", text, lines):
+        out.extend(_conda_dep(dep, line))
+    dep_nodes = _value_node(node, "dependencies")
+    if isinstance(deps, list):
+        for i, dep in enumerate(deps):
+            if isinstance(dep, dict):
+                item = dep_nodes.value[i] if isinstance(dep_nodes, yaml.SequenceNode) else None
+                for pip, line in _listed(dep, item, "pip", text, lines):
+                    out.append(Entry("pip", pip.strip(), line))
     return out
+
+
+def _value_node(node: Any, key: str) -> Any:
+    """The value node of ``key`` in a mapping node (the last one, as the loaded dict has)."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    found = None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            found = v
+    return found
+
+
+_LINE_BREAK = textre.compile(r"\r\n|\r|\n")  # physical_lines' breaks
+
+
+def _listed(
+    data: dict[Any, Any], node: Any, key: str, text: str, lines: list[str]
+) -> Iterator[tuple[str, int]]:
+    """The strings of the list ``data[key]`` with their lines, from the YAML nodes (a search
+    of the text per item made a long list, or a list on one line, quadratic). A value that is
+    not a list lists nothing."""
+    values = data.get(key)
+    if not isinstance(values, list):
+        return
+    seq = _value_node(node, key)
+    marks = seq.value if isinstance(seq, yaml.SequenceNode) else []
+    items = _Items(lines)
+    starts = None
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            continue
+        if len(marks) == len(values):
+            if starts is None:  # YAML also breaks lines at U+2028 and U+0085: count as editors do
+                starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+            yield value, bisect_right(starts, marks[i].start_mark.index)
+        else:  # a merged or odd document: look for it in the text
+            yield value, items.line(value)
 
 
 def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
