@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.assess.model import Origin, Setting
 from gpuport.knowledge import resolve_target
 from gpuport.knowledge.gpus import resolve_gpu
@@ -52,8 +52,8 @@ DEFAULT_TOKENS = 1024  # input_tokens and output_tokens of the priced request
 #: Far beyond any real workload, and small enough that no figure made from it overflows
 #: (the cost model's own bound, so its flag-worded errors never reach an assessment).
 MAX_INT = 2**40
-_HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
-_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
+_HIP_VERSION = textre.compile(r"\d+\.\d+(\.\d+)?")
+_TOOL_TABLE = textre.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
