@@ -201,6 +201,14 @@ def off_by(est: tuple[float, float], real: tuple[float, float]) -> float:
     return 1.0
 
 
+def verdict_moved(before: str, after: str) -> tuple[bool, bool]:
+    """(moved the right way, stayed): after is better than before, or it stays minor/ready."""
+    if RANK[after] < RANK[before]:
+        return True, False
+    stayed = RANK[before] <= RANK["minor work"] and RANK[after] <= RANK[before]
+    return stayed, stayed
+
+
 def serious(report: ScanReport) -> set[tuple[str, str, str]]:
     """Core blocker/major findings, keyed without line numbers (lines move in a port)."""
     return {
@@ -246,7 +254,7 @@ def run_port(port: dict[str, Any], gits: Path, trees: Path) -> dict[str, Any]:
     }
     gone = len(fixed_before - after_keys)
     v0, v1 = before.verdict.value, after.verdict.value
-    moved = RANK[v1] < RANK[v0] or (RANK[v0] <= 1 and RANK[v1] <= RANK[v0])
+    moved, stayed = verdict_moved(v0, v1)
     return {
         "name": port["name"],
         "regime": port["regime"],
@@ -259,11 +267,18 @@ def run_port(port: dict[str, Any], gits: Path, trees: Path) -> dict[str, Any]:
         "verdict_before": v0,
         "verdict_after": v1,
         "verdict_moved": moved,
+        "verdict_stayed": stayed,
         "serious_in_port_files": len(fixed_before),
         "gone_after": gone,
         "components": components(before),
         "history": {"A": hist.author_days, "S": hist.span_days, "source": hist.source},
     }
+
+
+def _moved_note(row: dict[str, Any]) -> str:
+    if not row["verdict_moved"]:
+        return " (**no**)"
+    return " (stayed)" if row.get("verdict_stayed") else ""
 
 
 def table(rows: Sequence[dict[str, Any]]) -> str:
@@ -278,7 +293,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             f"| {r['name']} | {r['regime']} | {r['split']} | {r['real'][0]:g}–{r['real'][1]:g} | "
             f"{r['estimate'][0]:g}–{r['estimate'][1]:g} | {'yes' if r['overlaps'] else '**no**'} | "
             f"{r['off_by']:g}x | {r['verdict_before']} → {r['verdict_after']}"
-            f"{'' if r['verdict_moved'] else ' (**no**)'} | "
+            f"{_moved_note(r)} | "
             f"{r['gone_after']}/{r['serious_in_port_files']} |"
         )
     n = len(rows)

@@ -202,6 +202,7 @@ def scan_path(
             component_of,
             [(p, e) for p, e in nv if p in has_nv_findings] if route else [],
             device_files(candidates, view),
+            opts.knowledge_dir,
         ),
         scope=opts.scope,
         routes=view.routes,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from gpuport.models import Severity
@@ -94,13 +95,16 @@ def estimate_effort(
     component_of: Callable[[str], str] | None = None,
     replace_or_drop: Sequence[tuple[str, str]] = (),
     device_files: int = 0,
+    knowledge_dir: Path | None = None,
 ) -> Effort:
     """The effort estimate (:mod:`gpuport.scan.effort`): ``component_of`` maps a path to its
     component; ``replace_or_drop`` lists NVIDIA-only components beside a working route (path,
-    evidence); ``device_files`` counts the CUDA sources the ROCm build compiles."""
+    evidence); ``device_files`` counts the CUDA sources the ROCm build compiles;
+    ``knowledge_dir`` is ``--knowledge`` (its ``kernel_families.toml``)."""
     from gpuport.scan.effort import EffortContext, estimate
 
-    return estimate(findings, rules, EffortContext(component_of, replace_or_drop, device_files))
+    ctx = EffortContext(component_of, replace_or_drop, device_files, knowledge_dir)
+    return estimate(findings, rules, ctx)
 
 
 def top_blockers(

@@ -100,6 +100,19 @@ def estimate(
     )
 
 
+#: what `gpuport rules` says about the effort model (its "h each" column feeds it)
+SUMMARY = (
+    "Effort: 'h each' is one job's typical hours, the listed changes. The engineer-day range "
+    "is the effort model's (docs/effort.md): bring-up and validation "
+    f"{BRING_UP[0]:g}-{BRING_UP[1]:g} days; native code {PER_FIX[0]:g}-{PER_FIX[1]:g} days per "
+    "kind of construct and file that needs a real fix (warp size, inline PTX, ...), a little "
+    "per library hipify maps; a kernel family on CUTLASS/CuTe, tensor-core PTX, TMA or NVSHMEM "
+    "at its integration range when an AMD library covers it (composable_kernel, aiter, "
+    "hipBLASLt, rocSHMEM, MIOpen ...: `kernel_families.toml`), else its re-implementation "
+    "range; the Python layer, build and containers from these hours. Calendar time is "
+    f"typically {CALENDAR[0]}-{CALENDAR[1]}x engineer time."
+)
+
 NOTE = (
     "engineer-days by component (docs/effort.md): bring-up and validation once; native code "
     f"at {PER_FIX[0]:g}-{PER_FIX[1]:g} days per kind of construct and file that needs a real "
@@ -280,7 +293,7 @@ def _listed(
         out.append(
             EffortComponent(
                 name=name,
-                kind=area,  # type: ignore[arg-type]
+                kind=area,
                 regime="changes",
                 low_days=low,
                 high_days=high,
