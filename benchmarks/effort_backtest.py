@@ -307,11 +307,37 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     return head + "\n".join(lines) + "\n" + summary
 
 
+def history_table(ports: Sequence[dict[str, Any]], gits: Path) -> str:
+    """One row per port: where, who, when, how big, and the real range."""
+    out = [
+        "| port | regime | split | before → after | who (commits) | work seen | A | S | "
+        "diffstat | real (eng-days) |",
+        "|---|---|---|---|---|---|---:|---:|---|---|",
+    ]
+    for p in ports:
+        hist = history(p, gits)
+        lo, hi = hist.real
+        if hist.source == "commits":
+            who = ", ".join(f"{k} ({v})" for k, v in hist.persons.items())
+            seen = f"{hist.first} .. {hist.last}"
+        else:
+            who, seen = p.get("thread", ""), hist.source
+        stat = diffstat(p, gits).replace(" files changed", " files").replace(" insertions(+)", "+")
+        stat = stat.replace(" deletions(-)", "-").replace(" insertion(+)", "+")
+        out.append(
+            f"| [{p['name']}]({p['url']}) | {p['regime']} | {p['split']} | "
+            f"`{p['before'][:10]}` → `{p['after'][:10]}` | {who} | {seen} | "
+            f"{hist.author_days} | {hist.span_days:g} | {stat} | {lo:g}–{hi:g} |"
+        )
+    return "\n".join(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     h = sub.add_parser("history", help="each port's real engineer-day range from its commits")
     h.add_argument("gits", type=Path)
+    h.add_argument("--markdown", action="store_true", help="the table docs/effort.md shows")
     s = sub.add_parser("split", help="the seeded dev/held-out split")
     s.add_argument("--seed", type=int, default=27)
     r = sub.add_parser("run", help="scan before/after each port and compare")
@@ -326,6 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "split":
         for name, part in split(ports, args.seed).items():
             print(f"{name}\t{part}")
+        return 0
+    if args.cmd == "history" and args.markdown:
+        print(history_table(ports, args.gits))
         return 0
     if args.cmd == "history":
         for p in ports:
