@@ -2,7 +2,7 @@
 
 One row per component: its name, regime, engineer-day range, the basis it rests on and the
 AMD library that covers it when there is one; then the total and the calendar note. Names and
-folders come from the project: they pass through :func:`clean` or :func:`md`.
+folders come from the project: they pass through :func:`clean_line` or :func:`md`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
-from gpuport.render.text import clean, md
+from gpuport.render.text import clean_line, md
 from gpuport.scan.model import EffortComponent
 
 TITLE = "Effort by component (engineer-days)"
@@ -40,11 +40,11 @@ def rich_table(components: Sequence[EffortComponent], caption: str = "") -> Tabl
     table.add_column("AMD equivalent", overflow="fold")
     for c in components:
         table.add_row(
-            Text(clean(c.name)),
+            Text(clean_line(c.name)),
             c.regime,
             days(c),
-            Text(clean(basis(c))),
-            Text(clean(c.amd_equivalent or "")),
+            Text(clean_line(basis(c))),
+            Text(clean_line(c.amd_equivalent or "")),
         )
     return table
 
