@@ -51,7 +51,7 @@ PER_MAPPED = (0.05, 0.25)
 #: construct-files beyond this many cost half each: fixes share helpers
 SHARED_AFTER = 20
 #: re-implementing a kernel family: per kernel file, up to the family's whole range
-PER_KERNEL_FILE = (5.0, 25.0)
+PER_KERNEL_FILE = (3.0, 15.0)
 #: leave an NVIDIA-only component out of the ROCm build
 DROP = (0.5, 2.0)
 #: calendar time against engineer time (reviews, CI, hardware access, upstreaming)
