@@ -251,7 +251,7 @@ def _family(works: list[FamilyWork], kind: KernelFamilyInfo, drop: list[str]) ->
         basis = f"{kind.name}: no AMD library covers it; re-implement ({where}; {built_on})"
     shown = ", ".join(f + "/" for f in folders[:3]) + (" ..." if len(folders) > 3 else "")
     return EffortComponent(
-        name=f"{kind.name} kernels ({shown})",
+        name=f"kernel family: {kind.name} ({shown})",
         kind="kernel family",
         path=first,
         regime=regime,
