@@ -6,10 +6,11 @@ its JSON) together with the path it should go to, and the CLI writes it atomical
 compile check (``--check``) runs after the writes, on the written tree:
 :func:`gpuport.hipify.check.check_report`.
 
-* Files: the CUDA/C++ files :func:`gpuport.scan.files.walk` finds (``.cu``, ``.cuh``, ``.cpp``,
-  ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
-  ``.cu`` files as HIP). With an output folder for a tree, every other regular file (same
-  skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
+* Files: the CUDA/C++ files :func:`gpuport.scan.project.files.walk` finds (``.cu``, ``.cuh``,
+  ``.cpp``, ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does:
+  hipcc compiles ``.cu`` files as HIP). With an output folder for a tree, every other regular
+  file (same skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to
+  copy.
 * Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.check.check_text`, on
   the original text (so line and column refer to the input).
 * Compile check: the compiler ``hipcc`` wraps, called directly with hipcc's own flags and no
@@ -38,8 +39,8 @@ from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, G
 from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
-from gpuport.scan.files import Skip, walk
 from gpuport.scan.finding import Finding, SkippedFile
+from gpuport.scan.project.files import Skip, walk
 from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text

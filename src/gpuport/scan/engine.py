@@ -21,13 +21,20 @@ from pathlib import Path
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
-from gpuport.scan.cxx_facts import CxxFacts
-from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.model import ScanReport
-from gpuport.scan.own_names import PACKAGING, OwnNames, own_names
-from gpuport.scan.project import ProjectView, apply, view_of
-from gpuport.scan.routes import working_route
+from gpuport.scan.project.cxx_facts import CxxFacts
+from gpuport.scan.project.files import (
+    DEFAULT_MAX_BYTES,
+    Candidate,
+    Skip,
+    read_text,
+    safe_name,
+    walk,
+)
+from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
+from gpuport.scan.project.routes import working_route
+from gpuport.scan.project.view import ProjectView, apply, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpuport import fileio, lazyre
 from gpuport.models import GpuportError
-from gpuport.scan.gitindex import GitFacts, git_facts
+from gpuport.scan.project.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
 
 if TYPE_CHECKING:  # pathspec is imported where a .gitignore or --exclude needs it
