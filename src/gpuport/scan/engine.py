@@ -231,7 +231,7 @@ def scan_path(
 def device_files(candidates: Sequence[Candidate], view: ProjectView) -> int:
     """The CUDA sources (.cu/.cuh) in core code that the ROCm build compiles: the project has
     GPU code to bring up (the effort model's bring-up component)."""
-    from gpuport.scan.scopes import Scope, scope_of
+    from gpuport.scan.project.scopes import Scope, scope_of
 
     return sum(
         1
