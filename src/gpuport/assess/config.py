@@ -5,6 +5,11 @@ GPUs to price, which model is served at what context) belong to the project, not
 runs the command, so a team writes them once and every run (CI, a colleague's laptop) answers
 the same question. Flags override them for a what-if.
 
+A project's settings may narrow what gpuport does, never make it run a program: ``hipify_check
+= true`` (the HIP compiler) and ``doctor = true`` (doctor's probes) in a project's file are not
+applied, with a note; only ``--hipify-check`` and ``--doctor`` on the command line run them
+(issue 23). A setting that only picks what is read or reported is taken from the file.
+
 Precedence, per key: a flag, else ``gpuport.toml`` in the project folder, else
 ``[tool.gpuport]`` of its ``pyproject.toml``, else the default. When both files exist,
 ``gpuport.toml`` is used and the pyproject table is ignored with a note (as ruff does with
@@ -31,14 +36,14 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.assess.model import Origin, Setting
 from gpuport.knowledge import resolve_target
 from gpuport.knowledge.gpus import resolve_gpu
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
 
-DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4", "nvfp4")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 FAIL_ON = ("blocked", "major", "minor", "never")
 DEFAULT_GPUS = ("h100-sxm", "mi300x")
@@ -47,8 +52,8 @@ DEFAULT_TOKENS = 1024  # input_tokens and output_tokens of the priced request
 #: Far beyond any real workload, and small enough that no figure made from it overflows
 #: (the cost model's own bound, so its flag-worded errors never reach an assessment).
 MAX_INT = 2**40
-_HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
-_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
+_HIP_VERSION = textre.compile(r"\d+\.\d+(\.\d+)?")
+_TOOL_TABLE = textre.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -322,6 +327,9 @@ def _mentions_tool_table(pyproject: Path) -> bool:
 
 
 _FILE_KEYS = ("model_config", "bench", "validate")
+#: Settings that start programs (the HIP compiler; doctor's probes). A project's own files may
+#: turn them off, never on: only the command line may (issue 23).
+RUNS_PROGRAMS = {"hipify_check": "--hipify-check", "doctor": "--doctor"}
 
 
 def _inside_project(value: Any, root: Path, where: str) -> None:
@@ -386,6 +394,13 @@ def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Setting
     origins: dict[str, Origin] = {}
     for key, value in from_file.items():
         values[_ATTR.get(key, key)] = _FIELDS[key](value, _where(label, key), root)
+        if key in RUNS_PROGRAMS and values[key]:
+            del values[key]
+            notes.append(
+                f"{key} = true in {label} is not applied: a project's own settings cannot make "
+                f"gpuport run programs; pass {RUNS_PROGRAMS[key]} to run it"
+            )
+            continue
         if key in _FILE_KEYS:
             _inside_project(values[_ATTR.get(key, key)], root, _where(label, key))
         origins[_ATTR.get(key, key)] = file_origin or "gpuport.toml"

@@ -9,10 +9,10 @@ still there, imported from here on first use.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpuport import textre
 from gpuport.knowledge import PackageStatus, RouteKind, VerifiedFact, normalize_name
 from gpuport.knowledge.plain import check_sources
 
@@ -70,4 +70,4 @@ class PackageInfo(Sourced):
         norm = normalize_name(dist_name)
         if norm == normalize_name(self.name):
             return True
-        return any(fnmatch.fnmatchcase(norm, normalize_name(a)) for a in self.aliases)
+        return any(textre.glob(normalize_name(a)).match(norm) for a in self.aliases)

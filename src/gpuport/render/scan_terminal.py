@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuport.models import Severity
-from gpuport.render.text import clean
+from gpuport.render import effort_view
+from gpuport.render.text import clean, clean_line
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.rules import RULES
@@ -37,7 +38,7 @@ def _header(report: ScanReport) -> Panel:
     counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity)
     lines = [
         Text.from_markup(
-            f"[bold]{escape(clean(report.root))}[/]  target [bold]{t.name}[/] "
+            f"[bold]{escape(clean_line(report.root))}[/]  target [bold]{t.name}[/] "
             f"({t.generation}, wave{t.wave_size}, fp8 {t.fp8})"
         ),
         Text.from_markup(
@@ -45,8 +46,8 @@ def _header(report: ScanReport) -> Panel:
             f"{escape(clean(report.verdict_reason))}"
         ),
         Text.from_markup(
-            f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} days[/] "
-            f"({report.effort.hours:g} h of listed work; basis below)"
+            f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} "
+            f"engineer-days[/] (by component below; {report.effort.hours:g} h of listed changes)"
         ),
         Text.from_markup(
             f"{counts}   files {report.files_scanned} scanned, {len(report.skipped)} skipped"
@@ -54,11 +55,12 @@ def _header(report: ScanReport) -> Panel:
         Text(clean(_judged_line(report)), style="dim"),
     ]
     if any(r.counts for r in report.routes):
-        lines.append(Text(clean("ROCm route: " + route_summary(report)), style="green"))
+        lines.append(Text(clean_line("ROCm route: " + route_summary(report)), style="green"))
     elif report.routes:
         lines.append(
             Text(
-                clean("ROCm route evidence, not counted: " + route_summary(report)), style="yellow"
+                clean_line("ROCm route evidence, not counted: " + route_summary(report)),
+                style="yellow",
             )
         )
     return Panel(Group(*lines), title="gpuport scan", title_align="left")
@@ -110,7 +112,7 @@ def _finding_table(findings: list[Finding], title: str) -> Table:
         table.add_row(
             Text(sev, style=SEV_STYLE[f.severity]),
             f.rule_id,
-            Text(clean(f.location.display())),
+            Text(clean_line(f.location.display())),
             body,
         )
     return table
@@ -126,12 +128,12 @@ def _per_file(report: ScanReport) -> Table:
         table.add_column(sev.value, justify="right", style=SEV_STYLE[sev], overflow="fold")
     ordered = sorted(per.items(), key=lambda kv: (*tuple(-kv[1][s] for s in Severity), kv[0]))
     for path, counts in ordered:
-        table.add_row(Text(clean(path)), *(str(counts[s] or "") for s in Severity))
+        table.add_row(Text(clean_line(path)), *(str(counts[s] or "") for s in Severity))
     return table
 
 
 def _effort(report: ScanReport) -> Table:
-    table = Table(title="Effort basis", title_justify="left", caption=report.effort.note)
+    table = Table(title="Listed changes (hours per rule)", title_justify="left")
     table.add_column("rule", overflow="fold")
     table.add_column("what", overflow="fold")
     table.add_column("count", justify="right", overflow="fold")
@@ -153,7 +155,7 @@ def _routes(report: ScanReport) -> Table:
     for r in report.routes:
         where = r.path + (f":{r.line}" if r.line else "")
         counts = "yes" if r.counts else f"no: {r.why}"
-        table.add_row(r.kind, Text(clean(where)), Text(clean(r.detail)), Text(clean(counts)))
+        table.add_row(r.kind, Text(clean_line(where)), Text(clean(r.detail)), Text(clean(counts)))
     return table
 
 
@@ -204,6 +206,9 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
                 f"[dim]{hidden} info finding(s) (incl. ROCm-guarded code) hidden; "
                 "--verbose shows them[/]"
             )
+    if report.effort.components:
+        caption = "; ".join(x for x in (report.effort.calendar, report.effort.note) if x)
+        console.print(effort_view.rich_table(report.effort.components, caption))
     if report.effort.basis:
         console.print(_effort(report))
     if report.skipped:
@@ -211,5 +216,5 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         table.add_column("file", overflow="fold")
         table.add_column("reason", overflow="fold")
         for s in report.skipped:
-            table.add_row(Text(clean(s.path)), Text(clean(s.reason)))
+            table.add_row(Text(clean_line(s.path)), Text(clean_line(s.reason)))
         console.print(table)

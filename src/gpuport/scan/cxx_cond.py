@@ -27,7 +27,7 @@ import operator
 import re
 from collections.abc import Callable
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import Directive, const_value
 
 __all__ = ["HIP_UNDEFINED", "nvidia_only_lines", "without_cuda_arch"]
@@ -47,18 +47,18 @@ HIP_UNDEFINED = frozenset(
     }
 )
 #: ``CUDA_VERSION`` compared with a CUDA version number (4+ digits: 11000, 12080).
-_VERSION_CMP = lazyre.compile(
+_VERSION_CMP = textre.compile(
     r"\bCUDA_VERSION\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d{4,}[uUlL]*)\b"
     r"|\b(?P<rnum>\d{4,}[uUlL]*)\s*(?P<rop>[<>]=?|[!=]=)\s*CUDA_VERSION\b"
 )
 
 _IF_KINDS = ("if", "ifdef", "ifndef")
 _ELIF_KINDS = ("elif", "elifdef", "elifndef")
-_ARCH = lazyre.compile(r"\b__CUDA_ARCH__\b")
-_ARCH_DEFINED = lazyre.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
+_ARCH = textre.compile(r"\b__CUDA_ARCH__\b")
+_ARCH_DEFINED = textre.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
 # The other side is a number or a project constant naming an architecture
 # (``GGML_CUDA_CC_AMPERE``, ``CUDA_ARCH_AMPERE``): those are positive (compute capabilities).
-_ARCH_CMP = lazyre.compile(
+_ARCH_CMP = textre.compile(
     r"\b__CUDA_ARCH__\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d+[uUlL]*|[A-Za-z_]\w*)\b"
     r"|\b(?P<rnum>\d+[uUlL]*|[A-Za-z_]\w*)\s*(?P<rop>[<>]=?|[!=]=)\s*__CUDA_ARCH__\b"
 )
@@ -90,7 +90,7 @@ def _arch_cmp(m: re.Match[str]) -> str:
     return "1" if value else "0"
 
 
-_LITERAL_CMP = lazyre.compile(
+_LITERAL_CMP = textre.compile(
     r"(?<![\w.])(?P<a>\d{1,18})[uUlL]*\s*(?P<op>[<>]=?|[!=]=)\s*(?P<b>\d{1,18})[uUlL]*(?![\w.])"
 )
 
@@ -122,7 +122,7 @@ def without_cuda_arch(
     names = [
         n
         for n in (*false_names, *HIP_UNDEFINED)
-        if n in expr and re.search(rf"\b{re.escape(n)}\b", expr)
+        if n in expr and textre.search(rf"\b{re.escape(n)}\b", expr)
     ]
     if not named and not names:
         return None
@@ -134,8 +134,8 @@ def without_cuda_arch(
     if kind not in ("if", "elif"):
         return None
     for n in names:
-        expr = re.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
-        expr = re.sub(rf"\b{re.escape(n)}\b", "0", expr)
+        expr = textre.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
+        expr = textre.sub(rf"\b{re.escape(n)}\b", "0", expr)
     expr = _VERSION_CMP.sub(_arch_cmp, expr)  # a version number is positive too
     expr = _LITERAL_CMP.sub(_literal_cmp, expr)  # `0 >= 12` once a name is 0
     expr = _ARCH_CMP.sub(_arch_cmp, _ARCH_DEFINED.sub("0", expr))
@@ -144,7 +144,7 @@ def without_cuda_arch(
     return _int_value(expr) if value is None else value
 
 
-_ARITH_ONLY = lazyre.compile(r"[\d\s()+\-*/%<>=!&|]+")
+_ARITH_ONLY = textre.compile(r"[\d\s()+\-*/%<>=!&|]+")
 _ARITH_OPS: dict[type, Callable[[int, int], int]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -168,7 +168,7 @@ def _int_value(expr: str) -> bool | None:
     if not text or len(text) > 400 or not _ARITH_ONLY.fullmatch(text):
         return None
     text = text.replace("&&", " and ").replace("||", " or ")
-    text = re.sub(r"!(?!=)", " not ", text).strip()
+    text = textre.sub(r"!(?!=)", " not ", text).strip()
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -101,8 +101,9 @@ def _check_candidate(
     except Exception as exc:  # a checker bug must not abort the whole scan
         if os.environ.get("GPUPORT_DEBUG"):
             raise
-        why = f"gpuport could not analyse it ({type(exc).__name__}: {exc}); please report this"
-        return [], SkippedFile(path=cand.rel, reason=why[:300])
+        # the type only: the message may quote the file; GPUPORT_DEBUG=1 shows it all
+        why = f"gpuport could not analyse it (internal error, {type(exc).__name__}); please report"
+        return [], SkippedFile(path=cand.rel, reason=why, internal=True)
     skipped = SkippedFile(path=cand.rel, reason=reason) if reason else None
     return findings, skipped
 
@@ -182,6 +183,12 @@ def scan_path(
     verdict, reason = decide(judged_findings, view.routes, RULES, lambda p: _component(view, p))
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
         verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
+    failed = sum(1 for s in skipped if s.internal)
+    if failed:
+        reason += (
+            f"; {failed} file{'s' if failed != 1 else ''} not analysed because of a gpuport "
+            "error: the verdict does not cover them"
+        )
     scope_counts: dict[str, dict[Severity, int]] = {}
     for f in findings:
         scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
@@ -209,6 +216,8 @@ def scan_path(
             RULES,
             component_of,
             [(p, e) for p, e in nv if p in has_nv_findings] if route else [],
+            device_files(candidates, view),
+            opts.knowledge_dir,
         ),
         scope=opts.scope,
         routes=view.routes,
@@ -217,6 +226,20 @@ def scan_path(
         scope_counts=dict(sorted(scope_counts.items())),
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def device_files(candidates: Sequence[Candidate], view: ProjectView) -> int:
+    """The CUDA sources (.cu/.cuh) in core code that the ROCm build compiles: the project has
+    GPU code to bring up (the effort model's bring-up component)."""
+    from gpuport.scan.project.scopes import Scope, scope_of
+
+    return sum(
+        1
+        for c in candidates
+        if c.rel.endswith((".cu", ".cuh"))
+        and c.rel not in view.build.not_built
+        and scope_of(c.rel) is Scope.CORE
     )
 
 

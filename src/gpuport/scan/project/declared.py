@@ -11,19 +11,19 @@ than there are requirements only keeps more findings; it never hides one.
 
 from __future__ import annotations
 
-import re
+from gpuport import textre
 
 __all__ = ["declared_names", "normalize"]
 
-_REQ_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_QUOTED = re.compile(
+_REQ_LINE = textre.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_QUOTED = textre.compile(
     r"""["']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]"']*\])?\s*(?=[<>=!~;@ ,"'])"""
 )
 
 
 def normalize(name: str) -> str:
     """PEP 503 normalisation: ``Tensorrt_LLM`` -> ``tensorrt-llm``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 def declared_names(kind: str, text: str) -> dict[str, int]:

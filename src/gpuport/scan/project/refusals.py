@@ -26,12 +26,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from gpuport import textre
+
 __all__ = ["Refusals", "may_refuse", "refusals"]
 
 #: A file worth parsing: a ROCm test followed by a raise or ``return False``, an assert that
 #: ROCm is not in use, or a support list (a regular expression over the text; most files
 #: never get to :mod:`ast`).
-_HINT = re.compile(
+_HINT = textre.compile(
     r"^[ \t]*(?:el)?if\b[^\n]*(?:rocm|hip)[^\n]*:\s*(?:#[^\n]*)?\n[ \t]*"
     r"(?:raise\b|return\s+(?:False|\(\s*False))"
     r"|^[ \t]*assert\s+not\b[^\n]*(?:rocm|hip)"
@@ -39,14 +41,16 @@ _HINT = re.compile(
     r"\s*(?::[^=\n]*)?=",
     re.I | re.M,
 )
-_ROCM_TEST = re.compile(r"(?:^|[._])(?:is_)?(?:rocm|hip)(?:_\w+)?$|torch\.version\.hip$", re.I)
-_SUPPORT_NAME = re.compile(
+_ROCM_TEST = textre.compile(r"(?:^|[._])(?:is_)?(?:rocm|hip)(?:_\w+)?$|torch\.version\.hip$", re.I)
+_SUPPORT_NAME = textre.compile(
     r"^_*(?:supported|supports|support|allowed)_?(?:devices?|backends?|platforms?|targets?)$",
     re.I,
 )
-_CHECK_NAME = re.compile(r"is_supported|can_implement|validate|is_compatible|supports|available")
-_CUDA_WORD = re.compile(r"^(?:cuda|nvidia|cu\d*|sm_?\d+)$", re.I)
-_ROCM_WORD = re.compile(r"rocm|hip|amd|gfx", re.I)
+_CHECK_NAME = textre.compile(
+    r"is_supported|can_implement|validate|is_compatible|supports|available"
+)
+_CUDA_WORD = textre.compile(r"^(?:cuda|nvidia|cu\d*|sm_?\d+)$", re.I)
+_ROCM_WORD = textre.compile(r"rocm|hip|amd|gfx", re.I)
 _NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cpp")
 
 
@@ -217,7 +221,7 @@ def _by_suffix(src: str, here: str, native: set[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-_CHEAP = re.compile(r"rocm|hip|upport", re.I)
+_CHEAP = textre.compile(r"rocm|hip|upport", re.I)
 
 
 def may_refuse(text: str) -> bool:

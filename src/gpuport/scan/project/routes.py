@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.routes_docs import doc_routes
 
@@ -24,11 +24,13 @@ __all__ = [
     "working_route",
 ]
 
-_ROCM_NAME = re.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
-_FROM_ROCM = re.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
-_REQ_ROCM = re.compile(r"download\.pytorch\.org/whl/rocm|\+rocm\d|repo\.radeon\.com", re.I)
-_EXTRA_ROCM = re.compile(r"""^\s*["']?([\w.-]*(?:rocm|amd)[\w.-]*)["']?\s*[=:]\s*\[""", re.I | re.M)
-_CI = re.compile(
+_ROCM_NAME = textre.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
+_FROM_ROCM = textre.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
+_REQ_ROCM = textre.compile(r"download\.pytorch\.org/whl/rocm|\+rocm\d|repo\.radeon\.com", re.I)
+_EXTRA_ROCM = textre.compile(
+    r"""^\s*["']?([\w.-]*(?:rocm|amd)[\w.-]*)["']?\s*[=:]\s*\[""", re.I | re.M
+)
+_CI = textre.compile(
     r"rocm|\bmi(?:2[0-9]{2}x?|3[0-9]{2}x?)\b|gfx9[0-9a]{2}|amd-?gpu|runs-on:.*\bamd\b", re.I
 )
 
@@ -45,7 +47,7 @@ def working_route(routes: list[RouteEvidence]) -> bool:
 #: enables CMake's HIP language): a whole ROCm build, evidence enough on its own (ggml's
 #: ``ggml-hip/CMakeLists.txt``).
 OWN_HIP_BUILD = "configures a HIP build of its own (find_package(hip), enable_language(HIP))"
-_OWN_HIP = re.compile(
+_OWN_HIP = textre.compile(
     r"^[ \t]*(?:enable_language\s*\(\s*HIP\b|find_package\s*\(\s*(?:hip|hipblas|rocblas|hipcub)\b)",
     re.M | re.I,
 )

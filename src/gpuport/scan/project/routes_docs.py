@@ -21,18 +21,18 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
 
 __all__ = ["doc_routes", "rocm_settings"]
 
-_ROCM_NAME = re.compile(r"(?:^|[-_.\s])(?:rocm|amd|hip)(?:[-_.\d\s]|$)", re.I)
-_WORD = re.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
+_ROCM_NAME = textre.compile(r"(?:^|[-_.\s])(?:rocm|amd|hip)(?:[-_.\d\s]|$)", re.I)
+_WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
 #: A line worth reading: it names ROCm/AMD somewhere, also inside a word (``whl/rocm6.2``,
 #: ``-DGGML_HIP=ON``).
-_MENTION = re.compile(r"rocm|\bamd|hip\b|_hip|hipblas|radeon|instinct|/dev/kfd|gfx\d", re.I)
+_MENTION = textre.compile(r"rocm|\bamd|hip\b|_hip|hipblas|radeon|instinct|/dev/kfd|gfx\d", re.I)
 #: An install, build or run step that names ROCm.
-_STEP = re.compile(
+_STEP = textre.compile(
     r"(?:pip3?\s+install|uv\s+pip|--(?:extra-)?index-url|conda\s+install|docker\s+(?:run|pull)"
     r"|apt(?:-get)?\s+install|cmake\b|make\b|\w+=\S+\s+pip|python\s+setup\.py)[^\n]*"
     r"(?:rocm|\bhip\b|hipblas|gfx\d)"
@@ -43,34 +43,34 @@ _STEP = re.compile(
     re.I,
 )
 #: An install step that brings ROCm builds of the packages (a wheel index, an image).
-_INSTALL = re.compile(
+_INSTALL = textre.compile(
     r"pip3?\s+install|--(?:extra-)?index-url|docker\s+(?:run|pull)|repo\.radeon", re.I
 )
 #: A sentence that claims support.
-_CLAIM = re.compile(
+_CLAIM = textre.compile(
     r"\b(?:supports?|supported|runs?\s+on|works?\s+on|compatible\s+with|available\s+for"
     r"|tested\s+on|support\s+for)\b[^\n.]{0,80}?\b(?:ROCm|AMD\s+(?:GPU|Instinct|Radeon)"
     r"|AMD\b|Instinct|Radeon|MI[23]\d\dX?)\b"
     r"|\b(?:ROCm|AMD\s+GPUs?)\b[^\n.]{0,40}?\b(?:is|are)\s+(?:supported|fully\s+supported)\b",
     re.I,
 )
-_NEGATION = re.compile(
+_NEGATION = textre.compile(
     r"\bnot\s+(?:yet\s+)?(?:supported|available|work|tested|officially)|\bunsupported\b"
     r"|\bon\s+hold\b|\bno\s+longer\b|\bdoes\s*n[o']t\s+(?:support|work)|\bcannot\b"
     r"|\bcoming\s+soon\b|\bplanned\b|\bno\s+(?:ROCm|AMD)\b|\bwithout\s+(?:ROCm|AMD)\b"
     r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
     re.I,
 )
-_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
-_POSITIVE = re.compile(
+_HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
+_POSITIVE = textre.compile(
     r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
 )
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_HTML_CELL = re.compile(r"<t([hd])\b[^>]*>(.*?)</t[hd]>", re.I | re.S)
-_TAG = re.compile(r"<[^>]+>")
+_CELL_SPLIT = textre.compile(r"(?<!\\)\|")
+_HTML_CELL = textre.compile(r"<t([hd])\b[^>]*>(.*?)</t[hd]>", re.I | re.S)
+_TAG = textre.compile(r"<[^>]+>")
 #: A setting the install docs give a ROCm value: ``VLLM_TARGET_DEVICE=rocm``, ``ENV
 #: GPU_BACKEND=hip``, ``--build-arg BACKEND=rocm``.
-_SETTING = re.compile(r"\b([A-Z][A-Z0-9_]{2,})=[\"']?(rocm|hip|amd)\b", re.I)
+_SETTING = textre.compile(r"\b([A-Z][A-Z0-9_]{2,})=[\"']?(rocm|hip|amd)\b", re.I)
 
 _DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt")
 _MAX_DOC_PAGES = 600
@@ -129,7 +129,7 @@ def _tables(text: str) -> Iterator[list[list[tuple[int, str]]]]:
         stripped = raw.strip()
         if stripped.startswith("|") and stripped.count("|") >= 2:
             cells = [c.strip() for c in _CELL_SPLIT.split(stripped.strip("|"))]
-            if not all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+            if not all(textre.fullmatch(r":?-{2,}:?", c) for c in cells if c):
                 rows.append([(line, c) for c in cells])
         elif rows:
             yield rows
@@ -142,7 +142,7 @@ def _tables(text: str) -> Iterator[list[list[tuple[int, str]]]]:
         end = lower.find("</table>", start)
         end = len(text) if end < 0 else end
         block_rows: list[list[tuple[int, str]]] = []
-        for tr in re.finditer(r"<tr\b.*?(?:</tr>|(?=<tr\b)|$)", text[start:end], re.I | re.S):
+        for tr in textre.finditer(r"<tr\b.*?(?:</tr>|(?=<tr\b)|$)", text[start:end], re.I | re.S):
             tds = [
                 (_line(text, start + tr.start() + c.start()), _short(c.group(2), 200))
                 for c in _HTML_CELL.finditer(tr.group())

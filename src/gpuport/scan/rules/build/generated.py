@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.models import Severity
 from gpuport.safeparse import toml_table
 from gpuport.scan.rules.base import FileContext
@@ -28,19 +28,18 @@ from gpuport.scan.rules.base import FileContext
 __all__ = ["check_cmake_generated", "check_setup_generators"]
 
 #: What a generator that writes no native code is named for (type stubs, docs, versions).
-_NOT_NATIVE = re.compile(r"pyi|stub|doc|version|proto|readme|config|manifest", re.I)
+_NOT_NATIVE = textre.compile(r"pyi|stub|doc|version|proto|readme|config|manifest", re.I)
 #: A name (module, function, script) that says it generates code.
-_GEN_NAME = re.compile(r"(?:^|[._/-])(?:generate|generator|codegen|gen)(?:[._-]|$)|^gen_", re.I)
-_SCRIPT = re.compile(r"[\w/.-]*(?:generate|codegen|gen_)[\w.-]*\.py$", re.I)
+_GEN_NAME = textre.compile(r"(?:^|[._/-])(?:generate|generator|codegen|gen)(?:[._-]|$)|^gen_", re.I)
+_SCRIPT = textre.compile(r"[\w/.-]*(?:generate|codegen|gen_)[\w.-]*\.py$", re.I)
 _RUNNERS = frozenset({"run", "call", "check_call", "check_output", "Popen", "system", "exec"})
 _STATUS_SEVERITY = {"no": Severity.BLOCKER, "partial": Severity.MAJOR}
-_CUSTOM = re.compile(r"\badd_custom_command\s*\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.I)
-_OUTPUT_SOURCE = re.compile(
-    r"\bOUTPUT\b(?P<outs>(?:\s+(?!COMMAND\b|DEPENDS\b|MAIN_DEPENDENCY\b|WORKING_DIRECTORY\b"
-    r"|COMMENT\b|BYPRODUCTS\b|VERBATIM\b)\S+)+)",
-    re.I,
-)
-_NATIVE_OUT = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|h|hpp)\b", re.I)
+_CUSTOM = textre.compile(r"\badd_custom_command\s*\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.I)
+_CUSTOM_KEYWORDS = frozenset(
+    {"COMMAND", "DEPENDS", "MAIN_DEPENDENCY", "WORKING_DIRECTORY", "COMMENT", "BYPRODUCTS",
+     "VERBATIM", "IMPLICIT_DEPENDS", "DEPFILE", "JOB_POOL", "USES_TERMINAL", "APPEND"}
+)  # fmt: skip
+_NATIVE_OUT = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|h|hpp)\b", re.I)
 
 
 #: The generators GP410 knows, with their sources (beside this module: the rule's data).
@@ -159,12 +158,19 @@ def _unknown(ctx: FileContext, node: ast.AST, what: str) -> None:
 def check_cmake_generated(ctx: FileContext, code: str) -> None:
     """GP410 in CMake: ``add_custom_command(OUTPUT <CUDA/C++ sources> ...)``."""
     for m in _CUSTOM.finditer(code):
-        out = _OUTPUT_SOURCE.search(m.group("body"))
-        if out is None or not _NATIVE_OUT.search(out.group("outs")):
+        words = m.group("body").split()
+        if "OUTPUT" not in words:
+            continue
+        outs = []
+        for word in words[words.index("OUTPUT") + 1 :]:
+            if word in _CUSTOM_KEYWORDS:
+                break
+            outs.append(word)
+        native = [w for w in outs if _NATIVE_OUT.search(w)]
+        if not native:
             continue
         line = code.count("\n", 0, m.start()) + 1
-        first = out.group("outs").split()[0]
-        _report_line(ctx, line, f"add_custom_command writes `{first}` at build time")
+        _report_line(ctx, line, f"add_custom_command writes `{native[0]}` at build time")
 
 
 def _report_line(ctx: FileContext, line: int, what: str) -> None:
