@@ -120,3 +120,33 @@ def test_a_makefile_backend_selector_with_cuda_values_is_not_taken(tmp_path: Pat
     alone = make.split("ifeq ($(BUILD_TYPE),hipblas)")[0]  # no ROCm value anywhere
     flags = [f for f in _scan(tmp_path / "b", {"Makefile": alone}).findings if f.rule_id == "GP402"]
     assert flags and flags[0].severity is Severity.MAJOR
+
+
+def test_cuda_only_branches_of_build_files_that_never_name_rocm(tmp_path: Path) -> None:
+    """Once the project builds for ROCm, every CMake file's branches are read with the ROCm
+    build's values: an NVIDIA-library option (USE_CUDNN), and an opt-in branch that needs
+    nvcc (enable_language(CUDA)), are not built; an included module names root paths."""
+    root = (
+        "cmake_minimum_required(VERSION 3.21)\nproject(c LANGUAGES CXX)\n"
+        "option(USE_ROCM OFF)\nif(USE_ROCM)\n  enable_language(HIP)\nendif()\n"
+        "include(cmake/modules/Extras.cmake)\nadd_library(c src/core.cc)\n"
+    )
+    module = (
+        "if(USE_CUDA AND USE_CUDNN)\n  file(GLOB CUDNN_SRCS src/contrib/cudnn/*.cc)\n"
+        "  add_library(cudnn_objs OBJECT ${CUDNN_SRCS})\nendif()\n"
+        "if(USE_FASTKERNELS)\n  enable_language(CUDA)\n"
+        "  add_library(fk OBJECT src/contrib/fast/k.cu)\nendif()\n"
+        "if(USE_PROFILER)\n  add_library(prof OBJECT src/contrib/prof/p.cc)\nendif()\n"
+    )
+    files = {
+        "CMakeLists.txt": root,
+        "cmake/modules/Extras.cmake": module,
+        "src/core.cc": "int core() { return 0; }\n",
+        "src/contrib/cudnn/conv.cc": "#include <cudnn_frontend.h>\nint c() { return 0; }\n",
+        "src/contrib/fast/k.cu": PTX,
+        "src/contrib/prof/p.cc": "#include <cudnn_frontend.h>\nint p() { return 0; }\n",
+    }
+    r = _scan(tmp_path, files)
+    assert set(r.not_built) == {"src/contrib/cudnn/conv.cc", "src/contrib/fast/k.cu"}
+    kept = [f for f in r.findings if f.location.path == "src/contrib/prof/p.cc"]
+    assert kept and kept[0].severity is Severity.BLOCKER  # an option of unknown value counts

@@ -68,3 +68,10 @@ def test_a_few_hours_of_majors_is_minor_work_and_a_port_is_major(tmp_path: Path)
     assert r.verdict is Verdict.MINOR_WORK and "under a day" in r.verdict_reason
     many = {f"lib/smi{i}.py": SMI for i in range(4)}  # 4 x 2 h
     assert _scan(tmp_path / "b", many).verdict is Verdict.MAJOR_WORK
+
+
+def test_a_project_variable_named_for_nvshmem_is_not_the_library(tmp_path: Path) -> None:
+    own = 'struct Cache { float* nvshmem_pages_; };\nchar* nvshmem_cfg = getenv("X");\n'
+    used = own + "void f() { void* b = nvshmem_malloc(64); }\n"
+    assert not _sev(_scan(tmp_path / "a", {"kv.cc": own}), "kv.cc", "GP315")
+    assert _sev(_scan(tmp_path / "b", {"kv.cc": used}), "kv.cc", "GP315") == [Severity.BLOCKER]

@@ -52,6 +52,14 @@ def _strip_comments(text: str) -> str:
     return textre.sub(r"#[^\n]*", "", text)
 
 
+#: An option for an NVIDIA-only library (``USE_CUDNN``, ``USE_TENSORRT_RUNTIME``,
+#: ``WITH_NVSHMEM``, ``USE_CUTLASS``): off in a ROCm build, whose libraries have other names.
+_NV_TECH_VAR = textre.compile(
+    r"^(?:\w+_)?(?:CUDNN|TENSORRT|NVSHMEM|CUTLASS|CUBLASLT|NVTX|CUSPARSELT|NVJPEG|NCCL)(?:_\w+)?$",
+    re.I,
+)
+
+
 def _term_value(tokens: list[str]) -> bool | None:
     """One side of AND/OR: ``NOT X``, ``X``, ``X STREQUAL "cuda"``."""
     neg = False
@@ -62,7 +70,7 @@ def _term_value(tokens: list[str]) -> bool | None:
         name = _VARREF.sub(r"\1", tokens[0]).strip('"')
         if _HIP_VAR.match(name):
             v = True
-        elif _CUDA_VAR.match(name):
+        elif _CUDA_VAR.match(name) or _NV_TECH_VAR.match(name):
             v = False
     elif len(tokens) == 3 and tokens[1].upper() in ("STREQUAL", "MATCHES", "EQUAL"):
         word = tokens[2].strip('"')
@@ -162,6 +170,37 @@ def _expand(token: str, env: dict[str, list[tuple[str, bool, int]]]) -> list[tup
     return [(token.lstrip("./") if token.startswith("./") else token, False, 0)]
 
 
+def _needs_cuda(cmd: str, args: str) -> bool:
+    """A command that configures the CUDA toolchain: ``enable_language(CUDA)``,
+    ``project(... CUDA)``, ``find_package(CUDAToolkit REQUIRED)``."""
+    words = args.upper().split()
+    if cmd == "enable_language":
+        return "CUDA" in words
+    if cmd == "project":
+        return "CUDA" in words[1:]
+    if cmd == "find_package" and words:
+        return words[0] in ("CUDA", "CUDATOOLKIT") and "REQUIRED" in words
+    return False
+
+
+def _branches_needing_cuda(commands: list[tuple[str, str, int]]) -> set[int]:
+    """Indices of ``if``/``elseif`` commands whose own branch (not its nested ones'
+    alternatives) configures the CUDA toolchain: that branch is CUDA-only, whatever its
+    test (an opt-in ``if(USE_VLLM)`` that calls ``enable_language(CUDA)``)."""
+    out: set[int] = set()
+    open_branch: list[int] = []  # the if/elseif whose branch is being read, per depth
+    for k, (cmd, args, _) in enumerate(commands):
+        if cmd == "if":
+            open_branch.append(k)
+        elif cmd in ("elseif", "else") and open_branch:
+            open_branch[-1] = k if cmd == "elseif" else -1
+        elif cmd == "endif" and open_branch:
+            open_branch.pop()
+        elif open_branch and open_branch[-1] >= 0 and _needs_cuda(cmd, args):
+            out.add(open_branch[-1])
+    return out
+
+
 def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     """The source patterns a CMake file uses, whether it tests for ROCm/HIP at all, and the
     lines of commands in branches ROCm never takes (first, last, line of the test)."""
@@ -170,17 +209,21 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     uses: list[Use] = []
     ranges: list[tuple[int, int, int]] = []
     br = _Branches()
+    commands = []
     for m in _CMD.finditer(code):
         cmd = m.group(1).lower()
         depth, i = 1, m.end()
         while i < len(code) and depth:
             depth += (code[i] == "(") - (code[i] == ")")
             i += 1
-        args = code[m.end() : i - 1]
-        line = code.count("\n", 0, m.start()) + 1
+        commands.append((cmd, code[m.end() : i - 1], code.count("\n", 0, m.start()) + 1))
+    needs_cuda = _branches_needing_cuda(commands)
+    for k, (cmd, args, line) in enumerate(commands):
         if cmd in ("if", "elseif"):
             br.tested = br.tested or _mentions_rocm(args)
             value = cond_value(args)
+            if value is None and k in needs_cuda:
+                value = False  # the branch needs nvcc: a ROCm build never configures it
             (br.open if cmd == "if" else br.other)(value, line)
             continue
         if cmd == "else":
@@ -195,9 +238,21 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
             br.tested = True
         if cmd == "enable_language" and "HIP" in args.upper():
             br.tested = True
+        cl = br.cuda_line()
+        words = _TOKEN.findall(args)
+        if cmd == "file" and len(words) >= 3 and words[0].upper() in ("GLOB", "GLOB_RECURSE"):
+            # file(GLOB VAR patterns...): the variable holds those files, like set()
+            pats = [w for w in words[2:] if w.upper() not in ("CONFIGURE_DEPENDS",)]
+            got = [
+                t
+                for tok in pats
+                if not tok.upper().startswith("RELATIVE")
+                for t in _expand(tok, env)
+            ]
+            env[words[1]] = [(p, c or bool(cl), ln or cl) for p, c, ln in got]
+            continue
         if cmd in _SKIP_CMDS:
             continue
-        cl = br.cuda_line()
         if cl:
             ranges.append((line, line + args.count("\n"), cl))
         tokens = _TOKEN.findall(args)

@@ -142,7 +142,10 @@ class _Pattern:
 
 
 def _patterns(build_file: str, uses: Iterable[Use]) -> list[_Pattern]:
-    base = build_file.rsplit("/", 1)[0] if "/" in build_file else ""
+    # an included CMake module (cmake/modules/CUDA.cmake) names paths from the folder of the
+    # CMakeLists.txt that includes it, the root as a rule; other build files from their own
+    included = build_file.endswith(".cmake") and "/" in build_file
+    base = "" if included else (build_file.rsplit("/", 1)[0] if "/" in build_file else "")
     out: list[_Pattern] = []
     for u in uses:
         full = _norm(base, u.pattern)
@@ -185,6 +188,7 @@ def build_model(
     (``X_TARGET_DEVICE=rocm``)."""
     model = BuildModel()
     patterns: list[_Pattern] = []
+    untested: list[tuple[str, list[Use], list[tuple[int, int, int]]]] = []
     for rel, text in files.items():
         name = rel.rsplit("/", 1)[-1].lower()
         if name == "setup.py":
@@ -205,6 +209,16 @@ def build_model(
             if ranges:
                 model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
             patterns += _patterns(rel, uses)
+        elif name != "setup.py" and ranges:
+            # a CMake/Make file that never names ROCm: its branches are still evaluated with
+            # the ROCm build's values (if(USE_CUDA AND USE_CUDNN) is false) once the project
+            # builds for ROCm at all; only what they leave out counts, as the folder a file
+            # sits in decides the rest
+            untested.append((rel, [u for u in uses if u.cuda_only], ranges))
+    if model.rocm_builds:
+        for rel, cuda_uses, ranges in untested:
+            model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
+            patterns += _patterns(rel, cuda_uses)
     model.cuda_defines = _cuda_defines(files, model.cuda_lines, set(model.rocm_builds))
     if patterns:
         _mark_not_built(model, patterns, list(native), includes or {})
