@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuport.knowledge import KNOWLEDGE_DIR, Sourced, _entries, _merge, _user_file, _validated
+from gpuport.knowledge.specs import Derivation
 from gpuport.models import GpuportError
 
 GPUS_TOML = KNOWLEDGE_DIR / "gpus.toml"
@@ -94,6 +95,13 @@ class GpuSpec(Sourced):
         ),
     )
     prices: list[Price] = Field(default_factory=list)
+    derive: Derivation | None = Field(
+        default=None,
+        description=(
+            "the primary inputs (architecture row, units, clocks, the vendor's printed "
+            "figures) its peaks are recomputed from (knowledge/specs.py)"
+        ),
+    )
 
     @property
     def flush_bytes(self) -> int:
