@@ -261,7 +261,9 @@ def test_bf16_intrinsics_have_a_hip_name_and_say_who_decides(api: ApiMap) -> Non
         assert entry.hip_added or entry.hip_header == "hip/hip_bf16.h", name
     known = api.lookup("__low2bfloat16")
     assert known is not None and known.hip_added == "5.7.0"
-    assert api.available_in("__low2bfloat16", "6.0") and not api.available_in("__low2bfloat16", "5.6")
+    assert api.available_in("__low2bfloat16", "6.0") and not api.available_in(
+        "__low2bfloat16", "5.6"
+    )
     # no version recorded: only the installed headers can say (hipify/hipheaders.py)
     assert not api.available_in("__float2bfloat16_rn", "10.1")
 
