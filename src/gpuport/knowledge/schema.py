@@ -65,6 +65,13 @@ class PackageInfo(Sourced):
     min_version: str | None = Field(default=None, description="first version usable on ROCm")
     caveats: dict[str, str] = Field(default_factory=dict, description="by family: cdna, rdna, all")
     category: str = "library"
+    cuda_at_build_time: bool = Field(
+        default=False,
+        description=(
+            "a code generator (cumm, pccm): the CUDA a project builds with it is written at "
+            "build or JIT time, so a scan of the project's tree does not see it"
+        ),
+    )
 
     def matches(self, dist_name: str) -> bool:
         norm = normalize_name(dist_name)
