@@ -125,10 +125,12 @@ def test_target_values_are_in_range_and_aliases_are_unique() -> None:
     seen: dict[str, str] = {}
     for target in load_targets().values():
         assert re.fullmatch(r"gfx\d+[a-f]?", target.name), target.name
-        assert target.wave_size == (32 if target.family == "RDNA" else 64), target.name
+        # RDNA and CDNA5 (gfx1250) are wave32; GCN and CDNA1-4 wave64
+        wave32 = target.family == "RDNA" or target.generation == "CDNA5"
+        assert target.wave_size == (32 if wave32 else 64), target.name
         expected_fp8 = (
             "fnuz" if target.name == "gfx942"
-            else "ocp" if target.name == "gfx950" or target.generation == "RDNA4"
+            else "ocp" if target.name in ("gfx950", "gfx1250") or target.generation == "RDNA4"
             else "none"
         )  # fmt: skip
         assert target.fp8 == expected_fp8, target.name
