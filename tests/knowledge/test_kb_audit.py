@@ -200,11 +200,18 @@ def test_placeholders_and_binary_wheels_under_a_build_route_are_flagged() -> Non
     numba = _pkg(
         "numba-hip", status="partial", route=Route(kind="build", how="build it from the repo")
     )
-    report = kb.audit([cupy, numba], Recorded(), TODAY)
+    said = _pkg(
+        "numba-hip",
+        status="partial",
+        summary="the PyPI wheels are CPU/CUDA builds, so build it",
+        route=Route(kind="build", how="build it from the repo"),
+    )
+    report = kb.audit([cupy, numba, said], Recorded(), TODAY)
     assert report.entries[0].placeholders == ["amd-cupy 0.0.2"]
     assert report.entries[1].hints == [
         "the route says build from source, but PyPI's 0.2.1 ships binary wheels"
     ]
+    assert report.entries[2].hints == []  # the entry already says what PyPI's wheels are
 
 
 def test_xformers_as_it_was_written_shows_what_moved_upstream() -> None:

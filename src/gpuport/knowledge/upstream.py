@@ -346,6 +346,16 @@ def _judge(pkg: PackageInfo, own: str, url: str, answer: Answer, out: EntryFindi
         _judge_index(pkg, url, answer, out)
 
 
+# "the PyPI wheels are CPU/CUDA builds", "PyPI's faiss-gpu (...) wheels are CUDA builds": the
+# entry already says what PyPI's binary wheels are, so they do not put a build route in doubt.
+_PYPI_NOT_ROCM = re.compile(r"PyPI.{0,200}?\b(?:CPU/CUDA|CUDA|CPU)[- ](?:builds?|built|only)\b")
+
+
+def _says_pypi_is_not_rocm(pkg: PackageInfo) -> bool:
+    text = " ".join([pkg.summary, pkg.route.how, *pkg.caveats.values()])
+    return _PYPI_NOT_ROCM.search(text) is not None
+
+
 def _judge_pypi(pkg: PackageInfo, own: str, url: str, answer: Answer, out: EntryFindings) -> None:
     name = url.removeprefix("https://pypi.org/pypi/").removesuffix("/json")
     if answer.status == "missing":
@@ -358,7 +368,12 @@ def _judge_pypi(pkg: PackageInfo, own: str, url: str, answer: Answer, out: Entry
         out.latest, out.latest_uploaded = rel.latest, rel.latest_uploaded
         if pkg.min_version and not _published(pkg.min_version, rel.versions):
             out.errors.append(f"min_version {pkg.min_version} is not a release on PyPI")
-        if pkg.route.kind == "build" and rel.binary and not rel.placeholder:
+        if (
+            pkg.route.kind == "build"
+            and rel.binary
+            and not rel.placeholder
+            and not _says_pypi_is_not_rocm(pkg)
+        ):
             out.hints.append(
                 f"the route says build from source, but PyPI's {rel.latest} ships binary wheels"
             )
