@@ -490,3 +490,36 @@ def test_code_generators_flag_cuda_written_at_build_time() -> None:
     assert {"cumm", "pccm"} <= flagged
     assert db.by_dist("cumm-cu126") is db.by_dist("cumm")
     assert not any(p.cuda_at_build_time for p in db.packages if p.name in ("torch", "spconv"))
+
+
+_ROCM_IN_ROUTE = re.compile(r"(?:whl/rocm|rocm-|_rocm|:rocm|-rocm)(\d+)\.(\d+)")
+
+
+def test_every_route_states_the_rocm_release_it_names(db: PackageDB) -> None:
+    """An index, image or wheel the route names is built for one ROCm release: `route.rocm`
+    says which, so a user on ROCm 10 sees that a 7.x route is not theirs."""
+    for pkg in db.packages:
+        text = " ".join(filter(None, [pkg.route.index_url, pkg.route.command]))
+        named = {f"{a}.{b}" for a, b in _ROCM_IN_ROUTE.findall(text)}
+        stated = {".".join(v.split(".")[:2]) for v in pkg.route.rocm}
+        assert named <= stated, (pkg.name, named, stated)
+
+
+def test_rocm_10_routes_stand_beside_7x(db: PackageDB) -> None:
+    tens = [p for p in db.packages if any(v.startswith("10.") for v in p.route.rocm)]
+    assert {"jax", "jax-rocm-plugin", "vllm"} <= {p.name for p in tens}
+    assert all(any(v.startswith("7.") for v in p.route.rocm) for p in tens)
+
+
+def test_a_route_rocm_release_is_a_version() -> None:
+    with pytest.raises(ValueError, match="MAJOR.MINOR"):
+        PackageInfo.model_validate(
+            {
+                "name": "x",
+                "status": "works",
+                "summary": "s",
+                "sources": ["https://example.org"],
+                "checked": dt.date(2026, 11, 27),
+                "route": {"kind": "index", "how": "h", "rocm": ["rocm7"]},
+            }
+        )

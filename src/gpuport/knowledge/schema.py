@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -51,6 +52,21 @@ class Route(BaseModel):
     command: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     build_flags: str | None = None
+    rocm: list[str] = Field(
+        default_factory=list,
+        description=(
+            "the ROCm releases the wheels, images or builds this route names are published "
+            "for (e.g. 7.1, 7.14, 10.1); empty where the route does not depend on one"
+        ),
+    )
+
+    @field_validator("rocm")
+    @classmethod
+    def _rocm_versions(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if not re.fullmatch(r"\d+\.\d+(\.\d+)?", v)]
+        if bad:
+            raise ValueError(f"ROCm releases are MAJOR.MINOR[.PATCH]: {bad}")
+        return value
 
 
 class PackageInfo(Sourced):
