@@ -12,6 +12,7 @@ import datetime as dt
 import importlib.util
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,12 +23,14 @@ from gpuport.knowledge import PackageInfo, Route
 from gpuport.knowledge.gpus import load_gpus
 from gpuport.knowledge.upstream import (
     Answer,
+    AnswerStatus,
     index_versions,
     named_wheels,
     newer_torch_indexes,
     page_date,
     parse_pypi,
     plan,
+    route_indexes,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -332,3 +335,42 @@ def test_main_offline_replay_strict_and_bad_input(
     code = kb.main([*argv, "--replay", str(FIXTURES), "--strict", "--output", str(out)])
     assert code == 1  # the user's pyrsmi entry claims a 0.0.1 that PyPI never had
     assert "`pyrsmi` (checked 2026-11-25): min_version 0.0.1 is not a release" in out.read_text()
+
+
+def test_amd_indexes_a_route_command_names_are_read_for_its_distributions() -> None:
+    """`--extra-index-url=https://pypi.amd.com/...` in the route: the audit asks that index for
+    what the command installs; a 404 there is an error, no answer claims nothing."""
+    amd = "https://pypi.amd.com/rocm-7.2.3/simple"
+    pkg = _pkg(
+        "xgboost",
+        status="works-with-route",
+        route=Route(
+            kind="replacement",
+            how="h",
+            replacement="amd_xgboost",
+            command=f"pip install amd_xgboost --extra-index-url={amd}",
+        ),
+    )
+    assert route_indexes(pkg) == [(amd, ["amd_xgboost"])]
+    page = f"{amd}/amd-xgboost/"
+    assert page in plan(pkg)
+    wheel = '<a href="amd_xgboost-3.1.0-py3-none-manylinux_2_28_x86_64.whl">w</a>'  # SYNTHETIC
+
+    def answering(status: AnswerStatus, text: str = "") -> Callable[[str], Answer]:
+        return lambda url: Answer(status, text=text) if url == page else Answer("failed")
+
+    assert kb.audit([pkg], answering("ok", wheel), TODAY).entries[0].errors == []
+    missing = kb.audit([pkg], answering("missing"), TODAY).entries[0]
+    assert missing.errors == [f"the route's index {amd} has no amd-xgboost project page"]
+    assert kb.audit([pkg], answering("failed"), TODAY).entries[0].errors == []
+    # an index_url no command names serves the replacement (triton-rocm), not the entry
+    triton = _pkg(
+        "triton",
+        route=Route(
+            kind="index",
+            how="h",
+            index_url="https://download.pytorch.org/whl/rocm7.2",
+            replacement="triton-rocm",
+        ),
+    )
+    assert route_indexes(triton) == [("https://download.pytorch.org/whl/rocm7.2", ["triton-rocm"])]

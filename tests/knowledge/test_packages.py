@@ -512,7 +512,7 @@ def test_rocm_10_routes_stand_beside_7x(db: PackageDB) -> None:
 
 
 def test_a_route_rocm_release_is_a_version() -> None:
-    with pytest.raises(ValueError, match="MAJOR.MINOR"):
+    with pytest.raises(ValueError, match=r"MAJOR\.MINOR"):
         PackageInfo.model_validate(
             {
                 "name": "x",

@@ -153,6 +153,6 @@ def test_derivation_schema_refuses_nonsense() -> None:
     with pytest.raises(ValueError):
         Derivation(arch="hopper", units=0, clock_mhz=1830, clock_basis="published")
     with pytest.raises(ValueError):
-        Derivation(arch="hopper", units=132, clock_mhz=1830, clock_basis="guessed")  # type: ignore[arg-type]
+        Derivation(arch="hopper", units=132, clock_mhz=1830, clock_basis="guessed")
     with pytest.raises(ValueError):
         Derivation(arch="ada", units=128, clock_mhz=2520, clock_basis="published", tensor_rate=2)

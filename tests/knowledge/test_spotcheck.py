@@ -16,7 +16,7 @@ POOL = SCRIPT.parent / "kb_spotcheck_pool_20261127.txt"
 DOCS = SCRIPT.parents[1] / "docs" / "knowledge.md"
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> list[tuple[str, str]]:
     spec = importlib.util.spec_from_file_location("kb_spotcheck", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

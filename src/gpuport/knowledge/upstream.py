@@ -127,6 +127,31 @@ def named_wheels(pkg: PackageInfo) -> list[str]:
     return list(seen.values())
 
 
+def route_indexes(pkg: PackageInfo) -> list[tuple[str, list[str]]]:
+    """The package indexes the route tells users to install from, each with what it should
+    serve: ``index_url`` with the entry itself, and every ``--index-url`` /
+    ``--extra-index-url`` / ``-i`` of a ``pip install`` in its command with that command's
+    distributions (AMD's pypi.amd.com and repo.radeon.com indexes are named this way); an
+    ``index_url`` no command names serves the route's replacement, or the entry itself."""
+    out: dict[str, list[str]] = {}
+    for match in _PIP_INSTALL.finditer(pkg.route.command or ""):
+        words = [w.strip("'\"") for w in match.group(1).split()]
+        dists = _pip_names(match.group(1))
+        for i, word in enumerate(words):
+            opt, eq, value = word.partition("=")
+            if opt not in ("--index-url", "--extra-index-url", "-i"):
+                continue
+            if not eq:
+                value = words[i + 1] if i + 1 < len(words) else ""
+            if value.startswith("https://"):
+                have = out.setdefault(value.rstrip("/"), [])
+                have += [d for d in dists if d not in have]
+    if pkg.route.index_url and pkg.route.index_url.strip().rstrip("/") not in out:
+        # an index no command names serves the replacement, or the entry itself
+        out[pkg.route.index_url.strip().rstrip("/")] = [pkg.route.replacement or pkg.name]
+    return list(out.items())
+
+
 def _pip_names(args: str) -> list[str]:
     out: list[str] = []
     skip = False
@@ -171,14 +196,11 @@ def plan(pkg: PackageInfo, torch_indexes: Iterable[str] = ()) -> list[str]:
     """Every URL whose answer bears on ``pkg``, in a fixed order, each once."""
     urls = [PYPI_JSON.format(name=normalize_name(pkg.name))]
     urls += [PYPI_JSON.format(name=normalize_name(n)) for n in named_wheels(pkg)]
-    if pkg.route.index_url:
-        for index in [
-            pkg.route.index_url,
-            *newer_torch_indexes(pkg.route.index_url, torch_indexes),
-        ]:
-            page = simple_index_url(index, pkg.name)
-            if page:
-                urls.append(page)
+    for index, dists in route_indexes(pkg):
+        urls += [p for d in dists if (p := simple_index_url(index, d))]
+    for index, dists in route_indexes(pkg):
+        for newer in newer_torch_indexes(index, torch_indexes):
+            urls += [p for d in dists if (p := simple_index_url(newer, d))]
     for source in pkg.sources:
         gh = _GITHUB.match(source)
         if gh:
@@ -413,18 +435,16 @@ def _judge_github(pkg: PackageInfo, url: str, answer: Answer, out: EntryFindings
 
 
 def _judge_index(pkg: PackageInfo, url: str, answer: Answer, out: EntryFindings) -> None:
-    index = url.rstrip("/").rsplit("/", 1)[0]
-    route_index = (pkg.route.index_url or "").rstrip("/")
+    index, _, dist = url.rstrip("/").rpartition("/")
+    routes = {i for i, _ in route_indexes(pkg)}
     if answer.status == "missing":
-        if index == route_index:
-            out.errors.append(f"the route's index {index} has no {pkg.name} project page")
+        if index in routes:
+            out.errors.append(f"the route's index {index} has no {dist} project page")
         return
-    versions = index_versions(answer.text, pkg.name)
+    versions = index_versions(answer.text, dist)
     if not versions:
-        if index == route_index:
-            out.errors.append(f"the route's index {index} lists no {pkg.name} wheels")
+        if index in routes:
+            out.errors.append(f"the route's index {index} lists no {dist} wheels")
         return
-    if index != route_index:
-        out.changes.append(
-            Change(url, f"newer index {index} has {pkg.name} {versions[-1]}", rocm=True)
-        )
+    if index not in routes:
+        out.changes.append(Change(url, f"newer index {index} has {dist} {versions[-1]}", rocm=True))
