@@ -15,12 +15,12 @@ other paths must stay fast and torch-free.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuport import textre
 from gpuport.assess.config import Settings
 from gpuport.assess.model import ScanSection, TargetSummary
 from gpuport.models import GpuportError, Severity
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gpuport.scan.model import ScanReport
 
 FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
-_HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
+_HF_ID = textre.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
 # ------------------------------------------------------------------------------ scan

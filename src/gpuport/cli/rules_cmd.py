@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gpuport import textre
 from gpuport.cli.common import emit
 from gpuport.cli.options import FormatOption
 from gpuport.models import GpuportError
@@ -34,7 +34,7 @@ def rule_dict(rule: Rule) -> dict[str, object]:
     }
 
 
-_DUNDER = re.compile(r"(?<![`\w])(__\w+)")
+_DUNDER = textre.compile(r"(?<![`\w])(__\w+)")
 
 
 def _code(text: str) -> str:

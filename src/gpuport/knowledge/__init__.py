@@ -9,13 +9,12 @@ the bundled ones, new keys are added.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from gpuport import textre
 from gpuport.knowledge.plain import FORBID_EXTRA, check_sources, plain_record
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
@@ -49,7 +48,7 @@ VerifiedFact = Literal[
 
 def normalize_name(name: str) -> str:
     """PEP 503 normalisation: ``Flash_Attn`` and ``flash-attn`` are the same project."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 Family = Literal["CDNA", "RDNA", "GCN"]
@@ -124,8 +123,8 @@ class PackageDB:
         self._misses: set[str] = set()
         # aliases (globs allowed), normalised once; one regex says whether any can match
         self._globs = [(normalize_name(a), p) for p in packages for a in p.aliases]
-        any_glob = "|".join(f"(?:{fnmatch.translate(g)})" for g, _ in self._globs)
-        self._any_glob = re.compile(any_glob) if any_glob else None
+        any_glob = "|".join(f"(?:{textre.glob(g).pattern})" for g, _ in self._globs)
+        self._any_glob = textre.compile(any_glob) if any_glob else None
         self._imports: dict[str, PackageInfo] = {}
         for pkg in packages:
             for mod in pkg.imports:
@@ -138,7 +137,7 @@ class PackageDB:
             return hit
         if self._any_glob is not None and self._any_glob.match(norm):
             for glob, pkg in self._globs:  # in catalog order, as PackageInfo.matches would
-                if fnmatch.fnmatchcase(norm, glob):
+                if textre.glob(glob).match(norm):
                     return pkg
         if len(self._misses) < 100_000:  # a miss is remembered, not re-matched
             self._misses.add(norm)

@@ -9,11 +9,10 @@ still there, imported from here on first use.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
-import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpuport import textre
 from gpuport.knowledge import PackageStatus, RouteKind, VerifiedFact, normalize_name
 from gpuport.knowledge.plain import check_sources
 
@@ -63,7 +62,7 @@ class Route(BaseModel):
     @field_validator("rocm")
     @classmethod
     def _rocm_versions(cls, value: list[str]) -> list[str]:
-        bad = [v for v in value if not re.fullmatch(r"\d+\.\d+(\.\d+)?", v)]
+        bad = [v for v in value if not textre.fullmatch(r"\d+\.\d+(\.\d+)?", v)]
         if bad:
             raise ValueError(f"ROCm releases are MAJOR.MINOR[.PATCH]: {bad}")
         return value
@@ -93,4 +92,4 @@ class PackageInfo(Sourced):
         norm = normalize_name(dist_name)
         if norm == normalize_name(self.name):
             return True
-        return any(fnmatch.fnmatchcase(norm, normalize_name(a)) for a in self.aliases)
+        return any(textre.glob(normalize_name(a)).match(norm) for a in self.aliases)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from packaging.utils import parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from gpuport import textre
 from gpuport.knowledge import normalize_name
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 AnswerStatus = Literal["ok", "missing", "failed"]
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 GITHUB_API = "https://api.github.com/repos/{repo}"
-ROCM_WORDS = re.compile(r"\b(rocm|hip|amd|radeon|instinct|gfx\d{3,4}\w*|mi[23]\d\dx?)\b", re.I)
+ROCM_WORDS = textre.compile(r"\b(rocm|hip|amd|radeon|instinct|gfx\d{3,4}\w*|mi[23]\d\dx?)\b", re.I)
 PLACEHOLDER_BYTES = 5_000  # a release whose every file is smaller ships no library
 
 __all__ = [
@@ -106,11 +107,13 @@ class EntryFindings:
 # ----------------------------------------------------------------------- planning
 
 
-_PIP_INSTALL = re.compile(r"pip3?\s+install\s+([^&;|]+)")
-_REQ_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
+_PIP_INSTALL = textre.compile(r"pip3?\s+install\s+([^&;|]+)")
+_REQ_NAME = textre.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
 _OPTS_WITH_VALUE = {"--index-url", "-i", "--extra-index-url", "-f", "--find-links", "-c", "-r"}
-_GITHUB = re.compile(r"^https://github\.com/([\w.-]+)/([\w.-]+)(?:/(issues|pull)/(\d+))?")
-_TORCH_INDEX = re.compile(r"^(https://download\.pytorch\.org/whl/(?:nightly/)?)rocm(\d+)\.(\d+)")
+_GITHUB = textre.compile(r"^https://github\.com/([\w.-]+)/([\w.-]+)(?:/(issues|pull)/(\d+))?")
+_TORCH_INDEX = textre.compile(
+    r"^(https://download\.pytorch\.org/whl/(?:nightly/)?)rocm(\d+)\.(\d+)"
+)
 _SIMPLE_HOSTS = ("download.pytorch.org/whl/", "pypi.amd.com/", "repo.radeon.com/")
 
 
@@ -186,7 +189,7 @@ def newer_torch_indexes(index_url: str, known: Iterable[str]) -> list[str]:
     prefix, have = hit.group(1), (int(hit.group(2)), int(hit.group(3)))
     out: list[str] = []
     for variant in known:
-        m = re.fullmatch(r"rocm(\d+)\.(\d+)", variant)
+        m = textre.fullmatch(r"rocm(\d+)\.(\d+)", variant)
         if m and (int(m.group(1)), int(m.group(2))) > have:
             out.append(f"{prefix}{variant}")
     return out
@@ -304,14 +307,18 @@ def _sort_key(version: str) -> tuple[int, Version | str]:
         return (0, version)
 
 
-_PAGE_DATE = re.compile(r"\b(20\d\d-[01]\d-[0-3]\d)\b")
+_SCRIPT = textre.compile(r"<script\b.*?</script>", re.S | re.I)
+_STYLE = textre.compile(r"<style\b.*?</style>", re.S | re.I)
+_TAG = textre.compile(r"<[^>]+>")
+_PAGE_DATE = textre.compile(r"\b(20\d\d-[01]\d-[0-3]\d)\b")
 
 
 def page_date(html: str) -> dt.date | None:
     """The last-updated date a ROCm documentation page shows under its title (the first
     ISO date in the page's text)."""
-    text = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S | re.I)
-    text = re.sub(r"<[^>]+>", " ", text)
+    text = _SCRIPT.sub(" ", html)
+    text = _STYLE.sub(" ", text)
+    text = _TAG.sub(" ", text)
     hit = _PAGE_DATE.search(text)
     return _date(hit.group(1)) if hit else None
 
@@ -370,7 +377,7 @@ def _judge(pkg: PackageInfo, own: str, url: str, answer: Answer, out: EntryFindi
 
 # "the PyPI wheels are CPU/CUDA builds", "PyPI's faiss-gpu (...) wheels are CUDA builds": the
 # entry already says what PyPI's binary wheels are, so they do not put a build route in doubt.
-_PYPI_NOT_ROCM = re.compile(r"PyPI.{0,200}?\b(?:CPU/CUDA|CUDA|CPU)[- ](?:builds?|built|only)\b")
+_PYPI_NOT_ROCM = textre.compile(r"PyPI.{0,200}?\b(?:CPU/CUDA|CUDA|CPU)[- ](?:builds?|built|only)\b")
 
 
 def _says_pypi_is_not_rocm(pkg: PackageInfo) -> bool:

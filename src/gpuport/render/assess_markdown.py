@@ -10,6 +10,7 @@ from __future__ import annotations
 from gpuport.assess.model import Assessment, CostSection, HipifySection
 from gpuport.cost.model import GpuCost
 from gpuport.models import Severity
+from gpuport.render.cost_render import speed_basis
 from gpuport.render.text import md
 
 TOP_FINDINGS = 50
@@ -193,8 +194,8 @@ def _cost(cost: CostSection) -> list[str]:
             "",
             "| GPU | fits on one | GPUs (TP) | "
             + ("micro-batch" if train else "sequences (own max)")
-            + " | tok/s per GPU | $/GPU-h | $/Mtok |",
-            "|---|---|---:|---:|---:|---:|---:|",
+            + " | tok/s per GPU | $/GPU-h | $/Mtok | basis |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
         ]
         if r.concurrency_basis:
             out[-2:-2] = [f"Concurrency: {md(r.concurrency_basis)}.", ""]
@@ -202,9 +203,11 @@ def _cost(cost: CostSection) -> list[str]:
             tps = g.train_tokens_per_s_per_gpu if train else g.decode_tokens_per_s_per_gpu
             usd = g.usd_per_mtok_train if train else g.usd_per_mtok_output
             gpus = "never" if g.gpus_needed is None else f"{g.gpus_needed} (TP {g.tp_degree})"
+            kind = f" ({g.price.kind})" if g.price is not None and usd is not None else ""
             out.append(
                 f"| {md(g.name)} | {'yes' if g.fits else 'no'} | {gpus} | {_seqs(g)} | "
-                f"{_num(tps)} | {_usd(g.usd_per_hour)} | {_usd(usd)} |"
+                f"{_num(tps)} | {_usd(g.usd_per_hour)} | {_usd(usd)}{kind} | "
+                f"{md(speed_basis(g))} |"
             )
         out += [f"* {md(n)}" for n in r.notes]
         out.append("")

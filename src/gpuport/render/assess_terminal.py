@@ -111,8 +111,9 @@ def section_lines(a: Assessment) -> list[str]:
                 (g.usd_per_mtok_train if train else g.usd_per_mtok_output, g) for g in r.records
             ]
             shown = ", ".join(
-                f"{g.name} ${u:.3g} ({g.concurrency} seqs on {g.gpus_needed} GPU"
-                f"{'s' if (g.gpus_needed or 0) > 1 else ''})"
+                f"{g.name} ${u:.3g} {g.price.kind if g.price else ''} ({g.concurrency} seqs on "
+                f"{g.gpus_needed} GPU{'s' if (g.gpus_needed or 0) > 1 else ''}, "
+                f"{'given' if g.throughput_source == 'flag' else 'modelled'})"
                 for u, g in priced
                 if u is not None
             )

@@ -9,11 +9,11 @@ are rarely better than a factor of two.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import Effort, EffortItem, Verdict
@@ -93,9 +93,9 @@ def verdict_for(
     return Verdict.READY, "nothing found that stands in the way of ROCm"
 
 
-_FAMILY = re.compile(r"this file uses (CUTLASS|CuTe|the cuDNN frontend|NVSHMEM|TensorRT)")
-_PACKAGE = re.compile(r"comes from ([\w.-]+)")
-_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` ")
+_FAMILY = textre.compile(r"this file uses (CUTLASS|CuTe|the cuDNN frontend|NVSHMEM|TensorRT)")
+_PACKAGE = textre.compile(r"comes from ([\w.-]+)")
+_LIBRARY = textre.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` ")
 #: Import rules whose fix is per package (replace it, or install its ROCm build).
 ONCE_PER_PACKAGE = frozenset({"GP201", "GP202"})
 #: Rules whose fix is per library or per spelling in a component (hipify or a find-replace;
