@@ -10,6 +10,7 @@ from __future__ import annotations
 from gpuport.assess.model import Assessment, CostSection, HipifySection
 from gpuport.cost.model import GpuCost
 from gpuport.models import Severity
+from gpuport.render import effort_view
 from gpuport.render.cost_render import speed_basis
 from gpuport.render.text import md
 
@@ -51,7 +52,7 @@ def render(a: Assessment) -> str:
         "",
         f"* Target: {t.name} ({t.generation}, wave{t.wave_size}, FP8 {t.fp8})",
         f"* Effort: **{md(a.effort.days())}**"
-        + (f" ({a.effort.hours:g} h of listed work)" if a.effort.hours else ""),
+        + (f" ({a.effort.hours:g} h of listed changes)" if a.effort.hours else ""),
         "* Findings: " + ", ".join(f"{a.scan.counts.get(s, 0)} {s.value}" for s in Severity),
         "",
         "## Conclusions",
@@ -72,8 +73,11 @@ def render(a: Assessment) -> str:
             out += ["Evidence: " + "; ".join(md(e.label) for e in c.evidence[:12]) + more, ""]
     if not a.conclusions:
         out += ["No criterion applies.", ""]
+    out += ["## Effort", ""]
+    if a.effort.components:
+        out += [*effort_view.markdown(a.effort.components, a.effort.days(), a.effort.calendar), ""]
     out += [
-        "## Effort",
+        "Listed changes by area:",
         "",
         "| area | items | hours | basis |",
         "|---|---:|---:|---|",
