@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gpuport.models import Severity
-from gpuport.scan import ScanOptions, scan_path
-from gpuport.scan.model import ScanReport, Verdict
+from gpuport.scan.model import Verdict
 from gpuport.scan.project.build_setup_ast import setup_uses
+from tests.scan.project_files import scan_files
 
 PTX = '__global__ void k(float* x) { asm volatile("membar.gl;"); }\n'
 
@@ -43,17 +43,10 @@ SETUPS = {
 DOCS = "## Install on AMD\n\n```\nMYENG_TARGET_DEVICE=rocm pip install -e .\n```\n"
 
 
-def _scan(root: Path, files: dict[str, str]) -> ScanReport:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return scan_path(root, ScanOptions(jobs=1))
-
-
 @pytest.mark.parametrize("style", sorted(SETUPS))
 def test_what_only_the_cuda_value_builds_is_not_built(tmp_path: Path, style: str) -> None:
     files = {"setup.py": SETUPS[style], "csrc/attn.cu": PTX, "docs/install.md": DOCS}
-    r = _scan(tmp_path, files)
+    r = scan_files(tmp_path, files)
     ptx = [f for f in r.findings if f.rule_id == "GP301"]
     assert ptx and all(f.severity is Severity.INFO and f.not_built for f in ptx), ptx
     assert "csrc/attn.cu" in r.not_built
@@ -62,7 +55,7 @@ def test_what_only_the_cuda_value_builds_is_not_built(tmp_path: Path, style: str
 
 @pytest.mark.parametrize("style", sorted(SETUPS))
 def test_without_the_documented_value_the_engine_counts(tmp_path: Path, style: str) -> None:
-    r = _scan(tmp_path, {"setup.py": SETUPS[style], "csrc/attn.cu": PTX})
+    r = scan_files(tmp_path, {"setup.py": SETUPS[style], "csrc/attn.cu": PTX})
     ptx = [f for f in r.findings if f.rule_id == "GP301"]
     assert ptx and ptx[0].severity is Severity.BLOCKER
     assert r.verdict is Verdict.BLOCKED
@@ -100,12 +93,12 @@ def test_a_backend_folder_only_the_cuda_option_adds_is_not_built(tmp_path: Path)
         "hip/CMakeLists.txt": "add_library(mylib_hip kernels.hip.cpp)\n",
         "hip/kernels.hip.cpp": "__global__ void k(float* x) { x[0] = 1; }\n",
     }
-    r = _scan(tmp_path / "a", files)
+    r = scan_files(tmp_path / "a", files)
     assert r.not_built == {"cuda/kernels.cu": "CMakeLists.txt:5"}
     assert [f.severity for f in r.findings if f.rule_id == "GP301"] == [Severity.INFO]
     # the same folder added outside the option is built
     files["CMakeLists.txt"] = ROOT_CMAKE.replace("if(MYLIB_BUILD_CUDA)", "if(MYLIB_DOCS)")
-    kept = _scan(tmp_path / "b", files)
+    kept = scan_files(tmp_path / "b", files)
     assert [f.severity for f in kept.findings if f.rule_id == "GP301"] == [Severity.BLOCKER]
 
 
@@ -114,11 +107,13 @@ def test_a_makefile_backend_selector_with_cuda_values_is_not_taken(tmp_path: Pat
         "ifeq ($(BUILD_TYPE),cublas)\n\tNVCC_FLAGS=-gencode arch=compute_80,code=sm_80\nendif\n"
         "ifeq ($(BUILD_TYPE),hipblas)\n\tCMAKE_ARGS+=-DGGML_HIP=ON\nendif\n"
     )
-    r = _scan(tmp_path / "a", {"Makefile": make})
+    r = scan_files(tmp_path / "a", {"Makefile": make})
     flags = [f for f in r.findings if f.rule_id == "GP402"]
     assert flags and all(f.severity is Severity.INFO for f in flags)
     alone = make.split("ifeq ($(BUILD_TYPE),hipblas)")[0]  # no ROCm value anywhere
-    flags = [f for f in _scan(tmp_path / "b", {"Makefile": alone}).findings if f.rule_id == "GP402"]
+    flags = [
+        f for f in scan_files(tmp_path / "b", {"Makefile": alone}).findings if f.rule_id == "GP402"
+    ]
     assert flags and flags[0].severity is Severity.MAJOR
 
 
@@ -146,7 +141,7 @@ def test_cuda_only_branches_of_build_files_that_never_name_rocm(tmp_path: Path) 
         "src/contrib/fast/k.cu": PTX,
         "src/contrib/prof/p.cc": "#include <cudnn_frontend.h>\nint p() { return 0; }\n",
     }
-    r = _scan(tmp_path, files)
+    r = scan_files(tmp_path, files)
     assert set(r.not_built) == {"src/contrib/cudnn/conv.cc", "src/contrib/fast/k.cu"}
     kept = [f for f in r.findings if f.location.path == "src/contrib/prof/p.cc"]
     assert kept and kept[0].severity is Severity.BLOCKER  # an option of unknown value counts

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.model import ScanReport, Verdict
+from tests.scan.project_files import scan_files
 
 README = "Install on AMD GPUs:\n\n    pip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
 BACKEND = "import tensorrt_llm\n\n\ndef generate(x):\n    return tensorrt_llm.run(x)\n"
-
-
-def _scan(root: Path, files: dict[str, str]) -> ScanReport:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return scan_path(root, ScanOptions(jobs=1))
 
 
 def _backend(r: ScanReport) -> set[str]:
@@ -25,7 +18,7 @@ def _backend(r: ScanReport) -> set[str]:
 
 def test_an_undeclared_nvidia_backend_beside_a_route_is_optional(tmp_path: Path) -> None:
     files = {"README.md": README, "requirements.txt": "torch>=2.3\n", "app/loaders/trt.py": BACKEND}
-    r = _scan(tmp_path, files)
+    r = scan_files(tmp_path, files)
     assert _backend(r) == {"extra"}
     msg = next(f.message for f in r.findings if f.rule_id == "GP201")
     assert "optional NVIDIA-only backend" in msg
@@ -38,18 +31,18 @@ def test_a_required_nvidia_package_stays_core(tmp_path: Path) -> None:
         "requirements.txt": "torch>=2.3\ntensorrt-llm==0.12\n",
         "app/loaders/trt.py": BACKEND,
     }
-    assert _backend(_scan(tmp_path, files)) == {"core"}
+    assert _backend(scan_files(tmp_path, files)) == {"core"}
 
 
 def test_without_a_route_the_import_stays_core(tmp_path: Path) -> None:
     files = {"README.md": "An app.\n", "requirements.txt": "torch\n", "app/loaders/trt.py": BACKEND}
-    assert _backend(_scan(tmp_path, files)) == {"core"}
+    assert _backend(scan_files(tmp_path, files)) == {"core"}
 
 
 def test_an_import_inside_a_function_does_not_make_the_module_optional(tmp_path: Path) -> None:
     lazy = "def generate(x):\n    import tensorrt_llm\n    return tensorrt_llm.run(x)\n"
     files = {"README.md": README, "requirements.txt": "torch\n", "app/loaders/trt.py": lazy}
-    assert _backend(_scan(tmp_path, files)) == {"core"}
+    assert _backend(scan_files(tmp_path, files)) == {"core"}
 
 
 def test_a_module_level_import_that_reraises_makes_the_backend_optional(tmp_path: Path) -> None:
@@ -58,4 +51,4 @@ def test_a_module_level_import_that_reraises_makes_the_backend_optional(tmp_path
         "    raise ImportError('pip install tensorrt-llm') from exc\n"
     )
     files = {"README.md": README, "requirements.txt": "torch\n", "app/loaders/trt.py": strict}
-    assert _backend(_scan(tmp_path, files)) == {"extra"}
+    assert _backend(scan_files(tmp_path, files)) == {"extra"}

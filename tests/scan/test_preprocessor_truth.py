@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gpuport.models import Severity
-from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.cxx_cond import without_cuda_arch
 from gpuport.scan.model import ScanReport
+from tests.scan.project_files import scan_files
 
 PTX = '  asm volatile("membar.gl;");\n'
 
@@ -36,22 +36,15 @@ def test_names_only_nvidia_defines(kind: str, expr: str, value: bool | None) -> 
     assert without_cuda_arch(kind, expr) is value
 
 
-def _scan(root: Path, files: dict[str, str]) -> ScanReport:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return scan_path(root, ScanOptions(jobs=1))
-
-
 def _ptx(r: ScanReport) -> list[Severity]:
     return [f.severity for f in r.findings if f.rule_id == "GP301"]
 
 
 def test_a_cuda_version_gate_is_not_compiled_on_rocm(tmp_path: Path) -> None:
     cu = f"__global__ void k() {{\n#if CUDA_VERSION >= 12000\n{PTX}#endif\n}}\n"
-    assert _ptx(_scan(tmp_path, {"k.cu": cu})) == [Severity.INFO]
+    assert _ptx(scan_files(tmp_path, {"k.cu": cu})) == [Severity.INFO]
     cu_else = f"__global__ void k() {{\n#if CUDA_VERSION >= 12000\n#else\n{PTX}#endif\n}}\n"
-    assert _ptx(_scan(tmp_path / "b", {"k.cu": cu_else})) == [Severity.BLOCKER]
+    assert _ptx(scan_files(tmp_path / "b", {"k.cu": cu_else})) == [Severity.BLOCKER]
 
 
 SETUP = (
@@ -69,16 +62,18 @@ KERNEL = (
 
 
 def test_a_macro_the_build_defines_only_for_cuda_is_false_on_rocm(tmp_path: Path) -> None:
-    r = _scan(tmp_path, {"setup.py": SETUP, "k.cu": KERNEL})
+    r = scan_files(tmp_path, {"setup.py": SETUP, "k.cu": KERNEL})
     assert _ptx(r) == [Severity.INFO]
 
 
 def test_a_macro_also_defined_for_rocm_or_in_code_still_counts(tmp_path: Path) -> None:
     both = SETUP.replace("flags += ['-DUSE_ROCM']", "flags += ['-DUSE_ROCM', '-DKITTENS_HOPPER']")
-    assert _ptx(_scan(tmp_path / "a", {"setup.py": both, "k.cu": KERNEL})) == [Severity.BLOCKER]
+    assert _ptx(scan_files(tmp_path / "a", {"setup.py": both, "k.cu": KERNEL})) == [
+        Severity.BLOCKER
+    ]
     header = "#pragma once\n#define KITTENS_HOPPER 1\n"
     files = {"setup.py": SETUP, "k.cu": '#include "cfg.h"\n' + KERNEL, "cfg.h": header}
-    assert _ptx(_scan(tmp_path / "b", files)) == [Severity.BLOCKER]
+    assert _ptx(scan_files(tmp_path / "b", files)) == [Severity.BLOCKER]
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gpuport.models import Severity
-from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.model import ScanReport
+from tests.scan.project_files import scan_files
 
 PTX = '__global__ void k(float* x) { asm volatile("membar.gl;"); }\n'
 LOAD = "from torch.utils.cpp_extension import load\nimport os\nHERE = os.path.dirname(__file__)\n"
@@ -46,17 +46,13 @@ STYLES = {
 }
 
 
-def _scan(root: Path, ops: str) -> ScanReport:
-    files = {"pkg/ops.py": ops, "pkg/csrc/attn.cu": PTX, "pkg/__init__.py": ""}
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return scan_path(root, ScanOptions(jobs=1))
+def _scan_ops(root: Path, ops: str) -> ScanReport:
+    return scan_files(root, {"pkg/ops.py": ops, "pkg/csrc/attn.cu": PTX, "pkg/__init__.py": ""})
 
 
 @pytest.mark.parametrize("style", sorted(STYLES))
 def test_a_refused_kernel_is_not_built_on_rocm(tmp_path: Path, style: str) -> None:
-    r = _scan(tmp_path, STYLES[style])
+    r = _scan_ops(tmp_path, STYLES[style])
     ptx = [f for f in r.findings if f.rule_id == "GP301"]
     assert ptx and ptx[0].severity is Severity.INFO, ptx
     assert "refused on ROCm at run time: pkg/ops.py:" in (ptx[0].not_built or "")
@@ -78,7 +74,7 @@ def test_a_refused_kernel_is_not_built_on_rocm(tmp_path: Path, style: str) -> No
     ],
 )
 def test_a_kernel_that_runs_on_rocm_keeps_its_blockers(tmp_path: Path, ops: str) -> None:
-    r = _scan(tmp_path, ops)
+    r = _scan_ops(tmp_path, ops)
     ptx = [f for f in r.findings if f.rule_id == "GP301"]
     assert ptx and ptx[0].severity is Severity.BLOCKER
 
@@ -94,7 +90,7 @@ def test_python_of_a_refused_kernel_is_not_run(tmp_path: Path) -> None:
         "        tl.inline_asm_elementwise('cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;', '=h,r,r',"
         " [x, x], dtype=tl.int16, is_pure=True, pack=1)\n"
     )
-    r = _scan(tmp_path, ops)
+    r = _scan_ops(tmp_path, ops)
     asm = [f for f in r.findings if f.rule_id == "GP212"]
     assert asm and asm[0].severity is Severity.INFO
     assert "not run on ROCm" in asm[0].message

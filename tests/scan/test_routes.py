@@ -9,25 +9,13 @@ from pathlib import Path
 import pytest
 
 from gpuport.models import Severity
-from gpuport.scan import ScanOptions, scan_path
-from gpuport.scan.model import ScanReport, Verdict
+from gpuport.scan.model import Verdict
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.routes_docs import doc_routes, rocm_settings
+from tests.scan.project_files import scan_files, write
 
 BLOCKER_PY = "import tensorrt\n"  # GP201: a blocker in core code (without a route)
 BLOCKER_CU = '__global__ void k() { asm volatile("membar.gl;"); }\n'  # GP301
-
-
-def _project(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
-
-
-def _scan(tmp_path: Path, files: dict[str, str]) -> ScanReport:
-    return scan_path(_project(tmp_path, files), ScanOptions(jobs=1))
 
 
 @pytest.mark.parametrize(
@@ -55,7 +43,7 @@ def _scan(tmp_path: Path, files: dict[str, str]) -> ScanReport:
     ],
 )
 def test_one_piece_of_documented_evidence_is_a_route(tmp_path: Path, name: str, text: str) -> None:
-    _project(tmp_path, {name: text})
+    write(tmp_path, {name: text})
     routes = doc_routes(tmp_path)
     assert routes and working_route(routes), routes
     assert all(r.path == name for r in routes)
@@ -74,7 +62,7 @@ def test_one_piece_of_documented_evidence_is_a_route(tmp_path: Path, name: str, 
 def test_evidence_that_is_not_a_route_says_why_or_is_not_listed(
     tmp_path: Path, text: str, why: str
 ) -> None:
-    _project(tmp_path, {"README.md": text})
+    write(tmp_path, {"README.md": text})
     routes = doc_routes(tmp_path)
     assert not working_route(routes)
     if why:
@@ -84,7 +72,7 @@ def test_evidence_that_is_not_a_route_says_why_or_is_not_listed(
 
 
 def test_a_route_not_counted_is_named_in_the_verdict_reason(tmp_path: Path) -> None:
-    r = _scan(tmp_path, {"README.md": "## ROCm\n\nNothing yet.\n", "lib/x.py": BLOCKER_PY})
+    r = scan_files(tmp_path, {"README.md": "## ROCm\n\nNothing yet.\n", "lib/x.py": BLOCKER_PY})
     assert r.verdict is Verdict.BLOCKED
     assert "README.md:1" in r.verdict_reason and "not counted" in r.verdict_reason
     assert "a heading alone" in r.verdict_reason
@@ -92,8 +80,8 @@ def test_a_route_not_counted_is_named_in_the_verdict_reason(tmp_path: Path) -> N
 
 def test_a_documented_route_judges_blockers_as_what_the_route_lacks(tmp_path: Path) -> None:
     readme = "Install for AMD:\n\npip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
-    with_route = _scan(tmp_path / "a", {"README.md": readme, "lib/k.cu": BLOCKER_CU})
-    without = _scan(tmp_path / "b", {"README.md": "Fast kernels.\n", "lib/k.cu": BLOCKER_CU})
+    with_route = scan_files(tmp_path / "a", {"README.md": readme, "lib/k.cu": BLOCKER_CU})
+    without = scan_files(tmp_path / "b", {"README.md": "Fast kernels.\n", "lib/k.cu": BLOCKER_CU})
     assert without.verdict is Verdict.BLOCKED
     assert with_route.verdict is Verdict.MINOR_WORK
     assert "README.md" in with_route.verdict_reason
@@ -107,7 +95,7 @@ def test_a_single_hip_branch_in_setup_py_is_a_route(tmp_path: Path) -> None:
         "else:\n    flags = ['--use_fast_math']\n"
         "setup(name='k', ext_modules=[CUDAExtension('k', ['k.cu'], extra_compile_args=flags)])\n"
     )
-    r = _scan(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n"})
+    r = scan_files(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n"})
     assert working_route(r.routes)
     assert [x.kind for x in r.routes] == ["build"]
     gp404 = [f for f in r.findings if f.rule_id == "GP404"]
@@ -119,7 +107,7 @@ def test_advice_is_minor_at_most(tmp_path: Path) -> None:
         "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
         "setup(name='k', ext_modules=[CUDAExtension('k', ['k.cu'])])\n"
     )
-    r = _scan(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n",
+    r = scan_files(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n",
                          "requirements.txt": "torch>=2.1\n"})  # fmt: skip
     by_rule = {f.rule_id: f.severity for f in r.findings}
     assert by_rule["GP404"] is Severity.MINOR
@@ -129,7 +117,7 @@ def test_advice_is_minor_at_most(tmp_path: Path) -> None:
 
 def test_install_steps_the_route_gives_are_info(tmp_path: Path) -> None:
     readme = "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
-    r = _scan(tmp_path, {"README.md": readme, "requirements.txt": "torch>=2.1\n"})
+    r = scan_files(tmp_path, {"README.md": readme, "requirements.txt": "torch>=2.1\n"})
     gp102 = [f for f in r.findings if f.rule_id == "GP102"]
     assert gp102 and gp102[0].severity is Severity.INFO
     assert "README.md:1" in gp102[0].message
@@ -142,7 +130,7 @@ def test_one_finding_per_construct_per_line(tmp_path: Path) -> None:
         "  unsigned m = __ballot_sync(0xffffffff, x[0] > 0);\n"
         "  x[0] = m;\n}\n"
     )
-    r = _scan(tmp_path, {"k.cu": cu, "requirements.txt": "torch==2.3.1+cu121\n"})
+    r = scan_files(tmp_path, {"k.cu": cu, "requirements.txt": "torch==2.3.1+cu121\n"})
     line2 = [f for f in r.findings if f.location.path == "k.cu" and f.location.line == 2]
     above = [f for f in line2 if f.severity is not Severity.INFO]
     assert [f.rule_id for f in above] == ["GP302"]
@@ -157,13 +145,13 @@ def test_one_finding_per_construct_per_line(tmp_path: Path) -> None:
 
 def test_two_requirements_on_one_line_stay_two(tmp_path: Path) -> None:
     pyproject = '[project]\nname = "x"\ndependencies = ["tensorrt", "torch==2.3.1+cu121"]\n'
-    r = _scan(tmp_path, {"pyproject.toml": pyproject})
+    r = scan_files(tmp_path, {"pyproject.toml": pyproject})
     line3 = {f.rule_id for f in r.findings if f.location.line == 3 and f.severity.rank > 1}
     assert {"GP101", "GP105"} <= line3
 
 
 def test_rocm_settings_come_from_docs_and_recipes(tmp_path: Path) -> None:
-    _project(tmp_path, {"docs/install.md": "VLLMX_TARGET_DEVICE=rocm pip install -e .\n"})
+    write(tmp_path, {"docs/install.md": "VLLMX_TARGET_DEVICE=rocm pip install -e .\n"})
     got = rocm_settings(tmp_path, {"docker/Dockerfile.amd": "ENV GPU_BACKEND=hip\n"})
     assert got == {"VLLMX_TARGET_DEVICE": "rocm", "GPU_BACKEND": "hip"}
 
@@ -173,7 +161,9 @@ def test_the_report_says_which_routes_counted_and_what_is_not_built(tmp_path: Pa
 
     from gpuport.render import scan_markdown, scan_terminal
 
-    r = _scan(tmp_path / "a", {"README.md": "## ROCm\n\nNothing yet.\n", "lib/k.cu": BLOCKER_CU})
+    r = scan_files(
+        tmp_path / "a", {"README.md": "## ROCm\n\nNothing yet.\n", "lib/k.cu": BLOCKER_CU}
+    )
     console = Console(record=True, width=200)
     scan_terminal.render(r, console)
     text = console.export_text()
@@ -187,7 +177,7 @@ def test_the_report_says_which_routes_counted_and_what_is_not_built(tmp_path: Pa
     )
     files = {"setup.py": setup, "csrc/common.cu": "__global__ void c() {}\n",
              "csrc/hopper/a.cu": BLOCKER_CU, "csrc/hopper/b.cu": BLOCKER_CU}  # fmt: skip
-    built = _scan(tmp_path / "b", files)
+    built = scan_files(tmp_path / "b", files)
     assert built.not_built_parts() == [("csrc/hopper/", 2, "setup.py:5")]
     console = Console(record=True, width=200)
     scan_terminal.render(built, console)

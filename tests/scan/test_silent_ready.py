@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuport.models import Severity
-from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.model import Verdict
+from tests.scan.project_files import scan_files
 
 SETUP = (
     "from setuptools import setup\n"
@@ -18,20 +18,9 @@ SETUP = (
 KERNEL = "__global__ void add(float* x) { x[threadIdx.x] += 1.0f; }\n"
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
-def _scan(root: Path):  # type: ignore[no-untyped-def]
-    return scan_path(root, ScanOptions(jobs=1))
-
-
 def test_a_build_whose_sources_were_all_read_can_be_ready(tmp_path: Path) -> None:
-    r = _scan(_write(tmp_path, {"setup.py": SETUP.format(sources="['csrc/add.cu']"),
-                                "csrc/add.cu": KERNEL}))  # fmt: skip
+    files = {"setup.py": SETUP.format(sources="['csrc/add.cu']"), "csrc/add.cu": KERNEL}
+    r = scan_files(tmp_path, files)
     assert r.verdict in (Verdict.READY, Verdict.MINOR_WORK)
     assert "could not see" not in r.verdict_reason
 
@@ -39,7 +28,7 @@ def test_a_build_whose_sources_were_all_read_can_be_ready(tmp_path: Path) -> Non
 def test_a_source_the_build_names_but_the_tree_lacks_is_not_ready(tmp_path: Path) -> None:
     files = {"setup.py": SETUP.format(sources="['csrc/add.cu', 'csrc/gen/gemm.cu']"),
              "csrc/add.cu": KERNEL}  # fmt: skip
-    r = _scan(_write(tmp_path, files))
+    r = scan_files(tmp_path, files)
     assert r.verdict is not Verdict.READY
     assert "csrc/gen/gemm.cu" in r.verdict_reason and "not in the tree" in r.verdict_reason
 
@@ -47,13 +36,13 @@ def test_a_source_the_build_names_but_the_tree_lacks_is_not_ready(tmp_path: Path
 def test_a_vendored_source_the_build_compiles_is_said(tmp_path: Path) -> None:
     files = {"setup.py": SETUP.format(sources="['csrc/add.cu', 'third_party/lib/k.cu']"),
              "csrc/add.cu": KERNEL, "third_party/lib/k.cu": KERNEL}  # fmt: skip
-    r = _scan(_write(tmp_path, files))
+    r = scan_files(tmp_path, files)
     assert r.verdict is not Verdict.READY
     assert "third_party/lib/k.cu" in r.verdict_reason and "vendored" in r.verdict_reason
 
 
 def test_pure_python_stays_ready(tmp_path: Path) -> None:
-    r = _scan(_write(tmp_path, {"pkg/__init__.py": "import torch\nx = torch.ones(3)\n"}))
+    r = scan_files(tmp_path, {"pkg/__init__.py": "import torch\nx = torch.ones(3)\n"})
     assert r.verdict is Verdict.READY
 
 
@@ -62,7 +51,7 @@ def test_a_known_generator_with_no_rocm_backend_blocks(tmp_path: Path) -> None:
         "import pccm\nfrom cumm.gemm.main import GemmMainUnitTest\n"
         "from setuptools import setup\nsetup(name='sp')\n"
     )
-    r = _scan(_write(tmp_path, {"setup.py": setup, "sp/__init__.py": ""}))
+    r = scan_files(tmp_path, {"setup.py": setup, "sp/__init__.py": ""})
     gen = [f for f in r.findings if f.rule_id == "GP410"]
     assert {f.severity for f in gen} == {Severity.BLOCKER, Severity.MAJOR}
     assert r.verdict is Verdict.BLOCKED
@@ -74,7 +63,7 @@ def test_an_unknown_generator_is_said_not_ready(tmp_path: Path) -> None:
         "subprocess.check_call([sys.executable, 'kernels/generate_kernels.py'])\n"
         "setup(name='k')\n"
     )
-    r = _scan(_write(tmp_path, {"setup.py": setup}))
+    r = scan_files(tmp_path, {"setup.py": setup})
     gen = [f for f in r.findings if f.rule_id == "GP410"]
     assert gen and gen[0].severity is Severity.MAJOR and "unknown generator" in gen[0].message
     assert r.verdict is not Verdict.READY

@@ -7,19 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuport.models import Severity
-from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.model import ScanReport, Verdict
+from tests.scan.project_files import scan_files
 
 SMI = (
     "import subprocess\n\n\ndef gpus():\n    return subprocess.check_output(['nvidia-smi', '-L'])\n"
 )
-
-
-def _scan(root: Path, files: dict[str, str]) -> ScanReport:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return scan_path(root, ScanOptions(jobs=1))
 
 
 def _sev(r: ScanReport, path: str, rule: str) -> list[Severity]:
@@ -28,9 +21,9 @@ def _sev(r: ScanReport, path: str, rule: str) -> list[Severity]:
 
 def test_the_nvidia_module_of_a_vendor_split_is_not_run_on_rocm(tmp_path: Path) -> None:
     files = {"app/hw/nvidia.py": SMI, "app/hw/amd.py": "def gpus():\n    return []\n"}
-    r = _scan(tmp_path / "a", files)
+    r = scan_files(tmp_path / "a", files)
     assert _sev(r, "app/hw/nvidia.py", "GP204") == [Severity.INFO]
-    alone = _scan(tmp_path / "b", {"app/hw/nvidia.py": SMI})
+    alone = scan_files(tmp_path / "b", {"app/hw/nvidia.py": SMI})
     assert _sev(alone, "app/hw/nvidia.py", "GP204") == [Severity.MAJOR]
 
 
@@ -42,7 +35,7 @@ def test_other_platform_requirements_beside_the_rocm_ones_are_variants(tmp_path:
         "requirements/requirements.txt": "torch\ntorchao\nbitsandbytes==0.43\n",
         "requirements/requirements_apple.txt": "torch\ntorchao\n",
     }
-    r = _scan(tmp_path, files)
+    r = scan_files(tmp_path, files)
     for name in ("requirements/requirements.txt", "requirements/requirements_apple.txt"):
         hits = [f for f in r.findings if f.location.path == name and f.rule_id.startswith("GP1")]
         assert hits and all(f.severity is Severity.INFO and f.scope == "extra" for f in hits)
@@ -55,23 +48,23 @@ def test_a_lazy_import_of_an_optional_nvidia_package_is_minor(tmp_path: Path) ->
         "import torch\n\n\ndef to_tensorrt(model):\n    import torch_tensorrt\n\n"
         "    return torch_tensorrt.compile(model)\n"
     )
-    r = _scan(tmp_path / "a", {"lib/export.py": module, "requirements.txt": "torch\n"})
+    r = scan_files(tmp_path / "a", {"lib/export.py": module, "requirements.txt": "torch\n"})
     assert _sev(r, "lib/export.py", "GP201") == [Severity.MINOR]
     assert r.verdict is Verdict.MINOR_WORK
     required = {"lib/export.py": module, "requirements.txt": "torch\ntorch-tensorrt\n"}
-    kept = _scan(tmp_path / "b", required)
+    kept = scan_files(tmp_path / "b", required)
     assert _sev(kept, "lib/export.py", "GP201")[0].rank > Severity.MINOR.rank
 
 
 def test_a_few_hours_of_majors_is_minor_work_and_a_port_is_major(tmp_path: Path) -> None:
-    r = _scan(tmp_path / "a", {"lib/smi.py": SMI})
+    r = scan_files(tmp_path / "a", {"lib/smi.py": SMI})
     assert r.verdict is Verdict.MINOR_WORK and "under a day" in r.verdict_reason
     many = {f"lib/smi{i}.py": SMI for i in range(4)}  # 4 x 2 h
-    assert _scan(tmp_path / "b", many).verdict is Verdict.MAJOR_WORK
+    assert scan_files(tmp_path / "b", many).verdict is Verdict.MAJOR_WORK
 
 
 def test_a_project_variable_named_for_nvshmem_is_not_the_library(tmp_path: Path) -> None:
     own = 'struct Cache { float* nvshmem_pages_; };\nchar* nvshmem_cfg = getenv("X");\n'
     used = own + "void f() { void* b = nvshmem_malloc(64); }\n"
-    assert not _sev(_scan(tmp_path / "a", {"kv.cc": own}), "kv.cc", "GP315")
-    assert _sev(_scan(tmp_path / "b", {"kv.cc": used}), "kv.cc", "GP315") == [Severity.BLOCKER]
+    assert not _sev(scan_files(tmp_path / "a", {"kv.cc": own}), "kv.cc", "GP315")
+    assert _sev(scan_files(tmp_path / "b", {"kv.cc": used}), "kv.cc", "GP315") == [Severity.BLOCKER]

@@ -25,6 +25,7 @@ from gpuport import textre
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
+from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
 
 __all__ = ["BuildModel", "Component", "build_model"]
@@ -70,12 +71,7 @@ class BuildModel:
 
     def line_not_built(self, rel: str, line: int | None) -> str | None:
         """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
-        if line is None:
-            return None
-        for first, last, evidence in self.cuda_lines.get(rel, ()):
-            if first <= line <= last:
-                return evidence
-        return None
+        return evidence_at(self.cuda_lines.get(rel, ()), line)
 
     def component_of(self, rel: str) -> Component | None:
         best: Component | None = None

@@ -16,16 +16,28 @@ device, backend, platform) is not ``"cuda"`` on ROCm by convention: that is in
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Known", "env_name", "known_of"]
+__all__ = ["Known", "dotted_name", "env_name", "evidence_at", "known_of"]
 
 
-def _dotted(node: ast.expr) -> str | None:
+def evidence_at(ranges: Iterable[tuple[int, int, str]], line: int | None) -> str | None:
+    """The evidence of the first (first line, last line, evidence) range holding ``line``."""
+    if line is None:
+        return None
+    return next((ev for first, last, ev in ranges if first <= line <= last), None)
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``torch.version.hip`` for that expression, a call's callee for a call; else None (a
+    call inside the chain ends it: ``f().x`` is ``x``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
+        base = None if isinstance(node.value, ast.Call) else dotted_name(node.value)
         return f"{base}.{node.attr}" if base else node.attr
     return None
 
@@ -34,7 +46,7 @@ def env_name(node: ast.expr) -> str | None:
     """The environment variable an expression reads: ``os.getenv("X", d)``,
     ``os.environ.get("X", d)``, ``os.environ["X"]``, ``envs.X`` (a settings module)."""
     if isinstance(node, ast.Call) and node.args:
-        name = _dotted(node.func) or ""
+        name = dotted_name(node.func) or ""
         first = node.args[0]
         if (
             name.endswith(("getenv", "environ.get"))
@@ -42,7 +54,7 @@ def env_name(node: ast.expr) -> str | None:
             and isinstance(first.value, str)
         ):
             return first.value
-    if isinstance(node, ast.Subscript) and (_dotted(node.value) or "").endswith("environ"):
+    if isinstance(node, ast.Subscript) and (dotted_name(node.value) or "").endswith("environ"):
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             return key.value
@@ -78,7 +90,7 @@ class Known:
         if isinstance(node, ast.Name) and node.id in self.names:
             return self.names[node.id]
         if isinstance(node, ast.Call) and not node.args:
-            fn = _dotted(node.func) or ""
+            fn = dotted_name(node.func) or ""
             body = self.returns.get(fn.rsplit(".", 1)[-1])
             if body is not None:
                 return self.setting_of(body, depth + 1)
@@ -93,7 +105,7 @@ class Known:
         """The expression a call of a return-only function of the file stands for."""
         if call.args or call.keywords:
             return None
-        fn = (_dotted(call.func) or "").rsplit(".", 1)[-1]
+        fn = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
         return self.returns.get(fn)
 
 

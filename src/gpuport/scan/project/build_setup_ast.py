@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuport import textre
-from gpuport.scan.project.build_settings import Known, env_name, known_of
+from gpuport.scan.project.build_settings import Known, dotted_name, env_name, known_of
 
 __all__ = ["Use", "rocm_value", "setup_uses"]
 
@@ -63,12 +63,8 @@ class _State:
 
 
 def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    return None
+    """A name or attribute chain (a call is not one here)."""
+    return None if isinstance(node, ast.Call) else dotted_name(node)
 
 
 #: ``flags[NONE_KEY + name]`` is True when ``name`` is still None on a ROCm build

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from gpuport import textre
+from gpuport.scan.project.build_settings import dotted_name, evidence_at
 
 __all__ = ["Refusals", "may_refuse", "refusals"]
 
@@ -62,23 +63,11 @@ class Refusals:
     not_run: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
 
     def line_not_run(self, rel: str, line: int | None) -> str | None:
-        if line is None:
-            return None
-        for first, last, evidence in self.not_run.get(rel, ()):
-            if first <= line <= last:
-                return evidence
-        return None
+        return evidence_at(self.not_run.get(rel, ()), line)
 
 
 def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
+    return dotted_name(node) or ""
 
 
 def _rocm_test(test: ast.expr) -> bool:

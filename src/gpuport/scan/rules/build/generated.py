@@ -23,6 +23,7 @@ from pathlib import Path
 from gpuport import fileio, textre
 from gpuport.models import Severity
 from gpuport.safeparse import toml_table
+from gpuport.scan.project.build_settings import dotted_name
 from gpuport.scan.rules.base import FileContext
 
 __all__ = ["check_cmake_generated", "check_setup_generators"]
@@ -82,15 +83,6 @@ def _known(module: str) -> Generator | None:
     return None
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    return ""
-
-
 def check_setup_generators(ctx: FileContext, tree: ast.Module) -> None:
     """GP410 in a setup.py: a known code generator imported, or a generator of its own run."""
     seen: set[str] = set()
@@ -122,7 +114,7 @@ def check_setup_generators(ctx: FileContext, tree: ast.Module) -> None:
                 seen.add(module)
                 _unknown(ctx, node, f"setup.py imports `{module}`, a code generator")
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted_name(node.func) or ""
             last = name.rsplit(".", 1)[-1]
             scripts = [
                 a.value
