@@ -1,0 +1,449 @@
+"""Containers: a ``Dockerfile.rocm`` beside the CUDA Dockerfile, a compose override beside the
+compose file (GP501-GP505, and the dependency findings of the requirements an image installs).
+
+* **Dockerfile.rocm** (safe: a new file; ``docker build`` of the CUDA file is unchanged): a
+  copy of the Dockerfile where a CUDA base image becomes its ROCm counterpart from
+  ``knowledge/port_routes.toml`` (``nvidia/cuda:12.1.0-devel-ubuntu22.04`` ->
+  ``rocm/dev-ubuntu-22.04:6.4-complete``, ``pytorch/pytorch`` -> ``rocm/pytorch``), the NVIDIA
+  runtime and CUDA path variables are dropped (``TORCH_CUDA_ARCH_LIST`` becomes
+  ``PYTORCH_ROCM_ARCH``), CUDA apt packages are taken out of ``apt-get install``, pip's CUDA
+  index and ``+cu`` builds become the ROCm ones (on an image that ships ROCm torch, torch is
+  not installed again), and ``pip install -r R`` installs R's ROCm route (``port``'s
+  ``requirements-rocm.txt``). A Dockerfile with none of that to change gets no copy.
+* **compose override** (safe: a new file; ``docker compose up`` without it is unchanged):
+  ``docker-compose.rocm.yml`` for each service that reserves NVIIDA GPUs or sets the NVIDIA
+  runtime: ``/dev/kfd`` and ``/dev/dri``, the video and render groups, the NVIDIA reservation
+  and runtime reset (Compose 2.24+ ``!reset``), the ROCm image or Dockerfile.rocm.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+import yaml
+
+from gpuport.knowledge.port_routes import load_port_routes
+from gpuport.port import fix_deps
+from gpuport.port.context import PortContext, Proposal, unique
+from gpuport.scan.finding import Finding
+
+__all__ = ["compose_name", "dockerfile_name", "propose"]
+
+_FROM = re.compile(r"^(\s*FROM\s+(?:--platform=\S+\s+)?)(\S+)", re.I)
+_ARG = re.compile(r"^(\s*ARG\s+\w+=)(\S+)", re.I)
+_ENV_START = re.compile(r"^\s*ENV\s+", re.I)
+_RUN = re.compile(r"^\s*RUN\s", re.I)
+_COPY = re.compile(r"^(\s*(?:COPY|ADD)\s+(?:--\S+\s+)*)(.+?)(\s+\S+\s*)$", re.I)
+_CUDA_APT = re.compile(
+    r"(?<![\w.-])(?:cuda(?:-[\w.+-]+)?|libcudnn[\w.+=-]*|libnccl[\w.+=-]*|nvidia-[\w.+=-]+"
+    r"|libcublas[\w.+=-]*|libcusparse[\w.+=-]*|libcufft[\w.+=-]*|libcurand[\w.+=-]*"
+    r"|libnvinfer[\w.+=-]*|tensorrt[\w.+=-]*)(?![\w.-])"
+)
+_CUDA_INDEX = re.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
+_LOCAL_CU = re.compile(r"\+cu\d+")
+_PIP_R = re.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
+_NV_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA")
+_CUDA_ENV = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDACXX")
+_TORCH_PKG = re.compile(
+    r"(?<![\w./-])(?:torch|torchvision|torchaudio)(?:[=<>~!]=?[^\s\"']*)?(?![\w.-])"
+)
+_MARK = "# gpuport:"
+_RULES = ("GP501", "GP502", "GP503", "GP504", "GP104", "GP105", "GP102", "GP109")
+
+
+def dockerfile_name(path: str) -> str:
+    p = PurePosixPath(path)
+    name = p.name
+    low = name.lower()
+    if low.endswith(".dockerfile"):
+        base = name[: -len(".dockerfile")]
+        base = re.sub(r"(?i)[-_.](?:cuda\d*|gpu|nvidia|cu\d{2,3})$", "", base)
+        return str(p.with_name(f"{base}.rocm.dockerfile"))
+    swapped = re.sub(r"(?i)([-_.])(?:cuda\d*|gpu|nvidia|cu\d{2,3})$", r"\1rocm", name)
+    return str(p.with_name(swapped if swapped != name else f"{name}.rocm"))
+
+
+def compose_name(path: str) -> str:
+    p = PurePosixPath(path)
+    return str(p.with_name(f"{p.stem}.rocm{p.suffix}"))
+
+
+def _instructions(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) 0-based physical lines of each instruction (continuations joined)."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        first = i
+        while lines[i].rstrip("\r\n").endswith("\\") and i + 1 < len(lines):
+            i += 1
+        out.append((first, i))
+        i += 1
+    return out
+
+
+def _env(text: str, target: str) -> str | None:
+    """An ENV instruction without the NVIDIA/CUDA pairs; None when nothing is left."""
+    head = _ENV_START.match(text)
+    if head is None:
+        return text
+    rest = text[head.end() :]
+    if "=" not in rest.split()[0]:  # legacy form: ENV KEY value
+        key = rest.split()[0]
+        if key in _NV_ENV or key in _CUDA_ENV:
+            return None
+        if key == "TORCH_CUDA_ARCH_LIST":
+            return f"{text[: head.end()]}PYTORCH_ROCM_ARCH {target}\n"
+        return text
+    out = text
+    for m in list(re.finditer(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S*)", rest))[::-1]:
+        key, value = m.group(1), m.group(2)
+        s, e = head.end() + m.start(), head.end() + m.end()
+        if key in _NV_ENV or key in _CUDA_ENV:
+            out = out[:s] + out[e:]
+        elif key == "TORCH_CUDA_ARCH_LIST":
+            out = out[:s] + f"PYTORCH_ROCM_ARCH={target}" + out[e:]
+        elif (
+            key in ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH")
+            and "/usr/local/cuda" in value
+        ):
+            parts = [p for p in value.strip("\"'").split(":") if "/usr/local/cuda" not in p]
+            if key == "PATH":
+                parts.insert(0, "/opt/rocm/bin")
+            out = out[:s] + f"{key}={':'.join(parts)}" + out[e:]
+    body = out[head.end() :].replace("\\\n", " ").strip()
+    if not body or body == "\\":
+        return None
+    return re.sub(r"[ \t]+\\\n", " \\\n", out)
+
+
+def _pip(text: str, index: str, label: str, framework: bool, routed: dict[str, str]) -> str:
+    out = _CUDA_INDEX.sub(index.rstrip("/"), text)
+    out = _LOCAL_CU.sub(f"+{label}", out)
+    for src, dst in routed.items():
+        out = re.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
+    if framework and re.search(r"\bpip3?\s+install\b", out):
+        out = _TORCH_PKG.sub("", out)
+    return out
+
+
+def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    routes = load_port_routes()
+    lines = text.splitlines(keepends=True)
+    eol = ctx.eol(text)
+    dep_copy = fix_deps.copy_routes(ctx)
+    pre = fix_deps.preinstall_routes(ctx)
+    index, label = routes.torch[-1].index, routes.torch[-1].index.rstrip("/").rsplit("/", 1)[-1]
+    torch = ctx.packages.by_dist("torch")
+    if torch is not None and torch.route and torch.route.index_url:
+        index = torch.route.index_url
+        label = index.rstrip("/").rsplit("/", 1)[-1]
+    framework = False
+    used: list[Finding] = []
+    by_line: dict[int, list[Finding]] = {}
+    for f in found:
+        by_line.setdefault(f.location.line or 0, []).append(f)
+    out = list(lines)
+    changed = False
+    pre_lines: list[str] = []
+    for first, last in _instructions(lines):
+        chunk = "".join(lines[first : last + 1])
+        hits = [f for ln in range(first + 1, last + 2) for f in by_line.get(ln, [])]
+        new = chunk
+        m = _FROM.match(chunk) or (
+            _ARG.match(chunk) if any(f.rule_id == "GP501" for f in hits) else None
+        )
+        if m is not None and any(f.rule_id == "GP501" for f in hits):
+            hit = routes.image_for(m.group(2))
+            if hit is None:
+                return None  # a CUDA image with no ROCm counterpart known: left to a person
+            route, image = hit
+            framework = framework or route.kind == "framework"
+            new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
+        elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
+            env = _env(chunk, ctx.target.name)
+            new = (
+                env
+                if env is not None
+                else "".join(f"# {ln}" for ln in chunk.splitlines(keepends=True))
+            )
+        elif _RUN.match(chunk):
+            new = chunk
+            if re.search(
+                r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
+            ) and _CUDA_APT.search(chunk):
+                new = _drop_packages(new)
+            if re.search(r"\bpip3?\b|python3?\s+-m\s+pip", new):
+                routed = {}
+                for m2 in _PIP_R.finditer(new):
+                    full = _project_path(m2.group(3))
+                    if full in dep_copy:
+                        routed[m2.group(3)] = _swap_name(m2.group(3), dep_copy[full])
+                    elif full in pre:
+                        pre_lines.append(_preinstall_run(chunk, m2.group(3), pre[full], eol))
+                        used += fix_deps.routed_findings(ctx, full)
+                new = _pip(new, index, label, framework, routed)
+                for given in routed:
+                    used += fix_deps.routed_findings(ctx, _project_path(given))
+            if pre_lines:
+                new = "".join(pre_lines) + new
+                pre_lines = []
+        elif re.match(r"^\s*(?:COPY|ADD)\s", chunk, re.I):
+            new = _copy_routes(chunk, dep_copy, pre, eol)
+        if new != chunk:
+            changed = True
+            used += hits
+            out[first] = new
+            for i in range(first + 1, last + 1):
+                out[i] = ""
+    if not changed or not used:
+        return None
+    target = dockerfile_name(path)
+    head = [
+        f"{_MARK} ROCm variant of {PurePosixPath(path).name}, written by `gpuport port`:",
+        f"#   docker build -f {PurePosixPath(target).name} .",
+        "#   docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
+    ]
+    body = "".join(out)
+    split = 0
+    for ln in lines:  # parser directives (# syntax=, # escape=) must stay first
+        if re.match(r"^\s*#\s*(?:syntax|escape|check)\s*=", ln, re.I):
+            split += len(ln)
+        else:
+            break
+    content = body[:split] + eol.join(head) + eol + body[split:]
+    prop = Proposal(
+        id=f"dockerfile-rocm:{target}",
+        family="containers",
+        title=f"{target}: the ROCm image beside {path}",
+        safe=True,
+        why="a new file: building the CUDA Dockerfile is unchanged",
+        findings=unique(used),
+        note="image tags follow knowledge/port_routes.toml; pin one that matches your ROCm",
+    )
+    prop.creates[target] = content
+    return prop
+
+
+def _drop_packages(chunk: str) -> str:
+    """A package-manager RUN without its CUDA/NVIDIA packages (a line left with only a
+    ``\\`` continuation is dropped)."""
+    out: list[str] = []
+    for ln in chunk.splitlines(keepends=True):
+        new = _CUDA_APT.sub("", ln)
+        if new != ln:
+            new = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", new)
+            if not new.strip(" \t\\\r\n"):
+                continue
+        out.append(new)
+    return "".join(out)
+
+
+def _project_path(rel: str) -> str:
+    return str(PurePosixPath(rel.lstrip("./") if rel.startswith("./") else rel))
+
+
+def _swap_name(given: str, routed: str) -> str:
+    """``-r backend/requirements.txt`` -> ``-r backend/requirements-rocm.txt``."""
+    return str(PurePosixPath(given).with_name(PurePosixPath(routed).name))
+
+
+def _preinstall_run(chunk: str, given: str, routed: str, eol: str) -> str:
+    name = _swap_name(given, routed)
+    pip = re.search(
+        r"((?:python3?\s+-m\s+)?pip3?\s+install)((?:\s+--?[\w-]+(?:=\S+)?)*?)\s+(?:-r|--requirement)\b",
+        chunk,
+    )
+    cmd = pip.group(1) if pip else "pip install"
+    opts = pip.group(2).strip() if pip else ""  # --prefix, --user...: where the rest goes too
+    return f"RUN {cmd}{' ' + opts if opts else ''} -r {name}  {_MARK} GP102 ROCm builds first{eol}"
+
+
+def _copy_routes(chunk: str, dep_copy: dict[str, str], pre: dict[str, str], eol: str) -> str:
+    m = _COPY.match(chunk.rstrip("\r\n"))
+    if m is None or "\\" in chunk:
+        return chunk
+    sources = m.group(2).split()
+    extra = []
+    for s in sources:
+        full = _project_path(s)
+        routed = dep_copy.get(full) or pre.get(full)
+        if routed is not None:
+            extra.append(_swap_name(s, routed))
+    if not extra:
+        return chunk
+    return f"{m.group(1)}{' '.join(sources + extra)}{m.group(3).rstrip()}{eol}"
+
+
+# --- compose -----------------------------------------------------------------------------
+
+
+def _services(text: str) -> dict[str, tuple[int, int, yaml.MappingNode]]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        return {}
+    for k, v in root.value:
+        if (
+            isinstance(k, yaml.ScalarNode)
+            and k.value == "services"
+            and isinstance(v, yaml.MappingNode)
+        ):
+            return {
+                sk.value: (sv.start_mark.line + 1, sv.end_mark.line + 1, sv)
+                for sk, sv in v.value
+                if isinstance(sk, yaml.ScalarNode) and isinstance(sv, yaml.MappingNode)
+            }
+    return {}
+
+
+def _key(node: yaml.MappingNode, key: str) -> yaml.Node | None:
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key and isinstance(v, yaml.Node):
+            return v
+    return None
+
+
+def _compose(
+    ctx: PortContext, path: str, text: str, found: list[Finding], dockerfiles: dict[str, str]
+) -> Proposal | None:
+    services = _services(text)
+    routes = load_port_routes()
+    blocks: list[str] = []
+    used: list[Finding] = []
+    folder = PurePosixPath(path).parent
+    for name, (lo, hi, node) in services.items():
+        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        if not hits:
+            continue
+        used += hits
+        lines = [f"  {name}:"]
+        image = _key(node, "image")
+        if isinstance(image, yaml.ScalarNode) and (hit := routes.image_for(str(image.value))):
+            lines.append(f"    image: {hit[1]}")
+        build = _key(node, "build")
+        dockerfile = "Dockerfile"
+        context = "."
+        if isinstance(build, yaml.ScalarNode):
+            context = str(build.value)
+        elif isinstance(build, yaml.MappingNode):
+            ctx_node, df_node = _key(build, "context"), _key(build, "dockerfile")
+            context = str(ctx_node.value) if isinstance(ctx_node, yaml.ScalarNode) else "."
+            dockerfile = str(df_node.value) if isinstance(df_node, yaml.ScalarNode) else dockerfile
+        if build is not None:
+            df_rel = str(folder / context / dockerfile).replace("/./", "/").removeprefix("./")
+            df_rel = str(PurePosixPath(df_rel))
+            if df_rel in dockerfiles:
+                lines += [
+                    "    build:",
+                    f"      dockerfile: {PurePosixPath(dockerfiles[df_rel]).name}",
+                ]
+        lines += [
+            "    devices:",
+            "      - /dev/kfd",
+            "      - /dev/dri",
+            "    group_add:",
+            "      - video",
+            '      - "${RENDER_GID:-render}"  # the host\'s render group: getent group render',
+        ]
+        deploy = _key(node, "deploy")
+        resources = _key(deploy, "resources") if isinstance(deploy, yaml.MappingNode) else None
+        reservations = (
+            _key(resources, "reservations") if isinstance(resources, yaml.MappingNode) else None
+        )
+        if isinstance(reservations, yaml.MappingNode) and _key(reservations, "devices") is not None:
+            lines += [
+                "    deploy:",
+                "      resources:",
+                "        reservations:",
+                "          devices: !reset []",
+            ]
+        runtime = _key(node, "runtime")
+        if isinstance(runtime, yaml.ScalarNode) and "nvidia" in str(runtime.value):
+            lines.append("    runtime: !reset null")
+        blocks.append("\n".join(lines))
+    if not blocks:
+        return None
+    target = compose_name(path)
+    name = PurePosixPath(path).name
+    content = (
+        f"{_MARK} ROCm override for {name}, written by `gpuport port`: AMD GPUs are the\n"
+        "# /dev/kfd and /dev/dri devices (no NVIDIA runtime); needs Compose 2.24+ (!reset).\n"
+        f"#   docker compose -f {name} -f {PurePosixPath(target).name} up\n"
+        "services:\n" + "\n".join(blocks) + "\n"
+    )
+    prop = Proposal(
+        id=f"compose-rocm:{target}",
+        family="compose",
+        title=f"{target}: AMD GPU devices for the services of {path}",
+        safe=True,
+        why="a new override file: `docker compose up` without it is unchanged",
+        findings=used,
+    )
+    prop.creates[target] = content
+    return prop
+
+
+def propose(ctx: PortContext) -> list[Proposal]:
+    out: list[Proposal] = []
+    dockerfiles: dict[str, str] = {}
+    kinds = {f.location.path for f in ctx.findings}
+    candidates = sorted(
+        p for p in _container_files(ctx) if "rocm" not in PurePosixPath(p).name.lower()
+    )
+    for path in candidates:
+        if not _is_dockerfile(path):
+            continue
+        text = ctx.read(path)
+        target = dockerfile_name(path)
+        if text is None or ctx.exists(target):
+            continue
+        prop = _dockerfile(ctx, path, text, ctx.of(*_RULES, path=path) if path in kinds else [])
+        if prop is not None:
+            out.append(prop)
+            dockerfiles[path] = target
+    for path in candidates:
+        if _is_dockerfile(path) or not ctx.of("GP502", "GP505", path=path):
+            continue
+        text = ctx.read(path)
+        target = compose_name(path)
+        if text is None or ctx.exists(target):
+            continue
+        prop = _compose(ctx, path, text, ctx.of("GP502", "GP505", path=path), dockerfiles)
+        if prop is not None:
+            out.append(prop)
+    return out
+
+
+def _is_dockerfile(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return name.startswith(("dockerfile", "containerfile")) or name.endswith(".dockerfile")
+
+
+def _container_files(ctx: PortContext) -> list[str]:
+    """Dockerfiles and compose files with findings, and Dockerfiles that install a
+    requirements file ``port`` gives a ROCm route."""
+    out = {
+        f.location.path
+        for f in ctx.findings
+        if f.rule_id.startswith("GP5") or _is_dockerfile(f.location.path)
+    }
+    if fix_deps.copy_routes(ctx) or fix_deps.preinstall_routes(ctx):
+        out.update(_dockerfiles_in(ctx))
+    return sorted(out)
+
+
+def _dockerfiles_in(ctx: PortContext) -> list[str]:
+    found: list[str] = []
+    for folder in ("", "docker"):
+        for name in ctx.listdir(folder):
+            rel = f"{folder}/{name}" if folder else name
+            if _is_dockerfile(rel) and "rocm" not in name.lower():
+                found.append(rel)
+    return found
