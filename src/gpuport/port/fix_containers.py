@@ -118,10 +118,29 @@ def _env(text: str, target: str) -> str | None:
     body = out[head.end() :].replace("\\\n", " ").strip()
     if not body or body == "\\":
         return None
-    return re.sub(r"[ \t]+\\\n", " \\\n", out)
+    out = out[: head.end()].rstrip() + " " + out[head.end() :].lstrip(" \t")
+    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out)
 
 
-def _pip(text: str, index: str, label: str, framework: bool, routed: dict[str, str]) -> str:
+_PIN = re.compile(r"(?<![\w.-])(torch|torchvision|torchaudio)==([0-9][\w.]*)")
+
+
+def _pip(
+    text: str, index: str, framework: bool, routed: dict[str, str]
+) -> str | None:
+    """The pip command for ROCm, or None when a torch pin names a release whose ROCm index
+    gpuport does not know (left to a person)."""
+    pins = {m.group(1): m.group(2) for m in _PIN.finditer(text)}
+    release = pins.get("torch")
+    if release is None and "torchvision" in pins:
+        m = re.match(r"0\.(\d+)", pins["torchvision"])
+        release = f"2.{int(m.group(1)) - 15}" if m and int(m.group(1)) >= 15 else None
+    if release is not None and (_CUDA_INDEX.search(text) or _LOCAL_CU.search(text)):
+        hit = load_port_routes().torch_index(release)
+        if hit is None:
+            return None
+        index = hit.index
+    label = index.rstrip("/").rsplit("/", 1)[-1]
     out = _CUDA_INDEX.sub(index.rstrip("/"), text)
     out = _LOCAL_CU.sub(f"+{label}", out)
     for src, dst in routed.items():
@@ -137,11 +156,10 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     eol = ctx.eol(text)
     dep_copy = fix_deps.copy_routes(ctx)
     pre = fix_deps.preinstall_routes(ctx)
-    index, label = routes.torch[-1].index, routes.torch[-1].index.rstrip("/").rsplit("/", 1)[-1]
+    index = routes.torch[-1].index
     torch = ctx.packages.by_dist("torch")
     if torch is not None and torch.route and torch.route.index_url:
         index = torch.route.index_url
-        label = index.rstrip("/").rsplit("/", 1)[-1]
     framework = False
     used: list[Finding] = []
     by_line: dict[int, list[Finding]] = {}
@@ -186,7 +204,10 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                     elif full in pre:
                         pre_lines.append(_preinstall_run(chunk, m2.group(3), pre[full], eol))
                         used += fix_deps.routed_findings(ctx, full)
-                new = _pip(new, index, label, framework, routed)
+                piped = _pip(new, index, framework, routed)
+                if piped is None:
+                    continue  # a torch release with no known ROCm index: left as it is
+                new = piped
                 for given in routed:
                     used += fix_deps.routed_findings(ctx, _project_path(given))
             if pre_lines:
