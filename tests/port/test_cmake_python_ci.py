@@ -108,8 +108,8 @@ def test_ci_job_for_an_extension_with_actions(tmp_path: Path) -> None:
     report = run(project(tmp_path, files))
     wf = yaml.safe_load(created(report, ".github/workflows/rocm.yml"))
     job = wf["jobs"]["rocm-build"]
-    assert job["container"] == "rocm/pytorch:latest"
-    assert "pip install --no-build-isolation" in job["steps"][-1]["run"]
+    run_ = job["steps"][-1]["run"]
+    assert "rocm/pytorch:latest" in run_ and "pip install --no-build-isolation" in run_
     fix = next(f for f in report.fixes if f.id.startswith("rocm-ci"))
     assert fix.findings and fix.safe
     # a CI job checks; it does not count as fixing its findings

@@ -98,3 +98,21 @@ def test_compose_override(tmp_path: Path) -> None:
 def test_compose_without_gpu_is_left(tmp_path: Path) -> None:
     plain = "services:\n  db:\n    image: postgres:16\n"
     assert run(project(tmp_path, {"docker-compose.yml": plain})).files == []
+
+
+def test_compose_service_building_a_ported_dockerfile_gets_the_devices(tmp_path: Path) -> None:
+    files = {
+        "Dockerfile": "FROM python:3.11\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n",
+        "requirements.txt": "torch>=2.2\nfastapi\n",
+        "docker-compose.yml": "services:\n  app:\n    build: .\n  cache:\n    image: redis:7\n",
+    }
+    report = run(project(tmp_path, files))
+    docker = created(report, "Dockerfile.rocm")
+    assert "COPY requirements.txt requirements-rocm.txt ." in docker
+    pre = docker.index("-r requirements-rocm.txt")
+    assert pre < docker.index("RUN pip install -r requirements.txt")
+    compose = yaml.safe_load(created(report, "docker-compose.rocm.yml"))
+    app = compose["services"]["app"]
+    assert app["build"] == {"dockerfile": "Dockerfile.rocm"}
+    assert app["devices"] == ["/dev/kfd", "/dev/dri"] and app["group_add"] == ["video", "render"]
+    assert "cache" not in compose["services"]

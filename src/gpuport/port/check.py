@@ -36,6 +36,7 @@ __all__ = ["check_files", "safe_flags"]
 TIMEOUT_S = 120
 _NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".hip")
 _NAME = re.compile(r"^[A-Za-z_]\w*(?:=[^\s\x00]*)?$")
+_GCC_MISSING = re.compile(r"fatal error: ([^\s:]+): No such file or directory")
 _STD = re.compile(r"^(?:c|gnu)\+\+(?:1[1-9]|2[0-9abc]|0x|1y|1z|2a|2b|2c)$")
 
 
@@ -116,21 +117,26 @@ def _nvcc(
     if done.returncode == 0:
         return "ok", None, shown
     first = first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
+    missing = _GCC_MISSING.search(first)
+    if missing:  # nvcc's host compiler words it its own way
+        return "inconclusive", f"needs {missing.group(1)}, which is not installed here", shown
     status, error = classify(first)
     return status, error, shown
 
 
-def _units(root: Path, files: list[FileDiff]) -> list[str]:
-    """Changed translation units, and the project's units that include a changed header."""
+def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
+    """Changed translation units, and (up to ``per_header`` per changed header) the project's
+    units that include a changed header."""
     changed = [f.path for f in files if f.path.endswith(_NATIVE)]
     units = [p for p in changed if Path(p).suffix in UNITS]
     headers = {Path(p).name for p in changed if Path(p).suffix not in UNITS}
+    taken: dict[str, int] = dict.fromkeys(headers, 0)
     if headers:
         for dirpath, dirs, names in os.walk(root):
-            dirs[:] = [
+            dirs[:] = sorted(
                 d for d in dirs if not d.startswith(".") and d not in ("build", "third_party")
-            ]
-            for name in names:
+            )
+            for name in sorted(names):
                 if Path(name).suffix not in UNITS:
                     continue
                 full = Path(dirpath) / name
@@ -138,10 +144,18 @@ def _units(root: Path, files: list[FileDiff]) -> list[str]:
                 if rel in units:
                     continue
                 text = fileio.read_text_or_none(full, limit=fileio.LIMIT_SOURCE, root=root)
-                if text and any(
-                    re.search(rf'#\s*include\s*["<][^">]*{re.escape(h)}[">]', text) for h in headers
-                ):
+                if not text:
+                    continue
+                hit = [
+                    h
+                    for h in headers
+                    if taken[h] < per_header
+                    and re.search(rf'#\s*include\s*["<][^">]*{re.escape(h)}[">]', text)
+                ]
+                if hit:
                     units.append(rel)
+                    for h in hit:
+                        taken[h] += 1
     return sorted(units)
 
 
@@ -202,6 +216,7 @@ def _compile_all(
     hipcc: str | None,
     nvcc: str | None,
     archs: Sequence[str],
+    extra_nvcc: Sequence[str] = (),
 ) -> list[CheckResult]:
     out: list[CheckResult] = []
     torch = _torch_includes()
@@ -227,7 +242,7 @@ def _compile_all(
                 )
             )
         else:
-            status, error, cmd = _nvcc(nvcc, unit, [*flags, *local, *torch])
+            status, error, cmd = _nvcc(nvcc, unit, [*flags, *local, *extra_nvcc, *torch])
             out.append(
                 CheckResult(path=rel, compiler="nvcc", status=status, error=error, command=cmd)
             )

@@ -258,8 +258,9 @@ def _line_map(old: str, new: str) -> dict[int, int]:
     """1-based old line -> new line, for the lines the edits left as they were."""
     out: dict[int, int] = {}
     matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
-    for tag, i1, i2, j1, _ in matcher.get_opcodes():
-        if tag == "equal":
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        # an edited line replaced by one line is the same line, moved
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for k in range(i2 - i1):
                 out[i1 + k + 1] = j1 + k + 1
     return out

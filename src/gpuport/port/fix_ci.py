@@ -53,28 +53,33 @@ def propose(ctx: PortContext) -> list[Proposal]:
         labels = ", ".join(f"GP404 {f.location.path}:{f.location.line}" for f in ext[:3])
         lines = [
             *_head(labels),
-            "    container: rocm/pytorch:latest",
             "    steps:",
             *checkout,
+            "      - name: Room for the ROCm image",
+            "        run: sudo rm -rf /usr/share/dotnet /usr/local/lib/android /opt/ghc",
             "      - name: Build the extension with ROCm torch (hipified, compiled by hipcc)",
-            "        env:",
-            f'          PYTORCH_ROCM_ARCH: "{_ARCHS}"',
-            "        run: pip install --no-build-isolation -v .",
+            "        run: >-",
+            '          docker run --rm -v "$PWD:/src" -w /src',
+            f'          -e PYTORCH_ROCM_ARCH="{_ARCHS}" rocm/pytorch:latest',
+            "          pip install --no-build-isolation -v .",
         ]
         found = ext
     elif cmake:
         routes = load_port_routes()
         image = routes.image_for("nvidia/cuda:12.4.1-devel-ubuntu22.04")
+        img = image[1] if image else "rocm/dev-ubuntu-22.04:latest"
         lines = [
             *_head(", ".join(f"GP401 {f.location.path}:{f.location.line}" for f in cmake[:3])),
-            f"    container: {image[1] if image else 'rocm/dev-ubuntu-22.04:latest'}",
             "    steps:",
             *checkout,
-            "      - run: apt-get update && apt-get install -y cmake",
+            "      - name: Room for the ROCm image",
+            "        run: sudo rm -rf /usr/share/dotnet /usr/local/lib/android /opt/ghc",
             "      - name: Configure and build the HIP build",
-            "        run: |",
-            f'          cmake -B build -D{OPTION}=ON -DCMAKE_HIP_ARCHITECTURES="{_ARCHS}"',
-            "          cmake --build build -j",
+            "        run: >-",
+            f'          docker run --rm -v "$PWD:/src" -w /src {img} bash -c',
+            '          "apt-get update && apt-get install -y cmake &&',
+            f"          cmake -B build -D{OPTION}=ON -DCMAKE_HIP_ARCHITECTURES='{_ARCHS}' &&",
+            '          cmake --build build -j"',
         ]
         found = cmake
     else:

@@ -71,6 +71,7 @@ _HEADERS_FOR_FAMILY = {
 
 def _shim(libs: list[str]) -> str:
     packages = sorted({pkg for lib in libs if (pkg := _TWINS.get(lib, (None, None))[1])})
+    core = {"hipblas"}  # the rest (hipBLASLt, hipFFT...) only where the code uses them
     lines = [
         f"{_MARK} build the CUDA sources with HIP for AMD GPUs: cmake -D{OPTION}=ON",
         "# (written by `gpuport port`). ROCm's CMake packages must be on CMAKE_PREFIX_PATH",
@@ -78,8 +79,9 @@ def _shim(libs: list[str]) -> str:
         "list(APPEND CMAKE_PREFIX_PATH /opt/rocm)",
         "enable_language(HIP)",
         "find_package(hip REQUIRED)",
-        *(f"find_package({pkg} REQUIRED)" for pkg in packages),
-        "# The CUDA:: targets this project links, provided by their ROCm twins.",
+        *(f"find_package({p}{' REQUIRED' if p in core else ' QUIET'})" for p in packages),
+        "# The CUDA:: targets this project links, provided by their ROCm twins (an empty",
+        "# target where the twin is not installed: link lines keep working).",
     ]
     for lib in libs:
         twin = _TWINS.get(lib)
@@ -88,7 +90,9 @@ def _shim(libs: list[str]) -> str:
         lines += [
             f"if(NOT TARGET CUDA::{lib})",
             f"  add_library(CUDA::{lib} INTERFACE IMPORTED)",
-            f"  target_link_libraries(CUDA::{lib} INTERFACE {twin[0]})",
+            f"  if(TARGET {twin[0]})",
+            f"    target_link_libraries(CUDA::{lib} INTERFACE {twin[0]})",
+            "  endif()",
             "endif()",
         ]
     lines += ["set(CUDAToolkit_FOUND TRUE)", "set(CUDA_FOUND TRUE)"]

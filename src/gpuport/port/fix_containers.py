@@ -125,9 +125,7 @@ def _env(text: str, target: str) -> str | None:
 _PIN = re.compile(r"(?<![\w.-])(torch|torchvision|torchaudio)==([0-9][\w.]*)")
 
 
-def _pip(
-    text: str, index: str, framework: bool, routed: dict[str, str]
-) -> str | None:
+def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str | None:
     """The pip command for ROCm, or None when a torch pin names a release whose ROCm index
     gpuport does not know (left to a person)."""
     pins = {m.group(1): m.group(2) for m in _PIN.finditer(text)}
@@ -166,6 +164,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     for f in found:
         by_line.setdefault(f.location.line or 0, []).append(f)
     out = list(lines)
+    copied: dict[str, str] = {}  # a file name in the image -> the project file COPY put there
     changed = False
     pre_lines: list[str] = []
     for first, last in _instructions(lines):
@@ -198,7 +197,8 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             if re.search(r"\bpip3?\b|python3?\s+-m\s+pip", new):
                 routed = {}
                 for m2 in _PIP_R.finditer(new):
-                    full = _project_path(m2.group(3))
+                    given = m2.group(3)
+                    full = copied.get(PurePosixPath(given).name, _project_path(given))
                     if full in dep_copy:
                         routed[m2.group(3)] = _swap_name(m2.group(3), dep_copy[full])
                     elif full in pre:
@@ -214,6 +214,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 new = "".join(pre_lines) + new
                 pre_lines = []
         elif re.match(r"^\s*(?:COPY|ADD)\s", chunk, re.I):
+            _note_copies(chunk, copied)
             new = _copy_routes(chunk, dep_copy, pre, eol)
         if new != chunk:
             changed = True
@@ -284,6 +285,20 @@ def _preinstall_run(chunk: str, given: str, routed: str, eol: str) -> str:
     return f"RUN {cmd}{' ' + opts if opts else ''} -r {name}  {_MARK} GP102 ROCm builds first{eol}"
 
 
+def _note_copies(chunk: str, copied: dict[str, str]) -> None:
+    """Remember which project file a ``COPY src... dest`` puts under which name."""
+    m = _COPY.match(chunk.rstrip("\r\n"))
+    if m is None or "--from" in m.group(1) or "\\" in chunk:
+        return
+    sources = m.group(2).split()
+    dest = m.group(3).strip()
+    if len(sources) == 1 and not dest.endswith(("/", ".")):
+        copied[PurePosixPath(dest).name] = _project_path(sources[0])
+        return
+    for src in sources:
+        copied.setdefault(PurePosixPath(src).name, _project_path(src))
+
+
 def _copy_routes(chunk: str, dep_copy: dict[str, str], pre: dict[str, str], eol: str) -> str:
     m = _COPY.match(chunk.rstrip("\r\n"))
     if m is None or "\\" in chunk:
@@ -331,9 +346,34 @@ def _key(node: yaml.MappingNode, key: str) -> yaml.Node | None:
     return None
 
 
+def _built_dockerfile(node: yaml.MappingNode, folder: PurePosixPath) -> str | None:
+    """The project path of the Dockerfile a service builds, or None."""
+    build = _key(node, "build")
+    if build is None:
+        return None
+    context, dockerfile = ".", "Dockerfile"
+    if isinstance(build, yaml.ScalarNode):
+        context = str(build.value)
+    elif isinstance(build, yaml.MappingNode):
+        ctx_node, df_node = _key(build, "context"), _key(build, "dockerfile")
+        context = str(ctx_node.value) if isinstance(ctx_node, yaml.ScalarNode) else "."
+        dockerfile = str(df_node.value) if isinstance(df_node, yaml.ScalarNode) else dockerfile
+    import posixpath
+
+    return posixpath.normpath(str(folder / context / dockerfile))
+
+
 def _compose(
-    ctx: PortContext, path: str, text: str, found: list[Finding], dockerfiles: dict[str, str]
+    ctx: PortContext,
+    path: str,
+    text: str,
+    found: list[Finding],
+    dockerfiles: dict[str, str],
+    routed: dict[str, list[Finding]],
 ) -> Proposal | None:
+    """The override for the services that reserve NVIDIA GPUs (``found``) and for those that
+    build a Dockerfile given a ROCm variant (``dockerfiles``): a ROCm image needs the AMD
+    devices to see a GPU."""
     services = _services(text)
     routes = load_port_routes()
     blocks: list[str] = []
@@ -341,37 +381,24 @@ def _compose(
     folder = PurePosixPath(path).parent
     for name, (lo, hi, node) in services.items():
         hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
-        if not hits:
+        built = _built_dockerfile(node, folder)
+        ported = dockerfiles.get(built or "")
+        if not hits and ported is None:
             continue
-        used += hits
+        used += hits or routed.get(built or "", [])
         lines = [f"  {name}:"]
         image = _key(node, "image")
         if isinstance(image, yaml.ScalarNode) and (hit := routes.image_for(str(image.value))):
             lines.append(f"    image: {hit[1]}")
-        build = _key(node, "build")
-        dockerfile = "Dockerfile"
-        context = "."
-        if isinstance(build, yaml.ScalarNode):
-            context = str(build.value)
-        elif isinstance(build, yaml.MappingNode):
-            ctx_node, df_node = _key(build, "context"), _key(build, "dockerfile")
-            context = str(ctx_node.value) if isinstance(ctx_node, yaml.ScalarNode) else "."
-            dockerfile = str(df_node.value) if isinstance(df_node, yaml.ScalarNode) else dockerfile
-        if build is not None:
-            df_rel = str(folder / context / dockerfile).replace("/./", "/").removeprefix("./")
-            df_rel = str(PurePosixPath(df_rel))
-            if df_rel in dockerfiles:
-                lines += [
-                    "    build:",
-                    f"      dockerfile: {PurePosixPath(dockerfiles[df_rel]).name}",
-                ]
+        if ported is not None:
+            lines += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
         lines += [
             "    devices:",
             "      - /dev/kfd",
             "      - /dev/dri",
             "    group_add:",
             "      - video",
-            '      - "${RENDER_GID:-render}"  # the host\'s render group: getent group render',
+            "      - render  # an image without this group: the host's GID, getent group render",
         ]
         deploy = _key(node, "deploy")
         resources = _key(deploy, "resources") if isinstance(deploy, yaml.MappingNode) else None
@@ -414,6 +441,7 @@ def _compose(
 def propose(ctx: PortContext) -> list[Proposal]:
     out: list[Proposal] = []
     dockerfiles: dict[str, str] = {}
+    routed: dict[str, list[Finding]] = {}
     kinds = {f.location.path for f in ctx.findings}
     candidates = sorted(
         p for p in _container_files(ctx) if "rocm" not in PurePosixPath(p).name.lower()
@@ -429,14 +457,17 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if prop is not None:
             out.append(prop)
             dockerfiles[path] = target
-    for path in candidates:
-        if _is_dockerfile(path) or not ctx.of("GP502", "GP505", path=path):
+            routed[path] = prop.findings
+    for path in sorted({*candidates, *(_compose_files(ctx) if dockerfiles else [])}):
+        if _is_dockerfile(path) or "rocm" in PurePosixPath(path).name.lower():
+            continue
+        if not ctx.of("GP502", "GP505", path=path) and not dockerfiles:
             continue
         text = ctx.read(path)
         target = compose_name(path)
         if text is None or ctx.exists(target):
             continue
-        prop = _compose(ctx, path, text, ctx.of("GP502", "GP505", path=path), dockerfiles)
+        prop = _compose(ctx, path, text, ctx.of("GP502", "GP505", path=path), dockerfiles, routed)
         if prop is not None:
             out.append(prop)
     return out
@@ -458,6 +489,14 @@ def _container_files(ctx: PortContext) -> list[str]:
     if fix_deps.copy_routes(ctx) or fix_deps.preinstall_routes(ctx):
         out.update(_dockerfiles_in(ctx))
     return sorted(out)
+
+
+def _compose_files(ctx: PortContext) -> list[str]:
+    return [
+        n
+        for n in ctx.listdir("")
+        if re.match(r"(?:docker-)?compose[\w.-]*\.ya?ml$", n) and "rocm" not in n.lower()
+    ]
 
 
 def _dockerfiles_in(ctx: PortContext) -> list[str]:
