@@ -102,7 +102,9 @@ def test_compose_without_gpu_is_left(tmp_path: Path) -> None:
 
 def test_compose_service_building_a_ported_dockerfile_gets_the_devices(tmp_path: Path) -> None:
     files = {
-        "Dockerfile": "FROM python:3.11\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n",
+        "Dockerfile": (
+            "FROM python:3.11\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n"
+        ),
         "requirements.txt": "torch>=2.2\nfastapi\n",
         "docker-compose.yml": "services:\n  app:\n    build: .\n  cache:\n    image: redis:7\n",
     }
