@@ -40,7 +40,7 @@ from gpuport.scan.engine import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport
 
-__all__ = ["FAMILIES", "PortOptions", "port_path"]
+__all__ = ["FAMILIES", "PortOptions", "port_path", "safe_fix_counts"]
 
 Family = Callable[[PortContext], list[Proposal]]
 
@@ -313,6 +313,26 @@ def _verify(
     return Verification(
         addressed=len(addressed), still_reported=sorted(set(still)), new_findings=sorted(set(new))
     )
+
+
+def safe_fix_counts(
+    report: ScanReport, root: Path, knowledge_dir: Path | None = None
+) -> tuple[int, int, int]:
+    """For ``assess``: (items, items with a safe fix, items with any fix) of a scan already
+    made, without scanning again or writing anything. Items are the findings ``port``
+    works on (above info, in a scope a user builds or runs)."""
+    ctx = PortContext(
+        root=root,
+        report=report,
+        packages=load_packages(knowledge_dir),
+        target=report.target,
+        findings=fixable(report),
+    )
+    proposals = [p for p in _propose(ctx, None) if p.resolves]
+    safe = {_key(f) for p in proposals if p.safe for f in p.findings}
+    any_ = {_key(f) for p in proposals for f in p.findings}
+    keys = [_key(f) for f in ctx.findings]
+    return len(keys), sum(1 for k in keys if k in safe), sum(1 for k in keys if k in any_)
 
 
 def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
