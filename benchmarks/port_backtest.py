@@ -42,6 +42,7 @@ from gpuport.port.check import _compile_all, _units
 from gpuport.subproc import which
 
 HERE = Path(__file__).resolve().parent
+MAX_UNITS = 3
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,11 @@ def _build(base: Path, after: Path, real: Path, report: Any) -> list[dict[str, A
     """Compile the changed units: nvcc and hipcc on the base and after gpuport, hipcc on the
     real port's version of the same files."""
     hipcc, nvcc = which("hipcc"), which("nvcc")
-    units = _units(after, [f for f in report.files if f.action == "modify"], per_header=1)
+    changed = [f for f in report.files if f.action == "modify"]
+    direct = [f.path for f in changed if f.path.endswith((".cu", ".cpp", ".cc", ".hip"))]
+    # every changed unit, plus one unit per changed header, at most MAX_UNITS (time)
+    units = direct + [u for u in _units(after, changed, per_header=1) if u not in direct]
+    units = units[:MAX_UNITS]
     out: list[dict[str, Any]] = []
     if not units:
         return out
