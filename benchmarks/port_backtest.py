@@ -199,8 +199,9 @@ def cmd_extract(args: argparse.Namespace) -> None:
             print(f"{p.id} {p.name} {which_}: {n} files ({missing} not in the snapshot)")
 
 
-def _chosen(split: str) -> list[Port]:
-    return [p for p in PORTS if split == "all" or p.split == split]
+def _chosen(split: str, only: str = "") -> list[Port]:
+    ids = {x for x in only.split(",") if x}
+    return [p for p in PORTS if (split == "all" or p.split == split) and (not ids or p.id in ids)]
 
 
 def _fixes(report: Any) -> list[dict[str, Any]]:
@@ -239,7 +240,10 @@ def _build(base: Path, after: Path, real: Path, report: Any) -> list[dict[str, A
         gen = Path(stub) / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
         gen.parent.mkdir(parents=True)
         gen.write_text("#pragma once\n", encoding="utf-8")
-        extra, arch = (f"-I{stub}",), ("gfx90a",)
+        # and the two flags every CUDAExtension here passes nvcc (its own flags are not read:
+        # project values never reach a compiler)
+        extra = (f"-I{stub}", "--expt-relaxed-constexpr", "--expt-extended-lambda")
+        arch = ("gfx90a",)
         before = {
             (r.path, r.compiler): r
             for r in _compile_all(base, base, units, hipcc, nvcc, arch, extra)
@@ -293,7 +297,7 @@ def _run_one(p: Port, trees: Path, unsafe: bool, build: bool) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> None:
     rows = []
-    for p in _chosen(args.split):
+    for p in _chosen(args.split, args.only):
         for unsafe in (False, True):
             row = _run_one(p, Path(args.trees), unsafe, build=not args.no_build)
             print(
@@ -368,6 +372,31 @@ def cmd_report(args: argparse.Namespace) -> None:
         )
 
 
+def cmd_hunks(args: argparse.Namespace) -> None:
+    """Every applied hunk with the judgment of its fix (the table in docs/port.md)."""
+    rows = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    judged = _judgments()
+    print("| port | mode | fix | file | hunk | acceptable | why |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        if args.mode and row["mode"] != args.mode:
+            continue
+        verdict = {x["fix"]: x for x in judged.get(row["port"], {}).get("judgment", [])}
+        for fix in row["fixes"]:
+            if not fix["applied"]:
+                continue
+            v = verdict.get(fix["id"])
+            ok = "unjudged" if v is None else ("yes" if v["acceptable"] else "**no**")
+            why = "" if v is None else v["why"]
+            for h in fix["hunks"]:
+                ranges = h["header"].split(" @@", 1)[0].removeprefix("@@ ")
+                kind = "safe" if fix["safe"] else "unsafe"
+                print(
+                    f"| {row['port']} | {row['mode']} | {fix['id']} ({kind}) | "
+                    f"`{h['path']}` | `{ranges}` | {ok} | {why} |"
+                )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -380,10 +409,15 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--out", required=True)
     r.add_argument("--split", default="all", choices=("dev", "held-out", "all"))
     r.add_argument("--no-build", action="store_true")
+    r.add_argument("--only", default="", help="port ids, comma-separated (D1,H2)")
     rep = sub.add_parser("report")
     rep.add_argument("results")
+    hk = sub.add_parser("hunks")
+    hk.add_argument("results")
+    hk.add_argument("--mode", choices=("safe", "unsafe"))
     args = ap.parse_args(argv)
-    {"extract": cmd_extract, "run": cmd_run, "report": cmd_report}[args.cmd](args)
+    commands = {"extract": cmd_extract, "run": cmd_run, "report": cmd_report, "hunks": cmd_hunks}
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":
