@@ -310,14 +310,40 @@ def cmd_run(args: argparse.Namespace) -> None:
     Path(args.out).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
-def _judgments() -> dict[str, dict[str, Any]]:
+def _judgments(run: str = "") -> dict[str, dict[str, Any]]:
+    """Items and judgments per port; a judgment or item with ``run = "before"`` (or
+    "after") applies only to the results of that run (held-out ports, judged before and
+    after changes made once their results were seen)."""
     data = tomllib.loads((HERE / "port_backtest.toml").read_text(encoding="utf-8"))
-    return {p["id"]: p for p in data.get("port", [])}
+    out: dict[str, dict[str, Any]] = {}
+    for p in data.get("port", []):
+        keep = dict(p)
+        for key in ("judgment", "item"):
+            keep[key] = [x for x in p.get(key, []) if x.get("run", run) == run]
+        out[p["id"]] = keep
+    return out
+
+
+def _unique_hunks(row: dict[str, Any], verdict: dict[str, Any]) -> list[tuple[bool, bool | None]]:
+    """(safe, acceptable) per distinct applied hunk of a run; a hunk two fixes share (a
+    header include branch and a mask fix in one place) counts once, acceptable only when
+    every fix in it is, unjudged (None) when one of them is."""
+    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for fix in row["fixes"]:
+        if fix["applied"]:
+            for h in fix["hunks"]:
+                seen.setdefault((h["path"], h["header"]), []).append(fix)
+    out: list[tuple[bool, bool | None]] = []
+    for fixes in seen.values():
+        vs = [verdict.get(f["id"]) for f in fixes]
+        ok = None if any(v is None for v in vs) else all(v["acceptable"] for v in vs)
+        out.append((all(f["safe"] for f in fixes), ok))
+    return out
 
 
 def cmd_report(args: argparse.Namespace) -> None:
     rows = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    judged = _judgments()
+    judged = _judgments(args.run)
     print(
         "| port | mode | hunks | acceptable | unjudged | recall (mechanical items) | "
         "idempotent | CUDA build broken | hipcc gfx90a |"
@@ -328,19 +354,13 @@ def cmd_report(args: argparse.Namespace) -> None:
         j = judged.get(row["port"], {})
         verdict = {x["fix"]: x for x in j.get("judgment", [])}
         hunks = ok = unjudged = safe_hunks = safe_ok = 0
-        for fix in row["fixes"]:
-            if not fix["applied"]:
-                continue
-            n = len(fix["hunks"])
-            hunks += n
-            v = verdict.get(fix["id"])
-            if v is None:
-                unjudged += n
-            elif v["acceptable"]:
-                ok += n
-            if fix["safe"]:
-                safe_hunks += n
-                safe_ok += n if v is not None and v["acceptable"] else 0
+        for safe, good in _unique_hunks(row, verdict):
+            hunks += 1
+            unjudged += good is None
+            ok += good is True
+            if safe:
+                safe_hunks += 1
+                safe_ok += good is True
         applied = {f["id"] for f in row["fixes"] if f["applied"]}
         items = [i for i in j.get("item", []) if i.get("mechanical", True)]
         hit = sum(1 for i in items if set(i.get("fixes", [])) & applied)
@@ -375,7 +395,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_hunks(args: argparse.Namespace) -> None:
     """Every applied hunk with the judgment of its fix (the table in docs/port.md)."""
     rows = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    judged = _judgments()
+    judged = _judgments(args.run)
     print("| port | mode | fix | file | hunk | acceptable | why |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
@@ -412,8 +432,10 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--only", default="", help="port ids, comma-separated (D1,H2)")
     rep = sub.add_parser("report")
     rep.add_argument("results")
+    rep.add_argument("--run", default="", help="before/after: the judgments of that run")
     hk = sub.add_parser("hunks")
     hk.add_argument("results")
+    hk.add_argument("--run", default="")
     hk.add_argument("--mode", choices=("safe", "unsafe"))
     args = ap.parse_args(argv)
     commands = {"extract": cmd_extract, "run": cmd_run, "report": cmd_report, "hunks": cmd_hunks}
