@@ -9,8 +9,8 @@ from gpuport.models import Location, Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import Verdict
+from gpuport.scan.project.scopes import Scope, scope_of
 from gpuport.scan.rules import RULES
-from gpuport.scan.scopes import Scope, scope_of
 from gpuport.scan.verdict import estimate_effort
 
 

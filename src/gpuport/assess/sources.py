@@ -96,7 +96,7 @@ def worst_first(findings: Sequence[Finding]) -> list[Finding]:
 def unread_sources(report: ScanReport, root: Path) -> list[SkippedFile]:
     """The skipped entries that are files the scan would have read (not folders or links):
     source files whose text it could not get (not UTF-8, too large, binary, unreadable)."""
-    from gpuport.scan.files import classify
+    from gpuport.scan.project.files import classify
 
     root_name = root.resolve().name
     return [
@@ -118,7 +118,7 @@ def with_unread_hazards(
     """
     if not extra:
         return section, above, report.effort
-    from gpuport.scan.routes import working_route
+    from gpuport.scan.project.routes import working_route
     from gpuport.scan.rules import RULES
     from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
@@ -152,7 +152,7 @@ def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None
     as detected so the reader knows to declare it. Nothing is imported or run.
     """
     from gpuport.knowledge.models import resolve_model
-    from gpuport.scan.files import Candidate, read_text, walk
+    from gpuport.scan.project.files import Candidate, read_text, walk
     from gpuport.scan.rules import FileKind
 
     for item in walk(root, exclude=exclude):

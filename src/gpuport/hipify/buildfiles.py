@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from gpuport import lazyre
-from gpuport.scan.files import classify
+from gpuport.scan.project.files import classify
 from gpuport.scan.rules import FileKind
 from gpuport.scan.rules.build.common import CUDA_LIB_NAMES, lists_arch
 from gpuport.scan.rules.native.warp import _warpish

@@ -1,5 +1,5 @@
 """Integer constants a C/C++ file defines (``#define WARP_SIZE 32``, ``constexpr int
-kTile = 32;``), read as text. :mod:`gpuport.scan.cxx_facts` merges them over the project;
+kTile = 32;``), read as text. :mod:`gpuport.scan.project.cxx_facts` merges them over the project;
 the warp rules ask them what a named tile size is. Imports nothing from the rules, so
 both can use it.
 """

@@ -20,10 +20,10 @@ from gpuport import lazyre
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
 from gpuport.scan.finding import Finding
-from gpuport.scan.own_names import OwnNames
+from gpuport.scan.project.own_names import OwnNames
 
 if TYPE_CHECKING:
-    from gpuport.scan.cxx_facts import CxxFacts
+    from gpuport.scan.project.cxx_facts import CxxFacts
 
 
 class FileKind(enum.StrEnum):

@@ -11,7 +11,7 @@ import ast
 import re
 
 from gpuport.models import Severity
-from gpuport.scan.build_setup_ast import rocm_value
+from gpuport.scan.project.build_setup_ast import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,

@@ -496,7 +496,7 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
     Included files are always read, even where the walker scans them on its own
     (the engine drops the duplicate findings): they may be gitignored or excluded.
     """
-    from gpuport.scan.files import Skip, read_text  # local: files imports this package
+    from gpuport.scan.project.files import Skip, read_text  # local: files imports this package
 
     shown = _one_line(value)
     if "\0" in value:  # no file can have that name (the OS refuses it with ValueError)

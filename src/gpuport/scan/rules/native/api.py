@@ -14,6 +14,7 @@ import re
 from gpuport import lazyre
 from gpuport.models import Severity
 from gpuport.scan.cxx import ROCM_MACRO, launch_configs
+from gpuport.scan.cxx_cond import without_cuda_arch
 from gpuport.scan.rules.base import Family, Rule, register
 from gpuport.scan.rules.native.common import (
     Sink,
@@ -23,7 +24,6 @@ from gpuport.scan.rules.native.common import (
     split_top_level,
     word_start,
 )
-from gpuport.scan.rules.native.cond import without_cuda_arch
 
 HIPIFY_DEVICE_TABLE = (
     "https://github.com/ROCm/HIPIFY/blob/amd-staging/docs/reference/tables/"

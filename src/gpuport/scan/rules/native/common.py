@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator
 from gpuport import lazyre
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
+from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import constexpr_rocm_lines
 from gpuport.scan.rules.base import RULES, FileContext
-from gpuport.scan.rules.native.cond import nvidia_only_lines
 
 HIP_LANG_EXT = (
     "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html"

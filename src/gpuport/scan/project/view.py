@@ -17,15 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuport.models import Severity
-from gpuport.scan.build_model import BuildModel, Component, build_model
-from gpuport.scan.cxx_facts import CxxFacts, cxx_facts, includes_of
-from gpuport.scan.extras import pyproject_extra_lines, setup_cfg_extra_lines, setup_py_extra_lines
-from gpuport.scan.files import Candidate, classify, read_text
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
-from gpuport.scan.routes import find_routes, is_rocm_variant_name, own_hip_build, working_route
+from gpuport.scan.project.build_model import BuildModel, Component, build_model
+from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
+from gpuport.scan.project.extras import (
+    pyproject_extra_lines,
+    setup_cfg_extra_lines,
+    setup_py_extra_lines,
+)
+from gpuport.scan.project.files import Candidate, classify, read_text
+from gpuport.scan.project.routes import (
+    find_routes,
+    is_rocm_variant_name,
+    own_hip_build,
+    working_route,
+)
+from gpuport.scan.project.scopes import Scope, scope_of
 from gpuport.scan.rules.base import FileKind
-from gpuport.scan.scopes import Scope, scope_of
 
 __all__ = ["ProjectView", "apply", "view_of"]
 

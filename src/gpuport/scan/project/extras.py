@@ -1,7 +1,7 @@
 """Which lines of a manifest belong to an optional extra, and to which one.
 
 A dependency that only an extra pulls in (``pip install pkg[kernels]``) is not needed to run
-the project: its findings are scope ``extra`` (see :mod:`gpuport.scan.project`). Read
+the project: its findings are scope ``extra`` (see :mod:`gpuport.scan.project.view`). Read
 statically: pyproject tables (PEP 621 and Poetry), ``extras_require`` in setup.py (through
 ``ast``, never run) and ``[options.extras_require]`` in setup.cfg.
 """

@@ -21,10 +21,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from gpuport.scan.build_cmake_model import cmake_uses, make_uses
-from gpuport.scan.build_setup_ast import Use, setup_uses
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
+from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
+from gpuport.scan.project.build_setup_ast import Use, setup_uses
 
 __all__ = ["BuildModel", "Component", "build_model"]
 

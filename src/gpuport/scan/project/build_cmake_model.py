@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from gpuport.scan.build_setup_ast import Use
+from gpuport.scan.project.build_setup_ast import Use
 
 __all__ = ["cmake_uses", "make_uses"]
 

@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field
 
 from gpuport.scan.cxx import ROCM_MACRO, lex
-from gpuport.scan.cxx_includes import include_sides
+from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
-from gpuport.scan.rules.native.cond import nvidia_only_lines
+from gpuport.scan.project.cxx_includes import include_sides
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
