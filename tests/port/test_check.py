@@ -2,36 +2,66 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gpuport.port.check import safe_flags
 from tests.port.helpers import project, run
+from tests.security.test_compile_check import (  # the lead's hostile toolchain and projects
+    _assert_nothing_ran,
+    _compiler_argvs,
+    _materialise,
+    _script,
+    _variants,
+    fake_hip,  # noqa: F401  (a fixture)
+)
+
+MASKED = "__global__ void k(int* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
 
 
-def test_safe_flags(tmp_path: Path) -> None:
-    inside = tmp_path / "inc"
-    inside.mkdir()
-    flags = [
-        f"-I{inside}",
-        "-I/etc",
-        "-isystem",
-        str(inside),
-        "-include",
-        "/etc/passwd",
-        "-DGOOD=1",
-        "-D$(shell rm -rf /)",
-        "-UX",
-        "-std=c++17",
-        "-std=evil",
-        "-I",
-        "-fplugin=x.so",
-    ]
-    kept = safe_flags(flags, tmp_path)
-    assert kept == [f"-I{inside}", "-isystem", str(inside), "-DGOOD=1", "-UX", "-std=c++17"]
+@pytest.mark.parametrize("variant", list(_variants(Path("/m"))))
+def test_no_project_flag_reaches_a_shell_through_port_check(
+    variant: str,
+    fake_hip: dict[str, Path],  # noqa: F811
+    tmp_path: Path,
+    cli: Any,
+) -> None:
+    """``port --check`` compiles through hipify's hardened path: hipcc only answers gpuport's
+    probe, and neither compiler gets a project value holding shell characters, even a nvcc
+    that runs its arguments through a shell unescaped."""
+    nvcc_log = tmp_path / "nvcc.log"
+    tools = Path(fake_hip["clang_log"]).parent / "toolchain" / "bin"
+    _script(
+        tools / "nvcc",
+        "#!/bin/sh\n"
+        f'for a in "$@"; do printf \'%s\\037\' "$a"; done >> {nvcc_log}\n'
+        f"printf '\\n' >> {nvcc_log}\n"
+        'sh -c "true $*"\n',
+    )
+    files = {
+        k: (MASKED if k == "k.cu" else v) for k, v in _variants(fake_hip["mark"])[variant].items()
+    }
+    root = _materialise(tmp_path / "proj", files)
+    res = cli("port", str(root), "--check", "--format", "json")
+    assert res.code in (0, 1), res.err
+    _assert_nothing_ran(fake_hip)
+    report = json.loads(res.out)
+    checks = {(c["path"], c["compiler"]): c for c in report["checks"]}
+    assert checks[("k.cu", "hipcc")]["status"] == "ok", checks
+    assert checks[("k.cu", "nvcc")]["status"] == "ok", checks
+    assert "project flag dropped" in " ".join(checks[("k.cu", "nvcc")]["notes"])
+    nvcc_argvs = _compiler_argvs(nvcc_log)
+    assert nvcc_argvs, "nvcc was not run"
+    for argv in nvcc_argvs:
+        unit = argv.index("-c") + 1
+        for i, arg in enumerate(argv):
+            if i != unit:
+                assert not {";", ">", "|", "&", "$", "`"} & set(arg), argv
+    assert not (root / "k.cu.gpuport.bak").exists()
 
 
 def test_check_compiles_the_changed_files_with_both_compilers(tmp_path: Path) -> None:

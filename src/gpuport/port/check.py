@@ -1,24 +1,26 @@
 """``gpuport port --check``: the changed CUDA/HIP files compiled for AMD (hipcc) and NVIDIA (nvcc).
 
-Each changed translation unit (``.cu .cpp .cc .cxx .hip``), and each unit of the project that
-includes a changed header, is compiled the way ``hipify --check`` compiles (the same
-:func:`gpuport.hipify.check.compile_unit` for hipcc, the same status words): ``ok``,
-``failed``, ``inconclusive`` (a third-party header that is not installed here) or ``skipped``
-(the compiler is not installed). Without ``--apply`` the changed files are written into a
-throw-away copy of the project's native files and build files, never into the project.
+Each changed translation unit (``.cu .cpp .cc .cxx .hip``), and up to two units of the project
+that include each changed header, is compiled the way ``hipify --check`` compiles, through the
+same hardened path (:mod:`gpuport.hipify.compiler`): the compiler ``hipcc`` wraps, called
+directly as an argv list with hipcc's own flags, no shell, a sanitized PATH, stdin closed,
+time and output limits, and the same status words: ``ok``, ``failed``, ``inconclusive`` (a
+third-party header that is not installed here) or ``skipped`` (the compiler is not
+installed). nvcc runs the same way (:func:`gpuport.subproc.run`). Without ``--apply`` the
+changed files are written into a throw-away copy of the project's native and build files,
+never into the project.
 
-What reaches a compiler from the project is checked first: only ``-I``/``-isystem``/
-``-iquote``/``-include`` paths inside the project, ``-D``/``-U`` names that are identifiers,
-and ``-std=`` values that are language standards (:func:`safe_flags`). Compilers are argv
-lists run with a sanitized PATH, closed stdin and a time limit, never through a shell.
+What reaches a compiler from the project is what ``hipify --check`` lets through: the
+project's ``-I``/``-isystem``/``-iquote``/``-include``/``-D``/``-U``/``-std=`` flags, each
+checked by :func:`gpuport.hipify.compiler.project_flag` (macro names, standards, paths that
+resolve inside the project); the others are dropped and named in the result's ``notes``. A
+compiler message is quoted only when it comes from a file of the project or the toolchain.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import sysconfig
 import tempfile
 from collections.abc import Sequence
@@ -26,53 +28,23 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from gpuport import fileio, subproc
-from gpuport.hipify.check import UNITS, classify, compile_unit, project_flags
-from gpuport.hipify.run import CompileStatus, first_error
-from gpuport.models import GpuportError
+from gpuport.hipify import compiler
+from gpuport.hipify.check import UNITS, classify, project_flags
+from gpuport.hipify.run import CompileStatus
+from gpuport.models import EnvironmentProblem, GpuportError
 from gpuport.port.model import CheckResult, FileDiff
 
-__all__ = ["check_files", "safe_flags"]
+__all__ = ["check_files"]
 
-TIMEOUT_S = 120
+TIMEOUT_S = compiler.COMPILE_TIMEOUT_S
 _NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".hip")
-_NAME = re.compile(r"^[A-Za-z_]\w*(?:=[^\s\x00]*)?$")
 _GCC_MISSING = re.compile(r"fatal error: ([^\s:]+): No such file or directory")
-_STD = re.compile(r"^(?:c|gnu)\+\+(?:1[1-9]|2[0-9abc]|0x|1y|1z|2a|2b|2c)$")
-
-
-def _inside(path: str, root: Path) -> bool:
-    real = os.path.realpath(path)
-    base = os.path.realpath(root)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
-
-
-def safe_flags(flags: Sequence[str], root: Path) -> list[str]:
-    """The project's flags a compiler may see (see the module docstring); others dropped."""
-    out: list[str] = []
-    i = 0
-    items = list(flags)
-    while i < len(items):
-        flag = items[i]
-        if flag in ("-isystem", "-iquote", "-include", "-I") and i + 1 < len(items):
-            value = items[i + 1]
-            if not value.startswith("-") and _inside(value, root):
-                out += [flag, value]
-            i += 2
-            continue
-        if flag.startswith("-I") and len(flag) > 2:
-            if _inside(flag[2:], root):
-                out.append(flag)
-        elif (flag.startswith(("-D", "-U")) and _NAME.match(flag[2:])) or (
-            flag.startswith("-std=") and _STD.match(flag[5:])
-        ):
-            out.append(flag)
-        i += 1
-    return out
+_NVCC_AT = re.compile(r"^(.+?)\((\d+)\): (?:catastrophic )?error")
 
 
 def _torch_includes() -> list[str]:
     """torch's own headers (CUDA-flavoured even in a CPU wheel) for nvcc, found without
-    importing torch."""
+    importing torch: gpuport's choice, not a project value."""
     spec = find_spec("torch")
     if spec is None or spec.origin is None:
         return []
@@ -82,41 +54,52 @@ def _torch_includes() -> list[str]:
     return [f"-I{p}" for p in incs if p.is_dir()] + ([f"-I{py}"] if py else [])
 
 
+def _nvcc_error(output: str, allowed: Sequence[Path]) -> str:
+    """nvcc's first error as :func:`gpuport.hipify.compiler.shown_error` shows hipcc's: its
+    front end writes ``FILE(LINE): error``, which that function does not locate."""
+    line = compiler.first_error_line(output)[:2000]
+    at = _NVCC_AT.match(line)
+    if at is None:
+        return compiler.shown_error(output, allowed)
+    real = os.path.realpath(at.group(1))
+    if any(
+        real == os.path.realpath(a) or real.startswith(os.path.realpath(a) + os.sep)
+        for a in allowed
+    ):
+        return line
+    return (
+        "error in a file outside the project and the CUDA toolkit "
+        f"({Path(at.group(1)).name[:60]}); its message is not shown"
+    )
+
+
 def _nvcc(
-    nvcc: str, unit: Path, flags: Sequence[str]
+    nvcc: str,
+    unit: Path,
+    flags: Sequence[str],
+    roots: Sequence[Path],
+    avoid: Sequence[Path],
 ) -> tuple[CompileStatus, str | None, list[str]]:
+    toolkit = Path(os.path.realpath(nvcc)).parent.parent
     with tempfile.TemporaryDirectory(prefix="gpuport-port-") as tmp:
-        cmd = [
-            nvcc,
-            "-x",
-            "cu",
-            "-std=c++17",
-            *flags,
-            "-c",
-            str(unit),
-            "-o",
-            str(Path(tmp) / "x.o"),
-        ]
+        argv = [nvcc, "-x", "cu", "-std=c++17", *flags, "-c", str(unit), "-o", f"{tmp}/x.o"]
+        shown = [*argv[:-1], "x.o"]
         try:
-            done = subprocess.run(
-                cmd,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=TIMEOUT_S,
-                env=subproc.safe_env(),
+            done = subproc.run(
+                argv,
+                timeout_s=TIMEOUT_S,
+                env=subproc.safe_env({"LC_ALL": "C"}, avoid=avoid),
                 cwd=tmp,
-                stdin=subprocess.DEVNULL,
-                check=False,
+                max_output=compiler.MAX_OUTPUT,
             )
-        except subprocess.TimeoutExpired:
-            return "failed", f"timed out after {TIMEOUT_S} s", [*cmd[:-1], "x.o"]
-        except OSError as exc:
-            return "failed", f"cannot run nvcc: {exc.strerror or exc}", [*cmd[:-1], "x.o"]
-    shown = [*cmd[:-1], "x.o"]
-    if done.returncode == 0:
-        return "ok", None, shown
-    first = first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
+        except (OSError, ValueError) as exc:
+            return "failed", f"cannot run nvcc: {exc}", shown
+        if done.ended == "timeout":
+            return "failed", f"timed out after {TIMEOUT_S} s", shown
+        if done.ended == "exit" and done.returncode == 0:
+            return "ok", None, shown
+        allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
+        first = _nvcc_error(done.text(), allowed).replace(tmp + os.sep, "")
     missing = _GCC_MISSING.search(first)
     if missing:  # nvcc's host compiler words it its own way
         return "inconclusive", f"needs {missing.group(1)}, which is not installed here", shown
@@ -218,22 +201,40 @@ def _compile_all(
     archs: Sequence[str],
     extra_nvcc: Sequence[str] = (),
 ) -> list[CheckResult]:
+    """Compile ``units`` (paths under ``where``); ``root`` is the project (never on PATH,
+    never the compiler). ``extra_nvcc``: gpuport's own flags (the backtest's stubs)."""
     out: list[CheckResult] = []
     torch = _torch_includes()
+    chain: compiler.Toolchain | None = None
+    no_hip = "hipcc is not installed"
+    if hipcc is not None:
+        try:
+            chain = compiler.toolchain(hipcc, avoid=[root, where])
+        except EnvironmentProblem as exc:
+            no_hip = str(exc)
     for rel in units:
         unit = where / rel
-        flags = safe_flags(project_flags(where, unit, None), where)
-        local = [f"-I{unit.parent}"]
-        if hipcc is None:
+        # the project's own build files say the flags (a copy's paths mapped into it)
+        found = project_flags(root, root / rel, None if where == root else where)
+        own, _ = compiler.project_flag("-I", str(unit.parent.resolve()), [where])
+        flags = [*found.flags, *(own or [])]
+        notes = [f"project flag dropped: {d}" for d in found.dropped]
+        if chain is None:
+            out.append(CheckResult(path=rel, compiler="hipcc", status="skipped", error=no_hip))
+        else:
+            done = compiler.compile_unit(
+                chain, unit, archs, flags, roots=[root, where], avoid=[root, where]
+            )
+            status, error = ("ok", None) if done.ok else classify(done.error)
             out.append(
                 CheckResult(
-                    path=rel, compiler="hipcc", status="skipped", error="hipcc is not installed"
+                    path=rel,
+                    compiler="hipcc",
+                    status=status,
+                    error=error,
+                    command=done.command,
+                    notes=notes,
                 )
-            )
-        else:
-            (status, error), cmd = compile_unit(hipcc, unit, archs, [*flags, *local])
-            out.append(
-                CheckResult(path=rel, compiler="hipcc", status=status, error=error, command=cmd)
             )
         if nvcc is None:
             out.append(
@@ -242,12 +243,12 @@ def _compile_all(
                 )
             )
         else:
-            status, error, cmd = _nvcc(nvcc, unit, [*flags, *local, *extra_nvcc, *torch])
+            status, error, cmd = _nvcc(
+                nvcc, unit, [*flags, *extra_nvcc, *torch], [root, where], [root, where]
+            )
             out.append(
-                CheckResult(path=rel, compiler="nvcc", status=status, error=error, command=cmd)
+                CheckResult(
+                    path=rel, compiler="nvcc", status=status, error=error, command=cmd, notes=notes
+                )
             )
     return out
-
-
-def which(name: str) -> str | None:  # for tests: what --check would run
-    return shutil.which(name)

@@ -137,6 +137,9 @@ class CheckResult(BaseModel):
     status: str = Field(description="ok, failed, inconclusive, not compiled, skipped")
     error: str | None = None
     command: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        default_factory=list, description="project flags dropped before the compile, and why"
+    )
 
 
 class Verification(BaseModel):
