@@ -52,6 +52,31 @@ def test_cmake_hip_build_and_compat_header(tmp_path: Path) -> None:
     assert run(root).files == []  # idempotent
 
 
+HOST = """\
+#include <cstdio>
+#include <cuda_runtime.h>
+void report() { size_t f, t; cudaMemGetInfo(&f, &t); std::printf("%zu\\n", f); }
+"""
+
+
+def test_host_sources_that_include_cuda_headers_get_the_compat_branch(tmp_path: Path) -> None:
+    files = {"CMakeLists.txt": CMAKE, "src/kern.cu": KERN, "tools/server.cpp": HOST,
+             "third_party/lib/x.cpp": HOST}  # fmt: skip
+    root = project(tmp_path, files)
+    run(root, apply=True, verify=False)
+    host = (root / "tools/server.cpp").read_text()
+    # one header where the sources meet (here the root), included by relative path
+    assert '#include "../gpuport_hip_compat.h"' in host
+    assert "#else\n#include <cuda_runtime.h>\n#endif" in host  # nvcc/g++ keep the original
+    assert (root / "third_party/lib/x.cpp").read_text() == HOST  # not the project's own
+    compat = (root / "gpuport_hip_compat.h").read_text()
+    assert "#define cudaMemGetInfo hipMemGetInfo" in compat
+    shim = (root / "cmake/gpuport_hip.cmake").read_text()
+    assert "if(CMAKE_VERSION VERSION_LESS 3.21)" in shim  # HIP as a language needs 3.21
+    assert shim.index("VERSION_LESS 3.21") < shim.index("enable_language(HIP)")
+    assert run(root).files == []
+
+
 def test_project_with_cuda_language_is_left(tmp_path: Path) -> None:
     cm = "project(demo LANGUAGES CXX CUDA)\nadd_library(demo src/kern.cu)\n"
     report = run(project(tmp_path, {"CMakeLists.txt": cm, "src/kern.cu": KERN}))
@@ -66,6 +91,12 @@ def use_fa3():
 
 def use_bf16():
     return torch.cuda.get_device_capability()[0] >= 8
+
+def emulate():
+    return torch.cuda.get_device_capability() < (9, 0)
+
+def hopper():
+    return (9, 0) <= torch.cuda.get_device_capability()
 """
 
 
@@ -76,6 +107,11 @@ def test_capability_gate_gets_a_rocm_branch_when_unsafe(tmp_path: Path) -> None:
     text = (root / "gates.py").read_text()
     assert "(torch.cuda.get_device_capability() >= (9, 0) and torch.version.hip is None)" in text
     assert "get_device_capability()[0] >= 8\n" in text  # right on ROCm already: untouched
+    # a gate whose True is the older path: ROCm must answer True (emulate, not Hopper)
+    assert "(torch.cuda.get_device_capability() < (9, 0) or torch.version.hip is not None)" in text
+    assert "((9, 0) <= torch.cuda.get_device_capability() and torch.version.hip is None)" in text
+    second = run(root, unsafe_fixes=True)
+    assert second.files == []  # idempotent
 
 
 def test_nvidia_smi_display_call(tmp_path: Path) -> None:

@@ -118,3 +118,115 @@ def test_compose_service_building_a_ported_dockerfile_gets_the_devices(tmp_path:
     assert app["build"] == {"dockerfile": "Dockerfile.rocm"}
     assert app["devices"] == ["/dev/kfd", "/dev/dri"] and app["group_add"] == ["video", "render"]
     assert "cache" not in compose["services"]
+
+
+NV_OVERLAY = """\
+services:
+  ollama:
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              count: all
+              capabilities: [gpu]
+"""
+
+
+def test_vendor_overlay_gets_an_amd_sibling(tmp_path: Path) -> None:
+    """compose.nvidia.yaml is loaded in place of the AMD one: its AMD sibling replaces it
+    (no !reset needed), never an override of the NVIDIA file."""
+    base = "services:\n  ollama:\n    image: ollama/ollama:0.5.7\n"
+    files = {"svc/compose.yaml": base, "svc/compose.nvidia.yaml": NV_OVERLAY}
+    report = run(project(tmp_path, files))
+    assert [f.path for f in report.files] == ["svc/compose.amd.yaml"]
+    text = created(report, "svc/compose.amd.yaml")
+    assert "!reset" not in text
+    ollama = yaml.safe_load(text)["services"]["ollama"]
+    assert ollama["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert ollama["group_add"] == ["video", "render"]
+    assert "image" not in ollama  # no ROCm image known: the service keeps its own
+    assert "in place of compose.nvidia.yaml" in report.files[0].hunks[0].lines[0]
+
+
+def test_vendor_overlay_with_an_amd_sibling_is_left(tmp_path: Path) -> None:
+    amd = (
+        "services:\n  ollama:\n    devices: [/dev/kfd, /dev/dri]\n    group_add: [video, render]\n"
+    )
+    for name in ("compose.amd.yaml", "compose.rocm.yaml"):
+        root = tmp_path / name
+        files = {"compose.nvidia.yaml": NV_OVERLAY, name: amd}
+        assert run(project(root, files)).files == []
+
+
+def test_a_guessed_rocm_image_tag_is_unsafe(tmp_path: Path) -> None:
+    base = (
+        "services:\n  webui:\n"
+        "    image: atinoda/text-generation-webui:default-nvidia-v4.0@sha256:c1fa\n"
+    )
+    overlay = NV_OVERLAY.replace("ollama", "webui")
+    root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
+    safe = yaml.safe_load(created(run(root), "compose.amd.yaml"))["services"]["webui"]
+    assert "image" not in safe
+    report = run(root, unsafe_fixes=True)
+    unsafe = yaml.safe_load(created(report, "compose.amd.yaml"))["services"]["webui"]
+    assert unsafe["image"] == "atinoda/text-generation-webui:default-rocm-v4.0"
+    (fix,) = [f for f in report.fixes if f.applied]
+    assert not fix.safe and "guessed" in fix.why
+
+
+def test_new_files_take_the_group_ids_the_project_uses(tmp_path: Path) -> None:
+    amd = (
+        "services:\n  llm:\n    image: rocm/pytorch:latest\n"
+        "    devices: [/dev/kfd, /dev/dri]\n"
+        '    group_add:\n      - "${VIDEO_GID:-44}"\n      - "${RENDER_GID:-992}"\n'
+    )
+    files = {"core/compose.amd.yaml": amd, "svc/compose.nvidia.yaml": NV_OVERLAY}
+    text = created(run(project(tmp_path, files)), "svc/compose.amd.yaml")
+    groups = yaml.safe_load(text)["services"]["ollama"]["group_add"]
+    assert groups == ["${VIDEO_GID:-44}", "${RENDER_GID:-992}"]
+
+
+def test_an_amd_compose_file_gets_its_groups_in_place(tmp_path: Path) -> None:
+    amd = (
+        "services:\n  llm:\n    image: rocm/pytorch:latest\n"
+        "    devices:\n      - /dev/kfd\n      - /dev/dri\n    ports: ['8000:8000']\n"
+    )
+    root = project(tmp_path, {"docker-compose.amd.yml": amd})
+    report = run(root, apply=True)
+    assert [f.path for f in report.files] == ["docker-compose.amd.yml"]  # no override of it
+    data = yaml.safe_load((root / "docker-compose.amd.yml").read_text())
+    assert data["services"]["llm"]["group_add"] == ["video", "render"]
+    assert data["services"]["llm"]["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert report.verification is not None and not report.verification.new_findings
+    assert not report.verification.still_reported
+    assert run(root).files == []  # idempotent
+
+
+def test_legacy_and_template_folders_are_left(tmp_path: Path) -> None:
+    files = {"legacy/docker-compose.yml": COMPOSE, "extensions/templates/compose.yaml": COMPOSE}
+    assert run(project(tmp_path, files)).files == []
+
+
+def test_a_dockerfile_that_builds_cuda_code_gets_no_rocm_copy(tmp_path: Path) -> None:
+    for i, run_line in enumerate(
+        (
+            "RUN cmake -B build -DGGML_CUDA=ON && cmake --build build",
+            'RUN pip3 install --no-cache-dir "comfy-kitchen[cublas]"',
+            "RUN nvcc -o k k.cu",
+        )
+    ):
+        df = f"FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n{run_line}\n"
+        report = run(project(tmp_path / str(i), {"Dockerfile": df}))
+        assert report.files == [], run_line
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "builds or installs CUDA code" in reasons[0], reasons
+
+
+def test_nvidia_apt_libraries_are_dropped(tmp_path: Path) -> None:
+    df = (
+        "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
+        "RUN apt-get update && apt-get install -y curl libnvonnxparsers8 libnvinfer-plugin8\n"
+    )
+    text = created(run(project(tmp_path, {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "libnv" not in text and "curl" in text

@@ -90,3 +90,15 @@ def test_unknown_torch_release_is_left_to_a_person(tmp_path: Path) -> None:
     report = run(project(tmp_path, {"requirements.txt": reqs}))
     assert report.files == []
     assert any(u.finding.rule_id == "GP105" for u in report.unfixed)
+
+
+def test_a_requirements_file_for_another_platform_gets_no_route(tmp_path: Path) -> None:
+    """requirements-coreml.txt converts models on a Mac: a ROCm torch route there is noise."""
+    files = {"models/requirements-coreml.txt": "torch>=2.0\ncoremltools\n"}
+    report = run(project(tmp_path, files))
+    assert report.files == []
+    reasons = [u.reason for u in report.unfixed if u.finding.path.endswith("coreml.txt")]
+    assert reasons and all("another platform" in r for r in reasons), report.unfixed
+    # the same file without the platform in its name gets its route
+    plain = run(project(tmp_path / "b", {"models/requirements.txt": "torch>=2.0\n"}))
+    assert [f.path for f in plain.files] == ["models/requirements-rocm.txt"]

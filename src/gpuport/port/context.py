@@ -9,6 +9,7 @@ which are taken and writes them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from gpuport.port.model import FindingRef
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport
 
-__all__ = ["PortContext", "Proposal", "ref", "rules_in", "unique"]
+__all__ = ["PortContext", "Proposal", "ref", "rules_in", "unique", "unrun"]
 
 #: Scopes whose findings ``port`` fixes: everything a user installs, builds or runs, not
 #: documentation pages.
@@ -91,6 +92,13 @@ class PortContext:
     _texts: dict[str, str | None] = field(default_factory=dict)
     #: what one family computed and another reads (the dependency routes a Dockerfile uses)
     cache: dict[str, object] = field(default_factory=dict)
+    #: (rule, path, line) -> why a family left the finding to a person
+    declined: dict[tuple[str, str, int | None], str] = field(default_factory=dict)
+
+    def decline(self, findings: Iterable[Finding], why: str) -> None:
+        """Say why ``findings`` get no fix (shown in ``unfixed``)."""
+        for f in findings:
+            self.declined.setdefault((f.rule_id, f.location.path, f.location.line), why)
 
     def read(self, rel: str) -> str | None:
         """The text of project file ``rel`` (bad UTF-8 kept byte for byte), or None when it
@@ -119,6 +127,22 @@ class PortContext:
         except OSError:
             return []
 
+    def files_of(self, kind: str) -> list[str]:
+        """The project's files of one scan kind (``"compose"``, ``"cuda/c++"``), walked as
+        ``scan`` walks (.gitignore honoured, no folder links followed), once per run."""
+        cached = self.cache.get("files-by-kind")
+        if isinstance(cached, dict):
+            return sorted(cached.get(kind, []))
+        from gpuport.scan.project.files import Candidate, walk
+
+        table: dict[str, list[str]] = {}
+        if self.root.is_dir():
+            for item in walk(self.root):
+                if isinstance(item, Candidate):
+                    table.setdefault(str(item.kind), []).append(item.rel)
+        self.cache["files-by-kind"] = table
+        return sorted(table.get(kind, []))
+
     def of(self, *prefixes: str, path: str | None = None) -> list[Finding]:
         out = rules_in(self.findings, *prefixes)
         if path is not None:
@@ -133,8 +157,22 @@ class PortContext:
         return "\r\n" if "\r\n" in text[:4096] else "\n"
 
 
+#: folders of files nobody runs as they are: kept for reference or copied to start from
+_UNRUN = re.compile(r"^(?:legacy|deprecated|archived?|archives|attic|obsolete|templates?)$", re.I)
+
+
+def unrun(path: str) -> bool:
+    """Whether ``path`` lies in a legacy, archived or template folder."""
+    return any(_UNRUN.match(part) for part in path.split("/")[:-1])
+
+
 def fixable(report: ScanReport) -> list[Finding]:
-    """The findings ``port`` works on: above info, in a scope a user builds or runs."""
+    """The findings ``port`` works on: above info, in a scope a user builds or runs, not in a
+    legacy, archived or template folder."""
     return [
-        f for f in report.findings if f.severity is not Severity.INFO and f.scope in FIXED_SCOPES
+        f
+        for f in report.findings
+        if f.severity is not Severity.INFO
+        and f.scope in FIXED_SCOPES
+        and not unrun(f.location.path)
     ]

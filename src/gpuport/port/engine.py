@@ -368,7 +368,7 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
         for p in proposals
     ]
     resolving = [p for p in proposals if p.resolves]
-    unfixed = _unfixed(ctx.findings, resolving, taken_ids)
+    unfixed = _unfixed(ctx.findings, resolving, taken_ids, ctx.declined)
     safe_keys = {_key(f) for p in resolving if p.safe for f in p.findings}
     any_keys = {_key(f) for p in resolving for f in p.findings}
     written: list[str] = []
@@ -403,7 +403,12 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
     )
 
 
-def _unfixed(findings: list[Finding], proposals: list[Proposal], taken: set[str]) -> list[Unfixed]:
+def _unfixed(
+    findings: list[Finding],
+    proposals: list[Proposal],
+    taken: set[str],
+    declined: dict[tuple[str, str, int | None], str],
+) -> list[Unfixed]:
     by_key: dict[tuple[str, str, int | None], list[Proposal]] = {}
     for p in proposals:
         for f in p.findings:
@@ -419,6 +424,8 @@ def _unfixed(findings: list[Finding], proposals: list[Proposal], taken: set[str]
                 if all(not p.safe for p in props)
                 else "its fix was left out of this run"
             )
+        elif _key(f) in declined:
+            reason = declined[_key(f)]
         else:
             reason = "no mechanical fix: " + (f.fix or "see `gpuport explain " + f.rule_id + "`")
         out.append(Unfixed(finding=ref(f), reason=reason))

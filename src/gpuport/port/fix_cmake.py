@@ -76,6 +76,9 @@ def _shim(libs: list[str]) -> str:
         f"{_MARK} build the CUDA sources with HIP for AMD GPUs: cmake -D{OPTION}=ON",
         "# (written by `gpuport port`). ROCm's CMake packages must be on CMAKE_PREFIX_PATH",
         "# (/opt/rocm); the GPU targets come from CMAKE_HIP_ARCHITECTURES (e.g. gfx90a;gfx942).",
+        "if(CMAKE_VERSION VERSION_LESS 3.21)",
+        '  message(FATAL_ERROR "the HIP build needs CMake 3.21 or newer (the HIP language)")',
+        "endif()",
         "list(APPEND CMAKE_PREFIX_PATH /opt/rocm)",
         "enable_language(HIP)",
         "find_package(hip REQUIRED)",
@@ -171,18 +174,29 @@ def _native_sources(ctx: PortContext, folder: str) -> list[str]:
     return out
 
 
-def _walk_sources(ctx: PortContext, folder: str, depth: int = 0) -> list[str]:
+_NOT_OURS = re.compile(
+    r"^(?:build|third[_-]?party|3rdparty|vendor|vendored|external|extern|deps|submodules)$", re.I
+)
+_HOST = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx")
+
+
+def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
+    """The CUDA sources under ``folder`` (``.cu``/``.cuh``), and the host sources and headers
+    there that include a CUDA header (the HIP build compiles them against HIP too)."""
+    prefix = f"{folder}/" if folder else ""
     out: list[str] = []
-    if depth > 4:
-        return out
-    for name in ctx.listdir(folder):
-        rel = f"{folder}/{name}" if folder else name
-        if name.startswith(".") or name in ("build", "third_party", "vendor", "external"):
+    for rel in ctx.files_of("cuda/c++"):
+        if not rel.startswith(prefix):
             continue
-        if name.endswith((".cu", ".cuh")):
+        parts = rel[len(prefix) :].split("/")
+        if len(parts) > 5 or any(p.startswith(".") or _NOT_OURS.match(p) for p in parts[:-1]):
+            continue
+        if rel.endswith((".cu", ".cuh")):
             out.append(rel)
-        elif "." not in name and ctx.listdir(rel):
-            out.extend(_walk_sources(ctx, rel, depth + 1))
+        elif rel.endswith(_HOST):
+            text = ctx.read(rel)
+            if text is not None and _cuda_includes(text):
+                out.append(rel)
     return out
 
 

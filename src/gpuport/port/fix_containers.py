@@ -25,10 +25,10 @@ import yaml
 
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port import fix_deps
-from gpuport.port.context import PortContext, Proposal, unique
+from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.scan.finding import Finding
 
-__all__ = ["compose_name", "dockerfile_name", "propose"]
+__all__ = ["amd_named", "compose_name", "dockerfile_name", "overlay", "propose"]
 
 _FROM = re.compile(r"^(\s*FROM\s+(?:--platform=\S+\s+)?)(\S+)", re.I)
 _ARG = re.compile(r"^(\s*ARG\s+\w+=)(\S+)", re.I)
@@ -38,7 +38,15 @@ _COPY = re.compile(r"^(\s*(?:COPY|ADD)\s+(?:--\S+\s+)*)(.+?)(\s+\S+\s*)$", re.I)
 _CUDA_APT = re.compile(
     r"(?<![\w.-])(?:cuda(?:-[\w.+-]+)?|libcudnn[\w.+=-]*|libnccl[\w.+=-]*|nvidia-[\w.+=-]+"
     r"|libcublas[\w.+=-]*|libcusparse[\w.+=-]*|libcufft[\w.+=-]*|libcurand[\w.+=-]*"
-    r"|libnvinfer[\w.+=-]*|tensorrt[\w.+=-]*)(?![\w.-])"
+    r"|libnv[\w.+=-]*|tensorrt[\w.+=-]*)(?![\w.-])"
+)
+#: a RUN that compiles CUDA code or installs a CUDA-only build: a ROCm image would need the
+#: project's HIP build (or another package), which is a person's call
+_CUDA_BUILD = re.compile(
+    r"(?i)-D\w*(?:CUDA|CUBLAS)\w*=(?:ON|1|TRUE)\b|\b\w*(?:CUDA|CUBLAS)=1\b"
+    r"|CMAKE_CUDA_ARCHITECTURES|CUDA_DOCKER_ARCH|\bnvcc\b"
+    r"|\[[\w,-]*\b(?:cublas|cuda\d*|cu1\d+x?)\b[\w,-]*\]"
+    r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
 )
 _CUDA_INDEX = re.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
 _LOCAL_CU = re.compile(r"\+cu\d+")
@@ -64,9 +72,28 @@ def dockerfile_name(path: str) -> str:
     return str(p.with_name(swapped if swapped != name else f"{name}.rocm"))
 
 
+_NV_WORD = re.compile(r"(?i)(?<=[-_.])(?:nvidia|cuda|nv)(?=[-_.])")
+_AMD_WORD = re.compile(r"(?i)(?:^|[-_.])(?:amd|rocm|hip)(?:[-_.]|$)")
+
+
 def compose_name(path: str) -> str:
+    """The ROCm file for a compose file: for a vendor overlay (``compose.nvidia.yaml``) its
+    AMD sibling (``compose.amd.yaml``), loaded in its place; else an override loaded after it
+    (``docker-compose.rocm.yml``)."""
     p = PurePosixPath(path)
+    if overlay(path):
+        return str(p.with_name(_NV_WORD.sub("amd", p.name, count=1)))
     return str(p.with_name(f"{p.stem}.rocm{p.suffix}"))
+
+
+def overlay(path: str) -> bool:
+    """A compose file named for NVIDIA (``compose.nvidia.yaml``, ``docker-compose-cuda.yml``):
+    a vendor overlay the project loads instead of another vendor's."""
+    return bool(_NV_WORD.search(PurePosixPath(path).name))
+
+
+def amd_named(path: str) -> bool:
+    return bool(_AMD_WORD.search(PurePosixPath(path).stem))
 
 
 def _instructions(lines: list[str]) -> list[tuple[int, int]]:
@@ -190,6 +217,14 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             )
         elif _RUN.match(chunk):
             new = chunk
+            build = _CUDA_BUILD.search(_no_comments(chunk))
+            if build is not None:
+                ctx.decline(
+                    found,
+                    f"{path} builds or installs CUDA code ({build.group(0).strip()}): a ROCm "
+                    "image needs the project's HIP build there, left to a person",
+                )
+                return None
             if re.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
             ) and _CUDA_APT.search(chunk):
@@ -249,6 +284,10 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     )
     prop.creates[target] = content
     return prop
+
+
+def _no_comments(chunk: str) -> str:
+    return "".join(ln for ln in chunk.splitlines(keepends=True) if not ln.lstrip().startswith("#"))
 
 
 def _drop_packages(chunk: str) -> str:
@@ -363,6 +402,55 @@ def _built_dockerfile(node: yaml.MappingNode, folder: PurePosixPath) -> str | No
     return posixpath.normpath(str(folder / context / dockerfile))
 
 
+_VENDOR_TAG = re.compile(r"(?i)(?<=[-_:.])(?:nvidia|cuda\d*(?:\.\d+)*|cu\d{3})(?=[-_.]|$)")
+
+
+def _rocm_image(image: str) -> tuple[str, bool] | None:
+    """The ROCm image for a service's image, and whether that is safe: a route from
+    knowledge/port_routes.toml (safe), or the tag with its vendor word swapped
+    (``default-nvidia-v4.0`` -> ``default-rocm-v4.0``, the digest dropped: unsafe, gpuport
+    cannot see that the tag exists)."""
+    hit = load_port_routes().image_for(image)
+    if hit is not None:
+        return hit[1], True
+    name, _, tag = image.split("@", 1)[0].rpartition(":")
+    if name and "/" not in tag and _VENDOR_TAG.search(":" + tag):
+        return f"{name}:{_VENDOR_TAG.sub('rocm', ':' + tag, count=1)[1:]}", False
+    return None
+
+
+def _groups(ctx: PortContext) -> list[str]:
+    """group_add entries as the project's own AMD compose files write them (the host's GIDs
+    through variables), else the group names."""
+    if "amd-groups" not in ctx.cache:
+        found: list[str] = []
+        for path in _amd_compose_files(ctx):
+            for _name, (_lo, _hi, node) in _services(ctx.read(path) or "").items():
+                groups = _key(node, "group_add")
+                if isinstance(groups, yaml.SequenceNode) and len(groups.value) >= 2:
+                    vals = [str(g.value) for g in groups.value if isinstance(g, yaml.ScalarNode)]
+                    if len(vals) == len(groups.value) and all(_safe_scalar(v) for v in vals):
+                        found = vals
+                        break
+            if found:
+                break
+        ctx.cache["amd-groups"] = found
+    got = ctx.cache["amd-groups"]
+    return list(got) if isinstance(got, list) and got else ["video", "render"]
+
+
+def _safe_scalar(value: str) -> bool:
+    return bool(re.fullmatch(r"[\w${}:\-.]+", value))
+
+
+def _amd_compose_files(ctx: PortContext) -> list[str]:
+    return [p for p in ctx.files_of("compose") if amd_named(p) and not unrun(p)]
+
+
+def _yaml_item(value: str) -> str:
+    return f'"{value}"' if "$" in value or value.isdigit() else value
+
+
 def _compose(
     ctx: PortContext,
     path: str,
@@ -370,13 +458,18 @@ def _compose(
     found: list[Finding],
     dockerfiles: dict[str, str],
     routed: dict[str, list[Finding]],
-) -> Proposal | None:
-    """The override for the services that reserve NVIDIA GPUs (``found``) and for those that
-    build a Dockerfile given a ROCm variant (``dockerfiles``): a ROCm image needs the AMD
-    devices to see a GPU."""
+) -> list[Proposal]:
+    """The ROCm compose file for the services that reserve NVIDIA GPUs (``found``) and for
+    those that build a Dockerfile given a ROCm variant (``dockerfiles``): a ROCm image needs
+    the AMD devices to see a GPU. A vendor overlay gets its AMD sibling (loaded in its place:
+    nothing to reset), another file an override (loaded after it: the NVIDIA reservation and
+    runtime reset). Two alternatives when an image's ROCm tag is guessed: without it (safe)
+    and with it (unsafe)."""
     services = _services(text)
-    routes = load_port_routes()
-    blocks: list[str] = []
+    sibling = overlay(path)
+    base = _services(_base_compose(ctx, path) or "") if sibling else {}
+    groups = _groups(ctx)
+    blocks: list[tuple[list[str], list[str]]] = []  # (safe lines, unsafe lines)
     used: list[Finding] = []
     folder = PurePosixPath(path).parent
     for name, (lo, hi, node) in services.items():
@@ -386,56 +479,139 @@ def _compose(
         if not hits and ported is None:
             continue
         used += hits or routed.get(built or "", [])
-        lines = [f"  {name}:"]
+        head = [f"  {name}:"]
+        guess: list[str] = []
         image = _key(node, "image")
-        if isinstance(image, yaml.ScalarNode) and (hit := routes.image_for(str(image.value))):
-            lines.append(f"    image: {hit[1]}")
+        if image is None and name in base:
+            image = _key(base[name][2], "image")
+        if isinstance(image, yaml.ScalarNode) and (hit := _rocm_image(str(image.value))):
+            (head if hit[1] else guess).append(f"    image: {hit[0]}")
+        tail: list[str] = []
         if ported is not None:
-            lines += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
-        lines += [
-            "    devices:",
-            "      - /dev/kfd",
-            "      - /dev/dri",
-            "    group_add:",
-            "      - video",
-            "      - render  # an image without this group: the host's GID, getent group render",
-        ]
-        deploy = _key(node, "deploy")
-        resources = _key(deploy, "resources") if isinstance(deploy, yaml.MappingNode) else None
-        reservations = (
-            _key(resources, "reservations") if isinstance(resources, yaml.MappingNode) else None
-        )
-        if isinstance(reservations, yaml.MappingNode) and _key(reservations, "devices") is not None:
-            lines += [
-                "    deploy:",
-                "      resources:",
-                "        reservations:",
-                "          devices: !reset []",
-            ]
-        runtime = _key(node, "runtime")
-        if isinstance(runtime, yaml.ScalarNode) and "nvidia" in str(runtime.value):
-            lines.append("    runtime: !reset null")
-        blocks.append("\n".join(lines))
+            tail += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
+        tail += ["    devices:", "      - /dev/kfd", "      - /dev/dri", "    group_add:"]
+        tail += [f"      - {_yaml_item(g)}" for g in groups]
+        if groups == ["video", "render"]:
+            tail[-1] += "  # an image without this group: the host's GID, getent group render"
+        if not sibling:
+            deploy = _key(node, "deploy")
+            res = _key(deploy, "resources") if isinstance(deploy, yaml.MappingNode) else None
+            resv = _key(res, "reservations") if isinstance(res, yaml.MappingNode) else None
+            if isinstance(resv, yaml.MappingNode) and _key(resv, "devices") is not None:
+                tail += [
+                    "    deploy:",
+                    "      resources:",
+                    "        reservations:",
+                    "          devices: !reset []",
+                ]
+            runtime = _key(node, "runtime")
+            if isinstance(runtime, yaml.ScalarNode) and "nvidia" in str(runtime.value):
+                tail.append("    runtime: !reset null")
+        blocks.append((head + tail, head + guess + tail))
     if not blocks:
-        return None
+        return []
     target = compose_name(path)
     name = PurePosixPath(path).name
-    content = (
-        f"{_MARK} ROCm override for {name}, written by `gpuport port`: AMD GPUs are the\n"
-        "# /dev/kfd and /dev/dri devices (no NVIDIA runtime); needs Compose 2.24+ (!reset).\n"
-        f"#   docker compose -f {name} -f {PurePosixPath(target).name} up\n"
-        "services:\n" + "\n".join(blocks) + "\n"
-    )
+    tname = PurePosixPath(target).name
+    if sibling:
+        intro = (
+            f"{_MARK} AMD overlay in place of {name}, written by `gpuport port`: AMD GPUs are\n"
+            "# the /dev/kfd and /dev/dri devices (no NVIDIA runtime).\n"
+            f"#   load {tname} where the project loads {name}\n"
+        )
+        why = "a new overlay file beside the NVIDIA one: nothing that loads that one changes"
+    else:
+        intro = (
+            f"{_MARK} ROCm override for {name}, written by `gpuport port`: AMD GPUs are the\n"
+            "# /dev/kfd and /dev/dri devices (no NVIDIA runtime); needs Compose 2.24+ (!reset).\n"
+            f"#   docker compose -f {name} -f {tname} up\n"
+        )
+        why = "a new override file: `docker compose up` without it is unchanged"
+    out: list[Proposal] = []
+    guessed = any(s != u for s, u in blocks)
+    for safe in (True, False) if guessed else (True,):
+        body = "\n".join("\n".join(s if safe else u) for s, u in blocks)
+        prop = Proposal(
+            id=f"compose-rocm:{target}" + ("" if safe else "+image-tag"),
+            family="compose",
+            title=f"{target}: AMD GPU devices for the services of {path}"
+            + ("" if safe else ", and the images' ROCm tags"),
+            safe=safe,
+            why=why
+            if safe
+            else "the ROCm image tag is guessed from the CUDA one (the vendor word swapped, "
+            "the digest dropped): gpuport cannot see that it exists",
+            findings=list(used),
+            group=f"compose:{target}" if guessed else "",
+            note="" if safe or not guessed else "check that the tag exists and pin its digest",
+        )
+        prop.creates[target] = intro + "services:\n" + body + "\n"
+        out.append(prop)
+    return out
+
+
+def _base_compose(ctx: PortContext, path: str) -> str | None:
+    """The file a vendor overlay completes (``compose.yaml`` beside ``compose.nvidia.yaml``)."""
+    p = PurePosixPath(path)
+    stem = re.sub(r"(?i)[-_.](?:nvidia|cuda|nv)(?=[-_.]|$)", "", p.stem)
+    for cand in (f"{stem}{p.suffix}", f"{stem}.yaml", f"{stem}.yml"):
+        text = ctx.read(str(p.with_name(cand)))
+        if text is not None:
+            return text
+    return None
+
+
+def _devices_in_place(
+    ctx: PortContext, path: str, text: str, found: list[Finding]
+) -> Proposal | None:
+    """GP505: a service that runs ROCm without the AMD devices or the video and render
+    groups gets them in its own file (it is ROCm's already; nothing else reads it)."""
+    services = _services(text)
     prop = Proposal(
-        id=f"compose-rocm:{target}",
+        id=f"compose-devices:{path}",
         family="compose",
-        title=f"{target}: AMD GPU devices for the services of {path}",
+        title=f"{path}: /dev/kfd, /dev/dri and the video and render groups for its ROCm services",
         safe=True,
-        why="a new override file: `docker compose up` without it is unchanged",
-        findings=used,
+        why="only services that run ROCm images change",
+        findings=[],
     )
-    prop.creates[target] = content
-    return prop
+    offsets = _line_offsets(text)
+    eol = ctx.eol(text)
+    groups = _groups(ctx)
+    for _name, (lo, hi, node) in services.items():
+        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        if not hits or not node.value:
+            continue
+        devices = _key(node, "devices")
+        first_key = node.value[0][0]
+        anchor = first_key
+        if devices is not None:
+            anchor = next(k for k, v in node.value if v is devices)
+        if node.flow_style:
+            continue  # {image: x, devices: [...]}: left to a person
+        col = anchor.start_mark.column
+        pad = " " * col
+        lines: list[str] = []
+        if devices is None:
+            lines += [f"{pad}devices:", f"{pad}  - /dev/kfd", f"{pad}  - /dev/dri"]
+        if _key(node, "group_add") is None:
+            lines += [f"{pad}group_add:"] + [f"{pad}  - {_yaml_item(g)}" for g in groups]
+        elif devices is not None:
+            continue  # group_add is there, with other groups: a person decides
+        if not lines:
+            continue
+        at = offsets[anchor.start_mark.line]
+        prop.edit(path, at, at, eol.join(lines) + eol, hits)
+        prop.findings += hits
+    return prop if prop.edits else None
+
+
+def _line_offsets(text: str) -> list[int]:
+    out, pos = [0], 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        out.append(pos)
+    return out
 
 
 def propose(ctx: PortContext) -> list[Proposal]:
@@ -444,7 +620,9 @@ def propose(ctx: PortContext) -> list[Proposal]:
     routed: dict[str, list[Finding]] = {}
     kinds = {f.location.path for f in ctx.findings}
     candidates = sorted(
-        p for p in _container_files(ctx) if "rocm" not in PurePosixPath(p).name.lower()
+        p
+        for p in _container_files(ctx)
+        if "rocm" not in PurePosixPath(p).name.lower() and not unrun(p)
     )
     for path in candidates:
         if not _is_dockerfile(path):
@@ -458,19 +636,35 @@ def propose(ctx: PortContext) -> list[Proposal]:
             out.append(prop)
             dockerfiles[path] = target
             routed[path] = prop.findings
+    for path in sorted(ctx.files_with("GP505")):
+        text = ctx.read(path)
+        if text is not None and not unrun(path) and not _is_dockerfile(path):
+            fixed = _devices_in_place(ctx, path, text, ctx.of("GP505", path=path))
+            if fixed is not None:
+                out.append(fixed)
     for path in sorted({*candidates, *(_compose_files(ctx) if dockerfiles else [])}):
-        if _is_dockerfile(path) or "rocm" in PurePosixPath(path).name.lower():
+        if _is_dockerfile(path) or amd_named(path) or unrun(path):
             continue
-        if not ctx.of("GP502", "GP505", path=path) and not dockerfiles:
+        if not ctx.of("GP502", path=path) and not dockerfiles:
             continue
         text = ctx.read(path)
         target = compose_name(path)
-        if text is None or ctx.exists(target):
+        if text is None or ctx.exists(target) or _has_amd_sibling(ctx, path):
             continue
-        prop = _compose(ctx, path, text, ctx.of("GP502", "GP505", path=path), dockerfiles, routed)
-        if prop is not None:
-            out.append(prop)
+        out += _compose(ctx, path, text, ctx.of("GP502", path=path), dockerfiles, routed)
     return out
+
+
+def _has_amd_sibling(ctx: PortContext, path: str) -> bool:
+    """A vendor overlay whose AMD counterpart exists under another AMD word
+    (``compose.rocm.yaml`` beside ``compose.nvidia.yaml``)."""
+    if not overlay(path):
+        return False
+    p = PurePosixPath(path)
+    return any(
+        ctx.exists(str(p.with_name(_NV_WORD.sub(word, p.name, count=1))))
+        for word in ("amd", "rocm", "hip", "AMD", "ROCm")
+    )
 
 
 def _is_dockerfile(path: str) -> bool:
@@ -495,7 +689,7 @@ def _compose_files(ctx: PortContext) -> list[str]:
     return [
         n
         for n in ctx.listdir("")
-        if re.match(r"(?:docker-)?compose[\w.-]*\.ya?ml$", n) and "rocm" not in n.lower()
+        if re.match(r"(?:docker-)?compose[\w.-]*\.ya?ml$", n) and not amd_named(n)
     ]
 
 

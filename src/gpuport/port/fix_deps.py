@@ -355,6 +355,15 @@ def _routes(ctx: PortContext) -> Routes:
     return got
 
 
+#: a requirements file named for a platform that is not a CUDA GPU (``requirements-coreml.txt``,
+#: ``requirements_cpu.txt``, ``requirements-mps.txt``): what it installs runs there, not on ROCm
+_OTHER_PLATFORM = re.compile(
+    r"(?i)(?:^|[-_.])(?:cpu|coreml|mps|metal|apple|mac|macos|darwin|mlx|xpu|ipex|intel|tpu|"
+    r"jax-tpu|npu|ascend|openvino|onnx-cpu|habana|gaudi|hpu|neuron|directml|dml|vulkan)"
+    r"(?:[-_.\d]|$)"
+)
+
+
 def _compute(ctx: PortContext) -> Routes:
     out: list[Proposal] = []
     copy: dict[str, str] = {}
@@ -365,6 +374,12 @@ def _compute(ctx: PortContext) -> Routes:
     for path in ctx.files_with(*DEP_RULES):
         name = PurePosixPath(path).name
         if re.search(r"(?i)(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", name):
+            continue
+        if _OTHER_PLATFORM.search(PurePosixPath(name).stem):
+            ctx.decline(
+                ctx.of(*DEP_RULES, path=path),
+                f"{name} installs for another platform (its name says so): no ROCm route",
+            )
             continue
         found = ctx.of(*DEP_RULES, path=path)
         text = ctx.read(path)

@@ -3,8 +3,9 @@
 
 * **Capability gates** that ROCm torch answers True where an NVIDIA GPU with the same features
   answers False (``get_device_capability() >= (9, 0)`` on gfx942, which reports (9, 4): the
-  Hopper path) get ``and torch.version.hip is None``: on CUDA the test is unchanged; on ROCm
-  the path meant for newer NVIDIA GPUs is no longer taken. The other direction (a gate that
+  Hopper path) get ``and torch.version.hip is None`` (``capability < (9, 0)``, whose True is
+  the older path: ``or torch.version.hip is not None``): on CUDA the test is unchanged; on
+  ROCm the path meant for newer NVIDIA GPUs is no longer taken. The other direction (a gate that
   ROCm answers False) is left to a person: which AMD GPUs have the feature is a judgement.
 * **``nvidia-smi`` for display**: a statement that runs ``nvidia-smi`` with no arguments and
   ignores the result (``os.system("nvidia-smi")``, ``subprocess.run(["nvidia-smi"])``) runs
@@ -72,6 +73,21 @@ def _import_at(tree: ast.Module, starts: list[int], text: str) -> int:
     return starts[line] if line < len(starts) else len(text)
 
 
+def _asks_newer(node: ast.Compare) -> bool | None:
+    """True for ``capability >= (9, 0)`` (True means the newer NVIDIA path: ROCm must answer
+    False), False for ``capability < (9, 0)`` (True means the older path: ROCm must answer
+    True), None for a chain or an operator gpuport does not read."""
+    if len(node.ops) != 1:
+        return None
+    op = node.ops[0]
+    const_left = isinstance(node.left, ast.Tuple | ast.Constant)
+    if isinstance(op, ast.Gt | ast.GtE):
+        return not const_left
+    if isinstance(op, ast.Lt | ast.LtE):
+        return const_left
+    return None
+
+
 def _gates(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Proposal | None:
     if "torch" not in _imports(tree):
         return None
@@ -92,9 +108,16 @@ def _gates(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Prop
         f = want.get((node.lineno, node.col_offset))
         if f is None or "True on" not in f.message:
             continue
+        newer = _asks_newer(node)
+        if newer is None:
+            continue
         s = _off(text, starts, node.lineno, node.col_offset)
         e = _off(text, starts, node.end_lineno or node.lineno, node.end_col_offset or 0)
-        new = f"({text[s:e]} and torch.version.hip is None)"
+        new = (
+            f"({text[s:e]} and torch.version.hip is None)"
+            if newer
+            else f"({text[s:e]} or torch.version.hip is not None)"
+        )
         prop.edit(path, s, e, new, [f])
         prop.findings.append(f)
     return prop if prop.findings else None
