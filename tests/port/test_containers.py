@@ -223,6 +223,14 @@ def test_a_dockerfile_that_builds_cuda_code_gets_no_rocm_copy(tmp_path: Path) ->
         assert reasons and "builds or installs CUDA code" in reasons[0], reasons
 
 
+def test_a_service_building_cuda_code_gets_no_amd_devices(tmp_path: Path) -> None:
+    df = "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN cmake -B b -DGGML_CUDA=ON\n"
+    report = run(project(tmp_path, {"Dockerfile": df, "docker-compose.yml": COMPOSE}))
+    assert report.files == []
+    reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP502"]
+    assert reasons and "compiles CUDA code" in reasons[0], reasons
+
+
 def test_nvidia_apt_libraries_are_dropped(tmp_path: Path) -> None:
     df = (
         "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"

@@ -117,3 +117,55 @@ def test_idempotent(tmp_path: Path) -> None:
     run(root, apply=True, verify=False)
     again = run(root)
     assert again.files == []
+
+
+CUDA_HOME_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension, CppExtension
+import torch
+
+
+def get_extensions():
+    if CUDA_HOME is None and torch.cuda.is_available():
+        print("CUDA toolkit is not available. Skipping compilation of CUDA extensions")
+        return []
+    use_cuda = torch.cuda.is_available() and CUDA_HOME is not None
+    extension = CUDAExtension if use_cuda else CppExtension
+    return [extension("ext", ["a.cu"], extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})]
+"""
+
+
+def _gates(text: str, hip: bool, cuda_home: str | None) -> tuple[bool, bool]:
+    """(skipped, use_cuda) as the edited tests evaluate them."""
+    ns = {"CUDA_HOME": cuda_home, "IS_HIP_EXTENSION": hip}
+    lines = [ln.strip() for ln in text.splitlines()]
+    skip = next(ln for ln in lines if ln.startswith("if CUDA_HOME") or ln.startswith("if (CUDA"))
+    use = next(ln for ln in lines if ln.startswith("use_cuda ="))
+    cond = skip[3:].rstrip(":").replace("torch.cuda.is_available()", "True")
+    value = use.split("=", 1)[1].replace("torch.cuda.is_available()", "True")
+    return bool(eval(cond, ns)), bool(eval(value, ns))  # noqa: S307 - our own test text
+
+
+def test_cuda_home_tests_accept_rocm_torch_when_unsafe(tmp_path: Path) -> None:
+    root = project(tmp_path, {"setup.py": CUDA_HOME_SETUP})
+    report = run(root)
+    assert "setup-rocm-home:setup.py" in [f.id for f in report.fixes if not f.applied]
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    text = (root / "setup.py").read_text()
+    assert "from torch.utils.cpp_extension import IS_HIP_EXTENSION" in text
+    assert "(CUDA_HOME is None and not IS_HIP_EXTENSION) and torch.cuda.is_available()" in text
+    assert "(CUDA_HOME is not None or IS_HIP_EXTENSION)" in text
+    # CUDA torch (IS_HIP_EXTENSION False): the same answers as before, with and without nvcc
+    assert _gates(text, False, "/usr/local/cuda") == (False, True)
+    assert _gates(text, False, None) == (True, False)
+    assert _gates(text, True, None) == (False, True)  # ROCm torch: the extension is built
+    assert "--use_fast_math" in text and "if torch.version.hip" in text  # GP402 beside it
+    assert run(root, unsafe_fixes=True).files == []
+
+
+def test_cuda_home_used_as_a_path_is_left(tmp_path: Path) -> None:
+    src = CUDA_HOME_SETUP + 'NVCC = CUDA_HOME + "/bin/nvcc"\n'
+    report = run(project(tmp_path, {"setup.py": src}), unsafe_fixes=True)
+    assert "setup-rocm-home:setup.py" not in [f.id for f in report.fixes]
+    reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP409"]
+    assert reasons and "used as a path" in reasons[0]

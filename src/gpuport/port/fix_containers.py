@@ -219,6 +219,9 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             new = chunk
             build = _CUDA_BUILD.search(_no_comments(chunk))
             if build is not None:
+                built_here = ctx.cache.setdefault("cuda-built", set())
+                if isinstance(built_here, set):
+                    built_here.add(path)
                 ctx.decline(
                     found,
                     f"{path} builds or installs CUDA code ({build.group(0).strip()}): a ROCm "
@@ -477,6 +480,14 @@ def _compose(
         built = _built_dockerfile(node, folder)
         ported = dockerfiles.get(built or "")
         if not hits and ported is None:
+            continue
+        cuda_built = ctx.cache.get("cuda-built")
+        if built is not None and isinstance(cuda_built, set) and built in cuda_built:
+            ctx.decline(
+                hits,
+                f"service {name} builds {built}, which compiles CUDA code: AMD devices give "
+                "that image nothing to run on; left to a person",
+            )
             continue
         used += hits or routed.get(built or "", [])
         head = [f"  {name}:"]

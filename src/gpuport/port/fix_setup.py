@@ -266,8 +266,97 @@ def _conditional(text: str, s: int, e: int, node: ast.List | ast.Tuple, kept: li
     )
 
 
+def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    """GP409: ``CUDA_HOME is (not) None`` tests also accept a ROCm torch build
+    (``IS_HIP_EXTENSION``, from the same module), as ROCm ports write them. Unsafe: where the
+    ROCm install skipped the extension, it now builds it with hipcc, and a kernel that does
+    not compile for AMD stops the install. Left to a person where CUDA_HOME is used as a path
+    (the ROCm build would get None)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    imported = has_hip = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension":
+            for a in node.names:
+                imported |= a.name == "CUDA_HOME" and a.asname is None
+                has_hip |= a.name == "IS_HIP_EXTENSION" and a.asname is None
+    if not imported:
+        return None
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    tests: list[ast.Compare] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == "CUDA_HOME"):
+            continue
+        if isinstance(node.ctx, ast.Store):
+            return None  # the project sets it itself
+        up = parents.get(id(node))
+        if (
+            isinstance(up, ast.Compare)
+            and up.left is node
+            and len(up.ops) == 1
+            and isinstance(up.ops[0], ast.Is | ast.IsNot)
+            and isinstance(up.comparators[0], ast.Constant)
+            and up.comparators[0].value is None
+        ):
+            tests.append(up)
+            continue
+        ctx.decline(found, "CUDA_HOME is used as a path here: a ROCm branch is a person's call")
+        return None
+    if not tests:
+        return None
+    starts = _lines(text)
+    prop = Proposal(
+        id=f"setup-rocm-home:{path}",
+        family="setup.py",
+        title=f"{path}: the extension's CUDA_HOME tests also accept ROCm torch",
+        safe=False,
+        why="IS_HIP_EXTENSION is False on CUDA torch, so CUDA builds are unchanged; on ROCm the "
+        "extension is now built with hipcc where the install skipped it, and a kernel that "
+        "does not compile for AMD stops the install",
+        findings=list(found),
+    )
+    for t in tests:
+        s, e = _span(t, starts, text)
+        if isinstance(t.ops[0], ast.Is):
+            new = f"({text[s:e]} and not IS_HIP_EXTENSION)"
+        else:
+            new = f"({text[s:e]} or IS_HIP_EXTENSION)"
+        prop.edit(path, s, e, new, _within(found, t.lineno, t.end_lineno or t.lineno))
+    if not has_hip:
+        pos = _after_imports(tree, text, starts)
+        prop.edit(
+            path,
+            pos,
+            pos,
+            f"from torch.utils.cpp_extension import IS_HIP_EXTENSION  {_MARK} GP409 ROCm torch\n",
+        )
+    return prop
+
+
+def _after_imports(tree: ast.Module, text: str, starts: list[int]) -> int:
+    """After the last top-level import of the file's opening block."""
+    last: ast.stmt | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            last = stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        elif last is not None:
+            break
+    line = (last.end_lineno or last.lineno) if last is not None else 0
+    return starts[line] if line < len(starts) else len(text)
+
+
 def propose(ctx: PortContext) -> list[Proposal]:
     out: list[Proposal] = []
+    for path in ctx.files_with("GP409"):
+        text = ctx.read(path)
+        if path.endswith("setup.py") and text is not None:
+            got = _cuda_home(ctx, path, text, ctx.of("GP409", path=path))
+            if got is not None:
+                out.append(got)
     for path in ctx.files_with("GP402", "GP403"):
         if not path.endswith("setup.py"):
             continue
