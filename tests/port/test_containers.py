@@ -166,13 +166,30 @@ def test_a_guessed_rocm_image_tag_is_unsafe(tmp_path: Path) -> None:
     )
     overlay = NV_OVERLAY.replace("ollama", "webui")
     root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
-    safe = yaml.safe_load(created(run(root), "compose.amd.yaml"))["services"]["webui"]
-    assert "image" not in safe
+    # a safe overlay would leave the CUDA-tagged image in place: no safe form
+    safe_run = run(root)
+    assert safe_run.files == []
+    assert [f.id for f in safe_run.fixes] == ["compose-rocm:compose.amd.yaml+image-tag"]
     report = run(root, unsafe_fixes=True)
     unsafe = yaml.safe_load(created(report, "compose.amd.yaml"))["services"]["webui"]
     assert unsafe["image"] == "atinoda/text-generation-webui:default-rocm-v4.0"
     (fix,) = [f for f in report.fixes if f.applied]
     assert not fix.safe and "guessed" in fix.why
+
+
+def test_a_safe_overlay_keeps_the_services_whose_image_is_not_cuda_tagged(
+    tmp_path: Path,
+) -> None:
+    base = (
+        "services:\n  webui:\n    image: example/webui:default-nvidia-v4\n"
+        "  ollama:\n    image: ollama/ollama:0.5.7\n"
+    )
+    overlay = NV_OVERLAY + NV_OVERLAY.split("\n", 1)[1].replace("ollama", "webui")
+    root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
+    safe = yaml.safe_load(created(run(root), "compose.amd.yaml"))["services"]
+    assert list(safe) == ["ollama"]
+    unsafe = yaml.safe_load(created(run(root, unsafe_fixes=True), "compose.amd.yaml"))
+    assert unsafe["services"]["webui"]["image"] == "example/webui:default-rocm-v4"
 
 
 def test_new_files_take_the_group_ids_the_project_uses(tmp_path: Path) -> None:
@@ -238,3 +255,16 @@ def test_nvidia_apt_libraries_are_dropped(tmp_path: Path) -> None:
     )
     text = created(run(project(tmp_path, {"Dockerfile": df})), "Dockerfile.rocm")
     assert "libnv" not in text and "curl" in text
+
+
+def test_an_amd_overlay_builds_the_ported_dockerfile_its_base_service_builds(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "svc/Dockerfile": "FROM pytorch/pytorch:2.2.1-cuda12.1-cudnn8-runtime\nRUN pip install x\n",
+        "svc/compose.yaml": "services:\n  ollama:\n    build:\n      context: .\n",
+        "svc/compose.nvidia.yaml": NV_OVERLAY,
+    }
+    report = run(project(tmp_path, files))
+    data = yaml.safe_load(created(report, "svc/compose.amd.yaml"))
+    assert data["services"]["ollama"]["build"] == {"dockerfile": "Dockerfile.rocm"}

@@ -472,12 +472,14 @@ def _compose(
     sibling = overlay(path)
     base = _services(_base_compose(ctx, path) or "") if sibling else {}
     groups = _groups(ctx)
-    blocks: list[tuple[list[str], list[str]]] = []  # (safe lines, unsafe lines)
-    used: list[Finding] = []
+    # (safe lines or None when a safe form would leave a CUDA image, unsafe lines, findings)
+    blocks: list[tuple[list[str] | None, list[str], list[Finding]]] = []
     folder = PurePosixPath(path).parent
     for name, (lo, hi, node) in services.items():
         hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
         built = _built_dockerfile(node, folder)
+        if built is None and name in base:  # the overlay completes the base file's service
+            built = _built_dockerfile(base[name][2], folder)
         ported = dockerfiles.get(built or "")
         if not hits and ported is None:
             continue
@@ -489,14 +491,16 @@ def _compose(
                 "that image nothing to run on; left to a person",
             )
             continue
-        used += hits or routed.get(built or "", [])
+        mine = hits or routed.get(built or "", [])
         head = [f"  {name}:"]
         guess: list[str] = []
         image = _key(node, "image")
         if image is None and name in base:
             image = _key(base[name][2], "image")
+        cuda_image = False
         if isinstance(image, yaml.ScalarNode) and (hit := _rocm_image(str(image.value))):
             (head if hit[1] else guess).append(f"    image: {hit[0]}")
+            cuda_image = not hit[1]  # a vendor-tagged CUDA image with only a guessed twin
         tail: list[str] = []
         if ported is not None:
             tail += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
@@ -518,7 +522,7 @@ def _compose(
             runtime = _key(node, "runtime")
             if isinstance(runtime, yaml.ScalarNode) and "nvidia" in str(runtime.value):
                 tail.append("    runtime: !reset null")
-        blocks.append((head + tail, head + guess + tail))
+        blocks.append((None if cuda_image else head + tail, head + guess + tail, mine))
     if not blocks:
         return []
     target = compose_name(path)
@@ -539,9 +543,13 @@ def _compose(
         )
         why = "a new override file: `docker compose up` without it is unchanged"
     out: list[Proposal] = []
-    guessed = any(s != u for s, u in blocks)
+    guessed = any(s != u for s, u, _ in blocks)
     for safe in (True, False) if guessed else (True,):
-        body = "\n".join("\n".join(s if safe else u) for s, u in blocks)
+        chosen = [(s if safe else u, f) for s, u, f in blocks]
+        if not any(lines for lines, _ in chosen):
+            continue  # every service keeps a CUDA image unless its ROCm tag is guessed
+        body = "\n".join("\n".join(lines) for lines, _ in chosen if lines)
+        both = guessed and any(s is not None for s, _, _ in blocks)  # a safe form exists
         prop = Proposal(
             id=f"compose-rocm:{target}" + ("" if safe else "+image-tag"),
             family="compose",
@@ -552,8 +560,8 @@ def _compose(
             if safe
             else "the ROCm image tag is guessed from the CUDA one (the vendor word swapped, "
             "the digest dropped): gpuport cannot see that it exists",
-            findings=list(used),
-            group=f"compose:{target}" if guessed else "",
+            findings=unique(f for lines, fs in chosen if lines for f in fs),
+            group=f"compose:{target}" if both else "",
             note="" if safe or not guessed else "check that the tag exists and pin its digest",
         )
         prop.creates[target] = intro + "services:\n" + body + "\n"
