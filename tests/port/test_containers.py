@@ -6,7 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from gpuport.port.fix_containers import compose_name, dockerfile_name
+from gpuport.port.fix_compose import compose_name
+from gpuport.port.fix_containers import dockerfile_name
 from tests.port.helpers import created, project, run
 
 CUDA_DOCKERFILE = """\
