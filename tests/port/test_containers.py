@@ -121,17 +121,10 @@ def test_compose_service_building_a_ported_dockerfile_gets_the_devices(tmp_path:
     assert "cache" not in compose["services"]
 
 
-NV_OVERLAY = """\
-services:
-  ollama:
-    deploy:
-      resources:
-        reservations:
-          devices:
-            - driver: nvidia
-              count: all
-              capabilities: [gpu]
-"""
+#: the NVIDIA reservation of COMPOSE's api service, for a service named ollama
+NV_OVERLAY = "services:\n" + COMPOSE.split("  db:")[0].split("services:\n", 1)[1].replace(
+    "  api:\n    build: .\n", "  ollama:\n"
+)
 
 
 def test_vendor_overlay_gets_an_amd_sibling(tmp_path: Path) -> None:
