@@ -15,12 +15,12 @@ other paths must stay fast and torch-free.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuport import textre
 from gpuport.assess.config import Settings
 from gpuport.assess.model import ScanSection, TargetSummary
 from gpuport.models import GpuportError, Severity
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gpuport.scan.model import ScanReport
 
 FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
-_HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
+_HF_ID = textre.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
 # ------------------------------------------------------------------------------ scan
@@ -140,7 +140,16 @@ def with_unread_hazards(
             "from_hipify": len(extra),
         }
     )
-    return merged, combined, estimate_effort(core, RULES)
+    # the scan's own context carried over: its components by folder, and whether it had GPU
+    # code to bring up (the report does not list every CUDA source)
+    folders = sorted((c.path for c in report.components), key=len, reverse=True)
+
+    def component_of(path: str) -> str:
+        return next((c for c in folders if path.startswith(c + "/")), "")
+
+    bring_up = any(c.kind == "bring-up" for c in report.effort.components)
+    effort = estimate_effort(core, RULES, component_of, device_files=int(bring_up))
+    return merged, combined, effort
 
 
 def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
@@ -46,7 +47,7 @@ _ROUTE_KINDS = (
     FileKind.SETUP_PY,
     FileKind.SETUP_CFG,
 )
-_CUDA_VARIANT = re.compile(
+_CUDA_VARIANT = textre.compile(
     r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
 )
 
@@ -190,25 +191,25 @@ def _lower(
 
 
 _INSTALL_ROUTES = ("docker", "requirements", "extra")
-_NEVER = re.compile(r"(?!)")
+_NEVER = textre.compile(r"(?!)")
 #: What makes a root build file the project's own packaging (see ProjectView.package).
 _PACKAGING = {
-    FileKind.SETUP_PY: re.compile(r"\bsetup\s*\("),
-    FileKind.PYPROJECT: re.compile(r"^\s*\[(?:project|build-system)\]", re.M),
-    FileKind.CMAKE: re.compile(r"^\s*project\s*\(", re.M | re.I),
+    FileKind.SETUP_PY: textre.compile(r"\bsetup\s*\("),
+    FileKind.PYPROJECT: textre.compile(r"^\s*\[(?:project|build-system)\]", re.M),
+    FileKind.CMAKE: textre.compile(r"^\s*project\s*\(", re.M | re.I),
 }
 _CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
 #: Top-level folders that collect a project's container images (CI, GPU, dev images); a
 #: root Dockerfile or a deploy/ recipe is how an application ships and stays core.
-_IMAGE_DIR = re.compile(r"^(?:docker|dockerfiles|containers?|\.?devcontainer|images)$", re.I)
+_IMAGE_DIR = textre.compile(r"^(?:docker|dockerfiles|containers?|\.?devcontainer|images)$", re.I)
 #: Top-level folders of a packaged project that hold what is not the package: experiments,
 #: extras, archived or legacy code.
-_SIDE_TREE = re.compile(
+_SIDE_TREE = textre.compile(
     r"^(?:extras?|archived?|archives|attic|legacy|deprecated|sandbox|playground|"
     r"experimental|experiments)$",
     re.I,
 )
-_ROCM_WORD = re.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
+_ROCM_WORD = textre.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
 
 
 def _scope(
