@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuport import textre
 from gpuport.knowledge.plain import check_sources
 from gpuport.models import GpuportError
 
@@ -49,7 +50,7 @@ class PortRoutes:
         low = ref.strip().lower()
         for route in self.images:
             if route.match.search(low):
-                ubuntu = re.search(r"ubuntu(\d{2}\.\d{2})", low)
+                ubuntu = textre.search(r"ubuntu(\d{2}\.\d{2})", low)
                 image = route.rocm.format(
                     ubuntu=ubuntu.group(1) if ubuntu else self.default_ubuntu, rocm=self.rocm
                 )
@@ -58,7 +59,7 @@ class PortRoutes:
 
     def torch_index(self, version: str) -> TorchIndex | None:
         """The ROCm index of torch ``version`` (``2.1.2`` -> the 2.1 entry), or None."""
-        m = re.match(r"(\d+)\.(\d+)", version)
+        m = textre.match(r"(\d+)\.(\d+)", version)
         if m is None:
             return None
         minor = f"{m.group(1)}.{m.group(2)}"
@@ -95,8 +96,9 @@ def parse(data: dict[str, Any]) -> PortRoutes:
             raise GpuportError(f"{_FILE.name}: {where}: unknown keys {sorted(extra)}")
         sources, checked = _sourced(raw, where)
         try:
-            pattern = re.compile(_str(raw, "match", where))
-        except re.error as exc:
+            pattern = textre.compile(_str(raw, "match", where))
+            pattern.search("")  # compiled now: a bad pattern is refused here, not at first use
+        except (re.error, textre.Unsupported) as exc:
             raise GpuportError(f"{_FILE.name}: {where}: bad pattern: {exc}") from None
         kind = _str(raw, "kind", where)
         if kind not in ("base", "framework"):
@@ -117,7 +119,7 @@ def parse(data: dict[str, Any]) -> PortRoutes:
         where = f"torch #{i + 1}"
         sources, checked = _sourced(raw, where)
         minor = _str(raw, "minor", where)
-        if not re.fullmatch(r"\d+\.\d+", minor):
+        if not textre.fullmatch(r"\d+\.\d+", minor):
             raise GpuportError(f"{_FILE.name}: {where}: minor must look like 2.1")
         torch.append(
             TorchIndex(

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
 
-from gpuport import fileio, subproc
+from gpuport import fileio, subproc, textre
 from gpuport.hipify import compiler
 from gpuport.hipify.check import UNITS, classify, project_flags
 from gpuport.hipify.run import CompileStatus
@@ -38,8 +38,8 @@ __all__ = ["check_files"]
 
 TIMEOUT_S = compiler.COMPILE_TIMEOUT_S
 _NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".hip")
-_GCC_MISSING = re.compile(r"fatal error: ([^\s:]+): No such file or directory")
-_NVCC_AT = re.compile(r"^(.+?)\((\d+)\): (?:catastrophic )?error")
+_GCC_MISSING = textre.compile(r"fatal error: ([^\s:]+): No such file or directory")
+_NVCC_AT = textre.compile(r"^(.+?)\((\d+)\): (?:catastrophic )?error")
 
 
 def _torch_includes() -> list[str]:
@@ -133,7 +133,7 @@ def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
                     h
                     for h in headers
                     if taken[h] < per_header
-                    and re.search(rf'#\s*include\s*["<][^">]*{re.escape(h)}[">]', text)
+                    and textre.search(rf'#\s*include\s*["<][^">]*{re.escape(h)}[">]', text)
                 ]
                 if hit:
                     units.append(rel)

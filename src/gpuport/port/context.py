@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import GpuportError, Severity
 from gpuport.port.model import FindingRef
@@ -158,7 +158,9 @@ class PortContext:
 
 
 #: folders of files nobody runs as they are: kept for reference or copied to start from
-_UNRUN = re.compile(r"^(?:legacy|deprecated|archived?|archives|attic|obsolete|templates?)$", re.I)
+_UNRUN = textre.compile(
+    r"^(?:legacy|deprecated|archived?|archives|attic|obsolete|templates?)$", re.I
+)
 
 
 def unrun(path: str) -> bool:

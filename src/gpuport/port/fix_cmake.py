@@ -25,6 +25,7 @@ import os
 import re
 from pathlib import PurePosixPath
 
+from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.fix_native import HIP_TEST
@@ -37,14 +38,16 @@ OPTION = "GPUPORT_HIP"
 COMPAT = "gpuport_hip_compat.h"
 SHIM = "cmake/gpuport_hip.cmake"
 _MARK = "# gpuport:"
-_FIND = re.compile(
+_FIND = textre.compile(
     r"^([ \t]*)(find_package\s*\(\s*(?:CUDAToolkit|CUDA)\b[^)]*\))[ \t]*(#[^\n]*)?$", re.M | re.I
 )
-_ENABLE = re.compile(r"^([ \t]*)(enable_language\s*\(\s*CUDA\s*\))[ \t]*(#[^\n]*)?$", re.M | re.I)
-_PROJECT_CUDA = re.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
-_CU = re.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
-_IDENT = re.compile(
+_ENABLE = textre.compile(
+    r"^([ \t]*)(enable_language\s*\(\s*CUDA\s*\))[ \t]*(#[^\n]*)?$", re.M | re.I
+)
+_PROJECT_CUDA = textre.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
+_CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
+_INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
+_IDENT = textre.compile(
     r"\b(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE|nccl|NCCL)\w*"
 )
 _TWINS = {
@@ -174,7 +177,7 @@ def _native_sources(ctx: PortContext, folder: str) -> list[str]:
     return out
 
 
-_NOT_OURS = re.compile(
+_NOT_OURS = textre.compile(
     r"^(?:build|third[_-]?party|3rdparty|vendor|vendored|external|extern|deps|submodules)$", re.I
 )
 _HOST = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx")
@@ -213,7 +216,7 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     shim_rel = f"{folder}/{SHIM}" if folder else SHIM
     if ctx.exists(shim_rel):
         return []
-    libs = sorted(set(re.findall(r"CUDA::(\w+)", text)) | {"cudart"})
+    libs = sorted(set(textre.findall(r"CUDA::(\w+)", text)) | {"cudart"})
     prop = Proposal(
         id=f"cmake-hip:{path}",
         family="cmake",
@@ -252,7 +255,7 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if cu:
         last = max(text.find(c) for c in cu)
         ls = text.rfind("\n", 0, last) + 1
-        indent = re.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
+        indent = textre.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
         end = text.find("\n", last)
         end = len(text) if end < 0 else end
         # after the statement naming the last .cu file closes
@@ -278,7 +281,7 @@ def _top(text: str) -> int:
     """After the ``cmake_minimum_required``/``project`` calls the file opens with (comments
     and blank lines between allowed), else 0: the option goes at file scope."""
     pos = 0
-    head = re.compile(
+    head = textre.compile(
         r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:cmake_minimum_required|project)\s*\([^)]*\)[^\n]*\n", re.I
     )
     while (m := head.match(text, pos)) is not None:

@@ -17,11 +17,11 @@ Dockerfile ``port`` gave a ROCm variant, and the devices or groups a ROCm servic
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 
 import yaml
 
+from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.scan.finding import Finding
@@ -31,8 +31,8 @@ __all__ = ["amd_named", "compose_name", "overlay", "propose"]
 _MARK = "# gpuport:"
 
 
-_NV_WORD = re.compile(r"(?i)(?<=[-_.])(?:nvidia|cuda|nv)(?=[-_.])")
-_AMD_WORD = re.compile(r"(?i)(?:^|[-_.])(?:amd|rocm|hip)(?:[-_.]|$)")
+_NV_WORD = textre.compile(r"(?i)(?<=[-_.])(?:nvidia|cuda|nv)(?=[-_.])")
+_AMD_WORD = textre.compile(r"(?i)(?:^|[-_.])(?:amd|rocm|hip)(?:[-_.]|$)")
 
 
 def compose_name(path: str) -> str:
@@ -100,7 +100,9 @@ def _built_dockerfile(node: yaml.MappingNode, folder: PurePosixPath) -> str | No
     return posixpath.normpath(str(folder / context / dockerfile))
 
 
-_VENDOR_TAG = re.compile(r"(?i)(?<=[-_:.])(?:nvidia|cuda\d*(?:\.\d+)*|cu\d{3})(?=[-_.]|$)")
+_VENDOR_TAG = textre.compile(
+    r"(?i)(?P<head>[-_:.])(?:nvidia|cuda\d*(?:\.\d+)*|cu\d{3})(?P<end>[-_.]|$)"
+)
 
 
 def _rocm_image(image: str) -> tuple[str, bool] | None:
@@ -113,7 +115,8 @@ def _rocm_image(image: str) -> tuple[str, bool] | None:
         return hit[1], True
     name, _, tag = image.split("@", 1)[0].rpartition(":")
     if name and "/" not in tag and _VENDOR_TAG.search(":" + tag):
-        return f"{name}:{_VENDOR_TAG.sub('rocm', ':' + tag, count=1)[1:]}", False
+        swapped = _VENDOR_TAG.sub(r"\g<head>rocm\g<end>", ":" + tag, count=1)[1:]
+        return f"{name}:{swapped}", False
     return None
 
 
@@ -138,7 +141,7 @@ def _groups(ctx: PortContext) -> list[str]:
 
 
 def _safe_scalar(value: str) -> bool:
-    return bool(re.fullmatch(r"[\w${}:\-.]+", value))
+    return bool(textre.fullmatch(r"[\w${}:\-.]+", value))
 
 
 def _amd_compose_files(ctx: PortContext) -> list[str]:
@@ -267,7 +270,7 @@ def _compose(
 def _base_compose(ctx: PortContext, path: str) -> str | None:
     """The file a vendor overlay completes (``compose.yaml`` beside ``compose.nvidia.yaml``)."""
     p = PurePosixPath(path)
-    stem = re.sub(r"(?i)[-_.](?:nvidia|cuda|nv)(?=[-_.]|$)", "", p.stem)
+    stem = textre.sub(r"(?i)[-_.](?:nvidia|cuda|nv)(?P<end>[-_.]|$)", r"\g<end>", p.stem)
     for cand in (f"{stem}{p.suffix}", f"{stem}.yaml", f"{stem}.yml"):
         text = ctx.read(str(p.with_name(cand)))
         if text is not None:
@@ -344,7 +347,7 @@ def _compose_files(ctx: PortContext) -> list[str]:
     return [
         n
         for n in ctx.listdir("")
-        if re.match(r"(?:docker-)?compose[\w.-]*\.ya?ml$", n) and not amd_named(n)
+        if textre.match(r"(?:docker-)?compose[\w.-]*\.ya?ml$", n) and not amd_named(n)
     ]
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port import fix_compose, fix_deps
 from gpuport.port.context import PortContext, Proposal, unique, unrun
@@ -27,30 +28,30 @@ from gpuport.scan.finding import Finding
 
 __all__ = ["dockerfile_name", "propose"]
 
-_FROM = re.compile(r"^(\s*FROM\s+(?:--platform=\S+\s+)?)(\S+)", re.I)
-_ARG = re.compile(r"^(\s*ARG\s+\w+=)(\S+)", re.I)
-_ENV_START = re.compile(r"^\s*ENV\s+", re.I)
-_RUN = re.compile(r"^\s*RUN\s", re.I)
-_COPY = re.compile(r"^(\s*(?:COPY|ADD)\s+(?:--\S+\s+)*)(.+?)(\s+\S+\s*)$", re.I)
-_CUDA_APT = re.compile(
+_FROM = textre.compile(r"^(\s*FROM\s+(?:--platform=\S+\s+)?)(\S+)", re.I)
+_ARG = textre.compile(r"^(\s*ARG\s+\w+=)(\S+)", re.I)
+_ENV_START = textre.compile(r"^\s*ENV\s+", re.I)
+_RUN = textre.compile(r"^\s*RUN\s", re.I)
+_COPY = textre.compile(r"^(\s*(?:COPY|ADD)\s+(?:--\S+\s+)*)(.+?)(\s+\S+\s*)$", re.I)
+_CUDA_APT = textre.compile(
     r"(?<![\w.-])(?:cuda(?:-[\w.+-]+)?|libcudnn[\w.+=-]*|libnccl[\w.+=-]*|nvidia-[\w.+=-]+"
     r"|libcublas[\w.+=-]*|libcusparse[\w.+=-]*|libcufft[\w.+=-]*|libcurand[\w.+=-]*"
     r"|libnv[\w.+=-]*|tensorrt[\w.+=-]*)(?![\w.-])"
 )
 #: a RUN that compiles CUDA code or installs a CUDA-only build: a ROCm image would need the
 #: project's HIP build (or another package), which is a person's call
-_CUDA_BUILD = re.compile(
+_CUDA_BUILD = textre.compile(
     r"(?i)-D\w*(?:CUDA|CUBLAS)\w*=(?:ON|1|TRUE)\b|\b\w*(?:CUDA|CUBLAS)=1\b"
     r"|CMAKE_CUDA_ARCHITECTURES|CUDA_DOCKER_ARCH|\bnvcc\b"
     r"|\[[\w,-]*\b(?:cublas|cuda\d*|cu1\d+x?)\b[\w,-]*\]"
     r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
 )
-_CUDA_INDEX = re.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
-_LOCAL_CU = re.compile(r"\+cu\d+")
-_PIP_R = re.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
+_CUDA_INDEX = textre.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
+_LOCAL_CU = textre.compile(r"\+cu\d+")
+_PIP_R = textre.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
 _NV_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA")
 _CUDA_ENV = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDACXX")
-_TORCH_PKG = re.compile(
+_TORCH_PKG = textre.compile(
     r"(?<![\w./-])(?:torch|torchvision|torchaudio)(?:[=<>~!]=?[^\s\"']*)?(?![\w.-])"
 )
 _MARK = "# gpuport:"
@@ -63,9 +64,9 @@ def dockerfile_name(path: str) -> str:
     low = name.lower()
     if low.endswith(".dockerfile"):
         base = name[: -len(".dockerfile")]
-        base = re.sub(r"(?i)[-_.](?:cuda\d*|gpu|nvidia|cu\d{2,3})$", "", base)
+        base = textre.sub(r"(?i)[-_.](?:cuda\d*|gpu|nvidia|cu\d{2,3})$", "", base)
         return str(p.with_name(f"{base}.rocm.dockerfile"))
-    swapped = re.sub(r"(?i)([-_.])(?:cuda\d*|gpu|nvidia|cu\d{2,3})$", r"\1rocm", name)
+    swapped = textre.sub(r"(?i)([-_.])(?:cuda\d*|gpu|nvidia|cu\d{2,3})$", r"\1rocm", name)
     return str(p.with_name(swapped if swapped != name else f"{name}.rocm"))
 
 
@@ -100,7 +101,7 @@ def _env(text: str, target: str) -> str | None:
             return f"{text[: head.end()]}PYTORCH_ROCM_ARCH {target}\n"
         return text
     out = text
-    for m in list(re.finditer(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S*)", rest))[::-1]:
+    for m in list(textre.finditer(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S*)", rest))[::-1]:
         key, value = m.group(1), m.group(2)
         s, e = head.end() + m.start(), head.end() + m.end()
         if key in _NV_ENV or key in _CUDA_ENV:
@@ -119,10 +120,10 @@ def _env(text: str, target: str) -> str | None:
     if not body or body == "\\":
         return None
     out = out[: head.end()].rstrip() + " " + out[head.end() :].lstrip(" \t")
-    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out)
+    return textre.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out)
 
 
-_PIN = re.compile(r"(?<![\w.-])(torch|torchvision|torchaudio)==([0-9][\w.]*)")
+_PIN = textre.compile(r"(?<![\w.-])(torch|torchvision|torchaudio)==([0-9][\w.]*)")
 
 
 def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str | None:
@@ -131,7 +132,7 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
     pins = {m.group(1): m.group(2) for m in _PIN.finditer(text)}
     release = pins.get("torch")
     if release is None and "torchvision" in pins:
-        m = re.match(r"0\.(\d+)", pins["torchvision"])
+        m = textre.match(r"0\.(\d+)", pins["torchvision"])
         release = f"2.{int(m.group(1)) - 15}" if m and int(m.group(1)) >= 15 else None
     if release is not None and (_CUDA_INDEX.search(text) or _LOCAL_CU.search(text)):
         hit = load_port_routes().torch_index(release)
@@ -142,8 +143,8 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
     out = _CUDA_INDEX.sub(index.rstrip("/"), text)
     out = _LOCAL_CU.sub(f"+{label}", out)
     for src, dst in routed.items():
-        out = re.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
-    if framework and re.search(r"\bpip3?\s+install\b", out):
+        out = textre.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
+    if framework and textre.search(r"\bpip3?\s+install\b", out):
         out = _TORCH_PKG.sub("", out)
     return out
 
@@ -201,11 +202,11 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                     "image needs the project's HIP build there, left to a person",
                 )
                 return None
-            if re.search(
+            if textre.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
             ) and _CUDA_APT.search(chunk):
                 new = _drop_packages(new)
-            if re.search(r"\bpip3?\b|python3?\s+-m\s+pip", new):
+            if textre.search(r"\bpip3?\b|python3?\s+-m\s+pip", new):
                 routed = {}
                 for m2 in _PIP_R.finditer(new):
                     given = m2.group(3)
@@ -224,7 +225,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             if pre_lines:
                 new = "".join(pre_lines) + new
                 pre_lines = []
-        elif re.match(r"^\s*(?:COPY|ADD)\s", chunk, re.I):
+        elif textre.match(r"^\s*(?:COPY|ADD)\s", chunk, re.I):
             _note_copies(chunk, copied)
             new = _copy_routes(chunk, dep_copy, pre, eol)
         if new != chunk:
@@ -244,7 +245,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     body = "".join(out)
     split = 0
     for ln in lines:  # parser directives (# syntax=, # escape=) must stay first
-        if re.match(r"^\s*#\s*(?:syntax|escape|check)\s*=", ln, re.I):
+        if textre.match(r"^\s*#\s*(?:syntax|escape|check)\s*=", ln, re.I):
             split += len(ln)
         else:
             break
@@ -273,7 +274,7 @@ def _drop_packages(chunk: str) -> str:
     for ln in chunk.splitlines(keepends=True):
         new = _CUDA_APT.sub("", ln)
         if new != ln:
-            new = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", new)
+            new = textre.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", new)
             if not new.strip(" \t\\\r\n"):
                 continue
         out.append(new)
@@ -291,7 +292,7 @@ def _swap_name(given: str, routed: str) -> str:
 
 def _preinstall_run(chunk: str, given: str, routed: str, eol: str) -> str:
     name = _swap_name(given, routed)
-    pip = re.search(
+    pip = textre.search(
         r"((?:python3?\s+-m\s+)?pip3?\s+install)((?:\s+--?[\w-]+(?:=\S+)?)*?)\s+(?:-r|--requirement)\b",
         chunk,
     )

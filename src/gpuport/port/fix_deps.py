@@ -23,12 +23,12 @@ another name (GP101, ``onnxruntime-gpu`` -> ``onnxruntime-migraphx``). Without
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpuport import textre
 from gpuport.knowledge.port_routes import PortRoutes, load_port_routes
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.finding import Finding
@@ -37,10 +37,14 @@ __all__ = ["DEP_RULES", "TORCH_FAMILY", "copy_routes", "preinstall_routes", "pro
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 DEP_RULES = ("GP101", "GP102", "GP104", "GP105", "GP106", "GP107", "GP109")
-_CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+|/whl/cu\d{2,3}\b")
-_CUDA_TOKEN = re.compile(r"(?i)(?<=[-_.])(?:cuda\d*|cu\d{2,3}|gpu|nvidia)(?=[-_.])")
-_OPTION = re.compile(r"^\s*(--index-url|--extra-index-url|-i|--find-links|-f)(\s*=\s*|\s+)(\S+)")
-_QUOTED = re.compile(r"""["']([^"']+)["']""")
+_CUDA_INDEX = textre.compile(
+    r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+|/whl/cu\d{2,3}\b"
+)
+_CUDA_TOKEN = textre.compile(r"(?i)(?<=[-_.])(?:cuda\d*|cu\d{2,3}|gpu|nvidia)(?=[-_.])")
+_OPTION = textre.compile(
+    r"^\s*(--index-url|--extra-index-url|-i|--find-links|-f)(\s*=\s*|\s+)(\S+)"
+)
+_QUOTED = textre.compile(r"""["']([^"']+)["']""")
 _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _NOTE = "# gpuport:"
 _PREVIOUS = "https://pytorch.org/get-started/previous-versions/"
@@ -61,11 +65,11 @@ def rocm_name(path: str) -> str:
 
 
 def _dist(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 def _req(text: str) -> Requirement | None:
-    spec = re.split(r"\s--?[a-z]", text.split(" #", 1)[0].strip(), maxsplit=1)[0]
+    spec = textre.split(r"\s--?[a-z]", text.split(" #", 1)[0].strip(), maxsplit=1)[0]
     try:
         return Requirement(spec)
     except InvalidRequirement:
@@ -85,10 +89,10 @@ def _torch_release(reqs: list[Requirement]) -> str | None:
     if by.get("torch"):
         return by["torch"]
     vision = by.get("torchvision")
-    if vision and (m := re.match(r"0\.(\d+)", vision)) and int(m.group(1)) >= 15:
+    if vision and (m := textre.match(r"0\.(\d+)", vision)) and int(m.group(1)) >= 15:
         return f"2.{int(m.group(1)) - 15}"
     audio = by.get("torchaudio")
-    if audio and (m := re.match(r"2\.(\d+)", audio)):
+    if audio and (m := textre.match(r"2\.(\d+)", audio)):
         return f"2.{m.group(1)}"
     return None
 
@@ -357,7 +361,7 @@ def _routes(ctx: PortContext) -> Routes:
 
 #: a requirements file named for a platform that is not a CUDA GPU (``requirements-coreml.txt``,
 #: ``requirements_cpu.txt``, ``requirements-mps.txt``): what it installs runs there, not on ROCm
-_OTHER_PLATFORM = re.compile(
+_OTHER_PLATFORM = textre.compile(
     r"(?i)(?:^|[-_.])(?:cpu|coreml|mps|metal|apple|mac|macos|darwin|mlx|xpu|ipex|intel|tpu|"
     r"jax-tpu|npu|ascend|openvino|onnx-cpu|habana|gaudi|hpu|neuron|directml|dml|vulkan)"
     r"(?:[-_.\d]|$)"
@@ -373,7 +377,7 @@ def _compute(ctx: PortContext) -> Routes:
     pre: dict[str, list[tuple[Finding, Requirement]]] = {}
     for path in ctx.files_with(*DEP_RULES):
         name = PurePosixPath(path).name
-        if re.search(r"(?i)(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", name):
+        if textre.search(r"(?i)(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", name):
             continue
         if _OTHER_PLATFORM.search(PurePosixPath(name).stem):
             ctx.decline(

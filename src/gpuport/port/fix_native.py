@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from gpuport import textre
 from gpuport.hipify.translate import port_wave64
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.cxx import CxxSource, lex
@@ -38,20 +39,20 @@ __all__ = ["HIP_TEST", "MASK_MACRO", "propose"]
 HIP_TEST = "defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)"
 MASK_MACRO = "GPUPORT_FULL_MASK"
 _MARK = "// gpuport:"
-_SYNC = re.compile(
+_SYNC = textre.compile(
     r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|"
     r"reduce_(?:add|min|max|and|or|xor))_sync\s*\("
 )
-_DEFINE_MASK = re.compile(
+_DEFINE_MASK = textre.compile(
     r"^(\s*#\s*define\s+(\w+)\s+)(\(?\s*(?:0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*\)?)"
 )
-_CONST_MASK = re.compile(
+_CONST_MASK = textre.compile(
     r"\b(?:static\s+)?(?:constexpr|const)\s+(?P<type>(?:unsigned|uint32_t|unsigned\s+int|int|auto)"
     r"(?:\s+int)?)\s+(?P<name>\w+)\s*=\s*(?P<value>0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*;"
 )
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
-_CUB = re.compile(r"^cub/")
-_ARCH_IFDEF = re.compile(
+_INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
+_CUB = textre.compile(r"^cub/")
+_ARCH_IFDEF = textre.compile(
     r"^([ \t]*#[ \t]*)(ifdef[ \t]+__CUDA_ARCH__"
     r"|if[ \t]+defined[ \t]*\(?[ \t]*__CUDA_ARCH__[ \t]*\)?)"
     r"([ \t]*(?://.*|/\*.*)?)$"
@@ -81,11 +82,11 @@ def _insert_at(src: CxxSource, before: int) -> int:
         best = m.end()
     if best is not None:
         return best
-    once = re.search(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n", src.text[:before], re.M)
+    once = textre.search(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n", src.text[:before], re.M)
     if once is not None:
         return once.end()
-    guard = re.match(r"\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1[^\n]*\n", src.text)
-    if guard is not None and guard.end() <= before:
+    guard = textre.match(r"\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+(\w+)[^\n]*\n", src.text)
+    if guard is not None and guard.group(1) == guard.group(2) and guard.end() <= before:
         return guard.end()
     return 0
 
@@ -204,7 +205,7 @@ def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Pr
         new = _branch(text[start:end], hip, "GP316 CUB is hipCUB on ROCm", eol)
         prop.edit(path, start, end, new, hits)
         prop.findings += hits
-    for start, end, _ in _include_blocks(src, re.compile(r"^cuda_bf16\.h$")):
+    for start, end, _ in _include_blocks(src, textre.compile(r"^cuda_bf16\.h$")):
         line = src.line_of(start)
         hits = [f for f in found if f.location.line == line and f.rule_id == "GP319"]
         if not hits:
@@ -217,7 +218,7 @@ def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Pr
     return prop if prop.findings else None
 
 
-_ARCH_BELOW = re.compile(
+_ARCH_BELOW = textre.compile(
     r"^([ \t]*#[ \t]*(?:el)?if[ \t]+)(.*__CUDA_ARCH__[ \t]*<=?[ \t]*\w+.*?)([ \t]*(?://.*|/\*.*)?)$"
 )
 _HIP_DEV = "defined(__HIP_DEVICE_COMPILE__)"
@@ -282,9 +283,9 @@ def _matching_endif(src: CxxSource, line: int) -> int:
     depth = 0
     for ln in range(line, src.line_count + 1):
         code = src.code_line(ln).strip()
-        if re.match(r"#\s*if", code):
+        if textre.match(r"#\s*if", code):
             depth += 1
-        elif re.match(r"#\s*endif", code):
+        elif textre.match(r"#\s*endif", code):
             depth -= 1
             if depth == 0:
                 return ln

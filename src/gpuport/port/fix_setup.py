@@ -18,8 +18,8 @@ nvcc-only flag, no longer sees them. ``import torch`` is added when the file lac
 from __future__ import annotations
 
 import ast
-import re
 
+from gpuport import textre
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.finding import Finding
 
@@ -69,7 +69,7 @@ NVCC_VALUED = frozenset(
         "--split-compile",
     }
 )
-_ARCH = re.compile(r"^(?:arch=)?compute_\d+|^sm_\d+|^code=")
+_ARCH = textre.compile(r"^(?:arch=)?compute_\d+|^sm_\d+|^code=")
 _HIP = "torch.version.hip"
 _MARK = "# gpuport:"
 
@@ -214,7 +214,7 @@ def _guarded(tree: ast.AST) -> list[tuple[int, int]]:
                 n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
                 for n in ast.walk(node.test)
             )
-            if re.search(r"(?i)hip|rocm", words):
+            if textre.search(r"(?i)hip|rocm", words):
                 out.append((node.lineno, node.end_lineno or node.lineno))
     return out
 
@@ -400,7 +400,7 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
             lo = starts[first - 1]
             hi = starts[last] if last < len(starts) else len(text)
             block = text[lo:hi]
-            indent = re.match(r"[ \t]*", block).group(0)  # type: ignore[union-attr]
+            indent = textre.match(r"[ \t]*", block).group(0)  # type: ignore[union-attr]
             unit = "\t" if indent.startswith("\t") else "    "
             moved = "".join(
                 (unit + ln) if ln.strip() else ln for ln in block.splitlines(keepends=True)

@@ -7,10 +7,10 @@ fenced block whose fence is longer than any backtick run inside, so it cannot en
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from gpuport import textre
 from gpuport.port.model import PortReport
 from gpuport.render.text import clean, clean_line, md
 
@@ -36,7 +36,7 @@ def summary_line(report: PortReport) -> str:
 
 
 def _fence(text: str) -> str:
-    longest = max((len(m.group()) for m in re.finditer(r"`+", text)), default=0)
+    longest = max((len(m.group()) for m in textre.finditer(r"`+", text)), default=0)
     return "`" * max(3, longest + 1)
 
 

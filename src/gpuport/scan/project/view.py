@@ -131,12 +131,14 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     )
 
 
-_ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?rocm|repo\.radeon\.com", re.I)
-_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", re.M)
+_ROCM_INDEX = textre.compile(
+    r"download\.pytorch\.org/whl/(?:nightly/)?rocm|repo\.radeon\.com", re.I
+)
+_REQ_NAME = textre.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", re.M)
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 def _rocm_requirements(
@@ -155,7 +157,7 @@ def _rocm_requirements(
     return out
 
 
-_PKG_IN_MESSAGE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?:[:=<>!~]|$)")
+_PKG_IN_MESSAGE = textre.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?:[:=<>!~]|$)")
 
 
 def _routed_by(f: Finding, view: ProjectView) -> str | None:

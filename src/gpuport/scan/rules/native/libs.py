@@ -394,7 +394,7 @@ class _Evidence:
         return found[0]
 
 
-_NS_ALIAS = lazyre.compile(r"\bnamespace\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?:::)?hip\w+\s*;")
+_NS_ALIAS = textre.compile(r"\bnamespace\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?:::)?hip\w+\s*;")
 
 
 def _aliased(sink: Sink, twin: _Twin) -> int | None:
