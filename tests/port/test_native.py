@@ -138,3 +138,46 @@ def test_cuda_arch_branch_is_unsafe_and_handles_the_nested_test(tmp_path: Path) 
 def test_clean_kernel_is_left_alone(tmp_path: Path) -> None:
     clean = "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
     assert run(project(tmp_path, {"k.cu": clean}), unsafe_fixes=True).files == []
+
+
+def test_hipcc_compiles_the_wave64_port_with_64_lanes(tmp_path: Path) -> None:
+    """The unsafe wave64 rewrite is single-source: hipcc (gfx90a, wave64) compiles it and
+    sees 64 lanes, as nvcc compiles it with 32 (the test above). (HIP 5.2 has no ``*_sync``
+    shuffles, so the kernel here uses the lane arithmetic only.)"""
+    hipcc = _compiler("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    src = (
+        "#define WARP_SIZE 32\n"
+        "__global__ void k(int* x) {\n"
+        "    int lane = threadIdx.x % WARP_SIZE;\n"
+        "    int warp = threadIdx.x / WARP_SIZE;\n"
+        "    x[threadIdx.x] = lane + warp;\n"
+        "}\n"
+    )
+    root = project(tmp_path, {"k.cu": src})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    assert "GPUPORT_WAVE_SIZE" in (root / "k.cu").read_text()
+    probe = root / "probe.hip"
+    probe.write_text(
+        '#include <hip/hip_runtime.h>\n#include "k.cu"\n'
+        "#if defined(__HIP_DEVICE_COMPILE__)\n"
+        'static_assert(GPUPORT_WAVE_SIZE == 64, "gfx90a runs 64 lanes");\n'
+        "#endif\n"
+    )
+    done = subprocess.run(
+        [
+            hipcc,
+            "--offload-arch=gfx90a",
+            "-x",
+            "hip",
+            "-c",
+            str(probe),
+            "-o",
+            str(tmp_path / "p.o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HIP_PLATFORM": "amd"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
