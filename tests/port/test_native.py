@@ -52,6 +52,18 @@ def test_mask_becomes_the_macro_and_headers_get_a_hip_branch(tmp_path: Path) -> 
     assert (root / "k.cu.gpuport.bak").read_text() == KERNEL
 
 
+def _hipcc_ok(hipcc: str, probe: Path, obj: Path) -> None:
+    done = subprocess.run(
+        [hipcc, "--offload-arch=gfx90a", "-x", "hip", "-c", str(probe), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HIP_PLATFORM": "amd"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_unsafe_fixes_port_the_warp_size(tmp_path: Path) -> None:
     root = project(tmp_path, {"k.cu": KERNEL})
     run(root, apply=True, verify=False, unsafe_fixes=True)
@@ -94,25 +106,7 @@ def test_hipcc_sees_a_64_bit_mask(tmp_path: Path) -> None:
     assert "#define FULL_MASK GPUPORT_FULL_MASK" in (root / "m.h").read_text()
     probe = root / "probe.hip"
     probe.write_text('#include "m.h"\nstatic_assert(sizeof(FULL_MASK) == 8, "64-bit on HIP");\n')
-    env = {**os.environ, "HIP_PLATFORM": "amd"}
-    done = subprocess.run(
-        [
-            hipcc,
-            "--offload-arch=gfx90a",
-            "-x",
-            "hip",
-            "-c",
-            str(probe),
-            "-o",
-            str(tmp_path / "p.o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    _hipcc_ok(hipcc, probe, tmp_path / "p.o")
 
 
 ARCH = """\
@@ -163,21 +157,4 @@ def test_hipcc_compiles_the_wave64_port_with_64_lanes(tmp_path: Path) -> None:
         'static_assert(GPUPORT_WAVE_SIZE == 64, "gfx90a runs 64 lanes");\n'
         "#endif\n"
     )
-    done = subprocess.run(
-        [
-            hipcc,
-            "--offload-arch=gfx90a",
-            "-x",
-            "hip",
-            "-c",
-            str(probe),
-            "-o",
-            str(tmp_path / "p.o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "HIP_PLATFORM": "amd"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    _hipcc_ok(hipcc, probe, tmp_path / "p.o")
