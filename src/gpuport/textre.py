@@ -38,6 +38,7 @@ from typing import Any, cast
 from gpuport.textre_syntax import SURROGATE_SHIFT, Translation, Unsupported, translate
 
 __all__ = [
+    "TextPattern",
     "Unsupported",
     "compile",
     "escape",
