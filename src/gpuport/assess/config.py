@@ -43,7 +43,7 @@ from gpuport.knowledge.gpus import resolve_gpu
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
 
-DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4", "nvfp4")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 FAIL_ON = ("blocked", "major", "minor", "never")
 DEFAULT_GPUS = ("h100-sxm", "mi300x")

@@ -59,11 +59,14 @@ def rule_markdown(rule: Rule, *, anchor: bool = True) -> str:
 
 
 def rules_markdown() -> str:
+    from gpuport.scan.effort.model import SUMMARY
+
     head = (
         "# Rules\n\n"
         "Generated from the rule registry by `gpuport rules --format markdown`; do not edit by "
         "hand. `gpuport explain GPxxx` prints one rule. Suppress a finding on one line with a "
         "comment `gpuport: ignore[GPxxx]`.\n\n"
+        f"{SUMMARY}\n\n"
         "| ID | name | severity | title |\n|---|---|---|---|\n"
     )
     rows = "".join(
@@ -84,7 +87,9 @@ def rules(
         raise GpuportError("rules has no SARIF form; use terminal, json or markdown")
 
     def terminal(console: Console) -> None:
-        table = Table(title=f"{len(RULES)} rules")
+        from gpuport.scan.effort.model import SUMMARY
+
+        table = Table(title=f"{len(RULES)} rules", caption=SUMMARY)
         for col in ("id", "severity", "family", "applies to", "h each", "title"):
             table.add_column(col, overflow="fold")
         for r in rules_sorted():

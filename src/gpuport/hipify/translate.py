@@ -158,8 +158,11 @@ def _unavailable(entry: ApiEntry, target: Version, headers: HipHeaders | None = 
     if headers is not None:
         if entry.hip in headers.names:
             return None
-        if entry.family in _CORE_FAMILIES:
+        if entry.family in _CORE_FAMILIES or entry.hip_header:
             return f"not in the HIP {headers.version} headers at {headers.include}"
+    elif entry.hip_header and not entry.hip_added:
+        # only a HIP's own headers can say (bf16 intrinsics newer HIPs added): none to read
+        return f"needs a HIP whose {entry.hip_header} defines it; no such headers to check"
     if entry.hip_added and _parse_version(entry.hip_added) > target:
         return f"not available before HIP {entry.hip_added}"
     if entry.hip_removed and _parse_version(entry.hip_removed) <= target:

@@ -201,7 +201,13 @@ def _merge(bundled: list[M], extra: list[M], key: str) -> list[M]:
     return list(by_key.values())
 
 
-USER_FILES = ("packages.toml", "targets.toml", "gpus.toml", "models.toml")
+USER_FILES = (
+    "packages.toml",
+    "targets.toml",
+    "gpus.toml",
+    "models.toml",
+    "kernel_families.toml",
+)
 
 
 def _user_file(user_dir: Path | None, name: str) -> Path | None:
@@ -216,8 +222,7 @@ def _user_file(user_dir: Path | None, name: str) -> Path | None:
         raise GpuportError(f"--knowledge {user_dir}: not a directory")
     if not any((user_dir / f).is_file() for f in USER_FILES):
         raise GpuportError(
-            f"--knowledge {user_dir}: holds neither packages.toml nor targets.toml "
-            "nor gpus.toml nor models.toml"
+            f"--knowledge {user_dir}: holds none of the knowledge files ({', '.join(USER_FILES)})"
         )
     candidate = user_dir / name
     return candidate if candidate.is_file() else None

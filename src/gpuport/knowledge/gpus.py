@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuport import textre
 from gpuport.knowledge import KNOWLEDGE_DIR, Sourced, _entries, _merge, _user_file, _validated
+from gpuport.knowledge.specs import Derivation
 from gpuport.models import GpuportError
 
 GPUS_TOML = KNOWLEDGE_DIR / "gpus.toml"
@@ -93,6 +94,13 @@ class GpuSpec(Sourced):
         ),
     )
     prices: list[Price] = Field(default_factory=list)
+    derive: Derivation | None = Field(
+        default=None,
+        description=(
+            "the primary inputs (architecture row, units, clocks, the vendor's printed "
+            "figures) its peaks are recomputed from (knowledge/specs.py)"
+        ),
+    )
 
     @property
     def flush_bytes(self) -> int:
