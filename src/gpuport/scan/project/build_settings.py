@@ -10,7 +10,7 @@ a ROCm build: the value the project's docs, READMEs or container recipes give th
 only return an expression (``get_target_device()``, ``_is_hip()``), so that tests through
 them are evaluated too. Without a documented value, a platform-named setting (target,
 device, backend, platform) is not ``"cuda"`` on ROCm by convention: that is in
-:func:`build_setup_ast.rocm_value`.
+:func:`build_rocm_value.rocm_value`.
 """
 
 from __future__ import annotations

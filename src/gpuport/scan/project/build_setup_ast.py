@@ -17,29 +17,22 @@ once; a CUDA-only setup.py has no ROCm build to model.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuport import textre
-from gpuport.scan.project.build_settings import Known, dotted_name, env_name, known_of
-
-__all__ = ["Use", "rocm_value", "setup_uses"]
-
-#: A name or dotted name that is true on a ROCm build.
-_ROCM_NAME = textre.compile(
-    r"(?:^|\.)(?!(?:skip|no|disable|without)_)(?:[A-Za-z0-9]+_)*?(?:rocm|hip)(?:_(?:build|extension|"
-    r"pytorch|available|enabled|home|path))?$|torch\.version\.hip$",
-    re.I,
+from gpuport.scan.project.build_rocm_value import (
+    NONE_KEY,
+    ROCM_NAME,
+    later_rocm_branch,
+    mentions_rocm,
+    plain_dotted,
+    rocm_value,
 )
-#: A name or dotted name that is false (None, unset) on a ROCm build.
-_CUDA_NAME = textre.compile(
-    r"(?:^|\.)(?:is_|use_|build_|with_|enable_|for_)?cuda(?:_(?:only|home))?$"
-    r"|torch\.version\.cuda$",
-    re.I,
-)
-_ROCM_WORD = textre.compile(r"^(?:rocm|hip|amd|hipcc)$", re.I)
-_OTHER_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|hpu|sycl|cu\d+)$", re.I)
+from gpuport.scan.project.build_settings import Known, known_of
+
+__all__ = ["Use", "setup_uses"]
+
 _SOURCEISH = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|[*]|/")
 
 
@@ -62,182 +55,68 @@ class _State:
     cuda_ranges: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """A name or attribute chain (a call is not one here)."""
-    return None if isinstance(node, ast.Call) else dotted_name(node)
+#: Patterns and characters the expressions of a setup.py may stand for, per character of it
+BUDGET_PER_CHAR = 32
 
 
-#: ``flags[NONE_KEY + name]`` is True when ``name`` is still None on a ROCm build
-#: (``cutlass_sources = None``, set to a list only in a CUDA-only branch)
-NONE_KEY = "<None>:"
-
-
-def rocm_value(
-    node: ast.expr,
-    flags: dict[str, bool | None] | None = None,
-    known: Known | None = None,
-    depth: int = 0,
-) -> bool | None:
-    """The truth of a test on a ROCm build: True, False, or None when it does not say.
-
-    ``known`` carries the file's target settings with their documented ROCm values and its
-    return-only helpers (:mod:`build_settings`): ``get_target_device() == "cuda"`` is False
-    when the docs install with ``X_TARGET_DEVICE=rocm``."""
-    flags = flags or {}
-    if depth > 12:
-        return None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        v = rocm_value(node.operand, flags, known, depth + 1)
-        return None if v is None else not v
-    if isinstance(node, ast.BoolOp):
-        values = [rocm_value(v, flags, known, depth + 1) for v in node.values]
-        if isinstance(node.op, ast.And):
-            if False in values:
-                return False
-            return True if all(v is True for v in values) else None
-        if True in values:
-            return True
-        return False if all(v is False for v in values) else None
-    if isinstance(node, ast.Call):
-        name = _dotted(node.func) or ""
-        if name in ("bool", "str", "len") and node.args:
-            return rocm_value(node.args[0], flags, known, depth + 1)
-        returned = known.returned(node) if known is not None else None
-        if returned is not None:
-            got = rocm_value(returned, flags, known, depth + 1)
-            if got is not None:
-                return got
-        last = name.rsplit(".", 1)[-1]
-        if _ROCM_NAME.search(last) or last in ("is_rocm_pytorch", "is_hip"):
-            return True
-        return None
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        left, op, right = node.left, node.ops[0], node.comparators[0]
-        documented = _documented(left, op, right, known)
-        if documented is not None:
-            return documented
-        if isinstance(right, ast.Constant) and right.value is None:
-            if isinstance(left, ast.Name) and flags.get(NONE_KEY + left.id):
-                return isinstance(op, ast.Is | ast.Eq)  # still None on ROCm
-            v = rocm_value(left, flags, known, depth + 1)
-            if v is None:
-                return None
-            return v if isinstance(op, ast.IsNot | ast.NotEq) else not v
-        for a, b in ((left, right), (right, left)):
-            if isinstance(b, ast.Constant) and isinstance(b.value, str):
-                word = b.value.strip()
-                if _ROCM_WORD.match(word):
-                    v = True
-                elif _OTHER_WORD.match(word) and _platformish(a, known):
-                    v = False
-                else:
-                    continue
-                if isinstance(op, ast.Eq):
-                    return v
-                if isinstance(op, ast.NotEq):
-                    return not v if v else None
-        return None
-    dotted = _dotted(node)
-    if dotted is None:
-        return None
-    if dotted in flags:
-        return flags[dotted]
-    if _ROCM_NAME.search(dotted):
-        return True
-    if _CUDA_NAME.search(dotted):
-        return False
-    return None
-
-
-_PLATFORM_WORDS = ("target", "backend", "platform", "device", "gpu", "vendor")
-
-
-def _platformish(node: ast.expr, known: Known | None = None) -> bool:
-    """A setting that names the platform (by convention a ROCm build does not set it to
-    "cuda"): a name, an environment variable, or a helper that returns one."""
-    name = (_dotted(node) or env_name(node) or "").lower()
-    if not name and known is not None:
-        name = (known.setting_of(node) or "").lower()
-        if not name and isinstance(node, ast.Call):
-            name = (_dotted(node.func) or "").lower()
-    return any(w in name for w in _PLATFORM_WORDS)
-
-
-def _documented(left: ast.expr, op: ast.cmpop, right: ast.expr, known: Known | None) -> bool | None:
-    """A comparison of a setting whose ROCm value the project documents, with a string or a
-    tuple of strings: evaluated exactly (``TARGET == "cuda"`` is False when the docs say
-    ``X_TARGET_DEVICE=rocm``)."""
-    if known is None or not known.settings:
-        return None
-    for a, b in ((left, right), (right, left)):
-        value = known.string_value(a)
-        if value is None:
-            continue
-        if isinstance(b, ast.Constant) and isinstance(b.value, str):
-            same = value == b.value.strip().lower()
-            if isinstance(op, ast.Eq | ast.Is):
-                return same
-            if isinstance(op, ast.NotEq | ast.IsNot):
-                return not same
-        if isinstance(b, ast.Tuple | ast.List | ast.Set) and a is left:
-            words = [
-                e.value.lower()
-                for e in b.elts
-                if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            ]
-            if len(words) == len(b.elts):
-                if isinstance(op, ast.In):
-                    return value in words
-                if isinstance(op, ast.NotIn):
-                    return value not in words
-    return None
-
-
-def _mentions_rocm(node: ast.expr) -> bool:
-    for sub in ast.walk(node):
-        name = _dotted(sub) if isinstance(sub, ast.Name | ast.Attribute) else None
-        if name and _ROCM_NAME.search(name):
-            return True
-        if (
-            isinstance(sub, ast.Constant)
-            and isinstance(sub.value, str)
-            and _ROCM_WORD.match(sub.value.strip())
-        ):
-            return True
-    return False
-
-
-def _later_rocm_branch(
-    orelse: list[ast.stmt], flags: dict[str, bool | None], known: Known | None = None
-) -> bool:
-    """Whether an ``elif`` later in this chain tests for a ROCm build (true or unknown, but
-    naming ROCm/HIP): the branches before it are the CUDA side."""
-    while len(orelse) == 1 and isinstance(orelse[0], ast.If):
-        test = orelse[0].test
-        if _mentions_rocm(test) and rocm_value(test, flags, known) is not False:
-            return True
-        orelse = orelse[0].orelse
-    return False
-
-
-def _join(parts: list[list[str] | None]) -> list[str] | None:
-    out = [""]
-    for part in parts:
-        if part is None:
-            return None
-        out = [f"{a}/{b}" if a and b else (a or b) for a in out for b in part]
-    return out
+class _TooLarge(Exception):
+    """The expressions stand for more patterns than the file's size allows (``a1 = a0 + a0``,
+    ``a2 = a1 + a1``, ...: doubling per line); the file gets no model."""
 
 
 class _Eval:
-    """Path patterns an expression can stand for ("" is the setup.py's folder)."""
+    """Path patterns an expression can stand for ("" is the setup.py's folder), within a budget
+    of patterns and characters proportional to the file's size: memory stays linear in it."""
 
-    def __init__(self, state: _State, known: Known | None = None) -> None:
+    def __init__(self, state: _State, budget: int, known: Known | None = None) -> None:
         self.state = state
         self.known = known
+        self.left = budget
+        self._file: dict[int, bool] = {}  # id(node) -> whether __file__ is in it
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise _TooLarge
+
+    def _product(self, left: list[str], right: list[str], sep: str = "") -> list[str]:
+        """Every ``a + sep + b``, paid for before it is built."""
+        self.spend(len(left) * len(right) * (1 + len(sep)))
+        self.spend(sum(map(len, left)) * len(right) + sum(map(len, right)) * len(left))
+        if not sep:
+            return [a + b for a in left for b in right]
+        return [f"{a}{sep}{b}" if a and b else (a or b) for a in left for b in right]
+
+    def _join(self, parts: list[list[str] | None]) -> list[str] | None:
+        out = [""]
+        for part in parts:
+            if part is None:
+                return None
+            out = self._product(out, part, "/")
+        return out
+
+    def _mentions_file(self, node: ast.AST) -> bool:
+        """Whether ``__file__`` is in the expression (each node looked at once per file)."""
+        key = id(node)
+        if key not in self._file:
+            self._file[key] = (isinstance(node, ast.Name) and node.id == "__file__") or any(
+                self._mentions_file(child) for child in ast.iter_child_nodes(node)
+            )
+        return self._file[key]
 
     def tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
         """Patterns with (cuda_only, line) when a name carries them from earlier lines."""
+        out = self._tagged(node)
+        self.spend(len(out))
+        return out
+
+    def paths(self, node: ast.expr) -> list[str] | None:
+        out = self._paths(node)
+        if out:
+            self.spend(len(out) + sum(map(len, out)))
+        return out
+
+    def _tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
         if isinstance(node, ast.Name) and node.id in self.state.env:
             return list(self.state.env[node.id])
         if isinstance(node, ast.IfExp):  # `[CUDAExtension(...)] if _is_cuda() else []`
@@ -256,14 +135,19 @@ class _Eval:
                 return left + right
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
             return self.tagged(node.left)
-        if isinstance(node, ast.Call) and _dotted(node.func) in ("list", "set", "sorted", "tuple"):
+        if isinstance(node, ast.Call) and plain_dotted(node.func) in (
+            "list",
+            "set",
+            "sorted",
+            "tuple",
+        ):
             return self.tagged(node.args[0]) if node.args else []
         return [(p, False, 0) for p in self.paths(node) or []]
 
-    def paths(self, node: ast.expr) -> list[str] | None:
+    def _paths(self, node: ast.expr) -> list[str] | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return [node.value.strip().lstrip("./") if node.value.startswith("./") else node.value]
-        if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(node)):
+        if self._mentions_file(node):
             return [""]
         if isinstance(node, ast.Name):
             got = self.state.env.get(node.id)
@@ -272,20 +156,20 @@ class _Eval:
             text = [""]
             for piece in node.values:
                 if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-                    text = [t + piece.value for t in text]
+                    text = self._product(text, [piece.value])
                 elif isinstance(piece, ast.FormattedValue):
                     parts = self.paths(piece.value)
                     if parts is None or len(parts) != 1:
                         parts = ["*"]  # a loop variable: any name there
-                    text = [t + g for t in text for g in parts]
+                    text = self._product(text, parts)
             return [textre.sub(r"\*+", "*", t) for t in text if t.strip("*/")]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add):
             left, right = self.paths(node.left), self.paths(node.right)
             if left is None or right is None:
                 return None
             if isinstance(node.op, ast.Add):
-                return [a + b for a in left for b in right]
-            return _join([left, right])
+                return self._product(left, right)
+            return self._join([left, right])
         if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
             return self.paths(node.elt)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
@@ -294,15 +178,15 @@ class _Eval:
                 out += self.paths(e) or []
             return out
         if isinstance(node, ast.Call):
-            name = _dotted(node.func) or ""
+            name = plain_dotted(node.func) or ""
             last = name.rsplit(".", 1)[-1]
             if name.endswith("path.join") or last in ("Path", "PurePath", "PosixPath"):
-                return _join([self.paths(a) for a in node.args]) if node.args else [""]
+                return self._join([self.paths(a) for a in node.args]) if node.args else [""]
             if last in ("glob", "iglob", "rglob"):
                 if (
                     isinstance(node.func, ast.Attribute)
                     and last in ("glob", "rglob")
-                    and (_dotted(node.func.value) not in ("glob",))
+                    and (plain_dotted(node.func.value) not in ("glob",))
                 ):
                     base = self.paths(node.func.value)
                     pat = self.paths(node.args[0]) if node.args else None
@@ -310,7 +194,7 @@ class _Eval:
                         return None
                     if last == "rglob":
                         pat = ["**/" + p for p in pat]
-                    return _join([base, pat])
+                    return self._join([base, pat])
                 return self.paths(node.args[0]) if node.args else None
             if last in ("list", "sorted", "set", "tuple", "abspath", "realpath", "resolve"):
                 return self.paths(node.args[0]) if node.args else None
@@ -328,10 +212,10 @@ class _Eval:
 
 
 class _Walker:
-    def __init__(self, known: Known | None = None) -> None:
+    def __init__(self, budget: int, known: Known | None = None) -> None:
         self.known = known
         self.state = _State()
-        self.ev = _Eval(self.state, known)
+        self.ev = _Eval(self.state, budget, known)
         self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
         #: function name -> (first, last line); its call sites -> [CUDA-only test line or 0]
         self.functions: dict[str, tuple[int, int]] = {}
@@ -355,10 +239,10 @@ class _Walker:
                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                         self.calls.setdefault(sub.func.id, []).append(cuda_line)
         if isinstance(node, ast.If):
-            if _mentions_rocm(node.test) or self._documented_switch(node.test):
+            if mentions_rocm(node.test) or self._documented_switch(node.test):
                 st.tested = True
             v = rocm_value(node.test, st.flags, self.known)
-            if v is None and _later_rocm_branch(node.orelse, st.flags, self.known):
+            if v is None and later_rocm_branch(node.orelse, st.flags, self.known):
                 v = False  # `if <cuda build>: ... elif <ROCm build>:` -- ROCm takes the elif
             for body, off in ((node.body, v is False), (node.orelse, v is True)):
                 if off and not cuda_line and body:
@@ -387,16 +271,16 @@ class _Walker:
             return
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if _mentions_rocm(node.value):
+            if mentions_rocm(node.value):
                 st.tested = True
             self._defaults_kept(targets, node.value, cuda_line)
             flag = rocm_value(node.value, st.flags, self.known)
             tags = self._tag(self.ev.tagged(node.value), cuda_line)
             for t in targets:
-                name = _dotted(t)
+                name = plain_dotted(t)
                 if name and isinstance(t, ast.Name | ast.Attribute):
                     if not isinstance(node.value, ast.Constant):
-                        if flag is not None or not _ROCM_NAME.search(name):
+                        if flag is not None or not ROCM_NAME.search(name):
                             st.flags[name] = flag  # an opt-in ROCm toggle stays on for ROCm
                     elif on_rocm and isinstance(node.value.value, bool):
                         st.flags[name] = node.value.value  # `SKIP_CUDA_BUILD = True` for ROCm
@@ -407,7 +291,7 @@ class _Walker:
             self._calls(node.value, cuda_line)
             return
         if isinstance(node, ast.AugAssign):
-            name = _dotted(node.target)
+            name = plain_dotted(node.target)
             if name:
                 st.env.setdefault(name, []).extend(self._tag(self.ev.tagged(node.value), cuda_line))
             self._calls(node.value, cuda_line)
@@ -420,7 +304,7 @@ class _Walker:
                 and call.func.attr in ("append", "extend", "add", "update")
                 and call.args
             ):
-                name = _dotted(call.func.value)
+                name = plain_dotted(call.func.value)
                 if name:
                     got = self._tag(self.ev.tagged(call.args[0]), cuda_line)
                     st.env.setdefault(name, []).extend(got)
@@ -514,7 +398,7 @@ class _Walker:
             if not isinstance(sub, ast.Call):
                 todo.extend((c, cuda_line) for c in ast.iter_child_nodes(sub))
                 continue
-            fn = (_dotted(sub.func) or "").rsplit(".", 1)[-1]
+            fn = (plain_dotted(sub.func) or "").rsplit(".", 1)[-1]
             if isinstance(sub.func, ast.Name):
                 self.calls.setdefault(sub.func.id, []).append(cuda_line)
             if fn in _NOT_USES:
@@ -547,10 +431,10 @@ def setup_uses(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []
-    w = _Walker(known_of(tree, settings or {}))
+    w = _Walker(BUDGET_PER_CHAR * len(text) + 100_000, known_of(tree, settings or {}))
     try:
         w.block(tree.body, 0)
-    except RecursionError:
+    except (RecursionError, _TooLarge):
         return [], False, []
     ranges = list(w.state.cuda_ranges)
     for name, (first, last) in w.functions.items():  # a helper only CUDA-only code calls

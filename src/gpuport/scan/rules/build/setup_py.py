@@ -11,7 +11,7 @@ import ast
 
 from gpuport import textre
 from gpuport.models import Severity
-from gpuport.scan.project.build_setup_ast import rocm_value
+from gpuport.scan.project.build_rocm_value import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
