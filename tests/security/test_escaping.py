@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,22 @@ def test_a_newline_in_a_run_label_never_starts_a_line(cli, tmp_path: Path) -> No
     assert res.code in (0, 1), res.err
     for line in (res.out + res.err).splitlines():
         assert not line.lstrip("│┃ ").startswith("FORGED"), line
+
+
+def test_an_internal_error_says_one_short_line(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug's message once quoted a 12 MB regex built from a project's .gitignore on stderr:
+    the one line is clipped, escape sequences cleaned, the exit is 4."""
+    from gpuport.cli import scan_cmd
+
+    def bug(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("\x1b[31mquoted " + "x" * 100_000)
+
+    monkeypatch.delenv("GPUPORT_DEBUG", raising=False)
+    monkeypatch.setattr(scan_cmd, "run_scan", bug)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    res = cli("scan", str(tmp_path))
+    assert res.code == 4
+    assert "internal error: RuntimeError: " in res.err and "quoted xxx" in res.err
+    assert len(res.err) < 800 and "\x1b" not in res.err

@@ -4,8 +4,11 @@ GitIgnoreSpec does, on random .gitignores and paths (issue 23, item 4)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
+from typing import Any
 
 import pathspec
+import pytest
 
 from gpuport.scan.project import ignore_spec
 from gpuport.scan.project.ignore_spec import IgnoreSpec
@@ -40,3 +43,51 @@ def test_matches_pathspec_on_random_gitignores() -> None:
         finally:
             ignore_spec.BLOCK = 64
     assert compared > 5_000
+
+
+def test_a_block_re2_refuses_as_too_large_is_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A red-team .gitignore (64 lines of ``*a`` and 4,000 ``?``) made a block's alternation too
+    large for RE2: the scan stopped with an internal error and 12 MB of regex on stderr. Now
+    the block is split until RE2 takes each part; the answers stay pathspec's."""
+    from gpuport import textre
+
+    real = textre.TextPattern.check
+
+    def small_only(self: textre.TextPattern) -> textre.TextPattern:
+        if self.pattern.count("|(?:") >= 2:  # an alternation of more than two patterns
+            raise textre.Unsupported("RE2 refused it: pattern too large")
+        return real(self)
+
+    monkeypatch.setattr(textre.TextPattern, "check", small_only)
+    rng = random.Random(2323)  # noqa: S311 - test inputs
+    for _ in range(60):
+        lines = ["".join(rng.choice(PARTS[:12]) for _ in range(3)) for _ in range(9)]
+        try:
+            ref = pathspec.GitIgnoreSpec.from_lines(lines, backend="simple")
+        except ValueError:
+            continue
+        mine = IgnoreSpec(lines)
+        assert all(p.count("|(?:") < 2 for p in (b.pattern for b, _ in mine._blocks))
+        for _ in range(20):
+            path = "/".join(rng.choice(NAMES) for _ in range(rng.randint(1, 3)))
+            assert mine.match_file(path) == ref.match_file(path), (lines, path)
+
+
+def test_costly_gitignore_lines_are_left_out_and_said(cli: Any, tmp_path: Path) -> None:
+    """The red team's .gitignore (256 KB: 64 lines of ``*a`` + 4,000 ``?``) ran 38 s and then
+    crashed the scan (exit 4); lines with more wildcards than any real one are now left out
+    and said, like lines that are not patterns."""
+    from gpuport.scan.project.files import MOST_WILDCARDS
+
+    root = tmp_path / "p"
+    root.mkdir()
+    lines = ["*a" + "?" * 4000 + f"x{i}" for i in range(64)]
+    lines += ["*a" + "?" * (MOST_WILDCARDS + 1), "build/", "*a" + "?" * 10]
+    (root / ".gitignore").write_text("\n".join(lines) + "\n")
+    (root / "m.py").write_text("import torch\n")
+    (root / "build").mkdir()
+    (root / "build" / "g.py").write_text("import pycuda\n")
+    res = cli("scan", str(root), "--format", "json", "--jobs", "1")
+    assert res.code == 0, res.err
+    assert "line 1, 2, 3, 4, 5 and 60 more is not a valid pattern" in res.out
+    assert "pycuda" not in res.out  # the good lines still apply

@@ -43,6 +43,9 @@ def run_guarded(command: Callable[[], object]) -> NoReturn:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+_MOST_SAID = 300
+
+
 def _call(command: Callable[[], object]) -> object:
     try:
         return command()
@@ -61,9 +64,12 @@ def _call(command: Callable[[], object]) -> object:
         if os.environ.get("GPUPORT_DEBUG"):
             traceback.print_exc()
             sys.exit(EXIT_BUG)
+        # clipped: a bug's message may quote project text of any size (a regex of 12 MB once)
+        said = clean_line(str(exc))
+        said = said if len(said) <= _MOST_SAID else said[:_MOST_SAID] + "…"
         stderr_console().print(
             f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: "
-            f"{escape(clean_line(str(exc)))} "
+            f"{escape(said)} "
             "(set GPUPORT_DEBUG=1 for a traceback and please report it)",
             highlight=False,
             soft_wrap=True,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from gpuport import textre
 
@@ -37,14 +38,29 @@ class IgnoreSpec:
         # blocks in reverse, each in reverse: the last pattern that matches decides
         self._blocks: list[tuple[textre.TextPattern, list[tuple[re.Pattern[str], bool]]]] = []
         for start in range(0, len(used), BLOCK):
-            block = used[start : start + BLOCK][::-1]
-            either = "|".join(
-                f"(?:{regex.replace(f'(?P<{_DIR_MARK}>', '(?:')})" for regex, _ in block
-            )
-            # compiled now: a pattern RE2 refuses is found while the lines are read
-            patterns = [(textre.compile(regex), include) for regex, include in block]
-            self._blocks.append((textre.TextPattern(either).check(), patterns))
+            self._add_block(used[start : start + BLOCK][::-1])
         self._blocks.reverse()
+
+    def _add_block(self, block: list[tuple[str, bool]]) -> None:
+        """One alternation for ``block`` (already reversed), or two for its halves where RE2
+        refuses the whole as too large: a few long wildcard patterns are enough for that, and
+        each of them alone is a valid line. A single pattern RE2 refuses raises Unsupported."""
+        # compiled now: a pattern RE2 refuses is found while the lines are read
+        patterns = [(textre.compile(regex), include) for regex, include in block]
+        for pattern, _ in patterns:
+            cast(textre.TextPattern, pattern).check()
+        either = "|".join(f"(?:{regex.replace(f'(?P<{_DIR_MARK}>', '(?:')})" for regex, _ in block)
+        try:
+            whole = textre.TextPattern(either).check()
+        except textre.Unsupported:
+            if len(block) == 1:
+                raise
+            half = len(block) // 2
+            # later halves first: _blocks is reversed at the end, as the block order is
+            self._add_block(block[half:])
+            self._add_block(block[:half])
+            return
+        self._blocks.append((whole, patterns))
 
     def match_file(self, file: str) -> bool:
         """Whether the path (``dir/`` for a folder) is ignored, as pathspec decides it."""
