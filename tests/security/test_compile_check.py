@@ -337,6 +337,49 @@ def test_real_compiler_never_quotes_a_file_outside_the_project(
     assert "outside the project" in files["l.cu"]["compile"]["error"], files["l.cu"]["compile"]
 
 
+@pytest.mark.hipcc
+def test_a_message_at_a_project_line_never_quotes_an_included_outside_file(
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red team: ``struct`` + ``#include "/secret"`` + ``{} obj; int x = obj;`` made the error
+    at the project's own line name the secret as a type. A compile that read any file outside
+    the project and the toolchain (its ``-MD`` list) shows no message at all."""
+    _real_hipcc()
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRETTOKEN_q7Zx91\n", encoding="utf-8")
+    leak = f'#include <cuda_runtime.h>\nstruct\n#include "{secret}"\n{{}} obj;\nint x = obj;\n'
+    plain = "#include <cuda_runtime.h>\n#include <vector>\nint y = undefined_name;\n"
+    root = _project(tmp_path / "proj", {"a.cu": leak + KERNEL, "b.cu": plain + KERNEL})
+    res = cli("hipify", str(root), "-o", str(tmp_path / "out"), "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    assert "SECRETTOKEN" not in res.out + res.err
+    files = {f["path"]: f for f in json.loads(res.out)["files"]}
+    assert files["a.cu"]["compile"]["status"] == "failed"
+    assert "reads a file outside the project" in files["a.cu"]["compile"]["error"]
+    # system and toolchain headers do not hide a project's own message
+    assert "undefined_name" in files["b.cu"]["compile"]["error"]
+    assert "x.d" in files["b.cu"]["compile"]["command"]
+
+
+def test_the_files_a_compile_read(tmp_path: Path) -> None:
+    """The make rule of ``-MD``: continuation lines, escaped spaces, ``$$``, nvcc's ``x.o :``;
+    a missing list hides the message."""
+    dep = tmp_path / "x.d"
+    dep.write_text("x.o : a.cu /usr/include/stdio.h \\\n  /p/my\\ dir/h.h /p/$$x.h\n")
+    assert compiler.dependencies(dep) == [
+        "a.cu",
+        "/usr/include/stdio.h",
+        "/p/my dir/h.h",
+        "/p/$x.h",
+    ]
+    assert compiler.read_outside(dep, [tmp_path, Path("/usr/include"), Path("/p")]) is None
+    assert compiler.read_outside(dep, [tmp_path, Path("/usr/include")]) == "h.h"
+    assert compiler.read_outside(tmp_path / "none.d", [tmp_path]) == "?"
+    line = f"{tmp_path}/a.cu:1:1: error: x"
+    assert "not shown" in compiler.shown_error(line, [tmp_path], tmp_path / "none.d")
+
+
 def test_compile_commands_is_parsed_once_per_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -385,3 +428,23 @@ def test_an_include_of_dev_stdin_does_not_wait(
             os.close(fd)
     assert res.code in (0, 1), res.err
     assert time.monotonic() - start < 60
+
+
+def test_port_nvcc_check_never_quotes_an_included_outside_file(tmp_path: Path) -> None:
+    """``port --check`` compiles the CUDA side with nvcc: the same shape names the secret in
+    nvcc's message at the project's line, so the same ``-MD`` list hides it."""
+    from gpuport.port import check
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not on PATH")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRETTOKEN_q7Zx91\n", encoding="utf-8")
+    leak = f'struct\n#include "{secret}"\n{{}} obj;\nint x = obj;\n'
+    root = _project(tmp_path / "proj", {"a.cu": leak, "b.cu": "int y = undefined_name;\n"})
+    status, error, argv = check._nvcc(nvcc, root / "a.cu", [], [root], [])
+    assert status == "failed" and error is not None
+    assert "SECRETTOKEN" not in error and "outside the project" in error
+    assert argv[-3:] == ["-MD", "-MF", "x.d"]
+    status, error, _ = check._nvcc(nvcc, root / "b.cu", [], [root], [])
+    assert error is not None and "undefined_name" in error

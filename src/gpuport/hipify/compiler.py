@@ -153,6 +153,10 @@ def _parse_verbose(output: str, tail: Sequence[str]) -> tuple[str, list[str]] | 
     return None
 
 
+#: The system's header folders (the C library's, the C++ library's and gcc's own).
+SYSTEM_INCLUDE_ROOTS = ("/usr/include", "/usr/local/include", "/usr/lib/gcc")
+
+
 def _include_roots(compiler: str, flags: Sequence[str]) -> list[str]:
     """The folders of the toolchain's own headers: hipcc's ``-isystem`` folders, the ROCm
     path's include folder, the compiler's resource headers and the system include folders."""
@@ -169,7 +173,7 @@ def _include_roots(compiler: str, flags: Sequence[str]) -> list[str]:
             roots.append(word.split("=", 1)[1])
     real = Path(os.path.realpath(compiler))
     roots += [str(real.parent.parent / "lib"), str(real.parent.parent / "include")]
-    roots += ["/usr/include", "/usr/local/include", "/opt/rocm/include", "/usr/lib/gcc"]
+    roots += [*SYSTEM_INCLUDE_ROOTS, "/opt/rocm/include"]
     return sorted({os.path.realpath(r) for r in roots if r})
 
 
@@ -246,6 +250,9 @@ def compile_argv(
         str(unit),
         "-o",
         str(obj),
+        "-MD",  # the files the compile read, to judge whether its message may be quoted
+        "-MF",
+        str(obj.with_suffix(".d")),
     ]
 
 
@@ -272,7 +279,7 @@ def compile_unit(
     messages may be quoted (the project, the output tree)."""
     with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
         argv = compile_argv(chain, unit, offload_archs, flags, Path(tmp) / "x.o")
-        shown = [*argv[:-1], "x.o"]
+        shown = [Path(a).name if a.startswith(tmp) else a for a in argv]  # x.o, x.d
         try:
             done = subproc.run(
                 argv,
@@ -288,7 +295,7 @@ def compile_unit(
         if done.returncode == 0 and done.ended == "exit":
             return Compiled(True, None, shown)
         allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
-        error = shown_error(done.text(), allowed)
+        error = shown_error(done.text(), allowed, Path(tmp) / "x.d")
         if done.ended == "overflow":
             error = f"{error} (the compiler printed over {MAX_OUTPUT // 1_000_000} MB; stopped)"
         return Compiled(False, error.replace(tmp + os.sep, ""), shown)
@@ -321,10 +328,72 @@ def _location(line: str) -> str | None:
     return head if numbered and head else None
 
 
-def shown_error(output: str, allowed: Sequence[Path]) -> str:
+def dependencies(depfile: Path) -> list[str] | None:
+    """The files a compile read, from the make rule its ``-MD -MF depfile`` wrote (``None``
+    when there is none or it cannot be read): ``target: dep dep \\`` lines, spaces in a
+    name escaped with a backslash."""
+    from gpuport import fileio
+
+    try:
+        text = fileio.read_text(depfile, limit=MAX_OUTPUT)
+    except (fileio.ReadRefused, OSError):
+        return None
+    text = text.replace("\\\n", " ").replace("$$", "$")
+    _, sep, rest = text.partition(": ")
+    if not sep:
+        return None
+    deps: list[str] = []
+    word: list[str] = []
+    chars = iter(rest)
+    for c in chars:
+        if c == "\\":
+            nxt = next(chars, "")
+            if nxt in " #":
+                word.append(nxt)
+                continue
+            word.append(c + nxt)
+        elif c in " \t\n":
+            if word:
+                deps.append("".join(word))
+                word = []
+        else:
+            word.append(c)
+    if word:
+        deps.append("".join(word))
+    return deps
+
+
+def read_outside(depfile: Path, allowed: Sequence[Path]) -> str | None:
+    """The name of a file outside ``allowed`` that the compile read (``"?"`` when the
+    compile's list of files is missing), else ``None``. Relative names are the compile's,
+    which ran in the depfile's folder."""
+    deps = dependencies(depfile)
+    if deps is None:
+        return "?"
+    roots = [os.path.realpath(a) for a in allowed]
+    for dep in deps:
+        real = os.path.realpath(depfile.parent / dep)
+        if not any(_within(real, r) for r in roots):
+            return Path(dep).name[:60]
+    return None
+
+
+def shown_error(output: str, allowed: Sequence[Path], depfile: Path | None = None) -> str:
     """The first error line, or a note in its place when it comes from a file outside
-    ``allowed`` (links resolved): what a report may quote of a compiler's output."""
+    ``allowed`` (links resolved), or when the compile read such a file (``depfile``, its
+    ``-MD`` list): a message at a project line can still quote what an included file holds
+    (``struct`` + ``#include "/secret"`` named the secret in a type). What a report may quote
+    of a compiler's output."""
     line = first_error_line(output)[:2000]
+    if depfile is not None:
+        outside = read_outside(depfile, allowed)
+        if outside == "?":
+            return "message not shown: the list of files the compile read is missing"
+        if outside is not None:
+            return (
+                "message not shown: the unit reads a file outside "
+                f"the project and the toolchain ({outside})"
+            )
     where = _location(line)
     if where is None:
         return line

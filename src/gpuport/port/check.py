@@ -54,13 +54,14 @@ def _torch_includes() -> list[str]:
     return [f"-I{p}" for p in incs if p.is_dir()] + ([f"-I{py}"] if py else [])
 
 
-def _nvcc_error(output: str, allowed: Sequence[Path]) -> str:
+def _nvcc_error(output: str, allowed: Sequence[Path], depfile: Path) -> str:
     """nvcc's first error as :func:`gpuport.hipify.compiler.shown_error` shows hipcc's: its
-    front end writes ``FILE(LINE): error``, which that function does not locate."""
+    front end writes ``FILE(LINE): error``, which that function does not locate; nothing of
+    it when the compile read a file outside ``allowed`` (``depfile``, its ``-MD`` list)."""
     line = compiler.first_error_line(output)[:2000]
     at = _NVCC_AT.match(line)
-    if at is None:
-        return compiler.shown_error(output, allowed)
+    if at is None or compiler.read_outside(depfile, allowed) is not None:
+        return compiler.shown_error(output, allowed, depfile)
     real = os.path.realpath(at.group(1))
     if any(
         real == os.path.realpath(a) or real.startswith(os.path.realpath(a) + os.sep)
@@ -83,7 +84,8 @@ def _nvcc(
     toolkit = Path(os.path.realpath(nvcc)).parent.parent
     with tempfile.TemporaryDirectory(prefix="gpuport-port-") as tmp:
         argv = [nvcc, "-x", "cu", "-std=c++17", *flags, "-c", str(unit), "-o", f"{tmp}/x.o"]
-        shown = [*argv[:-1], "x.o"]
+        argv += ["-MD", "-MF", f"{tmp}/x.d"]  # the files it read: may its message be quoted
+        shown = [a.replace(tmp + os.sep, "") for a in argv]  # x.o, x.d
         try:
             done = subproc.run(
                 argv,
@@ -99,7 +101,8 @@ def _nvcc(
         if done.ended == "exit" and done.returncode == 0:
             return "ok", None, shown
         allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
-        first = _nvcc_error(done.text(), allowed).replace(tmp + os.sep, "")
+        allowed += map(Path, compiler.SYSTEM_INCLUDE_ROOTS)
+        first = _nvcc_error(done.text(), allowed, Path(tmp) / "x.d").replace(tmp + os.sep, "")
     missing = _GCC_MISSING.search(first)
     if missing:  # nvcc's host compiler words it its own way
         return "inconclusive", f"needs {missing.group(1)}, which is not installed here", shown
