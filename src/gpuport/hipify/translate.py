@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -45,6 +45,9 @@ from . import wave64 as wave
 from .hipheaders import HipHeaders
 from .launch import rewrite_launches
 from .wave64 import WaveChange, WaveLeft, WaveMode
+
+if TYPE_CHECKING:
+    from gpuport.scan.rules.native.warp_meaning import FileMeaning
 
 __all__ = [
     "DEFAULT_HIP_VERSION",
@@ -292,12 +295,17 @@ def translate(
     wave64: WaveMode = "report",
     path: str = "source.cu",
     headers: HipHeaders | None = None,
+    unsafe: bool = False,
+    meaning: FileMeaning | None = None,
 ) -> Translation:
     """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring).
 
     ``wave64="fix"`` also ports the clear 32-lane assumptions (:mod:`gpuport.hipify.wave64`);
     ``path`` (relative, for the device-code test) names the file. ``headers``: the installed
-    HIP, when it is the one translated for (its headers then decide what exists)."""
+    HIP, when it is the one translated for (its headers then decide what exists).
+    ``unsafe``: ``--unsafe-fixes`` (wave64 rewrites that are not proven, each marked);
+    ``meaning``: the lane-meaning decisions for this text when the run analysed several
+    files together (:func:`gpuport.hipify.wave64.meaning_of`)."""
     if launch_syntax not in LAUNCH_SYNTAXES:
         raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
     if wave64 not in wave.WAVE64_MODES:
@@ -335,7 +343,14 @@ def translate(
     warp_seen, widened = _warp_calls(src, target, edits, counts)
     plan = None
     if wave64 == "fix":
-        plan = wave.plan(src, keep_masks=target >= _SYNC_WARP_FROM, rel=path, widened=widened)
+        plan = wave.plan(
+            src,
+            keep_masks=target >= _SYNC_WARP_FROM,
+            rel=path,
+            widened=widened,
+            unsafe=unsafe,
+            meaning=meaning,
+        )
         for w_start, w_end, w_new in plan.edits:
             edits.add(w_start, w_end, w_new)
 
@@ -409,12 +424,12 @@ def translate(
     )
 
 
-def port_wave64(text: str, *, path: str = "source.cu") -> Translation:
+def port_wave64(text: str, *, path: str = "source.cu", unsafe: bool = False) -> Translation:
     """Only the wave64 rewrites, on CUDA source that stays CUDA (no renaming): the same edits
     :func:`translate` makes with ``wave64="fix"``, so a project can keep one source that nvcc
     and hipcc both compile (masks stay as they are: CUDA takes 32-bit masks)."""
     src = lex(text)
-    plan = wave.plan(src, keep_masks=False, rel=path)
+    plan = wave.plan(src, keep_masks=False, rel=path, unsafe=unsafe)
     edits = _Edits()
     for w_start, w_end, w_new in plan.edits:
         edits.add(w_start, w_end, w_new)

@@ -25,6 +25,7 @@ sub-groups are not CUDA warps).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from gpuport import lazyre
 from gpuport.scan.rules.base import register
@@ -398,8 +399,10 @@ def _open_context(code: str, stmt: int, pos: int) -> bool:
     return False
 
 
-def _check_warpsize_constexpr(sink: Sink) -> None:
-    code = sink.code
+def warpsize_constexpr(code: str) -> Iterator[tuple[int, int, str]]:
+    """``warpSize`` where C++ needs a constant (GP308): (offset of the report, offset of
+    ``warpSize``, message). An array size, a template argument, a constexpr initialiser, a
+    case label, ``static_assert``, ``__launch_bounds__``, ``if constexpr``."""
     for m in iter_words(_WS, code):
         start = m.start()
         stmt = statement_left(code, start)
@@ -407,9 +410,9 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
         if bracket != -1 and "]" not in code[bracket:start]:
             decl = _DECLARATOR.search(code, stmt, start)
             if decl and decl.group("type") not in _KEYWORDS and word_start(code, decl.start()):
-                sink.hit(
-                    "GP308",
+                yield (
                     decl.start("name"),
+                    start,
                     f"array `{decl.group('name')}` is sized "
                     "by warpSize, which is not a compile-time constant on ROCm 7+",
                 )
@@ -417,20 +420,25 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
         if _TEMPLATE_OPEN.search(code, max(stmt, start - 200), start) and _TEMPLATE_CLOSE.match(
             code, m.end()
         ):
-            sink.hit(
-                "GP308",
+            yield (
+                start,
                 start,
                 "warpSize as a template argument does not compile on "
                 "ROCm 7+ (it is no longer constexpr)",
             )
             continue
         if _open_context(code, stmt, start):
-            sink.hit(
-                "GP308",
+            yield (
+                start,
                 start,
                 "warpSize used where a constant expression is required; "
                 "it is not constexpr on ROCm 7+",
             )
+
+
+def _check_warpsize_constexpr(sink: Sink) -> None:
+    for at, _ws, message in warpsize_constexpr(sink.code):
+        sink.hit("GP308", at, message)
 
 
 def check_warp(sink: Sink) -> None:
