@@ -33,7 +33,8 @@ def summary(report: HipifyReport) -> str:
     if report.wave64 == "fix":
         line += (
             f"; wave64: {t.get('wave64_fixed', 0)} site(s) ported, "
-            f"{t.get('wave64_left', 0)} left as ambiguous"
+            + (f"{t.get('wave64_unsafe', 0)} unsafe, " if report.unsafe_fixes else "")
+            + f"{t.get('wave64_left', 0)} left"
         )
     if report.checked:
         line += f"; compile: {t.get('compiled_ok', 0)} ok, {t.get('compile_failed', 0)} failed"
@@ -77,7 +78,8 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         for w in f.wave64:
             console.print(
-                f"{f.path}:{w.line}: wave64 ported ({w.kind}): {w.detail}",
+                f"{f.path}:{w.line}: wave64 {'unsafe ' if w.unsafe else ''}ported ({w.kind}): "
+                f"{w.detail}",
                 highlight=False,
                 markup=False,
             )
@@ -151,7 +153,9 @@ def render_markdown(report: HipifyReport) -> str:
             for u in f.unsupported
         ]
         details += [
-            f"* {md(f.path)}:{w.line} wave64 ported ({w.kind}): {md(w.detail)}" for w in f.wave64
+            f"* {md(f.path)}:{w.line} wave64 {'unsafe ' if w.unsafe else ''}ported ({w.kind}): "
+            f"{md(w.detail)}"
+            for w in f.wave64
         ]
         details += [
             f"* {md(f.path)}:{w.line} wave64 left ({w.kind}): {md(w.detail)}" for w in f.wave64_left

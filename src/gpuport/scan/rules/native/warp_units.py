@@ -212,9 +212,7 @@ class _Finder:
         if _DEFINE32.match(m.group("rhs").strip()):
             if not warpish(name):
                 return
-            lit = re.search(r"32", self.code[m.start("rhs") : m.end("rhs")])
-            assert lit is not None
-            at = m.start("rhs") + lit.start()
+            at = m.start("rhs") + self.code[m.start("rhs") : m.end("rhs")].index("32")
             self.units.append(Unit(len(self.units), "decl", name, at, at + 2, value32=(at, at + 2)))
             return
         self.units.append(Unit(len(self.units), "decl", name, m.start("rhs"), end))
@@ -226,9 +224,7 @@ class _Finder:
             if self.src.dead_at(m.start()) or not body.strip() or name.startswith("GPUPORT_"):
                 continue  # dead, empty, or hipify's own per-architecture block
             if m.group("params") is None and _DEFINE32.match(body.strip()):
-                lit = re.search(r"32", body)
-                assert lit is not None
-                at = m.start("body") + lit.start()
+                at = m.start("body") + body.index("32")
                 value = (at, at + 2) if warpish(name) else None
                 self.units.append(Unit(len(self.units), "macro", name, at, at + 2, value))
                 continue

@@ -1,0 +1,303 @@
+"""Reading passes of :mod:`.warp_facts` over operations: shuffles and shuffle loops, lane
+and warp arithmetic, comparisons, strides, tiles and shared arrays (issue 25)."""
+
+from __future__ import annotations
+
+import re
+
+from gpuport.scan.rules.native.common import int_value
+from gpuport.scan.rules.native.warp_base import (
+    _DIM,
+    _FOR,
+    _HW,
+    _LANE_OP,
+    _SHARED,
+    _SHFL,
+    _TILE,
+    _WORD,
+    LOG2,
+    WAVE,
+    Note,
+    ReaderBase,
+    Site,
+    _line_text,
+)
+
+
+class OpsPasses(ReaderBase):
+    def shared_arrays(self) -> None:
+        for m in _SHARED.finditer(self.code, self.a, self.b):
+            self.shared.add(m.group("name"))
+            dims = _DIM.findall(m.group("dims"))
+            if len(dims) == 1 and int_value(dims[0]) == 32:
+                at = m.start("dims") + m.group("dims").index("32")
+                self.site(
+                    at, at + 2, WAVE, "array", f"__shared__ {m.group('name')}[32] -> [{WAVE}]"
+                )
+            for d in dims:
+                if d.strip() in self.consts:
+                    at = m.start("dims") + m.group("dims").index(d)
+                    self.explain(at, at + len(d))
+
+    def hw(self) -> None:
+        for m in _HW.finditer(self.code, self.a, self.b):
+            self.f.hw.append(
+                Note(m.start(), f"`{m.group().strip('( ')}` means the hardware wavefront")
+            )
+
+    def tiles(self) -> None:
+        for m in _TILE.finditer(self.code, self.a, self.b):
+            size = m.group("size")
+            if int_value(size) == 32:
+                self.f.anchors.append(
+                    Note(
+                        m.start(),
+                        "`tiled_partition<32>`: HIP gives 32-thread tiles on a 64-lane wavefront",
+                    )
+                )
+                self.explain(m.start("size"), m.end("size"))
+            elif size in self.consts:
+                self.explain(m.start("size"), m.end("size"))
+
+    def shuffles(self) -> None:
+        src, code = self.src, self.code
+        for m in _SHFL.finditer(code, self.a, self.b):
+            member = (
+                m.group("kind") is None and m.group("sync") is None and "__shfl" not in m.group()
+            )
+            kind = (m.group("mkind") if member else m.group("kind")) or ""
+            paren = m.end() - 1
+            args = src.call_args(paren)
+            if m.group("sync"):
+                args = args[1:]
+            if len(args) < 2:
+                continue
+            a1 = code[args[1][0] : args[1][1]]
+            if len(args) >= 3:
+                w0, w1 = args[2]
+                width = code[w0:w1].strip()
+                value = int_value(width)
+                if value is not None and value <= 32:
+                    self.f.anchors.append(
+                        Note(
+                            m.start(),
+                            f"`{_line_text(src, m.start())}` shuffles within {value}-lane groups",
+                        )
+                    )
+                    self.explain(w0, w1)
+                elif width in self.consts:
+                    self.explain(w0, w1)
+            elif not member and not kind and self._in_segment(a1):
+                close = src.match_close(paren)
+                if close is not None:
+                    self.f.needs.append(
+                        Note(
+                            m.start(),
+                            f"`{_line_text(src, m.start())}` has no width: on a 64-lane wavefront "
+                            "it reads from lanes 0-63, not from its own 32-lane half",
+                        )
+                    )
+                    self.f.widths.append(
+                        Site(close, close, ", 32", "width", "no width -> 32, CUDA's warp width")
+                    )
+            if not kind and not member and int_value(a1) == 31:
+                at = args[1][0] + a1.index("31")
+                self.site(at, at + 2, f"{WAVE} - 1", "lane", f"source lane 31 -> {WAVE} - 1")
+            unrolled = kind in ("_down", "_xor", "_up") and int_value(a1) == 16 and not member
+            if unrolled and not any(s <= m.start() < e for s, e in self._loop_spans()):
+                self.block(
+                    m.start(),
+                    f"unrolled shuffle from offset 16 (`{_line_text(src, m.start())}`): "
+                    "a 64-lane wavefront needs a 32 step first",
+                )
+
+    def _in_segment(self, expr: str) -> bool:
+        """Whether a shuffle source is a lane of a 32-lane segment: a literal below 32, or
+        an expression of 32-lane lane numbers (``lane - 1``, ``(lane + 1) % 32``)."""
+        value = int_value(expr)
+        if value is not None:
+            return 0 <= value < 32
+        names = _WORD.findall(expr)
+        return (
+            bool(names)
+            and "threadIdx" not in expr
+            and all(self.kinds.get(n) == "L32" or n in self.consts for n in names)
+            and any(self.kinds.get(n) == "L32" for n in names)
+        )
+
+    def loops(self) -> None:
+        src, code = self.src, self.code
+        for m in _FOR.finditer(code, self.a, self.b):
+            close = src.match_close(m.end() - 1)
+            if close is None:
+                continue
+            parts = list(src.top_level(m.end(), close, ";"))
+            if len(parts) != 2:
+                continue
+            init = (m.end(), parts[0])
+            cond = code[parts[0] + 1 : parts[1]].replace(" ", "")
+            step = code[parts[1] + 1 : close].replace(" ", "")
+            body = self._body(close)
+            if not _SHFL.search(code, body[0], body[1] + 1):
+                continue
+            im = re.search(
+                r"(?P<var>[A-Za-z_]\w*)\s*(?:=|\()\s*(?P<v>[^;]*?)\s*\)?\s*$",
+                code[init[0] : init[1]],
+            )
+            if im is None:
+                continue
+            var, value = im.group("var"), im.group("v").strip()
+            vstart = init[0] + im.start("v")
+            halving = step in (
+                f"{var}>>=1",
+                f"{var}/=2",
+                f"{var}={var}>>1",
+                f"{var}={var}/2",
+                f"{var}>>=1u",
+            )
+            doubling = step in (f"{var}<<=1", f"{var}*=2", f"{var}={var}<<1", f"{var}={var}*2")
+            if halving and cond in (f"{var}>0", f"{var}>=1", f"{var}!=0", var):
+                if int_value(value) == 16:
+                    self.site(
+                        vstart,
+                        vstart + len(value),
+                        f"{WAVE} / 2",
+                        "shuffle",
+                        f"offset 16 -> {WAVE} / 2",
+                    )
+                elif re.fullmatch(r"\(?\s*[A-Za-z_]\w*\s*(?:/\s*2|>>\s*1)\s*\)?", value):
+                    name = re.match(r"\(?\s*([A-Za-z_]\w*)", value)
+                    if name is not None and name.group(1) in self.consts:
+                        self.explain(vstart, vstart + len(value))
+            elif doubling and int_value(value) == 1:
+                k = re.fullmatch(rf"{re.escape(var)}(?P<op><=?)(?P<k>\w+)", cond)
+                if k is None:
+                    continue
+                kv = int_value(k.group("k"))
+                at = code.find(k.group("k"), parts[0] + 1, parts[1])
+                if (k.group("op"), kv) == ("<", 32):
+                    self.site(at, at + 2, WAVE, "shuffle", f"loop bound 32 -> {WAVE}")
+                elif (k.group("op"), kv) == ("<=", 16):
+                    self.site(at, at + 2, f"{WAVE} / 2", "shuffle", f"loop bound 16 -> {WAVE} / 2")
+                elif k.group("k") in self.consts:
+                    self.explain(at, at + len(k.group("k")))
+
+    def lane_math(self) -> None:
+        code = self.code
+        for m in _LANE_OP.finditer(code, self.a, self.b):
+            op, k = m.group("op"), m.group("k").lower()
+            if k not in {"&": ("31", "0x1f"), "%": ("32",), ">>": ("5",), "/": ("32",)}[op]:
+                continue
+            before = code[m.start() - 1] if m.start() else ""
+            after = code[m.start() + len(op)] if m.start() + len(op) < len(code) else ""
+            if (
+                after == "="
+                or (op == "&" and "&" in (before, after))
+                or (op == ">>" and before == ">")
+            ):
+                continue
+            if op == "/" and (before in "/*" or after in "/*"):
+                continue
+            left = self._left(m.start())
+            lk = self.kind(left)
+            k_start, k_end = m.start("k"), m.end()
+            expr = f"{' '.join(left.split())} {op} {m.group('k')}"
+            new = {"&": f"({WAVE} - 1)", "%": WAVE, ">>": LOG2, "/": WAVE}[op]
+            lstart = code.rfind(left.strip(), max(self.a, m.start() - 300), m.start())
+            shift = re.search(
+                r"(?:<<|>>)\s*\(?\s*$", code[max(self.a, lstart - 12) : max(self.a, lstart)]
+            )
+            if shift is not None and lk in ("T", "L32", "W32", "G"):
+                self.block(
+                    m.start(), f"`{expr}` is a bit position (`{_line_text(self.src, m.start())}`)"
+                )
+                self.explain(k_start, k_end)
+            elif lk in ("T", "L32", "W32") or (lk == "G" and op in ("%", "&")):
+                self.site(k_start, k_end, new, "lane", f"{expr} -> {op} {new}")
+            elif lk == "N" and op in ("/", ">>"):
+                ceil = re.fullmatch(r"\(\s*(?P<x>.+?)\s*\+\s*31\s*\)", left.strip())
+                if ceil is not None:
+                    at = m.start() - len(left) + left.index("31")
+                    self.site(
+                        at, at + 2, f"{WAVE} - 1", "lane", "ceiling: + 31 -> + (wave size - 1)"
+                    )
+                self.site(k_start, k_end, new, "lane", f"{expr} -> {op} {new}")
+            elif lk == "G":
+                self.block(
+                    m.start(),
+                    f"`{expr}` numbers warps across the grid: "
+                    "the host sizes the grid by 32-lane warps",
+                )
+                self.explain(k_start, k_end)
+
+    def compares(self) -> None:
+        code = self.code
+        for name, kind in self.kinds.items():
+            if kind != "L32":
+                continue
+            pat = re.compile(
+                rf"(?<![\w.]){re.escape(name)}\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<k>31|32)[uU]?\b(?![.\w])"
+            )
+            for m in pat.finditer(code, self.a, self.b):
+                k = m.group("k")
+                new = f"{WAVE} - 1" if k == "31" else WAVE
+                if k == "31" and m.group("op") not in ("==", "!="):
+                    new = f"({new})"
+                self.site(
+                    m.start("k"), m.end("k"), new, "lane", f"{name} {m.group('op')} {k} -> {new}"
+                )
+
+    def strides(self) -> None:
+        """``for (j = lane; j < n; j += 32)``: a loop over data in steps of the warp width,
+        from the lane number (the step is a site, the loop variable a data index); and
+        ``offset += 32`` next to ``lane + offset``."""
+        code = self.code
+        lanes = [n for n, k in self.kinds.items() if k == "L32"]
+        for m in _FOR.finditer(code, self.a, self.b):
+            close = self.src.match_close(m.end() - 1)
+            if close is None:
+                continue
+            parts = list(self.src.top_level(m.end(), close, ";"))
+            if len(parts) != 2:
+                continue
+            init = code[m.end() : parts[0]]
+            im = re.search(r"(?P<v>[A-Za-z_]\w*)\s*=\s*(?P<e>.+)$", init, re.S)
+            step = re.fullmatch(
+                r"\s*(?P<v>[A-Za-z_]\w*)\s*\+=\s*(?P<k>[A-Za-z_]\w*|32)\s*",
+                code[parts[1] + 1 : close],
+            )
+            if im is None or step is None or step.group("v") != im.group("v"):
+                continue
+            e = im.group("e")
+            if self.kind(e) not in ("L32",) and not any(
+                re.search(rf"(?<![\w.]){re.escape(n)}\b", e) for n in lanes
+            ):
+                continue
+            v, k = im.group("v"), step.group("k")
+            at = parts[1] + 1 + step.start("k")
+            if k == "32":
+                self.site(at, at + 2, WAVE, "lane", f"stride {v} += 32 -> {WAVE}")
+            elif k in self.consts:
+                self.explain(at, at + len(k))
+            else:
+                continue
+            self.strided.add(v)
+            self.kinds.pop(v, None)
+        if not lanes:
+            return
+        body = code[self.a : self.b]
+        for m in re.finditer(r"(?<![\w.])(?P<v>[A-Za-z_]\w*)\s*\+=\s*(?P<k>32)\b(?![.\w])", body):
+            v = m.group("v")
+            at = self.a + m.start("k")
+            if self.is_explained(at):
+                continue
+            ok = any(
+                re.search(
+                    rf"(?<![\w.]){re.escape(lane)}\s*\+\s*{re.escape(v)}\b"
+                    rf"|(?<![\w.]){re.escape(v)}\s*\+\s*{re.escape(lane)}\b",
+                    body,
+                )
+                for lane in lanes
+            )
+            if ok:
+                self.site(at, at + 2, WAVE, "lane", f"stride {v} += 32 -> {WAVE}")

@@ -1,0 +1,373 @@
+"""Reading passes of :mod:`.warp_facts` over uses: ballots and what is done with them, what
+is done with lane and warp numbers and warp constants, the 32s nothing explains, and kernel
+launches in host code (issue 25)."""
+
+from __future__ import annotations
+
+import re
+
+from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
+from gpuport.scan.rules.native.warp_base import (
+    _BALLOT,
+    _BALLOT_TARGET,
+    _GGL,
+    _HOST_GEOMETRY,
+    _LANE_KINDS,
+    _LAUNCH,
+    _SHIFT5,
+    _THIRTY_TWO,
+    _TID_NAME,
+    _WORD,
+    _WORDS_BEFORE,
+    Note,
+    ReaderBase,
+    Site,
+    _line_text,
+    _split_args,
+)
+
+
+class UsesPasses(ReaderBase):
+    def ballots(self) -> None:
+        code = self.code
+        for m in _BALLOT.finditer(code, self.a, self.b):
+            target = _BALLOT_TARGET.search(code, max(self.a, m.start() - 120), m.start())
+            call = code[m.start() : m.end() - 1].strip()
+            self.f.needs.append(Note(m.start(), f"`{call}` votes across all 64 lanes on AMD"))
+            inner = re.search(
+                r"__(?P<fn>popc|ffs|clz)\s*\(\s*$", code[max(self.a, m.start() - 20) : m.start()]
+            )
+            if inner is not None:
+                at = (
+                    m.start()
+                    - len(code[max(self.a, m.start() - 20) : m.start()])
+                    + inner.start("fn")
+                )
+                fn = inner.group("fn")
+                self.site(at, at + len(fn), fn + "ll", "ballot", f"__{fn} of a ballot -> __{fn}ll")
+                continue
+            if target is None:
+                continue
+            name = target.group("name")
+            words = _WORDS_BEFORE.search(code, max(self.a, target.start() - 120), target.start())
+            typ_words = words.group().split() if words else []
+            typ = trailing_type(typ_words)
+            decl_at = target.start()
+            if not typ:
+                decl = re.search(
+                    rf"(?P<t>(?:(?:const|unsigned|signed|int|long|uint32_t|int32_t|uint|auto)\s+)+){re.escape(name)}\s*[;,]",
+                    code[self.a : m.start()],
+                )
+                if decl is None:
+                    self.block(m.start(), f"`{name}` holds a ballot but is declared elsewhere")
+                    continue
+                typ_words = decl.group("t").split()
+                typ = trailing_type(typ_words)
+                decl_at = self.a + decl.start("t")
+                tstart, tend = decl_at, self.a + decl.end("t")
+            else:
+                tend = target.start()
+                tstart = tend - len(words.group()) if words else tend
+                for w in typ_words:
+                    if w in ("static", "volatile", "__shared__", "register"):
+                        tstart += len(re.match(r"\s*\S+\s*", code[tstart:tend]).group())  # type: ignore[union-attr]
+                    else:
+                        break
+            if not is_32bit(typ):
+                continue
+            const = "const " if "const" in code[tstart:tend] else ""
+            if self._mask_only(name, m.end()):
+                # kept only to be passed as a *_sync mask: HIP (>= 6.2) needs 64 bits there
+                self.f.masks.append(
+                    Site(
+                        tstart, tend, f"{const}unsigned long long ", "mask", f"{name}: 64-bit mask"
+                    )
+                )
+                continue
+            self.ballot_vars.add(name)
+            self.f.ballots.append(Note(m.start(), f"`{name}` keeps a 64-bit ballot in 32 bits"))
+            self.site(
+                tstart,
+                tend,
+                f"{const}unsigned long long ",
+                "ballot",
+                f"{name}: ballot kept in 64 bits",
+            )
+            self._ballot_uses(name, m.end())
+
+    def _mask_only(self, name: str, start: int) -> bool:
+        uses = list(re.finditer(rf"(?<![\w.]){re.escape(name)}\b", self.code[start : self.b]))
+        return bool(uses) and all(
+            re.search(
+                r"_sync\s*\(\s*$", self.code[max(start, start + u.start() - 40) : start + u.start()]
+            )
+            for u in uses
+        )
+
+    def _ballot_uses(self, name: str, start: int) -> None:
+        code = self.code
+        word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+        for w in word.finditer(code, start, self.b):
+            before = code[max(self.a, w.start() - 40) : w.start()]
+            after = code[w.end() : w.end() + 40]
+            fn = re.search(r"__(?P<fn>popc|ffs|clz)\s*\(\s*\(?\s*$", before)
+            if fn is not None:
+                at = w.start() - len(before) + fn.start("fn")
+                self.site(
+                    at,
+                    at + len(fn.group("fn")),
+                    fn.group("fn") + "ll",
+                    "ballot",
+                    f"__{fn.group('fn')}({name}) -> __{fn.group('fn')}ll",
+                )
+                if not re.match(r"\s*(?:&|\||\^)(?![&|=])", after):
+                    continue
+            if re.match(r"\s*=(?!=)", after):
+                continue  # assigned again (the next ballot)
+            bitwise = re.match(r"\s*(?:&|\||\^)=?(?![&|])", after) or (
+                re.search(r"(?:[&|^]=?)\s*\(?\s*$", before)
+                and not re.search(r"(?:&&|\|\|)\s*\(?\s*$", before)
+            )
+            if bitwise:
+                self._lane_bits(w.start())
+                continue
+            if re.match(r"\s*-\s*1\b", after) and re.search(r"[&|^]=?\s*\(?\s*$", before):
+                continue  # b & (b - 1): the lowest set bit cleared
+            cond_before = re.search(r"(?:\(|!|&&|\|\||\?|return)\s*$", before)
+            cond_after = re.match(r"\s*(?:\)|!=\s*0\b|==\s*0\b|&&|\|\||\?|;)", after)
+            call = re.search(r"(?<![\w.])(?P<f>[A-Za-z_]\w*)\s*\(\s*$", before)
+            if call is not None and call.group("f") in ("if", "while", "for", "switch", "return"):
+                call = None
+            if cond_before and cond_after and call is None:
+                continue  # if (b), b != 0, return b;
+            if re.search(r"_sync\s*\(\s*$", before):
+                continue  # the mask of another warp call
+            what = "copies" if re.search(r"(?<![=!<>])=\s*$", before) else "uses"
+            self.block(
+                w.start(),
+                f"`{_line_text(self.src, w.start())}` {what} the ballot `{name}` where a 64-bit "
+                "value would change the result",
+            )
+
+    def _lane_bits(self, pos: int) -> None:
+        """``b & (1 << lane)`` / ``b & mask``: the other operand must be 64 bits too."""
+        code = self.code
+        s = max(code.rfind(";", self.a, pos), code.rfind("{", self.a, pos), self.a - 1) + 1
+        e = code.find(";", pos, self.b)
+        e = self.b if e == -1 else e
+        for one in re.finditer(r"(?<![\w.])(?P<one>1[uU]?|0[xX]1[uU]?)(?=\s*<<)", code[s:e]):
+            at = s + one.start()
+            lit = one.group("one")
+            self.site(at, at + len(lit), "1ull", "ballot", f"{lit} << lane -> 1ull << lane")
+
+    def lane_uses(self) -> None:
+        code = self.code
+        for name, kind in self.kinds.items():
+            if kind not in _LANE_KINDS:
+                continue
+            for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\b", code[self.a : self.b]):
+                pos = self.a + m.start()
+                if pos == self.defs.get(name):
+                    continue
+                why = self._lane_use(name, kind, pos)
+                if why is not None:
+                    self.block(pos, why)
+
+    def _lane_use(self, name: str, kind: str, pos: int) -> str | None:
+        code = self.code
+        end = pos + len(name)
+        after = code[end : end + 12].lstrip()
+        before = code[max(self.a, pos - 12) : pos].rstrip()
+        what = "lane" if kind == "L32" else "warp"
+        if after.startswith("=") and not after.startswith("=="):
+            return None
+        if before.endswith("<<"):
+            line = code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]
+            if _BALLOT.search(line) or any(
+                re.search(rf"(?<![\w.]){re.escape(b)}\b", line) for b in self.ballot_vars
+            ):
+                return None
+            return (
+                f"`{_line_text(self.src, pos)}` uses the {what} number `{name}` as a bit position"
+            )
+        if before.endswith(">>"):
+            return (
+                f"`{_line_text(self.src, pos)}` uses the {what} number `{name}` as a bit position"
+            )
+        if after.startswith("*") or before.endswith("*"):
+            return f"`{_line_text(self.src, pos)}` scales the {what} number `{name}`: a data layout of 32-lane warps"
+        mult = re.match(r"[+-]\s*(\d+)\b", after) or re.search(r"\b(\d+)\s*[+-]$", before)
+        if mult is not None and int(mult.group(1)) % 32 == 0 and int(mult.group(1)) > 0:
+            return f"`{_line_text(self.src, pos)}` offsets the {what} number by {mult.group(1)}: a data layout of 32-lane warps"
+        enclosing = self._enclosing(pos)
+        if enclosing is not None:
+            opener, head = enclosing
+            if opener == "[":
+                if head in self.shared:
+                    return None
+                return f"`{_line_text(self.src, pos)}` indexes `{head}` by the {what} number"
+            if opener == "(":
+                if head is None or head in ("if", "while", "for", "switch", "return", "min", "max"):
+                    return None
+                if re.fullmatch(r"(?:__shfl\w*|shfl\w*|atomic\w+|__syncwarp)", head):
+                    return None
+                if "blockIdx" in code[pos - 60 : pos + 60]:
+                    return f"`{_line_text(self.src, pos)}` mixes the {what} number with the block number"
+                return f"`{_line_text(self.src, pos)}` passes the {what} number to `{head}`"
+        if "blockIdx" in code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]:
+            return f"`{_line_text(self.src, pos)}` numbers {what}s across the grid: the host sizes the grid by 32-lane warps"
+        return None
+
+    def _enclosing(self, pos: int) -> tuple[str, str | None] | None:
+        """The innermost ``[`` or ``(`` around ``pos`` in its statement, and the name before it."""
+        code = self.code
+        depth = 0
+        i = pos - 1
+        lo = max(self.a, pos - 400)
+        while i >= lo:
+            ch = code[i]
+            if ch in ")]":
+                depth += 1
+            elif ch in "([":
+                if depth == 0:
+                    m = re.search(r"([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*$", code[max(lo, i - 60) : i])
+                    return ch, (m.group(1) if m else None)
+                depth -= 1
+            elif ch in ";{}":
+                return None
+            i -= 1
+        return None
+
+    def const_uses(self) -> None:
+        code = self.code
+        names = self.consts | self.opaque
+        if not names:
+            return
+        for m in _WORD.finditer(code, self.a, self.b):
+            name = m.group()
+            if name not in names or self.is_explained(m.start()):
+                continue
+            if name in self.opaque:
+                self.block(
+                    m.start(),
+                    f"`{name}` is 32 too (`{_line_text(self.src, m.start())}`): it cannot be told from the warp width",
+                )
+                continue
+            why = self._const_use(name, m.start(), m.end())
+            if why is None:
+                self.explain(m.start(), m.end())
+            else:
+                self.block(m.start(), why)
+
+    def _const_use(self, name: str, start: int, end: int) -> str | None:
+        """None when this use of the warp constant ``name`` means the warp width (it moves
+        with the port), else why it does not."""
+        code = self.code
+        lo = max(self.a, start - 80)
+        b = code[lo:start].rstrip()
+        a = code[end : end + 40].lstrip()
+        if re.match(r"(?:/\s*2|>>\s*1)(?![\w.])", a) or (b.endswith("[") and a.startswith("]")):
+            return None  # half the warp; an array dimension or index
+        if re.match(r"=(?!=)\s*32[uU]?\s*[;,]", a):
+            return None  # its own definition
+        if b.endswith(("%", "/")):
+            if self.kind(self._left(lo + len(b) - 1)) in ("T", "G", "N", "L32", "W32", "LHW"):
+                return None
+            return (
+                f"`{_line_text(self.src, start)}` divides data by `{name}`: a bit position or a "
+                "data index, not a lane"
+            )
+        amp = re.search(r"&\s*\(\s*$", b)
+        if amp is not None and re.match(r"-\s*1\s*\)", a):
+            if self.kind(self._left(lo + amp.start())) in ("T", "G", "L32", "W32", "LHW"):
+                return None
+            return f"`{_line_text(self.src, start)}` masks data with `{name} - 1`: a bit position"
+        if re.search(r"(?:[<>]=?|==|!=|\+=|-=)\s*$", b) or re.match(r"(?:[<>]=?|==|!=)", a):
+            return None  # a bound, a comparison, a stride
+        if re.match(r"-\s*1\b", a) or re.search(r"=\s*[A-Za-z_][\w.]*\s*\+\s*$", b):
+            return None  # the last lane; i = i + WS
+        if re.search(r"(?:tiled_partition|thread_block_tile|Warp(?:Reduce|Scan))\s*<[^;<>]*$", b):
+            return None
+        if re.search(r"\b(?:int|unsigned)\s+\w+\s*=\s*$", b) and re.match(r"[,)]", a):
+            return None  # a default parameter: int width = WARP_SIZE
+        return f"`{_line_text(self.src, start)}` uses `{name}` as a size or a count"
+
+    def unexplained(self) -> None:
+        if not self.u.device and self.u.kind not in ("macro", "decl"):
+            return
+        code = self.code
+        for pat in (_THIRTY_TWO, _SHIFT5):
+            for m in pat.finditer(code, self.a, self.b):
+                if self.is_explained(m.start()) or self.is_explained(m.end() - 1):
+                    continue
+                if self.src.dead_at(m.start()):
+                    continue
+                self.block(
+                    m.start(),
+                    f"`{_line_text(self.src, m.start())}`: this 32 is not a lane or warp number",
+                )
+        for m in re.finditer(
+            r"\[\s*(?P<v>[A-Za-z_]\w*)\s*[+-]\s*16\s*\]|(?<![\w.])(?P<w>[A-Za-z_]\w*)\s*<\s*16\b",
+            code[self.a : self.b],
+        ):
+            v = m.group("v") or m.group("w")
+            if self.kinds.get(v) in ("T", "D", "L32") or _TID_NAME.fullmatch(v):
+                self.block(
+                    self.a + m.start(),
+                    f"`{_line_text(self.src, self.a + m.start())}`: a warp-synchronous step over 32 lanes",
+                )
+
+    def launches(self) -> None:
+        src, code = self.src, self.code
+        for m in _LAUNCH.finditer(code, self.a, self.b):
+            lt = code.find("<<<", m.start(), self.b)
+            gt = code.find(">>>", lt, self.b)
+            if lt < 0 or gt < 0:
+                continue
+            cfg = code[lt + 3 : gt]
+            self._launch(m.group("k").split("::")[-1], cfg, m.start())
+        for m in _GGL.finditer(code, self.a, self.b):
+            args = src.call_args(code.find("(", m.start()))
+            if len(args) >= 3:
+                cfg = ",".join(code[s:e] for s, e in args[1:3])
+                self._launch(m.group("k").split("::")[-1], cfg, m.start())
+
+    def _launch(self, kernel: str, cfg: str, pos: int) -> None:
+        parts = [p.strip() for p in _split_args(cfg)]
+        notes = self.f.launches.setdefault(kernel, [])
+        if len(parts) < 2:
+            return
+        block = parts[1]
+        text = block
+        var = re.fullmatch(r"[A-Za-z_]\w*", block)
+        if var is not None:
+            d = re.search(
+                rf"(?<![\w.]){re.escape(block)}\s*(?:\(|\{{|=)\s*(?P<e>[^;]*);",
+                self.code[self.a : pos],
+            )
+            if d is not None:
+                text = d.group("e")
+        thirty_two = _THIRTY_TWO.search(text)
+        value = int_value(text)
+        warp_name = any(n in self.consts for n in _WORD.findall(text)) or re.search(
+            r"(?i)warp|lane", text
+        )
+        if thirty_two or warp_name or (value is not None and value < 64):
+            notes.append(
+                Note(
+                    pos,
+                    f"launched with `{' '.join(text.split())[:60]}` threads per block (line {self.src.line_of(pos)})",
+                )
+            )
+        geometry = [
+            s
+            for s in re.split(r"[;{}]", self.code[self.a : self.b])
+            if _THIRTY_TWO.search(s) and _HOST_GEOMETRY.search(s)
+        ]
+        if geometry:
+            notes.append(
+                Note(
+                    pos,
+                    f"the launching code sizes work with a 32: `{' '.join(geometry[0].split())[:70]}`",
+                )
+            )
