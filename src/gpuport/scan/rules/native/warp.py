@@ -451,14 +451,18 @@ def check_warp(sink: Sink) -> None:
         if sink.wants("GP303") and not _OTHER_SIMT.search(sink.code):
             _check_constants(sink, device=False)
         return
-    if sink.wants("GP303"):
-        _check_constants(sink)
-    if sink.wants("GP304"):
-        check_lane_math(sink)
-    if sink.wants("GP305"):
-        _check_shuffles(sink)
-    if sink.wants("GP306"):
-        _check_shared(sink)
+    if sink.wants("GP303", "GP304", "GP305", "GP306"):
+        from gpuport.scan.rules.native.warp_judge import JudgedSink
+
+        judged: Sink = JudgedSink(sink)  # type: ignore[assignment]
+        if sink.wants("GP303"):
+            _check_constants(judged)
+        if sink.wants("GP304"):
+            check_lane_math(judged)
+        if sink.wants("GP305"):
+            _check_shuffles(judged)
+        if sink.wants("GP306"):
+            _check_shared(judged)
     if sink.wants("GP307"):
         check_ballots(sink)
     if sink.wants("GP308"):

@@ -52,6 +52,8 @@ class Facts:
     launches: dict[str, list[Note]] = field(default_factory=dict)
     #: the unit names a value of 32 lanes: a lane or warp variable, or a 32 constant
     lane32: bool = False
+    #: what the reader cannot judge (a tile of unknown size)
+    unknown: list[Note] = field(default_factory=list)
     #: an active mask kept in 32 bits and only passed as a ``*_sync`` mask (HIP >= 6.2
     #: static_asserts 64 bits there): widened on its own
     masks: list[Site] = field(default_factory=list)
@@ -182,8 +184,10 @@ class ReaderBase:
         opaque: set[str],
         lane_fns: dict[str, str],
         shared: set[str],
+        ints: dict[str, int] | None = None,
     ) -> None:
         self.src = src
+        self.ints = ints or {}
         self.code = src.code
         self.u = unit
         self.a, self.b = unit.start, unit.end

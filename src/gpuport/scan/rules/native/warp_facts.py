@@ -69,12 +69,13 @@ def read_unit(
     opaque: set[str] = frozenset(),  # type: ignore[assignment]
     lane_fns: dict[str, str] | None = None,
     shared: set[str] = frozenset(),  # type: ignore[assignment]
+    ints: dict[str, int] | None = None,
 ) -> Facts:
     """What ``unit`` says about the warp (see the module docstring). ``consts``: the names
     of the warp constants equal to 32 (the project's); ``opaque``: other names equal to 32;
     ``lane_fns``: functions that return a lane or warp number, and which; ``shared``: the
-    file's ``__shared__`` arrays."""
-    r = _Reader(src, unit, consts, opaque, lane_fns or {}, shared)
+    file's ``__shared__`` arrays; ``ints``: integer constants the project defines."""
+    r = _Reader(src, unit, consts, opaque, lane_fns or {}, shared, ints)
     if unit.kind == "host":
         r.launches()
         return r.f

@@ -160,7 +160,13 @@ def analyze(
     for rel, u in units:
         facts.append(
             read_unit(
-                files[rel], u, consts=consts, opaque=opaque, lane_fns=lane_fns, shared=shared[rel]
+                files[rel],
+                u,
+                consts=consts,
+                opaque=opaque,
+                lane_fns=lane_fns,
+                shared=shared[rel],
+                ints=known,
             )
         )
     return _decide(files, units, facts, consts)
@@ -177,6 +183,7 @@ def _relevant(u: Unit, f: Facts) -> bool:
         or (f.hw and u.device)
         or f.lane32
         or f.masks
+        or f.unknown
     )
 
 
@@ -278,6 +285,10 @@ def _judge(comp: Component, files: Mapping[str, CxxSource]) -> None:
     repaired = not wrong  # what only the width fixes need is repaired by them
     if unwidthed and not hw:
         wrong.append(_at(files, *unwidthed[0]))
+    unknown = [(rel, x) for rel, f in comp.facts for x in f.unknown]
+    if unknown and not wrong:
+        wrong.append(_at(files, *unknown[0]))
+        repaired = False
     comp.correct = not wrong
     comp.evidence = wrong[0] if wrong else ""
     if not comp.sites:

@@ -48,16 +48,24 @@ class OpsPasses(ReaderBase):
     def tiles(self) -> None:
         for m in _TILE.finditer(self.code, self.a, self.b):
             size = m.group("size")
-            if int_value(size) == 32:
+            value = int_value(size)
+            if value is None:
+                value = self.ints.get(size.rsplit("::", 1)[-1])
+            if size in self.consts:
+                self.explain(m.start("size"), m.end("size"))
+            elif value is not None and value <= 32:
                 self.f.anchors.append(
                     Note(
                         m.start(),
-                        "`tiled_partition<32>`: HIP gives 32-thread tiles on a 64-lane wavefront",
+                        f"`tiled_partition<{size}>`: HIP gives {value}-thread tiles on a "
+                        "64-lane wavefront too",
                     )
                 )
                 self.explain(m.start("size"), m.end("size"))
-            elif size in self.consts:
-                self.explain(m.start("size"), m.end("size"))
+            elif value is None:
+                note = Note(m.start(), f"the tile size `{size}` is not known")
+                self.f.unknown.append(note)
+                self.f.blockers.append(note)
 
     def shuffles(self) -> None:
         src, code = self.src, self.code
@@ -103,6 +111,8 @@ class OpsPasses(ReaderBase):
             if not kind and not member and int_value(a1) == 31:
                 at = args[1][0] + a1.index("31")
                 self.site(at, at + 2, f"{WAVE} - 1", "lane", f"source lane 31 -> {WAVE} - 1")
+            if kind in ("_down", "_up") and not member and len(args) < 3:
+                self._every_lane_stores(m.start(), paren)
             unrolled = kind in ("_down", "_xor", "_up") and int_value(a1) == 16 and not member
             if unrolled and not any(s <= m.start() < e for s, e in self._loop_spans()):
                 self.block(
@@ -110,6 +120,38 @@ class OpsPasses(ReaderBase):
                     f"unrolled shuffle from offset 16 (`{_line_text(src, m.start())}`): "
                     "a 64-lane wavefront needs a 32 step first",
                 )
+
+    def _every_lane_stores(self, call: int, paren: int) -> None:
+        """A ``__shfl_down``/``__shfl_up`` with no width whose result every lane then stores
+        (``out[threadIdx.x] = v``): on a 64-lane wavefront lanes next to the 32-lane boundary
+        read the other half, which only a read at lane 0 of each half escapes. CUDA's width
+        (32) keeps what CUDA does."""
+        code = self.code
+        stmt = max(code.rfind(";", self.a, call), code.rfind("{", self.a, call)) + 1
+        target = re.search(r"(?P<v>[A-Za-z_]\w*)\s*[-+*|&^]?=(?!=)[^;=]*$", code[stmt:call])
+        if target is None:
+            return
+        var = target.group("v")
+        close = self.src.match_close(paren)
+        if close is None:
+            return
+        loop = next((e for s, e in self._loop_spans() if s <= call < e), None)
+        after = (loop if loop is not None else close) + 1
+        store = re.compile(
+            rf"[;{{}}]\s*(?P<lhs>[^;{{}}=]*\[[^\]]*\])\s*=[^=;][^;]*(?<![\w.]){re.escape(var)}\b[^;]*;"
+        )
+        m = store.search(code, after - 1, self.b)
+        if m is None or re.search(r"\bif\s*\(", code[max(self.a, m.start() - 80) : m.start("lhs")]):
+            return
+        self.f.needs.append(
+            Note(
+                call,
+                f"`{_line_text(self.src, call)}` has no width and every lane stores the result "
+                f"(line {self.src.line_of(m.start('lhs'))}): on a 64-lane wavefront lanes next to "
+                "the 32-lane boundary read the other half",
+            )
+        )
+        self.f.widths.append(Site(close, close, ", 32", "width", "no width -> 32, CUDA's warp width"))
 
     def _in_segment(self, expr: str) -> bool:
         """Whether a shuffle source is a lane of a 32-lane segment: a literal below 32, or

@@ -134,8 +134,11 @@ class _Finder:
         self.code = _blank_directives(src.code)
         self.dev = device_macros(src.code)
         self.units: list[Unit] = []
+        # and the usual library qualifiers (CUTLASS_DEVICE, C10_HOST_DEVICE, HOST_DEVICE...)
         self._dev_re = re.compile(
-            r"\b(?:" + "|".join(re.escape(w) for w in (*DEVICE_WORDS, *sorted(self.dev))) + r")\b"
+            r"\b(?:"
+            + "|".join(re.escape(w) for w in (*DEVICE_WORDS, *sorted(self.dev)))
+            + r"|[A-Z0-9_]*DEVICE[A-Z0-9_]*)\b"
         )
 
     def match(self, pos: int) -> int | None:
