@@ -52,6 +52,8 @@ class Facts:
     launches: dict[str, list[Note]] = field(default_factory=dict)
     #: the unit names a value of 32 lanes: a lane or warp variable, or a 32 constant
     lane32: bool = False
+    #: groups narrower than the CUDA warp (width-16 shuffles, 8-thread tiles): kept in every mode
+    fixed_tiles: list[Note] = field(default_factory=list)
     #: what the reader cannot judge (a tile of unknown size)
     unknown: list[Note] = field(default_factory=list)
     #: an active mask kept in 32 bits and only passed as a ``*_sync`` mask (HIP >= 6.2

@@ -48,6 +48,7 @@ class _Reader(OpsPasses, UsesPasses):
         self.definitions()
         self.hw()
         self.tiles()
+        self.tile_numbers()
         self.shuffles()
         self.loops()
         self.lane_math()

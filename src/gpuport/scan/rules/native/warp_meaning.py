@@ -184,6 +184,7 @@ def _relevant(u: Unit, f: Facts) -> bool:
         or f.lane32
         or f.masks
         or f.unknown
+        or f.fixed_tiles
     )
 
 
@@ -294,8 +295,9 @@ def _judge(comp: Component, files: Mapping[str, CxxSource]) -> None:
     if not comp.sites:
         comp.port = "leave"
         return
-    if anchors:
-        comp.reason = f"32 is a logical tile: {_at(files, *anchors[0])}"
+    narrow = [(rel, x) for rel, f in comp.facts for x in f.fixed_tiles]
+    if narrow:
+        comp.reason = f"sub-warp groups: {_at(files, *narrow[0])}"
     elif blockers:
         comp.reason = _at(files, *blockers[0])
     elif comp.host_uses:
@@ -306,6 +308,8 @@ def _judge(comp: Component, files: Mapping[str, CxxSource]) -> None:
     elif comp.orphans:
         comp.reason = f"`{comp.orphans[0]}` is called from code outside the files translated"
     if comp.reason:
+        if anchors:
+            comp.reason = f"32 is a logical tile: {_at(files, *anchors[0])}; {comp.reason}"
         comp.port = "leave"
         if comp.correct:
             comp.reason += "; correct on a 64-lane wavefront as written"
@@ -314,7 +318,13 @@ def _judge(comp: Component, files: Mapping[str, CxxSource]) -> None:
         else:
             comp.reason += f"; needs a hand port: {comp.evidence}"
         return
-    if not repaired:
+    if anchors:  # 32-lane logical tiles that HIP keeps: right as written, portable whole
+        comp.port = "unsafe"
+        comp.reason = (
+            f"32 is a logical tile: {_at(files, *anchors[0])}; correct on a 64-lane wavefront "
+            "as written; --unsafe-fixes ports the tiles to the full wavefront"
+        )
+    elif not repaired:
         comp.port = "fix"
         comp.reason = f"the port fixes {comp.evidence}"
     else:

@@ -62,6 +62,10 @@ class OpsPasses(ReaderBase):
                     )
                 )
                 self.explain(m.start("size"), m.end("size"))
+                if value == 32 and int_value(size) == 32:
+                    self.site(m.start("size"), m.end("size"), WAVE, "tile", f"tile of 32 -> {WAVE}")
+                else:
+                    self.f.fixed_tiles.append(Note(m.start(), f"`tiled_partition<{size}>`"))
             elif value is None:
                 note = Note(m.start(), f"the tile size `{size}` is not known")
                 self.f.unknown.append(note)
@@ -93,6 +97,12 @@ class OpsPasses(ReaderBase):
                         )
                     )
                     self.explain(w0, w1)
+                    lit = re.search(r"32[uU]?", code[w0:w1]) if value == 32 else None
+                    if lit is not None:
+                        at = w0 + lit.start()
+                        self.site(at, w0 + lit.end(), WAVE, "shuffle", f"width 32 -> {WAVE}")
+                    else:
+                        self.f.fixed_tiles.append(Note(m.start(), f"{value}-lane shuffle groups"))
                 elif width in self.consts:
                     self.explain(w0, w1)
             elif not member and not kind and self._in_segment(a1):
@@ -254,6 +264,13 @@ class OpsPasses(ReaderBase):
                     m.start(), f"`{expr}` is a bit position (`{_line_text(self.src, m.start())}`)"
                 )
                 self.explain(k_start, k_end)
+            elif op in ("/", ">>") and lk in ("T", "N", "W32") and self._grid_statement(m.start()):
+                self.block(
+                    m.start(),
+                    f"`{_line_text(self.src, m.start())}` numbers warps across the grid: the host "
+                    "sizes the grid by 32-lane warps",
+                )
+                self.explain(k_start, k_end)
             elif lk in ("T", "L32", "W32") or (lk == "G" and op in ("%", "&")):
                 self.site(k_start, k_end, new, "lane", f"{expr} -> {op} {new}")
             elif lk == "N" and op in ("/", ">>"):
@@ -271,6 +288,27 @@ class OpsPasses(ReaderBase):
                     "the host sizes the grid by 32-lane warps",
                 )
                 self.explain(k_start, k_end)
+
+    def _grid_statement(self, pos: int) -> bool:
+        """Whether the statement at ``pos`` also names the block or grid (a warp or tile number
+        across the grid, whose count the host fixes when it sizes the grid)."""
+        code = self.code
+        start = max(code.rfind(";", self.a, pos), code.rfind("{", self.a, pos), code.rfind("}", self.a, pos)) + 1
+        end = code.find(";", pos, self.b)
+        stmt = code[max(start, self.a) : end if end != -1 else self.b]
+        return re.search(r"\b(?:blockIdx|gridDim)\b", stmt) is not None
+
+    def tile_numbers(self) -> None:
+        """``blockIdx.x * tile.meta_group_size() + tile.meta_group_rank()``: work numbered by
+        tile across the grid, whose count the host fixes (``(n + 7) / 8`` blocks of 256)."""
+        for m in re.finditer(r"\.\s*meta_group_(?:rank|size)\s*\(", self.code[self.a : self.b]):
+            at = self.a + m.start()
+            if self._grid_statement(at):
+                self.block(
+                    at,
+                    f"`{_line_text(self.src, at)}` numbers tiles across the grid: the host sizes "
+                    "the grid by 32-thread tiles",
+                )
 
     def compares(self) -> None:
         code = self.code

@@ -163,11 +163,19 @@ class UsesPasses(ReaderBase):
     def lane_uses(self) -> None:
         code = self.code
         for name, kind in self.kinds.items():
-            if kind not in _LANE_KINDS:
+            if kind not in (*_LANE_KINDS, "N32"):
                 continue
             for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\b", code[self.a : self.b]):
                 pos = self.a + m.start()
                 if pos == self.defs.get(name):
+                    continue
+                if kind == "N32":  # a warp count: wrong only as a count of warps in the grid
+                    if self._grid_statement(pos):
+                        self.block(
+                            pos,
+                            f"`{_line_text(self.src, pos)}` numbers warps across the grid: the "
+                            "host sizes the grid by 32-lane warps",
+                        )
                     continue
                 why = self._lane_use(name, kind, pos)
                 if why is not None:
