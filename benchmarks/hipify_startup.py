@@ -2,9 +2,9 @@
 hipify-perl called once per file, on the same files.
 
 * gpuport: ``python -m gpuport hipify FOLDER -o OUT --hip-version V --format json --output
-  /dev/null`` for each folder (``--report terminal``: without ``--format``/``--output``, so the
-  default per-file table is drawn, with rich, into a pipe); one process per folder, as a shell
-  loop over a project would; ``--hip-version`` given, so no hipcc is asked.
+  TMP/report.json`` for each folder (``--report terminal``: without ``--format``/``--output``,
+  so the default per-file table is drawn, with rich, into a pipe); one process per folder, as
+  a shell loop over a project would; ``--hip-version`` given, so no hipcc is asked.
 * hipify-perl: ``perl HIPIFY_PERL -quiet-warnings FILE -o OUT/FILE`` for each CUDA/C++ file
   gpuport translated in that folder (hipify-perl's own docs: one file per call). hipify-perl is
   not shipped by Debian: pass the path of a copy (e.g. ``git show 014177bc:bin/hipify-perl`` from
@@ -72,8 +72,8 @@ def main() -> None:
         "--report",
         choices=("json", "terminal"),
         default="json",
-        help="json: --format json --output /dev/null (the default); terminal: gpuport's default "
-        "output, the per-file table drawn with rich, to a pipe",
+        help="json: --format json --output TMP/report.json (the default); terminal: gpuport's "
+        "default output, the per-file table drawn with rich, to a pipe",
     )
     args = ap.parse_args()
     folders = sorted(p for p in args.src.glob("*-cuda") if p.is_dir())[: args.folders]
@@ -81,9 +81,9 @@ def main() -> None:
         sys.exit(f"only {len(folders)} *-cuda folders under {args.src}")
     gp = [sys.executable, "-m", "gpuport", "hipify"]
     quiet = ["--hip-version", args.hip_version]
-    if args.report == "json":
-        quiet += ["--format", "json", "--output", os.devnull]
     with tempfile.TemporaryDirectory() as tmp:
+        if args.report == "json":  # a regular file: gpuport refuses to replace a device node
+            quiet += ["--format", "json", "--output", str(Path(tmp) / "report.json")]
         # as an installed package runs: bytecode cached (a dev shell may forbid writing it)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")

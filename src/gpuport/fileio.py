@@ -280,6 +280,7 @@ def _check_destination(path: Path, root: Path | None) -> Path:
         raise GpuportError(f"cannot write {path}: folder {parent} does not exist")
     if path.is_dir():
         raise GpuportError(f"cannot write {path}: it is a folder")
+    _refuse_special(path)
     if root is not None:
         real_root = os.path.realpath(root)
         if not _inside(os.path.realpath(parent), real_root):
@@ -290,14 +291,30 @@ def _check_destination(path: Path, root: Path | None) -> Path:
     return parent
 
 
+def _refuse_special(path: Path) -> None:
+    """An existing destination that is not a regular file (a device such as ``/dev/null``, a
+    FIFO, a socket) is refused: the atomic rename would replace it with a regular file."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        raise GpuportError(
+            f"cannot write {path}: it is not a regular file (a device, pipe or socket); "
+            "gpuport writes only regular files (nothing written)"
+        )
+
+
 def check_destination(path: Path, root: Path) -> None:
     """Refuse, before anything is written, a destination under ``root`` that is a symbolic link
-    or whose nearest existing folder resolves outside ``root`` (its folders may not exist yet)."""
+    or not a regular file, or whose nearest existing folder resolves outside ``root`` (its
+    folders may not exist yet)."""
     if path.is_symlink():
         raise GpuportError(
             f"cannot write {path}: it is a symbolic link (gpuport never writes through a link); "
             "remove it first (nothing written)"
         )
+    _refuse_special(path)
     if not root.exists():
         return  # nothing under it exists yet: all of it will be created
     folder = path.parent
@@ -310,6 +327,26 @@ def check_destination(path: Path, root: Path) -> None:
             f"cannot write {path}: its folder leads outside {root} through a symbolic "
             "link (nothing written)"
         )
+
+
+def make_dirs(folder: Path) -> None:
+    """``mkdir -p`` without recursion (``Path.mkdir(parents=True)`` recurses once per level:
+    a source 990 folders deep crashed ``hipify -o`` with RecursionError); one line on error."""
+    missing: list[Path] = []
+    here = folder
+    while not os.path.isdir(here):
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    for level in reversed(missing):
+        try:
+            level.mkdir()  # one level: no parents=True, no recursion
+        except FileExistsError:
+            if not os.path.isdir(level):
+                raise GpuportError(f"cannot create {folder}: {level} is a file") from None
+        except OSError as exc:
+            raise GpuportError(f"cannot create {folder}: {exc.strerror or exc}") from None
 
 
 def check_writable(path: Path, what: str = "") -> None:
@@ -470,8 +507,7 @@ def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = No
             raise ReadRefused(src, _NOT_REGULAR)
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            while chunk := os.read(rfd, 1 << 20):
-                _write_all(wfd, chunk)
+            _copy_sparse(rfd, wfd, os.fstat(rfd).st_size)
             os.fchmod(wfd, info.st_mode & 0o7777)
             os.fsync(wfd)
         finally:
@@ -482,6 +518,36 @@ def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = No
     finally:
         os.close(rfd)
     _fsync_dir(parent)
+
+
+def _copy_sparse(rfd: int, wfd: int, size: int) -> None:
+    """Copy ``size`` bytes keeping holes as holes (``SEEK_DATA``/``SEEK_HOLE``): a sparse file
+    of 100 GB with a few bytes of data must not be written out as 100 GB."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        while chunk := os.read(rfd, 1 << 20):
+            _write_all(wfd, chunk)
+        return
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(rfd, offset, seek_data)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole is left
+                break
+            raise
+        end = min(os.lseek(rfd, start, seek_hole), size)
+        os.lseek(rfd, start, os.SEEK_SET)
+        os.lseek(wfd, start, os.SEEK_SET)
+        left = end - start
+        while left > 0:
+            chunk = os.read(rfd, min(left, 1 << 20))
+            if not chunk:
+                break
+            _write_all(wfd, chunk)
+            left -= len(chunk)
+        offset = end
+    os.ftruncate(wfd, size)
 
 
 # --- backups ---------------------------------------------------------------------------------

@@ -113,10 +113,20 @@ class EnvFingerprint:
         return cls(
             gpuport_version=__version__,
             python=platform.python_version(),
-            platform=platform.platform(terse=True),
+            platform=os_platform(),
             hostname_hash=digest,
             created=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+
+
+def os_platform() -> str:
+    """``Linux-6.1.0-x86_64`` from ``os.uname()``: a system call. Python's
+    ``platform.platform()`` and ``platform.processor()`` run ``uname -p`` through the caller's
+    PATH, where a scanned repository's ``bin/uname`` could be found (issue 23)."""
+    import os
+
+    u = os.uname()
+    return f"{u.sysname}-{u.release}-{u.machine}"
 
 
 ResultT = TypeVar("ResultT")  # a pydantic result model, or a dataclass report (hipify)

@@ -17,7 +17,6 @@ import contextlib
 import dataclasses
 import importlib
 import os
-import platform as pyplatform
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -153,13 +152,13 @@ def fp8_dtype_name(info: DeviceInfo, user_dir: Path | None = None) -> str | None
 
 
 def cpu_name() -> str:
-    """The CPU model: /proc/cpuinfo's "model name", else what Python's platform says."""
+    """The CPU model: /proc/cpuinfo's "model name", else the machine name from ``os.uname``."""
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
             key, _, value = line.partition(":")
             if key.strip() == "model name" and value.strip():
                 return value.strip()
-    return pyplatform.processor() or pyplatform.machine() or "CPU"
+    return os.uname().machine or "CPU"  # never platform.processor(): it runs `uname -p`
 
 
 # ------------------------------------------------------------------------- detect helpers

@@ -71,10 +71,23 @@ def test_flags_override_settings_key_by_key() -> None:
 
 
 def test_kebab_case_keys_and_nested_table_in_gpuport_toml(tmp_path: Path) -> None:
-    root = _project(tmp_path, own='[tool.gpuport]\nhipify-check = true\nfail-on = "major"\n')
+    root = _project(tmp_path, own='[tool.gpuport]\nhipify-check = false\nfail-on = "major"\n')
     s = load_settings(root)
-    assert s.hipify_check is True
+    assert s.hipify_check is False and s.origin("hipify_check") == "gpuport.toml"
     assert s.fail_on == "major"
+
+
+@pytest.mark.parametrize("key", ["hipify_check", "hipify-check", "doctor"])
+def test_a_project_cannot_turn_on_settings_that_run_programs(tmp_path: Path, key: str) -> None:
+    """Issue 23: the project's own file may narrow what gpuport does, never make it run the
+    HIP compiler or doctor's probes; the flag still does."""
+    root = _project(tmp_path, own=f"{key} = true\n")
+    s = load_settings(root)
+    attr = key.replace("-", "_")
+    assert getattr(s, attr) is False and s.origin(attr) == "default"
+    assert any(f"{key.replace('-', '_')} = true" in n and "not applied" in n for n in s.notes)
+    flag = load_settings(root, {attr: True})
+    assert getattr(flag, attr) is True and flag.origin(attr) == "flag"
 
 
 def test_unknown_key_lists_the_valid_ones(tmp_path: Path) -> None:

@@ -656,7 +656,10 @@ def test_hipify_check_flag_without_hipcc_and_without_cuda_sources(
     assert res.code == 0, res.err
     root = _project(tmp_path / "p", {"gpuport.toml": "hipify_check = true\n", "k.cu": PTX_KERNEL})
     data = _json(cli("assess", str(root), "--format", "json", "--no-progress"))
-    assert "hipcc is not on PATH" in data["hipify"]["check_note"]
+    # the project's own setting cannot turn the compile check on (issue 23)
+    assert data["hipify"]["check_note"] == "compile check not run (pass --hipify-check)"
+    res = cli("assess", str(root), "--hipify-check", "--format", "json", "--no-progress")
+    assert res.code == 3 and "needs hipcc" in res.err
 
 
 def test_bench_notes_do_not_point_at_flags_assess_lacks() -> None:

@@ -29,7 +29,7 @@ def _need(name: str, env: str = "GPUPORT_REQUIRE_HIPCC") -> str:
 
 def test_flags_come_from_the_makefile_with_paths_in_the_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    flags = project_flags(TREE, TREE / "app" / "main.cu", out)
+    flags = project_flags(TREE, TREE / "app" / "main.cu", out).flags
     assert f"-I{out / 'include'}" in flags
     assert "-DSCALE=2" in flags
     assert "-O2" not in flags  # only include paths, macros and the language standard
@@ -45,10 +45,10 @@ def test_flags_come_from_compile_commands_first(tmp_path: Path) -> None:
     }
     (proj / "compile_commands.json").write_text(json.dumps([entry]), encoding="utf-8")
     out = tmp_path / "out"
-    flags = project_flags(proj, proj / "app" / "main.cu", out)
+    flags = project_flags(proj, proj / "app" / "main.cu", out).flags
     assert flags == [f"-I{out / 'include'}", "-DSCALE=3", "-std=c++17"]
     # a file without an entry falls back to its Makefile
-    assert "-DSCALE=2" in project_flags(proj, proj / "app" / "lane.cu", out)
+    assert "-DSCALE=2" in project_flags(proj, proj / "app" / "lane.cu", out).flags
 
 
 def test_cmake_include_directories_and_definitions(tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_cmake_include_directories_and_definitions(tmp_path: Path) -> None:
         "target_include_directories(k PRIVATE ${SOMEWHERE}/x)\n",
         encoding="utf-8",
     )
-    flags = project_flags(proj, proj / "src" / "k.cu", tmp_path / "o")
+    flags = project_flags(proj, proj / "src" / "k.cu", tmp_path / "o").flags
     assert flags == [
         f"-I{tmp_path / 'o' / 'inc'}",
         f"-I{tmp_path / 'o' / 'third'}",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from gpuport import subproc
 from gpuport.hipify import hipheaders
 from gpuport.hipify import run as hipify_run
 from gpuport.hipify.translate import translate
@@ -96,7 +96,7 @@ def test_local_headers_only_for_the_version_translated_for(
 ) -> None:
     _install(tmp_path)
     monkeypatch.setenv("ROCM_PATH", str(tmp_path))
-    monkeypatch.setattr(hipheaders.shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(hipheaders.subproc, "which", lambda *a, **k: None)
     assert hipheaders.local_headers("5.2.3") is not None
     assert hipheaders.local_headers("6.4") is None
 
@@ -111,7 +111,7 @@ def test_version_from_the_headers_starts_no_process(
     def no_process(*a: object, **k: object) -> None:
         raise AssertionError("a process was started")
 
-    monkeypatch.setattr(subprocess, "run", no_process)
+    monkeypatch.setattr(subproc, "run", no_process)
     assert hipify_run.detect_hip_version() == "5.7"
 
 
@@ -126,13 +126,13 @@ def test_hipcc_version_is_cached_per_path_and_mtime(
     monkeypatch.setattr(hipify_run, "find_include", lambda *a, **k: None)
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: str(fake))
     calls: list[object] = []
-    real = subprocess.run
+    real = subproc.run
 
     def counting(*a: object, **k: object) -> object:
         calls.append(a)
-        return real(*a, **k)  # type: ignore[call-overload]
+        return real(*a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(subprocess, "run", counting)
+    monkeypatch.setattr(subproc, "run", counting)
     assert hipify_run.detect_hip_version() == "6.1"
     assert hipify_run.detect_hip_version() == "6.1"
     assert len(calls) == 1

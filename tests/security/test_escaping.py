@@ -86,3 +86,39 @@ def test_error_messages_are_one_clean_line(cli, tmp_path: Path) -> None:  # type
 
 def test_clean_line_makes_every_hazard_visible() -> None:
     assert clean_line("a\x1b[31m\u202e\nb\tc\r") == "a\\x1b[31m\\u202e\\nb\\tc\\x0d"
+
+
+@pytest.mark.parametrize("command", ["scan", "hipify", "assess"])
+def test_a_newline_in_a_file_name_never_starts_a_line(cli, tmp_path: Path, command: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23: a file named ``a\\nFORGED LINE.cu`` printed FORGED LINE at the start of a
+    terminal line in scan's table, hipify's wave64 lines and assess's evidence."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "a\nFORGED LINE.cu").write_text(
+        "__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
+    )
+    (proj / "b.py").write_text("import torch\n")
+    extra = {
+        "scan": [],
+        "hipify": ["-o", str(tmp_path / "out"), "--hip-version", "6.4", "--wave64", "fix"],
+        "assess": ["--no-progress"],
+    }[command]
+    res = cli(command, str(proj), *extra)
+    assert res.code in (0, 1), res.err
+    for line in (res.out + res.err).splitlines():
+        assert not line.lstrip("│ ").startswith("FORGED"), line
+    assert "a\\nFORGED" in res.out + res.err
+
+
+def test_a_newline_in_a_run_label_never_starts_a_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = Path(__file__).resolve().parents[2]
+    data = json.loads((repo / "examples" / "bench" / "cpu-1-thread.json").read_text())
+    data["label"] = "x\nFORGED LINE"
+    data["device"]["name"] = "cpu\nFORGED DEVICE"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(data))
+    other = str(repo / "examples" / "bench" / "cpu-2-threads.json")
+    res = cli("compare", str(forged), other, "--accept-edited")
+    assert res.code in (0, 1), res.err
+    for line in (res.out + res.err).splitlines():
+        assert not line.lstrip("│┃ ").startswith("FORGED"), line

@@ -23,8 +23,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("platform.py", "_rocm_install_version", "read_text"): "ROCm's .info/version (/opt/rocm)",
     ("platform.py", "_driver_version", "read_text"): "/sys/module/amdgpu/version",
     ("hipify/run.py", "_rocm_install_version", "read_text"): "ROCm's .info/version file",
-    ("hipify/run.py", "compile_check", "write_bytes"): "the translation, into gpuport's own "
-    "temporary folder for hipcc",
     ("doctor/context.py", "read", "open"): "probes read /sys and /proc (or a test's fake root)",
     ("doctor/probes_system.py", "_secure_boot", "read_bytes"): "an EFI variable under /sys",
     ("doctor/probes_system.py", "_read", "read_text"): "a /proc or /sys file for a probe",

@@ -123,3 +123,108 @@ def test_settings_file_that_is_a_fifo_or_links_out_is_said_not_skipped(cli, tmp_
     res = cli("assess", str(proj), "--format", "json")
     assert res.code in (0, 1), res.err
     assert "outside" in res.out  # a note in the report: its settings are not used
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["scan", "PROJ", "--format", "json"],
+        ["hipify", "PROJ/k.cu", "--hip-version", "6.4", "--format", "json"],
+        ["assess", "PROJ", "--format", "json", "--no-progress"],
+        ["rules", "--format", "json"],
+    ],
+)
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_output_onto_a_special_file_is_refused_and_it_stays(
+    cli, tmp_path: Path, command: list[str], kind: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23 item 5: the atomic rename went over any target that is not a link or folder;
+    ``--output /dev/null`` as root turned the machine's /dev/null into a regular file. The
+    same check stands for a FIFO and a socket here (a test must not risk /dev/null)."""
+    import socket
+    import stat
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "k.cu").write_text(CUDA)
+    target = tmp_path / "target"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(target))
+    args = [a.replace("PROJ", str(proj)) for a in command]
+    res = cli(*args, "--output", str(target))
+    assert res.code == 2, res.err
+    assert "not a regular file" in res.err
+    _one_line(res.err)
+    mode = os.lstat(target).st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISSOCK(mode), "target replaced"
+
+
+def test_write_atomic_refuses_a_device_before_touching_it(tmp_path: Path) -> None:
+    """The check reads only the target's type: /dev/null is refused, never opened or renamed
+    over (os.replace would fail for a non-root user, and succeed for root)."""
+    before = os.lstat("/dev/null")
+    with pytest.raises(GpuportError, match="not a regular file"):
+        fileio.check_writable(Path("/dev/null"))
+    assert os.lstat("/dev/null").st_ino == before.st_ino
+
+
+def test_a_sparse_file_is_copied_sparse(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``hipify -o`` copies the tree's other files; a sparse file was written out dense."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "k.cu").write_text(CUDA)
+    big = proj / "data.bin"
+    with big.open("wb") as fh:
+        fh.write(b"head")
+        fh.seek(512 * 1024 * 1024)  # 512 MiB apparent size
+        fh.write(b"tail")
+    if os.stat(big).st_blocks * 512 > 16 * 1024 * 1024:
+        pytest.skip("this file system does not keep holes")
+    res = cli("hipify", str(proj), "-o", str(tmp_path / "out"), "--hip-version", "6.4")
+    assert res.code in (0, 1), res.err
+    copied = tmp_path / "out" / "data.bin"
+    assert copied.stat().st_size == big.stat().st_size
+    assert copied.stat().st_blocks * 512 <= 16 * 1024 * 1024, "copied dense"
+    with copied.open("rb") as fh:
+        assert fh.read(4) == b"head"
+        fh.seek(512 * 1024 * 1024)
+        assert fh.read(4) == b"tail"
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove a deep tree level by level (shutil.rmtree recurses once per level, and pytest's
+    own clean-up of old temporary folders would crash on it)."""
+    folders: list[Path] = []
+    stack = [top]
+    while stack:  # os.walk recurses too (before Python 3.12)
+        here = stack.pop()
+        folders.append(here)
+        for entry in os.scandir(here):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            else:
+                Path(entry.path).unlink()
+    for folder in reversed(folders[1:]):
+        folder.rmdir()
+
+
+def test_a_source_990_folders_deep_is_translated(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``hipify -o`` crashed with RecursionError creating the output folders."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    try:
+        for _ in range(990):  # one level at a time: os.makedirs recurses too
+            folder = folder / "d"
+            folder.mkdir()
+        (folder / "k.cu").write_text(CUDA)
+        res = cli(
+            "hipify", str(tmp_path / "proj"), "-o", str(tmp_path / "out"), "--hip-version", "6.4"
+        )
+        assert res.code in (0, 1), res.err
+        deep = tmp_path / "out" / Path(*(["d"] * 990)) / "k.cu"
+        assert "hipMalloc" in deep.read_text()
+    finally:
+        _remove_deep(tmp_path)

@@ -75,3 +75,66 @@ def test_hipcc_runs_in_a_neutral_folder_with_a_clean_path(
     assert not Path(cwd).resolve().is_relative_to(proj.resolve())
     assert cwd == subproc.NEUTRAL_CWD or Path(cwd).name.startswith("gpuport-")
     assert "." not in path.split(os.pathsep)
+
+
+#: Modules that may import subprocess themselves, and why.
+SUBPROCESS_ALLOWED = {
+    "subproc.py": "the one door: argv only, sanitized PATH, stdin closed, limits",
+    "bench/workloads/collectives.py": "starts gpuport's own collectives workers (several at "
+    "once, each a python -m gpuport module), never a project's program",
+    "scan/engine.py": "a pool of gpuport's own scan workers (multiprocessing), no program",
+}
+
+
+def test_no_module_but_subproc_starts_programs() -> None:
+    """Issue 23 item 3: every external program goes through gpuport.subproc.run."""
+    import ast
+
+    import gpuport
+
+    src = Path(gpuport.__file__).parent
+    found: dict[str, list[str]] = {}
+    for path in sorted(src.rglob("*.py")):
+        if "fixtures" in path.parts:
+            continue
+        rel = path.relative_to(src).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] in ("subprocess", "pty", "multiprocessing"):
+                    found.setdefault(rel, []).append(name)
+            spawns = ("system", "popen", "execv", "execve", "execvp", "spawnv", "posix_spawn")
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in spawns
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ):
+                found.setdefault(rel, []).append(f"os.{node.attr}")
+    unexpected = {k: v for k, v in found.items() if k not in SUBPROCESS_ALLOWED}
+    assert not unexpected, f"modules that start programs outside gpuport.subproc: {unexpected}"
+    assert set(SUBPROCESS_ALLOWED) <= set(found), "stale allow-list entry"
+
+
+@pytest.mark.parametrize("command", [["scan", "."], ["assess", ".", "--no-progress"], ["doctor"]])
+def test_a_repository_uname_never_runs(tmp_path: Path, command: list[str]) -> None:
+    """``platform.platform()``/``processor()`` ran ``uname -p`` through the raw PATH: with a
+    relative PATH entry, a scanned repository's ``bin/uname`` ran for ``gpuport scan .``."""
+    from tests.conftest import run_subprocess
+
+    marker = tmp_path / "ran"
+    proj = tmp_path / "proj"
+    for name in ("uname", "python3", "hipcc", "nvidia-smi", "rocminfo", "sh", "ldconfig"):
+        _marker_tool(proj / "bin", name, marker)
+    (proj / "train.py").write_text("import torch\ntorch.cuda.is_available()\n", encoding="utf-8")
+    import sys
+
+    path = os.pathsep.join(["bin", ".", str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    res = run_subprocess(*command, cwd=proj, env={"PATH": path})
+    assert res.code in (0, 1), res.err
+    assert not marker.exists(), f"a program of the repository ran for gpuport {command[0]}"

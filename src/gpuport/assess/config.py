@@ -5,6 +5,11 @@ GPUs to price, which model is served at what context) belong to the project, not
 runs the command, so a team writes them once and every run (CI, a colleague's laptop) answers
 the same question. Flags override them for a what-if.
 
+A project's settings may narrow what gpuport does, never make it run a program: ``hipify_check
+= true`` (the HIP compiler) and ``doctor = true`` (doctor's probes) in a project's file are not
+applied, with a note; only ``--hipify-check`` and ``--doctor`` on the command line run them
+(issue 23). A setting that only picks what is read or reported is taken from the file.
+
 Precedence, per key: a flag, else ``gpuport.toml`` in the project folder, else
 ``[tool.gpuport]`` of its ``pyproject.toml``, else the default. When both files exist,
 ``gpuport.toml`` is used and the pyproject table is ignored with a note (as ruff does with
@@ -322,6 +327,9 @@ def _mentions_tool_table(pyproject: Path) -> bool:
 
 
 _FILE_KEYS = ("model_config", "bench", "validate")
+#: Settings that start programs (the HIP compiler; doctor's probes). A project's own files may
+#: turn them off, never on: only the command line may (issue 23).
+RUNS_PROGRAMS = {"hipify_check": "--hipify-check", "doctor": "--doctor"}
 
 
 def _inside_project(value: Any, root: Path, where: str) -> None:
@@ -386,6 +394,13 @@ def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Setting
     origins: dict[str, Origin] = {}
     for key, value in from_file.items():
         values[_ATTR.get(key, key)] = _FIELDS[key](value, _where(label, key), root)
+        if key in RUNS_PROGRAMS and values[key]:
+            del values[key]
+            notes.append(
+                f"{key} = true in {label} is not applied: a project's own settings cannot make "
+                f"gpuport run programs; pass {RUNS_PROGRAMS[key]} to run it"
+            )
+            continue
         if key in _FILE_KEYS:
             _inside_project(values[_ATTR.get(key, key)], root, _where(label, key))
         origins[_ATTR.get(key, key)] = file_origin or "gpuport.toml"

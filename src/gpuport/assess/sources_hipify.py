@@ -7,7 +7,6 @@ afterwards. Imports of the cores happen inside the functions, as there.
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
@@ -187,22 +186,20 @@ def _older(local: str, target: str) -> bool:
 
 
 def _compile_arch(hipcc: str, target: str) -> str:
-    """``target`` if this hipcc can build for it (a two-line probe), else the fallback."""
-    with tempfile.TemporaryDirectory(prefix="gpuport-assess-") as tmp:
-        src = Path(tmp) / "probe.hip"
-        fileio.write_atomic(src, "__global__ void k(float* x) { x[0] = 1.0f; }\n")
-        cmd = [hipcc, f"--offload-arch={target}", "-x", "hip", "-c", str(src), "-o", f"{tmp}/p.o"]
-        try:
-            done = subprocess.run(
-                cmd, capture_output=True, timeout=60, check=False, env=_hip_env(), cwd=tmp
-            )
-        except (OSError, subprocess.SubprocessError):
-            return HIPCC_FALLBACK_ARCH
-    return target if done.returncode == 0 else HIPCC_FALLBACK_ARCH
+    """``target`` if this hipcc's compiler can build for it (a two-line probe of gpuport's
+    own, compiled like every other file: :mod:`gpuport.hipify.compiler`), else the fallback."""
+    from gpuport.hipify.run import compile_check
 
-
-def _hip_env() -> dict[str, str]:
-    return subproc.safe_env({"HIP_PLATFORM": "amd"})
+    try:
+        probe = compile_check(
+            "__global__ void k(float* x) { x[0] = 1.0f; }\n",
+            "probe.hip",
+            offload_archs=[target],
+            hipcc=hipcc,
+        )
+    except EnvironmentProblem:
+        return HIPCC_FALLBACK_ARCH
+    return target if probe.ok else HIPCC_FALLBACK_ARCH
 
 
 _UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")  # headers compile through their includers
@@ -233,7 +230,7 @@ def _compile_all(
         base = Path(tmp) / "target"
         for f in files:
             dest = base / f.path
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            fileio.make_dirs(dest.parent)
             fileio.write_atomic_bytes(dest, encode(f.text), root=base)
         again: dict[str, tuple[str, set[str]]] | None = None
         for f in files:
@@ -293,7 +290,7 @@ def _retranslate(
     for f in files:
         done = translate(f.original, hip_version=hip_version)
         dest = base / f.path
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        fileio.make_dirs(dest.parent)
         fileio.write_atomic_bytes(dest, encode(done.text), root=base)
         out[f.path] = (done.text, {u.name for u in done.unsupported})
     return out

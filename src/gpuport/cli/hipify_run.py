@@ -160,10 +160,7 @@ def _write_outputs(report: HipifyReport) -> None:
 
 
 def _mkdir(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise GpuportError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    fileio.make_dirs(folder)
 
 
 def run_hipify(
@@ -242,12 +239,14 @@ def run_hipify(
                 write_source(out_dir / rel, new, root=out_dir)
     if check:  # after the writes: compile the written tree as a build would
         from gpuport.hipify.check import check_report
+        from gpuport.hipify.compiler import toolchain
         from gpuport.hipify.run import finish
 
         hipcc = subproc.which("hipcc", avoid=(path,))
         if hipcc is None:
             raise GpuportError("hipcc disappeared from PATH during the run")
-        check_report(report, offload_archs=_archs(offload_arch), hipcc=hipcc, in_place=in_place)
+        chain = toolchain(hipcc, avoid=(path,))
+        check_report(report, offload_archs=_archs(offload_arch), chain=chain, in_place=in_place)
         finish(report)
     if builds and not build_files:
         n = len(builds)

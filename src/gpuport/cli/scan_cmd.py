@@ -11,10 +11,11 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_BUG, EXIT_FINDINGS, emit, err_console
 from gpuport.cli.options import OutputOption
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
+from gpuport.render.text import clean_line
 from gpuport.scan import ScanOptions, ScanReport, scan_path
 from gpuport.scan.rules import FileKind
 
@@ -189,6 +190,17 @@ def scan(
             highlight=False,
             soft_wrap=True,
         )
+    failed = [s.path for s in report.skipped if s.internal]
+    if failed:  # a reader's crash never passes as a clean verdict (issue 23)
+        err_console.print(
+            clean_line(
+                f"gpuport scan: internal error analysing {len(failed)} file(s) "
+                f"({', '.join(failed[:3])}); the verdict does not cover them; please report it"
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_BUG)
     if fails(report, fail_on.lower()):
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -1,21 +1,17 @@
 """Running an external diagnostic tool so that it can neither hang nor crash doctor.
 
-Each tool runs in its own session (process group) without a shell, stdin closed, from a
-neutral working folder, with a time limit. Its output is read as it comes, up to
-:data:`MAX_OUTPUT` bytes per stream: a tool that prints more is stopped there. On timeout
-(or too much output) the whole group is killed: a wrapper script that started ``sleep``
-would otherwise keep the output pipes open and block us past the limit. A grandchild that
-left the group with ``setsid`` cannot be killed that way; it is not waited for either.
+Each tool runs through :func:`gpuport.subproc.run`: in its own session (process group)
+without a shell, stdin closed, from a neutral working folder, with a time limit. Its output
+is read as it comes, up to :data:`MAX_OUTPUT` bytes per stream: a tool that prints more is
+stopped there. On timeout (or too much output) the whole group is killed: a wrapper script
+that started ``sleep`` would otherwise keep the output pipes open and block us past the
+limit. A grandchild that left the group with ``setsid`` cannot be killed that way; it is not
+waited for either.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import selectors
 import signal
-import subprocess
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,10 +20,6 @@ from gpuport.doctor.context import ProbeContext, ProbeResult
 from gpuport.doctor.snapshot import ProbeStatus, ToolRun
 
 MAX_OUTPUT = 256_000  # bytes kept per stream by default; nvidia-smi for 8 GPUs is ~10 kB
-_CHUNK = 65536
-# Once the tool itself has exited, how long output still held open by a stray child may
-# keep arriving before we stop listening.
-_DRAIN_S = 0.5
 NEUTRAL_CWD = subproc.NEUTRAL_CWD  # never the user's folder: python -c would import torch.py
 _SHELL_SIGNALS = {
     128 + signal.SIGABRT,
@@ -72,18 +64,11 @@ def run_tool(
         env["LC_ALL"] = "C"
     env.update(extra_env or {})
     try:
-        proc = subprocess.Popen(
-            [exe, *argv[1:]],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=NEUTRAL_CWD,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return ToolOutcome(None, ProbeStatus.ERROR, f"cannot run {argv[0]}: {exc.strerror or exc}")
-    out, err, ended = _collect(proc, timeout_s, max_output)
+        done = subproc.run([exe, *argv[1:]], timeout_s=timeout_s, env=env, max_output=max_output)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return ToolOutcome(None, ProbeStatus.ERROR, f"cannot run {argv[0]}: {why}")
+    out, err, ended = done.stdout, done.stderr, done.ended
     if ended == "timeout":
         run = _tool_run(ctx, argv, None, out, err, removed, max_output)
         return ToolOutcome(run, ProbeStatus.TIMEOUT, f"no answer after {timeout_s:g} s; killed")
@@ -92,7 +77,7 @@ def run_tool(
         return ToolOutcome(
             run, ProbeStatus.ERROR, f"printed more than {max_output // 1000} kB; stopped"
         )
-    code = proc.returncode
+    code = done.returncode if done.returncode is not None else -signal.SIGKILL  # not reached
     run = _tool_run(ctx, argv, code, out, err, removed, max_output)
     if code == 0:
         return ToolOutcome(run, ProbeStatus.OK, None)
@@ -103,72 +88,6 @@ def run_tool(
     if code in _SHELL_SIGNALS:  # a wrapper script whose program died: 128 + signal
         return ToolOutcome(run, ProbeStatus.ERROR, f"crashed: {_signal_name(code - 128)}")
     return ToolOutcome(run, ProbeStatus.ERROR, f"exit {code}: {first_line(run)}")
-
-
-def _collect(
-    proc: subprocess.Popen[bytes], timeout_s: float, limit: int
-) -> tuple[bytes, bytes, str]:
-    """Both streams, read as they come: (stdout, stderr, how it ended).
-
-    Ends "exit" (the tool exited and its output is complete, or stopped arriving soon
-    after), "timeout" or "overflow"; in the last two the process group has been killed.
-    Never waits on a pipe that a process outside the group keeps open.
-    """
-    if proc.stdout is None or proc.stderr is None:  # pragma: no cover - Popen(PIPE) sets both
-        raise RuntimeError("tool started without output pipes")
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    buffers = {out_fd: bytearray(), err_fd: bytearray()}
-    deadline = time.monotonic() + timeout_s
-    drain_until: float | None = None
-    ended = "exit"
-    with selectors.DefaultSelector() as sel:
-        for fd in buffers:
-            sel.register(fd, selectors.EVENT_READ)
-        while sel.get_map():
-            now = time.monotonic()
-            if proc.poll() is not None and drain_until is None:
-                drain_until = now + _DRAIN_S
-            if drain_until is not None and now >= drain_until:
-                break  # the tool is done; whoever still holds its pipes is not waited for
-            if now >= deadline:
-                ended = "timeout"
-                break
-            wait = min(deadline, drain_until or deadline, now + 0.1) - now
-            for key, _ in sel.select(timeout=max(wait, 0.0)):
-                fd = int(key.fd)
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    sel.unregister(fd)
-                    continue
-                buffers[fd] += chunk
-                if len(buffers[fd]) > limit:
-                    ended = "overflow"
-            if ended == "overflow":
-                break
-        leftovers = bool(sel.get_map())
-    if ended == "exit" and proc.poll() is None:  # closed its output but still running
-        try:
-            proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
-        except subprocess.TimeoutExpired:
-            ended = "timeout"
-    if ended != "exit" or leftovers:
-        _kill_group(proc)  # the tool, or what it left running in its group
-    for stream in (proc.stdout, proc.stderr):
-        with contextlib.suppress(OSError):
-            stream.close()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=2.0)
-    return bytes(buffers[out_fd]), bytes(buffers[err_fd]), ended
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        proc.kill()
 
 
 def _tool_run(

@@ -1,9 +1,11 @@
 """``hipify --check`` as a real build would do it (issue 18, item 3).
 
 The CLI writes the translations first; then each *translation unit* of the written tree is
-compiled where it lies, so ``#include "../common/x.h"`` resolves as it will in the user's build:
+compiled where it lies, so ``#include "../common/x.h"`` resolves as it will in the user's build,
+by the compiler ``hipcc`` wraps, called directly with hipcc's own flags and no shell
+(:mod:`gpuport.hipify.compiler`):
 
-    hipcc --offload-arch=A [...] -x hip [project -I/-D flags] -c OUT/sub/a.cu -o TMP/x.o
+    CLANG [hipcc's flags] --offload-arch=A -x hip [project -I/-D flags] -c OUT/sub/a.cu -o TMP/x.o
 
 * Translation units: ``.cu``, ``.cpp``, ``.cc``, ``.cxx``, ``.hip``. A header is not compiled
   on its own (status ``not compiled``): it is checked through the units that include it.
@@ -14,8 +16,13 @@ compiled where it lies, so ``#include "../common/x.h"`` resolves as it will in t
   ``add_compile_definitions``, ``add_definitions``, ``target_compile_definitions``) at or
   above the file. Relative include paths are resolved against the build file's folder in the
   *output* tree, so a relative ``-o`` works; paths are passed absolute.
-* hipcc runs in a throw-away folder with ``HIP_PLATFORM=amd`` and a PATH without relative
-  entries, so nothing in the project can be started by it.
+* Every project flag must pass :func:`gpuport.hipify.compiler.project_flag` (macro names,
+  standards, include paths and ``-include`` files inside the project or the output tree);
+  the others are dropped and listed in the file's ``compile.notes``. The compiler runs in a
+  throw-away folder with ``HIP_PLATFORM=amd``, a PATH without relative or project entries,
+  stdin closed and time and output limits; its first error is quoted only when it comes from
+  a file of the project, the output tree or the toolchain.
+* ``compile_commands.json`` is parsed once per run (a 55 MB database was parsed per unit).
 
 Status words (the same as ``assess``'s compile check): ``ok``; ``failed`` (the first
 ``error:`` line); ``inconclusive`` (a third-party header that is not installed here: says
@@ -28,30 +35,30 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuport import fileio, subproc
-from gpuport.models import EnvironmentProblem
+from gpuport import fileio
 from gpuport.safeparse import ParseError, json_value
 
+from .compiler import Toolchain, compile_argv, hip_env, project_flag
+from .compiler import compile_unit as run_compile
 from .io import encode
-from .run import CompileResult, CompileStatus, HipifyReport, first_error
+from .run import CompileResult, CompileStatus, HipifyReport
 
 __all__ = [
     "UNITS",
     "CheckOutcome",
+    "ProjectFlags",
     "check_command",
     "check_report",
-    "compile_unit",
     "hipcc_env",
     "project_flags",
 ]
 
 UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")
-TIMEOUT_S = 120
 _MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
 _VALUE_FLAGS = ("-I", "-isystem", "-iquote", "-include", "-D", "-U")
 _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-include")
@@ -66,8 +73,9 @@ CheckOutcome = tuple[CompileStatus, str | None]  # (status, error)
 
 
 def hipcc_env() -> dict[str, str]:
-    """The environment hipcc runs in: HIP_PLATFORM=amd, a sanitized PATH (gpuport.subproc)."""
-    return subproc.safe_env({"HIP_PLATFORM": "amd"})
+    """The environment the compiler runs in: HIP_PLATFORM=amd, a sanitized PATH
+    (:func:`gpuport.hipify.compiler.hip_env`)."""
+    return hip_env()
 
 
 def _absolute(path: Path) -> Path:
@@ -110,35 +118,58 @@ def _pairs(tokens: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _from_compile_commands(src_root: Path, file: Path) -> tuple[list[tuple[str, str]], Path] | None:
+_Entry = tuple[list[tuple[str, str]], Path]  # (flag, value) pairs, the entry's folder
+# compile_commands.json parsed once: (path, mtime, size) -> {file: entry}
+_DB_CACHE: dict[tuple[str, int, int], dict[Path, _Entry]] = {}
+
+
+def _compile_db(src_root: Path, cand: Path) -> dict[Path, _Entry] | None:
+    try:
+        st = cand.stat()
+    except OSError:
+        return None
+    key = (str(cand), st.st_mtime_ns, st.st_size)
+    if key in _DB_CACHE:
+        return _DB_CACHE[key]
+    text = fileio.read_text_or_none(cand, limit=fileio.LIMIT_RESULT, root=src_root)
+    try:
+        entries = json_value(text) if text is not None else None
+    except ParseError:
+        entries = None
+    if not isinstance(entries, list):
+        return None
+    db: dict[Path, _Entry] = {}
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        directory = Path(str(e.get("directory", src_root)))
+        name = Path(str(e.get("file", "")))
+        where = Path(os.path.normpath(name if name.is_absolute() else directory / name))
+        if where in db:
+            continue
+        args = e.get("arguments")
+        try:
+            tokens = (
+                [str(a) for a in args]
+                if isinstance(args, list)
+                else shlex.split(str(e.get("command", "")))
+            )
+        except ValueError:
+            continue
+        db[where] = (_pairs(tokens), directory)
+    if len(_DB_CACHE) > 8:
+        _DB_CACHE.clear()
+    _DB_CACHE[key] = db
+    return db
+
+
+def _from_compile_commands(src_root: Path, file: Path) -> _Entry | None:
     for cand in (src_root / "compile_commands.json", src_root / "build" / "compile_commands.json"):
         if not cand.is_file():
             continue
-        text = fileio.read_text_or_none(cand, limit=fileio.LIMIT_RESULT, root=src_root)
-        try:
-            entries = json_value(text) if text is not None else None
-        except ParseError:
-            continue
-        if not isinstance(entries, list):
-            continue
-        for e in entries:
-            if not isinstance(e, dict):
-                continue
-            directory = Path(str(e.get("directory", src_root)))
-            name = Path(str(e.get("file", "")))
-            where = Path(os.path.normpath(name if name.is_absolute() else directory / name))
-            if where != file:
-                continue
-            args = e.get("arguments")
-            try:
-                tokens = (
-                    [str(a) for a in args]
-                    if isinstance(args, list)
-                    else shlex.split(str(e.get("command", "")))
-                )
-            except ValueError:
-                continue
-            return _pairs(tokens), directory
+        db = _compile_db(src_root, cand)
+        if db is not None and file in db:
+            return db[file]
     return None
 
 
@@ -195,72 +226,47 @@ def _read_small(path: Path) -> str:
     return fileio.read_text_or_none(path, limit=fileio.LIMIT_SOURCE, root=path.parent) or ""
 
 
-def project_flags(src_root: Path, file: Path, out_root: Path | None) -> list[str]:
+@dataclass
+class ProjectFlags:
+    """The project's flags for one file that may reach the compiler, and those dropped (why)."""
+
+    flags: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def project_flags(src_root: Path, file: Path, out_root: Path | None) -> ProjectFlags:
     """The project's own flags for ``file`` (an input path under ``src_root``), with include
-    paths mapped into ``out_root`` (the written output tree; None: the input tree itself)."""
+    paths mapped into ``out_root`` (the written output tree; None: the input tree itself),
+    each checked by :func:`gpuport.hipify.compiler.project_flag`."""
     src_root = _absolute(src_root)
     file = _absolute(file)
     out_root = _absolute(out_root) if out_root is not None else None
     found = _from_compile_commands(src_root, file) or _from_build_files(src_root, file)
+    out = ProjectFlags()
     if found is None:
-        return []
+        return out
     pairs, base = found
-    flags: list[str] = []
+    roots = [src_root] if out_root is None else [src_root, out_root]
     for flag, value in pairs:
         if flag in _PATH_FLAGS:
-            mapped = _map(value, base, src_root, out_root)
-            flags += [flag, mapped] if flag != "-I" else [f"-I{mapped}"]
-        elif flag == "-std=":
-            flags.append(f"-std={value}")
+            value = _map(value, base, src_root, out_root) if _clean_path(value) else value
+        args, why = project_flag(flag, value, roots)
+        if args is None:
+            out.dropped.append(why or f"{flag}{value}: dropped")
         else:
-            flags.append(f"{flag}{value}")
-    return flags
+            out.flags += args
+    return out
+
+
+def _clean_path(value: str) -> bool:
+    return bool(value) and "\0" not in value and not value.startswith("-")
 
 
 def check_command(
-    hipcc: str, unit: Path, offload_archs: Sequence[str], flags: Sequence[str], obj: Path
+    chain: Toolchain, unit: Path, offload_archs: Sequence[str], flags: Sequence[str], obj: Path
 ) -> list[str]:
-    """The hipcc command line for one translation unit (absolute paths)."""
-    return [
-        hipcc,
-        *(f"--offload-arch={a}" for a in offload_archs),
-        "-x",
-        "hip",
-        *flags,
-        "-c",
-        str(_absolute(unit)),
-        "-o",
-        str(obj),
-    ]
-
-
-def compile_unit(
-    hipcc: str, unit: Path, offload_archs: Sequence[str], flags: Sequence[str]
-) -> tuple[CheckOutcome, list[str]]:
-    """Compile one written translation unit; ((status, error), the command with ``-o`` shown
-    as ``x.o``)."""
-    with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
-        cmd = check_command(hipcc, unit, offload_archs, flags, Path(tmp) / "x.o")
-        try:
-            done = subprocess.run(
-                cmd,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=TIMEOUT_S,
-                env=hipcc_env(),
-                cwd=tmp,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return ("failed", f"timed out after {TIMEOUT_S} s"), [*cmd[:-1], "x.o"]
-        except OSError as exc:
-            raise EnvironmentProblem(f"cannot run hipcc: {exc.strerror or exc}") from None
-    shown = [*cmd[:-1], "x.o"]
-    if done.returncode == 0:
-        return ("ok", None), shown
-    error = first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
-    return classify(error), shown
+    """The compile of one translation unit (absolute paths), as an argv list."""
+    return compile_argv(chain, _absolute(unit), offload_archs, flags, obj)
 
 
 def classify(error: str | None) -> CheckOutcome:
@@ -279,7 +285,7 @@ def check_report(
     report: HipifyReport,
     *,
     offload_archs: Sequence[str],
-    hipcc: str,
+    chain: Toolchain,
     in_place: bool = False,
 ) -> None:
     """Compile the translations of ``report`` once they are written (see the module
@@ -290,6 +296,7 @@ def check_report(
     single = root.is_file()
     src_root = root.parent if single else root
     out_root = Path(report.out_dir) if report.out_dir is not None else None
+    roots = [_absolute(src_root)] + ([_absolute(out_root)] if out_root is not None else [])
     archs = list(offload_archs)
     for f in report.files:
         if f.text is None:
@@ -305,17 +312,30 @@ def check_report(
             continue
         written = Path(f.output) if f.output is not None else source if in_place else None
         if written is not None:
-            flags = project_flags(src_root, source, out_root)
-            (status, error), cmd = compile_unit(hipcc, written, archs, flags)
+            found = project_flags(src_root, source, out_root)
+            done = run_compile(
+                chain, _absolute(written), archs, found.flags, roots=roots, avoid=[src_root]
+            )
+            cmd, error = done.command, done.error
         else:
-            flags = [*project_flags(src_root, source, None), f"-I{source.parent.resolve()}"]
+            found = project_flags(src_root, source, None)
+            own, why = project_flag("-I", str(_absolute(source.parent)), roots)
+            found.flags += own or []
+            found.dropped += [why] if why else []
             with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
                 unit = Path(tmp) / Path(f.path).name
                 fileio.write_atomic_bytes(unit, encode(f.text), root=Path(tmp))
-                (status, error), cmd = compile_unit(hipcc, unit, archs, flags)
-                if error is not None:
-                    error = error.replace(tmp + os.sep, "")
-                cmd = [c.replace(tmp + os.sep, "") for c in cmd]
+                done = run_compile(
+                    chain, unit, archs, found.flags, roots=[*roots, Path(tmp)], avoid=[src_root]
+                )
+                error = done.error.replace(tmp + os.sep, "") if done.error else None
+                cmd = [c.replace(tmp + os.sep, "") for c in done.command]
+        status, error = ("ok", None) if done.ok else classify(error)
         f.compile = CompileResult(
-            ok=status == "ok", status=status, offload_archs=archs, error=error, command=cmd
+            ok=status == "ok",
+            status=status,
+            offload_archs=archs,
+            error=error,
+            command=cmd,
+            notes=[f"project flag dropped: {d}" for d in found.dropped],
         )

@@ -25,11 +25,10 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, lazyre
+from gpuport import fileio, lazyre, subproc
 from gpuport.models import GpuportError
 
 __all__ = ["HipHeaders", "find_include", "header_version", "load_headers", "local_headers"]
@@ -59,7 +58,7 @@ class HipHeaders:
 def find_include(hipcc: str | None = None) -> Path | None:
     """The include folder of the HIP install (see the module docstring), or None."""
     candidates: list[Path] = []
-    exe = hipcc or shutil.which("hipcc")
+    exe = hipcc or subproc.which("hipcc")  # a sanitized PATH: never a relative entry
     if exe:
         candidates.append(Path(os.path.realpath(exe)).parent.parent / "include")
     rocm = os.environ.get("ROCM_PATH")

@@ -12,9 +12,10 @@ compile check (``--check``) runs after the writes, on the written tree:
   skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
 * Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.check.check_text`, on
   the original text (so line and column refer to the input).
-* Compile check: ``hipcc --offload-arch=A [...] -x hip [project flags] -c FILE -o TMP/x.o``
-  with ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that cannot
-  be assembled. :func:`compile_check` (a text compiled in a temporary folder) is what
+* Compile check: the compiler ``hipcc`` wraps, called directly with hipcc's own flags and no
+  shell (:mod:`gpuport.hipify.compiler`), ``--offload-arch=A -x hip [project flags] -c FILE -o
+  TMP/x.o`` with ``HIP_PLATFORM=amd``; never ``-fsyntax-only``, which would pass inline PTX that
+  cannot be assembled. :func:`compile_check` (a text compiled in a temporary folder) is what
   ``assess``'s dry run uses.
 """
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -58,7 +58,6 @@ from .wave64 import WaveMode
 _SURROGATE = lazyre.compile("[\udc80-\udcff]")
 
 __all__ = [
-    "COMPILE_TIMEOUT_S",
     "CompileResult",
     "FileResult",
     "HipifyReport",
@@ -71,7 +70,6 @@ __all__ = [
     "hipify_path",
 ]
 
-COMPILE_TIMEOUT_S = 120
 HIPCC_MISSING = (
     "--check needs hipcc, which is not on PATH; install Debian's `hipcc` package "
     "(apt-get install hipcc) or a ROCm release, or drop --check"
@@ -117,7 +115,9 @@ class CompileResult:
     status: CompileStatus = "ok"
     offload_archs: list[str]
     error: str | None = None  # the first `error:` line, if it failed
-    command: list[str] = field(default_factory=list)  # hipcc's, the object file shown as x.o
+    # the compiler's argv (hipcc's compiler and flags, called directly), object shown as x.o
+    command: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # project flags dropped, and why
 
     def __post_init__(self) -> None:
         if not self.ok and self.status == "ok":
@@ -206,19 +206,15 @@ def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
 
     try:
         with tempfile.TemporaryDirectory(prefix="gpuport-hipcc-") as tmp:
-            done = subprocess.run(
+            done = subproc.run(
                 [hipcc, "--version"],
-                capture_output=True,
-                text=True,
-                timeout=30,
+                timeout_s=30,
                 env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
-                stdin=subprocess.DEVNULL,
                 cwd=tmp,
-                check=False,
             )
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, ValueError):
         return None
-    m = _HIP_VERSION.search(done.stdout + "\n" + done.stderr)
+    m = _HIP_VERSION.search(done.text())
     if m is None:
         return _rocm_install_version()
     version = f"{m.group(1)}.{m.group(2)}"
@@ -251,15 +247,6 @@ def _cached_version(hipcc: str, store: str | None = None) -> str | None:
     return store
 
 
-def first_error(output: str) -> str:
-    """The first ``error:`` line of hipcc's output (else its last line): what a report shows."""
-    for line in output.splitlines():
-        if "error:" in line:
-            return line.strip()
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    return lines[-1] if lines else "hipcc failed without a message"
-
-
 def compile_check(
     text: str,
     name: str,
@@ -269,40 +256,26 @@ def compile_check(
     hipcc: str | None = None,
     avoid: Sequence[Path] = (),
 ) -> CompileResult:
-    """Compile translated ``text`` (file name ``name``) for AMD in a temporary folder."""
-    exe = hipcc or subproc.which("hipcc")
+    """Compile translated ``text`` (file name ``name``) for AMD in a temporary folder, by the
+    compiler ``hipcc`` wraps, called directly (:mod:`gpuport.hipify.compiler`);
+    ``include_dir`` is a folder of gpuport's own (the dry run's temporary tree)."""
+    from .compiler import compile_unit, project_flag, toolchain
+
+    exe = hipcc or subproc.which("hipcc", avoid=avoid)
     if exe is None:
         raise EnvironmentProblem(HIPCC_MISSING)
+    chain = toolchain(exe, avoid=avoid)
     archs = list(offload_archs)
     with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
         source = Path(tmp) / (Path(name).name or "source.cu")
-        source.write_bytes(encode(text))
-        cmd = [exe, *(f"--offload-arch={a}" for a in archs), "-x", "hip"]
-        if include_dir is not None:
-            cmd += ["-I", str(include_dir)]
-        cmd += ["-c", str(source), "-o", str(Path(tmp) / "x.o")]
-        try:
-            done = subprocess.run(
-                cmd,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=COMPILE_TIMEOUT_S,
-                env=subproc.safe_env({"HIP_PLATFORM": "amd"}, avoid=avoid),
-                cwd=tmp,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return CompileResult(
-                ok=False, offload_archs=archs, error=f"timed out after {COMPILE_TIMEOUT_S} s"
-            )
-        except OSError as exc:
-            raise EnvironmentProblem(f"cannot run hipcc: {exc.strerror or exc}") from None
-    if done.returncode == 0:
-        return CompileResult(ok=True, offload_archs=archs)
-    error = first_error(done.stderr + "\n" + done.stdout).replace(tmp + os.sep, "")
-    return CompileResult(ok=False, offload_archs=archs, error=error)
+        fileio.write_atomic_bytes(source, encode(text), root=Path(tmp))
+        roots = [Path(tmp)] + ([include_dir] if include_dir is not None else [])
+        flags: list[str] = []
+        if include_dir is not None:  # its name holds the project's folder names: checked too
+            flags = project_flag("-I", str(include_dir), roots)[0] or []
+        done = compile_unit(chain, source, archs, flags, roots=roots, avoid=avoid)
+    error = done.error.replace(tmp + os.sep, "") if done.error else None
+    return CompileResult(ok=done.ok, offload_archs=archs, error=error)
 
 
 def _inside(child: Path, parent: Path) -> bool:

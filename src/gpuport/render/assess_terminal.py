@@ -16,7 +16,7 @@ from rich.text import Text
 
 from gpuport.assess.model import Assessment, Readiness
 from gpuport.models import Severity
-from gpuport.render.text import clean
+from gpuport.render.text import clean, clean_line
 
 SEV_STYLE = {
     Severity.BLOCKER: "bold red",
@@ -38,7 +38,7 @@ def _banner(a: Assessment) -> Panel:
     counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {a.scan.counts.get(s, 0)}[/]" for s in Severity)
     lines = [
         Text.from_markup(
-            f"[bold]{escape(clean(a.project))}[/]  target [bold]{t.name}[/] "
+            f"[bold]{escape(clean_line(a.project))}[/]  target [bold]{t.name}[/] "
             f"({t.generation}, wave{t.wave_size})"
         ),
         Text.from_markup(
@@ -61,19 +61,19 @@ def _conclusions(a: Assessment) -> Table:
     table.add_column("", no_wrap=True)
     table.add_column("conclusion, and what to do", ratio=1, overflow="fold")
     for c in a.conclusions:
-        head = Text(clean(c.title), style="bold")
+        head = Text(clean_line(c.title), style="bold")
         if c.leans in LEANS:
             head.append("  ")
             head.append_text(Text.from_markup(LEANS[c.leans]))
         body = Text()
         body.append_text(head)
-        body.append("\n" + clean(c.statement))
+        body.append("\n" + clean_line(c.statement))
         body.append("\n→ ", style="bold")
-        body.append(clean(c.recommendation))
+        body.append(clean_line(c.recommendation))
         if c.evidence:
             refs = ", ".join(e.label for e in c.evidence[:6])
             more = f" (+{len(c.evidence) - 6})" if len(c.evidence) > 6 else ""
-            body.append(f"\nevidence: {clean(refs)}{more}", style="dim")
+            body.append(f"\nevidence: {clean_line(refs)}{more}", style="dim")
         table.add_row(Text(c.severity.value, style=SEV_STYLE[c.severity]), body)
     return table
 

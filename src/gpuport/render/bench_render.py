@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
-from gpuport.render.text import clean, fmt_number, md
+from gpuport.render.text import clean, clean_line, fmt_number, md
 
 # Secondary metrics worth a column of their own; the rest stay in the JSON.
 _SHOWN_METRICS = (
@@ -120,7 +120,7 @@ def header_lines(run: BenchRun) -> list[str]:
 
 def render_terminal(run: BenchRun, console: Console) -> None:
     for line in header_lines(run):
-        console.print(escape(clean(line)), highlight=False)
+        console.print(escape(clean_line(line)), highlight=False)
     with_peaks = any(r.peak is not None or r.achievable is not None for r in run.results)
     columns = ["case", "value", "median", "IQR", "robust CV"]
     if with_peaks:
@@ -132,12 +132,12 @@ def render_terminal(run: BenchRun, console: Console) -> None:
             table.add_column(col, justify="left" if col in ("case", "notes") else "right")
         for r in results:
             if r.time is None:
-                cells = [escape(clean(r.case)), r.status.value, "", "", ""]
+                cells = [escape(clean_line(r.case)), r.status.value, "", "", ""]
                 cells += ["", ""] if with_peaks else []
                 table.add_row(*cells, escape(clean(r.reason or "")), style="dim")
                 continue
             cells = [
-                escape(clean(r.case)),
+                escape(clean_line(r.case)),
                 f"{fmt_value(r.value)} {r.unit}",
                 fmt_time(r.time.median),
                 _iqr(r),

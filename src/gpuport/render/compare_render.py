@@ -21,7 +21,7 @@ from rich.text import Text
 
 from gpuport.bench.history import RunSummary
 from gpuport.bench.model import CompareRow, Comparison
-from gpuport.render.text import clean, md
+from gpuport.render.text import clean_line, md
 
 VERDICT_STYLE = {
     "faster": "bold green",
@@ -189,7 +189,7 @@ def compare_json(c: Comparison) -> str:
 
 def _safe(text: str) -> str:
     """User text for rich markup: control characters made visible, brackets escaped."""
-    return escape(clean(text))
+    return escape(clean_line(text))
 
 
 def compare_terminal(c: Comparison, console: Console) -> None:
@@ -202,14 +202,14 @@ def compare_terminal(c: Comparison, console: Console) -> None:
     )
     table.add_column("workload", overflow="fold")
     for name, device in zip(c.runs, c.devices, strict=False):
-        header = name if device in name else f"{name}\n{device}"
-        table.add_column(_safe(header), justify="right", overflow="fold")
+        header = _safe(name) if device in name else f"{_safe(name)}\n{_safe(device)}"
+        table.add_column(header, justify="right", overflow="fold")
     for name in c.runs[1:]:
         header = f"Δ {name}" if len(c.runs) > 2 else "Δ"
         table.add_column(_safe(header), no_wrap=True, overflow="fold")
     for row in c.rows:
-        cells: list[Text | str] = [Text(clean(_row_name(row)))]
-        cells += [Text(clean(format_value(v, row.unit))) for v in row.values]
+        cells: list[Text | str] = [Text(clean_line(_row_name(row)))]
+        cells += [Text(clean_line(format_value(v, row.unit))) for v in row.values]
         cells += [
             Text(format_delta(row, i), style=VERDICT_STYLE.get(row.verdicts[i], ""))
             for i in range(1, len(c.runs))
@@ -217,15 +217,19 @@ def compare_terminal(c: Comparison, console: Console) -> None:
         table.add_row(*cells)
     console.print(table)
     console.print(
-        clean(f"geomean by workload family against {c.runs[0]}:"), markup=False, highlight=False
+        clean_line(f"geomean by workload family against {c.runs[0]}:"),
+        markup=False,
+        highlight=False,
     )
     for line in family_lines(c):
-        console.print(clean(f"  {line}"), markup=False, highlight=False)
+        console.print(clean_line(f"  {line}"), markup=False, highlight=False)
     for note in c.notes:
-        console.print(clean(f"note: {note}"), markup=False, highlight=False)
+        console.print(clean_line(f"note: {note}"), markup=False, highlight=False)
     for row in c.rows:
         for note in row.notes:
-            console.print(clean(f"note: {_row_name(row)}: {note}"), markup=False, highlight=False)
+            console.print(
+                clean_line(f"note: {_row_name(row)}: {note}"), markup=False, highlight=False
+            )
 
 
 def history_terminal(summaries: Sequence[RunSummary], console: Console) -> None:
@@ -238,11 +242,11 @@ def history_terminal(summaries: Sequence[RunSummary], console: Console) -> None:
         table.add_column(col, overflow="fold", justify="right" if col == "ok / cases" else "left")
     for s in summaries:
         table.add_row(
-            Text(clean(s.id)),
-            Text(clean(s.label or "-")),
-            Text(clean(s.device)),
-            Text(clean(s.suite)),
-            Text(clean(s.started)),
+            Text(clean_line(s.id)),
+            Text(clean_line(s.label or "-")),
+            Text(clean_line(s.device)),
+            Text(clean_line(s.suite)),
+            Text(clean_line(s.started)),
             f"{s.n_ok} / {s.n_results}",
         )
     console.print(table)

@@ -78,14 +78,16 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         for w in f.wave64:
             console.print(
-                f"{f.path}:{w.line}: wave64 {'unsafe ' if w.unsafe else ''}ported ({w.kind}): "
-                f"{w.detail}",
+                clean_line(
+                    f"{f.path}:{w.line}: wave64 {'unsafe ' if w.unsafe else ''}ported "
+                    f"({w.kind}): {w.detail}"
+                ),
                 highlight=False,
                 markup=False,
             )
         for w in f.wave64_left:
             console.print(
-                f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}",
+                clean_line(f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}"),
                 highlight=False,
                 markup=False,
             )
@@ -101,6 +103,8 @@ def render(report: HipifyReport, console: Console) -> None:
                 highlight=False,
                 markup=False,
             )
+        for n in f.compile.notes if f.compile is not None else []:
+            console.print(clean_line(f"{f.path}: {n}"), highlight=False, markup=False)
     for s in report.skipped:
         console.print(clean_line(f"skipped {s.path}: {s.reason}"), highlight=False, markup=False)
     console.print(summary(report), highlight=False, markup=False)
@@ -168,6 +172,7 @@ def render_markdown(report: HipifyReport) -> str:
             details.append(
                 f"* {md(f.path)} compile {f.compile.status}: {md(f.compile.error or '')}"
             )
+        details += [f"* {md(f.path)}: {md(n)}" for n in (f.compile.notes if f.compile else [])]
     details += [f"* skipped {md(s.path)}: {md(s.reason)}" for s in report.skipped]
     if details:
         lines += ["", "## Details", "", *details]

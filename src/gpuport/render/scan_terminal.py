@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuport.models import Severity
-from gpuport.render.text import clean
+from gpuport.render.text import clean, clean_line
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.rules import RULES
@@ -37,7 +37,7 @@ def _header(report: ScanReport) -> Panel:
     counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity)
     lines = [
         Text.from_markup(
-            f"[bold]{escape(clean(report.root))}[/]  target [bold]{t.name}[/] "
+            f"[bold]{escape(clean_line(report.root))}[/]  target [bold]{t.name}[/] "
             f"({t.generation}, wave{t.wave_size}, fp8 {t.fp8})"
         ),
         Text.from_markup(
@@ -54,7 +54,7 @@ def _header(report: ScanReport) -> Panel:
         Text(clean(_judged_line(report)), style="dim"),
     ]
     if report.routes:
-        lines.append(Text(clean("ROCm route: " + route_summary(report)), style="green"))
+        lines.append(Text(clean_line("ROCm route: " + route_summary(report)), style="green"))
     return Panel(Group(*lines), title="gpuport scan", title_align="left")
 
 
@@ -98,7 +98,7 @@ def _finding_table(findings: list[Finding], title: str) -> Table:
         table.add_row(
             Text(sev, style=SEV_STYLE[f.severity]),
             f.rule_id,
-            Text(clean(f.location.display())),
+            Text(clean_line(f.location.display())),
             body,
         )
     return table
@@ -114,7 +114,7 @@ def _per_file(report: ScanReport) -> Table:
         table.add_column(sev.value, justify="right", style=SEV_STYLE[sev], overflow="fold")
     ordered = sorted(per.items(), key=lambda kv: (*tuple(-kv[1][s] for s in Severity), kv[0]))
     for path, counts in ordered:
-        table.add_row(Text(clean(path)), *(str(counts[s] or "") for s in Severity))
+        table.add_row(Text(clean_line(path)), *(str(counts[s] or "") for s in Severity))
     return table
 
 
@@ -139,7 +139,7 @@ def _routes(report: ScanReport) -> Table:
     table.add_column("what", overflow="fold")
     for r in report.routes:
         where = r.path + (f":{r.line}" if r.line else "")
-        table.add_row(r.kind, Text(clean(where)), Text(clean(r.detail)))
+        table.add_row(r.kind, Text(clean_line(where)), Text(clean(r.detail)))
     return table
 
 
@@ -182,5 +182,5 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         table.add_column("file", overflow="fold")
         table.add_column("reason", overflow="fold")
         for s in report.skipped:
-            table.add_row(Text(clean(s.path)), Text(clean(s.reason)))
+            table.add_row(Text(clean_line(s.path)), Text(clean_line(s.reason)))
         console.print(table)

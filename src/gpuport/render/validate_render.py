@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpuport.render.text import clean, md
+from gpuport.render.text import clean, clean_line, md
 from gpuport.validate.model import (
     CaptureSummary,
     Metrics,
@@ -122,7 +122,7 @@ def _arb_cell(row: Row) -> str:
 def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> None:
     """Header panel, warnings, then the worst rows."""
     counts = "  ".join(f"[{STATUS_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Status)
-    first = escape(clean(report.first_divergence)) if report.first_divergence else "none"
+    first = escape(clean_line(report.first_divergence)) if report.first_divergence else "none"
     mode = f"{report.mode}; grafted {'on' if report.grafted else 'off'}; "
     mode += f"reference {report.reference}"
     if report.precision:
@@ -155,8 +155,8 @@ def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> Non
     body = [
         [
             str(r.order),
-            clean(r.label),
-            clean(r.op),
+            clean_line(r.label),
+            clean_line(r.op),
             *_metric_cells(r.metrics),
             _times_tol(r),
             fmt(r.local.max_abs) if r.local else "-",
@@ -214,7 +214,7 @@ def terminal(report: ParityReport, console: Console, *, top: int = TOP_N) -> Non
     for r in rows:
         if r.status is not Status.SAME:
             line = Text(f"{r.order} ", style="dim")
-            line.append(clean(r.label), style="bold")
+            line.append(clean_line(r.label), style="bold")
             line.append(f" {r.status.value}: ", style=STATUS_STYLE[r.status])
             line.append(clean(r.reason))
             console.print(line)

@@ -94,8 +94,9 @@ def _check_candidate(
     except Exception as exc:  # a checker bug must not abort the whole scan
         if os.environ.get("GPUPORT_DEBUG"):
             raise
-        why = f"gpuport could not analyse it ({type(exc).__name__}: {exc}); please report this"
-        return [], SkippedFile(path=cand.rel, reason=why[:300])
+        # the type only: the message may quote the file; GPUPORT_DEBUG=1 shows it all
+        why = f"gpuport could not analyse it (internal error, {type(exc).__name__}); please report"
+        return [], SkippedFile(path=cand.rel, reason=why, internal=True)
     skipped = SkippedFile(path=cand.rel, reason=reason) if reason else None
     return findings, skipped
 
@@ -174,6 +175,12 @@ def scan_path(
     blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
     gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
     verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)), gap)
+    failed = sum(1 for s in skipped if s.internal)
+    if failed:
+        reason += (
+            f"; {failed} file{'s' if failed != 1 else ''} not analysed because of a gpuport "
+            "error: the verdict does not cover them"
+        )
     scope_counts: dict[str, dict[Severity, int]] = {}
     for f in findings:
         scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from gpuport import fileio, lazyre
+from gpuport.models import GpuportError
 from gpuport.scan.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
 
@@ -118,20 +119,48 @@ def safe_name(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _gitignore(folder: Path, root: Path) -> pathspec.GitIgnoreSpec | Skip | None:
-    """The folder's own .gitignore, with git's matching rules; None when there is none, a
-    Skip when it cannot be read (a pipe, a device, too large, a link out of the root)."""
+def _gitignore(folder: Path, root: Path) -> tuple[pathspec.GitIgnoreSpec | None, Skip | None]:
+    """The folder's own .gitignore, with git's matching rules (None when there is none), and
+    a Skip when it cannot be read (a pipe, a device, too large, a link out of the root) or
+    holds lines that are not patterns (``!``: git ignores such a line; so does gpuport, and
+    says so)."""
     path = folder / ".gitignore"
     if not os.path.lexists(path):
-        return None
+        return None, None
+    rel = path.relative_to(root).as_posix()
     try:
         text = fileio.read_text(path, limit=fileio.LIMIT_SETTINGS, root=root, errors="replace")
     except fileio.ReadRefused as exc:
-        rel = path.relative_to(root).as_posix()
-        return Skip(rel, f"{exc.reason}; its ignore rules were not applied")
+        return None, Skip(rel, f"{exc.reason}; its ignore rules were not applied")
+    spec, bad = gitignore_spec(text.splitlines())
+    if not bad:
+        return spec, None
+    shown = ", ".join(str(n) for n in bad[:5]) + (
+        f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    )
+    return spec, Skip(rel, f"line {shown} is not a valid pattern; not applied (as git does)")
+
+
+def gitignore_spec(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[int]]:
+    """A spec of git's matching rules from ``lines``, and the (1-based) numbers of the lines
+    that are not valid patterns and were left out."""
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), []
+    except ValueError:  # pathspec's GitIgnorePatternError: one line is not a pattern
+        pass
+    good: list[str] = []
+    bad: list[int] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            bad.append(number)
+            good.append("")  # keeps the other lines' numbers and order
+            continue
+        good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good), bad
 
 
 def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
@@ -205,18 +234,17 @@ def iter_entries(
                    "tracked files too")  # fmt: skip
     excludes = None
     if exclude:
-        import pathspec
-
-        excludes = pathspec.GitIgnoreSpec.from_lines(exclude)
+        excludes, bad = gitignore_spec(list(exclude))
+        if bad:
+            raise GpuportError(f"exclude pattern {exclude[bad[0] - 1]!r} is not a valid pattern")
     stack: list[tuple[Path, _Ignores]] = [(root, ())]
     while stack:
         current, inherited = stack.pop()
         here = current.relative_to(root).as_posix()
         here = "" if here == "." else here
-        own = _gitignore(current, root)
-        if isinstance(own, Skip):
-            yield own
-            own = None
+        own, problem = _gitignore(current, root)
+        if problem is not None:
+            yield problem
         ignores = (*inherited, (here, own)) if own is not None else inherited
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)

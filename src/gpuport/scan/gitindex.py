@@ -15,6 +15,8 @@ people's repositories: they are vendored code whatever the folder is called. A f
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import stat
 from dataclasses import dataclass
@@ -24,6 +26,8 @@ from gpuport import fileio
 
 _GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 MAX_GITMODULES = 1_000_000
+#: An index larger than this is not read (torch's is ~2 MB, the Linux kernel's ~10 MB).
+MAX_INDEX = 128 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -37,21 +41,31 @@ class GitFacts:
     problem: str | None = None  # why the index could not be read, when it could not
 
 
-def _git_dir(top: Path) -> Path | None:
-    """The git directory of the work tree at ``top`` (a ``.git`` folder or ``gitdir:`` file)."""
+def _git_dir(top: Path) -> tuple[Path | None, str | None]:
+    """The git directory of the work tree at ``top`` (a ``.git`` folder, or the folder a
+    ``gitdir:`` file names), and why it is not used when it is not.
+
+    A ``gitdir:`` file is followed only into ``top`` itself or into the ``.git`` folder of a
+    work tree that holds ``top`` (a submodule's ``../.git/modules/x``): a ``.git`` file in a
+    tarball must not make gpuport read another repository's index.
+    """
     dot = top / ".git"
+    if dot.is_symlink():
+        return None, "`.git` is a symbolic link; not followed"
     if dot.is_dir():
-        return dot
-    if dot.is_file():
-        text = fileio.read_text_or_none(dot, limit=4096, root=top)
-        if text is None:
-            return None
-        line = text.strip()
-        if line.startswith("gitdir:"):
-            target = Path(line[len("gitdir:") :].strip())
-            target = target if target.is_absolute() else top / target
-            return target if target.is_dir() else None
-    return None
+        return dot, None
+    if not dot.is_file():
+        return None, None
+    text = fileio.read_text_or_none(dot, limit=4096, root=top)
+    line = (text or "").strip()
+    if not line.startswith("gitdir:"):
+        return None, None
+    target = Path(line[len("gitdir:") :].strip())
+    target = Path(os.path.realpath(target if target.is_absolute() else top / target))
+    homes = [top.resolve(), *(p / ".git" for p in top.resolve().parents)]
+    if not any(target == h or h in target.parents for h in homes):
+        return None, "`.git` names a git folder outside the project; not followed"
+    return (target, None) if target.is_dir() else (None, None)
 
 
 def _work_tree(root: Path) -> Path | None:
@@ -71,16 +85,23 @@ def git_facts(root: Path) -> GitFacts:
     prefix = root.resolve().relative_to(top).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     submodules = set(_gitmodules(top, prefix))
-    git_dir = _git_dir(top)
-    index_path = git_dir / "index" if git_dir is not None else None
-    if index_path is None or not index_path.is_file():
+    git_dir, problem = _git_dir(top)
+    if git_dir is None:
+        return GitFacts(submodules=frozenset(submodules), problem=problem)
+    index_path = git_dir / "index"
+    if not os.path.lexists(index_path):
         return GitFacts(submodules=frozenset(submodules))
+    try:  # the file layer: a regular file, bounded, no link out of the git folder
+        data = fileio.read_bytes(index_path, limit=MAX_INDEX, root=git_dir)
+    except fileio.ReadRefused as exc:
+        return GitFacts(submodules=frozenset(submodules), problem=exc.reason)
     try:
-        from dulwich.index import Index
+        from dulwich.index import read_index_dict
 
-        entries = [(path, _mode(entry)) for path, entry in Index(str(index_path)).items()]
+        entries = [(p, _mode(e)) for p, e in read_index_dict(io.BytesIO(data)).items()]
     except Exception as exc:  # a corrupt or future-format index must not abort the scan
-        why = f"{type(exc).__name__}: {exc}"[:200]
+        # the type only: dulwich's message can quote the file's bytes
+        why = f"not an index gpuport can read ({type(exc).__name__})"
         return GitFacts(submodules=frozenset(submodules), problem=why)
     tracked: set[str] = set()
     dirs: set[str] = set()

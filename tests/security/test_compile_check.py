@@ -1,0 +1,337 @@
+"""Issue 23, items 1-2: no value from a project reaches a shell through the compile check, a
+project cannot turn the check on, and the check never quotes files outside the project.
+
+Debian's ``hipcc`` (``hipcc.pl``) joins its arguments into one string for a shell and pastes
+an argument ending in ``.a`` or ``.lo`` raw: ``-DX;id>MARK;.a`` from a Makefile ran ``id``.
+Here the project's flags come through every door the check reads (Makefile, CMake,
+``compile_commands.json`` as arguments and as a command string, folder names) and the
+toolchain is a stand-in that behaves like ``hipcc.pl`` at its worst: a ``hipcc`` that runs
+everything it is given through ``sh -c`` unescaped, naming a compiler that records the argv
+it gets. No marker file may appear, ``hipcc`` may only ever see gpuport's own probe, and no
+value holding shell characters may reach the compiler as a flag. The same attacks then run
+against the real Debian ``hipcc`` and clang where they are installed (CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuport.hipify import compiler
+
+EVIL = "X;id>{mark};.a"  # a value hipcc.pl would paste into its shell command raw
+
+
+def _script(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+@pytest.fixture
+def fake_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A shell-interpreting ``hipcc`` and an argv-recording compiler, first on PATH."""
+    tools = tmp_path / "toolchain" / "bin"
+    tools.mkdir(parents=True)
+    hipcc_log = tmp_path / "hipcc.log"
+    clang_log = tmp_path / "clang.log"
+    clang = _script(
+        tools / "clang++",
+        "#!/bin/sh\n"
+        f'for a in "$@"; do printf \'%s\\037\' "$a"; done >> {clang_log}\n'
+        f"printf '\\n' >> {clang_log}\n"
+        "exit 0\n",
+    )
+    _script(
+        tools / "hipcc",
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$*" >> {hipcc_log}\n'
+        f'cmd="{clang} -std=c++11 -O3 $*"\n'
+        'if [ "$HIPCC_VERBOSE" = 1 ]; then echo "hipcc-cmd: $cmd" >&2; fi\n'
+        'sh -c "$cmd"\n',  # every argument through a shell, unescaped: worse than hipcc.pl
+    )
+    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), "/usr/bin", "/bin"]))
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    compiler._CACHE.clear()
+    return {"hipcc_log": hipcc_log, "clang_log": clang_log, "mark": tmp_path / "MARK"}
+
+
+def _compiler_argvs(log: Path) -> list[list[str]]:
+    if not log.exists():
+        return []
+    return [line.split("\x1f")[:-1] for line in log.read_text().splitlines() if line]
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        dest = root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text, encoding="utf-8")
+    return root
+
+
+KERNEL = "#include <cuda_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n"
+
+
+def _variants(mark: Path) -> dict[str, dict[str, str]]:
+    evil = EVIL.format(mark=mark)
+    cc = lambda args: json.dumps(  # noqa: E731
+        [{"directory": "{root}", "file": "k.cu", "arguments": ["nvcc", *args, "-c", "k.cu"]}]
+    )
+    return {
+        "make -D": {"Makefile": f"CFLAGS = -D{evil}\n", "k.cu": KERNEL},
+        "make -I": {"Makefile": f"CFLAGS = -I/{evil}\n", "k.cu": KERNEL},
+        "make -U": {"Makefile": f"CFLAGS = -U{evil}\n", "k.cu": KERNEL},
+        "make -isystem": {"Makefile": f"CFLAGS = -isystem {evil}\n", "k.cu": KERNEL},
+        "make -std": {"Makefile": f"CFLAGS = -std=c++17;id>{mark};.a\n", "k.cu": KERNEL},
+        "cmake include_directories": {
+            "CMakeLists.txt": f"include_directories({evil})\n",
+            "k.cu": KERNEL,
+        },
+        "cmake target_compile_definitions": {
+            "CMakeLists.txt": f"target_compile_definitions(k PRIVATE {evil})\n",
+            "k.cu": KERNEL,
+        },
+        "cmake add_definitions": {"CMakeLists.txt": f"add_definitions(-D{evil})\n", "k.cu": KERNEL},
+        "cmake add_compile_definitions": {
+            "CMakeLists.txt": f"add_compile_definitions(Y=1;id>{mark};.a)\n",
+            "k.cu": KERNEL,
+        },
+        "compile_commands -D": {"compile_commands.json": cc([f"-D{evil}"]), "k.cu": KERNEL},
+        "compile_commands command": {
+            "compile_commands.json": json.dumps(
+                [
+                    {
+                        "directory": "{root}",
+                        "file": "k.cu",
+                        "command": f"nvcc '-D{evil}' -c k.cu",
+                    }
+                ]
+            ),
+            "k.cu": KERNEL,
+        },
+        "compile_commands -include": {
+            "compile_commands.json": cc(["-include", f"/{evil}"]),
+            "k.cu": KERNEL,
+        },
+        "compile_commands -iquote": {
+            "compile_commands.json": cc(["-iquote", evil]),
+            "k.cu": KERNEL,
+        },
+    }
+
+
+def _materialise(root: Path, files: dict[str, str]) -> Path:
+    return _project(root, {k: v.replace("{root}", str(root)) for k, v in files.items()})
+
+
+def _assert_nothing_ran(fake: dict[str, Path]) -> None:
+    assert not fake["mark"].exists(), "a project value ran as a shell command"
+    for line in fake["hipcc_log"].read_text().splitlines() if fake["hipcc_log"].exists() else []:
+        # hipcc only ever sees gpuport's own probe: nothing of the project
+        assert ("probe.hip" in line and "-###" in line) or line == "--version", line
+    for argv in _compiler_argvs(fake["clang_log"]):
+        unit = argv.index("-c") + 1 if "-c" in argv else -1
+        for i, arg in enumerate(argv):
+            if i != unit:
+                assert not {";", ">", "|", "&", "$", "`"} & set(arg), argv
+
+
+@pytest.mark.parametrize("variant", list(_variants(Path("/m"))))
+def test_no_project_flag_reaches_a_shell(
+    variant: str, fake_hip: dict[str, Path], tmp_path: Path, cli: Any
+) -> None:
+    files = _variants(fake_hip["mark"])[variant]
+    root = _materialise(tmp_path / "proj", files)
+    res = cli("hipify", str(root), "-o", str(tmp_path / "out"), "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    assert res.code in (0, 1), res.err
+    _assert_nothing_ran(fake_hip)
+    report = json.loads(res.out)
+    (unit,) = [f for f in report["files"] if f["path"] == "k.cu"]
+    assert unit["compile"]["status"] == "ok"  # the stand-in compiler accepts everything
+    notes = " ".join(unit["compile"]["notes"])
+    assert "project flag dropped" in notes, unit["compile"]
+    assert len(_compiler_argvs(fake_hip["clang_log"])) >= 1
+
+
+def test_a_folder_name_with_shell_characters_reaches_no_shell(
+    fake_hip: dict[str, Path], tmp_path: Path, cli: Any
+) -> None:
+    """One file to stdout: its own folder goes on the include path (was ``-I<folder>``)."""
+    folder = tmp_path / "proj" / f"x;id>{fake_hip['mark']};.a"
+    src = _project(folder, {"k.cu": KERNEL}) / "k.cu"
+    res = cli("hipify", str(src), "--check", "--hip-version", "5.2", "--format", "json")
+    assert res.code in (0, 1), res.err
+    _assert_nothing_ran(fake_hip)
+    (argv,) = _compiler_argvs(fake_hip["clang_log"])[-1:]
+    assert not any(a.startswith("-I") and "id>" in a for a in argv)
+
+
+def test_assess_compile_check_with_a_hostile_folder_name(
+    fake_hip: dict[str, Path], tmp_path: Path, cli: Any
+) -> None:
+    root = _project(tmp_path / "proj", {f"x;id>{fake_hip['mark']};.a/k.cu": KERNEL})
+    res = cli("assess", str(root), "--hipify-check", "--format", "json", "--no-progress")
+    assert res.code in (0, 1), res.err
+    _assert_nothing_ran(fake_hip)
+    assert _compiler_argvs(fake_hip["clang_log"]), "the compile check did not run"
+
+
+def test_a_project_setting_never_starts_the_compiler(
+    fake_hip: dict[str, Path], tmp_path: Path, cli: Any
+) -> None:
+    root = _project(
+        tmp_path / "proj",
+        {"gpuport.toml": "hipify_check = true\ndoctor = true\n", "k.cu": KERNEL},
+    )
+    res = cli("assess", str(root), "--format", "json", "--no-progress")
+    assert res.code in (0, 1), res.err
+    assert not fake_hip["hipcc_log"].exists() and not fake_hip["clang_log"].exists()
+    data = json.loads(res.out)
+    assert data["hipify"]["check_note"] == "compile check not run (pass --hipify-check)"
+    assert "not run" in json.dumps(data["doctor"])
+
+
+def test_include_paths_outside_the_project_are_dropped_and_said(
+    fake_hip: dict[str, Path], tmp_path: Path, cli: Any
+) -> None:
+    root = _materialise(
+        tmp_path / "proj",
+        {
+            "compile_commands.json": json.dumps(
+                [
+                    {
+                        "directory": "{root}",
+                        "file": "k.cu",
+                        "arguments": [
+                            "nvcc",
+                            "-include",
+                            "/etc/hostname",
+                            "-isystem",
+                            "/home",
+                            "-I",
+                            "inc",
+                            "-iquote",
+                            "../..",
+                            "-c",
+                            "k.cu",
+                        ],
+                    }
+                ]
+            ),
+            "inc/a.h": "",
+            "k.cu": KERNEL,
+        },
+    )
+    res = cli("hipify", str(root), "-o", str(tmp_path / "out"), "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    argv = _compiler_argvs(fake_hip["clang_log"])[-1]
+    assert "/etc/hostname" not in argv and "/home" not in argv
+    assert f"-I{tmp_path / 'out' / 'inc'}" in argv
+    unit = next(f for f in json.loads(res.out)["files"] if f["path"] == "k.cu")
+    notes = unit["compile"]["notes"]
+    assert sum("outside the project" in n for n in notes) == 3, notes
+
+
+def test_compiler_messages_from_outside_files_are_not_quoted(tmp_path: Path) -> None:
+    allowed = [tmp_path / "proj"]
+    leak = "/home/me/.aws/credentials:1:1: error: unknown type name 'AKIAIOSFODNN7EXAMPLE'"
+    out = f"In file included from {tmp_path}/proj/k.cu:1:\n{leak}\n"
+    shown = compiler.shown_error(out, allowed)
+    assert "AKIA" not in shown and "outside the project" in shown
+    inside = f"{tmp_path}/proj/k.cu:3:5: error: use of undeclared identifier 'y'"
+    assert compiler.shown_error(inside + "\n", allowed) == inside
+    # a link inside the project that leads out is judged where it leads
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "inc.h").symlink_to("/etc/hostname")
+    linked = f"{tmp_path}/proj/inc.h:1:1: error: unknown type name 'host'"
+    assert "host'" not in compiler.shown_error(linked, allowed)
+    assert compiler.shown_error("clang: error: no input files", allowed).startswith("clang:")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "kept"),
+    [
+        ("-D", "SCALE=2", ["-DSCALE=2"]),
+        ("-D", 'VERSION="1.2"', ['-DVERSION="1.2"']),
+        ("-D", "F(a,b)=a+b", ["-DF(a,b)=a+b"]),
+        ("-D", "X;id>m;.a", None),
+        ("-D", "1X", None),
+        ("-D", "X=$(shell id)", None),
+        ("-U", "X=1", None),
+        ("-std=", "c++17", ["-std=c++17"]),
+        ("-std=", "gnu++14", ["-std=gnu++14"]),
+        ("-std=", "c++17 -fplugin=x.so", None),
+        ("-I", "/p/inc", ["-I/p/inc"]),
+        ("-I", "/p/../etc", None),
+        ("-I", "-fplugin=/p/x.so", None),
+        ("-isystem", "/p/third", ["-isystem", "/p/third"]),
+        ("-include", "/etc/hostname", None),
+        ("-include", "/p/pre.h", ["-include", "/p/pre.h"]),
+        ("-fplugin=", "/p/x.so", None),
+    ],
+)
+def test_the_flag_grammar(flag: str, value: str, kept: list[str] | None) -> None:
+    args, why = compiler.project_flag(flag, value, [Path("/p")])
+    assert args == kept, why
+    assert (why is None) == (kept is not None)
+
+
+# ------------------------------------------------------------------ the real toolchain (CI)
+
+
+def _real_hipcc() -> str:
+    exe = shutil.which("hipcc")
+    if exe is None:
+        if os.environ.get("GPUPORT_REQUIRE_HIPCC") == "1":
+            pytest.fail("GPUPORT_REQUIRE_HIPCC=1 but hipcc is not on PATH")
+        pytest.skip("hipcc not on PATH (install Debian's hipcc; CI sets GPUPORT_REQUIRE_HIPCC=1)")
+    return exe
+
+
+@pytest.mark.hipcc
+@pytest.mark.parametrize("variant", ["make -D", "compile_commands -D", "cmake add_definitions"])
+def test_real_hipcc_runs_nothing_of_the_project(
+    variant: str, tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _real_hipcc()
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    mark = tmp_path / "MARK"
+    root = _materialise(tmp_path / "proj", _variants(mark)[variant])
+    res = cli("hipify", str(root), "-o", str(tmp_path / "out"), "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    assert res.code in (0, 1), res.err
+    assert not mark.exists()
+    unit = next(f for f in json.loads(res.out)["files"] if f["path"] == "k.cu")
+    assert unit["compile"]["status"] == "ok", unit["compile"]
+    assert unit["compile"]["command"][0] != shutil.which("hipcc")  # the compiler, directly
+
+
+@pytest.mark.hipcc
+def test_real_compiler_never_quotes_a_file_outside_the_project(
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _real_hipcc()
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("AKIAIOSFODNN7EXAMPLE\n", encoding="utf-8")
+    root = _project(
+        tmp_path / "proj",
+        {"k.cu": f'#include "{secret}"\n' + KERNEL, "l.cu": '#include "inc.h"\n' + KERNEL},
+    )
+    (root / "inc.h").symlink_to(secret)
+    res = cli("hipify", str(root), "--in-place", "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    assert "AKIA" not in res.out + res.err
+    files = {f["path"]: f for f in json.loads(res.out)["files"]}
+    assert files["k.cu"]["compile"]["status"] == "failed"
+    assert "outside the project" in files["k.cu"]["compile"]["error"]
+    assert files["l.cu"]["compile"]["status"] == "failed"
+    assert "outside the project" in files["l.cu"]["compile"]["error"], files["l.cu"]["compile"]
