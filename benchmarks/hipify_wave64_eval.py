@@ -35,8 +35,9 @@ judgment is listed as *unjudged*. On a gpuport without the analysis (before issu
 translation is per file, as it was.
 
     python benchmarks/hipify_wave64_eval.py HECBENCH/src [NAME ...] [--json out.json]
-    python benchmarks/hipify_wave64_eval.py HECBENCH/src --sample benchmarks/hipify_wave64_sample.json \
-        --mode unsafe --judged benchmarks/hipify_wave64_judgments.json
+    python benchmarks/hipify_wave64_eval.py HECBENCH/src \
+        --sample benchmarks/hipify_wave64_sample.json --mode unsafe \
+        --judged benchmarks/hipify_wave64_judgments.json
     python benchmarks/hipify_wave64_eval.py HECBENCH/src --robustness
 
 ``--robustness`` instead translates every ``.cu/.cuh/.h`` of every ``*-cuda`` folder (up to
@@ -392,7 +393,8 @@ def main() -> None:
             print(f"| {verdict} | {counts.get(verdict, 0)} |")
         for s in every:
             if s.get("verdict") in ("unjudged", "harmful"):
-                print(f"  {s['verdict']}: {s['benchmark']}/{s['file']}:{s['line']} {s['kind']}: {s['text']}")
+                where = f"{s['benchmark']}/{s['file']}:{s['line']}"
+                print(f"  {s['verdict']}: {where} {s['kind']}: {s['text']}")
     if args.json:
         args.json.write_text(json.dumps(every, indent=1) + "\n", encoding="utf-8")
 

@@ -292,7 +292,7 @@ def test_a_folder_is_judged_whole(cli, tmp_path: Path) -> None:  # type: ignore[
     res = cli("hipify", str(proj), "-o", str(out2), "--hip-version", "5.2", "--unsafe-fixes")
     assert res.code == 0, res.err
     assert f"#define WARP_SIZE {MACRO}" in (out2 / "warp.cuh").read_text(encoding="utf-8")
-    assert f"threadIdx.x % WARP_SIZE" in (out2 / "k.cu").read_text(encoding="utf-8")
+    assert "threadIdx.x % WARP_SIZE" in (out2 / "k.cu").read_text(encoding="utf-8")
 
 
 def test_build_flag_only_with_unsafe_fixes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

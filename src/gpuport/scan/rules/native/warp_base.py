@@ -362,6 +362,15 @@ class ReaderBase:
         m = _OPERAND.search(code, lo, k)
         return m.group() if m else ""
 
+    def _grid_statement(self, pos: int) -> bool:
+        """Whether the statement at ``pos`` also names the block or grid (a warp or tile number
+        across the grid, whose count the host fixes when it sizes the grid)."""
+        code = self.code
+        start = max(code.rfind(c, self.a, pos) for c in ";{}") + 1
+        end = code.find(";", pos, self.b)
+        stmt = code[max(start, self.a) : end if end != -1 else self.b]
+        return re.search(r"\b(?:blockIdx|gridDim)\b", stmt) is not None
+
     def _body(self, close: int) -> tuple[int, int]:
         code = self.code
         i = close + 1

@@ -58,7 +58,8 @@ class JudgedSink:
         guarded: bool = False,
     ) -> bool:
         compare = rule_id == "GP303" and "compared with 32" in (message or "")
-        if rule_id == "GP305" and (message or "").startswith("Width 32") and "; " not in message:
+        text = message or ""
+        if rule_id == "GP305" and text.startswith("Width 32") and "; " not in text:
             # a width-32 shuffle is CUDA's own segment: wrong only next to code that means the
             # hardware wavefront (warpSize, __lane_id())
             comp = self.meaning.component_at(offset)
@@ -71,9 +72,7 @@ class JudgedSink:
             if comp is not None and _right_as_written(comp):
                 guarded = True
                 message = f"{message or ''}; {_why(comp)}".lstrip("; ")
-        return self._sink.hit(
-            rule_id, offset, message, fix=fix, severity=severity, guarded=guarded
-        )
+        return self._sink.hit(rule_id, offset, message, fix=fix, severity=severity, guarded=guarded)
 
 
 def _right_as_written(comp: Component) -> bool:

@@ -131,7 +131,7 @@ def analyze(
     # the project's constants: warp constants equal to 32, and other names equal to 32
     consts: set[str] = set()
     values: dict[str, set[str]] = {}
-    for rel, src in files.items():
+    for src in files.values():
         for name, vals in int_constants(src.code).items():
             values.setdefault(name, set()).update(vals)
     known = dict(ints or {})
@@ -180,7 +180,7 @@ def _relevant(u: Unit, f: Facts) -> bool:
         or f.needs
         or f.widths
         or f.blockers
-        or (f.hw and u.device)
+        or (f.hw and u.kind != "host")
         or f.lane32
         or f.masks
         or f.unknown
@@ -242,15 +242,15 @@ def _decide(
             for j in by_name.get(name, ()):
                 if not relevant[j] or units[j][1].kind in ("kernel", "device"):
                     continue
-                comp = comps.get(uf.find(j))
-                if comp is not None and u.kind == "host":
+                used = comps.get(uf.find(j))
+                if used is not None and u.kind == "host":
                     at = src.code.find(name, u.start, u.end)
-                    comp.host_uses.append((rel, at, name))
+                    used.host_uses.append((rel, at, name))
         for kernel, notes in facts[i].launches.items():
             for j in by_name.get(kernel, ()):
-                comp = comps.get(uf.find(j)) if relevant[j] else None
-                if comp is not None:
-                    comp.launch += [(rel, note) for note in notes]
+                launched = comps.get(uf.find(j)) if relevant[j] else None
+                if launched is not None:
+                    launched.launch += [(rel, note) for note in notes]
     for comp in comps.values():
         for _rel, u in comp.units:
             if u.kind == "device" and u.name not in called:

@@ -23,6 +23,8 @@ from gpuport.scan.rules.native.warp_base import (
     _line_text,
 )
 
+_WIDTH_DETAIL = "no width -> 32, CUDA's warp width"
+
 
 class OpsPasses(ReaderBase):
     def shared_arrays(self) -> None:
@@ -115,9 +117,7 @@ class OpsPasses(ReaderBase):
                             "it reads from lanes 0-63, not from its own 32-lane half",
                         )
                     )
-                    self.f.widths.append(
-                        Site(close, close, ", 32", "width", "no width -> 32, CUDA's warp width")
-                    )
+                    self.f.widths.append(Site(close, close, ", 32", "width", _WIDTH_DETAIL))
             if not kind and not member and int_value(a1) == 31:
                 at = args[1][0] + a1.index("31")
                 self.site(at, at + 2, f"{WAVE} - 1", "lane", f"source lane 31 -> {WAVE} - 1")
@@ -161,7 +161,7 @@ class OpsPasses(ReaderBase):
                 "the 32-lane boundary read the other half",
             )
         )
-        self.f.widths.append(Site(close, close, ", 32", "width", "no width -> 32, CUDA's warp width"))
+        self.f.widths.append(Site(close, close, ", 32", "width", _WIDTH_DETAIL))
 
     def _in_segment(self, expr: str) -> bool:
         """Whether a shuffle source is a lane of a 32-lane segment: a literal below 32, or
@@ -288,15 +288,6 @@ class OpsPasses(ReaderBase):
                     "the host sizes the grid by 32-lane warps",
                 )
                 self.explain(k_start, k_end)
-
-    def _grid_statement(self, pos: int) -> bool:
-        """Whether the statement at ``pos`` also names the block or grid (a warp or tile number
-        across the grid, whose count the host fixes when it sizes the grid)."""
-        code = self.code
-        start = max(code.rfind(";", self.a, pos), code.rfind("{", self.a, pos), code.rfind("}", self.a, pos)) + 1
-        end = code.find(";", pos, self.b)
-        stmt = code[max(start, self.a) : end if end != -1 else self.b]
-        return re.search(r"\b(?:blockIdx|gridDim)\b", stmt) is not None
 
     def tile_numbers(self) -> None:
         """``blockIdx.x * tile.meta_group_size() + tile.meta_group_rank()``: work numbered by

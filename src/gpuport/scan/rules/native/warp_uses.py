@@ -18,7 +18,6 @@ from gpuport.scan.rules.native.warp_base import (
     _THIRTY_TWO,
     _TID_NAME,
     _WORD,
-    _WORDS_BEFORE,
     Note,
     ReaderBase,
     Site,
@@ -26,78 +25,79 @@ from gpuport.scan.rules.native.warp_base import (
     _split_args,
 )
 
+_TYPE_BEFORE = re.compile(
+    r"(?P<t>(?:(?:const|volatile|static|register|__shared__|unsigned|signed|int|long|short"
+    r"|uint|u?int(?:32|64)_t|std::u?int(?:32|64)_t|size_t|auto)[ \t\r\n]+)+)$"
+)
+
+
+def _declaration(code: str, name: str, lo: int, hi: int) -> re.Match[str] | None:
+    """``unsigned name;`` (or ``unsigned name,``) declared earlier in ``[lo, hi)``."""
+    found = None
+    pattern = re.compile(
+        r"(?P<t>(?:(?:const|volatile|unsigned|signed|int|long|short|uint|u?int(?:32|64)_t|auto)"
+        rf"\s+)+){re.escape(name)}\s*[;,]"
+    )
+    for m in pattern.finditer(code, lo, hi):
+        found = m
+    return found
+
+
+_U64 = "unsigned long long"
+
 
 class UsesPasses(ReaderBase):
     def ballots(self) -> None:
         code = self.code
         for m in _BALLOT.finditer(code, self.a, self.b):
-            target = _BALLOT_TARGET.search(code, max(self.a, m.start() - 120), m.start())
             call = code[m.start() : m.end() - 1].strip()
-            self.f.needs.append(Note(m.start(), f"`{call}` votes across all 64 lanes on AMD"))
-            inner = re.search(
-                r"__(?P<fn>popc|ffs|clz)\s*\(\s*$", code[max(self.a, m.start() - 20) : m.start()]
-            )
+            vote = Note(m.start(), f"`{call}` votes across all 64 lanes on AMD")
+            before = code[max(self.a, m.start() - 20) : m.start()]
+            inner = re.search(r"__(?P<fn>popc|ffs|clz)\s*\(\s*$", before)
             if inner is not None:
-                at = (
-                    m.start()
-                    - len(code[max(self.a, m.start() - 20) : m.start()])
-                    + inner.start("fn")
-                )
+                self.f.needs.append(vote)
+                at = m.start() - len(before) + inner.start("fn")
                 fn = inner.group("fn")
                 self.site(at, at + len(fn), fn + "ll", "ballot", f"__{fn} of a ballot -> __{fn}ll")
                 continue
+            target = _BALLOT_TARGET.search(code, max(self.a, m.start() - 120), m.start())
             if target is None:
+                self.f.needs.append(vote)
                 continue
             name = target.group("name")
-            words = _WORDS_BEFORE.search(code, max(self.a, target.start() - 120), target.start())
-            typ_words = words.group().split() if words else []
-            typ = trailing_type(typ_words)
-            decl_at = target.start()
-            if not typ:
-                decl = re.search(
-                    rf"(?P<t>(?:(?:const|unsigned|signed|int|long|uint32_t|int32_t|uint|auto)\s+)+){re.escape(name)}\s*[;,]",
-                    code[self.a : m.start()],
-                )
-                if decl is None:
+            span = _TYPE_BEFORE.search(code, max(self.a, target.start() - 120), target.start())
+            if span is None:  # assigned here, declared above: `unsigned b; ... b = __ballot(p);`
+                span = _declaration(code, name, self.a, m.start())
+                if span is None:
+                    self.f.needs.append(vote)
                     self.block(m.start(), f"`{name}` holds a ballot but is declared elsewhere")
                     continue
-                typ_words = decl.group("t").split()
-                typ = trailing_type(typ_words)
-                decl_at = self.a + decl.start("t")
-                tstart, tend = decl_at, self.a + decl.end("t")
-            else:
-                tend = target.start()
-                tstart = tend - len(words.group()) if words else tend
-                for w in typ_words:
-                    if w in ("static", "volatile", "__shared__", "register"):
-                        tstart += len(re.match(r"\s*\S+\s*", code[tstart:tend]).group())  # type: ignore[union-attr]
-                    else:
-                        break
-            if not is_32bit(typ):
+            tstart, tend = span.start("t"), span.end("t")
+            words = code[tstart:tend].split()
+            if not is_32bit(trailing_type(words)):
+                if self._mask_only(name, m.end()) is False:
+                    self.f.needs.append(vote)
                 continue
-            const = "const " if "const" in code[tstart:tend] else ""
+            const = "const " if "const" in words else ""
+            lead = re.match(r"(?:(?:static|volatile|register|__shared__)\s+)*", code[tstart:tend])
+            tstart += lead.end() if lead else 0
             if self._mask_only(name, m.end()):
                 # kept only to be passed as a *_sync mask: HIP (>= 6.2) needs 64 bits there
                 self.f.masks.append(
-                    Site(
-                        tstart, tend, f"{const}unsigned long long ", "mask", f"{name}: 64-bit mask"
-                    )
+                    Site(tstart, tend, f"{const}{_U64} ", "mask", f"{name}: 64-bit mask")
                 )
                 continue
+            self.f.needs.append(vote)
             self.ballot_vars.add(name)
             self.f.ballots.append(Note(m.start(), f"`{name}` keeps a 64-bit ballot in 32 bits"))
-            self.site(
-                tstart,
-                tend,
-                f"{const}unsigned long long ",
-                "ballot",
-                f"{name}: ballot kept in 64 bits",
-            )
+            self.site(tstart, tend, f"{const}{_U64} ", "ballot", f"{name}: ballot kept in 64 bits")
             self._ballot_uses(name, m.end())
 
     def _mask_only(self, name: str, start: int) -> bool:
+        """Whether the value is only ever passed as a ``*_sync`` mask (or never used: HIP
+        below 6.2 drops the masks at the calls)."""
         uses = list(re.finditer(rf"(?<![\w.]){re.escape(name)}\b", self.code[start : self.b]))
-        return bool(uses) and all(
+        return all(
             re.search(
                 r"_sync\s*\(\s*$", self.code[max(start, start + u.start() - 40) : start + u.start()]
             )
@@ -203,10 +203,16 @@ class UsesPasses(ReaderBase):
                 f"`{_line_text(self.src, pos)}` uses the {what} number `{name}` as a bit position"
             )
         if after.startswith("*") or before.endswith("*"):
-            return f"`{_line_text(self.src, pos)}` scales the {what} number `{name}`: a data layout of 32-lane warps"
+            return (
+                f"`{_line_text(self.src, pos)}` scales the {what} number `{name}`: a data "
+                "layout of 32-lane warps"
+            )
         mult = re.match(r"[+-]\s*(\d+)\b", after) or re.search(r"\b(\d+)\s*[+-]$", before)
         if mult is not None and int(mult.group(1)) % 32 == 0 and int(mult.group(1)) > 0:
-            return f"`{_line_text(self.src, pos)}` offsets the {what} number by {mult.group(1)}: a data layout of 32-lane warps"
+            return (
+                f"`{_line_text(self.src, pos)}` offsets the {what} number by {mult.group(1)}: "
+                "a data layout of 32-lane warps"
+            )
         enclosing = self._enclosing(pos)
         if enclosing is not None:
             opener, head = enclosing
@@ -220,10 +226,14 @@ class UsesPasses(ReaderBase):
                 if re.fullmatch(r"(?:__shfl\w*|shfl\w*|atomic\w+|__syncwarp)", head):
                     return None
                 if "blockIdx" in code[pos - 60 : pos + 60]:
-                    return f"`{_line_text(self.src, pos)}` mixes the {what} number with the block number"
+                    line = _line_text(self.src, pos)
+                    return f"`{line}` mixes the {what} number with the block number"
                 return f"`{_line_text(self.src, pos)}` passes the {what} number to `{head}`"
         if "blockIdx" in code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]:
-            return f"`{_line_text(self.src, pos)}` numbers {what}s across the grid: the host sizes the grid by 32-lane warps"
+            return (
+                f"`{_line_text(self.src, pos)}` numbers {what}s across the grid: the host sizes "
+                "the grid by 32-lane warps"
+            )
         return None
 
     def _enclosing(self, pos: int) -> tuple[str, str | None] | None:
@@ -258,7 +268,8 @@ class UsesPasses(ReaderBase):
             if name in self.opaque:
                 self.block(
                     m.start(),
-                    f"`{name}` is 32 too (`{_line_text(self.src, m.start())}`): it cannot be told from the warp width",
+                    f"`{name}` is 32 too (`{_line_text(self.src, m.start())}`): it cannot be "
+                    "told from the warp width",
                 )
                 continue
             why = self._const_use(name, m.start(), m.end())
@@ -322,7 +333,8 @@ class UsesPasses(ReaderBase):
             if self.kinds.get(v) in ("T", "D", "L32") or _TID_NAME.fullmatch(v):
                 self.block(
                     self.a + m.start(),
-                    f"`{_line_text(self.src, self.a + m.start())}`: a warp-synchronous step over 32 lanes",
+                    f"`{_line_text(self.src, self.a + m.start())}`: a warp-synchronous step "
+                    "over 32 lanes",
                 )
 
     def launches(self) -> None:
@@ -364,7 +376,7 @@ class UsesPasses(ReaderBase):
             notes.append(
                 Note(
                     pos,
-                    f"launched with `{' '.join(text.split())[:60]}` threads per block (line {self.src.line_of(pos)})",
+                    f"launched with `{' '.join(text.split())[:60]}` threads per block",
                 )
             )
         geometry = [
@@ -376,6 +388,7 @@ class UsesPasses(ReaderBase):
             notes.append(
                 Note(
                     pos,
-                    f"the launching code sizes work with a 32: `{' '.join(geometry[0].split())[:70]}`",
+                    "the launching code sizes work with a 32: "
+                    f"`{' '.join(geometry[0].split())[:70]}`",
                 )
             )
