@@ -140,6 +140,8 @@ class FileResult:
     added_include: bool = False
     wave64: list[WaveSite] = field(default_factory=list)  # 32-lane sites rewritten (fix)
     wave64_left: list[WaveSite] = field(default_factory=list)  # left as ambiguous (fix)
+    # portable shims written for APIs the target HIP lacks: "NAME: why"
+    shims: list[str] = field(default_factory=list)
     compile: CompileResult | None = None
     # the translated and the input text: not written to the JSON report
     text: str | None = field(default=None, metadata=EXCLUDED)
@@ -406,6 +408,7 @@ def hipify_path(
             wave64_left=[
                 WaveSite(line=w.line, kind=w.kind, detail=w.reason) for w in done.wave64_left
             ],
+            shims=[f"{x.name}: {x.reason}" for x in done.shims],
             text=done.text,
             original=got,
         )
@@ -522,5 +525,6 @@ def _totals(report: HipifyReport) -> dict[str, int]:
         "not_compiled": _status(files, "not compiled"),
         "wave64_fixed": sum(1 for f in files for c in f.wave64 if not c.unsafe),
         "wave64_unsafe": sum(1 for f in files for c in f.wave64 if c.unsafe),
+        "shims": sum(len(f.shims) for f in files),
         "wave64_left": sum(len(f.wave64_left) for f in files),
     }

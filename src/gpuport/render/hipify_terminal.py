@@ -91,6 +91,10 @@ def render(report: HipifyReport, console: Console) -> None:
                 highlight=False,
                 markup=False,
             )
+        for shim in f.shims:
+            console.print(
+                clean_line(f"{f.path}: shim written: {shim}"), highlight=False, markup=False
+            )
         for h in f.hazards:
             console.print(
                 clean_line(f"{h.location.display()}: {h.rule_id} [{h.severity.value}] {h.title}"),
@@ -164,6 +168,7 @@ def render_markdown(report: HipifyReport) -> str:
         details += [
             f"* {md(f.path)}:{w.line} wave64 left ({w.kind}): {md(w.detail)}" for w in f.wave64_left
         ]
+        details += [f"* {md(f.path)} shim written: {md(shim)}" for shim in f.shims]
         details += [
             f"* {md(h.location.display())} **{h.rule_id}** ({h.severity.value}): {md(h.title)}"
             for h in f.hazards
