@@ -28,8 +28,8 @@ benchmark, per kind) and, with ``--json``, the sites.
 Issue 25: each benchmark's CUDA folder is translated as one run (the lane-meaning analysis
 judges a kernel with the helpers, constants and host code of its other files), in the default
 mode or with ``--unsafe-fixes`` (``--mode unsafe``). ``--judged FILE`` reads per-site judgments
-(``benchmark``, ``file``, ``line``, ``kind`` of the rewrite, ``verdict``: harmful, needed, ok
-or neutral, and ``why``, made by reading the code against the hand port and HIP 5.2's own
+(``benchmark``, ``file``, ``line``, ``kind`` of the rewrite, ``run``: before or after (``--run``),
+``verdict``: harmful, needed, ok or neutral, and ``why``, made by reading the code against the hand port and HIP 5.2's own
 ``__shfl`` definitions) and counts the rewritten lines per verdict; a rewritten line with no
 judgment is listed as *unjudged*. On a gpuport without the analysis (before issue 25) the
 translation is per file, as it was.
@@ -266,12 +266,15 @@ def evaluate(src: Path, name: str, mode: str = "fix") -> list[dict[str, object]]
     return sites
 
 
-def judge(sites: list[dict[str, object]], judged: Path) -> Counter[str]:
-    """Counts of gpuport's rewritten lines per verdict (``unjudged`` when none is recorded);
-    each site gets its ``verdict``."""
+def judge(sites: list[dict[str, object]], judged: Path, run: str) -> Counter[str]:
+    """Counts of gpuport's rewritten lines per verdict (``unjudged`` when none is recorded)
+    among the judgments of ``run`` (``before``: gpuport before issue 25; ``after``); each
+    site gets its ``verdict``. A line is judged per run: whether a rewrite is harmful depends
+    on what else the same run rewrites."""
     table = {
         (j["benchmark"], j["file"], j["line"], j["kind"]): j["verdict"]
         for j in json.loads(judged.read_text(encoding="utf-8"))
+        if j.get("run", "before") == run
     }
     counts: Counter[str] = Counter()
     for s in sites:
@@ -338,6 +341,7 @@ def main() -> None:
     ap.add_argument("--sample", type=Path, help="a JSON file whose `sample` lists the names")
     ap.add_argument("--mode", choices=("fix", "unsafe"), default="fix")
     ap.add_argument("--judged", type=Path, help="per-site judgments (JSON)")
+    ap.add_argument("--run", choices=("before", "after"), default="after")
     args = ap.parse_args()
     if not args.src.is_dir():
         sys.exit(f"not a folder: {args.src}")
@@ -386,7 +390,7 @@ def main() -> None:
         f"{sum(1 for s in rewritten if s['unsafe'])} of them marked unsafe"
     )
     if args.judged is not None:
-        counts = judge(every, args.judged)
+        counts = judge(every, args.judged, args.run)
         print("| verdict | rewritten lines |")
         print("|---|---:|")
         for verdict in ("harmful", "needed", "ok", "neutral", "unjudged"):

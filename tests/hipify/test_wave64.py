@@ -88,7 +88,7 @@ def test_clear_kernels_by_mode() -> None:
         ("class1_lane_width32.cu", "32 is a logical tile"),
         ("class2_unrolled_reduction.cu", "unrolled shuffle from offset 16"),
         ("class3_bit_position.cu", "numbers warps across the grid"),
-        ("class4_tile_size.cu", "scales the warp number `row`"),
+        ("class4_tile_size.cu", "tile[row * t + lane]"),
         ("class5_host_device.cu", "host and device share `WARP_SIZE`"),
         ("class6_unrolled_scan.cu", "unrolled shuffle from offset 16"),
         ("class7_partial.cu", "blockDim.x / 32.f"),

@@ -175,6 +175,9 @@ def _top_split(expr: str, ops: tuple[str, ...]) -> tuple[str, str, str] | None:
     return expr[:at], op, expr[at + len(op) :]
 
 
+_CONDITIONS = frozenset({"if", "while", "for", "switch", "return", "min", "max", "sizeof"})
+
+
 class ReaderBase:
     """What the reading passes share (bookkeeping, expression kinds)."""
 
@@ -203,6 +206,8 @@ class ReaderBase:
         self.defs: dict[str, int] = {}
         self.ballot_vars: set[str] = set()
         self.strided: set[str] = set()
+        #: ``__shared__`` arrays of this unit whose size does not follow the warp width
+        self.fixed_shared: set[str] = set()
 
     def explain(self, start: int, end: int) -> None:
         self.explained.append((start, end))
@@ -314,9 +319,21 @@ class ReaderBase:
                     self.site(lit, lit + 2, WAVE, "constant", f"{name}: 32 -> {WAVE}")
                     self.consts = self.consts | {name}
                     self.f.lane32 = True
+        body = code[self.a : self.b]
+        counts: dict[str, int] = {}
+        for _pos, name, _expr in found:
+            counts[name] = counts.get(name, 0) + 1
         for _ in range(2):
             for pos, name, expr in found:
                 k = self.kind(expr)
+                # a variable given a value more than once, or stepped (`i += stride`, `i++`), is
+                # a loop or data index, not a thread index
+                if counts[name] > 1 or re.search(
+                    rf"(?<![\w.]){re.escape(name)}\s*(?:[-+*/%&|^]=|\+\+|--)|(?:\+\+|--)\s*"
+                    rf"{re.escape(name)}\b",
+                    body,
+                ):
+                    k = "D" if k in ("T", "G", "D") else k
                 if k != "O" or name not in self.kinds:
                     self.kinds[name] = k
                     self.defs.setdefault(name, pos)
@@ -370,6 +387,42 @@ class ReaderBase:
         end = code.find(";", pos, self.b)
         stmt = code[max(start, self.a) : end if end != -1 else self.b]
         return re.search(r"\b(?:blockIdx|gridDim)\b", stmt) is not None
+
+    def index_context(self, pos: int) -> str | None:
+        """Why a lane number at ``pos`` (a variable or an inline ``tid % 32``) cannot follow a
+        port: it indexes memory that is not a scaling ``__shared__`` array, or it is passed to
+        a function; None when it is a shared index, a shuffle argument, a condition."""
+        code = self.code
+        lo = max(self.a, pos - 400)
+        depth = 0
+        i = pos - 1
+        while i >= lo:
+            ch = code[i]
+            if ch in ")]":
+                depth += 1
+            elif ch in "([":
+                if depth > 0:
+                    depth -= 1
+                else:
+                    m = re.search(r"([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*$", code[max(lo, i - 60) : i])
+                    head = m.group(1) if m else None
+                    text = _line_text(self.src, pos)
+                    if ch == "[":
+                        if head in self.fixed_shared:
+                            return f"`{text}` indexes `{head}`, whose size does not follow the wave"
+                        if head in self.shared:
+                            return None
+                        return f"`{text}` indexes `{head}` by a lane or warp number"
+                    if head is None:  # a grouping parenthesis: look further out
+                        i -= 1
+                        continue
+                    if head in _CONDITIONS or re.fullmatch(r"__shfl\w*|shfl\w*", head):
+                        return None
+                    return f"`{text}` passes a lane or warp number to `{head}`"
+            elif ch in ";{}" and depth == 0:
+                return None
+            i -= 1
+        return None
 
     def _body(self, close: int) -> tuple[int, int]:
         code = self.code

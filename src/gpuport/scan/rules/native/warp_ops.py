@@ -40,6 +40,9 @@ class OpsPasses(ReaderBase):
                 if d.strip() in self.consts:
                     at = m.start("dims") + m.group("dims").index(d)
                     self.explain(at, at + len(d))
+            first = dims[0].strip() if dims else ""
+            if first and int_value(first) != 32 and not any(c in first for c in self.consts):
+                self.fixed_shared.add(m.group("name"))
 
     def hw(self) -> None:
         for m in _HW.finditer(self.code, self.a, self.b):
@@ -272,6 +275,10 @@ class OpsPasses(ReaderBase):
                 )
                 self.explain(k_start, k_end)
             elif lk in ("T", "L32", "W32") or (lk == "G" and op in ("%", "&")):
+                lstart = code.rfind(left.strip(), max(self.a, m.start() - 300), m.start())
+                why = self.index_context(max(self.a, lstart))
+                if why is not None:
+                    self.block(m.start(), why)
                 self.site(k_start, k_end, new, "lane", f"{expr} -> {op} {new}")
             elif lk == "N" and op in ("/", ">>"):
                 ceil = re.fullmatch(r"\(\s*(?P<x>.+?)\s*\+\s*31\s*\)", left.strip())

@@ -214,22 +214,23 @@ class UsesPasses(ReaderBase):
                 "a data layout of 32-lane warps"
             )
         enclosing = self._enclosing(pos)
+        if enclosing is not None and enclosing[0] == "[" and enclosing[1] in self.shared:
+            if enclosing[1] in self.fixed_shared and kind == "L32":
+                return (
+                    f"`{_line_text(self.src, pos)}` indexes `{enclosing[1]}` by the lane number; "
+                    "its size does not follow the wave"
+                )
+            return None
         if enclosing is not None:
-            opener, head = enclosing
-            if opener == "[":
-                if head in self.shared:
-                    return None
-                return f"`{_line_text(self.src, pos)}` indexes `{head}` by the {what} number"
-            if opener == "(":
-                if head is None or head in ("if", "while", "for", "switch", "return", "min", "max"):
-                    return None
-                if re.fullmatch(r"(?:__shfl\w*|shfl\w*|atomic\w+|__syncwarp)", head):
-                    return None
+            why = self.index_context(pos)
+            if why is not None:
                 if "blockIdx" in code[pos - 60 : pos + 60]:
                     line = _line_text(self.src, pos)
                     return f"`{line}` mixes the {what} number with the block number"
-                return f"`{_line_text(self.src, pos)}` passes the {what} number to `{head}`"
-        if "blockIdx" in code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]:
+                return why
+            return None
+        stmt = code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]
+        if "blockIdx" in stmt:
             return (
                 f"`{_line_text(self.src, pos)}` numbers {what}s across the grid: the host sizes "
                 "the grid by 32-lane warps"
