@@ -229,6 +229,17 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="compare hipify --check with mode B")
     ap.add_argument("--cache", type=Path)
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--reuse",
+        type=Path,
+        help="a --json file of an earlier run: its hand-port and hipify-perl results are kept "
+        "(only gpuport is translated and compiled again)",
+    )
+    ap.add_argument(
+        "--gpuport-only",
+        action="store_true",
+        help="translate and compile gpuport's side only (merge with --reuse later)",
+    )
     ap.add_argument("names", nargs="*", help="override the seeded sample")
     args = ap.parse_args()
     hipcc = shutil.which("hipcc")
@@ -236,6 +247,9 @@ def main() -> None:
         sys.exit("hipcc is not on PATH (apt-get install hipcc)")
     names = args.names or sample(args.src)
     comp = Compiler(hipcc, args.cache)
+    earlier: dict[str, dict[str, object]] = {}
+    if args.reuse is not None:
+        earlier = {r["name"]: r for r in json.loads(args.reuse.read_text(encoding="utf-8"))}
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="hecbench40-") as tmp:
         root = Path(tmp) / "src"  # siblings linked, so ../other-folder includes resolve
@@ -244,9 +258,16 @@ def main() -> None:
             (root / p.name).symlink_to(p.resolve())
         for name in names:
             row: dict[str, object] = {"name": name}
+            old = earlier.get(name)
             hand = args.src / f"{name}-hip"
             for mode in ("A", "B"):
-                row[f"hand_{mode}"], row[f"hand_{mode}_units"] = comp.benchmark(hand, mode)
+                if args.gpuport_only:
+                    row[f"hand_{mode}"], row[f"hand_{mode}_units"] = False, {}
+                elif old is not None:
+                    row[f"hand_{mode}"] = old[f"hand_{mode}"]
+                    row[f"hand_{mode}_units"] = old[f"hand_{mode}_units"]
+                else:
+                    row[f"hand_{mode}"], row[f"hand_{mode}_units"] = comp.benchmark(hand, mode)
             out = Path(tmp) / "gp" / f"{name}-cuda"
             _hipify(args.src, name, out)
             (root / f"{name}-cuda").unlink()
@@ -258,7 +279,10 @@ def main() -> None:
                 row["check"] = check_row(args.src, name, Path(tmp), comp)
             shutil.rmtree(root / f"{name}-cuda")
             (root / f"{name}-cuda").symlink_to((args.src / f"{name}-cuda").resolve())
-            if args.hipify_perl:
+            if old is not None and "perl_A" in old:
+                for key in ("perl_A", "perl_A_units", "perl_B", "perl_B_units"):
+                    row[key] = old[key]
+            elif args.hipify_perl and not args.gpuport_only:
                 pout = Path(tmp) / "perl" / f"{name}-cuda"
                 _hipify_perl(args.hipify_perl, args.src, name, pout)
                 for mode in ("A", "B"):
@@ -266,7 +290,7 @@ def main() -> None:
             rows.append(row)
             shown = {k: v for k, v in row.items() if not k.endswith("_units")}
             print(json.dumps(shown), flush=True)
-    report(rows, bool(args.hipify_perl), args.check)
+    report(rows, any("perl_A" in r for r in rows), args.check)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
