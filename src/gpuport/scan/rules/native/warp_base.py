@@ -175,6 +175,10 @@ def _top_split(expr: str, ops: tuple[str, ...]) -> tuple[str, str, str] | None:
     return expr[:at], op, expr[at + len(op) :]
 
 
+_DECLARED = lazyre.compile(
+    r"\b(?:int|unsigned|long|short|auto|size_t|u?int\d*_t|char|float|double|bool|index_t|uint)"
+    r"\s+(?:const\s+)?[A-Za-z_]\w*\s*$"
+)
 _CONDITIONS = frozenset({"if", "while", "for", "switch", "return", "min", "max", "sizeof"})
 
 
@@ -333,7 +337,7 @@ class ReaderBase:
                     rf"{re.escape(name)}\b",
                     body,
                 ):
-                    k = "D" if k in ("T", "G", "D") else k
+                    k = "D" if k != "O" else k
                 if k != "O" or name not in self.kinds:
                     self.kinds[name] = k
                     self.defs.setdefault(name, pos)
@@ -412,10 +416,13 @@ class ReaderBase:
                             return f"`{text}` indexes `{head}`, whose size does not follow the wave"
                         if head in self.shared:
                             return None
-                        return f"`{text}` indexes `{head}` by a lane or warp number"
+                        what = f"`{head}`" if head else "an array"
+                        return f"`{text}` indexes {what} by a lane or warp number"
                     if head is None:  # a grouping parenthesis: look further out
                         i -= 1
                         continue
+                    if ch == "(" and _DECLARED.search(code, max(lo, i - 80), i):
+                        return None  # `unsigned warpid(tid >> 5);`: a definition
                     if head in _CONDITIONS or re.fullmatch(r"__shfl\w*|shfl\w*", head):
                         return None
                     return f"`{text}` passes a lane or warp number to `{head}`"

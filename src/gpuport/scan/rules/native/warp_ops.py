@@ -45,7 +45,10 @@ class OpsPasses(ReaderBase):
                 self.fixed_shared.add(m.group("name"))
 
     def hw(self) -> None:
+        head_end = self.u.body[0] if self.u.body is not None else self.a
         for m in _HW.finditer(self.code, self.a, self.b):
+            if m.start() < head_end and re.search(r"=\s*$", self.code[self.a : m.start()]):
+                continue  # `int width = warpSize`: HIP's own default width, not a meaning
             self.f.hw.append(
                 Note(m.start(), f"`{m.group().strip('( ')}` means the hardware wavefront")
             )
