@@ -343,7 +343,11 @@ def translate(
                 line, col = src.line_col(start)
                 why = f"{hip} is not in the HIP {headers.version} install at {headers.include}"
                 unsupported.append(Unsupported(name, line, col, why))
-        elif shims and name == "cooperative_groups/reduce.h":
+        elif (
+            shims
+            and name == "cooperative_groups/reduce.h"
+            and (headers is None or headers.has_header(_CG_HEADER))
+        ):
             final = _CG_HEADER
             edits.add(start, end, final)
             counts[name] += 1

@@ -179,6 +179,13 @@ _DECLARED = lazyre.compile(
     r"\b(?:int|unsigned|long|short|auto|size_t|u?int\d*_t|char|float|double|bool|index_t|uint)"
     r"\s+(?:const\s+)?[A-Za-z_]\w*\s*$"
 )
+_STEPPED = lazyre.compile(
+    r"(?<![\w.])(?P<a>[A-Za-z_]\w*)[ \t]*(?:[-+*/%&|^]=|\+\+|--)"
+    r"|(?:\+\+|--)[ \t]*(?P<b>[A-Za-z_]\w*)"
+)
+#: an expression worth classifying: a thread or lane index in it, or arithmetic a lane comes from
+_KIND_HINT = lazyre.compile(r"threadIdx|blockDim|__lane_id|[%&/]|>>|\(\s*\)")
+_IDENT_ONLY = lazyre.compile(r"[A-Za-z_]\w*")
 _CONDITIONS = frozenset({"if", "while", "for", "switch", "return", "min", "max", "sizeof"})
 
 
@@ -323,20 +330,17 @@ class ReaderBase:
                     self.site(lit, lit + 2, WAVE, "constant", f"{name}: 32 -> {WAVE}")
                     self.consts = self.consts | {name}
                     self.f.lane32 = True
-        body = code[self.a : self.b]
         counts: dict[str, int] = {}
         for _pos, name, _expr in found:
             counts[name] = counts.get(name, 0) + 1
+        # a variable given a value more than once, or stepped (`i += stride`, `i++`), is a
+        # loop or data index, not a thread index
+        stepped = {m.group("a") or m.group("b") for m in _STEPPED.finditer(code, self.a, self.b)}
+        found = [d for d in found if _KIND_HINT.search(d[2]) or _IDENT_ONLY.fullmatch(d[2].strip())]
         for _ in range(2):
             for pos, name, expr in found:
                 k = self.kind(expr)
-                # a variable given a value more than once, or stepped (`i += stride`, `i++`), is
-                # a loop or data index, not a thread index
-                if counts[name] > 1 or re.search(
-                    rf"(?<![\w.]){re.escape(name)}\s*(?:[-+*/%&|^]=|\+\+|--)|(?:\+\+|--)\s*"
-                    rf"{re.escape(name)}\b",
-                    body,
-                ):
+                if counts[name] > 1 or name in stepped:
                     k = "D" if k != "O" else k
                 if k != "O" or name not in self.kinds:
                     self.kinds[name] = k

@@ -26,6 +26,7 @@ reader does not understand stops a rewrite instead of being rewritten.
 
 from __future__ import annotations
 
+from gpuport import lazyre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.warp_base import _LANE_KINDS, LOG2, WAVE, Facts, Note, Site
 from gpuport.scan.rules.native.warp_ops import OpsPasses
@@ -33,6 +34,14 @@ from gpuport.scan.rules.native.warp_units import Unit
 from gpuport.scan.rules.native.warp_uses import UsesPasses
 
 __all__ = ["LOG2", "WAVE", "Facts", "Note", "Site", "expr_kind", "read_unit"]
+
+
+#: text without any of these says nothing about the warp (read no further)
+_WARP_TEXT = lazyre.compile(
+    r"threadIdx|blockDim|shfl|__ballot|__activemask|warpSize|__lane_id|tiled_partition"
+    r"|thread_block_tile|Warp(?:Reduce|Scan)|GPUPORT_|(?<![\w.'])(?:32|31|0[xX]1[fF])(?![\w.'])"
+    r"|>>\s*5\b"
+)
 
 
 class _Reader(OpsPasses, UsesPasses):
@@ -76,11 +85,18 @@ def read_unit(
     of the warp constants equal to 32 (the project's); ``opaque``: other names equal to 32;
     ``lane_fns``: functions that return a lane or warp number, and which; ``shared``: the
     file's ``__shared__`` arrays; ``ints``: integer constants the project defines."""
-    r = _Reader(src, unit, consts, opaque, lane_fns or {}, shared, ints)
+    text = src.code[unit.start : unit.end]
     if unit.kind == "host":
+        if "<<<" not in text and "hipLaunchKernelGGL" not in text:
+            return Facts()
+        r = _Reader(src, unit, consts, opaque, lane_fns or {}, shared, ints)
         r.launches()
         return r.f
-    return r.read()
+    if unit.value32 is None and not _WARP_TEXT.search(text):
+        names = consts | opaque | set(lane_fns or ())
+        if not names or not any(n in text for n in names):
+            return Facts()  # nothing about the warp: most units of a large tree
+    return _Reader(src, unit, consts, opaque, lane_fns or {}, shared, ints).read()
 
 
 def expr_kind(src: CxxSource, unit: Unit, expr: str, consts: set[str]) -> str:

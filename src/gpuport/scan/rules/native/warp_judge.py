@@ -34,17 +34,29 @@ class JudgedSink:
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
-        facts = sink.ctx.facts
-        rel = sink.ctx.rel
-        self.meaning: FileMeaning = analyze(
-            {rel: sink.src}, ints=facts.ints if facts is not None else None
-        )[rel]
-        self._sites = sorted(d.site.start for d in self.meaning.decisions if d.site.kind == "lane")
+        self._meaning: FileMeaning | None = None
+        self._sites: list[int] = []
+
+    @property
+    def meaning(self) -> FileMeaning:
+        """The file's lane meaning, analysed on the first GP303-GP306 hit (most files have
+        none, and pay nothing)."""
+        if self._meaning is None:
+            facts = self._sink.ctx.facts
+            rel = self._sink.ctx.rel
+            self._meaning = analyze(
+                {rel: self._sink.src}, ints=facts.ints if facts is not None else None
+            )[rel]
+            self._sites = sorted(
+                d.site.start for d in self._meaning.decisions if d.site.kind == "lane"
+            )
+        return self._meaning
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sink, name)
 
     def _lane_site_near(self, offset: int) -> bool:
+        self.meaning  # noqa: B018 (analysed on first use)
         return any(offset <= s <= offset + _SITE_REACH for s in self._sites)
 
     def hit(

@@ -30,13 +30,13 @@ each site's decision and each component's verdict at an offset.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from gpuport import lazyre
 from gpuport.scan.cxx import CxxSource
-from gpuport.scan.cxx_ints import int_constants, known_ints
 from gpuport.scan.rules.native.warp_facts import Facts, Note, Site, expr_kind, read_unit
 from gpuport.scan.rules.native.warp_units import Unit, find_units, warpish
 
@@ -45,6 +45,16 @@ __all__ = ["Action", "Component", "Decision", "FileMeaning", "analyze"]
 Action = Literal["fix", "unsafe", "leave"]
 
 _IDENT = lazyre.compile(r"[A-Za-z_]\w*")
+_INT_DEFINE = lazyre.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]+\(?[ \t]*(?P<v>\d{1,9})"
+    r"[uUlL]*[ \t]*\)?[ \t]*$",
+    re.M,
+)
+_INT_CONST = lazyre.compile(
+    r"\b(?:constexpr|const)[ \t]+(?:static[ \t]+)?(?:unsigned[ \t]+|signed[ \t]+)?"
+    r"(?:int|unsigned|long|short|size_t|u?int(?:8|16|32|64)_t|auto)[ \t]+(?P<name>[A-Za-z_]\w*)"
+    r"[ \t]*(?:=|\{|\()[ \t]*(?P<v>\d{1,9})[uUlL]*[ \t]*[)}]?[ \t]*;"
+)
 _RETURN_ONLY = lazyre.compile(r"^\{\s*return\s+(?P<e>[^;]+);\s*\}$")
 
 
@@ -130,12 +140,12 @@ def analyze(
         units += [(rel, u) for u in find_units(src)]
     # the project's constants: warp constants equal to 32, and other names equal to 32
     consts: set[str] = set()
-    values: dict[str, set[str]] = {}
+    values: dict[str, set[int]] = {}
     for src in files.values():
-        for name, vals in int_constants(src.code).items():
-            values.setdefault(name, set()).update(vals)
+        for name, value in _int_values(src.code):
+            values.setdefault(name, set()).add(value)
     known = dict(ints or {})
-    known.update(known_ints(values))
+    known.update({n: next(iter(v)) for n, v in values.items() if len(v) == 1})
     for _rel, u in units:
         if u.value32 is not None:
             consts.add(u.name)
@@ -170,6 +180,17 @@ def analyze(
             )
         )
     return _decide(files, units, facts, consts)
+
+
+def _int_values(code: str) -> list[tuple[str, int]]:
+    """``#define NAME 32`` and ``constexpr int NAME = 32;``-style integer constants (each
+    pattern bounded to one line, so a long blank raw string costs nothing)."""
+    out: list[tuple[str, int]] = []
+    if "define" in code:
+        out += [(m.group("name"), int(m.group("v"))) for m in _INT_DEFINE.finditer(code)]
+    if "const" in code:
+        out += [(m.group("name"), int(m.group("v"))) for m in _INT_CONST.finditer(code)]
+    return out
 
 
 def _relevant(u: Unit, f: Facts) -> bool:

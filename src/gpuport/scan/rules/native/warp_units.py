@@ -56,17 +56,37 @@ _NOT_NAMES = frozenset(
         "sizeof",
     }
 )
-_TAIL_OK = lazyre.compile(
-    r"\)\s*(?:const|noexcept|override|final|volatile|mutable|&|&&|\s|->\s*[\w:<>,\s*&]+"
-    r"|__attribute__\s*\(\([^)]*\)\))*$"
+_TAIL_WORD = lazyre.compile(
+    r"const|noexcept|override|final|volatile|mutable|&&?|->|[\w:<>,*&]+|__attribute__"
 )
-_CTOR_INIT = lazyre.compile(r"\)\s*:\s*[\w:<>]+\s*[({][\s\S]*[)}]\s*$")
+_CTOR_INIT = lazyre.compile(r"\)\s*:\s*[\w:<>]+\s*[({]")
 _WARP_TOKENS = lazyre.compile(
     r"(?<![\w.])(?:32|31|16|0[xX]1[fF])(?![\w.])|threadIdx|__shfl|shfl|__ballot|__activemask"
     r"|warpSize|lane|warp|__popc|__ffs|blockDim|tiled_partition"
 )
 _DEFINE32 = lazyre.compile(r"^\(?\s*32[uU]?\s*\)?$")
-_DECL_ASSIGN = lazyre.compile(r"(?P<name>[A-Za-z_]\w*)\s*(?:=|\{)\s*(?P<rhs>[^;={}]+?)\s*\}?\s*$")
+_DECL_ASSIGN = lazyre.compile(r"(?P<name>[A-Za-z_]\w*)[ \t\r\n]*(?:=|\{)(?P<rhs>[^;={}]*)\}?$")
+#: a declaration longer than this is not a constant definition (and regexes stay linear)
+_DECL_LIMIT = 400
+
+
+def _function_head(head: str) -> bool:
+    """Whether ``head`` (the text before a ``{``) ends a function declarator: ``)`` and then
+    only qualifiers, a trailing return type or a constructor's initialiser list."""
+    close = head.rfind(")")
+    if close == -1:
+        return False
+    tail = head[close + 1 :]
+    if not tail.strip():
+        return True
+    if len(tail) > 300:
+        return False
+    if _CTOR_INIT.search(head, max(0, close - 1)) or re.match(r"\s*:\s*[\w:<>]+\s*[({]", tail):
+        return True
+    words = tail.replace("(", " ").replace(")", " ").split()
+    if words and words[0] == ":":
+        return True
+    return all(_TAIL_WORD.fullmatch(w) for w in words) and not any(w in ("=", ";") for w in words)
 
 
 def warpish(name: str) -> bool:
@@ -163,7 +183,7 @@ class _Finder:
             if close is None or close > hi:
                 return
             head = code[head_start : m.start()]
-            if "(" in head and (_TAIL_OK.search(head) or _CTOR_INIT.search(head)):
+            if "(" in head and _function_head(head):
                 self._function(head_start, head, m.start(), close)
             elif _SCOPE_HEAD.search(head) and not _ENUM_HEAD.search(head) and "=" not in head:
                 self.scan(m.start() + 1, close)
@@ -208,8 +228,13 @@ class _Finder:
         """A declaration statement outside any function: a warp constant (``const int WS =
         32;``) or a candidate derived value (``constexpr int kNWarps = kNThreads / 32;``),
         kept later only when it is about the warp."""
+        stmt = self.code[start:end]
+        start += len(stmt) - len(stmt.lstrip())
+        stmt = stmt.lstrip()
+        if len(stmt) > _DECL_LIMIT or not ("=" in stmt or "{" in stmt):
+            return
         m = _DECL_ASSIGN.search(self.code, start, end)
-        if m is None or len(m.group("rhs")) > 300 or "(" in self.code[start : m.start("name")]:
+        if m is None or "(" in self.code[start : m.start("name")]:
             return
         name = m.group("name")
         if _DEFINE32.match(m.group("rhs").strip()):
