@@ -33,7 +33,7 @@ def mark(name):
     T.append(time.process_time()); names.append(name)
 import gpuport.models; mark("gpuport.models")
 import gpuport.knowledge, gpuport.knowledge.api_map; mark("gpuport.knowledge (+api_map)")
-import gpuport.scan.cxx, gpuport.scan.files; mark("gpuport.scan.cxx/files (+rule families)")
+import gpuport.scan.cxx, gpuport.scan.project.files; mark("gpuport.scan.cxx/files (+rule families)")
 import gpuport.scan.check; mark("gpuport.scan.check")
 import gpuport.hipify.translate; mark("gpuport.hipify.translate (+wave64)")
 import gpuport.hipify.run; mark("gpuport.hipify.run")

@@ -23,7 +23,7 @@ from pathlib import Path
 from gpuport.hipify.translate import translate
 from gpuport.knowledge import load_packages, resolve_target
 from gpuport.scan.engine import check_text
-from gpuport.scan.files import Skip, read_text
+from gpuport.scan.project.files import Skip, read_text
 from gpuport.scan.rules import FileKind
 
 SUFFIXES = (".h", ".cuh", ".cu")

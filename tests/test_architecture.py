@@ -87,3 +87,18 @@ def test_no_module_over_600_lines() -> None:
     sizes = {p: len(p.read_text(encoding="utf-8").splitlines()) for p in modules}
     over = [f"{p.relative_to(REPO)} ({n} lines)" for p, n in sizes.items() if n > MAX_MODULE_LINES]
     assert not over, f"modules over {MAX_MODULE_LINES} lines: {over}"
+
+
+def test_the_project_model_imports_no_rule_family() -> None:
+    """scan/project/ (issue 24): the project model is read before the rules and never depends
+    on a rule family; the families (scan/rules/<family>/) may import the model."""
+    families = [p.name for p in (SRC / "scan" / "rules").iterdir() if (p / "__init__.py").exists()]
+    assert "native" in families
+    bad = []
+    for path in (SRC / "scan" / "project").rglob("*.py"):
+        for name in _imports(path):
+            if any(name.startswith(f"gpuport.scan.rules.{f}") for f in families):
+                bad.append(f"{path.relative_to(REPO)} imports {name}")
+            if name in ("gpuport.scan.engine", "gpuport.scan.verdict"):
+                bad.append(f"{path.relative_to(REPO)} imports {name} (above the model)")
+    assert not bad, bad

@@ -16,7 +16,16 @@ from typing import Any
 import pytest
 
 from gpuport.models import EnvFingerprint
-from gpuport.validate.model import NumericSettings, ParityReport, Row, Side, Status, Verdict
+from gpuport.validate.model import (
+    Metrics,
+    NumericSettings,
+    ParityReport,
+    Row,
+    Side,
+    Status,
+    Tolerance,
+    Verdict,
+)
 from tests.assess.conftest import BLOCKED, MINOR, PORTABLE, RUNNER, run_gpuport
 from tests.conftest import EXAMPLE, REPO
 
@@ -207,6 +216,11 @@ def _parity(tmp_path: Path, wrong: bool) -> Path:
                 shape=[2, 4],
                 numel=8,
                 status=status,
+                # a row judged same has its metrics (a report with a bare `same` is refused)
+                metrics=None if wrong else Metrics(numel=8, max_abs=0.0, mean_abs=0.0, max_rel=0.0),
+                tolerance=None
+                if wrong
+                else Tolerance(atol=1e-5, rtol=1e-3, op_class="matmul", provenance="test"),
             ),
         ],
         first_divergence="layers.3.mlp" if wrong else None,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from gpuport.knowledge import load_packages, resolve_target
 from gpuport.scan.engine import check_text
-from gpuport.scan.files import classify
 from gpuport.scan.finding import Finding
+from gpuport.scan.project.files import classify
 
 #: The rules package: each family's fixtures sit beside its detectors, in ``<family>/fixtures/``.
 FIXTURES = Path(__file__).resolve().parents[2] / "src" / "gpuport" / "scan" / "rules"

@@ -12,9 +12,9 @@ import pytest
 from gpuport.knowledge import load_packages, resolve_target
 from gpuport.models import Severity
 from gpuport.scan.cxx import ROCM_MACRO, const_value, lex, within
+from gpuport.scan.cxx_cond import nvidia_only_lines, without_cuda_arch
 from gpuport.scan.engine import check_text
 from gpuport.scan.rules.base import FileKind
-from gpuport.scan.rules.native.cond import nvidia_only_lines, without_cuda_arch
 from gpuport.scan.rules.native.warp import device_code
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
-from gpuport.scan.build_setup_ast import setup_uses
+from gpuport.scan.project.build_setup_ast import setup_uses
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

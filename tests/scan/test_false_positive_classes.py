@@ -11,7 +11,7 @@ import pytest
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
-from gpuport.scan.scopes import Scope, scope_of
+from gpuport.scan.project.scopes import Scope, scope_of
 from gpuport.scan.verdict import judged
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuport.scan.files import Candidate, Skip, classify, walk
+from gpuport.scan.project.files import Candidate, Skip, classify, walk
 from gpuport.scan.rules.base import FileKind
 
 
@@ -101,7 +101,7 @@ def test_requirements_folder_counts_when_it_is_the_root(tmp_path: Path) -> None:
 def test_fifo_is_skipped_without_blocking(tmp_path: Path) -> None:
     import os
 
-    from gpuport.scan.files import read_text
+    from gpuport.scan.project.files import read_text
 
     os.mkfifo(tmp_path / "pipe.py")
     got = read_text(tmp_path / "pipe.py")

@@ -10,7 +10,7 @@ from gpuport.models import GpuportError, Location, Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.engine import one_per_line
 from gpuport.scan.finding import Finding
-from gpuport.scan.own_names import own_packages
+from gpuport.scan.project.own_names import own_packages
 
 # awq and megatron are in the knowledge base (no ROCm build / partial): a project importing
 # them as a third party must still be told, a project that *is* them must not.
@@ -243,7 +243,7 @@ def test_a_requirement_on_the_project_itself_is_not_a_dependency(tmp_path: Path)
 
 
 def test_own_distributions_from_setup_py_and_setup_cfg(tmp_path: Path) -> None:
-    from gpuport.scan.own_names import own_distributions
+    from gpuport.scan.project.own_names import own_distributions
 
     root = _write(
         tmp_path,

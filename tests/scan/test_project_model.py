@@ -14,10 +14,10 @@ import pytest
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, ScanReport, scan_path
-from gpuport.scan.build_cmake_model import cmake_uses, cond_value
-from gpuport.scan.build_setup_ast import setup_uses
-from gpuport.scan.cxx_facts import cxx_facts
-from gpuport.scan.scopes import Scope, scope_of
+from gpuport.scan.project.build_cmake_model import cmake_uses, cond_value
+from gpuport.scan.project.build_setup_ast import setup_uses
+from gpuport.scan.project.cxx_facts import cxx_facts
+from gpuport.scan.project.scopes import Scope, scope_of
 
 PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
 
@@ -315,7 +315,7 @@ def test_cuda_image_of_a_packaged_project_is_counted_apart() -> None:
 
 
 def test_setup_py_and_setup_cfg_extras_are_scope_extra(tmp_path: Path) -> None:
-    from gpuport.scan.extras import setup_cfg_extra_lines, setup_py_extra_lines
+    from gpuport.scan.project.extras import setup_cfg_extra_lines, setup_py_extra_lines
 
     text = (PROJECTS / "setup_extras" / "setup.py").read_text()
     lines = setup_py_extra_lines(text)
@@ -373,7 +373,7 @@ def test_headers_split_by_a_rocm_test_are_the_port_and_the_cuda_side() -> None:
     ],
 )
 def test_cuda_arch_compared_with_an_architecture_constant(expr: str, value: bool | None) -> None:
-    from gpuport.scan.rules.native.cond import without_cuda_arch
+    from gpuport.scan.cxx_cond import without_cuda_arch
 
     assert without_cuda_arch("if", expr) is value
 
@@ -444,7 +444,7 @@ def test_a_hip_build_of_its_own_is_a_working_route(tmp_path: Path) -> None:
     build (ggml's ggml-hip/): a route by itself. A HIP branch alone is one piece of evidence."""
     import shutil
 
-    from gpuport.scan.routes import OWN_HIP_BUILD, working_route
+    from gpuport.scan.project.routes import OWN_HIP_BUILD, working_route
 
     r = scan("build_variant")
     assert [(x.path, x.detail) for x in r.routes] == [("backend-hip/CMakeLists.txt", OWN_HIP_BUILD)]

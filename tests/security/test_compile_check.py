@@ -335,3 +335,53 @@ def test_real_compiler_never_quotes_a_file_outside_the_project(
     assert "outside the project" in files["k.cu"]["compile"]["error"]
     assert files["l.cu"]["compile"]["status"] == "failed"
     assert "outside the project" in files["l.cu"]["compile"]["error"], files["l.cu"]["compile"]
+
+
+def test_compile_commands_is_parsed_once_per_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 55 MB compile_commands.json took 8 s per unit: it was parsed again for every unit."""
+    from gpuport.hipify import check
+
+    entries = [
+        {"directory": str(tmp_path), "file": f"k{i}.cu", "arguments": ["nvcc", f"-DK={i}"]}
+        for i in range(50)
+    ]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(entries), encoding="utf-8")
+    calls: list[int] = []
+    real = check.json_value
+
+    def counting(text: str) -> Any:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(check, "json_value", counting)
+    check._DB_CACHE.clear()
+    flags = [check.project_flags(tmp_path, tmp_path / f"k{i}.cu", None).flags for i in range(50)]
+    assert flags[7] == ["-DK=7"] and flags[49] == ["-DK=49"]
+    assert len(calls) == 1
+
+
+@pytest.mark.hipcc
+def test_an_include_of_dev_stdin_does_not_wait(
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiler got the caller's stdin: ``#include "/dev/stdin"`` waited 120 s per unit."""
+    import time
+
+    _real_hipcc()
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    root = _project(tmp_path / "proj", {"k.cu": '#include "/dev/stdin"\n' + KERNEL})
+    r, w = os.pipe()  # a stdin that never ends, on fd 0: the compile must not inherit it
+    saved = os.dup(0)
+    os.dup2(r, 0)
+    try:
+        start = time.monotonic()
+        res = cli("hipify", str(root), "-o", str(tmp_path / "out"), "--check", "--hip-version",
+                  "5.2", "--fail-on", "never")  # fmt: skip
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, r, w):
+            os.close(fd)
+    assert res.code in (0, 1), res.err
+    assert time.monotonic() - start < 60

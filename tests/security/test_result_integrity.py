@@ -257,3 +257,67 @@ def test_assess_refuses_an_edited_validate_report_in_one_line(tmp_path: Path) ->
         "assess", str(project), "--validate", str(report), "--no-progress", "--accept-edited"
     )
     assert res.code == 2 and "counts say 1 wrong, the rows give 0" in res.err
+
+
+def _forged(status: Status, **row: Any) -> dict[str, Any]:
+    """A report whose one row says ``status``, with counts, verdict and digest recomputed to
+    match it: what a forger who knows the format writes."""
+    from gpuport.validate.report import finish
+
+    env = EnvFingerprint.collect()
+    settings = NumericSettings(device="cpu", backend="cpu", torch="2", dtype_default="float32")
+    base = {"order": 0, "path": "layers.0", "op": "Linear", "dtype": "float32", "shape": [4]}
+    rows = [Row(**base, numel=4, status=status, **row)]
+    report = finish(mode="check", rows=rows, a=Side(name="A", env=env, settings=settings),
+                    b=Side(name="B", env=env, settings=settings), model_ref=None, grafted=True,
+                    reference="fp64", settings_warnings=[], warnings=[], left_out=[],
+                    bytes_compared=0, seconds=0.0)  # fmt: skip
+    data = json.loads(report.model_dump_json())
+    data.pop("digest", None)
+    data["digest"] = digest_of(data)
+    return data
+
+
+TOL = {"atol": 1e-5, "rtol": 1e-3, "op_class": "matmul", "provenance": "test"}
+BEYOND = {"numel": 4, "max_abs": 0.5, "mean_abs": 0.2, "max_rel": 0.4, "mismatched": 3,
+          "min_atol": 0.49}  # fmt: skip
+WITHIN = {"numel": 4, "max_abs": 0.0, "mean_abs": 0.0, "max_rel": 0.0}
+WRONG_ARB = {"err_a": 1e-6, "err_b": 1e-3, "ratio": 1e3, "multiplier": 3.0, "floor": 0.0,
+             "b_source": "local", "provenance": "test"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("status", "row", "message"),
+    [
+        (Status.SAME, {"metrics": BEYOND, "local": BEYOND}, "beyond tolerance"),
+        (Status.DIFFERENT, {"metrics": WITHIN, "local": WITHIN}, "every metric is within"),
+        (Status.EQUIVALENT, {"local": BEYOND, "arbitration": WRONG_ARB}, "arbitration says B"),
+        (Status.SAME, {}, "'same' with no metrics"),
+        (Status.NOT_CHECKED, {"metrics": WITHIN}, "'not checked' but the row has metrics"),
+        (Status.SAME, {"metrics": {**BEYOND, "mismatched": 0}}, "yet 0 mismatched"),
+        (Status.DIFFERENT, {"local": {**BEYOND, "min_atol": 0.0}}, "min_atol is below it"),
+        (Status.DIFFERENT, {"local": {**BEYOND, "mismatched": 9}}, "mismatched is 9 of 4"),
+    ],
+)
+def test_a_forged_row_status_is_refused_even_with_a_recomputed_digest(
+    tmp_path: Path, status: Status, row: dict[str, Any], message: str
+) -> None:
+    """Issue 23 item 7: row statuses are re-derived from their metrics, tolerance and float64
+    arbitration; a forger who recomputes counts, verdict and digest is still refused."""
+    data = _forged(status, tolerance=TOL, **row)
+    with pytest.raises(GpuportError, match=message):
+        _load(_write(tmp_path / "r.json", data), ParityReport)
+
+
+def test_an_honest_row_loads(tmp_path: Path) -> None:
+    data = _forged(Status.DIFFERENT, tolerance=TOL, metrics=BEYOND, local=BEYOND)
+    loaded, _ = _load(_write(tmp_path / "r.json", data), ParityReport)
+    assert loaded.rows[0].status is Status.DIFFERENT
+    wrong = _forged(Status.WRONG, tolerance=TOL, local=BEYOND, arbitration=WRONG_ARB)
+    assert _load(_write(tmp_path / "w.json", wrong), ParityReport)[0].verdict is Verdict.WRONG
+
+
+def test_rowcheck_knows_the_model_row_by_the_tracer_name() -> None:
+    from gpuport.validate import rowcheck, trace
+
+    assert rowcheck.ROOT == trace.ROOT

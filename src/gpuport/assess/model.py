@@ -18,6 +18,7 @@ from gpuport.bench.model import Comparison
 from gpuport.cost.model import CostReport
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Location, Severity
 from gpuport.scan.finding import Finding
+from gpuport.scan.model import EffortComponent
 
 KIND = "gpuport.assess"
 
@@ -91,18 +92,23 @@ class EffortClass(_Frozen):
 
 
 class AssessEffort(_Frozen):
+    """The effort in engineer-days: the sum of the components (the scan's effort model plus
+    hipify's untranslatable APIs), with the listed hours by area as the detail."""
+
     low_days: float
     high_days: float
     hours: float
     classes: list[EffortClass]
     note: str
+    components: list[EffortComponent] = Field(default_factory=list)
+    calendar: str = ""
 
     def days(self) -> str:
         """``5–11.5 engineer-days``; ``no listed work``; ``about 0.2 h`` below a tenth of a day.
 
         One wording for every format, so no report shows an impossible "0–0 engineer-days".
         """
-        if not self.hours:
+        if not self.hours and not self.high_days:
             return "no listed work"
         if not self.high_days:
             return f"about {self.hours:g} h"

@@ -15,12 +15,12 @@ other paths must stay fast and torch-free.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuport import textre
 from gpuport.assess.config import Settings
 from gpuport.assess.model import ScanSection, TargetSummary
 from gpuport.models import GpuportError, Severity
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gpuport.scan.model import ScanReport
 
 FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
-_HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
+_HF_ID = textre.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
 # ------------------------------------------------------------------------------ scan
@@ -96,7 +96,7 @@ def worst_first(findings: Sequence[Finding]) -> list[Finding]:
 def unread_sources(report: ScanReport, root: Path) -> list[SkippedFile]:
     """The skipped entries that are files the scan would have read (not folders or links):
     source files whose text it could not get (not UTF-8, too large, binary, unreadable)."""
-    from gpuport.scan.files import classify
+    from gpuport.scan.project.files import classify
 
     root_name = root.resolve().name
     return [
@@ -118,7 +118,7 @@ def with_unread_hazards(
     """
     if not extra:
         return section, above, report.effort
-    from gpuport.scan.routes import working_route
+    from gpuport.scan.project.routes import working_route
     from gpuport.scan.rules import RULES
     from gpuport.scan.verdict import estimate_effort, judged, verdict_for
 
@@ -140,7 +140,16 @@ def with_unread_hazards(
             "from_hipify": len(extra),
         }
     )
-    return merged, combined, estimate_effort(core, RULES)
+    # the scan's own context carried over: its components by folder, and whether it had GPU
+    # code to bring up (the report does not list every CUDA source)
+    folders = sorted((c.path for c in report.components), key=len, reverse=True)
+
+    def component_of(path: str) -> str:
+        return next((c for c in folders if path.startswith(c + "/")), "")
+
+    bring_up = any(c.kind == "bring-up" for c in report.effort.components)
+    effort = estimate_effort(core, RULES, component_of, device_files=int(bring_up))
+    return merged, combined, effort
 
 
 def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:
@@ -152,7 +161,7 @@ def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None
     as detected so the reader knows to declare it. Nothing is imported or run.
     """
     from gpuport.knowledge.models import resolve_model
-    from gpuport.scan.files import Candidate, read_text, walk
+    from gpuport.scan.project.files import Candidate, read_text, walk
     from gpuport.scan.rules import FileKind
 
     for item in walk(root, exclude=exclude):

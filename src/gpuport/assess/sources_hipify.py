@@ -48,7 +48,7 @@ def _translate_tree(
     from gpuport.hipify.run import family_counts, translate_source
     from gpuport.knowledge import load_packages, resolve_target
     from gpuport.knowledge.api_map import load_api_map
-    from gpuport.scan.files import Skip, walk
+    from gpuport.scan.project.files import Skip, walk
     from gpuport.scan.rules import FileKind
 
     target = resolve_target(settings.target)

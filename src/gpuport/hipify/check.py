@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.safeparse import ParseError, json_value
 
 from .compiler import Toolchain, compile_argv, hip_env, project_flag
@@ -63,23 +63,23 @@ __all__ = [
 ]
 
 UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")
-_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+_MISSING_HEADER = textre.compile(r"fatal error: '([^']+)' file not found")
 _VALUE_FLAGS = ("-I", "-isystem", "-iquote", "-include", "-D", "-U")
 _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-include")
-_MAKE_TOKEN = re.compile(r"(?<![\w$(-])(-I|-D|-U|-isystem\s+|-std=)(\S+)")
-_CMAKE_CALL = re.compile(
+_MAKE_TOKEN = textre.compile(r"(?<![\w$(-])(-I|-D|-U|-isystem\s+|-std=)(\S+)")
+_CMAKE_CALL = textre.compile(
     r"(?is)\b(include_directories|target_include_directories|add_compile_definitions"
     r"|add_definitions|target_compile_definitions)\s*\(([^)]*)\)"
 )
 _CMAKE_KEYWORDS = frozenset({"PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
-_MAKE_DEF = re.compile(
+_MAKE_DEF = textre.compile(
     r"^[ \t]*(?:override[ \t]+|export[ \t]+)?(?P<name>[A-Za-z_][\w.]*)[ \t]*"
     r"(?P<op>\+=|::=|:=|\?=|=)[ \t]*(?P<value>[^\n]*)$",
     re.M,
 )
-_MAKE_REF = re.compile(r"\$(?:\((?P<p>[^()$]*)\)|\{(?P<b>[^{}$]*)\}|(?P<c>[A-Za-z_]))")
-_MAKE_NAME = re.compile(r"[A-Za-z_][\w.]*")
-_QUOTED_INCLUDE = re.compile(r'^[ \t]*\#[ \t]*include[ \t]*"(?P<name>[^"\n]+)"', re.M)
+_MAKE_REF = textre.compile(r"\$(?:\((?P<p>[^()$]*)\)|\{(?P<b>[^{}$]*)\}|(?P<c>[A-Za-z_]))")
+_MAKE_NAME = textre.compile(r"[A-Za-z_][\w.]*")
+_QUOTED_INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*"(?P<name>[^"\n]+)"', re.M)
 #: how deep variables may refer to variables, and how long an expanded token may grow
 _MAKE_DEPTH = 8
 _MAKE_LIMIT = 4096

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gpuport import fileio
-from gpuport.scan.files import Skip
+from gpuport.scan.project.files import Skip
 
 __all__ = ["encode", "read_source", "write_source", "write_stdout"]
 

@@ -6,10 +6,11 @@ its JSON) together with the path it should go to, and the CLI writes it atomical
 compile check (``--check``) runs after the writes, on the written tree:
 :func:`gpuport.hipify.check.check_report`.
 
-* Files: the CUDA/C++ files :func:`gpuport.scan.files.walk` finds (``.cu``, ``.cuh``, ``.cpp``,
-  ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does: hipcc compiles
-  ``.cu`` files as HIP). With an output folder for a tree, every other regular file (same
-  skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to copy.
+* Files: the CUDA/C++ files :func:`gpuport.scan.project.files.walk` finds (``.cu``, ``.cuh``,
+  ``.cpp``, ``.h``...). Names are kept as they are (``.cu`` stays ``.cu``, as HIPIFY does:
+  hipcc compiles ``.cu`` files as HIP). With an output folder for a tree, every other regular
+  file (same skip rules, see :mod:`gpuport.hipify.tree`) is listed in ``copied`` for the CLI to
+  copy.
 * Hazards: the scanner's own GP3xx rules, through :func:`gpuport.scan.check.check_text`, on
   the original text (so line and column refer to the input).
 * Compile check: the compiler ``hipcc`` wraps, called directly with hipcc's own flags and no
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -31,15 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpuport import fileio, lazyre, subproc
+from gpuport import fileio, subproc, textre
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
 from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
-from gpuport.scan.files import Skip, walk
 from gpuport.scan.finding import Finding, SkippedFile
+from gpuport.scan.project.files import Skip, walk
 from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text
@@ -55,7 +55,7 @@ from .translate import (
 from .tree import other_files
 from .wave64 import WaveMode
 
-_SURROGATE = lazyre.compile("[\udc80-\udcff]")
+_SURROGATE = textre.compile("[\udc80-\udcff]")
 
 __all__ = [
     "CompileResult",
@@ -74,7 +74,7 @@ HIPCC_MISSING = (
     "--check needs hipcc, which is not on PATH; install Debian's `hipcc` package "
     "(apt-get install hipcc) or a ROCm release, or drop --check"
 )
-_HIP_VERSION = lazyre.compile(r"HIP version:\s*(\d+)\.(\d+)")
+_HIP_VERSION = textre.compile(r"HIP version:\s*(\d+)\.(\d+)")
 
 
 # The report's types are plain dataclasses, not pydantic models: a hipify run never imports
@@ -182,7 +182,7 @@ def _rocm_install_version() -> str | None:
             text = (Path(root) / ".info" / "version").read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        m = re.match(r"\s*(\d+)\.(\d+)", text)
+        m = textre.match(r"\s*(\d+)\.(\d+)", text)
         if m:
             return f"{m.group(1)}.{m.group(2)}"
     return None

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuport import lazyre
+from gpuport import textre
 
 __all__ = ["MARK", "Shim", "first_use", "shim_block", "uses_syncwarp"]
 
 MARK = "gpuport: shim"
 
-_SYNCWARP = lazyre.compile(r"(?<![\w.>])__syncwarp\s*\(")
-_OWN_SYNCWARP = lazyre.compile(r"\#[ \t]*define[ \t]+__syncwarp\b|\b__syncwarp\s*\([^)]*\)\s*\{")
+_SYNCWARP = textre.compile(r"(?<![\w.>])__syncwarp\s*\(")
+_OWN_SYNCWARP = textre.compile(r"\#[ \t]*define[ \t]+__syncwarp\b|\b__syncwarp\s*\([^)]*\)\s*\{")
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Shim:
     reason: str
 
 
-_USE = lazyre.compile(
+_USE = textre.compile(
     r"(?<![\w.>])(?:__syncwarp\s*\(|reduce\s*\(|(?:plus|less|greater|bit_and|bit_or|bit_xor)\s*<)"
 )
 

@@ -1,6 +1,6 @@
 """The non-CUDA files of a tree, which ``gpuport hipify SRC -o OUT`` copies so OUT is complete.
 
-Same skip rules as :func:`gpuport.scan.files.walk`: ``.gitignore`` files from the root down,
+Same skip rules as :func:`gpuport.scan.project.files.walk`: ``.gitignore`` files from the root down,
 hidden, vendored, installed, build and virtual-environment folders are left out, symlinked
 folders are not followed. Only regular files (not symlinks) are listed; every file the scanner
 would classify as a CUDA/C++ source is left to the translator.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from gpuport.scan.files import Skip, classify, iter_entries
+from gpuport.scan.project.files import Skip, classify, iter_entries
 from gpuport.scan.rules import FileKind
 
 __all__ = ["other_files"]

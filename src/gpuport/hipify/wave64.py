@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.warp import warpsize_constexpr
 from gpuport.scan.rules.native.warp_facts import LOG2, WAVE
@@ -112,15 +112,15 @@ class WavePlan:
     needs_macro: bool = False
 
 
-_MASK_DEFINE = lazyre.compile(
+_MASK_DEFINE = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?(?P<v>0[xX][fF]{8}[uU]?)\)?[ \t]*$"
 )
-_MASK_CONST = lazyre.compile(
+_MASK_CONST = textre.compile(
     r"(?P<type>(?:unsigned(?:\s+int)?|uint32_t|int))\s+(?P<name>[A-Za-z_]\w*)\s*=\s*"
     r"(?P<v>0[xX][fF]{8}[uU]?)\s*;"
 )
 _SYNC_FIRST = r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all)_sync\s*\(\s*"
-_OTHER_SIMT = lazyre.compile(
+_OTHER_SIMT = textre.compile(
     r"\[\[\s*(?:thread|threads|simdgroup|threadgroup|quadgroup|simdgroups|dispatch)_\w*\s*\]\]"
     r"|<metal_stdlib>|\bmetal::|\bsycl::|<sycl/|<CL/|\bcl::|__kernel\b|\bsub_group"
 )
@@ -201,7 +201,9 @@ class _Planner:
         src, code = self.src, self.code
         for line in range(1, src.line_count + 1):
             m = _MASK_DEFINE.match(src.code_line(line))
-            if m is None or not re.search(_SYNC_FIRST + re.escape(m.group("name")) + r"\b", code):
+            if m is None or not textre.search(
+                _SYNC_FIRST + re.escape(m.group("name")) + r"\b", code
+            ):
                 continue
             start, _ = src.line_span(line)
             self.edit(
@@ -213,7 +215,7 @@ class _Planner:
             )
         for m in _MASK_CONST.finditer(code):
             name = m.group("name")
-            if not re.search(_SYNC_FIRST + re.escape(name) + r"\b", code):
+            if not textre.search(_SYNC_FIRST + re.escape(name) + r"\b", code):
                 continue
             if self.edit(
                 m.start("type"), m.end("type"), "unsigned long long", "mask", f"{name}: 64-bit mask"

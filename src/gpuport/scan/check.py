@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuport.scan.own_names import OwnNames
+from gpuport.scan.project.own_names import OwnNames
 from gpuport.scan.rules import FileContext, FileKind, checkers_for
 
 if TYPE_CHECKING:
     from gpuport.knowledge import PackageDB, TargetInfo
-    from gpuport.scan.cxx_facts import CxxFacts
     from gpuport.scan.finding import Finding
+    from gpuport.scan.project.cxx_facts import CxxFacts
 
 
 def check_text(

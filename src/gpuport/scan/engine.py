@@ -21,13 +21,20 @@ from pathlib import Path
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
-from gpuport.scan.cxx_facts import CxxFacts
-from gpuport.scan.files import DEFAULT_MAX_BYTES, Candidate, Skip, read_text, safe_name, walk
 from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.model import ScanReport
-from gpuport.scan.own_names import PACKAGING, OwnNames, own_names
-from gpuport.scan.project import ProjectView, apply, view_of
-from gpuport.scan.routes import working_route
+from gpuport.scan.project.cxx_facts import CxxFacts
+from gpuport.scan.project.files import (
+    DEFAULT_MAX_BYTES,
+    Candidate,
+    Skip,
+    read_text,
+    safe_name,
+    walk,
+)
+from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
+from gpuport.scan.project.routes import working_route
+from gpuport.scan.project.view import ProjectView, apply, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import estimate_effort, judged, verdict_for
@@ -208,6 +215,8 @@ def scan_path(
             RULES,
             component_of,
             [(p, e) for p, e in nv if p in has_nv_findings] if route else [],
+            device_files(candidates, view),
+            opts.knowledge_dir,
         ),
         scope=opts.scope,
         routes=view.routes,
@@ -216,6 +225,20 @@ def scan_path(
         scope_counts=dict(sorted(scope_counts.items())),
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def device_files(candidates: Sequence[Candidate], view: ProjectView) -> int:
+    """The CUDA sources (.cu/.cuh) in core code that the ROCm build compiles: the project has
+    GPU code to bring up (the effort model's bring-up component)."""
+    from gpuport.scan.project.scopes import Scope, scope_of
+
+    return sum(
+        1
+        for c in candidates
+        if c.rel.endswith((".cu", ".cuh"))
+        and c.rel not in view.build.not_built
+        and scope_of(c.rel) is Scope.CORE
     )
 
 

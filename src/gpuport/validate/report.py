@@ -274,11 +274,18 @@ def _first(rows: list[Row]) -> Row | None:
 
 
 def report_problem(report: ParityReport) -> str | None:
-    """The first derived figure of a loaded report (counts, verdict, first divergence) that
-    does not follow from its rows, or None (issue 14: a report saying ``wrong`` with no rows,
-    or with its counts zeroed, is refused)."""
+    """The first derived figure of a loaded report (row statuses, counts, verdict, first
+    divergence) that does not follow from its rows, or None (issue 14: a report saying
+    ``wrong`` with no rows, or with its counts zeroed, is refused; issue 23: a row's status
+    that does not follow from its metrics, :mod:`gpuport.validate.rowcheck`)."""
     if any(n < 0 for n in report.counts.values()):
         return "a negative count"
+    from gpuport.validate.rowcheck import row_problem
+
+    for row in report.rows:
+        problem = row_problem(row)
+        if problem:
+            return f"row {row.label}: {problem}"
     rows = sorted(report.rows, key=lambda r: (r.kind != "output", r.order, r.index))
     counts = {s: 0 for s in Status}
     for r in rows:

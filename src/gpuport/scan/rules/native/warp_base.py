@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.common import int_value
 from gpuport.scan.rules.native.warp_units import Unit, warpish
@@ -63,50 +63,50 @@ class Facts:
 
 # -- patterns ----------------------------------------------------------------------------------
 
-_THIRTY_TWO = lazyre.compile(
+_THIRTY_TWO = textre.compile(
     r"(?<![\w.'])(?:32|31|0[xX]1[fF])(?:[uU]|[lL]{1,2}|[uU][lL]{1,2})?(?![\w.'])|32\.0*f?\b"
 )
-_SHIFT5 = lazyre.compile(r"(?:>>|<<)\s*5(?:[uU])?\b(?![\w.])")
-_LANE_OP = lazyre.compile(r"(?P<op>%|&|/|>>)\s*(?P<k>32|31|0[xX]1[fF]|5)(?P<suf>[uU]?)\b(?![.\w])")
-_SHFL = lazyre.compile(
+_SHIFT5 = textre.compile(r"(?:>>|<<)\s*5(?:[uU])?\b(?![\w.])")
+_LANE_OP = textre.compile(r"(?P<op>%|&|/|>>)\s*(?P<k>32|31|0[xX]1[fF]|5)(?P<suf>[uU]?)\b(?![.\w])")
+_SHFL = textre.compile(
     r"(?:(?<![\w.>])__shfl(?P<kind>_up|_down|_xor)?(?P<sync>_sync)?"
     r"|(?<=[.>])\s*shfl(?P<mkind>_up|_down|_xor)?)\s*\("
 )
-_FOR = lazyre.compile(r"(?<![\w.])for\s*\(")
-_DEF_EQ = lazyre.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*=(?!=)")
-_DEF_CTOR = lazyre.compile(
+_FOR = textre.compile(r"(?<![\w.])for\s*\(")
+_DEF_EQ = textre.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*=(?!=)")
+_DEF_CTOR = textre.compile(
     r"\b(?:int|unsigned|long|short|auto|size_t|u?int\d*_t|index_t|uint|char)\s+"
     r"(?:const\s+)?(?P<name>[A-Za-z_]\w*)\s*\("
 )
-_TID_NAME = lazyre.compile(
+_TID_NAME = textre.compile(
     r"(?:tid|ltid|tidx|tx|thread_?id\w*|threadId\w*|local_?id|thread_?idx|thread_index"
     r"|lane_?id\w*|tid_?in\w*)",
     re.I,
 )
-_COUNT_NAME = lazyre.compile(r"(?i).*(?:thread|block|^nt$|tpb|num_?threads|nthreads|kN?threads).*")
-_SHARED = lazyre.compile(
+_COUNT_NAME = textre.compile(r"(?i)nt|.*(?:thread|block|tpb|num_?threads|nthreads|kn?threads).*")
+_SHARED = textre.compile(
     r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\[\]]*\]\s*)*)(?=[;=,)])"
 )
-_DIM = lazyre.compile(r"\[([^\[\]]*)\]")
-_TILE = lazyre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*[,>]")
-_HW = lazyre.compile(
+_DIM = textre.compile(r"\[([^\[\]]*)\]")
+_TILE = textre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*[,>]")
+_HW = textre.compile(
     r"(?<![\w.])(?:warpSize|__lane_id\s*\(|GPUPORT_WAVE_SIZE|GPUPORT_WAVE_LOG2|"
     r"__AMDGCN_WAVEFRONT_SIZE)|\b(?:hip)?cub::Warp(?:Reduce|Scan)\s*<\s*[^,<>;]+>"
 )
-_BALLOT = lazyre.compile(r"(?<![\w.])__(?:ballot(?:_sync)?|activemask)\s*\(")
-_BALLOT_TARGET = lazyre.compile(
+_BALLOT = textre.compile(r"(?<![\w.])__(?:ballot(?:_sync)?|activemask)\s*\(")
+_BALLOT_TARGET = textre.compile(
     r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?:\(\s*[\w\s:]+\)\s*|static_cast<[\w\s:]+>\s*\(\s*)?$"
 )
-_WORDS_BEFORE = lazyre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
-_BIT_FN = lazyre.compile(r"(?<![\w.])__(?P<fn>popc|ffs|clz)\s*\(")
-_LAUNCH = lazyre.compile(r"(?P<k>[A-Za-z_][\w:]*)\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*)?<<<")
-_GGL = lazyre.compile(
+_WORDS_BEFORE = textre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_BIT_FN = textre.compile(r"(?<![\w.])__(?P<fn>popc|ffs|clz)\s*\(")
+_LAUNCH = textre.compile(r"(?P<k>[A-Za-z_][\w:]*)\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*)?<<<")
+_GGL = textre.compile(
     r"hipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?(?P<k>[A-Za-z_][\w:]*)"
 )
-_WORD = lazyre.compile(r"[A-Za-z_]\w*")
-_OPERAND = lazyre.compile(r"(?:[\w.]|->|::|\[[^\[\]]*\])+\s*$")
-_CALLEE = lazyre.compile(r"(?:[\w.]|->|::)+$|static_cast<[^<>]*>$")
-_HOST_GEOMETRY = lazyre.compile(r"(?i)grid|block|thread|warp|dim3|<<<|num_|lane")
+_WORD = textre.compile(r"[A-Za-z_]\w*")
+_OPERAND = textre.compile(r"(?:[\w.]|->|::|\[[^\[\]]*\])+\s*$")
+_CALLEE = textre.compile(r"(?:[\w.]|->|::)+$|static_cast<[^<>]*>$")
+_HOST_GEOMETRY = textre.compile(r"(?i)grid|block|thread|warp|dim3|<<<|num_|lane")
 
 _SHIFT_OR_CMP = frozenset({"<<", ">>"})
 _LANE_KINDS = frozenset({"L32", "W32"})
@@ -119,7 +119,7 @@ def _line_text(src: CxxSource, offset: int) -> str:
 def _strip(expr: str) -> str:
     e = expr.strip()
     while True:
-        m = re.match(
+        m = textre.match(
             r"^(?:\(\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?[\w:]+\s*\)|static_cast<[^<>]+>)\s*",
             e,
         )
@@ -175,17 +175,17 @@ def _top_split(expr: str, ops: tuple[str, ...]) -> tuple[str, str, str] | None:
     return expr[:at], op, expr[at + len(op) :]
 
 
-_DECLARED = lazyre.compile(
+_DECLARED = textre.compile(
     r"\b(?:int|unsigned|long|short|auto|size_t|u?int\d*_t|char|float|double|bool|index_t|uint)"
     r"\s+(?:const\s+)?[A-Za-z_]\w*\s*$"
 )
-_STEPPED = lazyre.compile(
+_STEPPED = textre.compile(
     r"(?<![\w.])(?P<a>[A-Za-z_]\w*)[ \t]*(?:[-+*/%&|^]=|\+\+|--)"
     r"|(?:\+\+|--)[ \t]*(?P<b>[A-Za-z_]\w*)"
 )
 #: an expression worth classifying: a thread or lane index in it, or arithmetic a lane comes from
-_KIND_HINT = lazyre.compile(r"threadIdx|blockDim|__lane_id|[%&/]|>>|\(\s*\)")
-_IDENT_ONLY = lazyre.compile(r"[A-Za-z_]\w*")
+_KIND_HINT = textre.compile(r"threadIdx|blockDim|__lane_id|[%&/]|>>|\(\s*\)")
+_IDENT_ONLY = textre.compile(r"[A-Za-z_]\w*")
 _CONDITIONS = frozenset({"if", "while", "for", "switch", "return", "min", "max", "sizeof"})
 
 
@@ -245,7 +245,7 @@ class ReaderBase:
         if split is not None:
             left, op, right = split
             lk, rk = self.kind(left), _strip(right)
-            hw = rk in ("warpSize", WAVE, LOG2) or re.fullmatch(
+            hw = rk in ("warpSize", WAVE, LOG2) or textre.fullmatch(
                 r"\(?\s*(?:warpSize|GPUPORT_WAVE_SIZE)\s*-\s*1\s*\)?", rk
             )
             k32 = self._k32(op, rk)
@@ -258,7 +258,7 @@ class ReaderBase:
             if (hw or k32) and op in ("/", ">>") and lk == "N":
                 return "N32"
             return "O"
-        if re.search(r"(?<![\w.])__lane_id\s*\(", e):
+        if textre.search(r"(?<![\w.])__lane_id\s*\(", e):
             return "LHW"
         if "threadIdx" not in e:
             for ops in (("+", "-"), ("*",)):
@@ -276,7 +276,7 @@ class ReaderBase:
                 return "O"
         if "threadIdx" in e:
             return "G" if "blockIdx" in e else "T"
-        if re.fullmatch(r"[A-Za-z_]\w*", e):
+        if textre.fullmatch(r"[A-Za-z_]\w*", e):
             if e in self.kinds:
                 return self.kinds[e]
             if _TID_NAME.fullmatch(e):
@@ -284,9 +284,9 @@ class ReaderBase:
             if _COUNT_NAME.fullmatch(e):
                 return "N"
             return "O"
-        if re.fullmatch(r"blockDim\.[xyz]", e):
+        if textre.fullmatch(r"blockDim\.[xyz]", e):
             return "N"
-        call = re.fullmatch(r"(?:[\w:]+::)?(?P<f>[A-Za-z_]\w*)\s*\(\s*\)", e)
+        call = textre.fullmatch(r"(?:[\w:]+::)?(?P<f>[A-Za-z_]\w*)\s*\(\s*\)", e)
         if call is not None:
             name = call.group("f")
             if name in self.lane_fns:
@@ -301,7 +301,7 @@ class ReaderBase:
         if op == "&":
             if int_value(right) == 31:
                 return True
-            m = re.fullmatch(r"\(?\s*(?P<c>[A-Za-z_]\w*)\s*-\s*1\s*\)?", right)
+            m = textre.fullmatch(r"\(?\s*(?P<c>[A-Za-z_]\w*)\s*-\s*1\s*\)?", right)
             return m is not None and m.group("c") in self.consts
         return op == ">>" and int_value(right) == 5
 
@@ -323,7 +323,7 @@ class ReaderBase:
             if (
                 int_value(expr) == 32
                 and warpish(name)
-                and re.search(r"\b(?:const|constexpr)\b", code[max(self.a, pos - 60) : pos])
+                and textre.search(r"\b(?:const|constexpr)\b", code[max(self.a, pos - 60) : pos])
             ):
                 lit = code.find("32", pos, self._expr_end(pos + len(name)))
                 if lit != -1:
@@ -394,7 +394,7 @@ class ReaderBase:
         start = max(code.rfind(c, self.a, pos) for c in ";{}") + 1
         end = code.find(";", pos, self.b)
         stmt = code[max(start, self.a) : end if end != -1 else self.b]
-        return re.search(r"\b(?:blockIdx|gridDim)\b", stmt) is not None
+        return textre.search(r"\b(?:blockIdx|gridDim)\b", stmt) is not None
 
     def index_context(self, pos: int) -> str | None:
         """Why a lane number at ``pos`` (a variable or an inline ``tid % 32``) cannot follow a
@@ -412,7 +412,9 @@ class ReaderBase:
                 if depth > 0:
                     depth -= 1
                 else:
-                    m = re.search(r"([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*$", code[max(lo, i - 60) : i])
+                    m = textre.search(
+                        r"([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*$", code[max(lo, i - 60) : i]
+                    )
                     head = m.group(1) if m else None
                     text = _line_text(self.src, pos)
                     if ch == "[":
@@ -427,7 +429,7 @@ class ReaderBase:
                         continue
                     if ch == "(" and _DECLARED.search(code, max(lo, i - 80), i):
                         return None  # `unsigned warpid(tid >> 5);`: a definition
-                    if head in _CONDITIONS or re.fullmatch(r"__shfl\w*|shfl\w*", head):
+                    if head in _CONDITIONS or textre.fullmatch(r"__shfl\w*|shfl\w*", head):
                         return None
                     return f"`{text}` passes a lane or warp number to `{head}`"
             elif ch in ";{}" and depth == 0:

@@ -26,7 +26,7 @@ reader does not understand stops a rewrite instead of being rewritten.
 
 from __future__ import annotations
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.warp_base import _LANE_KINDS, LOG2, WAVE, Facts, Note, Site
 from gpuport.scan.rules.native.warp_ops import OpsPasses
@@ -37,7 +37,7 @@ __all__ = ["LOG2", "WAVE", "Facts", "Note", "Site", "expr_kind", "read_unit"]
 
 
 #: text without any of these says nothing about the warp (read no further)
-_WARP_TEXT = lazyre.compile(
+_WARP_TEXT = textre.compile(
     r"threadIdx|blockDim|shfl|__ballot|__activemask|warpSize|__lane_id|tiled_partition"
     r"|thread_block_tile|Warp(?:Reduce|Scan)|GPUPORT_|(?<![\w.'])(?:32|31|0[xX]1[fF])(?![\w.'])"
     r"|>>\s*5\b"

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.warp_facts import Facts, Note, Site, expr_kind, read_unit
 from gpuport.scan.rules.native.warp_units import Unit, find_units, warpish
@@ -44,18 +44,18 @@ __all__ = ["Action", "Component", "Decision", "FileMeaning", "analyze"]
 
 Action = Literal["fix", "unsafe", "leave"]
 
-_IDENT = lazyre.compile(r"[A-Za-z_]\w*")
-_INT_DEFINE = lazyre.compile(
+_IDENT = textre.compile(r"[A-Za-z_]\w*")
+_INT_DEFINE = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]+\(?[ \t]*(?P<v>\d{1,9})"
     r"[uUlL]*[ \t]*\)?[ \t]*$",
     re.M,
 )
-_INT_CONST = lazyre.compile(
+_INT_CONST = textre.compile(
     r"\b(?:constexpr|const)[ \t]+(?:static[ \t]+)?(?:unsigned[ \t]+|signed[ \t]+)?"
     r"(?:int|unsigned|long|short|size_t|u?int(?:8|16|32|64)_t|auto)[ \t]+(?P<name>[A-Za-z_]\w*)"
     r"[ \t]*(?:=|\{|\()[ \t]*(?P<v>\d{1,9})[uUlL]*[ \t]*[)}]?[ \t]*;"
 )
-_RETURN_ONLY = lazyre.compile(r"^\{\s*return\s+(?P<e>[^;]+);\s*\}$")
+_RETURN_ONLY = textre.compile(r"^\{\s*return\s+(?P<e>[^;]+);\s*\}$")
 
 
 @dataclass
@@ -162,7 +162,7 @@ def analyze(
     for rel, src in files.items():
         shared[rel] = {
             m.group("name")
-            for m in lazyre.compile(
+            for m in textre.compile(
                 r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*[\[;]"
             ).finditer(src.code)
         }

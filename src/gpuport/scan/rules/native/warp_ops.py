@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
 from gpuport.scan.rules.native.common import int_value
 from gpuport.scan.rules.native.warp_base import (
     _DIM,
@@ -24,6 +25,8 @@ from gpuport.scan.rules.native.warp_base import (
 )
 
 _WIDTH_DETAIL = "no width -> 32, CUDA's warp width"
+#: ``out[...] = <rhs>;``: a store to an array element
+_STORE = textre.compile(r"[;{}]\s*(?P<lhs>[^;{}=]*\[[^\]]*\])\s*=(?P<rhs>[^=;][^;]*);")
 
 
 class OpsPasses(ReaderBase):
@@ -47,7 +50,7 @@ class OpsPasses(ReaderBase):
     def hw(self) -> None:
         head_end = self.u.body[0] if self.u.body is not None else self.a
         for m in _HW.finditer(self.code, self.a, self.b):
-            if m.start() < head_end and re.search(r"=\s*$", self.code[self.a : m.start()]):
+            if m.start() < head_end and textre.search(r"=\s*$", self.code[self.a : m.start()]):
                 continue  # `int width = warpSize`: HIP's own default width, not a meaning
             self.f.hw.append(
                 Note(m.start(), f"`{m.group().strip('( ')}` means the hardware wavefront")
@@ -105,7 +108,7 @@ class OpsPasses(ReaderBase):
                         )
                     )
                     self.explain(w0, w1)
-                    lit = re.search(r"32[uU]?", code[w0:w1]) if value == 32 else None
+                    lit = textre.search(r"32[uU]?", code[w0:w1]) if value == 32 else None
                     if lit is not None:
                         at = w0 + lit.start()
                         self.site(at, w0 + lit.end(), WAVE, "shuffle", f"width 32 -> {WAVE}")
@@ -144,7 +147,7 @@ class OpsPasses(ReaderBase):
         (32) keeps what CUDA does."""
         code = self.code
         stmt = max(code.rfind(";", self.a, call), code.rfind("{", self.a, call)) + 1
-        target = re.search(r"(?P<v>[A-Za-z_]\w*)\s*[-+*|&^]?=(?!=)[^;=]*$", code[stmt:call])
+        target = textre.search(r"(?P<v>[A-Za-z_]\w*)\s*[-+*|&^]?=(?!=)[^;=]*$", code[stmt:call])
         if target is None:
             return
         var = target.group("v")
@@ -153,11 +156,18 @@ class OpsPasses(ReaderBase):
             return
         loop = next((e for s, e in self._loop_spans() if s <= call < e), None)
         after = (loop if loop is not None else close) + 1
-        store = re.compile(
-            rf"[;{{}}]\s*(?P<lhs>[^;{{}}=]*\[[^\]]*\])\s*=[^=;][^;]*(?<![\w.]){re.escape(var)}\b[^;]*;"
+        uses = textre.compile(rf"\b{re.escape(var)}\b")
+        m = next(
+            (
+                s
+                for s in _STORE.finditer(code, after - 1, self.b)
+                if uses.search(s.group("rhs")) and code[s.start("lhs") - 1 : s.start("lhs")] != "."
+            ),
+            None,
         )
-        m = store.search(code, after - 1, self.b)
-        if m is None or re.search(r"\bif\s*\(", code[max(self.a, m.start() - 80) : m.start("lhs")]):
+        if m is None or textre.search(
+            r"\bif\s*\(", code[max(self.a, m.start() - 80) : m.start("lhs")]
+        ):
             return
         self.f.needs.append(
             Note(
@@ -198,7 +208,7 @@ class OpsPasses(ReaderBase):
             body = self._body(close)
             if not _SHFL.search(code, body[0], body[1] + 1):
                 continue
-            im = re.search(
+            im = textre.search(
                 r"(?P<var>[A-Za-z_]\w*)\s*(?:=|\()\s*(?P<v>[^;]*?)\s*\)?\s*$",
                 code[init[0] : init[1]],
             )
@@ -223,12 +233,12 @@ class OpsPasses(ReaderBase):
                         "shuffle",
                         f"offset 16 -> {WAVE} / 2",
                     )
-                elif re.fullmatch(r"\(?\s*[A-Za-z_]\w*\s*(?:/\s*2|>>\s*1)\s*\)?", value):
-                    name = re.match(r"\(?\s*([A-Za-z_]\w*)", value)
+                elif textre.fullmatch(r"\(?\s*[A-Za-z_]\w*\s*(?:/\s*2|>>\s*1)\s*\)?", value):
+                    name = textre.match(r"\(?\s*([A-Za-z_]\w*)", value)
                     if name is not None and name.group(1) in self.consts:
                         self.explain(vstart, vstart + len(value))
             elif doubling and int_value(value) == 1:
-                k = re.fullmatch(rf"{re.escape(var)}(?P<op><=?)(?P<k>\w+)", cond)
+                k = textre.fullmatch(rf"{re.escape(var)}(?P<op><=?)(?P<k>\w+)", cond)
                 if k is None:
                     continue
                 kv = int_value(k.group("k"))
@@ -262,7 +272,7 @@ class OpsPasses(ReaderBase):
             expr = f"{' '.join(left.split())} {op} {m.group('k')}"
             new = {"&": f"({WAVE} - 1)", "%": WAVE, ">>": LOG2, "/": WAVE}[op]
             lstart = code.rfind(left.strip(), max(self.a, m.start() - 300), m.start())
-            shift = re.search(
+            shift = textre.search(
                 r"(?:<<|>>)\s*\(?\s*$", code[max(self.a, lstart - 12) : max(self.a, lstart)]
             )
             if shift is not None and lk in ("T", "L32", "W32", "G"):
@@ -284,7 +294,7 @@ class OpsPasses(ReaderBase):
                     self.block(m.start(), why)
                 self.site(k_start, k_end, new, "lane", f"{expr} -> {op} {new}")
             elif lk == "N" and op in ("/", ">>"):
-                ceil = re.fullmatch(r"\(\s*(?P<x>.+?)\s*\+\s*31\s*\)", left.strip())
+                ceil = textre.fullmatch(r"\(\s*(?P<x>.+?)\s*\+\s*31\s*\)", left.strip())
                 if ceil is not None:
                     at = m.start() - len(left) + left.index("31")
                     self.site(
@@ -302,7 +312,7 @@ class OpsPasses(ReaderBase):
     def tile_numbers(self) -> None:
         """``blockIdx.x * tile.meta_group_size() + tile.meta_group_rank()``: work numbered by
         tile across the grid, whose count the host fixes (``(n + 7) / 8`` blocks of 256)."""
-        for m in re.finditer(r"\.\s*meta_group_(?:rank|size)\s*\(", self.code[self.a : self.b]):
+        for m in textre.finditer(r"\.\s*meta_group_(?:rank|size)\s*\(", self.code[self.a : self.b]):
             at = self.a + m.start()
             if self._grid_statement(at):
                 self.block(
@@ -316,7 +326,7 @@ class OpsPasses(ReaderBase):
         for name, kind in self.kinds.items():
             if kind != "L32":
                 continue
-            pat = re.compile(
+            pat = textre.compile(
                 rf"(?<![\w.]){re.escape(name)}\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<k>31|32)[uU]?\b(?![.\w])"
             )
             for m in pat.finditer(code, self.a, self.b):
@@ -342,8 +352,8 @@ class OpsPasses(ReaderBase):
             if len(parts) != 2:
                 continue
             init = code[m.end() : parts[0]]
-            im = re.search(r"(?P<v>[A-Za-z_]\w*)\s*=\s*(?P<e>.+)$", init, re.S)
-            step = re.fullmatch(
+            im = textre.search(r"(?P<v>[A-Za-z_]\w*)\s*=\s*(?P<e>.+)$", init, re.S)
+            step = textre.fullmatch(
                 r"\s*(?P<v>[A-Za-z_]\w*)\s*\+=\s*(?P<k>[A-Za-z_]\w*|32)\s*",
                 code[parts[1] + 1 : close],
             )
@@ -351,7 +361,7 @@ class OpsPasses(ReaderBase):
                 continue
             e = im.group("e")
             if self.kind(e) not in ("L32",) and not any(
-                re.search(rf"(?<![\w.]){re.escape(n)}\b", e) for n in lanes
+                textre.search(rf"(?<![\w.]){re.escape(n)}\b", e) for n in lanes
             ):
                 continue
             v, k = im.group("v"), step.group("k")
@@ -367,15 +377,17 @@ class OpsPasses(ReaderBase):
         if not lanes:
             return
         body = code[self.a : self.b]
-        for m in re.finditer(r"(?<![\w.])(?P<v>[A-Za-z_]\w*)\s*\+=\s*(?P<k>32)\b(?![.\w])", body):
+        for m in textre.finditer(
+            r"(?<![\w.])(?P<v>[A-Za-z_]\w*)\s*\+=\s*(?P<k>32)\b(?![.\w])", body
+        ):
             v = m.group("v")
             at = self.a + m.start("k")
             if self.is_explained(at):
                 continue
             ok = any(
-                re.search(
-                    rf"(?<![\w.]){re.escape(lane)}\s*\+\s*{re.escape(v)}\b"
-                    rf"|(?<![\w.]){re.escape(v)}\s*\+\s*{re.escape(lane)}\b",
+                textre.search(
+                    rf"\b(?:{re.escape(lane)}\s*\+\s*{re.escape(v)}|{re.escape(v)}\s*\+\s*"
+                    rf"{re.escape(lane)})\b",
                     body,
                 )
                 for lane in lanes

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 
 __all__ = ["DEVICE_WORDS", "Unit", "find_units", "warpish"]
@@ -28,16 +28,16 @@ UnitKind = Literal["kernel", "device", "host", "macro", "decl"]
 #: Declaration words that make a function device code.
 DEVICE_WORDS = ("__global__", "__device__")
 
-_DIRECTIVE_LINE = lazyre.compile(r"^[ \t]*\#[^\n\\]*(?:\\\n[^\n\\]*)*", re.M)
-_MACRO = lazyre.compile(
+_DIRECTIVE_LINE = textre.compile(r"^[ \t]*\#[^\n\\]*(?:\\\n[^\n\\]*)*", re.M)
+_MACRO = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w*)(?P<params>\([^)\n]*\))?"
     r"(?P<body>[^\n\\]*(?:\\\n[^\n\\]*)*)",
     re.M,
 )
-_BRACE_OR_END = lazyre.compile(r"[{};]")
-_SCOPE_HEAD = lazyre.compile(r"\b(?:namespace|struct|class|union)\b|\bextern\s*\"\s*\"", re.S)
-_ENUM_HEAD = lazyre.compile(r"\benum\b")
-_CALL_NAME = lazyre.compile(
+_BRACE_OR_END = textre.compile(r"[{};]")
+_SCOPE_HEAD = textre.compile(r"\b(?:namespace|struct|class|union)\b|\bextern\s*\"\s*\"", re.S)
+_ENUM_HEAD = textre.compile(r"\benum\b")
+_CALL_NAME = textre.compile(
     r"(?P<name>~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*)\s*(?:<[^<>;{}]*>\s*)?\($"
 )
 _NOT_NAMES = frozenset(
@@ -56,16 +56,16 @@ _NOT_NAMES = frozenset(
         "sizeof",
     }
 )
-_TAIL_WORD = lazyre.compile(
+_TAIL_WORD = textre.compile(
     r"const|noexcept|override|final|volatile|mutable|&&?|->|[\w:<>,*&]+|__attribute__"
 )
-_CTOR_INIT = lazyre.compile(r"\)\s*:\s*[\w:<>]+\s*[({]")
-_WARP_TOKENS = lazyre.compile(
+_CTOR_INIT = textre.compile(r"\)\s*:\s*[\w:<>]+\s*[({]")
+_WARP_TOKENS = textre.compile(
     r"(?<![\w.])(?:32|31|16|0[xX]1[fF])(?![\w.])|threadIdx|__shfl|shfl|__ballot|__activemask"
     r"|warpSize|lane|warp|__popc|__ffs|blockDim|tiled_partition"
 )
-_DEFINE32 = lazyre.compile(r"^\(?\s*32[uU]?\s*\)?$")
-_DECL_ASSIGN = lazyre.compile(r"(?P<name>[A-Za-z_]\w*)[ \t\r\n]*(?:=|\{)(?P<rhs>[^;={}]*)\}?$")
+_DEFINE32 = textre.compile(r"^\(?\s*32[uU]?\s*\)?$")
+_DECL_ASSIGN = textre.compile(r"(?P<name>[A-Za-z_]\w*)[ \t\r\n]*(?:=|\{)(?P<rhs>[^;={}]*)\}?$")
 #: a declaration longer than this is not a constant definition (and regexes stay linear)
 _DECL_LIMIT = 400
 
@@ -81,7 +81,7 @@ def _function_head(head: str) -> bool:
         return True
     if len(tail) > 300:
         return False
-    if _CTOR_INIT.search(head, max(0, close - 1)) or re.match(r"\s*:\s*[\w:<>]+\s*[({]", tail):
+    if _CTOR_INIT.search(head, max(0, close - 1)) or textre.match(r"\s*:\s*[\w:<>]+\s*[({]", tail):
         return True
     words = tail.replace("(", " ").replace(")", " ").split()
     if words and words[0] == ":":
@@ -135,7 +135,7 @@ class Unit:
 
 def _blank_directives(code: str) -> str:
     """``code`` with every preprocessor line (and its continuations) blanked, newlines kept."""
-    return _DIRECTIVE_LINE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+    return _DIRECTIVE_LINE.sub(lambda m: textre.sub(r"[^\n]", " ", m.group()), code)
 
 
 def device_macros(code: str) -> set[str]:
@@ -155,7 +155,7 @@ class _Finder:
         self.dev = device_macros(src.code)
         self.units: list[Unit] = []
         # and the usual library qualifiers (CUTLASS_DEVICE, C10_HOST_DEVICE, HOST_DEVICE...)
-        self._dev_re = re.compile(
+        self._dev_re = textre.compile(
             r"\b(?:"
             + "|".join(re.escape(w) for w in (*DEVICE_WORDS, *sorted(self.dev)))
             + r"|[A-Z0-9_]*DEVICE[A-Z0-9_]*)\b"

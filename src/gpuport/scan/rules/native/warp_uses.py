@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
 from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
 from gpuport.scan.rules.native.warp_base import (
     _BALLOT,
@@ -25,7 +26,7 @@ from gpuport.scan.rules.native.warp_base import (
     _split_args,
 )
 
-_TYPE_BEFORE = re.compile(
+_TYPE_BEFORE = textre.compile(
     r"(?P<t>(?:(?:const|volatile|static|register|__shared__|unsigned|signed|int|long|short"
     r"|uint|u?int(?:32|64)_t|std::u?int(?:32|64)_t|size_t|auto)[ \t\r\n]+)+)$"
 )
@@ -34,7 +35,7 @@ _TYPE_BEFORE = re.compile(
 def _declaration(code: str, name: str, lo: int, hi: int) -> re.Match[str] | None:
     """``unsigned name;`` (or ``unsigned name,``) declared earlier in ``[lo, hi)``."""
     found = None
-    pattern = re.compile(
+    pattern = textre.compile(
         r"(?P<t>(?:(?:const|volatile|unsigned|signed|int|long|short|uint|u?int(?:32|64)_t|auto)"
         rf"\s+)+){re.escape(name)}\s*[;,]"
     )
@@ -53,7 +54,7 @@ class UsesPasses(ReaderBase):
             call = code[m.start() : m.end() - 1].strip()
             vote = Note(m.start(), f"`{call}` votes across all 64 lanes on AMD")
             before = code[max(self.a, m.start() - 20) : m.start()]
-            inner = re.search(r"__(?P<fn>popc|ffs|clz)\s*\(\s*$", before)
+            inner = textre.search(r"__(?P<fn>popc|ffs|clz)\s*\(\s*$", before)
             if inner is not None:
                 self.f.needs.append(vote)
                 at = m.start() - len(before) + inner.start("fn")
@@ -79,7 +80,9 @@ class UsesPasses(ReaderBase):
                     self.f.needs.append(vote)
                 continue
             const = "const " if "const" in words else ""
-            lead = re.match(r"(?:(?:static|volatile|register|__shared__)\s+)*", code[tstart:tend])
+            lead = textre.match(
+                r"(?:(?:static|volatile|register|__shared__)\s+)*", code[tstart:tend]
+            )
             tstart += lead.end() if lead else 0
             if self._mask_only(name, m.end()):
                 # kept only to be passed as a *_sync mask: HIP (>= 6.2) needs 64 bits there
@@ -96,9 +99,9 @@ class UsesPasses(ReaderBase):
     def _mask_only(self, name: str, start: int) -> bool:
         """Whether the value is only ever passed as a ``*_sync`` mask (or never used: HIP
         below 6.2 drops the masks at the calls)."""
-        uses = list(re.finditer(rf"(?<![\w.]){re.escape(name)}\b", self.code[start : self.b]))
+        uses = list(textre.finditer(rf"(?<![\w.]){re.escape(name)}\b", self.code[start : self.b]))
         return all(
-            re.search(
+            textre.search(
                 r"_sync\s*\(\s*$", self.code[max(start, start + u.start() - 40) : start + u.start()]
             )
             for u in uses
@@ -106,11 +109,11 @@ class UsesPasses(ReaderBase):
 
     def _ballot_uses(self, name: str, start: int) -> None:
         code = self.code
-        word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+        word = textre.compile(rf"(?<![\w.]){re.escape(name)}\b")
         for w in word.finditer(code, start, self.b):
             before = code[max(self.a, w.start() - 40) : w.start()]
             after = code[w.end() : w.end() + 40]
-            fn = re.search(r"__(?P<fn>popc|ffs|clz)\s*\(\s*\(?\s*$", before)
+            fn = textre.search(r"__(?P<fn>popc|ffs|clz)\s*\(\s*\(?\s*$", before)
             if fn is not None:
                 at = w.start() - len(before) + fn.start("fn")
                 self.site(
@@ -120,29 +123,29 @@ class UsesPasses(ReaderBase):
                     "ballot",
                     f"__{fn.group('fn')}({name}) -> __{fn.group('fn')}ll",
                 )
-                if not re.match(r"\s*(?:&|\||\^)(?![&|=])", after):
+                if not textre.match(r"\s*(?:&|\||\^)(?![&|=])", after):
                     continue
-            if re.match(r"\s*=(?!=)", after):
+            if textre.match(r"\s*=(?!=)", after):
                 continue  # assigned again (the next ballot)
-            bitwise = re.match(r"\s*(?:&|\||\^)=?(?![&|])", after) or (
-                re.search(r"(?:[&|^]=?)\s*\(?\s*$", before)
-                and not re.search(r"(?:&&|\|\|)\s*\(?\s*$", before)
+            bitwise = textre.match(r"\s*(?:&|\||\^)=?(?![&|])", after) or (
+                textre.search(r"(?:[&|^]=?)\s*\(?\s*$", before)
+                and not textre.search(r"(?:&&|\|\|)\s*\(?\s*$", before)
             )
             if bitwise:
                 self._lane_bits(w.start())
                 continue
-            if re.match(r"\s*-\s*1\b", after) and re.search(r"[&|^]=?\s*\(?\s*$", before):
+            if textre.match(r"\s*-\s*1\b", after) and textre.search(r"[&|^]=?\s*\(?\s*$", before):
                 continue  # b & (b - 1): the lowest set bit cleared
-            cond_before = re.search(r"(?:\(|!|&&|\|\||\?|return)\s*$", before)
-            cond_after = re.match(r"\s*(?:\)|!=\s*0\b|==\s*0\b|&&|\|\||\?|;)", after)
-            call = re.search(r"(?<![\w.])(?P<f>[A-Za-z_]\w*)\s*\(\s*$", before)
+            cond_before = textre.search(r"(?:\(|!|&&|\|\||\?|return)\s*$", before)
+            cond_after = textre.match(r"\s*(?:\)|!=\s*0\b|==\s*0\b|&&|\|\||\?|;)", after)
+            call = textre.search(r"(?<![\w.])(?P<f>[A-Za-z_]\w*)\s*\(\s*$", before)
             if call is not None and call.group("f") in ("if", "while", "for", "switch", "return"):
                 call = None
             if cond_before and cond_after and call is None:
                 continue  # if (b), b != 0, return b;
-            if re.search(r"_sync\s*\(\s*$", before):
+            if textre.search(r"_sync\s*\(\s*$", before):
                 continue  # the mask of another warp call
-            what = "copies" if re.search(r"(?<![=!<>])=\s*$", before) else "uses"
+            what = "copies" if textre.search(r"(?<![=!<>])=\s*$", before) else "uses"
             self.block(
                 w.start(),
                 f"`{_line_text(self.src, w.start())}` {what} the ballot `{name}` where a 64-bit "
@@ -155,7 +158,7 @@ class UsesPasses(ReaderBase):
         s = max(code.rfind(";", self.a, pos), code.rfind("{", self.a, pos), self.a - 1) + 1
         e = code.find(";", pos, self.b)
         e = self.b if e == -1 else e
-        for one in re.finditer(r"(?<![\w.])(?P<one>1[uU]?|0[xX]1[uU]?)(?=\s*<<)", code[s:e]):
+        for one in textre.finditer(r"(?<![\w.])(?P<one>1[uU]?|0[xX]1[uU]?)(?=\s*<<)", code[s:e]):
             at = s + one.start()
             lit = one.group("one")
             self.site(at, at + len(lit), "1ull", "ballot", f"{lit} << lane -> 1ull << lane")
@@ -165,7 +168,7 @@ class UsesPasses(ReaderBase):
         for name, kind in self.kinds.items():
             if kind not in (*_LANE_KINDS, "N32"):
                 continue
-            for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\b", code[self.a : self.b]):
+            for m in textre.finditer(rf"(?<![\w.>]){re.escape(name)}\b", code[self.a : self.b]):
                 pos = self.a + m.start()
                 if pos == self.defs.get(name):
                     continue
@@ -192,7 +195,7 @@ class UsesPasses(ReaderBase):
         if before.endswith("<<"):
             line = code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]
             if _BALLOT.search(line) or any(
-                re.search(rf"(?<![\w.]){re.escape(b)}\b", line) for b in self.ballot_vars
+                textre.search(rf"(?<![\w.]){re.escape(b)}\b", line) for b in self.ballot_vars
             ):
                 return None
             return (
@@ -207,7 +210,7 @@ class UsesPasses(ReaderBase):
                 f"`{_line_text(self.src, pos)}` scales the {what} number `{name}`: a data "
                 "layout of 32-lane warps"
             )
-        mult = re.match(r"[+-]\s*(\d+)\b", after) or re.search(r"\b(\d+)\s*[+-]$", before)
+        mult = textre.match(r"[+-]\s*(\d+)\b", after) or textre.search(r"\b(\d+)\s*[+-]$", before)
         if mult is not None and int(mult.group(1)) % 32 == 0 and int(mult.group(1)) > 0:
             return (
                 f"`{_line_text(self.src, pos)}` offsets the {what} number by {mult.group(1)}: "
@@ -249,7 +252,9 @@ class UsesPasses(ReaderBase):
                 depth += 1
             elif ch in "([":
                 if depth == 0:
-                    m = re.search(r"([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*$", code[max(lo, i - 60) : i])
+                    m = textre.search(
+                        r"([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*$", code[max(lo, i - 60) : i]
+                    )
                     return ch, (m.group(1) if m else None)
                 depth -= 1
             elif ch in ";{}":
@@ -286,9 +291,9 @@ class UsesPasses(ReaderBase):
         lo = max(self.a, start - 80)
         b = code[lo:start].rstrip()
         a = code[end : end + 40].lstrip()
-        if re.match(r"(?:/\s*2|>>\s*1)(?![\w.])", a) or (b.endswith("[") and a.startswith("]")):
+        if textre.match(r"(?:/\s*2|>>\s*1)(?![\w.])", a) or (b.endswith("[") and a.startswith("]")):
             return None  # half the warp; an array dimension or index
-        if re.match(r"=(?!=)\s*32[uU]?\s*[;,]", a):
+        if textre.match(r"=\s*32[uU]?\s*[;,]", a):
             return None  # its own definition
         if b.endswith(("%", "/")):
             if self.kind(self._left(lo + len(b) - 1)) in ("T", "G", "N", "L32", "W32", "LHW"):
@@ -297,18 +302,20 @@ class UsesPasses(ReaderBase):
                 f"`{_line_text(self.src, start)}` divides data by `{name}`: a bit position or a "
                 "data index, not a lane"
             )
-        amp = re.search(r"&\s*\(\s*$", b)
-        if amp is not None and re.match(r"-\s*1\s*\)", a):
+        amp = textre.search(r"&\s*\(\s*$", b)
+        if amp is not None and textre.match(r"-\s*1\s*\)", a):
             if self.kind(self._left(lo + amp.start())) in ("T", "G", "L32", "W32", "LHW"):
                 return None
             return f"`{_line_text(self.src, start)}` masks data with `{name} - 1`: a bit position"
-        if re.search(r"(?:[<>]=?|==|!=|\+=|-=)\s*$", b) or re.match(r"(?:[<>]=?|==|!=)", a):
+        if textre.search(r"(?:[<>]=?|==|!=|\+=|-=)\s*$", b) or textre.match(r"(?:[<>]=?|==|!=)", a):
             return None  # a bound, a comparison, a stride
-        if re.match(r"-\s*1\b", a) or re.search(r"=\s*[A-Za-z_][\w.]*\s*\+\s*$", b):
+        if textre.match(r"-\s*1\b", a) or textre.search(r"=\s*[A-Za-z_][\w.]*\s*\+\s*$", b):
             return None  # the last lane; i = i + WS
-        if re.search(r"(?:tiled_partition|thread_block_tile|Warp(?:Reduce|Scan))\s*<[^;<>]*$", b):
+        if textre.search(
+            r"(?:tiled_partition|thread_block_tile|Warp(?:Reduce|Scan))\s*<[^;<>]*$", b
+        ):
             return None
-        if re.search(r"\b(?:int|unsigned)\s+\w+\s*=\s*$", b) and re.match(r"[,)]", a):
+        if textre.search(r"\b(?:int|unsigned)\s+\w+\s*=\s*$", b) and textre.match(r"[,)]", a):
             return None  # a default parameter: int width = WARP_SIZE
         return f"`{_line_text(self.src, start)}` uses `{name}` as a size or a count"
 
@@ -326,8 +333,8 @@ class UsesPasses(ReaderBase):
                     m.start(),
                     f"`{_line_text(self.src, m.start())}`: this 32 is not a lane or warp number",
                 )
-        for m in re.finditer(
-            r"\[\s*(?P<v>[A-Za-z_]\w*)\s*[+-]\s*16\s*\]|(?<![\w.])(?P<w>[A-Za-z_]\w*)\s*<\s*16\b",
+        for m in textre.finditer(
+            r"\[\s*(?P<v>[A-Za-z_]\w*)\s*[+-]\s*16\s*\]|\b(?P<w>[A-Za-z_]\w*)\s*<\s*16\b",
             code[self.a : self.b],
         ):
             v = m.group("v") or m.group("w")
@@ -360,9 +367,9 @@ class UsesPasses(ReaderBase):
             return
         block = parts[1]
         text = block
-        var = re.fullmatch(r"[A-Za-z_]\w*", block)
+        var = textre.fullmatch(r"[A-Za-z_]\w*", block)
         if var is not None:
-            d = re.search(
+            d = textre.search(
                 rf"(?<![\w.]){re.escape(block)}\s*(?:\(|\{{|=)\s*(?P<e>[^;]*);",
                 self.code[self.a : pos],
             )
@@ -370,7 +377,7 @@ class UsesPasses(ReaderBase):
                 text = d.group("e")
         thirty_two = _THIRTY_TWO.search(text)
         value = int_value(text)
-        warp_name = any(n in self.consts for n in _WORD.findall(text)) or re.search(
+        warp_name = any(n in self.consts for n in _WORD.findall(text)) or textre.search(
             r"(?i)warp|lane", text
         )
         if thirty_two or warp_name or (value is not None and value < 64):
@@ -382,7 +389,7 @@ class UsesPasses(ReaderBase):
             )
         geometry = [
             s
-            for s in re.split(r"[;{}]", self.code[self.a : self.b])
+            for s in textre.split(r"[;{}]", self.code[self.a : self.b])
             if _THIRTY_TWO.search(s) and _HOST_GEOMETRY.search(s)
         ]
         if geometry:

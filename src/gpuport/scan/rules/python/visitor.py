@@ -145,7 +145,7 @@ class PythonScan(DtypeRules, NativeRules):
         """
         top = dotted.split(".", 1)[0]
         if top in self.ctx.own.packages:
-            return  # the project's own code, not a dependency (see gpuport.scan.project)
+            return  # the project's own code, not a dependency (see gpuport.scan.project.own_names)
         line = getattr(where, "lineno", None)
         # A suppressed import must not count as "seen": it would hide the next one.
         quiet = self.ctx.suppressed

@@ -1,0 +1,137 @@
+"""Branches only NVIDIA's compiler sees: code under ``__CUDA_ARCH__`` tests.
+
+hip-clang never defines ``__CUDA_ARCH__`` (neither on the host pass nor on the
+device pass), so a branch that is only live when it is defined is never compiled
+on ROCm: ``#ifdef __CUDA_ARCH__``, ``#if defined(__CUDA_ARCH__) && X``, ``#if
+__CUDA_ARCH__ >= 700``, and the ``#else`` of ``#ifndef __CUDA_ARCH__`` or ``#if
+!defined(__CUDA_ARCH__)``. Hits there are lowered to info like those in a ROCm
+branch. A test that another macro can still make true (``#if
+defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)``) does not count, and
+neither does the ``#if !defined(__CUDA_ARCH__)`` branch itself, which is the one
+ROCm compiles.
+
+The directive lines are not part of a branch: GP317 still reports the test itself.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+
+from gpuport import textre
+from gpuport.scan.cxx import Directive, const_value
+
+__all__ = ["nvidia_only_lines", "without_cuda_arch"]
+
+_IF_KINDS = ("if", "ifdef", "ifndef")
+_ELIF_KINDS = ("elif", "elifdef", "elifndef")
+_ARCH = textre.compile(r"\b__CUDA_ARCH__\b")
+_ARCH_DEFINED = textre.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
+# The other side is a number or a project constant naming an architecture
+# (``GGML_CUDA_CC_AMPERE``, ``CUDA_ARCH_AMPERE``): those are positive (compute capabilities).
+_ARCH_CMP = textre.compile(
+    r"\b__CUDA_ARCH__\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d+[uUlL]*|[A-Za-z_]\w*)\b"
+    r"|\b(?P<rnum>\d+[uUlL]*|[A-Za-z_]\w*)\s*(?P<rop>[<>]=?|[!=]=)\s*__CUDA_ARCH__\b"
+)
+_CMP: dict[str, Callable[[int, int], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+def _sign(operand: str) -> int:
+    if operand[0].isdigit():
+        return 1 if operand.rstrip("uUlL").strip("0") else 0
+    return 1
+
+
+def _arch_cmp(m: re.Match[str]) -> str:
+    """A comparison with ``__CUDA_ARCH__`` evaluated as the preprocessor does when it is
+    not defined (an undefined name is 0): ``__CUDA_ARCH__ >= 700`` is 0."""
+    # only the sign matters against 0, so no int() (ValueError past 4,300 digits); a name
+    # is an architecture constant, positive
+    if m.group("op"):
+        value = _CMP[m.group("op")](0, _sign(m.group("num")))
+    else:
+        value = _CMP[m.group("rop")](_sign(m.group("rnum")), 0)
+    return "1" if value else "0"
+
+
+def without_cuda_arch(
+    kind: str, expr: str, false_names: frozenset[str] = frozenset()
+) -> bool | None:
+    """The value of a conditional directive when ``__CUDA_ARCH__`` is not defined (every
+    hip-clang pass), if that alone decides it; None when another macro matters or the
+    expression does not name ``__CUDA_ARCH__``.
+
+    ``defined(__CUDA_ARCH__) && X`` and ``__CUDA_ARCH__ >= 700`` are False,
+    ``!defined(__CUDA_ARCH__)`` is True, ``defined(__CUDA_ARCH__) || defined(Y)`` is None.
+    ``false_names`` are the project's own macros that hip-clang never defines either
+    (``PTX_AVAILABLE``, defined only under ``#if __CUDA_ARCH__ >= 530``): they count the
+    same way.
+    """
+    named = _ARCH.search(expr) is not None
+    names = [n for n in false_names if n in expr and textre.search(rf"\b{re.escape(n)}\b", expr)]
+    if not named and not names:
+        return None
+    if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
+        words = expr.split()
+        if not words or (words[0] != "__CUDA_ARCH__" and words[0] not in names):
+            return None
+        return kind.endswith("ndef")
+    if kind not in ("if", "elif"):
+        return None
+    for n in names:
+        expr = textre.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
+        expr = textre.sub(rf"\b{re.escape(n)}\b", "0", expr)
+    expr = _ARCH_CMP.sub(_arch_cmp, _ARCH_DEFINED.sub("0", expr))
+    return const_value(_ARCH.sub("0", expr))
+
+
+def nvidia_only_lines(
+    directives: list[Directive], nlines: int, false_names: frozenset[str] = frozenset()
+) -> bytearray | None:
+    """Per line (index = 1-based line), 1 in the body of a branch that only a compiler
+    defining ``__CUDA_ARCH__`` (or one of ``false_names``) sees; None when no directive
+    names one (the common case)."""
+    if not any(
+        "__CUDA_ARCH__" in d.expr or any(n in d.expr for n in false_names) for d in directives
+    ):
+        return None
+    diff = [0] * (nlines + 2)
+    # per open conditional: [first body line, branch is NVIDIA-only, an earlier branch is
+    # always taken on ROCm]
+    stack: list[list[int]] = []
+
+    def close(frame: list[int], end: int) -> None:
+        if frame[1] and end > frame[0]:
+            diff[frame[0]] += 1
+            diff[end] -= 1
+
+    for d in directives:
+        body = d.line + d.expr.count("\n") + 1  # after a directive continued with `\`
+        if d.kind in _IF_KINDS:
+            value = without_cuda_arch(d.kind, d.expr, false_names)
+            stack.append([body, int(value is False), int(value is True)])
+        elif stack and (d.kind in _ELIF_KINDS or d.kind == "else"):
+            frame = stack[-1]
+            close(frame, d.line)
+            value = True if d.kind == "else" else without_cuda_arch(d.kind, d.expr, false_names)
+            frame[0] = body
+            frame[1] = int(frame[2] or value is False)
+            frame[2] = int(frame[2] or value is True)
+        elif stack and d.kind == "endif":
+            close(stack.pop(), d.line)
+    for frame in stack:  # unterminated: runs to the end of the file
+        close(frame, nlines + 1)
+    out = bytearray(nlines + 2)
+    level = 0
+    for i in range(nlines + 2):
+        level += diff[i]
+        out[i] = 1 if level > 0 else 0
+    return out

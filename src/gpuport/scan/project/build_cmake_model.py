@@ -1,0 +1,269 @@
+"""Which sources a CMake or Make build compiles for ROCm, read statically (never run).
+
+CMake: ``if()``/``elseif()``/``else()``/``endif()`` are followed with each branch's
+value on a ROCm build: ``if(BUILD_HIP)``, ``if(GGML_HIP)``, ``if(USE_ROCM)`` are
+true; ``if(NOT HIP)``, ``if(BUILD_CUDA)``, ``if(USE_CUDA)``,
+``if(${COMPUTE_BACKEND} STREQUAL "cuda")`` are false; the ``else()`` after a true
+branch is false. ``set(VAR files...)`` and ``list(APPEND VAR ...)`` carry file
+lists with the branch they were written in; every other command
+(``add_library``, ``target_sources``, ``add_subdirectory`` ...) is a use.
+
+Make: ``ifeq``/``ifneq``/``ifdef``/``ifndef``/``else``/``endif`` the same way, for
+variables named like the CMake ones.
+
+Like :mod:`build_setup_ast`, a build file counts only when it tests for
+ROCm/HIP at least once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuport import textre
+from gpuport.scan.project.build_setup_ast import Use
+
+__all__ = ["cmake_uses", "make_uses"]
+
+_HIP_VAR = textre.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
+_CUDA_VAR = textre.compile(
+    r"^(?:(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_)?CUDA(?:_ONLY|_FOUND)?$", re.I
+)
+_NOT_ROCM_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I)
+_ROCM_WORD = textre.compile(r"^(?:hip|rocm|amd)$", re.I)
+_CMD = textre.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
+_TOKEN = textre.compile(r'"[^"]*"|[^\s"]+')
+_VARREF = textre.compile(r"\$\{(\w+)\}")
+_ROOT_VARS = (
+    "CMAKE_CURRENT_SOURCE_DIR",
+    "PROJECT_SOURCE_DIR",
+    "CMAKE_SOURCE_DIR",
+    "CMAKE_CURRENT_LIST_DIR",
+)
+_SOURCEISH = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|\*")
+_SKIP_CMDS = frozenset(
+    {"message", "option", "find_package", "include", "set_property", "install",
+     "configure_file", "file", "string", "execute_process"}
+)  # fmt: skip
+
+
+def _strip_comments(text: str) -> str:
+    return textre.sub(r"#[^\n]*", "", text)
+
+
+def _term_value(tokens: list[str]) -> bool | None:
+    """One side of AND/OR: ``NOT X``, ``X``, ``X STREQUAL "cuda"``."""
+    neg = False
+    while tokens and tokens[0].upper() == "NOT":
+        neg, tokens = not neg, tokens[1:]
+    v: bool | None = None
+    if len(tokens) == 1:
+        name = _VARREF.sub(r"\1", tokens[0]).strip('"')
+        if _HIP_VAR.match(name):
+            v = True
+        elif _CUDA_VAR.match(name):
+            v = False
+    elif len(tokens) == 3 and tokens[1].upper() in ("STREQUAL", "MATCHES", "EQUAL"):
+        word = tokens[2].strip('"')
+        if _ROCM_WORD.match(word):
+            v = True
+        elif _NOT_ROCM_WORD.match(word):
+            v = False
+    if v is None:
+        return None
+    return not v if neg else v
+
+
+def cond_value(expr: str) -> bool | None:
+    tokens = [t for t in _TOKEN.findall(expr.replace("(", " ").replace(")", " "))]
+    ors: list[list[str]] = [[]]
+    for t in tokens:
+        if t.upper() == "OR":
+            ors.append([])
+        else:
+            ors[-1].append(t)
+    values: list[bool | None] = []
+    for part in ors:
+        ands: list[list[str]] = [[]]
+        for t in part:
+            if t.upper() == "AND":
+                ands.append([])
+            else:
+                ands[-1].append(t)
+        vals = [_term_value(a) for a in ands]
+        if False in vals:
+            values.append(False)
+        elif vals and all(v is True for v in vals):
+            values.append(True)
+        else:
+            values.append(None)
+    if True in values:
+        return True
+    return False if values and all(v is False for v in values) else None
+
+
+def _mentions_rocm(expr: str) -> bool:
+    return any(
+        _HIP_VAR.match(_VARREF.sub(r"\1", t).strip('"')) or _ROCM_WORD.match(t.strip('"'))
+        for t in _TOKEN.findall(expr.replace("(", " ").replace(")", " "))
+    )
+
+
+class _Branches:
+    """The open conditionals: per frame [line of the test that made it CUDA-only or 0,
+    an earlier branch is true on ROCm, all earlier branches are false on ROCm]."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[int]] = []
+        self.tested = False
+
+    def cuda_line(self) -> int:
+        for frame in self.stack:
+            if frame[0]:
+                return frame[0]
+        return 0
+
+    def open(self, value: bool | None, line: int) -> None:
+        taken = int(value is True)  # [3]: this branch is the one ROCm takes
+        self.stack.append([line if value is False else 0, taken, int(value is False), taken])
+
+    def other(self, value: bool | None, line: int, bare_else: bool = False) -> None:
+        """``elseif``/``else`` (value True for a bare else)."""
+        if not self.stack:
+            return
+        f = self.stack[-1]
+        f[3] = int(not f[1] and value is True and (f[2] or not bare_else))
+        if f[1] or value is False:  # an earlier branch is the one ROCm takes
+            f[0] = line
+        else:
+            f[0] = 0
+        f[1] = int(f[1] or value is True)
+        f[2] = int(f[2] and value is False)
+
+    def rocm_taken(self) -> bool:
+        """Inside branches that a ROCm build surely takes (``elseif(WITH_HIP)``)."""
+        return bool(self.stack) and all(f[3] for f in self.stack)
+
+    def close(self) -> None:
+        if self.stack:
+            self.stack.pop()
+
+
+def _expand(token: str, env: dict[str, list[tuple[str, bool, int]]]) -> list[tuple[str, bool, int]]:
+    token = token.strip('"')
+    whole = _VARREF.fullmatch(token)
+    if whole and whole.group(1) in env:
+        return list(env[whole.group(1)])
+    for var in _ROOT_VARS:
+        token = token.replace("${" + var + "}/", "").replace("${" + var + "}", "")
+    if "$" in token or not token:
+        return []
+    return [(token.lstrip("./") if token.startswith("./") else token, False, 0)]
+
+
+def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
+    """The source patterns a CMake file uses, whether it tests for ROCm/HIP at all, and the
+    lines of commands in branches ROCm never takes (first, last, line of the test)."""
+    code = _strip_comments(text)
+    env: dict[str, list[tuple[str, bool, int]]] = {}
+    uses: list[Use] = []
+    ranges: list[tuple[int, int, int]] = []
+    br = _Branches()
+    for m in _CMD.finditer(code):
+        cmd = m.group(1).lower()
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            depth += (code[i] == "(") - (code[i] == ")")
+            i += 1
+        args = code[m.end() : i - 1]
+        line = code.count("\n", 0, m.start()) + 1
+        if cmd in ("if", "elseif"):
+            br.tested = br.tested or _mentions_rocm(args)
+            value = cond_value(args)
+            (br.open if cmd == "if" else br.other)(value, line)
+            continue
+        if cmd == "else":
+            br.other(True, line, bare_else=True)
+            continue
+        if cmd == "endif":
+            br.close()
+            continue
+        if cmd in ("option", "set", "cmake_dependent_option") and _mentions_rocm(
+            args.split()[0] if args.split() else ""
+        ):
+            br.tested = True
+        if cmd == "enable_language" and "HIP" in args.upper():
+            br.tested = True
+        if cmd in _SKIP_CMDS:
+            continue
+        cl = br.cuda_line()
+        if cl:
+            ranges.append((line, line + args.count("\n"), cl))
+        tokens = _TOKEN.findall(args)
+        if cmd == "set" and tokens:
+            got = [t for tok in tokens[1:] for t in _expand(tok, env)]
+            env[tokens[0]] = [(p, c or bool(cl), ln or cl) for p, c, ln in got]
+            continue
+        if cmd == "list" and len(tokens) >= 3 and tokens[0].upper() == "REMOVE_ITEM":
+            if br.rocm_taken():  # the ROCm build takes these sources out: CUDA-only
+                gone = {p for tok in tokens[2:] for p, _, _ in _expand(tok, env)}
+                env[tokens[1]] = [
+                    (p, True, line) if p in gone else (p, c, ln)
+                    for p, c, ln in env.get(tokens[1], [])
+                ]
+            continue
+        if cmd == "list" and len(tokens) >= 3 and tokens[0].upper() == "APPEND":
+            got = [t for tok in tokens[2:] for t in _expand(tok, env)]
+            env.setdefault(tokens[1], []).extend((p, c or bool(cl), ln or cl) for p, c, ln in got)
+            continue
+        for tok in tokens:
+            for p, c, ln in _expand(tok, env):
+                if cmd == "add_subdirectory" or _SOURCEISH.search(p):
+                    uses.append(Use(p, c or bool(cl), ln or cl or line))
+    return uses, br.tested, ranges
+
+
+_MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
+_MAKE_SRC = textre.compile(r"[\w./*-]+\.(?:cu|cuh|cpp|cc|cxx|c)\b")
+
+
+def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
+    """The source files a Makefile names per branch, and whether it tests for ROCm/HIP."""
+    uses: list[Use] = []
+    ranges: list[tuple[int, int, int]] = []
+    br = _Branches()
+    lines = text.split("\n")
+    for n, raw in enumerate(lines, 1):
+        m = _MAKE_COND.match(raw)
+        if m:
+            kind, rest = m.group(1), m.group(2)
+            words = textre.findall(r"\$\((\w+)\)|\b(\w+)\b", rest)
+            names = [a or b for a, b in words]
+            if kind in ("ifdef", "ifndef"):
+                name = names[0] if names else ""
+                v = True if _HIP_VAR.match(name) else (False if _CUDA_VAR.match(name) else None)
+                br.tested = br.tested or bool(_HIP_VAR.match(name))
+                br.open(v if kind == "ifdef" or v is None else not v, n)
+            elif kind in ("ifeq", "ifneq"):
+                hip = any(_HIP_VAR.match(x) or _ROCM_WORD.match(x) for x in names)
+                cuda = any(_CUDA_VAR.match(x) or _NOT_ROCM_WORD.match(x) for x in names)
+                br.tested = br.tested or hip
+                v = True if hip and not cuda else (False if cuda and not hip else None)
+                if v is not None and (
+                    "1" not in names
+                    and "ON" not in names
+                    and "hip" not in [x.lower() for x in names]
+                    and "cuda" not in [x.lower() for x in names]
+                ):
+                    v = None
+                br.open(v if kind == "ifeq" or v is None else not v, n)
+            elif kind == "else":
+                br.other(True, n)
+            else:
+                br.close()
+            continue
+        cl = br.cuda_line()
+        if cl:
+            ranges.append((n, n, cl))
+        for s in _MAKE_SRC.findall(raw.split("#", 1)[0]):
+            uses.append(Use(s.lstrip("./") if s.startswith("./") else s, bool(cl), cl or n))
+    return uses, br.tested, ranges

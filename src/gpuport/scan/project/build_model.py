@@ -1,0 +1,371 @@
+"""The build model: which sources the project's ROCm build compiles, read statically.
+
+Every setup.py, CMake file and Makefile that tests for ROCm/HIP is read (see
+:mod:`build_setup_ast` and :mod:`build_cmake_model`; nothing is run). A native
+source that only CUDA-only branches use is *not built* for ROCm; a header
+in a folder whose sources are all CUDA-only is not built either, unless a ROCm
+branch uses that folder. Findings there are lowered to info by the engine with
+the evidence (``setup.py:285``).
+
+A folder below the root with packaging of its own (a setup.py, a pyproject.toml
+with ``[project]``/``[build-system]``, a CMakeLists.txt with ``project()``) is a
+*component*. A component whose packaging names NVIDIA-only technology (CUTLASS,
+CuTe DSL, sm90a, TensorRT) and never ROCm is NVIDIA-only by design: when the
+project has a ROCm route it is reported once, as "replace or drop".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from gpuport import textre
+from gpuport.scan.cxx_ints import nearest
+from gpuport.scan.model import ComponentInfo
+from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
+from gpuport.scan.project.build_setup_ast import Use, setup_uses
+
+__all__ = ["BuildModel", "Component", "build_model"]
+
+_NATIVE_SOURCE = textre.compile(r"\.(?:cu|cpp|cc|cxx|c\+\+)$")
+_NVIDIA_TECH = textre.compile(
+    r"cutlass|\bcute\b|sm_?90a|compute_90a|sm_?100a|tensorrt|trtllm|nvidia-cutlass-dsl"
+    r"|cuda-python|cuda\.bindings|nvshmem",
+    re.I,
+)
+_ROCM_TECH = textre.compile(r"rocm|\bhip\b|hipcc|is_hip|torch\.version\.hip|amdgpu|gfx9", re.I)
+
+
+Component = ComponentInfo
+
+
+@dataclass
+class BuildModel:
+    #: native file -> evidence ("setup.py:285: only in a branch ROCm does not take")
+    not_built: dict[str, str] = field(default_factory=dict)
+    #: build files that choose sources by platform, with the line that does it
+    rocm_builds: list[str] = field(default_factory=list)
+    components: list[Component] = field(default_factory=list)
+    #: build file -> [(first, last, evidence)]: lines in branches a ROCm build never takes
+    cuda_lines: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+
+    def line_not_built(self, rel: str, line: int | None) -> str | None:
+        """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
+        if line is None:
+            return None
+        for first, last, evidence in self.cuda_lines.get(rel, ()):
+            if first <= line <= last:
+                return evidence
+        return None
+
+    def component_of(self, rel: str) -> Component | None:
+        best: Component | None = None
+        for c in self.components:
+            if rel.startswith(c.path + "/") and (best is None or len(c.path) > len(best.path)):
+                best = c
+        return best
+
+
+def _glob_re(pattern: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return textre.compile("".join(out) + "$")
+
+
+def _norm(base: str, pattern: str) -> str | None:
+    pattern = pattern.replace("\\", "/").strip()
+    if not pattern or pattern.startswith("/") or "$" in pattern or "{" in pattern:
+        return None
+    parts: list[str] = [p for p in base.split("/") if p] if base else []
+    for part in pattern.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    full = "/".join(parts)
+    return full if full and full not in ("*", "**") else None
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    full: str
+    regex: re.Pattern[str] | None  # for globs
+    is_dir: bool
+    cuda_only: bool
+    evidence: str
+
+    def match(self, rel: str) -> bool:
+        if self.regex is not None:
+            return bool(self.regex.match(rel))
+        if self.is_dir:
+            return rel.startswith(self.full + "/")
+        return rel == self.full
+
+
+def _patterns(build_file: str, uses: Iterable[Use]) -> list[_Pattern]:
+    base = build_file.rsplit("/", 1)[0] if "/" in build_file else ""
+    out: list[_Pattern] = []
+    for u in uses:
+        full = _norm(base, u.pattern)
+        if full is None:
+            continue
+        is_glob = "*" in full or "?" in full
+        is_dir = not is_glob and not PurePosixPath(full).suffix
+        out.append(
+            _Pattern(
+                full=full,
+                regex=_glob_re(full) if is_glob else None,
+                is_dir=is_dir,
+                cuda_only=u.cuda_only,
+                evidence=f"{build_file}:{u.line}",
+            )
+        )
+    return out
+
+
+def _is_packaging(rel: str, text: str) -> bool:
+    name = rel.rsplit("/", 1)[-1].lower()
+    if name == "setup.py":
+        return "setup(" in text or "Extension(" in text
+    if name == "pyproject.toml":
+        return "[project]" in text or "[build-system]" in text
+    if name == "cmakelists.txt":
+        return textre.search(r"^\s*project\s*\(", text, re.M | re.I) is not None
+    return False
+
+
+def build_model(
+    files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]] | None = None
+) -> BuildModel:
+    """``files``: build and packaging files (relative path -> text); ``native``: every
+    CUDA/C++ file of the scan; ``includes``: the header names each native file includes."""
+    model = BuildModel()
+    patterns: list[_Pattern] = []
+    for rel, text in files.items():
+        name = rel.rsplit("/", 1)[-1].lower()
+        if name == "setup.py":
+            uses, tested, ranges = setup_uses(text)
+        elif name == "cmakelists.txt" or name.endswith(".cmake"):
+            uses, tested, ranges = cmake_uses(text)
+        elif name in ("makefile", "gnumakefile") or name.endswith(".mk"):
+            uses, tested, ranges = make_uses(text)
+        else:
+            continue
+        if tested:
+            model.rocm_builds.append(rel)
+            if ranges:
+                model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
+            patterns += _patterns(rel, uses)
+    if patterns:
+        _mark_not_built(model, patterns, list(native), includes or {})
+    model.components = _components(files, set(model.rocm_builds))
+    if isinstance(native, Mapping):
+        taken = [c.path + "/" for c in model.components]
+        model.components += [
+            c
+            for c in _cutlass_folders(native, includes or {})
+            if not any((c.path + "/").startswith(t) or t.startswith(c.path + "/") for t in taken)
+            # a folder the ROCm build already leaves out has nothing to replace or drop
+            and not all(
+                r in model.not_built or _host_binding(r, native[r])
+                for r in native
+                if r.startswith(c.path + "/")
+            )
+        ]
+    return model
+
+
+_CUTLASS_USE = textre.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")
+_MIN_KERNEL_FILES = 3
+_DEVICE_CODE = textre.compile(r"__global__|__device__|<<<|\bthreadIdx\b")
+
+
+def _host_binding(rel: str, text: str) -> bool:
+    """A host-only C++ source (the torch binding of an op): no device code of its own."""
+    return rel.endswith((".cpp", ".cc", ".cxx")) and _DEVICE_CODE.search(text) is None
+
+
+def _cutlass_folders(
+    native: Mapping[str, str], includes: dict[str, frozenset[str]]
+) -> list[Component]:
+    """Folders whose every CUDA/C++ file builds on CUTLASS/CuTe, directly or through a header
+    of the project that does, beside at most host-only bindings (DeepSpeed's Evoformer op:
+    its .cu entry points include CUTLASS kernel headers, its attention.cpp only declares
+    them to torch): kernels written on an NVIDIA-only library, which a ROCm build can only
+    replace or leave out. The topmost such folder with a CUTLASS .cu source and at least
+    three files is one NVIDIA-only component."""
+    uses = {rel for rel, text in native.items() if "cut" in text and _CUTLASS_USE.search(text)}
+    if not uses:
+        return []
+    owners: dict[str, list[str]] = {}
+    for rel in native:
+        owners.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    changed = True
+    while changed:  # a file that includes one that uses CUTLASS uses it too
+        changed = False
+        for rel in native:
+            if rel in uses:
+                continue
+            for name in includes.get(rel, frozenset()):
+                if nearest(rel, owners.get(name, [])) & uses:
+                    uses.add(rel)
+                    changed = True
+                    break
+    by_folder: dict[str, list[str]] = {}
+    for rel in native:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            by_folder.setdefault("/".join(parts[:i]), []).append(rel)
+    found: list[Component] = []
+    for folder in sorted(by_folder, key=lambda f: f.count("/")):
+        inside = by_folder[folder]
+        if any(folder.startswith(c.path + "/") for c in found):
+            continue
+        if (
+            len(inside) >= _MIN_KERNEL_FILES
+            and all(r in uses or _host_binding(r, native[r]) for r in inside)
+            and any(r.endswith(".cu") and r in uses for r in inside)
+        ):
+            found.append(
+                Component(
+                    path=folder,
+                    packaging="",
+                    nvidia_only=True,
+                    builds_native=True,
+                    evidence=f"all {len(inside)} of its C/C++ files build on CUTLASS/CuTe",
+                )
+            )
+    return found
+
+
+def _mark_not_built(
+    model: BuildModel,
+    patterns: list[_Pattern],
+    native: list[str],
+    includes: dict[str, frozenset[str]],
+) -> None:
+    cuda_dirs: dict[str, str] = {}
+    unmatched: list[str] = []
+    for rel in native:
+        hits = [p for p in patterns if p.match(rel) and not (p.is_dir and not p.cuda_only)]
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if not hits:
+            unmatched.append(rel)
+        elif all(p.cuda_only for p in hits):
+            model.not_built[rel] = hits[0].evidence
+            if _NATIVE_SOURCE.search(rel):
+                cuda_dirs.setdefault(folder, hits[0].evidence)
+    rocm_dir_patterns = [p for p in patterns if p.is_dir and not p.cuda_only]
+    candidates: dict[str, str] = {}
+    for rel in unmatched:  # headers and unlisted files: follow their folder
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if folder in cuda_dirs and not any(p.match(rel) for p in rocm_dir_patterns):
+            candidates[rel] = cuda_dirs[folder]
+    # a header that a file the ROCm build compiles includes is compiled too
+    live = [r for r in native if r not in model.not_built and r not in candidates]
+    wanted: set[str] = set()
+    for r in live:
+        wanted |= includes.get(r, frozenset())
+    changed = True
+    while changed and candidates:
+        changed = False
+        for rel in list(candidates):
+            if rel.rsplit("/", 1)[-1] in wanted:
+                del candidates[rel]
+                wanted |= includes.get(rel, frozenset())
+                changed = True
+    model.not_built.update(candidates)
+    _headers_of_unbuilt(model, unmatched, native, includes)
+
+
+def _headers_of_unbuilt(
+    model: BuildModel, unmatched: list[str], native: list[str], includes: dict[str, frozenset[str]]
+) -> None:
+    """A header that only files the ROCm build does not compile include is not compiled
+    either (a ``cutlass_extensions/common.h`` beside CUDA-only kernels), followed until
+    nothing changes. A header nothing includes, or one a compiled file includes, stays."""
+    headers = [r for r in unmatched if r not in model.not_built and not _NATIVE_SOURCE.search(r)]
+    if not headers:
+        return
+    owners: dict[str, list[str]] = {}
+    for r in native:
+        owners.setdefault(r.rsplit("/", 1)[-1], []).append(r)
+    includers: dict[str, list[str]] = {}
+    for r in native:  # an include names a file; of several so named, the nearest one
+        for name in includes.get(r, frozenset()):
+            for header in nearest(r, owners.get(name, [])):
+                includers.setdefault(header, []).append(r)
+    changed = True
+    while changed:
+        changed = False
+        for rel in headers:
+            if rel in model.not_built:
+                continue
+            by = [r for r in includers.get(rel, []) if r != rel]
+            if by and all(r in model.not_built for r in by):
+                model.not_built[rel] = f"{model.not_built[by[0]]} (only {by[0]} includes it)"
+                changed = True
+
+
+_NATIVE_BUILD = textre.compile(
+    r"\b(?:Extension|cuda_add_library|add_library|pybind11_add_module)\s*\("
+    r"|\b(?:CUDAExtension|CppExtension)\b"  # also `ext = CUDAExtension; ext(...)`
+    r"|LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA"
+)
+
+
+def _components(files: dict[str, str], rocm_builds: set[str]) -> list[Component]:
+    found: dict[str, Component] = {}
+    texts: dict[str, list[str]] = {}
+    for rel, text in files.items():
+        if "/" not in rel:
+            continue
+        folder = rel.rsplit("/", 1)[0]
+        texts.setdefault(folder, []).append(text)
+        if folder in found or not _is_packaging(rel, text):
+            continue
+        found[folder] = Component(path=folder, packaging=rel, nvidia_only=False, evidence="")
+    out = []
+    for folder, comp in sorted(found.items()):
+        joined = "\n".join(texts.get(folder, []))
+        comp = comp.model_copy(
+            update={
+                "builds_native": _NATIVE_BUILD.search(joined) is not None,
+                "rocm_build": any(
+                    b.startswith(folder + "/") and b.count("/") == folder.count("/") + 1
+                    for b in rocm_builds
+                ),
+            }
+        )
+        nv = _NVIDIA_TECH.search(joined)
+        if nv and not _ROCM_TECH.search(joined):
+            comp = comp.model_copy(
+                update={
+                    "nvidia_only": True,
+                    "evidence": f"{comp.packaging} names {nv.group()!r} and never ROCm/HIP",
+                }
+            )
+        out.append(comp)
+    return out

@@ -1,0 +1,470 @@
+"""Which sources a setup.py builds for ROCm, read statically with :mod:`ast` (never run).
+
+A setup.py that builds for both vendors chooses its source lists with a test on
+the platform: ``if IS_ROCM:``, ``if not SKIP_CUDA_BUILD and not IS_ROCM:``,
+``if use_cuda:`` (``use_cuda = torch.version.cuda and CUDA_HOME is not None``),
+``HIP_BUILD = bool(torch.version.hip)``, ``BUILD_TARGET == "rocm"``. This module
+follows the statements in source order, gives each branch its value on a ROCm
+build (true, false or unknown), and records every path or glob pattern that
+reaches a call (``CUDAExtension(sources=...)``, ``sources += ...``,
+``x.extend(...)``) with the branch it was used in. A pattern used only in
+branches that are false on ROCm is a CUDA-only source.
+
+It answers only for a setup.py that tests the platform for ROCm/HIP at least
+once; a CUDA-only setup.py has no ROCm build to model.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gpuport import textre
+
+__all__ = ["Use", "rocm_value", "setup_uses"]
+
+#: A name or dotted name that is true on a ROCm build.
+_ROCM_NAME = textre.compile(
+    r"(?:^|\.)(?!(?:skip|no|disable|without)_)(?:[A-Za-z0-9]+_)*?(?:rocm|hip)(?:_(?:build|extension|"
+    r"pytorch|available|enabled|home|path))?$|torch\.version\.hip$",
+    re.I,
+)
+#: A name or dotted name that is false (None, unset) on a ROCm build.
+_CUDA_NAME = textre.compile(
+    r"(?:^|\.)(?:is_|use_|build_|with_|enable_|for_)?cuda(?:_(?:only|home))?$"
+    r"|torch\.version\.cuda$",
+    re.I,
+)
+_ROCM_WORD = textre.compile(r"^(?:rocm|hip|amd|hipcc)$", re.I)
+_OTHER_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|hpu|sycl|cu\d+)$", re.I)
+_SOURCEISH = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|[*]|/")
+
+
+@dataclass(frozen=True)
+class Use:
+    """A path pattern that reached the build, relative to the setup.py's folder."""
+
+    pattern: str
+    cuda_only: bool  # used only where the ROCm build never goes
+    line: int  # the test that makes it CUDA-only (or the use site)
+
+
+@dataclass
+class _State:
+    env: dict[str, list[tuple[str, bool, int]]] = field(default_factory=dict)
+    flags: dict[str, bool | None] = field(default_factory=dict)
+    uses: list[Use] = field(default_factory=list)
+    tested: bool = False  # a test on the platform was seen
+    #: (first line, last line, line of the test) of every branch ROCm never takes
+    cuda_ranges: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    return None
+
+
+#: ``flags[NONE_KEY + name]`` is True when ``name`` is still None on a ROCm build
+#: (``cutlass_sources = None``, set to a list only in a CUDA-only branch)
+NONE_KEY = "<None>:"
+
+
+def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> bool | None:
+    """The truth of a test on a ROCm build: True, False, or None when it does not say."""
+    flags = flags or {}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = rocm_value(node.operand, flags)
+        return None if v is None else not v
+    if isinstance(node, ast.BoolOp):
+        values = [rocm_value(v, flags) for v in node.values]
+        if isinstance(node.op, ast.And):
+            if False in values:
+                return False
+            return True if all(v is True for v in values) else None
+        if True in values:
+            return True
+        return False if all(v is False for v in values) else None
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func) or ""
+        if name in ("bool", "str", "len") and node.args:
+            return rocm_value(node.args[0], flags)
+        last = name.rsplit(".", 1)[-1]
+        if _ROCM_NAME.search(last) or last in ("is_rocm_pytorch", "is_hip"):
+            return True
+        return None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if isinstance(right, ast.Constant) and right.value is None:
+            if isinstance(left, ast.Name) and flags.get(NONE_KEY + left.id):
+                return isinstance(op, ast.Is | ast.Eq)  # still None on ROCm
+            v = rocm_value(left, flags)
+            if v is None:
+                return None
+            return v if isinstance(op, ast.IsNot | ast.NotEq) else not v
+        for a, b in ((left, right), (right, left)):
+            if isinstance(b, ast.Constant) and isinstance(b.value, str):
+                word = b.value.strip()
+                if _ROCM_WORD.match(word):
+                    v = True
+                elif _OTHER_WORD.match(word) and _platformish(a):
+                    v = False
+                else:
+                    continue
+                if isinstance(op, ast.Eq):
+                    return v
+                if isinstance(op, ast.NotEq):
+                    return not v if v else None
+        return None
+    dotted = _dotted(node)
+    if dotted is None:
+        return None
+    if dotted in flags:
+        return flags[dotted]
+    if _ROCM_NAME.search(dotted):
+        return True
+    if _CUDA_NAME.search(dotted):
+        return False
+    return None
+
+
+def _platformish(node: ast.expr) -> bool:
+    name = (_dotted(node) or "").lower()
+    return any(w in name for w in ("target", "backend", "platform", "device", "gpu", "vendor"))
+
+
+def _mentions_rocm(node: ast.expr) -> bool:
+    for sub in ast.walk(node):
+        name = _dotted(sub) if isinstance(sub, ast.Name | ast.Attribute) else None
+        if name and _ROCM_NAME.search(name):
+            return True
+        if (
+            isinstance(sub, ast.Constant)
+            and isinstance(sub.value, str)
+            and _ROCM_WORD.match(sub.value.strip())
+        ):
+            return True
+    return False
+
+
+def _later_rocm_branch(orelse: list[ast.stmt], flags: dict[str, bool | None]) -> bool:
+    """Whether an ``elif`` later in this chain tests for a ROCm build (true or unknown, but
+    naming ROCm/HIP): the branches before it are the CUDA side."""
+    while len(orelse) == 1 and isinstance(orelse[0], ast.If):
+        test = orelse[0].test
+        if _mentions_rocm(test) and rocm_value(test, flags) is not False:
+            return True
+        orelse = orelse[0].orelse
+    return False
+
+
+def _join(parts: list[list[str] | None]) -> list[str] | None:
+    out = [""]
+    for part in parts:
+        if part is None:
+            return None
+        out = [f"{a}/{b}" if a and b else (a or b) for a in out for b in part]
+    return out
+
+
+class _Eval:
+    """Path patterns an expression can stand for ("" is the setup.py's folder)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
+        """Patterns with (cuda_only, line) when a name carries them from earlier lines."""
+        if isinstance(node, ast.Name) and node.id in self.state.env:
+            return list(self.state.env[node.id])
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return [t for e in node.elts for t in self.tagged(e)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.tagged(node.left), self.tagged(node.right)
+            if left or right:
+                return left + right
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            return self.tagged(node.left)
+        if isinstance(node, ast.Call) and _dotted(node.func) in ("list", "set", "sorted", "tuple"):
+            return self.tagged(node.args[0]) if node.args else []
+        return [(p, False, 0) for p in self.paths(node) or []]
+
+    def paths(self, node: ast.expr) -> list[str] | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value.strip().lstrip("./") if node.value.startswith("./") else node.value]
+        if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(node)):
+            return [""]
+        if isinstance(node, ast.Name):
+            got = self.state.env.get(node.id)
+            return [p for p, _, _ in got] if got else None
+        if isinstance(node, ast.JoinedStr):
+            text = [""]
+            for piece in node.values:
+                if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+                    text = [t + piece.value for t in text]
+                elif isinstance(piece, ast.FormattedValue):
+                    parts = self.paths(piece.value)
+                    if parts is None or len(parts) != 1:
+                        parts = ["*"]  # a loop variable: any name there
+                    text = [t + g for t in text for g in parts]
+            return [textre.sub(r"\*+", "*", t) for t in text if t.strip("*/")]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add):
+            left, right = self.paths(node.left), self.paths(node.right)
+            if left is None or right is None:
+                return None
+            if isinstance(node.op, ast.Add):
+                return [a + b for a in left for b in right]
+            return _join([left, right])
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            return self.paths(node.elt)
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            out: list[str] = []
+            for e in node.elts:
+                out += self.paths(e) or []
+            return out
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            if name.endswith("path.join") or last in ("Path", "PurePath", "PosixPath"):
+                return _join([self.paths(a) for a in node.args]) if node.args else [""]
+            if last in ("glob", "iglob", "rglob"):
+                if (
+                    isinstance(node.func, ast.Attribute)
+                    and last in ("glob", "rglob")
+                    and (_dotted(node.func.value) not in ("glob",))
+                ):
+                    base = self.paths(node.func.value)
+                    pat = self.paths(node.args[0]) if node.args else None
+                    if base is None or pat is None:
+                        return None
+                    if last == "rglob":
+                        pat = ["**/" + p for p in pat]
+                    return _join([base, pat])
+                return self.paths(node.args[0]) if node.args else None
+            if last in ("list", "sorted", "set", "tuple", "abspath", "realpath", "resolve"):
+                return self.paths(node.args[0]) if node.args else None
+            if isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "resolve",
+                "absolute",
+                "as_posix",
+            ):
+                return self.paths(node.func.value)
+            if last in ("dirname", "getcwd"):
+                return [""]
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            return [""]
+        return None
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.state = _State()
+        self.ev = _Eval(self.state)
+        self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
+        #: function name -> (first, last line); its call sites -> [CUDA-only test line or 0]
+        self.functions: dict[str, tuple[int, int]] = {}
+        self.calls: dict[str, list[int]] = {}
+        #: constant booleans assigned outside any platform branch: name -> value
+        self.defaults: dict[str, bool | None] = {}
+        #: names set to None outside any platform branch (and nothing else there)
+        self.none_defaults: set[str] = set()
+        self.assigned: set[str] = set()  # names assigned outside CUDA-only branches
+        self.varied: set[str] = set()  # ... and of those, given something not constant
+
+    def block(self, body: list[ast.stmt], cuda_line: int, on_rocm: bool = False) -> None:
+        for stmt in body:
+            self.stmt(stmt, cuda_line, on_rocm)
+
+    def stmt(self, node: ast.stmt, cuda_line: int, on_rocm: bool = False) -> None:
+        st = self.state
+        for expr in (getattr(node, "test", None), getattr(node, "iter", None)):
+            if isinstance(expr, ast.expr):  # calls in a test or loop header count as calls
+                for sub in ast.walk(expr):
+                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                        self.calls.setdefault(sub.func.id, []).append(cuda_line)
+        if isinstance(node, ast.If):
+            if _mentions_rocm(node.test):
+                st.tested = True
+            v = rocm_value(node.test, st.flags)
+            if v is None and _later_rocm_branch(node.orelse, st.flags):
+                v = False  # `if <cuda build>: ... elif <ROCm build>:` -- ROCm takes the elif
+            for body, off in ((node.body, v is False), (node.orelse, v is True)):
+                if off and not cuda_line and body:
+                    end = getattr(body[-1], "end_lineno", None) or body[-1].lineno
+                    st.cuda_ranges.append((body[0].lineno, end, node.lineno))
+            self.unknown += v is None
+            self.block(node.body, cuda_line or (node.lineno if v is False else 0), v is True)
+            self.block(node.orelse, cuda_line or (node.lineno if v is True else 0), v is False)
+            self.unknown -= v is None
+            return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = getattr(node, "end_lineno", None) or node.lineno
+            self.functions[node.name] = (node.lineno, end)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self.block(node.body, cuda_line, on_rocm)
+            return
+        if isinstance(node, ast.For | ast.While | ast.With | ast.AsyncFor | ast.AsyncWith):
+            self.block(node.body, cuda_line, on_rocm)
+            self.block(getattr(node, "orelse", []), cuda_line, on_rocm)
+            return
+        if isinstance(node, ast.Try):
+            for part in (node.body, node.orelse, node.finalbody):
+                self.block(part, cuda_line, on_rocm)
+            for h in node.handlers:
+                self.block(h.body, cuda_line, on_rocm)
+            return
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if _mentions_rocm(node.value):
+                st.tested = True
+            self._defaults_kept(targets, node.value, cuda_line)
+            flag = rocm_value(node.value, st.flags)
+            tags = self._tag(self.ev.tagged(node.value), cuda_line)
+            for t in targets:
+                name = _dotted(t)
+                if name and isinstance(t, ast.Name | ast.Attribute):
+                    if not isinstance(node.value, ast.Constant):
+                        if flag is not None or not _ROCM_NAME.search(name):
+                            st.flags[name] = flag  # an opt-in ROCm toggle stays on for ROCm
+                    elif on_rocm and isinstance(node.value.value, bool):
+                        st.flags[name] = node.value.value  # `SKIP_CUDA_BUILD = True` for ROCm
+                    elif isinstance(node.value.value, bool):
+                        self._constant(name, node.value.value, cuda_line)
+                    if tags:
+                        st.env[name] = tags
+            self._calls(node.value, cuda_line)
+            return
+        if isinstance(node, ast.AugAssign):
+            name = _dotted(node.target)
+            if name:
+                st.env.setdefault(name, []).extend(self._tag(self.ev.tagged(node.value), cuda_line))
+            self._calls(node.value, cuda_line)
+            return
+        if isinstance(node, ast.Expr):
+            call = node.value
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in ("append", "extend", "add", "update")
+                and call.args
+            ):
+                name = _dotted(call.func.value)
+                if name:
+                    got = self._tag(self.ev.tagged(call.args[0]), cuda_line)
+                    st.env.setdefault(name, []).extend(got)
+            self._calls(node.value, cuda_line)
+            return
+        for sub in ast.iter_child_nodes(node):
+            if isinstance(sub, ast.expr):
+                self._calls(sub, cuda_line)
+
+    def _defaults_kept(self, targets: Sequence[ast.expr], value: ast.expr, cuda_line: int) -> None:
+        """A name given a constant (``False``, ``None``) outside every platform branch and
+        anything else only in CUDA-only branches keeps that constant on ROCm, also when the
+        CUDA branch sets it from a call or a tuple (``a, b = get_flags()``)."""
+        names = [
+            n.id
+            for t in targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        ]
+        st = self.state
+        is_none = isinstance(value, ast.Constant) and value.value is None
+        for name in names:
+            if cuda_line:
+                if (
+                    self.defaults.get(name) is not None
+                    and not isinstance(value, ast.Constant)
+                    and name not in self.varied
+                ):
+                    st.flags[name] = self.defaults[name]
+                if name in self.none_defaults:
+                    st.flags[NONE_KEY + name] = True
+            elif is_none and len(names) == 1 and not self.unknown and name not in self.assigned:
+                self.none_defaults.add(name)
+            else:
+                self.none_defaults.discard(name)
+                st.flags.pop(NONE_KEY + name, None)
+            if not cuda_line:
+                self.assigned.add(name)
+                if not isinstance(value, ast.Constant):
+                    self.varied.add(name)
+
+    def _constant(self, name: str, value: bool, cuda_line: int) -> None:
+        """``use_cutlass = False`` then ``use_cutlass = True`` only in a CUDA-only branch:
+        on ROCm it keeps its default. Set anywhere else, it is unknown."""
+        st = self.state
+        if cuda_line:
+            default = self.defaults.get(name)
+            if default is not None and default != value:
+                st.flags[name] = default
+        elif self.unknown:
+            self.defaults[name] = None
+            st.flags[name] = None
+        elif name not in self.defaults:
+            self.defaults[name] = value
+        elif self.defaults[name] != value:
+            self.defaults[name] = None
+            st.flags[name] = None
+
+    @staticmethod
+    def _tag(tags: list[tuple[str, bool, int]], cuda_line: int) -> list[tuple[str, bool, int]]:
+        if not cuda_line:
+            return tags
+        return [(p, True, line if c else cuda_line) for p, c, line in tags]
+
+    def _calls(self, node: ast.expr, cuda_line: int) -> None:
+        """Every argument of a call here is a use of the patterns it holds (not the
+        arguments of calls that only build or test a path)."""
+        todo: list[ast.AST] = [node]
+        while todo:
+            sub = todo.pop()
+            if not isinstance(sub, ast.Call):
+                todo.extend(ast.iter_child_nodes(sub))
+                continue
+            fn = (_dotted(sub.func) or "").rsplit(".", 1)[-1]
+            if isinstance(sub.func, ast.Name):
+                self.calls.setdefault(sub.func.id, []).append(cuda_line)
+            if fn in _NOT_USES:
+                continue
+            args = list(sub.args) + [k.value for k in sub.keywords]
+            for arg in args:
+                for p, c, line in self._tag(self.ev.tagged(arg), cuda_line):
+                    if p and _SOURCEISH.search(p):
+                        self.state.uses.append(Use(p, c, line or sub.lineno))
+            todo.extend(args)
+
+
+_NOT_USES = frozenset(
+    {"join", "Path", "PurePath", "glob", "iglob", "rglob", "dirname", "abspath", "realpath",
+     "exists", "isdir", "isfile", "listdir", "walk", "open", "remove", "print", "copy",
+     "copyfile", "rename", "run", "check_output", "check_call", "getenv", "get", "format",
+     "replace", "startswith", "endswith", "split", "relpath", "basename", "list", "sorted",
+     "set", "tuple", "len", "any", "all", "bool", "str"}
+)  # fmt: skip
+
+
+def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
+    """The path patterns this setup.py uses, whether it tests for ROCm at all, and the line
+    ranges of the branches a ROCm build never takes (first, last, line of the test)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
+        return [], False, []
+    w = _Walker()
+    try:
+        w.block(tree.body, 0)
+    except RecursionError:
+        return [], False, []
+    ranges = list(w.state.cuda_ranges)
+    for name, (first, last) in w.functions.items():  # a helper only CUDA-only code calls
+        sites = w.calls.get(name, [])
+        if sites and all(sites):
+            ranges.append((first, last, sites[0]))
+    return w.state.uses, w.state.tested, ranges

@@ -1,0 +1,144 @@
+"""Preprocessor facts the project states about itself, gathered before the rules run.
+
+* **Macros hip-clang never defines.** A project macro defined only inside a
+  branch that only NVIDIA's compiler sees (``#if __CUDA_ARCH__ >= 530`` /
+  ``#define PTX_AVAILABLE``) is undefined on every ROCm pass, so code under
+  ``#ifdef PTX_AVAILABLE`` is not compiled for ROCm. Followed twice, so a macro
+  defined under such a macro counts too. A macro also defined anywhere else does
+  not count.
+* **Shims.** A CUDA warp intrinsic the project redefines inside a ROCm branch
+  (``#ifdef USE_ROCM`` / ``#define __shfl_xor_sync(mask, v, l) __shfl_xor(v, l)``,
+  or a ``__device__`` function of that name) makes its call sites safe: the
+  rules lower them to info and name the shim. A header the project includes only
+  inside ROCm branches (ggml's ``vendors/hip.h``) is a ROCm branch as a whole: every
+  CUDA-style ``__name`` it defines (``__vsubss4``) is a shim.
+* **Integer constants.** ``#define WARP_SIZE 32`` or ``constexpr int kTile = 32;``
+  anywhere in the project gives the name its value, when every definition of the
+  name agrees (a ``#define WARP_SIZE 64`` in a ROCm branch, or one from
+  ``ROCM_WAVEFRONT_SIZE``, leaves it unknown). The warp rules use it to tell a
+  ``tiled_partition<WARP_SIZE>`` of 32 threads from a hardware wavefront.
+
+Only text is read (never compiled or run); each file is lexed only when it
+defines a macro next to a ``__CUDA_ARCH__`` test or a ROCm macro.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpuport import textre
+from gpuport.scan.cxx import ROCM_MACRO, lex
+from gpuport.scan.cxx_cond import nvidia_only_lines
+from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
+from gpuport.scan.project.cxx_includes import include_sides
+
+__all__ = ["CxxFacts", "cxx_facts", "includes_of"]
+
+_DEFINE = textre.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)", re.M)
+_INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+_SHIM_NAME = r"__(?:shfl\w*|\w+_sync|activemask|ballot\w*|lanemask\w*|syncwarp)"
+_SHIM_DEFINE = textre.compile(rf"^[ \t]*\#[ \t]*define[ \t]+({_SHIM_NAME})\b", re.M)
+_SHIM_FUNC = textre.compile(rf"\b({_SHIM_NAME})\s*\([^;{{)]*\)\s*(?:const\s*)?\{{")
+# In a header only a ROCm branch includes (ggml's vendors/hip.h), any CUDA-style ``__name``
+# it defines is a shim: __vsubss4, __shfl_xor_sync ...
+_ANY_DEFINE = textre.compile(r"^[ \t]*\#[ \t]*define[ \t]+(__[a-z]\w*)\b", re.M)
+_ANY_FUNC = textre.compile(r"\b(__[a-z]\w*)\s*\([^;{)]*\)\s*(?:const\s*)?\{")
+
+
+@dataclass(frozen=True)
+class CxxFacts:
+    #: project macros hip-clang never defines -> where they are defined ("file:line")
+    false_macros: dict[str, str] = field(default_factory=dict)
+    #: CUDA intrinsics the project redefines for ROCm -> where ("file:line")
+    shims: dict[str, str] = field(default_factory=dict)
+    #: headers included only in branches a ROCm build takes -> the include ("file:line")
+    rocm_only: dict[str, str] = field(default_factory=dict)
+    #: headers included only in branches a ROCm build never takes -> the include
+    not_on_rocm: dict[str, str] = field(default_factory=dict)
+    #: names every definition in the project gives the same integer -> that integer
+    ints: dict[str, int] = field(default_factory=dict)
+    #: (header, name) of a ``#define WARP_SIZE 32`` used only as a 32-thread tile's size
+    tile_defines: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def false_names(self) -> frozenset[str]:
+        return frozenset(self.false_macros)
+
+
+def includes_of(text: str) -> frozenset[str]:
+    """The file names (last path part) a C/C++ file includes."""
+    if "include" not in text:
+        return frozenset()
+    return frozenset(m.group(1).rsplit("/", 1)[-1] for m in _INCLUDE.finditer(text))
+
+
+_SHIM_HINT = textre.compile(_SHIM_NAME + r"\s*\(")
+_SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__syncwarp")
+_ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
+
+
+def cxx_facts(texts: dict[str, str], includes: dict[str, frozenset[str]] | None = None) -> CxxFacts:
+    """Facts from every CUDA/C++ file of the project (relative path -> text; ``includes``:
+    the header names each includes, when the caller has them)."""
+    shims: dict[str, str] = {}
+    values: dict[str, set[str]] = {}
+    live: set[str] = set()
+    arch_files: list[tuple[str, str]] = []
+    sides = include_sides(texts)
+    rocm_only = sides.rocm_only
+    for rel, text in texts.items():
+        for name, vals in int_constants(text).items():
+            values.setdefault(name, set()).update(vals)
+        has_define = "define" in text
+        arch = has_define and "__CUDA_ARCH__" in text
+        whole = rel in rocm_only  # every line of it is on ROCm's side
+        shim = whole or (
+            any(w in text for w in _SHIM_WORDS)
+            and any(w in text for w in _ROCM_WORDS)
+            and ROCM_MACRO.search(text) is not None
+            and _SHIM_HINT.search(text) is not None
+        )
+        if not arch and not shim:
+            if has_define:
+                live.update(_DEFINE.findall(text))
+            continue
+        src = lex(text)
+        if shim:
+            pats = (_ANY_DEFINE, _ANY_FUNC) if whole else (_SHIM_DEFINE, _SHIM_FUNC)
+            for pat in pats:
+                for m in pat.finditer(src.code):
+                    line = src.line_of(m.start())
+                    if whole or src.guarded(line):
+                        shims.setdefault(m.group(1), f"{rel}:{line}")
+        if arch:
+            arch_files.append((rel, text))
+        elif has_define:
+            live.update(_DEFINE.findall(src.code))
+    false: dict[str, str] = {}
+    lexed = {rel: lex(text) for rel, text in arch_files}
+    for _ in range(2):  # a macro defined under a false macro is false too
+        in_nv: dict[str, str] = {}
+        round_live = set(live)
+        for rel, src in lexed.items():
+            nv = nvidia_only_lines(src.directives, src.line_count, frozenset(false))
+            for m in _DEFINE.finditer(src.code):
+                line = src.line_of(m.start())
+                if nv is not None and 0 < line < len(nv) and nv[line]:
+                    in_nv.setdefault(m.group(1), f"{rel}:{line}")
+                elif not src.dead(line):
+                    round_live.add(m.group(1))
+        new = {n: where for n, where in in_nv.items() if n not in round_live}
+        if new == false:
+            break
+        false = new
+    ints = known_ints(values)
+    tiles = tile_only_defines(texts, includes_of, ints, includes)
+    return CxxFacts(
+        false_macros=false,
+        shims=shims,
+        rocm_only=rocm_only,
+        not_on_rocm=sides.not_on_rocm,
+        ints=ints,
+        tile_defines=tiles,
+    )

@@ -1,0 +1,346 @@
+"""Which files a scan reads, and reading them safely.
+
+Classification is by name only; nothing in the project is imported or run.
+Reading never raises: a file that is binary, too large, not UTF-8, unreadable
+or a symlink loop comes back as a reason to skip it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from gpuport import fileio, textre
+from gpuport.models import GpuportError
+from gpuport.scan.project.gitindex import GitFacts, git_facts
+from gpuport.scan.rules.base import FileKind
+
+if TYPE_CHECKING:  # pathspec is imported where a .gitignore or --exclude needs it
+    import pathspec
+
+NATIVE_SUFFIXES = {
+    ".cu",
+    ".cuh",
+    ".cpp",
+    ".cc",
+    ".cxx",
+    ".c++",
+    ".h",
+    ".hpp",
+    ".hh",
+    ".hxx",
+    ".inl",
+}
+GPU_BINARY_SUFFIXES = {".cubin", ".fatbin", ".ptx"}
+_REQUIREMENTS = textre.compile(r"^(requirements|constraints|reqs)([-_.][\w.-]*)?\.(txt|in)$", re.I)
+_REQ_DIR_FILE = textre.compile(r".*\.(txt|in)$")
+_DOCKERFILE = textre.compile(
+    r"^(dockerfile|containerfile)([-_.][\w.-]*)?$|.*\.(dockerfile|containerfile)$", re.I
+)
+_COMPOSE = textre.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
+_CONDA = textre.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
+_MAKEFILE = textre.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
+
+# Folders never entered and not worth a line in the report: version control and caches
+# (every other folder whose name starts with a dot is treated the same way).
+SILENT_DIRS = {"__pycache__", "CVS", "_darcs"}
+# Someone else's code: skipped (and listed) unless --include-vendored.
+VENDORED_DIRS = {
+    "third_party", "third-party", "thirdparty", "vendor", "vendored", "external", "extern",
+    "3rdparty", "_vendor", "_vendored",
+}  # fmt: skip
+# (A folder named ``submodules`` is vendored only where .gitmodules says so: see gitindex.)
+INSTALLED_DIRS = {"site-packages", "dist-packages", "node_modules"}
+ENV_NAMES = {"venv", "env", "virtualenv", "pyenv", "conda-env"}
+BUILD_NAMES = {"build", "dist", "_build"}
+PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt")
+
+DEFAULT_MAX_BYTES = fileio.LIMIT_SOURCE
+
+
+def classify(rel_path: str) -> FileKind | None:
+    """The kind of a file from its path relative to the root, or None to ignore it."""
+    name = rel_path.rsplit("/", 1)[-1]
+    lower = name.lower()
+    suffix = PurePosixPath(lower).suffix
+    if lower == "pyproject.toml":
+        return FileKind.PYPROJECT
+    if lower == "setup.py":
+        return FileKind.SETUP_PY
+    if lower == "setup.cfg":
+        return FileKind.SETUP_CFG
+    if suffix == ".py" or suffix == ".pyi":
+        return FileKind.PYTHON
+    if suffix in NATIVE_SUFFIXES:
+        return FileKind.NATIVE
+    if suffix in GPU_BINARY_SUFFIXES:
+        return FileKind.GPU_BINARY
+    if lower == "cmakelists.txt" or suffix == ".cmake":
+        return FileKind.CMAKE
+    if _MAKEFILE.match(name):
+        return FileKind.MAKEFILE
+    if _REQUIREMENTS.match(name):
+        return FileKind.REQUIREMENTS
+    parent = rel_path.rsplit("/", 2)[-2].lower() if "/" in rel_path else ""
+    if parent == "requirements" and _REQ_DIR_FILE.match(lower):
+        return FileKind.REQUIREMENTS
+    if _DOCKERFILE.match(name):
+        return FileKind.DOCKERFILE
+    if _COMPOSE.match(name):
+        return FileKind.COMPOSE
+    if _CONDA.match(name):
+        return FileKind.CONDA_ENV
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    rel: str
+    kind: FileKind
+    root: Path
+
+
+@dataclass(frozen=True)
+class Skip:
+    rel: str
+    reason: str
+
+
+_Ignores = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]
+
+
+def safe_name(text: str) -> str:
+    """A path as text that can always be encoded: undecodable bytes become \\xNN."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _gitignore(folder: Path, root: Path) -> tuple[pathspec.GitIgnoreSpec | None, Skip | None]:
+    """The folder's own .gitignore, with git's matching rules (None when there is none), and
+    a Skip when it cannot be read (a pipe, a device, too large, a link out of the root) or
+    holds lines that are not patterns (``!``: git ignores such a line; so does gpuport, and
+    says so)."""
+    path = folder / ".gitignore"
+    if not os.path.lexists(path):
+        return None, None
+    rel = path.relative_to(root).as_posix()
+    try:
+        text = fileio.read_text(path, limit=fileio.LIMIT_SETTINGS, root=root, errors="replace")
+    except fileio.ReadRefused as exc:
+        return None, Skip(rel, f"{exc.reason}; its ignore rules were not applied")
+    spec, bad = gitignore_spec(text.splitlines())
+    if not bad:
+        return spec, None
+    shown = ", ".join(str(n) for n in bad[:5]) + (
+        f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    )
+    return spec, Skip(rel, f"line {shown} is not a valid pattern; not applied (as git does)")
+
+
+def gitignore_spec(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[int]]:
+    """A spec of git's matching rules from ``lines``, and the (1-based) numbers of the lines
+    that are not valid patterns and were left out."""
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), []
+    except ValueError:  # pathspec's GitIgnorePatternError: one line is not a pattern
+        pass
+    good: list[str] = []
+    bad: list[int] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            bad.append(number)
+            good.append("")  # keeps the other lines' numbers and order
+            continue
+        good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good), bad
+
+
+def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
+    """Whether any .gitignore from the root down to this folder ignores ``rel``."""
+    for base, spec in ignores:
+        sub = rel[len(base) + 1 :] if base else rel
+        if spec.match_file(sub + "/" if is_dir else sub):
+            return True
+    return False
+
+
+def walk(
+    root: Path,
+    *,
+    include_vendored: bool = False,
+    exclude: tuple[str, ...] = (),
+) -> Iterator[Candidate | Skip]:
+    """Yield the files to scan under ``root`` (or root itself if it is a file).
+
+    Every ``.gitignore`` from the root down is honoured for the folder it sits
+    in. Symlinked directories are not followed (so loops cannot happen);
+    symlinked files are read if their target is a regular file inside ``root``;
+    a link that leaves the root is listed as skipped, never read.
+    """
+    if not root.is_dir():
+        kind = classify(f"{root.resolve().parent.name}/{root.name}")
+        if not root.is_file():  # a FIFO would block, /dev/zero never end: never read
+            yield Skip(root.name, "not a regular file (pipe, socket or device)")
+        elif kind is None:
+            yield Skip(root.name, "not a file kind gpuport scans")
+        else:
+            yield Candidate(root, root.name, kind, root.parent)
+        return
+    root_name = root.resolve().name
+    for item in iter_entries(root, include_vendored=include_vendored, exclude=exclude):
+        if isinstance(item, Skip):
+            yield item
+            continue
+        rel, entry = item
+        kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
+        if kind is None:
+            if _is_link(entry) and _is_dir_link(Path(entry.path)):
+                yield Skip(rel, "symbolic link to a folder: not followed")
+            continue
+        if _is_link(entry):
+            why = fileio.outside_root(Path(entry.path), root)
+            if why is not None:  # requirements-x.txt -> /etc/passwd is never read
+                yield Skip(rel, why)
+                continue
+        yield Candidate(Path(entry.path), rel, kind, root)
+
+
+def iter_entries(
+    root: Path,
+    *,
+    include_vendored: bool = False,
+    exclude: tuple[str, ...] = (),
+) -> Iterator[tuple[str, os.DirEntry[str]] | Skip]:
+    """Every non-folder entry under the folder ``root`` that the skip rules let through.
+
+    The one traversal behind :func:`walk` (which classifies the entries) and hipify's copy of
+    non-CUDA files: ``.gitignore`` files from the root down (for untracked files only: what
+    the git index tracks is scanned even if ignored), ``--exclude`` patterns, hidden, vendored
+    (by name, or a git submodule), installed, build and virtual-environment folders;
+    symlinked folders are never entered. Yields ``(relative path, entry)``, or a Skip saying
+    why something was passed over.
+    """
+    git = git_facts(root)
+    if git.problem:
+        yield Skip(".git/index", f"could not be read ({git.problem}): .gitignore was applied to "
+                   "tracked files too")  # fmt: skip
+    excludes = None
+    if exclude:
+        excludes, bad = gitignore_spec(list(exclude))
+        if bad:
+            raise GpuportError(f"exclude pattern {exclude[bad[0] - 1]!r} is not a valid pattern")
+    stack: list[tuple[Path, _Ignores]] = [(root, ())]
+    while stack:
+        current, inherited = stack.pop()
+        here = current.relative_to(root).as_posix()
+        here = "" if here == "." else here
+        own, problem = _gitignore(current, root)
+        if problem is not None:
+            yield problem
+        ignores = (*inherited, (here, own)) if own is not None else inherited
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            yield Skip(here or ".", f"cannot list folder: {exc.strerror or exc}")
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            rel = f"{here}/{entry.name}" if here else entry.name
+            if safe_name(rel) != rel:
+                yield Skip(safe_name(rel), "file name is not valid UTF-8")
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError as exc:
+                yield Skip(rel, f"cannot stat: {exc.strerror or exc}")
+                continue
+            if is_dir:
+                why = _dir_skip_reason(Path(entry.path), include_vendored, rel, git)
+                if why is not None:
+                    if why:
+                        yield Skip(rel + "/", why)
+                    continue
+                if _ignored(rel, True, ignores) and rel not in git.tracked_dirs:
+                    continue
+                if excludes is not None and excludes.match_file(rel + "/"):
+                    continue
+                subdirs.append(Path(entry.path))
+                continue
+            if _ignored(rel, False, ignores) and rel not in git.tracked:
+                continue
+            if excludes is not None and excludes.match_file(rel):
+                continue
+            yield rel, entry
+        stack.extend((d, ignores) for d in reversed(subdirs))
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _dir_skip_reason(
+    folder: Path, include_vendored: bool, rel: str = "", git: GitFacts | None = None
+) -> str | None:
+    """None to enter the folder; "" to skip it silently; else the reason it is skipped.
+
+    Virtual environments are recognised by content (``pyvenv.cfg``, ``conda-meta``)
+    and build output by sitting beside a project file, so a source folder that
+    happens to be called ``env`` or ``build`` is still scanned.
+    """
+    name = folder.name
+    if name in SILENT_DIRS or (name.startswith(".") and name != ".ci"):
+        return ""
+    if name in INSTALLED_DIRS:
+        return "installed third-party packages: not scanned"
+    if not include_vendored and name in VENDORED_DIRS:
+        return "vendored code: not scanned (--include-vendored scans it)"
+    if not include_vendored and git is not None and rel in git.submodules:
+        return "git submodule (another repository): not scanned (--include-vendored scans it)"
+    if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
+        return "virtual environment: not scanned"
+    if name in ENV_NAMES and (folder / "bin" / "activate").is_file():
+        return "virtual environment: not scanned"
+    is_build = name in BUILD_NAMES or name.startswith("cmake-build-")
+    if is_build and any((folder.parent / f).is_file() for f in PROJECT_FILES):
+        return "build output: not scanned"
+    return None
+
+
+def _is_dir_link(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def read_text(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
+) -> str | Skip:
+    """The file's text, or a Skip saying why it cannot be scanned (through
+    :func:`gpuport.fileio.read_bytes`: regular files only, bounded, inside ``root`` if given)."""
+    rel = path.name
+    try:
+        data = fileio.read_bytes(path, limit=max_bytes, root=root)
+    except fileio.ReadRefused as exc:
+        return Skip(rel, exc.reason)
+    if b"\x00" in data[:8192]:
+        return Skip(rel, "binary file (contains NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Skip(rel, f"not valid UTF-8 (byte {exc.start})")
+    return text.removeprefix("\ufeff")
+
+
+_os_reason = fileio.os_reason

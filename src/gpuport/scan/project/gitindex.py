@@ -1,0 +1,149 @@
+"""What git tracks in the scanned tree, read from ``.git/index`` without running git.
+
+``.gitignore`` hides only *untracked* files: a tracked file stays in the project whatever the
+ignore rules say (DeepSpeed's ``.gitignore`` has ``*.cuh`` for HIP build output, and 15
+tracked ``.cuh`` kernels are part of the project). When the tree is a git work tree, the scan
+reads the index with dulwich (a pure reader: no hooks, no config, no ``core.fsmonitor``;
+starting ``git`` inside a scanned tree would run commands its config names) and scans tracked
+files even where a ``.gitignore`` matches them.
+
+Git submodules (gitlink entries of the index, ``path =`` lines of ``.gitmodules``) are other
+people's repositories: they are vendored code whatever the folder is called. A folder named
+``submodules`` is *not* vendored on its name alone (Megatron-LM's first-party
+``megatron/core/models/mimo/submodules/``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuport import fileio, textre
+
+_GITMODULE_PATH = textre.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+MAX_GITMODULES = 1_000_000
+#: An index larger than this is not read (torch's is ~2 MB, the Linux kernel's ~10 MB).
+MAX_INDEX = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GitFacts:
+    """Paths relative to the scan root (POSIX, no leading ``./``)."""
+
+    tracked: frozenset[str] = frozenset()
+    tracked_dirs: frozenset[str] = frozenset()
+    submodules: frozenset[str] = frozenset()
+    has_index: bool = False
+    problem: str | None = None  # why the index could not be read, when it could not
+
+
+def _git_dir(top: Path) -> tuple[Path | None, str | None]:
+    """The git directory of the work tree at ``top`` (a ``.git`` folder, or the folder a
+    ``gitdir:`` file names), and why it is not used when it is not.
+
+    A ``gitdir:`` file is followed only into ``top`` itself or into the ``.git`` folder of a
+    work tree that holds ``top`` (a submodule's ``../.git/modules/x``): a ``.git`` file in a
+    tarball must not make gpuport read another repository's index.
+    """
+    dot = top / ".git"
+    if dot.is_symlink():
+        return None, "`.git` is a symbolic link; not followed"
+    if dot.is_dir():
+        return dot, None
+    if not dot.is_file():
+        return None, None
+    text = fileio.read_text_or_none(dot, limit=4096, root=top)
+    line = (text or "").strip()
+    if not line.startswith("gitdir:"):
+        return None, None
+    target = Path(line[len("gitdir:") :].strip())
+    target = Path(os.path.realpath(target if target.is_absolute() else top / target))
+    homes = [top.resolve(), *(p / ".git" for p in top.resolve().parents)]
+    if not any(target == h or h in target.parents for h in homes):
+        return None, "`.git` names a git folder outside the project; not followed"
+    return (target, None) if target.is_dir() else (None, None)
+
+
+def _work_tree(root: Path) -> Path | None:
+    """The work tree that holds ``root``: root itself or the nearest parent with ``.git``."""
+    here = root.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def git_facts(root: Path) -> GitFacts:
+    """The tracked files and submodules under ``root``; empty facts when it is not in git."""
+    top = _work_tree(root)
+    if top is None:  # a tarball or a copy: .gitmodules may still be there
+        return GitFacts(submodules=frozenset(_gitmodules(root, "")))
+    prefix = root.resolve().relative_to(top).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    submodules = set(_gitmodules(top, prefix))
+    git_dir, problem = _git_dir(top)
+    if git_dir is None:
+        return GitFacts(submodules=frozenset(submodules), problem=problem)
+    index_path = git_dir / "index"
+    if not os.path.lexists(index_path):
+        return GitFacts(submodules=frozenset(submodules))
+    try:  # the file layer: a regular file, bounded, no link out of the git folder
+        data = fileio.read_bytes(index_path, limit=MAX_INDEX, root=git_dir)
+    except fileio.ReadRefused as exc:
+        return GitFacts(submodules=frozenset(submodules), problem=exc.reason)
+    try:
+        from dulwich.index import read_index_dict
+
+        entries = [(p, _mode(e)) for p, e in read_index_dict(io.BytesIO(data)).items()]
+    except Exception as exc:  # a corrupt or future-format index must not abort the scan
+        # the type only: dulwich's message can quote the file's bytes
+        why = f"not an index gpuport can read ({type(exc).__name__})"
+        return GitFacts(submodules=frozenset(submodules), problem=why)
+    tracked: set[str] = set()
+    dirs: set[str] = set()
+    for raw, mode in entries:
+        path = raw.decode("utf-8", "surrogateescape")
+        if prefix and not path.startswith(prefix):
+            continue
+        rel = path[len(prefix) :]
+        if stat.S_IFMT(mode) == 0o160000:  # a gitlink: a submodule's commit
+            submodules.add(rel)
+            continue
+        tracked.add(rel)
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:i]))
+    return GitFacts(
+        tracked=frozenset(tracked),
+        tracked_dirs=frozenset(dirs),
+        submodules=frozenset(submodules),
+        has_index=True,
+    )
+
+
+def _mode(entry: object) -> int:
+    """The file mode of an index entry; a merge conflict's entry has one per side."""
+    mode = getattr(entry, "mode", None)
+    if isinstance(mode, int):
+        return mode
+    for side in ("this", "ours", "ancestor", "theirs"):
+        mode = getattr(getattr(entry, side, None), "mode", None)
+        if isinstance(mode, int):
+            return mode
+    return 0o100644
+
+
+def _gitmodules(top: Path, prefix: str) -> list[str]:
+    text = fileio.read_text_or_none(top / ".gitmodules", limit=MAX_GITMODULES, root=top)
+    if text is None:
+        return []
+    out = []
+    for path in _GITMODULE_PATH.findall(text):
+        path = path.strip().strip('"').strip("/")
+        if path and (not prefix or path.startswith(prefix)):
+            out.append(path[len(prefix) :])
+    return out

@@ -1,0 +1,201 @@
+"""The project's own ROCm route: evidence that it already builds or ships for ROCm.
+
+Read as text, never run: ROCm Dockerfiles (named for ROCm/AMD, or ``FROM`` a
+ROCm image), ROCm requirement files, ROCm extras in pyproject/setup.py, build
+files with a HIP branch (from the build model), CI workflows that run on ROCm or
+AMD Instinct runners, and README/docs sections about ROCm. A project with a route
+is judged on what that route still lacks; its CUDA variants (a CUDA Dockerfile
+beside a ROCm one) are info.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpuport import fileio, textre
+from gpuport.scan.model import RouteEvidence
+
+__all__ = ["RouteEvidence", "find_routes", "is_rocm_variant_name", "working_route"]
+
+_ROCM_NAME = textre.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
+_FROM_ROCM = textre.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
+_REQ_ROCM = textre.compile(r"download\.pytorch\.org/whl/rocm|\+rocm\d|repo\.radeon\.com", re.I)
+_EXTRA_ROCM = textre.compile(
+    r"""^\s*["']?([\w.-]*(?:rocm|amd)[\w.-]*)["']?\s*[=:]\s*\[""", re.I | re.M
+)
+_CI = textre.compile(
+    r"rocm|\bmi(?:2[0-9]{2}x?|3[0-9]{2}x?)\b|gfx9[0-9a]{2}|amd-?gpu|runs-on:.*\bamd\b", re.I
+)
+#: A README heading about ROCm/AMD, or an install command that names ROCm.
+_README_LINE = textre.compile(
+    r"^[ \t]*\#{1,6}[ \t]+[^\n]*(?:\bROCm\b|\bAMD\b|\bHIP\b|\bInstinct\b|\bMI[23]\d\dX?\b)[^\n]*$"
+    r"|^[^\n]*(?:pip3? install|docker (?:run|pull)|--(?:extra-)?index-url|conda install)[^\n]*"
+    r"\brocm[^\n]*$",
+    re.I | re.M,
+)
+
+
+def working_route(routes: list[RouteEvidence]) -> bool:
+    """A route the project really has: evidence of two different kinds (a ROCm build branch
+    and a ROCm CI job, a ROCm Dockerfile and a README section ...). One ROCm index URL or one
+    README line alone is listed but does not change the verdict."""
+    kinds = {r.kind for r in routes}
+    return len(kinds) >= 2 or any(r.detail == OWN_HIP_BUILD for r in routes)
+
+
+#: A build file that configures a HIP build of its own (it requires the HIP/ROCm packages or
+#: enables CMake's HIP language): a whole ROCm build, evidence enough on its own (ggml's
+#: ``ggml-hip/CMakeLists.txt``).
+OWN_HIP_BUILD = "configures a HIP build of its own (find_package(hip), enable_language(HIP))"
+_OWN_HIP = textre.compile(
+    r"^[ \t]*(?:enable_language\s*\(\s*HIP\b|find_package\s*\(\s*(?:hip|hipblas|rocblas|hipcub)\b)",
+    re.M | re.I,
+)
+
+
+def own_hip_build(text: str) -> bool:
+    """Whether a CMake file requires HIP/ROCm packages or enables the HIP language."""
+    return _OWN_HIP.search(text) is not None
+
+
+def is_rocm_variant_name(rel: str) -> bool:
+    """Whether a file's name marks it as the ROCm/AMD variant (``Dockerfile_amd``)."""
+    return _ROCM_NAME.search(rel.rsplit("/", 1)[-1]) is not None
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _first_line(text: str, limit: int = 120) -> str:
+    return " ".join(text.strip().split())[:limit]
+
+
+def find_routes(
+    root: Path,
+    texts: dict[str, tuple[str, str]],
+    hip_builds: list[str],
+    own_hip: frozenset[str] = frozenset(),
+) -> list[RouteEvidence]:
+    """``texts``: relative path -> (file kind, text) for the project's manifests,
+    Dockerfiles and build files; ``hip_builds``: build files with a HIP branch."""
+    out: list[RouteEvidence] = []
+    for rel, (kind, text) in sorted(texts.items()):
+        if kind == "dockerfile":
+            m = _FROM_ROCM.search(text)
+            if m or is_rocm_variant_name(rel):
+                detail = _first_line(m.group()) if m else "ROCm variant by name"
+                out.append(
+                    RouteEvidence(
+                        kind="docker",
+                        path=rel,
+                        line=_line(text, m.start()) if m else None,
+                        detail=detail,
+                    )
+                )
+        elif kind == "requirements":
+            m = _REQ_ROCM.search(text)
+            if m or is_rocm_variant_name(rel):
+                out.append(
+                    RouteEvidence(
+                        kind="requirements",
+                        path=rel,
+                        line=_line(text, m.start()) if m else None,
+                        detail=m.group() if m else "ROCm requirements by name",
+                    )
+                )
+        elif kind in ("pyproject", "setup.py", "setup.cfg"):
+            for m in _EXTRA_ROCM.finditer(text):
+                out.append(
+                    RouteEvidence(
+                        kind="extra",
+                        path=rel,
+                        line=_line(text, m.start()),
+                        detail=f"extra {m.group(1)!r}",
+                    )
+                )
+    for rel in hip_builds:
+        path, _, line = rel.partition(":")
+        own = path in own_hip
+        out.append(
+            RouteEvidence(
+                kind="build",
+                path=path,
+                line=int(line) if line.isdigit() else None,
+                detail=OWN_HIP_BUILD
+                if own
+                else "builds for ROCm/HIP (a HIP branch chooses its sources or flags)",
+            )
+        )
+    out += _ci(root) + _docs(root)
+    return out
+
+
+def _read(path: Path) -> str | None:
+    return fileio.read_text_or_none(path, limit=2_000_000, root=path.parent)
+
+
+def _ci(root: Path) -> list[RouteEvidence]:
+    out = []
+    wf = root / ".github" / "workflows"
+    try:
+        files = sorted(p for p in wf.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
+    except OSError:
+        return []
+    for p in files:
+        text = _read(p)
+        if text is None:
+            continue
+        m = _CI.search(text)
+        if m:
+            rel = p.relative_to(root).as_posix()
+            line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end())]
+            out.append(
+                RouteEvidence(
+                    kind="ci", path=rel, line=_line(text, m.start()), detail=_first_line(line)
+                )
+            )
+    return out
+
+
+def _docs(root: Path) -> list[RouteEvidence]:
+    out = []
+    try:
+        readmes = sorted(
+            p for p in root.iterdir() if p.name.lower().startswith("readme") and p.is_file()
+        )
+    except OSError:
+        readmes = []
+    for p in readmes:
+        text = _read(p)
+        if text is None:
+            continue
+        m = _README_LINE.search(text)
+        if m:
+            line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end())]
+            out.append(
+                RouteEvidence(
+                    kind="docs", path=p.name, line=_line(text, m.start()), detail=_first_line(line)
+                )
+            )
+    docs = root / "docs"
+    if docs.is_dir():
+        try:
+            named = sorted(
+                p
+                for p in docs.rglob("*")
+                if p.suffix in (".md", ".mdx", ".rst") and _ROCM_NAME.search(p.stem)
+            )
+        except OSError:
+            named = []
+        for p in named[:3]:
+            out.append(
+                RouteEvidence(
+                    kind="docs",
+                    path=p.relative_to(root).as_posix(),
+                    line=None,
+                    detail="ROCm/AMD installation page",
+                )
+            )
+    return out

@@ -1,0 +1,109 @@
+"""Scopes: what part of the project a file belongs to, by its path only.
+
+``core`` (the library or application, its packaging and build), ``test``,
+``example``, ``benchmark``, ``docs``, ``tooling`` (scripts, CI, dev tools),
+``extra`` (an optional extra or a platform-variant manifest) and ``other-vendor``
+(another vendor's backend: Intel Gaudi/HPU/XPU, Ascend NPU, AWS Neuron, Apple
+MPS/Metal, ggml's other backends ...). The verdict and the effort come from core
+findings; the others are counted and shown apart (``--scope all`` judges all).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+from gpuport import textre
+
+__all__ = ["Scope", "scope_of"]
+
+
+class Scope(enum.StrEnum):
+    CORE = "core"
+    TEST = "test"
+    EXAMPLE = "example"
+    BENCHMARK = "benchmark"
+    DOCS = "docs"
+    TOOLING = "tooling"
+    EXTRA = "extra"
+    OTHER_VENDOR = "other-vendor"
+
+
+_DIRS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
+    (
+        Scope.OTHER_VENDOR,
+        textre.compile(
+            r"^(?:habana|gaudi\d?|hpu|xpu|intel|ipex|ascend|npu|neuron|inferentia|trainium|tpu|"
+            r"xla|mps|metal|sycl|oneapi|vulkan|opencl|musa|mlu|cann|openvino|hexagon|kompute|"
+            r"webgpu|ipu|rbln|gaudi_backend|intel_gaudi|"
+            r"ggml-(?!cuda|hip|cpu|common|base|backend)[\w-]+)$",
+            re.I,
+        ),
+    ),
+    (Scope.TEST, textre.compile(r"^(?:tests?|testing|unittests?|test_\w+|\w+_tests?)$", re.I)),
+    (
+        Scope.EXAMPLE,
+        textre.compile(
+            r"^(?:examples?|demos?|tutorials?|notebooks?|samples?|recipes|cookbook)$", re.I
+        ),
+    ),
+    (Scope.BENCHMARK, textre.compile(r"^(?:benchmarks?|bench|benchmarking|perf|profiling)$", re.I)),
+    (Scope.DOCS, textre.compile(r"^(?:docs?|documentation|website|blogs?|assets)$", re.I)),
+    (
+        Scope.TOOLING,
+        textre.compile(r"^(?:scripts?|tools?|tooling|ci|\.ci|\.github|dev|utils_ci)$", re.I),
+    ),
+)
+#: tests, and bug reproductions (repro_x.py, racecheck_repro_1d.py): they run once, by hand
+_TEST_FILE = textre.compile(
+    r"^(?:test_.*|.*_test|conftest|(?:.*[_-])?repro(?:[_-].*)?)\.py$|^.*_test\.(?:cu|cpp|cc)$",
+    re.I,
+)
+_BENCH_FILE = textre.compile(r"^bench(?:mark)?_.*\.py$", re.I)
+#: a container image or compose file, by name: one named for CI, linting or tests builds the
+#: project's CI machine, not what its users run (a plain Dockerfile, or one named for a
+#: platform or a dev setup, keeps the scope of its folder)
+_CONTAINER_FILE = textre.compile(r"dockerfile|containerfile|compose[-_.\w]*\.ya?ml$", re.I)
+_CI_WORDS = frozenset({"ci", "cicd", "lint", "linting", "jenkins", "buildkite", "gitlab"})
+_TEST_WORDS = frozenset({"test", "tests", "testing"})
+#: A requirements file named for what it serves (a word of its name, or its name in a
+#: ``requirements/`` folder)
+_REQ_FILE = textre.compile(r"^requirements[-_.].*\.(?:txt|in)$", re.I)
+_REQ_WORDS: tuple[tuple[Scope, frozenset[str]], ...] = (
+    (Scope.DOCS, frozenset({"doc", "docs", "documentation", "mkdocs", "sphinx"})),
+    (Scope.TEST, frozenset({"test", "tests", "testing", "ci"})),
+    (Scope.TOOLING, frozenset({"dev", "lint", "linting", "typing", "mypy", "style", "format"})),
+    (Scope.BENCHMARK, frozenset({"bench", "benchmark", "benchmarks"})),
+)
+
+
+def scope_of(rel: str) -> Scope:
+    """The scope of a file from its path relative to the scanned root."""
+    parts = rel.split("/")
+    for part in parts[:-1]:
+        for scope, pattern in _DIRS:
+            if pattern.match(part):
+                return scope
+    name = parts[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    stem_words = textre.split(r"[-_.]", stem.lower())
+    if any(_DIRS[0][1].match(w) for w in stem_words[1:]):  # requirements_intel.txt
+        return Scope.OTHER_VENDOR
+    if _CONTAINER_FILE.search(name):
+        words = set(textre.split(r"[-_.]", name.lower()))
+        if words & _CI_WORDS:  # Dockerfile.ci.dev, ci.Dockerfile, docker-compose.ci.yml
+            return Scope.TOOLING
+        if words & _TEST_WORDS:  # Dockerfile.test
+            return Scope.TEST
+    if _REQ_FILE.match(name) or "requirements" in (p.lower() for p in parts[:-1]):
+        # requirements-docs.txt, requirements/test.txt, requirements_dev.txt: not what the
+        # package needs to run
+        words = set(stem_words)
+        for scope, named in _REQ_WORDS:
+            if words & named:
+                return scope
+    if _TEST_FILE.match(name):
+        return Scope.TEST
+    if _BENCH_FILE.match(name):
+        return Scope.BENCHMARK
+    return Scope.CORE

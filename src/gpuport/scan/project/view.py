@@ -1,0 +1,256 @@
+"""The project as its ROCm build sees it: one pass before the rules, one after.
+
+Before: read the build files, manifests and CUDA/C++ headers (text only) into a
+:class:`ProjectView`: the build model, the preprocessor facts the rules use, the
+ROCm route, the components. After: give every finding its scope, lower to info
+what the ROCm build never compiles (naming the evidence), what lies in an
+NVIDIA-only component of a project that has a ROCm route, and CUDA variants that
+sit beside a ROCm variant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuport import textre
+from gpuport.models import Severity
+from gpuport.scan.finding import Finding
+from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.build_model import BuildModel, Component, build_model
+from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
+from gpuport.scan.project.extras import (
+    pyproject_extra_lines,
+    setup_cfg_extra_lines,
+    setup_py_extra_lines,
+)
+from gpuport.scan.project.files import Candidate, classify, read_text
+from gpuport.scan.project.routes import (
+    find_routes,
+    is_rocm_variant_name,
+    own_hip_build,
+    working_route,
+)
+from gpuport.scan.project.scopes import Scope, scope_of
+from gpuport.scan.rules.base import FileKind
+
+__all__ = ["ProjectView", "apply", "view_of"]
+
+_BUILD_KINDS = (FileKind.SETUP_PY, FileKind.CMAKE, FileKind.MAKEFILE, FileKind.PYPROJECT)
+_ROUTE_KINDS = (
+    FileKind.DOCKERFILE,
+    FileKind.REQUIREMENTS,
+    FileKind.PYPROJECT,
+    FileKind.SETUP_PY,
+    FileKind.SETUP_CFG,
+)
+_CUDA_VARIANT = textre.compile(
+    r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
+)
+
+
+@dataclass
+class ProjectView:
+    build: BuildModel = field(default_factory=BuildModel)
+    facts: CxxFacts = field(default_factory=CxxFacts)
+    routes: list[RouteEvidence] = field(default_factory=list)
+    #: manifest path -> {line: extra name} for lines inside an optional extra (pyproject,
+    #: setup.py ``extras_require``, setup.cfg ``[options.extras_require]``)
+    extras: dict[str, dict[int, str]] = field(default_factory=dict)
+    #: the root file that makes the project an installable package or a build of its own
+    #: (``pyproject.toml`` with ``[project]``/``[build-system]``, ``setup.py``, a
+    #: ``CMakeLists.txt`` with ``project()``); "" when it has none
+    package: str = ""
+    #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
+    #: a CUDA variant when another build file of the project builds for ROCm)
+    cuda_only_builds: frozenset[str] = frozenset()
+
+
+def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
+    """Read what the project says about its build (never running any of it)."""
+    build_files: dict[str, str] = {}
+    route_files: dict[str, tuple[str, str]] = {}
+    native: dict[str, str] = {}
+    extras: dict[str, dict[int, str]] = {}
+    package = ""
+    for c in candidates:
+        if (
+            c.kind not in _BUILD_KINDS
+            and c.kind not in _ROUTE_KINDS
+            and c.kind is not FileKind.NATIVE
+        ):
+            continue
+        got = read_text(c.path, max_bytes)
+        if not isinstance(got, str):
+            continue
+        if c.kind is FileKind.NATIVE:
+            native[c.rel] = got
+            continue
+        if c.kind in _BUILD_KINDS:
+            build_files[c.rel] = got
+        if c.kind in _ROUTE_KINDS:
+            route_files[c.rel] = (c.kind.value, got)
+        if c.kind is FileKind.PYPROJECT:
+            extras[c.rel] = pyproject_extra_lines(got)
+        elif c.kind is FileKind.SETUP_PY:
+            extras[c.rel] = setup_py_extra_lines(got)
+        elif c.kind is FileKind.SETUP_CFG:
+            extras[c.rel] = setup_cfg_extra_lines(got)
+        if not package and "/" not in c.rel and _PACKAGING.get(c.kind, _NEVER).search(got):
+            package = c.rel
+    includes = {rel: includes_of(text) for rel, text in native.items()}
+    build = build_model(build_files, native, includes)
+    facts = cxx_facts(native, includes)
+    for header, include in facts.not_on_rocm.items():
+        build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
+    own_hip = frozenset(
+        rel
+        for rel in build.rocm_builds
+        if classify(rel) is FileKind.CMAKE and own_hip_build(build_files.get(rel, ""))
+    )
+    routes = find_routes(root, route_files, build.rocm_builds, own_hip) if root.is_dir() else []
+    cuda_only = frozenset(
+        rel
+        for rel, text in build_files.items()
+        if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE) and not _ROCM_WORD.search(text)
+    )
+    return ProjectView(
+        build=build,
+        facts=facts,
+        routes=routes,
+        extras=extras,
+        package=package,
+        cuda_only_builds=cuda_only,
+    )
+
+
+def _lower(
+    f: Finding, why: str, *, not_built: str | None = None, scope: str | None = None
+) -> Finding:
+    update: dict[str, object] = {"scope": scope or f.scope}
+    if f.severity is not Severity.INFO:
+        update |= {
+            "severity": Severity.INFO,
+            "default_severity": f.default_severity or f.severity,
+            "message": f"{f.message} ({why})",
+        }
+    if not_built is not None:
+        update["not_built"] = not_built
+    return dataclasses.replace(f, **update)  # type: ignore[arg-type]
+
+
+_INSTALL_ROUTES = ("docker", "requirements", "extra")
+_NEVER = textre.compile(r"(?!)")
+#: What makes a root build file the project's own packaging (see ProjectView.package).
+_PACKAGING = {
+    FileKind.SETUP_PY: textre.compile(r"\bsetup\s*\("),
+    FileKind.PYPROJECT: textre.compile(r"^\s*\[(?:project|build-system)\]", re.M),
+    FileKind.CMAKE: textre.compile(r"^\s*project\s*\(", re.M | re.I),
+}
+_CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
+#: Top-level folders that collect a project's container images (CI, GPU, dev images); a
+#: root Dockerfile or a deploy/ recipe is how an application ships and stays core.
+_IMAGE_DIR = textre.compile(r"^(?:docker|dockerfiles|containers?|\.?devcontainer|images)$", re.I)
+#: Top-level folders of a packaged project that hold what is not the package: experiments,
+#: extras, archived or legacy code.
+_SIDE_TREE = textre.compile(
+    r"^(?:extras?|archived?|archives|attic|legacy|deprecated|sandbox|playground|"
+    r"experimental|experiments)$",
+    re.I,
+)
+_ROCM_WORD = textre.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
+
+
+def _scope(
+    path: str,
+    extra: str | None,
+    comp: Component | None,
+    view: ProjectView,
+    beside_rocm: bool,
+) -> tuple[Scope, str]:
+    """A finding's scope from its path and the project view, and a note when the reason is
+    not plain from the path."""
+    scope = scope_of(path)
+    if scope is not Scope.CORE:
+        return scope, ""
+    if extra is not None:
+        return Scope.EXTRA, ""
+    if (
+        beside_rocm
+        and comp is not None
+        and comp.builds_native
+        and not comp.rocm_build
+        and not comp.nvidia_only
+    ):
+        return Scope.EXTRA, ""  # an optional native component the ROCm route does not build
+    top = path.split("/", 1)[0] if "/" in path else ""
+    if view.package and _SIDE_TREE.match(top):
+        return Scope.EXTRA, ""  # tinygrad's extra/, ktransformers' archive/: beside the package
+    if view.package and _IMAGE_DIR.match(top) and classify(path) in _CONTAINER_KINDS:
+        # The project is installed as a package (or built from source): a ROCm user installs
+        # it into a ROCm image; the images it collects in docker/ are how its team tests and
+        # runs it.
+        note = (
+            f"a container recipe of a project packaged by {view.package}: counted apart; "
+            "`--scope all` judges it"
+        )
+        return Scope.TOOLING, note
+    return Scope.CORE, ""
+
+
+def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
+    """Scope every finding and lower what the ROCm build never reaches."""
+    has_route = working_route(view.routes)
+    install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
+    # The project's own root build compiles for ROCm: a native component of its own
+    # (``projects/X/setup.py``) without a ROCm branch is an optional extra beside it.
+    root_rocm_build = any("/" not in b for b in view.build.rocm_builds)
+    out: list[Finding] = []
+    for f in findings:
+        path = f.location.path
+        extra = view.extras.get(path, {}).get(f.location.line or 0)
+        comp = view.build.component_of(path)
+        scope, note = _scope(path, extra, comp, view, has_route or root_rocm_build)
+        update: dict[str, object] = {"scope": scope.value}
+        if note:
+            update["message"] = f"{f.message} ({note})"
+        f = dataclasses.replace(f, **update)  # type: ignore[arg-type]
+        where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
+        name = path.rsplit("/", 1)[-1]
+        if where is not None:
+            f = _lower(f, f"not compiled by the ROCm build: {where}", not_built=where)
+        elif path in view.facts.rocm_only:
+            include = view.facts.rocm_only[path]
+            f = _lower(f, f"a ROCm-only header, included only in a ROCm branch ({include})")
+        elif has_route and comp is not None and comp.nvidia_only:
+            why = (
+                f"NVIDIA-only component {comp.path}/ ({comp.evidence}): replace or drop it on ROCm"
+            )
+            f = _lower(f, why, not_built=comp.evidence)
+        elif (
+            view.build.rocm_builds
+            and f.rule_id.startswith("GP4")
+            and path in view.cuda_only_builds
+            and path not in view.build.rocm_builds
+        ):
+            why = f"CUDA variant build file beside the ROCm build ({view.build.rocm_builds[0]})"
+            f = _lower(f, why, scope=Scope.EXTRA.value)
+        elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
+            f = _lower(
+                f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value
+            )
+        elif has_route and f.rule_id.startswith(("GP1", "GP5")) and not is_rocm_variant_name(path):
+            is_docker = f.rule_id.startswith("GP5") or "dockerfile" in name.lower()
+            if (
+                is_docker
+                or _CUDA_VARIANT.search(name)
+                or (install_route and f.severity is Severity.BLOCKER)
+            ):
+                f = _lower(
+                    f, "CUDA variant beside the project's ROCm route", scope=Scope.EXTRA.value
+                )
+        out.append(f)
+    return out
