@@ -418,6 +418,8 @@ def check_report(
                 error = done.error.replace(tmp + os.sep, "") if done.error else None
                 cmd = [c.replace(tmp + os.sep, "") for c in done.command]
         status, error = ("ok", None) if done.ok else classify(error)
+        if status == "inconclusive" and found.dropped:
+            error = f"{error} (an include path the project names was dropped: {found.dropped[0]})"
         f.compile = CompileResult(
             ok=status == "ok",
             status=status,
