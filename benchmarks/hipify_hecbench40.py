@@ -290,6 +290,8 @@ def main() -> None:
             rows.append(row)
             shown = {k: v for k, v in row.items() if not k.endswith("_units")}
             print(json.dumps(shown), flush=True)
+            if args.json:  # written as it goes: a long run that stops keeps what it measured
+                args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     report(rows, any("perl_A" in r for r in rows), args.check)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
