@@ -31,8 +31,8 @@ mode or with ``--unsafe-fixes`` (``--mode unsafe``). ``--judged FILE`` reads per
 (``benchmark``, ``file``, ``line``, ``kind`` of the rewrite, ``run``: before or after (``--run``),
 ``verdict``: harmful, needed, ok or neutral, and ``why``, made by reading the code against the
 hand port and HIP 5.2's own ``__shfl`` definitions) and counts the rewritten lines per verdict;
-a rewritten line with no judgment is listed as *unjudged*. On a gpuport without the analysis (before issue 25) the
-translation is per file, as it was.
+a rewritten line with no judgment is listed as *unjudged*. On a gpuport without the analysis
+(before issue 25) the translation is per file, as it was.
 
     python benchmarks/hipify_wave64_eval.py HECBENCH/src [NAME ...] [--json out.json]
     python benchmarks/hipify_wave64_eval.py HECBENCH/src \
