@@ -39,6 +39,7 @@ from gpuport.scan.rules.native.warp_masks import (
     statement_left,
 )
 from gpuport.scan.rules.native.warp_rules import WARP_RULES
+from gpuport.scan.rules.native.warp_units import warpish
 
 register(*WARP_RULES)
 
@@ -79,23 +80,8 @@ def device_code(rel: str, code: str) -> bool:
 
 
 def _warpish(name: str) -> bool:
-    """A name that holds the warp width (not a count of warps or a bit width)."""
-    n = name.lower().replace("_", "")
-    keys = (
-        "warpsize",
-        "warpsz",
-        "warpwidth",
-        "threadsperwarp",
-        "lanesperwarp",
-        "wavesize",
-        "wavefrontsize",
-        "warplanes",
-        "numlanes",
-        "lanecount",
-        "warplen",
-        "warpthreads",
-    )
-    return any(k in n for k in keys) or n in ("ws", "kws", "lanes", "kwarp", "warp", "wsize")
+    """A name that holds the warp width (see :func:`.warp_units.warpish`)."""
+    return warpish(name)
 
 
 # -- GP303 -----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from gpuport import textre
 from gpuport.scan.cxx import CxxSource
-from gpuport.scan.rules.native.common import int_value
+from gpuport.scan.rules.native.common import int_value, split_top_level
 from gpuport.scan.rules.native.warp_units import Unit, warpish
 
 __all__ = ["LOG2", "WAVE", "Facts", "Note", "ReaderBase", "Site"]
@@ -366,26 +366,7 @@ class ReaderBase:
 
     def _left(self, op: int) -> str:
         """The left operand of the binary operator at ``op``."""
-        code = self.code
-        lo = max(self.a, op - 300)
-        k = op
-        while k > lo and code[k - 1] in " \t\r\n":
-            k -= 1
-        if k > lo and code[k - 1] == ")":
-            depth = 0
-            j = k - 1
-            while j >= lo:
-                if code[j] == ")":
-                    depth += 1
-                elif code[j] == "(":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j -= 1
-            head = _CALLEE.search(code, lo, max(lo, j))
-            return code[(head.start() if head else j) : k]
-        m = _OPERAND.search(code, lo, k)
-        return m.group() if m else ""
+        return left_operand(self.code, op, max(self.a, op - 300), _CALLEE)
 
     def _grid_statement(self, pos: int) -> bool:
         """Whether the statement at ``pos`` also names the block or grid (a warp or tile number
@@ -460,17 +441,28 @@ class ReaderBase:
         return self._loops
 
 
+def left_operand(code: str, op: int, lo: int, head: re.Pattern[str]) -> str:
+    """The left operand of the binary operator at ``op``, read back to ``lo`` at most: a
+    bracketed group with the call or cast ``head`` matches before it, or a plain operand."""
+    k = op
+    while k > lo and code[k - 1] in " \t\r\n":
+        k -= 1
+    if k > lo and code[k - 1] == ")":
+        depth = 0
+        j = k - 1
+        while j >= lo:
+            if code[j] == ")":
+                depth += 1
+            elif code[j] == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            j -= 1
+        found = head.search(code, lo, max(lo, j))
+        return code[(found.start() if found else j) : k]
+    m = _OPERAND.search(code, lo, k)
+    return m.group() if m else ""
+
+
 def _split_args(cfg: str) -> list[str]:
-    out: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(cfg):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(cfg[start:i])
-            start = i + 1
-    out.append(cfg[start:])
-    return out
+    return split_top_level(cfg)
