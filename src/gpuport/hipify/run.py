@@ -38,6 +38,7 @@ from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, G
 from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
+from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.project.files import Skip, walk
 from gpuport.scan.rules import FileKind
@@ -353,6 +354,7 @@ def hipify_path(
     )
     single = not path.is_dir()  # a FIFO or a device named on the command line is refused below
     read: list[tuple[str, Path, str, list[Finding], str]] = []  # rel, path, text, hazards, source
+    lexed: dict[str, CxxSource] = {}
     for item in walk(path):
         if isinstance(item, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=item.reason))
@@ -371,13 +373,13 @@ def hipify_path(
             item.rel, got, target=target_info, packages=packages, annotate=annotate
         )
         read.append((item.rel, item.path, got, hazards, source))
+        # lexed once (the hazard pass's, cached): the analysis and the translation reuse it
+        lexed[item.rel] = lex(source)
     meanings = None
     if mode == "fix":
-        from gpuport.scan.cxx import lex
-
         from .wave64 import meaning_of
 
-        meanings = meaning_of({rel: lex(source) for rel, _p, _t, _h, source in read})
+        meanings = meaning_of(lexed)
     for rel, item_path, got, hazards, source in read:
         done = translate(
             source,
@@ -388,6 +390,7 @@ def hipify_path(
             headers=headers,
             unsafe=unsafe,
             meaning=meanings[rel] if meanings is not None else None,
+            lexed=lexed.get(rel),
         )
         output = out_dir / rel if out_dir is not None else None
         if in_place and done.text != got:

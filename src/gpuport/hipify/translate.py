@@ -305,6 +305,7 @@ def translate(
     unsafe: bool = False,
     meaning: FileMeaning | None = None,
     shims: bool = True,
+    lexed: CxxSource | None = None,
 ) -> Translation:
     """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring).
 
@@ -315,14 +316,15 @@ def translate(
     ``meaning``: the lane-meaning decisions for this text when the run analysed several
     files together (:func:`gpuport.hipify.wave64.meaning_of`). ``shims``: write a small
     portable shim for an API the target HIP lacks (:mod:`gpuport.hipify.shims`) instead of
-    leaving it unsupported."""
+    leaving it unsupported. ``lexed``: ``text`` already lexed (a run that read every file
+    first)."""
     if launch_syntax not in LAUNCH_SYNTAXES:
         raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
     if wave64 not in wave.WAVE64_MODES:
         raise GpuportError(f"wave64 must be fix or report, not {wave64!r}")
     amap = api_map if api_map is not None else load_api_map()
     target = _parse_version(hip_version)
-    src = lex(text)
+    src = lexed if lexed is not None and lexed.text == text else lex(text)
     code = src.code
     edits = _Edits()
     counts: Counter[str] = Counter()

@@ -45,6 +45,9 @@ __all__ = ["Action", "Component", "Decision", "FileMeaning", "analyze"]
 Action = Literal["fix", "unsafe", "leave"]
 
 _IDENT = textre.compile(r"[A-Za-z_]\w*")
+_SHARED_NAME = textre.compile(r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*[\[;]")
+#: every character that cannot be in an identifier, mapped to a space (names by str.split)
+_NOT_NAME = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
 _INT_DEFINE = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]+\(?[ \t]*(?P<v>\d{1,9})"
     r"[uUlL]*[ \t]*\)?[ \t]*$",
@@ -160,12 +163,11 @@ def analyze(
             if kind in ("L32", "W32", "LHW", "WHW"):
                 lane_fns[u.name] = kind
     for rel, src in files.items():
-        shared[rel] = {
-            m.group("name")
-            for m in textre.compile(
-                r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*[\[;]"
-            ).finditer(src.code)
-        }
+        shared[rel] = (
+            {m.group("name") for m in _SHARED_NAME.finditer(src.code)}
+            if "__shared__" in src.code
+            else set()
+        )
     facts: list[Facts] = []
     for rel, u in units:
         facts.append(
@@ -225,7 +227,7 @@ def _decide(
     names_in: list[set[str]] = []
     for rel, u in units:
         code = files[rel].code
-        names_in.append(set(_IDENT.findall(code, u.start, u.end)) - {u.name})
+        names_in.append(set(code[u.start : u.end].translate(_NOT_NAME).split()) - {u.name})
     # relevance spreads through names: a macro or declaration built from a relevant name,
     # a device function calling a relevant helper
     changed = True

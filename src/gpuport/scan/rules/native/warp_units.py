@@ -135,7 +135,16 @@ class Unit:
 
 def _blank_directives(code: str) -> str:
     """``code`` with every preprocessor line (and its continuations) blanked, newlines kept."""
-    return _DIRECTIVE_LINE.sub(lambda m: textre.sub(r"[^\n]", " ", m.group()), code)
+    out: list[str] = []
+    continued = False
+    for line in code.split("\n"):
+        if continued or line.lstrip(" \t").startswith("#"):
+            out.append(" " * len(line))
+            continued = line.endswith("\\")
+        else:
+            out.append(line)
+            continued = False
+    return "\n".join(out)
 
 
 def device_macros(code: str) -> set[str]:
