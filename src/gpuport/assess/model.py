@@ -146,6 +146,12 @@ class ScanSection(_Frozen):
     unread: list[str] = Field(
         default_factory=list, description="source files the scan could not read: 'path: reason'"
     )
+    port_items: int = Field(
+        default=0, description="items `gpuport port` works on (findings above info it reads)"
+    )
+    port_safe_fix: int = Field(
+        default=0, description="of port_items, those with a safe fix (`gpuport port` shows them)"
+    )
     from_hipify: int = Field(
         default=0, description="findings added from hipify's hazard pass over unread files"
     )

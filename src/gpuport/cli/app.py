@@ -44,6 +44,7 @@ _COMMANDS = (  # --help order: the main job first
     "scan",
     "rules",
     "hipify",
+    "port",
     "bench",
     "compare",
     "validate",

@@ -205,6 +205,8 @@ _TYPE32 = frozenset(
 MASK32 = textre.compile(
     r"(?:0[xX]0*[fF]{8}|4294967295)[uU]?|~0[uU]?|-1|\(\s*(?:unsigned|uint32_t)"
     r"(?:\s+int)?\s*\)\s*-1"
+    # a functional cast: uint32_t(-1), unsigned(-1) (causal-conv1d's spelling)
+    r"|(?:std::)?(?:uint32_t|unsigned)\s*\(\s*-1\s*\)"
 )
 
 

@@ -394,6 +394,21 @@ class _Evidence:
         return found[0]
 
 
+_NS_ALIAS = textre.compile(r"\bnamespace\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?:::)?hip\w+\s*;")
+
+
+def _aliased(sink: Sink, twin: _Twin) -> int | None:
+    """Offset of ``namespace cub = hipcub;`` in a ROCm branch of this file: the twin's
+    namespace is its ROCm counterpart there, so the file's ``cub::`` uses are ported."""
+    if twin.namespace is None:
+        return None
+    name = twin.namespace.pattern.removesuffix("::")
+    for m in _NS_ALIAS.finditer(sink.code):
+        if m.group("name") == name and sink.lowered_at(m.start()):
+            return m.start()
+    return None
+
+
 def _check_twins(sink: Sink) -> None:
     code = sink.code
     twins = [t for t in _TWINS if t.key in code]
@@ -407,6 +422,9 @@ def _check_twins(sink: Sink) -> None:
         hit = evidence.first(twin)
         if hit is not None:
             offset, text = hit
+            alias = _aliased(sink, twin)
+            if alias is not None:
+                offset = alias  # reported where the port is: a ROCm branch (info)
             sink.hit(
                 "GP316",
                 offset,
