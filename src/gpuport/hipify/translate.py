@@ -470,12 +470,24 @@ def translate(
     )
 
 
-def port_wave64(text: str, *, path: str = "source.cu", unsafe: bool = False) -> Translation:
+def port_wave64(
+    text: str,
+    *,
+    path: str = "source.cu",
+    unsafe: bool = False,
+    meaning: FileMeaning | None = None,
+    src: CxxSource | None = None,
+) -> Translation:
     """Only the wave64 rewrites, on CUDA source that stays CUDA (no renaming): the same edits
     :func:`translate` makes with ``wave64="fix"``, so a project can keep one source that nvcc
-    and hipcc both compile (masks stay as they are: CUDA takes 32-bit masks)."""
-    src = lex(text)
-    plan = wave.plan(src, keep_masks=False, rel=path, unsafe=unsafe)
+    and hipcc both compile (masks stay as they are: CUDA takes 32-bit masks). By default only
+    the rewrites proven to keep the code's meaning; ``unsafe``: also those ``--unsafe-fixes``
+    makes (each line marked). ``meaning``: this file's decisions when the project was
+    analysed whole (:func:`gpuport.hipify.wave64.meaning_of`; else the file is judged alone);
+    ``src``: ``text`` already lexed."""
+    if src is None:
+        src = lex(text)
+    plan = wave.plan(src, keep_masks=False, rel=path, unsafe=unsafe, meaning=meaning)
     edits = _Edits()
     for w_start, w_end, w_new in plan.edits:
         edits.add(w_start, w_end, w_new)
