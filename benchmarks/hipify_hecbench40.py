@@ -22,7 +22,7 @@ Compile results are cached (``--cache FILE``, keyed by the digests of the folder
 unit and the flags), so gpuport before and after a change, and the hand ports, are compiled
 once each. Prints Markdown tables and, with ``--json``, every result.
 
-    python benchmarks/hipify_hecbench40.py HECBENCH/src [--hipify-perl PATH] [--check]
+    python benchmarks/hipify_hecbench40.py HECBENCH/src [NAME ...] [--hipify-perl PATH] [--check]
         [--cache /tmp/hecbench40.json] [--json out.json]
 """
 
@@ -241,7 +241,7 @@ def main() -> None:
         help="translate and compile gpuport's side only (merge with --reuse later)",
     )
     ap.add_argument("names", nargs="*", help="override the seeded sample")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()  # names may follow the options
     hipcc = shutil.which("hipcc")
     if hipcc is None:
         sys.exit("hipcc is not on PATH (apt-get install hipcc)")
