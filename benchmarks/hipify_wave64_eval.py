@@ -21,10 +21,23 @@ gpuport's wave64 pass rewrote a 32-lane site and where the hand port did.
   agrees when both sides made the same decision (both changed, or both left it).
 
 Benchmarks: by default every pair whose hand port has at least one wave64 change by the rule
-above (``--min-hand 1``), or the names given. Prints a Markdown table (per benchmark, per kind)
-and, with ``--json``, the sites.
+above (``--min-hand 1``), or the names given, or ``--sample FILE`` (the ``sample`` list of a
+JSON file such as ``benchmarks/hipify_wave64_sample.json``). Prints a Markdown table (per
+benchmark, per kind) and, with ``--json``, the sites.
+
+Issue 25: each benchmark's CUDA folder is translated as one run (the lane-meaning analysis
+judges a kernel with the helpers, constants and host code of its other files), in the default
+mode or with ``--unsafe-fixes`` (``--mode unsafe``). ``--judged FILE`` reads per-site judgments
+(``benchmark``, ``file``, ``line``, ``kind`` of the rewrite, ``run``: before or after (``--run``),
+``verdict``: harmful, needed, ok or neutral, and ``why``, made by reading the code against the
+hand port and HIP 5.2's own ``__shfl`` definitions) and counts the rewritten lines per verdict;
+a rewritten line with no judgment is listed as *unjudged*. On a gpuport without the analysis
+(before issue 25) the translation is per file, as it was.
 
     python benchmarks/hipify_wave64_eval.py HECBENCH/src [NAME ...] [--json out.json]
+    python benchmarks/hipify_wave64_eval.py HECBENCH/src \
+        --sample benchmarks/hipify_wave64_sample.json --mode unsafe \
+        --judged benchmarks/hipify_wave64_judgments.json
     python benchmarks/hipify_wave64_eval.py HECBENCH/src --robustness
 
 ``--robustness`` instead translates every ``.cu/.cuh/.h`` of every ``*-cuda`` folder (up to
@@ -36,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import json
 import re
 import sys
@@ -43,7 +57,7 @@ from collections import Counter
 from pathlib import Path
 
 from gpuport.hipify.buildfiles import rewrite_build_file
-from gpuport.hipify.translate import translate
+from gpuport.hipify.translate import Translation, translate
 from gpuport.scan.rules import FileKind
 
 SOURCES = (".cu", ".cuh", ".h", ".hpp", ".cpp")
@@ -125,23 +139,56 @@ def hand_widened_constant(name: str, hip_texts: list[str]) -> bool:
     return any(pattern.search(t) for t in hip_texts)
 
 
-def gpuport_sites(cuda: str, rel: str, kind: FileKind | None) -> tuple[dict[int, str], set[int]]:
-    """(line -> kind of the rewrite, lines left as ambiguous) for one CUDA file."""
-    if kind is not None:
-        new, _ = rewrite_build_file(cuda, kind, "gfx90a", wave64=True)
-        old_lines = cuda.splitlines()
-        new_lines = new.splitlines()
-        fixed = {
-            n: "flag"
-            for n, (o, w) in enumerate(zip(old_lines, new_lines, strict=False), 1)
-            if o != w and "=64" in w and "=32" in o
-        }
-        return fixed, set()
-    done = translate(cuda, hip_version="5.2", wave64="fix", path=rel)
-    fixed: dict[int, str] = {}
-    for c in done.wave64:
-        fixed.setdefault(c.line, c.kind)
-    return fixed, {w.line for w in done.wave64_left}
+Fixed = dict[int, tuple[str, bool]]  # line -> (kind of the first rewrite on it, unsafe)
+
+
+def _translate(text: str, rel: str, mode: str, meaning: object) -> Translation:
+    params = inspect.signature(translate).parameters
+    kw: dict[str, object] = {}
+    if "unsafe" in params:
+        kw = {"unsafe": mode == "unsafe", "meaning": meaning}
+    return translate(text, hip_version="5.2", wave64="fix", path=rel, **kw)  # type: ignore[arg-type]
+
+
+def folder_sites(cuda_dir: Path, mode: str) -> dict[str, tuple[Fixed, set[int]]]:
+    """Per source file of one benchmark: (line -> (kind, unsafe) of gpuport's rewrites, lines
+    left as ambiguous), the folder translated as one run."""
+    texts = {
+        p.relative_to(cuda_dir).as_posix(): _read(p)
+        for p in sorted(cuda_dir.rglob("*"))
+        if p.is_file() and p.suffix in SOURCES and p.stat().st_size <= 400_000
+    }
+    meanings: dict[str, object] = {}
+    try:
+        from gpuport.hipify.wave64 import meaning_of  # issue 25
+        from gpuport.scan.cxx import lex
+
+        meanings = dict(meaning_of({rel: lex(t) for rel, t in texts.items()}))
+    except ImportError:  # before issue 25: each file alone
+        pass
+    out: dict[str, tuple[Fixed, set[int]]] = {}
+    for rel, text in texts.items():
+        done = _translate(text, rel, mode, meanings.get(rel))
+        fixed: Fixed = {}
+        for c in done.wave64:
+            if c.kind == "mask":
+                continue  # HIP 5.2 drops the masks: a literal widened says nothing here
+            fixed.setdefault(c.line, (c.kind, bool(getattr(c, "unsafe", False))))
+        out[rel] = (fixed, {w.line for w in done.wave64_left})
+    return out
+
+
+def build_sites(cuda: str, kind: FileKind, mode: str) -> Fixed:
+    """gpuport's -DWARP_SIZE=32 -> 64 flags in a build file (only with --unsafe-fixes since
+    issue 25)."""
+    if mode != "unsafe" and "unsafe" in inspect.signature(translate).parameters:
+        return {}
+    new, _ = rewrite_build_file(cuda, kind, "gfx90a", wave64=True)
+    return {
+        n: ("flag", True)
+        for n, (o, w) in enumerate(zip(cuda.splitlines(), new.splitlines(), strict=False), 1)
+        if o != w and "=64" in w and "=32" in o
+    }
 
 
 def _kind_of_line(text: str) -> str:
@@ -158,12 +205,13 @@ def _kind_of_line(text: str) -> str:
     return "other"
 
 
-def evaluate(src: Path, name: str) -> list[dict[str, object]]:
+def evaluate(src: Path, name: str, mode: str = "fix") -> list[dict[str, object]]:
     cuda_dir, hip_dir = src / f"{name}-cuda", src / f"{name}-hip"
     sites: list[dict[str, object]] = []
     hip_texts = [
         _read(p) for p in sorted(hip_dir.rglob("*")) if p.is_file() and p.suffix in SOURCES
     ]
+    ours = folder_sites(cuda_dir, mode)
     for path in sorted(cuda_dir.rglob("*")):
         if not path.is_file():
             continue
@@ -171,12 +219,16 @@ def evaluate(src: Path, name: str) -> list[dict[str, object]]:
         kind = BUILDS.get(path.name)
         if kind is None and path.suffix not in SOURCES:
             continue
-        hip_path = hip_dir / rel if kind is not None else _hip_counterpart(hip_dir, rel)
-        if hip_path is None or not hip_path.is_file():
-            continue
         cuda = _read(path)
-        hip = _read(hip_path)
-        hand = hand_changed(cuda, hip)
+        if kind is not None:
+            fixed, left = build_sites(cuda, kind, mode), set()
+        elif rel.as_posix() in ours:
+            fixed, left = ours[rel.as_posix()]
+        else:
+            continue
+        hip_path = hip_dir / rel if kind is not None else _hip_counterpart(hip_dir, rel)
+        hip = _read(hip_path) if hip_path is not None and hip_path.is_file() else ""
+        hand = hand_changed(cuda, hip) if hip else set()
         if kind is not None:  # build flags: does the hand build file pass the flag as 64?
             hand = {
                 n
@@ -184,19 +236,19 @@ def evaluate(src: Path, name: str) -> list[dict[str, object]]:
                 for m in re.finditer(r"-D\s*(\w+)=32\b", text)
                 if re.search(rf"-D\s*{m.group(1)}=64\b", hip)
             }
-        fixed, left = gpuport_sites(cuda, rel.as_posix(), kind)
         lines = cuda.splitlines()
         if kind is None:  # a warp-size constant: what the hand port did with its name
             for n, text in enumerate(lines, 1):
                 c = _CONST_NAME.search(text.split("//")[0])
                 name_c = c and (c.group("d") or c.group("c"))
-                if name_c and (fixed.get(n) == "constant" or n in left or n in hand):
+                if name_c and (fixed.get(n, ("",))[0] == "constant" or n in left or n in hand):
                     hand.discard(n)
                     if hand_widened_constant(name_c, hip_texts):
                         hand.add(n)
         for line in sorted(hand | set(fixed) | left):
             text = lines[line - 1].strip() if line <= len(lines) else ""
-            site_kind = fixed.get(line) or ("flag" if kind is not None else _kind_of_line(text))
+            ours_kind, unsafe = fixed.get(line, ("", False))
+            site_kind = ours_kind or ("flag" if kind is not None else _kind_of_line(text))
             sites.append(
                 {
                     "benchmark": name,
@@ -205,12 +257,33 @@ def evaluate(src: Path, name: str) -> list[dict[str, object]]:
                     "kind": site_kind,
                     "hand": line in hand,
                     "gpuport": line in fixed,
+                    "unsafe": unsafe,
                     "left": line in left,
                     "agree": (line in hand) == (line in fixed),
                     "text": text[:160],
                 }
             )
     return sites
+
+
+def judge(sites: list[dict[str, object]], judged: Path, run: str) -> Counter[str]:
+    """Counts of gpuport's rewritten lines per verdict (``unjudged`` when none is recorded)
+    among the judgments of ``run`` (``before``: gpuport before issue 25; ``after``); each
+    site gets its ``verdict``. A line is judged per run: whether a rewrite is harmful depends
+    on what else the same run rewrites."""
+    table = {
+        (j["benchmark"], j["file"], j["line"], j["kind"]): j["verdict"]
+        for j in json.loads(judged.read_text(encoding="utf-8"))
+        if j.get("run", "before") == run
+    }
+    counts: Counter[str] = Counter()
+    for s in sites:
+        if not s["gpuport"]:
+            continue
+        verdict = table.get((s["benchmark"], s["file"], s["line"], s["kind"]), "unjudged")
+        s["verdict"] = verdict
+        counts[str(verdict)] += 1
+    return counts
 
 
 def pairs(src: Path) -> list[str]:
@@ -222,27 +295,40 @@ def pairs(src: Path) -> list[str]:
 
 
 def robustness(src: Path) -> None:
-    files = sorted(
-        p
-        for p in src.glob("*-cuda/**/*")
-        if p.suffix in (".cu", ".cuh", ".h") and p.is_file() and p.stat().st_size <= 400_000
-    )
-    ported: Counter[str] = Counter()
-    left: Counter[str] = Counter()
-    problems: list[str] = []
-    for f in files:
-        text = _read(f)
-        try:
-            once = translate(text, hip_version="5.2", wave64="fix", path=f.name)
-            twice = translate(once.text, hip_version="5.2", wave64="fix", path=f.name)
-        except Exception as exc:  # a crash is what this counts
-            problems.append(f"{f}: {exc!r}")
-            continue
-        if twice.text != once.text:
-            problems.append(f"{f}: not idempotent")
-        ported.update(c.kind for c in once.wave64)
-        left.update(w.kind for w in once.wave64_left)
-    print(json.dumps({"files": len(files), "problems": problems, "ported": ported, "left": left}))
+    """Every ``.cu/.cuh/.h`` of every ``*-cuda`` folder, each folder translated as one run,
+    twice, in the default mode and with --unsafe-fixes: crashes, outputs the second pass
+    changes, and what was ported and left, per kind."""
+    report: dict[str, object] = {}
+    for mode in ("fix", "unsafe"):
+        ported: Counter[str] = Counter()
+        left: Counter[str] = Counter()
+        problems: list[str] = []
+        files = 0
+        for cuda_dir in sorted(p for p in src.glob("*-cuda") if p.is_dir()):
+            texts = {
+                p.relative_to(cuda_dir).as_posix(): _read(p)
+                for p in sorted(cuda_dir.rglob("*"))
+                if p.suffix in (".cu", ".cuh", ".h") and p.is_file() and p.stat().st_size <= 400_000
+            }
+            try:
+                from gpuport.hipify.wave64 import meaning_of
+                from gpuport.scan.cxx import lex
+
+                once_m = meaning_of({r: lex(t) for r, t in texts.items()})
+                once = {r: _translate(t, r, mode, once_m[r]) for r, t in texts.items()}
+                twice_m = meaning_of({r: lex(o.text) for r, o in once.items()})
+                twice = {r: _translate(o.text, r, mode, twice_m[r]) for r, o in once.items()}
+            except Exception as exc:  # a crash is what this counts
+                problems.append(f"{cuda_dir.name}: {exc!r}")
+                continue
+            files += len(texts)
+            for r, o in once.items():
+                if twice[r].text != o.text:
+                    problems.append(f"{cuda_dir.name}/{r}: not idempotent")
+                ported.update(c.kind for c in o.wave64)
+                left.update(w.kind for w in o.wave64_left)
+        report[mode] = {"files": files, "problems": problems, "ported": ported, "left": left}
+    print(json.dumps(report))
 
 
 def main() -> None:
@@ -252,17 +338,24 @@ def main() -> None:
     ap.add_argument("--min-hand", type=int, default=1)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--robustness", action="store_true")
+    ap.add_argument("--sample", type=Path, help="a JSON file whose `sample` lists the names")
+    ap.add_argument("--mode", choices=("fix", "unsafe"), default="fix")
+    ap.add_argument("--judged", type=Path, help="per-site judgments (JSON)")
+    ap.add_argument("--run", choices=("before", "after"), default="after")
     args = ap.parse_args()
     if not args.src.is_dir():
         sys.exit(f"not a folder: {args.src}")
     if args.robustness:
         robustness(args.src)
         return
-    names = args.names or pairs(args.src)
+    chosen = list(args.names)
+    if args.sample is not None:
+        chosen += json.loads(args.sample.read_text(encoding="utf-8"))["sample"]
+    names = chosen or pairs(args.src)
     rows: list[tuple[str, list[dict[str, object]]]] = []
     for name in names:
-        sites = evaluate(args.src, name)
-        if args.names or sum(1 for s in sites if s["hand"]) >= args.min_hand:
+        sites = evaluate(args.src, name, args.mode)
+        if chosen or sum(1 for s in sites if s["hand"]) >= args.min_hand:
             rows.append((name, sites))
     every = [s for _, sites in rows for s in sites]
     print("| benchmark | sites | agree | both ported | gpuport only | hand only | both left |")
@@ -290,6 +383,22 @@ def main() -> None:
     for kind, n in kinds.most_common():
         ok = sum(1 for s in every if s["kind"] == kind and s["agree"])
         print(f"| {kind} | {n} | {ok} ({100 * ok / n:.0f} %) |")
+    rewritten = [s for s in every if s["gpuport"]]
+    print()
+    print(
+        f"gpuport rewrote {len(rewritten)} line(s) ({args.mode} mode), "
+        f"{sum(1 for s in rewritten if s['unsafe'])} of them marked unsafe"
+    )
+    if args.judged is not None:
+        counts = judge(every, args.judged, args.run)
+        print("| verdict | rewritten lines |")
+        print("|---|---:|")
+        for verdict in ("harmful", "needed", "ok", "neutral", "unjudged"):
+            print(f"| {verdict} | {counts.get(verdict, 0)} |")
+        for s in every:
+            if s.get("verdict") in ("unjudged", "harmful"):
+                where = f"{s['benchmark']}/{s['file']}:{s['line']}"
+                print(f"  {s['verdict']}: {where} {s['kind']}: {s['text']}")
     if args.json:
         args.json.write_text(json.dumps(every, indent=1) + "\n", encoding="utf-8")
 

@@ -137,3 +137,46 @@ def test_check_in_place_compiles_the_rewritten_inputs(cli, tmp_path: Path) -> No
     assert main["compile"]["status"] == "ok", main["compile"]
     assert str(proj / "app" / "main.cu") in main["compile"]["command"]
     assert "hipMalloc" in (proj / "app" / "main.cu").read_text(encoding="utf-8")
+
+
+def test_makefile_variables_are_expanded_from_the_makefile_only(tmp_path: Path) -> None:
+    """Issue 25: ``-I$(INC)`` is the Makefile's own include folder, not an inconclusive
+    compile; an environment variable or a ``$(shell ...)`` is never expanded."""
+    proj = tmp_path / "p"
+    (proj / "app").mkdir(parents=True)
+    (proj / "common").mkdir()
+    (proj / "app" / "main.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    (proj / "app" / "Makefile").write_text(
+        "COMMON = ../common\nINC := $(COMMON)\nDEFS = -DSCALE=$(SCALE)\nSCALE ?= 4\n"
+        "CFLAGS = -I$(INC) -I${COMMON}/sub -I$(HOME)/x -I$(shell echo /) $(DEFS) -DN=$(N)\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    flags = project_flags(proj, proj / "app" / "main.cu", out).flags
+    assert f"-I{out / 'common'}" in flags and f"-I{out / 'common' / 'sub'}" in flags
+    assert "-DSCALE=4" in flags
+    assert not any("HOME" in f or "shell" in f or f.startswith("-DN=") for f in flags)
+
+
+@pytest.mark.hipcc
+def test_a_unit_included_by_another_is_checked_through_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: ``#include "kernels.cu"`` — the build compiles main.cu; kernels.cu alone
+    lacks main.cu's definitions and must not be a false failure."""
+    _need("hipcc")
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "kernels.cu").write_text(
+        "__global__ void scale(float* x) { x[threadIdx.x] *= FACTOR; }\n", encoding="utf-8"
+    )
+    (proj / "main.cu").write_text(
+        '#include <cuda_runtime.h>\n#define FACTOR 2.f\n#include "kernels.cu"\n'
+        "int main() { float* d; cudaMalloc(&d, 4); scale<<<1, 1>>>(d); return 0; }\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    res = cli("hipify", str(proj), "-o", str(out), "--check", "--format", "json")
+    assert res.code == 0, res.err
+    files = {f["path"]: f["compile"] for f in json.loads(res.out)["files"]}
+    assert files["main.cu"]["status"] == "ok", files["main.cu"]
+    assert files["kernels.cu"]["status"] == "not compiled"
+    assert "included by main.cu" in files["kernels.cu"]["error"]

@@ -64,6 +64,7 @@ def test_headers_decide_what_exists(tmp_path: Path, cache: Path) -> None:
     assert reasons["cudaMallocAsync"].startswith("not in the HIP 5.2 headers at")
     # a mapped include whose HIP header this install lacks
     assert reasons["cuda_bf16.h"].startswith("hip/hip_bf16.h is not in the HIP 5.2 install")
+    # without HIP's cooperative groups header in the install no shim can stand for reduce.h
     assert reasons["cooperative_groups/reduce.h"] == "CUDA header with no HIP counterpart"
     assert list(cache.glob("hip-names-*.json")), "the names are cached"
 
@@ -88,7 +89,9 @@ def test_without_an_install_the_table_decides() -> None:
     reasons = {u.name: u.reason for u in done.unsupported}
     assert reasons["CUDA_R_32F"] == "not available before HIP 5.7.0"
     assert "cuda_bf16.h" not in reasons  # no install: nothing known about its headers
-    assert reasons["cooperative_groups/reduce.h"] == "CUDA header with no HIP counterpart"
+    # no HIP has the header: a shim stands for it (issue 25), not reported unsupported
+    assert "cooperative_groups/reduce.h" not in reasons
+    assert [x.name for x in done.shims] == ["cooperative_groups/reduce.h"]
 
 
 def test_local_headers_only_for_the_version_translated_for(
@@ -160,7 +163,9 @@ def test_cli_uses_the_real_hip_headers(cli, tmp_path: Path) -> None:  # type: ig
     assert report["hip_headers"] == str(include)
     names = {u["name"] for u in report["files"][0]["unsupported"]}
     assert "CUDA_R_32F" not in names and "cudaDataType" not in names
-    assert "cooperative_groups/reduce.h" in names
+    # the install has HIP's cooperative groups header: a shim stands for reduce.h (issue 25)
+    assert "cooperative_groups/reduce.h" not in names
+    assert any(x.startswith("cooperative_groups/reduce.h") for x in report["files"][0]["shims"])
 
 
 BF16 = """#include <cuda_bf16.h>

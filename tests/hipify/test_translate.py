@@ -28,9 +28,15 @@ def _read(path: Path) -> str:
 def _hidden(text: str) -> str:
     """The non-blank characters of comments and string bodies, in order (the lexer blanks
     them in its code view), without the comments the translator adds itself."""
+    text = _SHIM_BLOCK.sub("", text)  # the shims hipify writes (issue 25) are its own text
     code = lex(text).code
     hidden = "".join(t for t, c in zip(text, code, strict=True) if t != c)
     return hidden.replace(MASK_DROPPED.replace(" ", ""), "")
+
+
+_SHIM_BLOCK = re.compile(
+    r"(?:// gpuport: shim[^\n]*\n)?\#(?:if|ifndef)[^\n]*GPUPORT_SHIM_\w+.*?\n\#endif\n", re.S
+)
 
 
 def _identifiers(text: str) -> list[str]:
@@ -204,7 +210,7 @@ WARP_SRC = (
 
 
 def test_warp_below_62_drops_mask() -> None:
-    result = translate(WARP_SRC, hip_version="6.1")
+    result = translate(WARP_SRC, hip_version="6.1", shims=False)
     lines = result.text.splitlines()
     c = " " + MASK_DROPPED
     assert lines[2] == f"  v = __shfl(v, 0){c};"
@@ -216,6 +222,10 @@ def test_warp_below_62_drops_mask() -> None:
     assert result.unsupported[0][1:3] == (7, 3)
     assert result.replacements["__shfl_xor_sync"] == 2
     assert result.added_include
+    # by default (issue 25) a shim stands for __syncwarp below 6.2, and it is not unsupported
+    shimmed = translate(WARP_SRC, hip_version="6.1")
+    assert [s.name for s in shimmed.shims] == ["__syncwarp"] and shimmed.unsupported == []
+    assert "GPUPORT_SHIM_SYNCWARP" in shimmed.text and "  __syncwarp();" in shimmed.text
 
 
 def test_warp_from_62_keeps_sync_and_widens_full_mask() -> None:

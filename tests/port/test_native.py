@@ -1,4 +1,5 @@
-"""Kernels: full-warp masks, hipCUB/HIP headers, wave64 (unsafe), __CUDA_ARCH__ branches."""
+"""Kernels: full-warp masks, hipCUB/HIP headers, wave64 (safe and unsafe), __CUDA_ARCH__
+branches."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ __device__ float warp_sum(float v) {
     return v;
 }
 
-__global__ void k(float* x) {
+__global__ void k(const float* x, float* out) {
     int lane = threadIdx.x % WARP_SIZE;
-    x[lane] = warp_sum(x[lane]);
+    float v = warp_sum(x[blockIdx.x * blockDim.x + threadIdx.x]);
+    if (lane == 0) atomicAdd(out, v);
 }
 """
 
@@ -46,9 +48,10 @@ def test_mask_becomes_the_macro_and_headers_get_a_hip_branch(tmp_path: Path) -> 
     assert "#define GPUPORT_FULL_MASK 0xffffffffffffffffull" in text
     assert "#define GPUPORT_FULL_MASK 0xffffffffu" in text
     assert "namespace cub = hipcub;" in text
-    # safe only: the wave64 rewrite waits for --unsafe-fixes
+    # consistent 32-lane code, right on wave64 as written: its port waits for --unsafe-fixes
     assert "GPUPORT_WAVE_SIZE" not in text
     assert "wave64:k.cu" in fix_ids(report, applied=False)
+    assert "wave64-safe:k.cu" not in fix_ids(report)
     assert (root / "k.cu.gpuport.bak").read_text() == KERNEL
 
 
@@ -158,3 +161,100 @@ def test_hipcc_compiles_the_wave64_port_with_64_lanes(tmp_path: Path) -> None:
         "#endif\n"
     )
     _hipcc_ok(hipcc, probe, tmp_path / "p.o")
+
+
+WAVE64 = Path(__file__).resolve().parents[1] / "fixtures" / "hipify" / "wave64"
+
+
+def _wave64_fix(report: object, fid: str) -> object:
+    return next(f for f in report.fixes if f.id == fid)  # type: ignore[attr-defined]
+
+
+def test_a_safe_run_ports_what_the_lane_analysis_proves(tmp_path: Path) -> None:
+    """Code wrong on a 64-lane wavefront whose every 32 is a lane (a 32-bit ballot, a
+    reduction read at the hardware lane 0) is a safe fix; nothing it writes is marked unsafe."""
+    src = (WAVE64 / "safe.cu").read_text(encoding="utf-8")
+    root = project(tmp_path, {"safe.cu": src})
+    report = run(root, apply=True, verify=False)
+    text = (root / "safe.cu").read_text(encoding="utf-8")
+    fix = _wave64_fix(report, "wave64-safe:safe.cu")
+    assert fix.safe and fix.applied  # type: ignore[attr-defined]
+    assert "__popcll(votes)" in text or "GPUPORT_WAVE_SIZE" in text
+    assert "gpuport: wave64 unsafe" not in text
+    assert "slot, 0, 32);" in text  # CUDA's own width
+
+
+@pytest.mark.parametrize(
+    "name", [*sorted(p.name for p in (WAVE64 / "harmful").iterdir()), "clear.cu", "ambiguous.cu"]
+)
+def test_a_safe_run_never_applies_a_rewrite_the_analysis_marks_unsafe(
+    tmp_path: Path, name: str
+) -> None:
+    """Issue 25's harmful classes (and the fixtures of code right as written): a port safe
+    run writes no line hipify's lane analysis ports only with --unsafe-fixes, and none of the
+    harmful ones in either mode."""
+    from gpuport.hipify.translate import port_wave64
+
+    folder = WAVE64 / "harmful" if (WAVE64 / "harmful" / name).exists() else WAVE64
+    src = (folder / name).read_text(encoding="utf-8")
+    unsafe_lines = {c.line for c in port_wave64(src, path=name, unsafe=True).wave64 if c.unsafe}
+    root = project(tmp_path, {name: src})
+    report = run(root, apply=True, verify=False)
+    text = (root / name).read_text(encoding="utf-8")
+    assert "gpuport: wave64 unsafe" not in text
+    kept = src.splitlines()
+    for line in unsafe_lines:
+        assert kept[line - 1] in text.splitlines(), (name, line)
+    for fix in report.fixes:
+        if fix.id.startswith("wave64"):
+            assert fix.safe == fix.id.startswith("wave64-safe:"), fix.id
+            assert fix.applied == fix.safe, fix.id
+    if folder.name == "harmful":
+        assert "GPUPORT_WAVE_SIZE" not in text
+        again = project(tmp_path / "unsafe", {name: src})
+        run(again, apply=True, verify=False, unsafe_fixes=True)
+        assert "GPUPORT_WAVE_SIZE" not in (again / name).read_text(encoding="utf-8")
+
+
+def test_the_unsafe_wave64_fix_is_an_alternative_of_the_safe_one(tmp_path: Path) -> None:
+    """clear.cu has a ballot kernel (safe) and consistent 32-lane groups (unsafe): a safe run
+    applies the first, --unsafe-fixes the superset, marked."""
+    src = (WAVE64 / "clear.cu").read_text(encoding="utf-8")
+    report = run(project(tmp_path / "a", {"k.cu": src}), apply=True, verify=False)
+    assert {"wave64-safe:k.cu", "wave64:k.cu"} <= set(fix_ids(report))
+    assert "wave64-safe:k.cu" in fix_ids(report, applied=True)
+    assert "wave64:k.cu" in fix_ids(report, applied=False)
+    root = project(tmp_path / "b", {"k.cu": src})
+    report = run(root, apply=True, verify=False, unsafe_fixes=True)
+    assert "wave64:k.cu" in fix_ids(report, applied=True)
+    assert "wave64-safe:k.cu" in fix_ids(report, applied=False)
+    assert "gpuport: wave64 unsafe" in (root / "k.cu").read_text(encoding="utf-8")
+
+
+def test_wave64_judges_the_project_whole(tmp_path: Path) -> None:
+    """A header's WARP_SIZE that another file's host code uses sizes the grid: never ported,
+    even with --unsafe-fixes (the header alone would be)."""
+    header = (
+        "#define WARP_SIZE 32\n"
+        "__device__ float wsum(float v) {\n"
+        "  for (int o = WARP_SIZE / 2; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);\n"
+        "  return v;\n}\n"
+    )
+    kernel = (
+        '#include "warp.cuh"\n'
+        "__global__ void k(float* o) {\n"
+        "  float v = wsum(o[threadIdx.x]);\n"
+        "  if (threadIdx.x % WARP_SIZE == 0) o[threadIdx.x / WARP_SIZE] = v;\n}\n"
+        "void run(float* o, int n) { k<<<n / WARP_SIZE, 256>>>(o); }\n"
+    )
+    root = project(tmp_path / "a", {"warp.cuh": header, "k.cu": kernel})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    assert "#define WARP_SIZE 32\n" in (root / "warp.cuh").read_text(encoding="utf-8")
+    assert "GPUPORT_WAVE_SIZE" not in (root / "k.cu").read_text(encoding="utf-8")
+    # the grid sized otherwise: the header's helper, which alone has no caller, is ported
+    # with the kernel that calls it
+    root = project(
+        tmp_path / "b", {"warp.cuh": header, "k.cu": kernel.replace("n / WARP_SIZE", "n / 8")}
+    )
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    assert "#define WARP_SIZE GPUPORT_WAVE_SIZE" in (root / "warp.cuh").read_text(encoding="utf-8")

@@ -46,7 +46,7 @@ __global__ void rmsnorm_kernel(T* __restrict__ out, const T* __restrict__ in,
   __syncthreads();
 
   if (warp == 0) {
-    sum = lane < blockDim.x / WARP_SIZE ? warp_sums[lane] : 0.f;
+    sum = lane < blockDim.x / warpSize ? warp_sums[lane] : 0.f;  // warpSize is 64 on CDNA
     sum = warp_reduce_sum(sum);
     if (lane == 0) warp_sums[0] = rsqrtf(sum / hidden + eps);
   }

@@ -55,6 +55,7 @@ HIPIFY_OPTIONS: dict[str, tuple[str, str]] = {
     "--launch-syntax": ("launch_syntax", "str"),
     "--build-files": ("build_files", "flag"),
     "--wave64": ("wave64", "str"),
+    "--unsafe-fixes": ("unsafe_fixes", "flag"),
     "--fail-on": ("fail_on", "str"),
 }
 

@@ -81,6 +81,13 @@ def hipify(
             help="32-lane warp code: fix (port it; default for 64-lane CDNA targets) or report.",
         ),
     ] = None,
+    unsafe_fixes: Annotated[
+        bool,
+        typer.Option(
+            "--unsafe-fixes",
+            help="Also apply wave64 rewrites that are not proven safe (each marked 'unsafe').",
+        ),
+    ] = False,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -106,6 +113,7 @@ def hipify(
         launch_syntax=launch_syntax,
         build_files=build_files,
         wave64=wave64,
+        unsafe_fixes=unsafe_fixes,
         fail_on=fail_on,
     )
     if code:

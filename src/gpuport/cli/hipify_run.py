@@ -180,6 +180,7 @@ def run_hipify(
     launch_syntax: str = "keep",
     build_files: bool = False,
     wave64: str | None = None,
+    unsafe_fixes: bool = False,
     fail_on: str = "never",
 ) -> int:
     """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD.
@@ -223,8 +224,11 @@ def run_hipify(
         launch_syntax="ggl" if syntax == "ggl" else "keep",
         wave64="fix" if wave_mode == "fix" else "report" if wave_mode == "report" else None,
         headers=_headers(version),
+        unsafe=unsafe_fixes,
     )
-    builds = build_edits(path, target, wave64=report.wave64 == "fix")
+    # -DWARP_SIZE=32 -> 64 is right only where every use of the macro means the hardware
+    # wavefront, which the build file cannot show: an unsafe fix
+    builds = build_edits(path, target, wave64=report.wave64 == "fix" and unsafe_fixes)
     if in_place:
         _write_in_place(report, path, builds if build_files else None)
     else:

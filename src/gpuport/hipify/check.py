@@ -8,10 +8,14 @@ by the compiler ``hipcc`` wraps, called directly with hipcc's own flags and no s
     CLANG [hipcc's flags] --offload-arch=A -x hip [project -I/-D flags] -c OUT/sub/a.cu -o TMP/x.o
 
 * Translation units: ``.cu``, ``.cpp``, ``.cc``, ``.cxx``, ``.hip``. A header is not compiled
-  on its own (status ``not compiled``): it is checked through the units that include it.
+  on its own (status ``not compiled``): it is checked through the units that include it; so
+  is a unit that another file of the tree includes (``#include "kernels.cu"``): its includer
+  is what the build compiles (issue 25).
 * Project flags: ``-I``/``-isystem``/``-iquote``/``-D``/``-U``/``-include``/``-std`` from the
   first of ``compile_commands.json`` (at the root or in ``build/``; the entry for that file),
-  else the nearest ``Makefile`` (every such token outside comments and ``$(...)``) or
+  else the nearest ``Makefile`` (every such token outside comments; ``$(VAR)``/``${VAR}``
+  expanded from the Makefile's own definitions, never from the environment or a ``$(shell
+  ...)``, which leave the token out) or
   ``CMakeLists.txt`` (``include_directories``, ``target_include_directories``,
   ``add_compile_definitions``, ``add_definitions``, ``target_compile_definitions``) at or
   above the file. Relative include paths are resolved against the build file's folder in the
@@ -33,6 +37,7 @@ command, so the result can be reproduced by hand and equals it.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import tempfile
 from collections.abc import Sequence
@@ -67,6 +72,17 @@ _CMAKE_CALL = textre.compile(
     r"|add_definitions|target_compile_definitions)\s*\(([^)]*)\)"
 )
 _CMAKE_KEYWORDS = frozenset({"PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"})
+_MAKE_DEF = textre.compile(
+    r"^[ \t]*(?:override[ \t]+|export[ \t]+)?(?P<name>[A-Za-z_][\w.]*)[ \t]*"
+    r"(?P<op>\+=|::=|:=|\?=|=)[ \t]*(?P<value>[^\n]*)$",
+    re.M,
+)
+_MAKE_REF = textre.compile(r"\$(?:\((?P<p>[^()$]*)\)|\{(?P<b>[^{}$]*)\}|(?P<c>[A-Za-z_]))")
+_MAKE_NAME = textre.compile(r"[A-Za-z_][\w.]*")
+_QUOTED_INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*"(?P<name>[^"\n]+)"', re.M)
+#: how deep variables may refer to variables, and how long an expanded token may grow
+_MAKE_DEPTH = 8
+_MAKE_LIMIT = 4096
 
 CheckOutcome = tuple[CompileStatus, str | None]  # (status, error)
 
@@ -176,6 +192,47 @@ def _strip_hash_comments(text: str) -> str:
     return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
 
 
+def _make_vars(text: str) -> dict[str, str]:
+    """The Makefile's own variables, in file order (``=``, ``:=``, ``?=``, ``+=``); nothing
+    from the environment."""
+    found: dict[str, str] = {}
+    for m in _MAKE_DEF.finditer(text):
+        name, op, value = m.group("name"), m.group("op"), m.group("value").strip()
+        if op == "+=":
+            found[name] = f"{found.get(name, '')} {value}".strip()
+        elif op == "?=":
+            found.setdefault(name, value)
+        else:
+            found[name] = value
+    return found
+
+
+def _expand(value: str, defs: dict[str, str], depth: int = 0) -> str | None:
+    """``value`` with ``$(VAR)``/``${VAR}`` replaced from ``defs``; None when a reference is
+    not a plain variable the Makefile defines (an environment variable, ``$(shell ...)``,
+    ``$(wildcard ...)``), or when it nests too deep or grows too long."""
+    if depth > _MAKE_DEPTH:
+        return None
+    failed = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal failed
+        name = (m.group("p") or m.group("b") or m.group("c") or "").strip()
+        if not _MAKE_NAME.fullmatch(name) or name not in defs:
+            failed = True
+            return ""
+        inner = _expand(defs[name], defs, depth + 1)
+        if inner is None:
+            failed = True
+            return ""
+        return inner
+
+    out = _MAKE_REF.sub(sub, value)
+    if failed or len(out) > _MAKE_LIMIT or "$" in out:
+        return None
+    return out
+
+
 def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]], Path] | None:
     folder = file.parent
     while True:
@@ -184,11 +241,15 @@ def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]]
         if make.is_file():
             text = _strip_hash_comments(_read_small(make))
             text = text.replace("\\\n", " ")
+            defs = _make_vars(text)
             pairs: list[tuple[str, str]] = []
             for m in _MAKE_TOKEN.finditer(text):
                 flag, value = m.group(1).strip(), m.group(2)
                 if "$" in value:
-                    continue
+                    expanded = _expand(value, defs)
+                    if expanded is None or not expanded or any(c.isspace() for c in expanded):
+                        continue
+                    value = expanded
                 pairs.append((flag if flag != "-std=" else "-std=", value))
             return pairs, folder
         if cmake.is_file():
@@ -218,6 +279,24 @@ def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]]
         if folder == src_root or folder.parent == folder or src_root not in folder.parents:
             return None
         folder = folder.parent
+
+
+def includers(report: HipifyReport) -> dict[str, str]:
+    """Translation units of the report that another of its files includes
+    (``#include "kernels.cu"``): unit path -> the first file that includes it (paths relative
+    to the input, forward slashes)."""
+    paths = {f.path for f in report.files if f.text is not None}
+    out: dict[str, str] = {}
+    for f in report.files:
+        if f.text is None:
+            continue
+        here = Path(f.path).parent
+        for m in _QUOTED_INCLUDE.finditer(f.text):
+            name = m.group("name")
+            target = Path(os.path.normpath(here / name)).as_posix()
+            if target in paths and target != f.path and Path(target).suffix.lower() in UNITS:
+                out.setdefault(target, f.path)
+    return out
 
 
 def _read_small(path: Path) -> str:
@@ -297,6 +376,7 @@ def check_report(
     out_root = Path(report.out_dir) if report.out_dir is not None else None
     roots = [_absolute(src_root)] + ([_absolute(out_root)] if out_root is not None else [])
     archs = list(offload_archs)
+    included = {} if single else includers(report)
     for f in report.files:
         if f.text is None:
             continue
@@ -307,6 +387,14 @@ def check_report(
                 status="not compiled",
                 offload_archs=archs,
                 error="a header: checked through the files that include it",
+            )
+            continue
+        if f.path in included:
+            f.compile = CompileResult(
+                ok=False,
+                status="not compiled",
+                offload_archs=archs,
+                error=f"included by {included[f.path]}: checked through it",
             )
             continue
         written = Path(f.output) if f.output is not None else source if in_place else None
@@ -330,6 +418,8 @@ def check_report(
                 error = done.error.replace(tmp + os.sep, "") if done.error else None
                 cmd = [c.replace(tmp + os.sep, "") for c in done.command]
         status, error = ("ok", None) if done.ok else classify(error)
+        if status == "inconclusive" and found.dropped:
+            error = f"{error} (an include path the project names was dropped: {found.dropped[0]})"
         f.compile = CompileResult(
             ok=status == "ok",
             status=status,

@@ -38,6 +38,7 @@ from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, G
 from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
+from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.project.files import Skip, walk
 from gpuport.scan.rules import FileKind
@@ -97,8 +98,9 @@ class WaveSite:
     """A 32-lane site of ``--wave64 fix``: rewritten (``detail`` says how) or left (why)."""
 
     line: int
-    kind: str  # constant, mask, ballot, shuffle, array or lane
+    kind: str  # constant, mask, ballot, shuffle, array, lane or width
     detail: str
+    unsafe: bool = False  # made only with --unsafe-fixes (the line is marked so)
 
 
 CompileStatus = Literal["ok", "failed", "inconclusive", "not compiled"]
@@ -139,6 +141,8 @@ class FileResult:
     added_include: bool = False
     wave64: list[WaveSite] = field(default_factory=list)  # 32-lane sites rewritten (fix)
     wave64_left: list[WaveSite] = field(default_factory=list)  # left as ambiguous (fix)
+    # portable shims written for APIs the target HIP lacks: "NAME: why"
+    shims: list[str] = field(default_factory=list)
     compile: CompileResult | None = None
     # the translated and the input text: not written to the JSON report
     text: str | None = field(default=None, metadata=EXCLUDED)
@@ -158,6 +162,7 @@ class HipifyReport:
     hip_headers: str | None = None
     target: str
     wave64: str = "report"  # fix: 32-lane sites ported; report: listed
+    unsafe_fixes: bool = False  # --unsafe-fixes: unproven wave64 rewrites made too, marked
     checked: bool = False
     files: list[FileResult] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
@@ -308,12 +313,16 @@ def hipify_path(
     launch_syntax: LaunchSyntax = "keep",
     wave64: WaveMode | None = None,
     headers: HipHeaders | None = None,
+    unsafe: bool = False,
 ) -> HipifyReport:
     """Translate ``path`` (a file or a folder) and report; see the module docstring.
 
     ``wave64``: ``fix`` ports the clear 32-lane sites, ``report`` leaves them to the hazards;
     None picks ``fix`` for a 64-lane target (CDNA) and ``report`` otherwise. ``headers``: the
-    installed HIP (:mod:`gpuport.hipify.hipheaders`), used only when it is ``hip_version``."""
+    installed HIP (:mod:`gpuport.hipify.hipheaders`), used only when it is ``hip_version``.
+    ``unsafe``: ``--unsafe-fixes``. With ``fix``, every file is read before any is translated:
+    the lane-meaning analysis judges a kernel with the helpers, constants and host code of the
+    other files (:func:`gpuport.hipify.wave64.meaning_of`)."""
     if not path.exists():
         raise GpuportError(f"no such file or folder: {path}")
     if out_dir is not None and in_place:
@@ -339,10 +348,13 @@ def hipify_path(
         hip_headers=str(headers.include) if headers is not None else None,
         target=target_info.name,
         wave64=mode,
+        unsafe_fixes=unsafe and mode == "fix",
         checked=check,
         environment=EnvFingerprint.collect(),
     )
     single = not path.is_dir()  # a FIFO or a device named on the command line is refused below
+    read: list[tuple[str, Path, str, list[Finding], str]] = []  # rel, path, text, hazards, source
+    lexed: dict[str, CxxSource] = {}
     for item in walk(path):
         if isinstance(item, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=item.reason))
@@ -357,22 +369,34 @@ def hipify_path(
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue
-        hazards, done = translate_source(
-            item.rel,
-            got,
-            target=target_info,
-            packages=packages,
+        hazards, source = hazards_of(
+            item.rel, got, target=target_info, packages=packages, annotate=annotate
+        )
+        read.append((item.rel, item.path, got, hazards, source))
+        # lexed once (the hazard pass's, cached): the analysis and the translation reuse it
+        lexed[item.rel] = lex(source)
+    meanings = None
+    if mode == "fix":
+        from .wave64 import meaning_of
+
+        meanings = meaning_of(lexed)
+    for rel, item_path, got, hazards, source in read:
+        done = translate(
+            source,
             hip_version=hip_version,
-            annotate=annotate,
             launch_syntax=launch_syntax,
             wave64=mode,
+            path=rel,
             headers=headers,
+            unsafe=unsafe,
+            meaning=meanings[rel] if meanings is not None else None,
+            lexed=lexed.get(rel),
         )
-        output = out_dir / item.rel if out_dir is not None else None
+        output = out_dir / rel if out_dir is not None else None
         if in_place and done.text != got:
-            output = item.path
+            output = item_path
         result = FileResult(
-            path=item.rel,
+            path=rel,
             output=str(output) if output is not None else None,
             replacements=done.replacements,
             by_family=family_counts(done.replacements, amap),
@@ -380,10 +404,14 @@ def hipify_path(
             unsupported_counts=_counted(u.name for u in done.unsupported),
             hazards=hazards,
             added_include=done.added_include,
-            wave64=[WaveSite(line=c.line, kind=c.kind, detail=c.detail) for c in done.wave64],
+            wave64=[
+                WaveSite(line=c.line, kind=c.kind, detail=c.detail, unsafe=c.unsafe)
+                for c in done.wave64
+            ],
             wave64_left=[
                 WaveSite(line=w.line, kind=w.kind, detail=w.reason) for w in done.wave64_left
             ],
+            shims=[f"{x.name}: {x.reason}" for x in done.shims],
             text=done.text,
             original=got,
         )
@@ -404,6 +432,23 @@ def finish(report: HipifyReport) -> None:
     report.unsupported_counts = _merge(f.unsupported_counts for f in report.files)
 
 
+def hazards_of(
+    rel: str,
+    text: str,
+    *,
+    target: TargetInfo,
+    packages: PackageDB,
+    annotate: bool = False,
+) -> tuple[list[Finding], str]:
+    """The scan's GP3xx hazard pass on ``text`` (what :func:`read_source` returned), and the
+    text to translate (with the hazards written in as comments when ``annotate``).
+    Undecodable bytes (kept as surrogates for a byte-exact output) become U+FFFD for the
+    hazard pass: one character each, so columns hold, and the report stays valid JSON."""
+    shown = _SURROGATE.sub("\ufffd", text)
+    hazards, _ = check_text(rel, shown, FileKind.NATIVE, target, packages)
+    return hazards, annotate_text(text, hazards) if annotate else text
+
+
 def translate_source(
     rel: str,
     text: str,
@@ -415,16 +460,11 @@ def translate_source(
     launch_syntax: LaunchSyntax = "keep",
     wave64: WaveMode = "report",
     headers: HipHeaders | None = None,
+    unsafe: bool = False,
 ) -> tuple[list[Finding], Translation]:
-    """The per-file work of hipify: the scan's GP3xx hazard pass, then the translation.
-
-    ``text`` is what :func:`read_source` returned. Undecodable bytes (kept as surrogates for a
-    byte-exact output) become U+FFFD for the hazard pass: one character each, so columns
-    hold, and the report stays valid JSON. ``assess`` uses this for its dry run too.
-    """
-    shown = _SURROGATE.sub("\ufffd", text)
-    hazards, _ = check_text(rel, shown, FileKind.NATIVE, target, packages)
-    source = annotate_text(text, hazards) if annotate else text
+    """The per-file work of hipify on one file alone: the scan's GP3xx hazard pass, then the
+    translation (``assess`` uses this for its dry run)."""
+    hazards, source = hazards_of(rel, text, target=target, packages=packages, annotate=annotate)
     done = translate(
         source,
         hip_version=hip_version,
@@ -432,6 +472,7 @@ def translate_source(
         wave64=wave64,
         path=rel,
         headers=headers,
+        unsafe=unsafe,
     )
     return hazards, done
 
@@ -485,6 +526,8 @@ def _totals(report: HipifyReport) -> dict[str, int]:
         "compile_failed": _status(files, "failed"),
         "compile_inconclusive": _status(files, "inconclusive"),
         "not_compiled": _status(files, "not compiled"),
-        "wave64_fixed": sum(len(f.wave64) for f in files),
+        "wave64_fixed": sum(1 for f in files for c in f.wave64 if not c.unsafe),
+        "wave64_unsafe": sum(1 for f in files for c in f.wave64 if c.unsafe),
+        "shims": sum(len(f.shims) for f in files),
         "wave64_left": sum(len(f.wave64_left) for f in files),
     }

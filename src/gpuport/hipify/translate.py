@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -41,10 +41,14 @@ from gpuport.knowledge.api_map import ApiEntry, ApiMap, load_api_map
 from gpuport.models import GpuportError
 from gpuport.scan.cxx import CxxSource, lex, within
 
+from . import shims as shim
 from . import wave64 as wave
 from .hipheaders import HipHeaders
 from .launch import rewrite_launches
 from .wave64 import WaveChange, WaveLeft, WaveMode
+
+if TYPE_CHECKING:
+    from gpuport.scan.rules.native.warp_meaning import FileMeaning
 
 __all__ = [
     "DEFAULT_HIP_VERSION",
@@ -64,6 +68,7 @@ DEFAULT_HIP_VERSION = "6.4"
 #: The comment written after a warp call whose mask was dropped (HIP < 6.2).
 MASK_DROPPED = "/* gpuport: mask dropped (HIP < 6.2) */"
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>"
+_CG_HEADER = "hip/hip_cooperative_groups.h"
 
 _SYNC_WARP_FROM = Version("6.2")
 #: ``*_sync`` warp intrinsics and the maskless form HIP had before 6.2.
@@ -140,6 +145,8 @@ class Translation:
     #: ``wave64="fix"``: the 32-lane sites rewritten, and those left as ambiguous.
     wave64: list[WaveChange] = field(default_factory=list)
     wave64_left: list[WaveLeft] = field(default_factory=list)
+    #: portable shims written into the output for APIs the target HIP lacks
+    shims: list[shim.Shim] = field(default_factory=list)
 
 
 @lru_cache(maxsize=32)
@@ -295,25 +302,37 @@ def translate(
     wave64: WaveMode = "report",
     path: str = "source.cu",
     headers: HipHeaders | None = None,
+    unsafe: bool = False,
+    meaning: FileMeaning | None = None,
+    shims: bool = True,
+    lexed: CxxSource | None = None,
 ) -> Translation:
     """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring).
 
     ``wave64="fix"`` also ports the clear 32-lane assumptions (:mod:`gpuport.hipify.wave64`);
     ``path`` (relative, for the device-code test) names the file. ``headers``: the installed
-    HIP, when it is the one translated for (its headers then decide what exists)."""
+    HIP, when it is the one translated for (its headers then decide what exists).
+    ``unsafe``: ``--unsafe-fixes`` (wave64 rewrites that are not proven, each marked);
+    ``meaning``: the lane-meaning decisions for this text when the run analysed several
+    files together (:func:`gpuport.hipify.wave64.meaning_of`). ``shims``: write a small
+    portable shim for an API the target HIP lacks (:mod:`gpuport.hipify.shims`) instead of
+    leaving it unsupported. ``lexed``: ``text`` already lexed (a run that read every file
+    first)."""
     if launch_syntax not in LAUNCH_SYNTAXES:
         raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
     if wave64 not in wave.WAVE64_MODES:
         raise GpuportError(f"wave64 must be fix or report, not {wave64!r}")
     amap = api_map if api_map is not None else load_api_map()
     target = _parse_version(hip_version)
-    src = lex(text)
+    src = lexed if lexed is not None and lexed.text == text else lex(text)
     code = src.code
     edits = _Edits()
     counts: Counter[str] = Counter()
     unsupported: list[Unsupported] = []
     header_spans: list[tuple[int, int]] = []
     has_runtime = False
+    needed: list[shim.Shim] = []
+    last_include = -1  # end of the include line a shim has to follow
 
     for m in _INCLUDE.finditer(code):
         group = "angle" if m.group("angle") is not None else "quote"
@@ -329,6 +348,17 @@ def translate(
                 line, col = src.line_col(start)
                 why = f"{hip} is not in the HIP {headers.version} install at {headers.include}"
                 unsupported.append(Unsupported(name, line, col, why))
+        elif (
+            shims
+            and name == "cooperative_groups/reduce.h"
+            and (headers is None or headers.has_header(_CG_HEADER))
+        ):
+            final = _CG_HEADER
+            edits.add(start, end, final)
+            counts[name] += 1
+            needed.append(
+                shim.Shim(name, f"cooperative_groups::reduce is not in HIP {hip_version}")
+            )
         elif hip is None and _CUDA_HEADER.match(name):
             line, col = src.line_col(start)
             unsupported.append(Unsupported(name, line, col, "CUDA header with no HIP counterpart"))
@@ -336,9 +366,23 @@ def translate(
             has_runtime = True
 
     warp_seen, widened = _warp_calls(src, target, edits, counts)
+    if shims and target < _SYNC_WARP_FROM and shim.uses_syncwarp(code):
+        needed.append(shim.Shim("__syncwarp", f"__syncwarp is not in HIP {hip_version}"))
+    if needed:  # the shims go after the last include before their first use
+        first = shim.first_use(code)
+        for m in _INCLUDE.finditer(code):
+            if m.start() < first:
+                last_include = max(last_include, src.line_span(src.line_of(m.start()))[1])
     plan = None
     if wave64 == "fix":
-        plan = wave.plan(src, keep_masks=target >= _SYNC_WARP_FROM, rel=path, widened=widened)
+        plan = wave.plan(
+            src,
+            keep_masks=target >= _SYNC_WARP_FROM,
+            rel=path,
+            widened=widened,
+            unsafe=unsafe,
+            meaning=meaning,
+        )
         for w_start, w_end, w_new in plan.edits:
             edits.add(w_start, w_end, w_new)
 
@@ -374,6 +418,8 @@ def translate(
         if entry.family in _RUNTIME_FAMILIES:
             uses_runtime = True
         reason = _unavailable(entry, target, headers)
+        if reason is not None and any(n.name == name for n in needed):
+            continue  # the shim stands for it
         if reason is not None:
             line, col = src.line_col(start)
             unsupported.append(Unsupported(name, line, col, reason))
@@ -390,7 +436,18 @@ def translate(
             insert = insert.replace(HIP_RUNTIME_INCLUDE + "\n", "")
         if macro:
             insert += wave.macro_block()
+        if needed and last_include < pos:
+            insert += shim.shim_block(needed, hip_version)
+            needed_at = -1
+        else:
+            needed_at = last_include
         edits.add(pos, pos, insert)
+    elif needed:
+        needed_at = last_include if last_include >= 0 else _insert_point(src)[0] - 1
+    else:
+        needed_at = -1
+    if needed and needed_at >= 0:
+        edits.add(needed_at + 1, needed_at + 1, shim.shim_block(needed, hip_version))
     if launch_syntax == "ggl":
         launch_edits, failures = rewrite_launches(src)
         for edit in launch_edits:
@@ -409,15 +466,28 @@ def translate(
         added_include=added,
         wave64=plan.changes if plan is not None else [],
         wave64_left=plan.left if plan is not None else [],
+        shims=needed,
     )
 
 
-def port_wave64(text: str, *, path: str = "source.cu") -> Translation:
+def port_wave64(
+    text: str,
+    *,
+    path: str = "source.cu",
+    unsafe: bool = False,
+    meaning: FileMeaning | None = None,
+    src: CxxSource | None = None,
+) -> Translation:
     """Only the wave64 rewrites, on CUDA source that stays CUDA (no renaming): the same edits
     :func:`translate` makes with ``wave64="fix"``, so a project can keep one source that nvcc
-    and hipcc both compile (masks stay as they are: CUDA takes 32-bit masks)."""
-    src = lex(text)
-    plan = wave.plan(src, keep_masks=False, rel=path)
+    and hipcc both compile (masks stay as they are: CUDA takes 32-bit masks). By default only
+    the rewrites proven to keep the code's meaning; ``unsafe``: also those ``--unsafe-fixes``
+    makes (each line marked). ``meaning``: this file's decisions when the project was
+    analysed whole (:func:`gpuport.hipify.wave64.meaning_of`; else the file is judged alone);
+    ``src``: ``text`` already lexed."""
+    if src is None:
+        src = lex(text)
+    plan = wave.plan(src, keep_masks=False, rel=path, unsafe=unsafe, meaning=meaning)
     edits = _Edits()
     for w_start, w_end, w_new in plan.edits:
         edits.add(w_start, w_end, w_new)

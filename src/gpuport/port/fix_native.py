@@ -11,9 +11,16 @@
   beside the original includes, and ``<cuda_bf16.h>`` gets ``<hip/hip_bf16.h>`` beside it,
   as the real ports write it. nvcc sees the original lines.
 * **Warp-size assumptions** (GP303-GP307): the rewrites of ``gpuport hipify --wave64 fix``
-  on CUDA source that stays CUDA (:func:`gpuport.hipify.translate.port_wave64`): the same
-  ``GPUPORT_WAVE_SIZE`` macro, 32 for nvcc. Unsafe: on a wave64 GPU they change what code
-  that built (and may have been right, a 32 used as a tile size) computes.
+  on CUDA source that stays CUDA (:func:`gpuport.hipify.translate.port_wave64`), judged by
+  the lane-meaning analysis over every CUDA/C++ file of the project at once (a constant that
+  another file's host code uses is never ported), with the same ``GPUPORT_WAVE_SIZE`` macro,
+  32 for nvcc. Safe: what the analysis proves keeps the meaning (a 32-bit ballot widened,
+  ``warpSize`` as a constant, CUDA's width given to a broadcast, code wrong on a 64-lane
+  wavefront whose every 32 is a lane); the nvcc build sees the same values. Unsafe (an
+  alternative of the safe fix, taken with ``--unsafe-fixes``): also what ``hipify
+  --unsafe-fixes`` ports, code right on wave64 as written (consistent 32-lane groups, logical
+  tiles), each line marked ``// gpuport: wave64 unsafe``. Everything else is left, with the
+  analysis's reason.
 * **``#ifdef __CUDA_ARCH__``** (GP317, unsafe): ``|| defined(__HIP_DEVICE_COMPILE__)`` is
   added, so hip-clang's device pass takes the branch nvcc's device pass takes; what it
   compiles on ROCm changes.
@@ -21,15 +28,18 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
 from gpuport import textre
 from gpuport.hipify.translate import port_wave64
+from gpuport.hipify.wave64 import meaning_of
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
 from gpuport.scan.rules.native.common import MASK32
+from gpuport.scan.rules.native.warp_meaning import FileMeaning
 
 __all__ = ["HIP_TEST", "MASK_MACRO", "propose"]
 
@@ -292,34 +302,77 @@ def _matching_endif(src: CxxSource, line: int) -> int:
     return src.line_count
 
 
-def _wave64(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
-    done = port_wave64(text, path=path)
-    if done.text == text or not done.wave64:
-        return None
-    changed = {c.line for c in done.wave64}
-    hits = [f for f in found if f.location.line in changed]
-    if not hits:
-        return None
-    prop = Proposal(
-        id=f"wave64:{path}",
-        family="kernels",
-        title=f"{path}: warp-size assumptions ported (GPUPORT_WAVE_SIZE)",
-        safe=False,
-        why="on a wave64 GPU the rewritten code computes with 64 lanes where it computed "
-        "with 32 (nvcc still sees 32)",
-        findings=hits,
-        note=f"{len(done.wave64)} site(s) rewritten, {len(done.wave64_left)} left as "
-        "ambiguous (see gpuport hipify --wave64 report)",
-    )
-    starts = [0]
-    for ln in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(ln))
-    import bisect
+def _meanings(ctx: PortContext) -> dict[str, FileMeaning]:
+    """The lane-meaning decisions for every CUDA/C++ file of the project, analysed together
+    as ``hipify`` analyses a folder (once per run)."""
+    cached = ctx.cache.get("wave64-meaning")
+    if isinstance(cached, dict):
+        return cached
+    files: dict[str, CxxSource] = {}
+    for rel in ctx.files_of("cuda/c++"):
+        text = ctx.read(rel)
+        if text is not None:
+            files[rel] = lex(text)
+    found = meaning_of(files)
+    ctx.cache["wave64-meaning"] = found
+    ctx.cache["wave64-lexed"] = files
+    return found
 
-    for start, end, new in _line_edits(text, done.text):
+
+def _wave64(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
+    meanings = _meanings(ctx)
+    lexed = ctx.cache.get("wave64-lexed")
+    src = lexed.get(path) if isinstance(lexed, dict) else None
+    out: list[Proposal] = []
+    safe_text = text
+    for unsafe in (False, True):
+        done = port_wave64(text, path=path, unsafe=unsafe, meaning=meanings.get(path), src=src)
+        if done.text in (text, safe_text):
+            continue  # no rewrite, or the unsafe run adds nothing to the safe one
+        changed = {c.line for c in done.wave64}
+        hits = [f for f in found if f.location.line in changed]
+        if not hits:
+            continue
+        marked = sum(c.unsafe for c in done.wave64)
+        prop = Proposal(
+            id=f"wave64:{path}" if unsafe else f"wave64-safe:{path}",
+            family="kernels",
+            title=f"{path}: warp-size assumptions ported (GPUPORT_WAVE_SIZE)"
+            + (", with the unproven ones" if unsafe else ""),
+            safe=not unsafe,
+            why="also code that is right on a 64-lane wavefront as written (32-lane groups, "
+            "logical tiles) is made to span the wavefront: a 32 may have been a tile size"
+            if unsafe
+            else "each rewrite keeps what the code computes (the lane-meaning analysis proved "
+            "every use of the 32 means the hardware warp); nvcc still sees 32",
+            findings=hits,
+            note=f"{len(done.wave64)} site(s) rewritten"
+            + (f" ({marked} marked unsafe)" if unsafe else "")
+            + f", {len(done.wave64_left)} left with the reason (gpuport hipify --wave64 report)",
+        )
+        _line_proposal(prop, path, text, done.text, hits)
+        out.append(prop)
+        if not unsafe:
+            safe_text = done.text
+    if len(out) == 2:
+        for prop in out:
+            prop.group = f"wave64:{path}"
+    covered = {f.location.line for prop in out for f in prop.findings}
+    reasons = {left.line: left.reason for left in done.wave64_left}
+    for f in found:
+        if f.location.line not in covered:
+            why = reasons.get(f.location.line or 0, "not a 32 the lane-meaning analysis can port")
+            ctx.decline([f], f"wave64 left: {why}")
+    return out
+
+
+def _line_proposal(prop: Proposal, path: str, old: str, new: str, hits: list[Finding]) -> None:
+    starts = [0]
+    for ln in old.splitlines(keepends=True):
+        starts.append(starts[-1] + len(ln))
+    for start, end, edit in _line_edits(old, new):
         line = bisect.bisect_right(starts, start)
-        prop.edit(path, start, end, new, [f for f in hits if f.location.line == line])
-    return prop
+        prop.edit(path, start, end, edit, [f for f in hits if f.location.line == line])
 
 
 def _line_edits(old: str, new: str) -> list[tuple[int, int, str]]:

@@ -33,7 +33,8 @@ def summary(report: HipifyReport) -> str:
     if report.wave64 == "fix":
         line += (
             f"; wave64: {t.get('wave64_fixed', 0)} site(s) ported, "
-            f"{t.get('wave64_left', 0)} left as ambiguous"
+            + (f"{t.get('wave64_unsafe', 0)} unsafe, " if report.unsafe_fixes else "")
+            + f"{t.get('wave64_left', 0)} left"
         )
     if report.checked:
         line += f"; compile: {t.get('compiled_ok', 0)} ok, {t.get('compile_failed', 0)} failed"
@@ -77,7 +78,10 @@ def render(report: HipifyReport, console: Console) -> None:
             )
         for w in f.wave64:
             console.print(
-                clean_line(f"{f.path}:{w.line}: wave64 ported ({w.kind}): {w.detail}"),
+                clean_line(
+                    f"{f.path}:{w.line}: wave64 {'unsafe ' if w.unsafe else ''}ported "
+                    f"({w.kind}): {w.detail}"
+                ),
                 highlight=False,
                 markup=False,
             )
@@ -86,6 +90,10 @@ def render(report: HipifyReport, console: Console) -> None:
                 clean_line(f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}"),
                 highlight=False,
                 markup=False,
+            )
+        for shim in f.shims:
+            console.print(
+                clean_line(f"{f.path}: shim written: {shim}"), highlight=False, markup=False
             )
         for h in f.hazards:
             console.print(
@@ -153,11 +161,14 @@ def render_markdown(report: HipifyReport) -> str:
             for u in f.unsupported
         ]
         details += [
-            f"* {md(f.path)}:{w.line} wave64 ported ({w.kind}): {md(w.detail)}" for w in f.wave64
+            f"* {md(f.path)}:{w.line} wave64 {'unsafe ' if w.unsafe else ''}ported ({w.kind}): "
+            f"{md(w.detail)}"
+            for w in f.wave64
         ]
         details += [
             f"* {md(f.path)}:{w.line} wave64 left ({w.kind}): {md(w.detail)}" for w in f.wave64_left
         ]
+        details += [f"* {md(f.path)} shim written: {md(shim)}" for shim in f.shims]
         details += [
             f"* {md(h.location.display())} **{h.rule_id}** ({h.severity.value}): {md(h.title)}"
             for h in f.hazards

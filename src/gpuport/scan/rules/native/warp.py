@@ -25,6 +25,7 @@ sub-groups are not CUDA warps).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from gpuport import textre
 from gpuport.scan.rules.base import register
@@ -38,6 +39,7 @@ from gpuport.scan.rules.native.warp_masks import (
     statement_left,
 )
 from gpuport.scan.rules.native.warp_rules import WARP_RULES
+from gpuport.scan.rules.native.warp_units import warpish
 
 register(*WARP_RULES)
 
@@ -78,23 +80,8 @@ def device_code(rel: str, code: str) -> bool:
 
 
 def _warpish(name: str) -> bool:
-    """A name that holds the warp width (not a count of warps or a bit width)."""
-    n = name.lower().replace("_", "")
-    keys = (
-        "warpsize",
-        "warpsz",
-        "warpwidth",
-        "threadsperwarp",
-        "lanesperwarp",
-        "wavesize",
-        "wavefrontsize",
-        "warplanes",
-        "numlanes",
-        "lanecount",
-        "warplen",
-        "warpthreads",
-    )
-    return any(k in n for k in keys) or n in ("ws", "kws", "lanes", "kwarp", "warp", "wsize")
+    """A name that holds the warp width (see :func:`.warp_units.warpish`)."""
+    return warpish(name)
 
 
 # -- GP303 -----------------------------------------------------------------------------------
@@ -398,8 +385,10 @@ def _open_context(code: str, stmt: int, pos: int) -> bool:
     return False
 
 
-def _check_warpsize_constexpr(sink: Sink) -> None:
-    code = sink.code
+def warpsize_constexpr(code: str) -> Iterator[tuple[int, int, str]]:
+    """``warpSize`` where C++ needs a constant (GP308): (offset of the report, offset of
+    ``warpSize``, message). An array size, a template argument, a constexpr initialiser, a
+    case label, ``static_assert``, ``__launch_bounds__``, ``if constexpr``."""
     for m in iter_words(_WS, code):
         start = m.start()
         stmt = statement_left(code, start)
@@ -407,9 +396,9 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
         if bracket != -1 and "]" not in code[bracket:start]:
             decl = _DECLARATOR.search(code, stmt, start)
             if decl and decl.group("type") not in _KEYWORDS and word_start(code, decl.start()):
-                sink.hit(
-                    "GP308",
+                yield (
                     decl.start("name"),
+                    start,
                     f"array `{decl.group('name')}` is sized "
                     "by warpSize, which is not a compile-time constant on ROCm 7+",
                 )
@@ -417,20 +406,25 @@ def _check_warpsize_constexpr(sink: Sink) -> None:
         if _TEMPLATE_OPEN.search(code, max(stmt, start - 200), start) and _TEMPLATE_CLOSE.match(
             code, m.end()
         ):
-            sink.hit(
-                "GP308",
+            yield (
+                start,
                 start,
                 "warpSize as a template argument does not compile on "
                 "ROCm 7+ (it is no longer constexpr)",
             )
             continue
         if _open_context(code, stmt, start):
-            sink.hit(
-                "GP308",
+            yield (
+                start,
                 start,
                 "warpSize used where a constant expression is required; "
                 "it is not constexpr on ROCm 7+",
             )
+
+
+def _check_warpsize_constexpr(sink: Sink) -> None:
+    for at, _ws, message in warpsize_constexpr(sink.code):
+        sink.hit("GP308", at, message)
 
 
 def check_warp(sink: Sink) -> None:
@@ -443,14 +437,18 @@ def check_warp(sink: Sink) -> None:
         if sink.wants("GP303") and not _OTHER_SIMT.search(sink.code):
             _check_constants(sink, device=False)
         return
-    if sink.wants("GP303"):
-        _check_constants(sink)
-    if sink.wants("GP304"):
-        check_lane_math(sink)
-    if sink.wants("GP305"):
-        _check_shuffles(sink)
-    if sink.wants("GP306"):
-        _check_shared(sink)
+    if sink.wants("GP303", "GP304", "GP305", "GP306"):
+        from gpuport.scan.rules.native.warp_judge import JudgedSink
+
+        judged: Sink = JudgedSink(sink)  # type: ignore[assignment]
+        if sink.wants("GP303"):
+            _check_constants(judged)
+        if sink.wants("GP304"):
+            check_lane_math(judged)
+        if sink.wants("GP305"):
+            _check_shuffles(judged)
+        if sink.wants("GP306"):
+            _check_shared(judged)
     if sink.wants("GP307"):
         check_ballots(sink)
     if sink.wants("GP308"):

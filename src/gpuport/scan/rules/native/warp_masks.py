@@ -15,6 +15,7 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx_ints import int_constants, known_ints
 from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words, trailing_type
+from gpuport.scan.rules.native.warp_base import left_operand
 
 # -- helpers ---------------------------------------------------------------------------------
 #
@@ -146,25 +147,7 @@ _STMT_TARGET = textre.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]
 
 
 def _left_operand(code: str, op: int) -> str:
-    window_start = max(0, op - 300)
-    k = op
-    while k > window_start and code[k - 1] in " \t":
-        k -= 1
-    if k > window_start and code[k - 1] == ")":
-        depth = 0
-        j = k - 1
-        while j >= window_start:
-            if code[j] == ")":
-                depth += 1
-            elif code[j] == "(":
-                depth -= 1
-                if depth == 0:
-                    break
-            j -= 1
-        head = _OPERAND.search(code, window_start, max(window_start, j))
-        return code[(head.start() if head else j) : k]
-    m = _OPERAND.search(code, window_start, k)
-    return m.group() if m else ""
+    return left_operand(code, op, max(0, op - 300), _OPERAND)
 
 
 def _plain_operator(code: str, start: int, op: str) -> bool:

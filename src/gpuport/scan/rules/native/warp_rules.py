@@ -77,7 +77,10 @@ WARP_RULES: tuple[Rule, ...] = (
         rationale=(
             "threadIdx.x & 31, tid % 32, tid >> 5 and blockDim.x / 32 compute lane and warp "
             "numbers for 32-lane warps. On a 64-lane wavefront two hardware lanes get the same "
-            "lane number and the warp count is doubled, so per-warp results collide."
+            "lane number and the warp count is doubled, so per-warp results collide when the "
+            "code around them means the hardware wavefront (warpSize, a ballot, a shuffle from a "
+            "fixed lane with no width). Consistent 32-lane groups, where each half of a "
+            "wavefront does a CUDA warp's work, are right as written and reported as info."
         ),
         fix=(
             "Write threadIdx.x % warpSize (or & (warpSize - 1), __lane_id()) and "
@@ -96,8 +99,10 @@ WARP_RULES: tuple[Rule, ...] = (
         family=Family.NATIVE,
         rationale=(
             "A butterfly or shift-down reduction that starts at offset 16 combines only 32 "
-            "lanes; on a 64-lane wavefront the two halves are never added together. A width "
-            "argument of 32 splits the wavefront into two independent halves."
+            "lanes; on a 64-lane wavefront the two halves are never added together, which is "
+            "wrong where the result is read as the wavefront's (at lane 0 of warpSize). A width "
+            "argument of 32 splits the wavefront into two 32-lane halves: right for code built "
+            "on 32-lane tiles, wrong next to code that means the hardware wavefront."
         ),
         fix=(
             "Start the loop at warpSize / 2 (for (int o = warpSize / 2; o > 0; o >>= 1)) and "

@@ -1,0 +1,100 @@
+"""The scan's GP303-GP306 findings judged by the lane-meaning analysis (issue 25), so that
+``gpuport scan`` and ``gpuport hipify --wave64`` say the same thing about the same 32.
+
+:class:`JudgedSink` stands in for the rule sink while the warp-width passes run:
+
+* a GP304 "lane math" hit where the analysis finds no lane or warp number (``i % 32`` of a
+  data index, ``n / 32`` words, a divisibility check) is not reported, nor a GP305 shuffle
+  width of 32 (CUDA's own segment) unless the code around it means the hardware wavefront;
+* a GP303-GP306 hit inside code that is right on a 64-lane wavefront as written — 32-lane
+  logical tiles with width-32 shuffles, consistent 32-lane groups in which each half of the
+  wavefront does a CUDA warp's work — is lowered to info, with the reason;
+* anything else (32-lane code next to ``warpSize`` or a ballot, a constant whose uses are in
+  other files) stays a hazard.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuport.models import Severity
+from gpuport.scan.rules.native.common import Sink
+from gpuport.scan.rules.native.warp_meaning import Component, FileMeaning, analyze
+
+__all__ = ["JudgedSink"]
+
+_JUDGED = frozenset({"GP303", "GP304", "GP305", "GP306"})
+#: how far after a GP304 hit (the operator) its lane site (the 32) may start
+_SITE_REACH = 16
+
+
+class JudgedSink:
+    """A :class:`~gpuport.scan.rules.native.common.Sink` whose GP303-GP306 hits go through the
+    lane-meaning analysis of the file (see the module docstring)."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self._meaning: FileMeaning | None = None
+        self._sites: list[int] = []
+
+    @property
+    def meaning(self) -> FileMeaning:
+        """The file's lane meaning, analysed on the first GP303-GP306 hit (most files have
+        none, and pay nothing)."""
+        if self._meaning is None:
+            facts = self._sink.ctx.facts
+            rel = self._sink.ctx.rel
+            self._meaning = analyze(
+                {rel: self._sink.src}, ints=facts.ints if facts is not None else None
+            )[rel]
+            self._sites = sorted(
+                d.site.start for d in self._meaning.decisions if d.site.kind == "lane"
+            )
+        return self._meaning
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sink, name)
+
+    def _lane_site_near(self, offset: int) -> bool:
+        self.meaning  # noqa: B018 (analysed on first use)
+        return any(offset <= s <= offset + _SITE_REACH for s in self._sites)
+
+    def hit(
+        self,
+        rule_id: str,
+        offset: int,
+        message: str | None = None,
+        *,
+        fix: str | None = None,
+        severity: Severity | None = None,
+        guarded: bool = False,
+    ) -> bool:
+        compare = rule_id == "GP303" and "compared with 32" in (message or "")
+        text = message or ""
+        if rule_id == "GP305" and text.startswith("Width 32") and "; " not in text:
+            # a width-32 shuffle is CUDA's own segment: wrong only next to code that means the
+            # hardware wavefront (warpSize, __lane_id())
+            comp = self.meaning.component_at(offset)
+            if comp is None or not comp.hw:
+                return False
+        if rule_id in _JUDGED and not guarded and not compare:
+            if rule_id == "GP304" and not self._lane_site_near(offset):
+                return False  # not a lane or warp number: a data index, a word, a check
+            comp = self.meaning.component_at(offset)
+            if comp is not None and _right_as_written(comp):
+                guarded = True
+                message = f"{message or ''}; {_why(comp)}".lstrip("; ")
+        return self._sink.hit(rule_id, offset, message, fix=fix, severity=severity, guarded=guarded)
+
+
+def _right_as_written(comp: Component) -> bool:
+    """Right on a 64-lane wavefront as written, judged from code this file shows: a component
+    with a kernel in it (the uses of a lone constant or helper are in other files)."""
+    return comp.correct and not comp.orphans and any(u.kind == "kernel" for _rel, u in comp.units)
+
+
+def _why(comp: Component) -> str:
+    reason = comp.reason.split("; --unsafe-fixes")[0]
+    if "correct on a 64-lane wavefront" not in reason:
+        reason = f"{reason}; correct on a 64-lane wavefront as written".lstrip("; ")
+    return reason
