@@ -212,6 +212,7 @@ class ReaderBase:
         self.lane_fns = lane_fns
         self.shared = set(shared)
         self.f = Facts()
+        self._site_keys: set[tuple[int, int]] = set()  # (start, end) of f.sites
         self.explained: list[tuple[int, int]] = []
         self.kinds: dict[str, str] = {}
         self.defs: dict[str, int] = {}
@@ -227,8 +228,9 @@ class ReaderBase:
         return any(s <= pos < e for s, e in self.explained)
 
     def site(self, start: int, end: int, new: str, kind: str, detail: str) -> None:
-        if any(s.start == start and s.end == end for s in self.f.sites):
+        if (start, end) in self._site_keys:
             return
+        self._site_keys.add((start, end))
         self.f.sites.append(Site(start, end, new, kind, detail))
         self.explain(start, max(end, start + 1))
 

@@ -5,6 +5,7 @@ launches in host code (issue 25)."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from gpuport import textre
 from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
@@ -48,8 +49,12 @@ _U64 = "unsigned long long"
 
 
 class UsesPasses(ReaderBase):
+    _mask_uses: dict[str, tuple[list[int], list[bool]]]
+    _uses_from: dict[str, int]
+
     def ballots(self) -> None:
         code = self.code
+        self._mask_uses, self._uses_from = {}, {}
         for m in _BALLOT.finditer(code, self.a, self.b):
             call = code[m.start() : m.end() - 1].strip()
             vote = Note(m.start(), f"`{call}` votes across all 64 lanes on AMD")
@@ -98,16 +103,36 @@ class UsesPasses(ReaderBase):
 
     def _mask_only(self, name: str, start: int) -> bool:
         """Whether the value is only ever passed as a ``*_sync`` mask (or never used: HIP
-        below 6.2 drops the masks at the calls)."""
-        uses = list(textre.finditer(rf"(?<![\w.]){re.escape(name)}\b", self.code[start : self.b]))
-        return all(
-            textre.search(
-                r"_sync\s*\(\s*$", self.code[max(start, start + u.start() - 40) : start + u.start()]
-            )
-            for u in uses
-        )
+        below 6.2 drops the masks at the calls) after ``start``. The uses of ``name`` are
+        found once per unit and judged once each (a use's window of 40 characters is cut at
+        ``start`` only for the uses just after it): one pass per ballot was quadratic in a
+        unit of many ballots."""
+        table = self._mask_uses.get(name)
+        if table is None:
+            word = textre.compile(rf"(?<![\w.]){re.escape(name)}\b")
+            at = [w.start() for w in word.finditer(self.code, self.a, self.b)]
+            ok = [self._sync_before(p, self.a) for p in at]
+            rest = [True] * (len(at) + 1)  # rest[i]: all of ok[i:]
+            for i in range(len(at) - 1, -1, -1):
+                rest[i] = rest[i + 1] and ok[i]
+            table = self._mask_uses[name] = (at, rest)
+        at, rest = table
+        i = bisect_left(at, start)
+        while i < len(at) and at[i] - 40 < start:  # its window is cut at start
+            if not self._sync_before(at[i], start):
+                return False
+            i += 1
+        return rest[i]
+
+    def _sync_before(self, pos: int, lo: int) -> bool:
+        return textre.search(r"_sync\s*\(\s*$", self.code[max(lo, pos - 40) : pos]) is not None
 
     def _ballot_uses(self, name: str, start: int) -> None:
+        # what each use means depends on the use alone, and a unit's ballots come in order:
+        # the first ballot of ``name`` already judged every later use (quadratic otherwise)
+        if self._uses_from.get(name, self.b) <= start:
+            return
+        self._uses_from[name] = start
         code = self.code
         word = textre.compile(rf"(?<![\w.]){re.escape(name)}\b")
         for w in word.finditer(code, start, self.b):
