@@ -110,6 +110,7 @@ def _scan_with(name: str, others: dict[str, str]) -> Prepare:
 
 
 _EMPTY_CU = "__global__ void k(float* a) { a[0] = 0; }\n"
+_ONE_LINE = "[project]\nname='x'\ndependencies = ["
 SETUP_TAIL = "]\nfrom setuptools import setup\nsetup(install_requires=X)\nif IS_ROCM: pass\n"
 PROJECT_READERS = (
     Reader(
@@ -136,6 +137,8 @@ PROJECT_READERS = (
                 "rocm-extras",
                 repeat('rocm{i} = ["torch"]\n', head="[project.optional-dependencies]\n"),
             ),
+            # red team F3: was 44 s CPU at 100 KB (the whole line rescanned per item)
+            Form("one-line-deps", repeat("'torch>=2',", head=_ONE_LINE, tail="]\n")),
         ),
     ),
     Reader(
@@ -252,6 +255,9 @@ PROJECT_READERS = (
             Form("bracket", repeat("[=[", head="set(a ", tail=")\n")),
             Form("paren-lines", repeat("f(\n")),
             Form("nested", lambda n: b"a(\n" * (n // 8) + b")\n" * (n // 8)),
+            # red team F4: an unterminated quote, was 4.4 s CPU at 100 KB and > 150 s at 400 KB
+            Form("open-quote", repeat('\\"', head='set(x "', tail=")\n")),
+            Form("open-quote-if", repeat('\\"', head='if(x "', tail=")\n")),
         ),
     ),
     Reader(

@@ -17,7 +17,9 @@ from gpuport.scan.rules.build.text import Spans, Text
 
 _BRACKET = textre.compile(r"\[(=*)\[")
 _COMMAND = textre.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # (?<!\w): linear on long words
-_WORD = textre.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+', re.S)
+# An unterminated quote runs to the end (as commands() reads it): a quoted alternative that
+# had to fail there made each search rescan the rest of the text, quadratic on `"\"\"\"...`.
+_WORD = textre.compile(r'"((?:[^"\\]|\\.)*)"?|[^\s"]+', re.S)
 # if(<constant>): CMake's false and true constants (a number other than 0 is true too).
 _FALSE = textre.compile(r'(?i)0+|off|no|false|n|ignore|notfound|""|\S*-notfound')
 _TRUE = textre.compile(r"(?i)0*[1-9]\d*|on|yes|true|y")
@@ -79,8 +81,8 @@ class Command:
         """The arguments, split on whitespace with quoted arguments kept whole."""
         out: list[Word] = []
         for m in _WORD.finditer(self.args):
-            raw = m.group(0)
-            text = raw[1:-1] if raw.startswith('"') and len(raw) > 1 else raw
+            quoted = m.group(1)  # the text between the quotes, or None
+            text = m.group(0) if quoted is None else quoted
             out.append(Word(text, self.args_start + m.start()))
         return out
 
@@ -106,7 +108,7 @@ def commands(code: str) -> Iterator[Command]:
 
 def _cond_tokens(args: str) -> list[str]:
     """The words of an ``if()`` condition, with each parenthesis a word of its own."""
-    return textre.findall(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()"]+', args)
+    return textre.findall(r'"(?:[^"\\]|\\.)*"?|[()]|[^\s()"]+', args)  # "? as in _WORD
 
 
 def _split_or(tokens: list[str]) -> list[list[str]]:

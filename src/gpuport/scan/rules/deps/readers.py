@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -39,8 +40,10 @@ __all__ = [
 # --- locating values in the text ----------------------------------------------------
 
 
+@lru_cache(maxsize=64)
 def _code_part(line: str) -> str:
-    """The line without its trailing comment (``#`` at the start or after a space, unquoted)."""
+    """The line without its trailing comment (``#`` at the start or after a space, unquoted).
+    Cached: each item of a list on one long line used to rescan the whole line."""
     quote = ""
     for i, ch in enumerate(line):
         if quote:
@@ -55,22 +58,35 @@ def _code_part(line: str) -> str:
 
 def _find_line(lines: list[str], needle: str, start: int = 0, end: int | None = None) -> int | None:
     """1-based line in ``[start, end)`` where ``needle`` occurs as a whole word outside comments."""
+    found = _find_at(lines, needle, start, end)
+    return None if found is None else found[0] + 1
+
+
+def _find_at(
+    lines: list[str], needle: str, start: int = 0, end: int | None = None, col: int = 0
+) -> tuple[int, int] | None:
+    """``(index, offset just past needle)`` of the first whole-word ``needle`` outside comments
+    in lines ``[start, end)``, looked for from offset ``col`` on line ``start``."""
     for i in range(start, len(lines) if end is None else min(end, len(lines))):
-        if needle in lines[i] and _whole_word(_code_part(lines[i]), needle):
-            return i + 1
+        at = col if i == start else 0
+        if lines[i].find(needle, at) >= 0:
+            past = _whole_word(_code_part(lines[i]), needle, at)
+            if past >= 0:
+                return i, past
     return None
 
 
-def _whole_word(code: str, needle: str) -> bool:
-    """Whether ``needle`` occurs in ``code`` with no word character, ``.`` or ``-`` on either
-    side (a plain search: compiling a regex per value made a long dependency list slow)."""
-    pos = code.find(needle)
+def _whole_word(code: str, needle: str, pos: int = 0) -> int:
+    """The offset just past the first ``needle`` in ``code`` from ``pos`` on with no word
+    character, ``.`` or ``-`` on either side, else -1 (a plain search: compiling a regex per
+    value made a long dependency list slow)."""
+    pos = code.find(needle, pos)
     while pos != -1:
         end = pos + len(needle)
         if not (pos and _wordish(code[pos - 1])) and not (end < len(code) and _wordish(code[end])):
-            return True
+            return end
         pos = code.find(needle, pos + 1)
-    return False
+    return -1
 
 
 def _wordish(ch: str) -> bool:
@@ -91,15 +107,28 @@ def _quoted_line(lines: list[str], value: str, start: int = 0) -> int:
     return _line_of(lines, value, start)
 
 
-def _quoted_from(lines: list[str], value: str, hint: int) -> int | None:
-    """Line of ``"value"``/``'value'`` within a few lines of ``hint``: the next item of a
-    list is near the last one, and a bounded look keeps a long list linear."""
+def _quoted_from(lines: list[str], value: str, hint: int, col: int = 0) -> tuple[int, int] | None:
+    """``(index, offset past it)`` of ``"value"``/``'value'`` within a few lines of ``hint``
+    (from offset ``col`` on that line): the next item of a list is near the last one, and a
+    bounded look from where the last one ended keeps a long list linear, on one line too."""
     end = hint + _NEAR
-    for needle in (f'"{value}"', f"'{value}'"):
-        found = _find_line(lines, needle, hint, end)
+    needles = (f'"{value}"', f"'{value}'")
+    if _next_quote(lines[hint] if hint < len(lines) else "", col) == "'":
+        needles = needles[::-1]  # the form of the next string first: on one long line, looking
+        # for the other form first searched to the line's end once per item
+    for needle in needles:
+        found = _find_at(lines, needle, hint, end, col)
         if found:
             return found
     return None
+
+
+def _next_quote(line: str, col: int) -> str:
+    """The first quote character at or after ``col`` ("" if none): where the next item opens."""
+    for i in range(col, len(line)):  # (not islice: it steps through the first col too)
+        if line[i] in "\"'":
+            return line[i]
+    return ""
 
 
 _NEAR = 8
@@ -191,11 +220,17 @@ def pyproject_entries(text: str) -> list[Entry]:
         if not isinstance(reqs, list):
             return
         start = _section_start(lines, header)
-        hint = start  # an array is in file order: look from the last item's line on
+        hint, col = start, 0  # an array is in file order: look from where the last item ended
         for req in reqs:
             if isinstance(req, str):
-                line = _quoted_from(lines, req, hint) or _quoted_line(lines, req, start)
-                hint = max(hint, line - 1)
+                near = _quoted_from(lines, req, hint, col)
+                if near is not None:
+                    hint, col = near
+                    line = hint + 1
+                else:
+                    line = _quoted_line(lines, req, start)
+                    if line - 1 > hint:
+                        hint, col = line - 1, 0
                 out.append(Entry("req", req, line))
 
     build = data.get("build-system", {})
