@@ -224,3 +224,18 @@ def test_git_index_of_deep_paths_takes_linear_memory(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert "0/a/a" in facts.tracked_dirs and "0/b" not in facts.tracked_dirs
     assert peak < 20_000_000, f"peak {peak / 1e6:.0f} MB"  # every folder of every path: 400 MB
+
+
+@pytest.mark.parametrize("use", ["int c = __popc(b & 0xffffffff);", "v = __shfl_sync(b, v, 0);"])
+def test_hipify_of_a_unit_of_1000_ballots(use: str, tmp_path: Path) -> None:
+    """Red team: 1,000 ``unsigned b = __ballot_sync(...)`` in one kernel took 27.6 s CPU in
+    hipify's wave64 analysis (each ballot judged every later use of ``b`` again)."""
+    from gpuport.hipify.run import hipify_path
+
+    body = f"unsigned b = __ballot_sync(0xffffffff, x); {use}\n" * 1000
+    src = tmp_path / "a.cu"
+    src.write_text("__global__ void k(int x, int v) {\n" + body + "}\n")
+    done: list[object] = []
+    _within(lambda: done.append(hipify_path(src, target="gfx942")), 2.0)
+    report = done[-1]
+    assert sum(len(f.wave64) for f in report.files) >= 1000  # type: ignore[attr-defined]
