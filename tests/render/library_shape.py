@@ -77,3 +77,12 @@ def build(root: Path, *, clean_core: bool = False, files: int = 500) -> Path:
         written += 1
         i += 1
     return root
+
+
+def scope_blockers(root: Path) -> int:
+    """Blockers outside core in the project at ``root`` (the ones a gate must not count)."""
+    from gpuport.models import Severity
+    from gpuport.scan import ScanOptions, scan_path
+
+    report = scan_path(root, ScanOptions())
+    return sum(1 for f in report.findings if f.severity is Severity.BLOCKER and f.scope != "core")
