@@ -56,7 +56,8 @@ def build(root: Path, *, clean_core: bool = False, files: int = 500) -> Path:
                 "import cutlass\nfrom cuda import bindings\n\n\ndef run():\n    return 1\n",
             )
         for i in range(30):
-            _write(root, f"{CSRC_DIR}/flash_fwd_split_kv_hdim128_bf16_sm80_part_{i}.cu", _CU.format(i=i))
+            name = f"flash_fwd_split_kv_hdim128_bf16_sm80_part_{i}.cu"
+            _write(root, f"{CSRC_DIR}/{name}", _CU.format(i=i))
         written += 70
     _write(root, "docker/Dockerfile", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
     _write(

@@ -11,9 +11,8 @@ Plain data, no rich: the terminal and the compact CI format both read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
@@ -122,31 +121,31 @@ class RuleGroup:
         return [f for x in self.fixes for m in x.messages for p in m.places for f in p.findings]
 
 
-def _first(items: list[Any], match: Callable[[Any], bool], make: Callable[[], Any]) -> Any:
-    found = next((i for i in items if match(i)), None)
-    if found is None:
-        found = make()
-        items.append(found)
-    return found
-
-
 def group(findings: Iterable[Finding], rule_order: Sequence[str] = ()) -> list[RuleGroup]:
     """Group ``findings`` by (rule, severity), then fix, then message, then file, keeping the
     first appearance order inside each; groups come worst severity first, then in
     ``rule_order`` (e.g. by impact), then by rule id."""
     by_key: dict[tuple[str, Severity], RuleGroup] = {}
+    fixes: dict[tuple[str, Severity, str], FixGroup] = {}
+    messages: dict[tuple[str, Severity, str, str], MessageGroup] = {}
+    places: dict[tuple[str, Severity, str, str, str], Places] = {}
     for f in findings:
-        g = by_key.get((f.rule_id, f.severity))
-        if g is None:
-            g = by_key[(f.rule_id, f.severity)] = RuleGroup(f.rule_id, f.title, f.severity)
-        fix: FixGroup = _first(g.fixes, lambda x: x.fix == f.fix, lambda: FixGroup(f.fix))
-        msg: MessageGroup = _first(
-            fix.messages, lambda m: m.message == f.message, lambda: MessageGroup(f.message)
-        )
-        place: Places = _first(
-            msg.places, lambda p: p.path == f.location.path, lambda: Places(f.location.path)
-        )
-        place.findings.append(f)
+        key = (f.rule_id, f.severity)
+        if key not in by_key:
+            by_key[key] = RuleGroup(f.rule_id, f.title, f.severity)
+        fix_key = (*key, f.fix)
+        if fix_key not in fixes:
+            fixes[fix_key] = FixGroup(f.fix)
+            by_key[key].fixes.append(fixes[fix_key])
+        msg_key = (*fix_key, f.message)
+        if msg_key not in messages:
+            messages[msg_key] = MessageGroup(f.message)
+            fixes[fix_key].messages.append(messages[msg_key])
+        place_key = (*msg_key, f.location.path)
+        if place_key not in places:
+            places[place_key] = Places(f.location.path)
+            messages[msg_key].places.append(places[place_key])
+        places[place_key].findings.append(f)
     rank = {r: i for i, r in enumerate(rule_order)}
     return sorted(
         by_key.values(),

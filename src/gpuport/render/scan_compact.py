@@ -21,9 +21,7 @@ def _line(f: Finding, judged_scope: bool) -> str:
     mark = "" if judged_scope else f" [{f.scope}]"
     if f.guarded:
         mark += " (ROCm-guarded)"
-    return clean_line(
-        f"{f.location.display()}: {f.rule_id} {f.severity.value}{mark} {f.message}"
-    )
+    return clean_line(f"{f.location.display()}: {f.rule_id} {f.severity.value}{mark} {f.message}")
 
 
 def render(report: ScanReport, *, verbose: bool = False) -> str:

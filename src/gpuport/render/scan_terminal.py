@@ -164,9 +164,7 @@ def _per_file(report: ScanReport, console: Console) -> None:
     console.print(Text("Findings per file", style="bold underline"))
     for path, counts in ordered:
         line = Text(clean_line(path) + "  ")
-        line.append(
-            ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]), style="dim"
-        )
+        line.append(", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]), style="dim")
         console.print(Padding(line, (0, 0, 0, 2)))
 
 
