@@ -41,8 +41,10 @@ def render(report: ScanReport, *, verbose: bool = False) -> str:
                     ids.append(g.rule_id)
     out += [clean_line(f"fix ({', '.join(rules)}): {fix}") for fix, rules in fixes.items()]
     mine = judged(report.findings, report.scope)
-    ids = {id(f) for f in mine}
-    others = [f for f in report.findings if id(f) not in ids and f.severity is not Severity.INFO]
+    judged_ids = {id(f) for f in mine}
+    others = [
+        f for f in report.findings if id(f) not in judged_ids and f.severity is not Severity.INFO
+    ]
     basis = "every scope" if report.scope == "all" else "core code"
     counts = counts_text([f for f in mine if f.severity is not Severity.INFO]) or "nothing"
     summary = (
