@@ -69,6 +69,7 @@ __all__ = [
     "family_counts",
     "family_of",
     "hipify_path",
+    "resolve_hip_version",
 ]
 
 HIPCC_MISSING = (
@@ -155,6 +156,9 @@ class HipifyReport:
     root: str
     out_dir: str | None = None
     hip_version: str
+    # where hip_version came from: "given" (--hip-version or a setting), "installed" (the HIP
+    # on this machine) or "default" (no HIP here: DEFAULT_HIP_VERSION); see resolve_hip_version
+    hip_version_origin: str = "given"
     # the installed HIP whose headers decided what exists (include folder)
     hip_headers: str | None = None
     target: str
@@ -183,6 +187,19 @@ def _rocm_install_version() -> str | None:
         if m:
             return f"{m.group(1)}.{m.group(2)}"
     return None
+
+
+def resolve_hip_version(given: str | None, avoid: Sequence[Path] = ()) -> tuple[str, str]:
+    """The one HIP-version assumption every command makes (``hipify``, ``assess``): ``given``
+    (a flag or a setting), else the HIP installed here (:func:`detect_hip_version`), else
+    :data:`DEFAULT_HIP_VERSION`; with where it came from: ``given``, ``installed`` or
+    ``default``."""
+    if given:
+        return given, "given"
+    found = detect_hip_version(avoid=avoid)
+    if found:
+        return found, "installed"
+    return DEFAULT_HIP_VERSION, "default"
 
 
 def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
@@ -309,6 +326,7 @@ def hipify_path(
     launch_syntax: LaunchSyntax = "keep",
     wave64: WaveMode | None = None,
     headers: HipHeaders | None = None,
+    hip_version_origin: str = "given",
 ) -> HipifyReport:
     """Translate ``path`` (a file or a folder) and report; see the module docstring.
 
@@ -337,6 +355,7 @@ def hipify_path(
         root=str(path),
         out_dir=str(out_dir) if out_dir is not None else None,
         hip_version=hip_version,
+        hip_version_origin=hip_version_origin,
         hip_headers=str(headers.include) if headers is not None else None,
         target=target_info.name,
         wave64=mode,
