@@ -27,7 +27,8 @@ def hipify(
         str | None,
         typer.Option(
             "--hip-version",
-            help=f"HIP version to translate for (default: hipcc's, else {DEFAULT_HIP_VERSION}).",
+            help="HIP version to translate for (default: the HIP installed here, else "
+            f"{DEFAULT_HIP_VERSION}; assess makes the same assumption).",
         ),
     ] = None,
     target: Annotated[
@@ -85,9 +86,11 @@ def hipify(
         str,
         typer.Option(
             "--fail-on",
-            help="Exit 1 on: unsupported (an untranslated API), hazard (a GP3xx finding), never.",
+            help="Exit 1 on: compile (a translation --check could not compile; the default), "
+            "unsupported (an untranslated API, or a failed compile), hazard (a GP3xx finding, "
+            "or a failed compile), never.",
         ),
-    ] = "never",
+    ] = "compile",
 ) -> None:
     """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD."""
     code = run_hipify(
