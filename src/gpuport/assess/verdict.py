@@ -128,7 +128,11 @@ def effort(facts: Facts) -> AssessEffort:
 
     grouped: dict[tuple[str, str], list[tuple[str, str, int, float, float]]] = defaultdict(list)
     for item in facts.scan_effort.basis:
-        area = _WAVE_AREA if item.rule_id in WAVE_RULES else _AREAS[item.rule_id[:3]]
+        area = (
+            _WAVE_AREA
+            if item.rule_id in WAVE_RULES
+            else _AREAS.get(item.rule_id[:3], ("components", "NVIDIA-only components"))
+        )  # an NVIDIA-only component's "replace or drop" item has no rule id
         title = RULES[item.rule_id].title if item.rule_id in RULES else item.title
         grouped[area].append((item.rule_id, title, item.count, item.hours_each, item.hours))
     hip = facts.hipify
