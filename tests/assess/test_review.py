@@ -214,7 +214,12 @@ def test_real_hipcc_older_than_the_target_makes_version_failures_inconclusive(
     if local is None or not sources_hipify._older(local, "6.4"):
         pytest.skip(f"needs a hipcc older than HIP 6.4, not {local}")
     root = _project(tmp_path / "p", {"csrc/reduce.cu": WARP_KERNEL, "csrc/k.cu": PTX_KERNEL})
-    data = _json(cli("assess", str(root), "--hipify-check", "--format", "json", "--no-progress"))
+    data = _json(
+        cli(
+            "assess", str(root), "--hipify-check", "--hip-version", "6.4", "--format", "json",
+            "--no-progress",
+        )
+    )  # fmt: skip
     status = {c["path"]: c["status"] for c in data["hipify"]["compile"]}
     assert status == {"csrc/reduce.cu": "inconclusive", "csrc/k.cu": "failed"}
     assert data["hipify"]["hip_version"] == "6.4"
@@ -396,11 +401,12 @@ def test_no_path_inside_a_project_assesses_it(
     assert _json(cli("assess", "--format", "json", "--no-progress"))["project"] == "."
 
 
-def test_no_path_outside_a_project_says_it_assesses_the_example(tmp_path: Path) -> None:
+def test_no_path_outside_a_project_is_that_folder_not_the_example(tmp_path: Path) -> None:
+    """Issue 29 replaced the fallback to the bundled example: no PATH is the current folder
+    (the example is assessed only by name), and an empty folder is nothing to assess."""
     res, _ = run_gpuport("assess", "--format", "json", "--no-progress", cwd=tmp_path)
-    assert res.code == 0, res.err
-    assert json.loads(res.out)["project"].endswith("examples/llm-service")
-    assert "assessing the bundled example" in res.err and "give PATH" in res.err
+    assert res.code == 2
+    assert "nothing to assess in ." in res.err and "llm-service" not in res.err
 
 
 # ===================================================================================== P3

@@ -27,34 +27,6 @@ FORMATS = {
     "html": "html",
 }
 FAIL_ON = {"blocked": 3, "major": 2, "minor": 1, "never": 99}
-EXAMPLE = Path("examples") / "llm-service"
-
-
-def default_project() -> tuple[Path, str | None]:
-    """The project to assess when no PATH is given, and a note to print when it is the example.
-
-    The current folder when it holds gpuport settings (a ``gpuport.toml`` or a
-    ``[tool.gpuport]`` table): running ``gpuport assess`` inside a project assesses that
-    project. Elsewhere the bundled example (under the current folder, else beside the
-    source checkout), with a one-line note so no one mistakes it for their own report.
-    """
-    from gpuport.assess.config import has_settings
-
-    here = Path()
-    if has_settings(here):
-        return here, None
-    for candidate in (EXAMPLE, Path(__file__).resolve().parents[3] / EXAMPLE):
-        if candidate.is_dir():
-            note = (
-                f"gpuport assess: no PATH given and no gpuport settings here; assessing the "
-                f"bundled example {candidate} (give PATH to assess your project)"
-            )
-            return candidate, note
-    raise GpuportError(
-        "no PATH given, no gpuport settings here (gpuport.toml or [tool.gpuport]) and the "
-        "bundled example (examples/llm-service) is not here; give a project folder: "
-        "gpuport assess PATH"
-    )
 
 
 def _flags(**given: Any) -> dict[str, Any]:
@@ -67,8 +39,8 @@ def assess(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Project folder (default: the current folder if it has gpuport settings, "
-            "else the bundled examples/llm-service)."
+            help="Project folder (default: the current folder). The bundled example is "
+            "assessed only by name: gpuport assess examples/llm-service."
         ),
     ] = None,
     target: Annotated[
@@ -155,12 +127,9 @@ def assess(
         )
     if run_bench is not None and run_bench not in ("quick", "full"):
         raise GpuportError(f"--run-bench takes quick or full, not {run_bench!r}")
-    if path is not None:
-        root = path
-    else:
-        root, note = default_project()
-        if note is not None:
-            err_console.print(note, highlight=False, soft_wrap=True, markup=False)
+    from gpuport.assess.assumptions import project_root
+
+    root, given = project_root(path)
     flags = _flags(
         targets=target,
         gpus=gpus,
@@ -182,7 +151,10 @@ def assess(
     )
     settings = load_settings(root, flags)
     options = AssessOptions(
-        run_bench=run_bench, require_hipcc=bool(hipify_check), doctor_snapshot=doctor_snapshot
+        run_bench=run_bench,
+        require_hipcc=bool(hipify_check),
+        doctor_snapshot=doctor_snapshot,
+        project_given=given,
     )
     show = not no_progress and sys.stderr.isatty()
     status = err_console.status("gpuport assess") if show else nullcontext()
@@ -241,7 +213,13 @@ def _deliver(result: Any, kind: str, output: Path | None) -> None:
         )
         return
     write_atomic(output, body)
-    assess_terminal.render(result, err_console, written=str(output))
+    err_console.print(  # one line: the report itself is in the file
+        f"gpuport assess: {result.verdict.label} ({result.effort.days()}); "
+        f"report written to {output}",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

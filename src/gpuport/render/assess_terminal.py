@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpuport.assess.model import Assessment, Readiness
+from gpuport.assess.model import Assessment, Assumed, Readiness
 from gpuport.models import Severity
 from gpuport.render.text import clean, clean_line
 
@@ -35,7 +36,13 @@ LEANS = {"rocm": "[bold dark_orange]favours ROCm[/]", "cuda": "[bold green]favou
 
 def _banner(a: Assessment) -> Panel:
     t = a.scan.target
-    counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {a.scan.counts.get(s, 0)}[/]" for s in Severity)
+    judged = a.scan.judged_counts or a.scan.counts
+    counts = "core: " + "  ".join(
+        f"[{SEV_STYLE[s]}]{s.value} {judged.get(s, 0)}[/]" for s in Severity
+    )
+    others = a.scan.not_judged()
+    if others:
+        counts += f"  [dim](not judged: {escape(others)})[/]"
     lines = [
         Text.from_markup(
             f"[bold]{escape(clean_line(a.project))}[/]  target [bold]{t.name}[/] "
@@ -54,6 +61,36 @@ def _banner(a: Assessment) -> Panel:
         Text.from_markup(f"[bold]Decision:[/] {escape(clean(a.decision))}"),
     ]
     return Panel(Group(*lines), title="gpuport assess", title_align="left")
+
+
+def origin_text(x: Assumed) -> str:
+    """``detected: loss.backward() at train.py:88``, ``catalog: Lambda, 2026-10-01``,
+    ``flag``, ``gpuport.toml: /p/gpuport.toml``, ``default``: one wording for every format."""
+    return f"{x.origin}: {x.where}" if x.where else x.origin
+
+
+def assumption_lines(a: Assessment) -> list[str]:
+    """One line per assumption (plain text; the terminal wraps it): the same content the
+    JSON's ``assumptions``, the Markdown table and the HTML table carry."""
+    out = []
+    for x in a.assumptions:
+        line = f"{x.label}: {x.value} [{origin_text(x)}]"
+        if x.detail:
+            line += f"; {x.detail}"
+        if x.offered and x.value != "none":
+            line += "; also named outside core code: " + ", ".join(x.offered[:3])
+        if x.origin in ("default", "detected", "catalog") and x.change:
+            line += f" (change: {x.change})"
+        out.append(line)
+    return out
+
+
+def _assumptions(a: Assessment, console: Console) -> None:
+    if not a.assumptions:
+        return
+    console.print(Text("Assumptions (each with where it came from)", style="bold underline"))
+    for line in assumption_lines(a):
+        console.print(Padding(Text(clean_line(line)), (0, 0, 0, 2)))
 
 
 def _conclusions(a: Assessment) -> Table:
@@ -138,6 +175,7 @@ def section_lines(a: Assessment) -> list[str]:
 
 def render(a: Assessment, console: Console, *, written: str | None = None) -> None:
     console.print(_banner(a))
+    _assumptions(a, console)
     if a.conclusions:
         console.print(_conclusions(a))
     if a.effort.classes:
