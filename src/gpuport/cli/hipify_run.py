@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, emit, note, stderr_console
+from gpuport.cli.common import EXIT_FINDINGS, emit, note, refuse_empty_file, stderr_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.hipheaders import HipHeaders, local_headers
 from gpuport.hipify.io import read_source, write_source, write_stdout
@@ -214,6 +214,7 @@ def run_hipify(
         )
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
+    refuse_empty_file(path, "translate")
     version, origin = resolve_hip_version(hip_version, avoid=(path,))
     report = hipify_path(
         path,

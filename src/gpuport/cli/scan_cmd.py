@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuport.cli.common import EXIT_BUG, EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_BUG, EXIT_FINDINGS, emit, err_console, refuse_empty_file
 from gpuport.cli.options import OutputOption
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
@@ -181,6 +181,7 @@ def scan(
     )
     if jobs:
         opts = replace(opts, jobs=jobs)
+    refuse_empty_file(path, "scan")
     show = not no_progress and sys.stderr.isatty()
     report = run_scan(path, opts, show)
 
