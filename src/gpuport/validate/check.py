@@ -367,8 +367,8 @@ def op_pass(
             _note(
                 items[0],
                 f"op-level replay: none of the {replay.checked} ops checked (of {replay.index}) "
-                f"is further from float64 than {dtype} explains; ops on the CPU already in "
-                f"{dtype} are not recomputed",
+                f"is further from float64 than {dtype} explains: what differs comes from "
+                "outside these ops (their inputs, or code around the call)",
             )
 
 
