@@ -21,9 +21,11 @@ import os
 import sys
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuport.validate.arbitrate import Decision
 
 # ops that only read metadata or reshape: they compute nothing that could diverge
 META = frozenset(
@@ -338,18 +340,12 @@ class OpReplay:
 SAME_PRECISION_SLACK = 512.0
 
 
-@dataclass(frozen=True)
-class _Judged:
-    verdict: str
-    arbitration: Any
-
-
-def same_precision(torch: Any, b: Any, ref64: Any) -> _Judged:
+def same_precision(torch: Any, b: Any, ref64: Any) -> Decision:
     """An op B ran on the CPU in the nominal precision, against its float64 recomputation:
     *wrong* when B is further from float64 than :data:`SAME_PRECISION_SLACK` roundings, or
     has NaN/Inf where float64 is finite. Its inputs are B's own (they agree with themselves),
     so a wrong output here is the op's: named even when the ops before it were right."""
-    from gpuport.validate.arbitrate import rmse
+    from gpuport.validate.arbitrate import Decision, rmse
     from gpuport.validate.model import Arbitration
 
     fin_ref = torch.isfinite(ref64)
@@ -373,7 +369,7 @@ def same_precision(torch: Any, b: Any, ref64: Any) -> _Judged:
         provenance="B's op on the CPU in its own precision against float64: "
         f"at most {SAME_PRECISION_SLACK:g} x the rounding error of that precision",
     )
-    return _Judged("wrong" if wrong else "equivalent", arb)
+    return Decision(arb, "wrong" if wrong else "equivalent")
 
 
 def replay_ops(
