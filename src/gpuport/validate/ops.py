@@ -59,6 +59,15 @@ CASTS = frozenset(
     {"to", "type", "float", "double", "half", "bfloat16", "_to_copy", "type_as", "cpu", "cuda"}
 )
 SDPA = "scaled_dot_product_attention"
+# ops that only move or select data: nothing in them rounds, so the same-precision pass skips
+STRUCTURAL = frozenset(
+    {
+        "cat", "stack", "view", "reshape", "transpose", "permute", "contiguous", "expand",
+        "repeat", "repeat_interleave", "__getitem__", "index_select", "gather", "narrow",
+        "select", "split", "chunk", "unsqueeze", "squeeze", "flatten", "unflatten", "clone",
+        "embedding", "unbind", "t", "flip", "roll",
+    }
+)  # fmt: skip
 # torch.nn.attention.SDPBackend values returned by torch._fused_sdp_choice
 _BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable", -1: "error"}
 _GPUPORT_DIR = str(Path(__file__).resolve().parent.parent)
@@ -203,16 +212,22 @@ class OpReplay:
     allows (:func:`gpuport.validate.arbitrate.decide`) is the diverging op. Casts to a lower
     precision are not blamed themselves: the cast tensor keeps a link to its source, and the op
     that then computes in the lower precision is recomputed from the source. An op on the CPU
-    whose inputs and output already have the nominal precision is recomputed in float64 only
-    (its nominal recomputation would be the very same computation) and judged by
-    :func:`same_precision`: a kernel that is wrong in that precision is named although its
+    whose inputs and output already have the nominal precision is left to a second pass, run
+    only when the first names no op (``same_precision``): recomputed in float64 only (its
+    nominal recomputation would be the very same computation) and judged by
+    :func:`same_precision`, so a kernel that is wrong in that precision is named although its
     inputs, B's own, agree. Only the current op's tensors are held,
     plus the source of each cast tensor, so memory stays that of the module's forward.
     """
 
-    def __init__(self, torch: Any, nominal: Any, sdpa_a: list[str]) -> None:
+    def __init__(
+        self, torch: Any, nominal: Any, sdpa_a: list[str], same_precision: bool = False
+    ) -> None:
         self.torch = torch
         self.nominal = nominal
+        # the second pass: only the ops the first pass does not recompute (on the CPU, in the
+        # nominal precision already), each against float64 (see same_precision)
+        self.same_pass = same_precision
         self.sdpa_a = sdpa_a
         self.sdpa_seen = 0
         self.index = 0
@@ -280,6 +295,8 @@ class OpReplay:
         # B's op already ran on the CPU in the nominal precision: recomputing it so would be
         # the very same computation, so it is judged against float64 alone (same_precision)
         same = not low and all(t.device.type == "cpu" for t in [*floats, *outs])
+        if same != self.same_pass or (same and name in STRUCTURAL):
+            return  # the other pass judges it; moving data computes nothing to round
         with torch.no_grad(), torch.autocast("cpu", enabled=False):  # the op as written
             try:
                 ref = self._run(func, args, kwargs, torch.float64)
@@ -373,10 +390,17 @@ def same_precision(torch: Any, b: Any, ref64: Any) -> Decision:
 
 
 def replay_ops(
-    torch: Any, module: Any, args: Any, kwargs: Any, nominal: Any, sdpa_a: list[str]
+    torch: Any,
+    module: Any,
+    args: Any,
+    kwargs: Any,
+    nominal: Any,
+    sdpa_a: list[str],
+    same_precision: bool = False,
 ) -> OpReplay:
-    """Run ``module(*args, **kwargs)`` op by op under an :class:`OpReplay`."""
-    replay = OpReplay(torch, nominal, sdpa_a)
+    """Run ``module(*args, **kwargs)`` op by op under an :class:`OpReplay`; with
+    ``same_precision``, the second pass (the ops already in the nominal precision on the CPU)."""
+    replay = OpReplay(torch, nominal, sdpa_a, same_precision)
     with torch.no_grad(), replay.mode():
         module(*args, **kwargs)
     return replay
