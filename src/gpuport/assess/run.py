@@ -34,6 +34,7 @@ class AssessOptions:
     require_hipcc: bool = False  # --hipify-check given on the command line
     doctor_snapshot: Path | None = None  # replay a doctor snapshot from the target machine
     project_given: bool = True  # PATH was given (else: the current folder)
+    scan_jobs: int | None = None  # scan processes (None: all cores; 1 in a portfolio worker)
 
 
 def assess(
@@ -55,7 +56,7 @@ def assess(
         timings[name] = round(time.perf_counter() - t0, 3)
 
     with step("scan"):
-        scan_report, scan, above = sources.run_scan(settings)
+        scan_report, scan, above = sources.run_scan(settings, jobs=options.scan_jobs)
         unread = {s.path for s in sources.unread_sources(scan_report, settings.root)}
         if scan.files_scanned == 0 and not unread:
             raise GpuportError(

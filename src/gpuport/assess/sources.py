@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,9 @@ FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see
 # ------------------------------------------------------------------------------ scan
 
 
-def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]]:
+def run_scan(
+    settings: Settings, jobs: int | None = None
+) -> tuple[ScanReport, ScanSection, list[Finding]]:
     """``gpuport scan`` on the project for the first target.
 
     Returns the report, its section (the first :data:`FINDINGS_KEPT` findings above info) and
@@ -47,6 +50,8 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]
 
     try:
         opts = ScanOptions(target=settings.target, exclude=settings.exclude)
+        if jobs is not None:
+            opts = replace(opts, jobs=jobs)
         report = scan_path(settings.root, opts)
     except NothingToScan:
         raise GpuportError(

@@ -36,11 +36,20 @@ def _flags(**given: Any) -> dict[str, Any]:
 
 @honours_accept_edited
 def assess(
-    path: Annotated[
-        Path | None,
+    paths: Annotated[
+        list[Path] | None,
         typer.Argument(
-            help="Project folder (default: the current folder). The bundled example is "
-            "assessed only by name: gpuport assess examples/llm-service."
+            help="Project folder (default: the current folder). Several folders (or "
+            "--projects FILE) make one portfolio table, assessed on every core. The bundled "
+            "example is assessed only by name: gpuport assess examples/llm-service.",
+            show_default=False,
+        ),
+    ] = None,
+    projects: Annotated[
+        Path | None,
+        typer.Option(
+            "--projects",
+            help="A file listing project folders, one per line (# comments): a portfolio.",
         ),
     ] = None,
     target: Annotated[
@@ -129,7 +138,11 @@ def assess(
         raise GpuportError(f"--run-bench takes quick or full, not {run_bench!r}")
     from gpuport.assess.assumptions import project_root
 
-    root, given = project_root(path)
+    listed = list(paths or [])
+    if projects is not None:
+        from gpuport.assess.portfolio import read_list
+
+        listed += read_list(projects)
     flags = _flags(
         targets=target,
         gpus=gpus,
@@ -149,6 +162,17 @@ def assess(
         hip_version=hip_version,
         fail_on=fail_on,
     )
+    if len(listed) > 1 or projects is not None:
+        once = {"--run-bench": run_bench, "--doctor-snapshot": doctor_snapshot, "--doctor": doctor}
+        given_once = [name for name, value in once.items() if value]
+        if given_once:
+            raise GpuportError(
+                f"{', '.join(given_once)} describe(s) one machine, not each project of a "
+                "portfolio; assess the projects one by one for that"
+            )
+        _portfolio(listed, flags, kind, output, no_progress)
+        return
+    root, given = project_root(listed[0] if listed else None)
     settings = load_settings(root, flags)
     options = AssessOptions(
         run_bench=run_bench,
@@ -170,6 +194,69 @@ def assess(
     _deliver(result, kind, output)
     threshold = FAIL_ON[settings.fail_on]
     if result.verdict.rank >= threshold:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _portfolio(
+    paths: list[Path], flags: dict[str, Any], kind: str, output: Path | None, no_progress: bool
+) -> None:
+    """``gpuport assess A B C …``: one row per project, in every format; exit 1 when the
+    worst verdict reaches --fail-on, 2 when a project could not be assessed."""
+    from rich.console import Console
+
+    from gpuport.assess.config import FAIL_ON as CHOICES
+    from gpuport.assess.portfolio import assess_many
+    from gpuport.render import portfolio_render
+
+    fail_on = str(flags.get("fail_on", "never")).lower()
+    if fail_on not in CHOICES:
+        raise GpuportError(f"--fail-on must be one of {', '.join(CHOICES)}, not {fail_on!r}")
+    if output is not None:
+        check_writable(output, "--output")
+    show = not no_progress and sys.stderr.isatty()
+    status = err_console.status("gpuport assess: portfolio") if show else nullcontext()
+    with status as live:
+
+        def progress(done: int, total: int) -> None:
+            if live is not None:
+                live.update(f"gpuport assess: {done}/{total} projects")
+
+        result = assess_many(paths, flags, progress=progress)
+    if kind == "terminal" and output is None:
+        portfolio_render.render_terminal(result, Console())
+    else:
+        if kind == "json":
+            body = result.model_dump_json(indent=2) + "\n"
+        elif kind == "markdown":
+            body = portfolio_render.render_markdown(result)
+        elif kind == "html":
+            body = portfolio_render.render_html(result)
+        else:
+            import io
+
+            buf = Console(record=True, width=120, file=io.StringIO(), force_terminal=False)
+            portfolio_render.render_terminal(result, buf)
+            body = buf.export_text()
+        if output is None:
+            sys.stdout.write(body)
+            sys.stdout.flush()
+        else:
+            write_atomic(output, body)
+        err_console.print(
+            f"gpuport assess: portfolio of {portfolio_render.summary(result)}"
+            + (f"; written to {output}" if output else ""),
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+    failed = [r for r in result.projects if r.error is not None]
+    if failed:
+        raise GpuportError(
+            f"{len(failed)} of {len(result.projects)} project(s) could not be assessed "
+            f"(first: {failed[0].project}: {failed[0].error}); the others are reported"
+        )
+    worst = result.worst
+    if worst is not None and worst.rank >= FAIL_ON[fail_on]:
         raise typer.Exit(EXIT_FINDINGS)
 
 
