@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -10,6 +11,33 @@ from gpuport import __version__
 from gpuport.cli.common import EXIT_USAGE, escape, stderr_console
 from gpuport.cli.guard import run_guarded
 from gpuport.render.text import clean_line
+
+def _help_types() -> None:
+    """Option types in ``--help`` as a user reads them. typer 0.2x prints a value type after
+    every option, ``<bool>`` even after a plain flag that takes no value (``--verbose
+    <bool>``, ``--help <bool>``) and ``<list[str]>`` after a repeatable one: a flag shows no
+    type, a repeatable option ``<str>...``. Other typer versions keep their own display."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - a typer without it prints its own way
+        return
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_gpuport", False):
+        return
+
+    def display(self: Any, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        text = shown(self, ctx)
+        if isinstance(text, str) and text.startswith("<list[") and text.endswith("]>"):
+            return f"<{text[6:-2]}>..."
+        return text  # type: ignore[no-any-return]
+
+    display._gpuport = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display
+
+
+_help_types()
 
 app = typer.Typer(
     name="gpuport",
