@@ -12,6 +12,7 @@ from gpuport.cli.common import EXIT_USAGE, escape, stderr_console
 from gpuport.cli.guard import run_guarded
 from gpuport.render.text import clean_line
 
+
 def _help_types() -> None:
     """Option types in ``--help`` as a user reads them. typer 0.2x prints a value type after
     every option, ``<bool>`` even after a plain flag that takes no value (``--verbose
