@@ -277,6 +277,19 @@ def _marker_applies(req: Requirement) -> bool:
         return True
 
 
+def _floor_below(req: Requirement, minimum: str) -> bool:
+    """A lower bound (``>=``, ``>``, ``~=``) under ``minimum``: newer releases stay allowed,
+    older ones too (``bitsandbytes>=0.43`` where ROCm support starts at 0.50)."""
+    try:
+        floor = Version(minimum)
+        return any(
+            spec.operator in (">=", ">", "~=") and Version(spec.version) < floor
+            for spec in req.specifier
+        )
+    except InvalidVersion:
+        return False
+
+
 def _below_minimum(req: Requirement, minimum: str) -> bool:
     try:
         floor = Version(minimum)
@@ -363,6 +376,17 @@ def check_requirement(
             message=f"{req.name}{req.specifier} is older than {pkg.min_version}, the first "
             "release usable on ROCm",
             fix=f"Require {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
+        )
+    elif pkg.min_version and _floor_below(req, pkg.min_version):
+        ctx.report(
+            "GP107",
+            line,
+            column,
+            message=f"{req.name}{req.specifier} admits releases older than {pkg.min_version}, "
+            "the first usable on ROCm: a resolver held back by a lock file or another pin "
+            "can install one",
+            fix=f"Raise the floor: {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
+            severity=Severity.MINOR,
         )
     text = f"{req.name}: {pkg.summary}{_caveat(pkg, ctx)}"
     if pkg.status == "no" and not_a_rocm_gap(ctx, pkg, text, line, column):
