@@ -333,6 +333,9 @@ def test_fix_commands_are_specific() -> None:
     assert wrong.fix_command is not None
     assert "download.pytorch.org/whl/rocm6.2" in wrong.fix_command
     assert "nvidia-cublas-cu13" in wrong.fix_command
+    # issue 29: torchvision and torchaudio come from the same index, installed or not
+    assert "pip uninstall -y torch torchvision torchaudio nvidia-cublas-cu13" in wrong.fix_command
+    assert "pip install torch torchvision torchaudio --index-url" in wrong.fix_command
 
 
 def test_severity_follows_the_case() -> None:
