@@ -17,7 +17,6 @@ from pathlib import PurePosixPath
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
 
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
@@ -31,6 +30,7 @@ from gpuport.scan.rules.base import (
     register,
 )
 from gpuport.scan.rules.deps.lock import VIA_KEY, not_a_rocm_gap, via_annotations
+from gpuport.scan.rules.deps.pins import below_minimum, floor_below
 from gpuport.scan.rules.deps.readers import (
     PIP_OPTIONS,
     conda_entries,
@@ -277,50 +277,6 @@ def _marker_applies(req: Requirement) -> bool:
         return True
 
 
-def _floor_below(req: Requirement, minimum: str) -> bool:
-    """A lower bound (``>=``, ``>``, ``~=``) under ``minimum``: newer releases stay allowed,
-    older ones too (``bitsandbytes>=0.43`` where ROCm support starts at 0.50)."""
-    try:
-        floor = Version(minimum)
-        return any(
-            spec.operator in (">=", ">", "~=") and Version(spec.version) < floor
-            for spec in req.specifier
-        )
-    except InvalidVersion:
-        return False
-
-
-def _below_minimum(req: Requirement, minimum: str) -> bool:
-    try:
-        floor = Version(minimum)
-    except InvalidVersion:
-        return False
-    for spec in req.specifier:
-        text = spec.version
-        try:
-            if spec.operator in ("==", "===") and text.endswith(".*"):
-                prefix = Version(text[:-2]).release
-                if prefix < floor.release[: len(prefix)]:
-                    return True
-            elif spec.operator in ("==", "==="):
-                if Version(text) < floor:
-                    return True
-            elif spec.operator == "<":
-                if Version(text) <= floor:
-                    return True
-            elif spec.operator == "<=":
-                if Version(text) < floor:
-                    return True
-            elif spec.operator == "~=":
-                parts = Version(text).release[:-1]
-                upper = Version(".".join(str(p) for p in (*parts[:-1], parts[-1] + 1)))
-                if upper <= floor:
-                    return True
-        except (ValueError, IndexError):  # InvalidVersion, or a 5,000-digit release number
-            continue
-    return False
-
-
 def _caveat(pkg: PackageInfo, ctx: FileContext) -> str:
     family = ctx.target.family.lower()
     note = pkg.caveats.get(family) or pkg.caveats.get("all")
@@ -368,7 +324,7 @@ def check_requirement(
     pkg = ctx.packages.by_dist(req.name)
     if pkg is None:
         return
-    if pkg.min_version and _below_minimum(req, pkg.min_version):
+    if pkg.min_version and below_minimum(req, pkg.min_version):
         ctx.report(
             "GP107",
             line,
@@ -377,7 +333,7 @@ def check_requirement(
             "release usable on ROCm",
             fix=f"Require {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
         )
-    elif pkg.min_version and _floor_below(req, pkg.min_version):
+    elif pkg.min_version and floor_below(req, pkg.min_version):
         ctx.report(
             "GP107",
             line,
