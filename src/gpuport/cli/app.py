@@ -35,7 +35,7 @@ def _help_types() -> None:
         return text  # type: ignore[no-any-return]
 
     display._gpuport = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display
+    TyperOption.display_type_rich = display  # type: ignore[method-assign]
 
 
 _help_types()
