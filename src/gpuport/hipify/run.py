@@ -189,20 +189,23 @@ def _rocm_install_version() -> str | None:
     return None
 
 
-def resolve_hip_version(given: str | None, avoid: Sequence[Path] = ()) -> tuple[str, str]:
+def resolve_hip_version(
+    given: str | None, avoid: Sequence[Path] = (), *, run: bool = True
+) -> tuple[str, str]:
     """The one HIP-version assumption every command makes (``hipify``, ``assess``): ``given``
     (a flag or a setting), else the HIP installed here (:func:`detect_hip_version`), else
     :data:`DEFAULT_HIP_VERSION`; with where it came from: ``given``, ``installed`` or
-    ``default``."""
+    ``default``. ``run=False`` reads only the install's files (headers, version file), never
+    ``hipcc --version``: ``assess`` starts no program it was not asked to."""
     if given:
         return given, "given"
-    found = detect_hip_version(avoid=avoid)
+    found = detect_hip_version(avoid=avoid, run=run)
     if found:
         return found, "installed"
     return DEFAULT_HIP_VERSION, "default"
 
 
-def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
+def detect_hip_version(avoid: Sequence[Path] = (), run: bool = True) -> str | None:
     """The HIP on this machine, without starting a process when possible: the install's
     ``hip/hip_version.h``; else ``hipcc --version`` (cached per hipcc path, mtime and size in
     the user cache folder; looked up and run with a sanitized PATH, no relative entries and
@@ -217,6 +220,8 @@ def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
     if hipcc is None:
         return _rocm_install_version()
     cached = _cached_version(hipcc)
+    if cached is None and not run:  # asked to start no program
+        return _rocm_install_version()
     if cached is not None:
         return cached
 
