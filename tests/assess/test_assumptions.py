@@ -59,7 +59,7 @@ def _by_name(data: dict[str, Any], name: str) -> dict[str, Any]:
 @pytest.fixture
 def installed_hip(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same answer on every machine: a HIP 6.2 'installed here'."""
-    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(): "6.2")
+    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(), run=True: "6.2")
 
 
 def test_a_fine_tuning_library_is_training_and_its_example_model_is_only_offered(
@@ -158,7 +158,7 @@ def test_every_format_shows_each_assumption_with_its_origin(
 def test_without_a_hip_installed_the_default_is_said(
     cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(): None)
+    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(), run=True: None)
     data = json.loads(cli("assess", str(EXAMPLE), "--format", "json", "--no-progress").out)
     hip = _by_name(data, "hip_version")
     assert (hip["value"], hip["origin"]) == (hipify_run.DEFAULT_HIP_VERSION, "default")

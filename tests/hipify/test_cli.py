@@ -218,13 +218,13 @@ def test_nothing_to_translate_is_exit_2_and_writes_nothing(  # type: ignore[no-u
 def test_the_hip_version_and_where_it_came_from(monkeypatch, cli) -> None:  # type: ignore[no-untyped-def]
     """One assumption for every command: the given version, else the installed HIP's, else
     the default, and the report says which."""
-    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(): "6.1")
+    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(), run=True: "6.1")
     assert hipify_run.resolve_hip_version(None) == ("6.1", "installed")
     assert hipify_run.resolve_hip_version("6.4") == ("6.4", "given")
     res = cli("hipify", str(WARP), "--format", "json")
     report = json.loads(res.out)
     assert (report["hip_version"], report["hip_version_origin"]) == ("6.1", "installed")
-    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(): None)
+    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(), run=True: None)
     assert hipify_run.resolve_hip_version(None) == (hipify_run.DEFAULT_HIP_VERSION, "default")
     res = cli("hipify", str(WARP), "--stats")
     assert "gpuport's default: no HIP installed here" in " ".join((res.out + res.err).split())

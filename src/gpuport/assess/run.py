@@ -66,7 +66,7 @@ def assess(
         code = detect(settings.root, settings.exclude)
         settings = with_code_facts(settings, code)
     with step("hipify"):
-        settings = with_hip_version(settings)
+        settings = with_hip_version(settings, options.require_hipcc)
         hipify, extra = sources_hipify.run_hipify(
             settings, unread, settings.hipify_check, require_hipcc=options.require_hipcc
         )
@@ -157,7 +157,7 @@ def with_code_facts(settings: Settings, code: CodeFacts) -> Settings:
     return settings
 
 
-def with_hip_version(settings: Settings) -> Settings:
+def with_hip_version(settings: Settings, require_hipcc: bool = False) -> Settings:
     """The HIP version the translation is for: the one given, else the installed HIP's,
     else the default; the same assumption ``gpuport hipify`` makes
     (:func:`gpuport.hipify.run.resolve_hip_version`)."""
@@ -165,7 +165,9 @@ def with_hip_version(settings: Settings) -> Settings:
         return settings
     from gpuport.hipify.run import resolve_hip_version
 
-    version, how = resolve_hip_version(None, avoid=(settings.root,))
+    # no program started for it (only the install's headers and version files), unless the
+    # compile check was asked for on the command line, which runs hipcc anyway
+    version, how = resolve_hip_version(None, avoid=(settings.root,), run=require_hipcc)
     if how == "installed":
         return with_detected(settings, "hip_version", version, "the HIP installed here")
     detail = "gpuport's default: no HIP installed here"
