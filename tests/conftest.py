@@ -23,6 +23,15 @@ class Result:
     err: str
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of bench and validate needs torch: marked so (make test-lite leaves them out,
+    by directory, as their modules import torch)."""
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO).parts
+        if parts[:2] in (("tests", "bench"), ("tests", "validate")):
+            item.add_marker(pytest.mark.torch)
+
+
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     """Call ``gpuport ARGS`` in-process; returns exit code, stdout and stderr."""

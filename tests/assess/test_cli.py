@@ -388,6 +388,7 @@ def test_model_config_on_disk_is_priced(cli: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 def test_run_bench_quick_attaches_and_keeps_the_run(cli: Any) -> None:
     from gpuport.bench.history import History
 

@@ -20,7 +20,11 @@ import pytest
         (["compare", "{dir}/empty.json", "{dir}/empty.json"], "is not JSON"),
         (["cost", "--model-config", "{dir}/empty.json"], "is not JSON"),
         (["doctor", "--from-snapshot", "{dir}/empty.json"], "is not a doctor snapshot"),
-        (["validate", "diff", "{dir}/empty.gpv", "{dir}/empty.gpv"], "is not a gpuport capture"),
+        pytest.param(
+            ["validate", "diff", "{dir}/empty.gpv", "{dir}/empty.gpv"],
+            "is not a gpuport capture",
+            marks=pytest.mark.torch,
+        ),
     ],
 )
 def test_empty_input_is_exit_2_with_one_line(
