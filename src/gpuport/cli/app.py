@@ -16,26 +16,30 @@ from gpuport.render.text import clean_line
 def _help_types() -> None:
     """Option types in ``--help`` as a user reads them. typer 0.2x prints a value type after
     every option, ``<bool>`` even after a plain flag that takes no value (``--verbose
-    <bool>``, ``--help <bool>``) and ``<list[str]>`` after a repeatable one: a flag shows no
-    type, a repeatable option ``<str>...``. Other typer versions keep their own display."""
+    <bool>``, ``--help <bool>``) and ``<list[str]>`` after a repeatable option or argument: a
+    flag shows no type, a repeatable one ``<str>...``. Other typer versions keep theirs."""
     try:
-        from typer.core import TyperOption
-    except ImportError:  # pragma: no cover - a typer without it prints its own way
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - a typer without them prints its own way
         return
-    shown = getattr(TyperOption, "display_type_rich", None)
-    if shown is None or getattr(shown, "_gpuport", False):
-        return
+    for cls in (TyperOption, TyperArgument):
+        shown = getattr(cls, "display_type_rich", None)
+        if shown is None or getattr(shown, "_gpuport", False):
+            continue
+        cls.display_type_rich = _plain_types(shown)  # type: ignore[method-assign]
 
+
+def _plain_types(shown: Any) -> Any:
     def display(self: Any, ctx: Any) -> str | None:
         if getattr(self, "is_flag", False) or getattr(self, "count", False):
             return None
         text = shown(self, ctx)
-        if isinstance(text, str) and text.startswith("<list[") and text.endswith("]>"):
-            return f"<{text[6:-2]}>..."
+        if isinstance(text, str) and text.startswith("<list[") and "]>" in text:
+            return f"<{text[6 : text.index(']>')]}>..."
         return text  # type: ignore[no-any-return]
 
     display._gpuport = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display  # type: ignore[method-assign]
+    return display
 
 
 _help_types()

@@ -125,7 +125,16 @@ def assess(
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress line.")] = False,
     accept_edited: AcceptEditedOption = False,
 ) -> None:
-    """One readiness report: verdict, effort, cost, speed and numerics, with the evidence."""
+    """One readiness report: verdict, effort, cost, speed and numerics, with the evidence.
+
+    Assumes, unless set by a flag or the project's settings (tool.gpuport in pyproject.toml,
+    or gpuport.toml), and says each with its origin under Assumptions: the current folder when
+    no PATH is given; target gfx942; GPUs h100-sxm and mi300x at the catalog's dated on-demand
+    prices; the model named in core code (one named only in examples or tests is offered, not
+    used), else none and no cost; serving, unless core code trains (a Trainer, an optimizer
+    step, .backward()); the HIP version installed here, else 6.4 (as hipify); core code
+    judged (tests, examples, docker/ counted apart). Nothing in the project is run.
+    """
     from gpuport.assess import AssessOptions, load_settings
     from gpuport.assess import assess as run_assess
 

@@ -92,7 +92,13 @@ def hipify(
         ),
     ] = "compile",
 ) -> None:
-    """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD."""
+    """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD.
+
+    Assumes the HIP version installed here, else 6.4 (the summary says which; assess makes the
+    same assumption) unless --hip-version; target gfx942 for the hazard rules and wave64;
+    --check compiles for gfx90a and exits 1 when a translation fails to compile. An empty
+    folder, or one with no CUDA/C++ source, is exit 2.
+    """
     code = run_hipify(
         path,
         out_dir=out_dir,

@@ -149,7 +149,13 @@ def scan(
     ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
-    """Will this project run on ROCm? Every blocker, where it is, and how to fix it."""
+    """Will this project run on ROCm? Every blocker, where it is, and how to fix it.
+
+    Assumes target gfx942 (MI300X: wave64, FNUZ fp8) unless --target; the verdict, the effort
+    and --fail-on judge core code (the library, its packaging and build), with tests, examples,
+    docs and tooling such as docker/ counted apart, unless --scope all; files are read, never
+    run or built.
+    """
     if fail_on.lower() not in FAIL_ON_CHOICES:
         raise GpuportError(
             f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
