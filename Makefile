@@ -52,7 +52,7 @@ test: lint typecheck unit
 
 # Everything but torch, in its own .venv-lite (PyPI only, no torch download): ruff, mypy and
 # every test that does not need torch. bench's and validate's tests (tests/bench, tests/validate)
-# and the tests marked `torch` elsewhere are left out, and the run says how many.
+# are left out, and the tests marked `torch` elsewhere are skipped with that reason (listed).
 LITE := .venv-lite
 $(LITE)/.gpuport-installed: pyproject.toml
 	@test -x $(LITE)/bin/python || $(PYTHON) -m venv $(LITE)
@@ -63,8 +63,8 @@ test-lite: $(LITE)/.gpuport-installed
 	$(LITE)/bin/ruff check src tests benchmarks tools
 	$(LITE)/bin/ruff format --check src tests benchmarks tools
 	$(LITE)/bin/mypy
-	$(LITE)/bin/python -m pytest -q -n 2 -m "not torch" --ignore=tests/bench --ignore=tests/validate
-	@echo "make test-lite: left out (they need torch): tests/bench, tests/validate and the tests marked torch (the 'deselected' above); make test runs them"
+	GPUPORT_TEST_LITE=1 $(LITE)/bin/python -m pytest -q -n 2 --ignore=tests/bench --ignore=tests/validate
+	@echo "make test-lite: left out (they need torch): tests/bench and tests/validate, and the tests marked torch (skipped above, with that reason); make test runs them all"
 
 # Long fuzz of every parser of untrusted input (issue 14): ~1 M inputs, 0 crashes/hangs expected.
 # Short runs are part of `make unit` (tests/security/test_fuzz.py). Crashing inputs: build/fuzz/.
