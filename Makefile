@@ -77,11 +77,14 @@ fuzz: venv
 api-map: venv
 	$(BIN)/python tools/gen_api_map.py
 
-# Knowledge audit (issue 15): needs network access; checks packages.toml against PyPI's
-# JSON API and lists stale entries. Paste the report into docs/knowledge.md with its date.
+# Knowledge audit (issues 15, 28): reads PyPI, the PyTorch/AMD package indexes, GitHub
+# releases and threads, and AMD's docs pages each entry cites, and recomputes GPU peaks.
+# A lookup that fails (offline) is listed and claims nothing. KB_AUDIT_ARGS: e.g.
+# --record build/kb-audit-answers, --replay DIR, --offline. Paste the report into
+# docs/knowledge.md with its date.
 kb-audit: venv
 	@mkdir -p build
-	$(BIN)/python tools/kb_audit.py --output build/kb-audit.md
+	$(BIN)/python tools/kb_audit.py --output build/kb-audit.md $(KB_AUDIT_ARGS)
 	@echo "make kb-audit: report in build/kb-audit.md"
 
 docs: venv

@@ -4,9 +4,16 @@ Pools every entry of packages.toml, gpus.toml, models.toml and targets.toml (fil
 then each file's own order), draws ``--n`` of them (30) with ``random.Random(--seed)``
 (20261125) and prints each with the claims a reviewer checks against its sources. The
 judgments themselves are human work; they are recorded per entry in docs/knowledge.md
-("Spot check 2026-11-25"). Same seed and same files give the same sample.
+("Spot check 2026-11-25", "Spot check 2026-11-27"). Same seed and same pool give the same
+sample.
 
-    python benchmarks/kb_spotcheck.py [--seed 20261125] [--n 30]
+A sample is drawn BEFORE the entries are fixed, and fixing adds entries, which changes the
+pool. ``--pool FILE`` draws from a pool written earlier with ``--write-pool FILE`` (one
+``file:key`` a line) and prints each drawn entry's claims as the files have them now:
+``benchmarks/kb_spotcheck_pool_20261127.txt`` is the 241-entry pool both recorded checks
+drew from (unchanged from 2026-11-25 to the 2026-11-27 draw, commit 1bff2c7).
+
+    python benchmarks/kb_spotcheck.py [--seed 20261125] [--n 30] [--pool FILE] [--write-pool FILE]
 """
 
 from __future__ import annotations
@@ -55,12 +62,35 @@ def _pool() -> list[tuple[str, str, str]]:
     return rows
 
 
+def _frozen(path: Path, current: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The pool listed in ``path``, each entry with its claims as the files have them now."""
+    claims = {(f, k): c for f, k, c in current}
+    rows: list[tuple[str, str, str]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        file, _, key = line.partition(":")
+        rows.append((file, key, claims.get((file, key), "(no longer in the files)")))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--n", type=int, default=30)
+    parser.add_argument("--pool", type=Path, default=None, help="draw from this frozen pool")
+    parser.add_argument("--write-pool", type=Path, default=None, help="save the current pool")
     args = parser.parse_args(argv)
     pool = _pool()
+    if args.write_pool is not None:
+        args.write_pool.write_text("".join(f"{f}:{k}\n" for f, k, _ in pool), encoding="utf-8")
+    if args.pool is not None:
+        try:
+            pool = _frozen(args.pool, pool)
+        except OSError as exc:
+            print(f"kb_spotcheck: cannot read {args.pool}: {exc.strerror}", file=sys.stderr)
+            return 2
     # A reproducible sample, not a secret: the seed is published with the results.
     rng = random.Random(args.seed)  # noqa: S311
     picks = sorted(rng.sample(range(len(pool)), args.n))

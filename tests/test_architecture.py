@@ -116,10 +116,10 @@ def _module_names(src: Path) -> dict[str, Path]:
 
 
 def _import_graph(src: Path) -> dict[str, set[str]]:
-    """Module -> the modules of ``src`` it imports: at the top, inside functions and under
-    ``TYPE_CHECKING`` alike (``from pkg import mod`` names the module ``mod``). An import of
-    one's own enclosing package is left out: Python loads a package before its modules, so
-    it closes no cycle."""
+    """Module -> the modules of ``src`` it imports when it runs: at the top and inside
+    functions alike (``from pkg import mod`` names the module ``mod``). Imports under ``if
+    TYPE_CHECKING:`` never run (types only) and an import of one's own enclosing package is
+    loaded before the module anyway: neither closes a cycle."""
     modules = _module_names(src)
 
     def known(name: str) -> str | None:
@@ -131,7 +131,17 @@ def _import_graph(src: Path) -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body
+            for inner in ast.walk(stmt)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -199,13 +209,18 @@ def test_no_import_cycle_inside_a_package() -> None:
 
 def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     """The check itself: a cycle through a function-level import and a relative import is
-    found; importing one's own package is not a cycle."""
+    found; importing one's own package, or a module for types only, is not a cycle."""
     pkg = tmp_path / "gpuport" / "core"
     pkg.mkdir(parents=True)
     (tmp_path / "gpuport" / "__init__.py").write_text("", encoding="utf-8")
     (pkg / "__init__.py").write_text("from gpuport.core.a import A\n", encoding="utf-8")
     (pkg / "a.py").write_text("import gpuport.core\nfrom . import b\nA = 1\n", encoding="utf-8")
     (pkg / "b.py").write_text("def f():\n    from gpuport.core.a import A\n", encoding="utf-8")
-    (pkg / "c.py").write_text("from gpuport.core import A\n", encoding="utf-8")
+    (pkg / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom gpuport.core import A\n"
+        "if TYPE_CHECKING:\n    from gpuport.core.d import D\n",
+        encoding="utf-8",
+    )
+    (pkg / "d.py").write_text("from gpuport.core import c\nD = 1\n", encoding="utf-8")
     cycles = _cycles_inside_packages(_import_graph(tmp_path / "gpuport"))
     assert cycles == [["gpuport.core.a", "gpuport.core.b"]]

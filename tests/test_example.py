@@ -107,6 +107,10 @@ def test_verdict_and_effort_basis(report: ScanReport) -> None:
     )
     assert report.effort.hours == pytest.approx(sum(i.hours for i in report.effort.basis))
     assert report.effort.low_days < report.effort.high_days
+    comps = report.effort.components
+    assert report.effort.low_days == round(sum(c.low_days for c in comps), 1)
+    assert report.effort.high_days == round(sum(c.high_days for c in comps), 1)
+    assert comps[0].kind == "bring-up" and all(c.basis for c in comps)
     assert {i.rule_id for i in report.effort.basis} == {
         f.rule_id for f in report.findings if f.severity is not Severity.INFO
     }

@@ -7,8 +7,9 @@ Input tables: ``tools/hipify-tables/*.md`` (MIT, see SOURCE.md and LICENSE.txt t
 tables ``|CUDA|A|D|C|R|HIP|A|D|C|R|E|`` with, in ``*_and_ROC.md`` / ``*_and_MIOPEN.md``, a second
 target column. An empty HIP cell means "no HIP equivalent" (``hip: null``).
 ``tools/api_map_extra.toml`` adds what the tables lack (NCCL, NVTX, cuBLASLt, headers, namespaces,
-HIP 6.2 warp intrinsics); an extra entry replaces a table entry of the same name and carries its
-own ``sources``."""
+HIP 6.2 warp intrinsics, bf16 intrinsics); an extra entry replaces a table entry of the same name
+and carries its own ``sources``; an empty HIP name in an extra group overrides a table mapping
+that would change behaviour (NVIDIA's OCP fp8 types are not HIP's FNUZ ones)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ DEFAULT_OUTPUT = REPO_ROOT / "src" / "gpuport" / "knowledge" / "api_map.json"
 
 HIPIFY_COMMIT = "014177bc2e434ce3e834aa4f3d0e2abb1efa9796"
 HIPIFY_TABLES_URL = f"https://github.com/ROCm/HIPIFY/tree/{HIPIFY_COMMIT}/docs/tables"
-CHECKED = "2026-11-22"
+# Tables taken from a later HIPIFY commit than the rest (SOURCE.md says how and why).
+TABLE_COMMITS = {
+    "CUDA_Device_API_supported_by_HIP.md": "0244dd397c19aa722fcd540db9d77f3953844f99",
+}
+CHECKED = "2026-11-27"
 SCHEMA_VERSION = 1
 
 # File-name prefix -> family, in precedence order: a name listed in several tables (cuSOLVER
@@ -149,7 +154,10 @@ def build(tables: Path = DEFAULT_TABLES, extra: Path = DEFAULT_EXTRA) -> dict[st
     entries = _from_tables(tables)
     with extra.open("rb") as fh:
         ext = tomllib.load(fh)
-    sources = [HIPIFY_TABLES_URL]
+    sources = [HIPIFY_TABLES_URL] + [
+        f"https://github.com/ROCm/HIPIFY/blob/{commit}/docs/tables/{name}"
+        for name, commit in sorted(TABLE_COMMITS.items())
+    ]
     headers: dict[str, dict[str, Any]] = {}
     for name, item in ext.get("headers", {}).items():
         srcs = _sources_of(item, f"header {name!r}")
@@ -168,15 +176,18 @@ def build(tables: Path = DEFAULT_TABLES, extra: Path = DEFAULT_EXTRA) -> dict[st
         for cuda_name, hip_name in group["map"].items():
             base = entries.get(cuda_name, {})
             cuda_fields = {k: v for k, v in base.items() if k.startswith("cuda_")}
-            entries[cuda_name] = {**cuda_fields, **common, "hip": hip_name, "sources": srcs}
+            # "" says: no HIP equivalent, whatever the tables map it to (the group's note: why)
+            hip = hip_name or None
+            entries[cuda_name] = {**cuda_fields, **common, "hip": hip, "sources": srcs}
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "gpuport.api_map",
         "checked": str(ext.get("checked", CHECKED)),
         "sources": sorted(set(sources)),
         "generated_from": (
-            f"HIPIFY docs/tables @ {HIPIFY_COMMIT} (tools/hipify-tables) "
-            "+ tools/api_map_extra.toml, by tools/gen_api_map.py"
+            f"HIPIFY docs/tables @ {HIPIFY_COMMIT}"
+            + "".join(f", {name} @ {commit[:8]}" for name, commit in sorted(TABLE_COMMITS.items()))
+            + " (tools/hipify-tables) + tools/api_map_extra.toml, by tools/gen_api_map.py"
         ),
         "headers": dict(sorted(headers.items())),
         "namespaces": dict(sorted(namespaces.items())),

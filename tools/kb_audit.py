@@ -1,248 +1,238 @@
-"""Audit packages.toml against PyPI: are its version claims and named wheels still true?
+"""Audit the knowledge base against the places its facts live (``make kb-audit``).
 
-Run by a maintainer with network access (``make kb-audit``). For every package entry it
-reads PyPI's JSON API (https://pypi.org/pypi/NAME/json) for the distribution, for the
-replacement its route names, and for every distribution a ``pip install`` in its route
-command names, and reports:
+For every package entry it reads (gpuport/knowledge/upstream.py plans and judges):
 
-* errors: a ``min_version`` PyPI has never published, or a named replacement/wheel that
-  is not on PyPI at all (a route a user cannot follow);
-* stale: entries whose ``checked`` date is older than ``--max-age`` days (90), and entries
-  whose newest PyPI release was uploaded after the entry was checked (facts may have
-  moved: re-read the release notes);
-* unverified: entries whose ``verified`` list is empty (carried over from an older
-  review, never re-checked field by field).
+* PyPI's JSON API for the distribution, its replacement and what its ``pip install`` names;
+* the package index its route names (PyTorch's download.pytorch.org/whl/rocmX.Y, AMD's
+  pypi.amd.com and repo.radeon.com), and the newer PyTorch ROCm indexes;
+* GitHub: releases of every repository its sources link, and every issue/PR it cites;
+* the rocm.docs.amd.com pages it cites (compatibility matrices, install guides): their dates;
 
-Names that are not PyPI projects at all (an NVIDIA NIM, a conda-only package) are listed
-as "not on PyPI" for a human to judge, not as errors: packages.toml also covers imports
-and distributions that come from other indexes.
+and for every GPU entry it recomputes the peaks from clock x units x rate (knowledge/specs.py).
+It reports, per entry:
 
-The core (:func:`audit`) takes a ``fetch`` callable, so the tests feed it recorded
-responses and never touch the network. Exit status: 0 with a report, 1 with --strict when
-there are errors, 2 on bad input.
+* errors: a ``min_version`` PyPI never published, a route index with no page for the
+  package, a stored peak its primary inputs do not give;
+* changes upstream since ``checked``: releases, threads, pages and newer indexes, so the
+  re-check reads the prose, not only a wheel list; entries older than ``--max-age`` days;
+* names PyPI does not have, and PyPI projects that are placeholders (a ~1 KB wheel with no
+  module), for a human to judge;
+* the lookups that failed. A failed lookup claims nothing: offline, every lookup fails,
+  the report says so, and it claims no entry missing from PyPI.
+
+``--record DIR`` saves every answer; ``--replay DIR`` answers from a recording (a lookup not
+recorded fails); ``--offline`` makes no request. The tests replay recorded answers.
+Exit status: 0 with a report, 1 with --strict when there are errors, 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import re
-import shlex
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from packaging.version import InvalidVersion, Version
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from gpuport.knowledge import PackageInfo, load_packages, normalize_name  # noqa: E402
+from gpuport.knowledge import PackageInfo, load_packages  # noqa: E402
+from gpuport.knowledge.gpus import GpuSpec, load_gpus  # noqa: E402
+from gpuport.knowledge.specs import disagreements  # noqa: E402
+from gpuport.knowledge.upstream import Answer, EntryFindings, Fetch, findings_for  # noqa: E402
 from gpuport.models import GpuportError  # noqa: E402
 
-PYPI_JSON = "https://pypi.org/pypi/{name}/json"
-Fetch = Callable[[str], dict[str, Any] | None]
+# PyTorch's ROCm indexes a route's index is compared with (newer ones are looked up too)
+TORCH_ROCM_INDEXES = ("rocm6.4", "rocm7.0", "rocm7.1", "rocm7.2", "rocm10.0", "rocm10.1")
+USER_AGENT = "gpuport-kb-audit (+https://github.com/gpuport)"
 
 
-@dataclass(frozen=True)
-class Release:
-    """What the audit needs of one PyPI project: its versions and when the newest came out."""
-
-    name: str
-    versions: frozenset[str]
-    latest: str
-    latest_uploaded: dt.date | None
+# ----------------------------------------------------------------------- fetching
 
 
-@dataclass
-class EntryAudit:
-    name: str
-    checked: dt.date
-    verified: list[str]
-    latest: str | None = None
-    latest_uploaded: dt.date | None = None
-    errors: list[str] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)
-    not_on_pypi: list[str] = field(default_factory=list)
+def fetch_url(url: str, timeout: float = 20.0) -> Answer:
+    """GET ``url``: ``missing`` on 404/410, ``failed`` on anything else that is not 200."""
+    if not url.startswith("https://"):
+        return Answer("failed", error="only https URLs are read")
+    accept = "application/json" if "/pypi/" in url or "api.github.com" in url else "text/html"
+    headers = {"User-Agent": USER_AGENT, "Accept": accept}
+    req = urllib.request.Request(url, headers=headers)  # noqa: S310 (https only, above)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (https URLs)
+            body = resp.read(8_000_000)
+            return Answer("ok", body.decode("utf-8", errors="replace"))
+    except urllib.error.HTTPError as exc:
+        if exc.code in (404, 410):
+            return Answer("missing", error=f"HTTP {exc.code}")
+        return Answer("failed", error=f"HTTP {exc.code}")
+    except (TimeoutError, urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return Answer("failed", error=str(reason) or type(exc).__name__)
+
+
+def _record_name(url: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", url.removeprefix("https://"))[:90].strip("_")
+    return f"{stem}-{hashlib.sha256(url.encode()).hexdigest()[:8]}.json"
+
+
+def replaying(folder: Path) -> Fetch:
+    """Answers from a recording; a URL that was not recorded fails (claims nothing)."""
+
+    def fetch(url: str) -> Answer:
+        path = folder / _record_name(url)
+        if not path.is_file():
+            return Answer("failed", error="not in the recording")
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("url") != url:
+            return Answer("failed", error="recording is for another URL")
+        text = doc.get("text", "")
+        if not isinstance(text, str):  # a recorded JSON body kept as JSON for review
+            text = json.dumps(text)
+        return Answer(doc["status"], text, doc.get("error", ""))
+
+    return fetch
+
+
+def recording(inner: Fetch, folder: Path) -> Fetch:
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def fetch(url: str) -> Answer:
+        answer = inner(url)
+        doc = {"url": url, "status": answer.status, "error": answer.error,
+               "recorded": dt.date.today().isoformat(), "text": answer.text}  # fmt: skip
+        (folder / _record_name(url)).write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        return answer
+
+    return fetch
+
+
+def offline(url: str) -> Answer:
+    return Answer("failed", error="offline")
+
+
+def once(inner: Fetch) -> Fetch:
+    """Each URL asked once per run (many entries share a repository or a replacement)."""
+    seen: dict[str, Answer] = {}
+
+    def fetch(url: str) -> Answer:
+        if url not in seen:
+            seen[url] = inner(url)
+        return seen[url]
+
+    return fetch
+
+
+# ----------------------------------------------------------------------- the audit
 
 
 @dataclass
 class AuditReport:
     today: dt.date
     max_age_days: int
-    entries: list[EntryAudit]
+    entries: list[EntryFindings]
+    unverified: list[str] = field(default_factory=list)
+    old: dict[str, int] = field(default_factory=dict)  # entry -> days since checked
+    spec_errors: list[str] = field(default_factory=list)
     lookups: int = 0
-    failed_lookups: list[str] = field(default_factory=list)
 
     @property
-    def errors(self) -> list[EntryAudit]:
+    def failed(self) -> list[str]:
+        return sorted({url for e in self.entries for url in e.failed})
+
+    @property
+    def errors(self) -> list[EntryFindings]:
         return [e for e in self.entries if e.errors]
 
     @property
-    def stale(self) -> list[EntryAudit]:
-        return [e for e in self.entries if e.stale]
-
-    @property
-    def unverified(self) -> list[EntryAudit]:
-        return [e for e in self.entries if not e.verified]
-
-
-def fetch_pypi(name: str, timeout: float = 20.0) -> dict[str, Any] | None:
-    """PyPI's JSON document for ``name``; None when PyPI has no such project (404)."""
-    url = PYPI_JSON.format(name=normalize_name(name))
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (fixed https URL)
-            data: dict[str, Any] = json.load(resp)
-            return data
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            return None
-        raise
-
-
-def parse_release(name: str, doc: dict[str, Any]) -> Release:
-    """Versions with at least one non-yanked file, and the newest upload date."""
-    releases: dict[str, list[dict[str, Any]]] = doc.get("releases", {})
-    versions = {v for v, files in releases.items() if any(not f.get("yanked") for f in files)}
-    latest = str(doc.get("info", {}).get("version", ""))
-    uploads = [
-        f.get("upload_time_iso_8601") or f.get("upload_time") or ""
-        for f in releases.get(latest, [])
-    ]
-    dates = [dt.date.fromisoformat(u[:10]) for u in uploads if u]
-    return Release(name, frozenset(versions), latest, max(dates) if dates else None)
-
-
-_PIP_INSTALL = re.compile(r"pip3?\s+install\s+([^&;|]+)")
-_REQ_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
-_OPTS_WITH_VALUE = {"--index-url", "-i", "--extra-index-url", "-f", "--find-links", "-c", "-r"}
-
-
-def named_wheels(pkg: PackageInfo) -> list[str]:
-    """Distributions the entry tells users to install: its replacement and pip install args."""
-    names: list[str] = []
-    if pkg.route.replacement and _REQ_NAME.fullmatch(pkg.route.replacement):
-        names.append(pkg.route.replacement)
-    for command in filter(None, [pkg.route.command]):
-        for match in _PIP_INSTALL.finditer(command):
-            try:
-                words = shlex.split(match.group(1))
-            except ValueError:
-                continue
-            skip = False
-            for word in words:
-                if skip:
-                    skip = False
-                    continue
-                if word in _OPTS_WITH_VALUE:
-                    skip = True
-                    continue
-                if word.startswith(("-", ".", "/", "git+", "http")) or "://" in word:
-                    continue
-                hit = _REQ_NAME.match(word)
-                if hit and not hit.group(1).endswith((".whl", ".txt")):
-                    names.append(hit.group(1).rstrip("."))
-    seen: dict[str, str] = {}
-    for name in names:
-        seen.setdefault(normalize_name(name), name)
-    return list(seen.values())
+    def changed(self) -> list[EntryFindings]:
+        return [e for e in self.entries if e.changes]
 
 
 def audit(
-    packages: list[PackageInfo], fetch: Fetch, today: dt.date, max_age_days: int = 90
+    packages: Sequence[PackageInfo],
+    fetch: Fetch,
+    today: dt.date,
+    max_age_days: int = 90,
+    gpus: Iterable[GpuSpec] = (),
+    torch_indexes: Iterable[str] = TORCH_ROCM_INDEXES,
 ) -> AuditReport:
-    """Check every entry's version claims and named wheels; collect staleness."""
-    cache: dict[str, Release | None] = {}
-    report = AuditReport(today=today, max_age_days=max_age_days, entries=[])
+    asked: set[str] = set()
 
-    def lookup(name: str) -> Release | None:
-        key = normalize_name(name)
-        if key not in cache:
-            report.lookups += 1
-            try:
-                doc = fetch(key)
-            except (OSError, ValueError) as exc:
-                report.failed_lookups.append(f"{key}: {exc}")
-                doc = None
-                cache[key] = None
-                return None
-            cache[key] = parse_release(key, doc) if doc is not None else None
-        return cache[key]
+    def counting(url: str) -> Answer:
+        asked.add(url)
+        return fetch(url)
 
-    for pkg in packages:
-        entry = EntryAudit(pkg.name, pkg.checked, list(pkg.verified))
-        own = lookup(pkg.name)
-        if own is None:
-            entry.not_on_pypi.append(pkg.name)
-        else:
-            entry.latest, entry.latest_uploaded = own.latest, own.latest_uploaded
-            if pkg.min_version and not _published(pkg.min_version, own.versions):
-                entry.errors.append(f"min_version {pkg.min_version} is not a release on PyPI")
-            if own.latest_uploaded and own.latest_uploaded > pkg.checked:
-                entry.stale.append(
-                    f"newest release {own.latest} ({own.latest_uploaded}) postdates the check"
-                )
-        for wheel in named_wheels(pkg):
-            if normalize_name(wheel) == normalize_name(pkg.name):
-                continue
-            if lookup(wheel) is None:
-                entry.not_on_pypi.append(wheel)
-        age = (today - pkg.checked).days
-        if age > max_age_days:
-            entry.stale.append(f"checked {age} days ago")
-        report.entries.append(entry)
+    shared = once(counting)
+    indexes = tuple(torch_indexes)
+    report = AuditReport(today, max_age_days, [findings_for(p, shared, indexes) for p in packages])
+    report.lookups = len(asked)
+    report.unverified = [p.name for p in packages if not p.verified]
+    report.old = {
+        p.name: (today - p.checked).days
+        for p in packages
+        if (today - p.checked).days > max_age_days
+    }
+    report.spec_errors = [problem for gpu in gpus for problem in disagreements(gpu)]
     return report
 
 
-def _published(claim: str, versions: frozenset[str]) -> bool:
-    """True if ``claim`` names a release PyPI has (1.0 == 1.0.0 per PEP 440)."""
-    try:
-        want = Version(claim)
-    except InvalidVersion:
-        return claim in versions
-    for v in versions:
-        try:
-            if Version(v) == want:
-                return True
-        except InvalidVersion:
-            continue
-    return False
+def _line(e: EntryFindings, items: list[str]) -> str:
+    return f"- `{e.name}` (checked {e.checked}): " + "; ".join(items)
 
 
 def render_markdown(report: AuditReport) -> str:
     """The dated report that goes into docs/knowledge.md."""
     total = len(report.entries)
+    failed = report.failed
+    judged = [e for e in report.entries if e.answered]
     lines = [
         f"### kb-audit report, {report.today.isoformat()}",
         "",
-        f"{total} package entries, {report.lookups} PyPI lookups "
-        f"({len(report.failed_lookups)} failed), stale after {report.max_age_days} days.",
+        f"{total} package entries, {report.lookups} lookups ({len(failed)} failed), "
+        f"stale after {report.max_age_days} days.",
         f"Re-checked on their date, with a `verified` list of what was checked: "
-        f"{total - len(report.unverified)} of {total} entries; "
-        f"{len(report.unverified)} carry an older review date and no `verified` list"
-        + (": " + ", ".join(f"`{e.name}`" for e in report.unverified) if report.unverified else "")
+        f"{total - len(report.unverified)} of {total} entries"
+        + (": not " + ", ".join(f"`{n}`" for n in report.unverified) if report.unverified else "")
         + ".",
-        "",
-        f"**Errors** (a version or wheel the entry names that PyPI does not have): "
-        f"{len(report.errors)}",
-        "",
     ]
-    lines += [f"- `{e.name}`: {'; '.join(e.errors)}" for e in report.errors] or ["- none"]
-    lines += ["", f"**Stale** (re-check these): {len(report.stale)}", ""]
-    lines += [f"- `{e.name}` (checked {e.checked}): {'; '.join(e.stale)}" for e in report.stale]
-    if not report.stale:
-        lines.append("- none")
+    if failed and len(failed) == report.lookups:
+        lines += ["", "**Every lookup failed (offline?): nothing is claimed about any entry.**"]
+    elif len(judged) < total:
+        lines += [f"{total - len(judged)} entries had no lookup answer and are not judged."]
+    errors = [_line(e, e.errors) for e in report.errors] + [f"- {p}" for p in report.spec_errors]
+    lines += ["", f"**Errors** (claims a source contradicts): {len(errors)}", ""]
+    lines += errors or ["- none"]
+    changed = report.changed
+    lines += ["", f"**Changed upstream since `checked`** (re-read these): {len(changed)}", ""]
+    for e in changed:
+        marks = [f"{c.what}{' [ROCm]' if c.rocm else ''}" for c in e.changes]
+        lines.append(_line(e, marks))
+    if not changed:
+        lines.append("- none" if judged else "- not known: no lookup answered")
+    hinted = [e for e in report.entries if e.hints]
+    lines += ["", f"**Claims a source puts in doubt** (re-read): {len(hinted)}", ""]
+    lines += [_line(e, e.hints) for e in hinted] or ["- none"]
+    lines += ["", f"**Checked more than {report.max_age_days} days ago**: {len(report.old)}", ""]
+    lines += [f"- `{name}`: {days} days" for name, days in report.old.items()] or ["- none"]
     missing = [e for e in report.entries if e.not_on_pypi]
-    lines += ["", f"**Not on PyPI** (other index, conda, image or a name to fix): {len(missing)}"]
-    lines += [""] + [f"- `{e.name}`: {', '.join(e.not_on_pypi)}" for e in missing]
-    if report.failed_lookups:
-        lines += ["", "**Lookups that failed** (network; nothing was judged for them):", ""]
-        lines += [f"- {f}" for f in report.failed_lookups]
+    lines += ["", f"**Not on PyPI** (PyPI answered 404; other index, conda, image or a name to "
+              f"fix): {len(missing)}", ""]  # fmt: skip
+    lines += [f"- `{e.name}`: {', '.join(e.not_on_pypi)}" for e in missing] or ["- none"]
+    stubs = [e for e in report.entries if e.placeholders]
+    lines += ["", f"**Placeholders on PyPI** (the newest release ships no library): "
+              f"{len(stubs)}", ""]  # fmt: skip
+    lines += [f"- `{e.name}`: {', '.join(e.placeholders)}" for e in stubs] or ["- none"]
+    if failed:
+        lines += ["", f"**Lookups that failed** ({len(failed)}; nothing was judged from them):", ""]
+        lines += [f"- {url}" for url in failed[:40]]
+        if len(failed) > 40:
+            lines.append(f"- ... and {len(failed) - 40} more")
     return "\n".join(lines) + "\n"
 
 
@@ -253,16 +243,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-age", type=int, default=90, help="days before an entry is stale")
     parser.add_argument("--output", type=Path, default=None, help="write the report here")
     parser.add_argument("--strict", action="store_true", help="exit 1 when there are errors")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--replay", type=Path, default=None, help="answer from a recording")
+    source.add_argument("--offline", action="store_true", help="make no request")
+    parser.add_argument("--record", type=Path, default=None, help="save every answer here")
+    parser.add_argument("--only", action="append", default=[], help="audit these entries")
     args = parser.parse_args(argv)
     if args.max_age < 1:
         print("kb_audit: --max-age must be at least 1 day", file=sys.stderr)
         return 2
+    if args.replay is not None and not args.replay.is_dir():
+        print(f"kb_audit: --replay {args.replay}: not a directory", file=sys.stderr)
+        return 2
     try:
-        db = load_packages(args.knowledge)
+        packages = load_packages(args.knowledge).packages
+        gpus = list(load_gpus(args.knowledge).values())
     except GpuportError as exc:
         print(f"kb_audit: {exc}", file=sys.stderr)
         return 2
-    report = audit(db.packages, fetch_pypi, args.today, args.max_age)
+    if args.only:
+        packages = [p for p in packages if p.name in set(args.only)]
+    fetch: Fetch = replaying(args.replay) if args.replay else offline if args.offline else fetch_url
+    if args.record is not None:
+        fetch = recording(fetch, args.record)
+    report = audit(packages, fetch, args.today, args.max_age, gpus)
     text = render_markdown(report)
     if args.output is not None:
         try:
@@ -272,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     else:
         print(text, end="")
-    return 1 if args.strict and report.errors else 0
+    return 1 if args.strict and (report.errors or report.spec_errors) else 0
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ import ctypes
 import errno
 import functools
 import os
-import re
 import secrets
 import stat
 import sys
@@ -41,6 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
+from gpuport import textre
 from gpuport.errors import GpuportError
 
 MB = 1024 * 1024
@@ -52,7 +52,7 @@ LIMIT_SOURCE = 5 * MB
 LIMIT_RESULT = 64 * MB
 
 TEMP_MARK = ".gpuport-"
-_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.gpuport-[0-9a-f]{8}\.tmp$")
+_TEMP_NAME = textre.compile(r"^\.(?P<name>.+)\.gpuport-[0-9a-f]{8}\.tmp$")
 
 __all__ = [
     "BACKUP_SUFFIX",

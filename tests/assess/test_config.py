@@ -105,7 +105,7 @@ def test_unknown_key_lists_the_valid_ones(tmp_path: Path) -> None:
         ('context = "big"', "`context` must be a positive integer"),
         ("concurrency = 0", "`concurrency` must be a positive integer"),
         ("doctor = 1", "`doctor` must be true or false"),
-        ('dtype = "fp4"', "`dtype` must be one of"),
+        ('dtype = "fp3"', "`dtype` must be one of"),
         ("prices = 3", "`prices` must be a table"),
         ("prices = { mi300x = -1 }", "positive number"),
         ('gpus = ["h100-sxm", 7]', "`gpus` must be a list of strings"),

@@ -309,14 +309,20 @@ def test_every_criterion_is_quiet_on_empty_evidence(criterion: Criterion) -> Non
     assert all(c.id in allowed for c in criterion(facts()))
 
 
-def test_price_comparison_names_the_shared_concurrency_and_gpu_counts(tmp_path: Path) -> None:
-    """Issue 17: "MI300X 71% cheaper" compared 55 sequences with 156; now one concurrency,
-    named in the title, with each GPU's count and its own maximum beside it."""
+def test_price_comparison_names_the_shared_footing_and_how_sure(tmp_path: Path) -> None:
+    """Issue 17: "MI300X 71% cheaper" compared 55 sequences with 156. Issue 26: both GPUs
+    now serve users at the same latency target, each on its best deployment, and the
+    conclusion says how sure the model is (its error on measurements held out of its fit)."""
     f = _cost_facts(tmp_path, {"model": "llama-3-8b"})
     (c,) = criteria_figures.price_per_mtok(f)
     h100, mi300x = sorted(f.cost.reports[0].records, key=lambda r: r.gpu)
-    assert h100.concurrency == mi300x.concurrency
-    assert f"at {h100.concurrency} sequences each" in c.title
-    assert "on 1, " in c.title  # both on one GPU
-    assert f"{mi300x.own_max_concurrency} on 1 GPU(s)" in c.statement
-    assert all("sequences on 1 GPU" in e.label for e in c.evidence)
+    assert "at the same mean TPOT ≤ 50 ms" in c.title
+    assert f"{h100.concurrency} sequences on {h100.gpus_needed} GPU" in c.title
+    assert f"{mi300x.concurrency} sequences on {mi300x.gpus_needed} GPU" in c.title
+    assert "How sure: on the 37 published measurements held out of its fit" in c.statement
+    assert "within 1.5× for" in c.statement and "for 90 %" in c.statement
+    assert "on vllm by the step model" in c.statement
+    # A fixed concurrency is named as such.
+    fixed = _cost_facts(tmp_path, {"model": "llama-3-8b", "concurrency": 32})
+    (c32,) = criteria_figures.price_per_mtok(fixed)
+    assert "at 32 sequences each" in c32.title

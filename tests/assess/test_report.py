@@ -56,6 +56,8 @@ def test_markdown_has_every_section(example: Assessment) -> None:
         assert f"\n## {heading}\n" in text, heading
     assert "**BLOCKED**" in text
     assert "| GP301 |" in text
+    assert "| component | regime | days | basis | AMD equivalent |" in text
+    assert f"Total: **{example.effort.days()}**" in text
 
 
 def test_markdown_escapes_hostile_text(hostile: Assessment) -> None:
@@ -69,6 +71,10 @@ def test_html_has_every_section_and_chart(example: Assessment) -> None:
     for sid in SECTION_IDS:
         assert f'<section id="{sid}">' in html, sid
     assert 'id="chart-severity"' in html and 'id="chart-effort"' in html
+    # the effort by component, each row with its regime and range, and the calendar note
+    assert '<table id="effort-components">' in html
+    assert html.count('<tr id="effort-component-') == len(example.effort.components) > 0
+    assert "engineer time" in html
     assert 'id="chart-cost-llama-3-8b"' in html
     assert html.count('<tr id="finding-') == len(example.scan.findings)
     for c in example.conclusions:

@@ -11,7 +11,7 @@ from gpuport.assess.model import (
     ValidateSection,
     ValidateSummary,
 )
-from gpuport.scan.model import Effort, EffortItem
+from gpuport.scan.model import Effort, EffortComponent, EffortItem
 from tests.assess.test_criteria import facts
 
 UNSUPPORTED = HipifySection(
@@ -79,7 +79,13 @@ def test_effort_groups_by_area_and_adds_untranslatable_apis() -> None:
         EffortItem(rule_id="GP101", title="no ROCm build", count=1, hours_each=6.0, hours=6.0),
     ]
     f = facts(hipify=UNSUPPORTED)
-    scan_effort = Effort(low_days=0, high_days=0, hours=11, basis=basis, note="scan note")
+    native = EffortComponent(
+        name="native code", kind="native", regime="hipify", low_days=1.5, high_days=9,
+        basis="3 construct-files",
+    )  # fmt: skip
+    scan_effort = Effort(
+        low_days=1.5, high_days=9, hours=11, basis=basis, note="scan note", components=[native]
+    )
     f = type(f)(**{**f.__dict__, "scan_effort": scan_effort})
     work = verdict.effort(f)
     by_area = {c.area: c for c in work.classes}
@@ -90,7 +96,12 @@ def test_effort_groups_by_area_and_adds_untranslatable_apis() -> None:
     ]
     assert by_area["cuda-c++"].basis[0].startswith("GP301 Inline PTX assembly: 2 x 2 h = 4 h")
     assert work.hours == 17.0
-    assert work.low_days == round(17 / 6 * 0.7, 1) and work.high_days == round(17 / 6 * 1.6, 1)
+    # the range is the components': the scan's, plus hipify's untranslatable APIs as one more
+    assert [c.name for c in work.components] == ["native code", "hipify: untranslatable CUDA APIs"]
+    api = work.components[1]
+    assert (api.low_days, api.high_days) == (round(6 / 6 * 0.7, 2), round(6 / 6 * 1.6, 2))
+    assert work.low_days == round(1.5 + 0.7, 1) and work.high_days == round(9 + 1.6, 1)
+    assert "engineer time" in work.calendar
     assert [c.hours for c in work.classes] == sorted((c.hours for c in work.classes), reverse=True)
     assert "scan note" in work.note and "counted once" in work.note
 

@@ -25,7 +25,7 @@ def test_unknown_target_lists_the_aliases(cli) -> None:  # type: ignore[no-untyp
 def test_empty_knowledge_folder_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     res = cli("scan", "examples/llm-service", "--knowledge", str(tmp_path))
     assert res.code == 2
-    assert "neither packages.toml nor targets.toml" in res.err
+    assert "holds none of the knowledge files (packages.toml, targets.toml" in res.err
 
 
 def test_a_works_package_needs_no_route(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

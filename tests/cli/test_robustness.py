@@ -41,7 +41,9 @@ def test_a_checker_bug_skips_one_file_and_the_scan_goes_on(
     (tmp_path / "requirements.txt").write_text("tensorrt\n")
     report = scan_path(tmp_path)
     assert [f.rule_id for f in report.findings] == ["GP101"]
-    assert "could not analyse it (ValueError: boom)" in report.skipped[0].reason
+    skip = report.skipped[0]
+    assert "could not analyse it (internal error, ValueError)" in skip.reason and skip.internal
+    assert "not analysed because of a gpuport error" in report.verdict_reason
 
 
 def test_long_cmake_word_does_not_hang(tmp_path: Path) -> None:

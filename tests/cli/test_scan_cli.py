@@ -18,7 +18,8 @@ def test_terminal_report_shows_verdict_effort_and_blockers(cli) -> None:  # type
     assert res.code == 0
     assert "BLOCKED" in res.out
     assert "Blockers in core code" in res.out
-    assert "Effort basis" in res.out
+    assert "Effort by component" in res.out and "Listed changes" in res.out
+    assert "bring-up and validation" in res.out and "engineer time" in res.out
     assert "csrc/fused_rmsnorm.cu" in res.out
 
 
@@ -53,6 +54,11 @@ def test_markdown_output(cli) -> None:  # type: ignore[no-untyped-def]
     assert res.out.startswith("# gpuport scan: blocked")
     assert "| severity | scope | rule | where | what | fix |" in res.out
     assert "**gfx942**" in res.out
+    # the effort by component: regime, range, basis and AMD equivalent, then the total
+    assert "## Effort\n" in res.out
+    assert "| component | regime | days | basis | AMD equivalent |" in res.out
+    assert "| bring-up and validation | bring-up |" in res.out
+    assert "Total: **" in res.out and "engineer time" in res.out
 
 
 def test_select_and_ignore(cli) -> None:  # type: ignore[no-untyped-def]

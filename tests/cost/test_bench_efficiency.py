@@ -59,9 +59,8 @@ def test_measured_efficiency_changes_the_throughput() -> None:
     ratio = (2650 / 5300) / (4090 / 5300)
     assert mine.decode_tokens_per_s_per_gpu is not None and base.decode_tokens_per_s_per_gpu
     assert mine.decode_tokens_per_s_per_gpu < base.decode_tokens_per_s_per_gpu
-    assert mine.decode_tokens_per_s_per_gpu == pytest.approx(
-        base.decode_tokens_per_s_per_gpu * ratio, rel=0.02
-    )
+    # Slower memory slows the memory-bound part of each step (most of it at this load).
+    assert ratio * 0.95 < mine.decode_tokens_per_s_per_gpu / base.decode_tokens_per_s_per_gpu < 1
     assert mine.usd_per_mtok_output > base.usd_per_mtok_output  # type: ignore[operator]
 
 

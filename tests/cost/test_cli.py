@@ -122,6 +122,20 @@ def test_chart_file_is_written(tmp_path: Path, suffix: str) -> None:
          "--kv-dtype, --max-batch do not apply with --train"),
         (["-m", "llama-3-8b", "--train", "--dtype", "int4"], "--dtype int4 does not apply"),
         (["-m", "llama-3-8b", "--train", "--dtype", "fp8"], "--dtype fp8 does not apply"),
+        (["-m", "llama-3-8b", "--train", "--dtype", "fp4"], "--dtype fp4 does not apply"),
+        (["-m", "llama-3-8b", "--train", "--tp", "2"], "--tp does not apply with --train"),
+        # Issue 26: deployment, engine and latency flags.
+        (["-m", "llama-3-8b", "--engine", "tgi"], "unknown --engine 'tgi'"),
+        (["-m", "llama-3-70b", "--tp", "3"], "--tp 3: Llama 3.1 70B's 64 attention heads"),
+        (["-m", "llama-3-8b", "--tp", "0"], "--tp must be a positive integer"),
+        (["-m", "llama-3-8b", "--dp", "0"], "--dp must be a positive integer"),
+        (["-m", "llama-3-8b", "--pp", "99"], "--pp 99: Llama 3.1 8B has only 32 layers"),
+        (["-m", "llama-3-8b", "--ep", "2"], "--ep applies to mixture-of-experts models"),
+        (["-m", "mixtral-8x7b", "--ep", "3"], "8 experts do not split 3 ways"),
+        (["-m", "llama-3-8b", "--dp-attention"], "--dp-attention applies to mixture-of-experts"),
+        (["-m", "llama-3-8b", "--max-tpot", "-5"], "--max-tpot cannot be negative"),
+        (["-m", "llama-3-8b", "--max-ttft", "nan"], "--max-ttft cannot be negative"),
+        (["-m", "llama-3-8b", "--min-user-tok-s", "0"], "--min-user-tok-s must be a positive"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
@@ -136,7 +150,7 @@ def test_an_implausible_throughput_is_flagged() -> None:
                    "--throughput", "mi300x=18000", "-f", "json")  # fmt: skip
     (rec,) = json.loads(res.out)["records"]
     assert rec["decode_tokens_per_s_per_gpu"] == 18000
-    assert any("the roofline at this concurrency" in n for n in rec["notes"])
+    assert any("the model at this concurrency" in n for n in rec["notes"])
 
 
 def test_context_beyond_the_model_window_is_noted() -> None:
@@ -194,10 +208,10 @@ def test_limits_section_quotes_what_the_tool_prints() -> None:
     """docs/cost.md: seed 002's 18,000 tok/s is an MI355X figure; the multiples match."""
     doc = (Path(__file__).parents[2] / "docs" / "cost.md").read_text()
     limits = doc[doc.index("## Limits") :]
-    for gpu, multiple in (("mi355x", 14), ("mi300x", 23)):
+    for gpu, multiple in (("mi355x", 22), ("mi300x", 43)):
         res = run_cost("-m", "llama-3-70b", "--dtype", "fp16", "-g", gpu, "--concurrency", "32",
                        "--throughput", f"{gpu}=18000", "-f", "json")  # fmt: skip
         (rec,) = json.loads(res.out)["records"]
-        assert any(f"is {multiple}× the roofline" in n for n in rec["notes"]), rec["notes"]
+        assert any(f"is {multiple}× the model" in n for n in rec["notes"]), rec["notes"]
         assert f"{multiple}×" in limits
     assert "MI355X" in limits and "20×" not in limits

@@ -13,7 +13,6 @@ from gpuport.cost.memory import (
     capacity_bytes,
     kv_copies,
     model_state_bytes,
-    plan_serving,
     plan_training,
     tp_degrees,
     training_activations,
@@ -72,43 +71,58 @@ def test_kv_copies_grow_past_the_kv_heads_and_mla_replicates() -> None:
 
 
 def test_max_concurrency_by_hand() -> None:
-    """Llama 3 70B bf16 on one MI300X, 8k context: (usable − weights − reserve) / KV.
+    """Llama 3 70B bf16 on one MI300X: (usable − weights − reserve) / KV held per sequence.
 
     The reserve is vLLM's: 1 GB outside torch, 1 GB of graphs, the activations of one
-    8192-token prefill chunk and 1024 rows of fp32 logits for the sampler.
+    8192-token prefill chunk and 1024 rows of fp32 logits for the sampler. Engines allocate
+    KV pages as tokens arrive: a sequence of 1024 + 1024 tokens holds 1024 + 512 on average.
     """
     shape = resolve_model("llama-3-70b")
     counts = count_params(shape)
-    kv_seq = kv_bytes_per_sequence(shape, 8192, "bf16")
+    kv_seq = kv_bytes_per_sequence(shape, 1024 + 512, "bf16")
     capacity = 205_822_885_888
     fixed = 2e9 + 1024 * shape.vocab_size * 4
     reserve = fixed + activation_workspace(shape, 8192)
     by_hand = math.floor((0.9 * capacity - weight_bytes(counts, "bf16") - reserve) / kv_seq)
-    assert by_hand == 14
-    plan = plan_serving(shape, counts, "bf16", kv_seq, 1, capacity, 0.9, fixed, 8192, 1024)
-    assert plan is not None and plan.gpus == 1 and plan.max_sequences == by_hand
-    report = estimate(shape, [exact("mi300x")], CostOptions())
+    assert by_hand == 79
+    report = estimate(shape, [exact("mi300x")], CostOptions(max_tpot_ms=0, tp=1))
     (rec,) = report.records
-    assert rec.max_concurrency == by_hand and rec.concurrency == by_hand  # one GPU: fill it
-    assert rec.own_max_concurrency == by_hand and rec.own_max_gpus == 1
+    assert rec.max_concurrency == by_hand and rec.concurrency == by_hand  # no target: fill it
     assert rec.reserve_gb_per_gpu == pytest.approx(reserve / 1e9)
     assert 0 <= rec.margin_gb_per_gpu < kv_seq / 1e9  # less than one more sequence left
+    # Left to plan it, gpuport splits the model: the weights leave more KV room per GPU.
+    (free,) = estimate(shape, [exact("mi300x")], CostOptions(max_tpot_ms=0)).records
+    assert free.tp_degree is not None and free.tp_degree > 1
+    assert free.concurrency > 2 * by_hand
+    # 141 GB read per token on one MI300X cannot make 50 ms per token: said, not hidden.
+    (one,) = estimate(shape, [exact("mi300x")], CostOptions(tp=1)).records
+    assert one.target_met is False and any("no deployment meets" in n for n in one.notes)
+    # Planned, the default target (50 ms per token) is met on a wider replica.
+    (default,) = estimate(shape, [exact("mi300x")], CostOptions()).records
+    assert default.tpot_ms is not None and default.tpot_ms <= 50.0 + 1e-6
+    assert default.target_met is True and default.tp_degree is not None
+    assert default.tp_degree > 1
 
 
-def test_gpus_needed_grows_with_the_concurrency_target() -> None:
+def test_gpus_grow_with_the_concurrency_and_a_replica_holds_the_full_context() -> None:
+    """Llama 3 70B bf16 on H100s, 8k-token sequences (6144 in, 4096 out: 8192 held)."""
     shape = resolve_model("llama-3-70b")
     h100 = exact("h100-sxm")
     sizes = {}
-    for conc in (1, 2, 3, 32, 200):
-        (rec,) = estimate(shape, [h100], CostOptions(concurrency=conc)).records
+    for conc in (1, 2, 3, 200):
+        opts = CostOptions(concurrency=conc, input_tokens=6144, output_tokens=4096,
+                           context=10240)  # fmt: skip
+        (rec,) = estimate(shape, [h100], opts).records
         assert rec.max_concurrency >= conc and rec.concurrency == conc
         assert rec.gpus_needed == (rec.tp_degree or 0) * (rec.replicas or 0)
-        sizes[conc] = (rec.gpus_needed, rec.tp_degree)
-    assert sizes[1] == (2, 2) and sizes[2] == (2, 2)
-    assert sizes[3] == (4, 4)  # a third 8k sequence does not fit next to 70.6 GB of weights
-    # Past TP 8 every KV head has its own GPU: more sequences need data-parallel replicas.
-    # At 200 sequences TP 16 and two TP-8 replicas both take 16 GPUs; one node wins.
-    assert sizes[200] == (16, 8)
+        sizes[conc] = rec.gpus_needed
+    # 141 GB of weights need two H100s, which hold two such sequences, not three.
+    assert sizes[1] == 2 and sizes[2] == 2 and sizes[3] == 4
+    assert sizes[200] >= 16
+    # vLLM refuses to start unless one sequence of the full context fits: a 128k context
+    # rules out the pair that holds 1k-token requests.
+    (rec,) = estimate(shape, [h100], CostOptions(concurrency=1, context=131072)).records
+    assert rec.gpus_needed is not None and rec.gpus_needed >= 4
 
 
 def test_model_that_never_fits() -> None:

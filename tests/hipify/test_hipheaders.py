@@ -161,3 +161,72 @@ def test_cli_uses_the_real_hip_headers(cli, tmp_path: Path) -> None:  # type: ig
     names = {u["name"] for u in report["files"][0]["unsupported"]}
     assert "CUDA_R_32F" not in names and "cudaDataType" not in names
     assert "cooperative_groups/reduce.h" in names
+
+
+BF16 = """#include <cuda_bf16.h>
+__global__ void k(__nv_bfloat16* out, const float* in, int n) {
+  int i = threadIdx.x;
+  __nv_bfloat16 a = __float2bfloat16_rn(in[i]);
+  __nv_bfloat16 b = __float2bfloat16(in[i]);
+  out[i] = __hadd(a, __low2bfloat16(__halves2bfloat162(a, b)));
+  int j = __bfloat162int_rz(a);
+}
+"""
+
+
+def _bf16_install(root: Path, major: int, minor: int, names: list[str]) -> Path:
+    inc = root / "include"
+    (inc / "hip" / "amd_detail").mkdir(parents=True)
+    (inc / "hip" / "hip_version.h").write_text(
+        f"#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n", encoding="utf-8"
+    )
+    (inc / "hip" / "hip_bf16.h").write_text(
+        "#include <hip/amd_detail/amd_hip_bf16.h>\n", encoding="utf-8"
+    )
+    decls = "".join(f"__device__ __hip_bfloat16 {n}(float);\n" for n in names)
+    (inc / "hip" / "amd_detail" / "amd_hip_bf16.h").write_text(
+        f"struct __hip_bfloat16 {{ unsigned short x; }};\n{decls}", encoding="utf-8"
+    )
+    return inc
+
+
+def test_bf16_intrinsics_are_translated_where_the_headers_have_them(
+    tmp_path: Path, cache: Path
+) -> None:
+    """Issue 28: the bf16 intrinsics the 2024 map called "no HIP equivalent". A HIP whose
+    hip_bf16.h defines them gets them translated (HIP spells them as CUDA does); a HIP whose
+    headers lack one gets it left and reported, whatever its version."""
+    names = ["__float2bfloat16", "__float2bfloat16_rn", "__low2bfloat16", "__halves2bfloat162",
+             "__hadd", "__bfloat162int_rz"]  # fmt: skip
+    new = hipheaders.load_headers(_bf16_install(tmp_path / "new", 10, 1, names))
+    assert new is not None and new.version == "10.1"
+    done = translate(BF16, hip_version="10.1", headers=new)
+    assert "#include <hip/hip_bf16.h>" in done.text
+    assert "__global__ void k(__hip_bfloat16* out" in done.text  # not the legacy hip_bfloat16
+    assert "__hip_bfloat16 a = __float2bfloat16_rn(in[i]);" in done.text
+    assert "int j = __bfloat162int_rz(a);" in done.text
+    assert done.unsupported == []
+    old = hipheaders.load_headers(_bf16_install(tmp_path / "old", 7, 0, names[:1]))
+    assert old is not None
+    partial = translate(BF16, hip_version="7.0", headers=old)
+    reasons = {u.name: u.reason for u in partial.unsupported}
+    assert set(reasons) == {"__float2bfloat16_rn", "__low2bfloat16", "__halves2bfloat162",
+                            "__bfloat162int_rz"}  # fmt: skip
+    assert all(r.startswith("not in the HIP 7.0 headers at") for r in reasons.values())
+
+
+def test_bf16_without_headers_the_recorded_versions_decide() -> None:
+    done = translate(BF16, hip_version="6.2")
+    reasons = {u.name: u.reason for u in done.unsupported}
+    assert "__nv_bfloat16" not in reasons and "__hip_bfloat16 a" in done.text  # HIP 5.7+
+    assert "__low2bfloat16" not in reasons and "__halves2bfloat162" not in reasons  # 5.7+
+    # no HIP version recorded for these: left, and the report says what would decide
+    for name in ("__float2bfloat16_rn", "__bfloat162int_rz"):
+        assert (
+            reasons[name] == "needs a HIP whose hip/hip_bf16.h defines it; no such headers to check"
+        )
+    older = translate(BF16, hip_version="5.6")
+    assert {u.name: u.reason for u in older.unsupported}["__nv_bfloat16"] == (
+        "not available before HIP 5.7.0"
+    )
+    assert "__nv_bfloat16* out" in older.text  # left as it was

@@ -42,7 +42,7 @@ def test_plain_help_lists_every_command() -> None:
     done = _run(
         "import sys; sys.argv=['gpuport']; import gpuport.cli.app as a; print(a._registered)"
     )
-    assert "'assess', 'scan', 'rules', 'hipify', 'bench'" in done.stdout, done.stderr
+    assert "'assess', 'scan', 'rules', 'hipify', 'port', 'bench'" in done.stdout, done.stderr
 
 
 # A real run (a folder with a kernel, a header and a Makefile; JSON report), then what the

@@ -230,3 +230,48 @@ def test_bad_bundled_entry_is_named_when_used(tmp_path: Path) -> None:
     bad.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(GpuportError, match="entries"):
         api_map._bundled(bad, bad.read_bytes())
+
+
+# ----------------------------------------------------------------------- bf16 and fp8 (issue 28)
+
+
+def test_device_table_is_the_later_hipify_snapshot(api: ApiMap) -> None:
+    assert any("0244dd397c19aa722fcd540db9d77f3953844f99" in s for s in api.sources)
+    bf16 = api.lookup("__nv_bfloat16")
+    assert bf16 is not None and bf16.hip == "__hip_bfloat16" and bf16.hip_added == "5.7.0"
+    assert bf16.hip != "hip_bfloat16"  # the legacy type the 2024 table mapped it to
+    pair = api.lookup("__nv_bfloat162")
+    assert pair is not None and pair.hip == "__hip_bfloat162"
+    text = (TABLES / "CUDA_Device_API_supported_by_HIP.md").read_text(encoding="utf-8")
+    assert len(text) == 38329  # the size the index reports for that commit's file
+
+
+def test_bf16_intrinsics_have_a_hip_name_and_say_who_decides(api: ApiMap) -> None:
+    names = [
+        n
+        for n, e in api.entries.items()
+        if e.family == "device" and "bfloat16" in n and n.startswith("__") and "_nv_" not in n
+    ]
+    assert len(names) >= 70
+    unmapped = [n for n in names if not api.lookup(n) or api.lookup(n).hip is None]  # type: ignore[union-attr]
+    assert unmapped == []  # the 2024 map had ~80 of them as "no HIP equivalent"
+    for name in names:
+        entry = api.lookup(name)
+        assert entry is not None and entry.hip == name  # HIP spells them as CUDA does
+        assert entry.hip_added or entry.hip_header == "hip/hip_bf16.h", name
+    known = api.lookup("__low2bfloat16")
+    assert known is not None and known.hip_added == "5.7.0"
+    assert api.available_in("__low2bfloat16", "6.0") and not api.available_in(
+        "__low2bfloat16", "5.6"
+    )
+    # no version recorded: only the installed headers can say (hipify/hipheaders.py)
+    assert not api.available_in("__float2bfloat16_rn", "10.1")
+
+
+def test_fp8_types_are_not_renamed_to_fnuz(api: ApiMap) -> None:
+    for name in ("__nv_fp8_e4m3", "__NV_E4M3", "__nv_cvt_float_to_fp8", "__nv_fp8x2_e5m2"):
+        entry = api.lookup(name)
+        assert entry is not None and entry.hip is None, name
+        assert entry.note and "FNUZ" in entry.note
+    storage = api.lookup("__nv_fp8_storage_t")  # a byte: the same bits on both sides
+    assert storage is not None and storage.hip == "__hip_fp8_storage_t"

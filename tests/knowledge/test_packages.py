@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from gpuport.knowledge import KNOWLEDGE_DIR, PackageDB, load_packages, normalize_name
+from gpuport.knowledge import KNOWLEDGE_DIR, PackageDB, PackageInfo, load_packages, normalize_name
 from gpuport.models import GpuportError
 
 PACKAGES_TOML = KNOWLEDGE_DIR / "packages.toml"
@@ -321,7 +321,7 @@ def test_key_facts(db: PackageDB) -> None:
     assert Version(bnb.min_version) >= Version("0.50")
     assert "cdna" in bnb.caveats
 
-    for name in ("flash-attn-3", "numba-cuda", "tensorrt", "pycuda", "nvidia-ml-py"):
+    for name in ("numba-cuda", "tensorrt", "pycuda", "nvidia-ml-py"):
         pkg = db.by_dist(name)
         assert pkg is not None and pkg.status == "no", name
 
@@ -443,3 +443,83 @@ def test_packages_on_demand_reads_nothing_until_used_then_answers_alike(
     (broken / "packages.toml").write_text("[[package]]\nname = 3\n", encoding="utf-8")
     with pytest.raises(GpuportError, match=r"packages\.toml"):  # refused when first used
         packages_on_demand(broken).by_dist("torch")
+
+
+def test_issue_28_facts_that_moved_upstream() -> None:
+    """The entries the 2026-11-27 check found stale or wrong, as their sources now say."""
+    db = load_packages()
+    xformers = db.by_dist("xformers")
+    assert (
+        xformers is not None
+        and xformers.route.index_url == "https://download.pytorch.org/whl/rocm7.1"
+    )
+    assert "missing" not in xformers.caveats["all"] and "v0.0.34" in xformers.summary
+    fa3 = db.by_dist("flash-attn-3")
+    assert fa3 is not None and fa3.status == "works-with-route" and fa3.route.kind == "build"
+    assert fa3.route.env == {"FLASH_ATTENTION_TRITON_AMD_ENABLE": "TRUE"}
+    assert "#2178" in fa3.summary and "#2343" in fa3.summary
+    numba_hip = db.by_dist("numba-hip")
+    assert numba_hip is not None and numba_hip.route.kind == "replacement"
+    assert "RDNA4" in numba_hip.summary and "rdna" not in numba_hip.caveats
+    jax = db.by_dist("jax")
+    assert jax is not None and "jax-rocm10-plugin" in jax.summary and "10.1.0" in jax.summary
+
+
+@pytest.mark.parametrize(
+    ("library", "port"),
+    [("cupy", "amd-cupy"), ("dgl", "amd-dgl"), ("lightgbm", "amd-lightgbm"), ("cudf", "amd-hipdf"),
+     ("gsplat", "amd-gsplat"), ("nerfacc", "amd-nerfacc")],
+)  # fmt: skip
+def test_amd_ports_are_routes_of_the_library_they_replace(library: str, port: str) -> None:
+    pkg = db_entry(library)
+    text = f"{pkg.summary} {pkg.route.how} {pkg.route.replacement or ''} {pkg.route.command or ''}"
+    assert port in text.replace("_", "-")
+    # PyPI holds only a name placeholder for each: the entry must say so
+    assert "placeholder" in f"{pkg.summary} {pkg.route.how} {' '.join(pkg.caveats.values())}"
+
+
+def db_entry(name: str) -> PackageInfo:
+    pkg = load_packages().by_dist(name)
+    assert pkg is not None, name
+    return pkg
+
+
+def test_code_generators_flag_cuda_written_at_build_time() -> None:
+    db = load_packages()
+    flagged = {p.name for p in db.packages if p.cuda_at_build_time}
+    assert {"cumm", "pccm"} <= flagged
+    assert db.by_dist("cumm-cu126") is db.by_dist("cumm")
+    assert not any(p.cuda_at_build_time for p in db.packages if p.name in ("torch", "spconv"))
+
+
+_ROCM_IN_ROUTE = re.compile(r"(?:whl/rocm|rocm-|_rocm|:rocm|-rocm)(\d+)\.(\d+)")
+
+
+def test_every_route_states_the_rocm_release_it_names(db: PackageDB) -> None:
+    """An index, image or wheel the route names is built for one ROCm release: `route.rocm`
+    says which, so a user on ROCm 10 sees that a 7.x route is not theirs."""
+    for pkg in db.packages:
+        text = " ".join(filter(None, [pkg.route.index_url, pkg.route.command]))
+        named = {f"{a}.{b}" for a, b in _ROCM_IN_ROUTE.findall(text)}
+        stated = {".".join(v.split(".")[:2]) for v in pkg.route.rocm}
+        assert named <= stated, (pkg.name, named, stated)
+
+
+def test_rocm_10_routes_stand_beside_7x(db: PackageDB) -> None:
+    tens = [p for p in db.packages if any(v.startswith("10.") for v in p.route.rocm)]
+    assert {"jax", "jax-rocm-plugin", "vllm"} <= {p.name for p in tens}
+    assert all(any(v.startswith("7.") for v in p.route.rocm) for p in tens)
+
+
+def test_a_route_rocm_release_is_a_version() -> None:
+    with pytest.raises(ValueError, match=r"MAJOR\.MINOR"):
+        PackageInfo.model_validate(
+            {
+                "name": "x",
+                "status": "works",
+                "summary": "s",
+                "sources": ["https://example.org"],
+                "checked": dt.date(2026, 11, 27),
+                "route": {"kind": "index", "how": "h", "rocm": ["rocm7"]},
+            }
+        )

@@ -118,7 +118,8 @@ def test_a_package_without_packaging_keeps_its_modules_inside(tmp_path: Path) ->
     )
     report = scan_path(root, ScanOptions(jobs=1))
     assert "flash_attn_interface" not in report.own_packages
-    assert [f.rule_id for f in report.findings if f.rule_id == "GP201"] == ["GP201"]
+    # FA3's interface is a third-party import (FA3 builds for ROCm since 2026: GP202, not GP201)
+    assert [f.rule_id for f in report.findings if f.rule_id in ("GP201", "GP202")] == ["GP202"]
 
 
 def test_bug_reproduction_scripts_are_not_core() -> None:

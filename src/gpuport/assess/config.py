@@ -36,14 +36,14 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.assess.model import Origin, Setting
 from gpuport.knowledge import resolve_target
 from gpuport.knowledge.gpus import resolve_gpu
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
 
-DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4", "nvfp4")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 FAIL_ON = ("blocked", "major", "minor", "never")
 DEFAULT_GPUS = ("h100-sxm", "mi300x")
@@ -52,8 +52,8 @@ DEFAULT_TOKENS = 1024  # input_tokens and output_tokens of the priced request
 #: Far beyond any real workload, and small enough that no figure made from it overflows
 #: (the cost model's own bound, so its flag-worded errors never reach an assessment).
 MAX_INT = 2**40
-_HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
-_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
+_HIP_VERSION = textre.compile(r"\d+\.\d+(\.\d+)?")
+_TOOL_TABLE = textre.compile(r"^\s*\[\s*tool\s*\.\s*gpuport\s*[\].]", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ say returns an empty list.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
+from gpuport import textre
 from gpuport.assess.facts import (
     CUDA_ONLY_PACKAGE_RULES,
     INLINE_PTX_RULES,
@@ -33,7 +33,7 @@ from gpuport.scan.finding import Finding
 Criterion = Callable[[Facts], list[Conclusion]]
 PRICE_NOISE = 0.05  # $/Mtok within 5 % is not a reason to move
 RATIO_NOISE = 0.02  # bench geomean within 2 % is "the same"
-_GP201_PACKAGE = re.compile(r"comes from ([\w.\-\[\]]+)")
+_GP201_PACKAGE = textre.compile(r"comes from ([\w.\-\[\]]+)")
 
 
 def _package_of(f: Finding) -> str:

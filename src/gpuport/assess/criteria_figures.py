@@ -61,8 +61,8 @@ def memory_per_replica(facts: Facts) -> list[Conclusion]:
         recs = [r for r in report.records if r.tp_degree is not None]
         never = [r for r in report.records if r.gpus_needed is None]
         need = _need_gb(report.records[0], facts.settings.concurrency)
-        single = [r for r in recs if r.tp_degree == 1]
-        multi = [r for r in recs if (r.tp_degree or 0) > 1]
+        single = [r for r in recs if r.fits]
+        multi = [r for r in recs if not r.fits]
         model = report.model.name
         seqs = facts.settings.concurrency or 1
         load = (
@@ -72,7 +72,7 @@ def memory_per_replica(facts: Facts) -> list[Conclusion]:
         )
         usable = "; ".join(f"{_short(r.name)} {r.usable_gb_per_gpu:.0f} GB" for r in report.records)
         evidence = [
-            _cost_evidence(report, r, f"TP {r.tp_degree}, {r.memory_gb_per_gpu or 0:.0f} GB/GPU")
+            _cost_evidence(report, r, f"TP {_holds_on(r)}, {r.memory_gb_per_gpu or 0:.0f} GB/GPU")
             for r in recs
         ] + [_cost_evidence(report, r, "never fits") for r in never]
         leans: Leans = "neutral"
@@ -122,7 +122,7 @@ def memory_per_replica(facts: Facts) -> list[Conclusion]:
                 f"not hold it whole). One GPU holds it on: {fits}."
             )
             if multi:
-                split = ", ".join(f"{r.name} (TP {r.tp_degree})" for r in multi)
+                split = ", ".join(f"{r.name} (TP {_holds_on(r)})" for r in multi)
                 statement += f" Split over several: {split}."
         if never and recs:
             statement += " Never fits: " + _names(never) + "."
@@ -140,11 +140,16 @@ def memory_per_replica(facts: Facts) -> list[Conclusion]:
     return out
 
 
+def _holds_on(rec: GpuCost) -> int | None:
+    """The narrowest tensor-parallel group that holds a replica (not the throughput plan)."""
+    return rec.fits_on_tp if rec.fits_on_tp is not None else rec.tp_degree
+
+
 def _fewer_gpus(recs: list[GpuCost]) -> Leans:
     by_vendor: dict[str, int] = {}
     for r in recs:
         v = _vendor(r.gpu)
-        by_vendor[v] = min(by_vendor.get(v, 10**6), r.tp_degree or 10**6)
+        by_vendor[v] = min(by_vendor.get(v, 10**6), _holds_on(r) or 10**6)
     amd, nv = by_vendor.get("amd"), by_vendor.get("nvidia")
     if amd is None or nv is None or amd == nv:
         return "neutral"
@@ -220,16 +225,22 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
         ua, un = _usd(a, train) or 0.0, _usd(n, train) or 0.0
         cheaper, dearer, lo, hi = (a, n, ua, un) if ua <= un else (n, a, un, ua)
         pct = (hi - lo) / hi * 100 if hi else 0.0
+        sure, within_error = _how_sure(cheaper, dearer, lo, hi, train)
+        target = _target(report)
         leans: Leans = "neutral"
-        if pct / 100 >= PRICE_NOISE:
+        if pct / 100 >= PRICE_NOISE and not within_error:
             leans = "rocm" if cheaper is a else "cuda"
+        if pct / 100 >= PRICE_NOISE:
             title = (
                 f"{cheaper.name} is {pct:.0f}% cheaper per million tokens than {dearer.name} "
-                f"{_at(cheaper, dearer, train)}"
+                f"{_at(cheaper, dearer, train, target)}"
             )
+            if within_error:
+                title += ", within the model's error"
         else:
             title = (
-                f"{a.name} and {n.name} cost about the same per million tokens {_at(a, n, train)}"
+                f"{a.name} and {n.name} cost about the same per million tokens "
+                f"{_at(a, n, train, target)}"
             )
         out.append(
             Conclusion(
@@ -239,13 +250,15 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
                     f"{report.model.name}: ${lo:.3g} ({_deploy(cheaper)}) vs ${hi:.3g} "
                     f"({_deploy(dearer)}) per million {what} tokens ({basis})."
                     + _own_max(cheaper, dearer, train)
+                    + sure
                     + unpriced
                 ),
                 recommendation=(
                     "Confirm with measured throughput: attach bench runs from both machines "
-                    "(--bench) so cost uses measured efficiency instead of published figures."
+                    "(--bench) so cost uses measured hardware figures, or price your own "
+                    "measured tokens/s (gpuport cost --throughput GPU=TOK_S)."
                     if "published" in basis
-                    else "The figures use measured efficiency; re-run when prices change."
+                    else "The figures use measured hardware; re-run when prices change."
                 ),
                 severity=Severity.INFO,
                 leans=leans,
@@ -255,15 +268,58 @@ def price_per_mtok(facts: Facts) -> list[Conclusion]:
     return out
 
 
+def _target(report: CostReport) -> str:
+    """ "mean TPOT <= 50 ms" when every GPU was planned to a latency target, else ""."""
+    if report.mode != "inference":
+        return ""
+    values = {a.name: a for a in report.assumptions}
+    conc, target = values.get("concurrency"), values.get("latency_target")
+    if conc is None or target is None or conc.value != "target" or target.value == "none":
+        return ""
+    return f"mean {target.value}".replace("<=", "≤")
+
+
+def _how_sure(
+    cheaper: GpuCost, dearer: GpuCost, lo: float, hi: float, train: bool
+) -> tuple[str, bool]:
+    """How sure the price order is: the serving model's error on published measurements it
+    was not fitted on, against this gap. (sentence, the gap is within the model's error)"""
+    if train or lo <= 0:
+        return "", False
+    modelled = [r for r in (cheaper, dearer) if r.throughput_source == "model"]
+    sb = next((r.serving for r in modelled if r.serving is not None), None)
+    if sb is None:
+        return " How sure: both speeds were given (--throughput), not modelled.", False
+    gap = hi / lo
+    within = gap < sb.held_out_p90_factor and len(modelled) == 2
+    verdict = (
+        "this gap is within that error, so the order could reverse: measure both"
+        if within
+        else "this gap is larger than that error"
+    )
+    return (
+        f" How sure: on the {sb.held_out_n} published measurements held out of its fit, the "
+        f"modelled throughput was within 1.5× for {sb.held_out_within_1_5x:.0%}, within "
+        f"×{sb.held_out_p90_factor:.2f} for 90 % (median ×{sb.held_out_median_ratio:.2f}); "
+        f"{verdict} ({gap:.2f}×).",
+        within,
+    )
+
+
 def _deploy(rec: GpuCost) -> str:
     """ "49 sequences on 1 GPU": what a cost figure was computed at."""
     gpus = rec.gpus_needed or 0
     return f"{rec.concurrency} sequences on {gpus} GPU{'s' if gpus != 1 else ''}"
 
 
-def _at(a: GpuCost, b: GpuCost, train: bool) -> str:
-    """The shared footing of a price comparison: the same concurrency, the GPU counts."""
+def _at(a: GpuCost, b: GpuCost, train: bool, target: str = "") -> str:
+    """The shared footing of a price comparison: the same latency target or concurrency,
+    and what each GPU runs there."""
     what = "micro-batch" if train else "sequences"
+    if target and not train:
+        return (
+            f"at the same {target} ({_short(a.name)}: {_deploy(a)}; {_short(b.name)}: {_deploy(b)})"
+        )
     if a.concurrency == b.concurrency:
         return (
             f"at {a.concurrency} {what} each ({_short(a.name)} on {a.gpus_needed}, "
@@ -299,16 +355,25 @@ def _basis(recs: list[GpuCost]) -> str:
         price_text = "your prices" if mine else "catalog prices"
     measured = [_short(r.name) for r in recs if _measured(r)]
     if not measured:
-        eff_text = "published efficiency"
+        eff_text = "published hardware figures"
     elif len(measured) == len(recs):
-        eff_text = "measured efficiency"
+        eff_text = "measured hardware figures"
     else:
-        eff_text = f"measured efficiency for {', '.join(measured)}, published for the rest"
-    return f"{price_text}; throughput modelled at {eff_text}"
+        eff_text = f"measured hardware for {', '.join(measured)}, published for the rest"
+    kinds = sorted({r.price.kind for r in recs if r.price is not None and r.price.kind != "flag"})
+    kind_text = f" ({', '.join(kinds)})" if kinds else ""
+    engines = sorted({r.engine for r in recs if r.engine})
+    engine_text = f" on {', '.join(engines)}" if engines else ""
+    return (
+        f"{price_text}{kind_text}; throughput modelled{engine_text} by the step model with "
+        f"serving factors fitted on published measurements, at {eff_text}"
+    )
 
 
 def _measured(rec: GpuCost) -> bool:
-    return bool(rec.efficiency) and all(e.basis == "measured" for e in rec.efficiency.values())
+    """The GPU's hardware figures (bandwidth, GEMM) come from the user's bench run."""
+    hardware = [rec.efficiency[k] for k in ("bandwidth", "compute") if k in rec.efficiency]
+    return bool(hardware) and all(e.basis == "measured" for e in hardware)
 
 
 def bench_ratio(facts: Facts) -> list[Conclusion]:

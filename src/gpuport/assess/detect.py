@@ -18,14 +18,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuport import textre
 from gpuport.models import GpuportError
 
-_HF_ID = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
-_HF_VALUE = re.compile(r"[A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96}")
+# patterns on project text: RE2, linear time (gpuport.textre)
+_HF_ID = textre.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
+_HF_VALUE = textre.compile(r"[A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96}")
 #: Cheap text test before a file is parsed for training code.
-_TRAINING_WORDS = re.compile(r"\bbackward\b|Trainer\b|\.step\s*\(")
+_TRAINING_WORDS = textre.compile(r"\bbackward\b|Trainer\b|\.step\s*\(")
 #: A receiver whose ``.step()`` is an optimizer step (not a scheduler's or an env's).
-_OPTIMIZER = re.compile(r"optim|^opt$|^opt_|adam|sgd", re.I)
+_OPTIMIZER = textre.compile(r"optim|^opt$|^opt_|adam|sgd", re.I)
 MAX_PLACES = 3  # places kept per kind of evidence
 
 

@@ -7,10 +7,10 @@ fits on one GPU, a validate report that says *wrong*) without running any core.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from gpuport import textre
 from gpuport.assess.config import Settings
 from gpuport.assess.model import (
     BenchSection,
@@ -32,7 +32,7 @@ WAVE_RULES = frozenset({"GP302", "GP303", "GP304", "GP305", "GP306", "GP307", "G
 CUDA_ONLY_PACKAGE_RULES = frozenset({"GP101", "GP201"})
 #: Inline PTX: in CUDA C++ (GP301) and in Triton kernels (GP212). hipify cannot translate it.
 INLINE_PTX_RULES = frozenset({"GP301", "GP212"})
-_ANCHOR_UNSAFE = re.compile(r"[^a-z0-9]+")
+_ANCHOR_UNSAFE = textre.compile(r"[^a-z0-9]+")
 
 
 def anchor(*parts: str) -> str:

@@ -18,6 +18,7 @@ from gpuport.bench.model import Comparison
 from gpuport.cost.model import CostReport
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, Location, Severity
 from gpuport.scan.finding import Finding
+from gpuport.scan.model import EffortComponent
 
 KIND = "gpuport.assess"
 
@@ -115,18 +116,23 @@ class EffortClass(_Frozen):
 
 
 class AssessEffort(_Frozen):
+    """The effort in engineer-days: the sum of the components (the scan's effort model plus
+    hipify's untranslatable APIs), with the listed hours by area as the detail."""
+
     low_days: float
     high_days: float
     hours: float
     classes: list[EffortClass]
     note: str
+    components: list[EffortComponent] = Field(default_factory=list)
+    calendar: str = ""
 
     def days(self) -> str:
         """``5–11.5 engineer-days``; ``no listed work``; ``about 0.2 h`` below a tenth of a day.
 
         One wording for every format, so no report shows an impossible "0–0 engineer-days".
         """
-        if not self.hours:
+        if not self.hours and not self.high_days:
             return "no listed work"
         if not self.high_days:
             return f"about {self.hours:g} h"
@@ -163,6 +169,12 @@ class ScanSection(_Frozen):
     skipped: list[str] = Field(default_factory=list, description="'path: reason'")
     unread: list[str] = Field(
         default_factory=list, description="source files the scan could not read: 'path: reason'"
+    )
+    port_items: int = Field(
+        default=0, description="items `gpuport port` works on (findings above info it reads)"
+    )
+    port_safe_fix: int = Field(
+        default=0, description="of port_items, those with a safe fix (`gpuport port` shows them)"
     )
     from_hipify: int = Field(
         default=0, description="findings added from hipify's hazard pass over unread files"

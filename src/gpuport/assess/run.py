@@ -19,8 +19,9 @@ from gpuport.assess import assumptions, sources, sources_evidence, sources_hipif
 from gpuport.assess.config import Settings, with_default_detail, with_detected
 from gpuport.assess.detect import CodeFacts, detect
 from gpuport.assess.facts import Facts
-from gpuport.assess.model import Assessment, Setting
+from gpuport.assess.model import Assessment, ScanSection, Setting
 from gpuport.models import EnvFingerprint, GpuportError
+from gpuport.scan.model import ScanReport
 
 Observer = Callable[[str], None]
 STEPS = ("scan", "hipify", "bench", "cost", "validate", "doctor", "verdict")
@@ -63,6 +64,7 @@ def assess(
                 f"nothing to assess in {settings.root}: no source, dependency, build or "
                 "container files found"
             )
+        scan = _with_port_counts(scan, scan_report, settings)
         code = detect(settings.root, settings.exclude)
         settings = with_code_facts(settings, code)
     with step("hipify"):
@@ -99,6 +101,11 @@ def assess(
         reason = verdict.verdict_reason(level, reasons, found_conclusions, lifted=lifted)
         answer = verdict.decision(level, work, found_conclusions, facts)
     notes = list(settings.notes)
+    if scan.port_items:
+        notes.append(
+            f"gpuport port: {scan.port_safe_fix} of {scan.port_items} items have a safe fix "
+            f"(`gpuport port {settings.root}` shows them as a diff; --apply writes them)"
+        )
     if scan.from_hipify:
         notes.append(
             f"{scan.from_hipify} hazard(s) from hipify's pass over CUDA/C++ files the scan could "
@@ -172,6 +179,19 @@ def with_hip_version(settings: Settings, require_hipcc: bool = False) -> Setting
         return with_detected(settings, "hip_version", version, "the HIP installed here")
     detail = "gpuport's default: no HIP installed here"
     return with_default_detail(replace(settings, hip_version=version), "hip_version", detail)
+
+
+def _with_port_counts(scan: ScanSection, report: ScanReport, settings: Settings) -> ScanSection:
+    """How much of the work ``gpuport port`` takes off: items with a safe fix (read-only)."""
+    from gpuport.port.engine import safe_fix_counts
+
+    if not settings.root.is_dir():
+        return scan
+    try:
+        items, safe, _ = safe_fix_counts(report, settings.root)
+    except GpuportError:
+        return scan
+    return scan.model_copy(update={"port_items": items, "port_safe_fix": safe})
 
 
 __all__ = ["STEPS", "AssessOptions", "Observer", "assess", "with_code_facts"]

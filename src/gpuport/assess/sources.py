@@ -151,7 +151,16 @@ def with_unread_hazards(
             "from_hipify": len(extra),
         }
     )
-    return merged, combined, estimate_effort(core, RULES)
+    # the scan's own context carried over: its components by folder, and whether it had GPU
+    # code to bring up (the report does not list every CUDA source)
+    folders = sorted((c.path for c in report.components), key=len, reverse=True)
+
+    def component_of(path: str) -> str:
+        return next((c for c in folders if path.startswith(c + "/")), "")
+
+    bring_up = any(c.kind == "bring-up" for c in report.effort.components)
+    effort = estimate_effort(core, RULES, component_of, device_files=int(bring_up))
+    return merged, combined, effort
 
 
 __all__ = [

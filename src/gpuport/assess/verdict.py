@@ -7,10 +7,10 @@ least, and a source file the scan could not read makes it "minor work" at least.
 price, numerics that merely differ and this machine's health do not change readiness: they
 change the decision, and the verdict's reason names only code conclusions as its causes.
 
-Effort is the scan's (each rule's typical hours per occurrence, a dependency repeated in several
-manifests counted once) plus :data:`UNSUPPORTED_API_HOURS` per use of a CUDA API with no HIP
-equivalent. hipify's hazard pass runs the scanner's own GP3xx rules, so hazards are counted
-once, from the scan. Every class of work lists its basis.
+Effort is the scan's effort model (:mod:`gpuport.scan.effort`: components, each with its regime
+and range) plus :data:`UNSUPPORTED_API_HOURS` per use of a CUDA API with no HIP equivalent as one
+more component. hipify's hazard pass runs the scanner's own GP3xx rules, so hazards are counted
+once, from the scan. The listed hours by area are the detail; each lists its basis.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from gpuport.assess.criteria import Criterion
 from gpuport.assess.facts import WAVE_RULES, Facts, plural
 from gpuport.assess.model import AssessEffort, Conclusion, EffortClass, Readiness
 from gpuport.models import Severity
-from gpuport.scan.verdict import HIGH, HOURS_PER_DAY, LOW
+from gpuport.scan.effort.items import days_range
+from gpuport.scan.effort.model import calendar_note
+from gpuport.scan.model import EffortComponent
 
 UNSUPPORTED_API_HOURS = 3.0  # rewrite one call of an API HIP lacks, and test it
 
@@ -57,6 +59,7 @@ _AREAS = {
     "GP6": ("environment", "Environment"),
 }
 _WAVE_AREA = ("wave64", "Wave-32 assumptions in kernels")
+_OTHER = ("components", "NVIDIA-only components")
 
 
 def conclusions(facts: Facts) -> list[Conclusion]:
@@ -123,16 +126,13 @@ def readiness(facts: Facts) -> tuple[Readiness, list[str]]:
 
 
 def effort(facts: Facts) -> AssessEffort:
-    """Scan effort by area plus hipify's untranslatable API uses, each with its basis."""
+    """The scan's effort components plus hipify's untranslatable API uses as one more, and
+    the listed hours by area (each with its basis) as the detail."""
     from gpuport.scan.rules import RULES
 
     grouped: dict[tuple[str, str], list[tuple[str, str, int, float, float]]] = defaultdict(list)
     for item in facts.scan_effort.basis:
-        area = (
-            _WAVE_AREA
-            if item.rule_id in WAVE_RULES
-            else _AREAS.get(item.rule_id[:3], ("components", "NVIDIA-only components"))
-        )  # an NVIDIA-only component's "replace or drop" item has no rule id
+        area = _WAVE_AREA if item.rule_id in WAVE_RULES else _AREAS.get(item.rule_id[:3], _OTHER)
         title = RULES[item.rule_id].title if item.rule_id in RULES else item.title
         grouped[area].append((item.rule_id, title, item.count, item.hours_each, item.hours))
     hip = facts.hipify
@@ -151,13 +151,31 @@ def effort(facts: Facts) -> AssessEffort:
         for (area, title), rows in grouped.items()
     ]
     classes.sort(key=lambda c: (-c.hours, c.area))
-    hours = round(sum(c.hours for c in classes), 2)
-    days = hours / HOURS_PER_DAY
+    components = list(facts.scan_effort.components)
+    api_hours = sum(count * UNSUPPORTED_API_HOURS for count in hip.unsupported_counts.values())
+    if api_hours:
+        low, high = days_range(api_hours)
+        uses = sum(hip.unsupported_counts.values())
+        components.append(
+            EffortComponent(
+                name="hipify: untranslatable CUDA APIs",
+                kind="native",
+                regime="hipify",
+                low_days=low,
+                high_days=high,
+                basis=f"{uses} use(s) of CUDA APIs HIP lacks x {UNSUPPORTED_API_HOURS:g} h",
+                constructs=sorted(hip.unsupported_counts)[:6],
+            )
+        )
+    low = round(sum(c.low_days for c in components), 1)
+    high = round(sum(c.high_days for c in components), 1)
     return AssessEffort(
-        low_days=round(days * LOW, 1),
-        high_days=round(days * HIGH, 1),
-        hours=hours,
+        low_days=low,
+        high_days=high,
+        hours=round(sum(c.hours for c in classes), 2),
         classes=classes,
+        components=components,
+        calendar=calendar_note(low, high),
         note=(
             f"{facts.scan_effort.note}; plus {UNSUPPORTED_API_HOURS:g} h per use of a CUDA API "
             "hipify cannot translate; hipify's hazards are the scan's GP3xx findings, counted "

@@ -77,6 +77,7 @@ _COMMANDS = (  # --help order: the main job first
     "scan",
     "rules",
     "hipify",
+    "port",
     "bench",
     "compare",
     "validate",

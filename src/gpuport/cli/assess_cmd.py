@@ -67,7 +67,8 @@ def assess(
         Path | None, typer.Option("--model-config", help="A Hugging Face config.json on disk.")
     ] = None,
     dtype: Annotated[
-        str | None, typer.Option("--dtype", help="Weights: bf16, fp16, fp8, int8, int4.")
+        str | None,
+        typer.Option("--dtype", help="Weights: bf16, fp16, fp8, int8, int4, fp4, mxfp4, nvfp4."),
     ] = None,
     kv_dtype: Annotated[
         str | None, typer.Option("--kv-dtype", help="KV cache: auto, bf16, fp16, fp8.")

@@ -19,7 +19,8 @@ from gpuport.models import EnvFingerprint, GpuportError
 from gpuport.render.interface import OutputFormat
 
 DEFAULT_GPUS = ("h100-sxm", "mi300x")
-DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4", "nvfp4")
+ENGINES = ("vllm", "sglang", "trtllm")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 PRICE_KINDS = ("on-demand", "spot", "reserved")
 
@@ -38,7 +39,43 @@ def cost(
         typer.Option("--gpus", "-g", help="GPUs to compare (comma list; default h100-sxm,mi300x)."),
     ] = None,
     dtype: Annotated[
-        str | None, typer.Option("--dtype", help="Weights: bf16, fp16, fp8, int8, int4 (bf16).")
+        str | None,
+        typer.Option(
+            "--dtype",
+            help="Weights: bf16, fp16, fp8, int8, int4, fp4 (the GPU's own), mxfp4, nvfp4 (bf16).",
+        ),
+    ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option("--engine", help="Serving engine: vllm, sglang, trtllm (vllm)."),
+    ] = None,
+    tp: Annotated[
+        int | None, typer.Option("--tp", help="Tensor-parallel GPUs per replica (planned).")
+    ] = None,
+    pp: Annotated[int | None, typer.Option("--pp", help="Pipeline stages per replica (1).")] = None,
+    dp: Annotated[
+        int | None, typer.Option("--dp", help="Data-parallel replicas (planned).")
+    ] = None,
+    ep: Annotated[
+        int | None, typer.Option("--ep", help="Expert-parallel degree of an MoE (1, or TP).")
+    ] = None,
+    dp_attention: Annotated[
+        bool,
+        typer.Option("--dp-attention", help="MoE: attention data-parallel, experts over the GPUs."),
+    ] = False,
+    max_tpot: Annotated[
+        float | None,
+        typer.Option(
+            "--max-tpot", help="Mean ms per output token the plan must keep (50; 0 for none)."
+        ),
+    ] = None,
+    max_ttft: Annotated[
+        float | None,
+        typer.Option("--max-ttft", help="Mean ms to the first token the plan must keep."),
+    ] = None,
+    min_user_tok_s: Annotated[
+        float | None,
+        typer.Option("--min-user-tok-s", help="Tokens/s each user must get (sets --max-tpot)."),
     ] = None,
     kv_dtype: Annotated[
         str | None, typer.Option("--kv-dtype", help="KV cache: auto, bf16, fp16, fp8 (auto).")
@@ -50,7 +87,8 @@ def cost(
         int | None,
         typer.Option(
             "--concurrency",
-            help="Sequences in flight on every GPU (default: the largest all GPUs hold).",
+            help="Sequences in flight on each GPU kind's deployment (default: as many as the "
+            "latency target allows).",
         ),
     ] = None,
     max_batch: Annotated[
@@ -61,10 +99,11 @@ def cost(
         ),
     ] = None,
     input_tokens: Annotated[
-        int | None, typer.Option("--input-tokens", help="Prompt tokens per request (1024).")
+        int | None, typer.Option("--input-tokens", help="Mean prompt tokens per request (1024).")
     ] = None,
     output_tokens: Annotated[
-        int | None, typer.Option("--output-tokens", help="Generated tokens per request (1024).")
+        int | None,
+        typer.Option("--output-tokens", help="Mean generated tokens per request (1024)."),
     ] = None,
     price: Annotated[
         list[str] | None,
@@ -146,6 +185,15 @@ def cost(
     runs = _runs(bench, history, knowledge, specs)
     flags: dict[str, Any] = {
         "dtype": _choice(dtype, DTYPES, "--dtype"),
+        "engine": _choice(engine, ENGINES, "--engine"),
+        "tp": tp,
+        "pp": pp,
+        "dp": dp,
+        "ep": ep,
+        "dp_attention": dp_attention or None,
+        "max_tpot_ms": max_tpot,
+        "max_ttft_ms": max_ttft,
+        "min_user_tok_s": min_user_tok_s,
         "kv_dtype": _kv(kv_dtype),
         "context": context,
         "concurrency": concurrency,

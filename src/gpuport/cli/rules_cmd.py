@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gpuport import textre
 from gpuport.cli.common import emit
 from gpuport.cli.options import FormatOption
 from gpuport.models import GpuportError
@@ -34,7 +34,7 @@ def rule_dict(rule: Rule) -> dict[str, object]:
     }
 
 
-_DUNDER = re.compile(r"(?<![`\w])(__\w+)")
+_DUNDER = textre.compile(r"(?<![`\w])(__\w+)")
 
 
 def _code(text: str) -> str:
@@ -59,11 +59,14 @@ def rule_markdown(rule: Rule, *, anchor: bool = True) -> str:
 
 
 def rules_markdown() -> str:
+    from gpuport.scan.effort.model import SUMMARY
+
     head = (
         "# Rules\n\n"
         "Generated from the rule registry by `gpuport rules --format markdown`; do not edit by "
         "hand. `gpuport explain GPxxx` prints one rule. Suppress a finding on one line with a "
         "comment `gpuport: ignore[GPxxx]`.\n\n"
+        f"{SUMMARY}\n\n"
         "| ID | name | severity | title |\n|---|---|---|---|\n"
     )
     rows = "".join(
@@ -84,7 +87,9 @@ def rules(
         raise GpuportError("rules has no SARIF form; use terminal, json or markdown")
 
     def terminal(console: Console) -> None:
-        table = Table(title=f"{len(RULES)} rules")
+        from gpuport.scan.effort.model import SUMMARY
+
+        table = Table(title=f"{len(RULES)} rules", caption=SUMMARY)
         for col in ("id", "severity", "family", "applies to", "h each", "title"):
             table.add_column(col, overflow="fold")
         for r in rules_sorted():

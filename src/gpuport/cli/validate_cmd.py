@@ -24,6 +24,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from gpuport import textre
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
@@ -38,8 +39,8 @@ validate_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?)$")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_DEVICE = textre.compile(r"^(cpu|cuda(:\d{1,4})?)$")
+_SIZE = textre.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {
     "": 1,
     "b": 1,

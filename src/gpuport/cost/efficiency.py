@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuport.bench.model import BenchResult, BenchRun, CaseStatus
 from gpuport.cost.model import Efficiency
-from gpuport.cost.shapes import WeightDtype
+from gpuport.cost.shapes import FP4_FORMATS, WeightDtype
 from gpuport.knowledge.gpus import GpuSpec, match_device
 from gpuport.models import GpuportError
 
@@ -36,13 +36,16 @@ MAX_MEASURED_EFFICIENCY = 1.2
 def compute_dtype(gpu: GpuSpec, dtype: WeightDtype) -> str:
     """The matrix-unit dtype the GEMMs run in for weights stored as ``dtype``.
 
-    fp8 weights run fp8 GEMMs where the GPU has fp8 units. int8/int4 (GPTQ, AWQ) are
-    weight-only: dequantised to bf16 in the kernel, so the bf16 rate applies.
+    fp8 weights run fp8 GEMMs where the GPU has fp8 units; fp4 formats (MXFP4, NVFP4) run
+    fp4 GEMMs where it has fp4 units, else they are dequantised to 16 bits in the kernel
+    (weight-only, like int8/int4 from GPTQ and AWQ), so the bf16 rate applies.
     """
     if dtype == "fp16":
         return "fp16"
     if dtype == "fp8" and "fp8" in gpu.peak_tflops:
         return "fp8"
+    if dtype in FP4_FORMATS and "fp4" in gpu.peak_tflops:
+        return "fp4"
     return "bf16"
 
 
@@ -78,15 +81,22 @@ def published(gpu: GpuSpec, dtype: str) -> dict[str, Efficiency]:
             detail="no published bandwidth measurement for this GPU; typical BabelStream ratio",
         )
     peak = peak_tflops(gpu, dtype)
-    gemm = gpu.achievable.get(f"gemm_{dtype}") or gpu.achievable.get("gemm_bf16")
-    if gemm is not None:
-        ref = peak if f"gemm_{dtype}" in gpu.achievable else peak_tflops(gpu, "bf16")
+    # The dtype's own GEMM, else the nearest narrower-to-wider one published (an fp4 GEMM
+    # is not published for any GPU yet: its fp8 ratio), else bf16's.
+    key = next(
+        (k for k in (f"gemm_{dtype}", *(("gemm_fp8",) if dtype == "fp4" else ()), "gemm_bf16")
+         if k in gpu.achievable),
+        None,
+    )  # fmt: skip
+    gemm = gpu.achievable[key] if key is not None else None
+    if gemm is not None and key is not None:
+        ref = peak_tflops(gpu, key.removeprefix("gemm_"))
         out["compute"] = Efficiency(
             value=gemm.value / ref,
             basis="published",
             figure=gemm.value,
             peak=ref,
-            detail=gemm.note,
+            detail=gemm.note if key == f"gemm_{dtype}" else f"{key} ratio: {gemm.note}",
             source=gemm.source,
         )
     else:
@@ -176,7 +186,7 @@ def _best_membw(results: list[BenchResult]) -> BenchResult | None:
 
 def _best_gemm(results: list[BenchResult], dtype: str) -> tuple[BenchResult | None, str]:
     """The fastest GEMM of ``dtype``, falling back to bf16 (the MAMF convention)."""
-    for want in dict.fromkeys((dtype, "bf16")):
+    for want in dict.fromkeys((dtype, *(("fp8",) if dtype == "fp4" else ()), "bf16")):
         cases = [r for r in _ok(results, "gemm") if _gemm_dtype(r) == want]
         if cases:
             return max(cases, key=lambda r: r.value or 0.0), want

@@ -24,33 +24,49 @@ from gpuport.cost.memory import (
 from gpuport.cost.model import (
     CostReport,
     CurvePoint,
+    Efficiency,
     GpuCost,
     ModelInfo,
     PriceUsed,
 )
 from gpuport.cost.money import (
-    RENT_KINDS,
     catalog_price,
     catalog_purchase,
     joules_per_token,
     usd_per_mtok,
 )
-from gpuport.cost.options import MIN_BATCH, CostOptions, assumptions, check_options
-from gpuport.cost.serve import Gpu, curve, money_fields, own_maximum, serve
+from gpuport.cost.options import (
+    CostOptions,
+    assumptions,
+    check_deployment,
+    check_options,
+    target_of,
+)
+from gpuport.cost.rates import (
+    DEFAULT_COLLECTIVE_US,
+    Factors,
+    basis,
+    busbw_gbs,
+    factors,
+    rates,
+)
+from gpuport.cost.serve import Gpu, curve, money_fields, serve
 from gpuport.cost.shapes import (
     ParamCount,
     count_params,
     kv_bytes_per_sequence,
     kv_bytes_per_token,
+    native_fp4,
     weight_bytes,
 )
+from gpuport.cost.step import Rates
 from gpuport.cost.throughput import Hardware, train_tokens_per_s
 from gpuport.knowledge.gpus import GpuSpec
 from gpuport.knowledge.models import ModelShape, ModelSpec
+from gpuport.knowledge.serving import load_serving
 from gpuport.models import GpuportError
 
-PCIE_BUSBW_GBS = 25.0  # practical all-reduce bus bandwidth over PCIe Gen4/5 x16
-LINK_EFFICIENCY = 0.8  # busbw / link rate where the catalog has no measured all-reduce
+DEFAULT_ALLTOALL_US = 30.0
 
 
 def estimate(
@@ -66,6 +82,8 @@ def estimate(
     published ones for that GPU.
     """
     check_options(opts)
+    if not opts.train:
+        check_deployment(shape, opts)
     if not gpus:
         raise GpuportError("no GPUs to estimate: give --gpus")
     for flag, keys in (
@@ -80,15 +98,13 @@ def estimate(
     notes: list[str] = list(shape.assumed)
     records: list[GpuCost] = []
     curves: dict[str, list[CurvePoint]] = {}
-    kind, kind_note = common_price_kind(gpus, opts)
-    if kind_note:
-        notes.append(kind_note)
+    kind = opts.price_kind
     prepared = [_prepare(shape, spec, opts, kind, (runs or {}).get(spec.key)) for spec in gpus]
-    basis = ""
+    basis_text = ""
     if opts.train:
         records = [_train(shape, counts, gpu, opts) for gpu in prepared]
     else:
-        conc, basis = common_concurrency(shape, counts, prepared, opts)
+        conc, basis_text = concurrency_basis(opts)
         for gpu in prepared:
             records.append(serve(shape, counts, gpu, opts, conc))
             curves[gpu.spec.key] = curve(shape, counts, gpu, opts)
@@ -111,91 +127,77 @@ def estimate(
         curves=curves,
         notes=notes,
         price_kind=kind,
-        concurrency_basis=basis,
+        concurrency_basis=basis_text,
     )
 
 
-def common_concurrency(
-    shape: ModelShape, counts: ParamCount, gpus: Sequence[Gpu], opts: CostOptions
-) -> tuple[int, str]:
-    """The one concurrency every GPU kind is compared at, and why.
+def concurrency_basis(opts: CostOptions) -> tuple[int | None, str]:
+    """The load every GPU kind is compared at, and why.
 
-    ``--concurrency`` when given. Otherwise the largest every GPU kind holds on its
-    default deployment (the fewest GPUs holding MIN_BATCH sequences, up to vLLM's
-    max_num_seqs): comparing 1 sequence on one GPU with 41 on another compares batch
-    sizes, not GPUs. Each GPU's own maximum is reported beside it.
+    ``--concurrency N``: N sequences in flight in all, on each kind's throughput-optimal
+    deployment. Otherwise every kind is filled to the most sequences its best deployment
+    serves within the latency target (by default a mean TPOT of 50 ms): comparing GPUs at
+    the same user experience, not at batch sizes that make users wait differently.
     """
+    target = target_of(opts)
     if opts.concurrency is not None:
-        return opts.concurrency, f"--concurrency {opts.concurrency} on every GPU"
-    held: dict[str, int] = {}
-    for gpu in gpus:
-        own = own_maximum(shape, counts, gpu, opts)
-        if own is not None:
-            held[gpu.spec.key] = own.max_sequences
-    if not held:
-        return 1, "no GPU holds one sequence"
-    conc = min(held.values())
-    if len(gpus) == 1:
-        return conc, f"as many as fit ({conc}, on the fewest GPUs holding {MIN_BATCH}+)"
-    limit = min(held, key=lambda k: held[k])
-    return conc, (
-        f"equal concurrency {conc}: the most {limit} holds on its default deployment "
-        f"(fewest GPUs holding {MIN_BATCH}+ sequences); each GPU's own maximum is shown beside"
+        extra = f", within {_target(opts)}" if target.any else ""
+        return opts.concurrency, (
+            f"--concurrency {opts.concurrency}: that many sequences in flight on every GPU "
+            f"kind, each on its throughput-optimal deployment{extra}"
+        )
+    if not target.any:
+        return None, (
+            "no latency target (--max-tpot 0): every GPU kind at its highest throughput, "
+            "memory filled; users may wait long"
+        )
+    flags = {"max_tpot_ms", "max_ttft_ms", "min_user_tok_s"}
+    origin = "given" if flags & opts.given else "default"
+    return None, (
+        f"latency target {_target(opts)} ({origin}): every GPU kind on the deployment that "
+        "serves the most tokens per GPU within it, filled to the most sequences it allows"
     )
 
 
-def common_price_kind(gpus: Sequence[GpuSpec], opts: CostOptions) -> tuple[str, str | None]:
-    """One catalog price kind for every GPU priced from the catalog, and a note if moved.
-
-    With ``--price-kind`` given, that kind (GPUs without it fall back, labelled per GPU).
-    Otherwise on-demand, unless some GPU lacks it while another kind covers every GPU:
-    then that kind, so a 3-year reserved figure is never set against on-demand medians.
-    """
-    want = opts.price_kind
-    catalog = [g for g in gpus if g.key not in opts.prices]
-    if "price_kind" in opts.given or not catalog:
-        return want, None
-
-    def has(gpu: GpuSpec, kind: str) -> bool:
-        return any(p.kind == kind for p in gpu.prices)
-
-    if all(has(g, want) for g in catalog if any(p.kind in RENT_KINDS for p in g.prices)):
-        return want, None
-    for kind in RENT_KINDS:
-        priced = [g for g in catalog if any(p.kind in RENT_KINDS for p in g.prices)]
-        if priced and all(has(g, kind) for g in priced):
-            missing = ", ".join(g.key for g in priced if not has(g, want))
-            return kind, (
-                f"every GPU priced at its catalog {kind} price: {missing} has no {want} "
-                "price, and mixing price kinds would compare unlike offers"
-            )
-    return want, None
+def _target(opts: CostOptions) -> str:
+    return "mean " + target_of(opts).text(joiner=" and mean ", per_user=True)
 
 
 def _prepare(
     shape: ModelShape, spec: GpuSpec, opts: CostOptions, kind: str, run: BenchRun | None
 ) -> Gpu:
-    dtype = eff_mod.compute_dtype(spec, opts.dtype)  # training: bf16 or fp16 (checked)
+    weight_dtype = native_fp4(opts.dtype, spec.vendor)
+    dtype = eff_mod.compute_dtype(spec, weight_dtype)  # training: bf16 or fp16 (checked)
     efficiency = eff_mod.published(spec, dtype)
+    attention = eff_mod.published(spec, "bf16")["compute"]
     notes: list[str] = []
     if run is not None:
         measured, run_notes = eff_mod.measured(run, spec, dtype)
         efficiency |= measured
         notes += run_notes
-    if opts.dtype == "fp8" and dtype != "fp8" and not opts.train:
-        notes.append(f"{spec.name} has no fp8 matrix units: fp8 weights run bf16 GEMMs")
+        attention = eff_mod.measured(run, spec, "bf16")[0].get("compute", attention)
+    if not opts.train:
+        if opts.dtype == "fp8" and dtype != "fp8":
+            notes.append(f"{spec.name} has no fp8 matrix units: fp8 weights run bf16 GEMMs")
+        if weight_dtype in ("mxfp4", "nvfp4") and dtype != "fp4":
+            notes.append(
+                f"{spec.name} has no fp4 matrix units: {weight_dtype} weights are dequantised "
+                "and run bf16 GEMMs (they still halve the bytes read)"
+            )
+    table = load_serving()
+    f = factors(table, spec, opts.engine)
+    if f.borrowed and not opts.train:
+        notes.append(f"serving factors: {f.borrowed}")
+    col = table.collective(spec.vendor)
+    allreduce = col.latency_us if col is not None else DEFAULT_COLLECTIVE_US
+    alltoall = col.alltoall_us if col is not None else DEFAULT_ALLTOALL_US
+    serving_rates = rates(spec, dtype, efficiency, attention, f, allreduce, alltoall)
+    if not opts.train:  # training is timed by the compute roofline: no serving rates
+        efficiency = efficiency | _effective(spec, dtype, serving_rates, f)
     bw = spec.bandwidth_gbs * 1e9 * efficiency["bandwidth"].value
     flops = eff_mod.peak_tflops(spec, dtype) * 1e12 * efficiency["compute"].value
-    bus = spec.achievable.get("busbw_allreduce")
-    if bus is not None:
-        busbw = bus.value
-    elif spec.interconnect_gbs:
-        busbw = spec.interconnect_gbs * LINK_EFFICIENCY
-    else:
-        busbw = PCIE_BUSBW_GBS
-    hw = Hardware(
-        bandwidth=bw, flops=flops, busbw=busbw * 1e9, latency_s=opts.allreduce_latency_us * 1e-6
-    )
+    hw = Hardware(bandwidth=bw, flops=flops, busbw=busbw_gbs(spec) * 1e9,
+                  latency_s=allreduce * 1e-6)  # fmt: skip
     price: PriceUsed | None
     if spec.key in opts.prices:
         price = PriceUsed(usd_per_hour=opts.prices[spec.key], kind="flag", origin="flag")
@@ -211,15 +213,39 @@ def _prepare(
     if purchase is None:
         bought = catalog_purchase(spec)
         purchase = bought.usd if bought is not None else None
-    capacity, basis = capacity_bytes(spec)
+    capacity, cap_basis = capacity_bytes(spec)
     seqs, chunk = vllm_defaults(spec)
     seqs = opts.max_batch or seqs
     chunk = opts.prefill_chunk or chunk
     reserve = (opts.overhead_gb + opts.graphs_gb) * GB + sampler_bytes(shape, seqs)
     return Gpu(
-        spec, dtype, efficiency, hw, price, purchase, tuple(notes), capacity, basis, seqs,
-        chunk, reserve,
+        spec, weight_dtype, dtype, efficiency, serving_rates,
+        None if opts.train else basis(table, f, allreduce, alltoall), price, purchase,
+        tuple(notes), capacity, cap_basis, seqs, chunk, reserve, hw,
     )  # fmt: skip
+
+
+def _effective(spec: GpuSpec, dtype: str, r: Rates, f: Factors) -> dict[str, Efficiency]:
+    """The serving rates as shares of the datasheet peaks (basis: fitted)."""
+    peak = eff_mod.peak_tflops(spec, dtype)
+    why = f"fitted factor × hardware figure (serving profile {f.profile})"
+    return {
+        "decode_bandwidth": Efficiency(
+            value=r.bandwidth / (spec.bandwidth_gbs * 1e9), basis="fitted",
+            figure=r.bandwidth / 1e9, peak=spec.bandwidth_gbs,
+            detail=f"{f.bandwidth:.2f} of the triad: {why}", source="knowledge/serving.toml",
+        ),
+        "dense_compute": Efficiency(
+            value=r.flops / (peak * 1e12), basis="fitted", figure=r.flops / 1e12, peak=peak,
+            detail=f"{f.compute:.2f} of the best {dtype} GEMM: {why}",
+            source="knowledge/serving.toml",
+        ),
+        "moe_compute": Efficiency(
+            value=r.moe_flops / (peak * 1e12), basis="fitted", figure=r.moe_flops / 1e12,
+            peak=peak, detail=f"{f.moe:.2f} of the best {dtype} GEMM: {why}",
+            source="knowledge/serving.toml",
+        ),
+    }  # fmt: skip
 
 
 def _train(shape: ModelShape, counts: ParamCount, gpu: Gpu, opts: CostOptions) -> GpuCost:

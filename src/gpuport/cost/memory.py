@@ -2,7 +2,7 @@
 
 The rule is the one the seeds apply by hand, made explicit per GPU:
 
-    weights/N + sequences × KV(context)·copies/N + overhead ≤ capacity × usable
+    weights/N + sequences × KV(tokens held)·copies/N + overhead ≤ capacity × usable
 
 with N a tensor-parallel degree the model's heads divide into, ``overhead`` the reserve
 vLLM's start-up profile takes before it sizes the KV cache (non-torch runtime memory, the
@@ -157,78 +157,6 @@ def serve_memory(
         overhead=overhead + activation_workspace(shape, chunk_tokens) / gpus,
         usable=capacity * usable,
     )
-
-
-@dataclass(frozen=True)
-class ServePlan:
-    """Identical tensor-parallel replicas, each ``memory.gpus`` GPUs wide.
-
-    ``cap`` is the engine's ``max_num_seqs``: one replica never runs more sequences than
-    that, however much memory is left.
-    """
-
-    memory: ServeMemory
-    replicas: int
-    cap: int = 10**9
-
-    @property
-    def tp(self) -> int:
-        return self.memory.gpus
-
-    @property
-    def gpus(self) -> int:
-        return self.memory.gpus * self.replicas
-
-    @property
-    def per_replica(self) -> int:
-        return min(self.memory.max_sequences, self.cap)
-
-    @property
-    def max_sequences(self) -> int:
-        return self.per_replica * self.replicas
-
-
-def plan_serving(
-    shape: ModelShape,
-    counts: ParamCount,
-    dtype: WeightDtype,
-    kv_sequence_bytes: float,
-    sequences: int,
-    capacity: float,
-    usable: float,
-    overhead: float,
-    chunk_tokens: int,
-    max_num_seqs: int = 10**9,
-) -> ServePlan | None:
-    """The fewest GPUs holding the weights and ``sequences`` full-context sequences.
-
-    Each candidate is a valid TP degree t, replicated as often as the target needs:
-    replicas = ceil(sequences / sequences-per-replica), a replica holding what fits in
-    memory up to ``max_num_seqs``. The fewest GPUs in all wins, and on a tie the fewer,
-    wider replicas: each decode step reads the weights once per replica, so one group
-    serving all sequences gets more tokens per byte read. Splitting a model wider frees
-    room for KV only until every KV head is on its own GPU; past that point,
-    data-parallel replicas are what add capacity. A TP group wider than one node
-    (8 GPUs) loses ties: tensor parallelism across nodes is slow.
-    """
-    best: ServePlan | None = None
-    for n in tp_degrees(shape):
-        mem = serve_memory(
-            shape, counts, dtype, kv_sequence_bytes, n, capacity, usable, overhead, chunk_tokens
-        )
-        if mem.max_sequences == 0:
-            continue
-        per_replica = min(mem.max_sequences, max_num_seqs)
-        plan = ServePlan(mem, math.ceil(sequences / per_replica), max_num_seqs)
-        if best is None or _rank(plan) < _rank(best):
-            best = plan
-        if plan.replicas == 1:
-            break  # a wider TP group would only use more GPUs
-    return best
-
-
-def _rank(plan: ServePlan) -> tuple[int, bool, int]:
-    return plan.gpus, plan.tp > NODE_GPUS, plan.replicas
 
 
 # ----------------------------------------------------------------------- training

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint
 
-Basis = Literal["measured", "published", "default"]
+Basis = Literal["measured", "published", "fitted", "default"]
 Origin = Literal["default", "flag", "catalog", "bench", "model"]
 
 
@@ -43,6 +43,33 @@ class Efficiency(BaseModel):
     source: str = Field(default="", description="URL, or bench run id")
 
 
+class ServingBasis(BaseModel):
+    """The fitted serving factors a GPU's modelled speed rests on, and how sure they are.
+
+    The rates of the step model are the GPU's hardware figures (``efficiency``) times these
+    factors, fitted per GPU family and engine on published measurements
+    (``knowledge/serving.toml``). The held-out figures are the model's error on the
+    published measurements no factor was fitted on.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    profile: str = Field(description="family/engine, e.g. sm_90/trtllm")
+    borrowed: str = Field(default="", description="why another profile stands in, if one does")
+    bandwidth: float = Field(description="decode read rate / STREAM triad")
+    compute: float = Field(description="dense GEMM rate / best GEMM")
+    moe: float = Field(description="routed-expert GEMM rate / best GEMM")
+    layer_us: float = Field(description="fixed cost per layer per step")
+    collective_us: float = Field(description="fixed cost of one all-reduce")
+    alltoall_us: float = Field(description="fixed cost of one expert-parallel all-to-all")
+    fitted_on: int = Field(description="published measurements behind the profile")
+    fitted: dt.date
+    held_out_n: int
+    held_out_median_ratio: float = Field(description="median modelled/measured, held out")
+    held_out_within_1_5x: float
+    held_out_p90_factor: float = Field(description="90 % of held-out figures within this factor")
+
+
 class PriceUsed(BaseModel):
     """The $/GPU-hour an estimate used."""
 
@@ -51,9 +78,15 @@ class PriceUsed(BaseModel):
     usd_per_hour: float = Field(gt=0)
     kind: str = Field(description="on-demand, spot, reserved, or 'flag' for --price")
     origin: Literal["flag", "catalog"]
-    provider: str = ""
-    date: dt.date | None = None
+    provider: str = Field(
+        default="", description="one provider, or how many quotes the median is of"
+    )
+    date: dt.date | None = Field(default=None, description="the newest quote's date")
     source: str = ""
+    quotes: list[str] = Field(
+        default_factory=list,
+        description="the providers' quotes behind a catalog median: 'provider $x (date)'",
+    )
 
 
 class CurvePoint(BaseModel):
@@ -81,6 +114,11 @@ class GpuCost(BaseModel):
     fits: bool = Field(description="the target fits on ONE GPU of this kind")
     gpus_needed: int | None = Field(description="fewest GPUs (a valid TP degree); None: never")
     tp_degree: int | None
+    fits_on_tp: int | None = Field(
+        default=None,
+        description="narrowest tensor-parallel group holding the sequences at --context "
+        "(memory alone; the plan may be wider for throughput)",
+    )
     replicas: int | None = Field(
         default=None, description="data-parallel copies of the TP group (gpus = tp × replicas)"
     )
@@ -107,13 +145,32 @@ class GpuCost(BaseModel):
     own_max_gpus: int | None = None
     usd_per_mtok_output_at_own_max: float | None = None
     bound: Literal["memory", "compute"] | None = None
+    engine: str = Field(default="", description="serving engine the speed is modelled for")
+    pp_degree: int | None = Field(default=None, description="pipeline stages per replica")
+    ep_degree: int | None = Field(default=None, description="expert-parallel degree (MoE)")
+    dp_attention: bool = False
+    tpot_ms: float | None = Field(
+        default=None, description="mean time per output token at this load (modelled)"
+    )
+    target_met: bool | None = Field(
+        default=None, description="the latency target holds on this deployment (None: none)"
+    )
     decode_tokens_per_s_per_user: float | None = None
     decode_tokens_per_s_per_gpu: float | None = Field(
         default=None, description="aggregate output tokens/s divided by the GPU count"
     )
     prefill_tokens_per_s_per_gpu: float | None = None
-    ttft_ms: float | None = Field(default=None, description="one prompt on an idle deployment")
+    ttft_ms: float | None = Field(
+        default=None, description="mean time to first token at this load (modelled)"
+    )
     throughput_source: Literal["model", "flag"] = "model"
+    serving: ServingBasis | None = Field(
+        default=None, description="the fitted factors behind the modelled speed"
+    )
+    provenance: dict[str, str] = Field(
+        default_factory=dict,
+        description="per figure: modelled, fitted, measured or given, and from what",
+    )
     train_tokens_per_s_per_gpu: float | None = None
     usd_per_hour: float | None = Field(default=None, description="per GPU")
     price: PriceUsed | None = None

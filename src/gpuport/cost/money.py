@@ -7,11 +7,14 @@ The formulas are the ones the seeds work by hand (see docs/cost.md):
     J/token      = watts / (tokens/s per GPU)
     break-even h = purchase $ / ($/GPU-hour rented − kW × $/kWh to run your own)
 
-Catalog prices drift fast; every price says where and when it was quoted, and
+Catalog prices drift fast; every price is the median of the quotes of one kind
+(on-demand, spot, reserved) with each quote's provider, date and source, and
 ``--price GPU=USD`` replaces it.
 """
 
 from __future__ import annotations
+
+import statistics
 
 from gpuport.cost.model import PriceUsed
 from gpuport.knowledge.gpus import GpuSpec, Price
@@ -20,30 +23,55 @@ RENT_KINDS = ("on-demand", "reserved", "spot")
 SECONDS_PER_HOUR = 3600.0
 
 
-def catalog_price(gpu: GpuSpec, kind: str) -> tuple[PriceUsed | None, str | None]:
-    """The newest catalog rental price of ``kind``, else of another kind (with a note).
+# Quotes older than this, counted back from a kind's newest quote, no longer set the price.
+QUOTE_WINDOW_DAYS = 365
 
-    Among prices of the newest date, the first listed wins, so a catalog file decides
-    ties by order.
+
+def catalog_price(gpu: GpuSpec, kind: str) -> tuple[PriceUsed | None, str | None]:
+    """The catalog's ``kind`` price: the median of the providers' quotes, else (with a note)
+    the same for another kind.
+
+    Quotes are one per provider and date in gpus.toml. Those within a year of the kind's
+    newest quote count; the price is their median (the mean of the middle two for an even
+    count), dated by the newest, and every quote behind it is listed.
     """
     for want in (kind, *(k for k in RENT_KINDS if k != kind)):
-        price = _newest([p for p in gpu.prices if p.kind == want])
-        if price is not None:
-            note = None
-            if want != kind:
-                note = f"no {kind} price in the catalog for {gpu.key}: using its {want} price"
-            return (
-                PriceUsed(
-                    usd_per_hour=price.usd,
-                    kind=price.kind,
-                    origin="catalog",
-                    provider=price.provider,
-                    date=price.date,
-                    source=price.source,
-                ),
-                note,
+        quotes = _window([p for p in gpu.prices if p.kind == want])
+        if not quotes:
+            continue
+        note = None
+        if want != kind:
+            note = (
+                f"no {kind} price in the catalog for {gpu.key}: its {want} price is shown, "
+                f"labelled, and left out of any cheapest-GPU comparison"
             )
+        values = sorted(q.usd for q in quotes)
+        newest = max(quotes, key=lambda q: q.date)
+        if len(quotes) == 1:
+            provider, source = newest.provider, newest.source
+        else:
+            provider = f"median of {len(quotes)} providers' quotes"
+            source = newest.source
+        return (
+            PriceUsed(
+                usd_per_hour=statistics.median(values),
+                kind=want,
+                origin="catalog",
+                provider=provider,
+                date=newest.date,
+                source=source,
+                quotes=[f"{q.provider}: ${q.usd:.2f} ({q.date}, {q.source})" for q in quotes],
+            ),
+            note,
+        )
     return None, None
+
+
+def _window(prices: list[Price]) -> list[Price]:
+    if not prices:
+        return []
+    newest = max(p.date for p in prices)
+    return [p for p in prices if (newest - p.date).days <= QUOTE_WINDOW_DAYS]
 
 
 def catalog_purchase(gpu: GpuSpec) -> Price | None:

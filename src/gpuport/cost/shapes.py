@@ -15,9 +15,16 @@ from typing import Literal
 
 from gpuport.knowledge.models import ModelShape
 
-WeightDtype = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+WeightDtype = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4", "nvfp4"]
 KvDtype = Literal["bf16", "fp16", "fp8"]
-WEIGHT_DTYPES: tuple[WeightDtype, ...] = ("bf16", "fp16", "fp8", "int8", "int4")
+WEIGHT_DTYPES: tuple[WeightDtype, ...] = (
+    "bf16", "fp16", "fp8", "int8", "int4", "fp4", "mxfp4", "nvfp4",
+)  # fmt: skip
+# Micro-scaled 4-bit floats (OCP MX and NVIDIA's NVFP4): 4-bit E2M1 values with one shared
+# scale per block. MXFP4: an 8-bit power-of-two scale per 32 values (4.25 bits a weight);
+# NVFP4: an 8-bit FP8 scale per 16 values (4.5 bits). "fp4" is the GPU vendor's own: NVFP4
+# on NVIDIA, MXFP4 on AMD (``native_fp4``).
+FP4_FORMATS: tuple[WeightDtype, ...] = ("fp4", "mxfp4", "nvfp4")
 KV_DTYPES: tuple[KvDtype, ...] = ("bf16", "fp16", "fp8")
 
 # Group-wise int4 (GPTQ, AWQ) stores a 16-bit scale and a 4-bit zero point per group of
@@ -30,6 +37,9 @@ _LINEAR_BYTES: dict[WeightDtype, float] = {
     "fp8": 1.0,  # per-tensor or per-channel scales: negligible
     "int8": 1.0,
     "int4": (4 + INT4_GROUP_OVERHEAD_BITS / INT4_GROUP_SIZE) / 8,
+    "mxfp4": (4 + 8 / 32) / 8,
+    "nvfp4": (4 + 8 / 16) / 8,
+    "fp4": (4 + 8 / 32) / 8,  # resolved per GPU (native_fp4) before any GPU is sized
 }
 KV_BYTES: dict[KvDtype, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
 # Embeddings, the LM head and norms stay in 16 bits in GPTQ/AWQ/FP8 checkpoints.
@@ -71,6 +81,11 @@ class ParamCount:
             return self.total
         skipped = (self.num_experts - self.experts_per_token) * self.expert_size * self.moe_layers
         return self.total - skipped
+
+    @property
+    def embedding_read(self) -> int:
+        """The input embedding, read every step only when it is tied to the LM head."""
+        return self.embedding if not self.lm_head else 0
 
     @property
     def linear(self) -> int:
@@ -143,6 +158,13 @@ def bytes_per_param(dtype: WeightDtype) -> float:
     return _LINEAR_BYTES[dtype]
 
 
+def native_fp4(dtype: WeightDtype, vendor: str) -> WeightDtype:
+    """``fp4`` as the GPU's vendor stores it (NVFP4 on NVIDIA, MXFP4 on AMD); others as given."""
+    if dtype != "fp4":
+        return dtype
+    return "nvfp4" if vendor == "nvidia" else "mxfp4"
+
+
 def decode_weight_bytes(counts: ParamCount, dtype: WeightDtype, batch: int) -> float:
     """Weight bytes one decode step reads for ``batch`` tokens.
 
@@ -169,10 +191,10 @@ def kv_bytes_per_token(shape: ModelShape, kv_dtype: KvDtype) -> int:
     Grouped-query attention: 2 (K and V) × layers × kv_heads × head_dim × bytes.
     MLA: layers × (kv_lora_rank + qk_rope_head_dim) × bytes (one latent, no separate V).
     """
-    return shape.num_layers * _kv_bytes_per_layer_token(shape, kv_dtype)
+    return shape.num_layers * kv_bytes_per_layer_token(shape, kv_dtype)
 
 
-def _kv_bytes_per_layer_token(shape: ModelShape, kv_dtype: KvDtype) -> int:
+def kv_bytes_per_layer_token(shape: ModelShape, kv_dtype: KvDtype) -> int:
     size = KV_BYTES[kv_dtype]
     if shape.is_mla:
         return ((shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)) * size
@@ -181,13 +203,13 @@ def _kv_bytes_per_layer_token(shape: ModelShape, kv_dtype: KvDtype) -> int:
 
 def kv_bytes_per_sequence(shape: ModelShape, tokens: float, kv_dtype: KvDtype) -> float:
     """KV bytes of one sequence of ``tokens``: sliding-window layers keep only the window."""
-    per_layer = _kv_bytes_per_layer_token(shape, kv_dtype)
+    per_layer = kv_bytes_per_layer_token(shape, kv_dtype)
     full = shape.num_layers - shape.sliding_layers
     window = min(tokens, shape.sliding_window or tokens)
     return float(per_layer * (full * tokens + shape.sliding_layers * window))
 
 
-def _attention_dims(shape: ModelShape, decode: bool) -> tuple[int, int]:
+def attention_dims(shape: ModelShape, decode: bool) -> tuple[int, int]:
     """(query-key, value) dims per head the attention FLOPs scale with.
 
     MLA decodes in the latent space (weight absorption): scores over the 512 + 64 latent,
@@ -203,7 +225,7 @@ def _attention_dims(shape: ModelShape, decode: bool) -> tuple[int, int]:
 
 def decode_flops_per_token(shape: ModelShape, counts: ParamCount, kv_len: float) -> float:
     """FLOPs to generate one token attending to ``kv_len`` cached tokens."""
-    qk, v = _attention_dims(shape, decode=True)
+    qk, v = attention_dims(shape, decode=True)
     full = shape.num_layers - shape.sliding_layers
     window = min(kv_len, shape.sliding_window or kv_len)
     attended = full * kv_len + shape.sliding_layers * window
@@ -217,7 +239,7 @@ def prefill_flops(shape: ModelShape, counts: ParamCount, prompt: int) -> float:
     prompt²·(d_qk + d_v) FLOPs for QKᵀ and AV together. Sliding windows are ignored here
     (prefill of a long prompt is slightly overestimated for Gemma).
     """
-    qk, v = _attention_dims(shape, decode=False)
+    qk, v = attention_dims(shape, decode=False)
     attention = shape.num_layers * shape.num_heads * (qk + v) * float(prompt) ** 2
     return 2.0 * counts.active * prompt + attention
 
@@ -228,7 +250,7 @@ def train_flops_per_token(shape: ModelShape, counts: ParamCount, seq_len: int) -
     PaLM's count is 6·P + 12·L·H·Q·T (forward, backward); recomputing the forward for
     activation checkpointing adds another forward: 8·P + 16·L·H·Q·T.
     """
-    qk, _v = _attention_dims(shape, decode=False)
+    qk, _v = attention_dims(shape, decode=False)
     return 8.0 * counts.active + 16.0 * shape.num_layers * shape.num_heads * qk * seq_len
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from gpuport import textre
 from gpuport.doctor.checks_base import check, diagnosis
 from gpuport.doctor.checks_runtime import VISIBILITY_VARS, smoke_line, with_smoke
 from gpuport.doctor.errors import Failure
@@ -13,8 +13,8 @@ from gpuport.doctor.gfx import base_gfx, family, override_target
 from gpuport.doctor.model import Diagnosis
 from gpuport.models import Severity
 
-_ROCM_LIB = re.compile(r"^/opt/rocm(?:-(?P<v>[\d.]+))?(?:/|$)")
-_CUDA_LIB = re.compile(r"^/usr/local/cuda(?:-(?P<v>[\d.]+))?(?:/|$)")
+_ROCM_LIB = textre.compile(r"^/opt/rocm(?:-(?P<v>[\d.]+))?(?:/|$)")
+_CUDA_LIB = textre.compile(r"^/usr/local/cuda(?:-(?P<v>[\d.]+))?(?:/|$)")
 _HIDE_ALL = ("", "-1", "NoDevFiles", "none")
 
 
@@ -76,7 +76,7 @@ def _shell_value(value: str) -> str:
     for entry in value.split(":"):
         home = entry == "~" or entry.startswith("~/")
         body = entry[1:] if home else entry
-        body = re.sub(r'(["\\$`])', r"\\\1", body)
+        body = textre.sub(r'(["\\$`])', r"\\\1", body)
         parts.append(("$HOME" if home else "") + body)
     return '"' + ":".join(parts) + '"'
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpuport import textre
 from gpuport.doctor.checks_base import check, diagnosis
 from gpuport.doctor.facts import Facts, parse_version
 from gpuport.doctor.model import Diagnosis
@@ -23,12 +24,12 @@ DRIVER_WINDOWS: dict[tuple[int, int], tuple[tuple[int, int], tuple[int, int]]] =
 
 
 def _dmesg(f: Facts, pattern: str) -> list[str]:
-    rx = re.compile(pattern, re.IGNORECASE)
+    rx = textre.compile(pattern, re.IGNORECASE)
     return [f"kernel log: {line}" for line in f.s.dmesg if rx.search(line)][:5]
 
 
 def _rocminfo_lines(f: Facts, pattern: str) -> list[str]:
-    rx = re.compile(pattern, re.IGNORECASE)
+    rx = textre.compile(pattern, re.IGNORECASE)
     return [f"rocminfo: {ln.strip()}" for ln in f.rocminfo_text.splitlines() if rx.search(ln)][:3]
 
 
@@ -172,7 +173,7 @@ def secure_boot(f: Facts) -> Iterator[Diagnosis]:
     )
 
 
-_NVSMI_FAIL = re.compile(
+_NVSMI_FAIL = textre.compile(
     r"couldn't communicate with the NVIDIA driver|Driver/library version mismatch|"
     r"No devices were found|NVIDIA-SMI has failed|Failed to initialize NVML",
     re.IGNORECASE,

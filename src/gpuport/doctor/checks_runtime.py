@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpuport import textre
 from gpuport.doctor.checks_base import (
     CUDA_INDEXES,
     PYTORCH_INDEX,
@@ -58,7 +59,7 @@ def hsa_init(f: Facts) -> Iterator[Diagnosis]:
         return  # no /dev/kfd at all: GP607 / GP609 (missing device files) say so
     if kfd is not None and not kfd.accessible and not f.s.user.is_root:
         return  # GP608 (permissions) is the cause and says so
-    lines += [f"kernel log: {ln}" for ln in f.s.dmesg if re.search("kfd", ln, re.I)][:4]
+    lines += [f"kernel log: {ln}" for ln in f.s.dmesg if textre.search("kfd", ln, re.I)][:4]
     yield diagnosis(
         "GP611",
         lines,
@@ -115,7 +116,7 @@ def rocm_arch(f: Facts) -> Iterator[Diagnosis]:
 
 
 def _cc(arch: str) -> tuple[int, int] | None:
-    match = re.fullmatch(r"(?:sm|compute)_(\d+?)(\d)a?", arch.strip().lower())
+    match = textre.fullmatch(r"(?:sm|compute)_(\d+?)(\d)a?", arch.strip().lower())
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuport import textre
 from gpuport.doctor.snapshot import Layer, ProbeStatus
 
 DEFAULT_TIMEOUT_S = 3.0
@@ -113,10 +114,12 @@ class ProbeContext:
         should not name the user (``/scratch/alice/venv`` -> ``/scratch/<user>/venv``)."""
         home = (self.home() or "").rstrip("/")
         if len(home) > 1 and home in text:
-            text = re.sub(re.escape(home) + r"(?![\w.-])", "~", text)
+            text = textre.sub(re.escape(home) + r"(?![\w.-])", "~", text)
         for name in self.logins:
             if name in text:
-                text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "<user>", text)
+                text = textre.sub(
+                    rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "<user>", text
+                )
         return text
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 import re
 
+from gpuport import textre
+
 
 class Failure(enum.StrEnum):
     NO_BINARY = "no-binary"  # ROCm: no code object for this gfx
@@ -28,7 +30,7 @@ class Failure(enum.StrEnum):
 
 
 _PATTERNS: tuple[tuple[Failure, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
+    (kind, textre.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
         (
             Failure.NO_BINARY,

@@ -11,13 +11,14 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from gpuport import textre
 from gpuport.doctor.errors import Failure, classify
 from gpuport.doctor.gfx import DEVICE_GFX, ROCM_APUS, apu_name, base_gfx, is_apu
 from gpuport.doctor.snapshot import DeviceNode, PciDevice, Snapshot, ToolRun
 
 OVERRIDE_VAR = "HSA_OVERRIDE_GFX_VERSION"
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = textre.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def parse_version(text: str | None, parts: int = 2) -> tuple[int, ...] | None:
     """The first ``parts`` numeric components: "12.4.1" -> (12, 4); "6.2.41133-xyz" -> (6, 2)."""
     if not text:
         return None
-    match = re.search(r"(\d+)((?:\.\d+)*)", text)
+    match = textre.search(r"(\d+)((?:\.\d+)*)", text)
     if match is None:
         return None
     nums = [int(match.group(1)), *(int(n) for n in match.group(2).split(".")[1:] if n)]
@@ -93,7 +94,7 @@ def parse_rocminfo(text: str) -> list[Agent]:
     current: dict[str, str] | None = None
     for raw in text.splitlines():
         line = raw.strip()
-        if re.fullmatch(r"Agent \d+", line):
+        if textre.fullmatch(r"Agent \d+", line):
             current = {}
             agents.append(current)
             continue
@@ -108,12 +109,12 @@ def parse_rocminfo(text: str) -> list[Agent]:
         gfx = base_gfx(agent.get("Name")) or agent.get("Name", "unknown")
         chip = agent.get("Chip ID", "")
         chip_hex = None
-        match = re.search(r"\(0x([0-9a-fA-F]+)\)", chip)
+        match = textre.search(r"\(0x([0-9a-fA-F]+)\)", chip)
         if match:
             chip_hex = match.group(1).lower().zfill(4)
         elif chip.isdigit():
             chip_hex = f"{int(chip):04x}"
-        cus = re.match(r"\d+", agent.get("Compute Unit", ""))
+        cus = textre.match(r"\d+", agent.get("Compute Unit", ""))
         out.append(
             Agent(
                 gfx=gfx,
@@ -208,13 +209,13 @@ class Facts:
     def nv_driver(self) -> str | None:
         if self.nv_gpus and self.nv_gpus[0].driver:
             return self.nv_gpus[0].driver
-        match = re.search(r"Driver Version:\s*([\d.]+)", self.nvidia_smi_text)
+        match = textre.search(r"Driver Version:\s*([\d.]+)", self.nvidia_smi_text)
         return match.group(1) if match else None
 
     @cached_property
     def nv_cuda(self) -> tuple[int, ...] | None:
         """The newest CUDA the driver supports: nvidia-smi's header "CUDA Version"."""
-        match = re.search(r"CUDA Version:\s*([\d.]+)", self.nvidia_smi_text)
+        match = textre.search(r"CUDA Version:\s*([\d.]+)", self.nvidia_smi_text)
         return parse_version(match.group(1)) if match else None
 
     def _unset_for(self, tool: str, var: str) -> bool:
@@ -397,17 +398,19 @@ class Facts:
 
     @property
     def nvidia_nodes(self) -> list[DeviceNode]:
-        return [n for n in self.s.nodes if re.fullmatch(r"/dev/nvidia(\d+|ctl)", n.path)]
+        return [n for n in self.s.nodes if textre.fullmatch(r"/dev/nvidia(\d+|ctl)", n.path)]
 
     @cached_property
     def amd_driver_version(self) -> str | None:
         if self.s.modules.amdgpu_version:
             return self.s.modules.amdgpu_version
         amd_smi = clean_output(self.s.tool("amd-smi"))
-        match = re.search(r"amdgpu version:\s*([\w.\-]+)", amd_smi, re.IGNORECASE)
+        match = textre.search(r"amdgpu version:\s*([\w.\-]+)", amd_smi, re.IGNORECASE)
         if match and match.group(1).upper() != "N/A":
             return match.group(1)
-        match = re.search(r"Driver version:\s*([\w.\-]+)", clean_output(self.s.tool("rocm-smi")))
+        match = textre.search(
+            r"Driver version:\s*([\w.\-]+)", clean_output(self.s.tool("rocm-smi"))
+        )
         return match.group(1) if match else None
 
     @cached_property
@@ -416,7 +419,7 @@ class Facts:
         out: dict[str, str] = {}
         if self.s.installs.rocm_version:
             out[self.s.installs.rocm_path or "/opt/rocm"] = self.s.installs.rocm_version
-        match = re.search(r"ROCm version:\s*([\d.]+)", clean_output(self.s.tool("amd-smi")))
+        match = textre.search(r"ROCm version:\s*([\d.]+)", clean_output(self.s.tool("amd-smi")))
         if match:
             out["amd-smi"] = match.group(1)
         if self.torch_build == "rocm" and self.torch_hip:
@@ -430,13 +433,13 @@ class Facts:
         install folders' versions when no tool answered."""
         out: list[str] = []
         hip = clean_output(self.s.tool("hipconfig")).strip()
-        match = re.match(r"(\d+\.\d+(?:\.\d+)?)", hip)
+        match = textre.match(r"(\d+\.\d+(?:\.\d+)?)", hip)
         if match:
             out.append(f"HIP {match.group(1)} (hipconfig)")
         elif self.s.installs.rocm_version:
             out.append(f"ROCm {self.s.installs.rocm_version} ({self.s.installs.rocm_path})")
         nvcc = clean_output(self.s.tool("nvcc"))
-        match = re.search(r"release (\d+\.\d+), (V[\d.]+)", nvcc)
+        match = textre.search(r"release (\d+\.\d+), (V[\d.]+)", nvcc)
         if match:
             out.append(f"CUDA {match.group(1)} (nvcc, {match.group(2)})")
         elif self.s.installs.cuda_version:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
+
 # PCI device ID (hex, no 0x) -> gfx target.
 DEVICE_GFX: dict[str, str] = {
     "74a0": "gfx942",  # Instinct MI300A
@@ -73,7 +75,7 @@ ROCM_APUS = frozenset({"gfx1151"})
 
 # pci.ids / marketing codenames of APU graphics: a hint where the device ID is not in the
 # table above (a new APU), so that it is not taken for a discrete GPU.
-_APU_NAME = re.compile(
+_APU_NAME = textre.compile(
     r"\b(raven|picasso|renoir|cezanne|lucienne|barcelo|van ?gogh|rembrandt|raphael|"
     r"granite ridge|mendocino|phoenix\d?|hawk point|strix|krackan|radeon (\d{3}m|graphics))\b",
     re.IGNORECASE,
@@ -81,7 +83,7 @@ _APU_NAME = re.compile(
 
 MI300_CLASS = frozenset({"gfx942", "gfx950"})
 
-_OVERRIDE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_OVERRIDE = textre.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
 def base_gfx(arch: str | None) -> str | None:
@@ -89,7 +91,7 @@ def base_gfx(arch: str | None) -> str | None:
     if not arch:
         return None
     head = arch.strip().lower().split(":", 1)[0]
-    return head if re.fullmatch(r"gfx[0-9a-f]{3,4}", head) else None
+    return head if textre.fullmatch(r"gfx[0-9a-f]{3,4}", head) else None
 
 
 def override_target(value: str) -> str | None:

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 from importlib import metadata
 from pathlib import Path
 
+from gpuport import textre
 from gpuport.doctor.context import ProbeContext, ProbeResult
 from gpuport.doctor.elf import needed_libraries
 from gpuport.doctor.snapshot import ProbeStatus, PythonStack, SmokeResult, TorchInfo
 from gpuport.doctor.tools import run_tool
 
 # Distributions worth recording: GPU frameworks, their runtimes and compiled extensions.
-_KEEP = re.compile(
+_KEEP = textre.compile(
     r"^(torch|torchvision|torchaudio|triton|pytorch-triton(-rocm)?|triton-rocm|nvidia-.*|"
     r"pynvml|amdsmi|rocm.*|xformers|flash[-_]attn|bitsandbytes|vllm|deepspeed|apex|"
     r"onnxruntime.*|tensorflow.*|jax|jaxlib|jax-.*-plugin|jax-.*-pjrt|cupy.*|auto-gptq|"
@@ -51,7 +51,7 @@ JSON_MARK = "GPUPORT-JSON:"
 
 
 def _canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 def probe_python(ctx: ProbeContext) -> ProbeResult:
@@ -100,7 +100,7 @@ def extension_backends(dist: metadata.Distribution) -> tuple[set[str], list[str]
             found.add("rocm")
             seen.append(rel.name)
             continue
-        if re.search(r"_cuda\d", lower):
+        if textre.search(r"_cuda\d", lower):
             found.add("cuda")
             seen.append(rel.name)
             continue

@@ -14,6 +14,7 @@ import re
 import stat
 from pathlib import Path
 
+from gpuport import textre
 from gpuport.doctor.context import ProbeContext, ProbeResult
 from gpuport.doctor.snapshot import (
     DeviceNode,
@@ -64,12 +65,12 @@ _CMDLINE_KEEP = (
     "module_blacklist",
     "rd.driver.blacklist",
 )
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE", re.IGNORECASE)
+_SECRET = textre.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE", re.IGNORECASE)
 
 
 def probe_system(ctx: ProbeContext) -> ProbeResult:
     os_release = ctx.read("/etc/os-release") or ""
-    pretty = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', os_release, re.MULTILINE)
+    pretty = textre.search(r'^PRETTY_NAME="?([^"\n]*)"?', os_release, re.MULTILINE)
     proc_version = ctx.read("/proc/version") or ""
     kernel = (ctx.read("/proc/sys/kernel/osrelease") or "").strip() or (
         None if ctx.rooted else platform.release()
@@ -135,7 +136,7 @@ def _secure_boot(ctx: ProbeContext) -> bool | None:
 def _numa_nodes(ctx: ProbeContext) -> int | None:
     base = ctx.path("/sys/devices/system/node")
     try:
-        return sum(1 for p in base.iterdir() if re.fullmatch(r"node\d+", p.name))
+        return sum(1 for p in base.iterdir() if textre.fullmatch(r"node\d+", p.name))
     except OSError:
         return None
 
@@ -329,7 +330,7 @@ def _dirs(ctx: ProbeContext, parent: str, pattern: str) -> list[str]:
         return sorted(
             f"{parent}/{p.name}"
             for p in ctx.path(parent).iterdir()
-            if re.fullmatch(pattern, p.name)
+            if textre.fullmatch(pattern, p.name)
         )
     except OSError:
         return []
@@ -338,10 +339,10 @@ def _dirs(ctx: ProbeContext, parent: str, pattern: str) -> list[str]:
 def _cuda_version(ctx: ProbeContext) -> str | None:
     text = ctx.read("/usr/local/cuda/version.json")
     if text:
-        match = re.search(r'"cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([\d.]+)"', text)
+        match = textre.search(r'"cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([\d.]+)"', text)
         if match:
             return match.group(1)
-    match = re.search(r"CUDA Version ([\d.]+)", ctx.read("/usr/local/cuda/version.txt") or "")
+    match = textre.search(r"CUDA Version ([\d.]+)", ctx.read("/usr/local/cuda/version.txt") or "")
     return match.group(1) if match else None
 
 

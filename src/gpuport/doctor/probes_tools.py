@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
 from gpuport.doctor.context import ProbeContext, ProbeFn, ProbeResult
 from gpuport.doctor.snapshot import ProbeStatus
 from gpuport.doctor.tools import MAX_OUTPUT, tool_probe_result
@@ -23,7 +24,7 @@ NVIDIA_QUERY = [
     "--query-gpu=index,name,driver_version,memory.total,compute_cap,pci.bus_id",
     "--format=csv,noheader",
 ]
-_DMESG_KEEP = re.compile(
+_DMESG_KEEP = textre.compile(
     r"kfd|amdgpu|NVRM|nvidia|nouveau|module verification failed|Key was rejected|"
     r"unsigned module loading is restricted|PCI rejects atomics",
     re.IGNORECASE,

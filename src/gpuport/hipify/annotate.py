@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.finding import Finding
 
 __all__ = ["COMMENT_PREFIX", "annotate", "comment_for"]
 
 COMMENT_PREFIX = "// gpuport: "
-_SUGGESTION = lazyre.compile(r";\s*(replace with .+)$", re.IGNORECASE)
+_SUGGESTION = textre.compile(r";\s*(replace with .+)$", re.IGNORECASE)
 
 
 def comment_for(finding: Finding) -> str:

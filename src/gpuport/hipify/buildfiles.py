@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.project.files import classify
 from gpuport.scan.rules import FileKind
 from gpuport.scan.rules.build.common import CUDA_LIB_NAMES, lists_arch
@@ -23,27 +23,27 @@ Change = tuple[int, str, str]
 BUILD_KINDS = (FileKind.CMAKE, FileKind.MAKEFILE)
 
 # CMake ---------------------------------------------------------------------------------------
-_LANG_CALL = lazyre.compile(r"(?i)\b(?:project|enable_language)\s*\(")
-_CUDA_WORD = lazyre.compile(r"(?<![\w:$\{-])CUDA(?![\w:-])")
-_ARCH_NAME = lazyre.compile(r"\b(CMAKE_)?CUDA_ARCHITECTURES\b")
-_FIND_TOOLKIT = lazyre.compile(r"(?i)\bfind_package\s*\(\s*CUDAToolkit\b[^)]*\)")
-_CUDA_TARGET = lazyre.compile(r"\bCUDA::(\w+)")
-_CU_SOURCE = lazyre.compile(r"[\w./${}-]+\.cu\b")
-_VALUE_WORD = lazyre.compile(r'\s*(=)?("[^"]*"|[^\s()"#]+)')
+_LANG_CALL = textre.compile(r"(?i)\b(?:project|enable_language)\s*\(")
+_CUDA_WORD = textre.compile(r"(?<![\w:$\{-])CUDA(?![\w:-])")
+_ARCH_NAME = textre.compile(r"\b(CMAKE_)?CUDA_ARCHITECTURES\b")
+_FIND_TOOLKIT = textre.compile(r"(?i)\bfind_package\s*\(\s*CUDAToolkit\b[^)]*\)")
+_CUDA_TARGET = textre.compile(r"\bCUDA::(\w+)")
+_CU_SOURCE = textre.compile(r"[\w./${}-]+\.cu\b")
+_VALUE_WORD = textre.compile(r'\s*(=)?("[^"]*"|[^\s()"#]+)')
 
 # Makefile ------------------------------------------------------------------------------------
-_NVCC = lazyre.compile(r"(?<![\w-])(?:[^\s=:;]*/)?nvcc(?![\w-])")
-_ARCH_FLAG = lazyre.compile(
-    r"([ \t]*)(?<![\w-])(?:(?:-arch|--gpu-architecture)(?:=|\s+)(?:sm|compute)_\w+"
+_NVCC = textre.compile(r"(?<![\w-])(?:[^\s=:;]*/)?nvcc(?![\w-])")
+_ARCH_FLAG = textre.compile(
+    r"([ \t]+|(?<![\w-]))(?:(?:-arch|--gpu-architecture)(?:=|\s+)(?:sm|compute)_\w+"
     r"|(?:-gencode|--generate-code)(?:=|\s+)arch=\S+)"
 )
-_FAST_MATH = lazyre.compile(r"(?<![\w-])--?use_fast_math(?![\w-])")
-_CUDART = lazyre.compile(r"(?<![\w-])-lcudart(?:_static)?(?![\w-])")
-_OTHER_LIB = lazyre.compile(r"(?<![\w-])-l(\w+)")
+_FAST_MATH = textre.compile(r"(?<![\w-])--?use_fast_math(?![\w-])")
+_CUDART = textre.compile(r"(?<![\w-])-lcudart(?:_static)?(?![\w-])")
+_OTHER_LIB = textre.compile(r"(?<![\w-])-l(\w+)")
 
 # Both ------------------------------------------------------------------------------------------
-_WARP_FLAG = lazyre.compile(r"(?<![\w-])(?P<d>-D\s*)?(?P<name>[A-Za-z_]\w*)=(?P<v>32)\b(?![.\w])")
-_DEFINITIONS = lazyre.compile(
+_WARP_FLAG = textre.compile(r"(?<![\w-])(?P<d>-D\s*)?(?P<name>[A-Za-z_]\w*)=(?P<v>32)\b(?![.\w])")
+_DEFINITIONS = textre.compile(
     r"(?i)\b(?:add_compile_definitions|target_compile_definitions|add_definitions)\b"
 )
 WAVE64_NOTE = "gpuport: wave64 warp size of the --target"

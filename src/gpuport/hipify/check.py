@@ -33,14 +33,13 @@ command, so the result can be reproduced by hand and equals it.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.safeparse import ParseError, json_value
 
 from .compiler import Toolchain, compile_argv, hip_env, project_flag
@@ -59,11 +58,11 @@ __all__ = [
 ]
 
 UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")
-_MISSING_HEADER = re.compile(r"fatal error: '([^']+)' file not found")
+_MISSING_HEADER = textre.compile(r"fatal error: '([^']+)' file not found")
 _VALUE_FLAGS = ("-I", "-isystem", "-iquote", "-include", "-D", "-U")
 _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-include")
-_MAKE_TOKEN = re.compile(r"(?<![\w$(-])(-I|-D|-U|-isystem\s+|-std=)(\S+)")
-_CMAKE_CALL = re.compile(
+_MAKE_TOKEN = textre.compile(r"(?<![\w$(-])(-I|-D|-U|-isystem\s+|-std=)(\S+)")
+_CMAKE_CALL = textre.compile(
     r"(?is)\b(include_directories|target_include_directories|add_compile_definitions"
     r"|add_definitions|target_compile_definitions)\s*\(([^)]*)\)"
 )

@@ -28,15 +28,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, lazyre, subproc
+from gpuport import fileio, subproc, textre
 from gpuport.models import GpuportError
 
 __all__ = ["HipHeaders", "find_include", "header_version", "load_headers", "local_headers"]
 
-_VERSION = lazyre.compile(r"#\s*define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
-_COMMENT = lazyre.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_IDENT = lazyre.compile(r"[A-Za-z_]\w*")
-_LIBRARY_DIRS = lazyre.compile(r"^(?:hip|roc|rccl|miopen)\w*$", re.I)
+_VERSION = textre.compile(r"#\s*define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
+_COMMENT = textre.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_IDENT = textre.compile(r"[A-Za-z_]\w*")
+_LIBRARY_DIRS = textre.compile(r"^(?:hip|roc|rccl|miopen)\w*$", re.I)
 _MAX_FILE = 4 * 1024 * 1024
 CACHE_VERSION = 1
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 
 __all__ = ["LaunchEdit", "LaunchFailure", "rewrite_launches"]
 
 _SPACE = " \t\r\n"
 #: A possibly qualified name ending where the search ends (``ns::kernel``).
-_NAME = lazyre.compile(r"(?<![\w:])(?:::)?[A-Za-z_]\w*(?:[ \t]*::[ \t]*[A-Za-z_]\w*)*$")
+_NAME = textre.compile(r"(?<![\w:])(?:::)?[A-Za-z_]\w*(?:[ \t]*::[ \t]*[A-Za-z_]\w*)*$")
 #: A kernel name may not follow these (it would be part of an expression).
 _BAD_BEFORE = set("<.=+-*/%&|^!~?,[(>")
 _NAME_CHARS = frozenset("_: \t")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpuport import fileio, lazyre, subproc
+from gpuport import fileio, subproc, textre
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
@@ -56,7 +55,7 @@ from .translate import (
 from .tree import other_files
 from .wave64 import WaveMode
 
-_SURROGATE = lazyre.compile("[\udc80-\udcff]")
+_SURROGATE = textre.compile("[\udc80-\udcff]")
 
 __all__ = [
     "CompileResult",
@@ -76,7 +75,7 @@ HIPCC_MISSING = (
     "--check needs hipcc, which is not on PATH; install Debian's `hipcc` package "
     "(apt-get install hipcc) or a ROCm release, or drop --check"
 )
-_HIP_VERSION = lazyre.compile(r"HIP version:\s*(\d+)\.(\d+)")
+_HIP_VERSION = textre.compile(r"HIP version:\s*(\d+)\.(\d+)")
 
 
 # The report's types are plain dataclasses, not pydantic models: a hipify run never imports
@@ -183,7 +182,7 @@ def _rocm_install_version() -> str | None:
             text = (Path(root) / ".info" / "version").read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        m = re.match(r"\s*(\d+)\.(\d+)", text)
+        m = textre.match(r"\s*(\d+)\.(\d+)", text)
         if m:
             return f"{m.group(1)}.{m.group(2)}"
     return None

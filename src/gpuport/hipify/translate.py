@@ -36,7 +36,7 @@ from typing import Literal, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.knowledge.api_map import ApiEntry, ApiMap, load_api_map
 from gpuport.models import GpuportError
 from gpuport.scan.cxx import CxxSource, lex, within
@@ -76,20 +76,20 @@ _WARP_NONSYNC = {
     "__any_sync": "__any",
     "__all_sync": "__all",
 }
-_WARP_CALL = lazyre.compile(
+_WARP_CALL = textre.compile(
     r"(?<![\w.])(?P<name>" + "|".join([*_WARP_NONSYNC, "__syncwarp"]) + r")\b[ \t\r\n]*\("
 )
-_FULL_MASK_32 = lazyre.compile(r"0[xX][fF]{8}(?:[uU](?:[lL]{1,2})?|[lL]{1,2}[uU]?)?")
-_IDENT = lazyre.compile(r"(?<![\w.])[A-Za-z_]\w*")
-_INCLUDE = lazyre.compile(
+_FULL_MASK_32 = textre.compile(r"0[xX][fF]{8}(?:[uU](?:[lL]{1,2})?|[lL]{1,2}[uU]?)?")
+_IDENT = textre.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_INCLUDE = textre.compile(
     r'^[ \t]*\#[ \t]*(?:include|include_next)[ \t]*(?:<(?P<angle>[^>\n]*)>|"(?P<quote>[^"\n]*)")',
     re.MULTILINE,
 )
-_SCOPE_AFTER = lazyre.compile(r"[ \t]*::")
-_USING_NAMESPACE = lazyre.compile(r"\busing[ \t]+namespace[ \t]+$")
-_PRAGMA_ONCE = lazyre.compile(r"[ \t]*\#[ \t]*pragma[ \t]+once\b")
-_IFNDEF = lazyre.compile(r"[ \t]*\#[ \t]*ifndef[ \t]+(\w+)")
-_DEFINE = lazyre.compile(r"[ \t]*\#[ \t]*define[ \t]+(\w+)")
+_SCOPE_AFTER = textre.compile(r"[ \t]*::")
+_USING_NAMESPACE = textre.compile(r"\busing[ \t]+namespace[ \t]+$")
+_PRAGMA_ONCE = textre.compile(r"[ \t]*\#[ \t]*pragma[ \t]+once\b")
+_IFNDEF = textre.compile(r"[ \t]*\#[ \t]*ifndef[ \t]+(\w+)")
+_DEFINE = textre.compile(r"[ \t]*\#[ \t]*define[ \t]+(\w+)")
 #: Words that make a file device code (the API families that need hip_runtime.h are added).
 _DEVICE_WORDS = frozenset(
     {
@@ -109,7 +109,7 @@ _RUNTIME_FAMILIES = frozenset({"runtime", "device", "driver"})
 #: Host APIs all declared in the HIP headers (device functions may come from clang's own).
 _CORE_FAMILIES = frozenset({"runtime", "driver", "complex", "nvrtc"})
 #: CUDA toolkit headers (not a project's own): unmapped, they have no HIP counterpart.
-_CUDA_HEADER = lazyre.compile(
+_CUDA_HEADER = textre.compile(
     r"^(?:cooperative_groups/|cuda/|nvtx3/|crt/|cuda_(?:pipeline|awbarrier|fp8|fp6|fp4|egl|gl_interop"
     r"|texture_types|surface_types|device_runtime_api|occupancy)\w*\.h$|mma\.h$|cudaTypedefs\.h$"
     r"|cudnn_\w+\.h$|cusparseLt\.h$|cutensor\w*\.h$|cufile\.h$|nvml\.h$|nvjpeg\.h$|npp\w*\.h$"
@@ -158,8 +158,11 @@ def _unavailable(entry: ApiEntry, target: Version, headers: HipHeaders | None = 
     if headers is not None:
         if entry.hip in headers.names:
             return None
-        if entry.family in _CORE_FAMILIES:
+        if entry.family in _CORE_FAMILIES or entry.hip_header:
             return f"not in the HIP {headers.version} headers at {headers.include}"
+    elif entry.hip_header and not entry.hip_added:
+        # only a HIP's own headers can say (bf16 intrinsics newer HIPs added): none to read
+        return f"needs a HIP whose {entry.hip_header} defines it; no such headers to check"
     if entry.hip_added and _parse_version(entry.hip_added) > target:
         return f"not available before HIP {entry.hip_added}"
     if entry.hip_removed and _parse_version(entry.hip_removed) <= target:

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
 from gpuport.scan.rules.native.warp import _warpish, device_code
@@ -117,60 +117,60 @@ class WavePlan:
 
 
 _OWN = frozenset({MACRO, LOG2})
-_BITS_WORDS = lazyre.compile(r"\b(?:bits?|words?|ints?|bitmask|bitset)\b", re.I)
-_DEFINE32 = lazyre.compile(
+_BITS_WORDS = textre.compile(r"\b(?:bits?|words?|ints?|bitmask|bitset)\b", re.I)
+_DEFINE32 = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?(?P<v>32)[uU]?\)?[ \t]*$"
 )
-_CONST32 = lazyre.compile(
+_CONST32 = textre.compile(
     r"\b(?P<name>[A-Za-z_]\w*)\s*(?:=|\{)\s*\(?\s*(?P<v>32)[uU]?\s*\)?\s*\}?\s*[;,)]"
 )
-_CONST_TYPES = lazyre.compile(
+_CONST_TYPES = textre.compile(
     r"(?:\b(?:static|const|constexpr|inline|__device__|__constant__|__host__)\s+)+"
     r"(?:unsigned\s+|signed\s+)?(?:int|uint32_t|int32_t|size_t|unsigned|short|long|auto)\s*$"
 )
-_MASK_DEFINE = lazyre.compile(
+_MASK_DEFINE = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?(?P<v>0[xX][fF]{8}[uU]?)\)?[ \t]*$"
 )
-_MASK_CONST = lazyre.compile(
+_MASK_CONST = textre.compile(
     r"(?P<type>(?:unsigned(?:\s+int)?|uint32_t|int))\s+(?P<name>[A-Za-z_]\w*)\s*=\s*"
     r"(?P<v>0[xX][fF]{8}[uU]?)\s*;"
 )
 _SYNC_FIRST = r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all)_sync\s*\(\s*"
-_BALLOT_DECL = lazyre.compile(
+_BALLOT_DECL = textre.compile(
     r"(?P<type>(?:(?:const|unsigned|signed|int|uint32_t|int32_t|long)\s+)*"
     r"(?:unsigned|int|uint32_t|int32_t))\s+(?P<name>[A-Za-z_]\w*)\s*=\s*"
     r"(?P<call>__ballot(?:_sync)?|__activemask)\s*\("
 )
-_BALLOT_ASSIGN = lazyre.compile(
+_BALLOT_ASSIGN = textre.compile(
     r"\b(?P<name>[A-Za-z_]\w*)\s*=\s*(?:__ballot(?:_sync)?|__activemask)\s*\("
 )
-_BITFN = lazyre.compile(r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?P<arg>[A-Za-z_]\w*)\b")
-_ONE_SHIFT = lazyre.compile(r"(?<![\w.])(?P<one>1[uU]?|-1|~0[uU]?)(?=\s*<<)")
-_FOR16 = lazyre.compile(
+_BITFN = textre.compile(r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?P<arg>[A-Za-z_]\w*)\b")
+_ONE_SHIFT = textre.compile(r"(?<![\w.])(?P<one>1[uU]?|-1|~0[uU]?)(?=\s*<<)")
+_FOR16 = textre.compile(
     r"\bfor\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|unsigned|uint32_t|auto)\s+)?"
     r"(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>16[uU]?|[^;]{1,40}?)\s*;(?P<cond>[^;]*);(?P<step>[^)]*)\)"
 )
-_SHFL_CALL = lazyre.compile(
+_SHFL_CALL = textre.compile(
     r"(?:\b__shfl(?:_up|_down|_xor)?(?P<sync>_sync)?|(?<=[.>])\s*shfl(?:_up|_down|_xor)?)\s*\("
 )
-_TILE32 = lazyre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<v>32)[uU]?\s*[,>]")
-_LANE_CMP = lazyre.compile(
+_TILE32 = textre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<v>32)[uU]?\s*[,>]")
+_LANE_CMP = textre.compile(
     r"\b(?P<var>[A-Za-z_]\w*)(?:\s*\+[^;(){}]{1,30}\))?\s*(?P<op>==|!=|<=|>=|<|>)\s*"
     r"(?P<k>31|32)[uU]?\b(?![.\w])"
 )
-_SRC_LANE = lazyre.compile(r"\b__shfl(?:_sync)?\s*\(")
-_UNROLLED = lazyre.compile(r"\b__shfl_(?:xor|down)(?:_sync)?\s*\(")
-_SHARED32 = lazyre.compile(
+_SRC_LANE = textre.compile(r"\b__shfl(?:_sync)?\s*\(")
+_UNROLLED = textre.compile(r"\b__shfl_(?:xor|down)(?:_sync)?\s*\(")
+_SHARED32 = textre.compile(
     r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*\[\s*(?P<v>32)[uU]?\s*\]\s*(?=[;=,])"
 )
-_LANE_OP = lazyre.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
-_THREAD_INDEX = lazyre.compile(
+_LANE_OP = textre.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
+_THREAD_INDEX = textre.compile(
     r"^\(?\s*(?:threadIdx\.[xyz]|(?:tid|ltid|tidx|tx|thread_?id\w*|threadId\w*|local_?id)"
     r"|blockDim\.[xyz]|(?:\w*block\w*|\w*BLOCK\w*|\w*threads\w*|\w*THREADS\w*|TPB))\s*\)?$"
 )
-_OPERAND = lazyre.compile(r"(?:[\w.]|->)+\s*$")
-_TARGET = lazyre.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
-_LANE_TARGET = lazyre.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
+_OPERAND = textre.compile(r"(?:[\w.]|->)+\s*$")
+_TARGET = textre.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
+_LANE_TARGET = textre.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
 
 
 def _stmt_start(code: str, pos: int) -> int:
@@ -254,7 +254,7 @@ class _Planner:
         if _BITS_WORDS.search(comment[len(self.src.code_line(line).rstrip()) :] or ""):
             self.leave(start, "constant", f"`{name}` = 32 is described as a bit or word width")
             return
-        if re.search(r"<<\s*\(?[^;]*%\s*" + re.escape(name) + r"\b", self.code):
+        if textre.search(r"<<\s*\(?[^;]*%\s*" + re.escape(name) + r"\b", self.code):
             self.leave(
                 start, "constant", f"`{name}` is also used as a bit position (`<< x % {name}`)"
             )
@@ -273,7 +273,9 @@ class _Planner:
         src, code = self.src, self.code
         for line in range(1, src.line_count + 1):
             m = _MASK_DEFINE.match(src.code_line(line))
-            if m is None or not re.search(_SYNC_FIRST + re.escape(m.group("name")) + r"\b", code):
+            if m is None or not textre.search(
+                _SYNC_FIRST + re.escape(m.group("name")) + r"\b", code
+            ):
                 continue
             start, _ = src.line_span(line)
             self.edit(
@@ -285,7 +287,7 @@ class _Planner:
             )
         for m in _MASK_CONST.finditer(code):
             name = m.group("name")
-            if not re.search(_SYNC_FIRST + re.escape(name) + r"\b", code):
+            if not textre.search(_SYNC_FIRST + re.escape(name) + r"\b", code):
                 continue
             if self.edit(
                 m.start("type"), m.end("type"), "unsigned long long", "mask", f"{name}: 64-bit mask"
@@ -320,14 +322,16 @@ class _Planner:
             self.leave(
                 m.start(), "ballot", f"`{name}` holds a ballot; declared elsewhere, not widened"
             )
-        for m in re.finditer(r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?=__ballot|__activemask)", code):
+        for m in textre.finditer(
+            r"\b__(?P<fn>popc|ffs|clz)\s*\(\s*(?=__ballot|__activemask)", code
+        ):
             fn = m.group("fn")
             at = m.start() + 2
             self.edit(at, at + len(fn), fn + "ll", "ballot", f"__{fn} of a ballot -> __{fn}ll")
 
     def _ballot_uses(self, name: str, start: int, end: int) -> None:
         code = self.code
-        word = re.compile(r"\b" + re.escape(name) + r"\b")
+        word = textre.compile(r"\b" + re.escape(name) + r"\b")
         for m in _BITFN.finditer(code, start, end):
             if m.group("arg") != name:
                 continue
@@ -389,7 +393,7 @@ class _Planner:
                 )
                 continue
             for a0, a1 in widths:
-                lit = re.search(r"32[uU]?", code[a0:a1])
+                lit = textre.search(r"32[uU]?", code[a0:a1])
                 if lit is not None:
                     self.edit(
                         a0 + lit.start(), a0 + lit.end(), MACRO, "shuffle", "width 32 -> wave size"
@@ -404,7 +408,7 @@ class _Planner:
                 )
             else:
                 c0 = m.start("cond")
-                k = re.search(r"(32|16)[uU]?", code[c0 : m.end("cond")])
+                k = textre.search(r"(32|16)[uU]?", code[c0 : m.end("cond")])
                 if k is None:
                     continue
                 new = MACRO if k.group(1) == "32" else f"{MACRO} / 2"
@@ -465,14 +469,14 @@ class _Planner:
             lane_target = target is not None and _LANE_TARGET.search(target.group(1)) is not None
             if not (_THREAD_INDEX.match(left) or (lane_target and left)):
                 continue
-            if op in ("&", "%") and re.search(
+            if op in ("&", "%") and textre.search(
                 r"<<\s*\(?\s*$", code[max(stmt, m.start() - 120) : m.start() - len(left)]
             ):
                 self.leave(
                     m.start(), "lane", f"`{left} {op} {m.group('k')}` is a bit position (after <<)"
                 )
                 continue
-            if target is not None and re.search(r"bit|word", target.group(1), re.I):
+            if target is not None and textre.search(r"bit|word", target.group(1), re.I):
                 self.leave(m.start(), "lane", f"`{target.group(1)}` looks like a bit or word index")
                 continue
             k_start = m.start("k")
@@ -484,7 +488,7 @@ class _Planner:
         code = self.code
         for m in _LANE_CMP.finditer(code):
             var = m.group("var")
-            if not re.fullmatch(r"(?i)lane(?:_?id(?:x)?)?|lid|laneIdx|lane_index", var):
+            if not textre.fullmatch(r"(?i)lane(?:_?id(?:x)?)?|lid|laneIdx|lane_index", var):
                 continue
             k = m.group("k")
             new = f"{MACRO} - 1" if k == "31" else MACRO
@@ -501,7 +505,7 @@ class _Planner:
                 args = args[1:]
             if len(args) != 2 or int_value(code[args[1][0] : args[1][1]]) != 31:
                 continue
-            lit = re.search(r"31[uU]?", code[args[1][0] : args[1][1]])
+            lit = textre.search(r"31[uU]?", code[args[1][0] : args[1][1]])
             if lit is not None:
                 at = args[1][0] + lit.start()
                 new = f"{MACRO} - 1"

@@ -9,13 +9,12 @@ the bundled ones, new keys are added.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from gpuport import textre
 from gpuport.knowledge.plain import FORBID_EXTRA, check_sources, plain_record
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, toml_table
@@ -49,7 +48,7 @@ VerifiedFact = Literal[
 
 def normalize_name(name: str) -> str:
     """PEP 503 normalisation: ``Flash_Attn`` and ``flash-attn`` are the same project."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 Family = Literal["CDNA", "RDNA", "GCN"]
@@ -124,8 +123,8 @@ class PackageDB:
         self._misses: set[str] = set()
         # aliases (globs allowed), normalised once; one regex says whether any can match
         self._globs = [(normalize_name(a), p) for p in packages for a in p.aliases]
-        any_glob = "|".join(f"(?:{fnmatch.translate(g)})" for g, _ in self._globs)
-        self._any_glob = re.compile(any_glob) if any_glob else None
+        any_glob = "|".join(f"(?:{textre.glob(g).pattern})" for g, _ in self._globs)
+        self._any_glob = textre.compile(any_glob) if any_glob else None
         self._imports: dict[str, PackageInfo] = {}
         for pkg in packages:
             for mod in pkg.imports:
@@ -138,7 +137,7 @@ class PackageDB:
             return hit
         if self._any_glob is not None and self._any_glob.match(norm):
             for glob, pkg in self._globs:  # in catalog order, as PackageInfo.matches would
-                if fnmatch.fnmatchcase(norm, glob):
+                if textre.glob(glob).match(norm):
                     return pkg
         if len(self._misses) < 100_000:  # a miss is remembered, not re-matched
             self._misses.add(norm)
@@ -202,7 +201,13 @@ def _merge(bundled: list[M], extra: list[M], key: str) -> list[M]:
     return list(by_key.values())
 
 
-USER_FILES = ("packages.toml", "targets.toml", "gpus.toml", "models.toml")
+USER_FILES = (
+    "packages.toml",
+    "targets.toml",
+    "gpus.toml",
+    "models.toml",
+    "kernel_families.toml",
+)
 
 
 def _user_file(user_dir: Path | None, name: str) -> Path | None:
@@ -217,8 +222,7 @@ def _user_file(user_dir: Path | None, name: str) -> Path | None:
         raise GpuportError(f"--knowledge {user_dir}: not a directory")
     if not any((user_dir / f).is_file() for f in USER_FILES):
         raise GpuportError(
-            f"--knowledge {user_dir}: holds neither packages.toml nor targets.toml "
-            "nor gpus.toml nor models.toml"
+            f"--knowledge {user_dir}: holds none of the knowledge files ({', '.join(USER_FILES)})"
         )
     candidate = user_dir / name
     return candidate if candidate.is_file() else None

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import fnmatch
-import re
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuport import textre
 from gpuport.knowledge import KNOWLEDGE_DIR, Sourced, _entries, _merge, _user_file, _validated
+from gpuport.knowledge.specs import Derivation
 from gpuport.models import GpuportError
 
 GPUS_TOML = KNOWLEDGE_DIR / "gpus.toml"
@@ -94,6 +94,13 @@ class GpuSpec(Sourced):
         ),
     )
     prices: list[Price] = Field(default_factory=list)
+    derive: Derivation | None = Field(
+        default=None,
+        description=(
+            "the primary inputs (architecture row, units, clocks, the vendor's printed "
+            "figures) its peaks are recomputed from (knowledge/specs.py)"
+        ),
+    )
 
     @property
     def flush_bytes(self) -> int:
@@ -157,7 +164,7 @@ def match_device(
     for gpu in load_gpus(user_dir).values():
         if want_arch is not None and _norm_arch(gpu.arch) != want_arch:
             continue
-        scores = [_specificity(p) for p in gpu.match if fnmatch.fnmatchcase(lowered, p.lower())]
+        scores = [_specificity(p) for p in gpu.match if textre.glob(p.lower()).match(lowered)]
         if scores and (best is None or max(scores) >= best[0]):
             best = (max(scores), gpu)
     return best[1] if best is not None else None
@@ -165,7 +172,7 @@ def match_device(
 
 def _squash(text: str) -> str:
     """Spelling-insensitive form: ``H100 SXM``, ``h100_sxm`` and ``h100-sxm`` agree."""
-    return re.sub(r"[\s_-]+", "-", text.strip().lower())
+    return textre.sub(r"[\s_-]+", "-", text.strip().lower())
 
 
 def _norm_arch(arch: str) -> str:
@@ -175,5 +182,5 @@ def _norm_arch(arch: str) -> str:
 
 def _specificity(pattern: str) -> tuple[int, int]:
     """(literal characters, 1 if the glob has no wildcard at all) for ranking matches."""
-    literal = re.sub(r"\[[^\]]*\]|[*?]", "", pattern)
+    literal = textre.sub(r"\[[^\]]*\]|[*?]", "", pattern)
     return len(literal), int(literal == pattern)

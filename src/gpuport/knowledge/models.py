@@ -13,14 +13,13 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.knowledge import KNOWLEDGE_DIR, Sourced, _entries, _merge, _user_file, _validated
 from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError, json_value
@@ -149,7 +148,7 @@ def load_models(user_dir: Path | None = None) -> dict[str, ModelSpec]:
 def _squash(text: str) -> str:
     """``Llama 3 70B``, ``llama_3-70b`` and ``meta-llama/Llama-3-70B`` all agree."""
     text = text.strip().lower().rsplit("/", 1)[-1]
-    return re.sub(r"[\s_.-]+", "-", text)
+    return textre.sub(r"[\s_.-]+", "-", text)
 
 
 def resolve_model(name: str, user_dir: Path | None = None) -> ModelSpec:

@@ -9,10 +9,10 @@ still there, imported from here on first use.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpuport import textre
 from gpuport.knowledge import PackageStatus, RouteKind, VerifiedFact, normalize_name
 from gpuport.knowledge.plain import check_sources
 
@@ -51,6 +51,21 @@ class Route(BaseModel):
     command: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     build_flags: str | None = None
+    rocm: list[str] = Field(
+        default_factory=list,
+        description=(
+            "the ROCm releases the wheels, images or builds this route names are published "
+            "for (e.g. 7.1, 7.14, 10.1); empty where the route does not depend on one"
+        ),
+    )
+
+    @field_validator("rocm")
+    @classmethod
+    def _rocm_versions(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if not textre.fullmatch(r"\d+\.\d+(\.\d+)?", v)]
+        if bad:
+            raise ValueError(f"ROCm releases are MAJOR.MINOR[.PATCH]: {bad}")
+        return value
 
 
 class PackageInfo(Sourced):
@@ -65,9 +80,16 @@ class PackageInfo(Sourced):
     min_version: str | None = Field(default=None, description="first version usable on ROCm")
     caveats: dict[str, str] = Field(default_factory=dict, description="by family: cdna, rdna, all")
     category: str = "library"
+    cuda_at_build_time: bool = Field(
+        default=False,
+        description=(
+            "a code generator (cumm, pccm): the CUDA a project builds with it is written at "
+            "build or JIT time, so a scan of the project's tree does not see it"
+        ),
+    )
 
     def matches(self, dist_name: str) -> bool:
         norm = normalize_name(dist_name)
         if norm == normalize_name(self.name):
             return True
-        return any(fnmatch.fnmatchcase(norm, normalize_name(a)) for a in self.aliases)
+        return any(textre.glob(normalize_name(a)).match(norm) for a in self.aliases)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from gpuport.assess.model import Assessment, CostSection, HipifySection
 from gpuport.cost.model import GpuCost
 from gpuport.models import Severity
+from gpuport.render import effort_view
+from gpuport.render.cost_render import speed_basis
 from gpuport.render.text import md
 
 TOP_FINDINGS = 50
@@ -52,7 +54,7 @@ def render(a: Assessment) -> str:
         "",
         f"* Target: {t.name} ({t.generation}, wave{t.wave_size}, FP8 {t.fp8})",
         f"* Effort: **{md(a.effort.days())}**"
-        + (f" ({a.effort.hours:g} h of listed work)" if a.effort.hours else ""),
+        + (f" ({a.effort.hours:g} h of listed changes)" if a.effort.hours else ""),
         "* Findings in core code (judged): "
         + ", ".join(f"{judged.get(s, 0)} {s.value}" for s in Severity)
         + (f"; not judged: {md(a.scan.not_judged())}" if a.scan.not_judged() else ""),
@@ -76,8 +78,11 @@ def render(a: Assessment) -> str:
     if not a.conclusions:
         out += ["No criterion applies.", ""]
     out += _assumptions(a)
+    out += ["## Effort", ""]
+    if a.effort.components:
+        out += [*effort_view.markdown(a.effort.components, a.effort.days(), a.effort.calendar), ""]
     out += [
-        "## Effort",
+        "Listed changes by area:",
         "",
         "| area | items | hours | basis |",
         "|---|---:|---:|---|",
@@ -217,8 +222,8 @@ def _cost(cost: CostSection) -> list[str]:
             "",
             "| GPU | fits on one | GPUs (TP) | "
             + ("micro-batch" if train else "sequences (own max)")
-            + " | tok/s per GPU | $/GPU-h | $/Mtok |",
-            "|---|---|---:|---:|---:|---:|---:|",
+            + " | tok/s per GPU | $/GPU-h | $/Mtok | basis |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
         ]
         if r.concurrency_basis:
             out[-2:-2] = [f"Concurrency: {md(r.concurrency_basis)}.", ""]
@@ -226,9 +231,11 @@ def _cost(cost: CostSection) -> list[str]:
             tps = g.train_tokens_per_s_per_gpu if train else g.decode_tokens_per_s_per_gpu
             usd = g.usd_per_mtok_train if train else g.usd_per_mtok_output
             gpus = "never" if g.gpus_needed is None else f"{g.gpus_needed} (TP {g.tp_degree})"
+            kind = f" ({g.price.kind})" if g.price is not None and usd is not None else ""
             out.append(
                 f"| {md(g.name)} | {'yes' if g.fits else 'no'} | {gpus} | {_seqs(g)} | "
-                f"{_num(tps)} | {_usd(g.usd_per_hour)} | {_usd(usd)} |"
+                f"{_num(tps)} | {_usd(g.usd_per_hour)} | {_usd(usd)}{kind} | "
+                f"{md(speed_basis(g))} |"
             )
         out += [f"* {md(n)}" for n in r.notes]
         out.append("")

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from gpuport.assess.model import Assessment, Assumed, Readiness
 from gpuport.models import Severity
+from gpuport.render import effort_view
 from gpuport.render.text import clean, clean_line
 
 SEV_STYLE = {
@@ -54,7 +55,7 @@ def _banner(a: Assessment) -> Panel:
         ),
         Text.from_markup(
             f"effort [bold]{escape(a.effort.days())}[/]"
-            + (f" ({a.effort.hours:g} h of listed work)" if a.effort.hours else "")
+            + (f" ({a.effort.hours:g} h of listed changes)" if a.effort.hours else "")
             + f"   {counts}"
         ),
         Text(""),
@@ -116,7 +117,7 @@ def _conclusions(a: Assessment) -> Table:
 
 
 def _effort(a: Assessment) -> Table:
-    table = Table(title="Effort by area", title_justify="left", caption=a.effort.note)
+    table = Table(title="Listed changes by area", title_justify="left", caption=a.effort.note)
     table.add_column("area", overflow="fold")
     table.add_column("items", justify="right")
     table.add_column("hours", justify="right")
@@ -148,8 +149,9 @@ def section_lines(a: Assessment) -> list[str]:
                 (g.usd_per_mtok_train if train else g.usd_per_mtok_output, g) for g in r.records
             ]
             shown = ", ".join(
-                f"{g.name} ${u:.3g} ({g.concurrency} seqs on {g.gpus_needed} GPU"
-                f"{'s' if (g.gpus_needed or 0) > 1 else ''})"
+                f"{g.name} ${u:.3g} {g.price.kind if g.price else ''} ({g.concurrency} seqs on "
+                f"{g.gpus_needed} GPU{'s' if (g.gpus_needed or 0) > 1 else ''}, "
+                f"{'given' if g.throughput_source == 'flag' else 'modelled'})"
                 for u, g in priced
                 if u is not None
             )
@@ -178,6 +180,8 @@ def render(a: Assessment, console: Console, *, written: str | None = None) -> No
     _assumptions(a, console)
     if a.conclusions:
         console.print(_conclusions(a))
+    if a.effort.components:
+        console.print(effort_view.rich_table(a.effort.components, a.effort.calendar))
     if a.effort.classes:
         console.print(_effort(a))
     for line in section_lines(a):

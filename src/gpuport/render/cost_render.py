@@ -87,7 +87,10 @@ def header_lines(report: CostReport) -> list[str]:
         if report.concurrency_basis:
             lines.append(f"concurrency: {report.concurrency_basis}")
         if report.price_kind:
-            lines.append(f"prices: {report.price_kind} for every GPU unless labelled")
+            lines.append(
+                f"prices: {report.price_kind}, the median of each GPU's recent quotes; a GPU "
+                "without one is labelled with its kind and not compared"
+            )
     return lines
 
 
@@ -102,8 +105,8 @@ def _columns(training: bool) -> list[str]:
     if training:
         return ["GPU", "fits on 1", "GPUs", "max micro-batch", "tok/s/GPU", "$/GPU-h",
                 "$/Mtok train", "J/tok"]  # fmt: skip
-    return ["GPU", "fits on 1", "GPUs (TP×DP)", "seq", "tok/s/user", "tok/s/GPU",
-            "TTFT ms", "$/GPU-h", "$/Mtok out", "$/Mtok in", "margin GB/GPU",
+    return ["GPU", "fits on 1", "GPUs (TP×DP)", "seq", "tok/s/user", "TPOT ms", "tok/s/GPU",
+            "TTFT ms", "speed", "$/GPU-h", "$/Mtok out", "$/Mtok in", "margin GB/GPU",
             "own max seq (GPUs)", "$/Mtok out at own max", USD_PER_GB_COLUMN, "J/tok",
             "break-even h"]  # fmt: skip
 
@@ -114,6 +117,32 @@ def _hourly(rec: GpuCost, kind: str) -> str:
     if rec.price is not None and kind and rec.price.kind not in (kind, "flag"):
         text += f" ({rec.price.kind})"
     return text
+
+
+def _kind(rec: GpuCost) -> str:
+    """The price kind a $/Mtok figure is at: printed beside every one."""
+    if rec.price is None:
+        return ""
+    return " (your price)" if rec.price.kind == "flag" else f" ({rec.price.kind})"
+
+
+def _per_mtok(value: float | None, rec: GpuCost) -> str:
+    return usd(value) + (_kind(rec) if value is not None else "")
+
+
+def speed_basis(rec: GpuCost) -> str:
+    """ "modelled (sm_90/vllm)", "modelled (sm_90/vllm, borrowed)", or "given"."""
+    if rec.throughput_source == "flag":
+        return "given (--throughput)"
+    if rec.serving is None:
+        return "modelled"
+    measured = any(e.basis == "measured" for e in rec.efficiency.values())
+    parts = [rec.serving.profile]
+    if rec.serving.borrowed:
+        parts.append("borrowed")
+    if measured:
+        parts.append("your bench")
+    return f"modelled ({', '.join(parts)})"
 
 
 def _own(rec: GpuCost) -> str:
@@ -132,10 +161,12 @@ def _cells(rec: GpuCost, training: bool, kind: str = "") -> list[str]:
     margin = "-" if rec.margin_gb_per_gpu is None else f"{rec.margin_gb_per_gpu:.2f}"
     return [
         rec.gpu, fits, _gpus(rec, False), str(rec.concurrency),
-        num(rec.decode_tokens_per_s_per_user), num(rec.decode_tokens_per_s_per_gpu) + flag,
-        num(rec.ttft_ms), _hourly(rec, kind), usd(rec.usd_per_mtok_output),
-        usd(rec.usd_per_mtok_input), margin, _own(rec), usd(rec.usd_per_mtok_output_at_own_max),
-        usd(rec.usd_per_gb), num(rec.joules_per_token), num(rec.breakeven_hours),
+        num(rec.decode_tokens_per_s_per_user), num(rec.tpot_ms),
+        num(rec.decode_tokens_per_s_per_gpu) + flag, num(rec.ttft_ms), speed_basis(rec),
+        _hourly(rec, kind), _per_mtok(rec.usd_per_mtok_output, rec),
+        _per_mtok(rec.usd_per_mtok_input, rec), margin, _own(rec),
+        _per_mtok(rec.usd_per_mtok_output_at_own_max, rec), usd(rec.usd_per_gb),
+        num(rec.joules_per_token), num(rec.breakeven_hours),
     ]  # fmt: skip
 
 
@@ -163,7 +194,7 @@ def cheapest_phrase(report: CostReport) -> str:
     else:
         text = f"; lowest $/Mtok {what}: {best.gpu} {usd(rate(best))}"
     if not training:
-        text += f" at {best.concurrency} sequences each"
+        text += f" at {best.concurrency} sequences"
     kind = best.price.kind if best.price is not None else ""
     if kind:
         text += " (your --price figures)" if kind == "flag" else f" ({kind} prices)"
@@ -176,6 +207,18 @@ def cheapest_phrase(report: CostReport) -> str:
     return text
 
 
+def _deployment(rec: GpuCost) -> str:
+    parts = [f"TP{rec.tp_degree}"]
+    if rec.pp_degree and rec.pp_degree > 1:
+        parts.append(f"PP{rec.pp_degree}")
+    if rec.ep_degree and rec.ep_degree > 1:
+        parts.append(f"EP{rec.ep_degree}")
+    if rec.dp_attention:
+        parts.append("DP-attention")
+    replicas = f" × {rec.replicas} replicas" if rec.replicas and rec.replicas > 1 else ""
+    return " ".join(parts) + replicas
+
+
 def detail_lines(report: CostReport) -> list[str]:
     """Efficiencies, prices and notes per GPU, then the report's own notes."""
     out: list[str] = []
@@ -185,13 +228,24 @@ def detail_lines(report: CostReport) -> list[str]:
             for what, e in sorted(rec.efficiency.items())
         ]
         out.append(f"{rec.gpu}: " + " · ".join(parts))
+        speed = rec.provenance.get("decode_tokens_per_s_per_gpu")
+        if speed:
+            out.append(f"  speed: {speed}")
+        if rec.serving is not None and rec.throughput_source != "flag":
+            sb = rec.serving
+            out.append(
+                f"  deployment: {_deployment(rec)} on {rec.engine}; per step {sb.layer_us:.1f} µs "
+                f"per layer, {sb.collective_us:.1f} µs per all-reduce"
+            )
         if rec.price is not None:
             p = rec.price
             if p.origin == "catalog":
-                where = f"{p.kind}, {p.provider}, {p.date}, {p.source}"
+                where = f"{p.kind}, {p.provider}, newest {p.date}, {p.source}"
             else:
                 where = "from --price"
             out.append(f"  price ${p.usd_per_hour:.2f}/GPU-hour {where}")
+            if len(p.quotes) > 1:
+                out += [f"    quote: {q}" for q in p.quotes]
         if rec.purchase_usd is not None and rec.breakeven_hours is not None:
             days = (
                 f" ({rec.breakeven_days:,.0f} days at the utilisation)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuport.models import Severity
+from gpuport.render import effort_view
 from gpuport.render.text import md
 from gpuport.scan.model import ScanReport
 
@@ -17,8 +18,8 @@ def render(report: ScanReport) -> str:
         f"* Project: {md(report.root)}",
         f"* Target: **{t.name}** ({t.generation}, wave{t.wave_size}, FP8 {t.fp8})",
         f"* Verdict: **{report.verdict.value}**: {report.verdict_reason}",
-        f"* Effort: **{report.effort.low_days:g}–{report.effort.high_days:g} days** "
-        f"({report.effort.hours:g} h of listed work)",
+        f"* Effort: **{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days** "
+        f"(by component below; {report.effort.hours:g} h of listed changes)",
         "* Findings: " + ", ".join(f"{report.counts.get(s, 0)} {s.value}" for s in Severity),
         f"* Files: {report.files_scanned} scanned, {len(report.skipped)} skipped, "
         f"{len(report.not_built)} not compiled by the ROCm build",
@@ -55,10 +56,14 @@ def render(report: ScanReport) -> str:
             )
     else:
         out.append("Nothing found.")
+    if report.effort.components:
+        total = f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days"
+        out += ["", "## Effort", ""]
+        out += effort_view.markdown(report.effort.components, total, report.effort.calendar)
     if report.effort.basis:
         out += [
             "",
-            "## Effort basis",
+            "## Listed changes",
             "",
             "| rule | what | count | h each | hours |",
             "|---|---|---:|---:|---:|",

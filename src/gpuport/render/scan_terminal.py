@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuport.models import Severity
+from gpuport.render import effort_view
 from gpuport.render.finding_groups import RuleGroup, by_scope, counts_text, group
 from gpuport.render.text import clean, clean_line
 from gpuport.scan.finding import Finding
@@ -46,8 +47,8 @@ def _header(report: ScanReport) -> Panel:
             f"{escape(clean(report.verdict_reason))}"
         ),
         Text.from_markup(
-            f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} days[/] "
-            f"({report.effort.hours:g} h of listed work; basis below)"
+            f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} "
+            f"engineer-days[/] (by component below; {report.effort.hours:g} h of listed changes)"
         ),
         Text.from_markup(
             f"{counts}   files {report.files_scanned} scanned, {len(report.skipped)} skipped"
@@ -169,7 +170,7 @@ def _per_file(report: ScanReport, console: Console) -> None:
 
 
 def _effort(report: ScanReport) -> Table:
-    table = Table(title="Effort basis", title_justify="left", caption=report.effort.note)
+    table = Table(title="Listed changes (hours per rule)", title_justify="left")
     table.add_column("rule", overflow="fold")
     table.add_column("what", overflow="fold")
     table.add_column("count", justify="right", overflow="fold")
@@ -223,6 +224,9 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         )
     if verbose:
         _per_file(report, console)
+    if report.effort.components:
+        caption = "; ".join(x for x in (report.effort.calendar, report.effort.note) if x)
+        console.print(effort_view.rich_table(report.effort.components, caption))
     if report.effort.basis:
         console.print(_effort(report))
     if report.skipped:

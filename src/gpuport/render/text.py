@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
+
 #: C0/C1 controls (tab and newline kept), zero-width and direction marks (U+200B-U+200F,
 #: U+061C), line/paragraph separators, bidi embeddings, overrides and isolates, and the
 #: zero-width no-break space (U+FEFF): each can hide or reorder what a reader sees.
-_CONTROL = re.compile(
+_CONTROL = textre.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e"
     r"\u2066-\u2069\ufeff]"
 )
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MD_SPECIAL = textre.compile(r"([\\`*_\[\]|~])")
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx_expr import (
     _ELIF_KINDS,
     _IF_KINDS,
@@ -60,17 +60,17 @@ __all__ = [
 # Scanning jumps between the characters that can open a comment, a literal or a
 # directive; every branch starts with a literal character, so the regex engine
 # skips everything else in C. What opened the match is then sorted out in Python.
-_SCAN = lazyre.compile(r"//[^\n\\]*(?:\\[\s\S][^\n\\]*)*|/\*[\s\S]*?(?:\*/|\Z)|\"|'|\#")
-_STR_BODY = lazyre.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*')
-_CHR_BODY = lazyre.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*")
-_RAW_OPEN = lazyre.compile(r'(?P<delim>[^()\\\s"]{0,16})\(')
-_INCLUDE = lazyre.compile(r'\#[ \t]*(?:include|include_next|import)[ \t]*(?:"[^"\n]*"|<[^>\n]*>)')
+_SCAN = textre.compile(r"//[^\n\\]*(?:\\[\s\S][^\n\\]*)*|/\*[\s\S]*?(?:\*/|\Z)|\"|'|\#")
+_STR_BODY = textre.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*')
+_CHR_BODY = textre.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*")
+_RAW_OPEN = textre.compile(r'(?P<delim>[^()\\\s"]{0,16})\(')
+_INCLUDE = textre.compile(r'\#[ \t]*(?:include|include_next|import)[ \t]*(?:"[^"\n]*"|<[^>\n]*>)')
 _BLANKS = frozenset(" \t\r\f\v")
 _STRING_PREFIXES = frozenset({"", "u8", "u", "U", "L"})
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
-_PP_NUMBER_TAIL = lazyre.compile(r"[\w.']+$")
-_NOT_NEWLINE = lazyre.compile(r"[^\r\n]")
-_DIRECTIVE = lazyre.compile(
+_PP_NUMBER_TAIL = textre.compile(r"[\w.']+$")
+_NOT_NEWLINE = textre.compile(r"[^\r\n]")
+_DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(?P<kind>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b"
     r"(?P<expr>[^\n\\]*(?:\\[\s\S][^\n\\]*)*)",
     re.MULTILINE,
@@ -296,12 +296,12 @@ class CxxSource:
 
 
 _BRACKET_RE = {
-    "(": lazyre.compile(r"[()]"),
-    "[": lazyre.compile(r"[\[\]]"),
-    "{": lazyre.compile(r"[{}]"),
+    "(": textre.compile(r"[()]"),
+    "[": textre.compile(r"[\[\]]"),
+    "{": textre.compile(r"[{}]"),
 }
-_TOP_SCAN = {sep: re.compile(r"[()\[\]{}" + sep + "]") for sep in ",:;"}
-_HEAD_RE = lazyre.compile(r"[(){};=]")
+_TOP_SCAN = {sep: textre.compile(r"[()\[\]{}" + sep + "]") for sep in ",:;"}
+_HEAD_RE = textre.compile(r"[(){};=]")
 #: A declaration head (qualifier to ``{``) longer than this is not looked at: it bounds the
 #: work per qualifier, so a file of qualifiers alone stays linear.
 _HEAD_LIMIT = 8192
@@ -507,7 +507,7 @@ def _lex(text: str) -> CxxSource:
             last = pos = end
     parts.append(text[last:])
     code = "".join(parts)
-    line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    line_starts = [0, *(m.end() for m in textre.finditer("\n", text))]
     directives = [
         Directive(
             line=bisect.bisect_right(line_starts, m.start("kind")),

@@ -19,18 +19,18 @@ import operator
 import re
 from collections.abc import Callable
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import Directive, const_value
 
 __all__ = ["nvidia_only_lines", "without_cuda_arch"]
 
 _IF_KINDS = ("if", "ifdef", "ifndef")
 _ELIF_KINDS = ("elif", "elifdef", "elifndef")
-_ARCH = lazyre.compile(r"\b__CUDA_ARCH__\b")
-_ARCH_DEFINED = lazyre.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
+_ARCH = textre.compile(r"\b__CUDA_ARCH__\b")
+_ARCH_DEFINED = textre.compile(r"\bdefined\s*(?:\(\s*__CUDA_ARCH__\s*\)|__CUDA_ARCH__\b)")
 # The other side is a number or a project constant naming an architecture
 # (``GGML_CUDA_CC_AMPERE``, ``CUDA_ARCH_AMPERE``): those are positive (compute capabilities).
-_ARCH_CMP = lazyre.compile(
+_ARCH_CMP = textre.compile(
     r"\b__CUDA_ARCH__\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d+[uUlL]*|[A-Za-z_]\w*)\b"
     r"|\b(?P<rnum>\d+[uUlL]*|[A-Za-z_]\w*)\s*(?P<rop>[<>]=?|[!=]=)\s*__CUDA_ARCH__\b"
 )
@@ -76,7 +76,7 @@ def without_cuda_arch(
     same way.
     """
     named = _ARCH.search(expr) is not None
-    names = [n for n in false_names if n in expr and re.search(rf"\b{re.escape(n)}\b", expr)]
+    names = [n for n in false_names if n in expr and textre.search(rf"\b{re.escape(n)}\b", expr)]
     if not named and not names:
         return None
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
@@ -87,8 +87,8 @@ def without_cuda_arch(
     if kind not in ("if", "elif"):
         return None
     for n in names:
-        expr = re.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
-        expr = re.sub(rf"\b{re.escape(n)}\b", "0", expr)
+        expr = textre.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
+        expr = textre.sub(rf"\b{re.escape(n)}\b", "0", expr)
     expr = _ARCH_CMP.sub(_arch_cmp, _ARCH_DEFINED.sub("0", expr))
     return const_value(_ARCH.sub("0", expr))
 

@@ -3,7 +3,7 @@ test ROCm, and what is its value when it is made of literals only."""
 
 from __future__ import annotations
 
-from gpuport import lazyre
+from gpuport import textre
 
 __all__ = ["ROCM_MACRO", "const_value", "rocm_guard_expr", "rocm_polarity"]
 
@@ -13,7 +13,7 @@ __all__ = ["ROCM_MACRO", "const_value", "rocm_guard_expr", "rocm_polarity"]
 #: ``GGML_USE_HIP``, ``TORCH_HIP_VERSION``, ``__AMDGCN__``, ``__gfx942__``,
 #: ``__GFX9__`` and the like. ``HIP``/``ROCM`` must start a word part, so
 #: ``OWNERSHIP`` or ``CHIP_ID`` do not count.
-ROCM_MACRO = lazyre.compile(
+ROCM_MACRO = textre.compile(
     r"(?<![A-Za-z0-9])(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn)(?![a-z])"
     r"|\b__gfx\d+\w*__\b|\b__GFX\d+__\b"
 )
@@ -57,7 +57,7 @@ def rocm_guard_expr(kind: str, expr: str) -> bool:
 
 _IF_KINDS = ("if", "ifdef", "ifndef")
 _ELIF_KINDS = ("elif", "elifdef", "elifndef")
-_INT = lazyre.compile(r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
+_INT = textre.compile(r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
 
 
 def _split_top(expr: str, op: str) -> list[str]:

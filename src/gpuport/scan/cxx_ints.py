@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_expr import rocm_guard_expr
 
@@ -24,13 +24,13 @@ __all__ = [
 
 # Both start with a literal, so the regex engine can skip ahead in C; where a match starts
 # (the start of its line, a word boundary) is checked after.
-_DEFINE_VALUE = lazyre.compile(r"\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)")
-_CONSTEXPR_VALUE = lazyre.compile(
+_DEFINE_VALUE = textre.compile(r"\#[ \t]*define[ \t]+(\w+)\b(?!\()[ \t]*([^\n]*)")
+_CONSTEXPR_VALUE = textre.compile(
     r"constexpr\s+(?:static\s+)?(?:const\s+)?(?:unsigned\s+|signed\s+)?"
     r"(?:int|unsigned|long|short|size_t|u?int(?:32|64|16)_t|auto)\s+(\w+)\s*=\s*([^;,{}]+);"
 )
-_INT_TEXT = lazyre.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
-_COMMENT_TAIL = lazyre.compile(r"\s*(?://.*|/\*.*)?$")
+_INT_TEXT = textre.compile(r"\(?\s*(\d+)[uUlL]*\s*\)?")
+_COMMENT_TAIL = textre.compile(r"\s*(?://.*|/\*.*)?$")
 
 
 def int_constants(text: str) -> dict[str, set[str]]:
@@ -64,13 +64,13 @@ def known_ints(values: dict[str, set[str]]) -> dict[str, int]:
 
 
 #: a cooperative-groups tile of a fixed size: ``tiled_partition<N>``, ``thread_block_tile<N>``
-TILE_SIZE = lazyre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
-_WARP_DEFINE = lazyre.compile(
+TILE_SIZE = textre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
+_WARP_DEFINE = textre.compile(
     r"^[ \t]*\#[ \t]*define[ \t]+(\w*(?:WARP|Warp|warp|WAVE|Wave|wave)\w*)[ \t]+\(?32[uU]?\)?[ \t]*"
     r"(?://[^\n]*|/\*[^\n]*)?$",
     re.M,
 )
-_FUNCTION_HEAD = lazyre.compile(r"__global__|__device__")
+_FUNCTION_HEAD = textre.compile(r"__global__|__device__")
 _REACH = 30000  # how far back a use looks for its function head, and on for its tile
 
 
@@ -157,9 +157,9 @@ def _uses_in_tiles(text: str, name: str, ints: dict[str, int]) -> tuple[int, boo
     if name not in text:
         return 0, True
     uses = 0
-    for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+    for m in textre.finditer(rf"\b{re.escape(name)}\b", text):
         line_start = text.rfind("\n", 0, m.start()) + 1
-        if re.match(r"[ \t]*\#[ \t]*(?:define|undef|ifn?def|if|elif)\b", text[line_start:]):
+        if textre.match(r"[ \t]*\#[ \t]*(?:define|undef|ifn?def|if|elif)\b", text[line_start:]):
             continue
         before = text[line_start : m.start()]
         if "//" in before or before.lstrip().startswith(("*", "/*")):
@@ -183,12 +183,12 @@ def _size_is_32(size: str, name: str, ints: dict[str, int]) -> bool:
     return size == "32" or last == name or ints.get(last) == 32
 
 
-_CONSTEXPR_BOOL = lazyre.compile(
+_CONSTEXPR_BOOL = textre.compile(
     r"constexpr\s+(?:static\s+)?(?:const\s+)?bool\s+(\w+)\s*=\s*([^;{}]+);"
 )
-_IF_CONSTEXPR = lazyre.compile(r"\bif\s+constexpr\s*\(")
-_ELSE = lazyre.compile(r"\s*else\b\s*")
-_IF_AFTER_ELSE = lazyre.compile(r"if\s+(?:constexpr\s*)?\(")
+_IF_CONSTEXPR = textre.compile(r"\bif\s+constexpr\s*\(")
+_ELSE = textre.compile(r"\s*else\b\s*")
+_IF_AFTER_ELSE = textre.compile(r"if\s+(?:constexpr\s*)?\(")
 
 
 def constexpr_rocm_lines(src: CxxSource) -> list[tuple[int, int]]:
@@ -214,7 +214,7 @@ def constexpr_rocm_lines(src: CxxSource) -> list[tuple[int, int]]:
         cond = " ".join(code[m.end() : close].split())
         for name, value in rocm_bools.items():
             if name in cond:
-                cond = re.sub(rf"\b{re.escape(name)}\b", f"({' '.join(value.split())})", cond)
+                cond = textre.sub(rf"\b{re.escape(name)}\b", f"({' '.join(value.split())})", cond)
         if not rocm_guard_expr("if", cond):
             continue
         end = _branch_end(src, close + 1)

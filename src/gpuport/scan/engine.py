@@ -215,6 +215,8 @@ def scan_path(
             RULES,
             component_of,
             [(p, e) for p, e in nv if p in has_nv_findings] if route else [],
+            device_files(candidates, view),
+            opts.knowledge_dir,
         ),
         scope=opts.scope,
         routes=view.routes,
@@ -223,6 +225,20 @@ def scan_path(
         scope_counts=dict(sorted(scope_counts.items())),
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def device_files(candidates: Sequence[Candidate], view: ProjectView) -> int:
+    """The CUDA sources (.cu/.cuh) in core code that the ROCm build compiles: the project has
+    GPU code to bring up (the effort model's bring-up component)."""
+    from gpuport.scan.project.scopes import Scope, scope_of
+
+    return sum(
+        1
+        for c in candidates
+        if c.rel.endswith((".cu", ".cuh"))
+        and c.rel not in view.build.not_built
+        and scope_of(c.rel) is Scope.CORE
     )
 
 

@@ -35,6 +35,33 @@ class EffortItem(BaseModel):
     hours: float
 
 
+EffortKind = Literal["bring-up", "native", "kernel family", "python", "build", "containers"]
+#: build: hipifies cleanly or needs a thin shim; hipify: hipify plus real fixes; integration:
+#: an AMD library covers the kernel family; re-implement: none does; drop: left out of the
+#: ROCm build (an NVIDIA-only component beside a working route); changes: the listed hours
+EffortRegime = Literal[
+    "bring-up", "build", "hipify", "integration", "re-implement", "drop", "changes"
+]
+
+
+class EffortComponent(BaseModel):
+    """One component of the effort estimate: its regime, range and what it rests on."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    name: str
+    kind: EffortKind
+    path: str = ""
+    regime: EffortRegime
+    low_days: float
+    high_days: float
+    basis: str = Field(description="how the range was made, in one line")
+    constructs: list[str] = Field(default_factory=list)
+    family: str | None = Field(default=None, description="the kernel family's kind")
+    amd_equivalent: str | None = None
+    findings: int = 0
+
+
 class Effort(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
@@ -43,6 +70,8 @@ class Effort(BaseModel):
     hours: float
     basis: list[EffortItem]
     note: str
+    components: list[EffortComponent] = Field(default_factory=list)
+    calendar: str = Field(default="", description="calendar time against engineer time")
 
 
 class RouteEvidence(BaseModel):

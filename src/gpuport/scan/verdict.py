@@ -1,25 +1,21 @@
-"""Readiness verdict and effort estimate, with the basis shown.
+"""Readiness verdict, with its reason; the effort estimate is :mod:`gpuport.scan.effort`'s.
 
-The estimate is deliberately simple and explainable: every rule carries the
-hours one occurrence typically costs to fix (its ``effort_hours``); findings
-lowered to info by a ROCm guard cost nothing. The range turns hours into
-working days (6 focused hours a day) and widens it, because such estimates
-are rarely better than a factor of two.
+Every rule carries the hours one occurrence typically costs to fix (its ``effort_hours``):
+the effort's listed changes, and with a ROCm route the gap its blockers leave. Findings
+lowered to info by a ROCm guard cost nothing.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from gpuport.models import Severity
+from gpuport.scan.effort.items import HIGH, HOURS_PER_DAY, LOW  # noqa: F401 (re-exported)
 from gpuport.scan.finding import Finding
-from gpuport.scan.model import Effort, EffortItem, Verdict
-
-HOURS_PER_DAY = 6.0
-LOW, HIGH = 0.7, 1.6
+from gpuport.scan.model import Effort, Verdict
 
 
 class _HasEffort(Protocol):
@@ -93,115 +89,22 @@ def verdict_for(
     return Verdict.READY, "nothing found that stands in the way of ROCm"
 
 
-_FAMILY = re.compile(r"this file uses (CUTLASS|CuTe|the cuDNN frontend|NVSHMEM|TensorRT)")
-_PACKAGE = re.compile(r"comes from ([\w.-]+)")
-_LIBRARY = re.compile(r"this file uses ([\w+ .-]+?) \(|^`([^`]+)` ")
-#: Import rules whose fix is per package (replace it, or install its ROCm build).
-ONCE_PER_PACKAGE = frozenset({"GP201", "GP202"})
-#: Rules whose fix is per library or per spelling in a component (hipify or a find-replace;
-#: an FP8 dtype becomes one target-chosen constant, `torch.float8_e4m3fnuz` on gfx942; a
-#: CUDA-graph API is validated against eager mode once per component).
-ONCE_PER_LIBRARY = frozenset({"GP316", "GP319", "GP208", "GP215"})
-DROP_HOURS = 8.0
-
-
 def estimate_effort(
     findings: Sequence[Finding],
     rules: Mapping[str, _HasEffort],
     component_of: Callable[[str], str] | None = None,
     replace_or_drop: Sequence[tuple[str, str]] = (),
+    device_files: int = 0,
+    knowledge_dir: Path | None = None,
 ) -> Effort:
-    """``component_of`` maps a path to its component (library families count once per
-    component); ``replace_or_drop`` lists NVIDIA-only components (path, evidence)."""
-    counted: Counter[str] = Counter()
-    seen_deps: set[tuple[str, str]] = set()
-    seen_family: set[tuple[str, str]] = set()
-    for f in findings:
-        if f.severity is Severity.INFO:
-            continue
-        if f.rule_id.startswith("GP1"):  # the same package declared in several files: fix once
-            key = (f.rule_id, f.message)
-            if key in seen_deps:
-                continue
-            seen_deps.add(key)
-        if f.rule_id in ONCE_PER_PACKAGE:  # one job per package, however many imports
-            pkg = _PACKAGE.search(f.message)
-            key = (f.rule_id, pkg.group(1) if pkg else f.message)
-            if key in seen_deps:
-                continue
-            seen_deps.add(key)
-        if f.rule_id in ONCE_PER_LIBRARY:  # switching a library (or a spelling) is one job
-            lib = _LIBRARY.search(f.message)  # per component, not one per file
-            comp = component_of(f.location.path) if component_of else ""
-            key = (f.rule_id, comp + "|" + ((lib.group(1) or lib.group(2)) if lib else f.message))
-            if key in seen_deps:
-                continue
-            seen_deps.add(key)
-        if f.rule_id == "GP212" and "(a PTX math approximation)" in f.message:
-            # swapping PTX approximations for Triton's math is one job per component
-            key = (f.rule_id, component_of(f.location.path) if component_of else "")
-            if key in seen_deps:
-                continue
-            seen_deps.add(key)
-        if f.rule_id == "GP212" and "(PTX synchronization)" in f.message:
-            # a file's PTX barriers, atomics and thread indices move to Triton's primitives
-            # together: one job per file
-            key = (f.rule_id, "sync|" + f.location.path)
-            if key in seen_deps:
-                continue
-            seen_deps.add(key)
-        fam = _FAMILY.search(f.message) if f.rule_id == "GP315" else None
-        if fam is not None:  # a library family is ported once per component, not per file
-            comp = component_of(f.location.path) if component_of else ""
-            family = "CUTLASS" if fam.group(1) in ("CUTLASS", "CuTe") else fam.group(1)
-            if (comp, family) in seen_family:
-                continue
-            seen_family.add((comp, family))
-        counted[f.rule_id] += 1
-    basis: list[EffortItem] = []
-    for rule_id, count in sorted(counted.items()):
-        rule = rules[rule_id]
-        basis.append(
-            EffortItem(
-                rule_id=rule_id,
-                title=rule.title,
-                count=count,
-                hours_each=rule.effort_hours,
-                hours=round(rule.effort_hours * count, 2),
-            )
-        )
-    for path, evidence in replace_or_drop:
-        basis.append(
-            EffortItem(
-                rule_id="component",
-                title=f"replace or drop {path}/ on ROCm (NVIDIA-only component: {evidence})",
-                count=1,
-                hours_each=DROP_HOURS,
-                hours=DROP_HOURS,
-            )
-        )
-    basis.sort(key=lambda item: (-item.hours, item.rule_id))
-    hours = round(sum(item.hours for item in basis), 2)
-    days = hours / HOURS_PER_DAY
-    return Effort(
-        low_days=round(days * LOW, 1),
-        high_days=round(days * HIGH, 1),
-        hours=hours,
-        basis=basis,
-        note=(
-            "sum over findings of the rule's typical hours per occurrence (see `gpuport rules`); "
-            f"{HOURS_PER_DAY:g} focused hours a day, range x{LOW:g}..x{HIGH:g}; "
-            "guarded and info findings cost nothing; a dependency finding repeated in several "
-            "manifests counts once, and so does a package imported in several files or a "
-            "library with a ROCm twin (or a CUDA-only type name, an FP8 dtype, a CUDA-graph "
-            "API) used in several files of a component, and so do Triton PTX math "
-            "approximations; Triton PTX that only synchronizes counts once per file; "
-            "a library family (CUTLASS/CuTe, cuDNN frontend) counts "
-            "once per component; an NVIDIA-only component is one 'replace or drop' item "
-            f"({DROP_HOURS:g} h to take it out of the ROCm build; porting it is a project "
-            "of its own)"
-        ),
-    )
+    """The effort estimate (:mod:`gpuport.scan.effort`): ``component_of`` maps a path to its
+    component; ``replace_or_drop`` lists NVIDIA-only components beside a working route (path,
+    evidence); ``device_files`` counts the CUDA sources the ROCm build compiles;
+    ``knowledge_dir`` is ``--knowledge`` (its ``kernel_families.toml``)."""
+    from gpuport.scan.effort import EffortContext, estimate
+
+    ctx = EffortContext(component_of, replace_or_drop, device_files, knowledge_dir)
+    return estimate(findings, rules, ctx)
 
 
 def top_blockers(

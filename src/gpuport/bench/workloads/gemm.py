@@ -29,10 +29,10 @@ import contextlib
 import dataclasses
 import itertools
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from gpuport import textre
 from gpuport.bench.model import BenchResult, CaseStatus, DeviceInfo
 from gpuport.bench.registry import BenchContext, Case, Measurement, Skip, Workload, register
 
@@ -106,7 +106,7 @@ def fp8_problem(info: DeviceInfo, native: str | None, forced: str | None) -> str
 def _tf32_problem(info: DeviceInfo) -> str | None:
     if info.backend == "cpu":
         return "TF32 is a GPU tensor-core mode; CPU matmuls have no TF32"
-    found = re.match(r"sm_(\d+)", info.arch or "")
+    found = textre.match(r"sm_(\d+)", info.arch or "")
     if info.backend == "cuda" and found and int(found.group(1)) < 80:
         return f"TF32 needs sm_80 or newer (this GPU is {info.arch})"
     return None

@@ -19,24 +19,27 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
 from gpuport.scan.project.build_setup_ast import Use
 
 __all__ = ["cmake_uses", "make_uses"]
 
-_HIP_VAR = re.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
-_CUDA_VAR = re.compile(r"^(?:(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_)?CUDA(?:_ONLY|_FOUND)?$", re.I)
-_NOT_ROCM_WORD = re.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I)
-_ROCM_WORD = re.compile(r"^(?:hip|rocm|amd)$", re.I)
-_CMD = re.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
-_TOKEN = re.compile(r'"[^"]*"|[^\s"]+')
-_VARREF = re.compile(r"\$\{(\w+)\}")
+_HIP_VAR = textre.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
+_CUDA_VAR = textre.compile(
+    r"^(?:(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_)?CUDA(?:_ONLY|_FOUND)?$", re.I
+)
+_NOT_ROCM_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I)
+_ROCM_WORD = textre.compile(r"^(?:hip|rocm|amd)$", re.I)
+_CMD = textre.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
+_TOKEN = textre.compile(r'"[^"]*"|[^\s"]+')
+_VARREF = textre.compile(r"\$\{(\w+)\}")
 _ROOT_VARS = (
     "CMAKE_CURRENT_SOURCE_DIR",
     "PROJECT_SOURCE_DIR",
     "CMAKE_SOURCE_DIR",
     "CMAKE_CURRENT_LIST_DIR",
 )
-_SOURCEISH = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|\*")
+_SOURCEISH = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|\*")
 _SKIP_CMDS = frozenset(
     {"message", "option", "find_package", "include", "set_property", "install",
      "configure_file", "file", "string", "execute_process"}
@@ -44,7 +47,7 @@ _SKIP_CMDS = frozenset(
 
 
 def _strip_comments(text: str) -> str:
-    return re.sub(r"#[^\n]*", "", text)
+    return textre.sub(r"#[^\n]*", "", text)
 
 
 def _term_value(tokens: list[str]) -> bool | None:
@@ -219,8 +222,8 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     return uses, br.tested, ranges
 
 
-_MAKE_COND = re.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
-_MAKE_SRC = re.compile(r"[\w./*-]+\.(?:cu|cuh|cpp|cc|cxx|c)\b")
+_MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
+_MAKE_SRC = textre.compile(r"[\w./*-]+\.(?:cu|cuh|cpp|cc|cxx|c)\b")
 
 
 def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
@@ -233,7 +236,7 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
         m = _MAKE_COND.match(raw)
         if m:
             kind, rest = m.group(1), m.group(2)
-            words = re.findall(r"\$\((\w+)\)|\b(\w+)\b", rest)
+            words = textre.findall(r"\$\((\w+)\)|\b(\w+)\b", rest)
             names = [a or b for a, b in words]
             if kind in ("ifdef", "ifndef"):
                 name = names[0] if names else ""

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from gpuport import textre
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
@@ -28,13 +29,13 @@ from gpuport.scan.project.build_setup_ast import Use, setup_uses
 
 __all__ = ["BuildModel", "Component", "build_model"]
 
-_NATIVE_SOURCE = re.compile(r"\.(?:cu|cpp|cc|cxx|c\+\+)$")
-_NVIDIA_TECH = re.compile(
+_NATIVE_SOURCE = textre.compile(r"\.(?:cu|cpp|cc|cxx|c\+\+)$")
+_NVIDIA_TECH = textre.compile(
     r"cutlass|\bcute\b|sm_?90a|compute_90a|sm_?100a|tensorrt|trtllm|nvidia-cutlass-dsl"
     r"|cuda-python|cuda\.bindings|nvshmem",
     re.I,
 )
-_ROCM_TECH = re.compile(r"rocm|\bhip\b|hipcc|is_hip|torch\.version\.hip|amdgpu|gfx9", re.I)
+_ROCM_TECH = textre.compile(r"rocm|\bhip\b|hipcc|is_hip|torch\.version\.hip|amdgpu|gfx9", re.I)
 
 
 Component = ComponentInfo
@@ -86,7 +87,7 @@ def _glob_re(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out) + "$")
+    return textre.compile("".join(out) + "$")
 
 
 def _norm(base: str, pattern: str) -> str | None:
@@ -151,7 +152,7 @@ def _is_packaging(rel: str, text: str) -> bool:
     if name == "pyproject.toml":
         return "[project]" in text or "[build-system]" in text
     if name == "cmakelists.txt":
-        return re.search(r"^\s*project\s*\(", text, re.M | re.I) is not None
+        return textre.search(r"^\s*project\s*\(", text, re.M | re.I) is not None
     return False
 
 
@@ -196,9 +197,9 @@ def build_model(
     return model
 
 
-_CUTLASS_USE = re.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")
+_CUTLASS_USE = textre.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")
 _MIN_KERNEL_FILES = 3
-_DEVICE_CODE = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b")
+_DEVICE_CODE = textre.compile(r"__global__|__device__|<<<|\bthreadIdx\b")
 
 
 def _host_binding(rel: str, text: str) -> bool:
@@ -328,7 +329,7 @@ def _headers_of_unbuilt(
                 changed = True
 
 
-_NATIVE_BUILD = re.compile(
+_NATIVE_BUILD = textre.compile(
     r"\b(?:Extension|cuda_add_library|add_library|pybind11_add_module)\s*\("
     r"|\b(?:CUDAExtension|CppExtension)\b"  # also `ext = CUDAExtension; ext(...)`
     r"|LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA"

@@ -21,23 +21,25 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gpuport import textre
+
 __all__ = ["Use", "rocm_value", "setup_uses"]
 
 #: A name or dotted name that is true on a ROCm build.
-_ROCM_NAME = re.compile(
+_ROCM_NAME = textre.compile(
     r"(?:^|\.)(?!(?:skip|no|disable|without)_)(?:[A-Za-z0-9]+_)*?(?:rocm|hip)(?:_(?:build|extension|"
     r"pytorch|available|enabled|home|path))?$|torch\.version\.hip$",
     re.I,
 )
 #: A name or dotted name that is false (None, unset) on a ROCm build.
-_CUDA_NAME = re.compile(
+_CUDA_NAME = textre.compile(
     r"(?:^|\.)(?:is_|use_|build_|with_|enable_|for_)?cuda(?:_(?:only|home))?$"
     r"|torch\.version\.cuda$",
     re.I,
 )
-_ROCM_WORD = re.compile(r"^(?:rocm|hip|amd|hipcc)$", re.I)
-_OTHER_WORD = re.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|hpu|sycl|cu\d+)$", re.I)
-_SOURCEISH = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|[*]|/")
+_ROCM_WORD = textre.compile(r"^(?:rocm|hip|amd|hipcc)$", re.I)
+_OTHER_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|hpu|sycl|cu\d+)$", re.I)
+_SOURCEISH = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|[*]|/")
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,7 @@ class _Eval:
                     if parts is None or len(parts) != 1:
                         parts = ["*"]  # a loop variable: any name there
                     text = [t + g for t in text for g in parts]
-            return [re.sub(r"\*+", "*", t) for t in text if t.strip("*/")]
+            return [textre.sub(r"\*+", "*", t) for t in text if t.strip("*/")]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add):
             left, right = self.paths(node.left), self.paths(node.right)
             if left is None or right is None:

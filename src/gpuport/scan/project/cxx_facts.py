@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpuport import textre
 from gpuport.scan.cxx import ROCM_MACRO, lex
 from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
@@ -34,15 +35,15 @@ from gpuport.scan.project.cxx_includes import include_sides
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
-_DEFINE = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)", re.M)
-_INCLUDE = re.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+_DEFINE = textre.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)", re.M)
+_INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 _SHIM_NAME = r"__(?:shfl\w*|\w+_sync|activemask|ballot\w*|lanemask\w*|syncwarp)"
-_SHIM_DEFINE = re.compile(rf"^[ \t]*\#[ \t]*define[ \t]+({_SHIM_NAME})\b", re.M)
-_SHIM_FUNC = re.compile(rf"\b({_SHIM_NAME})\s*\([^;{{)]*\)\s*(?:const\s*)?\{{")
+_SHIM_DEFINE = textre.compile(rf"^[ \t]*\#[ \t]*define[ \t]+({_SHIM_NAME})\b", re.M)
+_SHIM_FUNC = textre.compile(rf"\b({_SHIM_NAME})\s*\([^;{{)]*\)\s*(?:const\s*)?\{{")
 # In a header only a ROCm branch includes (ggml's vendors/hip.h), any CUDA-style ``__name``
 # it defines is a shim: __vsubss4, __shfl_xor_sync ...
-_ANY_DEFINE = re.compile(r"^[ \t]*\#[ \t]*define[ \t]+(__[a-z]\w*)\b", re.M)
-_ANY_FUNC = re.compile(r"\b(__[a-z]\w*)\s*\([^;{)]*\)\s*(?:const\s*)?\{")
+_ANY_DEFINE = textre.compile(r"^[ \t]*\#[ \t]*define[ \t]+(__[a-z]\w*)\b", re.M)
+_ANY_FUNC = textre.compile(r"\b(__[a-z]\w*)\s*\([^;{)]*\)\s*(?:const\s*)?\{")
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def includes_of(text: str) -> frozenset[str]:
     return frozenset(m.group(1).rsplit("/", 1)[-1] for m in _INCLUDE.finditer(text))
 
 
-_SHIM_HINT = re.compile(_SHIM_NAME + r"\s*\(")
+_SHIM_HINT = textre.compile(_SHIM_NAME + r"\s*\(")
 _SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__syncwarp")
 _ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
 

@@ -18,13 +18,14 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from gpuport import textre
 from gpuport.scan.cxx import ROCM_MACRO, CxxSource, lex
 from gpuport.scan.cxx_expr import rocm_polarity
 
 __all__ = ["IncludeSides", "include_sides"]
 
-_QUOTED = re.compile(r'^[ \t]*\#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
-_ROCM_DIRECTIVE = re.compile(
+_QUOTED = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_ROCM_DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b[^\n]*?"
     r"(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn|__gfx|__GFX)",
     re.M,

@@ -9,15 +9,18 @@ statically: pyproject tables (PEP 621 and Poetry), ``extras_require`` in setup.p
 from __future__ import annotations
 
 import ast
-import re
+
+from gpuport import textre
 
 __all__ = ["pyproject_extra_lines", "setup_cfg_extra_lines", "setup_py_extra_lines"]
 
-_EXTRA_HEADER = re.compile(r"^\s*\[(?:project\.optional-dependencies|tool\.poetry\.extras)\]\s*$")
-_TABLE = re.compile(r"^\s*\[")
-_EXTRA_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*=""")
-_DOTTED_EXTRA = re.compile(r"""^\s*optional-dependencies\.["']?([\w.-]+)["']?\s*=""")
-_NEW_KEY = re.compile(r"^[A-Za-z_\"'][^=]*=")
+_EXTRA_HEADER = textre.compile(
+    r"^\s*\[(?:project\.optional-dependencies|tool\.poetry\.extras)\]\s*$"
+)
+_TABLE = textre.compile(r"^\s*\[")
+_EXTRA_KEY = textre.compile(r"""^\s*["']?([\w.-]+)["']?\s*=""")
+_DOTTED_EXTRA = textre.compile(r"""^\s*optional-dependencies\.["']?([\w.-]+)["']?\s*=""")
+_NEW_KEY = textre.compile(r"^[A-Za-z_\"'][^=]*=")
 
 
 def pyproject_extra_lines(text: str) -> dict[int, str]:
@@ -95,8 +98,8 @@ def _table(value: ast.expr, assigned: dict[str, ast.expr], out: dict[int, str], 
             _lines(item, key.value, out)
 
 
-_CFG_SECTION = re.compile(r"^\s*\[([^\]]+)\]")
-_CFG_KEY = re.compile(r"^([\w.-]+)\s*[=:]")
+_CFG_SECTION = textre.compile(r"^\s*\[([^\]]+)\]")
+_CFG_KEY = textre.compile(r"^([\w.-]+)\s*[=:]")
 
 
 def setup_cfg_extra_lines(text: str) -> dict[int, str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from gpuport import fileio, lazyre
+from gpuport import fileio, textre
 from gpuport.models import GpuportError
 from gpuport.scan.project.gitindex import GitFacts, git_facts
 from gpuport.scan.rules.base import FileKind
@@ -36,14 +36,14 @@ NATIVE_SUFFIXES = {
     ".inl",
 }
 GPU_BINARY_SUFFIXES = {".cubin", ".fatbin", ".ptx"}
-_REQUIREMENTS = lazyre.compile(r"^(requirements|constraints|reqs)([-_.][\w.-]*)?\.(txt|in)$", re.I)
-_REQ_DIR_FILE = lazyre.compile(r".*\.(txt|in)$")
-_DOCKERFILE = lazyre.compile(
+_REQUIREMENTS = textre.compile(r"^(requirements|constraints|reqs)([-_.][\w.-]*)?\.(txt|in)$", re.I)
+_REQ_DIR_FILE = textre.compile(r".*\.(txt|in)$")
+_DOCKERFILE = textre.compile(
     r"^(dockerfile|containerfile)([-_.][\w.-]*)?$|.*\.(dockerfile|containerfile)$", re.I
 )
-_COMPOSE = lazyre.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
-_CONDA = lazyre.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
-_MAKEFILE = lazyre.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
+_COMPOSE = textre.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
+_CONDA = textre.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
+_MAKEFILE = textre.compile(r"^(gnumakefile|makefile)$|.*\.mk$", re.I)
 
 # Folders never entered and not worth a line in the report: version control and caches
 # (every other folder whose name starts with a dot is treated the same way).

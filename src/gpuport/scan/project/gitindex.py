@@ -22,9 +22,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 
-_GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+_GITMODULE_PATH = textre.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 MAX_GITMODULES = 1_000_000
 #: An index larger than this is not read (torch's is ~2 MB, the Linux kernel's ~10 MB).
 MAX_INDEX = 128 * 1024 * 1024

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, lazyre
+from gpuport import fileio, textre
 from gpuport.safeparse import ParseError, toml_table
 
 PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -60,7 +60,7 @@ def own_distributions(root: Path, project_dirs: Iterable[Path] = ()) -> frozense
 
 
 def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return textre.sub(r"[-_.]+", "-", name).lower()
 
 
 # Top-level folders that hold other people's or generated code, never the project's packages.
@@ -70,11 +70,11 @@ _NOT_PACKAGES = {"site-packages", "dist-packages", "node_modules", "build", "dis
 _LAYOUT_DIRS = {"src", "lib", "python", "py"}
 # Top-level scripts that are not importable modules of the project.
 _NOT_MODULES = {"setup", "conftest", "noxfile", "fabfile", "manage", "__init__", "__main__"}
-_WHERE = lazyre.compile(r"""\bwhere\s*=\s*\[?\s*["']([\w./-]+)["']""")
-_PACKAGE_DIR = lazyre.compile(r"""package_dir\s*=\s*\{\s*["']["']\s*:\s*["']([\w./-]+)["']""")
-_PY_NAME = lazyre.compile(r"^[A-Za-z_]\w*$")
+_WHERE = textre.compile(r"""\bwhere\s*=\s*\[?\s*["']([\w./-]+)["']""")
+_PACKAGE_DIR = textre.compile(r"""package_dir\s*=\s*\{\s*["']["']\s*:\s*["']([\w./-]+)["']""")
+_PY_NAME = textre.compile(r"^[A-Za-z_]\w*$")
 # setup(name="x") in setup.py, `name = x` under [metadata] in setup.cfg
-_DIST_NAME = lazyre.compile(
+_DIST_NAME = textre.compile(
     r"""\bname\s*=\s*["']([A-Za-z0-9][\w.-]*)["']|^name\s*=\s*([A-Za-z0-9][\w.-]*)\s*$""", re.M
 )
 

@@ -13,20 +13,22 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
 
 __all__ = ["RouteEvidence", "find_routes", "is_rocm_variant_name", "working_route"]
 
-_ROCM_NAME = re.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
-_FROM_ROCM = re.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
-_REQ_ROCM = re.compile(r"download\.pytorch\.org/whl/rocm|\+rocm\d|repo\.radeon\.com", re.I)
-_EXTRA_ROCM = re.compile(r"""^\s*["']?([\w.-]*(?:rocm|amd)[\w.-]*)["']?\s*[=:]\s*\[""", re.I | re.M)
-_CI = re.compile(
+_ROCM_NAME = textre.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
+_FROM_ROCM = textre.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
+_REQ_ROCM = textre.compile(r"download\.pytorch\.org/whl/rocm|\+rocm\d|repo\.radeon\.com", re.I)
+_EXTRA_ROCM = textre.compile(
+    r"""^\s*["']?([\w.-]*(?:rocm|amd)[\w.-]*)["']?\s*[=:]\s*\[""", re.I | re.M
+)
+_CI = textre.compile(
     r"rocm|\bmi(?:2[0-9]{2}x?|3[0-9]{2}x?)\b|gfx9[0-9a]{2}|amd-?gpu|runs-on:.*\bamd\b", re.I
 )
 #: A README heading about ROCm/AMD, or an install command that names ROCm.
-_README_LINE = re.compile(
+_README_LINE = textre.compile(
     r"^[ \t]*\#{1,6}[ \t]+[^\n]*(?:\bROCm\b|\bAMD\b|\bHIP\b|\bInstinct\b|\bMI[23]\d\dX?\b)[^\n]*$"
     r"|^[^\n]*(?:pip3? install|docker (?:run|pull)|--(?:extra-)?index-url|conda install)[^\n]*"
     r"\brocm[^\n]*$",
@@ -46,7 +48,7 @@ def working_route(routes: list[RouteEvidence]) -> bool:
 #: enables CMake's HIP language): a whole ROCm build, evidence enough on its own (ggml's
 #: ``ggml-hip/CMakeLists.txt``).
 OWN_HIP_BUILD = "configures a HIP build of its own (find_package(hip), enable_language(HIP))"
-_OWN_HIP = re.compile(
+_OWN_HIP = textre.compile(
     r"^[ \t]*(?:enable_language\s*\(\s*HIP\b|find_package\s*\(\s*(?:hip|hipblas|rocblas|hipcub)\b)",
     re.M | re.I,
 )

@@ -13,6 +13,8 @@ from __future__ import annotations
 import enum
 import re
 
+from gpuport import textre
+
 __all__ = ["Scope", "scope_of"]
 
 
@@ -30,7 +32,7 @@ class Scope(enum.StrEnum):
 _DIRS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
     (
         Scope.OTHER_VENDOR,
-        re.compile(
+        textre.compile(
             r"^(?:habana|gaudi\d?|hpu|xpu|intel|ipex|ascend|npu|neuron|inferentia|trainium|tpu|"
             r"xla|mps|metal|sycl|oneapi|vulkan|opencl|musa|mlu|cann|openvino|hexagon|kompute|"
             r"webgpu|ipu|rbln|gaudi_backend|intel_gaudi|"
@@ -38,33 +40,35 @@ _DIRS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
-    (Scope.TEST, re.compile(r"^(?:tests?|testing|unittests?|test_\w+|\w+_tests?)$", re.I)),
+    (Scope.TEST, textre.compile(r"^(?:tests?|testing|unittests?|test_\w+|\w+_tests?)$", re.I)),
     (
         Scope.EXAMPLE,
-        re.compile(r"^(?:examples?|demos?|tutorials?|notebooks?|samples?|recipes|cookbook)$", re.I),
+        textre.compile(
+            r"^(?:examples?|demos?|tutorials?|notebooks?|samples?|recipes|cookbook)$", re.I
+        ),
     ),
-    (Scope.BENCHMARK, re.compile(r"^(?:benchmarks?|bench|benchmarking|perf|profiling)$", re.I)),
-    (Scope.DOCS, re.compile(r"^(?:docs?|documentation|website|blogs?|assets)$", re.I)),
+    (Scope.BENCHMARK, textre.compile(r"^(?:benchmarks?|bench|benchmarking|perf|profiling)$", re.I)),
+    (Scope.DOCS, textre.compile(r"^(?:docs?|documentation|website|blogs?|assets)$", re.I)),
     (
         Scope.TOOLING,
-        re.compile(r"^(?:scripts?|tools?|tooling|ci|\.ci|\.github|dev|utils_ci)$", re.I),
+        textre.compile(r"^(?:scripts?|tools?|tooling|ci|\.ci|\.github|dev|utils_ci)$", re.I),
     ),
 )
 #: tests, and bug reproductions (repro_x.py, racecheck_repro_1d.py): they run once, by hand
-_TEST_FILE = re.compile(
+_TEST_FILE = textre.compile(
     r"^(?:test_.*|.*_test|conftest|(?:.*[_-])?repro(?:[_-].*)?)\.py$|^.*_test\.(?:cu|cpp|cc)$",
     re.I,
 )
-_BENCH_FILE = re.compile(r"^bench(?:mark)?_.*\.py$", re.I)
+_BENCH_FILE = textre.compile(r"^bench(?:mark)?_.*\.py$", re.I)
 #: a container image or compose file, by name: one named for CI, linting or tests builds the
 #: project's CI machine, not what its users run (a plain Dockerfile, or one named for a
 #: platform or a dev setup, keeps the scope of its folder)
-_CONTAINER_FILE = re.compile(r"dockerfile|containerfile|compose[-_.\w]*\.ya?ml$", re.I)
+_CONTAINER_FILE = textre.compile(r"dockerfile|containerfile|compose[-_.\w]*\.ya?ml$", re.I)
 _CI_WORDS = frozenset({"ci", "cicd", "lint", "linting", "jenkins", "buildkite", "gitlab"})
 _TEST_WORDS = frozenset({"test", "tests", "testing"})
 #: A requirements file named for what it serves (a word of its name, or its name in a
 #: ``requirements/`` folder)
-_REQ_FILE = re.compile(r"^requirements[-_.].*\.(?:txt|in)$", re.I)
+_REQ_FILE = textre.compile(r"^requirements[-_.].*\.(?:txt|in)$", re.I)
 _REQ_WORDS: tuple[tuple[Scope, frozenset[str]], ...] = (
     (Scope.DOCS, frozenset({"doc", "docs", "documentation", "mkdocs", "sphinx"})),
     (Scope.TEST, frozenset({"test", "tests", "testing", "ci"})),
@@ -82,11 +86,11 @@ def scope_of(rel: str) -> Scope:
                 return scope
     name = parts[-1]
     stem = name.rsplit(".", 1)[0] if "." in name else name
-    stem_words = re.split(r"[-_.]", stem.lower())
+    stem_words = textre.split(r"[-_.]", stem.lower())
     if any(_DIRS[0][1].match(w) for w in stem_words[1:]):  # requirements_intel.txt
         return Scope.OTHER_VENDOR
     if _CONTAINER_FILE.search(name):
-        words = set(re.split(r"[-_.]", name.lower()))
+        words = set(textre.split(r"[-_.]", name.lower()))
         if words & _CI_WORDS:  # Dockerfile.ci.dev, ci.Dockerfile, docker-compose.ci.yml
             return Scope.TOOLING
         if words & _TEST_WORDS:  # Dockerfile.test

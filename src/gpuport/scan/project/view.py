@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
@@ -46,7 +47,7 @@ _ROUTE_KINDS = (
     FileKind.SETUP_PY,
     FileKind.SETUP_CFG,
 )
-_CUDA_VARIANT = re.compile(
+_CUDA_VARIANT = textre.compile(
     r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
 )
 
@@ -66,6 +67,9 @@ class ProjectView:
     #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
     #: a CUDA variant when another build file of the project builds for ROCm)
     cuda_only_builds: frozenset[str] = frozenset()
+    #: folder -> (a requirements file named for ROCm that installs from a ROCm wheel index,
+    #: the packages it names): the ROCm route of the manifests in that folder
+    rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -123,7 +127,54 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         extras=extras,
         package=package,
         cuda_only_builds=cuda_only,
+        rocm_requirements=_rocm_requirements(route_files),
     )
+
+
+_ROCM_INDEX = textre.compile(
+    r"download\.pytorch\.org/whl/(?:nightly/)?rocm|repo\.radeon\.com", re.I
+)
+_REQ_NAME = textre.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", re.M)
+
+
+def _norm(name: str) -> str:
+    return textre.sub(r"[-_.]+", "-", name).lower()
+
+
+def _rocm_requirements(
+    route_files: dict[str, tuple[str, str]],
+) -> dict[str, tuple[str, frozenset[str]]]:
+    """The ROCm requirements file of each folder (see ProjectView.rocm_requirements)."""
+    out: dict[str, tuple[str, frozenset[str]]] = {}
+    for rel, (kind, text) in sorted(route_files.items()):
+        if kind != FileKind.REQUIREMENTS.value or not is_rocm_variant_name(rel):
+            continue
+        if not _ROCM_INDEX.search(text):
+            continue
+        names = frozenset(_norm(m.group(1)) for m in _REQ_NAME.finditer(text))
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        out.setdefault(folder, (rel, names))
+    return out
+
+
+_PKG_IN_MESSAGE = textre.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?:[:=<>!~]|$)")
+
+
+def _routed_by(f: Finding, view: ProjectView) -> str | None:
+    """The ROCm requirements file beside ``f``'s manifest that installs what ``f`` is about
+    (the package it names, or, for a CUDA wheel index, the torch family), if any."""
+    path = f.location.path
+    if not f.rule_id.startswith("GP1") or is_rocm_variant_name(path):
+        return None
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    got = view.rocm_requirements.get(folder)
+    if got is None:
+        return None
+    rel, names = got
+    if f.rule_id == "GP104":
+        return rel if "torch" in names else None
+    m = _PKG_IN_MESSAGE.match(f.message)
+    return rel if m is not None and _norm(m.group(1)) in names else None
 
 
 def _lower(
@@ -142,25 +193,25 @@ def _lower(
 
 
 _INSTALL_ROUTES = ("docker", "requirements", "extra")
-_NEVER = re.compile(r"(?!)")
+_NEVER = textre.compile(r"(?!)")
 #: What makes a root build file the project's own packaging (see ProjectView.package).
 _PACKAGING = {
-    FileKind.SETUP_PY: re.compile(r"\bsetup\s*\("),
-    FileKind.PYPROJECT: re.compile(r"^\s*\[(?:project|build-system)\]", re.M),
-    FileKind.CMAKE: re.compile(r"^\s*project\s*\(", re.M | re.I),
+    FileKind.SETUP_PY: textre.compile(r"\bsetup\s*\("),
+    FileKind.PYPROJECT: textre.compile(r"^\s*\[(?:project|build-system)\]", re.M),
+    FileKind.CMAKE: textre.compile(r"^\s*project\s*\(", re.M | re.I),
 }
 _CONTAINER_KINDS = (FileKind.DOCKERFILE, FileKind.COMPOSE)
 #: Top-level folders that collect a project's container images (CI, GPU, dev images); a
 #: root Dockerfile or a deploy/ recipe is how an application ships and stays core.
-_IMAGE_DIR = re.compile(r"^(?:docker|dockerfiles|containers?|\.?devcontainer|images)$", re.I)
+_IMAGE_DIR = textre.compile(r"^(?:docker|dockerfiles|containers?|\.?devcontainer|images)$", re.I)
 #: Top-level folders of a packaged project that hold what is not the package: experiments,
 #: extras, archived or legacy code.
-_SIDE_TREE = re.compile(
+_SIDE_TREE = textre.compile(
     r"^(?:extras?|archived?|archives|attic|legacy|deprecated|sandbox|playground|"
     r"experimental|experiments)$",
     re.I,
 )
-_ROCM_WORD = re.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
+_ROCM_WORD = textre.compile(r"rocm|\bhip|hipcc|amdgpu|gfx\d", re.I)
 
 
 def _scope(
@@ -237,6 +288,8 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         ):
             why = f"CUDA variant build file beside the ROCm build ({view.build.rocm_builds[0]})"
             f = _lower(f, why, scope=Scope.EXTRA.value)
+        elif (routed := _routed_by(f, view)) is not None:
+            f = _lower(f, f"the ROCm route installs it from {routed}")
         elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
             f = _lower(
                 f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value

@@ -10,13 +10,12 @@ filtering, ``gpuport: ignore`` suppressions and the ROCm-guard downgrade.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.knowledge import PackageDB, TargetInfo
 from gpuport.models import Location, Severity
 from gpuport.scan.finding import Finding
@@ -80,7 +79,7 @@ class Rule:
     status: str = "stable"
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"GP[1-6]\d\d", self.id):
+        if not textre.fullmatch(r"GP[1-6]\d\d", self.id):
             raise ValueError(f"bad rule id {self.id!r}")
         first = int(self.id[2])
         expected = {
@@ -158,7 +157,7 @@ def physical_lines(text: str) -> list[str]:
 #: the CUDA build of a project does without it, so it is no ROCm gap.
 OTHER_VENDOR = "other-vendor"
 
-_IGNORE = lazyre.compile(r"gpuport:\s*ignore(?:\[(?P<ids>[A-Z0-9,\s]+)\])?")
+_IGNORE = textre.compile(r"gpuport:\s*ignore(?:\[(?P<ids>[A-Z0-9,\s]+)\])?")
 
 
 @dataclass

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpuport import textre
 from gpuport.scan.rules.base import FileContext, FileKind, checker, register
 from gpuport.scan.rules.build.cmake import (
     Command,
@@ -62,18 +63,20 @@ __all__ = [
 
 register(*BUILD_RULES)
 
-_HIP_PATH = re.compile(
+_HIP_PATH = textre.compile(
     r"(?i)\benable_language\s*\([^)]*\bHIP\b|\bfind_package\s*\(\s*(?:hip|rocm)"
     r"|\bproject\s*\([^)]*\bHIP\b|\bLANGUAGE\s+HIP\b"
     r"|\binclude\s*\([^)]*\b(?:LoadHIP|hip)\.cmake\b"
 )
-_CUDA_FIND = re.compile(r"(?i)^\s*(CUDA|CUDAToolkit)\b")
-_CMAKE_NVCC = re.compile(r"\bCMAKE_CUDA_COMPILER\b|\bCUDA_NVCC_EXECUTABLE\b|" + NVCC_WORD.pattern)
-_BARE_LIB = re.compile(rf"(?<![\w:${{/.-])({LIB_ALT})(?![\w:}}/.-])")
+_CUDA_FIND = textre.compile(r"(?i)^\s*(CUDA|CUDAToolkit)\b")
+_CMAKE_NVCC = textre.compile(
+    r"\bCMAKE_CUDA_COMPILER\b|\bCUDA_NVCC_EXECUTABLE\b|" + NVCC_WORD.pattern
+)
+_BARE_LIB = textre.compile(rf"(?<![\w:${{/.-])({LIB_ALT})(?![\w:}}/.-])")
 # Modules that describe how to find CUDA (and helpers they run), not the project's build:
 # the known names only, case-sensitive, so that FindBarracuda.cmake or a project's own
 # FindMyCUDAKernels.cmake is not one.
-_FIND_MODULE = re.compile(
+_FIND_MODULE = textre.compile(
     r"(?:^|/)(?:FindCUDA|FindCUDAToolkit|FindCUDNN|FindNCCL|FindCUDSS|FindCUSPARSELT"
     r"|FindCUB|FindNVTX|run_nvcc|select_compute_arch|make2cmake|parse_cubin)\.cmake$"
     r"|(?:^|/)(?:Modules_CUDA_fix|FindCUDA)/"
@@ -86,8 +89,10 @@ _FIND_NOTE = (
 _TESTS = {"if", "elseif", "while", "unset", "else", "endif", "endwhile"}
 _LINK_CMDS = {"target_link_libraries", "link_libraries"}
 _LINK_OPTS = {"target_link_options", "add_link_options", "link_options"}
-_LINK_PROP = re.compile(r"(?:INTERFACE_)?LINK_(?:LIBRARIES|OPTIONS)|IMPORTED_LINK_\w*LIBRARIES\w*")
-_LINKER_VAR = re.compile(r"\w*(?:LINKER_FLAGS|LDFLAGS)\w*")
+_LINK_PROP = textre.compile(
+    r"(?:INTERFACE_)?LINK_(?:LIBRARIES|OPTIONS)|IMPORTED_LINK_\w*LIBRARIES\w*"
+)
+_LINKER_VAR = textre.compile(r"\w*(?:LINKER_FLAGS|LDFLAGS)\w*")
 
 
 def is_cuda_find_module(rel: str) -> bool:
@@ -231,7 +236,7 @@ def _check_language(out: Out, text: Text, cmd: Command, has_hip: bool, guards: G
     """GP401: the command enables or looks for CUDA."""
     hit: int | None = None
     if cmd.name in ("enable_language", "check_language", "project"):
-        words = list(re.finditer(r"\S+", cmd.args))
+        words = list(textre.finditer(r"\S+", cmd.args))
         first = 1 if cmd.name == "project" else 0
         hit = next((w.start() for w in words[first:] if w.group(0) == "CUDA"), None)
     elif cmd.name == "find_package" and (m := _CUDA_FIND.match(cmd.args)):

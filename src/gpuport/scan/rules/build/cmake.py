@@ -11,18 +11,19 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpuport import textre
 from gpuport.scan.rules.build.common import ROCM_COND, Guards
 from gpuport.scan.rules.build.text import Spans, Text
 
-_BRACKET = re.compile(r"\[(=*)\[")
-_COMMAND = re.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # (?<!\w): linear on long words
-_WORD = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+', re.S)
+_BRACKET = textre.compile(r"\[(=*)\[")
+_COMMAND = textre.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # (?<!\w): linear on long words
+_WORD = textre.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+', re.S)
 # if(<constant>): CMake's false and true constants (a number other than 0 is true too).
-_FALSE = re.compile(r'(?i)0+|off|no|false|n|ignore|notfound|""|\S*-notfound')
-_TRUE = re.compile(r"(?i)0*[1-9]\d*|on|yes|true|y")
+_FALSE = textre.compile(r'(?i)0+|off|no|false|n|ignore|notfound|""|\S*-notfound')
+_TRUE = textre.compile(r"(?i)0*[1-9]\d*|on|yes|true|y")
 # A generator expression whose condition is "compiling CUDA": $<$<COMPILE_LANGUAGE:CUDA>:...>,
 # $<$<COMPILE_LANG_AND_ID:CUDA,NVIDIA>:...>, or one of these inside $<AND:...>.
-_CUDA_LANG = re.compile(r"\$<(?:COMPILE_LANGUAGE:CUDA|COMPILE_LANG_AND_ID:CUDA,[^>]*)>")
+_CUDA_LANG = textre.compile(r"\$<(?:COMPILE_LANGUAGE:CUDA|COMPILE_LANG_AND_ID:CUDA,[^>]*)>")
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
@@ -105,7 +106,7 @@ def commands(code: str) -> Iterator[Command]:
 
 def _cond_tokens(args: str) -> list[str]:
     """The words of an ``if()`` condition, with each parenthesis a word of its own."""
-    return re.findall(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()"]+', args)
+    return textre.findall(r'"(?:[^"\\]|\\.)*"|[()]|[^\s()"]+', args)
 
 
 def _split_or(tokens: list[str]) -> list[list[str]]:
@@ -215,7 +216,7 @@ def cuda_only_spans(code: str) -> Spans:
             if _CUDA_LANG.fullmatch(cond) or (
                 cond.startswith("$<AND:")
                 and _CUDA_LANG.search(cond)
-                and not re.search(r"\$<(?:OR|NOT):", cond)
+                and not textre.search(r"\$<(?:OR|NOT):", cond)
             ):
                 spans.append((colon + 1, j))
         j += 1

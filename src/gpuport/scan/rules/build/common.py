@@ -7,17 +7,17 @@ the three, and :func:`flag_fix` / :func:`lib_fix` say what to use on ROCm.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.models import Severity
 
-NVCC_ONLY = lazyre.compile(
-    r"(?<![\w-])(--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda"
-    r"|-gencode|--generate-code|-Xptxas|--ptxas-options|-lineinfo|--generate-line-info"
-    r"|-rdc|--relocatable-device-code|--default-stream|-Xcompiler|--compiler-options"
-    r"|--?maxrregcount|--gpu-architecture|-arch(?=[= ]+(?:sm|compute)_))(?![\w-])"
+NVCC_ONLY = textre.compile(
+    r"(?<![\w-])((?:--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda"
+    r"|--extended-lambda|-gencode|--generate-code|-Xptxas|--ptxas-options|-lineinfo"
+    r"|--generate-line-info|-rdc|--relocatable-device-code|--default-stream|-Xcompiler"
+    r"|--compiler-options|--?maxrregcount|--gpu-architecture)(?![\w-])"
+    r"|-arch(?=[= ]+(?:sm|compute)_))"
 )
 _FLAG_FIX = {
     "use_fast_math": "use -ffast-math (clang) instead",
@@ -40,21 +40,21 @@ _ARCH_FLAGS = {"gencode", "generate-code", "gpu-architecture", "arch"}
 # it must be given a value that lists architectures (see lists_arch), not OFF, native, an empty
 # value or another variable, and a test (if(DEFINED ...)) or unset() is not one.
 _ARCH_NAMES = r"CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES|TORCH_CUDA_ARCH_LIST|CUDA_ARCH_LIST"
-ARCH_VAR = lazyre.compile(rf"(?:{_ARCH_NAMES})")
+ARCH_VAR = textre.compile(rf"(?:{_ARCH_NAMES})")
 # NAME=value inside one word: -DCMAKE_CUDA_ARCHITECTURES=80, TORCH_CUDA_ARCH_LIST="8.0 9.0".
-ARCH_ASSIGN = lazyre.compile(
+ARCH_ASSIGN = textre.compile(
     rf"(?<![\w{{(])(?:-D)?({_ARCH_NAMES})(?::\w+)?=(\"[^\"]*\"|'[^']*'|[^\s\"')]*)"
 )
 # sm_80 / compute_90a name an NVIDIA architecture wherever they are written.
-SM_TOKEN = lazyre.compile(r"(?<![\w])(?:sm|compute)_\d{2,3}[a-z]?\b")
-_ARCH_WORD = lazyre.compile(
+SM_TOKEN = textre.compile(r"(?<![\w])(?:sm|compute)_\d{2,3}[a-z]?\b")
+_ARCH_WORD = textre.compile(
     r"(?i)\d{2,3}[a-z]?(?:-real|-virtual)?|\d{1,2}\.\d[a-z]?(?:\+ptx)?"
     r"|(?:sm|compute)_\d{2,3}[a-z]?|all|all-major"
 )
-ROCM_ARCH = lazyre.compile(
+ROCM_ARCH = textre.compile(
     r"PYTORCH_ROCM_ARCH|(?<![\w])GPU_TARGETS|AMDGPU_TARGET|--offload-arch|HIP_ARCHITECTURES"
 )
-HALF_MACRO = lazyre.compile(r"(?<![\w-])-[UD]\s*__CUDA_NO_\w+__")
+HALF_MACRO = textre.compile(r"(?<![\w-])-[UD]\s*__CUDA_NO_\w+__")
 CUDA_LIB_NAMES = {
     "cudart": "hip::host (libamdhip64)",
     "cudart_static": "hip::host (libamdhip64)",
@@ -73,14 +73,14 @@ CUDA_LIB_NAMES = {
 }
 LIB_ALT = "|".join(sorted(CUDA_LIB_NAMES, key=len, reverse=True))
 # ${CUDA_LIBRARIES}, ${CUDA_cublas_LIBRARY}; not ${CUDA_LINK_LIBRARIES_KEYWORD} (PRIVATE/PUBLIC).
-LINK = lazyre.compile(
+LINK = textre.compile(
     rf"(?<![\w-])-l({LIB_ALT})(?![\w-])|\bCUDA::(\w+)|\$\{{(CUDA_\w*LIBRAR(?:Y|IES))\}}"
 )
-NVCC_WORD = lazyre.compile(r"(?<![\w-])nvcc(?![\w-])")
+NVCC_WORD = textre.compile(r"(?<![\w-])nvcc(?![\w-])")
 # ROCm/HIP words in a condition (USE_ROCM, HIP_FOUND, GGML_HIP, torch.version.hip, "HIP");
 # a bare "AMD" is left out on purpose: it also names AMD CPU options, and a false guard would
 # hide a real blocker.
-ROCM_COND = lazyre.compile(r"(?i)(?<![a-z0-9])(?:rocm|hip|amdgpu)")
+ROCM_COND = textre.compile(r"(?i)(?<![a-z0-9])(?:rocm|hip|amdgpu)")
 
 
 def lists_arch(value: str) -> bool:
@@ -88,7 +88,7 @@ def lists_arch(value: str) -> bool:
 
     ``OFF``, ``native``, an empty value or ``${OTHER_VARIABLE}`` do not.
     """
-    words = re.split(r"[\s;,\"'=]+", value)
+    words = textre.split(r"[\s;,\"'=]+", value)
     return any(_ARCH_WORD.fullmatch(w) for w in words if w)
 
 

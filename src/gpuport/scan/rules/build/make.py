@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from gpuport import textre
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
@@ -21,11 +22,11 @@ from gpuport.scan.rules.build.common import (
 )
 from gpuport.scan.rules.build.text import Out, Text, in_spans, report_text_tokens
 
-_MAKE_COND = re.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
-_MAKE_ECHO = re.compile(r"^\s*@?-?\s*(echo|printf)\b|\$\((info|warning|error)\s")
-_NVCC_VAR = re.compile(r"\$[({]NVCC[)}]")
+_MAKE_COND = textre.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
+_MAKE_ECHO = textre.compile(r"^\s*@?-?\s*(echo|printf)\b|\$\((info|warning|error)\s")
+_NVCC_VAR = textre.compile(r"\$[({]NVCC[)}]")
 # TORCH_CUDA_ARCH_LIST := 8.0 9.0 (a make assignment: the value runs to the end of the line)
-_MAKE_ARCH = re.compile(
+_MAKE_ARCH = textre.compile(
     rf"^\s*(?:export\s+|override\s+)*({ARCH_VAR.pattern})\s*(?:[:?+!]|::)?=(.*)$", re.M
 )
 

@@ -8,8 +8,8 @@ blocks that test ROCm/HIP make the findings inside them guarded.
 from __future__ import annotations
 
 import ast
-import re
 
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.project.build_setup_ast import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
@@ -40,7 +40,7 @@ _ARG_KWS = {
     "define_macros",
     "undef_macros",
 }
-_CU_SOURCE = re.compile(r"\.(cu|cuh)$")
+_CU_SOURCE = textre.compile(r"\.(cu|cuh)$")
 
 
 class _SetupPy:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpuport import textre
 from gpuport.safeparse import json_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker, physical_lines, register
 from gpuport.scan.rules.build.checker import make_guards, strip_make_comments
@@ -40,11 +40,11 @@ __all__ = ["check_compose", "check_dockerfile", "check_makefile_docker"]
 
 register(*CONTAINER_RULES)
 
-_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*([\"']?)([A-Za-z_][\w.-]*)\2")
-_ENV_PAIR = re.compile(r"([A-Za-z_]\w*)=(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S*)")
-_ENV_LEGACY = re.compile(r"\s*(\w+)\s+(.*)")
-_RUN_FLAG = re.compile(r"(?:\s*--[\w-]+(?:=\S*)?)+\s*")
-_ARG_REF = re.compile(r"\$\{?(\w+)(?::?-([^}]*))?\}?")
+_HEREDOC = textre.compile(r"(?<!<)<<(-?)\s*([\"']?)([A-Za-z_][\w.-]*)\2")
+_ENV_PAIR = textre.compile(r"([A-Za-z_]\w*)=(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S*)")
+_ENV_LEGACY = textre.compile(r"\s*(\w+)\s+(.*)")
+_RUN_FLAG = textre.compile(r"(?:\s*--[\w-]+(?:=\S*)?)+\s*")
+_ARG_REF = textre.compile(r"\$\{?(\w+)(?::?-([^}]*))?\}?")
 
 
 # --- Dockerfile structure ------------------------------------------------------------------
@@ -65,7 +65,7 @@ class _Logical:
 
 def _escape_char(lines: list[str]) -> str:
     for raw in lines:
-        m = re.match(r"^\s*#\s*(\w+)\s*=\s*(\S+)\s*$", raw)
+        m = textre.match(r"^\s*#\s*(\w+)\s*=\s*(\S+)\s*$", raw)
         if m is None:
             break
         if m.group(1).lower() == "escape" and m.group(2) in ("`", "\\"):
@@ -98,10 +98,10 @@ def _instructions(text: str) -> Iterator[tuple[str, _Logical, int]]:
             while i < n and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
                 i += 1
         logical = _Logical("".join(parts), segs)
-        m = re.match(r"\s*([A-Za-z]+)\s*", logical.text)
+        m = textre.match(r"\s*([A-Za-z]+)\s*", logical.text)
         keyword = m.group(1).upper() if m else ""
         args = m.end() if m else 0
-        if keyword == "ONBUILD" and (m2 := re.match(r"([A-Za-z]+)\s*", logical.text[args:])):
+        if keyword == "ONBUILD" and (m2 := textre.match(r"([A-Za-z]+)\s*", logical.text[args:])):
             keyword, args = m2.group(1).upper(), args + m2.end()
         if keyword in ("RUN", "COPY", "ADD"):
             script = [logical.text]
@@ -143,7 +143,7 @@ def _run_commands(logical: _Logical, args: int) -> list[list[Token]]:
 def _check_env(ctx: FileContext, logical: _Logical, args: int, rocm_arch: bool) -> None:
     text = logical.text
     pairs: list[tuple[str, int, str]] = []
-    if re.match(r"\s*\w+=", text[args:]):
+    if textre.match(r"\s*\w+=", text[args:]):
         pairs = [(m.group(1), m.start(1), m.group(2)) for m in _ENV_PAIR.finditer(text, args)]
     elif m := _ENV_LEGACY.match(text, args):
         pairs = [(m.group(1), m.start(1), m.group(2))]
@@ -159,7 +159,7 @@ def _check_from(
     build_args: dict[str, tuple[str, _Logical, int]],
     stages: set[str],
 ) -> None:
-    words = [(m.group(0), m.start()) for m in re.finditer(r"\S+", logical.text[args:])]
+    words = [(m.group(0), m.start()) for m in textre.finditer(r"\S+", logical.text[args:])]
     words = [(w, o + args) for w, o in words if not w.startswith("--")]
     if not words:
         return
@@ -210,8 +210,8 @@ def check_dockerfile(ctx: FileContext) -> None:
 
 # --- docker run in Makefiles ---------------------------------------------------------------
 
-_DOCKER_GPU = re.compile(r"(?<![\w-])--gpus\b|--runtime[= ]nvidia\b|\bnvidia-docker\b")
-_DOCKER = re.compile(r"\b(?:docker|podman|nerdctl)\b")
+_DOCKER_GPU = textre.compile(r"(?<![\w-])--gpus\b|--runtime[= ]nvidia\b|\bnvidia-docker\b")
+_DOCKER = textre.compile(r"\b(?:docker|podman|nerdctl)\b")
 
 
 @checker(FileKind.MAKEFILE)

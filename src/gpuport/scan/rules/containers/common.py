@@ -8,12 +8,11 @@ image sets them (Dockerfile ``ENV`` or a compose ``environment:``).
 
 from __future__ import annotations
 
-import re
-
+from gpuport import textre
 from gpuport.scan.rules.base import FileContext
 
 VLLM_IMAGE = "rocm/vllm:rocm7.14.0_cdna_ubuntu24.04_py3.14_pytorch_2.11.0_vllm_0.23.0"
-_NV_REGISTRY = re.compile(
+_NV_REGISTRY = textre.compile(
     r"^(?:(?:docker\.io|index\.docker\.io|registry\.hub\.docker\.com)/)?(?:nvidia/|nvcr\.io/)"
 )
 _NV_ENV = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA"}

@@ -101,8 +101,13 @@ def _services(root: yaml.Node) -> list[_Service]:
                 or any(d.startswith("amd.com/gpu") for d in devices)
                 or (isinstance(privileged, yaml.ScalarNode) and str(privileged.value) == "true")
             )
-            groups = {str(g.value) for g in _scalars(_path(v, "group_add"))}
-            svc.has_groups = {"video", "render"} <= groups
+            groups = [str(g.value).lower() for g in _scalars(_path(v, "group_add"))]
+            # by name, by a variable named for it (${RENDER_GID:-992}), or two numeric GIDs
+            # (the host's video and render group IDs, which differ between distributions)
+            numeric = [g for g in groups if g.strip("\"'").isdigit()]
+            svc.has_groups = (
+                any("video" in g for g in groups) and any("render" in g for g in groups)
+            ) or len(numeric) >= 2
             svc.rocm = (
                 "rocm" in img or bool(envs & _ROCM_ENV) or any("/dev/kfd" in d for d in devices)
             )

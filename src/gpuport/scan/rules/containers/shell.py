@@ -11,12 +11,12 @@ URLs go to the dependency rules (GP1xx).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from gpuport import textre
 from gpuport.scan.rules.base import FileContext
 
-_CUDA_PKG = re.compile(
+_CUDA_PKG = textre.compile(
     r"(?i)^(?:cuda|cuda-[\w.+-]*|nvidia-cuda-[\w.+-]*|libcudnn[\w.+-]*|cudnn[\w.+-]*"
     r"|libnccl[\w.+-]*|nccl|tensorrt[\w.+-]*|libnvinfer[\w.+-]*"
     r"|libcu(?:blas|fft|rand|sparse|solver)[\w.+-]*|cudatoolkit[\w.+-]*|pytorch-cuda)$"
@@ -50,8 +50,8 @@ _PKG_VALUE_OPTS = {
     "--disablerepo",
     "--setopt",
 }
-_PIP = re.compile(r"pip(?:\d+(?:\.\d+)?)?")
-_PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?|py")
+_PIP = textre.compile(r"pip(?:\d+(?:\.\d+)?)?")
+_PYTHON = textre.compile(r"python(?:\d+(?:\.\d+)?)?|py")
 _PIP_INDEX = {
     "-i",
     "--index-url",
@@ -126,8 +126,8 @@ _SHELL_PREFIX = {
     "{",
     "xargs",
 }
-_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
-_REDIRECT = re.compile(r"^\d*[<>]")
+_ASSIGN = textre.compile(r"^[A-Za-z_]\w*=")
+_REDIRECT = textre.compile(r"^\d*[<>]")
 
 Token = tuple[str, int]  # (unquoted text, offset of its first character in the logical text)
 Position = Callable[[int], tuple[int, int]]  # offset in the logical text -> (line, column)
@@ -169,7 +169,7 @@ def expand_shell_c(cmds: list[list[Token]], text: str | None, depth: int = 0) ->
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
-_SHELL_OPTS = re.compile(r"[-+][A-Za-z]+")
+_SHELL_OPTS = textre.compile(r"[-+][A-Za-z]+")
 _MAX_SHELL_DEPTH = 4
 _DQ_ESCAPES = frozenset('"\\$`')
 
@@ -313,7 +313,7 @@ def _check_pip(ctx: FileContext, pos: Position, args: list[Token]) -> None:
         word, off = args[idx]
         idx += 1
         if _REDIRECT.match(word):
-            idx += 1 if re.fullmatch(r"\d*[<>]+&?", word) else 0
+            idx += 1 if textre.fullmatch(r"\d*[<>]+&?", word) else 0
             continue
         if word.startswith("-"):
             name, eq, value = word.partition("=")
@@ -322,7 +322,7 @@ def _check_pip(ctx: FileContext, pos: Position, args: list[Token]) -> None:
                 value, voff = args[idx]
                 idx += 1
             if name in _PIP_INDEX and value and "$" not in value:
-                url = value.split("=", 1)[1] if re.match(r"^\w+=\w+://", value) else value
+                url = value.split("=", 1)[1] if textre.match(r"^\w+=\w+://", value) else value
                 line, col = pos(voff + len(value) - len(url))
                 check_index_url(ctx, url, line, col)
             continue
@@ -346,7 +346,7 @@ def _check_packages(ctx: FileContext, pos: Position, cmd: list[Token]) -> None:
         if word.startswith("-"):
             idx += 1 if word in _PKG_VALUE_OPTS else 0
             continue
-        name = re.split(r"[=<>~!]", word.rsplit("::", 1)[-1], maxsplit=1)[0]
+        name = textre.split(r"[=<>~!]", word.rsplit("::", 1)[-1], maxsplit=1)[0]
         if _CUDA_PKG.match(name):
             line, col = pos(off)
             ctx.report("GP503", line, col, message=f"installs the CUDA package {word}")

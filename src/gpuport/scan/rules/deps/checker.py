@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpuport import textre
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import (
@@ -204,20 +205,20 @@ register(
     ),
 )
 
-_CUDA_INDEX = re.compile(
+_CUDA_INDEX = textre.compile(
     r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+|pypi\.nvidia\.com|"
     r"pypi\.ngc\.nvidia\.com|/whl/cu\d{2,3}\b|storage\.googleapis\.com/jax-releases/jax_cuda|"
     r"\+cu\d+",
     re.I,
 )
-_ROCM_INDEX = re.compile(
+_ROCM_INDEX = textre.compile(
     r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm|repo\.radeon\.com|rocm\.nightlies\.amd\.com|"
     r"/whl/rocm\d",
     re.I,
 )
 # cu121, cuda12, and "cuX" from an f-string placeholder; not "+custom"
-_CUDA_LOCAL = re.compile(r"^cu(?:da)?(?:\d|x\b)")
-_CUDA_WHEEL_NAME = re.compile(
+_CUDA_LOCAL = textre.compile(r"^cu(?:da)?(?:\d|x\b)")
+_CUDA_WHEEL_NAME = textre.compile(
     r"(?:\+cu\d+|[._-]cu\d{2,3}(?=[._-])|cuda1\d|cu1\d(?:torch|x)?)", re.I
 )
 _LINUX_ENV = {
@@ -232,8 +233,8 @@ _LINUX_ENV = {
     "extra": "",
 }
 _ROCM_INDEX_KEY = "rocm-index"
-_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
-_NAME_PREFIX = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
+_EGG = textre.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME_PREFIX = textre.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
 
 
 def _one_line(text: str, limit: int | None = None) -> str:
@@ -319,7 +320,7 @@ def check_requirement(
             column,
             message=f"{req.name} is pinned to a CUDA wheel: {_one_line(req.url)}",
         )
-    if re.sub(r"[-_.]+", "-", req.name).lower() in ctx.own.distributions:
+    if textre.sub(r"[-_.]+", "-", req.name).lower() in ctx.own.distributions:
         return  # the project itself (an extra of its own, `pkg[all]`), not a dependency
     pkg = ctx.packages.by_dist(req.name)
     if pkg is None:
@@ -386,7 +387,7 @@ def check_requirement_spec(
         req = Requirement(spec)
     except InvalidRequirement:
         egg = _EGG.search(spec)
-        if re.match(r"^(https?|file)://", spec) or spec.endswith(".whl"):
+        if textre.match(r"^(https?|file)://", spec) or spec.endswith(".whl"):
             name = PurePosixPath(spec.split("#", 1)[0]).name
             if _CUDA_WHEEL_NAME.search(name):
                 shown = _one_line(spec)
@@ -402,7 +403,7 @@ def check_requirement_spec(
         if partial:
             head = _NAME_PREFIX.match(spec)
             if head is not None:
-                if re.search(r"\+cu", spec, re.I):
+                if textre.search(r"\+cu", spec, re.I):
                     shown = _one_line(spec)
                     ctx.report("GP105", line, column, message=f"{shown} names a CUDA build")
                 _check_name(ctx, head.group(0).strip(), line, column)
@@ -424,7 +425,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     buf = ""
     start = 0
     for no, raw in enumerate(physical_lines(text), 1):
-        line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0]
+        line = textre.split(r"(?:^|\s)#", raw, maxsplit=1)[0]
         if not buf:
             start = no
         if line.rstrip().endswith("\\"):
@@ -458,7 +459,7 @@ def _check_pip_line(
             if egg:  # -e git+https://...#egg=flash-attn
                 _check_name(ctx, egg.group(1), line, column)
         return
-    spec = re.split(r"\s--?[a-z]", text, maxsplit=1)[0]
+    spec = textre.split(r"\s--?[a-z]", text, maxsplit=1)[0]
     check_requirement_spec(ctx, spec, line, column)
 
 
@@ -483,7 +484,7 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
         shown = shown.replace("\0", "\\0")
         ctx.report("GP110", line, None, message=f"included file name has a NUL byte: {shown}")
         return
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
+    if textre.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
         ctx.report("GP110", line, None, message=f"included file is a URL, not read: {shown}")
         return
     try:

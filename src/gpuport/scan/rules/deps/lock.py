@@ -10,15 +10,14 @@
 
 from __future__ import annotations
 
-import re
-
+from gpuport import textre
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import OTHER_VENDOR, FileContext, physical_lines
 
 VIA_KEY = "deps.via"
-_VIA = re.compile(r"^\s*#\s*via\b\s*(.*)$")
-_VIA_MORE = re.compile(r"^\s*#\s+(\S.*)$")
+_VIA = textre.compile(r"^\s*#\s*via\b\s*(.*)$")
+_VIA_MORE = textre.compile(r"^\s*#\s+(\S.*)$")
 #: Packages whose CUDA build pulls NVIDIA's runtime wheels in (``# via torch`` in a lock).
 _CUDA_BUILDS = frozenset({"torch", "torchvision", "torchaudio", "jax", "jaxlib", "tensorflow"})
 
@@ -54,7 +53,7 @@ def pulled_by_cuda_build(ctx: FileContext, line: int) -> bool:
     via = ctx.scratch.get(VIA_KEY)
     parents = via.get(line, []) if isinstance(via, dict) else []
     return bool(parents) and all(
-        p in _CUDA_BUILDS or re.match(r"^nvidia-[\w-]+-cu\d+$", p) for p in parents
+        p in _CUDA_BUILDS or textre.match(r"^nvidia-[\w-]+-cu\d+$", p) for p in parents
     )
 
 

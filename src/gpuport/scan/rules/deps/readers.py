@@ -12,12 +12,14 @@ from here.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpuport import textre
 from gpuport.safeparse import ParseError, toml_table
 from gpuport.scan.rules.base import physical_lines
 from gpuport.scan.rules.deps.readers_common import PIP_OPTIONS, Entry, split_pip_option
@@ -101,11 +103,11 @@ def _quoted_from(lines: list[str], value: str, hint: int) -> int | None:
 
 
 _NEAR = 8
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_HEADER = textre.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
 def _norm_header(text: str) -> str:
-    return re.sub(r"[\s\"']", "", text)
+    return textre.sub(r"[\s\"']", "", text)
 
 
 def _find_section(lines: list[str], header: str) -> int | None:
@@ -318,7 +320,7 @@ def setup_cfg_entries(text: str) -> list[Entry]:
     for no, raw in enumerate(physical_lines(text), 1):
         line = raw.split("#", 1)[0].split(";", 1)[0] if raw.lstrip().startswith(("#", ";")) else raw
         stripped = line.strip()
-        header = re.match(r"^\[(.+)\]\s*$", stripped)
+        header = textre.match(r"^\[(.+)\]\s*$", stripped)
         if header:
             section, key = header.group(1).strip(), ""
             continue
@@ -327,12 +329,12 @@ def setup_cfg_entries(text: str) -> list[Entry]:
         if not raw[:1].isspace() and "=" in line:
             key, _, value = line.partition("=")
             key = key.strip()
-            first = re.split(r"\s[#;]", value.strip(), maxsplit=1)[0].strip()
+            first = textre.split(r"\s[#;]", value.strip(), maxsplit=1)[0].strip()
             if _is_req_key(section, key) and first:
                 out.append(Entry("req", first, no))
             continue
         if raw[:1].isspace() and _is_req_key(section, key):
-            value = re.split(r"\s[#;]", stripped, maxsplit=1)[0].strip()
+            value = textre.split(r"\s[#;]", stripped, maxsplit=1)[0].strip()
             if value:
                 out.append(Entry("req", value, no))
     return out
@@ -346,18 +348,18 @@ def _is_req_key(section: str, key: str) -> bool:
 
 # --- conda environment.yml ----------------------------------------------------------
 
-_CONDA_CUDA = re.compile(
+_CONDA_CUDA = textre.compile(
     r"^(cudatoolkit|cudatoolkit-dev|pytorch-cuda|cuda|cuda-[\w-]+|cudnn|nccl|"
     r"libcublas|libcusparse|libcurand|libcufft|cupy-cuda\w*|tensorrt)\b",
     re.I,
 )
-_CONDA_CUDA_BUILD = re.compile(r"cuda|(?<![a-z])cu\d{2,3}", re.I)
+_CONDA_CUDA_BUILD = textre.compile(r"cuda|(?<![a-z])cu\d{2,3}", re.I)
 _CONDA_RENAME = {"pytorch": "torch", "pytorch-gpu": "torch"}
 
 
 def _nvidia_channel(channel: str) -> bool:
     chan = channel.strip().lower().rstrip("/")
-    return chan.startswith("nvidia") or bool(re.search(r"conda\.anaconda\.org/nvidia\b", chan))
+    return chan.startswith("nvidia") or bool(textre.search(r"conda\.anaconda\.org/nvidia\b", chan))
 
 
 def _item_line(lines: list[str], value: str, start: int = 0) -> int:
@@ -405,28 +407,71 @@ class _Items:
 
 
 def conda_entries(text: str) -> list[Entry]:
+    # libyaml's safe loader where PyYAML has it: the pure-Python one is 10x slower
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        # libyaml's safe loader where PyYAML has it: the pure-Python one is 10x slower
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise ValueError(f"invalid YAML: {physical_lines(str(exc))[0]}") from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         return []
     lines = physical_lines(text)
     out: list[Entry] = []
-    for channel in data.get("channels") or []:
-        if isinstance(channel, str) and _nvidia_channel(channel):
-            line = _item_line(lines, channel)
+    for channel, line in _listed(data, node, "channels", text, lines):
+        if _nvidia_channel(channel):
             out.append(Entry("conda", f"the {channel} channel serves CUDA packages", line))
-    deps, pips = _Items(lines), _Items(lines)
-    for dep in data.get("dependencies") or []:
-        if isinstance(dep, str):
-            out.extend(_conda_dep(dep, deps.line(dep)))
-        elif isinstance(dep, dict):
-            for item in dep.get("pip") or []:
-                if isinstance(item, str):
-                    out.append(Entry("pip", item.strip(), pips.line(item)))
+    deps = data.get("dependencies")
+    for dep, line in _listed(data, node, "dependencies", text, lines):
+        out.extend(_conda_dep(dep, line))
+    dep_nodes = _value_node(node, "dependencies")
+    if isinstance(deps, list):
+        for i, dep in enumerate(deps):
+            if isinstance(dep, dict):
+                item = dep_nodes.value[i] if isinstance(dep_nodes, yaml.SequenceNode) else None
+                for pip, line in _listed(dep, item, "pip", text, lines):
+                    out.append(Entry("pip", pip.strip(), line))
     return out
+
+
+def _value_node(node: Any, key: str) -> Any:
+    """The value node of ``key`` in a mapping node (the last one, as the loaded dict has)."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    found = None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            found = v
+    return found
+
+
+_LINE_BREAK = textre.compile(r"\r\n|\r|\n")  # physical_lines' breaks
+
+
+def _listed(
+    data: dict[Any, Any], node: Any, key: str, text: str, lines: list[str]
+) -> Iterator[tuple[str, int]]:
+    """The strings of the list ``data[key]`` with their lines, from the YAML nodes (a search
+    of the text per item made a long list, or a list on one line, quadratic). A value that is
+    not a list lists nothing."""
+    values = data.get(key)
+    if not isinstance(values, list):
+        return
+    seq = _value_node(node, key)
+    marks = seq.value if isinstance(seq, yaml.SequenceNode) else []
+    items = _Items(lines)
+    starts = None
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            continue
+        if len(marks) == len(values):
+            if starts is None:  # YAML also breaks lines at U+2028 and U+0085: count as editors do
+                starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+            yield value, bisect_right(starts, marks[i].start_mark.index)
+        else:  # a merged or odd document: look for it in the text
+            yield value, items.line(value)
 
 
 def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
@@ -438,7 +483,7 @@ def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
         yield Entry("conda", f"{dep} comes from the nvidia channel", line)
         return
     name, pep = _conda_to_pep508(dep)
-    match = re.match(r"^\s*[A-Za-z0-9_.-]+(.*)$", spec)
+    match = textre.match(r"^\s*[A-Za-z0-9_.-]+(.*)$", spec)
     if match and _CONDA_CUDA_BUILD.search(match.group(1)):
         yield Entry("conda", f"CUDA build of {name}", line)
     yield Entry("req", _CONDA_RENAME.get(name.lower(), name) + pep, line)
@@ -446,7 +491,7 @@ def _conda_dep(dep: str, line: int) -> Iterator[Entry]:
 
 def _conda_to_pep508(dep: str) -> tuple[str, str]:
     dep = dep.rsplit("::", 1)[-1].strip()
-    match = re.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", dep)
+    match = textre.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", dep)
     if not match:
         return dep, ""
     name, rest = match.group(1), match.group(2).strip()
@@ -456,5 +501,5 @@ def _conda_to_pep508(dep: str) -> tuple[str, str]:
     if rest[0] == "=" and not rest.startswith("=="):
         version = rest.lstrip("=").split("=")[0]
         return name, ("==" + version) if "*" not in version else ""
-    rest = re.split(r"(?<=[\w.*])=(?!=)", rest, maxsplit=1)[0]  # drop "=build"
+    rest = textre.split(r"(?<=[\w.*])=(?!=)", rest, maxsplit=1)[0]  # drop "=build"
     return name, rest if rest[0] in "<>=!~" else ""

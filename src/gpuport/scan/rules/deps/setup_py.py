@@ -8,9 +8,9 @@ newline-separated strings and f-strings (unknown parts become "X").
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 
+from gpuport import textre
 from gpuport.scan.rules.base import physical_lines
 from gpuport.scan.rules.deps.readers_common import Entry
 
@@ -199,7 +199,7 @@ class _SetupReader:
         last = min(node.end_lineno or node.lineno, len(self.lines))
         cursor = first
         for piece in physical_lines(text):
-            req = re.split(r"(?:^|\s)#", piece, maxsplit=1)[0].strip()
+            req = textre.split(r"(?:^|\s)#", piece, maxsplit=1)[0].strip()
             if not req:
                 continue
             for i in range(cursor, last):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx import ROCM_MACRO, launch_configs
 from gpuport.scan.cxx_cond import without_cuda_arch
@@ -223,8 +223,8 @@ _SIMD = (
     r"cmp(?:eq|ne|[gl][te][su])|hadd[su]|max[su]|min[su]|neg(?:ss)?|sad[su]|"
     r"set(?:eq|ne|[gl][te][su])|sub(?:ss|us)?)[24])"
 )
-_SIMD_CALL = lazyre.compile(r"(?P<fn>" + _SIMD + r")\s*\(")
-_SIMD_DEF = lazyre.compile(
+_SIMD_CALL = textre.compile(r"(?P<fn>" + _SIMD + r")\s*\(")
+_SIMD_DEF = textre.compile(
     r"(?P<fn>" + _SIMD + r")\s*\([^;{}()]*(?:\([^()]*\)[^;{}()]*)*\)\s*"
     r"(?:const\s*)?\{"
 )
@@ -255,7 +255,7 @@ def _check_simd(sink: Sink) -> None:
 
 # -- GP317 -----------------------------------------------------------------------------------
 
-_VERSION_MACRO = lazyre.compile(
+_VERSION_MACRO = textre.compile(
     r"\b(?:CUDA_VERSION|CUDART_VERSION|__CUDA_ARCH__|__CUDA_ARCH_LIST__|"
     r"__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__)\b"
 )
@@ -283,7 +283,7 @@ def _check_version_gates(sink: Sink) -> None:
             )
         elif macro == "__CUDA_ARCH__" and (
             d.kind in ("ifdef", "ifndef", "elifdef", "elifndef")
-            or not re.search(r"__CUDA_ARCH__\s*[<>=!]", d.expr)
+            or not textre.search(r"__CUDA_ARCH__\s*[<>=!]", d.expr)
         ):
             msg = (
                 "hip-clang does not define __CUDA_ARCH__: this device-pass test is false on "
@@ -301,17 +301,17 @@ def _check_version_gates(sink: Sink) -> None:
 
 # -- GP318 -----------------------------------------------------------------------------------
 
-_SMEM_ATTR = lazyre.compile(r"FuncSetAttribute\s*\(")
-_SHARED_ARRAY = lazyre.compile(
+_SMEM_ATTR = textre.compile(r"FuncSetAttribute\s*\(")
+_SHARED_ARRAY = textre.compile(
     r"__shared__\s+(?:(?:volatile|static|const|alignas\(\d+\))\s+)*"
     r"(?P<type>[\w:]+(?:\s+(?:int|long|char|short))*)\s+[A-Za-z_]\w*\s*"
     r"(?P<dims>(?:\[[^\[\];]*\]\s*)+)"
 )
-_SMEM_WORD = lazyre.compile(r"[Ss](?:[Mm][Ee][Mm]|[Hh][Mm][Ee][Mm]|hared|HARED)")
-_IDENT_AT = lazyre.compile(r"[A-Za-z_]\w*")
-_IDENT_TAIL = lazyre.compile(r"\w*$")
-_ASSIGNED = lazyre.compile(r"\s*=\s*(?P<value>[^;,{}=]+);")
-_DIM = lazyre.compile(r"\[([^\[\]]*)\]")
+_SMEM_WORD = textre.compile(r"[Ss](?:[Mm][Ee][Mm]|[Hh][Mm][Ee][Mm]|hared|HARED)")
+_IDENT_AT = textre.compile(r"[A-Za-z_]\w*")
+_IDENT_TAIL = textre.compile(r"\w*$")
+_ASSIGNED = textre.compile(r"\s*=\s*(?P<value>[^;,{}=]+);")
+_DIM = textre.compile(r"\[([^\[\]]*)\]")
 _SIZES = {
     "char": 1,
     "int8_t": 1,
@@ -392,17 +392,17 @@ def _check_shared_memory(sink: Sink) -> None:
 
 # -- GP319-GP321 -----------------------------------------------------------------------------
 
-_BF16 = lazyre.compile(r"__nv_bfloat162?(?:_raw)?\b|nv_bfloat162?\b|<cuda_bf16\.h>")
-_FP8 = lazyre.compile(
+_BF16 = textre.compile(r"__nv_bfloat162?(?:_raw)?\b|nv_bfloat162?\b|<cuda_bf16\.h>")
+_FP8 = textre.compile(
     r"__nv_fp8(?:x[24])?_(?:e4m3|e5m2|storage_t)\b|__nv_fp8_interpretation_t\b|"
     r"<cuda_fp8\.h>|__NV_E[45]M[23]\b"
 )
 #: an FP8 value held or converted: NVIDIA's types and intrinsics, or a project's alias of them
 #: (``fp8e4m3``, ``float8_e4m3``); a file that only includes <cuda_fp8.h> has none
-_FP8_USE = lazyre.compile(
+_FP8_USE = textre.compile(
     r"[eE][45][mM][23]|__nv_fp8|__nv_cvt_\w*fp8|\bfp8(?:x[24])?_t\b|__NV_SATFINITE"
 )
-_WMMA = lazyre.compile(r"nvcuda::wmma\b|wmma::\w+|<mma\.h>")
+_WMMA = textre.compile(r"nvcuda::wmma\b|wmma::\w+|<mma\.h>")
 _HIP_BF16 = {
     "__nv_bfloat16": "__hip_bfloat16",
     "__nv_bfloat162": "__hip_bfloat162",

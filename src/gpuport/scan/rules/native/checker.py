@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx import lex, within
 from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
@@ -213,8 +213,8 @@ register(
 
 # -- GP301 -----------------------------------------------------------------------------------
 
-_ASM = lazyre.compile(r"asm(?:__)?\b(?:\s+(?:volatile|__volatile__|goto|inline))*\s*\(")
-_PTX = lazyre.compile(
+_ASM = textre.compile(r"asm(?:__)?\b(?:\s+(?:volatile|__volatile__|goto|inline))*\s*\(")
+_PTX = textre.compile(
     r"%%?(?:laneid|n?warpid|n?smid|gridid|lanemask_\w+|clock(?:64|_hi)?|globaltimer\w*|n?tid|"
     r"n?ctaid|dynamic_smem_size|total_smem_size|envreg\d+)\b"
     r"|\b(?:mov|ld|st|cvta?|add|sub|mul|mad|fma|div|rem|abs|neg|min|max|shfl|vote|bar|barrier|"
@@ -226,7 +226,7 @@ _PTX = lazyre.compile(
     r"|\.reg\s+\.\w+|(?<![\w.])(?:trap|exit|pmevent)\s*;"
 )
 _PTX_IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), hint)
+    (textre.compile(p), hint)
     for p, hint in (
         (r"%%?laneid", "__lane_id()"),
         (r"%%?n?warpid", "a wave index from threadIdx (threadIdx.x / warpSize)"),
@@ -309,15 +309,15 @@ def _check_asm(sink: Sink) -> None:
 
 # -- GP309 -----------------------------------------------------------------------------------
 
-_TEXREF_DECL = lazyre.compile(
+_TEXREF_DECL = textre.compile(
     r"(?:texture|surface)\s*<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*&?\s*"
     r"(?P<name>[A-Za-z_]\w*)"
 )
-_TEXREF_API = lazyre.compile(
+_TEXREF_API = textre.compile(
     r"cu(?:da(?:BindTexture(?:2D|ToArray|ToMipmappedArray)?|UnbindTexture|GetTextureReference|"
     r"GetTextureAlignmentOffset|BindSurfaceToArray|GetSurfaceReference)\b|TexRef\w+|SurfRef\w+)"
 )
-_TEX_FETCH = lazyre.compile(
+_TEX_FETCH = textre.compile(
     r"(?:tex(?:1Dfetch|1D|2D|3D|1DLayered|2DLayered|Cubemap\w*)|"
     r"surf[123]D(?:read|write))\s*(?:<[^<>;]*>)?\s*\(\s*(?P<name>[A-Za-z_]\w*)"
 )
@@ -354,11 +354,11 @@ def _check_textures(sink: Sink) -> None:
 
 # -- GP310 -----------------------------------------------------------------------------------
 
-_DEVICE_QUALIFIER = lazyre.compile(r"__(?:global|device)__\b")
-_HOST_QUALIFIER = lazyre.compile(r"\b__host__\b")
-_LAUNCH = lazyre.compile(r"<<<")
-_DEVICE_ONLY_DP = lazyre.compile(r"cudaDeviceSynchronize\s*\(")
-_DP_API = lazyre.compile(
+_DEVICE_QUALIFIER = textre.compile(r"__(?:global|device)__\b")
+_HOST_QUALIFIER = textre.compile(r"\b__host__\b")
+_LAUNCH = textre.compile(r"<<<")
+_DEVICE_ONLY_DP = textre.compile(r"cudaDeviceSynchronize\s*\(")
+_DP_API = textre.compile(
     r"cuda(?:GetParameterBuffer\w*|LaunchDevice\w*|StreamTailLaunch|"
     r"StreamFireAndForget)\b"
 )
@@ -396,11 +396,11 @@ def _check_dynamic_parallelism(sink: Sink) -> None:
 
 # -- GP311-GP313 -----------------------------------------------------------------------------
 
-_GRID_SYNC = lazyre.compile(
+_GRID_SYNC = textre.compile(
     r"this_grid\s*\(\s*\)|grid_group\b|this_multi_grid\s*\(\s*\)|"
     r"multi_grid_group\b"
 )
-_ASYNC = lazyre.compile(
+_ASYNC = textre.compile(
     r"cuda::(?:pipeline\w*|make_pipeline|barrier|memcpy_async|aligned_size_t|"
     r"device::memcpy_async_tx|device::barrier_\w+)\b"
     r"|cg::(?:memcpy_async|wait|wait_prior)\b"
@@ -411,7 +411,7 @@ _ASYNC = lazyre.compile(
     r"|<cuda/(?:pipeline|barrier)>|<cuda_pipeline(?:_primitives)?\.h>|<cuda_awbarrier\w*\.h>"
     r"|<cooperative_groups/memcpy_async\.h>"
 )
-_MANAGED = lazyre.compile(
+_MANAGED = textre.compile(
     r"__managed__\b|cu(?:da)?(?:MallocManaged|MemAllocManaged|MemAdvise\w*|"
     r"MemPrefetchAsync)\b"
 )
@@ -439,12 +439,12 @@ def _check_device_features(sink: Sink) -> None:
 
 # -- GP323 -----------------------------------------------------------------------------------
 
-_MODULE_LOAD = lazyre.compile(
+_MODULE_LOAD = textre.compile(
     r"cu(?:ModuleLoad(?:Data|DataEx|FatBinary)?|LinkAdd(?:Data|File)|"
     r"(?:da)?LibraryLoad(?:Data|FromFile))\s*\("
     r"|CU_JIT_INPUT_(?:PTX|CUBIN|FATBINARY)\b|nvrtcGet(?:PTX|CUBIN)(?:Size)?\s*\("
 )
-_BINARY_PATH = lazyre.compile(r"\.(?:ptx|cubin|fatbin)$", re.I)
+_BINARY_PATH = textre.compile(r"\.(?:ptx|cubin|fatbin)$", re.I)
 
 
 def _check_module_loading(sink: Sink) -> None:

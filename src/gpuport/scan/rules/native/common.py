@@ -17,7 +17,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_cond import nvidia_only_lines
@@ -87,7 +87,7 @@ class Sink:
         widths: set[str] = set()
         if name in self.defines:
             widths.add("narrow" if MASK32.fullmatch(self.defines[name][1].strip("() ")) else "wide")
-        decl = re.compile(re.escape(name) + r"\s*(?=[=,){;\[])")
+        decl = textre.compile(re.escape(name) + r"\s*(?=[=,){;\[])")
         for m in iter_words(decl, self.code):
             if self.src.dead_at(m.start()):
                 continue
@@ -165,10 +165,10 @@ def first_unlowered(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.
     return first
 
 
-_WORD = lazyre.compile(r"\w+")
-_DEFINE = lazyre.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
-_WORDS_BEFORE = lazyre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
-_TYPE_WORD = lazyre.compile(
+_WORD = textre.compile(r"\w+")
+_DEFINE = textre.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
+_WORDS_BEFORE = textre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_TYPE_WORD = textre.compile(
     r"const|constexpr|static|volatile|register|signed|unsigned|long|short|int|"
     r"auto|uint|size_t|(?:std::)?u?int\d+_t|__hip_lane_mask_t|"
     r"__device__|__shared__|__constant__|__forceinline__|inline"
@@ -202,9 +202,11 @@ _TYPE32 = frozenset(
     }
 )
 #: A literal that is a full 32-lane mask of a 32-bit type.
-MASK32 = lazyre.compile(
+MASK32 = textre.compile(
     r"(?:0[xX]0*[fF]{8}|4294967295)[uU]?|~0[uU]?|-1|\(\s*(?:unsigned|uint32_t)"
     r"(?:\s+int)?\s*\)\s*-1"
+    # a functional cast: uint32_t(-1), unsigned(-1) (causal-conv1d's spelling)
+    r"|(?:std::)?(?:uint32_t|unsigned)\s*\(\s*-1\s*\)"
 )
 
 
@@ -258,10 +260,10 @@ def is_32bit(type_words: list[str]) -> bool:
     return bool(type_words) and " ".join(type_words) in _TYPE32
 
 
-_INT_LITERAL = lazyre.compile(
+_INT_LITERAL = textre.compile(
     r"(0[xX][0-9a-fA-F']+|0[bB][01']+|\d[\d']*)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU])"
 )
-_CONST_EXPR = lazyre.compile(r"[\d\sxXa-fA-FuUlL'()+\-*/<>%]+")
+_CONST_EXPR = textre.compile(r"[\d\sxXa-fA-FuUlL'()+\-*/<>%]+")
 
 
 def int_value(expr: str) -> int | None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.rules.native.common import Sink, first_unlowered, iter_words
 
@@ -62,13 +62,13 @@ def _keywords(pattern: str) -> tuple[str, ...]:
     alternatives.append(pattern[start:])
     return tuple(
         {
-            re.match(r"<?(\w+)", alt).group(1)  # type: ignore[union-attr]
+            textre.match(r"<?(\w+)", alt).group(1)  # type: ignore[union-attr]
             for alt in alternatives
         }
     )
 
 
-_NO_TWIN_RE = tuple((name, _keywords(p), re.compile(p), alt) for name, p, alt in _NO_TWIN)
+_NO_TWIN_RE = tuple((name, _keywords(p), textre.compile(p), alt) for name, p, alt in _NO_TWIN)
 
 
 def _shown(sink: Sink, m: re.Match[str]) -> str:
@@ -147,10 +147,10 @@ def _twin(
     return _Twin(
         name,
         key,
-        re.compile(header),
-        re.compile(ident) if ident else None,
-        re.compile(types) if ident else None,
-        re.compile(namespace) if namespace else None,
+        textre.compile(header),
+        textre.compile(ident) if ident else None,
+        textre.compile(types) if ident else None,
+        textre.compile(namespace) if namespace else None,
         alt,
         severity,
     )
@@ -234,23 +234,23 @@ _TWINS: tuple[_Twin, ...] = (
     ),
 )
 
-_INCLUDE = lazyre.compile(r"\#[ \t]*include(?:_next)?[ \t]*[<\"](?P<name>[^>\"\n]+)[>\"]")
-_ROCM_LIBRARY = lazyre.compile(
+_INCLUDE = textre.compile(r"\#[ \t]*include(?:_next)?[ \t]*[<\"](?P<name>[^>\"\n]+)[>\"]")
+_ROCM_LIBRARY = textre.compile(
     r"(?:^|/)(?:hipblas\w*|rocblas|miopen|rccl|hipcub|rocprim|rocthrust|hipfft\w*|rocfft|"
     r"hiprand|rocrand|hipsparse\w*|rocsparse|hipsolver\w*|rocsolver|hiptensor|roctx\w*|"
     r"roctracer|hiprtc|rocjpeg|amd_smi|rocm_smi)(?:[/.]|$)",
     re.I,
 )
-_CUDA_HEADER = lazyre.compile(r"cuda\w*\.h|cuda/.+|crt/.+")
+_CUDA_HEADER = textre.compile(r"cuda\w*\.h|cuda/.+|crt/.+")
 _ROCM_DIRS = frozenset({"hip", "rocm", "miopen"})
-_DECLARED = lazyre.compile(
+_DECLARED = textre.compile(
     r"\b(?:struct|class|union|enum|namespace)\s+(?:class\s+|struct\s+)?(?P<tag>[A-Za-z_]\w*)"
     r"|\btypedef\b[^;{}]*?(?:\(\s*\*\s*(?P<fn>\w+)\s*\)|(?P<td>[A-Za-z_]\w*)\s*;)"
     r"|\}\s*(?P<after>[A-Za-z_]\w*)\s*;"
     r"|\busing\s+(?P<alias>[A-Za-z_]\w*)\s*="
     r"|\#[ \t]*define[ \t]+(?P<macro>\w+)"
 )
-_PAREN = lazyre.compile(r"[ \t]*\(")
+_PAREN = textre.compile(r"[ \t]*\(")
 #: Words after which ``name(`` is an expression (a call), not a declaration.
 _EXPR_WORDS = frozenset(
     {
@@ -394,6 +394,21 @@ class _Evidence:
         return found[0]
 
 
+_NS_ALIAS = textre.compile(r"\bnamespace\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?:::)?hip\w+\s*;")
+
+
+def _aliased(sink: Sink, twin: _Twin) -> int | None:
+    """Offset of ``namespace cub = hipcub;`` in a ROCm branch of this file: the twin's
+    namespace is its ROCm counterpart there, so the file's ``cub::`` uses are ported."""
+    if twin.namespace is None:
+        return None
+    name = twin.namespace.pattern.removesuffix("::")
+    for m in _NS_ALIAS.finditer(sink.code):
+        if m.group("name") == name and sink.lowered_at(m.start()):
+            return m.start()
+    return None
+
+
 def _check_twins(sink: Sink) -> None:
     code = sink.code
     twins = [t for t in _TWINS if t.key in code]
@@ -407,6 +422,9 @@ def _check_twins(sink: Sink) -> None:
         hit = evidence.first(twin)
         if hit is not None:
             offset, text = hit
+            alias = _aliased(sink, twin)
+            if alias is not None:
+                offset = alias  # reported where the port is: a ROCm branch (info)
             sink.hit(
                 "GP316",
                 offset,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.scan.rules.base import register
 from gpuport.scan.rules.native.common import Sink, int_value, iter_words, word_start
 from gpuport.scan.rules.native.warp_masks import (
@@ -42,19 +42,19 @@ from gpuport.scan.rules.native.warp_rules import WARP_RULES
 register(*WARP_RULES)
 
 _CUDA_SUFFIXES = (".cu", ".cuh")
-_CUDA_MARKERS = lazyre.compile(
+_CUDA_MARKERS = textre.compile(
     r"__(?:global|device|host|launch_bounds)__|__(?:shfl|syncthreads|syncwarp|ballot|activemask)"
     r"|threadIdx|blockIdx|blockDim|warpSize|cuda_runtime|hip_runtime"
     r"|CUTLASS_(?:HOST_)?DEVICE|<(?:cutlass|cute|cub|hipcub)/"
 )
 _CUDA_DIRS = frozenset({"cuda", "hip"})
-_METAL_MARKERS = lazyre.compile(
+_METAL_MARKERS = textre.compile(
     r"\[\[\s*(?:thread|threads|simdgroup|threadgroup|quadgroup|simdgroups|dispatch)_\w*\s*\]\]"
     r"|<metal_stdlib>|\bmetal::"
 )
 
 # Sub-groups of other SIMT models, whose widths are not CUDA warps (Metal, SYCL, OpenCL).
-_OTHER_SIMT = lazyre.compile(
+_OTHER_SIMT = textre.compile(
     _METAL_MARKERS.pattern + r"|\bsycl::|<sycl/|<CL/|\bcl::|__kernel\b|\bsub_group"
 )
 
@@ -99,14 +99,14 @@ def _warpish(name: str) -> bool:
 
 # -- GP303 -----------------------------------------------------------------------------------
 
-_THIRTY_TWO = lazyre.compile(r"32[uU]?\b")
-_ASSIGN_LEFT = lazyre.compile(r"([A-Za-z_]\w*)\s*(?:=|\{)\s*\(?\s*$")
-_ASSIGN_RIGHT = lazyre.compile(r"\s*\)?\s*[;,})>]")
-_CMP_LEFT = lazyre.compile(r"([A-Za-z_]\w*)\s*[!=]=\s*$")
-_CMP_RIGHT = lazyre.compile(r"\s*[!=]=\s*([A-Za-z_]\w*)")
+_THIRTY_TWO = textre.compile(r"32[uU]?\b")
+_ASSIGN_LEFT = textre.compile(r"([A-Za-z_]\w*)\s*(?:=|\{)\s*\(?\s*$")
+_ASSIGN_RIGHT = textre.compile(r"\s*\)?\s*[;,})>]")
+_CMP_LEFT = textre.compile(r"([A-Za-z_]\w*)\s*[!=]=\s*$")
+_CMP_RIGHT = textre.compile(r"\s*[!=]=\s*([A-Za-z_]\w*)")
 
 
-_NAMED_WARP = lazyre.compile(r"warp|wave", re.I)
+_NAMED_WARP = textre.compile(r"warp|wave", re.I)
 
 
 def _check_constants(sink: Sink, *, device: bool = True) -> None:
@@ -204,7 +204,7 @@ def _both_paths(code: str, start: int, end: int) -> bool:
     return False
 
 
-_IF_BEFORE = lazyre.compile(r"\bif\s*(?:constexpr\s*)?$")
+_IF_BEFORE = textre.compile(r"\bif\s*(?:constexpr\s*)?$")
 
 
 def _if_has_else(code: str, paren: int) -> bool:
@@ -222,7 +222,7 @@ def _if_has_else(code: str, paren: int) -> bool:
         after = code.find(";", body)
     if after < 0:
         return False
-    return re.match(r"\s*else\b", code[after + 1 : after + 40]) is not None
+    return textre.match(r"\s*else\b", code[after + 1 : after + 40]) is not None
 
 
 def _matching(code: str, open_at: int) -> int:
@@ -241,12 +241,12 @@ def _matching(code: str, open_at: int) -> int:
 
 # -- GP305 -----------------------------------------------------------------------------------
 
-_FOR = lazyre.compile(r"for\s*\(")
-_SHFL_ANY = lazyre.compile(r"__shfl\w*|shfl\w*\s*\(|__reduce_\w+_sync")
+_FOR = textre.compile(r"for\s*\(")
+_SHFL_ANY = textre.compile(r"__shfl\w*|shfl\w*\s*\(|__reduce_\w+_sync")
 #: a warp-wide shuffle (not a cooperative-groups tile's ``g.shfl_down``)
-_RAW_SHFL = lazyre.compile(r"__shfl|__reduce_\w+_sync|(?<![\w.>])shfl\w*\s*\(")
-_SHFL_CALL = lazyre.compile(r"__shfl(?P<kind>_up|_down|_xor)?(?P<sync>_sync)?\s*\(")
-_DECL_PREFIX = lazyre.compile(r"^(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>.+)$", re.S)
+_RAW_SHFL = textre.compile(r"__shfl|__reduce_\w+_sync|(?<![\w.>])shfl\w*\s*\(")
+_SHFL_CALL = textre.compile(r"__shfl(?P<kind>_up|_down|_xor)?(?P<sync>_sync)?\s*\(")
+_DECL_PREFIX = textre.compile(r"^(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=\s*(?P<init>.+)$", re.S)
 
 
 def _halving(var: str, update: str) -> bool:
@@ -330,11 +330,11 @@ def _check_shuffles(sink: Sink) -> None:
 
 # -- GP306 -----------------------------------------------------------------------------------
 
-_SHARED_DECL = lazyre.compile(
+_SHARED_DECL = textre.compile(
     r"__shared__\b[^;{}()=]*?\b(?P<name>[A-Za-z_]\w*)\s*"
     r"(?P<dims>(?:\[[^\[\]]*\]\s*)+)"
 )
-_DIM = lazyre.compile(r"\[([^\[\]]*)\]")
+_DIM = textre.compile(r"\[([^\[\]]*)\]")
 
 
 def _check_shared(sink: Sink) -> None:
@@ -343,7 +343,7 @@ def _check_shared(sink: Sink) -> None:
         if 32 not in dims:
             continue
         name = m.group("name")
-        if len(dims) == 1 or re.search(r"warp|lane|wave", name, re.I):
+        if len(dims) == 1 or textre.search(r"warp|lane|wave", name, re.I):
             sink.hit(
                 "GP306",
                 m.start(),
@@ -354,7 +354,7 @@ def _check_shared(sink: Sink) -> None:
 
 # -- GP308 -----------------------------------------------------------------------------------
 
-_WS = lazyre.compile(r"warpSize\b")
+_WS = textre.compile(r"warpSize\b")
 _KEYWORDS = frozenset(
     {
         "return",
@@ -371,13 +371,13 @@ _KEYWORDS = frozenset(
         "typedef",
     }
 )
-_DECLARATOR = lazyre.compile(
+_DECLARATOR = textre.compile(
     r"(?P<type>[A-Za-z_][\w:]*(?:<[^<>;]*>)?)\s*[*&]*\s+[*&]*(?P<name>[A-Za-z_]\w*)\s*"
     r"(?:\[[^\[\];]*\]\s*)*\[[^\[\];]*$"
 )
-_TEMPLATE_OPEN = lazyre.compile(r"[A-Za-z_][\w:]*<[^<>;{}()]*$")
-_TEMPLATE_CLOSE = lazyre.compile(r"[^<>;{}()]*>")
-_CONST_CONTEXT = lazyre.compile(
+_TEMPLATE_OPEN = textre.compile(r"[A-Za-z_][\w:]*<[^<>;{}()]*$")
+_TEMPLATE_CLOSE = textre.compile(r"[^<>;{}()]*>")
+_CONST_CONTEXT = textre.compile(
     r"\bconstexpr\b[^;{}]*?=(?P<eq>)|\bcase\b(?P<case>)|\btemplate\s*(?P<angle><)"
     r"|\b(?:static_assert|__launch_bounds__|if\s+constexpr)\s*(?P<paren>\()"
 )

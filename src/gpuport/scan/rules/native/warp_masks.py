@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from gpuport import lazyre
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx_ints import int_constants, known_ints
 from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words, trailing_type
@@ -22,8 +22,8 @@ from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words,
 # context (the name before a ``= 32``, the operand of ``& 31``) is read from a short
 # window around each hit.
 
-_MASK_HALF64 = lazyre.compile(r"0[xX]0*[fF]{8}(?:[uU]?[lL]{1,2}|[lL]{1,2}[uU])")
-_SYNC_CALL = lazyre.compile(
+_MASK_HALF64 = textre.compile(r"0[xX]0*[fF]{8}(?:[uU]?[lL]{1,2}|[lL]{1,2}[uU])")
+_SYNC_CALL = textre.compile(
     r"__(?P<fn>(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|"
     r"reduce_(?:add|min|max|and|or|xor))_sync|syncwarp)\s*\("
 )
@@ -60,7 +60,7 @@ def check_masks(sink: Sink) -> None:
         literal = MASK32.fullmatch(arg) is not None
         named = (
             not literal
-            and re.fullmatch(r"[A-Za-z_]\w*", arg) is not None
+            and textre.fullmatch(r"[A-Za-z_]\w*", arg) is not None
             and (sink.declared_width(arg) == "narrow")
         )
         if literal or named:
@@ -90,12 +90,12 @@ def check_masks(sink: Sink) -> None:
             )
 
 
-_CONST_DECL = lazyre.compile(
+_CONST_DECL = textre.compile(
     r"\b(?:constexpr|const)\s+(?P<type>(?:[\w:]+\s+){0,3}?)(?P<name>[A-Za-z_]\w*)\s*=\s*"
     r"(?P<value>[^;,{}]{1,60}?)\s*;"
 )
-_MASK_NAME = lazyre.compile(r"mask", re.I)
-_LANE_WORDS = lazyre.compile(r"full|final|warp|lane|shfl|all|active|sync|wave", re.I)
+_MASK_NAME = textre.compile(r"mask", re.I)
+_LANE_WORDS = textre.compile(r"full|final|warp|lane|shfl|all|active|sync|wave", re.I)
 
 
 def check_mask_constants(sink: Sink, *, device: bool) -> None:
@@ -119,7 +119,7 @@ def check_mask_constants(sink: Sink, *, device: bool) -> None:
     for name, offset in found.items():
         if not _MASK_NAME.search(name) or not (device or _LANE_WORDS.search(name)):
             continue
-        if re.search(r"_sync\s*\(\s*\(?\s*" + re.escape(name) + r"\b", code):
+        if textre.search(r"_sync\s*\(\s*\(?\s*" + re.escape(name) + r"\b", code):
             continue  # the call sites in this file are reported themselves
         sink.hit(
             "GP302",
@@ -133,16 +133,16 @@ def check_mask_constants(sink: Sink, *, device: bool) -> None:
 
 # -- GP304 -----------------------------------------------------------------------------------
 
-_LANE_OP = lazyre.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
+_LANE_OP = textre.compile(r"(?P<op>&|%|>>|/)\s*(?P<k>0[xX]1[fF]|31|32|5)[uU]?\b(?![.\w])")
 _PAIRS = {"&": ("31", "0x1f"), "%": ("32",), ">>": ("5",), "/": ("32",)}
-_LANEISH = lazyre.compile(
+_LANEISH = textre.compile(
     r"threadIdx|\b(?:tid|ltid|tidx|tx|lid|lane\w*|lane_?id|thread_?id\w*|"
     r"threadId\w*|local_?id|blockDim)\b",
     re.I,
 )
-_TARGET_WARPISH = lazyre.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
-_OPERAND = lazyre.compile(r"(?:[\w.]|->|\[[^\[\]]*\])+\s*$")
-_STMT_TARGET = lazyre.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
+_TARGET_WARPISH = textre.compile(r"lane|warp|wave|^wid$|^lid$", re.I)
+_OPERAND = textre.compile(r"(?:[\w.]|->|\[[^\[\]]*\])+\s*$")
+_STMT_TARGET = textre.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)[^=;{}]*$")
 
 
 def _left_operand(code: str, op: int) -> str:
@@ -177,8 +177,8 @@ def _plain_operator(code: str, start: int, op: str) -> bool:
     return not (op == "/" and (before in "/*" or after in "/*"))
 
 
-_TILE_32 = lazyre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
-_FUNCTION_START = lazyre.compile(r"__global__|__device__")
+_TILE_32 = textre.compile(r"\b(?:tiled_partition|thread_block_tile)\s*<\s*(?P<size>[\w:]+)\s*>")
+_FUNCTION_START = textre.compile(r"__global__|__device__")
 
 
 @functools.lru_cache(maxsize=4)
@@ -250,18 +250,18 @@ def check_lane_math(sink: Sink) -> None:
 
 # -- GP307 -----------------------------------------------------------------------------------
 
-_BALLOT_CALL = lazyre.compile(r"__(?:ballot(?:_sync)?|activemask)\s*\(")
-_BALLOT_TARGET = lazyre.compile(
+_BALLOT_CALL = textre.compile(r"__(?:ballot(?:_sync)?|activemask)\s*\(")
+_BALLOT_TARGET = textre.compile(
     r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?:\(\s*[\w\s:]+\)\s*|"
     r"static_cast<[\w\s:]+>\s*\(\s*)?$"
 )
-_WORDS = lazyre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
-_BIT_COUNT = lazyre.compile(
+_WORDS = textre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_BIT_COUNT = textre.compile(
     r"__(?P<fn>popc|ffs|clz|brev)\s*\(\s*(?P<arg>__ballot(?:_sync)?|"
     r"__activemask|[A-Za-z_]\w*)\b"
 )
-_LANE_BIT = lazyre.compile(r"<<\s*\(?\s*(?P<var>[A-Za-z_][\w.]*)")
-_ONE_BEFORE = lazyre.compile(
+_LANE_BIT = textre.compile(r"<<\s*\(?\s*(?P<var>[A-Za-z_][\w.]*)")
+_ONE_BEFORE = textre.compile(
     r"(?<![\w.])(?P<one>1[uU]?|0[xX]0*1[uU]?|-1|~0[uU]?|0[xX][fF]{8}[uU]?)"
     r"\s*$"
 )

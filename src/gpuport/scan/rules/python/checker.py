@@ -44,6 +44,7 @@ import re
 import warnings
 import weakref
 
+from gpuport import textre
 from gpuport.knowledge import PackageDB
 from gpuport.scan.rules.base import FileContext, FileKind, checker, register
 from gpuport.scan.rules.python.patterns import (
@@ -90,7 +91,7 @@ def trigger_pattern(packages: PackageDB) -> re.Pattern[str]:
     """The compiled trigger regex for this knowledge base (cached per PackageDB)."""
     cached = _TRIGGERS.get(packages)
     if cached is None:
-        cached = re.compile(trie_regex(trigger_words(packages)))
+        cached = textre.compile(trie_regex(trigger_words(packages)))
         _TRIGGERS[packages] = cached
     return cached
 
@@ -99,7 +100,7 @@ def marking_pattern(packages: PackageDB) -> re.Pattern[str]:
     """The trigger words plus the guard words, for one marking pass over a parsed file."""
     cached = _MARKERS.get(packages)
     if cached is None:
-        cached = re.compile(trie_regex([*trigger_words(packages), *sorted(GUARD_WORDS)]))
+        cached = textre.compile(trie_regex([*trigger_words(packages), *sorted(GUARD_WORDS)]))
         _MARKERS[packages] = cached
     return cached
 
@@ -171,4 +172,4 @@ def _import_aliases(text: str, line_starts: list[int]) -> set[str]:
     return names
 
 
-_IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+([^\n#;]+)")
+_IMPORT_LINE = textre.compile(r"[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+([^\n#;]+)")

@@ -64,10 +64,10 @@ FP8 rule needs to accept a FNUZ dtype chosen for the right AMD GPU.
 from __future__ import annotations
 
 import ast
-import re
 from collections import deque
 from collections.abc import Mapping
 
+from gpuport import textre
 from gpuport.scan.rules.python.patterns import last_name
 
 PLATFORM = 1
@@ -76,11 +76,11 @@ IMPORT = 4  # an optional module is probed first: guards imports only
 SUBPROC = 8  # a try whose handler catches what a missing executable raises: guards GP204 only
 LAZY = 16  # not a guard: the code runs inside a function (an import there is lazy)
 
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_CAMEL = textre.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _PLATFORM_PARTS = frozenset({"hip", "amd", "amdgpu", "amdsmi", "rocr", "roctx", "miopen", "hipify"})
 _ARCH_PARTS = frozenset({"cdna", "rdna", "fnuz", "gcn"})
-_PLATFORM_STRING = re.compile(r"(?i)\b(?:rocm|hip|amd)\b|\+rocm|rocm\d")
-_ARCH_STRING = re.compile(r"(?i)gfx\d|fnuz")
+_PLATFORM_STRING = textre.compile(r"(?i)\b(?:rocm|hip|amd)\b|\+rocm|rocm\d")
+_ARCH_STRING = textre.compile(r"(?i)gfx\d|fnuz")
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 _BROAD_ERRORS = frozenset({"Exception", "BaseException"})
 _OS_ERRORS = frozenset(
@@ -299,7 +299,7 @@ def probed_modules(test: ast.AST) -> list[list[str]]:
             if words[:1] == ["package"] and node.args:
                 arg = node.args[0]  # _is_package_available("eetq")
                 value = arg.value if isinstance(arg, ast.Constant) else None
-                words = re.split(r"[-_.]", value.lower()) if isinstance(value, str) else []
+                words = textre.split(r"[-_.]", value.lower()) if isinstance(value, str) else []
         parts = [p for p in words if p]
         while parts and (parts[-1] in _PROBE_FILLER or parts[-1].isdigit()):
             parts.pop()  # has_triton_package(), is_flash_attn_2_available()
@@ -310,7 +310,7 @@ def probed_modules(test: ast.AST) -> list[list[str]]:
 
 def names_module(probe: list[str], dotted: str) -> bool:
     """Does a ``has_X()`` probe (X's parts) name the module ``dotted`` (``triton.language``)?"""
-    parts = [p for p in re.split(r"[._]", dotted.lower()) if p]
+    parts = [p for p in textre.split(r"[._]", dotted.lower()) if p]
     n = len(probe)
     return any(parts[i : i + n] == probe for i in range(len(parts) - n + 1))
 

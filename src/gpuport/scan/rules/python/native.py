@@ -17,8 +17,8 @@ the name imported from ``triton.language``); torch's wrappers of the same name
 from __future__ import annotations
 
 import ast
-import re
 
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.rules.python.flow import ScanState
 from gpuport.scan.rules.python.patterns import PTX, call_arg, str_value
@@ -29,7 +29,7 @@ _TRITON_ASM = frozenset({"tl.inline_asm_elementwise", "triton.language.inline_as
 
 
 #: A file that already branches on ROCm when it builds extensions (DeepSpeed's op_builder).
-_ROCM_AWARE = re.compile(r"\bROCM_HOME\b|\bis_rocm\w*|\bhipify\w*")
+_ROCM_AWARE = textre.compile(r"\bROCM_HOME\b|\bis_rocm\w*|\bhipify\w*")
 #: One PTX approximation instruction and the Triton function that replaces it.
 _TRITON_MATH = {
     "cos": "tl.cos",
@@ -41,7 +41,7 @@ _TRITON_MATH = {
     "rsqrt": "tl.rsqrt",
     "tanh": "libdevice tanh",
 }
-_PTX_MATH = re.compile(
+_PTX_MATH = textre.compile(
     r"^\s*(cos|sin|ex2|lg2|rcp|sqrt|rsqrt|tanh)\.approx(?:\.ftz)?\.f(?:16|32|64)"
     r"\s+\$0\s*,\s*\$1\s*;?\s*$"
 )
@@ -51,7 +51,7 @@ _PTX_MATH = re.compile(
 #: atomics and ordered loads/stores (``tl.atomic_cas``/``tl.atomic_add`` with ``sem=`` and
 #: ``scope=``), fences, thread-index registers (``tl.program_id``, ``tl.arange``), and the
 #: spin-loop glue around them (register declarations, labels, predicates, branches).
-_PTX_SYNC_STMT = re.compile(
+_PTX_SYNC_STMT = textre.compile(
     r"(?:\.reg\s.*|\w+:|[{}]|"
     r"(?:@!?%\w+\s+)?bra(?:\.uni)?\s+\w+|"
     r"setp\.\w+(?:\.\w+)*\s.*|"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from gpuport import textre
 from gpuport.knowledge import PackageInfo
 from gpuport.scan.rules.python.source import trie_regex
 
@@ -36,7 +37,7 @@ STATIC_TRIGGERS: tuple[str, ...] = (
     *("CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_CUDA_ARCH_LIST"),  # GP220
     "import_module(",  # GP201-GP203, GP217 through importlib
 )
-STATIC_PATTERN = re.compile(trie_regex(STATIC_TRIGGERS))
+STATIC_PATTERN = textre.compile(trie_regex(STATIC_TRIGGERS))
 
 
 def alias_worthy(dotted: str, local: str) -> bool:
@@ -95,16 +96,16 @@ EXTENSION_FUNCS = frozenset(
     }
 )
 
-BAD_DEVICE = re.compile(r"(?i)(?:hip|rocm)(?::\d+)?")
-NVIDIA_SMI_CMD = re.compile(
+BAD_DEVICE = textre.compile(r"(?i)(?:hip|rocm)(?::\d+)?")
+NVIDIA_SMI_CMD = textre.compile(
     r"\s*(?:\S*/)?nvidia-smi(?:\s+(?:-|\||topo\b|nvlink\b|mig\b|dmon\b|pmon\b|clocks\b).*)?\s*",
     re.S,
 )
-PTX = re.compile(
+PTX = textre.compile(
     r"[a-z][a-z0-9]*(?:\.[a-z0-9]+)+\s+[%$\[{]|%(?:laneid|tid|ntid|ctaid|smid|warpid|clock)"
     r"|\.reg\s+\."
 )
-SM_STRING = re.compile(r"(?:sm|compute)_\d*[a-z]?")
+SM_STRING = textre.compile(r"(?:sm|compute)_\d*[a-z]?")
 ORT_CUDA = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider"})
 ORT_ROCM = "ROCMExecutionProvider"
 

@@ -48,11 +48,11 @@ PYTHON_RULES: tuple[Rule, ...] = (
         "Import of an NVIDIA-only module",
         Severity.BLOCKER,
         "The module belongs to a package that the knowledge base marks as having no ROCm build "
-        "(TensorRT, pycuda, numba.cuda, FlashAttention 3, ...). On a ROCm machine the import "
+        "(TensorRT, pycuda, numba.cuda, ...). On a ROCm machine the import "
         "fails, or loads CUDA libraries that are not there, and every call behind it needs an "
         "AMD replacement.",
         "Move to the ROCm route named in the finding (e.g. TensorRT -> MIGraphX or ONNX Runtime's "
-        "MIGraphX EP, pycuda -> hip-python, FA3 -> aiter or torch SDPA), or keep the import "
+        "MIGraphX EP, pycuda -> hip-python), or keep the import "
         "behind `try: ... except ImportError` with a ROCm code path.",
         (
             "https://rocm.docs.amd.com/projects/ai-ecosystem/en/latest/inference/migraphx.html",

@@ -37,6 +37,7 @@ import ast
 import re
 import warnings
 
+from gpuport import textre
 from gpuport.scan.rules.python.guards import (
     LAZY,
     PLATFORM,
@@ -63,7 +64,7 @@ _REBINDS = (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedEx
 _NV_PARTS = frozenset({"nvidia", "cuda"})  # and any part ending in "nvml" (pynvml)
 _AMD_PARTS = frozenset({"amdsmi", "rocm", "rocmsmi", "hip", "amd", "amdgpu"})
 # Functions and classes whose name may hold an AMD word.
-_AMD_DEF = re.compile(
+_AMD_DEF = textre.compile(
     r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+"
     r"(\w*(?:[Aa][Mm][Dd]|[Rr][Oo][Cc][Mm]|[Hh][Ii][Pp])\w*)",
     re.M,
@@ -76,9 +77,9 @@ GUARD_WORDS = frozenset(
         *("amdsmi", "gfx", "gcnArch", "fnuz", "try_import", "HAS_"),
     }
 )
-_ASSIGN_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+_ASSIGN_NAME = textre.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 # An ``assert``, or an ``if`` whose body (within the next three lines) leaves the block.
-_EXIT_TEST = re.compile(
+_EXIT_TEST = textre.compile(
     r"[ \t]*(?:assert\b|(?:el)?if\b[^\n]*(?:\n[^\n]*){0,2}?"
     r"\n[ \t]+(?:return|raise|continue|break)\b)"
 )
@@ -221,7 +222,7 @@ class GuardScope:
             self.flags = {k: v for k, v in flags.items() if k not in bad}
         if len(self.text) >= REDUCE_ABOVE:  # a partial parse may have blanked an assignment
             for name in list(self.flags):
-                pattern = re.compile(rf"(?m)^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)")
+                pattern = textre.compile(rf"(?m)^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)")
                 for match in pattern.finditer(self.text):
                     line = self.text.count("\n", 0, match.start()) + 1
                     if line not in lines.get(name, ()):

@@ -27,18 +27,20 @@ import bisect
 import itertools
 import re
 
-_CANDIDATE = re.compile(r"^[^\s#)\]}]", re.M)
-_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
-_TRIPLE = re.compile(r"\"\"\"|'''")
+from gpuport import textre
+
+_CANDIDATE = textre.compile(r"^[^\s#)\]}]", re.M)
+_CLAUSE = textre.compile(r"(?:else|elif|except|finally)\b")
+_TRIPLE = textre.compile(r"\"\"\"|'''")
 # Smaller files are parsed whole: cheap, and a syntax error anywhere in them is reported.
 REDUCE_ABOVE = 16_000
 _KEEP = ("import ", "from ")
 _COMPOUND = ("class ", "def ", "async def ", "@")
-_HEADER_END = re.compile(r":[ \t]*(?:#[^\n]*)?$")
+_HEADER_END = textre.compile(r":[ \t]*(?:#[^\n]*)?$")
 _FLOW_CALLS = ("get_device_capability", "get_device_properties", "get_arch_list")
-_ASSIGN_LINE = re.compile(r"[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*(?::[^=\n]*)?=(?!=)")
-_WORD = re.compile(r"\w+")
-_FOR_LINE = re.compile(r"\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]")
+_ASSIGN_LINE = textre.compile(r"[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*(?::[^=\n]*)?=(?!=)")
+_WORD = textre.compile(r"\w+")
+_FOR_LINE = textre.compile(r"\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]")
 
 
 _Trie = dict[str, "_Trie"]
@@ -117,7 +119,7 @@ def _word_lines(text: str, names: set[str]) -> dict[int, str]:
     found: dict[int, str] = {}
     size = len(text)
     line_end = -1  # end of the last line found: later matches on it need no look-up
-    for match in re.finditer(trie_regex(sorted(names)), text):
+    for match in textre.finditer(trie_regex(sorted(names)), text):
         start, end = match.span()
         if start <= line_end or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
             continue
@@ -231,7 +233,7 @@ class _Reducer:
         """First lines of the statements at ``indent`` within lines [first, end)."""
         pattern = self._patterns.get(indent)
         if pattern is None:
-            pattern = re.compile("^" + re.escape(indent) + r"[^\s#)\]}]", re.M)
+            pattern = textre.compile("^" + re.escape(indent) + r"[^\s#)\]}]", re.M)
             self._patterns[indent] = pattern
         found: list[int] = []
         decorated = False

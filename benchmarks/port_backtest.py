@@ -1,0 +1,446 @@
+"""Benchmark for issue 30: ``gpuport port`` judged against real ROCm ports from public history.
+
+The ports (repository, base commit, port commit, split) are listed in ``PORTS`` and in
+docs/port.md. Three steps:
+
+    # 1. trees: the base and the port of each, from bare git dirs (`fetch` snapshots)
+    python benchmarks/port_backtest.py extract --mirrors /work/.mirror --trees TREES
+    # 2. run: port --apply (safe, then --unsafe-fixes) on a copy of each base; the diff, the
+    #    second run (idempotence), the scan again, and the changed native files compiled with
+    #    hipcc (gfx90a) and nvcc, before and after (and the real port's files with hipcc)
+    python benchmarks/port_backtest.py run --trees TREES --out results.json [--split dev]
+    # 3. report: recall and precision from the judgments in benchmarks/port_backtest.toml
+    python benchmarks/port_backtest.py report results.json
+
+**Recall**: ``port_backtest.toml`` lists, per port, the real port's mechanical changes (what a
+tool could make: build branches, header branches, routes, wave64 sites...; bug workarounds,
+tuning, documentation and tests are listed apart, as not mechanical) and which of gpuport's
+fixes, if any, makes each in an equivalent way. An item counts in a run when one of its fixes
+was applied in that run. **Precision**: every fix gpuport made is judged acceptable or not
+(as the project's reviewer would see it), with the reason; each of its hunks takes the
+judgement. A fix without a judgement is reported as unjudged. **Build**: a changed unit
+breaks the CUDA build when nvcc compiled it before and not after.
+
+Nothing here runs code of a project: gpuport reads it, and the compilers compile it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuport.port import PortOptions, port_path
+from gpuport.port.check import _compile_all, _units
+from gpuport.subproc import which
+
+HERE = Path(__file__).resolve().parent
+MAX_UNITS = 3
+
+
+@dataclass(frozen=True)
+class Port:
+    id: str
+    name: str
+    repo: str
+    base: str
+    port: str
+    split: str
+
+
+PORTS = (
+    Port(
+        "D1",
+        "mamba",
+        "state-spaces/mamba",
+        "c2568f59df787e6dca09ce3b7d1c67c5a0a058c0",
+        "3c77dcf7cae77022f74f48ebfe3dd121b1764f99",
+        "dev",
+    ),
+    Port(
+        "D2",
+        "causal-conv1d",
+        "Dao-AILab/causal-conv1d",
+        "de688f7650aafee4804ffa0875c9c92054d737c4",
+        "822c47c6faf57c00ebb31f7cea90f627eb7d413c",
+        "dev",
+    ),
+    Port(
+        "D3",
+        "exllama",
+        "turboderp/exllama",
+        "45de2b53d3c657b8f306291a1b9862a9cf2d679b",
+        "43e30596c79a4ee770081879ae80f39186dba3fa",
+        "dev",
+    ),
+    Port(
+        "D4",
+        "voicebox",
+        "jamiepine/voicebox",
+        "3835b63bd8dbb67e362ef029a81c02e73b0639f5",
+        "cabef1bfe091a8e280ae5acc356869b3bcf041a8",
+        "dev",
+    ),
+    Port(
+        "D5",
+        "onetrainer",
+        "Nerogar/OneTrainer",
+        "3c18a9113dd7eeceaa34adaca780112a31ef6bae",
+        "db6c6c8836f4a9c61f8a52dbcf80ea35ae4eed81",
+        "dev",
+    ),
+    Port(
+        "D6",
+        "ggml",
+        "ggml-org/ggml",
+        "9d058105607788ecd4cecc619f96ca345bf86991",
+        "1e87fb9c4cb0c232b32f2c5ce9db405626a84711",
+        "dev",
+    ),
+    Port(
+        "H1",
+        "whisper.cpp",
+        "ggml-org/whisper.cpp",
+        "30f73109b8a321da828d13f568c4f679ec32de9b",
+        "2ced6f07422ccdce4340bd28966d530b31d245a4",
+        "held-out",
+    ),
+    Port(
+        "H2",
+        "hot-step-cpp",
+        "scragnog/HOT-Step-CPP",
+        "7fea5ff263a34bd78a8019bc332250d5d60d11c9",
+        "17ed3b9264a4ba003d4e3ceb1be3bc9011e46454",
+        "held-out",
+    ),
+    Port(
+        "H3",
+        "ods",
+        "Osmantic/ODS",
+        "1b8ff372afd0c069167c57f06dc1764d1f61d91b",
+        "ab2fd108cfb8ea39314e6569984edfc1235003ab",
+        "held-out",
+    ),
+    Port(
+        "H4",
+        "so101-nexus",
+        "johnsutor/so101-nexus",
+        "307bbf3c103d60c89509561ae9b237b88fa87042",
+        "35d82f1892a2020060b1fd11dbb3b9e34ef37a99",
+        "held-out",
+    ),
+    Port(
+        "H5",
+        "ao",
+        "pytorch/ao",
+        "1ff859221d8496e268dd2201a4be34a01447a031",
+        "d4be9e422e1f4e213903cb48319050a689a4d1d7",
+        "held-out",
+    ),
+)
+
+
+def _git(gitdir: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", f"--git-dir={gitdir}", *args], capture_output=True, check=True, timeout=600
+    ).stdout
+
+
+def extract_tree(gitdir: Path, commit: str, out: Path) -> tuple[int, int]:
+    """Write ``commit``'s files under ``out`` (links and blobs the snapshot lacks skipped)."""
+    out.mkdir(parents=True, exist_ok=True)
+    listing = _git(gitdir, "ls-tree", "-r", "-z", commit)
+    entries: list[tuple[str, str]] = []
+    for rec in listing.split(b"\0"):
+        if not rec:
+            continue
+        meta, path = rec.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode != b"120000":
+            entries.append((path.decode("utf-8", "surrogateescape"), sha.decode()))
+    missing = 0
+    with subprocess.Popen(
+        ["git", f"--git-dir={gitdir}", "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        for path, sha in entries:
+            proc.stdin.write(sha.encode() + b"\n")
+            proc.stdin.flush()
+            head = proc.stdout.readline().split()
+            if len(head) < 3 or head[1] == b"missing":
+                missing += 1
+                continue
+            data = proc.stdout.read(int(head[2]))
+            proc.stdout.read(1)
+            dest = out / path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        proc.stdin.close()
+    return len(entries), missing
+
+
+def cmd_extract(args: argparse.Namespace) -> None:
+    for p in _chosen(args.split):
+        gitdir = Path(args.mirrors) / p.repo.replace("/", "+") / "repo"
+        for which_, commit in (("base", p.base), ("port", p.port)):
+            out = Path(args.trees) / p.name / which_
+            if out.exists():
+                continue
+            n, missing = extract_tree(gitdir, commit, out)
+            print(f"{p.id} {p.name} {which_}: {n} files ({missing} not in the snapshot)")
+
+
+def _chosen(split: str, only: str = "") -> list[Port]:
+    ids = {x for x in only.split(",") if x}
+    return [p for p in PORTS if (split == "all" or p.split == split) and (not ids or p.id in ids)]
+
+
+def _fixes(report: Any) -> list[dict[str, Any]]:
+    hunks: dict[str, list[dict[str, Any]]] = {}
+    for f in report.files:
+        for h in f.hunks:
+            for fix in h.fixes:
+                hunks.setdefault(fix, []).append({"path": f.path, "header": h.header()})
+    return [
+        {
+            "id": f.id,
+            "safe": f.safe,
+            "applied": f.applied,
+            "findings": len(f.findings),
+            "hunks": hunks.get(f.id, []),
+        }
+        for f in report.fixes
+    ]
+
+
+def _build(base: Path, after: Path, real: Path, report: Any) -> list[dict[str, Any]]:
+    """Compile the changed units: nvcc and hipcc on the base and after gpuport, hipcc on the
+    real port's version of the same files."""
+    hipcc, nvcc = which("hipcc"), which("nvcc")
+    changed = [f for f in report.files if f.action == "modify"]
+    direct = [f.path for f in changed if f.path.endswith((".cu", ".cpp", ".cc", ".hip"))]
+    # every changed unit, plus one unit per changed header, at most MAX_UNITS (time)
+    units = direct + [u for u in _units(after, changed, per_header=1) if u not in direct]
+    units = units[:MAX_UNITS]
+    out: list[dict[str, Any]] = []
+    if not units:
+        return out
+    with tempfile.TemporaryDirectory(prefix="port-backtest-stub-") as stub:
+        # a CPU wheel of torch ships its CUDA headers but not this generated one (build
+        # options only): an empty one lets nvcc compile extension kernels against them
+        gen = Path(stub) / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
+        gen.parent.mkdir(parents=True)
+        gen.write_text("#pragma once\n", encoding="utf-8")
+        # and the two flags every CUDAExtension here passes nvcc (its own flags are not read:
+        # project values never reach a compiler)
+        extra = (f"-I{stub}", "--expt-relaxed-constexpr", "--expt-extended-lambda")
+        arch = ("gfx90a",)
+        before = {
+            (r.path, r.compiler): r
+            for r in _compile_all(base, base, units, hipcc, nvcc, arch, extra)
+        }
+        now = {
+            (r.path, r.compiler): r
+            for r in _compile_all(after, after, units, hipcc, nvcc, arch, extra)
+        }
+    real_units = [u for u in units if (real / u).is_file()]
+    theirs = {
+        (r.path, r.compiler): r
+        for r in _compile_all(real, real, real_units, hipcc, None, ("gfx90a",))
+    }
+    for unit in units:
+        row: dict[str, Any] = {"unit": unit}
+        for comp in ("nvcc", "hipcc"):
+            b, a = before.get((unit, comp)), now.get((unit, comp))
+            row[f"{comp}_before"] = b.status if b else None
+            row[f"{comp}_after"] = a.status if a else None
+            row[f"{comp}_error"] = a.error if a and a.status != "ok" else None
+        r = theirs.get((unit, "hipcc"))
+        row["hipcc_real_port"] = r.status if r else "absent"
+        out.append(row)
+    return out
+
+
+def _run_one(p: Port, trees: Path, unsafe: bool, build: bool) -> dict[str, Any]:
+    base = trees / p.name / "base"
+    with tempfile.TemporaryDirectory(prefix="port-backtest-") as tmp:
+        work = Path(tmp) / p.name
+        shutil.copytree(base, work, symlinks=True)
+        report = port_path(work, PortOptions(apply=True, unsafe_fixes=unsafe, jobs=1))
+        again = port_path(work, PortOptions(unsafe_fixes=unsafe, jobs=1))
+        row: dict[str, Any] = {
+            "port": p.id,
+            "name": p.name,
+            "split": p.split,
+            "mode": "unsafe" if unsafe else "safe",
+            "fixes": _fixes(report),
+            "files": [f.path for f in report.files],
+            "findings_total": report.findings_total,
+            "findings_with_safe_fix": report.findings_with_safe_fix,
+            "verification": report.verification.model_dump() if report.verification else None,
+            "second_run_files": [f.path for f in again.files],
+            "diff": report.diff(),
+        }
+        if build:
+            row["build"] = _build(base, work, trees / p.name / "port", report)
+        return row
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    rows = []
+    for p in _chosen(args.split, args.only):
+        for unsafe in (False, True):
+            row = _run_one(p, Path(args.trees), unsafe, build=not args.no_build)
+            print(
+                f"{p.id} {p.name} {row['mode']}: {len(row['files'])} file(s), "
+                f"{sum(len(f['hunks']) for f in row['fixes'] if f['applied'])} hunk(s), "
+                f"second run {len(row['second_run_files'])} file(s)",
+                file=sys.stderr,
+            )
+            rows.append(row)
+    Path(args.out).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+
+
+def _judgments(run: str = "") -> dict[str, dict[str, Any]]:
+    """Items and judgments per port; a judgment or item with ``run = "before"`` (or
+    "after") applies only to the results of that run (held-out ports, judged before and
+    after changes made once their results were seen)."""
+    data = tomllib.loads((HERE / "port_backtest.toml").read_text(encoding="utf-8"))
+    out: dict[str, dict[str, Any]] = {}
+    for p in data.get("port", []):
+        keep = dict(p)
+        for key in ("judgment", "item"):
+            keep[key] = [x for x in p.get(key, []) if x.get("run", run) == run]
+        out[p["id"]] = keep
+    return out
+
+
+def _unique_hunks(row: dict[str, Any], verdict: dict[str, Any]) -> list[tuple[bool, bool | None]]:
+    """(safe, acceptable) per distinct applied hunk of a run; a hunk two fixes share (a
+    header include branch and a mask fix in one place) counts once, acceptable only when
+    every fix in it is, unjudged (None) when one of them is."""
+    seen: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for fix in row["fixes"]:
+        if fix["applied"]:
+            for h in fix["hunks"]:
+                seen.setdefault((h["path"], h["header"]), []).append(fix)
+    out: list[tuple[bool, bool | None]] = []
+    for fixes in seen.values():
+        vs = [verdict.get(f["id"]) for f in fixes]
+        ok = None if any(v is None for v in vs) else all(v["acceptable"] for v in vs)
+        out.append((all(f["safe"] for f in fixes), ok))
+    return out
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    rows = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    judged = _judgments(args.run)
+    print(
+        "| port | mode | hunks | acceptable | unjudged | recall (mechanical items) | "
+        "idempotent | CUDA build broken | hipcc gfx90a |"
+    )
+    print("|---|---|---:|---:|---:|---|---|---:|---|")
+    totals: dict[str, list[int]] = {}
+    for row in rows:
+        j = judged.get(row["port"], {})
+        verdict = {x["fix"]: x for x in j.get("judgment", [])}
+        hunks = ok = unjudged = safe_hunks = safe_ok = 0
+        for safe, good in _unique_hunks(row, verdict):
+            hunks += 1
+            unjudged += good is None
+            ok += good is True
+            if safe:
+                safe_hunks += 1
+                safe_ok += good is True
+        applied = {f["id"] for f in row["fixes"] if f["applied"]}
+        items = [i for i in j.get("item", []) if i.get("mechanical", True)]
+        hit = sum(1 for i in items if set(i.get("fixes", [])) & applied)
+        broken = sum(
+            1 for b in row.get("build", []) if b["nvcc_before"] == "ok" and b["nvcc_after"] != "ok"
+        )
+        hip = (
+            ", ".join(
+                f"{b['unit'].rsplit('/', 1)[-1]}: {b['hipcc_before']}->{b['hipcc_after']}"
+                f" (real port {b['hipcc_real_port']})"
+                for b in row.get("build", [])
+            )
+            or "-"
+        )
+        idem = "yes" if not row["second_run_files"] else f"no ({len(row['second_run_files'])})"
+        print(
+            f"| {row['port']} {row['name']} | {row['mode']} | {hunks} | {ok} | {unjudged} | "
+            f"{hit}/{len(items)} | {idem} | {broken} | {hip} |"
+        )
+        t = totals.setdefault(f"{row['split']} {row['mode']}", [0, 0, 0, 0, 0, 0, 0])
+        for k, v in enumerate((hunks, ok, unjudged, hit, len(items), safe_hunks, safe_ok)):
+            t[k] += v
+    print()
+    for key, (h, ok, un, hit, items, sh, sok) in sorted(totals.items()):
+        pct = lambda a, b: f"{100 * a / b:.1f} %" if b else "-"  # noqa: E731
+        print(
+            f"* {key}: {ok}/{h} hunks acceptable ({pct(ok, h)}; safe fixes {sok}/{sh}, "
+            f"{pct(sok, sh)}; {un} unjudged); recall {hit}/{items} ({pct(hit, items)})"
+        )
+
+
+def cmd_hunks(args: argparse.Namespace) -> None:
+    """Every applied hunk with the judgment of its fix (the table in docs/port.md)."""
+    rows = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    judged = _judgments(args.run)
+    print("| port | mode | fix | file | hunk | acceptable | why |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        if args.mode and row["mode"] != args.mode:
+            continue
+        verdict = {x["fix"]: x for x in judged.get(row["port"], {}).get("judgment", [])}
+        for fix in row["fixes"]:
+            if not fix["applied"]:
+                continue
+            v = verdict.get(fix["id"])
+            ok = "unjudged" if v is None else ("yes" if v["acceptable"] else "**no**")
+            why = "" if v is None else v["why"]
+            for h in fix["hunks"]:
+                ranges = h["header"].split(" @@", 1)[0].removeprefix("@@ ")
+                kind = "safe" if fix["safe"] else "unsafe"
+                print(
+                    f"| {row['port']} | {row['mode']} | {fix['id']} ({kind}) | "
+                    f"`{h['path']}` | `{ranges}` | {ok} | {why} |"
+                )
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("extract")
+    e.add_argument("--mirrors", required=True)
+    e.add_argument("--trees", required=True)
+    e.add_argument("--split", default="all", choices=("dev", "held-out", "all"))
+    r = sub.add_parser("run")
+    r.add_argument("--trees", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--split", default="all", choices=("dev", "held-out", "all"))
+    r.add_argument("--no-build", action="store_true")
+    r.add_argument("--only", default="", help="port ids, comma-separated (D1,H2)")
+    rep = sub.add_parser("report")
+    rep.add_argument("results")
+    rep.add_argument("--run", default="", help="before/after: the judgments of that run")
+    hk = sub.add_parser("hunks")
+    hk.add_argument("results")
+    hk.add_argument("--run", default="")
+    hk.add_argument("--mode", choices=("safe", "unsafe"))
+    args = ap.parse_args(argv)
+    commands = {"extract": cmd_extract, "run": cmd_run, "report": cmd_report, "hunks": cmd_hunks}
+    commands[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The routes ``gpuport port`` writes: CUDA images to ROCm images, torch releases to the ROCm
+wheel index that served them (``port_routes.toml``, each entry with its sources and date)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuport import textre
+from gpuport.knowledge.plain import check_sources
+from gpuport.models import GpuportError
+
+__all__ = ["ImageRoute", "PortRoutes", "TorchIndex", "load_port_routes"]
+
+_FILE = Path(__file__).with_name("port_routes.toml")
+
+
+@dataclass(frozen=True)
+class ImageRoute:
+    name: str
+    match: re.Pattern[str]
+    rocm: str
+    kind: str
+    summary: str
+    sources: tuple[str, ...]
+    checked: dt.date
+
+
+@dataclass(frozen=True)
+class TorchIndex:
+    minor: str
+    index: str
+    sources: tuple[str, ...]
+    checked: dt.date
+
+
+@dataclass(frozen=True)
+class PortRoutes:
+    rocm: str
+    default_ubuntu: str
+    images: tuple[ImageRoute, ...]
+    torch: tuple[TorchIndex, ...]
+
+    def image_for(self, ref: str) -> tuple[ImageRoute, str] | None:
+        """The route for image reference ``ref`` and the ROCm image it names, or None."""
+        low = ref.strip().lower()
+        for route in self.images:
+            if route.match.search(low):
+                ubuntu = textre.search(r"ubuntu(\d{2}\.\d{2})", low)
+                image = route.rocm.format(
+                    ubuntu=ubuntu.group(1) if ubuntu else self.default_ubuntu, rocm=self.rocm
+                )
+                return route, image
+        return None
+
+    def torch_index(self, version: str) -> TorchIndex | None:
+        """The ROCm index of torch ``version`` (``2.1.2`` -> the 2.1 entry), or None."""
+        m = textre.match(r"(\d+)\.(\d+)", version)
+        if m is None:
+            return None
+        minor = f"{m.group(1)}.{m.group(2)}"
+        return next((t for t in self.torch if t.minor == minor), None)
+
+
+def _sourced(raw: dict[str, Any], where: str) -> tuple[tuple[str, ...], dt.date]:
+    try:
+        sources = tuple(check_sources(list(raw.get("sources", []))))
+    except ValueError as exc:
+        raise GpuportError(f"{_FILE.name}: {where}: {exc}") from None
+    checked = raw.get("checked")
+    if not isinstance(checked, dt.date) or isinstance(checked, dt.datetime):
+        raise GpuportError(f"{_FILE.name}: {where}: checked must be a date")
+    return sources, checked
+
+
+def _str(raw: dict[str, Any], key: str, where: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str) or not value:
+        raise GpuportError(f"{_FILE.name}: {where}: {key} must be a non-empty string")
+    return value
+
+
+def parse(data: dict[str, Any]) -> PortRoutes:
+    """Validate the loaded TOML (every entry sourced and dated, patterns that compile)."""
+    defaults = data.get("defaults", {})
+    _sourced(defaults, "defaults")
+    images: list[ImageRoute] = []
+    for i, raw in enumerate(data.get("image", [])):
+        where = f"image #{i + 1}"
+        extra = set(raw) - {"name", "match", "rocm", "kind", "summary", "sources", "checked"}
+        if extra:
+            raise GpuportError(f"{_FILE.name}: {where}: unknown keys {sorted(extra)}")
+        sources, checked = _sourced(raw, where)
+        try:
+            pattern = textre.compile(_str(raw, "match", where))
+            pattern.search("")  # compiled now: a bad pattern is refused here, not at first use
+        except (re.error, textre.Unsupported) as exc:
+            raise GpuportError(f"{_FILE.name}: {where}: bad pattern: {exc}") from None
+        kind = _str(raw, "kind", where)
+        if kind not in ("base", "framework"):
+            raise GpuportError(f"{_FILE.name}: {where}: kind must be base or framework")
+        images.append(
+            ImageRoute(
+                name=_str(raw, "name", where),
+                match=pattern,
+                rocm=_str(raw, "rocm", where),
+                kind=kind,
+                summary=_str(raw, "summary", where),
+                sources=sources,
+                checked=checked,
+            )
+        )
+    torch: list[TorchIndex] = []
+    for i, raw in enumerate(data.get("torch", [])):
+        where = f"torch #{i + 1}"
+        sources, checked = _sourced(raw, where)
+        minor = _str(raw, "minor", where)
+        if not textre.fullmatch(r"\d+\.\d+", minor):
+            raise GpuportError(f"{_FILE.name}: {where}: minor must look like 2.1")
+        torch.append(
+            TorchIndex(
+                minor=minor, index=_str(raw, "index", where), sources=sources, checked=checked
+            )
+        )
+    return PortRoutes(
+        rocm=_str(defaults, "rocm", "defaults"),
+        default_ubuntu=_str(defaults, "default_ubuntu", "defaults"),
+        images=tuple(images),
+        torch=tuple(torch),
+    )
+
+
+@functools.cache
+def load_port_routes() -> PortRoutes:
+    """The bundled routes (read once)."""
+    from gpuport.knowledge import _read_toml
+
+    return parse(_read_toml(_FILE))

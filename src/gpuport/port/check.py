@@ -1,0 +1,254 @@
+"""``gpuport port --check``: the changed CUDA/HIP files compiled for AMD (hipcc) and NVIDIA (nvcc).
+
+Each changed translation unit (``.cu .cpp .cc .cxx .hip``), and up to two units of the project
+that include each changed header, is compiled the way ``hipify --check`` compiles, through the
+same hardened path (:mod:`gpuport.hipify.compiler`): the compiler ``hipcc`` wraps, called
+directly as an argv list with hipcc's own flags, no shell, a sanitized PATH, stdin closed,
+time and output limits, and the same status words: ``ok``, ``failed``, ``inconclusive`` (a
+third-party header that is not installed here) or ``skipped`` (the compiler is not
+installed). nvcc runs the same way (:func:`gpuport.subproc.run`). Without ``--apply`` the
+changed files are written into a throw-away copy of the project's native and build files,
+never into the project.
+
+What reaches a compiler from the project is what ``hipify --check`` lets through: the
+project's ``-I``/``-isystem``/``-iquote``/``-include``/``-D``/``-U``/``-std=`` flags, each
+checked by :func:`gpuport.hipify.compiler.project_flag` (macro names, standards, paths that
+resolve inside the project); the others are dropped and named in the result's ``notes``. A
+compiler message is quoted only when it comes from a file of the project or the toolchain.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sysconfig
+import tempfile
+from collections.abc import Sequence
+from importlib.util import find_spec
+from pathlib import Path
+
+from gpuport import fileio, subproc, textre
+from gpuport.hipify import compiler
+from gpuport.hipify.check import UNITS, classify, project_flags
+from gpuport.hipify.run import CompileStatus
+from gpuport.models import EnvironmentProblem, GpuportError
+from gpuport.port.model import CheckResult, FileDiff
+
+__all__ = ["check_files"]
+
+TIMEOUT_S = compiler.COMPILE_TIMEOUT_S
+_NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".hip")
+_GCC_MISSING = textre.compile(r"fatal error: ([^\s:]+): No such file or directory")
+_NVCC_AT = textre.compile(r"^(.+?)\((\d+)\): (?:catastrophic )?error")
+
+
+def _torch_includes() -> list[str]:
+    """torch's own headers (CUDA-flavoured even in a CPU wheel) for nvcc, found without
+    importing torch: gpuport's choice, not a project value."""
+    spec = find_spec("torch")
+    if spec is None or spec.origin is None:
+        return []
+    base = Path(spec.origin).parent / "include"
+    incs = [base, base / "torch" / "csrc" / "api" / "include"]
+    py = sysconfig.get_paths().get("include")
+    return [f"-I{p}" for p in incs if p.is_dir()] + ([f"-I{py}"] if py else [])
+
+
+def _nvcc_error(output: str, allowed: Sequence[Path]) -> str:
+    """nvcc's first error as :func:`gpuport.hipify.compiler.shown_error` shows hipcc's: its
+    front end writes ``FILE(LINE): error``, which that function does not locate."""
+    line = compiler.first_error_line(output)[:2000]
+    at = _NVCC_AT.match(line)
+    if at is None:
+        return compiler.shown_error(output, allowed)
+    real = os.path.realpath(at.group(1))
+    if any(
+        real == os.path.realpath(a) or real.startswith(os.path.realpath(a) + os.sep)
+        for a in allowed
+    ):
+        return line
+    return (
+        "error in a file outside the project and the CUDA toolkit "
+        f"({Path(at.group(1)).name[:60]}); its message is not shown"
+    )
+
+
+def _nvcc(
+    nvcc: str,
+    unit: Path,
+    flags: Sequence[str],
+    roots: Sequence[Path],
+    avoid: Sequence[Path],
+) -> tuple[CompileStatus, str | None, list[str]]:
+    toolkit = Path(os.path.realpath(nvcc)).parent.parent
+    with tempfile.TemporaryDirectory(prefix="gpuport-port-") as tmp:
+        argv = [nvcc, "-x", "cu", "-std=c++17", *flags, "-c", str(unit), "-o", f"{tmp}/x.o"]
+        shown = [*argv[:-1], "x.o"]
+        try:
+            done = subproc.run(
+                argv,
+                timeout_s=TIMEOUT_S,
+                env=subproc.safe_env({"LC_ALL": "C"}, avoid=avoid),
+                cwd=tmp,
+                max_output=compiler.MAX_OUTPUT,
+            )
+        except (OSError, ValueError) as exc:
+            return "failed", f"cannot run nvcc: {exc}", shown
+        if done.ended == "timeout":
+            return "failed", f"timed out after {TIMEOUT_S} s", shown
+        if done.ended == "exit" and done.returncode == 0:
+            return "ok", None, shown
+        allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
+        first = _nvcc_error(done.text(), allowed).replace(tmp + os.sep, "")
+    missing = _GCC_MISSING.search(first)
+    if missing:  # nvcc's host compiler words it its own way
+        return "inconclusive", f"needs {missing.group(1)}, which is not installed here", shown
+    status, error = classify(first)
+    return status, error, shown
+
+
+def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
+    """Changed translation units, and (up to ``per_header`` per changed header) the project's
+    units that include a changed header."""
+    changed = [f.path for f in files if f.path.endswith(_NATIVE)]
+    units = [p for p in changed if Path(p).suffix in UNITS]
+    headers = {Path(p).name for p in changed if Path(p).suffix not in UNITS}
+    taken: dict[str, int] = dict.fromkeys(headers, 0)
+    if headers:
+        for dirpath, dirs, names in os.walk(root):
+            dirs[:] = sorted(
+                d for d in dirs if not d.startswith(".") and d not in ("build", "third_party")
+            )
+            for name in sorted(names):
+                if Path(name).suffix not in UNITS:
+                    continue
+                full = Path(dirpath) / name
+                rel = full.relative_to(root).as_posix()
+                if rel in units:
+                    continue
+                text = fileio.read_text_or_none(full, limit=fileio.LIMIT_SOURCE, root=root)
+                if not text:
+                    continue
+                hit = [
+                    h
+                    for h in headers
+                    if taken[h] < per_header
+                    and textre.search(rf'#\s*include\s*["<][^">]*{re.escape(h)}[">]', text)
+                ]
+                if hit:
+                    units.append(rel)
+                    for h in hit:
+                        taken[h] += 1
+    return sorted(units)
+
+
+def check_files(
+    root: Path,
+    files: list[FileDiff],
+    texts: dict[str, str],
+    offload_archs: Sequence[str],
+    *,
+    written: bool,
+) -> list[CheckResult]:
+    """Compile what ``files`` changed (see the module docstring)."""
+    native = [f for f in files if f.path.endswith(_NATIVE)]
+    if not native:
+        return []
+    hipcc = subproc.which("hipcc", avoid=[root])
+    nvcc = subproc.which("nvcc", avoid=[root])
+    if written:
+        return _compile_all(root, root, _units(root, native), hipcc, nvcc, offload_archs)
+    with tempfile.TemporaryDirectory(prefix="gpuport-port-check-") as tmp:
+        copy = Path(tmp) / "project"
+        _copy_tree(root, copy)
+        for f in native:
+            dest = copy / f.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fileio.write_atomic(dest, texts[f.path], root=copy)
+        results = _compile_all(copy, root, _units(copy, native), hipcc, nvcc, offload_archs)
+        return [
+            r.model_copy(update={"command": [c.replace(str(copy), "<copy>") for c in r.command]})
+            for r in results
+        ]
+
+
+def _copy_tree(root: Path, dest: Path) -> None:
+    """The native sources and build files of the project (the compile's inputs), no links."""
+    keep = (*_NATIVE, ".txt", ".cmake", ".json", ".mk")
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = [
+            d for d in dirs if not d.startswith(".") and not (Path(dirpath) / d).is_symlink()
+        ]
+        for name in names:
+            src = Path(dirpath) / name
+            if not (name.endswith(keep) or name == "Makefile") or src.is_symlink():
+                continue
+            rel = src.relative_to(root)
+            out = dest / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fileio.copy_atomic(src, out, src_root=root, root=dest)
+            except (OSError, GpuportError):  # an unreadable file is not copied
+                continue
+
+
+def _compile_all(
+    where: Path,
+    root: Path,
+    units: list[str],
+    hipcc: str | None,
+    nvcc: str | None,
+    archs: Sequence[str],
+    extra_nvcc: Sequence[str] = (),
+) -> list[CheckResult]:
+    """Compile ``units`` (paths under ``where``); ``root`` is the project (never on PATH,
+    never the compiler). ``extra_nvcc``: gpuport's own flags (the backtest's stubs)."""
+    out: list[CheckResult] = []
+    torch = _torch_includes()
+    chain: compiler.Toolchain | None = None
+    no_hip = "hipcc is not installed"
+    if hipcc is not None:
+        try:
+            chain = compiler.toolchain(hipcc, avoid=[root, where])
+        except EnvironmentProblem as exc:
+            no_hip = str(exc)
+    for rel in units:
+        unit = where / rel
+        # the project's own build files say the flags (a copy's paths mapped into it)
+        found = project_flags(root, root / rel, None if where == root else where)
+        own, _ = compiler.project_flag("-I", str(unit.parent.resolve()), [where])
+        flags = [*found.flags, *(own or [])]
+        notes = [f"project flag dropped: {d}" for d in found.dropped]
+        if chain is None:
+            out.append(CheckResult(path=rel, compiler="hipcc", status="skipped", error=no_hip))
+        else:
+            done = compiler.compile_unit(
+                chain, unit, archs, flags, roots=[root, where], avoid=[root, where]
+            )
+            status, error = ("ok", None) if done.ok else classify(done.error)
+            out.append(
+                CheckResult(
+                    path=rel,
+                    compiler="hipcc",
+                    status=status,
+                    error=error,
+                    command=done.command,
+                    notes=notes,
+                )
+            )
+        if nvcc is None:
+            out.append(
+                CheckResult(
+                    path=rel, compiler="nvcc", status="skipped", error="nvcc is not installed"
+                )
+            )
+        else:
+            status, error, cmd = _nvcc(
+                nvcc, unit, [*flags, *extra_nvcc, *torch], [root, where], [root, where]
+            )
+            out.append(
+                CheckResult(
+                    path=rel, compiler="nvcc", status=status, error=error, command=cmd, notes=notes
+                )
+            )
+    return out

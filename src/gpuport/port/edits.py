@@ -1,0 +1,177 @@
+"""Span edits on a file's text, kept per file, and the diff hunks they make.
+
+Every fix states its changes as :class:`Edit` spans on the *original* text of a file (or a
+whole new file). :class:`FileEdits` collects them, refuses an edit that overlaps one already
+taken (the first fix wins; the other is reported, never merged blindly), and applies them.
+:func:`hunks` turns the old and new text into unified-diff hunks and names, for each hunk, the
+fixes whose edits fall inside it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from dataclasses import dataclass, field
+
+from gpuport.port.model import Hunk
+
+__all__ = ["CONTEXT", "Edit", "FileEdits", "created_hunk", "hunks", "line_starts"]
+
+#: Lines of context around each hunk, as ``diff -u``.
+CONTEXT = 3
+_NO_EOL = "\\ No newline at end of file"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` of the original with ``new``; ``fix`` made it."""
+
+    start: int
+    end: int
+    new: str
+    fix: str
+    labels: tuple[str, ...] = ()  # the findings this edit addresses (empty: all of its fix's)
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line of ``text`` starts (line 1 at index 0)."""
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+@dataclass
+class FileEdits:
+    """The edits taken for one existing file."""
+
+    path: str
+    original: str
+    edits: list[Edit] = field(default_factory=list)
+
+    def conflicts(self, edit: Edit) -> Edit | None:
+        """The edit already taken that ``edit`` overlaps, if any (insertions at one offset
+        do not overlap each other; they apply in the order taken)."""
+        for other in self.edits:
+            if other.fix == edit.fix:
+                continue
+            if edit.start == edit.end and other.start == other.end:
+                continue
+            if edit.start < other.end and other.start < edit.end:
+                return other
+            if edit.start == edit.end and other.start < edit.start < other.end:
+                return other
+            if other.start == other.end and edit.start < other.start < edit.end:
+                return other
+        return None
+
+    def add_all(self, edits: list[Edit]) -> Edit | None:
+        """Take every edit of one fix, or none of them: the first conflicting edit already
+        taken, else None."""
+        for e in edits:
+            hit = self.conflicts(e)
+            if hit is not None:
+                return hit
+        self.edits.extend(edits)
+        return None
+
+    def apply(self) -> str:
+        out: list[str] = []
+        pos = 0
+        order = sorted(enumerate(self.edits), key=lambda ie: (ie[1].start, ie[1].end, ie[0]))
+        for _, e in order:
+            if e.start < pos:  # cannot happen after conflicts(); keep the text whole
+                continue
+            out.append(self.original[pos : e.start])
+            out.append(e.new)
+            pos = e.end
+        out.append(self.original[pos:])
+        return "".join(out)
+
+    def lines_of(self, edit: Edit) -> tuple[int, int]:
+        """1-based first and last line of the original that ``edit`` touches (an insertion:
+        the line it goes before, twice)."""
+        starts = line_starts(self.original)
+        first = bisect.bisect_right(starts, edit.start)
+        last = bisect.bisect_right(starts, max(edit.start, edit.end - 1))
+        return first, max(first, last)
+
+
+def _body(lines: list[str], prefix: str) -> list[str]:
+    out: list[str] = []
+    for ln in lines:
+        if ln.endswith("\n"):
+            out.append(prefix + ln[:-1])
+        else:
+            out.append(prefix + ln)
+            out.append(_NO_EOL)
+    return out
+
+
+def hunks(
+    old: str,
+    new: str,
+    spans: list[tuple[int, int, str, tuple[str, ...]]],
+    labels: dict[str, list[str]],
+) -> list[Hunk]:
+    """Unified-diff hunks of ``old`` -> ``new``. ``spans``: (first, last) original lines each
+    edit touched, its fix id and the findings it addresses (empty: all of the fix's);
+    ``labels``: the finding labels of each fix."""
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    out: list[Hunk] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(CONTEXT):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        body: list[str] = []
+        changed: list[tuple[int, int]] = []
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                body += _body(a[a1:a2], " ")
+                continue
+            changed.append((a1 + 1, max(a1 + 1, a2)))
+            body += _body(a[a1:a2], "-")
+            body += _body(b[b1:b2], "+")
+        fixes: list[str] = []
+        found: list[str] = []
+        for first, last, fix, own in spans:
+            if not any(first <= hi + 1 and last >= lo - 1 for lo, hi in changed):
+                continue
+            if fix not in fixes:
+                fixes.append(fix)
+            for label in own or labels.get(fix, []):
+                if label not in found:
+                    found.append(label)
+        out.append(
+            Hunk(
+                old_start=i1 + 1 if i2 > i1 else i1,
+                old_lines=i2 - i1,
+                new_start=j1 + 1 if j2 > j1 else j1,
+                new_lines=j2 - j1,
+                lines=body,
+                findings=found,
+                fixes=fixes,
+            )
+        )
+    return out
+
+
+def created_hunk(text: str, fixes: list[str], labels: dict[str, list[str]]) -> Hunk:
+    """The one hunk of a new file."""
+    lines = text.splitlines(keepends=True)
+    found: list[str] = []
+    for fix in fixes:
+        for label in labels.get(fix, []):
+            if label not in found:
+                found.append(label)
+    return Hunk(
+        old_start=0,
+        old_lines=0,
+        new_start=1 if lines else 0,
+        new_lines=len(lines),
+        lines=_body(lines, "+"),
+        findings=found,
+        fixes=list(fixes),
+    )

@@ -1,0 +1,357 @@
+"""CMake projects: a HIP build of the CUDA sources behind ``-DGPUPORT_HIP=ON`` (GP401), and the
+compatibility header the sources include on that build, as small ROCm ports write them (a
+``#define cudaMalloc hipMalloc`` block and a CMake HIP branch).
+
+* ``cmake/gpuport_hip.cmake`` (new): enables HIP, finds ROCm's CMake packages and provides the
+  ``CUDA::`` targets the project links (``CUDA::cudart`` -> ``hip::host``, ``CUDA::cublas`` ->
+  ``roc::hipblas``...) so the rest of the project's CMake stays as it is.
+* The CMake file: ``option(GPUPORT_HIP ... OFF)``; the first CUDA toolkit lookup or
+  ``enable_language(CUDA)`` becomes ``if(GPUPORT_HIP) include(.../gpuport_hip.cmake) else()
+  <the original> endif()`` (later ones ``if(NOT GPUPORT_HIP)``); the ``.cu`` sources it names
+  are marked ``LANGUAGE HIP`` on that build.
+* ``gpuport_hip_compat.h`` (new, beside the sources): the HIP headers and a ``#define`` for
+  every CUDA runtime/library name the sources use that HIP spells differently (from the API
+  map gpuport hipify uses). Each source's block of CUDA includes becomes ``#if <HIP> #include
+  "gpuport_hip_compat.h" #else <the original includes> #endif``.
+
+Safe: the option is off by default, so a CUDA configure runs the original lines, and nvcc
+compiles the original includes. Only ``project(... LANGUAGES CUDA)`` would need rewriting the
+CUDA configure; such a file is left to a person.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PurePosixPath
+
+from gpuport import textre
+from gpuport.knowledge.api_map import load_api_map
+from gpuport.port.context import PortContext, Proposal
+from gpuport.port.fix_native import HIP_TEST
+from gpuport.scan.cxx import lex
+from gpuport.scan.finding import Finding
+
+__all__ = ["COMPAT", "OPTION", "propose"]
+
+OPTION = "GPUPORT_HIP"
+COMPAT = "gpuport_hip_compat.h"
+SHIM = "cmake/gpuport_hip.cmake"
+_MARK = "# gpuport:"
+_FIND = textre.compile(
+    r"^([ \t]*)(find_package\s*\(\s*(?:CUDAToolkit|CUDA)\b[^)]*\))[ \t]*(#[^\n]*)?$", re.M | re.I
+)
+_ENABLE = textre.compile(
+    r"^([ \t]*)(enable_language\s*\(\s*CUDA\s*\))[ \t]*(#[^\n]*)?$", re.M | re.I
+)
+_PROJECT_CUDA = textre.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
+_CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
+_INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
+_IDENT = textre.compile(
+    r"\b(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE|nccl|NCCL)\w*"
+)
+_TWINS = {
+    "cudart": ("hip::host", None),
+    "cudart_static": ("hip::host", None),
+    "cuda_driver": ("hip::host", None),
+    "cublas": ("roc::hipblas", "hipblas"),
+    "cublas_static": ("roc::hipblas", "hipblas"),
+    "cublasLt": ("roc::hipblaslt", "hipblaslt"),
+    "cublasLt_static": ("roc::hipblaslt", "hipblaslt"),
+    "curand": ("hip::hiprand", "hiprand"),
+    "cufft": ("hip::hipfft", "hipfft"),
+    "cusparse": ("roc::hipsparse", "hipsparse"),
+    "cusolver": ("roc::hipsolver", "hipsolver"),
+    "nccl": ("rccl::rccl", "rccl"),
+}
+_HEADERS_FOR_FAMILY = {
+    "cublas": "hipblas/hipblas.h",
+    "curand": "hiprand/hiprand.h",
+    "cufft": "hipfft/hipfft.h",
+    "cusparse": "hipsparse/hipsparse.h",
+}
+
+
+def _shim(libs: list[str]) -> str:
+    packages = sorted({pkg for lib in libs if (pkg := _TWINS.get(lib, (None, None))[1])})
+    core = {"hipblas"}  # the rest (hipBLASLt, hipFFT...) only where the code uses them
+    lines = [
+        f"{_MARK} build the CUDA sources with HIP for AMD GPUs: cmake -D{OPTION}=ON",
+        "# (written by `gpuport port`). ROCm's CMake packages must be on CMAKE_PREFIX_PATH",
+        "# (/opt/rocm); the GPU targets come from CMAKE_HIP_ARCHITECTURES (e.g. gfx90a;gfx942).",
+        "if(CMAKE_VERSION VERSION_LESS 3.21)",
+        '  message(FATAL_ERROR "the HIP build needs CMake 3.21 or newer (the HIP language)")',
+        "endif()",
+        "list(APPEND CMAKE_PREFIX_PATH /opt/rocm)",
+        "enable_language(HIP)",
+        "find_package(hip REQUIRED)",
+        *(f"find_package({p}{' REQUIRED' if p in core else ' QUIET'})" for p in packages),
+        "# The CUDA:: targets this project links, provided by their ROCm twins (an empty",
+        "# target where the twin is not installed: link lines keep working).",
+    ]
+    for lib in libs:
+        twin = _TWINS.get(lib)
+        if twin is None:
+            continue
+        lines += [
+            f"if(NOT TARGET CUDA::{lib})",
+            f"  add_library(CUDA::{lib} INTERFACE IMPORTED)",
+            f"  if(TARGET {twin[0]})",
+            f"    target_link_libraries(CUDA::{lib} INTERFACE {twin[0]})",
+            "  endif()",
+            "endif()",
+        ]
+    lines += ["set(CUDAToolkit_FOUND TRUE)", "set(CUDA_FOUND TRUE)"]
+    return "\n".join(lines) + "\n"
+
+
+def _compat(ctx: PortContext, sources: dict[str, str], headers: list[str]) -> str:
+    amap = load_api_map()
+    used: dict[str, str] = {}
+    families: set[str] = set()
+    for text in sources.values():
+        code = lex(text).code
+        for m in _IDENT.finditer(code):
+            name = m.group()
+            entry = amap.entries.get(name)
+            if entry is None or not entry.hip or entry.hip == name:
+                continue
+            used[name] = entry.hip
+            families.add(entry.family)
+    include: list[str] = ["hip/hip_runtime.h"]
+    for h in headers:
+        hip = amap.header(h)
+        if hip and hip not in include:
+            include.append(hip)
+    for fam, hdr in _HEADERS_FOR_FAMILY.items():
+        if any(f.startswith(fam) for f in families) and hdr not in include:
+            include.append(hdr)
+    lines = [
+        "// gpuport: the HIP names of the CUDA API these sources use (gpuport port, from the",
+        "// HIPIFY tables gpuport hipify uses). Included only by the HIP build, in place of the",
+        "// CUDA headers; nvcc never sees it.",
+        "#pragma once",
+        *(f"#include <{h}>" for h in include),
+    ]
+    if any(h.startswith("hipcub/") for h in include):
+        lines.append("namespace cub = hipcub;")
+    lines += [f"#define {k} {v}" for k, v in sorted(used.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _cuda_includes(text: str) -> list[tuple[int, int, list[str]]]:
+    """Runs of ``#include`` lines of CUDA headers (the API map knows their HIP twin)."""
+    amap = load_api_map()
+    src = lex(text)
+    out: list[tuple[int, int, list[str]]] = []
+    cur: tuple[int, int, list[str]] | None = None
+    for m in _INCLUDE.finditer(text):
+        if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
+            continue
+        name = m.group(1)
+        cuda = amap.header(name) is not None and not name.startswith(("hip", "thrust/"))
+        if not cuda:
+            if cur is not None:
+                out.append(cur)
+                cur = None
+            continue
+        if cur is not None and not text[cur[1] : m.start()].strip():
+            cur = (cur[0], m.end(), [*cur[2], name])
+            continue
+        if cur is not None:
+            out.append(cur)
+        cur = (m.start(), m.end(), [name])
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+def _native_sources(ctx: PortContext, folder: str) -> list[str]:
+    """The project's CUDA/C++ files under ``folder`` that the scan read."""
+    out: list[str] = []
+    prefix = f"{folder}/" if folder else ""
+    seen = {f.location.path for f in ctx.report.findings}
+    for path in sorted(seen):
+        if path.startswith(prefix) and path.endswith((".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp")):
+            out.append(path)
+    return out
+
+
+_NOT_OURS = textre.compile(
+    r"^(?:build|third[_-]?party|3rdparty|vendor|vendored|external|extern|deps|submodules)$", re.I
+)
+_HOST = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx")
+
+
+def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
+    """The CUDA sources under ``folder`` (``.cu``/``.cuh``), and the host sources and headers
+    there that include a CUDA header (the HIP build compiles them against HIP too)."""
+    prefix = f"{folder}/" if folder else ""
+    out: list[str] = []
+    for rel in ctx.files_of("cuda/c++"):
+        if not rel.startswith(prefix):
+            continue
+        parts = rel[len(prefix) :].split("/")
+        if len(parts) > 5 or any(p.startswith(".") or _NOT_OURS.match(p) for p in parts[:-1]):
+            continue
+        if rel.endswith((".cu", ".cuh")):
+            out.append(rel)
+        elif rel.endswith(_HOST):
+            text = ctx.read(rel)
+            if text is not None and _cuda_includes(text):
+                out.append(rel)
+    return out
+
+
+def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
+    if _PROJECT_CUDA.search(text) or OPTION in text:
+        return []
+    folder = str(PurePosixPath(path).parent)
+    folder = "" if folder == "." else folder
+    eol = ctx.eol(text)
+    finds = list(_FIND.finditer(text))
+    enables = list(_ENABLE.finditer(text))
+    if not finds and not enables:
+        return []
+    shim_rel = f"{folder}/{SHIM}" if folder else SHIM
+    if ctx.exists(shim_rel):
+        return []
+    libs = sorted(set(textre.findall(r"CUDA::(\w+)", text)) | {"cudart"})
+    prop = Proposal(
+        id=f"cmake-hip:{path}",
+        family="cmake",
+        title=f"{path}: a HIP build of the CUDA sources (cmake -D{OPTION}=ON)",
+        safe=True,
+        why=f"{OPTION} is OFF by default: a CUDA configure runs the original lines",
+        findings=found,
+        note="needs ROCm's CMake packages; set CMAKE_HIP_ARCHITECTURES",
+    )
+    option = (
+        f'option({OPTION} "Build the CUDA sources with HIP for AMD GPUs" OFF)  '
+        f"{_MARK} GP401 (gpuport port){eol}"
+    )
+    prop.edit(path, _top(text), _top(text), option)
+    include = "${CMAKE_CURRENT_LIST_DIR}/" + SHIM
+    done_first = False
+    for m in sorted([*finds, *enables], key=lambda x: x.start()):
+        ind = m.group(1)
+        orig = m.group(2) + (f"  {m.group(3)}" if m.group(3) else "")
+        if not done_first:
+            new = (
+                f"{ind}if({OPTION})  {_MARK} GP401 HIP stands in for CUDA{eol}"
+                f"{ind}    include({include}){eol}{ind}else(){eol}{ind}    {orig}{eol}{ind}endif()"
+            )
+            done_first = True
+        else:
+            new = f"{ind}if(NOT {OPTION}){eol}{ind}    {orig}{eol}{ind}endif()"
+        prop.edit(
+            path,
+            m.start(),
+            m.end(),
+            new,
+            [f for f in found if _line(text, m.start()) == f.location.line],
+        )
+    cu = sorted(set(_CU.findall(text)))
+    if cu:
+        last = max(text.find(c) for c in cu)
+        ls = text.rfind("\n", 0, last) + 1
+        indent = textre.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
+        end = text.find("\n", last)
+        end = len(text) if end < 0 else end
+        # after the statement naming the last .cu file closes
+        close = text.find(")", last)
+        if close >= 0:
+            nl = text.find("\n", close)
+            end = len(text) if nl < 0 else nl
+        block = (
+            f"{eol}{indent}if({OPTION})  {_MARK} the CUDA sources are HIP on the HIP build{eol}"
+            f"{indent}    set_source_files_properties({' '.join(cu)} PROPERTIES LANGUAGE HIP){eol}"
+            f"{indent}endif()"
+        )
+        prop.edit(path, end, end, block)
+    prop.creates[shim_rel] = _shim(libs)
+    out = [prop]
+    compat = _compat_proposal(ctx, folder, found)
+    if compat is not None:
+        out.append(compat)
+    return out
+
+
+def _top(text: str) -> int:
+    """After the ``cmake_minimum_required``/``project`` calls the file opens with (comments
+    and blank lines between allowed), else 0: the option goes at file scope."""
+    pos = 0
+    head = textre.compile(
+        r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:cmake_minimum_required|project)\s*\([^)]*\)[^\n]*\n", re.I
+    )
+    while (m := head.match(text, pos)) is not None:
+        pos = m.end()
+    return pos
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Proposal | None:
+    files = _walk_sources(ctx, folder) or [
+        p for p in _native_sources(ctx, folder) if p.endswith((".cu", ".cuh"))
+    ]
+    sources: dict[str, str] = {}
+    for rel in files:
+        text = ctx.read(rel)
+        if text is not None and "gpuport_hip_compat.h" not in text:
+            sources[rel] = text
+    if not sources:
+        return None
+    base = (
+        os.path.commonpath([str(PurePosixPath(p).parent) for p in sources])
+        if len(sources) > 1
+        else str(PurePosixPath(next(iter(sources))).parent)
+    )
+    base = "" if base == "." else base
+    compat_rel = f"{base}/{COMPAT}" if base else COMPAT
+    if ctx.exists(compat_rel):
+        return None
+    prop = Proposal(
+        id=f"hip-compat:{compat_rel}",
+        family="cmake",
+        title=f"{compat_rel}: the HIP names of the CUDA API, for the HIP build",
+        safe=True,
+        why="nvcc compiles the original includes; the header is read only by the HIP build",
+        findings=found,
+    )
+    headers: list[str] = []
+    for rel, text in sources.items():
+        eol = ctx.eol(text)
+        for start, end, names in _cuda_includes(text):
+            headers += [n for n in names if n not in headers]
+            inc = os.path.relpath(compat_rel, str(PurePosixPath(rel).parent) or ".").replace(
+                os.sep, "/"
+            )
+            block = text[start:end]
+            block = block if block.endswith("\n") else block + eol
+            new = (
+                f"#if {HIP_TEST} // gpuport: GP401 the HIP build gets the HIP names{eol}"
+                f'#include "{inc}"{eol}#else{eol}{block}#endif{eol}'
+            )
+            prop.edit(rel, start, end, new)
+    if not prop.edits:
+        return None
+    prop.creates[compat_rel] = _compat(ctx, sources, headers)
+    return prop
+
+
+def propose(ctx: PortContext) -> list[Proposal]:
+    out: list[Proposal] = []
+    for path in ctx.files_with("GP401"):
+        if not path.endswith(("CMakeLists.txt", ".cmake")):
+            continue
+        text = ctx.read(path)
+        if text is None:
+            continue
+        got = _cmake(ctx, path, text, ctx.of("GP401", "GP407", path=path))
+        if got and path == "CMakeLists.txt":
+            ctx.cache["cmake-hip"] = path
+        out.extend(got)
+    return out

@@ -1,0 +1,384 @@
+"""Compose files: the AMD devices for the services that reserve NVIDIA GPUs (GP502) or build a
+Dockerfile ``port`` gave a ROCm variant, and the devices or groups a ROCm service lacks (GP505).
+
+* A vendor overlay (``compose.nvidia.yaml``, loaded in place of another vendor's) gets its AMD
+  sibling (``compose.amd.yaml``); another compose file an override loaded after it
+  (``docker-compose.rocm.yml``: the NVIDIA reservation and runtime reset, Compose 2.24+
+  ``!reset``). Both: ``/dev/kfd`` and ``/dev/dri``, ``group_add`` as the project's own AMD
+  compose files write it (else ``video`` and ``render``), the ROCm image from
+  ``knowledge/port_routes.toml`` or ``build: dockerfile: Dockerfile.rocm``. Safe: a new file.
+  A CUDA-tagged image with no known ROCm image gets its tag guessed (``default-nvidia-v4.0``
+  -> ``default-rocm-v4.0``, digest dropped) in an unsafe form only.
+* Never for a file named for AMD, a vendor overlay with an AMD sibling, or a service that
+  builds a Dockerfile compiling CUDA code.
+* GP505: a ROCm service gets ``devices`` or ``group_add`` in its own file (safe: only ROCm
+  services change).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+import yaml
+
+from gpuport import textre
+from gpuport.knowledge.port_routes import load_port_routes
+from gpuport.port.context import PortContext, Proposal, unique, unrun
+from gpuport.scan.finding import Finding
+
+__all__ = ["amd_named", "compose_name", "overlay", "propose"]
+
+_MARK = "# gpuport:"
+
+
+_NV_WORD = textre.compile(r"(?i)(?<=[-_.])(?:nvidia|cuda|nv)(?=[-_.])")
+_AMD_WORD = textre.compile(r"(?i)(?:^|[-_.])(?:amd|rocm|hip)(?:[-_.]|$)")
+
+
+def compose_name(path: str) -> str:
+    """The ROCm file for a compose file: for a vendor overlay (``compose.nvidia.yaml``) its
+    AMD sibling (``compose.amd.yaml``), loaded in its place; else an override loaded after it
+    (``docker-compose.rocm.yml``)."""
+    p = PurePosixPath(path)
+    if overlay(path):
+        return str(p.with_name(_NV_WORD.sub("amd", p.name, count=1)))
+    return str(p.with_name(f"{p.stem}.rocm{p.suffix}"))
+
+
+def overlay(path: str) -> bool:
+    """A compose file named for NVIDIA (``compose.nvidia.yaml``, ``docker-compose-cuda.yml``):
+    a vendor overlay the project loads instead of another vendor's."""
+    return bool(_NV_WORD.search(PurePosixPath(path).name))
+
+
+def amd_named(path: str) -> bool:
+    return bool(_AMD_WORD.search(PurePosixPath(path).stem))
+
+
+def _services(text: str) -> dict[str, tuple[int, int, yaml.MappingNode]]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        return {}
+    for k, v in root.value:
+        if (
+            isinstance(k, yaml.ScalarNode)
+            and k.value == "services"
+            and isinstance(v, yaml.MappingNode)
+        ):
+            return {
+                sk.value: (sv.start_mark.line + 1, sv.end_mark.line + 1, sv)
+                for sk, sv in v.value
+                if isinstance(sk, yaml.ScalarNode) and isinstance(sv, yaml.MappingNode)
+            }
+    return {}
+
+
+def _key(node: yaml.MappingNode, key: str) -> yaml.Node | None:
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key and isinstance(v, yaml.Node):
+            return v
+    return None
+
+
+def _built_dockerfile(node: yaml.MappingNode, folder: PurePosixPath) -> str | None:
+    """The project path of the Dockerfile a service builds, or None."""
+    build = _key(node, "build")
+    if build is None:
+        return None
+    context, dockerfile = ".", "Dockerfile"
+    if isinstance(build, yaml.ScalarNode):
+        context = str(build.value)
+    elif isinstance(build, yaml.MappingNode):
+        ctx_node, df_node = _key(build, "context"), _key(build, "dockerfile")
+        context = str(ctx_node.value) if isinstance(ctx_node, yaml.ScalarNode) else "."
+        dockerfile = str(df_node.value) if isinstance(df_node, yaml.ScalarNode) else dockerfile
+    import posixpath
+
+    return posixpath.normpath(str(folder / context / dockerfile))
+
+
+_VENDOR_TAG = textre.compile(
+    r"(?i)(?P<head>[-_:.])(?:nvidia|cuda\d*(?:\.\d+)*|cu\d{3})(?P<end>[-_.]|$)"
+)
+
+
+def _rocm_image(image: str) -> tuple[str, bool] | None:
+    """The ROCm image for a service's image, and whether that is safe: a route from
+    knowledge/port_routes.toml (safe), or the tag with its vendor word swapped
+    (``default-nvidia-v4.0`` -> ``default-rocm-v4.0``, the digest dropped: unsafe, gpuport
+    cannot see that the tag exists)."""
+    hit = load_port_routes().image_for(image)
+    if hit is not None:
+        return hit[1], True
+    name, _, tag = image.split("@", 1)[0].rpartition(":")
+    if name and "/" not in tag and _VENDOR_TAG.search(":" + tag):
+        swapped = _VENDOR_TAG.sub(r"\g<head>rocm\g<end>", ":" + tag, count=1)[1:]
+        return f"{name}:{swapped}", False
+    return None
+
+
+def _groups(ctx: PortContext) -> list[str]:
+    """group_add entries as the project's own AMD compose files write them (the host's GIDs
+    through variables), else the group names."""
+    if "amd-groups" not in ctx.cache:
+        found: list[str] = []
+        for path in _amd_compose_files(ctx):
+            for _name, (_lo, _hi, node) in _services(ctx.read(path) or "").items():
+                groups = _key(node, "group_add")
+                if isinstance(groups, yaml.SequenceNode) and len(groups.value) >= 2:
+                    vals = [str(g.value) for g in groups.value if isinstance(g, yaml.ScalarNode)]
+                    if len(vals) == len(groups.value) and all(_safe_scalar(v) for v in vals):
+                        found = vals
+                        break
+            if found:
+                break
+        ctx.cache["amd-groups"] = found
+    got = ctx.cache["amd-groups"]
+    return list(got) if isinstance(got, list) and got else ["video", "render"]
+
+
+def _safe_scalar(value: str) -> bool:
+    return bool(textre.fullmatch(r"[\w${}:\-.]+", value))
+
+
+def _amd_compose_files(ctx: PortContext) -> list[str]:
+    return [p for p in ctx.files_of("compose") if amd_named(p) and not unrun(p)]
+
+
+def _yaml_item(value: str) -> str:
+    return f'"{value}"' if "$" in value or value.isdigit() else value
+
+
+def _compose(
+    ctx: PortContext,
+    path: str,
+    text: str,
+    found: list[Finding],
+    dockerfiles: dict[str, str],
+    routed: dict[str, list[Finding]],
+) -> list[Proposal]:
+    """The ROCm compose file for the services that reserve NVIDIA GPUs (``found``) and for
+    those that build a Dockerfile given a ROCm variant (``dockerfiles``): a ROCm image needs
+    the AMD devices to see a GPU. A vendor overlay gets its AMD sibling (loaded in its place:
+    nothing to reset), another file an override (loaded after it: the NVIDIA reservation and
+    runtime reset). Two alternatives when an image's ROCm tag is guessed: without it (safe)
+    and with it (unsafe)."""
+    services = _services(text)
+    sibling = overlay(path)
+    base = _services(_base_compose(ctx, path) or "") if sibling else {}
+    groups = _groups(ctx)
+    # (safe lines or None when a safe form would leave a CUDA image, unsafe lines, findings)
+    blocks: list[tuple[list[str] | None, list[str], list[Finding]]] = []
+    folder = PurePosixPath(path).parent
+    for name, (lo, hi, node) in services.items():
+        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        built = _built_dockerfile(node, folder)
+        if built is None and name in base:  # the overlay completes the base file's service
+            built = _built_dockerfile(base[name][2], folder)
+        ported = dockerfiles.get(built or "")
+        if not hits and ported is None:
+            continue
+        cuda_built = ctx.cache.get("cuda-built")
+        if built is not None and isinstance(cuda_built, set) and built in cuda_built:
+            ctx.decline(
+                hits,
+                f"service {name} builds {built}, which compiles CUDA code: AMD devices give "
+                "that image nothing to run on; left to a person",
+            )
+            continue
+        mine = hits or routed.get(built or "", [])
+        head = [f"  {name}:"]
+        guess: list[str] = []
+        image = _key(node, "image")
+        if image is None and name in base:
+            image = _key(base[name][2], "image")
+        cuda_image = False
+        if isinstance(image, yaml.ScalarNode) and (hit := _rocm_image(str(image.value))):
+            (head if hit[1] else guess).append(f"    image: {hit[0]}")
+            cuda_image = not hit[1]  # a vendor-tagged CUDA image with only a guessed twin
+        tail: list[str] = []
+        if ported is not None:
+            tail += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
+        tail += ["    devices:", "      - /dev/kfd", "      - /dev/dri", "    group_add:"]
+        tail += [f"      - {_yaml_item(g)}" for g in groups]
+        if groups == ["video", "render"]:
+            tail[-1] += "  # an image without this group: the host's GID, getent group render"
+        if not sibling:
+            deploy = _key(node, "deploy")
+            res = _key(deploy, "resources") if isinstance(deploy, yaml.MappingNode) else None
+            resv = _key(res, "reservations") if isinstance(res, yaml.MappingNode) else None
+            if isinstance(resv, yaml.MappingNode) and _key(resv, "devices") is not None:
+                tail += [
+                    "    deploy:",
+                    "      resources:",
+                    "        reservations:",
+                    "          devices: !reset []",
+                ]
+            runtime = _key(node, "runtime")
+            if isinstance(runtime, yaml.ScalarNode) and "nvidia" in str(runtime.value):
+                tail.append("    runtime: !reset null")
+        blocks.append((None if cuda_image else head + tail, head + guess + tail, mine))
+    if not blocks:
+        return []
+    target = compose_name(path)
+    name = PurePosixPath(path).name
+    tname = PurePosixPath(target).name
+    if sibling:
+        intro = (
+            f"{_MARK} AMD overlay in place of {name}, written by `gpuport port`: AMD GPUs are\n"
+            "# the /dev/kfd and /dev/dri devices (no NVIDIA runtime).\n"
+            f"#   load {tname} where the project loads {name}\n"
+        )
+        why = "a new overlay file beside the NVIDIA one: nothing that loads that one changes"
+    else:
+        intro = (
+            f"{_MARK} ROCm override for {name}, written by `gpuport port`: AMD GPUs are the\n"
+            "# /dev/kfd and /dev/dri devices (no NVIDIA runtime); needs Compose 2.24+ (!reset).\n"
+            f"#   docker compose -f {name} -f {tname} up\n"
+        )
+        why = "a new override file: `docker compose up` without it is unchanged"
+    out: list[Proposal] = []
+    guessed = any(s != u for s, u, _ in blocks)
+    for safe in (True, False) if guessed else (True,):
+        chosen = [(s if safe else u, f) for s, u, f in blocks]
+        if not any(lines for lines, _ in chosen):
+            continue  # every service keeps a CUDA image unless its ROCm tag is guessed
+        body = "\n".join("\n".join(lines) for lines, _ in chosen if lines)
+        both = guessed and any(s is not None for s, _, _ in blocks)  # a safe form exists
+        prop = Proposal(
+            id=f"compose-rocm:{target}" + ("" if safe else "+image-tag"),
+            family="compose",
+            title=f"{target}: AMD GPU devices for the services of {path}"
+            + ("" if safe else ", and the images' ROCm tags"),
+            safe=safe,
+            why=why
+            if safe
+            else "the ROCm image tag is guessed from the CUDA one (the vendor word swapped, "
+            "the digest dropped): gpuport cannot see that it exists",
+            findings=unique(f for lines, fs in chosen if lines for f in fs),
+            group=f"compose:{target}" if both else "",
+            note="" if safe or not guessed else "check that the tag exists and pin its digest",
+        )
+        prop.creates[target] = intro + "services:\n" + body + "\n"
+        out.append(prop)
+    return out
+
+
+def _base_compose(ctx: PortContext, path: str) -> str | None:
+    """The file a vendor overlay completes (``compose.yaml`` beside ``compose.nvidia.yaml``)."""
+    p = PurePosixPath(path)
+    stem = textre.sub(r"(?i)[-_.](?:nvidia|cuda|nv)(?P<end>[-_.]|$)", r"\g<end>", p.stem)
+    for cand in (f"{stem}{p.suffix}", f"{stem}.yaml", f"{stem}.yml"):
+        text = ctx.read(str(p.with_name(cand)))
+        if text is not None:
+            return text
+    return None
+
+
+def _devices_in_place(
+    ctx: PortContext, path: str, text: str, found: list[Finding]
+) -> Proposal | None:
+    """GP505: a service that runs ROCm without the AMD devices or the video and render
+    groups gets them in its own file (it is ROCm's already; nothing else reads it)."""
+    services = _services(text)
+    prop = Proposal(
+        id=f"compose-devices:{path}",
+        family="compose",
+        title=f"{path}: /dev/kfd, /dev/dri and the video and render groups for its ROCm services",
+        safe=True,
+        why="only services that run ROCm images change",
+        findings=[],
+    )
+    offsets = _line_offsets(text)
+    eol = ctx.eol(text)
+    groups = _groups(ctx)
+    for _name, (lo, hi, node) in services.items():
+        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        if not hits or not node.value:
+            continue
+        devices = _key(node, "devices")
+        first_key = node.value[0][0]
+        anchor = first_key
+        if devices is not None:
+            anchor = next(k for k, v in node.value if v is devices)
+        if node.flow_style:
+            continue  # {image: x, devices: [...]}: left to a person
+        col = anchor.start_mark.column
+        pad = " " * col
+        lines: list[str] = []
+        if devices is None:
+            lines += [f"{pad}devices:", f"{pad}  - /dev/kfd", f"{pad}  - /dev/dri"]
+        if _key(node, "group_add") is None:
+            lines += [f"{pad}group_add:"] + [f"{pad}  - {_yaml_item(g)}" for g in groups]
+        elif devices is not None:
+            continue  # group_add is there, with other groups: a person decides
+        if not lines:
+            continue
+        at = offsets[anchor.start_mark.line]
+        prop.edit(path, at, at, eol.join(lines) + eol, hits)
+        prop.findings += hits
+    return prop if prop.edits else None
+
+
+def _line_offsets(text: str) -> list[int]:
+    out, pos = [0], 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        out.append(pos)
+    return out
+
+
+def _has_amd_sibling(ctx: PortContext, path: str) -> bool:
+    """A vendor overlay whose AMD counterpart exists under another AMD word
+    (``compose.rocm.yaml`` beside ``compose.nvidia.yaml``)."""
+    if not overlay(path):
+        return False
+    p = PurePosixPath(path)
+    return any(
+        ctx.exists(str(p.with_name(_NV_WORD.sub(word, p.name, count=1))))
+        for word in ("amd", "rocm", "hip", "AMD", "ROCm")
+    )
+
+
+def _compose_files(ctx: PortContext) -> list[str]:
+    return [
+        n
+        for n in ctx.listdir("")
+        if textre.match(r"(?:docker-)?compose[\w.-]*\.ya?ml$", n) and not amd_named(n)
+    ]
+
+
+def _is_dockerfile(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return name.startswith(("dockerfile", "containerfile")) or name.endswith(".dockerfile")
+
+
+def propose(
+    ctx: PortContext,
+    candidates: list[str],
+    dockerfiles: dict[str, str],
+    routed: dict[str, list[Finding]],
+) -> list[Proposal]:
+    """``candidates``: compose files with findings; ``dockerfiles``: the Dockerfiles given a
+    ROCm variant (path -> variant); ``routed``: the findings each of those addresses."""
+    out: list[Proposal] = []
+    for path in sorted(ctx.files_with("GP505")):
+        text = ctx.read(path)
+        if text is not None and not unrun(path) and not _is_dockerfile(path):
+            fixed = _devices_in_place(ctx, path, text, ctx.of("GP505", path=path))
+            if fixed is not None:
+                out.append(fixed)
+    for path in sorted({*candidates, *(_compose_files(ctx) if dockerfiles else [])}):
+        if _is_dockerfile(path) or amd_named(path) or unrun(path):
+            continue
+        if not ctx.of("GP502", path=path) and not dockerfiles:
+            continue
+        text = ctx.read(path)
+        target = compose_name(path)
+        if text is None or ctx.exists(target) or _has_amd_sibling(ctx, path):
+            continue
+        out += _compose(ctx, path, text, ctx.of("GP502", path=path), dockerfiles, routed)
+    return out

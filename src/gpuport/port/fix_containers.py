@@ -1,0 +1,388 @@
+"""Containers: a ``Dockerfile.rocm`` beside the CUDA Dockerfile, a compose override beside the
+compose file (GP501-GP505, and the dependency findings of the requirements an image installs).
+
+* **Dockerfile.rocm** (safe: a new file; ``docker build`` of the CUDA file is unchanged): a
+  copy of the Dockerfile where a CUDA base image becomes its ROCm counterpart from
+  ``knowledge/port_routes.toml`` (``nvidia/cuda:12.1.0-devel-ubuntu22.04`` ->
+  ``rocm/dev-ubuntu-22.04:6.4-complete``, ``pytorch/pytorch`` -> ``rocm/pytorch``), the NVIDIA
+  runtime and CUDA path variables are dropped (``TORCH_CUDA_ARCH_LIST`` becomes
+  ``PYTORCH_ROCM_ARCH``), CUDA apt packages are taken out of ``apt-get install``, pip's CUDA
+  index and ``+cu`` builds become the ROCm ones (on an image that ships ROCm torch, torch is
+  not installed again), and ``pip install -r R`` installs R's ROCm route (``port``'s
+  ``requirements-rocm.txt``). A Dockerfile with none of that to change gets no copy.
+* A Dockerfile that compiles CUDA code (``-DGGML_CUDA=ON``, ``nvcc``) or installs a CUDA-only
+  build (``pkg[cublas]``, ``*-cu12``) gets no copy: its findings say why in ``unfixed``.
+* Compose files: :mod:`gpuport.port.fix_compose`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from gpuport import textre
+from gpuport.knowledge.port_routes import load_port_routes
+from gpuport.port import fix_compose, fix_deps
+from gpuport.port.context import PortContext, Proposal, unique, unrun
+from gpuport.scan.finding import Finding
+
+__all__ = ["dockerfile_name", "propose"]
+
+_FROM = textre.compile(r"^(\s*FROM\s+(?:--platform=\S+\s+)?)(\S+)", re.I)
+_ARG = textre.compile(r"^(\s*ARG\s+\w+=)(\S+)", re.I)
+_ENV_START = textre.compile(r"^\s*ENV\s+", re.I)
+_RUN = textre.compile(r"^\s*RUN\s", re.I)
+_COPY = textre.compile(r"^(\s*(?:COPY|ADD)\s+(?:--\S+\s+)*)(.+?)(\s+\S+\s*)$", re.I)
+_CUDA_APT = textre.compile(
+    r"(?<![\w.-])(?:cuda(?:-[\w.+-]+)?|libcudnn[\w.+=-]*|libnccl[\w.+=-]*|nvidia-[\w.+=-]+"
+    r"|libcublas[\w.+=-]*|libcusparse[\w.+=-]*|libcufft[\w.+=-]*|libcurand[\w.+=-]*"
+    r"|libnv[\w.+=-]*|tensorrt[\w.+=-]*)(?![\w.-])"
+)
+#: a RUN that compiles CUDA code or installs a CUDA-only build: a ROCm image would need the
+#: project's HIP build (or another package), which is a person's call
+_CUDA_BUILD = textre.compile(
+    r"(?i)-D\w*(?:CUDA|CUBLAS)\w*=(?:ON|1|TRUE)\b|\b\w*(?:CUDA|CUBLAS)=1\b"
+    r"|CMAKE_CUDA_ARCHITECTURES|CUDA_DOCKER_ARCH|\bnvcc\b"
+    r"|\[[\w,-]*\b(?:cublas|cuda\d*|cu1\d+x?)\b[\w,-]*\]"
+    r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
+)
+_CUDA_INDEX = textre.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
+_LOCAL_CU = textre.compile(r"\+cu\d+")
+_PIP_R = textre.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
+_NV_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA")
+_CUDA_ENV = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDACXX")
+_TORCH_PKG = textre.compile(
+    r"(?<![\w./-])(?:torch|torchvision|torchaudio)(?:[=<>~!]=?[^\s\"']*)?(?![\w.-])"
+)
+_MARK = "# gpuport:"
+_RULES = ("GP501", "GP502", "GP503", "GP504", "GP104", "GP105", "GP102", "GP109")
+
+
+def dockerfile_name(path: str) -> str:
+    p = PurePosixPath(path)
+    name = p.name
+    low = name.lower()
+    if low.endswith(".dockerfile"):
+        base = name[: -len(".dockerfile")]
+        base = textre.sub(r"(?i)[-_.](?:cuda\d*|gpu|nvidia|cu\d{2,3})$", "", base)
+        return str(p.with_name(f"{base}.rocm.dockerfile"))
+    swapped = textre.sub(r"(?i)([-_.])(?:cuda\d*|gpu|nvidia|cu\d{2,3})$", r"\1rocm", name)
+    return str(p.with_name(swapped if swapped != name else f"{name}.rocm"))
+
+
+def _instructions(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) 0-based physical lines of each instruction (continuations joined)."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        first = i
+        while lines[i].rstrip("\r\n").endswith("\\") and i + 1 < len(lines):
+            i += 1
+        out.append((first, i))
+        i += 1
+    return out
+
+
+def _env(text: str, target: str) -> str | None:
+    """An ENV instruction without the NVIDIA/CUDA pairs; None when nothing is left."""
+    head = _ENV_START.match(text)
+    if head is None:
+        return text
+    rest = text[head.end() :]
+    if "=" not in rest.split()[0]:  # legacy form: ENV KEY value
+        key = rest.split()[0]
+        if key in _NV_ENV or key in _CUDA_ENV:
+            return None
+        if key == "TORCH_CUDA_ARCH_LIST":
+            return f"{text[: head.end()]}PYTORCH_ROCM_ARCH {target}\n"
+        return text
+    out = text
+    for m in list(textre.finditer(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S*)", rest))[::-1]:
+        key, value = m.group(1), m.group(2)
+        s, e = head.end() + m.start(), head.end() + m.end()
+        if key in _NV_ENV or key in _CUDA_ENV:
+            out = out[:s] + out[e:]
+        elif key == "TORCH_CUDA_ARCH_LIST":
+            out = out[:s] + f"PYTORCH_ROCM_ARCH={target}" + out[e:]
+        elif (
+            key in ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH")
+            and "/usr/local/cuda" in value
+        ):
+            parts = [p for p in value.strip("\"'").split(":") if "/usr/local/cuda" not in p]
+            if key == "PATH":
+                parts.insert(0, "/opt/rocm/bin")
+            out = out[:s] + f"{key}={':'.join(parts)}" + out[e:]
+    body = out[head.end() :].replace("\\\n", " ").strip()
+    if not body or body == "\\":
+        return None
+    out = out[: head.end()].rstrip() + " " + out[head.end() :].lstrip(" \t")
+    return textre.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out)
+
+
+_PIN = textre.compile(r"(?<![\w.-])(torch|torchvision|torchaudio)==([0-9][\w.]*)")
+
+
+def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str | None:
+    """The pip command for ROCm, or None when a torch pin names a release whose ROCm index
+    gpuport does not know (left to a person)."""
+    pins = {m.group(1): m.group(2) for m in _PIN.finditer(text)}
+    release = pins.get("torch")
+    if release is None and "torchvision" in pins:
+        m = textre.match(r"0\.(\d+)", pins["torchvision"])
+        release = f"2.{int(m.group(1)) - 15}" if m and int(m.group(1)) >= 15 else None
+    if release is not None and (_CUDA_INDEX.search(text) or _LOCAL_CU.search(text)):
+        hit = load_port_routes().torch_index(release)
+        if hit is None:
+            return None
+        index = hit.index
+    label = index.rstrip("/").rsplit("/", 1)[-1]
+    out = _CUDA_INDEX.sub(index.rstrip("/"), text)
+    out = _LOCAL_CU.sub(f"+{label}", out)
+    for src, dst in routed.items():
+        out = textre.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
+    if framework and textre.search(r"\bpip3?\s+install\b", out):
+        out = _TORCH_PKG.sub("", out)
+    return out
+
+
+def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    routes = load_port_routes()
+    lines = text.splitlines(keepends=True)
+    eol = ctx.eol(text)
+    dep_copy = fix_deps.copy_routes(ctx)
+    pre = fix_deps.preinstall_routes(ctx)
+    index = routes.torch[-1].index
+    torch = ctx.packages.by_dist("torch")
+    if torch is not None and torch.route and torch.route.index_url:
+        index = torch.route.index_url
+    framework = False
+    used: list[Finding] = []
+    by_line: dict[int, list[Finding]] = {}
+    for f in found:
+        by_line.setdefault(f.location.line or 0, []).append(f)
+    out = list(lines)
+    copied: dict[str, str] = {}  # a file name in the image -> the project file COPY put there
+    changed = False
+    pre_lines: list[str] = []
+    for first, last in _instructions(lines):
+        chunk = "".join(lines[first : last + 1])
+        hits = [f for ln in range(first + 1, last + 2) for f in by_line.get(ln, [])]
+        new = chunk
+        m = _FROM.match(chunk) or (
+            _ARG.match(chunk) if any(f.rule_id == "GP501" for f in hits) else None
+        )
+        if m is not None and any(f.rule_id == "GP501" for f in hits):
+            hit = routes.image_for(m.group(2))
+            if hit is None:
+                return None  # a CUDA image with no ROCm counterpart known: left to a person
+            route, image = hit
+            framework = framework or route.kind == "framework"
+            new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
+        elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
+            env = _env(chunk, ctx.target.name)
+            new = (
+                env
+                if env is not None
+                else "".join(f"# {ln}" for ln in chunk.splitlines(keepends=True))
+            )
+        elif _RUN.match(chunk):
+            new = chunk
+            build = _CUDA_BUILD.search(_no_comments(chunk))
+            if build is not None:
+                built_here = ctx.cache.setdefault("cuda-built", set())
+                if isinstance(built_here, set):
+                    built_here.add(path)
+                ctx.decline(
+                    found,
+                    f"{path} builds or installs CUDA code ({build.group(0).strip()}): a ROCm "
+                    "image needs the project's HIP build there, left to a person",
+                )
+                return None
+            if textre.search(
+                r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
+            ) and _CUDA_APT.search(chunk):
+                new = _drop_packages(new)
+            if textre.search(r"\bpip3?\b|python3?\s+-m\s+pip", new):
+                routed = {}
+                for m2 in _PIP_R.finditer(new):
+                    given = m2.group(3)
+                    full = copied.get(PurePosixPath(given).name, _project_path(given))
+                    if full in dep_copy:
+                        routed[m2.group(3)] = _swap_name(m2.group(3), dep_copy[full])
+                    elif full in pre:
+                        pre_lines.append(_preinstall_run(chunk, m2.group(3), pre[full], eol))
+                        used += fix_deps.routed_findings(ctx, full)
+                piped = _pip(new, index, framework, routed)
+                if piped is None:
+                    continue  # a torch release with no known ROCm index: left as it is
+                new = piped
+                for given in routed:
+                    used += fix_deps.routed_findings(ctx, _project_path(given))
+            if pre_lines:
+                new = "".join(pre_lines) + new
+                pre_lines = []
+        elif textre.match(r"^\s*(?:COPY|ADD)\s", chunk, re.I):
+            _note_copies(chunk, copied)
+            new = _copy_routes(chunk, dep_copy, pre, eol)
+        if new != chunk:
+            changed = True
+            used += hits
+            out[first] = new
+            for i in range(first + 1, last + 1):
+                out[i] = ""
+    if not changed or not used:
+        return None
+    target = dockerfile_name(path)
+    head = [
+        f"{_MARK} ROCm variant of {PurePosixPath(path).name}, written by `gpuport port`:",
+        f"#   docker build -f {PurePosixPath(target).name} .",
+        "#   docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
+    ]
+    body = "".join(out)
+    split = 0
+    for ln in lines:  # parser directives (# syntax=, # escape=) must stay first
+        if textre.match(r"^\s*#\s*(?:syntax|escape|check)\s*=", ln, re.I):
+            split += len(ln)
+        else:
+            break
+    content = body[:split] + eol.join(head) + eol + body[split:]
+    prop = Proposal(
+        id=f"dockerfile-rocm:{target}",
+        family="containers",
+        title=f"{target}: the ROCm image beside {path}",
+        safe=True,
+        why="a new file: building the CUDA Dockerfile is unchanged",
+        findings=unique(used),
+        note="image tags follow knowledge/port_routes.toml; pin one that matches your ROCm",
+    )
+    prop.creates[target] = content
+    return prop
+
+
+def _no_comments(chunk: str) -> str:
+    return "".join(ln for ln in chunk.splitlines(keepends=True) if not ln.lstrip().startswith("#"))
+
+
+def _drop_packages(chunk: str) -> str:
+    """A package-manager RUN without its CUDA/NVIDIA packages (a line left with only a
+    ``\\`` continuation is dropped)."""
+    out: list[str] = []
+    for ln in chunk.splitlines(keepends=True):
+        new = _CUDA_APT.sub("", ln)
+        if new != ln:
+            new = textre.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", new)
+            if not new.strip(" \t\\\r\n"):
+                continue
+        out.append(new)
+    return "".join(out)
+
+
+def _project_path(rel: str) -> str:
+    return str(PurePosixPath(rel.lstrip("./") if rel.startswith("./") else rel))
+
+
+def _swap_name(given: str, routed: str) -> str:
+    """``-r backend/requirements.txt`` -> ``-r backend/requirements-rocm.txt``."""
+    return str(PurePosixPath(given).with_name(PurePosixPath(routed).name))
+
+
+def _preinstall_run(chunk: str, given: str, routed: str, eol: str) -> str:
+    name = _swap_name(given, routed)
+    pip = textre.search(
+        r"((?:python3?\s+-m\s+)?pip3?\s+install)((?:\s+--?[\w-]+(?:=\S+)?)*?)\s+(?:-r|--requirement)\b",
+        chunk,
+    )
+    cmd = pip.group(1) if pip else "pip install"
+    opts = pip.group(2).strip() if pip else ""  # --prefix, --user...: where the rest goes too
+    return f"RUN {cmd}{' ' + opts if opts else ''} -r {name}  {_MARK} GP102 ROCm builds first{eol}"
+
+
+def _note_copies(chunk: str, copied: dict[str, str]) -> None:
+    """Remember which project file a ``COPY src... dest`` puts under which name."""
+    m = _COPY.match(chunk.rstrip("\r\n"))
+    if m is None or "--from" in m.group(1) or "\\" in chunk:
+        return
+    sources = m.group(2).split()
+    dest = m.group(3).strip()
+    if len(sources) == 1 and not dest.endswith(("/", ".")):
+        copied[PurePosixPath(dest).name] = _project_path(sources[0])
+        return
+    for src in sources:
+        copied.setdefault(PurePosixPath(src).name, _project_path(src))
+
+
+def _copy_routes(chunk: str, dep_copy: dict[str, str], pre: dict[str, str], eol: str) -> str:
+    m = _COPY.match(chunk.rstrip("\r\n"))
+    if m is None or "\\" in chunk:
+        return chunk
+    sources = m.group(2).split()
+    extra = []
+    for s in sources:
+        full = _project_path(s)
+        routed = dep_copy.get(full) or pre.get(full)
+        if routed is not None:
+            extra.append(_swap_name(s, routed))
+    if not extra:
+        return chunk
+    return f"{m.group(1)}{' '.join(sources + extra)}{m.group(3).rstrip()}{eol}"
+
+
+# --- compose -----------------------------------------------------------------------------
+
+
+def propose(ctx: PortContext) -> list[Proposal]:
+    out: list[Proposal] = []
+    dockerfiles: dict[str, str] = {}
+    routed: dict[str, list[Finding]] = {}
+    kinds = {f.location.path for f in ctx.findings}
+    candidates = sorted(
+        p
+        for p in _container_files(ctx)
+        if "rocm" not in PurePosixPath(p).name.lower() and not unrun(p)
+    )
+    for path in candidates:
+        if not _is_dockerfile(path):
+            continue
+        text = ctx.read(path)
+        target = dockerfile_name(path)
+        if text is None or ctx.exists(target):
+            continue
+        prop = _dockerfile(ctx, path, text, ctx.of(*_RULES, path=path) if path in kinds else [])
+        if prop is not None:
+            out.append(prop)
+            dockerfiles[path] = target
+            routed[path] = prop.findings
+    compose = [p for p in candidates if not _is_dockerfile(p)]
+    return out + fix_compose.propose(ctx, compose, dockerfiles, routed)
+
+
+def _is_dockerfile(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return name.startswith(("dockerfile", "containerfile")) or name.endswith(".dockerfile")
+
+
+def _container_files(ctx: PortContext) -> list[str]:
+    """Dockerfiles and compose files with findings, and Dockerfiles that install a
+    requirements file ``port`` gives a ROCm route."""
+    out = {
+        f.location.path
+        for f in ctx.findings
+        if f.rule_id.startswith("GP5") or _is_dockerfile(f.location.path)
+    }
+    if fix_deps.copy_routes(ctx) or fix_deps.preinstall_routes(ctx):
+        out.update(_dockerfiles_in(ctx))
+    return sorted(out)
+
+
+def _dockerfiles_in(ctx: PortContext) -> list[str]:
+    found: list[str] = []
+    for folder in ("", "docker"):
+        for name in ctx.listdir(folder):
+            rel = f"{folder}/{name}" if folder else name
+            if _is_dockerfile(rel) and "rocm" not in name.lower():
+                found.append(rel)
+    return found

@@ -1,0 +1,371 @@
+"""Kernels and their headers: single-source fixes that nvcc and hipcc both compile.
+
+* **Full-warp masks** (GP302, safe): a literal 32-bit full mask passed to a ``*_sync``
+  intrinsic (``__shfl_xor_sync(0xffffffff, v, o)``) or a mask constant defined as one
+  (``#define FULL_MASK 0xffffffff``) becomes ``GPUPORT_FULL_MASK``, defined once per file as
+  ``0xffffffffu`` for nvcc (the same value and type as before) and
+  ``0xffffffffffffffffull`` for HIP, whose ``*_sync`` intrinsics static_assert a 64-bit mask.
+  A build that compiled keeps compiling the same code; the HIP build did not compile.
+* **CUB and CUDA-only headers** (GP316, GP319, safe): a block of ``#include <cub/...>``
+  lines becomes a HIP branch with ``<hipcub/hipcub.hpp>`` and ``namespace cub = hipcub;``
+  beside the original includes, and ``<cuda_bf16.h>`` gets ``<hip/hip_bf16.h>`` beside it,
+  as the real ports write it. nvcc sees the original lines.
+* **Warp-size assumptions** (GP303-GP307): the rewrites of ``gpuport hipify --wave64 fix``
+  on CUDA source that stays CUDA (:func:`gpuport.hipify.translate.port_wave64`): the same
+  ``GPUPORT_WAVE_SIZE`` macro, 32 for nvcc. Unsafe: on a wave64 GPU they change what code
+  that built (and may have been right, a 32 used as a tile size) computes.
+* **``#ifdef __CUDA_ARCH__``** (GP317, unsafe): ``|| defined(__HIP_DEVICE_COMPILE__)`` is
+  added, so hip-clang's device pass takes the branch nvcc's device pass takes; what it
+  compiles on ROCm changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from gpuport import textre
+from gpuport.hipify.translate import port_wave64
+from gpuport.port.context import PortContext, Proposal
+from gpuport.scan.cxx import CxxSource, lex
+from gpuport.scan.finding import Finding
+from gpuport.scan.rules.native.common import MASK32
+
+__all__ = ["HIP_TEST", "MASK_MACRO", "propose"]
+
+#: The preprocessor test every HIP branch ``port`` writes uses: hip-clang (``__HIPCC__``),
+#: the HIP headers and CMake's hip::host (``__HIP_PLATFORM_AMD__``), torch's ROCm builds
+#: (``USE_ROCM``).
+HIP_TEST = "defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)"
+MASK_MACRO = "GPUPORT_FULL_MASK"
+_MARK = "// gpuport:"
+_SYNC = textre.compile(
+    r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|"
+    r"reduce_(?:add|min|max|and|or|xor))_sync\s*\("
+)
+_DEFINE_MASK = textre.compile(
+    r"^(\s*#\s*define\s+(\w+)\s+)(\(?\s*(?:0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*\)?)"
+)
+_CONST_MASK = textre.compile(
+    r"\b(?:static\s+)?(?:constexpr|const)\s+(?P<type>(?:unsigned|uint32_t|unsigned\s+int|int|auto)"
+    r"(?:\s+int)?)\s+(?P<name>\w+)\s*=\s*(?P<value>0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*;"
+)
+_INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
+_CUB = textre.compile(r"^cub/")
+_ARCH_IFDEF = textre.compile(
+    r"^([ \t]*#[ \t]*)(ifdef[ \t]+__CUDA_ARCH__"
+    r"|if[ \t]+defined[ \t]*\(?[ \t]*__CUDA_ARCH__[ \t]*\)?)"
+    r"([ \t]*(?://.*|/\*.*)?)$"
+)
+
+
+def mask_block(eol: str = "\n") -> str:
+    lines = [
+        f"#ifndef {MASK_MACRO} {_MARK} GP302 full-warp mask: 64-bit on HIP, which asserts it",
+        f"#if {HIP_TEST}",
+        f"#define {MASK_MACRO} 0xffffffffffffffffull",
+        "#else",
+        f"#define {MASK_MACRO} 0xffffffffu",
+        "#endif",
+        "#endif",
+    ]
+    return eol.join(lines) + eol
+
+
+def _insert_at(src: CxxSource, before: int) -> int:
+    """Offset at file scope before ``before`` to put a definition: after the last ``#include``
+    above it, else after a leading ``#pragma once`` / include guard, else the file start."""
+    best = None
+    for m in _INCLUDE.finditer(src.text, 0, before):
+        if not src.code[m.start() : m.end()].strip().startswith("#"):
+            continue  # inside a comment
+        best = m.end()
+    if best is not None:
+        return best
+    once = textre.search(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n", src.text[:before], re.M)
+    if once is not None:
+        return once.end()
+    guard = textre.match(r"\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+(\w+)[^\n]*\n", src.text)
+    if guard is not None and guard.group(1) == guard.group(2) and guard.end() <= before:
+        return guard.end()
+    return 0
+
+
+def _masks(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    src = lex(text)
+    eol = ctx.eol(text)
+    prop = Proposal(
+        id=f"full-mask:{path}",
+        family="kernels",
+        title=f"{path}: full-warp masks that HIP accepts (GPUPORT_FULL_MASK)",
+        safe=True,
+        why="nvcc sees 0xffffffffu, the value and type it saw; only the HIP build, which did "
+        "not compile, changes",
+        findings=[],
+    )
+    first = None
+    for f in found:
+        line = f.location.line
+        if line is None or line > src.line_count:
+            continue
+        lo, hi = src.line_span(line)
+        code_line = src.code[lo:hi]
+        m = _DEFINE_MASK.match(code_line)
+        if m is not None:
+            s, e = lo + m.start(3), lo + m.end(3)
+            prop.edit(path, s, e, MASK_MACRO, [f])
+            prop.findings.append(f)
+            first = s if first is None else min(first, s)
+            continue
+        c = _CONST_MASK.search(code_line)
+        if c is not None:
+            prop.edit(path, lo + c.start("type"), lo + c.end("type"), "auto", [f])
+            prop.edit(path, lo + c.start("value"), lo + c.end("value"), MASK_MACRO, [f])
+            prop.findings.append(f)
+            first = lo if first is None else min(first, lo)
+            continue
+        col = (f.location.column or 1) - 1
+        call = _SYNC.search(src.code, lo + col, hi + 1)
+        if call is None:
+            continue
+        args = src.call_args(call.end() - 1)
+        if not args:
+            continue
+        a0, a1 = args[0]
+        raw = src.code[a0:a1].strip()
+        if MASK32.fullmatch(raw) is None or raw == "-1":
+            continue
+        start = a0 + (len(src.code[a0:a1]) - len(src.code[a0:a1].lstrip()))
+        prop.edit(path, start, start + len(raw), MASK_MACRO, [f])
+        prop.findings.append(f)
+        first = start if first is None else min(first, start)
+    if first is None:
+        return None
+    if f"define {MASK_MACRO}" not in text:
+        at = _insert_at(src, first)
+        prop.edit(path, at, at, mask_block(eol))
+    return prop
+
+
+def _include_blocks(src: CxxSource, want: re.Pattern[str]) -> list[tuple[int, int, list[str]]]:
+    """Runs of consecutive ``#include`` lines (blank lines and comments between allowed)
+    whose headers all match ``want``: (start, end, header names)."""
+    out: list[tuple[int, int, list[str]]] = []
+    cur: tuple[int, int, list[str]] | None = None
+    for m in _INCLUDE.finditer(src.text):
+        if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
+            continue
+        if not want.search(m.group(1)):
+            if cur is not None:
+                out.append(cur)
+                cur = None
+            continue
+        if cur is not None and not src.text[cur[1] : m.start()].strip(" \t\r\n/"):
+            cur = (cur[0], m.end(), [*cur[2], m.group(1)])
+            continue
+        if cur is not None:
+            out.append(cur)
+        cur = (m.start(), m.end(), [m.group(1)])
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+def _branch(original: str, hip_lines: Iterable[str], why: str, eol: str) -> str:
+    body = original if original.endswith(("\n", "\r\n")) else original + eol
+    return (
+        f"#if {HIP_TEST} {_MARK} {why}{eol}"
+        + eol.join(hip_lines)
+        + eol
+        + f"#else{eol}"
+        + body
+        + f"#endif{eol}"
+    )
+
+
+def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    src = lex(text)
+    eol = ctx.eol(text)
+    prop = Proposal(
+        id=f"hip-headers:{path}",
+        family="kernels",
+        title=f"{path}: hipCUB and HIP headers beside the CUDA ones",
+        safe=True,
+        why="nvcc compiles the original includes; a HIP build gets the ROCm twins",
+        findings=[],
+    )
+    by_line = {f.location.line: f for f in found}
+    for start, end, _names in _include_blocks(src, _CUB):
+        lines = range(src.line_of(start), src.line_of(max(start, end - 1)) + 1)
+        hits = [by_line[ln] for ln in lines if ln in by_line]
+        if not hits and not any(f.rule_id == "GP316" and "CUB" in f.message for f in found):
+            continue
+        hip = ["#include <hipcub/hipcub.hpp>", "namespace cub = hipcub;"]
+        hits = hits or [f for f in found if f.rule_id == "GP316" and "CUB" in f.message][:1]
+        new = _branch(text[start:end], hip, "GP316 CUB is hipCUB on ROCm", eol)
+        prop.edit(path, start, end, new, hits)
+        prop.findings += hits
+    for start, end, _ in _include_blocks(src, textre.compile(r"^cuda_bf16\.h$")):
+        line = src.line_of(start)
+        hits = [f for f in found if f.location.line == line and f.rule_id == "GP319"]
+        if not hits:
+            continue
+        new = _branch(
+            text[start:end], ["#include <hip/hip_bf16.h>"], "GP319 bf16 header of HIP", eol
+        )
+        prop.edit(path, start, end, new, hits)
+        prop.findings += hits
+    return prop if prop.findings else None
+
+
+_ARCH_BELOW = textre.compile(
+    r"^([ \t]*#[ \t]*(?:el)?if[ \t]+)(.*__CUDA_ARCH__[ \t]*<=?[ \t]*\w+.*?)([ \t]*(?://.*|/\*.*)?)$"
+)
+_HIP_DEV = "defined(__HIP_DEVICE_COMPILE__)"
+
+
+def _explicit(src: CxxSource, line: int) -> tuple[int, int, str] | None:
+    """``#if __CUDA_ARCH__ < 700`` -> ``#if __CUDA_ARCH__ < 700 || defined(...)``: the branch
+    hip-clang already takes (``__CUDA_ARCH__`` is 0 there), now said so."""
+    lo, hi = src.line_span(line)
+    m = _ARCH_BELOW.match(src.text[lo:hi])
+    if m is None or "__HIP" in m.group(2) or "USE_ROCM" in m.group(2):
+        return None
+    expr = m.group(2).rstrip()
+    wrapped = f"({expr})" if "||" in expr or "&&" in expr else expr
+    return lo + m.start(2), lo + m.start(2) + len(m.group(2).rstrip()), f"{wrapped} || {_HIP_DEV}"
+
+
+def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
+    src = lex(text)
+    safe = Proposal(
+        id=f"cuda-arch-explicit:{path}",
+        family="kernels",
+        title=f"{path}: the __CUDA_ARCH__ branches ROCm takes, said so",
+        safe=True,
+        why="hip-clang already takes these branches (__CUDA_ARCH__ is 0 there): the test now "
+        "names the HIP device pass too; no build compiles anything else",
+        findings=[],
+    )
+    risky = Proposal(
+        id=f"cuda-arch-branch:{path}",
+        family="kernels",
+        title=f"{path}: device-pass branches hip-clang takes too",
+        safe=False,
+        why="hip-clang's device pass then compiles the branch nvcc's device pass compiles: "
+        "what ROCm builds changes",
+        findings=[],
+    )
+    for f in found:
+        line = f.location.line
+        if line is None or line > src.line_count:
+            continue
+        lo, hi = src.line_span(line)
+        m = _ARCH_IFDEF.match(src.text[lo:hi])
+        if m is not None:
+            new = f"{m.group(1)}if defined(__CUDA_ARCH__) || {_HIP_DEV}"
+            risky.edit(path, lo, lo + m.end(2), new, [f])
+            risky.findings.append(f)
+            end = _matching_endif(src, line)
+            for inner in range(line + 1, end):
+                got = _explicit(src, inner)
+                if got is not None:
+                    risky.edit(path, *got, [f])
+            continue
+        got = _explicit(src, line)
+        if got is not None and "takes this branch" in f.message:
+            safe.edit(path, *got, [f])
+            safe.findings.append(f)
+    return [p for p in (safe, risky) if p.findings]
+
+
+def _matching_endif(src: CxxSource, line: int) -> int:
+    depth = 0
+    for ln in range(line, src.line_count + 1):
+        code = src.code_line(ln).strip()
+        if textre.match(r"#\s*if", code):
+            depth += 1
+        elif textre.match(r"#\s*endif", code):
+            depth -= 1
+            if depth == 0:
+                return ln
+    return src.line_count
+
+
+def _wave64(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    done = port_wave64(text, path=path)
+    if done.text == text or not done.wave64:
+        return None
+    changed = {c.line for c in done.wave64}
+    hits = [f for f in found if f.location.line in changed]
+    if not hits:
+        return None
+    prop = Proposal(
+        id=f"wave64:{path}",
+        family="kernels",
+        title=f"{path}: warp-size assumptions ported (GPUPORT_WAVE_SIZE)",
+        safe=False,
+        why="on a wave64 GPU the rewritten code computes with 64 lanes where it computed "
+        "with 32 (nvcc still sees 32)",
+        findings=hits,
+        note=f"{len(done.wave64)} site(s) rewritten, {len(done.wave64_left)} left as "
+        "ambiguous (see gpuport hipify --wave64 report)",
+    )
+    starts = [0]
+    for ln in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(ln))
+    import bisect
+
+    for start, end, new in _line_edits(text, done.text):
+        line = bisect.bisect_right(starts, start)
+        prop.edit(path, start, end, new, [f for f in hits if f.location.line == line])
+    return prop
+
+
+def _line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
+    """The changed line runs of ``old`` -> ``new`` as span edits on ``old``."""
+    import difflib
+
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    starts = [0]
+    for ln in a:
+        starts.append(starts[-1] + len(ln))
+    out: list[tuple[int, int, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        base, was, now = starts[i1], "".join(a[i1:i2]), "".join(b[j1:j2])
+        if tag != "replace":
+            out.append((base, base + len(was), now))
+            continue
+        # within a changed run, only the characters that change: another fix may edit the
+        # same line elsewhere (a mask argument beside a rewritten loop bound)
+        chars = difflib.SequenceMatcher(None, was, now, autojunk=False)
+        for ctag, c1, c2, d1, d2 in chars.get_opcodes():
+            if ctag != "equal":
+                out.append((base + c1, base + c2, now[d1:d2]))
+    return out
+
+
+def propose(ctx: PortContext) -> list[Proposal]:
+    out: list[Proposal] = []
+    for path in ctx.files_with("GP30", "GP31"):
+        text = ctx.read(path)
+        if text is None:
+            continue
+        mine = ctx.of("GP3", path=path)
+        for make, rules in (
+            (_masks, ("GP302",)),
+            (_headers, ("GP316", "GP319")),
+            (_wave64, ("GP303", "GP304", "GP305", "GP306", "GP307")),
+            (_cuda_arch, ("GP317",)),
+        ):
+            found = [f for f in mine if f.rule_id in rules]
+            if found:
+                got = make(ctx, path, text, found)
+                if isinstance(got, list):
+                    out.extend(got)
+                elif got is not None:
+                    out.append(got)
+    return out

@@ -1,0 +1,432 @@
+"""setup.py: a HIP branch for nvcc-only flags (GP402, GP403), as the real ports write it.
+
+On ROCm, ``torch.utils.cpp_extension`` hands the ``nvcc`` flags of a ``CUDAExtension`` to
+hipcc, which takes none of nvcc's own options (``--use_fast_math``, ``-gencode``,
+``--expt-relaxed-constexpr``, ``--ptxas-options``, ``--threads``...). The file is read with
+:mod:`ast` (never run) and changed in two ways, both keeping every CUDA build as it was:
+
+* a list literal holding such flags becomes ``([hip flags] if torch.version.hip else [the
+  original])``, the HIP list being the original without the nvcc-only flags (and their values);
+* a run of statements that only add such flags to a list (``cc_flag.append("-gencode")``, an
+  ``if`` or ``for`` around them) goes under ``if not torch.version.hip:``.
+
+Safe: ``torch.version.hip`` is None on CUDA builds of torch, so a CUDA build evaluates the
+same expressions and runs the same statements; the ROCm build, which stopped at the first
+nvcc-only flag, no longer sees them. ``import torch`` is added when the file lacks it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from gpuport import textre
+from gpuport.port.context import PortContext, Proposal
+from gpuport.scan.finding import Finding
+
+__all__ = ["NVCC_ONLY", "hip_flags", "propose"]
+
+#: nvcc options hipcc rejects: without a value, and with one (next word or after ``=``).
+NVCC_ONLY = frozenset(
+    {
+        "--use_fast_math",
+        "-use_fast_math",
+        "--expt-relaxed-constexpr",
+        "--expt-extended-lambda",
+        "--extended-lambda",
+        "-lineinfo",
+        "--generate-line-info",
+        "-rdc",
+        "--relocatable-device-code",
+        "--keep",
+        "-Xnvlink",
+        "--resource-usage",
+        "--restrict",
+        "-Wno-deprecated-gpu-targets",
+        "--source-in-ptx",
+    }
+)
+NVCC_VALUED = frozenset(
+    {
+        "-gencode",
+        "--generate-code",
+        "-Xptxas",
+        "--ptxas-options",
+        "--threads",
+        "-t",
+        "--default-stream",
+        "-Xcompiler",
+        "--compiler-options",
+        "-ccbin",
+        "--compiler-bindir",
+        "-maxrregcount",
+        "--maxrregcount",
+        "-arch",
+        "--gpu-architecture",
+        "-code",
+        "--gpu-code",
+        "--diag-suppress",
+        "-diag-suppress",
+        "--split-compile",
+    }
+)
+_ARCH = textre.compile(r"^(?:arch=)?compute_\d+|^sm_\d+|^code=")
+_HIP = "torch.version.hip"
+_MARK = "# gpuport:"
+
+
+def _flag_kind(value: str) -> str | None:
+    """``plain``, ``valued`` (its value is the next word unless written with ``=``), ``arch``
+    (an architecture word), or None when hipcc takes it."""
+    name = value.split("=", 1)[0]
+    if name in NVCC_ONLY:
+        return "plain"
+    if name in NVCC_VALUED:
+        return "plain" if "=" in value else "valued"
+    if _ARCH.match(value):
+        return "arch"
+    return None
+
+
+def _literal(node: ast.expr) -> str | None:
+    """A string element's text when it can be judged: a constant, or an f-string's constant
+    parts (``f"arch=compute_{a},code=sm_{a}"`` -> ``arch=compute_,code=sm_``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        )
+    return None
+
+
+def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr], bool]:
+    """The elements hipcc keeps, and whether any was dropped."""
+    kept: list[ast.expr] = []
+    dropped = False
+    skip = False
+    for el in elts:
+        if skip:
+            skip = False
+            dropped = True
+            continue
+        text = _literal(el)
+        kind = _flag_kind(text) if text is not None else None
+        if kind is None:
+            kept.append(el)
+            continue
+        dropped = True
+        skip = kind == "valued"
+    return kept, dropped
+
+
+def _nvcc_words(node: ast.AST) -> bool:
+    """Whether ``node`` holds a string hipcc rejects."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.expr):
+            text = _literal(sub)
+            if text is not None and _flag_kind(text) is not None:
+                return True
+    return False
+
+
+def _is_flag_stmt(stmt: ast.stmt) -> bool:
+    """A statement that only adds nvcc-only flags to a list (or a block of such)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr in (
+            "append",
+            "extend",
+            "insert",
+        ):
+            return all(
+                isinstance(a, ast.Constant | ast.JoinedStr | ast.List | ast.Tuple)
+                for a in call.args[-1:]
+            ) and _nvcc_words(call)
+        return False
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        return (
+            isinstance(stmt.value, ast.List | ast.Tuple)
+            and _nvcc_words(stmt.value)
+            and all(
+                _literal(e) is not None and _flag_kind(_literal(e) or "") is not None
+                for e in stmt.value.elts
+            )
+        )
+    if isinstance(stmt, ast.If | ast.For):
+        body = [*stmt.body, *stmt.orelse]
+        return bool(body) and all(_is_flag_stmt(s) for s in body)
+    return False
+
+
+def _lines(text: str) -> list[int]:
+    starts = [0]
+    for ln in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(ln))
+    return starts
+
+
+def _offset(starts: list[int], line: int, col: int, text: str) -> int:
+    """Offset of ast's (line, utf-8 byte column)."""
+    base = starts[line - 1]
+    row = text[base : starts[line] if line < len(starts) else len(text)]
+    return base + len(
+        row.encode("utf-8", "surrogateescape")[:col].decode("utf-8", "surrogateescape")
+    )
+
+
+def _span(node: ast.AST, starts: list[int], text: str) -> tuple[int, int]:
+    start = _offset(starts, node.lineno, node.col_offset, text)  # type: ignore[attr-defined]
+    end = _offset(starts, node.end_lineno, node.end_col_offset, text)  # type: ignore[attr-defined]
+    return start, end
+
+
+def _groups(body: list[ast.stmt]) -> list[list[ast.stmt]]:
+    out: list[list[ast.stmt]] = []
+    cur: list[ast.stmt] = []
+    for stmt in body:
+        if _is_flag_stmt(stmt):
+            cur.append(stmt)
+            continue
+        if cur:
+            out.append(cur)
+            cur = []
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _bodies(tree: ast.AST) -> list[list[ast.stmt]]:
+    out: list[list[ast.stmt]] = []
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                out.append(body)
+    return out
+
+
+def _guarded(tree: ast.AST) -> list[tuple[int, int]]:
+    """Line ranges already under a test of ROCm/HIP (their flags are not the CUDA ones)."""
+    out: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.IfExp):
+            words = " ".join(
+                n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+                for n in ast.walk(node.test)
+            )
+            if textre.search(r"(?i)hip|rocm", words):
+                out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _torch_import(tree: ast.Module, text: str, starts: list[int]) -> tuple[int, str] | None:
+    """Where to add ``import torch`` when the module does not import it by that name."""
+    last: ast.stmt | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            if any(a.name == "torch" and a.asname is None for a in stmt.names):
+                return None
+            last = stmt
+        elif isinstance(stmt, ast.ImportFrom):
+            last = stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # the docstring
+        elif last is not None:
+            break
+    line = (last.end_lineno or last.lineno) if last is not None else 0
+    pos = starts[line] if line < len(starts) else len(text)
+    return pos, f"import torch  {_MARK} torch.version.hip selects the ROCm build's flags\n"
+
+
+def _within(found: list[Finding], first: int, last: int) -> list[Finding]:
+    return [f for f in found if f.location.line is not None and first <= f.location.line <= last]
+
+
+def _conditional(text: str, s: int, e: int, node: ast.List | ast.Tuple, kept: list[str]) -> str:
+    """``(HIP if torch.version.hip else ORIGINAL)`` for the list at ``text[s:e]``; a list
+    that opens its own line is laid out over lines, the original's lines kept as they are."""
+    open_, close = ("[", "]") if isinstance(node, ast.List) else ("(", ")")
+    comma = "," if isinstance(node, ast.Tuple) and len(kept) == 1 else ""
+    original = text[s:e]
+    line_start = text.rfind("\n", 0, s) + 1
+    lead = text[line_start:s]
+    if "\n" not in original or lead.strip():
+        return f"({open_}{', '.join(kept)}{comma}{close} if {_HIP} else {original})"
+    ind = lead
+    inner = ind + "    "
+    if kept:
+        body = "".join(f"{inner}    {k},\n" for k in kept)
+        hip = f"{inner}{open_}\n{body}{inner}{close}\n"
+    else:
+        hip = f"{inner}{open_}{close}\n"
+    rest = original[1:-1]
+    return (
+        f"(\n{hip}{inner}if {_HIP}  {_MARK} GP402 hipcc takes none of nvcc's own flags\n"
+        f"{inner}else {open_}{rest}{close})"
+    )
+
+
+def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    """GP409: ``CUDA_HOME is (not) None`` tests also accept a ROCm torch build
+    (``IS_HIP_EXTENSION``, from the same module), as ROCm ports write them. Unsafe: where the
+    ROCm install skipped the extension, it now builds it with hipcc, and a kernel that does
+    not compile for AMD stops the install. Left to a person where CUDA_HOME is used as a path
+    (the ROCm build would get None)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    imported = has_hip = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension":
+            for a in node.names:
+                imported |= a.name == "CUDA_HOME" and a.asname is None
+                has_hip |= a.name == "IS_HIP_EXTENSION" and a.asname is None
+    if not imported:
+        return None
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    tests: list[ast.Compare] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == "CUDA_HOME"):
+            continue
+        if isinstance(node.ctx, ast.Store):
+            return None  # the project sets it itself
+        up = parents.get(id(node))
+        if (
+            isinstance(up, ast.Compare)
+            and up.left is node
+            and len(up.ops) == 1
+            and isinstance(up.ops[0], ast.Is | ast.IsNot)
+            and isinstance(up.comparators[0], ast.Constant)
+            and up.comparators[0].value is None
+        ):
+            tests.append(up)
+            continue
+        ctx.decline(found, "CUDA_HOME is used as a path here: a ROCm branch is a person's call")
+        return None
+    if not tests:
+        return None
+    starts = _lines(text)
+    prop = Proposal(
+        id=f"setup-rocm-home:{path}",
+        family="setup.py",
+        title=f"{path}: the extension's CUDA_HOME tests also accept ROCm torch",
+        safe=False,
+        why="IS_HIP_EXTENSION is False on CUDA torch, so CUDA builds are unchanged; on ROCm the "
+        "extension is now built with hipcc where the install skipped it, and a kernel that "
+        "does not compile for AMD stops the install",
+        findings=list(found),
+    )
+    for t in tests:
+        s, e = _span(t, starts, text)
+        if isinstance(t.ops[0], ast.Is):
+            new = f"({text[s:e]} and not IS_HIP_EXTENSION)"
+        else:
+            new = f"({text[s:e]} or IS_HIP_EXTENSION)"
+        prop.edit(path, s, e, new, _within(found, t.lineno, t.end_lineno or t.lineno))
+    if not has_hip:
+        pos = _after_imports(tree, text, starts)
+        prop.edit(
+            path,
+            pos,
+            pos,
+            f"from torch.utils.cpp_extension import IS_HIP_EXTENSION  {_MARK} GP409 ROCm torch\n",
+        )
+    return prop
+
+
+def _after_imports(tree: ast.Module, text: str, starts: list[int]) -> int:
+    """After the last top-level import of the file's opening block."""
+    last: ast.stmt | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            last = stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        elif last is not None:
+            break
+    line = (last.end_lineno or last.lineno) if last is not None else 0
+    return starts[line] if line < len(starts) else len(text)
+
+
+def propose(ctx: PortContext) -> list[Proposal]:
+    out: list[Proposal] = []
+    for path in ctx.files_with("GP409"):
+        text = ctx.read(path)
+        if path.endswith("setup.py") and text is not None:
+            got = _cuda_home(ctx, path, text, ctx.of("GP409", path=path))
+            if got is not None:
+                out.append(got)
+    for path in ctx.files_with("GP402", "GP403"):
+        if not path.endswith("setup.py"):
+            continue
+        text = ctx.read(path)
+        if text is None:
+            continue
+        prop = _fix(path, text, ctx.of("GP402", "GP403", path=path))
+        if prop is not None:
+            out.append(prop)
+    return out
+
+
+def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    starts = _lines(text)
+    guarded = _guarded(tree)
+    prop = Proposal(
+        id=f"setup-hip-flags:{path}",
+        family="setup.py",
+        title=f"{path}: no nvcc-only flags in the ROCm build",
+        safe=True,
+        why="torch.version.hip is None on CUDA torch: a CUDA build evaluates and runs what it "
+        "did; the ROCm build, which hipcc stopped at the first nvcc-only flag, no longer "
+        "gets them",
+        findings=[],
+    )
+    covered: list[tuple[int, int]] = []
+
+    def inside(node: ast.AST) -> bool:
+        lo, hi = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return any(a <= lo and hi <= b for a, b in [*guarded, *covered])
+
+    for body in _bodies(tree):
+        for group in _groups(body):
+            if inside(group[0]):
+                continue
+            first, last = group[0].lineno, group[-1].end_lineno or group[-1].lineno
+            lo = starts[first - 1]
+            hi = starts[last] if last < len(starts) else len(text)
+            block = text[lo:hi]
+            indent = textre.match(r"[ \t]*", block).group(0)  # type: ignore[union-attr]
+            unit = "\t" if indent.startswith("\t") else "    "
+            moved = "".join(
+                (unit + ln) if ln.strip() else ln for ln in block.splitlines(keepends=True)
+            )
+            head = f"{indent}if not {_HIP}:  {_MARK} GP402 nvcc-only flags: CUDA builds only\n"
+            prop.edit(path, lo, hi, head + moved, _within(found, first, last))
+            covered.append((first, last))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.List | ast.Tuple) or inside(node):
+            continue
+        kept, dropped = hip_flags(list(node.elts))
+        if not dropped:
+            continue
+        s, e = _span(node, starts, text)
+        first, last = node.lineno, node.end_lineno or node.lineno
+        new = _conditional(text, s, e, node, [text[slice(*_span(el, starts, text))] for el in kept])
+        prop.edit(path, s, e, new, _within(found, first, last))
+        covered.append((first, last))
+    if not covered:
+        return None
+    prop.findings = [
+        f for f in found if f.location.line and any(a <= f.location.line <= b for a, b in covered)
+    ]
+    if not prop.findings:
+        return None
+    add = _torch_import(tree, text, starts)
+    if add is not None:
+        prop.edit(path, add[0], add[0], add[1])
+    return prop

@@ -1,0 +1,63 @@
+"""The effort estimate's components, as every format shows them (scan and assess).
+
+One row per component: its name, regime, engineer-day range, the basis it rests on and the
+AMD library that covers it when there is one; then the total and the calendar note. Names and
+folders come from the project: they pass through :func:`clean_line` or :func:`md`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from gpuport.render.text import clean_line, md
+from gpuport.scan.model import EffortComponent
+
+TITLE = "Effort by component (engineer-days)"
+
+
+def days(c: EffortComponent) -> str:
+    return f"{c.low_days:g}–{c.high_days:g}"
+
+
+def basis(c: EffortComponent) -> str:
+    """The basis, then what the component rests on (constructs), in one line."""
+    text = c.basis
+    extra = [x for x in c.constructs if x not in text]
+    if extra and c.kind != "kernel family":
+        text += " — " + "; ".join(extra)
+    return text
+
+
+def rich_table(components: Sequence[EffortComponent], caption: str = "") -> Table:
+    table = Table(title=TITLE, title_justify="left", caption=caption or None)
+    table.add_column("component", overflow="fold")
+    table.add_column("regime", no_wrap=True)
+    table.add_column("days", justify="right", no_wrap=True)
+    table.add_column("basis", overflow="fold", ratio=1)
+    table.add_column("AMD equivalent", overflow="fold")
+    for c in components:
+        table.add_row(
+            Text(clean_line(c.name)),
+            c.regime,
+            days(c),
+            Text(clean_line(basis(c))),
+            Text(clean_line(c.amd_equivalent or "")),
+        )
+    return table
+
+
+def markdown(components: Sequence[EffortComponent], total: str, calendar: str) -> list[str]:
+    """The Markdown table, its total line and the calendar note."""
+    out = [
+        "| component | regime | days | basis | AMD equivalent |",
+        "|---|---|---:|---|---|",
+    ]
+    out += [
+        f"| {md(c.name)} | {c.regime} | {days(c)} | {md(basis(c))} | {md(c.amd_equivalent or '')} |"
+        for c in components
+    ]
+    out += ["", f"Total: **{md(total)}**" + (f"; {md(calendar)}." if calendar else ".")]
+    return out

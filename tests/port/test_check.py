@@ -1,0 +1,86 @@
+"""--check: changed native files compiled by hipcc and nvcc; project flags validated first."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.port.helpers import project, run
+from tests.security.test_compile_check import (  # the lead's hostile toolchain and projects
+    _assert_nothing_ran,
+    _compiler_argvs,
+    _materialise,
+    _script,
+    _variants,
+    fake_hip,  # noqa: F401  (a fixture)
+)
+
+MASKED = "__global__ void k(int* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
+
+
+@pytest.mark.parametrize("variant", list(_variants(Path("/m"))))
+def test_no_project_flag_reaches_a_shell_through_port_check(
+    variant: str,
+    fake_hip: dict[str, Path],  # noqa: F811
+    tmp_path: Path,
+    cli: Any,
+) -> None:
+    """``port --check`` compiles through hipify's hardened path: hipcc only answers gpuport's
+    probe, and neither compiler gets a project value holding shell characters, even a nvcc
+    that runs its arguments through a shell unescaped."""
+    nvcc_log = tmp_path / "nvcc.log"
+    tools = Path(fake_hip["clang_log"]).parent / "toolchain" / "bin"
+    _script(
+        tools / "nvcc",
+        "#!/bin/sh\n"
+        f'for a in "$@"; do printf \'%s\\037\' "$a"; done >> {nvcc_log}\n'
+        f"printf '\\n' >> {nvcc_log}\n"
+        'sh -c "true $*"\n',
+    )
+    files = {
+        k: (MASKED if k == "k.cu" else v) for k, v in _variants(fake_hip["mark"])[variant].items()
+    }
+    root = _materialise(tmp_path / "proj", files)
+    res = cli("port", str(root), "--check", "--format", "json")
+    assert res.code in (0, 1), res.err
+    _assert_nothing_ran(fake_hip)
+    report = json.loads(res.out)
+    checks = {(c["path"], c["compiler"]): c for c in report["checks"]}
+    assert checks[("k.cu", "hipcc")]["status"] == "ok", checks
+    assert checks[("k.cu", "nvcc")]["status"] == "ok", checks
+    assert "project flag dropped" in " ".join(checks[("k.cu", "nvcc")]["notes"])
+    nvcc_argvs = _compiler_argvs(nvcc_log)
+    assert nvcc_argvs, "nvcc was not run"
+    for argv in nvcc_argvs:
+        unit = argv.index("-c") + 1
+        for i, arg in enumerate(argv):
+            if i != unit:
+                assert not {";", ">", "|", "&", "$", "`"} & set(arg), argv
+    assert not (root / "k.cu.gpuport.bak").exists()
+
+
+def test_check_compiles_the_changed_files_with_both_compilers(tmp_path: Path) -> None:
+    for name, env in (("hipcc", "GPUPORT_REQUIRE_HIPCC"), ("nvcc", "GPUPORT_REQUIRE_NVCC")):
+        if shutil.which(name) is None:
+            if os.environ.get(env) == "1":
+                pytest.fail(f"{env}=1 but {name} is not on PATH")
+            pytest.skip(f"{name} not on PATH")
+    src = (
+        "#if defined(__HIPCC__)\n#include <hip/hip_runtime.h>\n#endif\n"
+        '#include "mask.h"\n'
+        "__global__ void k(int* x) { x[threadIdx.x] = (int)(FULL_MASK & 1u); }\n"
+    )
+    root = project(
+        tmp_path, {"mask.h": "#define FULL_MASK 0xffffffff\n__device__ int f(int);\n", "k.cu": src}
+    )
+    report = run(root, check=True)  # diff mode: compiled in a throw-away copy
+    assert report.written == []
+    by = {(c.path, c.compiler): c for c in report.checks}
+    assert by[("k.cu", "hipcc")].status == "ok", by[("k.cu", "hipcc")].error
+    assert by[("k.cu", "nvcc")].status == "ok", by[("k.cu", "nvcc")].error
+    assert not (root / "mask.h.gpuport.bak").exists()

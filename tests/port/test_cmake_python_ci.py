@@ -1,0 +1,161 @@
+"""CMake HIP build and compatibility header; Python gates and nvidia-smi; the ROCm CI job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.port.helpers import created, fix_ids, project, run
+
+CMAKE = """\
+cmake_minimum_required(VERSION 3.21)
+project(demo LANGUAGES CXX)
+find_package(CUDAToolkit REQUIRED)
+enable_language(CUDA)
+add_library(demo SHARED src/kern.cu)
+target_link_libraries(demo PRIVATE CUDA::cudart CUDA::cublas)
+"""
+KERN = """\
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+void run(cublasHandle_t h, float* x) {
+    float* d; cudaMalloc(&d, 4); cudaMemcpy(d, x, 4, cudaMemcpyHostToDevice);
+    cublasSetStream(h, 0); cudaFree(d);
+}
+"""
+
+
+def test_cmake_hip_build_and_compat_header(tmp_path: Path) -> None:
+    root = project(tmp_path, {"CMakeLists.txt": CMAKE, "src/kern.cu": KERN})
+    run(root, apply=True, verify=False)
+    cm = (root / "CMakeLists.txt").read_text()
+    assert 'option(GPUPORT_HIP "Build the CUDA sources with HIP for AMD GPUs" OFF)' in cm
+    assert cm.index("option(GPUPORT_HIP") > cm.index("project(demo")
+    assert "else()\n    find_package(CUDAToolkit REQUIRED)\nendif()" in cm
+    assert "if(NOT GPUPORT_HIP)\n    enable_language(CUDA)\nendif()" in cm
+    assert "set_source_files_properties(src/kern.cu PROPERTIES LANGUAGE HIP)" in cm
+    shim = (root / "cmake/gpuport_hip.cmake").read_text()
+    assert (
+        "enable_language(HIP)" in shim
+        and "target_link_libraries(CUDA::cublas INTERFACE roc::hipblas)" in shim
+    )
+    kern = (root / "src/kern.cu").read_text()
+    assert '#include "gpuport_hip_compat.h"' in kern and "#include <cuda_runtime.h>" in kern
+    compat = (root / "src/gpuport_hip_compat.h").read_text()
+    for line in (
+        "#define cudaMalloc hipMalloc",
+        "#define cublasSetStream hipblasSetStream",
+        "#include <hipblas/hipblas.h>",
+    ):
+        assert line in compat
+    assert run(root).files == []  # idempotent
+
+
+HOST = """\
+#include <cstdio>
+#include <cuda_runtime.h>
+void report() { size_t f, t; cudaMemGetInfo(&f, &t); std::printf("%zu\\n", f); }
+"""
+
+
+def test_host_sources_that_include_cuda_headers_get_the_compat_branch(tmp_path: Path) -> None:
+    files = {"CMakeLists.txt": CMAKE, "src/kern.cu": KERN, "tools/server.cpp": HOST,
+             "third_party/lib/x.cpp": HOST}  # fmt: skip
+    root = project(tmp_path, files)
+    run(root, apply=True, verify=False)
+    host = (root / "tools/server.cpp").read_text()
+    # one header where the sources meet (here the root), included by relative path
+    assert '#include "../gpuport_hip_compat.h"' in host
+    assert "#else\n#include <cuda_runtime.h>\n#endif" in host  # nvcc/g++ keep the original
+    assert (root / "third_party/lib/x.cpp").read_text() == HOST  # not the project's own
+    compat = (root / "gpuport_hip_compat.h").read_text()
+    assert "#define cudaMemGetInfo hipMemGetInfo" in compat
+    shim = (root / "cmake/gpuport_hip.cmake").read_text()
+    assert "if(CMAKE_VERSION VERSION_LESS 3.21)" in shim  # HIP as a language needs 3.21
+    assert shim.index("VERSION_LESS 3.21") < shim.index("enable_language(HIP)")
+    assert run(root).files == []
+
+
+def test_project_with_cuda_language_is_left(tmp_path: Path) -> None:
+    cm = "project(demo LANGUAGES CXX CUDA)\nadd_library(demo src/kern.cu)\n"
+    report = run(project(tmp_path, {"CMakeLists.txt": cm, "src/kern.cu": KERN}))
+    assert not any(f.path == "CMakeLists.txt" for f in report.files)
+
+
+GATES = """\
+import torch
+
+def use_fa3():
+    return torch.cuda.get_device_capability() >= (9, 0)
+
+def use_bf16():
+    return torch.cuda.get_device_capability()[0] >= 8
+
+def emulate():
+    return torch.cuda.get_device_capability() < (9, 0)
+
+def hopper():
+    return (9, 0) <= torch.cuda.get_device_capability()
+"""
+
+
+def test_capability_gate_gets_a_rocm_branch_when_unsafe(tmp_path: Path) -> None:
+    root = project(tmp_path, {"gates.py": GATES})
+    assert run(root).files == []
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    text = (root / "gates.py").read_text()
+    assert "(torch.cuda.get_device_capability() >= (9, 0) and torch.version.hip is None)" in text
+    assert "get_device_capability()[0] >= 8\n" in text  # right on ROCm already: untouched
+    # a gate whose True is the older path: ROCm must answer True (emulate, not Hopper)
+    assert "(torch.cuda.get_device_capability() < (9, 0) or torch.version.hip is not None)" in text
+    assert "((9, 0) <= torch.cuda.get_device_capability() and torch.version.hip is None)" in text
+    second = run(root, unsafe_fixes=True)
+    assert second.files == []  # idempotent
+
+
+def test_nvidia_smi_display_call(tmp_path: Path) -> None:
+    src = (
+        'import os\nimport subprocess\nos.system("nvidia-smi")\n'
+        'out = subprocess.check_output(["nvidia-smi", "-L"])\n'
+    )
+    root = project(tmp_path, {"info.py": src})
+    report = run(root, unsafe_fixes=True)
+    assert "nvidia-smi:info.py" in fix_ids(report, applied=True)
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    text = (root / "info.py").read_text()
+    assert 'os.system(("nvidia-smi" if shutil.which("nvidia-smi") else "amd-smi"))' in text
+    assert 'check_output(["nvidia-smi", "-L"])' in text  # parsed output: left to a person
+    assert "import shutil" in text
+    compile(text, "info.py", "exec")
+
+
+def test_ci_job_for_an_extension_with_actions(tmp_path: Path) -> None:
+    setup = (
+        "import torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        'setup(ext_modules=[CUDAExtension("k", ["k.cu"])])\n'
+    )
+    files = {
+        "setup.py": setup,
+        "k.cu": "__global__ void k() {}\n",
+        ".github/workflows/ci.yml": "on: push\n",
+    }
+    report = run(project(tmp_path, files))
+    wf = yaml.safe_load(created(report, ".github/workflows/rocm.yml"))
+    job = wf["jobs"]["rocm-build"]
+    run_ = job["steps"][-1]["run"]
+    assert "rocm/pytorch:latest" in run_ and "pip install --no-build-isolation" in run_
+    fix = next(f for f in report.fixes if f.id.startswith("rocm-ci"))
+    assert fix.findings and fix.safe
+    # a CI job checks; it does not count as fixing its findings
+    assert report.findings_with_safe_fix < report.findings_total
+
+
+def test_no_ci_job_without_actions(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        'setup(ext_modules=[CUDAExtension("k", ["k.cu"])])\n'
+    )
+    report = run(project(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n"}))
+    assert not any(f.path.startswith(".github") for f in report.files)

@@ -1,0 +1,264 @@
+"""Containers: Dockerfile.rocm and the compose override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from gpuport.port.fix_compose import compose_name
+from gpuport.port.fix_containers import dockerfile_name
+from tests.port.helpers import created, project, run
+
+CUDA_DOCKERFILE = """\
+# syntax=docker/dockerfile:1
+FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
+ENV NVIDIA_VISIBLE_DEVICES=all CUDA_HOME=/usr/local/cuda LANG=C.UTF-8
+ENV TORCH_CUDA_ARCH_LIST="8.0 9.0"
+RUN apt-get update && apt-get install -y python3-pip cuda-toolkit-12-1 git
+RUN pip install torch==2.2.1+cu121 --extra-index-url https://download.pytorch.org/whl/cu121
+COPY . /app
+"""
+
+COMPOSE = """\
+services:
+  api:
+    build: .
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              count: all
+              capabilities: [gpu]
+  db:
+    image: postgres:16
+"""
+
+
+def test_names() -> None:
+    assert dockerfile_name("Dockerfile") == "Dockerfile.rocm"
+    assert dockerfile_name("docker/Dockerfile.cuda") == "docker/Dockerfile.rocm"
+    assert dockerfile_name("app.dockerfile") == "app.rocm.dockerfile"
+    assert compose_name("docker-compose.yml") == "docker-compose.rocm.yml"
+
+
+def test_dockerfile_rocm(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"Dockerfile": CUDA_DOCKERFILE}))
+    text = created(report, "Dockerfile.rocm")
+    lines = text.splitlines()
+    assert lines[0] == "# syntax=docker/dockerfile:1"  # the parser directive stays first
+    assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in lines
+    assert "NVIDIA_VISIBLE_DEVICES" not in text and "CUDA_HOME" not in text
+    assert "LANG=C.UTF-8" in text
+    assert "PYTORCH_ROCM_ARCH=gfx942" in text
+    assert "cuda-toolkit" not in text and "python3-pip" in text and " git" in text
+    assert "torch==2.2.1+rocm5.7" in text  # the ROCm index that served torch 2.2
+    assert "download.pytorch.org/whl/rocm5.7" in text and "whl/cu121" not in text
+    assert "ENV LANG=C.UTF-8" in lines
+    found = report.files[0].hunks[0].findings
+    assert any(f.startswith("GP501 Dockerfile:2") for f in found)
+    assert [f.path for f in report.files] == ["Dockerfile.rocm"]
+
+
+def test_framework_image_keeps_its_own_torch(tmp_path: Path) -> None:
+    df = "FROM pytorch/pytorch:2.2.1-cuda12.1-cudnn8-runtime\nRUN pip install torch einops\n"
+    text = created(run(project(tmp_path, {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "FROM rocm/pytorch:latest" in text
+    assert "einops" in text and "install torch" not in text
+
+
+def test_no_dockerfile_copy_without_cuda(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"Dockerfile": "FROM python:3.11\nRUN pip install numpy\n"}))
+    assert report.files == []
+
+
+def test_unknown_nvidia_image_is_left(tmp_path: Path) -> None:
+    df = "FROM nvcr.io/nvidia/tritonserver:24.01-py3\n"
+    report = run(project(tmp_path, {"Dockerfile": df}))
+    assert not any(f.path.startswith("Dockerfile.rocm") for f in report.files)
+    assert any(u.finding.rule_id == "GP501" for u in report.unfixed)
+
+
+def test_compose_override(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"docker-compose.yml": COMPOSE}))
+    text = created(report, "docker-compose.rocm.yml")
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!reset", lambda loader, node: None)
+    data = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+    api = data["services"]["api"]
+    assert api["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert "video" in api["group_add"]
+    assert api["deploy"]["resources"]["reservations"]["devices"] is None  # !reset
+    assert "db" not in data["services"]
+
+
+def test_compose_without_gpu_is_left(tmp_path: Path) -> None:
+    plain = "services:\n  db:\n    image: postgres:16\n"
+    assert run(project(tmp_path, {"docker-compose.yml": plain})).files == []
+
+
+def test_compose_service_building_a_ported_dockerfile_gets_the_devices(tmp_path: Path) -> None:
+    files = {
+        "Dockerfile": (
+            "FROM python:3.11\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n"
+        ),
+        "requirements.txt": "torch>=2.2\nfastapi\n",
+        "docker-compose.yml": "services:\n  app:\n    build: .\n  cache:\n    image: redis:7\n",
+    }
+    report = run(project(tmp_path, files))
+    docker = created(report, "Dockerfile.rocm")
+    assert "COPY requirements.txt requirements-rocm.txt ." in docker
+    pre = docker.index("-r requirements-rocm.txt")
+    assert pre < docker.index("RUN pip install -r requirements.txt")
+    compose = yaml.safe_load(created(report, "docker-compose.rocm.yml"))
+    app = compose["services"]["app"]
+    assert app["build"] == {"dockerfile": "Dockerfile.rocm"}
+    assert app["devices"] == ["/dev/kfd", "/dev/dri"] and app["group_add"] == ["video", "render"]
+    assert "cache" not in compose["services"]
+
+
+#: the NVIDIA reservation of COMPOSE's api service, for a service named ollama
+NV_OVERLAY = "services:\n" + COMPOSE.split("  db:")[0].split("services:\n", 1)[1].replace(
+    "  api:\n    build: .\n", "  ollama:\n"
+)
+
+
+def test_vendor_overlay_gets_an_amd_sibling(tmp_path: Path) -> None:
+    """compose.nvidia.yaml is loaded in place of the AMD one: its AMD sibling replaces it
+    (no !reset needed), never an override of the NVIDIA file."""
+    base = "services:\n  ollama:\n    image: ollama/ollama:0.5.7\n"
+    files = {"svc/compose.yaml": base, "svc/compose.nvidia.yaml": NV_OVERLAY}
+    report = run(project(tmp_path, files))
+    assert [f.path for f in report.files] == ["svc/compose.amd.yaml"]
+    text = created(report, "svc/compose.amd.yaml")
+    assert "!reset" not in text
+    ollama = yaml.safe_load(text)["services"]["ollama"]
+    assert ollama["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert ollama["group_add"] == ["video", "render"]
+    assert "image" not in ollama  # no ROCm image known: the service keeps its own
+    assert "in place of compose.nvidia.yaml" in report.files[0].hunks[0].lines[0]
+
+
+def test_vendor_overlay_with_an_amd_sibling_is_left(tmp_path: Path) -> None:
+    amd = (
+        "services:\n  ollama:\n    devices: [/dev/kfd, /dev/dri]\n    group_add: [video, render]\n"
+    )
+    for name in ("compose.amd.yaml", "compose.rocm.yaml"):
+        root = tmp_path / name
+        files = {"compose.nvidia.yaml": NV_OVERLAY, name: amd}
+        assert run(project(root, files)).files == []
+
+
+def test_a_guessed_rocm_image_tag_is_unsafe(tmp_path: Path) -> None:
+    base = (
+        "services:\n  webui:\n"
+        "    image: atinoda/text-generation-webui:default-nvidia-v4.0@sha256:c1fa\n"
+    )
+    overlay = NV_OVERLAY.replace("ollama", "webui")
+    root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
+    # a safe overlay would leave the CUDA-tagged image in place: no safe form
+    safe_run = run(root)
+    assert safe_run.files == []
+    assert [f.id for f in safe_run.fixes] == ["compose-rocm:compose.amd.yaml+image-tag"]
+    report = run(root, unsafe_fixes=True)
+    unsafe = yaml.safe_load(created(report, "compose.amd.yaml"))["services"]["webui"]
+    assert unsafe["image"] == "atinoda/text-generation-webui:default-rocm-v4.0"
+    (fix,) = [f for f in report.fixes if f.applied]
+    assert not fix.safe and "guessed" in fix.why
+
+
+def test_a_safe_overlay_keeps_the_services_whose_image_is_not_cuda_tagged(
+    tmp_path: Path,
+) -> None:
+    base = (
+        "services:\n  webui:\n    image: example/webui:default-nvidia-v4\n"
+        "  ollama:\n    image: ollama/ollama:0.5.7\n"
+    )
+    overlay = NV_OVERLAY + NV_OVERLAY.split("\n", 1)[1].replace("ollama", "webui")
+    root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
+    safe = yaml.safe_load(created(run(root), "compose.amd.yaml"))["services"]
+    assert list(safe) == ["ollama"]
+    unsafe = yaml.safe_load(created(run(root, unsafe_fixes=True), "compose.amd.yaml"))
+    assert unsafe["services"]["webui"]["image"] == "example/webui:default-rocm-v4"
+
+
+def test_new_files_take_the_group_ids_the_project_uses(tmp_path: Path) -> None:
+    amd = (
+        "services:\n  llm:\n    image: rocm/pytorch:latest\n"
+        "    devices: [/dev/kfd, /dev/dri]\n"
+        '    group_add:\n      - "${VIDEO_GID:-44}"\n      - "${RENDER_GID:-992}"\n'
+    )
+    files = {"core/compose.amd.yaml": amd, "svc/compose.nvidia.yaml": NV_OVERLAY}
+    text = created(run(project(tmp_path, files)), "svc/compose.amd.yaml")
+    groups = yaml.safe_load(text)["services"]["ollama"]["group_add"]
+    assert groups == ["${VIDEO_GID:-44}", "${RENDER_GID:-992}"]
+
+
+def test_an_amd_compose_file_gets_its_groups_in_place(tmp_path: Path) -> None:
+    amd = (
+        "services:\n  llm:\n    image: rocm/pytorch:latest\n"
+        "    devices:\n      - /dev/kfd\n      - /dev/dri\n    ports: ['8000:8000']\n"
+    )
+    root = project(tmp_path, {"docker-compose.amd.yml": amd})
+    report = run(root, apply=True)
+    assert [f.path for f in report.files] == ["docker-compose.amd.yml"]  # no override of it
+    data = yaml.safe_load((root / "docker-compose.amd.yml").read_text())
+    assert data["services"]["llm"]["group_add"] == ["video", "render"]
+    assert data["services"]["llm"]["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert report.verification is not None and not report.verification.new_findings
+    assert not report.verification.still_reported
+    assert run(root).files == []  # idempotent
+
+
+def test_legacy_and_template_folders_are_left(tmp_path: Path) -> None:
+    files = {"legacy/docker-compose.yml": COMPOSE, "extensions/templates/compose.yaml": COMPOSE}
+    assert run(project(tmp_path, files)).files == []
+
+
+def test_a_dockerfile_that_builds_cuda_code_gets_no_rocm_copy(tmp_path: Path) -> None:
+    for i, run_line in enumerate(
+        (
+            "RUN cmake -B build -DGGML_CUDA=ON && cmake --build build",
+            'RUN pip3 install --no-cache-dir "comfy-kitchen[cublas]"',
+            "RUN nvcc -o k k.cu",
+        )
+    ):
+        df = f"FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n{run_line}\n"
+        report = run(project(tmp_path / str(i), {"Dockerfile": df}))
+        assert report.files == [], run_line
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "builds or installs CUDA code" in reasons[0], reasons
+
+
+def test_a_service_building_cuda_code_gets_no_amd_devices(tmp_path: Path) -> None:
+    df = "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN cmake -B b -DGGML_CUDA=ON\n"
+    report = run(project(tmp_path, {"Dockerfile": df, "docker-compose.yml": COMPOSE}))
+    assert report.files == []
+    reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP502"]
+    assert reasons and "compiles CUDA code" in reasons[0], reasons
+
+
+def test_nvidia_apt_libraries_are_dropped(tmp_path: Path) -> None:
+    df = (
+        "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
+        "RUN apt-get update && apt-get install -y curl libnvonnxparsers8 libnvinfer-plugin8\n"
+    )
+    text = created(run(project(tmp_path, {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "libnv" not in text and "curl" in text
+
+
+def test_an_amd_overlay_builds_the_ported_dockerfile_its_base_service_builds(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "svc/Dockerfile": "FROM pytorch/pytorch:2.2.1-cuda12.1-cudnn8-runtime\nRUN pip install x\n",
+        "svc/compose.yaml": "services:\n  ollama:\n    build:\n      context: .\n",
+        "svc/compose.nvidia.yaml": NV_OVERLAY,
+    }
+    report = run(project(tmp_path, files))
+    data = yaml.safe_load(created(report, "svc/compose.amd.yaml"))
+    assert data["services"]["ollama"]["build"] == {"dockerfile": "Dockerfile.rocm"}

@@ -1,0 +1,104 @@
+"""Dependency routes: requirements-rocm.txt beside the CUDA requirements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+from gpuport.port.fix_deps import rocm_name
+from tests.port.helpers import created, fix_ids, project, run
+
+CUDA_REQS = """\
+numpy==1.26.2
+--extra-index-url https://download.pytorch.org/whl/cu118
+torch==2.1.2+cu118
+torchvision==0.16.2+cu118
+xformers==0.0.23.post1+cu118
+bitsandbytes==0.41.1
+transformers==4.36.2
+"""
+
+
+def test_rocm_name() -> None:
+    assert rocm_name("requirements.txt") == "requirements-rocm.txt"
+    assert rocm_name("requirements_cuda.txt") == "requirements_rocm.txt"
+    assert rocm_name("requirements-cu118.txt") == "requirements-rocm.txt"
+    assert rocm_name("reqs/base.in") == "reqs/base-rocm.in"
+
+
+def test_copy_route_pins_the_same_torch_release_from_its_rocm_index(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"requirements.txt": CUDA_REQS}))
+    text = created(report, "requirements-rocm.txt")
+    lines = text.splitlines()
+    # the index that served torch 2.1 for ROCm (knowledge/port_routes.toml), same releases
+    assert "--extra-index-url https://download.pytorch.org/whl/rocm5.6" in lines
+    assert "torch==2.1.2+rocm5.6" in lines
+    assert "torchvision==0.16.2+rocm5.6" in lines
+    # a CUDA-only build with no known ROCm wheel is commented out, with the reason
+    assert "# xformers==0.0.23.post1+cu118" in lines
+    assert "numpy==1.26.2" in lines and "transformers==4.36.2" in lines
+    # the version floor is unsafe: carried as it is, with a note
+    assert "bitsandbytes==0.41.1" in lines
+    assert any("GP107" in ln and "--unsafe-fixes" in ln for ln in lines)
+    # every requirement line parses
+    for ln in lines:
+        if ln and not ln.startswith(("#", "-")):
+            Requirement(ln)
+    # the CUDA file is untouched
+    assert [f.path for f in report.files] == ["requirements-rocm.txt"]
+    hunk = report.files[0].hunks[0]
+    assert "GP105 requirements.txt:3" in hunk.findings
+    assert "GP104 requirements.txt:2" in hunk.findings
+    assert not any("xformers" in f or ":5" in f for f in hunk.findings if f.startswith("GP105"))
+
+
+def test_unsafe_fixes_raise_the_floor(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"requirements.txt": CUDA_REQS}), unsafe_fixes=True)
+    text = created(report, "requirements-rocm.txt")
+    assert "bitsandbytes>=0.50.0" in text
+    taken = fix_ids(report, applied=True)
+    assert taken == ["deps-route:requirements-rocm.txt:unsafe"]
+    assert "deps-route:requirements-rocm.txt" in fix_ids(report, applied=False)
+
+
+def test_preinstall_route_for_plain_torch(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"requirements.txt": "torch>=2.2\ntorchaudio\nfastapi\n"}))
+    text = created(report, "requirements-rocm.txt")
+    assert "--index-url https://download.pytorch.org/whl/rocm" in text
+    assert "torch>=2.2" in text.splitlines() and "torchaudio" in text.splitlines()
+    assert "fastapi" not in text  # the rest installs from the project's own file, unchanged
+
+
+def test_setup_py_torch_gets_a_preinstall_route(tmp_path: Path) -> None:
+    setup = 'from setuptools import setup\nsetup(name="x", install_requires=["torch>=2.0"])\n'
+    report = run(project(tmp_path, {"setup.py": setup}))
+    text = created(report, "requirements-rocm.txt")
+    assert "torch>=2.0" in text and "pip install ." in text
+
+
+def test_no_route_without_findings_or_with_a_route(tmp_path: Path) -> None:
+    report = run(project(tmp_path / "a", {"requirements.txt": "numpy\nrequests\n"}))
+    assert report.files == []
+    has = {"requirements.txt": CUDA_REQS, "requirements-rocm.txt": "# ours\n"}
+    report = run(project(tmp_path / "b", has))
+    assert not any(f.path == "requirements-rocm.txt" for f in report.files)
+
+
+def test_unknown_torch_release_is_left_to_a_person(tmp_path: Path) -> None:
+    reqs = "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==1.7.1+cu110\n"
+    report = run(project(tmp_path, {"requirements.txt": reqs}))
+    assert report.files == []
+    assert any(u.finding.rule_id == "GP105" for u in report.unfixed)
+
+
+def test_a_requirements_file_for_another_platform_gets_no_route(tmp_path: Path) -> None:
+    """requirements-coreml.txt converts models on a Mac: a ROCm torch route there is noise."""
+    files = {"models/requirements-coreml.txt": "torch>=2.0\ncoremltools\n"}
+    report = run(project(tmp_path, files))
+    assert report.files == []
+    reasons = [u.reason for u in report.unfixed if u.finding.path.endswith("coreml.txt")]
+    assert reasons and all("another platform" in r for r in reasons), report.unfixed
+    # the same file without the platform in its name gets its route
+    plain = run(project(tmp_path / "b", {"models/requirements.txt": "torch>=2.0\n"}))
+    assert [f.path for f in plain.files] == ["models/requirements-rocm.txt"]

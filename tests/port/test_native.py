@@ -1,0 +1,160 @@
+"""Kernels: full-warp masks, hipCUB/HIP headers, wave64 (unsafe), __CUDA_ARCH__ branches."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.port.helpers import fix_ids, project, run
+
+KERNEL = """\
+#include <cuda_runtime.h>
+#include <cub/block/block_reduce.cuh>
+
+#define WARP_SIZE 32
+
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+    return v;
+}
+
+__global__ void k(float* x) {
+    int lane = threadIdx.x % WARP_SIZE;
+    x[lane] = warp_sum(x[lane]);
+}
+"""
+
+
+def _compiler(name: str, env: str) -> str:
+    exe = shutil.which(name)
+    if exe is None:
+        if os.environ.get(env) == "1":
+            pytest.fail(f"{env}=1 but {name} is not on PATH")
+        pytest.skip(f"{name} not on PATH")
+    return exe
+
+
+def test_mask_becomes_the_macro_and_headers_get_a_hip_branch(tmp_path: Path) -> None:
+    root = project(tmp_path, {"k.cu": KERNEL})
+    report = run(root, apply=True, verify=False)
+    text = (root / "k.cu").read_text()
+    assert "__shfl_xor_sync(GPUPORT_FULL_MASK, v, o)" in text
+    assert "#define GPUPORT_FULL_MASK 0xffffffffffffffffull" in text
+    assert "#define GPUPORT_FULL_MASK 0xffffffffu" in text
+    assert "namespace cub = hipcub;" in text
+    # safe only: the wave64 rewrite waits for --unsafe-fixes
+    assert "GPUPORT_WAVE_SIZE" not in text
+    assert "wave64:k.cu" in fix_ids(report, applied=False)
+    assert (root / "k.cu.gpuport.bak").read_text() == KERNEL
+
+
+def _hipcc_ok(hipcc: str, probe: Path, obj: Path) -> None:
+    done = subprocess.run(
+        [hipcc, "--offload-arch=gfx90a", "-x", "hip", "-c", str(probe), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HIP_PLATFORM": "amd"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_unsafe_fixes_port_the_warp_size(tmp_path: Path) -> None:
+    root = project(tmp_path, {"k.cu": KERNEL})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    text = (root / "k.cu").read_text()
+    assert "GPUPORT_WAVE_SIZE" in text and "GPUPORT_FULL_MASK" in text
+
+
+def test_nvcc_still_compiles_and_sees_the_same_mask(tmp_path: Path) -> None:
+    nvcc = _compiler("nvcc", "GPUPORT_REQUIRE_NVCC")
+    src = KERNEL.replace("#include <cub/block/block_reduce.cuh>\n", "")
+    root = project(tmp_path, {"k.cu": src})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    probe = root / "probe.cu"
+    probe.write_text(
+        '#include "k.cu"\n'
+        'static_assert(sizeof(GPUPORT_FULL_MASK) == 4, "nvcc keeps the 32-bit mask");\n'
+        'static_assert(GPUPORT_FULL_MASK == 0xffffffffu, "same value");\n'
+    )
+    done = subprocess.run(
+        [nvcc, "-x", "cu", "-c", str(probe), "-o", str(tmp_path / "p.o")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_hipcc_sees_a_64_bit_mask(tmp_path: Path) -> None:
+    hipcc = _compiler("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    root = project(
+        tmp_path,
+        {
+            "m.h": "#define FULL_MASK 0xffffffff\n__device__ int f(int v);\n",
+            "m.cu": '#include "m.h"\n'
+            "__device__ int g(int v) { return __shfl_xor_sync(FULL_MASK, v, 1); }\n",
+        },
+    )
+    run(root, apply=True, verify=False)
+    assert "#define FULL_MASK GPUPORT_FULL_MASK" in (root / "m.h").read_text()
+    probe = root / "probe.hip"
+    probe.write_text('#include "m.h"\nstatic_assert(sizeof(FULL_MASK) == 8, "64-bit on HIP");\n')
+    _hipcc_ok(hipcc, probe, tmp_path / "p.o")
+
+
+ARCH = """\
+#ifdef __CUDA_ARCH__
+#if __CUDA_ARCH__ < 700
+__device__ void slow_path();
+#endif
+#endif
+"""
+
+
+def test_cuda_arch_branch_is_unsafe_and_handles_the_nested_test(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.cuh": ARCH})
+    safe = run(root)
+    assert safe.files == [] and "cuda-arch-branch:a.cuh" in fix_ids(safe, applied=False)
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    text = (root / "a.cuh").read_text()
+    assert "#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)" in text
+    assert "#if __CUDA_ARCH__ < 700 || defined(__HIP_DEVICE_COMPILE__)" in text
+    assert run(root, unsafe_fixes=True).files == []
+
+
+def test_clean_kernel_is_left_alone(tmp_path: Path) -> None:
+    clean = "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+    assert run(project(tmp_path, {"k.cu": clean}), unsafe_fixes=True).files == []
+
+
+def test_hipcc_compiles_the_wave64_port_with_64_lanes(tmp_path: Path) -> None:
+    """The unsafe wave64 rewrite is single-source: hipcc (gfx90a, wave64) compiles it and
+    sees 64 lanes, as nvcc compiles it with 32 (the test above). (HIP 5.2 has no ``*_sync``
+    shuffles, so the kernel here uses the lane arithmetic only.)"""
+    hipcc = _compiler("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    src = (
+        "#define WARP_SIZE 32\n"
+        "__global__ void k(int* x) {\n"
+        "    int lane = threadIdx.x % WARP_SIZE;\n"
+        "    int warp = threadIdx.x / WARP_SIZE;\n"
+        "    x[threadIdx.x] = lane + warp;\n"
+        "}\n"
+    )
+    root = project(tmp_path, {"k.cu": src})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    assert "GPUPORT_WAVE_SIZE" in (root / "k.cu").read_text()
+    probe = root / "probe.hip"
+    probe.write_text(
+        '#include <hip/hip_runtime.h>\n#include "k.cu"\n'
+        "#if defined(__HIP_DEVICE_COMPILE__)\n"
+        'static_assert(GPUPORT_WAVE_SIZE == 64, "gfx90a runs 64 lanes");\n'
+        "#endif\n"
+    )
+    _hipcc_ok(hipcc, probe, tmp_path / "p.o")
