@@ -116,15 +116,27 @@ def _conclusions(a: Assessment) -> Table:
     return table
 
 
-def _effort(a: Assessment) -> Table:
-    table = Table(title="Listed changes by area", title_justify="left", caption=a.effort.note)
+def _effort(a: Assessment, console: Console) -> None:
+    """Listed changes by area: a table on a wide console, else one block per area."""
+    title = "Listed changes by area"
+    if console.width < effort_view.TABLE_WIDTH:
+        console.print(Text(title, style="bold underline"))
+        for c in a.effort.classes:
+            head = Text(c.title, style="bold")
+            head.append(f"  {c.count} item(s), {c.hours:g} h")
+            console.print(Padding(head, (0, 0, 0, 2)))
+            console.print(Padding(Text(clean_line("; ".join(c.basis[:2]))), (0, 0, 0, 4)))
+        if a.effort.note:
+            console.print(Padding(Text(clean_line(a.effort.note), style="dim"), (0, 0, 0, 2)))
+        return
+    table = Table(title=title, title_justify="left", caption=a.effort.note)
     table.add_column("area", overflow="fold")
     table.add_column("items", justify="right")
     table.add_column("hours", justify="right")
     table.add_column("largest items", overflow="fold")
     for c in a.effort.classes:
         table.add_row(c.title, str(c.count), f"{c.hours:g}", "; ".join(c.basis[:2]))
-    return table
+    console.print(table)
 
 
 def section_lines(a: Assessment) -> list[str]:
@@ -181,9 +193,9 @@ def render(a: Assessment, console: Console, *, written: str | None = None) -> No
     if a.conclusions:
         console.print(_conclusions(a))
     if a.effort.components:
-        console.print(effort_view.rich_table(a.effort.components, a.effort.calendar))
+        effort_view.print_components(console, a.effort.components, a.effort.calendar)
     if a.effort.classes:
-        console.print(_effort(a))
+        _effort(a, console)
     for line in section_lines(a):
         console.print(Text(clean(line)))
     for note in a.notes:

@@ -169,8 +169,18 @@ def _per_file(report: ScanReport, console: Console) -> None:
         console.print(Padding(line, (0, 0, 0, 2)))
 
 
-def _effort(report: ScanReport) -> Table:
-    table = Table(title="Listed changes (hours per rule)", title_justify="left")
+def _effort(report: ScanReport, console: Console) -> None:
+    """Listed changes, hours per rule: a table on a wide console, else one line each."""
+    title = "Listed changes (hours per rule)"
+    if console.width < effort_view.TABLE_WIDTH:
+        console.print(Text(title, style="bold underline"))
+        for item in report.effort.basis:
+            line = Text(f"{item.rule_id}  ", style="bold")
+            line.append(clean_line(item.title))
+            line.append(f": {item.count} × {item.hours_each:g} h = {item.hours:g} h", style="dim")
+            console.print(Padding(line, (0, 0, 0, 2)))
+        return
+    table = Table(title=title, title_justify="left")
     table.add_column("rule", overflow="fold")
     table.add_column("what", overflow="fold")
     table.add_column("count", justify="right", overflow="fold")
@@ -178,9 +188,13 @@ def _effort(report: ScanReport) -> Table:
     table.add_column("hours", justify="right", overflow="fold")
     for item in report.effort.basis:
         table.add_row(
-            item.rule_id, item.title, str(item.count), f"{item.hours_each:g}", f"{item.hours:g}"
+            item.rule_id,
+            Text(clean_line(item.title)),
+            str(item.count),
+            f"{item.hours_each:g}",
+            f"{item.hours:g}",
         )
-    return table
+    console.print(table)
 
 
 def _routes(report: ScanReport, console: Console) -> None:
@@ -226,9 +240,9 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         _per_file(report, console)
     if report.effort.components:
         caption = "; ".join(x for x in (report.effort.calendar, report.effort.note) if x)
-        console.print(effort_view.rich_table(report.effort.components, caption))
+        effort_view.print_components(console, report.effort.components, caption)
     if report.effort.basis:
-        console.print(_effort(report))
+        _effort(report, console)
     if report.skipped:
         console.print(Text("Skipped files", style="bold underline"))
         for sk in report.skipped:
