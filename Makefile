@@ -66,12 +66,18 @@ test-lite: $(LITE)/.gpuport-installed
 	GPUPORT_TEST_LITE=1 $(LITE)/bin/python -m pytest -q -n 2 --ignore=tests/bench --ignore=tests/validate
 	@echo "make test-lite: left out (they need torch): tests/bench and tests/validate, and the tests marked torch (skipped above, with that reason); make test runs them all"
 
-# Long fuzz of every parser of untrusted input (issue 14): ~1 M inputs, 0 crashes/hangs expected.
-# Short runs are part of `make unit` (tests/security/test_fuzz.py). Crashing inputs: build/fuzz/.
-FUZZ_INPUTS ?= 1000000
+# Coverage-guided fuzz of every reader of project or result files (issues 14, 23): atheris, one
+# process per target, FUZZ_TIME seconds each, FUZZ_JOBS at once; per-target coverage, crashing
+# and hanging inputs under build/fuzz/ (fuzz-results.json). FUZZ_SEEDS: a folder of real
+# repositories' files sorted by tools/fuzz_seeds.py. Short runs are part of `make unit`
+# (tests/security/test_fuzz.py).
+FUZZ_TIME ?= 300
+FUZZ_JOBS ?= 2
+FUZZ_SEEDS ?=
 .PHONY: fuzz
 fuzz: venv
-	$(BIN)/python tools/fuzz.py --inputs $(FUZZ_INPUTS) --out build/fuzz
+	$(BIN)/python tools/fuzz.py --time-s $(FUZZ_TIME) --jobs $(FUZZ_JOBS) \
+	  $(if $(FUZZ_SEEDS),--seeds $(FUZZ_SEEDS)) --out build/fuzz
 
 # CUDA->HIP API map (issue 3): regenerate from tools/hipify-tables (MIT, ROCm/HIPIFY) + tools/api_map_extra.toml.
 api-map: venv

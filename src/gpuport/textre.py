@@ -28,9 +28,8 @@ holds that list and fails on any other use of ``re`` in the package.
 
 from __future__ import annotations
 
-import fnmatch
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any, cast
@@ -38,6 +37,7 @@ from typing import Any, cast
 from gpuport.textre_syntax import SURROGATE_SHIFT, Translation, Unsupported, translate
 
 __all__ = [
+    "TextPattern",
     "Unsupported",
     "compile",
     "escape",
@@ -45,6 +45,7 @@ __all__ = [
     "finditer",
     "fullmatch",
     "glob",
+    "line_finder",
     "match",
     "search",
     "split",
@@ -146,7 +147,16 @@ def _prepare(text: str) -> _Text:
 
 
 class _Compiled:
-    __slots__ = ("first", "flags", "groupindex", "groups", "later", "re_first", "re_later")
+    __slots__ = (
+        "first",
+        "flags",
+        "groupindex",
+        "groups",
+        "later",
+        "plain",
+        "re_first",
+        "re_later",
+    )
 
     def __init__(self, pattern: str, flags: int) -> None:
         first, later, state = translate(pattern, flags)
@@ -161,6 +171,14 @@ class _Compiled:
         self.groups: int = state.groups - 1
         self.groupindex: dict[str, int] = dict(state.groupdict)
         self.flags: int = state.flags
+        #: nothing rewritten: RE2's groups are the pattern's, one for one
+        self.plain = (
+            later is None
+            and not first.starts
+            and not first.ends
+            and first.n == self.groups
+            and all(first.groups.get(g) == [g] for g in range(1, self.groups + 1))
+        )
 
 
 def _build(engine: Any, t: Translation, options: Any) -> Any:
@@ -214,8 +232,14 @@ class TextPattern:
     # -- one match --
 
     def _at(self, text: str, t: _Text, pos: int, endpos: int, anchor: int) -> TextMatch | None:
-        c = self._compiled()
-        buf: Any = t.buf
+        c = self._c or self._compiled()
+        if c.plain and t.cstarts is None:  # the common case: offsets are RE2's as they are
+            buf: Any = t.buf
+            if endpos < len(buf):
+                buf = memoryview(buf)[:endpos]
+            spans = c.re_first.Match(_ANCHORS[anchor], buf, pos, endpos)
+            return None if spans[0][0] < 0 else TextMatch(self, text, pos, endpos, spans)
+        buf = t.buf
         bend = t.byte(endpos)
         if bend < len(buf):
             buf = memoryview(buf)[:bend]  # endpos is the end of the text, as in re
@@ -243,8 +267,11 @@ class TextPattern:
     def _clamp(self, text: str, pos: int, endpos: int | None) -> tuple[_Text, int, int]:
         t = _prepare(text)
         n = len(text)
-        pos = min(max(pos, 0), n)
-        endpos = n if endpos is None else min(max(endpos, 0), n)
+        if pos or endpos is not None:
+            pos = min(max(pos, 0), n)
+            endpos = n if endpos is None else min(max(endpos, 0), n)
+        else:
+            endpos = n
         return t, pos, endpos
 
     def search(self, string: str, pos: int = 0, endpos: int | None = None) -> TextMatch | None:
@@ -363,6 +390,8 @@ class TextMatch:
         return group
 
     def span(self, group: int | str = 0) -> tuple[int, int]:
+        if type(group) is int and 0 <= group < len(self._spans):
+            return self._spans[group]
         return self._spans[self._index(group)]
 
     def start(self, group: int | str = 0) -> int:
@@ -471,7 +500,21 @@ def glob(pattern: str) -> re.Pattern[str]:
 
     ``fnmatch`` writes ``(?>.*?b)`` for a second star, an atomic group RE2 has none of; the
     language is the same without it (a glob has no groups to backtrack into)."""
+    import fnmatch
+
     return compile(fnmatch.translate(pattern).replace("(?>", "(?:"))
+
+
+@lru_cache(maxsize=8)
+def line_finder(text: str) -> Callable[[int], int]:
+    """``pos -> text.count("\\n", 0, pos) + 1`` (the line of a match) in log time, after one
+    pass over the text: counting from the start for each of many matches was quadratic."""
+    breaks: list[int] = []
+    at = text.find("\n")
+    while at != -1:
+        breaks.append(at)
+        at = text.find("\n", at + 1)
+    return lambda pos: bisect_left(breaks, pos) + 1
 
 
 def regex(pattern: str) -> str:

@@ -8,6 +8,7 @@ order in which ``re`` tries the alternatives, so the first match is the same.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from re import _constants as C  # type: ignore[attr-defined]
 from typing import Any
 
@@ -72,6 +73,7 @@ _CATEGORIES: dict[Any, Ranges] = {
 }
 
 
+@lru_cache(maxsize=4096)
 def _char(c: int) -> str:
     if c < 0x80 and (chr(c).isalnum() or c == 0x5F):
         return chr(c)
@@ -97,7 +99,12 @@ def _no_surrogates(ranges: Ranges) -> Ranges:
 
 
 def _class(ranges: Ranges) -> str:
-    ranges = _norm(_no_surrogates(ranges))
+    return _class_of(tuple(ranges))
+
+
+@lru_cache(maxsize=4096)
+def _class_of(key: tuple[tuple[int, int], ...]) -> str:
+    ranges = _norm(_no_surrogates(list(key)))
     if not ranges:
         return "[^\\x{0}-\\x{10FFFF}]"  # matches nothing
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:

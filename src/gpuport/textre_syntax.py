@@ -46,6 +46,7 @@ from gpuport.textre_rewrite import (
     Items,
     Ranges,
     Unsupported,
+    _char,
     _class,
     _complement,
     _expand_backrefs,
@@ -90,6 +91,8 @@ class _Writer:
         return "".join(self.item(op, av, flags) for op, av in items)
 
     def item(self, op: Any, av: Any, flags: int) -> str:
+        if op is C.LITERAL and not flags & re.I and not 0xD800 <= av <= 0xDFFF:
+            return _char(av)  # the common case, without building a set
         ranges = _set_of(op, av, flags)
         if ranges is not None:
             return _class(ranges)

@@ -1,12 +1,18 @@
-"""A short fuzz of every untrusted-input parser, inside the normal test suite (issue 14).
+"""A short fuzz of every reader of project or result files, inside the test suite (issues 14
+and 23).
 
 hypothesis drives the targets of :mod:`tests.security.fuzz_targets` with random bytes and
-with real seed inputs that have a pathological token spliced in, a few dozen inputs per
-target (a few seconds in all, derandomized so CI is reproducible). ``make fuzz`` runs the
-same targets for about a million inputs (``tools/fuzz.py``); see docs/PERFORMANCE.md.
+with seed inputs that have a pathological token spliced in, a few dozen inputs per target
+(seconds in all, derandomized so CI is reproducible); the result-file targets read the bytes
+as mutation programs for valid documents (:mod:`tests.security.fuzz_structured`). ``make
+fuzz`` runs the same targets coverage-guided for over a million inputs (``tools/fuzz.py``);
+see docs/security.md. Inputs that once crashed a reader are replayed from
+``tests/security/crashes/``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +23,8 @@ from tests.security.fuzz_targets import TARGETS, seeds
 TOKENS = [
     b"<<<", b">>>", b"asm(", b"__shfl_sync(", b'R"x(', b"/*", b"#if 0\n", b"\\\n", b"'", b'"',
     b"-r ", b"\x00", b"\xff", b"import pynvml as p\n", b" \\\n", b"9" * 5000, b"NaN",
-    b"[" * 3000, b'{"a":' * 300, b"__global__ ", b"-5", b"1e999",
+    b"[" * 3000, b'{"a":' * 300, b"__global__ ", b"-5", b"1e999", b"*a", b"!", b"**/",
+    b"$(", b"set(", b"\x00\x00", b"\x01", b"\x02\x03\x04",
 ]  # fmt: skip
 
 
@@ -43,7 +50,7 @@ def test_parser_survives_fuzzed_input(name: str) -> None:
     assert seeds(name), f"{name}: no seed inputs"
 
     @settings(
-        max_examples=25,
+        max_examples=12 if name in SLOW else 25,
         deadline=None,
         derandomize=True,
         database=None,
@@ -56,8 +63,51 @@ def test_parser_survives_fuzzed_input(name: str) -> None:
     run()
 
 
-def test_every_parser_has_a_target() -> None:
+SLOW = {"knowledge", "cxx", "python", "project"}
+
+
+def test_every_reader_has_a_target() -> None:
+    """Every kind of file the scan reads, and every reader of the benchmark of linear time."""
     assert set(TARGETS) >= {
-        "requirements", "dockerfile", "cxx", "python", "bench-json", "validate-json",
-        "toml-config", "gpv-header",
+        "requirements", "pyproject", "setup-py", "setup-cfg", "conda", "dockerfile", "compose",
+        "python", "cxx", "cmake", "makefile", "readme", "ci-workflow", "gitignore", "git-index",
+        "gitmodules", "compile-db", "settings", "knowledge", "bench-json", "validate-json",
+        "gpv-header", "doctor-snapshot", "model-config", "project",
     }  # fmt: skip
+
+
+def test_structured_inputs_reach_past_the_parser_and_the_digest() -> None:
+    """Most mutation programs give a file the loader accepts or refuses for its content, not
+    for its JSON or its digest: the checks behind them run."""
+    import random
+
+    from gpuport.models import GpuportError
+    from tests.security import fuzz_targets as ft
+
+    rng = random.Random(5)  # noqa: S311 - test inputs
+    reasons: list[str] = []
+    for _ in range(60):
+        data = bytes([0]) + rng.randbytes(rng.randint(0, 40))  # even first byte: a program
+        path = ft._scratch() / "r.json"
+        path.write_bytes(ft._file(data, ft._bench_seed, ft.with_digest))
+        try:
+            from gpuport.bench.model import BenchRun
+            from gpuport.models import load_result
+
+            load_result(path, BenchRun)
+            reasons.append("loaded")
+        except GpuportError as exc:
+            reasons.append(
+                "digest" if "edited" in str(exc) else "json" if "JSON" in str(exc) else "content"
+            )
+    assert reasons.count("digest") + reasons.count("json") < len(reasons) // 3, reasons
+
+
+CRASHES = sorted((Path(__file__).parent / "crashes").glob("*--*.bin"))
+
+
+@pytest.mark.parametrize("path", CRASHES, ids=lambda p: p.name)
+def test_inputs_that_once_crashed_a_reader(path: Path) -> None:
+    """``WHAT--TARGET.bin``: an input that crashed TARGET in ``make fuzz``, replayed."""
+    target = path.name.split("--", 1)[1].removesuffix(".bin")
+    TARGETS[target](path.read_bytes())

@@ -32,6 +32,7 @@ _NOT_ROCM_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|sycl|meta
 _ROCM_WORD = textre.compile(r"^(?:hip|rocm|amd)$", re.I)
 _CMD = textre.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
 _TOKEN = textre.compile(r'"[^"]*"|[^\s"]+')
+_PAREN = textre.compile(r"[()]")
 _VARREF = textre.compile(r"\$\{(\w+)\}")
 _ROOT_VARS = (
     "CMAKE_CURRENT_SOURCE_DIR",
@@ -160,6 +161,18 @@ def _expand(token: str, env: dict[str, list[tuple[str, bool, int]]]) -> list[tup
     return [(token.lstrip("./") if token.startswith("./") else token, False, 0)]
 
 
+def _closing_parens(code: str) -> dict[int, int]:
+    """Where each ``(`` closes, from one pass (an unclosed one has no entry)."""
+    out: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _PAREN.finditer(code):
+        if m.group() == "(":
+            stack.append(m.start())
+        elif stack:
+            out[stack.pop()] = m.start()
+    return out
+
+
 def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     """The source patterns a CMake file uses, whether it tests for ROCm/HIP at all, and the
     lines of commands in branches ROCm never takes (first, last, line of the test)."""
@@ -168,14 +181,20 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     uses: list[Use] = []
     ranges: list[tuple[int, int, int]] = []
     br = _Branches()
+    closes = _closing_parens(code)
+    line_of = textre.line_finder(code)
+    after = 0  # a command inside another's arguments is an argument (and costs no second walk)
     for m in _CMD.finditer(code):
+        if m.start() < after:
+            continue
         cmd = m.group(1).lower()
-        depth, i = 1, m.end()
-        while i < len(code) and depth:
-            depth += (code[i] == "(") - (code[i] == ")")
-            i += 1
-        args = code[m.end() : i - 1]
-        line = code.count("\n", 0, m.start()) + 1
+        close = closes.get(m.end() - 1)
+        if close is None:  # unclosed (CMake refuses the file): its arguments end with the line
+            close = code.find("\n", m.end())
+            close = len(code) if close == -1 else close
+        after = close + 1
+        args = code[m.end() : close]
+        line = line_of(m.start())
         if cmd in ("if", "elseif"):
             br.tested = br.tested or _mentions_rocm(args)
             value = cond_value(args)

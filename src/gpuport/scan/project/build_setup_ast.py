@@ -163,23 +163,67 @@ def _later_rocm_branch(orelse: list[ast.stmt], flags: dict[str, bool | None]) ->
     return False
 
 
-def _join(parts: list[list[str] | None]) -> list[str] | None:
-    out = [""]
-    for part in parts:
-        if part is None:
-            return None
-        out = [f"{a}/{b}" if a and b else (a or b) for a in out for b in part]
-    return out
+#: Patterns and characters the expressions of a setup.py may stand for, per character of it
+BUDGET_PER_CHAR = 32
+
+
+class _TooLarge(Exception):
+    """The expressions stand for more patterns than the file's size allows (``a1 = a0 + a0``,
+    ``a2 = a1 + a1``, ...: doubling per line); the file gets no model."""
 
 
 class _Eval:
-    """Path patterns an expression can stand for ("" is the setup.py's folder)."""
+    """Path patterns an expression can stand for ("" is the setup.py's folder), within a budget
+    of patterns and characters proportional to the file's size: memory stays linear in it."""
 
-    def __init__(self, state: _State) -> None:
+    def __init__(self, state: _State, budget: int) -> None:
         self.state = state
+        self.left = budget
+        self._file: dict[int, bool] = {}  # id(node) -> whether __file__ is in it
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise _TooLarge
+
+    def _product(self, left: list[str], right: list[str], sep: str = "") -> list[str]:
+        """Every ``a + sep + b``, paid for before it is built."""
+        self.spend(len(left) * len(right) * (1 + len(sep)))
+        self.spend(sum(map(len, left)) * len(right) + sum(map(len, right)) * len(left))
+        if not sep:
+            return [a + b for a in left for b in right]
+        return [f"{a}{sep}{b}" if a and b else (a or b) for a in left for b in right]
+
+    def _join(self, parts: list[list[str] | None]) -> list[str] | None:
+        out = [""]
+        for part in parts:
+            if part is None:
+                return None
+            out = self._product(out, part, "/")
+        return out
+
+    def _mentions_file(self, node: ast.AST) -> bool:
+        """Whether ``__file__`` is in the expression (each node looked at once per file)."""
+        key = id(node)
+        if key not in self._file:
+            self._file[key] = (isinstance(node, ast.Name) and node.id == "__file__") or any(
+                self._mentions_file(child) for child in ast.iter_child_nodes(node)
+            )
+        return self._file[key]
 
     def tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
         """Patterns with (cuda_only, line) when a name carries them from earlier lines."""
+        out = self._tagged(node)
+        self.spend(len(out))
+        return out
+
+    def paths(self, node: ast.expr) -> list[str] | None:
+        out = self._paths(node)
+        if out:
+            self.spend(len(out) + sum(map(len, out)))
+        return out
+
+    def _tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
         if isinstance(node, ast.Name) and node.id in self.state.env:
             return list(self.state.env[node.id])
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
@@ -194,10 +238,10 @@ class _Eval:
             return self.tagged(node.args[0]) if node.args else []
         return [(p, False, 0) for p in self.paths(node) or []]
 
-    def paths(self, node: ast.expr) -> list[str] | None:
+    def _paths(self, node: ast.expr) -> list[str] | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return [node.value.strip().lstrip("./") if node.value.startswith("./") else node.value]
-        if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(node)):
+        if self._mentions_file(node):
             return [""]
         if isinstance(node, ast.Name):
             got = self.state.env.get(node.id)
@@ -206,20 +250,20 @@ class _Eval:
             text = [""]
             for piece in node.values:
                 if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
-                    text = [t + piece.value for t in text]
+                    text = self._product(text, [piece.value])
                 elif isinstance(piece, ast.FormattedValue):
                     parts = self.paths(piece.value)
                     if parts is None or len(parts) != 1:
                         parts = ["*"]  # a loop variable: any name there
-                    text = [t + g for t in text for g in parts]
+                    text = self._product(text, parts)
             return [textre.sub(r"\*+", "*", t) for t in text if t.strip("*/")]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Add):
             left, right = self.paths(node.left), self.paths(node.right)
             if left is None or right is None:
                 return None
             if isinstance(node.op, ast.Add):
-                return [a + b for a in left for b in right]
-            return _join([left, right])
+                return self._product(left, right)
+            return self._join([left, right])
         if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
             return self.paths(node.elt)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
@@ -231,7 +275,7 @@ class _Eval:
             name = _dotted(node.func) or ""
             last = name.rsplit(".", 1)[-1]
             if name.endswith("path.join") or last in ("Path", "PurePath", "PosixPath"):
-                return _join([self.paths(a) for a in node.args]) if node.args else [""]
+                return self._join([self.paths(a) for a in node.args]) if node.args else [""]
             if last in ("glob", "iglob", "rglob"):
                 if (
                     isinstance(node.func, ast.Attribute)
@@ -244,7 +288,7 @@ class _Eval:
                         return None
                     if last == "rglob":
                         pat = ["**/" + p for p in pat]
-                    return _join([base, pat])
+                    return self._join([base, pat])
                 return self.paths(node.args[0]) if node.args else None
             if last in ("list", "sorted", "set", "tuple", "abspath", "realpath", "resolve"):
                 return self.paths(node.args[0]) if node.args else None
@@ -262,9 +306,9 @@ class _Eval:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, budget: int) -> None:
         self.state = _State()
-        self.ev = _Eval(self.state)
+        self.ev = _Eval(self.state, budget)
         self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
         #: function name -> (first, last line); its call sites -> [CUDA-only test line or 0]
         self.functions: dict[str, tuple[int, int]] = {}
@@ -457,10 +501,10 @@ def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []
-    w = _Walker()
+    w = _Walker(budget=BUDGET_PER_CHAR * len(text) + 100_000)
     try:
         w.block(tree.body, 0)
-    except RecursionError:
+    except (RecursionError, _TooLarge):
         return [], False, []
     ranges = list(w.state.cuda_ranges)
     for name, (first, last) in w.functions.items():  # a helper only CUDA-only code calls

@@ -12,15 +12,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from gpuport import fileio, textre
 from gpuport.models import GpuportError
 from gpuport.scan.project.gitindex import GitFacts, git_facts
+from gpuport.scan.project.ignore_spec import IgnoreSpec
 from gpuport.scan.rules.base import FileKind
-
-if TYPE_CHECKING:  # pathspec is imported where a .gitignore or --exclude needs it
-    import pathspec
 
 NATIVE_SUFFIXES = {
     ".cu",
@@ -111,7 +108,7 @@ class Skip:
     reason: str
 
 
-_Ignores = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]
+_Ignores = tuple[tuple[str, IgnoreSpec], ...]
 
 
 def safe_name(text: str) -> str:
@@ -119,7 +116,7 @@ def safe_name(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _gitignore(folder: Path, root: Path) -> tuple[pathspec.GitIgnoreSpec | None, Skip | None]:
+def _gitignore(folder: Path, root: Path) -> tuple[IgnoreSpec | None, Skip | None]:
     """The folder's own .gitignore, with git's matching rules (None when there is none), and
     a Skip when it cannot be read (a pipe, a device, too large, a link out of the root) or
     holds lines that are not patterns (``!``: git ignores such a line; so does gpuport, and
@@ -138,29 +135,39 @@ def _gitignore(folder: Path, root: Path) -> tuple[pathspec.GitIgnoreSpec | None,
     shown = ", ".join(str(n) for n in bad[:5]) + (
         f" and {len(bad) - 5} more" if len(bad) > 5 else ""
     )
-    return spec, Skip(rel, f"line {shown} is not a valid pattern; not applied (as git does)")
+    return spec, Skip(
+        rel,
+        f"line {shown} is not a valid pattern (or is over {LONGEST_PATTERN} characters); "
+        "not applied (as git does)",
+    )
 
 
-def gitignore_spec(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[int]]:
-    """A spec of git's matching rules from ``lines``, and the (1-based) numbers of the lines
-    that are not valid patterns and were left out."""
-    import pathspec
+#: A .gitignore line longer than any path git stores is left out like a line that is not a
+#: pattern: its match would cost time that grows with its length for every file.
+LONGEST_PATTERN = 4096
 
+
+def gitignore_spec(lines: list[str]) -> tuple[IgnoreSpec, list[int]]:
+    """A spec of git's matching rules from ``lines`` (matched on RE2, linear in the path and
+    the patterns: :mod:`gpuport.scan.project.ignore_spec`), and the (1-based) numbers of the
+    lines that are not valid patterns (or longer than LONGEST_PATTERN) and were left out."""
+    long = {n for n, line in enumerate(lines, 1) if len(line) > LONGEST_PATTERN}
+    lines = ["" if n in long else line for n, line in enumerate(lines, 1)]
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines), []
-    except ValueError:  # pathspec's GitIgnorePatternError: one line is not a pattern
+        return IgnoreSpec(lines), sorted(long)
+    except (ValueError, textre.Unsupported):  # GitIgnorePatternError: a line is not a pattern
         pass
     good: list[str] = []
-    bad: list[int] = []
+    bad: list[int] = sorted(long)
     for number, line in enumerate(lines, 1):
         try:
-            pathspec.GitIgnoreSpec.from_lines([line])
-        except ValueError:
+            IgnoreSpec([line])
+        except (ValueError, textre.Unsupported):
             bad.append(number)
             good.append("")  # keeps the other lines' numbers and order
             continue
         good.append(line)
-    return pathspec.GitIgnoreSpec.from_lines(good), bad
+    return IgnoreSpec(good), sorted(bad)
 
 
 def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:

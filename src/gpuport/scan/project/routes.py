@@ -65,7 +65,7 @@ def is_rocm_variant_name(rel: str) -> bool:
 
 
 def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+    return textre.line_finder(text)(pos)
 
 
 def _first_line(text: str, limit: int = 120) -> str:

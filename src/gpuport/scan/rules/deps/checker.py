@@ -417,6 +417,7 @@ def check_requirement_spec(
 # --- requirements files -------------------------------------------------------------
 
 _MAX_INCLUDE_DEPTH = 5
+_PATH_MAX = 4096  # Linux's: a longer include is no file (resolving it was quadratic)
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -486,6 +487,10 @@ def _include(ctx: FileContext, value: str, line: int, depth: int, seen: set[str]
         return
     if textre.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
         ctx.report("GP110", line, None, message=f"included file is a URL, not read: {shown}")
+        return
+    if len(value) > _PATH_MAX:  # no file has it; resolving it walks each of its parts
+        shown = _one_line(value, 120) + "..."
+        ctx.report("GP110", line, None, message=f"cannot read included file {shown}: name too long")
         return
     try:
         target = (ctx.path.parent / value).resolve()

@@ -58,6 +58,10 @@ def _module_names(tree: ast.Module) -> dict[str, list[ast.expr]]:
     return names
 
 
+#: Steps and characters following the names of a setup.py may take, per character of it
+BUDGET_PER_CHAR = 32
+
+
 class _SetupReader:
     def __init__(self, text: str) -> None:
         self.tree = ast.parse(text)
@@ -65,6 +69,14 @@ class _SetupReader:
         self.names = _module_names(self.tree)
         self.out: list[Entry] = []
         self.resolving: set[str] = set()
+        # names that repeat names (``a2 = [a1, a1]``, ``s2 = s1 + s1``) multiply per line:
+        # the work, and so the memory, stays linear in the file's size
+        self.left = BUDGET_PER_CHAR * len(text) + 100_000
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise ValueError("its names stand for more values than its size allows; not read")
 
     def read(self) -> list[Entry]:
         for call in ast.walk(self.tree):
@@ -101,6 +113,7 @@ class _SetupReader:
         """``**kw`` where kw is a dict literal or a ``dict(...)`` call (directly or by name)."""
         if depth > _MAX_DEPTH:
             return
+        self.spend(1)
         if isinstance(node, ast.Name):
             self._follow(node, depth, self.kwargs)
         elif isinstance(node, ast.Dict):
@@ -122,6 +135,7 @@ class _SetupReader:
         """A string expression as text (unknown parts as "X"), and whether any were unknown."""
         if depth > _MAX_DEPTH:
             return None
+        self.spend(1)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value, False
         if isinstance(node, ast.JoinedStr):
@@ -143,12 +157,14 @@ class _SetupReader:
                     partial = True
                 else:
                     parts.append(known)
+            self.spend(sum(map(len, parts)))
             return "".join(parts), partial
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left = self.render(node.left, depth + 1)
             right = self.render(node.right, depth + 1)
             if left is None or right is None:
                 return None
+            self.spend(len(left[0]) + len(right[0]))
             return left[0] + right[0], left[1] or right[1]
         if isinstance(node, ast.Name):
             values = self.resolve(node)
@@ -173,6 +189,7 @@ class _SetupReader:
     def strings(self, node: ast.expr | None, depth: int = 0) -> None:
         if node is None or depth > _MAX_DEPTH:
             return
+        self.spend(1)
         if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp)):
             rendered = self.render(node)
             if rendered is not None:

@@ -224,7 +224,7 @@ class GuardScope:
             for name in list(self.flags):
                 pattern = textre.compile(rf"(?m)^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)")
                 for match in pattern.finditer(self.text):
-                    line = self.text.count("\n", 0, match.start()) + 1
+                    line = textre.line_finder(self.text)(match.start())
                     if line not in lines.get(name, ()):
                         del self.flags[name]
                         break

@@ -1,0 +1,68 @@
+"""A ``.gitignore``'s patterns, matched in time linear in the path and in the patterns.
+
+pathspec reads each line by git's wildmatch rules into a regular expression. Its own matchers
+run those on Python's ``re`` (``*a*a*a*a*b`` against a long file name backtracks for minutes)
+or put all of them in one RE2 set (which refuses a .gitignore of a few thousand patterns).
+Here each pattern runs on :mod:`gpuport.textre` (RE2), and the patterns are grouped in blocks
+of :data:`BLOCK` behind one alternation each: a path is tried against a block at once, and
+only a block where one matches is walked pattern by pattern. The answer is pathspec's
+``GitIgnoreSpec.match_file`` (the last matching pattern decides; a match of a folder part
+``dir/`` yields to a later match of the whole path), which a test compares on many inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gpuport import textre
+
+__all__ = ["BLOCK", "IgnoreSpec"]
+
+BLOCK = 64
+_DIR_MARK = "ps_d"  # pathspec's group for the "/" after a folder a pattern matched
+
+
+class IgnoreSpec:
+    """The patterns of one .gitignore (or of ``--exclude``), with ``match_file``."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+        used: list[tuple[str, bool]] = []
+        for line in lines:  # pathspec's reading of each line (a bad one raises ValueError)
+            regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+            if include is not None and regex:
+                used.append((regex, include))
+        # blocks in reverse, each in reverse: the last pattern that matches decides
+        self._blocks: list[tuple[textre.TextPattern, list[tuple[re.Pattern[str], bool]]]] = []
+        for start in range(0, len(used), BLOCK):
+            block = used[start : start + BLOCK][::-1]
+            either = "|".join(
+                f"(?:{regex.replace(f'(?P<{_DIR_MARK}>', '(?:')})" for regex, _ in block
+            )
+            # compiled now: a pattern RE2 refuses is found while the lines are read
+            patterns = [(textre.compile(regex), include) for regex, include in block]
+            self._blocks.append((textre.TextPattern(either).check(), patterns))
+        self._blocks.reverse()
+
+    def match_file(self, file: str) -> bool:
+        """Whether the path (``dir/`` for a folder) is ignored, as pathspec decides it."""
+        from pathspec.util import normalize_file
+
+        path = normalize_file(file)
+        include: bool | None = None
+        priority = 0
+        for either, block in self._blocks:
+            if either.search(path) is None:
+                continue
+            for pattern, includes in block:
+                m = pattern.search(path)
+                if m is None:
+                    continue
+                level = 1 if m.groupdict().get(_DIR_MARK) else 2
+                if level > priority:
+                    include, priority = includes, level
+                if level == 2:
+                    return bool(include)
+        return bool(include)

@@ -1,0 +1,200 @@
+"""Issue 23, item 4: the small files that stalled gpuport, each timed against a bound scaled to
+this machine (a loaded machine is slower; a stall is minutes), and the setup.py evaluators'
+memory bounded by the input's size.
+
+Before: a Makefile with one 100 KB comment line took > 60 s in ``scan``/``assess``; an
+``environment.yml`` whose dependencies were one 20 KB string, 13.5 s; a 200 KB Makefile token
+in ``hipify -o --build-files``, > 60 s; a 1.1 MB setup.py of chained list concatenations,
+> 4 GB and exit 4. Found while measuring (benchmarks/reader_doubling.py): a .gitignore of a
+few thousand patterns crashed the scan (RE2's set refused it), one of ``*a*a*a...b`` took
+minutes on Python's ``re``; a 400 KB git index of deep paths took 400 MB.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from gpuport.scan.engine import ScanOptions, scan_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _bench(name: str) -> ModuleType:
+    """A benchmark script as a module (the tests and the benchmarks share the inputs)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = REPO / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench("pathological_inputs")
+
+
+def _scale() -> float:
+    """How much slower than the reference dev VM this machine runs right now (>= 1)."""
+    return max(1.0, min(BENCH.calibrate() for _ in range(3)) / BENCH.REFERENCE_CALIBRATION_S)
+
+
+def _seconds(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def _scan(folder: Path) -> object:
+    return scan_path(folder, ScanOptions(jobs=1))
+
+
+def _within(call: Callable[[], object], quiet_s: float) -> None:
+    """``call`` takes at most ``quiet_s`` on the reference machine (two tries: a moment of
+    load fails one, a stall fails both)."""
+    for _ in range(2):
+        bound = quiet_s * _scale()
+        took = _seconds(call)
+        if took <= bound:
+            return
+    raise AssertionError(f"{took:.2f} s, bound {bound:.2f} s")
+
+
+def test_makefile_with_one_100kb_comment_line(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text("all:\n\tnvcc -o a a.cu\n# " + "x" * 100_000 + "\n")
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    _within(lambda: _scan(tmp_path), 1.0)  # was > 60 s
+
+
+def test_environment_yml_whose_dependencies_are_one_long_string(tmp_path: Path) -> None:
+    from gpuport.scan.rules.deps.readers import conda_entries
+
+    text = "name: x\ndependencies: " + "a" * 20_000 + "\n"
+    (tmp_path / "environment.yml").write_text(text)
+    assert conda_entries(text) == []  # not 20,000 one-letter packages
+    _within(lambda: _scan(tmp_path), 0.5)  # was 13.5 s
+
+
+def test_environment_yml_flow_list_on_one_line(tmp_path: Path) -> None:
+    from gpuport.scan.rules.deps.readers import conda_entries
+
+    text = "dependencies: [" + ", ".join(f"p{i}" for i in range(20_000)) + "]\n"
+    entries = conda_entries(text)
+    assert len(entries) == 20_000 and {e.line for e in entries} == {1}
+    crlf = "name: x\r\nchannels: [nvidia]\r\ndependencies:\r\n  - torch\r\n  - pip:\r\n    - a\r\n"
+    assert [e.line for e in conda_entries(crlf)] == [2, 4, 6]
+
+
+@pytest.mark.parametrize("token", [" " * 200_000, "a/" * 100_000, "y" * 200_000])
+def test_makefile_token_of_200kb_in_the_build_file_rewrite(token: str) -> None:
+    from gpuport.hipify.buildfiles import rewrite_build_file
+    from gpuport.scan.rules.base import FileKind
+
+    text = f"all:\n\tnvcc {token} -arch=sm_80 -o a a.cu\n"
+    out, changes = rewrite_build_file(text, FileKind.MAKEFILE, "gfx942", wave64=True)
+    assert "hipcc" in out and "--offload-arch=gfx942" in out and changes
+    _within(lambda: rewrite_build_file(text, FileKind.MAKEFILE, "gfx942", wave64=True), 0.5)
+
+
+def _chain(lines: int, fan: int) -> str:
+    """``a1 = a0 + a0``, ``a2 = a1 + a1``, ...: what the names stand for doubles per line."""
+    out = ['a0 = ["k.cu", "torch"]']
+    out += [f"a{d} = " + " + ".join([f"a{d - 1}"] * fan) for d in range(1, lines + 1)]
+    out += [
+        f'ext = CUDAExtension("x", sources=a{lines})',
+        f"setup(install_requires=[a{lines}], ext_modules=[ext])",
+        "if IS_ROCM:\n    pass",
+    ]
+    return "\n".join(out) + "\n"
+
+
+_EXT = 'setup(ext_modules=[CUDAExtension("x", X)])\n'
+
+
+def _nested(lines: int, fan: int) -> str:
+    out = ['a0 = ["torch"]']
+    out += [f"a{d} = [" + ", ".join([f"a{d - 1}"] * fan) + "]" for d in range(1, lines + 1)]
+    out.append(f"setup(install_requires=a{lines})")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _chain(40, 2),  # 2**40 paths from 600 bytes
+        _nested(8, 200),  # 200**8 requirements
+        'X = ["k.cu"]' + ' + ["k.cu"]' * 100_000 + "\n" + _EXT,
+        'd = ["a", "b"]\nX = ['
+        + 'f"{d}/{d}"+' * 2000
+        + '"k.cu"]\nsetup(ext_modules=[CUDAExtension("x", X)])\n',
+    ],
+    ids=["doubling-names", "nested-lists", "1mb-concatenation", "fstring-products"],
+)
+def test_setup_py_evaluators_stay_within_memory_linear_in_the_file(text: str) -> None:
+    from gpuport.scan.project.build_setup_ast import setup_uses
+    from gpuport.scan.rules.deps.setup_py import setup_py_entries
+
+    tracemalloc.start()
+    try:
+        started = time.perf_counter()
+        setup_uses(text)
+        try:
+            setup_py_entries(text)
+        except (ValueError, RecursionError) as exc:  # the checker says "cannot parse setup.py"
+            assert isinstance(exc, RecursionError) or "than its size allows" in str(exc)
+        took = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the parse tree alone is ~1 KB per byte of a dense expression; the values stay below it
+    assert peak < 2_000 * len(text) + 50_000_000, f"peak {peak / 1e6:.0f} MB"
+    assert took < 20 * _scale(), f"{took:.1f} s"  # tracemalloc slows it several times
+
+
+def test_setup_py_evaluator_keeps_what_it_can_read() -> None:
+    from gpuport.scan.project.build_setup_ast import setup_uses
+    from gpuport.scan.rules.deps.setup_py import setup_py_entries
+
+    text = _chain(2, 2)  # small: within the budget, read whole
+    uses, tested, _ = setup_uses(text)
+    assert tested and {u.pattern for u in uses} == {"k.cu"}  # the sources of the build
+    assert {e.value for e in setup_py_entries(text)} == {"k.cu", "torch"}
+
+
+def test_gitignore_of_thousands_of_patterns_and_backtracking_patterns(tmp_path: Path) -> None:
+    long_name = "a" * 200 + "c.cu"
+    (tmp_path / long_name).write_text("__global__ void k() {}\n")
+    (tmp_path / "keep.cu").write_text("__global__ void k() {}\n")
+    lines = [f"*a*b{i}" for i in range(5_000)] + ["*a" * 40 + "*b", "x" * 100_000, "keep.cu"]
+    (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
+    report = _scan(tmp_path)  # a set of 5,000 patterns made RE2's set refuse: exit 4
+    assert [f.path for f in report.skipped] == [".gitignore"]  # the 100 KB line, said so
+    assert "over 4096 characters" in report.skipped[0].reason
+    assert "keep.cu" not in {f.path for f in report.findings}
+    _within(lambda: _scan(tmp_path), 2.0)
+
+
+def test_git_index_of_deep_paths_takes_linear_memory(tmp_path: Path) -> None:
+    from gpuport.scan.project.gitindex import git_facts
+
+    _index = _bench("reader_doubling")._index
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / ".git" / "index").write_bytes(_index(400_000, None)[6:])
+    tracemalloc.start()
+    try:
+        facts = git_facts(tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "0/a/a" in facts.tracked_dirs and "0/b" not in facts.tracked_dirs
+    assert peak < 20_000_000, f"peak {peak / 1e6:.0f} MB"  # every folder of every path: 400 MB
