@@ -189,3 +189,24 @@ def test_detection_reads_code_not_docstrings(tmp_path: Path) -> None:
         "loss.backward() at finetune/__init__.py:11",
         "optimizer.step() at finetune/__init__.py:12",
     ]
+
+
+def test_a_model_in_a_core_modules_main_block_is_only_offered(tmp_path: Path) -> None:
+    """A client module of the library whose ``if __name__ == "__main__":`` block loads a model
+    as a usage example (trl's vLLM client does) names no model the library runs."""
+    root = _library(tmp_path / "lib")
+    (root / "finetune" / "client.py").write_text(
+        "def connect():\n    return 1\n\n\n"
+        'if __name__ == "__main__":\n'
+        '    model = load("Qwen/Qwen2.5-7B")\n'
+        "    model.loss.backward()\n"
+    )
+    facts = detect(root)
+    assert facts.core_model() is None
+    offered = dict(facts.offered_models())
+    assert str(offered["qwen2.5-7b"]) == (
+        "'Qwen/Qwen2.5-7B' at finetune/client.py:6 (in its __main__ block)"
+    )
+    assert all(p.path != "finetune/client.py" for p in facts.core_training())
+    (root / "finetune" / "client.py").write_text('MODEL = "Qwen/Qwen2.5-7B"\n')
+    assert detect(root).core_model() is not None  # outside the block it is the library's

@@ -97,7 +97,10 @@ def _workload(settings: Settings, code: CodeFacts) -> Assumed:
 
 
 def _model(settings: Settings, code: CodeFacts) -> Assumed:
-    offered = [f"{key} ({place.path}:{place.line})" for key, place in code.offered_models()]
+    offered = [
+        f"{key} ({place.path}:{place.line}" + (f", {place.note})" if place.note else ")")
+        for key, place in code.offered_models()
+    ]
     if settings.model_config is not None:
         return Assumed(
             name="model",

@@ -39,9 +39,10 @@ class Place:
     path: str
     line: int
     scope: str
+    note: str = ""  # e.g. "in its __main__ block": why a core file's place is not core
 
     def __str__(self) -> str:
-        return f"{self.what} at {self.path}:{self.line}"
+        return f"{self.what} at {self.path}:{self.line}" + (f" ({self.note})" if self.note else "")
 
 
 @dataclass
@@ -94,6 +95,32 @@ def _model_literals(tree: ast.AST) -> list[tuple[str, int]]:
         ):
             out.append((node.value, node.lineno))
     return sorted(out, key=lambda item: item[1])
+
+
+def _main_blocks(tree: ast.AST) -> list[tuple[int, int]]:
+    """First and last line of each module-level ``if __name__ == "__main__":`` block: code
+    there runs only when the file is run as a script (a usage example), not when the library
+    is used, so what it names is treated as an example's."""
+    out = []
+    for node in getattr(tree, "body", []):
+        test = node.test if isinstance(node, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+            and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__"
+        ):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _place(what: str, rel: str, no: int, scope: str, mains: list[tuple[int, int]]) -> Place:
+    """The place of ``what``; a core file's ``__main__`` block counts as an example."""
+    if scope == "core" and any(a <= no <= b for a, b in mains):
+        return Place(what, rel, no, "example", "in its __main__ block")
+    return Place(what, rel, no, scope)
 
 
 def _training_calls(tree: ast.AST) -> list[tuple[str, int]]:
@@ -157,20 +184,26 @@ def detect(root: Path, exclude: tuple[str, ...] = ()) -> CodeFacts:
                     seen_ids[literal] = None
             return seen_ids[literal]
 
+        mains: list[tuple[int, int]] = []
         if any(key_of(m.group(1)) for m in _HF_ID.finditer(text)):  # parse only then
             tree = _parse(text)
+            mains = _main_blocks(tree) if tree is not None else []
             for literal, no in _model_literals(tree) if tree is not None else []:
                 key = key_of(literal)
                 if key is not None:
-                    facts.models.append((key, Place(repr(literal), item.rel, no, scope)))
+                    facts.models.append((key, _place(repr(literal), item.rel, no, scope, mains)))
         if kept.get(scope, 0) >= MAX_PLACES or not _TRAINING_WORDS.search(text):
             continue
-        tree = tree if tree is not None else _parse(text)
+        if tree is None:
+            tree = _parse(text)
+            mains = _main_blocks(tree) if tree is not None else []
         if tree is None:
             continue  # the scan reports a file Python cannot parse
-        for what, no in _training_calls(tree)[: MAX_PLACES - kept.get(scope, 0)]:
-            facts.training.append(Place(what, item.rel, no, scope))
-            kept[scope] = kept.get(scope, 0) + 1
+        for what, no in _training_calls(tree):
+            found = _place(what, item.rel, no, scope, mains)
+            if kept.get(found.scope, 0) < MAX_PLACES:
+                facts.training.append(found)
+                kept[found.scope] = kept.get(found.scope, 0) + 1
     return facts
 
 

@@ -143,8 +143,13 @@ def section_lines(a: Assessment) -> list[str]:
     """One plain line per section: what ran and what it said."""
     h, cost, bench, doctor = a.hipify, a.cost, a.bench, a.doctor
     lines = [
-        f"scan: {a.scan.files_scanned} files, {a.scan.findings_above_info} findings above info "
-        f"({a.scan.verdict})"
+        f"scan: {a.scan.files_scanned} files, {a.scan.findings_above_info} findings above info"
+        + (
+            f", {a.scan.scope_counts.get('core', 0)} of them in core code"
+            if a.scan.not_judged()
+            else ""
+        )
+        + f" ({a.scan.verdict})"
         + (f"; {len(a.scan.unread)} source files not read" if a.scan.unread else ""),
         (
             f"hipify: {h.files} CUDA/C++ files for HIP {h.hip_version}, {h.replacements} API "
