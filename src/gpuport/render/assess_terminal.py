@@ -8,6 +8,8 @@ project is passed as :class:`rich.text.Text` (never markup) after
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.padding import Padding
@@ -15,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpuport.assess.model import Assessment, Assumed, Readiness
+from gpuport.assess.model import Assessment, Assumed, Evidence, Readiness
 from gpuport.models import Severity
 from gpuport.render import effort_view
 from gpuport.render.text import clean, clean_line
@@ -94,6 +96,32 @@ def _assumptions(a: Assessment, console: Console) -> None:
         console.print(Padding(Text(clean_line(line)), (0, 0, 0, 2)))
 
 
+def evidence_text(evidence: Sequence[Evidence], limit: int = 6) -> str:
+    """The first ``limit`` pieces of evidence, a rule's places in one folder written once:
+    ``GP201 src/pkg/ops/: a.py:6:12, b.py:51:8 (+8)`` (a long folder repeated per place
+    filled a narrow terminal with wrapped paths)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for e in evidence[:limit]:
+        loc = e.location
+        shown = loc.display() if loc is not None else ""
+        if loc is None or "/" not in loc.path or not e.label.endswith(" " + shown):
+            groups.setdefault((e.label, ""), [])
+            continue
+        folder, _, name = loc.path.rpartition("/")
+        head = e.label.removesuffix(" " + shown)
+        groups.setdefault((head, folder), []).append(name + shown.removeprefix(loc.path))
+    parts = []
+    for (head, folder), names in groups.items():
+        if not folder:
+            parts.append(head)
+        elif len(names) == 1:
+            parts.append(f"{head} {folder}/{names[0]}")
+        else:
+            parts.append(f"{head} {folder}/: {', '.join(names)}")
+    more = f" (+{len(evidence) - limit})" if len(evidence) > limit else ""
+    return "; ".join(parts) + more
+
+
 def _conclusions(a: Assessment) -> Table:
     table = Table(title="Conclusions", title_justify="left", expand=True, show_lines=True)
     table.add_column("", no_wrap=True)
@@ -109,9 +137,7 @@ def _conclusions(a: Assessment) -> Table:
         body.append("\n→ ", style="bold")
         body.append(clean_line(c.recommendation))
         if c.evidence:
-            refs = ", ".join(e.label for e in c.evidence[:6])
-            more = f" (+{len(c.evidence) - 6})" if len(c.evidence) > 6 else ""
-            body.append(f"\nevidence: {clean_line(refs)}{more}", style="dim")
+            body.append(f"\nevidence: {clean_line(evidence_text(c.evidence))}", style="dim")
         table.add_row(Text(c.severity.value, style=SEV_STYLE[c.severity]), body)
     return table
 
