@@ -124,7 +124,9 @@ def test_validate_lift_gets_its_own_decision_without_zero_days(cli: Any, tmp_pat
     assert decision.startswith("Do not move traffic: module layers.3.mlp computes wrong numbers")
     assert "0-0" not in decision and "0–0" not in decision and "Portable" not in decision
     # the reason names the lift once, not again as a cause
-    assert data["verdict_reason"] == "validate: layers.3.mlp computes wrong numbers"
+    assert data["verdict_reason"] == (
+        "validate: layers.3.mlp computes wrong numbers (scan alone: ready)"
+    )
 
 
 def test_compile_failure_lift_says_the_translation_does_not_compile() -> None:
@@ -546,7 +548,26 @@ def test_unsupported_api_lift_is_not_repeated_as_its_own_cause() -> None:
     f = facts(hipify=hip)
     level, reasons = verdict.readiness(f)
     reason = verdict.verdict_reason(level, reasons, verdict.conclusions(f), lifted=True)
-    assert reason == "1 use of CUDA APIs HIP lacks"
+    assert reason == "1 use of CUDA APIs HIP 6.4 lacks"  # the HIP assumed, said (issue 29)
+
+
+def test_a_lift_names_what_else_weighs_as_also_not_as_its_cause() -> None:
+    """Issue 29 (Liger-Kernel): "127 uses of CUDA APIs HIP lacks: nvidia-cutlass has no ROCm
+    build" read as if the package caused the missing APIs."""
+    from gpuport.assess.model import UnsupportedUse
+    from tests.assess.test_criteria import finding
+
+    hip = HipifySection(
+        ran=True,
+        hip_version="5.2",
+        unsupported=[UnsupportedUse(name="__syncwarp", path="a.cu", line=1, reason="r")],
+        unsupported_counts={"__syncwarp": 1},
+    )
+    msg = "`cutlass` comes from nvidia-cutlass, which has no ROCm build: CUTLASS targets NVIDIA."
+    f = facts(finding("GP201", "major", "pkg/ops.py", 3, msg), hipify=hip)
+    level, reasons = verdict.readiness(f)
+    reason = verdict.verdict_reason(level, reasons, verdict.conclusions(f), lifted=True)
+    assert reason == "1 use of CUDA APIs HIP 5.2 lacks; also: nvidia-cutlass has no ROCm build"
 
 
 def test_price_wording_when_an_amd_gpu_has_no_price(tmp_path: Path) -> None:

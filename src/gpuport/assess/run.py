@@ -98,6 +98,8 @@ def assess(
         work = verdict.effort(facts)
         scan_level = verdict.readiness_of_scan(scan.verdict)
         lifted = level.rank > scan_level.rank and bool(verdict.lifts(facts))
+        if lifted:  # `gpuport scan` alone says less: say so, or the two read as a contradiction
+            reasons = [f"{reasons[0]} (scan alone: {scan.verdict})", *reasons[1:]]
         reason = verdict.verdict_reason(level, reasons, found_conclusions, lifted=lifted)
         answer = verdict.decision(level, work, found_conclusions, facts)
     notes = list(settings.notes)
