@@ -31,3 +31,23 @@ def test_help_states_the_assumptions(
         assert phrase in text, (command, phrase)
     assert "<bool>" not in res.out  # a plain flag takes no value
     assert "<list[" not in res.out  # a repeatable option reads <str>...
+
+
+@pytest.mark.parametrize("command", list(ASSUMING))
+def test_help_paragraphs_fill_an_80_column_terminal(
+    cli: Any, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    """A docstring's line breaks are not kept: each source line wrapped again at 80 columns
+    into a long line and a stub ("pyproject.toml," alone on a line)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    res = cli(*command, "--help")
+    head = res.out.split("╭")[0]  # the description, above the argument and option boxes
+    paragraphs: list[list[str]] = [[]]
+    for line in head.splitlines():
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    lines = [line for p in paragraphs for line in p[:-1]]  # a paragraph's last line may be short
+    short = [line for line in lines if len(line) < 55 and not line.startswith("Usage:")]
+    assert not short, short

@@ -99,6 +99,22 @@ def _register(argv: list[str] | None = None) -> None:
         if name not in _registered:
             importlib.import_module(f"gpuport.cli.{name}_cmd").register(app)
             _registered.append(name)
+    _unwrap_help(app)
+
+
+def _unwrap_help(typer_app: typer.Typer) -> None:
+    """A command's help as paragraphs the terminal wraps. typer 0.2x keeps the line breaks
+    of a docstring's later paragraphs, so at 80 columns each source line wrapped again into a
+    long and a one-word line; a paragraph's lines are joined (a blank line still parts them)."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        doc = info.help if info.help is not None else inspect.getdoc(info.callback)
+        if doc and "\b" not in doc:
+            info.help = "\n\n".join(" ".join(p.split("\n")) for p in doc.split("\n\n"))
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _unwrap_help(group.typer_instance)
 
 
 _registered: list[str] = []
