@@ -44,7 +44,7 @@ def render_terminal(p: Portfolio, console: Console) -> None:
     console.print(
         Text(
             f"gpuport assess: portfolio of {summary(p)} "
-            f"({p.workers} process{'es' if p.workers != 1 else ''}, {p.seconds:g} s)",
+            f"({p.workers} process{'es' if p.workers != 1 else ''}, {p.seconds:.0f} s)",
             style="bold",
         )
     )
@@ -77,7 +77,7 @@ def render_markdown(p: Portfolio) -> str:
     out = [
         "# gpuport assess: portfolio",
         "",
-        f"{md(summary(p))}; assessed in {p.workers} processes in {p.seconds:g} s.",
+        f"{md(summary(p))}; assessed in {p.workers} processes in {p.seconds:.0f} s.",
         "",
         "| project | verdict | effort | top blockers | cost decision | model | workload |",
         "|---|---|---|---|---|---|---|",
