@@ -55,10 +55,34 @@ def test_each_fix_is_printed_once(
     cli, monkeypatch: pytest.MonkeyPatch, library: Path, report: ScanReport
 ) -> None:  # type: ignore[no-untyped-def]
     out = _terminal(cli, monkeypatch, library, 400)  # wide: each fix on one line
+    verbose = _terminal(cli, monkeypatch, library, 400, "--verbose")
+    whole = {  # blockers of any scope and judged findings print whole by default
+        f.fix
+        for f in report.findings
+        if f.severity is Severity.BLOCKER or (f.scope == "core" and f.severity is not Severity.INFO)
+    }
     for fix in {f.fix for f in report.findings if f.severity is not Severity.INFO}:
         if any(fix in f.message for f in report.findings if f.fix == fix):
             continue  # said inside its message
-        assert out.count(fix) == 1, fix
+        assert verbose.count(fix) == 1, fix
+        assert out.count(fix) == (1 if fix in whole else 0), fix
+
+
+def test_findings_not_judged_print_their_leads_and_verbose_prints_them_whole(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A minor finding in tests/ says what it is about in one line (its places beside or under
+    it); its explanation and fix, which the verdict does not weigh, come with --verbose."""
+    root = library_shape.build(tmp_path / "lib", clean_core=True, files=40)
+    (root / "tests" / "test_vllm.py").write_text("import vllm\n")
+    out = _terminal(cli, monkeypatch, root, 80)
+    section = out[out.index("Other findings in test code") :]
+    assert "(2 major, 1 minor, not judged; details: --verbose)" in section
+    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm" in section
+    assert "tests/test_vllm.py:1" in section
+    assert "fix:" not in section and "rocm/vllm" not in section
+    verbose = _terminal(cli, monkeypatch, root, 80, "--verbose")
+    assert "rocm/vllm" in verbose[verbose.index("Other findings in test code") :]
 
 
 def test_every_scopes_blockers_are_listed_grouped_by_scope(

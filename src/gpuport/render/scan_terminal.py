@@ -95,13 +95,21 @@ def _judged_line(report: ScanReport) -> str:
     return text
 
 
+def message_lead(message: str) -> str:
+    """What a message is about, before its explanation: ``torchvision`` of ``torchvision:
+    torchvision has ROCm builds ...``; the whole message when it has no such lead."""
+    lead = message.split(": ", 1)[0]
+    return lead if len(lead) < len(message) else message
+
+
 def group_lines(
-    g: RuleGroup, *, indent: int = 2, shown: set[str] | None = None
+    g: RuleGroup, *, indent: int = 2, shown: set[str] | None = None, brief: bool = False
 ) -> list[RenderableType]:
     """One rule's findings as a block that wraps to any width: a head line (rule, severity,
     title, how many), then each distinct message once with its places indented under it
     (one line per folder), then the fix once. A message or fix already printed (``shown``, updated
-    here) is not printed again: the block says so in one line."""
+    here) is not printed again: the block says so in one line. ``brief`` (findings the verdict
+    does not judge): each message's lead on one line, no fix; --verbose prints them whole."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
@@ -114,15 +122,24 @@ def group_lines(
     places = (0, 0, 0, indent + 4)
     for x in g.fixes:
         for m in x.messages:
-            if m.message in shown:
+            folders = m.by_folder()
+            lead = clean_line(message_lead(m.message))
+            if brief and len(folders) == 1 and len(lead) <= 24:  # a name and its only place
+                line = Text(lead + "  ")
+                line.append(clean_line(folders[0]), style="cyan")
+                out.append(Padding(line, pad))
+                continue
+            if brief:
+                out.append(Padding(Text(lead, no_wrap=True, overflow="ellipsis"), pad))
+            elif m.message in shown:
                 out.append(Padding(Text("(message as above)", style="dim"), pad))
             else:
                 shown.add(m.message)
                 out.append(Padding(Text(clean(m.message)), pad))
-            for item in m.by_folder():  # places: indented under their message
+            for item in folders:  # places: indented under their message
                 out.append(Padding(Text(clean_line(item), style="cyan"), places))
-        if all(x.fix in m.message for m in x.messages):
-            continue  # the message already says it
+        if brief or all(x.fix in m.message for m in x.messages):
+            continue  # the message already says it, or --verbose will
         fix = Text("fix: ", style="bold")
         if x.fix in shown:
             fix.append("as above", style="dim")
@@ -140,16 +157,21 @@ def _section(
     report: ScanReport,
     order: list[str],
     shown: set[str],
+    verbose: bool = False,
 ) -> None:
-    """Findings of one kind, one heading per scope (core first), grouped by rule and fix."""
+    """Findings of one kind, one heading per scope (core first), grouped by rule and fix.
+    Blockers of every scope, and every finding the verdict judges, print whole; the other
+    findings outside the judged scope print their messages' leads (``verbose``: whole)."""
     for scope, items in by_scope(findings):
         judged_here = report.scope == "all" or scope == "core"
         where = "core code" if scope == "core" else f"{scope} code"
         counts = counts_text(items) if title != "Blockers" else str(len(items))
+        brief = not (judged_here or verbose or title == "Blockers")
         note = "" if judged_here else ", not judged"
+        note += "; details: --verbose" if brief else ""
         console.print(Text(f"{title} in {where} ({counts}{note})", style="bold underline"))
         for g in group(items, order):
-            for part in group_lines(g, shown=shown):
+            for part in group_lines(g, shown=shown, brief=brief):
                 console.print(part)
 
 
@@ -229,7 +251,7 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         if f.severity is not Severity.BLOCKER and (verbose or f.severity is not Severity.INFO)
     ]
     if rest:
-        _section(console, "Other findings", rest, report, order, shown)
+        _section(console, "Other findings", rest, report, order, shown, verbose)
     hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
     if hidden and not verbose:
         console.print(
@@ -239,7 +261,9 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     if verbose:
         _per_file(report, console)
     if report.effort.components:
-        caption = "; ".join(x for x in (report.effort.calendar, report.effort.note) if x)
+        # the model's basis is the same on every run: --verbose prints it (and docs/effort.md)
+        note = report.effort.note if verbose else "how it is estimated: --verbose, docs/effort.md"
+        caption = "; ".join(x for x in (report.effort.calendar, note) if x)
         effort_view.print_components(console, report.effort.components, caption)
     if report.effort.basis:
         _effort(report, console)
