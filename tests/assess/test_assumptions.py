@@ -151,8 +151,11 @@ def test_every_format_shows_each_assumption_with_its_origin(
     assert "workload: training [detected: class FineTuner(Trainer) at finetune/__init__.py:6" in (
         terminal
     )
-    assert "mixtral-8x7b (examples/serve_mixtral.py:1)" in terminal
-    assert "mixtral-8x7b (examples/serve\\_mixtral.py:1)" in markdown
+    # each offered model once per format (the model's detail listed them again)
+    assert terminal.count("mixtral-8x7b (examples/serve_mixtral.py:1)") == 1
+    assert "model: none [default]" in terminal and "offered, not used: mixtral-8x7b" in terminal
+    assert markdown.count("mixtral-8x7b (examples/serve\\_mixtral.py:1)") == 1
+    assert page.count("mixtral-8x7b (examples/serve_mixtral.py:1)") == 1
 
 
 def test_without_a_hip_installed_the_default_is_said(

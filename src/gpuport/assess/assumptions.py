@@ -126,8 +126,8 @@ def _model(settings: Settings, code: CodeFacts) -> Assumed:
             change="--model NAME",
         )
     detail = "no model named in core code and none declared: cost is not estimated"
-    if offered:
-        detail += "; named only outside core code (offered, not used): " + ", ".join(offered[:3])
+    if offered:  # listed by every format from `offered`
+        detail += "; models are named only outside core code"
     return Assumed(
         name="model",
         label="model",

@@ -80,8 +80,10 @@ def assumption_lines(a: Assessment) -> list[str]:
         line = f"{x.label}: {x.value} [{origin_text(x)}]"
         if x.detail:
             line += f"; {x.detail}"
-        if x.offered and x.value != "none":
-            line += "; also named outside core code: " + ", ".join(x.offered[:3])
+        if x.offered:  # the Markdown and HTML tables list them all; the terminal, three
+            more = f" and {len(x.offered) - 3} more" if len(x.offered) > 3 else ""
+            head = "offered, not used" if x.value == "none" else "also named outside core code"
+            line += f"; {head}: " + ", ".join(x.offered[:3]) + more
         if x.origin in ("default", "detected", "catalog") and x.change:
             line += f" (change: {x.change})"
         out.append(line)
