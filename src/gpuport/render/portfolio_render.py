@@ -14,16 +14,9 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from gpuport.assess.model import Readiness
 from gpuport.assess.portfolio import Portfolio, PortfolioRow
+from gpuport.render.assess_terminal import VERDICT_STYLE
 from gpuport.render.text import clean_line, md
-
-STYLE = {
-    Readiness.BLOCKED: "bold white on red",
-    Readiness.MAJOR_WORK: "bold black on yellow",
-    Readiness.MINOR_WORK: "bold black on cyan",
-    Readiness.READY: "bold white on green",
-}
 
 
 def summary(p: Portfolio) -> str:
@@ -54,7 +47,7 @@ def render_terminal(p: Portfolio, console: Console) -> None:
         if row.verdict is None:
             head.append(" ERROR ", style="bold white on magenta")
         else:
-            head.append(f" {row.verdict.label.upper()} ", style=STYLE[row.verdict])
+            head.append(f" {row.verdict.label.upper()} ", style=VERDICT_STYLE[row.verdict])
         head.append("  " + clean_line(row.project), style="bold")
         if row.effort:
             head.append("  " + row.effort)
