@@ -4,11 +4,15 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.gpuport-installed
 DEMO_STAMP := $(VENV)/.gpuport-demo
-# bench/validate tests run on the CPU build of torch (a local wheel on the dev machines);
-# override to use another build, e.g. make TORCH_SPEC='torch==2.14.1' test
+# bench/validate tests run on the CPU build of torch (a local wheel on the dev machines).
+# TORCH_INDEX adds an index that has it: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# (192 MB). Without one, PyPI's torch on Linux x86-64 is the CUDA build (several GB of nvidia-*
+# wheels): tools/torch_route.py stops before that download and names the routes, among them
+# `make test-lite` (no torch). TORCH_SPEC picks another build or a wheel file.
 TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
 
-.PHONY: venv demo test lint typecheck unit docs bench-scan clean api-map dist kb-audit
+.PHONY: venv demo test test-lite lint typecheck unit docs bench-scan clean api-map dist kb-audit
 
 # Two install levels in one .venv. `make demo` needs only gpuport and jinja2 (the HTML report):
 # no torch. `make test` adds torch (CPU build), the other extras and the dev tools.
@@ -18,7 +22,9 @@ $(DEMO_STAMP): pyproject.toml
 	@touch $(DEMO_STAMP)
 
 $(STAMP): $(DEMO_STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(TORCH_SPEC)
+	$(BIN)/python tools/torch_route.py '$(TORCH_SPEC)' '$(TORCH_INDEX)'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $(TORCH_SPEC)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,all]'
 	@touch $(STAMP)
 
@@ -43,6 +49,22 @@ unit: venv
 	$(BIN)/python -m pytest -q -n 2
 
 test: lint typecheck unit
+
+# Everything but torch, in its own .venv-lite (PyPI only, no torch download): ruff, mypy and
+# every test that does not need torch. bench's and validate's tests (tests/bench, tests/validate)
+# are left out, and the tests marked `torch` elsewhere are skipped with that reason (listed).
+LITE := .venv-lite
+$(LITE)/.gpuport-installed: pyproject.toml
+	@test -x $(LITE)/bin/python || $(PYTHON) -m venv $(LITE)
+	$(LITE)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,report]'
+	@touch $@
+
+test-lite: $(LITE)/.gpuport-installed
+	$(LITE)/bin/ruff check src tests benchmarks tools
+	$(LITE)/bin/ruff format --check src tests benchmarks tools
+	$(LITE)/bin/mypy
+	GPUPORT_TEST_LITE=1 $(LITE)/bin/python -m pytest -q -n 2 --ignore=tests/bench --ignore=tests/validate
+	@echo "make test-lite: left out (they need torch): tests/bench and tests/validate, and the tests marked torch (skipped above, with that reason); make test runs them all"
 
 # Coverage-guided fuzz of every reader of project or result files (issues 14, 23): atheris, one
 # process per target, FUZZ_TIME seconds each, FUZZ_JOBS at once; per-target coverage, crashing
@@ -84,4 +106,4 @@ dist: venv
 	$(BIN)/python -m build --outdir dist .
 
 clean:
-	rm -rf dist $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf dist $(VENV) $(LITE) .pytest_cache .mypy_cache .ruff_cache

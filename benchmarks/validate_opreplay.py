@@ -11,7 +11,10 @@ interleaved:
   every op passes through the torch-function mode, none needs recomputing (fp32 on the CPU is
   the reference computation itself);
 * ``replay_bf16_sdpa``: the block with attention computed in bf16 (the defect of
-  ``examples/validate``): the replay recomputes the SDPA in float64 and float32 and names it.
+  ``examples/validate``): the replay recomputes the SDPA in float64 and float32 and names it;
+* ``replay_same_precision``: the second pass (issue 29), which runs only when the first names
+  no op: every fp32 op of the clean block recomputed in float64 and judged against it (its
+  worst case: nothing is found, so every op is recomputed).
 
 Also times the plain forward under the op-counting mode that every capture and check trace
 runs under (``counted``), since ``nn.MultiheadAttention`` and hooks see it too.
@@ -62,6 +65,11 @@ def main() -> None:
     def replay_clean() -> None:
         found["clean"] = replay_ops(torch, block, (x,), {}, torch.float32, [])
 
+    def replay_same_precision() -> None:
+        # the second pass (issue 29), run only when the first names no op: every fp32 op on
+        # the CPU recomputed in float64 and judged against it; its worst case is a clean block
+        found["same"] = replay_ops(torch, block, (x,), {}, torch.float32, [], True)
+
     def replay_bf16() -> None:
         F.scaled_dot_product_attention = _bf16_sdpa
         try:
@@ -74,6 +82,7 @@ def main() -> None:
         "counted": counted,
         "replay_clean": replay_clean,
         "replay_bf16_sdpa": replay_bf16,
+        "replay_same_precision": replay_same_precision,
     }
     timings: dict[str, list[float]] = {k: [] for k in fns}
     for fn in fns.values():
@@ -101,6 +110,12 @@ def main() -> None:
                 "ratio_counted": round(med["counted"] / med["forward"], 2),
                 "ratio_replay_clean": round(med["replay_clean"] / med["forward"], 2),
                 "ratio_replay_bf16_sdpa": round(med["replay_bf16_sdpa"] / med["forward"], 2),
+                "replay_same_precision_s_median": round(med["replay_same_precision"], 4),
+                "ratio_replay_same_precision": round(
+                    med["replay_same_precision"] / med["forward"], 2
+                ),
+                "same_precision_ops_checked": found["same"].checked,
+                "same_precision_named": (found["same"].found or {}).get("op"),
                 "budget_ratio": 5.0,
                 "timings_s": {k: [round(t, 4) for t in v] for k, v in timings.items()},
             },

@@ -23,6 +23,19 @@ class Result:
     err: str
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of bench and validate needs torch: marked so. ``make test-lite`` (which sets
+    GPUPORT_TEST_LITE=1 and has no torch) skips the marked tests with that reason, listed in
+    the run's summary; everywhere else a missing torch fails them."""
+    lite = os.environ.get("GPUPORT_TEST_LITE") == "1"
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO).parts
+        if parts[:2] in (("tests", "bench"), ("tests", "validate")):
+            item.add_marker(pytest.mark.torch)
+        if lite and item.get_closest_marker("torch") is not None:
+            item.add_marker(pytest.mark.skip(reason="needs torch: make test-lite leaves it out"))
+
+
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     """Call ``gpuport ARGS`` in-process; returns exit code, stdout and stderr."""

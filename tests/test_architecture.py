@@ -102,3 +102,125 @@ def test_the_project_model_imports_no_rule_family() -> None:
             if name in ("gpuport.scan.engine", "gpuport.scan.verdict"):
                 bad.append(f"{path.relative_to(REPO)} imports {name} (above the model)")
     assert not bad, bad
+
+
+def _module_names(src: Path) -> dict[str, Path]:
+    """``gpuport.bench.model`` -> its file, for every module and package under ``src``."""
+    out: dict[str, Path] = {}
+    for path in src.rglob("*.py"):
+        parts = list(path.relative_to(src.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _import_graph(src: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``src`` it imports when it runs: at the top and inside
+    functions alike (``from pkg import mod`` names the module ``mod``). Imports under ``if
+    TYPE_CHECKING:`` never run (types only) and an import of one's own enclosing package is
+    loaded before the module anyway: neither closes a cycle."""
+    modules = _module_names(src)
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        names: set[str] = set()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body
+            for inner in ast.walk(stmt)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
+                names.update(subs)
+                if len(subs) < len(node.names):
+                    names.add(base)
+        targets = {known(n) for n in names}
+        graph[name] = {t for t in targets if t and t != name and not name.startswith(t + ".")}
+    return graph
+
+
+def _cycles_inside_packages(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of two or more modules of one top-level subpackage
+    (``gpuport.bench``, ``gpuport.validate``, ...), by Tarjan's algorithm."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def package_of(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if package_of(w) != package_of(v):
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_inside_a_package() -> None:
+    """The developers' guide: no import cycles inside a package (bench's model imported its
+    checker, which imported the model; validate's op replay and fp64 arbitration imported
+    each other). A result model's load-time check is registered by its package instead."""
+    graph = _import_graph(SRC)
+    assert {"gpuport.bench.verify", "gpuport.bench.model"} <= set(graph)
+    assert "gpuport.bench.model" in graph["gpuport.bench.verify"]
+    cycles = _cycles_inside_packages(graph)
+    assert not cycles, f"import cycles inside a package: {cycles}"
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
+    """The check itself: a cycle through a function-level import and a relative import is
+    found; importing one's own package, or a module for types only, is not a cycle."""
+    pkg = tmp_path / "gpuport" / "core"
+    pkg.mkdir(parents=True)
+    (tmp_path / "gpuport" / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "__init__.py").write_text("from gpuport.core.a import A\n", encoding="utf-8")
+    (pkg / "a.py").write_text("import gpuport.core\nfrom . import b\nA = 1\n", encoding="utf-8")
+    (pkg / "b.py").write_text("def f():\n    from gpuport.core.a import A\n", encoding="utf-8")
+    (pkg / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom gpuport.core import A\n"
+        "if TYPE_CHECKING:\n    from gpuport.core.d import D\n",
+        encoding="utf-8",
+    )
+    (pkg / "d.py").write_text("from gpuport.core import c\nD = 1\n", encoding="utf-8")
+    cycles = _cycles_inside_packages(_import_graph(tmp_path / "gpuport"))
+    assert cycles == [["gpuport.core.a", "gpuport.core.b"]]

@@ -16,13 +16,15 @@ import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuport import __version__
 from gpuport.errors import EnvironmentProblem, GpuportError
 from gpuport.safeparse import ParseError, json_value
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pydantic import BaseModel
 
 SCHEMA_VERSION = "1.0"
@@ -35,6 +37,7 @@ __all__ = [
     "Location",
     "Severity",
     "load_result",
+    "register_consistency_check",
     "sealed_digest",
 ]
 
@@ -131,6 +134,23 @@ def os_platform() -> str:
 
 ResultT = TypeVar("ResultT")  # a pydantic result model, or a dataclass report (hipify)
 
+#: Result model -> the function that names the first derived figure of a loaded result that
+#: does not follow from its raw data (None when all do). Each core registers its own in its
+#: package ``__init__`` (which runs before its model can be imported), so a result model
+#: never imports the module that checks it (no import cycle inside a package).
+_CONSISTENCY: dict[type, Callable[[Any], str | None]] = {}
+
+
+def register_consistency_check(model: type, check: Callable[[Any], str | None]) -> None:
+    """Make :func:`load_result` run ``check`` on every ``model`` it loads."""
+    _CONSISTENCY[model] = check
+
+
+def consistency_problem(result: object) -> str | None:
+    """The registered check of ``result``'s model run on it (None when it has none)."""
+    check = _CONSISTENCY.get(type(result))
+    return check(result) if check is not None else None
+
 
 def sealed_digest(model: BaseModel) -> str:
     """The content digest of a result model as its JSON file will hold it (the
@@ -184,8 +204,7 @@ def load_result(path: Path, model: type[ResultT]) -> ResultT:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise GpuportError(f"{path} is not a valid {expected}: {where}: {first['msg']}") from None
-    check = getattr(result, "consistency_problem", None)
-    problem = check() if callable(check) else None
+    problem = consistency_problem(result)
     if problem:
         raise GpuportError(f"{path} is not a consistent {expected} file: {problem}")
     return result

@@ -107,10 +107,26 @@ def test_make_demo_command_writes_the_html_report(tmp_path: Path) -> None:
     assert "build/assessment.html" in dry.stdout.split(lines[0], 1)[1]  # then says where
 
 
-def test_default_path_is_the_bundled_example(cli: Any) -> None:
-    res = cli("assess", "--format", "json", "--no-progress")
+def test_no_path_is_the_current_folder_never_the_example(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: `gpuport assess` inside a user's repository assessed the bundled example
+    (and `--fail-on blocked` then failed their CI on it)."""
+    project = tmp_path / "mine"
+    shutil.copytree(PORTABLE, project)
+    monkeypatch.chdir(project)
+    res = cli("assess", "--format", "json", "--no-progress", "--fail-on", "blocked")
     assert res.code == 0, res.err
-    assert json.loads(res.out)["project"] == "examples/llm-service"
+    report = json.loads(res.out)
+    assert report["project"] == "."
+    (where,) = [x for x in report["assumptions"] if x["name"] == "project"]
+    assert where["origin"] == "default" and where["value"] == str(project)
+    assert "no PATH given: the current folder" in where["detail"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    res = cli("assess", "--no-progress")
+    assert res.code == 2 and "nothing to assess" in res.err
 
 
 @pytest.mark.parametrize(
@@ -153,12 +169,13 @@ def test_bad_settings_file_exits_2_with_one_line(cli: Any, tmp_path: Path) -> No
     assert res.code == 2 and "does not exist" in res.err
 
 
-def test_markdown_to_a_file_prints_the_terminal_view(cli: Any, tmp_path: Path) -> None:
+def test_a_report_to_a_file_prints_one_line(cli: Any, tmp_path: Path) -> None:
+    """Issue 29: `assess -o FILE` printed the whole terminal report to stderr."""
     out = tmp_path / "report.md"
     res = cli("assess", str(BLOCKED), "--format", "md", "--output", str(out), "--no-progress")
     assert res.code == 0, res.err
     assert out.read_text().startswith("# gpuport assess:")
-    assert "BLOCKED" in res.err and "Decision:" in res.err
+    assert res.err.startswith("gpuport assess: blocked (") and res.err.count("\n") == 1
     assert f"report written to {out}" in res.err
     assert res.out == ""
 
@@ -371,6 +388,7 @@ def test_model_config_on_disk_is_priced(cli: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 def test_run_bench_quick_attaches_and_keeps_the_run(cli: Any) -> None:
     from gpuport.bench.history import History
 

@@ -124,7 +124,9 @@ def test_validate_lift_gets_its_own_decision_without_zero_days(cli: Any, tmp_pat
     assert decision.startswith("Do not move traffic: module layers.3.mlp computes wrong numbers")
     assert "0-0" not in decision and "0–0" not in decision and "Portable" not in decision
     # the reason names the lift once, not again as a cause
-    assert data["verdict_reason"] == "validate: layers.3.mlp computes wrong numbers"
+    assert data["verdict_reason"] == (
+        "validate: layers.3.mlp computes wrong numbers (scan alone: ready)"
+    )
 
 
 def test_compile_failure_lift_says_the_translation_does_not_compile() -> None:
@@ -214,7 +216,12 @@ def test_real_hipcc_older_than_the_target_makes_version_failures_inconclusive(
     if local is None or not sources_hipify._older(local, "6.4"):
         pytest.skip(f"needs a hipcc older than HIP 6.4, not {local}")
     root = _project(tmp_path / "p", {"csrc/reduce.cu": WARP_KERNEL, "csrc/k.cu": PTX_KERNEL})
-    data = _json(cli("assess", str(root), "--hipify-check", "--format", "json", "--no-progress"))
+    data = _json(
+        cli(
+            "assess", str(root), "--hipify-check", "--hip-version", "6.4", "--format", "json",
+            "--no-progress",
+        )
+    )  # fmt: skip
     status = {c["path"]: c["status"] for c in data["hipify"]["compile"]}
     assert status == {"csrc/reduce.cu": "inconclusive", "csrc/k.cu": "failed"}
     assert data["hipify"]["hip_version"] == "6.4"
@@ -396,11 +403,12 @@ def test_no_path_inside_a_project_assesses_it(
     assert _json(cli("assess", "--format", "json", "--no-progress"))["project"] == "."
 
 
-def test_no_path_outside_a_project_says_it_assesses_the_example(tmp_path: Path) -> None:
+def test_no_path_outside_a_project_is_that_folder_not_the_example(tmp_path: Path) -> None:
+    """Issue 29 replaced the fallback to the bundled example: no PATH is the current folder
+    (the example is assessed only by name), and an empty folder is nothing to assess."""
     res, _ = run_gpuport("assess", "--format", "json", "--no-progress", cwd=tmp_path)
-    assert res.code == 0, res.err
-    assert json.loads(res.out)["project"].endswith("examples/llm-service")
-    assert "assessing the bundled example" in res.err and "give PATH" in res.err
+    assert res.code == 2
+    assert "nothing to assess in ." in res.err and "llm-service" not in res.err
 
 
 # ===================================================================================== P3
@@ -540,7 +548,26 @@ def test_unsupported_api_lift_is_not_repeated_as_its_own_cause() -> None:
     f = facts(hipify=hip)
     level, reasons = verdict.readiness(f)
     reason = verdict.verdict_reason(level, reasons, verdict.conclusions(f), lifted=True)
-    assert reason == "1 use of CUDA APIs HIP lacks"
+    assert reason == "1 use of CUDA APIs HIP 6.4 lacks"  # the HIP assumed, said (issue 29)
+
+
+def test_a_lift_names_what_else_weighs_as_also_not_as_its_cause() -> None:
+    """Issue 29 (Liger-Kernel): "127 uses of CUDA APIs HIP lacks: nvidia-cutlass has no ROCm
+    build" read as if the package caused the missing APIs."""
+    from gpuport.assess.model import UnsupportedUse
+    from tests.assess.test_criteria import finding
+
+    hip = HipifySection(
+        ran=True,
+        hip_version="5.2",
+        unsupported=[UnsupportedUse(name="__syncwarp", path="a.cu", line=1, reason="r")],
+        unsupported_counts={"__syncwarp": 1},
+    )
+    msg = "`cutlass` comes from nvidia-cutlass, which has no ROCm build: CUTLASS targets NVIDIA."
+    f = facts(finding("GP201", "major", "pkg/ops.py", 3, msg), hipify=hip)
+    level, reasons = verdict.readiness(f)
+    reason = verdict.verdict_reason(level, reasons, verdict.conclusions(f), lifted=True)
+    assert reason == "1 use of CUDA APIs HIP 5.2 lacks; also: nvidia-cutlass has no ROCm build"
 
 
 def test_price_wording_when_an_amd_gpu_has_no_price(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ def test_terminal_report_shows_verdict_effort_and_blockers(cli) -> None:  # type
     res = cli("scan", str(EXAMPLE), "--no-progress")
     assert res.code == 0
     assert "BLOCKED" in res.out
-    assert "Top blockers" in res.out
+    assert "Blockers in core code" in res.out
     assert "Effort by component" in res.out and "Listed changes" in res.out
     assert "bring-up and validation" in res.out and "engineer time" in res.out
     assert "csrc/fused_rmsnorm.cu" in res.out

@@ -333,6 +333,9 @@ def test_fix_commands_are_specific() -> None:
     assert wrong.fix_command is not None
     assert "download.pytorch.org/whl/rocm6.2" in wrong.fix_command
     assert "nvidia-cublas-cu13" in wrong.fix_command
+    # issue 29: torchvision and torchaudio come from the same index, installed or not
+    assert "pip uninstall -y torch torchvision torchaudio nvidia-cublas-cu13" in wrong.fix_command
+    assert "pip install torch torchvision torchaudio --index-url" in wrong.fix_command
 
 
 def test_severity_follows_the_case() -> None:
@@ -370,3 +373,21 @@ def test_cuda_arch_rules() -> None:
     assert not cuda_arch_covered((12, 0), CUDA_ARCHS_124)
     assert cuda_arch_covered((12, 0), [*CUDA_ARCHS_124, "compute_90"])  # PTX JIT
     assert not cuda_arch_covered((6, 1), ["sm_75", "sm_80"])
+
+
+def test_the_summary_names_the_toolkits_and_their_versions() -> None:
+    """Issue 29: doctor did not say which nvcc and HIP it found."""
+    from gpuport.doctor.diagnose import diagnose
+    from tests.doctor.machines import change, snap, tool
+
+    machine = change(
+        radeon(),
+        tools={
+            "hipconfig": tool("6.2.41133-dd7f95766\n", argv="hipconfig --version"),
+            "nvcc": tool("Cuda compilation tools, release 12.4, V12.4.131\n", argv="nvcc"),
+        },
+    )
+    report = diagnose(snap(machine))
+    assert "Toolkits: HIP 6.2.41133 (hipconfig); CUDA 12.4 (nvcc, V12.4.131)." in report.summary
+    bare = diagnose(snap(change(radeon(), tools={})))
+    assert any(line.startswith("Toolkits: ") for line in bare.summary)

@@ -81,6 +81,7 @@ def test_a_probe_that_raises_costs_only_itself(
     assert [d.rule_id for d in diagnose(s).diagnoses if d.probes == ["broken"]] == ["GP630"]
 
 
+@pytest.mark.torch
 def test_a_torch_that_crashes_on_import_is_diagnosed(
     fake_machine: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -131,7 +131,8 @@ def test_check_in_place_compiles_the_rewritten_inputs(cli, tmp_path: Path) -> No
         "hipify", str(proj), "--in-place", "--check", "--hip-version", "5.2", "--format", "json",
         "--output", str(report_file),
     )  # fmt: skip
-    assert res.code == 0, res.err
+    assert res.code == 1, res.err  # app/lane.cu fails to compile (issue 29: not exit 0)
+    assert "1 translation(s) failed to compile (exit 1" in res.err
     report = json.loads(report_file.read_text(encoding="utf-8"))
     main = next(f for f in report["files"] if f["path"] == "app/main.cu")
     assert main["compile"]["status"] == "ok", main["compile"]

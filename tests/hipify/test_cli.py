@@ -185,3 +185,46 @@ def test_detect_hip_version_reads_hipcc() -> None:
     _need_hipcc()
     version = hipify_run.detect_hip_version()
     assert version is not None and version.count(".") == 1
+
+
+@pytest.mark.hipcc
+def test_a_failed_compile_exits_1_by_default(cli) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29: `hipify --check` exited 0 on a translation that does not compile."""
+    _need_hipcc()
+    res = cli("hipify", str(PTX), "--check", "--hip-version", "5.2", "--stats")
+    assert res.code == 1
+    assert "1 translation(s) failed to compile (exit 1" in res.err
+    assert (
+        cli("hipify", str(PTX), "--check", "--hip-version", "5.2", "--fail-on", "never").code == 0
+    )
+    assert cli("hipify", str(WARP), "--check", "--hip-version", "5.2", "--stats").code == 0
+
+
+@pytest.mark.parametrize("content", [None, "README.txt", "setup.py"])
+def test_nothing_to_translate_is_exit_2_and_writes_nothing(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, content: str | None
+) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    if content:
+        (src / content).write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    res = cli("hipify", str(src), "-o", str(out))
+    assert res.code == 2
+    assert "nothing to translate" in res.err and res.err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_the_hip_version_and_where_it_came_from(monkeypatch, cli) -> None:  # type: ignore[no-untyped-def]
+    """One assumption for every command: the given version, else the installed HIP's, else
+    the default, and the report says which."""
+    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(), run=True: "6.1")
+    assert hipify_run.resolve_hip_version(None) == ("6.1", "installed")
+    assert hipify_run.resolve_hip_version("6.4") == ("6.4", "given")
+    res = cli("hipify", str(WARP), "--format", "json")
+    report = json.loads(res.out)
+    assert (report["hip_version"], report["hip_version_origin"]) == ("6.1", "installed")
+    monkeypatch.setattr(hipify_run, "detect_hip_version", lambda avoid=(), run=True: None)
+    assert hipify_run.resolve_hip_version(None) == (hipify_run.DEFAULT_HIP_VERSION, "default")
+    res = cli("hipify", str(WARP), "--stats")
+    assert "gpuport's default: no HIP installed here" in " ".join((res.out + res.err).split())

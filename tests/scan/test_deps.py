@@ -12,7 +12,7 @@ from gpuport.scan import scan_path
 from gpuport.scan.engine import check_text
 from gpuport.scan.finding import Finding
 from gpuport.scan.rules import FileKind
-from gpuport.scan.rules.deps.checker import _below_minimum
+from gpuport.scan.rules.deps.pins import below_minimum, floor_below
 from gpuport.scan.rules.deps.readers import (
     _poetry_to_pep508,
     conda_entries,
@@ -80,7 +80,7 @@ def test_continuation_lines_report_the_first_physical_line(tmp_path: Path) -> No
     ],
 )
 def test_below_minimum(spec: str, below: bool) -> None:
-    assert _below_minimum(Requirement(spec), "0.50.0") is below
+    assert below_minimum(Requirement(spec), "0.50.0") is below
 
 
 @pytest.mark.parametrize(
@@ -372,3 +372,18 @@ def test_conda_channels_and_cuda_builds() -> None:
 def test_requirements_egg_names_and_find_links(line: str, rule: str) -> None:
     findings, _ = _check(line + "\n", FileKind.REQUIREMENTS, "requirements.txt")
     assert [f.rule_id for f in findings] == [rule]
+
+
+@pytest.mark.parametrize(
+    ("spec", "admits_older"),
+    [
+        ("bitsandbytes>=0.43", True),  # issue 29: pre-ROCm releases stay allowed
+        ("bitsandbytes>0.49", True),
+        ("bitsandbytes~=0.45", True),
+        ("bitsandbytes>=0.50.0", False),
+        ("bitsandbytes", False),
+        ("bitsandbytes==0.43.1", False),  # below_minimum's case (major), not this one
+    ],
+)
+def test_floor_below(spec: str, admits_older: bool) -> None:
+    assert floor_below(Requirement(spec), "0.50.0") is admits_older

@@ -144,6 +144,7 @@ def _gpv(path: Path, header: bytes) -> Path:
         ),
     ],
 )
+@pytest.mark.torch
 def test_gpv_header_and_manifest(tmp_path: Path, header: bytes, message: str) -> None:
     from gpuport.validate.gpv import GpvFile
 
@@ -152,6 +153,7 @@ def test_gpv_header_and_manifest(tmp_path: Path, header: bytes, message: str) ->
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.torch
 def test_gpv_header_through_the_cli(tmp_path: Path) -> None:
     a = _gpv(tmp_path / "a.gpv", b'{"x": ' + HUGE.encode() + b"}")
     res = run_subprocess("validate", "diff", str(a), str(a))

@@ -83,6 +83,7 @@ SUBPROCESS_ALLOWED = {
     "bench/workloads/collectives.py": "starts gpuport's own collectives workers (several at "
     "once, each a python -m gpuport module), never a project's program",
     "scan/engine.py": "a pool of gpuport's own scan workers (multiprocessing), no program",
+    "assess/portfolio.py": "a pool of gpuport's own assess workers (multiprocessing), no program",
 }
 
 

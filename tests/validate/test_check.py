@@ -310,7 +310,7 @@ def test_float_output_that_became_integer_is_wrong(tmp_path: Path) -> None:
 def test_fp64_recomputation_runs_on_copies_of_the_capture(tmp_path: Path) -> None:
     import torch
 
-    from gpuport.validate.arbitrate import fp64_outputs
+    from gpuport.validate.fp64ref import fp64_outputs
 
     from .models import build_f64_inplace
 

@@ -368,14 +368,6 @@ def project_settings(root: Path) -> tuple[dict[str, Any], Origin | None, list[st
     return {}, None, notes
 
 
-def has_settings(root: Path) -> bool:
-    """Whether ``root`` holds gpuport settings (a gpuport.toml, or [tool.gpuport])."""
-    pyproject = root / "pyproject.toml"
-    return (root / "gpuport.toml").is_file() or (
-        pyproject.is_file() and _mentions_tool_table(pyproject)
-    )
-
-
 def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Settings:
     """Resolve the settings for the project at ``root``: flags > settings file > defaults.
 
@@ -539,11 +531,18 @@ def _jsonable(value: Any) -> JsonValue:
     return str(value)
 
 
-def with_detected_model(s: Settings, key: str, detail: str) -> Settings:
-    """``s`` with a model found in the project's code, marked as detected."""
+def with_detected(s: Settings, name: str, value: Any, detail: str) -> Settings:
+    """``s`` with ``name`` (a Settings attribute: ``models``, ``train``, ``hip_version``)
+    set from what was found in the project or on this machine, marked as detected, and
+    ``detail`` saying where (``loss.backward() at train.py:88``)."""
     return replace(
         s,
-        models=(key,),
-        origins={**(s.origins or {}), "models": "detected"},
-        details={**(s.details or {}), "models": detail},
+        **{name: value},
+        origins={**(s.origins or {}), name: "detected"},
+        details={**(s.details or {}), name: detail},
     )
+
+
+def with_default_detail(s: Settings, name: str, detail: str) -> Settings:
+    """``s`` with a default's ``detail``: why the default holds (nothing was found)."""
+    return replace(s, details={**(s.details or {}), name: detail})

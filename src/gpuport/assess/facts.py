@@ -67,13 +67,17 @@ class Facts:
     def findings(
         self, *, rules: frozenset[str] | None = None, prefix: str = ""
     ) -> Iterator[tuple[str, Finding]]:
-        """``(anchor, finding)`` above info, worst first, filtered by rule ids or a prefix.
+        """``(anchor, finding)`` above info in core code (what the verdict judges: a CUDA
+        Dockerfile in ``docker/`` or an NVIDIA-only example is no conclusion about the
+        project), worst first, filtered by rule ids or a prefix.
 
         The anchor is the finding's row in the report (``finding-N``), or ``findings`` (the
         section) for a finding past the rows the report carries.
         """
         kept = len(self.scan.findings)
         for i, f in enumerate(self.all_findings):
+            if f.scope != "core":
+                continue  # the verdict judges core code; the other scopes are counted apart
             if rules is not None and f.rule_id not in rules:
                 continue
             if prefix and not f.rule_id.startswith(prefix):

@@ -58,6 +58,30 @@ class Setting(_Frozen):
     detail: str = ""
 
 
+AssumedOrigin = Literal[
+    "flag", "gpuport.toml", "pyproject.toml", "detected", "catalog", "argument", "default"
+]
+
+
+class Assumed(_Frozen):
+    """One thing the report assumed (the model, the workload, the GPUs and their prices, the
+    HIP version, ...): its value, where it came from and, for a detected or catalog value,
+    where exactly (``file:line``, the catalog entry). A reader who disagrees changes it with
+    the flag or setting named in ``change``."""
+
+    name: str = Field(description="project, target, workload, model, gpus, price, hip_version...")
+    label: str = Field(description="how the report names it: 'model', 'price of MI300X'")
+    value: str = Field(description="as used, formatted: 'training', '$1.99/h on-demand'")
+    origin: AssumedOrigin
+    where: str = Field(default="", description="file:line, catalog source, or the setting file")
+    detail: str = Field(default="", description="why this value (or why no other)")
+    offered: list[str] = Field(
+        default_factory=list,
+        description="candidates seen but not used: a model named only in examples or tests",
+    )
+    change: str = Field(default="", description="the flag that sets it: '--model NAME'")
+
+
 class Evidence(_Frozen):
     """A fact a conclusion rests on, with the anchor of the place in the report that shows it."""
 
@@ -162,8 +186,18 @@ class ScanSection(_Frozen):
     scope_counts: dict[str, int] = Field(
         default_factory=dict, description="findings above info per scope (core is judged)"
     )
+    judged_counts: dict[Severity, int] = Field(
+        default_factory=dict,
+        description="findings per severity in core code: the ones the verdict is made of",
+    )
     not_built: int = Field(default=0, description="files the ROCm build does not compile")
     duration_s: float
+
+    def not_judged(self) -> str:
+        """``example 4, tooling 1``: findings above info outside core code, which the verdict
+        does not judge (empty when there are none)."""
+        counts = sorted(self.scope_counts.items())
+        return ", ".join(f"{k} {n}" for k, n in counts if k != "core" and n)
 
     @model_validator(mode="before")
     @classmethod
@@ -287,6 +321,9 @@ class Assessment(BaseModel):
     bench: BenchSection
     validate_: ValidateSection = Field(alias="validate")
     settings: list[Setting]
+    assumptions: list[Assumed] = Field(
+        default_factory=list, description="what the report assumed, each with its origin"
+    )
     notes: list[str] = Field(default_factory=list)
     env: EnvFingerprint
     timings: dict[str, float] = Field(description="seconds per step")

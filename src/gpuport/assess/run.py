@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpuport.assess import sources, sources_evidence, sources_hipify, verdict
-from gpuport.assess.config import Settings, with_detected_model
+from gpuport.assess import assumptions, sources, sources_evidence, sources_hipify, verdict
+from gpuport.assess.config import Settings, with_default_detail, with_detected
+from gpuport.assess.detect import CodeFacts, detect
 from gpuport.assess.facts import Facts
 from gpuport.assess.model import Assessment, ScanSection, Setting
 from gpuport.models import EnvFingerprint, GpuportError
@@ -33,6 +34,8 @@ class AssessOptions:
     run_bench: str | None = None  # "quick" or "full": run the bench suite here
     require_hipcc: bool = False  # --hipify-check given on the command line
     doctor_snapshot: Path | None = None  # replay a doctor snapshot from the target machine
+    project_given: bool = True  # PATH was given (else: the current folder)
+    scan_jobs: int | None = None  # scan processes (None: all cores; 1 in a portfolio worker)
 
 
 def assess(
@@ -54,7 +57,7 @@ def assess(
         timings[name] = round(time.perf_counter() - t0, 3)
 
     with step("scan"):
-        scan_report, scan, above = sources.run_scan(settings)
+        scan_report, scan, above = sources.run_scan(settings, jobs=options.scan_jobs)
         unread = {s.path for s in sources.unread_sources(scan_report, settings.root)}
         if scan.files_scanned == 0 and not unread:
             raise GpuportError(
@@ -62,11 +65,10 @@ def assess(
                 "container files found"
             )
         scan = _with_port_counts(scan, scan_report, settings)
-        if not settings.models and settings.model_config is None:
-            found = sources.detect_model(settings.root, settings.exclude)
-            if found is not None:
-                settings = with_detected_model(settings, *found)
+        code = detect(settings.root, settings.exclude)
+        settings = with_code_facts(settings, code)
     with step("hipify"):
+        settings = with_hip_version(settings, options.require_hipcc)
         hipify, extra = sources_hipify.run_hipify(
             settings, unread, settings.hipify_check, require_hipcc=options.require_hipcc
         )
@@ -96,6 +98,8 @@ def assess(
         work = verdict.effort(facts)
         scan_level = verdict.readiness_of_scan(scan.verdict)
         lifted = level.rank > scan_level.rank and bool(verdict.lifts(facts))
+        if lifted:  # `gpuport scan` alone says less: say so, or the two read as a contradiction
+            reasons = [f"{reasons[0]} (scan alone: {scan.verdict})", *reasons[1:]]
         reason = verdict.verdict_reason(level, reasons, found_conclusions, lifted=lifted)
         answer = verdict.decision(level, work, found_conclusions, facts)
     notes = list(settings.notes)
@@ -124,6 +128,9 @@ def assess(
         doctor=doctor,
         bench=bench,
         validate_=validate,
+        assumptions=assumptions.collect(
+            settings, code, hipify, cost, project_given=options.project_given
+        ),
         settings=[
             *settings.echo(),
             Setting(
@@ -139,7 +146,41 @@ def assess(
     )
 
 
-__all__ = ["STEPS", "AssessOptions", "Observer", "assess"]
+def with_code_facts(settings: Settings, code: CodeFacts) -> Settings:
+    """The model and the workload from the project's core code, where nobody set them: a
+    model named in core code is priced (marked detected, with its place); one named only in
+    examples or tests is offered, not used; training code makes the workload training."""
+    if not settings.models and settings.model_config is None:
+        found = code.core_model()
+        if found is not None:
+            key, place = found
+            settings = with_detected(settings, "models", (key,), f"{place.path}:{place.line}")
+    if not settings.given("train"):
+        training = code.core_training()
+        if training:
+            first = training[0]
+            where = f"{first.what} at {first.path}:{first.line}" + (
+                f" and {len(training) - 1} more" if len(training) > 1 else ""
+            )
+            settings = with_detected(settings, "train", True, where)
+    return settings
+
+
+def with_hip_version(settings: Settings, require_hipcc: bool = False) -> Settings:
+    """The HIP version the translation is for: the one given, else the installed HIP's,
+    else the default; the same assumption ``gpuport hipify`` makes
+    (:func:`gpuport.hipify.run.resolve_hip_version`)."""
+    if settings.given("hip_version"):
+        return settings
+    from gpuport.hipify.run import resolve_hip_version
+
+    # no program started for it (only the install's headers and version files), unless the
+    # compile check was asked for on the command line, which runs hipcc anyway
+    version, how = resolve_hip_version(None, avoid=(settings.root,), run=require_hipcc)
+    if how == "installed":
+        return with_detected(settings, "hip_version", version, "the HIP installed here")
+    detail = "gpuport's default: no HIP installed here"
+    return with_default_detail(replace(settings, hip_version=version), "hip_version", detail)
 
 
 def _with_port_counts(scan: ScanSection, report: ScanReport, settings: Settings) -> ScanSection:
@@ -153,3 +194,6 @@ def _with_port_counts(scan: ScanSection, report: ScanReport, settings: Settings)
     except GpuportError:
         return scan
     return scan.model_copy(update={"port_items": items, "port_safe_fix": safe})
+
+
+__all__ = ["STEPS", "AssessOptions", "Observer", "assess", "with_code_facts"]

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuport import textre
 from gpuport.assess.config import Settings
 from gpuport.assess.model import ScanSection, TargetSummary
 from gpuport.models import GpuportError, Severity
@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from gpuport.scan.model import ScanReport
 
 FINDINGS_KEPT = 1000  # above-info findings the report carries; the criteria see all
-_HF_ID = textre.compile(r"""["']([A-Za-z0-9][\w.-]{0,63}/[\w.-]{1,96})["']""")
 
 
 # ------------------------------------------------------------------------------ scan
 
 
-def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]]:
+def run_scan(
+    settings: Settings, jobs: int | None = None
+) -> tuple[ScanReport, ScanSection, list[Finding]]:
     """``gpuport scan`` on the project for the first target.
 
     Returns the report, its section (the first :data:`FINDINGS_KEPT` findings above info) and
@@ -49,6 +50,8 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]
 
     try:
         opts = ScanOptions(target=settings.target, exclude=settings.exclude)
+        if jobs is not None:
+            opts = replace(opts, jobs=jobs)
         report = scan_path(settings.root, opts)
     except NothingToScan:
         raise GpuportError(
@@ -81,9 +84,16 @@ def run_scan(settings: Settings) -> tuple[ScanReport, ScanSection, list[Finding]
             for scope, counts in report.scope_counts.items()
         },
         not_built=len(report.not_built),
+        judged_counts=judged_counts(report.findings),
         duration_s=report.duration_s,
     )
     return report, section, above
+
+
+def judged_counts(findings: Sequence[Finding]) -> dict[Severity, int]:
+    """Core findings per severity: what the verdict counts (assess judges core code)."""
+    counts = Counter(f.severity for f in findings if f.scope == "core")
+    return {sev: counts.get(sev, 0) for sev in Severity}
 
 
 def worst_first(findings: Sequence[Finding]) -> list[Finding]:
@@ -134,6 +144,7 @@ def with_unread_hazards(
             "findings": combined[:FINDINGS_KEPT],
             "findings_above_info": len(combined),
             "findings_total": len(every),
+            "judged_counts": judged_counts(every),
             "from_hipify": len(extra),
         }
     )
@@ -149,37 +160,9 @@ def with_unread_hazards(
     return merged, combined, effort
 
 
-def detect_model(root: Path, exclude: tuple[str, ...]) -> tuple[str, str] | None:
-    """A catalog model named in the project's Python code (a Hugging Face id literal).
-
-    Why: a service usually names its checkpoint (``"meta-llama/Llama-3.1-8B-Instruct"``);
-    pricing that model is a better default than pricing nothing. Only string literals that
-    resolve to a catalog entry count, the first one wins, and the report marks the setting
-    as detected so the reader knows to declare it. Nothing is imported or run.
-    """
-    from gpuport.knowledge.models import resolve_model
-    from gpuport.scan.project.files import Candidate, read_text, walk
-    from gpuport.scan.rules import FileKind
-
-    for item in walk(root, exclude=exclude):
-        if not isinstance(item, Candidate) or item.kind is not FileKind.PYTHON:
-            continue
-        text = read_text(item.path)
-        if not isinstance(text, str):
-            continue
-        for no, line in enumerate(text.splitlines(), 1):
-            for match in _HF_ID.finditer(line):
-                try:
-                    key = resolve_model(match.group(1)).key
-                except GpuportError:
-                    continue
-                return key, f"found {match.group(1)!r} in {item.rel}:{no}"
-    return None
-
-
 __all__ = [
     "FINDINGS_KEPT",
-    "detect_model",
+    "judged_counts",
     "run_scan",
     "unread_sources",
     "with_unread_hazards",

@@ -83,7 +83,8 @@ def lifts(facts: Facts) -> list[str]:
     out: list[str] = []
     hip = facts.hipify
     if hip.unsupported:
-        out.append(f"{plural(len(hip.unsupported), 'use')} of CUDA APIs HIP lacks")
+        hip_name = f"HIP {hip.hip_version}" if hip.hip_version else "HIP"
+        out.append(f"{plural(len(hip.unsupported), 'use')} of CUDA APIs {hip_name} lacks")
     failed = [c for c in hip.compile if c.status == "failed"]
     if failed:
         out.append(f"{plural(len(failed), 'translated file')} hipcc refuses")
@@ -217,8 +218,8 @@ def verdict_reason(
         worst_rank = max((c.severity.rank for c in top), default=-1)
         causes = [c.title for c in top if c.severity.rank == worst_rank]
     causes = [t for t in causes if t.lower() not in text.lower()][:4]
-    if causes:
-        text += ": " + "; ".join(causes)
+    if causes:  # what causes the level; beside a lift, what else weighs
+        text += ("; also: " if lifted else ": ") + "; ".join(causes)
     return text
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gpuport.bench.model import BenchRun, CaseStatus
 from gpuport.integrity import check_digest
-from gpuport.models import GpuportError, load_result
+from gpuport.models import GpuportError, consistency_problem, load_result
 from gpuport.safeparse import ParseError, json_value
 
 ENV_VAR = "GPUPORT_HISTORY"
@@ -206,7 +206,7 @@ class History:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
             raise GpuportError(f"{where} is corrupt: {loc}: {first['msg']}") from None
-        problem = run.consistency_problem()
+        problem = consistency_problem(run)
         if problem:
             raise GpuportError(f"{where} is not a consistent run: {problem}")
         return run

@@ -170,12 +170,6 @@ class BenchRun(BaseModel):
         """Content digest written with the run, checked on load (:mod:`gpuport.integrity`)."""
         return sealed_digest(self)
 
-    def consistency_problem(self) -> str | None:
-        """The first derived figure that does not follow from the raw samples, or None."""
-        from gpuport.bench.verify import run_problem
-
-        return run_problem(self)
-
 
 Verdict = Literal["faster", "slower", "same", "no significant change", "n/a"]
 

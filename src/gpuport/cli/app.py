@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -10,6 +11,38 @@ from gpuport import __version__
 from gpuport.cli.common import EXIT_USAGE, escape, stderr_console
 from gpuport.cli.guard import run_guarded
 from gpuport.render.text import clean_line
+
+
+def _help_types() -> None:
+    """Option types in ``--help`` as a user reads them. typer 0.2x prints a value type after
+    every option, ``<bool>`` even after a plain flag that takes no value (``--verbose
+    <bool>``, ``--help <bool>``) and ``<list[str]>`` after a repeatable option or argument: a
+    flag shows no type, a repeatable one ``<str>...``. Other typer versions keep theirs."""
+    try:
+        from typer.core import TyperArgument, TyperOption
+    except ImportError:  # pragma: no cover - a typer without them prints its own way
+        return
+    for cls in (TyperOption, TyperArgument):
+        shown = getattr(cls, "display_type_rich", None)
+        if shown is None or getattr(shown, "_gpuport", False):
+            continue
+        cls.display_type_rich = _plain_types(shown)  # type: ignore[method-assign]
+
+
+def _plain_types(shown: Any) -> Any:
+    def display(self: Any, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        text = shown(self, ctx)
+        if isinstance(text, str) and text.startswith("<list[") and "]>" in text:
+            return f"<{text[6 : text.index(']>')]}>..."
+        return text  # type: ignore[no-any-return]
+
+    display._gpuport = True  # type: ignore[attr-defined]
+    return display
+
+
+_help_types()
 
 app = typer.Typer(
     name="gpuport",
@@ -66,6 +99,22 @@ def _register(argv: list[str] | None = None) -> None:
         if name not in _registered:
             importlib.import_module(f"gpuport.cli.{name}_cmd").register(app)
             _registered.append(name)
+    _unwrap_help(app)
+
+
+def _unwrap_help(typer_app: typer.Typer) -> None:
+    """A command's help as paragraphs the terminal wraps. typer 0.2x keeps the line breaks
+    of a docstring's later paragraphs, so at 80 columns each source line wrapped again into a
+    long and a one-word line; a paragraph's lines are joined (a blank line still parts them)."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        doc = info.help if info.help is not None else inspect.getdoc(info.callback)
+        if doc and "\b" not in doc:
+            info.help = "\n\n".join(" ".join(p.split("\n")) for p in doc.split("\n\n"))
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _unwrap_help(group.typer_instance)
 
 
 _registered: list[str] = []

@@ -27,34 +27,6 @@ FORMATS = {
     "html": "html",
 }
 FAIL_ON = {"blocked": 3, "major": 2, "minor": 1, "never": 99}
-EXAMPLE = Path("examples") / "llm-service"
-
-
-def default_project() -> tuple[Path, str | None]:
-    """The project to assess when no PATH is given, and a note to print when it is the example.
-
-    The current folder when it holds gpuport settings (a ``gpuport.toml`` or a
-    ``[tool.gpuport]`` table): running ``gpuport assess`` inside a project assesses that
-    project. Elsewhere the bundled example (under the current folder, else beside the
-    source checkout), with a one-line note so no one mistakes it for their own report.
-    """
-    from gpuport.assess.config import has_settings
-
-    here = Path()
-    if has_settings(here):
-        return here, None
-    for candidate in (EXAMPLE, Path(__file__).resolve().parents[3] / EXAMPLE):
-        if candidate.is_dir():
-            note = (
-                f"gpuport assess: no PATH given and no gpuport settings here; assessing the "
-                f"bundled example {candidate} (give PATH to assess your project)"
-            )
-            return candidate, note
-    raise GpuportError(
-        "no PATH given, no gpuport settings here (gpuport.toml or [tool.gpuport]) and the "
-        "bundled example (examples/llm-service) is not here; give a project folder: "
-        "gpuport assess PATH"
-    )
 
 
 def _flags(**given: Any) -> dict[str, Any]:
@@ -64,11 +36,20 @@ def _flags(**given: Any) -> dict[str, Any]:
 
 @honours_accept_edited
 def assess(
-    path: Annotated[
-        Path | None,
+    paths: Annotated[
+        list[Path] | None,
         typer.Argument(
-            help="Project folder (default: the current folder if it has gpuport settings, "
-            "else the bundled examples/llm-service)."
+            help="Project folder (default: the current folder). Several folders (or "
+            "--projects FILE) make one portfolio table, assessed on every core. The bundled "
+            "example is assessed only by name: gpuport assess examples/llm-service.",
+            show_default=False,
+        ),
+    ] = None,
+    projects: Annotated[
+        Path | None,
+        typer.Option(
+            "--projects",
+            help="A file listing project folders, one per line (# comments): a portfolio.",
         ),
     ] = None,
     target: Annotated[
@@ -145,7 +126,16 @@ def assess(
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress line.")] = False,
     accept_edited: AcceptEditedOption = False,
 ) -> None:
-    """One readiness report: verdict, effort, cost, speed and numerics, with the evidence."""
+    """One readiness report: verdict, effort, cost, speed and numerics, with the evidence.
+
+    Assumes, unless set by a flag or the project's settings (tool.gpuport in pyproject.toml,
+    or gpuport.toml), and says each with its origin under Assumptions: the current folder when
+    no PATH is given; target gfx942; GPUs h100-sxm and mi300x at the catalog's dated on-demand
+    prices; the model named in core code (one named only in examples or tests is offered, not
+    used), else none and no cost; serving, unless core code trains (a Trainer, an optimizer
+    step, .backward()); the HIP version installed here, else 6.4 (as hipify); core code
+    judged (tests, examples, docker/ counted apart). Nothing in the project is run.
+    """
     from gpuport.assess import AssessOptions, load_settings
     from gpuport.assess import assess as run_assess
 
@@ -156,12 +146,13 @@ def assess(
         )
     if run_bench is not None and run_bench not in ("quick", "full"):
         raise GpuportError(f"--run-bench takes quick or full, not {run_bench!r}")
-    if path is not None:
-        root = path
-    else:
-        root, note = default_project()
-        if note is not None:
-            err_console.print(note, highlight=False, soft_wrap=True, markup=False)
+    from gpuport.assess.assumptions import project_root
+
+    listed = list(paths or [])
+    if projects is not None:
+        from gpuport.assess.portfolio import read_list
+
+        listed += read_list(projects)
     flags = _flags(
         targets=target,
         gpus=gpus,
@@ -181,9 +172,23 @@ def assess(
         hip_version=hip_version,
         fail_on=fail_on,
     )
+    if len(listed) > 1 or projects is not None:
+        once = {"--run-bench": run_bench, "--doctor-snapshot": doctor_snapshot, "--doctor": doctor}
+        given_once = [name for name, value in once.items() if value]
+        if given_once:
+            raise GpuportError(
+                f"{', '.join(given_once)} describe(s) one machine, not each project of a "
+                "portfolio; assess the projects one by one for that"
+            )
+        _portfolio(listed, flags, kind, output, no_progress)
+        return
+    root, given = project_root(listed[0] if listed else None)
     settings = load_settings(root, flags)
     options = AssessOptions(
-        run_bench=run_bench, require_hipcc=bool(hipify_check), doctor_snapshot=doctor_snapshot
+        run_bench=run_bench,
+        require_hipcc=bool(hipify_check),
+        doctor_snapshot=doctor_snapshot,
+        project_given=given,
     )
     show = not no_progress and sys.stderr.isatty()
     status = err_console.status("gpuport assess") if show else nullcontext()
@@ -199,6 +204,69 @@ def assess(
     _deliver(result, kind, output)
     threshold = FAIL_ON[settings.fail_on]
     if result.verdict.rank >= threshold:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _portfolio(
+    paths: list[Path], flags: dict[str, Any], kind: str, output: Path | None, no_progress: bool
+) -> None:
+    """``gpuport assess A B C …``: one row per project, in every format; exit 1 when the
+    worst verdict reaches --fail-on, 2 when a project could not be assessed."""
+    from rich.console import Console
+
+    from gpuport.assess.config import FAIL_ON as CHOICES
+    from gpuport.assess.portfolio import assess_many
+    from gpuport.render import portfolio_render
+
+    fail_on = str(flags.get("fail_on", "never")).lower()
+    if fail_on not in CHOICES:
+        raise GpuportError(f"--fail-on must be one of {', '.join(CHOICES)}, not {fail_on!r}")
+    if output is not None:
+        check_writable(output, "--output")
+    show = not no_progress and sys.stderr.isatty()
+    status = err_console.status("gpuport assess: portfolio") if show else nullcontext()
+    with status as live:
+
+        def progress(done: int, total: int) -> None:
+            if live is not None:
+                live.update(f"gpuport assess: {done}/{total} projects")
+
+        result = assess_many(paths, flags, progress=progress)
+    if kind == "terminal" and output is None:
+        portfolio_render.render_terminal(result, Console())
+    else:
+        if kind == "json":
+            body = result.model_dump_json(indent=2) + "\n"
+        elif kind == "markdown":
+            body = portfolio_render.render_markdown(result)
+        elif kind == "html":
+            body = portfolio_render.render_html(result)
+        else:
+            import io
+
+            buf = Console(record=True, width=120, file=io.StringIO(), force_terminal=False)
+            portfolio_render.render_terminal(result, buf)
+            body = buf.export_text()
+        if output is None:
+            sys.stdout.write(body)
+            sys.stdout.flush()
+        else:
+            write_atomic(output, body)
+        err_console.print(
+            f"gpuport assess: portfolio of {portfolio_render.summary(result)}"
+            + (f"; written to {output}" if output else ""),
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+    failed = [r for r in result.projects if r.error is not None]
+    if failed:
+        raise GpuportError(
+            f"{len(failed)} of {len(result.projects)} project(s) could not be assessed "
+            f"(first: {failed[0].project}: {failed[0].error}); the others are reported"
+        )
+    worst = result.worst
+    if worst is not None and worst.rank >= FAIL_ON[fail_on]:
         raise typer.Exit(EXIT_FINDINGS)
 
 
@@ -242,7 +310,13 @@ def _deliver(result: Any, kind: str, output: Path | None) -> None:
         )
         return
     write_atomic(output, body)
-    assess_terminal.render(result, err_console, written=str(output))
+    err_console.print(  # one line: the report itself is in the file
+        f"gpuport assess: {result.verdict.label} ({result.effort.days()}); "
+        f"report written to {output}",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

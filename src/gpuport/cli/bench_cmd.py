@@ -129,7 +129,12 @@ def bench(
     ] = "failed",
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
-    """How fast is this machine, as % of its peak: GEMM, memory, attention, models, collectives."""
+    """How fast is this machine, as % of its peak: GEMM, memory, attention, models, collectives.
+
+    Assumes this machine's first GPU (--device picks another), else the CPU; the peak and the
+    best published figure come from the GPU catalog entry of the device found; every case is
+    timed the same way (warm-up until the clocks settle, a cache flush, at least 100 samples).
+    """
     if list_workloads:
         _list_workloads()
         return

@@ -51,6 +51,19 @@ else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def refuse_empty_file(path: Path, what: str) -> None:
+    """An empty file given as the input is nothing to work on: exit 2, as an empty folder is
+    (one rule for every command: empty input is a usage error, never a clean result)."""
+    try:
+        empty = path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return  # the command's own reading says what is wrong with it
+    if empty:
+        from gpuport.errors import GpuportError
+
+        raise GpuportError(f"nothing to {what} in {path}: the file is empty")
+
+
 def note(line: str) -> None:
     """One plain line to stderr (control characters made visible, no markup, no wrapping),
     without importing rich: a command's closing summary (see :func:`stderr_console`)."""

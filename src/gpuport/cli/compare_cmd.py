@@ -55,7 +55,11 @@ def compare(
     ] = False,
     accept_edited: AcceptEditedOption = False,
 ) -> None:
-    """Side by side: the ratio per workload case against the first run, with a bootstrap CI."""
+    """Side by side: the ratio per workload case against the first run, with a bootstrap CI.
+
+    Assumes the first run is the baseline; 95% bootstrap intervals; a ratio within 2% of 1
+    is "same"; each run file is checked against its digest and raw samples on load.
+    """
     from gpuport.bench.history import History
 
     kind = FORMATS.get(fmt.lower())

@@ -171,7 +171,13 @@ def cost(
     ] = None,
     accept_edited: AcceptEditedOption = False,
 ) -> None:
-    """Does a model fit, on how many GPUs, how fast, and at what $ per million tokens."""
+    """Does a model fit, on how many GPUs, how fast, and at what $ per million tokens.
+
+    Assumes, unless given: GPUs h100-sxm and mi300x; bf16 weights, KV cache as the weights;
+    context 8192 and requests of 1024 + 1024 tokens; vLLM's defaults; the catalog's dated
+    on-demand prices; throughput from published efficiency (--bench: measured). Each
+    assumption is printed with its origin.
+    """
     from gpuport.cost import CostOptions, estimate
 
     shape, source = _model(model, model_config, knowledge)

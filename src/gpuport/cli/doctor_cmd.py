@@ -47,7 +47,12 @@ def doctor(
         typer.Option("--verbose", "-v", help="Show every probe; embed the snapshot in JSON."),
     ] = False,
 ) -> None:
-    """Is this machine's GPU stack sane? What exactly is wrong, and the fix (AMD and NVIDIA)."""
+    """Is this machine's GPU stack sane? What exactly is wrong, and the fix (AMD and NVIDIA).
+
+    Probes this machine only, read-only and each under a time limit (a tiny GPU job in a
+    subprocess unless --no-smoke-test); changes nothing. --from-snapshot judges a snapshot
+    saved on another machine instead.
+    """
     from gpuport.doctor import CheckStatus, DoctorOptions, collect, diagnose, load_snapshot
 
     if fmt is OutputFormat.SARIF:

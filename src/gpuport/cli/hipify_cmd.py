@@ -27,7 +27,8 @@ def hipify(
         str | None,
         typer.Option(
             "--hip-version",
-            help=f"HIP version to translate for (default: hipcc's, else {DEFAULT_HIP_VERSION}).",
+            help="HIP version to translate for (default: the HIP installed here, else "
+            f"{DEFAULT_HIP_VERSION}; assess makes the same assumption).",
         ),
     ] = None,
     target: Annotated[
@@ -92,11 +93,19 @@ def hipify(
         str,
         typer.Option(
             "--fail-on",
-            help="Exit 1 on: unsupported (an untranslated API), hazard (a GP3xx finding), never.",
+            help="Exit 1 on: compile (a translation --check could not compile; the default), "
+            "unsupported (an untranslated API, or a failed compile), hazard (a GP3xx finding, "
+            "or a failed compile), never.",
         ),
-    ] = "never",
+    ] = "compile",
 ) -> None:
-    """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD."""
+    """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD.
+
+    Assumes the HIP version installed here, else 6.4 (the summary says which; assess makes the
+    same assumption) unless --hip-version; target gfx942 for the hazard rules and wave64;
+    --check compiles for gfx90a and exits 1 when a translation fails to compile. An empty
+    folder, or one with no CUDA/C++ source, is exit 2.
+    """
     code = run_hipify(
         path,
         out_dir=out_dir,

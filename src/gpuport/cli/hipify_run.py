@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, emit, note, stderr_console
+from gpuport.cli.common import EXIT_FINDINGS, emit, note, refuse_empty_file, stderr_console
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.hipheaders import HipHeaders, local_headers
 from gpuport.hipify.io import read_source, write_source, write_stdout
-from gpuport.hipify.run import HipifyReport, detect_hip_version, hipify_path
-from gpuport.hipify.translate import DEFAULT_HIP_VERSION, LAUNCH_SYNTAXES
+from gpuport.hipify.run import HipifyReport, hipify_path, resolve_hip_version
+from gpuport.hipify.translate import LAUNCH_SYNTAXES
 from gpuport.hipify.tree import other_files
 from gpuport.hipify.wave64 import WAVE64_MODES
 from gpuport.models import GpuportError
@@ -23,15 +23,19 @@ from gpuport.render.interface import OutputFormat
 from gpuport.render.text import clean_line
 from gpuport.scan.finding import SkippedFile
 
-FAIL_ON_CHOICES = ("unsupported", "hazard", "never")
+FAIL_ON_CHOICES = ("compile", "unsupported", "hazard", "never")
 
 
 def fails(report: HipifyReport, fail_on: str) -> bool:
-    """Exit 1 on the --fail-on condition, or on a failed --check (unless ``never``)."""
+    """Exit 1 on the --fail-on condition: a failed --check for every choice but ``never``
+    (``compile``, the default, only that), an untranslated API (``unsupported``) or a GP3xx
+    finding (``hazard``)."""
     if fail_on == "never":
         return False
     if report.totals.get("compile_failed", 0):
         return True
+    if fail_on == "compile":
+        return False
     if fail_on == "unsupported":
         return report.totals.get("unsupported", 0) > 0
     return report.totals.get("hazards", 0) > 0
@@ -181,7 +185,7 @@ def run_hipify(
     build_files: bool = False,
     wave64: str | None = None,
     unsafe_fixes: bool = False,
-    fail_on: str = "never",
+    fail_on: str = "compile",
 ) -> int:
     """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD.
 
@@ -211,7 +215,8 @@ def run_hipify(
         )
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
-    version = hip_version or detect_hip_version(avoid=(path,)) or DEFAULT_HIP_VERSION
+    refuse_empty_file(path, "translate")
+    version, origin = resolve_hip_version(hip_version, avoid=(path,))
     report = hipify_path(
         path,
         out_dir=out_dir,
@@ -225,7 +230,14 @@ def run_hipify(
         wave64="fix" if wave_mode == "fix" else "report" if wave_mode == "report" else None,
         headers=_headers(version),
         unsafe=unsafe_fixes,
+        hip_version_origin=origin,
     )
+    if not report.files:  # nothing translated: an error, before anything is written
+        unread = f"; {len(report.skipped)} could not be read" if report.skipped else ""
+        raise GpuportError(
+            f"nothing to translate in {path}: no CUDA/C++ source found{unread} "
+            "(an empty or mistyped folder?)"
+        )
     # -DWARP_SIZE=32 -> 64 is right only where every use of the macro means the hardware
     # wavefront, which the build file cannot show: an unsafe fix
     builds = build_edits(path, target, wave64=report.wave64 == "fix" and unsafe_fixes)
@@ -294,4 +306,8 @@ def run_hipify(
                 hipify_terminal.summary(report)
                 + (f"; report written to {output}" if output else "")
             )
-    return EXIT_FINDINGS if fails(report, fail_on) else 0
+    failed = fails(report, fail_on)
+    if failed and report.totals.get("compile_failed"):
+        n = report.totals["compile_failed"]
+        note(f"gpuport hipify: {n} translation(s) failed to compile (exit 1; --fail-on never: 0)")
+    return EXIT_FINDINGS if failed else 0

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuport.cli.common import EXIT_BUG, EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_BUG, EXIT_FINDINGS, emit, err_console, refuse_empty_file
 from gpuport.cli.options import OutputOption
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
@@ -52,10 +52,22 @@ def run_scan(path: Path, opts: ScanOptions, show_progress: bool) -> ScanReport:
 
 
 def fails(report: ScanReport, fail_on: str) -> bool:
+    """Whether ``--fail-on`` trips: a judged finding (core, unless ``--scope all``) at or
+    above the floor, each weighed as the verdict weighs it (an install step such as GP102
+    is minor work there). A blocker in an example, a test or a CI Dockerfile does not fail
+    a project whose verdict does not count it: the gate means what the verdict means."""
     if fail_on == "never":
         return False
+    from gpuport.scan.verdict import INSTALL_STEPS, judged
+
     floor = Severity.parse(fail_on)
-    return any(f.severity.rank >= floor.rank for f in report.findings)
+    for f in judged(report.findings, report.scope):
+        rank = f.severity.rank
+        if f.rule_id in INSTALL_STEPS:
+            rank = min(rank, Severity.MINOR.rank)
+        if rank >= floor.rank:
+            return True
+    return False
 
 
 def scan(
@@ -71,14 +83,21 @@ def scan(
         ),
     ] = "gfx942",
     fmt: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Output format.")
+        OutputFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="terminal (wraps to the width), compact (one line per finding: CI logs, "
+            "pre-commit), json, sarif or markdown.",
+        ),
     ] = OutputFormat.TERMINAL,
     output: OutputOption = None,
     fail_on: Annotated[
         str,
         typer.Option(
             "--fail-on",
-            help="Exit 1 if a finding this severe or worse is found: blocker, major, minor, never.",
+            help="Exit 1 if a judged finding (core code, or every scope with --scope all) is "
+            "this severe or worse: blocker, major, minor, never.",
         ),
     ] = "never",
     include_vendored: Annotated[
@@ -130,7 +149,13 @@ def scan(
     ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
-    """Will this project run on ROCm? Every blocker, where it is, and how to fix it."""
+    """Will this project run on ROCm? Every blocker, where it is, and how to fix it.
+
+    Assumes target gfx942 (MI300X: wave64, FNUZ fp8) unless --target; the verdict, the effort
+    and --fail-on judge core code (the library, its packaging and build), with tests, examples,
+    docs and tooling such as docker/ counted apart, unless --scope all; files are read, never
+    run or built.
+    """
     if fail_on.lower() not in FAIL_ON_CHOICES:
         raise GpuportError(
             f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
@@ -162,6 +187,7 @@ def scan(
     )
     if jobs:
         opts = replace(opts, jobs=jobs)
+    refuse_empty_file(path, "scan")
     show = not no_progress and sys.stderr.isatty()
     report = run_scan(path, opts, show)
 
@@ -172,6 +198,10 @@ def scan(
             from gpuport.render import scan_sarif
 
             return scan_sarif.render(report)
+        if fmt is OutputFormat.COMPACT:
+            from gpuport.render import scan_compact
+
+            return scan_compact.render(report, verbose=verbose)
         from gpuport.render import scan_markdown
 
         return scan_markdown.render(report)
@@ -182,7 +212,7 @@ def scan(
         scan_terminal.render(report, console, verbose=verbose)  # type: ignore[arg-type]
 
     emit(fmt, output, text=text, terminal=terminal)
-    if output is not None or fmt is not OutputFormat.TERMINAL:
+    if output is not None or fmt not in (OutputFormat.TERMINAL, OutputFormat.COMPACT):
         err_console.print(
             f"gpuport scan: {report.verdict.value} ({report.verdict_reason}); "
             + ", ".join(f"{report.counts.get(s, 0)} {s.value}" for s in Severity)

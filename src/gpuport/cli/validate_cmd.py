@@ -213,7 +213,12 @@ def capture_cmd(
         OutputFormat, typer.Option("--format", "-f", help="terminal or json (the summary).")
     ] = OutputFormat.TERMINAL,
 ) -> None:
-    """Machine A: run the model once and record every computing module's inputs and outputs."""
+    """Machine A: run the model once and record every computing module's inputs and outputs.
+
+    Runs your --model function (your code, on purpose) on the CPU unless --device; turns a
+    Hugging Face model's KV cache off (one forward computes the same outputs; said in
+    left_out) so that attention calls can be replayed.
+    """
     from gpuport.render import validate_render
     from gpuport.validate.capture import CaptureOptions, capture
 
@@ -273,7 +278,12 @@ def check_cmd(
         ),
     ] = False,
 ) -> None:
-    """Machine B: replay A's inputs, compare module by module, name the first divergence."""
+    """Machine B: replay A's inputs, compare module by module, name the first divergence.
+
+    Assumes A's numeric settings and model inputs (from the .gpv file); per-dtype tolerances
+    that grow with the reduction length; fp64 arbitration unless --reference none; the CPU
+    unless --device.
+    """
     from gpuport.validate import precision as formats
     from gpuport.validate.check import CheckOptions, check
 

@@ -13,7 +13,6 @@ from gpuport.doctor.checks_base import (
     public_version,
     rocm_index,
     torch_install,
-    torch_packages,
 )
 from gpuport.doctor.checks_runtime import with_smoke
 from gpuport.doctor.errors import Failure
@@ -92,7 +91,11 @@ def cuda_torch_on_amd(f: Facts) -> Iterator[Diagnosis]:
     smoke = f.s.smoke
     if smoke is not None and f.smoke_failure is Failure.NO_NVIDIA_DRIVER:
         evidence.append("smoke test: Found no NVIDIA driver on your system")
-    remove = " ".join([torch_packages(f), *wheels])
+    # torch, torchvision and torchaudio together, installed or not (as pytorch.org gives it):
+    # a CUDA torchvision left beside a ROCm torch fails to load, and one installed later
+    # from PyPI pulls the CUDA torch back
+    trio = "torch torchvision torchaudio"
+    remove = " ".join([trio, *wheels])
     cause = (
         "A CUDA wheel of torch is installed (PyPI's default, or pulled in by another "
         "package); it can only drive NVIDIA GPUs."
@@ -113,8 +116,7 @@ def cuda_torch_on_amd(f: Facts) -> Iterator[Diagnosis]:
         evidence,
         cause,
         fix_command=(
-            f"pip uninstall -y {remove} && pip install {torch_packages(f)} "
-            f"--index-url {rocm_index(f)}"
+            f"pip uninstall -y {remove} && pip install {trio} --index-url {rocm_index(f)}"
         ),
         probes=with_smoke(("torch", "python"), _blind(f)),
     )

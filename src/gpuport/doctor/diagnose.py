@@ -146,6 +146,12 @@ def summary_lines(facts: Facts, diagnoses: list[Diagnosis]) -> list[str]:
         lines.append(facts.torch_label() + ".")
     else:
         lines.append("PyTorch is not installed in this Python.")
+    tools = facts.toolkits
+    lines.append(
+        ("Toolkits: " + "; ".join(tools) + ".")
+        if tools
+        else "Toolkits: no HIP (hipconfig) or CUDA (nvcc) toolkit found."
+    )
     fails = sum(d.status is CheckStatus.FAIL for d in diagnoses)
     warns = sum(d.status is CheckStatus.WARN for d in diagnoses)
     if fails or warns:

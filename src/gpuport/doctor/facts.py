@@ -426,6 +426,26 @@ class Facts:
             out["torch wheel"] = self.torch_hip
         return out
 
+    @cached_property
+    def toolkits(self) -> list[str]:
+        """The compilers and toolkits installed here, with their versions, as the report
+        states them: ``HIP 5.2.21153 (hipconfig)``, ``CUDA 13.0 (nvcc, V13.0.88)``; the
+        install folders' versions when no tool answered."""
+        out: list[str] = []
+        hip = clean_output(self.s.tool("hipconfig")).strip()
+        match = textre.match(r"(\d+\.\d+(?:\.\d+)?)", hip)
+        if match:
+            out.append(f"HIP {match.group(1)} (hipconfig)")
+        elif self.s.installs.rocm_version:
+            out.append(f"ROCm {self.s.installs.rocm_version} ({self.s.installs.rocm_path})")
+        nvcc = clean_output(self.s.tool("nvcc"))
+        match = textre.search(r"release (\d+\.\d+), (V[\d.]+)", nvcc)
+        if match:
+            out.append(f"CUDA {match.group(1)} (nvcc, {match.group(2)})")
+        elif self.s.installs.cuda_version:
+            out.append(f"CUDA {self.s.installs.cuda_version} (/usr/local/cuda)")
+        return out
+
     # ------------------------------------------------------------------ python stack
     @property
     def dists(self) -> dict[str, str]:

@@ -69,6 +69,7 @@ __all__ = [
     "family_counts",
     "family_of",
     "hipify_path",
+    "resolve_hip_version",
 ]
 
 HIPCC_MISSING = (
@@ -158,6 +159,9 @@ class HipifyReport:
     root: str
     out_dir: str | None = None
     hip_version: str
+    # where hip_version came from: "given" (--hip-version or a setting), "installed" (the HIP
+    # on this machine) or "default" (no HIP here: DEFAULT_HIP_VERSION); see resolve_hip_version
+    hip_version_origin: str = "given"
     # the installed HIP whose headers decided what exists (include folder)
     hip_headers: str | None = None
     target: str
@@ -189,7 +193,23 @@ def _rocm_install_version() -> str | None:
     return None
 
 
-def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
+def resolve_hip_version(
+    given: str | None, avoid: Sequence[Path] = (), *, run: bool = True
+) -> tuple[str, str]:
+    """The one HIP-version assumption every command makes (``hipify``, ``assess``): ``given``
+    (a flag or a setting), else the HIP installed here (:func:`detect_hip_version`), else
+    :data:`DEFAULT_HIP_VERSION`; with where it came from: ``given``, ``installed`` or
+    ``default``. ``run=False`` reads only the install's files (headers, version file), never
+    ``hipcc --version``: ``assess`` starts no program it was not asked to."""
+    if given:
+        return given, "given"
+    found = detect_hip_version(avoid=avoid, run=run)
+    if found:
+        return found, "installed"
+    return DEFAULT_HIP_VERSION, "default"
+
+
+def detect_hip_version(avoid: Sequence[Path] = (), run: bool = True) -> str | None:
     """The HIP on this machine, without starting a process when possible: the install's
     ``hip/hip_version.h``; else ``hipcc --version`` (cached per hipcc path, mtime and size in
     the user cache folder; looked up and run with a sanitized PATH, no relative entries and
@@ -204,6 +224,8 @@ def detect_hip_version(avoid: Sequence[Path] = ()) -> str | None:
     if hipcc is None:
         return _rocm_install_version()
     cached = _cached_version(hipcc)
+    if cached is None and not run:  # asked to start no program
+        return _rocm_install_version()
     if cached is not None:
         return cached
 
@@ -314,6 +336,7 @@ def hipify_path(
     wave64: WaveMode | None = None,
     headers: HipHeaders | None = None,
     unsafe: bool = False,
+    hip_version_origin: str = "given",
 ) -> HipifyReport:
     """Translate ``path`` (a file or a folder) and report; see the module docstring.
 
@@ -345,6 +368,7 @@ def hipify_path(
         root=str(path),
         out_dir=str(out_dir) if out_dir is not None else None,
         hip_version=hip_version,
+        hip_version_origin=hip_version_origin,
         hip_headers=str(headers.include) if headers is not None else None,
         target=target_info.name,
         wave64=mode,

@@ -290,8 +290,13 @@ def resolve_target(name: str, user_dir: Path | None = None) -> TargetInfo:
     for target in targets.values():
         if key in (a.lower() for a in target.aliases):
             return target
+    import difflib
+
+    names = [n for t in targets.values() for n in (t.name, *(a.lower() for a in t.aliases))]
+    close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
     known = "; ".join(f"{t.name} ({', '.join(t.aliases)})" for t in targets.values())
-    raise GpuportError(f"unknown target {name!r}; known targets and aliases: {known}")
+    raise GpuportError(f"unknown target {name!r}{hint}; known targets and aliases: {known}")
 
 
 _SCHEMA_NAMES = ("PackageInfo", "Route", "Sourced")

@@ -29,6 +29,7 @@ EVIDENCE_SHOWN = 40  # links per conclusion; the rest are counted
 SECTIONS = (
     ("summary", "Verdict"),
     ("conclusions", "Conclusions"),
+    ("assumptions", "Assumptions"),
     ("effort", "Effort"),
     ("findings", "Findings"),
     ("hipify", "hipify"),
@@ -81,11 +82,11 @@ def _usd(value: float | None) -> str:
 def charts(a: Assessment) -> dict[str, str]:
     """The SVG charts of the report, by name (markup, labels escaped by :mod:`svg`)."""
     out: dict[str, str] = {}
-    counts = a.scan.counts
+    counts = a.scan.judged_counts or a.scan.counts
     severity = [Bar(s.value, counts.get(s, 0), tone=s.value, href="#findings") for s in Severity]
     out["severity"] = bar_chart(
         severity if any(b.value for b in severity) else [],
-        title="Findings by severity",
+        title="Findings in core code by severity",
         chart_id="chart-severity",
         unit="findings",
         unit_one="finding",
@@ -182,6 +183,8 @@ def render(a: Assessment) -> str:
         "href": href,
         "evidence_shown": EVIDENCE_SHOWN,
         "days": a.effort.days(),
+        "judged": a.scan.judged_counts or a.scan.counts,
+        "not_judged": a.scan.not_judged(),
     }
     html: str = env.get_template(TEMPLATE).render(**context)
     return html

@@ -19,6 +19,7 @@ TOP_FINDINGS = 50
 HEADINGS = (
     "Verdict",
     "Conclusions",
+    "Assumptions",
     "Effort",
     "Findings",
     "hipify",
@@ -43,6 +44,7 @@ def _usd(value: float | None) -> str:
 def render(a: Assessment) -> str:
     out: list[str] = [f"# gpuport assess: {md(a.project)}", ""]
     t = a.scan.target
+    judged = a.scan.judged_counts or a.scan.counts
     out += [
         "## Verdict",
         "",
@@ -53,7 +55,9 @@ def render(a: Assessment) -> str:
         f"* Target: {t.name} ({t.generation}, wave{t.wave_size}, FP8 {t.fp8})",
         f"* Effort: **{md(a.effort.days())}**"
         + (f" ({a.effort.hours:g} h of listed changes)" if a.effort.hours else ""),
-        "* Findings: " + ", ".join(f"{a.scan.counts.get(s, 0)} {s.value}" for s in Severity),
+        "* Findings in core code (judged): "
+        + ", ".join(f"{judged.get(s, 0)} {s.value}" for s in Severity)
+        + (f"; not judged: {md(a.scan.not_judged())}" if a.scan.not_judged() else ""),
         "",
         "## Conclusions",
         "",
@@ -73,6 +77,7 @@ def render(a: Assessment) -> str:
             out += ["Evidence: " + "; ".join(md(e.label) for e in c.evidence[:12]) + more, ""]
     if not a.conclusions:
         out += ["No criterion applies.", ""]
+    out += _assumptions(a)
     out += ["## Effort", ""]
     if a.effort.components:
         out += [*effort_view.markdown(a.effort.components, a.effort.days(), a.effort.calendar), ""]
@@ -150,6 +155,25 @@ def render(a: Assessment) -> str:
         f"timings: {timings}",
     ]
     return "\n".join(out) + "\n"
+
+
+def _assumptions(a: Assessment) -> list[str]:
+    """The assumptions table: what the report assumed, and where each came from."""
+    if not a.assumptions:
+        return []
+    out = [
+        "## Assumptions",
+        "",
+        "| assumption | value | origin | where | why, and how to change it |",
+        "|---|---|---|---|---|",
+    ]
+    for x in a.assumptions:
+        offered = f"offered, not used: {', '.join(x.offered)}" if x.offered else ""
+        why = md("; ".join(p for p in (x.detail, offered) if p))
+        if x.change:  # gpuport's own flag names, not text from the project
+            why += ("; " if why else "") + f"change: `{x.change}`"
+        out.append(f"| {md(x.label)} | {md(x.value)} | {x.origin} | {md(x.where)} | {why} |")
+    return [*out, ""]
 
 
 def _more_findings(a: Assessment, more: int) -> str:

@@ -8,13 +8,16 @@ project is passed as :class:`rich.text.Text` (never markup) after
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpuport.assess.model import Assessment, Readiness
+from gpuport.assess.model import Assessment, Assumed, Evidence, Readiness
 from gpuport.models import Severity
 from gpuport.render import effort_view
 from gpuport.render.text import clean, clean_line
@@ -36,7 +39,13 @@ LEANS = {"rocm": "[bold dark_orange]favours ROCm[/]", "cuda": "[bold green]favou
 
 def _banner(a: Assessment) -> Panel:
     t = a.scan.target
-    counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {a.scan.counts.get(s, 0)}[/]" for s in Severity)
+    judged = a.scan.judged_counts or a.scan.counts
+    counts = "core: " + "  ".join(
+        f"[{SEV_STYLE[s]}]{s.value} {judged.get(s, 0)}[/]" for s in Severity
+    )
+    others = a.scan.not_judged()
+    if others:
+        counts += f"  [dim](not judged: {escape(others)})[/]"
     lines = [
         Text.from_markup(
             f"[bold]{escape(clean_line(a.project))}[/]  target [bold]{t.name}[/] "
@@ -57,6 +66,64 @@ def _banner(a: Assessment) -> Panel:
     return Panel(Group(*lines), title="gpuport assess", title_align="left")
 
 
+def origin_text(x: Assumed) -> str:
+    """``detected: loss.backward() at train.py:88``, ``catalog: Lambda, 2026-10-01``,
+    ``flag``, ``gpuport.toml: /p/gpuport.toml``, ``default``: one wording for every format."""
+    return f"{x.origin}: {x.where}" if x.where else x.origin
+
+
+def assumption_lines(a: Assessment) -> list[str]:
+    """One line per assumption (plain text; the terminal wraps it): the same content the
+    JSON's ``assumptions``, the Markdown table and the HTML table carry."""
+    out = []
+    for x in a.assumptions:
+        line = f"{x.label}: {x.value} [{origin_text(x)}]"
+        if x.detail:
+            line += f"; {x.detail}"
+        if x.offered:  # the Markdown and HTML tables list them all; the terminal, three
+            more = f" and {len(x.offered) - 3} more" if len(x.offered) > 3 else ""
+            head = "offered, not used" if x.value == "none" else "also named outside core code"
+            line += f"; {head}: " + ", ".join(x.offered[:3]) + more
+        if x.origin in ("default", "detected", "catalog") and x.change:
+            line += f" (change: {x.change})"
+        out.append(line)
+    return out
+
+
+def _assumptions(a: Assessment, console: Console) -> None:
+    if not a.assumptions:
+        return
+    console.print(Text("Assumptions (each with where it came from)", style="bold underline"))
+    for line in assumption_lines(a):
+        console.print(Padding(Text(clean_line(line)), (0, 0, 0, 2)))
+
+
+def evidence_text(evidence: Sequence[Evidence], limit: int = 6) -> str:
+    """The first ``limit`` pieces of evidence, a rule's places in one folder written once:
+    ``GP201 src/pkg/ops/: a.py:6:12, b.py:51:8 (+8)`` (a long folder repeated per place
+    filled a narrow terminal with wrapped paths)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for e in evidence[:limit]:
+        loc = e.location
+        shown = loc.display() if loc is not None else ""
+        if loc is None or "/" not in loc.path or not e.label.endswith(" " + shown):
+            groups.setdefault((e.label, ""), [])
+            continue
+        folder, _, name = loc.path.rpartition("/")
+        head = e.label.removesuffix(" " + shown)
+        groups.setdefault((head, folder), []).append(name + shown.removeprefix(loc.path))
+    parts = []
+    for (head, folder), names in groups.items():
+        if not folder:
+            parts.append(head)
+        elif len(names) == 1:
+            parts.append(f"{head} {folder}/{names[0]}")
+        else:
+            parts.append(f"{head} {folder}/: {', '.join(names)}")
+    more = f" (+{len(evidence) - limit})" if len(evidence) > limit else ""
+    return "; ".join(parts) + more
+
+
 def _conclusions(a: Assessment) -> Table:
     table = Table(title="Conclusions", title_justify="left", expand=True, show_lines=True)
     table.add_column("", no_wrap=True)
@@ -72,30 +139,45 @@ def _conclusions(a: Assessment) -> Table:
         body.append("\n→ ", style="bold")
         body.append(clean_line(c.recommendation))
         if c.evidence:
-            refs = ", ".join(e.label for e in c.evidence[:6])
-            more = f" (+{len(c.evidence) - 6})" if len(c.evidence) > 6 else ""
-            body.append(f"\nevidence: {clean_line(refs)}{more}", style="dim")
+            body.append(f"\nevidence: {clean_line(evidence_text(c.evidence))}", style="dim")
         table.add_row(Text(c.severity.value, style=SEV_STYLE[c.severity]), body)
     return table
 
 
-def _effort(a: Assessment) -> Table:
-    table = Table(title="Listed changes by area", title_justify="left", caption=a.effort.note)
+def _effort(a: Assessment, console: Console) -> None:
+    """Listed changes by area: a table on a wide console, else one block per area."""
+    title = "Listed changes by area"
+    if console.width < effort_view.TABLE_WIDTH:
+        console.print(Text(title, style="bold underline"))
+        for c in a.effort.classes:
+            head = Text(c.title, style="bold")
+            head.append(f"  {c.count} item(s), {c.hours:g} h")
+            console.print(Padding(head, (0, 0, 0, 2)))
+            console.print(Padding(Text(clean_line("; ".join(c.basis[:2]))), (0, 0, 0, 4)))
+        if a.effort.note:
+            console.print(Padding(Text(clean_line(a.effort.note), style="dim"), (0, 0, 0, 2)))
+        return
+    table = Table(title=title, title_justify="left", caption=a.effort.note)
     table.add_column("area", overflow="fold")
     table.add_column("items", justify="right")
     table.add_column("hours", justify="right")
     table.add_column("largest items", overflow="fold")
     for c in a.effort.classes:
         table.add_row(c.title, str(c.count), f"{c.hours:g}", "; ".join(c.basis[:2]))
-    return table
+    console.print(table)
 
 
 def section_lines(a: Assessment) -> list[str]:
     """One plain line per section: what ran and what it said."""
     h, cost, bench, doctor = a.hipify, a.cost, a.bench, a.doctor
     lines = [
-        f"scan: {a.scan.files_scanned} files, {a.scan.findings_above_info} findings above info "
-        f"({a.scan.verdict})"
+        f"scan: {a.scan.files_scanned} files, {a.scan.findings_above_info} findings above info"
+        + (
+            f", {a.scan.scope_counts.get('core', 0)} of them in core code"
+            if a.scan.not_judged()
+            else ""
+        )
+        + f" ({a.scan.verdict})"
         + (f"; {len(a.scan.unread)} source files not read" if a.scan.unread else ""),
         (
             f"hipify: {h.files} CUDA/C++ files for HIP {h.hip_version}, {h.replacements} API "
@@ -140,12 +222,13 @@ def section_lines(a: Assessment) -> list[str]:
 
 def render(a: Assessment, console: Console, *, written: str | None = None) -> None:
     console.print(_banner(a))
+    _assumptions(a, console)
     if a.conclusions:
         console.print(_conclusions(a))
     if a.effort.components:
-        console.print(effort_view.rich_table(a.effort.components, a.effort.calendar))
+        effort_view.print_components(console, a.effort.components, a.effort.calendar)
     if a.effort.classes:
-        console.print(_effort(a))
+        _effort(a, console)
     for line in section_lines(a):
         console.print(Text(clean(line)))
     for note in a.notes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 
 from gpuport.doctor.model import CheckStatus, Diagnosis, DoctorReport
@@ -76,8 +77,13 @@ def _diagnosis_terminal(d: Diagnosis, console: Console) -> None:
     )
     for line in d.evidence:
         console.print(f"  [dim]seen:[/]  {_safe(line)}", highlight=False, soft_wrap=True)
-    console.print(f"  [dim]cause:[/] {_safe(d.cause)}", highlight=False)
-    console.print(f"  [dim]fix:[/]   {_safe(d.fix)}", highlight=False)
+    # cause and fix wrap under their own start, not at column 0 below the label
+    text = Table.grid(padding=(0, 1), pad_edge=False)
+    text.add_column(no_wrap=True, style="dim", min_width=6)
+    text.add_column(ratio=1)
+    text.add_row("cause:", _safe(d.cause))
+    text.add_row("fix:", _safe(d.fix))
+    console.print(Padding(text, (0, 0, 0, 2)), highlight=False)
     if d.fix_command:
         console.print(f"  [bold]$ {_safe(d.fix_command)}[/]", highlight=False, soft_wrap=True)
     console.print(f"  [dim]more:  gpuport explain {d.rule_id}[/]", highlight=False)

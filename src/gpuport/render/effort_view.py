@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -47,6 +49,32 @@ def rich_table(components: Sequence[EffortComponent], caption: str = "") -> Tabl
             Text(clean_line(c.amd_equivalent or "")),
         )
     return table
+
+
+#: Below this many columns a table of five columns squeezes its text to a word per line: the
+#: components are printed as blocks instead (issue 29: output that fits any width).
+TABLE_WIDTH = 100
+
+
+def print_components(
+    console: Console, components: Sequence[EffortComponent], caption: str = ""
+) -> None:
+    """The components as :func:`rich_table` on a wide console, else one block each (name,
+    regime and days on one line, the basis and AMD equivalent wrapped under it)."""
+    if console.width >= TABLE_WIDTH:
+        console.print(rich_table(components, caption))
+        return
+    console.print(Text(TITLE, style="bold underline"))
+    for c in components:
+        head = Text(clean_line(c.name), style="bold")
+        head.append(f"  {c.regime}  {days(c)} days")
+        console.print(Padding(head, (0, 0, 0, 2)))
+        body = clean_line(basis(c))
+        if c.amd_equivalent:
+            body += f"; AMD equivalent: {clean_line(c.amd_equivalent)}"
+        console.print(Padding(Text(body), (0, 0, 0, 4)))
+    if caption:
+        console.print(Padding(Text(clean_line(caption), style="dim"), (0, 0, 0, 2)))
 
 
 def markdown(components: Sequence[EffortComponent], total: str, calendar: str) -> list[str]:

@@ -22,11 +22,19 @@ def _compile(f: FileResult) -> str:
     return f.compile.status
 
 
+#: How the HIP version was chosen, as the summary says it (one assumption for every command).
+HIP_ORIGIN = {
+    "installed": " (the HIP installed here)",
+    "default": " (gpuport's default: no HIP installed here; --hip-version picks one)",
+}
+
+
 def summary(report: HipifyReport) -> str:
     """One line for stderr."""
     t = report.totals
     line = (
-        f"gpuport hipify: {t.get('files', 0)} file(s) for HIP {report.hip_version}, "
+        f"gpuport hipify: {t.get('files', 0)} file(s) for HIP {report.hip_version}"
+        f"{HIP_ORIGIN.get(report.hip_version_origin, '')}, "
         f"{t.get('replacements', 0)} replacement(s), {t.get('unsupported', 0)} unsupported, "
         f"{t.get('hazards', 0)} hazard(s), {t.get('skipped', 0)} skipped"
     )

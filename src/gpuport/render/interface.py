@@ -14,6 +14,7 @@ class OutputFormat(enum.StrEnum):
     JSON = "json"
     SARIF = "sarif"
     MARKDOWN = "markdown"
+    COMPACT = "compact"  # scan: one line per finding, for CI logs and pre-commit
 
 
 class ReportFormat(enum.StrEnum):

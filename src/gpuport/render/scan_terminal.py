@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from gpuport.models import Severity
 from gpuport.render import effort_view
+from gpuport.render.finding_groups import RuleGroup, by_scope, counts_text, group
 from gpuport.render.text import clean, clean_line
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.rules import RULES
-from gpuport.scan.verdict import top_blockers
+from gpuport.scan.verdict import judged, top_blockers
 
 SEV_STYLE = {
     Severity.BLOCKER: "bold red",
@@ -30,12 +32,11 @@ VERDICT_STYLE = {
     Verdict.MINOR_WORK: "bold black on cyan",
     Verdict.READY: "bold white on green",
 }
-TOP_N = 10
 
 
 def _header(report: ScanReport) -> Panel:
     t = report.target
-    counts = "  ".join(f"[{SEV_STYLE[s]}]{s.value} {report.counts.get(s, 0)}[/]" for s in Severity)
+    counts = _counts_markup(report)
     lines = [
         Text.from_markup(
             f"[bold]{escape(clean_line(report.root))}[/]  target [bold]{t.name}[/] "
@@ -66,6 +67,17 @@ def _header(report: ScanReport) -> Panel:
     return Panel(Group(*lines), title="gpuport scan", title_align="left")
 
 
+def _counts_markup(report: ScanReport) -> str:
+    """The judged findings' counts by severity, the ones the verdict is made of
+    (``core: blocker 2  major 1 ...``); the other scopes' are on the line below."""
+    mine = judged(report.findings, report.scope)
+    scope = "all scopes" if report.scope == "all" else "core"
+    counts = "  ".join(
+        f"[{SEV_STYLE[s]}]{s.value} {sum(1 for f in mine if f.severity is s)}[/]" for s in Severity
+    )
+    return f"{scope}: {counts}"
+
+
 def route_summary(report: ScanReport, limit: int = 6) -> str:
     """The route evidence on one line: ``docker Dockerfile_amd:43, ci .github/...``; evidence
     that does not count says why (issue 24)."""
@@ -80,7 +92,7 @@ def route_summary(report: ScanReport, limit: int = 6) -> str:
 
 
 def _judged_line(report: ScanReport) -> str:
-    judged = "every scope" if report.scope == "all" else "core code, packaging and build"
+    basis = "every scope" if report.scope == "all" else "core code, packaging and build"
     others = []
     for scope, counts in report.scope_counts.items():
         if scope == "core" or report.scope == "all":
@@ -88,7 +100,7 @@ def _judged_line(report: ScanReport) -> str:
         above = sum(n for sev, n in counts.items() if sev is not Severity.INFO)
         if above:
             others.append(f"{scope} {above}")
-    text = f"verdict and effort from {judged}"
+    text = f"verdict and effort from {basis}"
     if others:
         text += "; not judged (above info): " + ", ".join(others) + " (--scope all judges them)"
     if report.not_built:
@@ -96,44 +108,114 @@ def _judged_line(report: ScanReport) -> str:
     return text
 
 
-def _finding_table(findings: list[Finding], title: str) -> Table:
-    table = Table(title=title, title_justify="left", expand=True, show_lines=False)
-    table.add_column("severity", no_wrap=True, overflow="fold")
-    table.add_column("rule", no_wrap=True, overflow="fold")
-    table.add_column("where", overflow="fold")
-    table.add_column("what, and the fix", ratio=3, overflow="fold")
-    for f in findings:
-        sev = f.severity.value + (" (guarded)" if f.guarded else "")
-        if f.scope != "core":
-            sev += f" [{f.scope}]"
-        body = Text(clean(f.message))
-        body.append("\nfix: ", style="bold")
-        body.append(clean(f.fix))
-        table.add_row(
-            Text(sev, style=SEV_STYLE[f.severity]),
-            f.rule_id,
-            Text(clean_line(f.location.display())),
-            body,
-        )
-    return table
+def message_lead(message: str) -> str:
+    """What a message is about, before its explanation: ``torchvision`` of ``torchvision:
+    torchvision has ROCm builds ...``; the whole message when it has no such lead."""
+    lead = message.split(": ", 1)[0]
+    return lead if len(lead) < len(message) else message
 
 
-def _per_file(report: ScanReport) -> Table:
+def group_lines(
+    g: RuleGroup, *, indent: int = 2, shown: set[str] | None = None, brief: bool = False
+) -> list[RenderableType]:
+    """One rule's findings as a block that wraps to any width: a head line (rule, severity,
+    title, how many), then each distinct message once with its places indented under it
+    (one line per folder), then the fix once. A message or fix already printed (``shown``, updated
+    here) is not printed again: the block says so in one line. ``brief`` (findings the verdict
+    does not judge): each message's lead on one line, no fix; --verbose prints them whole."""
+    shown = set() if shown is None else shown
+    head = Text(g.rule_id, style="bold")
+    head.append("  ")
+    head.append(g.severity.value, style=SEV_STYLE[g.severity])
+    head.append("  " + clean_line(g.title))
+    if g.count > 1:
+        head.append(f"  ×{g.count}", style="bold")
+    out: list[RenderableType] = [Padding(head, (0, 0, 0, indent))]
+    pad = (0, 0, 0, indent + 2)
+    places = (0, 0, 0, indent + 4)
+    for x in g.fixes:
+        for m in x.messages:
+            folders = m.by_folder()
+            lead = clean_line(message_lead(m.message))
+            if brief and len(folders) == 1 and len(lead) <= 24:  # a name and its only place
+                line = Text(lead + "  ")
+                line.append(clean_line(folders[0]), style="cyan")
+                out.append(Padding(line, pad))
+                continue
+            if brief:
+                out.append(Padding(Text(lead, no_wrap=True, overflow="ellipsis"), pad))
+            elif m.message in shown:
+                out.append(Padding(Text("(message as above)", style="dim"), pad))
+            else:
+                shown.add(m.message)
+                out.append(Padding(Text(clean(m.message)), pad))
+            for item in folders:  # places: indented under their message
+                out.append(Padding(Text(clean_line(item), style="cyan"), places))
+        if brief or all(x.fix in m.message for m in x.messages):
+            continue  # the message already says it, or --verbose will
+        fix = Text("fix: ", style="bold")
+        if x.fix in shown:
+            fix.append("as above", style="dim")
+        else:
+            shown.add(x.fix)
+            fix.append(clean(x.fix))
+        out.append(Padding(fix, pad))
+    return out
+
+
+def _section(
+    console: Console,
+    title: str,
+    findings: list[Finding],
+    report: ScanReport,
+    order: list[str],
+    shown: set[str],
+    verbose: bool = False,
+) -> None:
+    """Findings of one kind, one heading per scope (core first), grouped by rule and fix.
+    Blockers of every scope, and every finding the verdict judges, print whole; the other
+    findings outside the judged scope print their messages' leads (``verbose``: whole)."""
+    for scope, items in by_scope(findings):
+        judged_here = report.scope == "all" or scope == "core"
+        where = "core code" if scope == "core" else f"{scope} code"
+        counts = counts_text(items) if title != "Blockers" else str(len(items))
+        brief = not (judged_here or verbose or title == "Blockers")
+        note = "" if judged_here else ", not judged"
+        note += "; details: --verbose" if brief else ""
+        console.print(Text(f"{title} in {where} ({counts}{note})", style="bold underline"))
+        for g in group(items, order):
+            for part in group_lines(g, shown=shown, brief=brief):
+                console.print(part)
+
+
+def _per_file(report: ScanReport, console: Console) -> None:
+    """Every file with findings, worst first, one line each (--verbose: the blocks above
+    already name every place, folder by folder)."""
     per: dict[str, Counter[Severity]] = defaultdict(Counter)
     for f in report.findings:
         per[f.location.path][f.severity] += 1
-    table = Table(title="Findings per file", title_justify="left")
-    table.add_column("file", overflow="fold")
-    for sev in Severity:
-        table.add_column(sev.value, justify="right", style=SEV_STYLE[sev], overflow="fold")
+    if not per:
+        return
     ordered = sorted(per.items(), key=lambda kv: (*tuple(-kv[1][s] for s in Severity), kv[0]))
+    console.print(Text("Findings per file", style="bold underline"))
     for path, counts in ordered:
-        table.add_row(Text(clean_line(path)), *(str(counts[s] or "") for s in Severity))
-    return table
+        line = Text(clean_line(path) + "  ")
+        line.append(", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]), style="dim")
+        console.print(Padding(line, (0, 0, 0, 2)))
 
 
-def _effort(report: ScanReport) -> Table:
-    table = Table(title="Listed changes (hours per rule)", title_justify="left")
+def _effort(report: ScanReport, console: Console) -> None:
+    """Listed changes, hours per rule: a table on a wide console, else one line each."""
+    title = "Listed changes (hours per rule)"
+    if console.width < effort_view.TABLE_WIDTH:
+        console.print(Text(title, style="bold underline"))
+        for item in report.effort.basis:
+            line = Text(f"{item.rule_id}  ", style="bold")
+            line.append(clean_line(item.title))
+            line.append(f": {item.count} × {item.hours_each:g} h = {item.hours:g} h", style="dim")
+            console.print(Padding(line, (0, 0, 0, 2)))
+        return
+    table = Table(title=title, title_justify="left")
     table.add_column("rule", overflow="fold")
     table.add_column("what", overflow="fold")
     table.add_column("count", justify="right", overflow="fold")
@@ -141,33 +223,35 @@ def _effort(report: ScanReport) -> Table:
     table.add_column("hours", justify="right", overflow="fold")
     for item in report.effort.basis:
         table.add_row(
-            item.rule_id, item.title, str(item.count), f"{item.hours_each:g}", f"{item.hours:g}"
+            item.rule_id,
+            Text(clean_line(item.title)),
+            str(item.count),
+            f"{item.hours_each:g}",
+            f"{item.hours:g}",
         )
-    return table
+    console.print(table)
 
 
-def _routes(report: ScanReport) -> Table:
-    table = Table(title="ROCm route (the project's own evidence)", title_justify="left")
-    table.add_column("kind", no_wrap=True)
-    table.add_column("where", overflow="fold")
-    table.add_column("what", overflow="fold")
-    table.add_column("counts", overflow="fold")
+def _routes(report: ScanReport, console: Console) -> None:
+    console.print(Text("ROCm route (the project's own evidence)", style="bold underline"))
     for r in report.routes:
-        where = r.path + (f":{r.line}" if r.line else "")
-        counts = "yes" if r.counts else f"no: {r.why}"
-        table.add_row(r.kind, Text(clean_line(where)), Text(clean(r.detail)), Text(clean(counts)))
-    return table
+        line = Text(f"{r.kind}  ", style="green")
+        line.append(clean_line(r.path + (f":{r.line}" if r.line else "")))
+        line.append("  " + clean(r.detail), style="dim")
+        if not r.counts:
+            line.append(f"  (not counted: {clean_line(r.why)})", style="yellow")
+        console.print(Padding(line, (0, 0, 0, 2)))
 
 
 def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
     console.print(_header(report))
-    blockers = top_blockers(report.findings, RULES, report.scope)
+    order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
+    blockers = [f for f in report.findings if f.severity is Severity.BLOCKER]
+    shown: set[str] = set()  # messages and fixes printed once
     if blockers:
-        shown = blockers[:TOP_N]
-        more = f" (first {TOP_N} of {len(blockers)})" if len(blockers) > TOP_N else ""
-        console.print(_finding_table(shown, f"Top blockers by impact{more}"))
+        _section(console, "Blockers", blockers, report, order, shown)
     if report.routes:
-        console.print(_routes(report))
+        _routes(report, console)
     nv = [c for c in report.components if c.nvidia_only]
     if nv and report.routes:
         console.print(
@@ -191,30 +275,31 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
             highlight=False,
             markup=False,
         )
-    if report.findings:
-        console.print(_per_file(report))
-        rest = [
-            f
-            for f in report.findings
-            if f.severity is not Severity.BLOCKER and (verbose or f.severity is not Severity.INFO)
-        ]
-        if rest:
-            console.print(_finding_table(rest, "Other findings"))
-        hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
-        if hidden and not verbose:
-            console.print(
-                f"[dim]{hidden} info finding(s) (incl. ROCm-guarded code) hidden; "
-                "--verbose shows them[/]"
-            )
+    rest = [
+        f
+        for f in report.findings
+        if f.severity is not Severity.BLOCKER and (verbose or f.severity is not Severity.INFO)
+    ]
+    if rest:
+        _section(console, "Other findings", rest, report, order, shown, verbose)
+    hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
+    if hidden and not verbose:
+        console.print(
+            f"[dim]{hidden} info finding(s) (incl. ROCm-guarded code) hidden; "
+            "--verbose shows them[/]"
+        )
+    if verbose:
+        _per_file(report, console)
     if report.effort.components:
-        caption = "; ".join(x for x in (report.effort.calendar, report.effort.note) if x)
-        console.print(effort_view.rich_table(report.effort.components, caption))
+        # the model's basis is the same on every run: --verbose prints it (and docs/effort.md)
+        note = report.effort.note if verbose else "how it is estimated: --verbose, docs/effort.md"
+        caption = "; ".join(x for x in (report.effort.calendar, note) if x)
+        effort_view.print_components(console, report.effort.components, caption)
     if report.effort.basis:
-        console.print(_effort(report))
+        _effort(report, console)
     if report.skipped:
-        table = Table(title="Skipped files", title_justify="left")
-        table.add_column("file", overflow="fold")
-        table.add_column("reason", overflow="fold")
-        for s in report.skipped:
-            table.add_row(Text(clean_line(s.path)), Text(clean_line(s.reason)))
-        console.print(table)
+        console.print(Text("Skipped files", style="bold underline"))
+        for sk in report.skipped:
+            line = Text(clean_line(sk.path) + "  ")
+            line.append(clean_line(sk.reason), style="dim")
+            console.print(Padding(line, (0, 0, 0, 2)))

@@ -5,10 +5,15 @@ captures (:func:`diff_files`); the answer is a :class:`ParityReport`. torch and 
 imported only when a function runs (extra ``gpuport[validate]``).
 """
 
+from gpuport.models import register_consistency_check
 from gpuport.validate.capture import CaptureOptions, capture, capture_model
 from gpuport.validate.check import CheckOptions, check, check_model
 from gpuport.validate.diff import diff_files
 from gpuport.validate.model import CaptureSummary, ParityReport, Row, Status, Verdict
+from gpuport.validate.report import report_problem
+
+# a loaded report's statuses, counts and verdict are re-derived from its rows (issues 14, 23)
+register_consistency_check(ParityReport, report_problem)
 
 __all__ = [
     "CaptureOptions",

@@ -33,10 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gpuport.validate import gpv
-from gpuport.validate.model import Arbitration, ModuleRecord
-from gpuport.validate.ops import below_float64
-from gpuport.validate.trace import flatten_tensors
+from gpuport.validate.model import Arbitration
 
 DYNAMO_BASE = 2.0
 DYNAMO_RAISED = 3.0
@@ -142,33 +139,3 @@ def decide(torch: Any, a: Any, b: Any, ref64: Any, dtype: str, b_source: str) ->
         ),
     )
     return Decision(arb, verdict)
-
-
-def fp64_outputs(
-    torch: Any, module: Any, rec: ModuleRecord, cap: gpv.GpvFile, nominal: Any = None
-) -> list[Any]:
-    """B's module in float64 on the CPU, on copies of A's recorded inputs (to_double copies:
-    the reads share the file's memory, and the module may work in place). Raises
-    :class:`NotFloat64` when the copy computes below ``nominal`` (A's precision) anyway: its
-    own code casts, and its result would be no float64 reference."""
-    args, kwargs = gpv.decode_call(rec.inputs, lambda n: cap.tensor(n))
-    m64 = double_module(torch, module)
-    watch = below_float64(torch, nominal if nominal is not None else torch.float32)
-    args, kwargs = to_double(torch, args), to_double(torch, kwargs)
-    with torch.no_grad(), watch:
-        out = m64(*args, **kwargs)
-    if watch.first is not None:
-        raise NotFloat64(watch.first)
-    return flatten_tensors(torch, out)
-
-
-class NotFloat64(Exception):
-    """The float64 copy of a module computed below A's precision (its code casts itself)."""
-
-
-def not_float64(where: str) -> str:
-    return (
-        "fp64 arbitration cannot judge it: B's module converted to float64 still computes in "
-        f"a lower precision than A's output ({where}: its own code casts), so that is no "
-        "float64 reference"
-    )

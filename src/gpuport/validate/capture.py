@@ -93,6 +93,40 @@ def build_model(torch: Any, ref: str, seed: int) -> tuple[Any, tuple[Any, ...], 
     return model, args, kwargs
 
 
+CACHE_OFF = (
+    "past_key_values: not recorded: gpuport turned the model's KV cache off (use_cache=False) "
+    "for the capture, and the check replays it so: a cache object cannot be stored or "
+    "replayed, and one forward pass computes the same outputs without it"
+)
+
+
+def cache_off(model: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """``kwargs`` with ``use_cache=False`` for a model that would build a KV cache (a Hugging
+    Face model: ``config.use_cache``, a ``use_cache`` argument), and the note saying so.
+
+    With the cache on, every attention call gets the cache object (``past_key_values``) and
+    writes into it: no such call can be recorded or replayed on its own, so a divergence inside
+    attention was blamed on the next projection. A single forward pass computes the same
+    outputs without the cache; the capture records the switch in its inputs, so the check
+    runs the same way."""
+    import inspect
+
+    if kwargs.get("use_cache") is False:
+        return kwargs, None
+    config = getattr(model, "config", None)
+    wants = kwargs.get("use_cache") is True or getattr(config, "use_cache", False) is True
+    if not wants:
+        return kwargs, None
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return kwargs, None
+    takes = "use_cache" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    if not takes:
+        return kwargs, None
+    return {**kwargs, "use_cache": False}, CACHE_OFF
+
+
 def split_inputs(torch: Any, inputs: Any, ref: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """example_inputs: a tensor, a tuple/list of positional args, or a dict of keyword args."""
     if isinstance(inputs, torch.Tensor):
@@ -181,6 +215,8 @@ class _Recorder(Handler):
             pending.spec = gpv.encode_call(self.torch, args, kwargs, "@", raw)
         except TypeError as exc:
             pending.note = f"cannot replay: an argument is not a tensor or plain value ({exc})"
+            if "Cache" in str(exc):  # a KV cache object of a model cache_off did not recognise
+                pending.note += "; pass use_cache=False in the example inputs"
             raw = {}
         for rel, t in raw.items():
             hit = self._ref(t)
@@ -360,6 +396,7 @@ def capture_model(
     args = to_device(torch, args, device)
     kwargs = to_device(torch, kwargs, device)
     selected = select(model, list(modules))
+    kwargs, cache_note = cache_off(model, kwargs)
     say("fingerprinting the model")
     signature, structure, checksum = env.model_identity(torch, model)
     rec = _Recorder(torch, max_bytes, backward)
@@ -368,6 +405,8 @@ def capture_model(
     )
     resolve_parents(rec)
     left_out = [*rec.left_out, *untraced(model, selected, rec.called, modules)]
+    if cache_note:
+        left_out.append(cache_note)
     # hashing after the forward pass, not beside it: on a busy CPU a hashing thread only slows
     # torch's own threads down (measured: 0.6 s instead of 0.45 + 0.08 s on 2 cores)
     say(f"hashing {len(rec.store)} tensors ({rec.stored_bytes / 1e6:.1f} MB)")

@@ -9,7 +9,7 @@ Three passes, each only as expensive as it needs to be:
    B's module runs on A's *recorded inputs*, which separates the module's *local* error from
    error it inherited.
 3. **fp64 arbitration** (``--reference fp64``) for modules still beyond tolerance locally: see
-   :mod:`gpuport.validate.arbitrate`.
+   :mod:`gpuport.validate.arbitrate` (the rule) and :mod:`gpuport.validate.fp64ref` (the reference).
 
 The root module, always traced, is never replayed: its inputs are the model inputs, so B's own
 run already is its run on A's inputs (and an fp64 copy of a whole model would not fit). Its row
@@ -27,9 +27,10 @@ from typing import Any
 from gpuport.models import GpuportError
 from gpuport.usercode import call_user
 from gpuport.validate import env, gpv, precision
-from gpuport.validate.arbitrate import NotFloat64, decide, fp64_outputs, not_float64
+from gpuport.validate.arbitrate import decide
 from gpuport.validate.attribute import Context, Item, diverged_locally, origins, rows
 from gpuport.validate.capture import build_model, device_type, seed_everything, to_device
+from gpuport.validate.fp64ref import NotFloat64, fp64_outputs, not_float64
 from gpuport.validate.metrics import compare_tensors, kind_mismatch
 from gpuport.validate.model import (
     Metrics,
@@ -356,6 +357,15 @@ def op_pass(
             args, kwargs = how.inputs(torch, rec, cap)
             with how.autocast(torch, ctx.b_autocast.get(rec.key, rec.autocast)):
                 replay = replay_ops(torch, module, args, kwargs, nominal, rec.sdpa)
+            if replay.found is None and diverged_locally(items):
+                # no op below the nominal precision explains it: judge the ops already in it
+                # (on the CPU) against float64, in a second pass
+                seed_everything(torch, cap.manifest.seed)
+                args, kwargs = how.inputs(torch, rec, cap)
+                with how.autocast(torch, ctx.b_autocast.get(rec.key, rec.autocast)):
+                    second = replay_ops(torch, module, args, kwargs, nominal, rec.sdpa, True)
+                second.checked += replay.checked
+                replay = second
         except Exception as exc:
             _note(items[0], f"op-level replay failed: {type(exc).__name__}: {exc}")
             continue
@@ -366,8 +376,8 @@ def op_pass(
             _note(
                 items[0],
                 f"op-level replay: none of the {replay.checked} ops checked (of {replay.index}) "
-                f"is further from float64 than {dtype} explains; ops on the CPU already in "
-                f"{dtype} are not recomputed",
+                f"is further from float64 than {dtype} explains: what differs comes from "
+                "outside these ops (their inputs, or code around the call)",
             )
 
 

@@ -420,12 +420,6 @@ class ParityReport(BaseModel):
         """Content digest written with the report, checked on load (:mod:`gpuport.integrity`)."""
         return sealed_digest(self)
 
-    def consistency_problem(self) -> str | None:
-        """The first derived figure that does not follow from the rows, or None."""
-        from gpuport.validate.report import report_problem
-
-        return report_problem(self)
-
 
 class CaptureSummary(BaseModel):
     """What ``gpuport validate capture`` did: printed to stdout, the tensors go to the file."""

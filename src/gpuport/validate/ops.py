@@ -22,7 +22,10 @@ import sys
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuport.validate.arbitrate import Decision
 
 # ops that only read metadata or reshape: they compute nothing that could diverge
 META = frozenset(
@@ -56,6 +59,15 @@ CASTS = frozenset(
     {"to", "type", "float", "double", "half", "bfloat16", "_to_copy", "type_as", "cpu", "cuda"}
 )
 SDPA = "scaled_dot_product_attention"
+# ops that only move or select data: nothing in them rounds, so the same-precision pass skips
+STRUCTURAL = frozenset(
+    {
+        "cat", "stack", "view", "reshape", "transpose", "permute", "contiguous", "expand",
+        "repeat", "repeat_interleave", "__getitem__", "index_select", "gather", "narrow",
+        "select", "split", "chunk", "unsqueeze", "squeeze", "flatten", "unflatten", "clone",
+        "embedding", "unbind", "t", "flip", "roll",
+    }
+)  # fmt: skip
 # torch.nn.attention.SDPBackend values returned by torch._fused_sdp_choice
 _BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable", -1: "error"}
 _GPUPORT_DIR = str(Path(__file__).resolve().parent.parent)
@@ -199,15 +211,23 @@ class OpReplay:
     whose result is further from float64 than the nominal one by more than the Dynamo rule
     allows (:func:`gpuport.validate.arbitrate.decide`) is the diverging op. Casts to a lower
     precision are not blamed themselves: the cast tensor keeps a link to its source, and the op
-    that then computes in the lower precision is recomputed from the source. Ops on the CPU
-    whose inputs and output already have the nominal precision are skipped: their nominal
-    recomputation would be the very same computation. Only the current op's tensors are held,
+    that then computes in the lower precision is recomputed from the source. An op on the CPU
+    whose inputs and output already have the nominal precision is left to a second pass, run
+    only when the first names no op (``same_precision``): recomputed in float64 only (its
+    nominal recomputation would be the very same computation) and judged by
+    :func:`same_precision`, so a kernel that is wrong in that precision is named although its
+    inputs, B's own, agree. Only the current op's tensors are held,
     plus the source of each cast tensor, so memory stays that of the module's forward.
     """
 
-    def __init__(self, torch: Any, nominal: Any, sdpa_a: list[str]) -> None:
+    def __init__(
+        self, torch: Any, nominal: Any, sdpa_a: list[str], same_precision: bool = False
+    ) -> None:
         self.torch = torch
         self.nominal = nominal
+        # the second pass: only the ops the first pass does not recompute (on the CPU, in the
+        # nominal precision already), each against float64 (see same_precision)
+        self.same_pass = same_precision
         self.sdpa_a = sdpa_a
         self.sdpa_seen = 0
         self.index = 0
@@ -272,12 +292,15 @@ class OpReplay:
         nominal_bits = _bits(torch, self.nominal)
         low = any(_bits(torch, t.dtype) < nominal_bits for t in [*floats, *outs])
         low = low or any(self._source(t) is not t for t in floats)
-        if not low and all(t.device.type == "cpu" for t in [*floats, *outs]):
-            return
+        # B's op already ran on the CPU in the nominal precision: recomputing it so would be
+        # the very same computation, so it is judged against float64 alone (same_precision)
+        same = not low and all(t.device.type == "cpu" for t in [*floats, *outs])
+        if same != self.same_pass or (same and name in STRUCTURAL):
+            return  # the other pass judges it; moving data computes nothing to round
         with torch.no_grad(), torch.autocast("cpu", enabled=False):  # the op as written
             try:
                 ref = self._run(func, args, kwargs, torch.float64)
-                nom = self._run(func, args, kwargs, self.nominal)
+                nom = ref if same else self._run(func, args, kwargs, self.nominal)
             except Exception:
                 return  # no CPU/float64 kernel for this op: it cannot be judged
         from gpuport.validate.arbitrate import decide
@@ -291,7 +314,10 @@ class OpReplay:
             dtype = str(self.nominal).removeprefix("torch.")
             try:
                 cpu_b = b.detach().to("cpu")
-                verdict = decide(torch, a.to("cpu"), cpu_b, r.to("cpu"), dtype, "local")
+                if same:
+                    verdict = same_precision(torch, cpu_b, r.to("cpu"))
+                else:
+                    verdict = decide(torch, a.to("cpu"), cpu_b, r.to("cpu"), dtype, "local")
             except (RuntimeError, TypeError, ValueError):
                 continue  # not comparable (a device or dtype the recomputation kept)
             if verdict.verdict == "wrong":
@@ -324,11 +350,57 @@ class OpReplay:
         return func(*_map(torch, args, conv), **_map(torch, kwargs, conv))
 
 
+#: How many times the error of rounding the float64 result to B's precision a correct op in that
+#: precision may be away from float64: accumulation in a reduction of K terms costs about
+#: sqrt(K) roundings (log2(K) with pairwise sums), so 512 holds reductions of 2^18 terms. A
+#: kernel that is wrong (noise, a wrong constant, a lost term) is orders of magnitude beyond.
+SAME_PRECISION_SLACK = 512.0
+
+
+def same_precision(torch: Any, b: Any, ref64: Any) -> Decision:
+    """An op B ran on the CPU in the nominal precision, against its float64 recomputation:
+    *wrong* when B is further from float64 than :data:`SAME_PRECISION_SLACK` roundings, or
+    has NaN/Inf where float64 is finite. Its inputs are B's own (they agree with themselves),
+    so a wrong output here is the op's: named even when the ops before it were right."""
+    from gpuport.validate.arbitrate import Decision, rmse
+    from gpuport.validate.model import Arbitration
+
+    fin_ref = torch.isfinite(ref64)
+    b64 = b.to(torch.float64)
+    bad_b = int((fin_ref & ~torch.isfinite(b64)).sum())
+    mask = fin_ref & torch.isfinite(b64)
+    err_b = rmse(torch, b64, ref64, mask)
+    rounded = ref64.to(b.dtype).to(torch.float64)
+    floor = rmse(torch, rounded, ref64, mask & torch.isfinite(rounded))
+    allowed = SAME_PRECISION_SLACK * floor
+    wrong = bool(bad_b) or math.isnan(err_b) or err_b > allowed + 1e-300
+    arb = Arbitration(
+        err_a=allowed,
+        err_b=err_b,
+        ratio=err_b / allowed if allowed > 0 else None,
+        multiplier=SAME_PRECISION_SLACK,
+        floor=floor,
+        nonfinite_a=0,
+        nonfinite_b=bad_b,
+        b_source="local",
+        provenance="B's op on the CPU in its own precision against float64: "
+        f"at most {SAME_PRECISION_SLACK:g} x the rounding error of that precision",
+    )
+    return Decision(arb, "wrong" if wrong else "equivalent")
+
+
 def replay_ops(
-    torch: Any, module: Any, args: Any, kwargs: Any, nominal: Any, sdpa_a: list[str]
+    torch: Any,
+    module: Any,
+    args: Any,
+    kwargs: Any,
+    nominal: Any,
+    sdpa_a: list[str],
+    same_precision: bool = False,
 ) -> OpReplay:
-    """Run ``module(*args, **kwargs)`` op by op under an :class:`OpReplay`."""
-    replay = OpReplay(torch, nominal, sdpa_a)
+    """Run ``module(*args, **kwargs)`` op by op under an :class:`OpReplay`; with
+    ``same_precision``, the second pass (the ops already in the nominal precision on the CPU)."""
+    replay = OpReplay(torch, nominal, sdpa_a, same_precision)
     with torch.no_grad(), replay.mode():
         module(*args, **kwargs)
     return replay

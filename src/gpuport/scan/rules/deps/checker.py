@@ -17,7 +17,6 @@ from pathlib import PurePosixPath
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
 
 from gpuport import textre
 from gpuport.knowledge import PackageInfo
@@ -32,6 +31,7 @@ from gpuport.scan.rules.base import (
     register,
 )
 from gpuport.scan.rules.deps.lock import VIA_KEY, not_a_rocm_gap, via_annotations
+from gpuport.scan.rules.deps.pins import below_minimum, floor_below
 from gpuport.scan.rules.deps.readers import (
     PIP_OPTIONS,
     conda_entries,
@@ -279,37 +279,6 @@ def _marker_applies(req: Requirement) -> bool:
         return True
 
 
-def _below_minimum(req: Requirement, minimum: str) -> bool:
-    try:
-        floor = Version(minimum)
-    except InvalidVersion:
-        return False
-    for spec in req.specifier:
-        text = spec.version
-        try:
-            if spec.operator in ("==", "===") and text.endswith(".*"):
-                prefix = Version(text[:-2]).release
-                if prefix < floor.release[: len(prefix)]:
-                    return True
-            elif spec.operator in ("==", "==="):
-                if Version(text) < floor:
-                    return True
-            elif spec.operator == "<":
-                if Version(text) <= floor:
-                    return True
-            elif spec.operator == "<=":
-                if Version(text) < floor:
-                    return True
-            elif spec.operator == "~=":
-                parts = Version(text).release[:-1]
-                upper = Version(".".join(str(p) for p in (*parts[:-1], parts[-1] + 1)))
-                if upper <= floor:
-                    return True
-        except (ValueError, IndexError):  # InvalidVersion, or a 5,000-digit release number
-            continue
-    return False
-
-
 def _caveat(pkg: PackageInfo, ctx: FileContext) -> str:
     family = ctx.target.family.lower()
     note = pkg.caveats.get(family) or pkg.caveats.get("all")
@@ -357,7 +326,7 @@ def check_requirement(
     pkg = ctx.packages.by_dist(req.name)
     if pkg is None:
         return
-    if pkg.min_version and _below_minimum(req, pkg.min_version):
+    if pkg.min_version and below_minimum(req, pkg.min_version):
         ctx.report(
             "GP107",
             line,
@@ -365,6 +334,17 @@ def check_requirement(
             message=f"{req.name}{req.specifier} is older than {pkg.min_version}, the first "
             "release usable on ROCm",
             fix=f"Require {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
+        )
+    elif pkg.min_version and floor_below(req, pkg.min_version):
+        ctx.report(
+            "GP107",
+            line,
+            column,
+            message=f"{req.name}{req.specifier} admits releases older than {pkg.min_version}, "
+            "the first usable on ROCm: a resolver held back by a lock file or another pin "
+            "can install one",
+            fix=f"Raise the floor: {pkg.name}>={pkg.min_version}. {_route_fix(pkg)}",
+            severity=Severity.MINOR,
         )
     text = f"{req.name}: {pkg.summary}{_caveat(pkg, ctx)}"
     if pkg.status == "no" and not_a_rocm_gap(ctx, pkg, text, line, column):

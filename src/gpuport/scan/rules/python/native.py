@@ -119,6 +119,29 @@ class NativeRules(ScanState):
             guarded = True
             message += "; its sources are named, and their kernels are judged in their own files"
         self.report("GP211", node, guarded=guarded, severity=severity, message=message)
+        self._nvcc_flags(node, leaf)
+
+    def _nvcc_flags(self, node: ast.Call, leaf: str) -> None:
+        """nvcc-only flags in ``extra_cuda_cflags`` (``--use_fast_math``): on ROCm torch
+        hands them to hipcc, which rejects or misreads them (the same flags and fixes as
+        GP402 in build files). Not lowered by the sources' own judgement: the flag is here."""
+        from gpuport.scan.rules.build.common import NVCC_ONLY, flag_fix, flag_severity
+
+        flags = call_arg(node, None, "extra_cuda_cflags")
+        items = flags.elts if isinstance(flags, ast.List | ast.Tuple) else []
+        for item in items:
+            text = str_value(item)
+            for m in NVCC_ONLY.finditer(text or ""):
+                flag = m.group(1)
+                self.report(
+                    "GP211",
+                    item,
+                    guarded=False,
+                    severity=flag_severity(flag) or Severity.MAJOR,
+                    message=f"`{leaf}` passes nvcc-only flag {flag} in extra_cuda_cflags; "
+                    "on ROCm torch hands it to hipcc",
+                    fix=flag_fix(flag, self.ctx.target.name),
+                )
 
     def _beside(self, names: list[str]) -> bool:
         """Is every source a file of the project beside (or below) this one? Only then are

@@ -1,0 +1,128 @@
+"""`gpuport scan`'s terminal and compact output on a project shaped like a real library
+(issue 29): it fits any width, says each fix once, and lists every scope's blockers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuport.models import Severity
+from gpuport.scan import ScanOptions, ScanReport, scan_path
+from tests.render import library_shape
+
+BOX = re.compile(r"[│╭╮╰╯─┃┏┓┗┛━┡┩╇┳┻┼┬┴├┤┌┐└┘]")
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return library_shape.build(tmp_path_factory.mktemp("lib") / "acme")
+
+
+@pytest.fixture(scope="module")
+def report(library: Path) -> ScanReport:
+    return scan_path(library, ScanOptions())
+
+
+def _terminal(cli, monkeypatch: pytest.MonkeyPatch, path: Path, width: int, *args: str) -> str:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COLUMNS", str(width))  # what rich uses when the output is piped
+    res = cli("scan", str(path), "--no-progress", *args)
+    assert res.code == 0, res.err
+    return str(res.out)
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_at_most_three_lines_per_finding_and_never_a_letter_per_line(
+    cli, monkeypatch: pytest.MonkeyPatch, library: Path, report: ScanReport, width: int
+) -> None:  # type: ignore[no-untyped-def]
+    out = _terminal(cli, monkeypatch, library, width)
+    lines = out.splitlines()
+    shown = sum(1 for f in report.findings if f.severity is not Severity.INFO)
+    assert shown > 150  # the shape: many findings over ~500 files
+    assert report.files_scanned >= 450
+    limit = {60: 3.0, 80: 3.0, 120: 3.0}[width]
+    assert len(lines) <= limit * shown, f"{len(lines)} lines for {shown} findings at {width}"
+    assert max(len(line) for line in lines) <= width
+    short = [0 < len(BOX.sub("", line).strip()) <= 2 for line in lines]
+    squeezed = [i for i in range(len(lines) - 2) if all(short[i : i + 3])]
+    assert not squeezed, f"one letter per line at {width}: {lines[squeezed[0] : squeezed[0] + 3]}"
+    # every place is named: the long folder once, each file under it
+    assert "flash_fwd_split_kv_hdim128_bf16_sm80_part_29.cu:5" in out.replace("\n", "")
+
+
+def test_each_fix_is_printed_once(
+    cli, monkeypatch: pytest.MonkeyPatch, library: Path, report: ScanReport
+) -> None:  # type: ignore[no-untyped-def]
+    out = _terminal(cli, monkeypatch, library, 400)  # wide: each fix on one line
+    verbose = _terminal(cli, monkeypatch, library, 400, "--verbose")
+    whole = {  # blockers of any scope and judged findings print whole by default
+        f.fix
+        for f in report.findings
+        if f.severity is Severity.BLOCKER or (f.scope == "core" and f.severity is not Severity.INFO)
+    }
+    for fix in {f.fix for f in report.findings if f.severity is not Severity.INFO}:
+        if any(fix in f.message for f in report.findings if f.fix == fix):
+            continue  # said inside its message
+        assert verbose.count(fix) == 1, fix
+        assert out.count(fix) == (1 if fix in whole else 0), fix
+
+
+def test_findings_not_judged_print_their_leads_and_verbose_prints_them_whole(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A minor finding in tests/ says what it is about in one line (its places beside or under
+    it); its explanation and fix, which the verdict does not weigh, come with --verbose."""
+    root = library_shape.build(tmp_path / "lib", clean_core=True, files=40)
+    (root / "tests" / "test_vllm.py").write_text("import vllm\n")
+    out = _terminal(cli, monkeypatch, root, 80)
+    section = out[out.index("Other findings in test code") :]
+    assert "(2 major, 1 minor, not judged; details: --verbose)" in section
+    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm" in section
+    assert "tests/test_vllm.py:1" in section
+    assert "fix:" not in section and "rocm/vllm" not in section
+    verbose = _terminal(cli, monkeypatch, root, 80, "--verbose")
+    assert "rocm/vllm" in verbose[verbose.index("Other findings in test code") :]
+
+
+def test_every_scopes_blockers_are_listed_grouped_by_scope(
+    cli, monkeypatch: pytest.MonkeyPatch, library: Path
+) -> None:  # type: ignore[no-untyped-def]
+    out = _terminal(cli, monkeypatch, library, 120)
+    core = out.index("Blockers in core code")
+    tooling = out.index("Blockers in tooling code (1, not judged)")
+    example = out.index("Blockers in example code")
+    assert core < tooling < example
+    assert "docker/Dockerfile:1" in out[tooling:example]
+    assert "examples/serving/app.py:1" in out[example:]
+    # the header counts what the verdict counts, and names the rest
+    assert "core: blocker 70" in out
+    assert "70 blockers must be fixed" in out
+
+
+def test_compact_form_is_one_line_per_finding_and_each_fix_once(
+    cli, library: Path, report: ScanReport
+) -> None:  # type: ignore[no-untyped-def]
+    res = cli("scan", str(library), "--no-progress", "--format", "compact")
+    assert res.code == 0
+    lines = res.out.splitlines()
+    above = [f for f in report.findings if f.severity is not Severity.INFO]
+    finding_lines = [line for line in lines if re.match(r"^\S+:\d+(:\d+)?: GP\d{3} ", line)]
+    assert len(finding_lines) == len(above)
+    fixes = [line for line in lines if line.startswith("fix (")]
+    assert len(fixes) == len(set(fixes)) and fixes
+    assert lines[-1].startswith("gpuport scan: blocked")
+    assert "not judged: 4 blocker" in lines[-1]
+    assert any(line.startswith("docker/Dockerfile:1:") and "[tooling]" in line for line in lines)
+
+
+def test_fail_on_counts_the_judged_scope_only(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A library whose core is clean passes `--fail-on blocker` although docker/ and
+    examples/ hold CUDA images and TensorRT; `--scope all` gates on them too."""
+    clean = library_shape.build(tmp_path / "clean", clean_core=True, files=60)
+    res = cli("scan", str(clean), "--no-progress", "--format", "compact", "--fail-on", "blocker")
+    assert res.code == 0, res.out
+    assert "gpuport scan: minor work" in res.out  # a triton pin: an install step
+    assert "blocker [tooling]" in res.out  # still shown, marked
+    res = cli("scan", str(clean), "--format", "compact", "--fail-on", "blocker", "--scope", "all")
+    assert res.code == 1
