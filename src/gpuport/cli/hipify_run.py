@@ -6,8 +6,10 @@ declares the options and their help is :mod:`gpuport.cli.hipify_cmd`."""
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from gpuport import fileio, subproc
 from gpuport.cli.common import EXIT_FINDINGS, emit, note, refuse_empty_file, stderr_console
@@ -141,14 +143,42 @@ def unified_diff(report: HipifyReport, builds: list[BuildEdit] | None = None) ->
     return "".join(chunks)
 
 
+def _check_report_path(output: Path | None, report: HipifyReport, builds: list[Any]) -> None:
+    """``--output`` may not be a file this run reads or writes: the report once replaced the
+    CUDA source it was about (``--output p/a.cu``), or the translation it had just written."""
+    if output is None:
+        return
+    root = Path(report.root)
+    touched = [root / f.path for f in report.files] + [root / rel for rel in report.copied]
+    touched += [Path(f.output) for f in report.files if f.output]
+    touched += [root / rel for rel, *_ in builds]
+    if root.is_file():
+        touched.append(root)
+    mine = os.path.realpath(output)
+    if any(os.path.realpath(t) == mine for t in touched):
+        raise GpuportError(
+            f"--output {output} is a file this run reads or writes; choose another path "
+            "for the report"
+        )
+
+
 def _write_outputs(report: HipifyReport) -> None:
     """Write each translation (and copy each other file) into the output folder, never through
-    a link already there and never outside it."""
+    a link already there and never outside it, and never into the input: an output folder
+    that holds the input (``hipify p -o ..`` with ``../p/p/a.cu``) once wrote the translation
+    of ``p/p/a.cu`` over ``p/a.cu``."""
     dest = Path(report.out_dir) if report.out_dir is not None else None
     if dest is not None:  # every destination checked before the first is written
         outs = [Path(f.output) for f in report.files if f.output and f.text is not None]
+        source = os.path.realpath(report.root)
         for out in [*outs, *(dest / rel for rel in report.copied)]:
             fileio.check_destination(out, dest)
+            real = os.path.realpath(out)
+            if real == source or real.startswith(source.rstrip(os.sep) + os.sep):
+                raise GpuportError(
+                    f"output folder {dest} holds the input {report.root}: {out} would be "
+                    "written into the input; choose a folder outside it"
+                )
     for f in report.files:
         if f.output is None or f.text is None:
             continue
@@ -241,6 +271,7 @@ def run_hipify(
     # -DWARP_SIZE=32 -> 64 is right only where every use of the macro means the hardware
     # wavefront, which the build file cannot show: an unsafe fix
     builds = build_edits(path, target, wave64=report.wave64 == "fix" and unsafe_fixes)
+    _check_report_path(output, report, builds)
     if in_place:
         _write_in_place(report, path, builds if build_files else None)
     else:

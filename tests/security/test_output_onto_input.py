@@ -1,0 +1,73 @@
+"""Red team (issue 23, item 5): outputs that landed on the input.
+
+* ``hipify p -o ..`` where ``p`` has a subfolder of its own name (``vllm/vllm``): the
+  translation of ``p/p/a.cu`` was written over ``p/a.cu``, exit 0, no backup.
+* ``--output`` (the report) onto one of the files the run reads or writes: the report replaced
+  the CUDA source, or the translation just written.
+Each is refused with a one-line error (exit 2) before anything is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+ORIGINAL = "// ORIGINAL TOP\n__global__ void k(float* p) { p[0] = 1.0f; }\n"
+NESTED = "// NESTED\n__global__ void k(float* p) { p[0] = 2.0f; }\n"
+
+
+def _nest(tmp_path: Path) -> Path:
+    inner = tmp_path / "nest" / "p"
+    (inner / "p").mkdir(parents=True)
+    (inner / "a.cu").write_text(ORIGINAL)
+    (inner / "p" / "a.cu").write_text(NESTED)
+    return inner
+
+
+def test_an_output_folder_that_holds_the_input_never_writes_into_it(
+    cli: Any, tmp_path: Path
+) -> None:
+    inner = _nest(tmp_path)
+    res = cli("hipify", str(inner), "-o", str(inner.parent))
+    assert res.code == 2 and "holds the input" in res.err
+    assert (inner / "a.cu").read_text() == ORIGINAL
+    assert sorted(p.name for p in inner.parent.iterdir()) == ["p"]  # nothing written
+    # an output folder beside the input is fine
+    res = cli("hipify", str(inner), "-o", str(tmp_path / "out"))
+    assert res.code == 0, res.err
+    assert "NESTED" in (tmp_path / "out" / "p" / "a.cu").read_text()
+
+
+def test_the_report_never_replaces_a_file_the_run_reads_or_writes(cli: Any, tmp_path: Path) -> None:
+    inner = _nest(tmp_path)
+    res = cli("hipify", str(inner), "-o", str(tmp_path / "o3"), "--output", str(inner / "a.cu"))
+    assert res.code == 2 and "reads or writes" in res.err
+    assert (inner / "a.cu").read_text() == ORIGINAL and not (tmp_path / "o3").exists()
+    res = cli(
+        "hipify", str(inner), "-o", str(tmp_path / "o4"), "--output", str(tmp_path / "o4/a.cu")
+    )
+    assert res.code == 2 and "reads or writes" in res.err
+    one = tmp_path / "b.cu"
+    one.write_text(ORIGINAL)
+    res = cli("hipify", str(one), "--in-place", "--output", str(one))
+    assert res.code == 2 and one.read_text() == ORIGINAL
+    assert not (tmp_path / "b.cu.bak").exists()
+
+
+def test_scan_never_writes_its_report_over_a_file_it_reads(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "a.cu").write_text(ORIGINAL)
+    (root / "m.py").write_text("import torch\n")
+    for target in (root / "a.cu", root / "m.py"):
+        res = cli("scan", str(root), "--output", str(target))
+        assert res.code == 2 and "the scan reads" in res.err
+    res = cli("scan", str(root / "m.py"), "--output", str(root / "m.py"))
+    assert res.code == 2 and "being scanned" in res.err
+    assert (root / "a.cu").read_text() == ORIGINAL and (
+        root / "m.py"
+    ).read_text() == "import torch\n"
+    # a report file inside the project (written again on the next run) is fine
+    for _ in range(2):
+        res = cli("scan", str(root), "--format", "json", "--output", str(root / "scan.json"))
+        assert res.code == 0, res.err
