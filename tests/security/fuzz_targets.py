@@ -36,8 +36,6 @@ from gpuport.models import GpuportError
 from gpuport.safeparse import ParseError
 from tests.security.fuzz_structured import program_input, with_digest
 
-os.environ["GPUPORT_DEBUG"] = "1"  # the scan raises a checker's crash instead of listing it
-
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 RULE_FIXTURES = REPO / "src" / "gpuport" / "scan" / "rules"
@@ -430,7 +428,27 @@ def safeparse(data: bytes) -> None:
             parse(data)
 
 
-TARGETS: dict[str, Target] = {
+def _debugging(target: Target) -> Target:
+    """TARGET with ``GPUPORT_DEBUG`` set while it runs (the scan raises a checker's crash instead
+    of listing it), and only then: importing these targets leaves the environment of the other
+    tests as it was."""
+
+    def run(data: bytes) -> None:
+        before = os.environ.get("GPUPORT_DEBUG")
+        os.environ["GPUPORT_DEBUG"] = "1"
+        try:
+            target(data)
+        finally:
+            if before is None:
+                del os.environ["GPUPORT_DEBUG"]
+            else:
+                os.environ["GPUPORT_DEBUG"] = before
+
+    run.__name__ = getattr(target, "__name__", "target")
+    return run
+
+
+_TARGETS: dict[str, Target] = {
     "requirements": _project("requirements.txt"),
     "pyproject": pyproject,
     "setup-py": _project("setup.py"),
@@ -458,6 +476,7 @@ TARGETS: dict[str, Target] = {
     "safeparse": safeparse,
     "project": project,
 }
+TARGETS: dict[str, Target] = {name: _debugging(t) for name, t in _TARGETS.items()}
 
 #: Exceptions a target may raise: none (each target catches what the CLI catches).
 ALLOWED: tuple[type[BaseException], ...] = ()

@@ -12,6 +12,7 @@ see docs/security.md. Inputs that once crashed a reader are replayed from
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -106,8 +107,22 @@ def test_structured_inputs_reach_past_the_parser_and_the_digest() -> None:
 CRASHES = sorted((Path(__file__).parent / "crashes").glob("*--*.bin"))
 
 
-@pytest.mark.parametrize("path", CRASHES, ids=lambda p: p.name)
-def test_inputs_that_once_crashed_a_reader(path: Path) -> None:
-    """``WHAT--TARGET.bin``: an input that crashed TARGET in ``make fuzz``, replayed."""
-    target = path.name.split("--", 1)[1].removesuffix(".bin")
-    TARGETS[target](path.read_bytes())
+def test_inputs_that_once_crashed_a_reader() -> None:
+    """``crashes/WHAT--TARGET.bin``: an input that crashed TARGET in ``make fuzz``, replayed
+    (one test, not one per file: with no such file a parametrized test would skip itself)."""
+    for path in CRASHES:
+        target = path.name.split("--", 1)[1].removesuffix(".bin")
+        assert target in TARGETS, path.name
+        TARGETS[target](path.read_bytes())
+
+
+def test_the_targets_debug_only_while_they_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the targets once set ``GPUPORT_DEBUG`` for the whole test session, so a later
+    test of the scan's "internal error" listing saw a raise instead."""
+    monkeypatch.delenv("GPUPORT_DEBUG", raising=False)
+    seen: list[str | None] = []
+    from tests.security import fuzz_targets as ft
+
+    wrapped = ft._debugging(lambda data: seen.append(os.environ.get("GPUPORT_DEBUG")))
+    wrapped(b"x")
+    assert seen == ["1"] and "GPUPORT_DEBUG" not in os.environ

@@ -123,6 +123,7 @@ def test_a_reader_crash_is_never_a_quiet_ready(
         return real(rel, text, *a, **k)
 
     monkeypatch.setattr(engine, "check_text", buggy)
+    monkeypatch.delenv("GPUPORT_DEBUG", raising=False)  # debugging raises instead
     root = _tree(tmp_path / "p", {"boom.py": "SECRETVALUE = 1\nimport torch\n", "ok.py": "x = 1\n"})
     report = scan_path(root, ScanOptions(jobs=1))
     (skip,) = [s for s in report.skipped if s.path == "boom.py"]

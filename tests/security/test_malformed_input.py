@@ -240,12 +240,12 @@ def test_python_the_parser_cannot_hold_is_skipped_with_its_reason() -> None:
     from gpuport.knowledge import load_packages, resolve_target
     from gpuport.scan.engine import check_text
     from gpuport.scan.rules import FileKind
-    from tests.security.fuzz_targets import python_imports
+    from tests.security.fuzz_targets import TARGETS
 
     data = gzip.decompress(
         (Path(__file__).parent / "crashes" / "python-memoryerror.py.gz").read_bytes()
     )
-    python_imports(data)  # raised MemoryError before the fix
+    TARGETS["python"](data)  # raised MemoryError before the fix
     text = data.decode("utf-8", "replace")
     _, reason = check_text("m.py", text, FileKind.PYTHON, resolve_target("gfx942"), load_packages())
     assert reason is None or "could not be parsed" in reason or "syntax error" in reason
