@@ -9,10 +9,14 @@ is one the documentation allows. With ``--sample N`` it also draws a seeded rand
 N blocker/major core findings across the set, for a hand review of precision.
 
     python benchmarks/real_repos.py TREES [--out table.md] [--sample 40 --seed 13]
-    python benchmarks/real_repos.py TREES --set second   # the 17 repositories beyond it
+    python benchmarks/real_repos.py TREES --set second   # the 23 repositories beyond it
+    python benchmarks/real_repos.py TREES --set third-b  # issue 24's held-out half
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
+``--set third-a`` and ``--set third-b`` are the two halves of issue 24's third sample
+(docs/scan.md, "A third sample"): ``third-a`` may be used to fix classes, ``third-b`` is held
+out and run only before and after the work.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -25,6 +29,7 @@ import random
 import resource
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from gpuport.models import Severity
@@ -108,7 +113,206 @@ SECOND_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "llm-awq": ("mit-han-lab/llm-awq", "none", ("blocked",)),
     "quack": ("Dao-AILab/quack", "none (CuTe DSL)", ("blocked",)),
 }
-SETS = {"dev": DEV_SET, "second": SECOND_SET}
+
+#: Issue 24's third sample: 24 public repositories never used in this project before (not in
+#: the dev set, the second sample, the docs or the knowledge sources), 12 whose own files
+#: document a ROCm route and 12 whose files document none, of varied kinds. Allowed verdicts
+#: were written down from each project's documentation and a look at its code before gpuport
+#: was run on any of them. Evidence is ``file:line`` in the snapshot (``THIRD_COMMITS``).
+THIRD_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    # --- a documented ROCm route ---
+    "mlc-llm": (
+        "mlc-ai/mlc-llm",
+        "serving engine; ROCm in the README's support table (README.md:34) and ROCm wheels "
+        "(docs/install/mlc_llm.rst:54)",
+        ("ready", "minor work"),
+    ),
+    "text-embeddings-inference": (
+        "huggingface/text-embeddings-inference",
+        "serving engine; experimental ROCm on Instinct (README.md:649-651, "
+        "docs/source/en/amd_gpu.md:17)",
+        ("ready", "minor work"),
+    ),
+    "gpt-fast": (
+        "meta-pytorch/gpt-fast",
+        "pure-PyTorch inference and int8/int4 quantization; 'Supports Nvidia and AMD GPUs' "
+        "(README.md:11), MI-250x benchmarks (README.md:136)",
+        ("ready", "minor work"),
+    ),
+    "Genesis": (
+        "Genesis-Embodied-AI/Genesis",
+        "3D physics and rendering; AMD GPUs (README.md:61), AMD image docker/Dockerfile.amdgpu "
+        "(README.md:154-157)",
+        ("ready", "minor work"),
+    ),
+    "kokkos": (
+        "kokkos/kokkos",
+        "CMake C++ library; HIP backend (README.md:12)",
+        ("ready", "minor work"),
+    ),
+    "ginkgo": (
+        "ginkgo-project/ginkgo",
+        "CMake C++ library; HIP module on ROCm (README.md:55-58, INSTALL.md:157)",
+        ("ready", "minor work"),
+    ),
+    "text-generation-webui": (
+        "oobabooga/text-generation-webui",
+        "app; ROCm torch wheel and requirements_amd.txt (README.md:188, README.md:214), "
+        "'docs/11 - AMD Setup.md:1'",
+        ("ready", "minor work"),
+    ),
+    "Fooocus": (
+        "lllyasviel/Fooocus",
+        "image-generation app; Linux AMD install with the ROCm torch index (readme.md:190-197)",
+        ("ready", "minor work"),
+    ),
+    "LocalAI": (
+        "mudler/LocalAI",
+        "serving app with containers; ROCm image latest-gpu-hipblas (README.md:128-131), "
+        "backend/README.md:72",
+        ("ready", "minor work"),
+    ),
+    "LightGBM": (
+        "microsoft/LightGBM",
+        "CMake C++ ML library; ROCm build (docs/Installation-Guide.rst:752-770, "
+        "CMakeLists.txt:7 USE_ROCM)",
+        ("ready", "minor work"),
+    ),
+    "tvm": (
+        "apache/tvm",
+        "compiler, CMake C++; ROCm support (docs/install/from_source.rst:330-336)",
+        ("ready", "minor work"),
+    ),
+    "FastChat": (
+        "lm-sys/FastChat",
+        "serving app; 'For AMD GPU users, please install ROCm and the ROCm version of PyTorch' "
+        "(README.md:191)",
+        ("ready", "minor work"),
+    ),
+    # --- no documented ROCm route (no file mentions ROCm, HIP or an AMD GPU, unless said) ---
+    "marlin": (
+        "IST-DASLab/marlin",
+        "none; FP16xINT4 kernel in PTX mma/ldmatrix/cp.async (marlin/marlin_cuda_kernel.cu)",
+        ("blocked",),
+    ),
+    "nunchaku": (
+        "mit-han-lab/nunchaku",
+        "none; 4-bit diffusion inference, NVIDIA GPUs (README.md:32), inline PTX kernels",
+        ("blocked",),
+    ),
+    "nvdiffrast": (
+        "NVlabs/nvdiffrast",
+        "none; NVIDIA rasterizer (README.md:21-25), warp intrinsics and PTX in csrc/common",
+        ("major work", "blocked"),
+    ),
+    "instant-ngp": (
+        "NVlabs/instant-ngp",
+        "none; CMake C++ app on tiny-cuda-nn (README.md:8), NVIDIA only",
+        ("major work", "blocked"),
+    ),
+    "diff-gaussian-rasterization": (
+        "graphdeco-inria/diff-gaussian-rasterization",
+        "none; plain CUDA extension (cooperative groups, CUB), no PTX",
+        ("minor work", "major work"),
+    ),
+    "omniserve": (
+        "mit-han-lab/omniserve",
+        "none documented (an is_hip() helper, omniserve/utils/utils.py:55); W4A8 serving "
+        "kernels with inline PTX",
+        ("blocked",),
+    ),
+    "audiocraft": (
+        "facebookresearch/audiocraft",
+        "none; pure PyTorch (requirements.txt: torch==2.1.0, xformers<0.0.23)",
+        ("ready", "minor work"),
+    ),
+    "bark": (
+        "suno-ai/bark",
+        "none; pure PyTorch, tested on CUDA (README.md:234)",
+        ("ready", "minor work"),
+    ),
+    "LLaVA": (
+        "haotian-liu/LLaVA",
+        "none (Intel noted, README.md:38); pure PyTorch, deepspeed in the train extra "
+        "(pyproject.toml:26)",
+        ("ready", "minor work"),
+    ),
+    "cuCollections": (
+        "NVIDIA/cuCollections",
+        "none; header-only CUDA data structures on libcu++ (README.md:8-10)",
+        ("major work", "blocked"),
+    ),
+    "MinkowskiEngine": (
+        "NVIDIA/MinkowskiEngine",
+        "none documented (two __HIP_PLATFORM_HCC__ tests, src/spmm.cu:84); CUDA extension "
+        "with cuSPARSE",
+        ("major work", "blocked"),
+    ),
+    "xgboost": (
+        "dmlc/xgboost",
+        "none; CUDA build with thrust/CUB/NCCL (no file mentions ROCm)",
+        ("major work", "blocked"),
+    ),
+}
+
+#: The snapshot each third-sample tree was extracted from (HEAD of the stored mirror).
+THIRD_COMMITS: dict[str, str] = {
+    "mlc-llm": "79d603f085f50500e9509fa01785ffa7ecfaaa93",
+    "text-embeddings-inference": "0d124dc9773be6ac5a9a57d8439aba9bbbf33273",
+    "gpt-fast": "6ecad9b5b6b987d17ac4303965545873d0192086",
+    "Genesis": "7bf5f6a7bf2946efc3a1e93667700011456078b5",
+    "kokkos": "28848dfa8fc1411873b6a663c4d29ba05712510e",
+    "ginkgo": "591cd136b603d47669e53ec5264ff9ed59231682",
+    "text-generation-webui": "1dcde41d03d13fc768316f4d2256a8a6dd044268",
+    "Fooocus": "59f183ab9b8e4a4bbf0fb8bc43886e19e8dfdfae",
+    "LocalAI": "82c191afadf5f005281e798ccfa0ffd0d5805030",
+    "LightGBM": "bae0b7ba953341a32b2a9c5c5c437a1b976f576f",
+    "tvm": "5d4dc8721307cf9677becacf0395c19be130e206",
+    "FastChat": "0e6d3e4beaab66f4d3f93db72541a4abab8af28d",
+    "marlin": "2f6d7c10e124b3c5fa29ff8d77d568bd7af3274c",
+    "nunchaku": "4132b3bffdb7d520ecb30ac6983ee482a39f9362",
+    "nvdiffrast": "253ac4fcea7de5f396371124af597e6cc957bfae",
+    "instant-ngp": "abe236ee00cf90cfca6e36e65c00435d5b21f50a",
+    "diff-gaussian-rasterization": "59f5f77e3ddbac3ed9db93ec2cfe99ed6c5d121d",
+    "omniserve": "02b2925aa6fa3b92b06316a1524b7f38922cd9c8",
+    "audiocraft": "896ec7c47f5e5d1e5aa1e4b260c4405328bf009d",
+    "bark": "f4f32d4cd480dfec1c245d258174bc9bde3c2148",
+    "LLaVA": "c121f0432da27facab705978f83c4ada465e46fd",
+    "cuCollections": "dc0f9fc20c2a544e53099e640a681b347532391a",
+    "MinkowskiEngine": "02fc608bea4c0549b0a7b00ca1bf15dee4a0b228",
+    "xgboost": "379b29f0836b9dbc313b993d8e5743bd452d4117",
+}
+THIRD_ROUTE = tuple(list(THIRD_SET)[:12])  # the 12 with a documented route
+
+#: The split: seeded, stratified (6 with a route and 6 without in each half), done once
+#: when the list was committed. The first half is for fixing classes; the second half is run
+#: only twice, before any change and at the end.
+SPLIT_SEED = 24
+
+
+def third_split() -> tuple[list[str], list[str]]:
+    """(first half, second half) of the third sample, from SPLIT_SEED."""
+    rng = random.Random(SPLIT_SEED)  # noqa: S311 -- a reproducible split, not a secret
+    first: list[str] = []
+    second: list[str] = []
+    for group in (
+        [n for n in THIRD_SET if n in THIRD_ROUTE],
+        [n for n in THIRD_SET if n not in THIRD_ROUTE],
+    ):
+        picked = sorted(rng.sample(group, len(group) // 2))
+        first += [n for n in group if n in picked]
+        second += [n for n in group if n not in picked]
+    return first, second
+
+
+_FIRST, _SECOND = third_split()
+SETS = {
+    "dev": DEV_SET,
+    "second": SECOND_SET,
+    "third": THIRD_SET,
+    "third-a": {n: THIRD_SET[n] for n in _FIRST},
+    "third-b": {n: THIRD_SET[n] for n in _SECOND},
+}
 
 
 def cpu_seconds() -> float:
@@ -143,11 +347,15 @@ def row(
     return text, right
 
 
-def sample(reports: dict[str, ScanReport], n: int, seed: int) -> list[dict[str, object]]:
+def sample(
+    reports: dict[str, ScanReport], n: int, seed: int, only: Collection[str] | None = None
+) -> list[dict[str, object]]:
     """A seeded random sample of blocker/major core findings (repos in name order, findings
-    in report order)."""
+    in report order), of the repositories in ``only`` when given."""
     population = []
     for name in sorted(reports):
+        if only is not None and name not in only:
+            continue
         report = reports[name]
         for f in judged(report.findings, report.scope):
             if f.severity in (Severity.BLOCKER, Severity.MAJOR):
@@ -175,6 +383,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--sample-out", type=Path, help="write the sample as JSON here")
     ap.add_argument("--set", choices=sorted(SETS), default="dev", help="which repositories")
+    ap.add_argument("--reports-out", type=Path, help="write each scan report (JSON) here")
+    ap.add_argument(
+        "--by-route",
+        action="store_true",
+        help="draw --sample findings from each group apart: repositories with a documented "
+        "ROCm route and without (third sample)",
+    )
     args = ap.parse_args()
     chosen = SETS[args.set]
     missing = [n for n in chosen if not (args.trees / n).is_dir()]
@@ -194,6 +409,9 @@ def main() -> int:
     for name, entry in chosen.items():
         report, seconds, cpu = scan_one(args.trees / name)
         reports[name] = report
+        if args.reports_out:
+            args.reports_out.mkdir(parents=True, exist_ok=True)
+            (args.reports_out / f"{name}.json").write_text(report.model_dump_json(indent=1))
         text, ok = row(entry, report, seconds, cpu)
         lines.append(text)
         right += ok
@@ -210,8 +428,16 @@ def main() -> int:
     else:
         sys.stdout.write(table)
     if args.sample:
-        picked = sample(reports, args.sample, args.seed)
-        dump = json.dumps(picked, indent=1) + "\n"
+        if args.by_route:
+            with_route = [n for n in reports if n in THIRD_ROUTE]
+            without = [n for n in reports if n not in THIRD_ROUTE]
+            picked_groups = {
+                "route": sample(reports, args.sample, args.seed, with_route),
+                "no route": sample(reports, args.sample, args.seed, without),
+            }
+            dump = json.dumps(picked_groups, indent=1) + "\n"
+        else:
+            dump = json.dumps(sample(reports, args.sample, args.seed), indent=1) + "\n"
         if args.sample_out:
             args.sample_out.write_text(dump)
         else:

@@ -2,7 +2,9 @@
 
 Budget: at most 5 s wall on a 2-core machine, peak memory under 1 GB (all gpuport
 processes together). Runs the real CLI in a subprocess, several times, and samples
-the resident memory of the whole process tree from /proc every 10 ms.
+the resident memory of the whole process tree from /proc every 10 ms. It also gives the
+CPU seconds of the scan and its workers, the figure to read on a machine shared with
+other jobs (wall time there carries their load).
 
     python benchmarks/scan_torch.py [--runs 5] [--all-kinds]
 """
@@ -14,6 +16,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,9 +51,17 @@ def tree_rss_kib(pid: int) -> int:
     return total
 
 
-def one_run(cmd: list[str]) -> tuple[float, int, dict[str, object]]:
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of every finished child process and its waited descendants."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def one_run(cmd: list[str]) -> tuple[float, float, int, dict[str, object]]:
+    """Wall seconds, CPU seconds (the scan and its workers), peak memory (KiB), the report."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scan.json"
+        cpu_before = _children_cpu_s()
         started = time.perf_counter()
         proc = subprocess.Popen([*cmd, "--output", str(out)], stderr=subprocess.DEVNULL)
         peak = 0
@@ -58,10 +69,11 @@ def one_run(cmd: list[str]) -> tuple[float, int, dict[str, object]]:
             peak = max(peak, tree_rss_kib(proc.pid))
             time.sleep(0.01)
         wall = time.perf_counter() - started
+        cpu = _children_cpu_s() - cpu_before
         if proc.returncode != 0:
             sys.exit(f"scan failed with exit code {proc.returncode}")
         report = json.loads(out.read_text())
-    return wall, peak, report
+    return wall, cpu, peak, report
 
 
 def main() -> None:
@@ -76,11 +88,13 @@ def main() -> None:
     py_files = sum(1 for _ in root.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in root.rglob("*.py"))
     walls: list[float] = []
+    cpus: list[float] = []
     peaks: list[int] = []
     report: dict[str, object] = {}
     for _ in range(args.runs):
-        wall, peak, report = one_run(cmd)
+        wall, cpu, peak, report = one_run(cmd)
         walls.append(wall)
+        cpus.append(cpu)
         peaks.append(peak)
     result = {
         "what": "gpuport scan <site-packages/torch>" + ("" if args.all_kinds else " --kind python"),
@@ -93,6 +107,9 @@ def main() -> None:
         "wall_s_median": round(statistics.median(walls), 2),
         "wall_s_min": round(min(walls), 2),
         "wall_s_max": round(max(walls), 2),
+        # on a shared machine the wall time carries other jobs' load; CPU time does not
+        "cpu_s_median": round(statistics.median(cpus), 2),
+        "load_average_1min": round(os.getloadavg()[0], 1),
         "peak_rss_mib_max": round(max(peaks) / 1024, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",

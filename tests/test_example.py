@@ -22,10 +22,10 @@ PLANTED = [
         "blocker",
     ),
     ("requirements.txt", "torch==2.3.1+cu121", "GP105", "blocker"),
-    ("requirements.txt", "torch==2.3.1+cu121", "GP102", "major"),
-    ("requirements.txt", "flash-attn==2.6.3", "GP102", "major"),
+    ("requirements.txt", "torch==2.3.1+cu121", "GP102", "info"),  # one construct: GP105
+    ("requirements.txt", "flash-attn==2.6.3", "GP102", "minor"),  # an install step
     ("requirements.txt", "bitsandbytes==0.43.1", "GP107", "major"),
-    ("requirements.txt", "xformers==0.0.27", "GP102", "major"),
+    ("requirements.txt", "xformers==0.0.27", "GP102", "minor"),
     ("requirements.txt", "nvidia-ml-py>=12.535", "GP101", "major"),
     ("csrc/fused_rmsnorm.cu", "#define WARP_SIZE 32", "GP303", "major"),
     ("csrc/fused_rmsnorm.cu", "for (int offset = 16; offset > 0; offset >>= 1)", "GP305", "major"),
@@ -34,11 +34,11 @@ PLANTED = [
     ("csrc/fused_rmsnorm.cu", "__shared__ float warp_sums[32];", "GP306", "minor"),
     ("csrc/fused_rmsnorm.cu", "const int lane = threadIdx.x & 31;", "GP304", "major"),
     ("csrc/fused_rmsnorm.cu", "const int warp = threadIdx.x >> 5;", "GP304", "major"),
-    ("csrc/fused_rmsnorm.cu", "unsigned mask = __ballot_sync(0xffffffff, 1);", "GP307", "major"),
+    ("csrc/fused_rmsnorm.cu", "unsigned mask = __ballot_sync(0xffffffff, 1);", "GP307", "info"),
     ("csrc/fused_rmsnorm.cu", "return __popc(mask);", "GP307", "major"),
     ("setup.py", '"--use_fast_math",', "GP402", "major"),
-    ("setup.py", '"-gencode", "arch=compute_80,code=sm_80",', "GP403", "major"),
-    ("setup.py", "CUDAExtension(", "GP404", "major"),
+    ("setup.py", '"-gencode", "arch=compute_80,code=sm_80",', "GP403", "info"),  # GP402's
+    ("setup.py", "CUDAExtension(", "GP404", "minor"),  # advice
     ("service/gpu_info.py", "import pynvml", "GP203", "major"),
     ("service/gpu_info.py", "pynvml.nvmlInit()", "GP203", "major"),
     ("service/gpu_info.py", 'os.environ["CUDA_VISIBLE_DEVICES"]', "GP218", "info"),

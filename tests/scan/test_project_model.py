@@ -441,7 +441,8 @@ def test_native_component_beside_a_root_build_for_rocm_is_extra(tmp_path: Path) 
 
 def test_a_hip_build_of_its_own_is_a_working_route(tmp_path: Path) -> None:
     """A CMake file that enables the HIP language or requires the HIP packages is a whole ROCm
-    build (ggml's ggml-hip/): a route by itself. A HIP branch alone is one piece of evidence."""
+    build (ggml's ggml-hip/): a route by itself. A HIP branch alone is a route too (issue 24:
+    a single HIP build branch counts), with its own wording."""
     import shutil
 
     from gpuport.scan.project.routes import OWN_HIP_BUILD, working_route
@@ -455,4 +456,4 @@ def test_a_hip_build_of_its_own_is_a_working_route(tmp_path: Path) -> None:
         "  set_source_files_properties(${SOURCES} PROPERTIES LANGUAGE HIP)\nendif()\n"
     )
     twin = scan_path(tmp_path / "p", ScanOptions(jobs=1))
-    assert [x.detail for x in twin.routes] != [OWN_HIP_BUILD] and not working_route(twin.routes)
+    assert [x.detail for x in twin.routes] != [OWN_HIP_BUILD] and working_route(twin.routes)

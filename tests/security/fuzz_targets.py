@@ -156,12 +156,12 @@ def _docs(name: str) -> Target:
     """A README or a CI workflow, read by the scan's ROCm routes from the project folder."""
 
     def target(data: bytes) -> None:
-        from gpuport.scan.project import routes
+        from gpuport.scan.project import routes, routes_docs
 
         folder = _folder("docs")
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
-        routes._docs(folder)
+        routes_docs.doc_routes(folder)
         routes._ci(folder)
 
     return target

@@ -118,15 +118,12 @@ def with_unread_hazards(
     """
     if not extra:
         return section, above, report.effort
-    from gpuport.scan.project.routes import working_route
     from gpuport.scan.rules import RULES
-    from gpuport.scan.verdict import estimate_effort, judged, verdict_for
+    from gpuport.scan.verdict import decide, estimate_effort, judged
 
     every = [*report.findings, *extra]
     core = judged(every, report.scope)
-    route = [r.path for r in report.routes] if working_route(report.routes) else []
-    gap = estimate_effort([f for f in core if f.severity is Severity.BLOCKER], RULES).hours
-    verdict, reason = verdict_for(core, list(dict.fromkeys(route)), gap)
+    verdict, reason = decide(core, report.routes, RULES)
     combined = worst_first(every)
     counts = Counter(f.severity for f in every)
     merged = section.model_copy(

@@ -32,9 +32,10 @@ def render(report: ScanReport) -> str:
         "",
     ]
     if report.routes:
-        out += ["## ROCm route", "", "| kind | where | what |", "|---|---|---|"]
+        out += ["## ROCm route", "", "| kind | where | what | counts |", "|---|---|---|---|"]
         out += [
-            f"| {r.kind} | {_cell(r.path + (f':{r.line}' if r.line else ''))} | {_cell(r.detail)} |"
+            f"| {r.kind} | {_cell(r.path + (f':{r.line}' if r.line else ''))} | {_cell(r.detail)}"
+            f" | {'yes' if r.counts else _cell('no: ' + r.why)} |"
             for r in report.routes
         ]
         out.append("")
@@ -45,6 +46,11 @@ def render(report: ScanReport) -> str:
     if nv and report.routes:
         out += ["NVIDIA-only components (replace or drop on ROCm): "
                 + ", ".join(f"{_cell(c.path)}/ ({_cell(c.evidence)})" for c in nv), ""]  # fmt: skip
+    parts = report.not_built_parts()
+    if parts:
+        out += ["## Not built on ROCm", "", "| where | files | evidence |", "|---|---:|---|"]
+        out += [f"| {_cell(where)} | {n} | {_cell(ev)} |" for where, n, ev in parts]
+        out.append("")
     out += ["## Findings", ""]
     if report.findings:
         out += ["| severity | scope | rule | where | what | fix |", "|---|---|---|---|---|---|"]

@@ -54,14 +54,27 @@ def _header(report: ScanReport) -> Panel:
         ),
         Text(clean(_judged_line(report)), style="dim"),
     ]
-    if report.routes:
+    if any(r.counts for r in report.routes):
         lines.append(Text(clean_line("ROCm route: " + route_summary(report)), style="green"))
+    elif report.routes:
+        lines.append(
+            Text(
+                clean_line("ROCm route evidence, not counted: " + route_summary(report)),
+                style="yellow",
+            )
+        )
     return Panel(Group(*lines), title="gpuport scan", title_align="left")
 
 
 def route_summary(report: ScanReport, limit: int = 6) -> str:
-    """The route evidence on one line: ``docker Dockerfile_amd:43, ci .github/...``."""
-    items = [f"{r.kind} {r.path}" + (f":{r.line}" if r.line else "") for r in report.routes[:limit]]
+    """The route evidence on one line: ``docker Dockerfile_amd:43, ci .github/...``; evidence
+    that does not count says why (issue 24)."""
+    items = [
+        f"{r.kind} {r.path}"
+        + (f":{r.line}" if r.line else "")
+        + ("" if r.counts else f" (not counted: {r.why})")
+        for r in report.routes[:limit]
+    ]
     more = len(report.routes) - limit
     return ", ".join(items) + (f" and {more} more" if more > 0 else "")
 
@@ -138,9 +151,11 @@ def _routes(report: ScanReport) -> Table:
     table.add_column("kind", no_wrap=True)
     table.add_column("where", overflow="fold")
     table.add_column("what", overflow="fold")
+    table.add_column("counts", overflow="fold")
     for r in report.routes:
         where = r.path + (f":{r.line}" if r.line else "")
-        table.add_row(r.kind, Text(clean_line(where)), Text(clean(r.detail)))
+        counts = "yes" if r.counts else f"no: {r.why}"
+        table.add_row(r.kind, Text(clean_line(where)), Text(clean(r.detail)), Text(clean(counts)))
     return table
 
 
@@ -158,6 +173,21 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         console.print(
             "NVIDIA-only components (replace or drop on ROCm; their findings are info): "
             + ", ".join(f"{c.path}/ ({c.evidence})" for c in nv),
+            highlight=False,
+            markup=False,
+        )
+    parts = report.not_built_parts()
+    if parts:
+        console.print(
+            "Not built on ROCm (the route leaves it out; findings there are info): "
+            + "; ".join(
+                f"{where} ({n} file{'s' if n != 1 else ''}): {ev}" for where, n, ev in parts
+            )
+            + (
+                f" and {len(report.not_built) - sum(n for _, n, _ in parts)} more file(s)"
+                if len(report.not_built) > sum(n for _, n, _ in parts)
+                else ""
+            ),
             highlight=False,
             markup=False,
         )

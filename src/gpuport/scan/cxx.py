@@ -309,7 +309,7 @@ _HEAD_LIMIT = 8192
 
 def launch_configs(code: str) -> Iterator[tuple[int, int, int]]:
     """``(start, cfg_start, cfg_end)`` of each ``<<<cfg>>>`` in ``code`` with no ``;`` in
-    ``cfg``: what ``re.finditer(r"<<<([^;]*?)>>>", code)`` finds, in linear time (that regex
+    ``cfg``: what ``textre.finditer(r"<<<([^;]*?)>>>", code)`` finds, in linear time (that regex
     retries every ``<`` of a ``<<<<...`` run against the rest of the file)."""
     pos = 0
     next_close = next_semi = -2  # -2: not looked for yet

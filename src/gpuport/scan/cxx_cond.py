@@ -10,11 +10,19 @@ defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)``) does not count, and
 neither does the ``#if !defined(__CUDA_ARCH__)`` branch itself, which is the one
 ROCm compiles.
 
+The same holds for the other names only NVIDIA's toolchain defines (:data:`HIP_UNDEFINED`:
+``__NVCC__``, ``CUDART_VERSION``, ``__CUDACC_VER_MAJOR__`` ...), and for ``CUDA_VERSION``
+compared with a version number (``#if CUDA_VERSION >= 11000``): hip-clang leaves it undefined
+(0), and torch's hipify turns it into ``TORCH_HIP_VERSION`` (600 for ROCm 6.0), which is below
+every CUDA version number either way (issue 24). ``defined(CUDA_VERSION)`` alone differs
+between the two and is left unknown.
+
 The directive lines are not part of a branch: GP317 still reports the test itself.
 """
 
 from __future__ import annotations
 
+import ast
 import operator
 import re
 from collections.abc import Callable
@@ -22,7 +30,27 @@ from collections.abc import Callable
 from gpuport import textre
 from gpuport.scan.cxx import Directive, const_value
 
-__all__ = ["nvidia_only_lines", "without_cuda_arch"]
+__all__ = ["HIP_UNDEFINED", "nvidia_only_lines", "without_cuda_arch"]
+
+#: Macros that only NVIDIA's compiler or runtime headers define, which neither hip-clang nor
+#: torch's hipify gives a value on ROCm.
+HIP_UNDEFINED = frozenset(
+    {
+        "__NVCC__",
+        "__CUDACC_VER_MAJOR__",
+        "__CUDACC_VER_MINOR__",
+        "__CUDACC_VER_BUILD__",
+        "__CUDACC_RTC__",
+        "CUDART_VERSION",
+        "__CUDA_ARCH_FEAT_SM90_ALL",
+        "__CUDA_ARCH_FEAT_SM100_ALL",
+    }
+)
+#: ``CUDA_VERSION`` compared with a CUDA version number (4+ digits: 11000, 12080).
+_VERSION_CMP = textre.compile(
+    r"\bCUDA_VERSION\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d{4,}[uUlL]*)\b"
+    r"|\b(?P<rnum>\d{4,}[uUlL]*)\s*(?P<rop>[<>]=?|[!=]=)\s*CUDA_VERSION\b"
+)
 
 _IF_KINDS = ("if", "ifdef", "ifndef")
 _ELIF_KINDS = ("elif", "elifdef", "elifndef")
@@ -62,6 +90,21 @@ def _arch_cmp(m: re.Match[str]) -> str:
     return "1" if value else "0"
 
 
+_LITERAL_CMP = textre.compile(
+    r"(?<![\w.])(?P<a>\d{1,18})[uUlL]*\s*(?P<op>[<>]=?|[!=]=)\s*(?P<b>\d{1,18})[uUlL]*(?![\w.])"
+)
+
+
+def _literal_cmp(m: re.Match[str]) -> str:
+    """``0 >= 12`` evaluated; left alone when an operand belongs to arithmetic around it
+    (``A * 100 >= 120400``), which binds tighter than the comparison."""
+    before = m.string[: m.start()].rstrip()[-1:]
+    after = m.string[m.end() :].lstrip()[:1]
+    if (before and before in "*/%+-") or (after and after in "*/%+-"):
+        return m.group(0)
+    return "1" if _CMP[m.group("op")](int(m.group("a")), int(m.group("b"))) else "0"
+
+
 def without_cuda_arch(
     kind: str, expr: str, false_names: frozenset[str] = frozenset()
 ) -> bool | None:
@@ -75,8 +118,12 @@ def without_cuda_arch(
     (``PTX_AVAILABLE``, defined only under ``#if __CUDA_ARCH__ >= 530``): they count the
     same way.
     """
-    named = _ARCH.search(expr) is not None
-    names = [n for n in false_names if n in expr and textre.search(rf"\b{re.escape(n)}\b", expr)]
+    named = _ARCH.search(expr) is not None or _VERSION_CMP.search(expr) is not None
+    names = [
+        n
+        for n in (*false_names, *HIP_UNDEFINED)
+        if n in expr and textre.search(rf"\b{re.escape(n)}\b", expr)
+    ]
     if not named and not names:
         return None
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
@@ -89,8 +136,74 @@ def without_cuda_arch(
     for n in names:
         expr = textre.sub(rf"\bdefined\s*(?:\(\s*{re.escape(n)}\s*\)|{re.escape(n)}\b)", "0", expr)
         expr = textre.sub(rf"\b{re.escape(n)}\b", "0", expr)
+    expr = _VERSION_CMP.sub(_arch_cmp, expr)  # a version number is positive too
+    expr = _LITERAL_CMP.sub(_literal_cmp, expr)  # `0 >= 12` once a name is 0
     expr = _ARCH_CMP.sub(_arch_cmp, _ARCH_DEFINED.sub("0", expr))
-    return const_value(_ARCH.sub("0", expr))
+    expr = _ARCH.sub("0", expr)
+    value = const_value(expr)
+    return _int_value(expr) if value is None else value
+
+
+_ARITH_ONLY = textre.compile(r"[\d\s()+\-*/%<>=!&|]+")
+_ARITH_OPS: dict[type, Callable[[int, int], int]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+}
+_ARITH_CMP: dict[type, Callable[[int, int], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+
+
+def _int_value(expr: str) -> bool | None:
+    """An expression of integer literals (``0 * 10000 + 0 * 100 >= 120400``, once the names
+    hip-clang leaves undefined are 0) evaluated with the preprocessor's arithmetic; None for
+    anything else. Read with :mod:`ast`, never evaluated as code."""
+    text = " ".join(expr.replace("\\\n", " ").split())
+    if not text or len(text) > 400 or not _ARITH_ONLY.fullmatch(text):
+        return None
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = textre.sub(r"!(?!=)", " not ", text).strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        got = _arith(tree.body, 0)
+    except (_NotArith, OverflowError):
+        return None
+    return bool(got)
+
+
+class _NotArith(Exception):
+    pass
+
+
+def _arith(node: ast.AST, depth: int) -> int:
+    if depth > 40:
+        raise _NotArith
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value < 1 << 63:
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH_OPS:
+        return _ARITH_OPS[type(node.op)](
+            _arith(node.left, depth + 1), _arith(node.right, depth + 1)
+        )
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return int(not _arith(node.operand, depth + 1))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_arith(node.operand, depth + 1)
+    if isinstance(node, ast.BoolOp):
+        values = [_arith(v, depth + 1) for v in node.values]
+        return int(all(values) if isinstance(node.op, ast.And) else any(values))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _ARITH_CMP:
+        cmp = _ARITH_CMP[type(node.ops[0])]
+        return int(cmp(_arith(node.left, depth + 1), _arith(node.comparators[0], depth + 1)))
+    raise _NotArith
 
 
 def nvidia_only_lines(
@@ -100,7 +213,11 @@ def nvidia_only_lines(
     defining ``__CUDA_ARCH__`` (or one of ``false_names``) sees; None when no directive
     names one (the common case)."""
     if not any(
-        "__CUDA_ARCH__" in d.expr or any(n in d.expr for n in false_names) for d in directives
+        "__CUDA_ARCH__" in d.expr
+        or "CUDA" in d.expr
+        or "NVCC" in d.expr
+        or any(n in d.expr for n in false_names)
+        for d in directives
     ):
         return None
     diff = [0] * (nlines + 2)

@@ -22,7 +22,7 @@ from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_targ
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
 from gpuport.scan.finding import Finding, SkippedFile
-from gpuport.scan.model import ScanReport
+from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.project.cxx_facts import CxxFacts
 from gpuport.scan.project.files import (
     DEFAULT_MAX_BYTES,
@@ -34,10 +34,10 @@ from gpuport.scan.project.files import (
 )
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project.routes import working_route
-from gpuport.scan.project.view import ProjectView, apply, view_of
+from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
-from gpuport.scan.verdict import estimate_effort, judged, verdict_for
+from gpuport.scan.verdict import decide, estimate_effort, judged
 
 __all__ = ["NothingToScan", "ScanOptions", "check_text", "scan_path"]
 
@@ -170,18 +170,19 @@ def scan_path(
             if progress:
                 progress(i, total)
 
-    findings = one_per_line(f for found, _ in results for f in found)
+    findings = one_per_construct(one_per_line(f for found, _ in results for f in found))
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
+    read_refusals(view, findings, opts.max_bytes)
     findings = apply(findings, view)
     findings.sort(key=_sort_key)
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
     judged_findings = judged(findings, opts.scope)
-    route = [f"{r.path}" for r in view.routes] if working_route(view.routes) else []
-    blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
-    gap = estimate_effort(blockers, RULES, lambda p: _component(view, p)).hours
-    verdict, reason = verdict_for(judged_findings, list(dict.fromkeys(route)), gap)
+    route = [r.path for r in view.routes if r.counts]
+    verdict, reason = decide(judged_findings, view.routes, RULES, lambda p: _component(view, p))
+    if verdict in (Verdict.READY, Verdict.MINOR_WORK):
+        verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
     failed = sum(1 for s in skipped if s.internal)
     if failed:
         reason += (
@@ -274,6 +275,59 @@ def one_per_line(found: Iterable[Finding]) -> list[Finding]:
     return out
 
 
+#: Rules that describe one construct from different sides when they fire on the same line:
+#: a shuffle or ballot call (its 32-bit mask, its offset 16, its lane arithmetic, its result
+#: kept in 32 bits), an nvcc command line (nvcc itself, its flags, its NVIDIA
+#: architectures), one requirement (no ROCm build, a CUDA pin, a CUDA index), one import.
+CONSTRUCTS: tuple[frozenset[str], ...] = (
+    frozenset({"GP302", "GP304", "GP305", "GP307", "GP308"}),
+    frozenset({"GP402", "GP403", "GP408"}),
+    frozenset({f"GP1{n:02d}" for n in range(1, 10)}),
+    frozenset({"GP201", "GP202"}),
+)
+_GROUP_OF = {rid: i for i, group in enumerate(CONSTRUCTS) for rid in group}
+#: Groups whose rules must also point at the same column to be one construct (two
+#: requirements, or two imports, can share a line of a pyproject array).
+_SAME_COLUMN = frozenset({2, 3})
+
+
+def one_per_construct(findings: list[Finding]) -> list[Finding]:
+    """One finding per construct per line across rules (issue 24): of the findings of one
+    :data:`CONSTRUCTS` group on a line, the most severe is kept and says which others it
+    stands for; those stay in the report as ``info`` naming it, so the effort counts the
+    construct once and nothing disappears without a word."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, f in enumerate(findings):
+        group = _GROUP_OF.get(f.rule_id)
+        if group is None or f.location.line is None or f.severity is Severity.INFO:
+            continue
+        column = f.location.column if group in _SAME_COLUMN else None
+        if group in _SAME_COLUMN and column is None:
+            continue  # which requirement of the line is not known: keep each
+        groups.setdefault((group, f.location.path, f.location.line, column), []).append(i)
+    out = list(findings)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ranked = sorted(members, key=lambda i: (-out[i].severity.rank, out[i].rule_id))
+        keep, rest = ranked[0], ranked[1:]
+        kept = out[keep]
+        also = ", ".join(sorted({out[i].rule_id for i in rest}))
+        out[keep] = dataclasses.replace(
+            kept, message=f"{kept.message} (one construct: also {also} on this line)"
+        )
+        for i in rest:
+            f = out[i]
+            out[i] = dataclasses.replace(
+                f,
+                severity=Severity.INFO,
+                default_severity=f.default_severity or f.severity,
+                message=f"{f.message} (the same construct as {kept.rule_id} on this line, "
+                "counted there)",
+            )
+    return out
+
+
 def _nothing_to_scan(
     root: Path, skipped: list[SkippedFile], kinds: frozenset[FileKind] | None
 ) -> str:
@@ -293,6 +347,48 @@ def _nothing_to_scan(
         f"nothing to scan in {root}: no Python, CUDA/C++, build, requirements or container "
         "file found (an empty or mistyped folder?)"
     )
+
+
+def _ready_seen(
+    verdict: Verdict,
+    reason: str,
+    view: ProjectView,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[SkippedFile],
+) -> tuple[Verdict, str]:
+    """``ready`` needs positive evidence that nothing native is built unseen (issue 24): a
+    source the build names that the scan did not read (not in the tree, written at build
+    time, vendored or skipped) makes it minor work, saying what could not be seen."""
+    read = {c.rel for c in candidates} - {s.path for s in skipped}
+    unseen = []
+    for src, (evidence, by_setup) in sorted(view.build.sources.items()):
+        if src in read:
+            continue
+        why = _skip_reason(src, skipped)
+        if why:
+            unseen.append(f"{src} ({evidence}: not read: {why})")
+        elif by_setup:
+            unseen.append(f"{src} ({evidence}: not in the tree; written at build time or fetched)")
+    if not unseen:
+        return verdict, reason
+    shown = "; ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
+    if verdict is Verdict.MINOR_WORK:
+        return (
+            verdict,
+            f"{reason}; the build also compiles native code gpuport could not see: {shown}",
+        )
+    return Verdict.MINOR_WORK, (
+        f"nothing found in what gpuport read, but the build compiles native code it could not "
+        f"see: {shown}"
+    )
+
+
+def _skip_reason(src: str, skipped: Sequence[SkippedFile]) -> str:
+    for s in skipped:
+        folder = s.path.rstrip("/")
+        if s.path == src or (s.path.endswith("/") and src.startswith(folder + "/")):
+            return s.reason
+    return ""
 
 
 def _component(view: ProjectView, path: str) -> str:

@@ -83,6 +83,12 @@ class RouteEvidence(BaseModel):
     path: str
     line: int | None
     detail: str
+    #: whether it counts as a route (issue 24: one piece of evidence is enough); when it
+    #: does not, ``why`` says why (a heading alone, a line saying ROCm is not supported)
+    counts: bool = True
+    why: str = ""
+    #: it gives an install step for ROCm (a ROCm wheel index, requirements file or image)
+    install: bool = False
 
 
 class ComponentInfo(BaseModel):
@@ -131,3 +137,27 @@ class ScanReport(BaseModel):
         description="top-level import names the project defines itself: never looked up as "
         "dependencies",
     )
+
+    def not_built_parts(self, limit: int = 8) -> list[tuple[str, int, str]]:
+        """The code the ROCm route leaves out, grouped by its evidence: (folder or file, how
+        many files, evidence), largest first: the NVIDIA-only parts of the project, each
+        "not built on ROCm: evidence file:line" (issue 24)."""
+        by_evidence: dict[str, list[str]] = {}
+        for path, evidence in self.not_built.items():
+            by_evidence.setdefault(evidence, []).append(path)
+        parts = []
+        for evidence, paths in by_evidence.items():
+            if len(paths) == 1:
+                where = paths[0]
+            else:
+                common = paths[0].split("/")[:-1]
+                for p in paths[1:]:
+                    parts_p = p.split("/")[:-1]
+                    n = 0
+                    while n < min(len(common), len(parts_p)) and common[n] == parts_p[n]:
+                        n += 1
+                    common = common[:n]
+                where = ("/".join(common) + "/") if common else "(several folders)"
+            parts.append((where, len(paths), evidence))
+        parts.sort(key=lambda p: (-p[1], p[0]))
+        return parts[:limit]

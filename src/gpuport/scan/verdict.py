@@ -15,7 +15,7 @@ from typing import Protocol
 from gpuport.models import Severity
 from gpuport.scan.effort.items import HIGH, HOURS_PER_DAY, LOW  # noqa: F401 (re-exported)
 from gpuport.scan.finding import Finding
-from gpuport.scan.model import Effort, Verdict
+from gpuport.scan.model import Effort, RouteEvidence, Verdict
 
 
 class _HasEffort(Protocol):
@@ -44,10 +44,75 @@ def _weight(f: Finding) -> Severity:
 
 #: With a ROCm route, the gap (hours of the blockers' effort) that makes it major work.
 GAP_HOURS = 30.0
+#: Without blockers, major items whose effort stays under a working day are minor work: a
+#: couple of nvidia-smi probes to replace is not a port (issue 24). Native majors (GP3xx,
+#: GP4xx) never are: a kernel or a build with no HIP path is porting work.
+MINOR_HOURS = 6.0
+
+
+def decide(
+    judged_findings: Sequence[Finding],
+    routes: Sequence[RouteEvidence],
+    rules: Mapping[str, _HasEffort],
+    component_of: Callable[[str], str] | None = None,
+) -> tuple[Verdict, str]:
+    """The verdict of judged findings given the project's route evidence: the one place the
+    engine and assess (which adds hipify's hazards) decide it."""
+    route = list(dict.fromkeys(r.path for r in routes if r.counts))
+    blockers = [f for f in judged_findings if f.severity is Severity.BLOCKER]
+    majors = [f for f in judged_findings if f.severity is Severity.MAJOR]
+    # native majors (kernels, a build with no HIP path) are a port however few: only
+    # Python, dependency and container items can add up to minor work
+    native = any(f.rule_id.startswith(("GP3", "GP4")) for f in majors)
+    shown = [
+        f"{r.path}" + (f":{r.line}" if r.line else "") + f" ({r.why})"
+        for r in routes
+        if not r.counts
+    ]
+    not_counted = "; ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    return verdict_for(
+        judged_findings,
+        route,
+        estimate_effort(blockers, rules, component_of).hours,
+        not_counted,
+        frozenset(r.path for r in routes if r.counts and r.install),
+        float("inf") if native else estimate_effort(majors, rules, component_of).hours,
+    )
 
 
 def verdict_for(
-    findings: Sequence[Finding], route: Sequence[str] = (), gap_hours: float = 0.0
+    findings: Sequence[Finding],
+    route: Sequence[str] = (),
+    gap_hours: float = 0.0,
+    not_counted: str = "",
+    route_files: frozenset[str] = frozenset(),
+    major_hours: float = float("inf"),
+) -> tuple[Verdict, str]:
+    """The verdict and its reason; ``not_counted`` says why listed route evidence did not
+    make a route (issue 24: a route shown under BLOCKED says why it did not count).
+    ``route_files`` are the files that are the route's own install (a ROCm requirements file,
+    a ROCm image): a dependency or image blocker there means the route as documented fails."""
+    broken = [
+        f
+        for f in findings
+        if f.severity is Severity.BLOCKER
+        and f.location.path in route_files
+        and f.rule_id.startswith(("GP1", "GP5"))
+    ]
+    if route and broken:
+        f = broken[0]
+        return Verdict.BLOCKED, (
+            f"the ROCm route's own install fails: {f.location.path}:{f.location.line} "
+            f"({f.message[:120]})"
+        )
+    verdict, reason = _verdict(findings, route, gap_hours, major_hours)
+    if not route and not_counted:
+        reason += f"; ROCm route evidence found but not counted: {not_counted}"
+    return verdict, reason
+
+
+def _verdict(
+    findings: Sequence[Finding], route: Sequence[str], gap_hours: float, major_hours: float
 ) -> tuple[Verdict, str]:
     """The verdict from the judged findings.
 
@@ -81,6 +146,11 @@ def verdict_for(
     if b:
         return Verdict.BLOCKED, (
             f"{b} blocker{'s' if b != 1 else ''} must be fixed before this project runs on ROCm"
+        )
+    if m and major_hours < MINOR_HOURS:
+        return Verdict.MINOR_WORK, (
+            f"no blockers; {m} major item{'s' if m != 1 else ''} and {n} minor, "
+            f"{major_hours:g} h of work on the majors (under a day)"
         )
     if m:
         return Verdict.MAJOR_WORK, f"no blockers, but {m} major item{'s' if m != 1 else ''} to port"

@@ -25,11 +25,13 @@ from gpuport.scan.project.build_setup_ast import Use
 __all__ = ["cmake_uses", "make_uses"]
 
 _HIP_VAR = textre.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
-_CUDA_VAR = textre.compile(
-    r"^(?:(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_)?CUDA(?:_ONLY|_FOUND)?$", re.I
+#: A switch of the CUDA backend (``USE_CUDA``, ``MYLIB_BUILD_CUDA``, ``Kokkos_ENABLE_CUDA``,
+#: ``CUDA_FOUND``): off in a ROCm build, which has its own HIP switch (issue 24: build options).
+_CUDA_VAR = textre.compile(r"^(?:\w+_)?CUDA(?:_ONLY|_FOUND|_ENABLED|_BACKEND|_SUPPORT)?$", re.I)
+_NOT_ROCM_WORD = textre.compile(
+    r"^(?:cuda|cublas|cu\d{2,3}|nvcc|nvidia|tensorrt|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I
 )
-_NOT_ROCM_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I)
-_ROCM_WORD = textre.compile(r"^(?:hip|rocm|amd)$", re.I)
+_ROCM_WORD = textre.compile(r"^(?:hip|hipblas|rocblas|rocm\d*|amd)$", re.I)
 _CMD = textre.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
 _TOKEN = textre.compile(r'"[^"]*"|[^\s"]+')
 _PAREN = textre.compile(r"[()]")
@@ -51,6 +53,14 @@ def _strip_comments(text: str) -> str:
     return textre.sub(r"#[^\n]*", "", text)
 
 
+#: An option for an NVIDIA-only library (``USE_CUDNN``, ``USE_TENSORRT_RUNTIME``,
+#: ``WITH_NVSHMEM``, ``USE_CUTLASS``): off in a ROCm build, whose libraries have other names.
+_NV_TECH_VAR = textre.compile(
+    r"^(?:\w+_)?(?:CUDNN|TENSORRT|NVSHMEM|CUTLASS|CUBLASLT|NVTX|CUSPARSELT|NVJPEG|NCCL)(?:_\w+)?$",
+    re.I,
+)
+
+
 def _term_value(tokens: list[str]) -> bool | None:
     """One side of AND/OR: ``NOT X``, ``X``, ``X STREQUAL "cuda"``."""
     neg = False
@@ -61,7 +71,7 @@ def _term_value(tokens: list[str]) -> bool | None:
         name = _VARREF.sub(r"\1", tokens[0]).strip('"')
         if _HIP_VAR.match(name):
             v = True
-        elif _CUDA_VAR.match(name):
+        elif _CUDA_VAR.match(name) or _NV_TECH_VAR.match(name):
             v = False
     elif len(tokens) == 3 and tokens[1].upper() in ("STREQUAL", "MATCHES", "EQUAL"):
         word = tokens[2].strip('"')
@@ -161,6 +171,37 @@ def _expand(token: str, env: dict[str, list[tuple[str, bool, int]]]) -> list[tup
     return [(token.lstrip("./") if token.startswith("./") else token, False, 0)]
 
 
+def _needs_cuda(cmd: str, args: str) -> bool:
+    """A command that configures the CUDA toolchain: ``enable_language(CUDA)``,
+    ``project(... CUDA)``, ``find_package(CUDAToolkit REQUIRED)``."""
+    words = args.upper().split()
+    if cmd == "enable_language":
+        return "CUDA" in words
+    if cmd == "project":
+        return "CUDA" in words[1:]
+    if cmd == "find_package" and words:
+        return words[0] in ("CUDA", "CUDATOOLKIT") and "REQUIRED" in words
+    return False
+
+
+def _branches_needing_cuda(commands: list[tuple[str, str, int]]) -> set[int]:
+    """Indices of ``if``/``elseif`` commands whose own branch (not its nested ones'
+    alternatives) configures the CUDA toolchain: that branch is CUDA-only, whatever its
+    test (an opt-in ``if(USE_VLLM)`` that calls ``enable_language(CUDA)``)."""
+    out: set[int] = set()
+    open_branch: list[int] = []  # the if/elseif whose branch is being read, per depth
+    for k, (cmd, args, _) in enumerate(commands):
+        if cmd == "if":
+            open_branch.append(k)
+        elif cmd in ("elseif", "else") and open_branch:
+            open_branch[-1] = k if cmd == "elseif" else -1
+        elif cmd == "endif" and open_branch:
+            open_branch.pop()
+        elif open_branch and open_branch[-1] >= 0 and _needs_cuda(cmd, args):
+            out.add(open_branch[-1])
+    return out
+
+
 def _closing_parens(code: str) -> dict[int, int]:
     """Where each ``(`` closes, from one pass (an unclosed one has no entry)."""
     out: dict[int, int] = {}
@@ -184,20 +225,23 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     closes = _closing_parens(code)
     line_of = textre.line_finder(code)
     after = 0  # a command inside another's arguments is an argument (and costs no second walk)
+    commands: list[tuple[str, str, int]] = []
     for m in _CMD.finditer(code):
         if m.start() < after:
             continue
-        cmd = m.group(1).lower()
         close = closes.get(m.end() - 1)
         if close is None:  # unclosed (CMake refuses the file): its arguments end with the line
             close = code.find("\n", m.end())
             close = len(code) if close == -1 else close
         after = close + 1
-        args = code[m.end() : close]
-        line = line_of(m.start())
+        commands.append((m.group(1).lower(), code[m.end() : close], line_of(m.start())))
+    needs_cuda = _branches_needing_cuda(commands)
+    for k, (cmd, args, line) in enumerate(commands):
         if cmd in ("if", "elseif"):
             br.tested = br.tested or _mentions_rocm(args)
             value = cond_value(args)
+            if value is None and k in needs_cuda:
+                value = False  # the branch needs nvcc: a ROCm build never configures it
             (br.open if cmd == "if" else br.other)(value, line)
             continue
         if cmd == "else":
@@ -212,9 +256,21 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
             br.tested = True
         if cmd == "enable_language" and "HIP" in args.upper():
             br.tested = True
+        cl = br.cuda_line()
+        words = _TOKEN.findall(args)
+        if cmd == "file" and len(words) >= 3 and words[0].upper() in ("GLOB", "GLOB_RECURSE"):
+            # file(GLOB VAR patterns...): the variable holds those files, like set()
+            pats = [w for w in words[2:] if w.upper() not in ("CONFIGURE_DEPENDS",)]
+            got = [
+                t
+                for tok in pats
+                if not tok.upper().startswith("RELATIVE")
+                for t in _expand(tok, env)
+            ]
+            env[words[1]] = [(p, c or bool(cl), ln or cl) for p, c, ln in got]
+            continue
         if cmd in _SKIP_CMDS:
             continue
-        cl = br.cuda_line()
         if cl:
             ranges.append((line, line + args.count("\n"), cl))
         tokens = _TOKEN.findall(args)
@@ -251,6 +307,13 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     ranges: list[tuple[int, int, int]] = []
     br = _Branches()
     lines = text.split("\n")
+    # variables the file compares with a ROCm value somewhere: backend selectors, whose
+    # NVIDIA values (cublas, cuda) a ROCm build never sets
+    selectors = {
+        m.group(1)
+        for m in textre.finditer(r"\$\((\w+)\)\s*,\s*(\w+)\s*\)", text)
+        if _ROCM_WORD.match(m.group(2))
+    }
     for n, raw in enumerate(lines, 1):
         m = _MAKE_COND.match(raw)
         if m:
@@ -267,12 +330,12 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
                 cuda = any(_CUDA_VAR.match(x) or _NOT_ROCM_WORD.match(x) for x in names)
                 br.tested = br.tested or hip
                 v = True if hip and not cuda else (False if cuda and not hip else None)
-                if v is not None and (
-                    "1" not in names
-                    and "ON" not in names
-                    and "hip" not in [x.lower() for x in names]
-                    and "cuda" not in [x.lower() for x in names]
-                ):
+                lower = [x.lower() for x in names]
+                selector = any(x in selectors for x in names)  # BUILD_TYPE=cublas|hipblas
+                if v is not None and not selector and (
+                    "1" not in names and "ON" not in names and "hip" not in lower
+                    and "cuda" not in lower
+                ):  # fmt: skip
                     v = None
                 br.open(v if kind == "ifeq" or v is None else not v, n)
             elif kind == "else":

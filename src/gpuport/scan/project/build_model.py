@@ -25,6 +25,7 @@ from gpuport import textre
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
+from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
 
 __all__ = ["BuildModel", "Component", "build_model"]
@@ -50,15 +51,27 @@ class BuildModel:
     components: list[Component] = field(default_factory=list)
     #: build file -> [(first, last, evidence)]: lines in branches a ROCm build never takes
     cuda_lines: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    #: native source files the build files name literally (path relative to the root ->
+    #: (evidence, named by a setup.py)), CUDA-only branches included: what a verdict of
+    #: ready must have seen
+    sources: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    #: macros the build defines (``-DKITTENS_BLACKWELL``, ``add_compile_definitions``) only
+    #: in branches a ROCm build never takes -> evidence: false on the ROCm side
+    cuda_defines: dict[str, str] = field(default_factory=dict)
+
+    def refused(
+        self, files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]]
+    ) -> None:
+        """Native files the project refuses on ROCm at run time (their JIT extension is never
+        built there), and the headers only they include."""
+        for rel, evidence in files.items():
+            self.not_built.setdefault(rel, evidence)
+        names = list(native)
+        _headers_of_unbuilt(self, names, names, includes)
 
     def line_not_built(self, rel: str, line: int | None) -> str | None:
         """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
-        if line is None:
-            return None
-        for first, last, evidence in self.cuda_lines.get(rel, ()):
-            if first <= line <= last:
-                return evidence
-        return None
+        return evidence_at(self.cuda_lines.get(rel, ()), line)
 
     def component_of(self, rel: str) -> Component | None:
         best: Component | None = None
@@ -125,7 +138,10 @@ class _Pattern:
 
 
 def _patterns(build_file: str, uses: Iterable[Use]) -> list[_Pattern]:
-    base = build_file.rsplit("/", 1)[0] if "/" in build_file else ""
+    # an included CMake module (cmake/modules/CUDA.cmake) names paths from the folder of the
+    # CMakeLists.txt that includes it, the root as a rule; other build files from their own
+    included = build_file.endswith(".cmake") and "/" in build_file
+    base = "" if included else (build_file.rsplit("/", 1)[0] if "/" in build_file else "")
     out: list[_Pattern] = []
     for u in uses:
         full = _norm(base, u.pattern)
@@ -157,27 +173,49 @@ def _is_packaging(rel: str, text: str) -> bool:
 
 
 def build_model(
-    files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]] | None = None
+    files: dict[str, str],
+    native: Iterable[str],
+    includes: dict[str, frozenset[str]] | None = None,
+    settings: dict[str, str] | None = None,
 ) -> BuildModel:
     """``files``: build and packaging files (relative path -> text); ``native``: every
-    CUDA/C++ file of the scan; ``includes``: the header names each native file includes."""
+    CUDA/C++ file of the scan; ``includes``: the header names each native file includes;
+    ``settings``: build settings the project's docs give a ROCm value
+    (``X_TARGET_DEVICE=rocm``)."""
     model = BuildModel()
     patterns: list[_Pattern] = []
+    untested: list[tuple[str, list[Use], list[tuple[int, int, int]]]] = []
     for rel, text in files.items():
         name = rel.rsplit("/", 1)[-1].lower()
         if name == "setup.py":
-            uses, tested, ranges = setup_uses(text)
+            uses, tested, ranges = setup_uses(text, settings)
         elif name == "cmakelists.txt" or name.endswith(".cmake"):
             uses, tested, ranges = cmake_uses(text)
         elif name in ("makefile", "gnumakefile") or name.endswith(".mk"):
             uses, tested, ranges = make_uses(text)
         else:
             continue
+        for pat in _patterns(rel, uses):
+            if pat.regex is None and not pat.is_dir and _NATIVE_SOURCE.search(pat.full):
+                # a CMake path depends on the folder a function is called from: only a
+                # setup.py's (relative to itself) says that a missing file is missing
+                model.sources.setdefault(pat.full, (pat.evidence, name == "setup.py"))
         if tested:
             model.rocm_builds.append(rel)
             if ranges:
                 model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
             patterns += _patterns(rel, uses)
+        elif name != "setup.py" and ranges:
+            # a CMake/Make file that never names ROCm: its branches are still evaluated with
+            # the ROCm build's values (if(USE_CUDA AND USE_CUDNN) is false) once the project
+            # builds for ROCm at all; only what they leave out counts, as the folder a file
+            # sits in decides the rest
+            untested.append((rel, [u for u in uses if u.cuda_only], ranges))
+    if model.rocm_builds:
+        for rel, cuda_uses, ranges in untested:
+            model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
+            patterns += _patterns(rel, cuda_uses)
+    model.cuda_defines = _cuda_defines(files, model.cuda_lines, set(model.rocm_builds))
     if patterns:
         _mark_not_built(model, patterns, list(native), includes or {})
     model.components = _components(files, set(model.rocm_builds))
@@ -195,6 +233,50 @@ def build_model(
             )
         ]
     return model
+
+
+_DASH_D = textre.compile(r"(?<![\w-])-D\s*([A-Za-z_]\w*)")
+_CMAKE_DEFS = textre.compile(
+    r"\b(?:add_compile_definitions|target_compile_definitions|add_definitions)\s*\(([^)]*)\)",
+    re.I,
+)
+_DEF_WORD = textre.compile(r"[A-Z_][A-Z0-9_]*")
+_CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE"})
+
+
+def _cuda_defines(
+    files: dict[str, str], cuda_lines: dict[str, list[tuple[int, int, str]]], tested: set[str]
+) -> dict[str, str]:
+    """Macros every build file defines only inside branches a ROCm build never takes (and
+    only in build files that test for ROCm, so that the branch is known): undefined in the
+    ROCm build. A macro defined anywhere else, or by a build file that never tests for ROCm,
+    does not count."""
+    only: dict[str, str] = {}
+    elsewhere: set[str] = set()
+    for rel, text in files.items():
+        if "-D" not in text and "definitions" not in text.lower():
+            continue
+        ranges = cuda_lines.get(rel, [])
+        found: list[tuple[str, int]] = [
+            (m.group(1), text.count("\n", 0, m.start()) + 1) for m in _DASH_D.finditer(text)
+        ]
+        for m in _CMAKE_DEFS.finditer(text):
+            base = text.count("\n", 0, m.start()) + 1
+            for word in m.group(1).split():
+                name = word.removeprefix("-D").split("=", 1)[0]
+                if _DEF_WORD.fullmatch(name) and name not in _CMAKE_KEYWORDS:
+                    found.append((name, base))
+        for name, line in found:
+            hit = (
+                next((ev for a, b, ev in ranges if a <= line <= b), None) if rel in tested else None
+            )
+            if hit is None:
+                elsewhere.add(name)
+            else:
+                only.setdefault(
+                    name, f"{rel}:{line}: -D{name} only in a branch ROCm does not take ({hit})"
+                )
+    return {n: ev for n, ev in only.items() if n not in elsewhere}
 
 
 _CUTLASS_USE = textre.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")

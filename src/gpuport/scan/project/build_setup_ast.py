@@ -17,28 +17,22 @@ once; a CUDA-only setup.py has no ROCm build to model.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuport import textre
-
-__all__ = ["Use", "rocm_value", "setup_uses"]
-
-#: A name or dotted name that is true on a ROCm build.
-_ROCM_NAME = textre.compile(
-    r"(?:^|\.)(?!(?:skip|no|disable|without)_)(?:[A-Za-z0-9]+_)*?(?:rocm|hip)(?:_(?:build|extension|"
-    r"pytorch|available|enabled|home|path))?$|torch\.version\.hip$",
-    re.I,
+from gpuport.scan.project.build_rocm_value import (
+    NONE_KEY,
+    ROCM_NAME,
+    later_rocm_branch,
+    mentions_rocm,
+    plain_dotted,
+    rocm_value,
 )
-#: A name or dotted name that is false (None, unset) on a ROCm build.
-_CUDA_NAME = textre.compile(
-    r"(?:^|\.)(?:is_|use_|build_|with_|enable_|for_)?cuda(?:_(?:only|home))?$"
-    r"|torch\.version\.cuda$",
-    re.I,
-)
-_ROCM_WORD = textre.compile(r"^(?:rocm|hip|amd|hipcc)$", re.I)
-_OTHER_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|hpu|sycl|cu\d+)$", re.I)
+from gpuport.scan.project.build_settings import Known, known_of
+
+__all__ = ["Use", "setup_uses"]
+
 _SOURCEISH = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl)$|[*]|/")
 
 
@@ -61,108 +55,6 @@ class _State:
     cuda_ranges: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    return None
-
-
-#: ``flags[NONE_KEY + name]`` is True when ``name`` is still None on a ROCm build
-#: (``cutlass_sources = None``, set to a list only in a CUDA-only branch)
-NONE_KEY = "<None>:"
-
-
-def rocm_value(node: ast.expr, flags: dict[str, bool | None] | None = None) -> bool | None:
-    """The truth of a test on a ROCm build: True, False, or None when it does not say."""
-    flags = flags or {}
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        v = rocm_value(node.operand, flags)
-        return None if v is None else not v
-    if isinstance(node, ast.BoolOp):
-        values = [rocm_value(v, flags) for v in node.values]
-        if isinstance(node.op, ast.And):
-            if False in values:
-                return False
-            return True if all(v is True for v in values) else None
-        if True in values:
-            return True
-        return False if all(v is False for v in values) else None
-    if isinstance(node, ast.Call):
-        name = _dotted(node.func) or ""
-        if name in ("bool", "str", "len") and node.args:
-            return rocm_value(node.args[0], flags)
-        last = name.rsplit(".", 1)[-1]
-        if _ROCM_NAME.search(last) or last in ("is_rocm_pytorch", "is_hip"):
-            return True
-        return None
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        left, op, right = node.left, node.ops[0], node.comparators[0]
-        if isinstance(right, ast.Constant) and right.value is None:
-            if isinstance(left, ast.Name) and flags.get(NONE_KEY + left.id):
-                return isinstance(op, ast.Is | ast.Eq)  # still None on ROCm
-            v = rocm_value(left, flags)
-            if v is None:
-                return None
-            return v if isinstance(op, ast.IsNot | ast.NotEq) else not v
-        for a, b in ((left, right), (right, left)):
-            if isinstance(b, ast.Constant) and isinstance(b.value, str):
-                word = b.value.strip()
-                if _ROCM_WORD.match(word):
-                    v = True
-                elif _OTHER_WORD.match(word) and _platformish(a):
-                    v = False
-                else:
-                    continue
-                if isinstance(op, ast.Eq):
-                    return v
-                if isinstance(op, ast.NotEq):
-                    return not v if v else None
-        return None
-    dotted = _dotted(node)
-    if dotted is None:
-        return None
-    if dotted in flags:
-        return flags[dotted]
-    if _ROCM_NAME.search(dotted):
-        return True
-    if _CUDA_NAME.search(dotted):
-        return False
-    return None
-
-
-def _platformish(node: ast.expr) -> bool:
-    name = (_dotted(node) or "").lower()
-    return any(w in name for w in ("target", "backend", "platform", "device", "gpu", "vendor"))
-
-
-def _mentions_rocm(node: ast.expr) -> bool:
-    for sub in ast.walk(node):
-        name = _dotted(sub) if isinstance(sub, ast.Name | ast.Attribute) else None
-        if name and _ROCM_NAME.search(name):
-            return True
-        if (
-            isinstance(sub, ast.Constant)
-            and isinstance(sub.value, str)
-            and _ROCM_WORD.match(sub.value.strip())
-        ):
-            return True
-    return False
-
-
-def _later_rocm_branch(orelse: list[ast.stmt], flags: dict[str, bool | None]) -> bool:
-    """Whether an ``elif`` later in this chain tests for a ROCm build (true or unknown, but
-    naming ROCm/HIP): the branches before it are the CUDA side."""
-    while len(orelse) == 1 and isinstance(orelse[0], ast.If):
-        test = orelse[0].test
-        if _mentions_rocm(test) and rocm_value(test, flags) is not False:
-            return True
-        orelse = orelse[0].orelse
-    return False
-
-
 #: Patterns and characters the expressions of a setup.py may stand for, per character of it
 BUDGET_PER_CHAR = 32
 
@@ -176,8 +68,9 @@ class _Eval:
     """Path patterns an expression can stand for ("" is the setup.py's folder), within a budget
     of patterns and characters proportional to the file's size: memory stays linear in it."""
 
-    def __init__(self, state: _State, budget: int) -> None:
+    def __init__(self, state: _State, budget: int, known: Known | None = None) -> None:
         self.state = state
+        self.known = known
         self.left = budget
         self._file: dict[int, bool] = {}  # id(node) -> whether __file__ is in it
 
@@ -226,6 +119,14 @@ class _Eval:
     def _tagged(self, node: ast.expr) -> list[tuple[str, bool, int]]:
         if isinstance(node, ast.Name) and node.id in self.state.env:
             return list(self.state.env[node.id])
+        if isinstance(node, ast.IfExp):  # `[CUDAExtension(...)] if _is_cuda() else []`
+            v = rocm_value(node.test, self.state.flags, self.known)
+            body, orelse = self.tagged(node.body), self.tagged(node.orelse)
+            if v is False:
+                body = [(p, True, line or node.lineno) for p, _, line in body]
+            elif v is True:
+                orelse = [(p, True, line or node.lineno) for p, _, line in orelse]
+            return body + orelse
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             return [t for e in node.elts for t in self.tagged(e)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -234,7 +135,12 @@ class _Eval:
                 return left + right
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
             return self.tagged(node.left)
-        if isinstance(node, ast.Call) and _dotted(node.func) in ("list", "set", "sorted", "tuple"):
+        if isinstance(node, ast.Call) and plain_dotted(node.func) in (
+            "list",
+            "set",
+            "sorted",
+            "tuple",
+        ):
             return self.tagged(node.args[0]) if node.args else []
         return [(p, False, 0) for p in self.paths(node) or []]
 
@@ -272,7 +178,7 @@ class _Eval:
                 out += self.paths(e) or []
             return out
         if isinstance(node, ast.Call):
-            name = _dotted(node.func) or ""
+            name = plain_dotted(node.func) or ""
             last = name.rsplit(".", 1)[-1]
             if name.endswith("path.join") or last in ("Path", "PurePath", "PosixPath"):
                 return self._join([self.paths(a) for a in node.args]) if node.args else [""]
@@ -280,7 +186,7 @@ class _Eval:
                 if (
                     isinstance(node.func, ast.Attribute)
                     and last in ("glob", "rglob")
-                    and (_dotted(node.func.value) not in ("glob",))
+                    and (plain_dotted(node.func.value) not in ("glob",))
                 ):
                     base = self.paths(node.func.value)
                     pat = self.paths(node.args[0]) if node.args else None
@@ -306,9 +212,10 @@ class _Eval:
 
 
 class _Walker:
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, known: Known | None = None) -> None:
+        self.known = known
         self.state = _State()
-        self.ev = _Eval(self.state, budget)
+        self.ev = _Eval(self.state, budget, known)
         self.unknown = 0  # depth of enclosing `if`s whose value on ROCm is unknown
         #: function name -> (first, last line); its call sites -> [CUDA-only test line or 0]
         self.functions: dict[str, tuple[int, int]] = {}
@@ -332,10 +239,10 @@ class _Walker:
                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                         self.calls.setdefault(sub.func.id, []).append(cuda_line)
         if isinstance(node, ast.If):
-            if _mentions_rocm(node.test):
+            if mentions_rocm(node.test) or self._documented_switch(node.test):
                 st.tested = True
-            v = rocm_value(node.test, st.flags)
-            if v is None and _later_rocm_branch(node.orelse, st.flags):
+            v = rocm_value(node.test, st.flags, self.known)
+            if v is None and later_rocm_branch(node.orelse, st.flags, self.known):
                 v = False  # `if <cuda build>: ... elif <ROCm build>:` -- ROCm takes the elif
             for body, off in ((node.body, v is False), (node.orelse, v is True)):
                 if off and not cuda_line and body:
@@ -364,16 +271,16 @@ class _Walker:
             return
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if _mentions_rocm(node.value):
+            if mentions_rocm(node.value):
                 st.tested = True
             self._defaults_kept(targets, node.value, cuda_line)
-            flag = rocm_value(node.value, st.flags)
+            flag = rocm_value(node.value, st.flags, self.known)
             tags = self._tag(self.ev.tagged(node.value), cuda_line)
             for t in targets:
-                name = _dotted(t)
+                name = plain_dotted(t)
                 if name and isinstance(t, ast.Name | ast.Attribute):
                     if not isinstance(node.value, ast.Constant):
-                        if flag is not None or not _ROCM_NAME.search(name):
+                        if flag is not None or not ROCM_NAME.search(name):
                             st.flags[name] = flag  # an opt-in ROCm toggle stays on for ROCm
                     elif on_rocm and isinstance(node.value.value, bool):
                         st.flags[name] = node.value.value  # `SKIP_CUDA_BUILD = True` for ROCm
@@ -384,7 +291,7 @@ class _Walker:
             self._calls(node.value, cuda_line)
             return
         if isinstance(node, ast.AugAssign):
-            name = _dotted(node.target)
+            name = plain_dotted(node.target)
             if name:
                 st.env.setdefault(name, []).extend(self._tag(self.ev.tagged(node.value), cuda_line))
             self._calls(node.value, cuda_line)
@@ -397,7 +304,7 @@ class _Walker:
                 and call.func.attr in ("append", "extend", "add", "update")
                 and call.args
             ):
-                name = _dotted(call.func.value)
+                name = plain_dotted(call.func.value)
                 if name:
                     got = self._tag(self.ev.tagged(call.args[0]), cuda_line)
                     st.env.setdefault(name, []).extend(got)
@@ -406,6 +313,21 @@ class _Walker:
         for sub in ast.iter_child_nodes(node):
             if isinstance(sub, ast.expr):
                 self._calls(sub, cuda_line)
+
+    def _documented_switch(self, test: ast.expr) -> bool:
+        """A test of a target setting whose ROCm value the project's docs give."""
+        known = self.known
+        if known is None or not known.settings:
+            return False
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.expr) and known.string_value(sub) is not None:
+                return True
+            ret = known.returned(sub) if isinstance(sub, ast.Call) else None
+            if ret is not None and any(
+                isinstance(n, ast.expr) and known.string_value(n) is not None for n in ast.walk(ret)
+            ):
+                return True
+        return False
 
     def _defaults_kept(self, targets: Sequence[ast.expr], value: ast.expr, cuda_line: int) -> None:
         """A name given a constant (``False``, ``None``) outside every platform branch and
@@ -465,13 +387,18 @@ class _Walker:
     def _calls(self, node: ast.expr, cuda_line: int) -> None:
         """Every argument of a call here is a use of the patterns it holds (not the
         arguments of calls that only build or test a path)."""
-        todo: list[ast.AST] = [node]
+        todo: list[tuple[ast.AST, int]] = [(node, cuda_line)]
         while todo:
-            sub = todo.pop()
-            if not isinstance(sub, ast.Call):
-                todo.extend(ast.iter_child_nodes(sub))
+            sub, cuda_line = todo.pop()
+            if isinstance(sub, ast.IfExp) and not cuda_line:
+                v = rocm_value(sub.test, self.state.flags, self.known)
+                todo.append((sub.body, sub.lineno if v is False else 0))
+                todo.append((sub.orelse, sub.lineno if v is True else 0))
                 continue
-            fn = (_dotted(sub.func) or "").rsplit(".", 1)[-1]
+            if not isinstance(sub, ast.Call):
+                todo.extend((c, cuda_line) for c in ast.iter_child_nodes(sub))
+                continue
+            fn = (plain_dotted(sub.func) or "").rsplit(".", 1)[-1]
             if isinstance(sub.func, ast.Name):
                 self.calls.setdefault(sub.func.id, []).append(cuda_line)
             if fn in _NOT_USES:
@@ -481,7 +408,7 @@ class _Walker:
                 for p, c, line in self._tag(self.ev.tagged(arg), cuda_line):
                     if p and _SOURCEISH.search(p):
                         self.state.uses.append(Use(p, c, line or sub.lineno))
-            todo.extend(args)
+            todo.extend((a, cuda_line) for a in args)
 
 
 _NOT_USES = frozenset(
@@ -493,15 +420,18 @@ _NOT_USES = frozenset(
 )  # fmt: skip
 
 
-def setup_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
+def setup_uses(
+    text: str, settings: dict[str, str] | None = None
+) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     """The path patterns this setup.py uses, whether it tests for ROCm at all, and the line
-    ranges of the branches a ROCm build never takes (first, last, line of the test)."""
+    ranges of the branches a ROCm build never takes (first, last, line of the test).
+    ``settings``: environment settings the project's docs give a ROCm value."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []
-    w = _Walker(budget=BUDGET_PER_CHAR * len(text) + 100_000)
+    w = _Walker(BUDGET_PER_CHAR * len(text) + 100_000, known_of(tree, settings or {}))
     try:
         w.block(tree.body, 0)
     except (RecursionError, _TooLarge):

@@ -78,9 +78,14 @@ _SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__s
 _ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
 
 
-def cxx_facts(texts: dict[str, str], includes: dict[str, frozenset[str]] | None = None) -> CxxFacts:
+def cxx_facts(
+    texts: dict[str, str],
+    includes: dict[str, frozenset[str]] | None = None,
+    build_false: dict[str, str] | None = None,
+) -> CxxFacts:
     """Facts from every CUDA/C++ file of the project (relative path -> text; ``includes``:
-    the header names each includes, when the caller has them)."""
+    the header names each includes, when the caller has them; ``build_false``: macros the
+    build defines only where ROCm does not build, with the evidence)."""
     shims: dict[str, str] = {}
     values: dict[str, set[str]] = {}
     live: set[str] = set()
@@ -115,7 +120,9 @@ def cxx_facts(texts: dict[str, str], includes: dict[str, frozenset[str]] | None 
             arch_files.append((rel, text))
         elif has_define:
             live.update(_DEFINE.findall(src.code))
-    false: dict[str, str] = {}
+    # a macro the build defines only for CUDA, and no live #define gives it: false too
+    seed = {n: ev for n, ev in (build_false or {}).items() if n not in live}
+    false: dict[str, str] = dict(seed)
     lexed = {rel: lex(text) for rel, text in arch_files}
     for _ in range(2):  # a macro defined under a false macro is false too
         in_nv: dict[str, str] = {}
@@ -128,7 +135,8 @@ def cxx_facts(texts: dict[str, str], includes: dict[str, frozenset[str]] | None 
                     in_nv.setdefault(m.group(1), f"{rel}:{line}")
                 elif not src.dead(line):
                     round_live.add(m.group(1))
-        new = {n: where for n, where in in_nv.items() if n not in round_live}
+        new = {n: ev for n, ev in seed.items() if n not in round_live}
+        new |= {n: where for n, where in in_nv.items() if n not in round_live}
         if new == false:
             break
         false = new

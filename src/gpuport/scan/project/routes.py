@@ -15,8 +15,14 @@ from pathlib import Path
 
 from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.routes_docs import doc_routes
 
-__all__ = ["RouteEvidence", "find_routes", "is_rocm_variant_name", "working_route"]
+__all__ = [
+    "RouteEvidence",
+    "find_routes",
+    "is_rocm_variant_name",
+    "working_route",
+]
 
 _ROCM_NAME = textre.compile(r"(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", re.I)
 _FROM_ROCM = textre.compile(r"^\s*FROM\s+\S*rocm\S*", re.I | re.M)
@@ -27,21 +33,14 @@ _EXTRA_ROCM = textre.compile(
 _CI = textre.compile(
     r"rocm|\bmi(?:2[0-9]{2}x?|3[0-9]{2}x?)\b|gfx9[0-9a]{2}|amd-?gpu|runs-on:.*\bamd\b", re.I
 )
-#: A README heading about ROCm/AMD, or an install command that names ROCm.
-_README_LINE = textre.compile(
-    r"^[ \t]*\#{1,6}[ \t]+[^\n]*(?:\bROCm\b|\bAMD\b|\bHIP\b|\bInstinct\b|\bMI[23]\d\dX?\b)[^\n]*$"
-    r"|^[^\n]*(?:pip3? install|docker (?:run|pull)|--(?:extra-)?index-url|conda install)[^\n]*"
-    r"\brocm[^\n]*$",
-    re.I | re.M,
-)
 
 
 def working_route(routes: list[RouteEvidence]) -> bool:
-    """A route the project really has: evidence of two different kinds (a ROCm build branch
-    and a ROCm CI job, a ROCm Dockerfile and a README section ...). One ROCm index URL or one
-    README line alone is listed but does not change the verdict."""
-    kinds = {r.kind for r in routes}
-    return len(kinds) >= 2 or any(r.detail == OWN_HIP_BUILD for r in routes)
+    """A route the project really has: one piece of evidence that counts (issue 24: a docs
+    page with ROCm install commands, a README support table with an AMD row, a single HIP
+    build branch are each enough). Evidence that does not count (a heading alone, a line
+    that says ROCm is not supported) is listed with the reason."""
+    return any(r.counts for r in routes)
 
 
 #: A build file that configures a HIP build of its own (it requires the HIP/ROCm packages or
@@ -92,6 +91,7 @@ def find_routes(
                         path=rel,
                         line=_line(text, m.start()) if m else None,
                         detail=detail,
+                        install=True,
                     )
                 )
         elif kind == "requirements":
@@ -103,6 +103,7 @@ def find_routes(
                         path=rel,
                         line=_line(text, m.start()) if m else None,
                         detail=m.group() if m else "ROCm requirements by name",
+                        install=True,
                     )
                 )
         elif kind in ("pyproject", "setup.py", "setup.cfg"):
@@ -113,6 +114,7 @@ def find_routes(
                         path=rel,
                         line=_line(text, m.start()),
                         detail=f"extra {m.group(1)!r}",
+                        install=True,
                     )
                 )
     for rel in hip_builds:
@@ -128,7 +130,7 @@ def find_routes(
                 else "builds for ROCm/HIP (a HIP branch chooses its sources or flags)",
             )
         )
-    out += _ci(root) + _docs(root)
+    out += _ci(root) + doc_routes(root)
     return out
 
 
@@ -154,48 +156,6 @@ def _ci(root: Path) -> list[RouteEvidence]:
             out.append(
                 RouteEvidence(
                     kind="ci", path=rel, line=_line(text, m.start()), detail=_first_line(line)
-                )
-            )
-    return out
-
-
-def _docs(root: Path) -> list[RouteEvidence]:
-    out = []
-    try:
-        readmes = sorted(
-            p for p in root.iterdir() if p.name.lower().startswith("readme") and p.is_file()
-        )
-    except OSError:
-        readmes = []
-    for p in readmes:
-        text = _read(p)
-        if text is None:
-            continue
-        m = _README_LINE.search(text)
-        if m:
-            line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end())]
-            out.append(
-                RouteEvidence(
-                    kind="docs", path=p.name, line=_line(text, m.start()), detail=_first_line(line)
-                )
-            )
-    docs = root / "docs"
-    if docs.is_dir():
-        try:
-            named = sorted(
-                p
-                for p in docs.rglob("*")
-                if p.suffix in (".md", ".mdx", ".rst") and _ROCM_NAME.search(p.stem)
-            )
-        except OSError:
-            named = []
-        for p in named[:3]:
-            out.append(
-                RouteEvidence(
-                    kind="docs",
-                    path=p.relative_to(root).as_posix(),
-                    line=None,
-                    detail="ROCm/AMD installation page",
                 )
             )
     return out

@@ -22,18 +22,21 @@ from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
+from gpuport.scan.project.declared import declared_names, normalize
 from gpuport.scan.project.extras import (
     pyproject_extra_lines,
     setup_cfg_extra_lines,
     setup_py_extra_lines,
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
+from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
     is_rocm_variant_name,
     own_hip_build,
     working_route,
 )
+from gpuport.scan.project.routes_docs import rocm_settings
 from gpuport.scan.project.scopes import Scope, scope_of
 from gpuport.scan.rules.base import FileKind
 
@@ -67,6 +70,14 @@ class ProjectView:
     #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
     #: a CUDA variant when another build file of the project builds for ROCm)
     cuda_only_builds: frozenset[str] = frozenset()
+    #: kernels the project's Python refuses on ROCm at run time (issue 24), read after the
+    #: rules (:func:`read_refusals`)
+    refused: Refusals = field(default_factory=Refusals)
+    native: frozenset[str] = frozenset()
+    includes: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: distributions the package requires or its ROCm route installs (normalised names)
+    declared: frozenset[str] = frozenset()
+    root: Path = Path()
     #: folder -> (a requirements file named for ROCm that installs from a ROCm wheel index,
     #: the packages it names): the ROCm route of the manifests in that folder
     rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
@@ -105,8 +116,10 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         if not package and "/" not in c.rel and _PACKAGING.get(c.kind, _NEVER).search(got):
             package = c.rel
     includes = {rel: includes_of(text) for rel, text in native.items()}
-    build = build_model(build_files, native, includes)
-    facts = cxx_facts(native, includes)
+    recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
+    settings = rocm_settings(root, recipes) if root.is_dir() else {}
+    build = build_model(build_files, native, includes, settings)
+    facts = cxx_facts(native, includes, build.cuda_defines)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
     own_hip = frozenset(
@@ -120,7 +133,21 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         for rel, text in build_files.items()
         if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE) and not _ROCM_WORD.search(text)
     )
+    route_installs = {r.path for r in routes if r.counts and r.install}
+    declared: set[str] = set()
+    for rel, (kind, text) in route_files.items():
+        if kind == "dockerfile":
+            continue
+        core = scope_of(rel) is Scope.CORE and not _CUDA_VARIANT.search(rel.rsplit("/", 1)[-1])
+        if not core and rel not in route_installs:
+            continue
+        in_extra = extras.get(rel, {}) if rel not in route_installs else {}
+        declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
     return ProjectView(
+        root=root if root.is_dir() else root.parent,
+        declared=frozenset(declared),
+        native=frozenset(native),
+        includes=includes,
         build=build,
         facts=facts,
         routes=routes,
@@ -192,7 +219,8 @@ def _lower(
     return dataclasses.replace(f, **update)  # type: ignore[arg-type]
 
 
-_INSTALL_ROUTES = ("docker", "requirements", "extra")
+#: Install steps (a package that needs its ROCm wheel): the route's install gives them.
+_INSTALL_STEP_RULES = frozenset({"GP102", "GP202"})
 _NEVER = textre.compile(r"(?!)")
 #: What makes a root build file the project's own packaging (see ProjectView.package).
 _PACKAGING = {
@@ -251,10 +279,138 @@ def _scope(
     return Scope.CORE, ""
 
 
+_COMES_FROM = textre.compile(r"comes from ([\w.-]+)")
+_MINOR_RANK = Severity.MINOR.rank
+
+
+def _top_level(path: Path, line: int) -> bool:
+    """Whether ``line`` of a Python file starts at column 0 (a module-level import)."""
+    text = read_text(path, 4 * 1024 * 1024)
+    if not isinstance(text, str):
+        return False
+    lines = text.splitlines()
+    if not 0 < line <= len(lines) or not lines[line - 1].strip():
+        return False
+    if lines[line - 1][:1] not in (" ", "\t"):
+        return True
+    # inside a module-level `try:` (one that re-raises, or it would be a guarded import)
+    for back in range(line - 2, -1, -1):
+        above = lines[back]
+        if above.strip() and above[:1] not in (" ", "\t", "#"):
+            return above.rstrip().endswith("try:") and above.startswith("try")
+    return False
+
+
+def optional_backends(
+    findings: Sequence[Finding], view: ProjectView
+) -> tuple[dict[str, str], dict[tuple[str, int], str]]:
+    """Imports of NVIDIA-only packages (GP201) that the package does not require (and its
+    ROCm route, if any, does not install), issue 24: a module of a project with a route that
+    imports one at its top is an optional backend the route never imports (module -> the
+    reason); one imported only inside a function is an optional feature of the project
+    ((path, line) -> the reason), with or without a route."""
+    out: dict[str, str] = {}
+    lazy: dict[tuple[str, int], str] = {}
+    route = working_route(view.routes)
+    for f in findings:
+        if f.rule_id != "GP201" or f.severity is Severity.INFO or f.location.line is None:
+            continue
+        m = _COMES_FROM.search(f.message)
+        if m is None or normalize(m.group(1)) in view.declared:
+            continue
+        if not _top_level(view.root / f.location.path, f.location.line):
+            lazy[(f.location.path, f.location.line)] = (
+                f"an optional feature: {m.group(1)} is imported only inside a function and is "
+                "not a requirement of the package"
+            )
+            continue
+        if not route:
+            continue
+        out.setdefault(
+            f.location.path,
+            f"an optional NVIDIA-only backend: it imports {m.group(1)} "
+            f"({f.location.path}:{f.location.line}), which neither the package's requirements "
+            "nor its ROCm route install",
+        )
+    return out, lazy
+
+
+_REFUSAL_BYTES = 64_000
+
+
+def read_refusals(view: ProjectView, findings: Sequence[Finding], max_bytes: int) -> None:
+    """Kernels refused on ROCm at run time (issue 24), read after the rules and only where it
+    can matter: Python files that build a JIT extension (GP211 marks every
+    ``cpp_extension.load``) or hold a finding above info. Their refused sources join the
+    files the ROCm build does not compile."""
+    loads = {f.location.path for f in findings if f.rule_id == "GP211"}
+    files = sorted(
+        loads
+        | {
+            f.location.path
+            for f in findings
+            if f.location.path.endswith(".py") and f.severity is not Severity.INFO
+        }
+    )
+    texts: dict[str, str] = {}
+    for rel in files:
+        got = read_text(view.root / rel, max_bytes, view.root)
+        # a kernel wrapper is a small module; a very large one (a framework's utilities) is
+        # read only when it builds a JIT extension itself: parsing it costs more than it says
+        small = isinstance(got, str) and (rel in loads or len(got) <= _REFUSAL_BYTES)
+        if small and isinstance(got, str) and may_refuse(got):
+            texts[rel] = got
+    if not texts:
+        return
+    view.refused = refusals(texts, set(view.native))
+    if view.refused.not_built:
+        view.build.refused(view.refused.not_built, view.native, view.includes)
+
+
+def installs_of(view: ProjectView) -> list[RouteEvidence]:
+    """The route evidence that installs for ROCm (a requirements file, an image, an extra)."""
+    return [r for r in view.routes if r.counts and r.install]
+
+
+_NVIDIA_STEM = textre.compile(
+    r"^(?:nvidia|cuda|nvml|nv)(?:[_-]\w+)?$|^\w+[_-](?:nvidia|cuda)$", re.I
+)
+_AMD_STEM = textre.compile(r"^(?:amd|rocm|hip|amdsmi)(?:[_-]\w+)?$|^\w+[_-](?:amd|rocm|hip)$", re.I)
+
+
+def _vendor_sibling(root: Path, path: str) -> str | None:
+    """A Python module named for NVIDIA (``hardware/nvidia.py``, ``cuda_backend.py``) beside
+    one named for AMD/ROCm (``hardware/amd.py``): the NVIDIA side of a vendor split, which a
+    ROCm run never takes. The AMD sibling's path, or None."""
+    folder, _, name = path.rpartition("/")
+    stem, dot, suffix = name.rpartition(".")
+    if suffix != "py" or not dot or not _NVIDIA_STEM.match(stem):
+        return None
+    here = root / folder if folder else root
+    try:
+        names = sorted(p.name for p in here.iterdir() if p.is_file())
+    except OSError:
+        return None
+    for other in names:
+        o_stem, _, o_suffix = other.rpartition(".")
+        if o_suffix == "py" and _AMD_STEM.match(o_stem):
+            return f"{folder}/{other}" if folder else other
+    return None
+
+
 def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     """Scope every finding and lower what the ROCm build never reaches."""
+    backends, lazy = optional_backends(findings, view)
+    route_req_dirs = {
+        r.path.rsplit("/", 1)[0] if "/" in r.path else ""
+        for r in installs_of(view)
+        if classify(r.path) is FileKind.REQUIREMENTS
+    }
     has_route = working_route(view.routes)
-    install_route = any(r.kind in _INSTALL_ROUTES for r in view.routes)
+    installs = [r for r in view.routes if r.counts and r.install]
+    install_route = bool(installs)
+    route_files = {r.path for r in installs}
+    hip_setups = {b for b in view.build.rocm_builds if b.rsplit("/", 1)[-1] == "setup.py"}
     # The project's own root build compiles for ROCm: a native component of its own
     # (``projects/X/setup.py``) without a ROCm branch is an optional extra beside it.
     root_rocm_build = any("/" not in b for b in view.build.rocm_builds)
@@ -264,14 +420,19 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         extra = view.extras.get(path, {}).get(f.location.line or 0)
         comp = view.build.component_of(path)
         scope, note = _scope(path, extra, comp, view, has_route or root_rocm_build)
+        if scope is Scope.CORE and path in backends:
+            scope, note = Scope.EXTRA, backends[path]
         update: dict[str, object] = {"scope": scope.value}
         if note:
             update["message"] = f"{f.message} ({note})"
         f = dataclasses.replace(f, **update)  # type: ignore[arg-type]
         where = view.build.not_built.get(path) or view.build.line_not_built(path, f.location.line)
+        not_run = view.refused.line_not_run(path, f.location.line)
         name = path.rsplit("/", 1)[-1]
         if where is not None:
             f = _lower(f, f"not compiled by the ROCm build: {where}", not_built=where)
+        elif not_run is not None:
+            f = _lower(f, f"not run on ROCm: {not_run}", not_built=not_run)
         elif path in view.facts.rocm_only:
             include = view.facts.rocm_only[path]
             f = _lower(f, f"a ROCm-only header, included only in a ROCm branch ({include})")
@@ -288,13 +449,57 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         ):
             why = f"CUDA variant build file beside the ROCm build ({view.build.rocm_builds[0]})"
             f = _lower(f, why, scope=Scope.EXTRA.value)
+        elif (key := (path, f.location.line or 0)) in lazy and f.severity.rank > _MINOR_RANK:
+            f = dataclasses.replace(
+                f,
+                severity=Severity.MINOR,
+                default_severity=f.default_severity or f.severity,
+                message=f"{f.message} ({lazy[key]})",
+            )
+        elif f.severity is not Severity.INFO and (sibling := _vendor_sibling(view.root, path)):
+            f = _lower(f, f"the NVIDIA side of a vendor split: {sibling} is the AMD/ROCm one")
+        elif f.rule_id == "GP103" and path in route_files and f.severity is Severity.MAJOR:
+            f = dataclasses.replace(
+                f,
+                severity=Severity.MINOR,
+                default_severity=f.severity,
+                message=f"{f.message} (the ROCm route installs it on purpose: check its caveats)",
+            )
+        elif (
+            f.rule_id.startswith("GP1")
+            and path not in route_files
+            and classify(path) is FileKind.REQUIREMENTS
+            and (path.rsplit("/", 1)[0] if "/" in path else "") in route_req_dirs
+            and not is_rocm_variant_name(path)
+        ):
+            f = _lower(
+                f,
+                "a variant of the ROCm requirements beside it, for another platform",
+                scope=Scope.EXTRA.value,
+            )
+        elif f.rule_id == "GP404" and path in hip_setups:
+            f = _lower(f, f"{path} builds for ROCm too: hipify is part of that build")
+        elif (
+            f.rule_id in _INSTALL_STEP_RULES
+            and install_route
+            and not is_rocm_variant_name(path)
+            and f.severity is not Severity.INFO
+        ):
+            r = installs[0]
+            where = r.path + (f":{r.line}" if r.line else "")
+            f = _lower(f, f"an install step the project's ROCm route gives: {where}")
         elif (routed := _routed_by(f, view)) is not None:
             f = _lower(f, f"the ROCm route installs it from {routed}")
         elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
             f = _lower(
                 f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value
             )
-        elif has_route and f.rule_id.startswith(("GP1", "GP5")) and not is_rocm_variant_name(path):
+        elif (
+            has_route
+            and f.rule_id.startswith(("GP1", "GP5"))
+            and not is_rocm_variant_name(path)
+            and path not in route_files  # the route's own install is not a CUDA variant
+        ):
             is_docker = f.rule_id.startswith("GP5") or "dockerfile" in name.lower()
             if (
                 is_docker

@@ -46,6 +46,7 @@ from gpuport.scan.rules.build.common import (
     Guards,
     lists_arch,
 )
+from gpuport.scan.rules.build.generated import check_cmake_generated
 from gpuport.scan.rules.build.make import check_makefile, make_guards, strip_make_comments
 from gpuport.scan.rules.build.rules import BUILD_RULES
 from gpuport.scan.rules.build.setup_py import check_setup_py
@@ -207,9 +208,10 @@ def check_cmake(ctx: FileContext) -> None:
         arch_skip=tests,
     )
     out.flush()
+    check_cmake_generated(ctx, _blank_spans(code, dead))
     seen: set[int] = set()
     for m in _CMAKE_NVCC.finditer(code):
-        if in_spans(skip, m.start()):
+        if in_spans(skip, m.start()) or in_spans(tests, m.start()) or _forwarded(code, m):
             continue
         line, col = text.pos(m.start())
         if line not in seen:
@@ -221,6 +223,17 @@ def check_cmake(ctx: FileContext) -> None:
                 message=f"{m.group(0)}: nvcc is the CUDA compiler",
                 guarded=line in guards,
             )
+
+
+def _forwarded(code: str, m: re.Match[str]) -> bool:
+    """``${CMAKE_CUDA_COMPILER}`` read, or ``-DCMAKE_CUDA_COMPILER=${...}`` handed on to a
+    sub-build: the project passes along whatever compiler it was configured with; it does not
+    choose nvcc (issue 24)."""
+    if m.group(0) == "nvcc":
+        return False
+    if code[max(0, m.start() - 2) : m.start()] == "${":
+        return True
+    return textre.match(r"\s*(?::\w+)?=\s*\$\{", code[m.end() : m.end() + 40]) is not None
 
 
 def _blank_spans(code: str, spans: Spans) -> str:

@@ -74,7 +74,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         "GP404",
         "torch-cuda-extension",
         "PyTorch CUDAExtension: kernels are hipified on ROCm",
-        Severity.MAJOR,
+        Severity.MINOR,  # advice: the kernels' own findings are the work (issue 24)
         2.0,
         "all targets; setup.py",
         "On a ROCm build of PyTorch, CUDAExtension runs hipify over the sources and builds "
@@ -154,5 +154,23 @@ BUILD_RULES: tuple[Rule, ...] = (
         "Also accept ROCm: `if CUDA_HOME is not None or ROCM_HOME is not None` (both from "
         "torch.utils.cpp_extension), or test IS_HIP_EXTENSION.",
         _TORCHMCUBES,
+    ),
+    _rule(
+        "GP410",
+        "native-code-generated-at-build",
+        "Native code generated at build time (not in the tree a scan reads)",
+        Severity.MAJOR,
+        8.0,
+        f"all targets; {_TEXT_KINDS}",
+        "Some projects write their CUDA while they build: a code generator imported by "
+        "setup.py (spconv's kernels come from cumm/pccm), a kernel-template script, a CMake "
+        "add_custom_command whose OUTPUT is .cu source. A static scan of the tree never sees "
+        "that code, so it cannot call the project ready. A generator the knowledge base knows "
+        "takes its ROCm status (no ROCm backend: blocker); an unknown one is major until the "
+        "generated sources are read.",
+        "Build once and run `gpuport scan` on the generated sources, or check that the "
+        "generator has a HIP/ROCm backend; a generator without one must be replaced.",
+        "https://github.com/traveller59/spconv",
+        "https://github.com/FindDefinition/cumm",
     ),
 )

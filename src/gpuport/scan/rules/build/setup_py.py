@@ -11,7 +11,7 @@ import ast
 
 from gpuport import textre
 from gpuport.models import Severity
-from gpuport.scan.project.build_setup_ast import rocm_value
+from gpuport.scan.project.build_rocm_value import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
@@ -29,6 +29,7 @@ from gpuport.scan.rules.build.common import (
     lib_fix,
     lists_arch,
 )
+from gpuport.scan.rules.build.generated import check_setup_generators
 
 _ARG_KWS = {
     "extra_compile_args",
@@ -268,6 +269,7 @@ def check_setup_py(ctx: FileContext) -> None:
         if ctx.skip_reason is None:
             ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
         return
+    check_setup_generators(ctx, tree)
     sp = _SetupPy(ctx, tree)
     names = _names(tree)
     rocm_arch = bool(ROCM_ARCH.search(" ".join(_consts(tree) | names)))

@@ -66,7 +66,8 @@ register(
         id="GP102",
         name="package-needs-rocm-route",
         title="Dependency needs a ROCm-specific install route",
-        severity=Severity.MAJOR,
+        # an install step, not porting work: advice is minor, never above (issue 24)
+        severity=Severity.MINOR,
         family=Family.DEPENDENCIES,
         rationale=(
             "The package works on ROCm, but not from the default PyPI wheel: it needs the ROCm "

@@ -41,7 +41,9 @@ _NO_TWIN: tuple[tuple[str, str, str], ...] = (
     ("CUTLASS", r"cutlass::|<cutlass/", "Composable Kernel (CK) or hipBLASLt"),
     ("CuTe", r"cute::|<cute/", "CK-Tile / Composable Kernel"),
     ("the cuDNN frontend", r"cudnn_frontend\b|<cudnn_frontend", "MIOpen (different API)"),
-    ("NVSHMEM", r"nvshmemx?_\w+|<nvshmem", "rocSHMEM (partial API)"),
+    # a call, a type or the header: a project variable named nvshmem_pages_ is not the API
+    # (the call last: the keyword prefilter reads alternatives up to the first parenthesis)
+    ("NVSHMEM", r"<nvshmem|nvshmemx?_\w+_t\b|nvshmemx?_[a-z]\w*\s*\(", "rocSHMEM (partial API)"),
     ("libcu++ cuda::ptx", r"cuda::ptx::|<cuda/ptx>", "HIP intrinsics (no equivalent)"),
     ("TensorRT", r"<NvInfer\w*\.h>|nvinfer1::", "MIGraphX (different API)"),
     ("OptiX", r"<optix\w*\.h>|optix[A-Z]\w*\s*\(", "HIP RT (different API)"),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from functools import lru_cache
 
 from gpuport import textre
 
@@ -110,6 +111,11 @@ def mark_words(text: str, names: set[str], mask: bytearray) -> None:
         mask[line] = 1
 
 
+@lru_cache(maxsize=512)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return textre.compile(regex)
+
+
 def _word_lines(text: str, names: set[str]) -> dict[int, str]:
     """The lines (by start offset) where one of ``names`` occurs as a whole identifier.
 
@@ -118,19 +124,25 @@ def _word_lines(text: str, names: set[str]) -> dict[int, str]:
     """
     found: dict[int, str] = {}
     size = len(text)
-    line_end = -1  # end of the last line found: later matches on it need no look-up
-    for match in textre.finditer(trie_regex(sorted(names)), text):
+    pattern = _compiled(trie_regex(sorted(names)))
+    pos = 0
+    while pos < size:
+        match = pattern.search(text, pos)
+        if match is None:
+            break
         start, end = match.span()
-        if start <= line_end or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
-            continue
         while end < size and (text[end].isalnum() or text[end] == "_"):
-            end += 1
-        if end != match.end() and text[start:end] not in names:
+            end += 1  # the whole identifier
+        if (start and (text[start - 1].isalnum() or text[start - 1] == "_")) or (
+            end != match.end() and text[start:end] not in names
+        ):
+            pos = max(end, start + 1)  # inside or beside another identifier: go past it
             continue
         first = text.rfind("\n", 0, start) + 1
         last = text.find("\n", start)
         line_end = last if last >= 0 else size
         found[first] = text[first:line_end]
+        pos = line_end + 1  # later matches on this line need no look-up
     return found
 
 

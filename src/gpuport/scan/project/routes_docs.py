@@ -1,0 +1,261 @@
+"""ROCm routes a project documents: README lines and tables, pages under ``docs/``.
+
+Read as text, never run. Each piece of evidence says whether it counts as a route and, when
+it does not, why (issue 24):
+
+* an install or build step that names ROCm (``pip install ... --index-url .../rocm6.2``,
+  ``docker run ... rocm/pytorch``, ``--device=/dev/kfd``, ``-DGGML_HIP=ON``,
+  ``X_TARGET_DEVICE=rocm pip install .``) counts, in a README or in any page under ``docs/``
+  whatever its name;
+* a support table with a positive mark for AMD/ROCm (a cell ``✅ Vulkan, ROCm``, or ``✅``
+  under an ``AMD GPU`` column or beside an ``AMD`` row) counts;
+* a sentence that says the project supports or runs on AMD GPUs / ROCm counts;
+* a page under ``docs/`` named for ROCm/AMD counts;
+* a heading alone, or a line that says ROCm is not supported (``on hold``, ``not yet``,
+  ``unsupported``), is listed but does not count, and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from gpuport import fileio, textre
+from gpuport.scan.model import RouteEvidence
+
+__all__ = ["doc_routes", "rocm_settings"]
+
+_ROCM_NAME = textre.compile(r"(?:^|[-_.\s])(?:rocm|amd|hip)(?:[-_.\d\s]|$)", re.I)
+_WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
+#: A line worth reading: it names ROCm/AMD somewhere, also inside a word (``whl/rocm6.2``,
+#: ``-DGGML_HIP=ON``).
+_MENTION = textre.compile(r"rocm|\bamd|hip\b|_hip|hipblas|radeon|instinct|/dev/kfd|gfx\d", re.I)
+#: An install, build or run step that names ROCm.
+_STEP = textre.compile(
+    r"(?:pip3?\s+install|uv\s+pip|--(?:extra-)?index-url|conda\s+install|docker\s+(?:run|pull)"
+    r"|apt(?:-get)?\s+install|cmake\b|make\b|\w+=\S+\s+pip|python\s+setup\.py)[^\n]*"
+    r"(?:rocm|\bhip\b|hipblas|gfx\d)"
+    r"|(?:rocm|hipblas)[^\n]*(?:pip3?\s+install|--index-url|docker\s+(?:run|pull))"
+    r"|download\.pytorch\.org/whl/rocm|repo\.radeon\.com|--device[= ]/dev/kfd"
+    r"|-D\s*\w*(?:HIP|ROCM)\w*=(?:ON|1|TRUE)\b|\b\w*(?:HIP|ROCM)\w*=1\s+(?:make|cmake|pip)"
+    r"|\b[A-Z][A-Z0-9_]*(?:TARGET|DEVICE|BACKEND|PLATFORM)[A-Z0-9_]*=[\"']?(?:rocm|hip)\b",
+    re.I,
+)
+#: An install step that brings ROCm builds of the packages (a wheel index, an image).
+_INSTALL = textre.compile(
+    r"pip3?\s+install|--(?:extra-)?index-url|docker\s+(?:run|pull)|repo\.radeon", re.I
+)
+#: A sentence that claims support.
+_CLAIM = textre.compile(
+    r"\b(?:supports?|supported|runs?\s+on|works?\s+on|compatible\s+with|available\s+for"
+    r"|tested\s+on|support\s+for)\b[^\n.]{0,80}?\b(?:ROCm|AMD\s+(?:GPU|Instinct|Radeon)"
+    r"|AMD\b|Instinct|Radeon|MI[23]\d\dX?)\b"
+    r"|\b(?:ROCm|AMD\s+GPUs?)\b[^\n.]{0,40}?\b(?:is|are)\s+(?:supported|fully\s+supported)\b",
+    re.I,
+)
+_NEGATION = textre.compile(
+    r"\bnot\s+(?:yet\s+)?(?:supported|available|work|tested|officially)|\bunsupported\b"
+    r"|\bon\s+hold\b|\bno\s+longer\b|\bdoes\s*n[o']t\s+(?:support|work)|\bcannot\b"
+    r"|\bcoming\s+soon\b|\bplanned\b|\bno\s+(?:ROCm|AMD)\b|\bwithout\s+(?:ROCm|AMD)\b"
+    r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
+    re.I,
+)
+_HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
+_POSITIVE = textre.compile(
+    r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
+)
+_CELL_SPLIT = textre.compile(r"(?<!\\)\|")
+_HTML_CELL = textre.compile(r"<t([hd])\b[^>]*>(.*?)</t[hd]>", re.I | re.S)
+_TAG = textre.compile(r"<[^>]+>")
+#: A setting the install docs give a ROCm value: ``VLLM_TARGET_DEVICE=rocm``, ``ENV
+#: GPU_BACKEND=hip``, ``--build-arg BACKEND=rocm``.
+_SETTING = textre.compile(r"\b([A-Z][A-Z0-9_]{2,})=[\"']?(rocm|hip|amd)\b", re.I)
+
+_DOC_SUFFIXES = (".md", ".mdx", ".rst", ".txt")
+_MAX_DOC_PAGES = 600
+_MAX_DOC_BYTES = 1_000_000
+_PER_KIND = 3  # evidence lines kept per file and kind
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _text_of(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return " ".join(_TAG.sub(" ", text).split())[:limit]
+
+
+def _read(path: Path, root: Path) -> str | None:
+    return fileio.read_text_or_none(path, limit=_MAX_DOC_BYTES, root=root)
+
+
+def _readmes(root: Path) -> list[Path]:
+    try:
+        return sorted(
+            p for p in root.iterdir() if p.name.lower().startswith("readme") and p.is_file()
+        )
+    except OSError:
+        return []
+
+
+def _doc_pages(root: Path) -> list[Path]:
+    docs = root / "docs"
+    if not docs.is_dir() or docs.is_symlink():
+        return []
+    out: list[Path] = []
+    try:
+        for p in sorted(docs.rglob("*")):
+            if len(out) >= _MAX_DOC_PAGES:
+                break
+            if p.suffix.lower() in _DOC_SUFFIXES and p.is_file() and not p.is_symlink():
+                out.append(p)
+    except OSError:
+        return out
+    return out
+
+
+def _tables(text: str) -> Iterator[list[list[tuple[int, str]]]]:
+    """Tables of a Markdown or HTML page as rows of (line, cell text); the first row is the
+    header."""
+    rows: list[list[tuple[int, str]]] = []
+    for line, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if stripped.startswith("|") and stripped.count("|") >= 2:
+            cells = [c.strip() for c in _CELL_SPLIT.split(stripped.strip("|"))]
+            if not all(textre.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                rows.append([(line, c) for c in cells])
+        elif rows:
+            yield rows
+            rows = []
+    if rows:
+        yield rows
+    lower = text.lower()
+    start = lower.find("<table")
+    while start >= 0:
+        end = lower.find("</table>", start)
+        end = len(text) if end < 0 else end
+        block_rows: list[list[tuple[int, str]]] = []
+        for tr in textre.finditer(r"<tr\b.*?(?:</tr>|(?=<tr\b)|$)", text[start:end], re.I | re.S):
+            tds = [
+                (_line(text, start + tr.start() + c.start()), _short(c.group(2), 200))
+                for c in _HTML_CELL.finditer(tr.group())
+            ]
+            if tds:
+                block_rows.append(tds)
+        if block_rows:
+            yield block_rows
+        start = lower.find("<table", end)
+
+
+def _table_evidence(rel: str, text: str) -> list[RouteEvidence]:
+    out: list[RouteEvidence] = []
+    for rows in _tables(text):
+        header = rows[0]
+        amd_cols = {i for i, (_, c) in enumerate(header) if _WORD.search(c)}
+        for row in rows[1:]:
+            row_amd = bool(row) and _WORD.search(row[0][1]) is not None
+            for i, (line, cell) in enumerate(row):
+                about = _WORD.search(cell) is not None or i in amd_cols or (row_amd and i > 0)
+                if about and _POSITIVE.search(cell) and not _NEGATION.search(cell):
+                    out.append(
+                        RouteEvidence(
+                            kind="docs",
+                            path=rel,
+                            line=line,
+                            detail=f"support table: {_short(cell, 80)!r} for AMD/ROCm",
+                        )
+                    )
+                    return out  # one line per file is enough
+    return out
+
+
+def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
+    """Install steps, claims of support and headings naming ROCm/AMD, each with whether it
+    counts."""
+    out: list[RouteEvidence] = []
+    kept: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not _MENTION.search(line):
+            continue
+        heading = _HEADING.match(line)
+        negated = _NEGATION.search(line) is not None
+        if _STEP.search(line):
+            what, counts, why = "install step", not negated, "the line says it is not supported"
+        elif _CLAIM.search(line):
+            what, counts, why = "says it supports", not negated, "the line says it is not supported"
+        elif negated and _WORD.search(line):
+            what, counts, why = "says", False, "the line says it is not supported"
+        elif heading and _WORD.search(line) and not page:
+            what, counts, why = (
+                "heading",
+                False,
+                "a heading alone: no install step or statement of support under it was found",
+            )
+        else:
+            continue
+        if kept.get(what, 0) >= _PER_KIND:
+            continue
+        kept[what] = kept.get(what, 0) + 1
+        out.append(
+            RouteEvidence(
+                kind="docs",
+                path=rel,
+                line=number,
+                detail=f"{what}: {_short(line)}",
+                counts=counts,
+                why="" if counts else why,
+                install=counts and what == "install step" and _INSTALL.search(line) is not None,
+            )
+        )
+    return out
+
+
+def doc_routes(root: Path) -> list[RouteEvidence]:
+    """Route evidence from the README files at the root and the pages under ``docs/``."""
+    out: list[RouteEvidence] = []
+    for p in _readmes(root):
+        text = _read(p, root)
+        if text is None:
+            continue
+        out += _table_evidence(p.name, text) + _line_evidence(p.name, text, page=False)
+    named = 0
+    for p in _doc_pages(root):
+        rel = p.relative_to(root).as_posix()
+        if _ROCM_NAME.search(p.stem) and named < _PER_KIND:
+            named += 1
+            out.append(
+                RouteEvidence(kind="docs", path=rel, line=None, detail="ROCm/AMD page by name")
+            )
+            continue
+        text = _read(p, root)
+        if text is None or not _MENTION.search(text):
+            continue
+        found = [r for r in _line_evidence(rel, text, page=True) if r.counts]
+        out += (_table_evidence(rel, text) + found)[:1]
+    return out
+
+
+def rocm_settings(root: Path, texts: dict[str, str]) -> dict[str, str]:
+    """Settings the project's docs, READMEs and container recipes give a ROCm value
+    (``VLLM_TARGET_DEVICE=rocm`` -> {"VLLM_TARGET_DEVICE": "rocm"}); ``texts`` holds the
+    Dockerfiles and other files already read."""
+    found: dict[str, str] = {}
+    pages = [*_readmes(root), *_doc_pages(root)]
+    bodies = list(texts.values())
+    for p in pages:
+        text = _read(p, root)
+        if text is not None:
+            bodies.append(text)
+    for text in bodies:
+        if "=" not in text:
+            continue
+        for m in _SETTING.finditer(text):
+            found.setdefault(m.group(1), m.group(2).lower())
+    return found

@@ -1,0 +1,54 @@
+"""Issue 24: an NVIDIA-only backend that the package does not require and its ROCm route does
+not install is optional (scope extra); one the package requires stays core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.scan.model import ScanReport, Verdict
+from tests.scan.project_files import scan_files
+
+README = "Install on AMD GPUs:\n\n    pip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
+BACKEND = "import tensorrt_llm\n\n\ndef generate(x):\n    return tensorrt_llm.run(x)\n"
+
+
+def _backend(r: ScanReport) -> set[str]:
+    return {f.scope for f in r.findings if f.location.path == "app/loaders/trt.py"}
+
+
+def test_an_undeclared_nvidia_backend_beside_a_route_is_optional(tmp_path: Path) -> None:
+    files = {"README.md": README, "requirements.txt": "torch>=2.3\n", "app/loaders/trt.py": BACKEND}
+    r = scan_files(tmp_path, files)
+    assert _backend(r) == {"extra"}
+    msg = next(f.message for f in r.findings if f.rule_id == "GP201")
+    assert "optional NVIDIA-only backend" in msg
+    assert r.verdict is not Verdict.BLOCKED
+
+
+def test_a_required_nvidia_package_stays_core(tmp_path: Path) -> None:
+    files = {
+        "README.md": README,
+        "requirements.txt": "torch>=2.3\ntensorrt-llm==0.12\n",
+        "app/loaders/trt.py": BACKEND,
+    }
+    assert _backend(scan_files(tmp_path, files)) == {"core"}
+
+
+def test_without_a_route_the_import_stays_core(tmp_path: Path) -> None:
+    files = {"README.md": "An app.\n", "requirements.txt": "torch\n", "app/loaders/trt.py": BACKEND}
+    assert _backend(scan_files(tmp_path, files)) == {"core"}
+
+
+def test_an_import_inside_a_function_does_not_make_the_module_optional(tmp_path: Path) -> None:
+    lazy = "def generate(x):\n    import tensorrt_llm\n    return tensorrt_llm.run(x)\n"
+    files = {"README.md": README, "requirements.txt": "torch\n", "app/loaders/trt.py": lazy}
+    assert _backend(scan_files(tmp_path, files)) == {"core"}
+
+
+def test_a_module_level_import_that_reraises_makes_the_backend_optional(tmp_path: Path) -> None:
+    strict = (
+        "try:\n    import tensorrt_llm\nexcept ImportError as exc:\n"
+        "    raise ImportError('pip install tensorrt-llm') from exc\n"
+    )
+    files = {"README.md": README, "requirements.txt": "torch\n", "app/loaders/trt.py": strict}
+    assert _backend(scan_files(tmp_path, files)) == {"extra"}
