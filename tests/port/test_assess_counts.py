@@ -11,7 +11,10 @@ KERNEL = "__device__ int f(int v) { return __shfl_xor_sync(0xffffffff, v, 1); }\
 
 
 def test_assess_reports_items_with_a_safe_fix(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    root = project(tmp_path, {"k.cu": KERNEL, "requirements.txt": "torch>=2.2\n"})
+    # app.py puts torch on a GPU: the requirements get their ROCm route (a safe fix)
+    app = 'import torch\nx = torch.zeros(1, device="cuda")\n'
+    files = {"k.cu": KERNEL, "requirements.txt": "torch>=2.2\n", "app.py": app}
+    root = project(tmp_path, files)
     res = cli("assess", str(root), "--format", "json", "--no-progress")
     data = json.loads(res.out)
     scan = data["scan"]

@@ -108,6 +108,7 @@ def test_compose_service_building_a_ported_dockerfile_gets_the_devices(tmp_path:
         ),
         "requirements.txt": "torch>=2.2\nfastapi\n",
         "docker-compose.yml": "services:\n  app:\n    build: .\n  cache:\n    image: redis:7\n",
+        "app.py": "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n",
     }
     report = run(project(tmp_path, files))
     docker = created(report, "Dockerfile.rocm")

@@ -20,6 +20,9 @@ transformers==4.36.2
 """
 
 
+GPU_APP = 'import torch\n\nmodel = torch.nn.Linear(2, 2).to("cuda")\n'
+
+
 def test_rocm_name() -> None:
     assert rocm_name("requirements.txt") == "requirements-rocm.txt"
     assert rocm_name("requirements_cuda.txt") == "requirements_rocm.txt"
@@ -63,7 +66,8 @@ def test_unsafe_fixes_raise_the_floor(tmp_path: Path) -> None:
 
 
 def test_preinstall_route_for_plain_torch(tmp_path: Path) -> None:
-    report = run(project(tmp_path, {"requirements.txt": "torch>=2.2\ntorchaudio\nfastapi\n"}))
+    files = {"requirements.txt": "torch>=2.2\ntorchaudio\nfastapi\n", "app.py": GPU_APP}
+    report = run(project(tmp_path, files))
     text = created(report, "requirements-rocm.txt")
     assert "--index-url https://download.pytorch.org/whl/rocm" in text
     assert "torch>=2.2" in text.splitlines() and "torchaudio" in text.splitlines()
@@ -100,5 +104,24 @@ def test_a_requirements_file_for_another_platform_gets_no_route(tmp_path: Path) 
     reasons = [u.reason for u in report.unfixed if u.finding.path.endswith("coreml.txt")]
     assert reasons and all("another platform" in r for r in reasons), report.unfixed
     # the same file without the platform in its name gets its route
-    plain = run(project(tmp_path / "b", {"models/requirements.txt": "torch>=2.0\n"}))
+    files = {"models/requirements.txt": "torch>=2.0\n", "a.py": GPU_APP}
+    plain = run(project(tmp_path / "b", files))
     assert [f.path for f in plain.files] == ["models/requirements-rocm.txt"]
+
+
+def test_no_preinstall_route_where_torch_only_runs_on_the_cpu(tmp_path: Path) -> None:
+    """ggml's requirements.txt serves model-conversion scripts (torch.load on the CPU): no
+    Python file names a GPU, so a ROCm torch route adds nothing; the reason is listed."""
+    convert = 'import torch\n\nsd = torch.load("model.pt", map_location="cpu")\n'
+    files = {"requirements.txt": "torch==2.0.1\nnumpy\n", "convert.py": convert}
+    report = run(project(tmp_path, files))
+    assert report.files == []
+    reasons = [u.reason for u in report.unfixed if u.finding.path == "requirements.txt"]
+    assert reasons and all("runs on the CPU" in r for r in reasons), report.unfixed
+    # the same project with one script that puts the model on a GPU gets its route
+    gpu = run(project(tmp_path / "b", {**files, "infer.py": GPU_APP}))
+    assert [f.path for f in gpu.files] == ["requirements-rocm.txt"]
+    # a package's own manifest keeps its route: its users choose the device
+    setup = 'from setuptools import setup\nsetup(name="x", install_requires=["torch>=2.0"])\n'
+    pkg = run(project(tmp_path / "c", {"setup.py": setup, "convert.py": convert}))
+    assert [f.path for f in pkg.files] == ["requirements-rocm.txt"]

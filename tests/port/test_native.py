@@ -55,9 +55,9 @@ def test_mask_becomes_the_macro_and_headers_get_a_hip_branch(tmp_path: Path) -> 
     assert (root / "k.cu.gpuport.bak").read_text() == KERNEL
 
 
-def _hipcc_ok(hipcc: str, probe: Path, obj: Path) -> None:
+def _hipcc_ok(hipcc: str, probe: Path, obj: Path, *flags: str) -> None:
     done = subprocess.run(
-        [hipcc, "--offload-arch=gfx90a", "-x", "hip", "-c", str(probe), "-o", str(obj)],
+        [hipcc, "--offload-arch=gfx90a", "-x", "hip", *flags, "-c", str(probe), "-o", str(obj)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -258,3 +258,45 @@ def test_wave64_judges_the_project_whole(tmp_path: Path) -> None:
     )
     run(root, apply=True, verify=False, unsafe_fixes=True)
     assert "#define WARP_SIZE GPUPORT_WAVE_SIZE" in (root / "warp.cuh").read_text(encoding="utf-8")
+
+
+CUB_WARP = """\
+#include <cub/block/block_reduce.cuh>
+
+template <int LOGICAL_WARP_THREADS>
+struct Scan {
+    static constexpr bool IS_ARCH_WARP = (LOGICAL_WARP_THREADS == CUB_WARP_THREADS(0));
+};
+"""
+
+
+def test_cub_warp_threads_gets_its_hipcub_name_in_the_hip_branch(tmp_path: Path) -> None:
+    root = project(tmp_path, {"scan.cuh": CUB_WARP, "other.cuh": KERNEL})
+    run(root, apply=True, verify=False)
+    text = (root / "scan.cuh").read_text()
+    hip, cuda = text.split("#else\n", 1)
+    assert "#define CUB_WARP_THREADS(unused) HIPCUB_WARP_THREADS" in hip
+    assert "namespace cub = hipcub;" in hip
+    # nvcc sees the original include and the original use, unchanged
+    assert cuda.startswith("#include <cub/block/block_reduce.cuh>\n#endif\n")
+    assert text.endswith(CUB_WARP.split("\n", 1)[1])
+    # a file that does not use the macro gets no definition of it
+    other = (root / "other.cuh").read_text()
+    assert "namespace cub = hipcub;" in other and "CUB_WARP_THREADS" not in other
+    # idempotent: the second run changes nothing
+    assert run(root).files == []
+
+
+def test_hipcc_expands_cub_warp_threads_to_hipcubs(tmp_path: Path) -> None:
+    """With a stand-in hipcub.hpp (hipCUB is not installed here), hipcc compiles the HIP
+    branch and CUB_WARP_THREADS(0) is hipCUB's warp size."""
+    hipcc = _compiler("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    stub = project(
+        tmp_path / "inc",
+        {"hipcub/hipcub.hpp": "#define HIPCUB_WARP_THREADS 64\nnamespace hipcub {}\n"},
+    )
+    root = project(tmp_path / "p", {"scan.cuh": CUB_WARP})
+    run(root, apply=True, verify=False)
+    probe = root / "probe.hip"
+    probe.write_text('#include "scan.cuh"\nstatic_assert(Scan<64>::IS_ARCH_WARP, "hipCUB warp");\n')
+    _hipcc_ok(hipcc, probe, tmp_path / "p.o", f"-I{stub}")

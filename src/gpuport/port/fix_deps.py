@@ -368,6 +368,20 @@ _OTHER_PLATFORM = textre.compile(
 )
 
 
+#: a Python source that puts torch (or a library on top of it) on a GPU names one
+_GPU_USE = textre.compile(r"(?i)(?<![\w])(?:cuda|gpu|gpus|device_map|cpp_extension)(?![\w])")
+
+
+def _python_uses_gpu(ctx: PortContext) -> bool:
+    """Whether any Python file of the project names a GPU. A project whose Python only
+    converts or inspects models (ggml's conversion scripts: ``torch.load(...,
+    map_location="cpu")``) runs torch on the CPU: a ROCm torch route for it is noise."""
+    return any(
+        (text := ctx.read(rel)) is not None and _GPU_USE.search(text) is not None
+        for rel in ctx.files_of("python")
+    )
+
+
 def _compute(ctx: PortContext) -> Routes:
     out: list[Proposal] = []
     copy: dict[str, str] = {}
@@ -419,6 +433,18 @@ def _compute(ctx: PortContext) -> Routes:
                     continue
                 folder = str(PurePosixPath(path).parent)
                 pre.setdefault("" if folder == "." else folder, []).append((f, req))
+    if pre and not _python_uses_gpu(ctx):
+        # an application's requirements file only (a package's own manifest serves its
+        # users, who may put it on a GPU)
+        for folder, items in list(pre.items()):
+            cpu = [(f, r) for f, r in items if f.location.path.endswith((".txt", ".in"))]
+            ctx.decline(
+                [f for f, _ in cpu],
+                "no Python file of the project names a GPU (cuda, gpu, device_map, "
+                "cpp_extension): its torch runs on the CPU, where a ROCm build adds nothing",
+            )
+            pre[folder] = [x for x in items if x not in cpu]
+        pre = {k: v for k, v in pre.items() if v}
     for folder, items in sorted(pre.items()):
         prop = _preinstall(ctx, folder, items, taken)
         if prop is not None:

@@ -8,8 +8,9 @@
   A build that compiled keeps compiling the same code; the HIP build did not compile.
 * **CUB and CUDA-only headers** (GP316, GP319, safe): a block of ``#include <cub/...>``
   lines becomes a HIP branch with ``<hipcub/hipcub.hpp>`` and ``namespace cub = hipcub;``
-  beside the original includes, and ``<cuda_bf16.h>`` gets ``<hip/hip_bf16.h>`` beside it,
-  as the real ports write it. nvcc sees the original lines.
+  (and ``CUB_WARP_THREADS(x)`` / ``CUB_PTX_WARP_THREADS`` defined as ``HIPCUB_WARP_THREADS``
+  where the file uses them) beside the original includes, and ``<cuda_bf16.h>`` gets
+  ``<hip/hip_bf16.h>`` beside it, as the real ports write it. nvcc sees the original lines.
 * **Warp-size assumptions** (GP303-GP307): the rewrites of ``gpuport hipify --wave64 fix``
   on CUDA source that stays CUDA (:func:`gpuport.hipify.translate.port_wave64`), judged by
   the lane-meaning analysis over every CUDA/C++ file of the project at once (a constant that
@@ -193,6 +194,26 @@ def _branch(original: str, hip_lines: Iterable[str], why: str, eol: str) -> str:
     )
 
 
+#: CUB's warp-size macros, which hipCUB spells HIPCUB_WARP_THREADS (its ``namespace`` alias
+#: cannot carry a macro): the HIP branch defines the ones the file uses, as the real ports
+#: replace them (mamba: ``CUB_WARP_THREADS(0)`` -> ``HIPCUB_WARP_THREADS``)
+_CUB_WARP_MACROS = (
+    ("CUB_WARP_THREADS", textre.compile(r"(?<![\w])CUB_WARP_THREADS[ \t]*\("), "(unused)"),
+    ("CUB_PTX_WARP_THREADS", textre.compile(r"(?<![\w])CUB_PTX_WARP_THREADS(?![\w])"), ""),
+)
+
+
+def _cub_macros(src: CxxSource) -> list[str]:
+    """``#define``\\ s of the CUB warp-size macros the file's code uses, for its HIP branch.
+    Without them the HIP build stops at an undeclared identifier, so defining them changes
+    no build that compiled."""
+    out: list[str] = []
+    for name, used, params in _CUB_WARP_MACROS:
+        if used.search(src.code):
+            out += [f"#ifndef {name}", f"#define {name}{params} HIPCUB_WARP_THREADS", "#endif"]
+    return out
+
+
 def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
     src = lex(text)
     eol = ctx.eol(text)
@@ -210,7 +231,7 @@ def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Pr
         hits = [by_line[ln] for ln in lines if ln in by_line]
         if not hits and not any(f.rule_id == "GP316" and "CUB" in f.message for f in found):
             continue
-        hip = ["#include <hipcub/hipcub.hpp>", "namespace cub = hipcub;"]
+        hip = ["#include <hipcub/hipcub.hpp>", "namespace cub = hipcub;", *_cub_macros(src)]
         hits = hits or [f for f in found if f.rule_id == "GP316" and "CUB" in f.message][:1]
         new = _branch(text[start:end], hip, "GP316 CUB is hipCUB on ROCm", eol)
         prop.edit(path, start, end, new, hits)
