@@ -139,3 +139,46 @@ def test_a_repository_uname_never_runs(tmp_path: Path, command: list[str]) -> No
     res = run_subprocess(*command, cwd=proj, env={"PATH": path})
     assert res.code in (0, 1), res.err
     assert not marker.exists(), f"a program of the repository ran for gpuport {command[0]}"
+
+
+def test_a_program_gets_a_memory_limit(tmp_path: Path) -> None:
+    """Red team: a macro bomb in a project file grew the compiler to 3 GB. ``max_memory``
+    caps each program's data the moment it starts; without it the same program runs."""
+    import sys
+
+    grab = [sys.executable, "-c", "b = bytearray(600 << 20); print(len(b))"]
+    done = subproc.run(grab, timeout_s=60, max_memory=300 << 20)
+    assert done.returncode != 0 and "MemoryError" in done.text()
+    done = subproc.run(grab, timeout_s=60)
+    assert done.returncode == 0 and str(600 << 20) in done.text()
+
+
+def test_the_compile_check_has_a_budget_for_the_whole_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """N units that each stall (an #include of a FIFO) took N x 120 s: past the run's budget
+    the rest are not compiled, and say why."""
+    from gpuport.hipify import check, compiler
+
+    calls: list[float] = []
+    clock = [1000.0]
+
+    def slow(*_a: object, timeout_s: float, **_k: object) -> compiler.Compiled:
+        calls.append(timeout_s)
+        clock[0] += timeout_s  # each compile stalls to its timeout
+        return compiler.Compiled(False, f"timed out after {timeout_s:g} s", ["clang"])
+
+    monkeypatch.setattr(check.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(check, "run_compile", slow)
+    root = tmp_path / "p"
+    root.mkdir()
+    for i in range(4):
+        (root / f"k{i}.cu").write_text("__global__ void k() {}\n")
+    report = hipify_run.hipify_path(root, out_dir=tmp_path / "out")
+    chain = compiler.Toolchain("/usr/bin/hipcc", "/usr/bin/clang", (), ())
+    check.check_report(report, offload_archs=["gfx90a"], chain=chain, budget_s=300)
+    statuses = [f.compile.status for f in report.files if f.compile]
+    assert statuses.count("failed") == 3 and statuses.count("not compiled") == 1, statuses
+    assert calls == [120, 120, 60]  # each compile gets at most what is left
+    spent = [f.compile.error for f in report.files if f.compile and not f.compile.ok]
+    assert any("time budget" in (e or "") for e in spent)

@@ -40,6 +40,7 @@ import os
 import re
 import shlex
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,14 @@ from pathlib import Path
 from gpuport import fileio, textre
 from gpuport.safeparse import ParseError, json_value
 
-from .compiler import Toolchain, compile_argv, hip_env, project_flag
+from .compiler import (
+    CHECK_BUDGET_S,
+    COMPILE_TIMEOUT_S,
+    Toolchain,
+    compile_argv,
+    hip_env,
+    project_flag,
+)
 from .compiler import compile_unit as run_compile
 from .io import encode
 from .run import CompileResult, CompileStatus, HipifyReport
@@ -365,9 +373,11 @@ def check_report(
     offload_archs: Sequence[str],
     chain: Toolchain,
     in_place: bool = False,
+    budget_s: float = CHECK_BUDGET_S,
 ) -> None:
     """Compile the translations of ``report`` once they are written (see the module
-    docstring), filling each file's ``compile``. A file that was not written (one file to
+    docstring), filling each file's ``compile``; past ``budget_s`` in all, the rest are
+    ``not compiled`` and say why. A file that was not written (one file to
     stdout, ``--diff``) is compiled from a temporary copy, with its own folder on the include
     path. With ``in_place``, a file left unchanged is compiled where it is, as the changed ones."""
     root = Path(report.root)
@@ -377,9 +387,20 @@ def check_report(
     roots = [_absolute(src_root)] + ([_absolute(out_root)] if out_root is not None else [])
     archs = list(offload_archs)
     included = {} if single else includers(report)
+    deadline = time.monotonic() + budget_s
     for f in report.files:
         if f.text is None:
             continue
+        left = deadline - time.monotonic()
+        if left < 1:
+            f.compile = CompileResult(
+                ok=False,
+                status="not compiled",
+                offload_archs=archs,
+                error=f"not compiled: the check's time budget ({budget_s:g} s) was spent",
+            )
+            continue
+        timeout_s = min(COMPILE_TIMEOUT_S, left)
         source = src_root / f.path
         if not single and Path(f.path).suffix.lower() not in UNITS:
             f.compile = CompileResult(
@@ -401,7 +422,13 @@ def check_report(
         if written is not None:
             found = project_flags(src_root, source, out_root)
             done = run_compile(
-                chain, _absolute(written), archs, found.flags, roots=roots, avoid=[src_root]
+                chain,
+                _absolute(written),
+                archs,
+                found.flags,
+                roots=roots,
+                avoid=[src_root],
+                timeout_s=timeout_s,
             )
             cmd, error = done.command, done.error
         else:
@@ -413,7 +440,13 @@ def check_report(
                 unit = Path(tmp) / Path(f.path).name
                 fileio.write_atomic_bytes(unit, encode(f.text), root=Path(tmp))
                 done = run_compile(
-                    chain, unit, archs, found.flags, roots=[*roots, Path(tmp)], avoid=[src_root]
+                    chain,
+                    unit,
+                    archs,
+                    found.flags,
+                    roots=[*roots, Path(tmp)],
+                    avoid=[src_root],
+                    timeout_s=timeout_s,
                 )
                 error = done.error.replace(tmp + os.sep, "") if done.error else None
                 cmd = [c.replace(tmp + os.sep, "") for c in done.command]

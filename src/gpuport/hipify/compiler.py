@@ -39,6 +39,8 @@ from gpuport import fileio, subproc
 from gpuport.models import EnvironmentProblem
 
 __all__ = [
+    "CHECK_BUDGET_S",
+    "COMPILE_MAX_MEMORY",
     "COMPILE_TIMEOUT_S",
     "Compiled",
     "Toolchain",
@@ -50,6 +52,12 @@ __all__ = [
 ]
 
 COMPILE_TIMEOUT_S = 120
+#: Data one compiler process may use (RLIMIT_DATA): clang's HIP compiles of real kernels stay
+#: well under 2 GB; a macro bomb in a project file grew past 3 GB.
+COMPILE_MAX_MEMORY = 4 << 30
+#: Time one ``--check`` run may spend compiling in all: each unit has COMPILE_TIMEOUT_S, so
+#: N units that each stall (an #include of a FIFO) took N x 120 s.
+CHECK_BUDGET_S = 1800
 PROBE_TIMEOUT_S = 60
 #: Compiler output kept per stream; a compile that prints more is stopped (an error storm).
 MAX_OUTPUT = 2_000_000
@@ -274,6 +282,7 @@ def compile_unit(
     *,
     roots: Sequence[Path],
     avoid: Sequence[Path | str] = (),
+    timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> Compiled:
     """Compile ``unit`` in a throw-away folder; ``roots`` are the folders whose compiler
     messages may be quoted (the project, the output tree)."""
@@ -283,19 +292,25 @@ def compile_unit(
         try:
             done = subproc.run(
                 argv,
-                timeout_s=COMPILE_TIMEOUT_S,
+                timeout_s=timeout_s,
                 env=hip_env(avoid),
                 cwd=tmp,
                 max_output=MAX_OUTPUT,
+                max_memory=COMPILE_MAX_MEMORY,
             )
         except (OSError, ValueError) as exc:
             raise EnvironmentProblem(f"cannot run the HIP compiler: {exc}") from None
         if done.ended == "timeout":
-            return Compiled(False, f"timed out after {COMPILE_TIMEOUT_S} s", shown)
+            return Compiled(False, f"timed out after {timeout_s:g} s", shown)
         if done.returncode == 0 and done.ended == "exit":
             return Compiled(True, None, shown)
         allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
         error = shown_error(done.text(), allowed, Path(tmp) / "x.d")
+        if "failed due to signal" in done.text() or (done.returncode or 0) < 0:
+            error = (  # words of gpuport's own: nothing of the project's text
+                "the compiler crashed or ran out of memory (each compiler process may use "
+                f"{COMPILE_MAX_MEMORY >> 30} GiB); its message is not shown"
+            )
         if done.ended == "overflow":
             error = f"{error} (the compiler printed over {MAX_OUTPUT // 1_000_000} MB; stopped)"
         return Compiled(False, error.replace(tmp + os.sep, ""), shown)

@@ -23,6 +23,7 @@ import os
 import re
 import sysconfig
 import tempfile
+import time
 from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -80,6 +81,7 @@ def _nvcc(
     flags: Sequence[str],
     roots: Sequence[Path],
     avoid: Sequence[Path],
+    timeout_s: float = TIMEOUT_S,
 ) -> tuple[CompileStatus, str | None, list[str]]:
     toolkit = Path(os.path.realpath(nvcc)).parent.parent
     with tempfile.TemporaryDirectory(prefix="gpuport-port-") as tmp:
@@ -89,15 +91,16 @@ def _nvcc(
         try:
             done = subproc.run(
                 argv,
-                timeout_s=TIMEOUT_S,
+                timeout_s=timeout_s,
                 env=subproc.safe_env({"LC_ALL": "C"}, avoid=avoid),
                 cwd=tmp,
                 max_output=compiler.MAX_OUTPUT,
+                max_memory=compiler.COMPILE_MAX_MEMORY,
             )
         except (OSError, ValueError) as exc:
             return "failed", f"cannot run nvcc: {exc}", shown
         if done.ended == "timeout":
-            return "failed", f"timed out after {TIMEOUT_S} s", shown
+            return "failed", f"timed out after {timeout_s:g} s", shown
         if done.ended == "exit" and done.returncode == 0:
             return "ok", None, shown
         allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
@@ -215,8 +218,17 @@ def _compile_all(
             chain = compiler.toolchain(hipcc, avoid=[root, where])
         except EnvironmentProblem as exc:
             no_hip = str(exc)
+    deadline = time.monotonic() + compiler.CHECK_BUDGET_S
     for rel in units:
         unit = where / rel
+        left = deadline - time.monotonic()
+        if left < 1:  # N units that each stall would take N x 2 x 120 s
+            spent = f"not compiled: the check's time budget ({compiler.CHECK_BUDGET_S} s) was spent"
+            out += [
+                CheckResult(path=rel, compiler=c, status="skipped", error=spent)
+                for c in ("hipcc", "nvcc")
+            ]
+            continue
         # the project's own build files say the flags (a copy's paths mapped into it)
         found = project_flags(root, root / rel, None if where == root else where)
         own, _ = compiler.project_flag("-I", str(unit.parent.resolve()), [where])
@@ -226,7 +238,13 @@ def _compile_all(
             out.append(CheckResult(path=rel, compiler="hipcc", status="skipped", error=no_hip))
         else:
             done = compiler.compile_unit(
-                chain, unit, archs, flags, roots=[root, where], avoid=[root, where]
+                chain,
+                unit,
+                archs,
+                flags,
+                roots=[root, where],
+                avoid=[root, where],
+                timeout_s=min(TIMEOUT_S, left),
             )
             status, error = ("ok", None) if done.ok else classify(done.error)
             out.append(
@@ -247,7 +265,12 @@ def _compile_all(
             )
         else:
             status, error, cmd = _nvcc(
-                nvcc, unit, [*flags, *extra_nvcc, *torch], [root, where], [root, where]
+                nvcc,
+                unit,
+                [*flags, *extra_nvcc, *torch],
+                [root, where],
+                [root, where],
+                timeout_s=max(1.0, min(TIMEOUT_S, deadline - time.monotonic())),
             )
             out.append(
                 CheckResult(
