@@ -39,7 +39,7 @@ def test_at_most_three_lines_per_finding_and_never_a_letter_per_line(
     out = _terminal(cli, monkeypatch, library, width)
     lines = out.splitlines()
     shown = sum(1 for f in report.findings if f.severity is not Severity.INFO)
-    assert shown > 150  # the shape: many findings over ~500 files
+    assert shown > 100  # the shape: many findings over ~500 files (118 since issue 24)
     assert report.files_scanned >= 450
     limit = {60: 3.0, 80: 3.0, 120: 3.0}[width]
     assert len(lines) <= limit * shown, f"{len(lines)} lines for {shown} findings at {width}"

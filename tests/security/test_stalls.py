@@ -204,7 +204,8 @@ def test_gitignore_of_thousands_of_patterns_and_backtracking_patterns(tmp_path: 
     (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
     report = _scan(tmp_path)  # a set of 5,000 patterns made RE2's set refuse: exit 4
     assert [f.path for f in report.skipped] == [".gitignore"]  # the 100 KB line, said so
-    assert "over 4096 characters" in report.skipped[0].reason
+    assert "line 5002 " in report.skipped[0].reason  # the 100 KB line, and only it
+    assert "over 1024 characters" in report.skipped[0].reason
     assert "keep.cu" not in {f.path for f in report.findings}
     _within(lambda: _scan(tmp_path), 2.0)
 
@@ -239,3 +240,18 @@ def test_hipify_of_a_unit_of_1000_ballots(use: str, tmp_path: Path) -> None:
     _within(lambda: done.append(hipify_path(src, target="gfx942")), 2.0)
     report = done[-1]
     assert sum(len(f.wave64) for f in report.files) >= 1000  # type: ignore[attr-defined]
+
+
+def test_pyproject_list_of_escaped_strings_on_one_line() -> None:
+    """``"\\u0061{i}",`` x N on one line: no item is written as it reads, so each was searched
+    for to the end of the line and then in the whole file (4.5 s at 100 KB, quadratic)."""
+    from gpuport.scan.rules.deps.readers import pyproject_entries
+
+    def entries(n: int) -> Callable[[], object]:
+        items = "".join(f'"\\u0061{i}",' for i in range(n))
+        text = "[project]\nname = 'x'\ndependencies = [" + items + "]\n"
+        return lambda: pyproject_entries(text)
+
+    got = entries(100)()
+    assert [e.value for e in got] == [f"a{i}" for i in range(100)]  # type: ignore[attr-defined]
+    _within(entries(16_000), 1.0)  # 212 KB: was about 20 s

@@ -63,13 +63,20 @@ def _find_line(lines: list[str], needle: str, start: int = 0, end: int | None = 
 
 
 def _find_at(
-    lines: list[str], needle: str, start: int = 0, end: int | None = None, col: int = 0
+    lines: list[str],
+    needle: str,
+    start: int = 0,
+    end: int | None = None,
+    col: int = 0,
+    reach: int | None = None,
 ) -> tuple[int, int] | None:
     """``(index, offset just past needle)`` of the first whole-word ``needle`` outside comments
-    in lines ``[start, end)``, looked for from offset ``col`` on line ``start``."""
+    in lines ``[start, end)``, looked for from offset ``col`` on line ``start``, and (with
+    ``reach``) only where it starts within ``reach`` characters of where each line is read."""
     for i in range(start, len(lines) if end is None else min(end, len(lines))):
         at = col if i == start else 0
-        if lines[i].find(needle, at) >= 0:
+        stop = len(lines[i]) if reach is None else at + reach + len(needle)
+        if lines[i].find(needle, at, stop) >= 0:
             past = _whole_word(_code_part(lines[i]), needle, at)
             if past >= 0:
                 return i, past
@@ -116,8 +123,9 @@ def _quoted_from(lines: list[str], value: str, hint: int, col: int = 0) -> tuple
     if _next_quote(lines[hint] if hint < len(lines) else "", col) == "'":
         needles = needles[::-1]  # the form of the next string first: on one long line, looking
         # for the other form first searched to the line's end once per item
-    for needle in needles:
-        found = _find_at(lines, needle, hint, end, col)
+    for needle in needles:  # the next item is near: a bounded look on each line (an item
+        # written otherwise, with escapes, searched to the end of a long line once per item)
+        found = _find_at(lines, needle, hint, end, col, reach=_REACH)
         if found:
             return found
     return None
@@ -132,6 +140,8 @@ def _next_quote(line: str, col: int) -> str:
 
 
 _NEAR = 8
+_REACH = 4096
+_WHOLE_FILE_SEARCHES = 16
 _HEADER = textre.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
@@ -221,16 +231,22 @@ def pyproject_entries(text: str) -> list[Entry]:
             return
         start = _section_start(lines, header)
         hint, col = start, 0  # an array is in file order: look from where the last item ended
+        searches = _WHOLE_FILE_SEARCHES  # an item not written as it reads (escapes) is looked
+        # for in the whole file; past these, it gets the line of the item before it (a list of
+        # escaped strings on one line was quadratic: 4.5 s at 100 KB)
         for req in reqs:
             if isinstance(req, str):
                 near = _quoted_from(lines, req, hint, col)
                 if near is not None:
                     hint, col = near
                     line = hint + 1
-                else:
+                elif searches > 0:
+                    searches -= 1
                     line = _quoted_line(lines, req, start)
                     if line - 1 > hint:
                         hint, col = line - 1, 0
+                else:
+                    line = hint + 1
                 out.append(Entry("req", req, line))
 
     build = data.get("build-system", {})
