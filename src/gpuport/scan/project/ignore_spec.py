@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import cast
 
 from gpuport import textre
 
@@ -45,10 +44,9 @@ class IgnoreSpec:
         """One alternation for ``block`` (already reversed), or two for its halves where RE2
         refuses the whole as too large: a few long wildcard patterns are enough for that, and
         each of them alone is a valid line. A single pattern RE2 refuses raises Unsupported."""
-        # compiled now: a pattern RE2 refuses is found while the lines are read
+        # each pattern compiled when first used (a block whose alternation matches); the
+        # alternation is compiled now, so a pattern RE2 refuses is found while lines are read
         patterns = [(textre.compile(regex), include) for regex, include in block]
-        for pattern, _ in patterns:
-            cast(textre.TextPattern, pattern).check()
         either = "|".join(f"(?:{regex.replace(f'(?P<{_DIR_MARK}>', '(?:')})" for regex, _ in block)
         try:
             whole = textre.TextPattern(either).check()
