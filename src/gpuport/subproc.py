@@ -112,12 +112,16 @@ def run(
     process group, from ``cwd``, with ``env`` (default: :func:`safe_env`). Raises ``OSError``
     when it cannot be started; never waits past ``timeout_s``. ``max_memory``: bytes of data
     (heap and private mappings, ``RLIMIT_DATA``) the program and the programs it starts may
-    each use, set the moment it starts (a compiler fed a macro bomb grew to 3 GB)."""
+    each use, set before it starts (a compiler fed a macro bomb grew to 3 GB)."""
     args = [str(a) for a in argv]
     if not args or not Path(args[0]).is_absolute():
         raise ValueError(f"subproc.run needs an absolute program path, got {args[:1]!r}")
     if any("\0" in a for a in args):
         raise ValueError("an argument holds a NUL byte")
+    if max_memory is not None:
+        if not os.access(args[0], os.X_OK):  # as Popen would say, not the trampoline's exit
+            raise FileNotFoundError(f"cannot run {args[0]}: not an executable file")
+        args = _with_memory_limit(args, max_memory)
     proc = subprocess.Popen(
         args,
         stdin=subprocess.DEVNULL,
@@ -128,23 +132,28 @@ def run(
         start_new_session=True,
         close_fds=True,
     )
-    if max_memory is not None:
-        _limit_memory(proc, max_memory)
     out, err, ended = _collect(proc, timeout_s, max_output)
     return Completed(proc.returncode if ended == "exit" else None, out, err, ended)
 
 
-def _limit_memory(proc: subprocess.Popen[bytes], limit: int) -> None:
-    """``RLIMIT_DATA`` of the started program (``prlimit``: no code runs in the child between
-    fork and exec, as ``preexec_fn`` would, which is unsafe beside threads)."""
-    import resource
+#: Run by gpuport's own interpreter between fork and the program: set the data limit, then
+#: become the program (same process, group and pipes). A limit set from outside after the
+#: start (``prlimit``) raced a quick program; ``preexec_fn`` is unsafe beside threads.
+_LIMIT_THEN_EXEC = (
+    "import os, resource, sys\n"
+    "n = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_DATA, (n, n))\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
-    prlimit = getattr(resource, "prlimit", None)
-    if prlimit is None:  # pragma: no cover - not Linux: the time and output limits still hold
-        return
-    # already gone, or a lower hard limit in force: the time and output limits still hold
-    with contextlib.suppress(OSError, ValueError):
-        prlimit(proc.pid, resource.RLIMIT_DATA, (limit, limit))
+
+def _with_memory_limit(args: list[str], limit: int) -> list[str]:
+    """``args`` started through a trampoline that caps their data (``RLIMIT_DATA``)."""
+    import sys
+
+    if not sys.executable or not Path(sys.executable).is_absolute():  # pragma: no cover
+        return args  # no interpreter to start: the time and output limits still hold
+    return [sys.executable, "-I", "-S", "-c", _LIMIT_THEN_EXEC, str(int(limit)), *args]
 
 
 def _collect(

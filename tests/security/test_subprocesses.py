@@ -182,3 +182,8 @@ def test_the_compile_check_has_a_budget_for_the_whole_run(
     assert calls == [120, 120, 60]  # each compile gets at most what is left
     spent = [f.compile.error for f in report.files if f.compile and not f.compile.ok]
     assert any("time budget" in (e or "") for e in spent)
+
+
+def test_a_limited_program_that_is_not_there_is_an_oserror(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        subproc.run([str(tmp_path / "none")], timeout_s=10, max_memory=1 << 30)
