@@ -75,6 +75,7 @@ def toml_table(data: str | bytes) -> dict[str, Any]:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    _refuse_deep_keys(text)
     try:
         value = tomllib.loads(text, parse_float=_parse_float)
     except ParseError:
@@ -87,6 +88,24 @@ def toml_table(data: str | bytes) -> dict[str, Any]:
         raise ParseError(f"a number longer than {MAX_NUMBER_CHARS} characters") from None
     check_bounds(value)
     return value
+
+
+def _refuse_deep_keys(text: str) -> None:
+    """Refuse a key of more than :data:`MAX_DEPTH` dotted parts before tomllib reads it:
+    tomllib keeps every prefix of a dotted key (``a.a.a…a = 1`` of 40 KB took 2.4 GB and of
+    100 KB 11 GB) and builds a table header part by part (quadratic). One pass over the
+    lines: the dots before a line's first ``=`` (a key), or in a ``[header]``. A line inside
+    a multi-line string may be counted too; no real key has that many parts."""
+    for line in text.splitlines():
+        head = line.lstrip()
+        if head.startswith("["):
+            key = head.partition("]")[0]
+        elif "=" in head:
+            key = head.partition("=")[0]
+        else:
+            continue  # not a key (an array's next line, a string's)
+        if key.count(".") > MAX_DEPTH:
+            raise ParseError(f"a key of more than {MAX_DEPTH} dotted parts")
 
 
 def check_bounds(value: Any) -> None:

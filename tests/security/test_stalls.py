@@ -255,3 +255,80 @@ def test_pyproject_list_of_escaped_strings_on_one_line() -> None:
     got = entries(100)()
     assert [e.value for e in got] == [f"a{i}" for i in range(100)]  # type: ignore[attr-defined]
     _within(entries(16_000), 1.0)  # 212 KB: was about 20 s
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[project]\n" + "a." * 20_000 + "a = 1\n", "[" + "a." * 50_000 + "a]\nx = 1\n"],
+    ids=["dotted-key", "deep-header"],
+)
+def test_toml_keys_of_many_dotted_parts_are_refused_before_parsing(
+    text: str, tmp_path: Path
+) -> None:
+    """Red team 2: tomllib keeps every prefix of a dotted key (a 40 KB key took 2.4 GB, 100 KB
+    11 GB) and builds a deep header part by part (quadratic: > 60 s at 400 KB)."""
+    from gpuport.safeparse import ParseError, toml_table
+
+    with pytest.raises(ParseError, match="dotted parts"):
+        toml_table(text)
+    (tmp_path / "pyproject.toml").write_text(text)
+    (tmp_path / "m.py").write_text("import torch\n")
+    tracemalloc.start()
+    try:
+        _within(lambda: _scan(tmp_path), 1.0)
+        assert tracemalloc.get_traced_memory()[1] < 200 << 20
+    finally:
+        tracemalloc.stop()
+    list_line = "dependencies = [\n  " + ", ".join(f'"a.b.c{i}"' for i in range(100)) + "\n]\n"
+    assert toml_table("[project]\n" + list_line)["project"]["dependencies"][99] == "a.b.c99"
+
+
+def test_if_of_deeply_nested_parentheses(tmp_path: Path) -> None:
+    """Red team 2: ``#if ((((…1))))`` of 50 KB took 15 s (one pair peeled per pass)."""
+    from gpuport.scan.cxx_expr import const_value
+
+    n = 12_500
+    assert const_value("(" * n + "1" + ")" * n) is True
+    assert const_value("( (0) || (1) )") is True and const_value("(0) && (1)") is False
+    (tmp_path / "a.cu").write_text("#if " + "(" * n + "1" + ")" * n + "\nint x;\n#endif\n")
+    _within(lambda: _scan(tmp_path), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("setup.cfg", "[options]\ninstall_requires =\n" + "    torch\n" * 20_000),
+        ("docker-compose.yml", "services:\n" + "".join(
+            f"  s{i}:\n    image: nvidia/cuda:12.1.0-base-ubuntu22.04\n    runtime: nvidia\n"
+            for i in range(3_000))),
+        ("a.cu", "__global__ void k(float* v) {\n" + "  v[0] = __shfl_down_sync(0xffffffff,"
+            " v[0], 1); cudaMalloc(&v, 4);\n" * 3_000 + "}\n"),
+    ],
+    ids=["setup-cfg", "compose", "cuda"],
+)  # fmt: skip
+def test_port_is_linear_in_its_findings(name: str, text: str, tmp_path: Path) -> None:
+    """Red team 2: port split a manifest once per finding, filtered findings once per compose
+    service and counted lines once per edit (18 to 28 s at 200 to 400 KB)."""
+    from gpuport.port import PortOptions, port_path
+
+    (tmp_path / name).write_text(text)
+    (tmp_path / "m.py").write_text("import torch\ntorch.zeros(1, device='cuda')\n")
+    _within(lambda: port_path(tmp_path, PortOptions(jobs=1)), 6.0)
+
+
+def test_a_path_longer_than_path_max_is_skipped_and_said(tmp_path: Path) -> None:
+    """Red team 2: a folder path over 4,096 characters stopped every command with exit 4."""
+    import os
+
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        for _ in range(25):
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+        Path("x.cu").write_text("__global__ void k() {}\n")
+    finally:
+        os.chdir(here)
+    report = _scan(tmp_path)
+    assert any("cannot be read" in s.reason for s in report.skipped)  # type: ignore[attr-defined]

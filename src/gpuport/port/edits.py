@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import difflib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gpuport.port.model import Hunk
 
@@ -33,13 +34,16 @@ class Edit:
     labels: tuple[str, ...] = ()  # the findings this edit addresses (empty: all of its fix's)
 
 
-def line_starts(text: str) -> list[int]:
-    """Offsets where each line of ``text`` starts (line 1 at index 0)."""
+@lru_cache(maxsize=8)
+def line_starts(text: str) -> tuple[int, ...]:
+    """Offsets where each line of ``text`` starts (line 1 at index 0); kept for the last few
+    texts: :meth:`FileEdits.lines_of` asks once per edit (a file of many edits was quadratic)."""
     starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+    at = text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return tuple(starts)
 
 
 @dataclass

@@ -17,6 +17,7 @@ Dockerfile ``port`` gave a ROCm variant, and the devices or groups a ROCm servic
 
 from __future__ import annotations
 
+import bisect
 from pathlib import PurePosixPath
 
 import yaml
@@ -81,6 +82,10 @@ def _key(node: yaml.MappingNode, key: str) -> yaml.Node | None:
         if isinstance(k, yaml.ScalarNode) and k.value == key and isinstance(v, yaml.Node):
             return v
     return None
+
+
+def _line(f: Finding) -> int:
+    return f.location.line or 0
 
 
 def _built_dockerfile(node: yaml.MappingNode, folder: PurePosixPath) -> str | None:
@@ -173,8 +178,11 @@ def _compose(
     # (safe lines or None when a safe form would leave a CUDA image, unsafe lines, findings)
     blocks: list[tuple[list[str] | None, list[str], list[Finding]]] = []
     folder = PurePosixPath(path).parent
+    lined = sorted((f for f in found if f.location.line is not None), key=_line)
+    at = [_line(f) for f in lined]
     for name, (lo, hi, node) in services.items():
-        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        # each service's findings by bisection (a filter per service was services x findings)
+        hits = lined[bisect.bisect_left(at, lo) : bisect.bisect_right(at, hi)]
         built = _built_dockerfile(node, folder)
         if built is None and name in base:  # the overlay completes the base file's service
             built = _built_dockerfile(base[name][2], folder)

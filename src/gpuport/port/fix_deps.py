@@ -24,6 +24,7 @@ another name (GP101, ``onnxruntime-gpu`` -> ``onnxruntime-migraphx``). Without
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -303,11 +304,18 @@ def _preinstall(
     return prop
 
 
+@lru_cache(maxsize=8)
+def _lines(text: str) -> tuple[str, ...]:
+    """The lines of a manifest, split once: asked once per finding (a setup.cfg of one
+    requirement per line was quadratic in port)."""
+    return tuple(text.splitlines())
+
+
 def _manifest_req(ctx: PortContext, f: Finding) -> Requirement | None:
     text = ctx.read(f.location.path)
     if text is None or f.location.line is None:
         return None
-    lines = text.splitlines()
+    lines = _lines(text)
     if f.location.line > len(lines):
         return None
     line = lines[f.location.line - 1]

@@ -21,10 +21,28 @@ ROCM_MACRO = textre.compile(
 
 def _strip_parens(expr: str) -> str:
     """``expr`` without parentheses that wrap all of it: ``((a || b))`` -> ``a || b``."""
+    return _unwrap(expr)
+
+
+def _unwrap(expr: str) -> str:
+    """``expr`` stripped, without the parentheses that wrap all of it, in one pass: peeling
+    one pair at a time rescanned the text per pair (``#if ((((…1))))`` of 50 KB: 15 s)."""
     expr = expr.strip()
-    while _outer_parens(expr):
-        expr = expr[1:-1].strip()
-    return expr
+    match: dict[int, int] = {}
+    opened: list[int] = []
+    for k, ch in enumerate(expr):
+        if ch == "(":
+            opened.append(k)
+        elif ch == ")" and opened:
+            match[opened.pop()] = k
+    i, j = 0, len(expr) - 1
+    while i < j and expr[i] == "(" and match.get(i) == j:
+        i, j = i + 1, j - 1
+        while i <= j and expr[i].isspace():
+            i += 1
+        while j >= i and expr[j].isspace():
+            j -= 1
+    return expr[i : j + 1]
 
 
 def rocm_polarity(term: str) -> int:
@@ -84,19 +102,6 @@ def _split_top(expr: str, op: str) -> list[str]:
     return parts
 
 
-def _outer_parens(expr: str) -> bool:
-    """Whether ``expr`` is one parenthesised group: ``(a && b)``, not ``(a) && (b)``."""
-    if not (expr.startswith("(") and expr.endswith(")")):
-        return False
-    depth = 0
-    for i, ch in enumerate(expr):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0 and i < len(expr) - 1:
-            return False
-    return True
-
-
 def const_value(expr: str, depth: int = 0) -> bool | None:
     """The value of a preprocessor expression when literals alone decide it, else None.
 
@@ -106,8 +111,7 @@ def const_value(expr: str, depth: int = 0) -> bool | None:
     expr = " ".join(expr.replace("\\\n", " ").split())
     if not expr or depth > 20:
         return None
-    while _outer_parens(expr):
-        expr = expr[1:-1].strip()
+    expr = _unwrap(expr)
     ors = _split_top(expr, "||")
     if len(ors) > 1:
         values = [const_value(p, depth + 1) for p in ors]

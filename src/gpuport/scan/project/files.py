@@ -138,7 +138,7 @@ def _gitignore(folder: Path, root: Path) -> tuple[IgnoreSpec | None, Skip | None
     return spec, Skip(
         rel,
         f"line {shown} is not a valid pattern (or is over {LONGEST_PATTERN} characters or "
-        f"{MOST_WILDCARDS} wildcards); "
+        f"{MOST_WILDCARDS} wildcards, or past line {MOST_LINES:,}); "
         "not applied (as git does)",
     )
 
@@ -151,6 +151,11 @@ LONGEST_PATTERN = 1024
 MOST_WILDCARDS = 64
 
 
+#: Lines of one .gitignore applied: each file's match grows with them (``!a`` / ``*`` repeated
+#: over 400 KB took 20 s and 677 MB); real ones have a few hundred.
+MOST_LINES = 10_000
+
+
 def _too_costly(line: str) -> bool:
     return len(line) > LONGEST_PATTERN or sum(map(line.count, "*?[")) > MOST_WILDCARDS
 
@@ -160,7 +165,7 @@ def gitignore_spec(lines: list[str]) -> tuple[IgnoreSpec, list[int]]:
     the patterns: :mod:`gpuport.scan.project.ignore_spec`), and the (1-based) numbers of the
     lines that are not valid patterns (or too costly to match: :func:`_too_costly`) and were
     left out."""
-    long = {n for n, line in enumerate(lines, 1) if _too_costly(line)}
+    long = {n for n, line in enumerate(lines, 1) if n > MOST_LINES or _too_costly(line)}
     lines = ["" if n in long else line for n, line in enumerate(lines, 1)]
     try:
         return IgnoreSpec(lines), sorted(long)
@@ -323,13 +328,16 @@ def _dir_skip_reason(
         return "vendored code: not scanned (--include-vendored scans it)"
     if not include_vendored and git is not None and rel in git.submodules:
         return "git submodule (another repository): not scanned (--include-vendored scans it)"
-    if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
-        return "virtual environment: not scanned"
-    if name in ENV_NAMES and (folder / "bin" / "activate").is_file():
-        return "virtual environment: not scanned"
-    is_build = name in BUILD_NAMES or name.startswith("cmake-build-")
-    if is_build and any((folder.parent / f).is_file() for f in PROJECT_FILES):
-        return "build output: not scanned"
+    try:
+        if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
+            return "virtual environment: not scanned"
+        if name in ENV_NAMES and (folder / "bin" / "activate").is_file():
+            return "virtual environment: not scanned"
+        is_build = name in BUILD_NAMES or name.startswith("cmake-build-")
+        if is_build and any((folder.parent / f).is_file() for f in PROJECT_FILES):
+            return "build output: not scanned"
+    except OSError as exc:  # a path longer than PATH_MAX stopped every command with exit 4
+        return f"cannot be read ({exc.strerror or type(exc).__name__}): not scanned"
     return None
 
 
