@@ -36,6 +36,7 @@ host code also uses is never ported. Running :func:`plan` on its own output chan
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -138,13 +139,45 @@ def meaning_of(files: dict[str, CxxSource]) -> dict[str, FileMeaning]:
     return {rel: found.get(rel, FileMeaning(rel)) for rel in files}
 
 
+class _Taken:
+    """The spans already edited: a new one clashes when it overlaps one (``s < end and start
+    < e``) or is the same insertion point. Spans that do not clash are kept sorted, the
+    non-empty ones apart (they do not overlap, so their ends are sorted too): a clash is two
+    bisections, where a scan of every earlier edit made 6,666 edits take 13 s."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.points: list[int] = []
+
+    def clashes(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.starts, max(end, start + 1)) - 1
+        if start == end:  # an insertion: inside a span, or the same point again
+            j = bisect.bisect_left(self.points, start)
+            inside = i >= 0 and self.starts[i] < start < self.ends[i]
+            return inside or (j < len(self.points) and self.points[j] == start)
+        if i >= 0 and self.ends[i] > start:
+            return True
+        j = bisect.bisect_right(self.points, start)
+        return j < len(self.points) and self.points[j] < end
+
+    def append(self, span: tuple[int, int]) -> None:
+        start, end = span
+        if start == end:
+            bisect.insort(self.points, start)
+            return
+        i = bisect.bisect_left(self.starts, start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
 class _Planner:
     def __init__(self, src: CxxSource, keep_masks: bool) -> None:
         self.src = src
         self.code = src.code
         self.keep_masks = keep_masks
         self.out = WavePlan()
-        self.taken: list[tuple[int, int]] = []
+        self.taken = _Taken()
         self.marks: dict[int, list[str]] = {}
 
     def edit(
@@ -152,9 +185,7 @@ class _Planner:
     ) -> bool:
         if self.src.dead_at(start):
             return False
-        if any(s < end and start < e for s, e in self.taken) or any(
-            start == end == s == e for s, e in self.taken
-        ):
+        if self.taken.clashes(start, end):
             return False
         self.taken.append((start, end))
         self.out.edits.append((start, end, new))
