@@ -8,7 +8,8 @@
   ROCm the path meant for newer NVIDIA GPUs is no longer taken. The other direction (a gate that
   ROCm answers False) is left to a person: which AMD GPUs have the feature is a judgement.
 * **``nvidia-smi`` for display**: a statement that runs ``nvidia-smi`` with no arguments and
-  ignores the result (``os.system("nvidia-smi")``, ``subprocess.run(["nvidia-smi"])``) runs
+  ignores the result (the project's own ``system("nvidia-smi")`` or ``run(["nvidia-smi"])``; port
+  only rewrites that text, it never runs it) runs
   ``amd-smi`` where ``nvidia-smi`` is not installed. Calls that parse its output are left:
   their queries and units have no one-to-one AMD form.
 """
