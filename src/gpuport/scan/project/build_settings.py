@@ -19,6 +19,8 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gpuport import pyparse
+
 __all__ = ["Known", "dotted_name", "env_name", "evidence_at", "known_of"]
 
 
@@ -112,7 +114,7 @@ class Known:
 def known_of(tree: ast.Module, settings: dict[str, str]) -> Known:
     """Collect the return-only functions and the names read from the environment."""
     known = Known(settings=dict(settings))
-    for node in ast.walk(tree):
+    for node in pyparse.walk(tree):
         if isinstance(node, ast.FunctionDef) and not node.args.args:
             body = [s for s in node.body if not _is_docstring(s)]
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:

@@ -20,7 +20,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gpuport import textre
+from gpuport import pyparse, textre
 from gpuport.scan.project.build_rocm_value import (
     NONE_KEY,
     ROCM_NAME,
@@ -235,7 +235,7 @@ class _Walker:
         st = self.state
         for expr in (getattr(node, "test", None), getattr(node, "iter", None)):
             if isinstance(expr, ast.expr):  # calls in a test or loop header count as calls
-                for sub in ast.walk(expr):
+                for sub in pyparse.walk(expr):
                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                         self.calls.setdefault(sub.func.id, []).append(cuda_line)
         if isinstance(node, ast.If):
@@ -319,12 +319,13 @@ class _Walker:
         known = self.known
         if known is None or not known.settings:
             return False
-        for sub in ast.walk(test):
+        for sub in pyparse.walk(test):
             if isinstance(sub, ast.expr) and known.string_value(sub) is not None:
                 return True
             ret = known.returned(sub) if isinstance(sub, ast.Call) else None
             if ret is not None and any(
-                isinstance(n, ast.expr) and known.string_value(n) is not None for n in ast.walk(ret)
+                isinstance(n, ast.expr) and known.string_value(n) is not None
+                for n in pyparse.walk(ret)
             ):
                 return True
         return False
@@ -336,7 +337,7 @@ class _Walker:
         names = [
             n.id
             for t in targets
-            for n in ast.walk(t)
+            for n in pyparse.walk(t)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         ]
         st = self.state
@@ -427,7 +428,7 @@ def setup_uses(
     ranges of the branches a ROCm build never takes (first, last, line of the test).
     ``settings``: environment settings the project's docs give a ROCm value."""
     try:
-        tree = ast.parse(text)
+        tree = pyparse.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # CPython's parser raises MemoryError on deeply nested brackets: no model, no crash
         return [], False, []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from gpuport import textre
+from gpuport import pyparse, textre
 
 __all__ = ["pyproject_extra_lines", "setup_cfg_extra_lines", "setup_py_extra_lines"]
 
@@ -59,7 +59,7 @@ def setup_py_extra_lines(text: str) -> dict[int, str]:
     """setup.py line -> extra: the values of ``extras_require={...}`` (a keyword, a key of a
     kwargs dict, or a module-level name assigned a dict literal)."""
     try:
-        tree = ast.parse(text)
+        tree = pyparse.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     assigned = {
@@ -70,7 +70,7 @@ def setup_py_extra_lines(text: str) -> dict[int, str]:
         and isinstance(node.targets[0], ast.Name)
     }
     out: dict[int, str] = {}
-    for node in ast.walk(tree):
+    for node in pyparse.walk(tree):
         found: list[ast.expr] = []
         if isinstance(node, ast.keyword) and node.arg == "extras_require":
             found.append(node.value)

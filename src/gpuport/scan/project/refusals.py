@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from gpuport import textre
+from gpuport import pyparse, textre
 from gpuport.scan.project.build_settings import dotted_name, evidence_at
 
 __all__ = ["Refusals", "may_refuse", "refusals"]
@@ -178,7 +178,7 @@ def _sources(call: ast.Call, here: str, assigned: dict[str, ast.expr]) -> list[s
     if expr is None:
         return []
     out: list[str] = []
-    for node in ast.walk(expr):
+    for node in pyparse.walk(expr):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value.strip()
             if text.endswith(_NATIVE) and ".." not in text.split("/"):
@@ -226,7 +226,7 @@ def refusals(texts: dict[str, str], native: set[str]) -> Refusals:
         if not _HINT.search(text):
             continue
         try:
-            tree = ast.parse(text)
+            tree = pyparse.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         here = rel.rsplit("/", 1)[0] if "/" in rel else ""
@@ -254,7 +254,7 @@ def refusals(texts: dict[str, str], native: set[str]) -> Refusals:
             first = getattr(scope, "lineno", 1)
             last = getattr(scope, "end_lineno", None) or len(text.splitlines())
             out.not_run.setdefault(rel, []).append((first, last, why))
-            for node in ast.walk(scope):
+            for node in pyparse.walk(scope):
                 if isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in (
                     "load",
                     "load_inline",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gpuport import fileio, textre
+from gpuport import fileio, pyparse, textre
 from gpuport.models import Severity
 from gpuport.safeparse import toml_table
 from gpuport.scan.project.build_settings import dotted_name
@@ -86,7 +86,7 @@ def _known(module: str) -> Generator | None:
 def check_setup_generators(ctx: FileContext, tree: ast.Module) -> None:
     """GP410 in a setup.py: a known code generator imported, or a generator of its own run."""
     seen: set[str] = set()
-    for node in ast.walk(tree):
+    for node in pyparse.walk(tree):
         modules: list[str] = []
         if isinstance(node, ast.Import):
             modules = [a.name for a in node.names]
@@ -118,7 +118,7 @@ def check_setup_generators(ctx: FileContext, tree: ast.Module) -> None:
             last = name.rsplit(".", 1)[-1]
             scripts = [
                 a.value
-                for a in ast.walk(node)
+                for a in pyparse.walk(node)
                 if isinstance(a, ast.Constant)
                 and isinstance(a.value, str)
                 and _SCRIPT.search(a.value)

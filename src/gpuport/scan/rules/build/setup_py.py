@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from gpuport import textre
+from gpuport import pyparse, textre
 from gpuport.models import Severity
 from gpuport.scan.project.build_rocm_value import rocm_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker
@@ -53,7 +53,7 @@ class _SetupPy:
         self.parents: dict[ast.AST, ast.AST] = {}
         self.guards = Guards()
         self.seen: set[tuple[str, int, int]] = set()
-        for node in ast.walk(tree):
+        for node in pyparse.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
             self._collect(node)
@@ -141,7 +141,7 @@ class _SetupPy:
 
 def _mentions_rocm(test: ast.expr) -> bool:
     words: list[str] = []
-    for node in ast.walk(test):
+    for node in pyparse.walk(test):
         if isinstance(node, ast.Name):
             words.append(node.id)
         elif isinstance(node, ast.Attribute):
@@ -168,7 +168,7 @@ def _token_pos(ctx: FileContext, node: ast.Constant, token: str) -> tuple[int, i
 def _names(node: ast.AST) -> set[str]:
     return {
         n.id if isinstance(n, ast.Name) else n.attr
-        for n in ast.walk(node)
+        for n in pyparse.walk(node)
         if isinstance(n, ast.Name | ast.Attribute)
     }
 
@@ -264,7 +264,7 @@ def _is_nvcc_use(sp: _SetupPy, const: ast.Constant) -> bool:
 @checker(FileKind.SETUP_PY)
 def check_setup_py(ctx: FileContext) -> None:
     try:
-        tree = ast.parse(ctx.text, filename=ctx.rel)
+        tree = pyparse.parse(ctx.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         if ctx.skip_reason is None:
             ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
@@ -275,7 +275,7 @@ def check_setup_py(ctx: FileContext) -> None:
     rocm_arch = bool(ROCM_ARCH.search(" ".join(_consts(tree) | names)))
     uses_build_ext = "BuildExtension" in names
     in_args: set[int] = set()
-    for node in ast.walk(tree):
+    for node in pyparse.walk(tree):
         if isinstance(node, ast.Call):
             for kw in node.keywords:
                 if kw.arg in _ARG_KWS:
@@ -293,7 +293,7 @@ def check_setup_py(ctx: FileContext) -> None:
                 and not _cuda_only_test(test)
             ):
                 _report_node(sp, "GP409", test, "the GPU build depends on CUDA_HOME only")
-    for node in ast.walk(tree):
+    for node in pyparse.walk(tree):
         if (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
@@ -357,7 +357,7 @@ def _catches_probe(kind: ast.expr | None) -> bool:
 
 def _stops(handler: ast.ExceptHandler) -> bool:
     """Whether the handler raises or exits, which makes nvcc a requirement after all."""
-    for n in ast.walk(handler):
+    for n in pyparse.walk(handler):
         if isinstance(n, ast.Raise):
             return True
         if isinstance(n, ast.Call) and _call_name(n) in ("exit", "_exit", "abort"):
@@ -391,7 +391,9 @@ def _is_callee(sp: _SetupPy, node: ast.AST) -> bool:
 
 def _consts(node: ast.AST) -> set[str]:
     return {
-        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        n.value
+        for n in pyparse.walk(node)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from gpuport import textre
+from gpuport import pyparse, textre
 from gpuport.scan.rules.base import physical_lines
 from gpuport.scan.rules.deps.readers_common import Entry
 
@@ -64,7 +64,7 @@ BUDGET_PER_CHAR = 32
 
 class _SetupReader:
     def __init__(self, text: str) -> None:
-        self.tree = ast.parse(text)
+        self.tree = pyparse.parse(text)
         self.lines = physical_lines(text)
         self.names = _module_names(self.tree)
         self.out: list[Entry] = []
@@ -79,7 +79,7 @@ class _SetupReader:
             raise ValueError("its names stand for more values than its size allows; not read")
 
     def read(self) -> list[Entry]:
-        for call in ast.walk(self.tree):
+        for call in pyparse.walk(self.tree):
             if not isinstance(call, ast.Call):
                 continue
             func = call.func
