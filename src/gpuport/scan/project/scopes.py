@@ -11,6 +11,7 @@ findings; the others are counted and shown apart (``--scope all`` judges all).
 from __future__ import annotations
 
 import enum
+import functools
 import re
 
 from gpuport import textre
@@ -77,8 +78,10 @@ _REQ_WORDS: tuple[tuple[Scope, frozenset[str]], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def scope_of(rel: str) -> Scope:
-    """The scope of a file from its path relative to the scanned root."""
+    """The scope of a file from its path relative to the scanned root (asked once per
+    finding: 40,000 findings of one compose file took 3.9 s)."""
     parts = rel.split("/")
     for part in parts[:-1]:
         for scope, pattern in _DIRS:

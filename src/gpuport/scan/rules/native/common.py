@@ -39,6 +39,7 @@ class Sink:
         self._seen: set[tuple[str, int]] = set()
         self._defines: dict[str, tuple[int, str]] | None = None
         self._widths: dict[str, str | None] = {}
+        self._declared: dict[str, list[int]] | None = None
         facts = ctx.facts
         self._nvidia = nvidia_only_lines(
             src.directives, src.line_count, facts.false_names if facts else frozenset()
@@ -79,6 +80,17 @@ class Sink:
             self._defines = found
         return self._defines
 
+    def _declarations(self) -> dict[str, list[int]]:
+        """Every identifier that may be declared (followed by ``=``, ``,``, ``)``, ``{``,
+        ``;`` or ``[``) -> its offsets: one pass over the file for all names (a pass per
+        name was quadratic: 8,000 chained masks in 400 KB took 3.8 s)."""
+        if self._declared is None:
+            found: dict[str, list[int]] = {}
+            for m in iter_words(_DECLARED, self.code):
+                found.setdefault(m.group(1), []).append(m.start())
+            self._declared = found
+        return self._declared
+
     def declared_width(self, name: str) -> str | None:
         """ "narrow" when ``name`` is declared (or #defined) as a 32-bit integer in this file,
         "wide" when as anything else, None when no declaration is found."""
@@ -87,11 +99,10 @@ class Sink:
         widths: set[str] = set()
         if name in self.defines:
             widths.add("narrow" if MASK32.fullmatch(self.defines[name][1].strip("() ")) else "wide")
-        decl = textre.compile(re.escape(name) + r"\s*(?=[=,){;\[])")
-        for m in iter_words(decl, self.code):
-            if self.src.dead_at(m.start()):
+        for start in self._declarations().get(name, ()):
+            if self.src.dead_at(start):
                 continue
-            words = _WORDS_BEFORE.search(self.code, max(0, m.start() - 120), m.start())
+            words = _WORDS_BEFORE.search(self.code, max(0, start - 120), start)
             typ = trailing_type(words.group().split()) if words else []
             if typ:
                 widths.add("narrow" if is_32bit(typ) else "wide")
@@ -168,6 +179,7 @@ def first_unlowered(sink: Sink, pattern: re.Pattern[str], start: int = 0) -> re.
 _WORD = textre.compile(r"\w+")
 _DEFINE = textre.compile(r"\#[ \t]*define[ \t]+(?P<name>\w+)(?![\w(])(?P<value>[^\n]*)")
 _WORDS_BEFORE = textre.compile(r"(?:[\w:]+[ \t\r\n]+)+$")
+_DECLARED = textre.compile(r"([A-Za-z_]\w*)\s*(?=[=,){;\[])")
 _TYPE_WORD = textre.compile(
     r"const|constexpr|static|volatile|register|signed|unsigned|long|short|int|"
     r"auto|uint|size_t|(?:std::)?u?int\d+_t|__hip_lane_mask_t|"

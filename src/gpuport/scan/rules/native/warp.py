@@ -24,6 +24,7 @@ sub-groups are not CUDA warps).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -213,17 +214,27 @@ def _if_has_else(code: str, paren: int) -> bool:
 
 
 def _matching(code: str, open_at: int) -> int:
-    """The offset of the bracket closing the one at ``open_at`` (-1 if not in the window)."""
-    depth = 0
-    for i in range(open_at, min(len(code), open_at + _WINDOW * 4)):
-        ch = code[i]
-        if ch in _OPENERS:
-            depth += 1
-        elif ch in _CLOSERS:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+    """The offset of the bracket closing the one at ``open_at`` (-1 if not in the window):
+    brackets of any kind counted alike, from a table of the whole file made once (a scan of
+    up to 16,000 characters per test was 18 s for a 0.96 MB kernel of 32-lane tests)."""
+    close = _closers(code).get(open_at, -1)
+    return close if 0 <= close < open_at + _WINDOW * 4 else -1
+
+
+@functools.lru_cache(maxsize=2)
+def _closers(code: str) -> dict[int, int]:
+    """Offset of each opening bracket -> offset of its closing one (any kind counts)."""
+    out: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _BRACKET.finditer(code):
+        if m.group() in _OPENERS:
+            stack.append(m.start())
+        elif stack:
+            out[stack.pop()] = m.start()
+    return out
+
+
+_BRACKET = textre.compile(r"[()\[\]{}]")
 
 
 # -- GP305 -----------------------------------------------------------------------------------
