@@ -126,3 +126,39 @@ def test_fail_on_counts_the_judged_scope_only(cli, tmp_path: Path) -> None:  # t
     assert "blocker [tooling]" in res.out  # still shown, marked
     res = cli("scan", str(clean), "--format", "compact", "--fail-on", "blocker", "--scope", "all")
     assert res.code == 1
+
+
+def test_a_rule_of_thousands_of_messages_sums_up_what_it_does_not_print(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Red team 2: a compose file of 8,000 services printed 16,000 lines per rule (and took
+    most of the run); the terminal prints the first messages of a rule and one line for the
+    rest, --verbose and the machine formats keep every one."""
+    from gpuport.render.scan_terminal import LINES_PER_RULE
+
+    services = "".join(f"  s{i}:\n    image: nvidia/cuda:12.1.0-base\n" for i in range(400))
+    (tmp_path / "docker-compose.yml").write_text("services:\n" + services)
+    out = _terminal(cli, monkeypatch, tmp_path, 120)
+    shown = [n for n in range(400) if f"service s{n}: " in out]
+    assert shown == list(range(LINES_PER_RULE // 2))  # a message and its place: 2 lines each
+    assert f"… {400 - LINES_PER_RULE // 2} more messages of GP501 not printed" in out
+    assert len(out.splitlines()) < 3 * LINES_PER_RULE
+    verbose = _terminal(cli, monkeypatch, tmp_path, 120, "--verbose")
+    assert "service s399: " in verbose and "more messages of" not in verbose
+    res = cli("scan", str(tmp_path), "--format", "json")
+    assert '"service s399: image' in res.out
+
+
+def test_a_message_of_many_places_prints_the_first_and_counts_the_rest(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from gpuport.render.scan_terminal import LINES_PER_RULE
+
+    for i in range(100):
+        folder = tmp_path / f"k{i}"
+        folder.mkdir()
+        (folder / "a.cu").write_text(
+            "__global__ void k(float*v){v[0]=__shfl_sync(0xffffffff,v[0],1);}\n"
+        )
+    out = _terminal(cli, monkeypatch, tmp_path, 120)
+    assert f"… {100 - (LINES_PER_RULE - 1)} more places of GP302 not printed" in out

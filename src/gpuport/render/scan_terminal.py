@@ -115,14 +115,26 @@ def message_lead(message: str) -> str:
     return lead if len(lead) < len(message) else message
 
 
+#: Lines of messages and places one rule prints in the terminal before it sums up the rest
+#: (a 400 KB kernel of 8,000 differently named masks printed 16,000 lines; --verbose: all)
+LINES_PER_RULE = 60
+
+
 def group_lines(
-    g: RuleGroup, *, indent: int = 2, shown: set[str] | None = None, brief: bool = False
+    g: RuleGroup,
+    *,
+    indent: int = 2,
+    shown: set[str] | None = None,
+    brief: bool = False,
+    limit: int | None = LINES_PER_RULE,
 ) -> list[RenderableType]:
     """One rule's findings as a block that wraps to any width: a head line (rule, severity,
     title, how many), then each distinct message once with its places indented under it
     (one line per folder), then the fix once. A message or fix already printed (``shown``, updated
     here) is not printed again: the block says so in one line. ``brief`` (findings the verdict
-    does not judge): each message's lead on one line, no fix; --verbose prints them whole."""
+    does not judge): each message's lead on one line, no fix; --verbose prints them whole.
+    Past ``limit`` lines of messages and places, one line says how many messages and findings
+    of the rule are not printed and where they are (``None``: no limit)."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
@@ -133,9 +145,22 @@ def group_lines(
     out: list[RenderableType] = [Padding(head, (0, 0, 0, indent))]
     pad = (0, 0, 0, indent + 2)
     places = (0, 0, 0, indent + 4)
+    left = limit if limit is not None else -1  # lines still to print (-1: no limit)
+    cut_messages = cut_places = 0
     for x in g.fixes:
+        if left == 0:
+            cut_messages += len(x.messages)
+            continue
         for m in x.messages:
+            if left == 0:
+                cut_messages += 1
+                continue
             folders = m.by_folder()
+            if left > 0:  # the message's line, then as many of its places as fit
+                keep = max(1, left - 1)
+                cut_places += max(0, len(folders) - keep)
+                folders = folders[:keep]
+                left = max(0, left - 1 - len(folders))
             lead = clean_line(message_lead(m.message))
             if brief and len(folders) == 1 and len(lead) <= 24:  # a name and its only place
                 line = Text(lead + "  ")
@@ -160,6 +185,18 @@ def group_lines(
             shown.add(x.fix)
             fix.append(clean(x.fix))
         out.append(Padding(fix, pad))
+    if cut_messages or cut_places:
+        what = [
+            f"{n} more {word}{'s' if n > 1 else ''}"
+            for n, word in ((cut_messages, "message"), (cut_places, "place"))
+            if n
+        ]
+        more = Text(
+            f"… {' and '.join(what)} of {g.rule_id} not printed: --verbose prints them, "
+            "--format json or sarif lists every finding",
+            style="dim",
+        )
+        out.append(Padding(more, pad))
     return out
 
 
@@ -184,7 +221,8 @@ def _section(
         note += "; details: --verbose" if brief else ""
         console.print(Text(f"{title} in {where} ({counts}{note})", style="bold underline"))
         for g in group(items, order):
-            for part in group_lines(g, shown=shown, brief=brief):
+            limit = None if verbose else LINES_PER_RULE
+            for part in group_lines(g, shown=shown, brief=brief, limit=limit):
                 console.print(part)
 
 
@@ -249,7 +287,7 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     blockers = [f for f in report.findings if f.severity is Severity.BLOCKER]
     shown: set[str] = set()  # messages and fixes printed once
     if blockers:
-        _section(console, "Blockers", blockers, report, order, shown)
+        _section(console, "Blockers", blockers, report, order, shown, verbose)
     if report.routes:
         _routes(report, console)
     nv = [c for c in report.components if c.nvidia_only]
