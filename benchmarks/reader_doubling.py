@@ -160,6 +160,12 @@ PROJECT_READERS = (
                 "fstring",
                 repeat('f"{{d}}/{{d}}"+', head='d = ["a", "b"]\nX = [', tail='"k.cu"' + SETUP_TAIL),
             ),
+            Form(  # six readers each parsed it and walked the whole tree again
+                "rebind",
+                repeat(
+                    'R = R + ["torch"]\n', head="R = []\n", tail=SETUP_TAIL[2:].replace("=X", "=R")
+                ),
+            ),
         ),
     ),
     Reader(
@@ -241,6 +247,22 @@ PROJECT_READERS = (
             ),
             Form("defines", repeat("#define W{i} 32\n")),
             Form("if-arch", repeat("#if __CUDA_ARCH__ >= {i}\n", tail="#endif\n")),
+            Form(  # each mask's declaration was searched for in the whole file
+                "masks",
+                repeat(
+                    "unsigned m{i} = m{i} & __ballot_sync(m{i}, 1);\n",
+                    head="__global__ void k(){ unsigned m = 0xffffffff;\n",
+                    tail="}\n",
+                ),
+            ),
+            Form(  # each test looked for its closing bracket up to 16,000 characters on
+                "warp-tests",
+                repeat(
+                    "if (threadIdx.x % 32 == 0 && warpSize == 32) {{",
+                    head="__global__ void k(){",
+                    tail="}\n",
+                ),
+            ),
         ),
     ),
     Reader(
