@@ -391,3 +391,20 @@ def test_the_summary_names_the_toolkits_and_their_versions() -> None:
     assert "Toolkits: HIP 6.2.41133 (hipconfig); CUDA 12.4 (nvcc, V12.4.131)." in report.summary
     bare = diagnose(snap(change(radeon(), tools={})))
     assert any(line.startswith("Toolkits: ") for line in bare.summary)
+
+
+def test_a_torch_import_that_runs_out_of_time_is_not_called_broken() -> None:
+    """Issue 29's trial: on a loaded machine `import torch` took over its 20 s and doctor said
+    FAIL GP618 "PyTorch cannot be imported". Not finished is not failed: GP630 says the probe
+    did not answer in time and what to do; a real import error is still GP618."""
+    machine = change(radeon())  # a deep copy: the machines share their probe records
+    for record in machine["probes"]:
+        if record["name"] == "torch":
+            record.update(status="timeout", message="timed out after 20 s", duration_s=20.0)
+    machine = change(machine, torch={"version": None, "import_error": "timed out after 20 s"})
+    found = {d.rule_id: d for d in run_checks(snap(machine))}
+    assert "GP618" not in found
+    assert "`import torch` did not finish in time" in found["GP630"].cause
+    assert "--timeout" in found["GP630"].cause
+    broken = change(radeon(), torch={"version": None, "import_error": "OSError: libamdhip64.so"})
+    assert "GP618" in {d.rule_id for d in run_checks(snap(broken))}

@@ -55,8 +55,10 @@ def torch_not_importable(f: Facts) -> Iterator[Diagnosis]:
     if "torch" not in f.dists:
         return
     record = f.s.probe("torch")
+    if record is not None and record.status is ProbeStatus.TIMEOUT:
+        return  # not finished is not failed (a loaded machine): GP630 says it did not answer
     error = f.s.torch.import_error if f.s.torch is not None else None
-    broken = record is not None and record.status in (ProbeStatus.ERROR, ProbeStatus.TIMEOUT)
+    broken = record is not None and record.status is ProbeStatus.ERROR
     if not error and not broken:
         return
     evidence = [f"torch {f.dists['torch']} is installed"]

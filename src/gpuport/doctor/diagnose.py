@@ -71,11 +71,18 @@ def _probe_failures(records: Iterable[ProbeRecord], explained: set[str]) -> list
             continue
         took = f"{record.duration_s:g} s"
         what = "hung" if hung else "crashed" if crashed(record) else "failed"
+        cause = f"The {record.name} probe {what}; the checks that need its output were skipped."
+        if hung and record.name == "torch":  # `import torch` alone can take long on a busy box
+            cause = (
+                "`import torch` did not finish in time (a loaded machine or a slow disk make "
+                "it take tens of seconds): it is not judged broken, and the checks that need "
+                "torch were skipped; run doctor again, or with a larger --timeout."
+            )
         out.append(
             diagnosis(
                 "GP630",
                 [f"{record.name}: {record.message or record.status.value} (after {took})"],
-                f"The {record.name} probe {what}; the checks that need its output were skipped.",
+                cause,
                 layer=record.layer,
                 probes=(record.name,),
             )
