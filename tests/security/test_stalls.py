@@ -473,3 +473,33 @@ def test_a_kernel_of_thousands_of_warp_width_tests(tmp_path: Path) -> None:
         opens = [i for i, ch in enumerate(code) if ch in "([{"]
         for i in opens[:300] + opens[-300:]:
             assert warp._matching(code, i) == scanned(code, i)
+
+
+def test_makefile_variables_that_fan_out_in_the_compile_check_flags(tmp_path: Path) -> None:
+    """Third review: a 378-byte Makefile, ``V1 = $(V2)`` x7 over eight levels, and
+    ``CFLAGS = -I$(V1)``: hipify --check expanded it without memory of what it had expanded
+    (minutes). Each variable is now expanded once and the length checked as it grows."""
+    from gpuport.hipify.check import _expand
+
+    defs = {"V9": "x"} | {f"V{i}": f"$(V{i + 1})" * 7 for i in range(1, 9)}
+    _within(lambda: _expand("-I$(V1)", defs), 0.2)
+    assert _expand("-I$(V1)", defs) is None  # 7**8 characters: too long, not passed on
+    assert _expand("-I$(A)/$(B)", {"A": "inc", "B": "$(C)", "C": "x"}) == "-Iinc/x"
+    assert _expand("$(A)", {"A": "$(A)"}) is None  # a variable made of itself
+
+
+def test_cmake_variables_that_double_per_line(tmp_path: Path) -> None:
+    """Found while fixing the above: ``set(A1 ${A0} ${A0})``, ``set(A2 ${A1} ${A1})``... 24
+    lines took over 60 s and 3 GB in scan, port and assess; the build model now has a budget
+    of entries per character and has no model for such a file."""
+    from gpuport.scan.project.build_cmake_model import cmake_uses
+
+    lines = ["project(x LANGUAGES CXX CUDA)", "set(A0 a.cu b.cu)"]
+    lines += [f"set(A{i} ${{A{i - 1}}} ${{A{i - 1}}})" for i in range(1, 40)]
+    text = "\n".join([*lines, "add_library(x ${A39})"]) + "\n"
+    (tmp_path / "CMakeLists.txt").write_text(text)
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    assert cmake_uses(text) == ([], False, [])
+    _within(lambda: _scan(tmp_path), 1.0)
+    uses, _, _ = cmake_uses("set(S a.cu b.cu)\nadd_library(x ${S})\n")  # within the budget
+    assert {u.pattern for u in uses} == {"a.cu", "b.cu"}
