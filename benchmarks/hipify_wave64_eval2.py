@@ -33,12 +33,15 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
+
+from hipify_wave64_eval import print_verdicts  # this folder is on sys.path when run
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE / "hipify_wave64_sample2.json"
 
 
-def translate_run(root: Path, name: str, cuda_dir: str, mode: str, out: Path) -> dict:
+def translate_run(root: Path, name: str, cuda_dir: str, mode: str, out: Path) -> dict[str, Any]:
     """One ``gpuport hipify`` call over a run's CUDA folder; its JSON report."""
     dest = out / f"{name}-{mode}"
     report = out / f"{name}-{mode}.json"
@@ -47,12 +50,12 @@ def translate_run(root: Path, name: str, cuda_dir: str, mode: str, out: Path) ->
     if mode == "unsafe":
         argv.append("--unsafe-fixes")
     subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, capture_output=True)
-    data: dict = json.loads(report.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     data["_out"] = str(dest)
     return data
 
 
-def sites(sample: dict, root: Path, mode: str, out: Path) -> list[dict[str, object]]:
+def sites(sample: dict[str, Any], root: Path, mode: str, out: Path) -> list[dict[str, object]]:
     units = {(u["run"], u["cuda"]): u["unit"] for u in sample["sample"]}
     rows: list[dict[str, object]] = []
     for name, run in sample["runs"].items():
@@ -139,11 +142,7 @@ def main() -> None:
     per_unit = Counter(str(r["unit"]) for r in left if r["unit"])
     print("left per unit:", dict(sorted(per_unit.items())))
     if args.judged is not None:
-        counts = judge(rows, args.judged, args.run, args.mode)
-        print("| verdict | rewritten lines |")
-        print("|---|---:|")
-        for verdict in ("harmful", "needed", "ok", "neutral", "unjudged"):
-            print(f"| {verdict} | {counts.get(verdict, 0)} |")
+        print_verdicts(judge(rows, args.judged, args.run, args.mode))
         for r in done:
             if r.get("verdict") in ("unjudged", "harmful"):
                 print(f"  {r['verdict']}: {r['file']}:{r['line']} {r['kind']}")
