@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuport import textre
 from gpuport.scan.cxx import CxxSource
@@ -117,8 +118,22 @@ _SHIFT_OR_CMP = frozenset({"<<", ">>"})
 _LANE_KINDS = frozenset({"L32", "W32"})
 
 
+#: The source whose lines :func:`_line_text` gave last, and those lines (one per line number)
+_LINE_TEXTS: list[Any] = [None, {}]
+
+
 def _line_text(src: CxxSource, offset: int) -> str:
-    return " ".join(src.code_line(src.line_of(offset)).split())[:90]
+    """The line of ``offset``, its spaces collapsed, cut to 90 characters; each line is
+    made once (a 200 KB line of shuffles was split again for each of its sites: 12.7 s in
+    hipify; third review)."""
+    if _LINE_TEXTS[0] is not src:
+        _LINE_TEXTS[:] = [src, {}]
+    cache: dict[int, str] = _LINE_TEXTS[1]
+    line = src.line_of(offset)
+    got = cache.get(line)
+    if got is None:
+        got = cache[line] = " ".join(src.code_line(line).split())[:90]
+    return got
 
 
 def _strip(expr: str) -> str:
