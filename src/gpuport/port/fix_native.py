@@ -22,6 +22,9 @@
   --unsafe-fixes`` ports, code right on wave64 as written (consistent 32-lane groups, logical
   tiles), each line marked ``// gpuport: wave64 unsafe``. Everything else is left, with the
   analysis's reason.
+* **``#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < N``** (GP317, unsafe): code for GPUs
+  below a capability (a half ``atomicAdd`` before Volta) that hip-clang never compiles gets
+  ``|| defined(USE_ROCM) || ...`` (both of hip-clang's passes), as the real ports write it.
 * **``#ifdef __CUDA_ARCH__``** (GP317, unsafe): ``|| defined(__HIP_DEVICE_COMPILE__)`` is
   added, so hip-clang's device pass takes the branch nvcc's device pass takes; what it
   compiles on ROCm changes.
@@ -253,6 +256,14 @@ _ARCH_BELOW = textre.compile(
     r"^([ \t]*#[ \t]*(?:el)?if[ \t]+)(.*__CUDA_ARCH__[ \t]*<=?[ \t]*\w+.*?)([ \t]*(?://.*|/\*.*)?)$"
 )
 _HIP_DEV = "defined(__HIP_DEVICE_COMPILE__)"
+#: ``#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700``: code for GPUs older than a
+#: capability (a fallback: ``atomicAdd`` on half before Volta), never compiled by hip-clang
+_ARCH_FALLBACK = textre.compile(
+    r"^([ \t]*#[ \t]*(?:el)?if[ \t]+)"
+    r"(\(?[ \t]*defined[ \t]*\(?[ \t]*__CUDA_ARCH__[ \t]*\)?[ \t]*&&[ \t]*"
+    r"\(?[ \t]*__CUDA_ARCH__[ \t]*<=?[ \t]*\d+[ \t]*\)?[ \t]*\)?)"
+    r"([ \t]*(?://.*|/\*.*)?)$"
+)
 
 
 def _explicit(src: CxxSource, line: int) -> tuple[int, int, str] | None:
@@ -287,11 +298,29 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         "what ROCm builds changes",
         findings=[],
     )
+    fallback = Proposal(
+        id=f"cuda-arch-fallback:{path}",
+        family="kernels",
+        title=f"{path}: the fallbacks for older NVIDIA GPUs compiled on ROCm too",
+        safe=False,
+        why="ROCm then compiles code nvcc compiles only for GPUs below a capability (a "
+        "definition HIP may provide itself, or a slower path): what ROCm builds changes",
+        findings=[],
+    )
     for f in found:
         line = f.location.line
         if line is None or line > src.line_count:
             continue
         lo, hi = src.line_span(line)
+        fb = _ARCH_FALLBACK.match(src.text[lo:hi])
+        if fb is not None and "never compiles this branch" in f.message:
+            # both of hip-clang's passes: the host pass checks device code's calls too
+            expr = fb.group(2).strip()
+            new = f"({expr}) || {HIP_TEST}" if not expr.startswith("(") else f"{expr} || {HIP_TEST}"
+            start = lo + fb.start(2)
+            fallback.edit(path, start, start + len(fb.group(2).rstrip()), new, [f])
+            fallback.findings.append(f)
+            continue
         m = _ARCH_IFDEF.match(src.text[lo:hi])
         if m is not None:
             new = f"{m.group(1)}if defined(__CUDA_ARCH__) || {_HIP_DEV}"
@@ -307,7 +336,7 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         if got is not None and "takes this branch" in f.message:
             safe.edit(path, *got, [f])
             safe.findings.append(f)
-    return [p for p in (safe, risky) if p.findings]
+    return [p for p in (safe, risky, fallback) if p.findings]
 
 
 def _matching_endif(src: CxxSource, line: int) -> int:
