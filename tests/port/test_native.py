@@ -348,3 +348,26 @@ def test_the_fallback_test_keeps_nvcc_and_takes_hip(tmp_path: Path) -> None:
         args = [cpp, "-P", *defs, str(root / "a.cuh")]
         out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
         assert ("atomicAdd" in out) is taken, defs
+
+
+def test_an_older_gpu_path_inside_a_function_is_left(tmp_path: Path) -> None:
+    """Negative: inside a function body (a device path, or a host function where the test
+    is dead code on nvcc too) the gate is pass-specific: no fallback fix. A file-scope one
+    inside a namespace still gets it."""
+    src = (
+        "namespace ft {\n"
+        "void gemm(float* a) {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700\n"
+        "  slow_gemm(a);\n"
+        "#endif\n"
+        "}\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600\n"
+        "__device__ double atomicAdd(double* a, double v);\n"
+        "#endif\n"
+        "}\n"
+    )
+    root = project(tmp_path, {"g.cu": src})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    lines = (root / "g.cu").read_text().splitlines()
+    assert lines[2] == "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700"
+    assert lines[6].startswith("#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600) || ")
