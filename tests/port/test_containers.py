@@ -277,6 +277,9 @@ def test_cuda_builds_out_of_the_dockerfiles_own_words_get_no_rocm_copy(tmp_path:
             "docker/build_r.sh": "cmake -S . -B b \\\n  -D RENDER_ENABLE_CUDA=ON\n",
         },
         "manifest": {"Dockerfile": "COPY 10_nvidia.json /usr/share/glvnd/egl_vendor.d/\n"},
+        "conda": {
+            "Dockerfile": "RUN conda install pytorch==1.10.1 \\\n  cudatoolkit=11.3 -c pytorch\n"
+        },
     }
     for name, files in cases.items():
         files = {
@@ -303,6 +306,7 @@ def test_builds_that_do_not_compile_cuda_keep_their_rocm_copy(tmp_path: Path) ->
         },
         "comment": {"Dockerfile": "# nvprune would shrink cuBLAS\nRUN pip install numpy\n"},
         "manifest": {"Dockerfile": "COPY radeon_icd.json /usr/share/vulkan/icd.d/\n"},
+        "conda": {"Dockerfile": "RUN conda install -y numpy scipy && pip install einops\n"},
     }
     for name, files in cases.items():
         files = {

@@ -189,3 +189,21 @@ def test_no_fast_math_where_nvcc_had_none(tmp_path: Path) -> None:
     root = project(tmp_path, {"setup.py": src})
     run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
     assert _flags((root / "setup.py").read_text(), "6.2.41133")["nvcc"] == ["-O3"]
+
+
+def test_apples_arch_flag_is_not_nvccs(tmp_path: Path) -> None:
+    """``-arch arm64`` (a macOS host-compiler/link flag) is left as it is; nvcc's
+    ``-arch sm_80`` in the same file still gets its ROCm branch."""
+    src = (
+        "import torch\n"
+        "ARGS = {'cxx': ['-O3'], 'nvcc': ['-O3', '-arch', 'sm_80']}\n"
+        "LINK = ['-arch', 'arm64']\n"
+        "ARGS['cxx'] += ['-arch', 'x86_64']\n"
+    )
+    root = project(tmp_path, {"setup.py": src})
+    run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
+    new = (root / "setup.py").read_text()
+    assert "LINK = ['-arch', 'arm64']\n" in new
+    assert "ARGS['cxx'] += ['-arch', 'x86_64']\n" in new
+    assert _flags(new, "6.2.41133")["nvcc"] == ["-O3"]
+    assert _flags(new, None)["nvcc"] == ["-O3", "-arch", "sm_80"]

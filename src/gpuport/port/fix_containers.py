@@ -52,6 +52,9 @@ _CUDA_BUILD = textre.compile(
     r"|\b(?:nvprune|cuobjdump|nvdisasm|fatbinary|ptxas)\b"
     # a build's own feature switch naming CUDA (cargo ``--features candle-cuda``, ``-F cuda``)
     r"|\bcargo\b[^\n;&|]*?(?:--features|\s-F)[ =]+[\"']?[\w,:/-]*cuda"
+    # conda's CUDA builds (``pytorch cudatoolkit=11.3 -c pytorch``, ``pytorch-cuda=12.1``)
+    r"|\b(?:conda|mamba|micromamba)\b[^;&|]*?\binstall\b[^;&|]*?"
+    r"[\s\"'](?:cudatoolkit|pytorch-cuda|cuda-toolkit|cuda-nvcc|cudnn)\b"
 )
 #: NVIDIA's GL/Vulkan driver manifests put into the image: it renders through NVIDIA's driver
 _NV_MANIFEST = textre.compile(

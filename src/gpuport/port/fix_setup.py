@@ -104,19 +104,32 @@ def _literal(node: ast.expr) -> str | None:
 CLANG_SPELLING = {"--use_fast_math": "-ffast-math", "-use_fast_math": "-ffast-math"}
 
 
+#: the values nvcc's ``-arch`` takes; ``-arch arm64`` / ``-arch x86_64`` are Apple's
+#: host-compiler flag (a macOS build's ``cxx`` and link flags), not nvcc's
+_NVCC_ARCH_VALUE = textre.compile(r"^(?:sm_|compute_|lto_)\w+$|^(?:all|all-major|native)$")
+
+
+def _apple_arch(elts: list[ast.expr], i: int) -> bool:
+    text = _literal(elts[i])
+    if text not in ("-arch", "--arch") or i + 1 >= len(elts):
+        return False
+    value = _literal(elts[i + 1])
+    return value is not None and _NVCC_ARCH_VALUE.match(value) is None
+
+
 def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr | str], bool]:
     """The elements hipcc keeps (an nvcc flag with a clang spelling as that spelling's
     string literal), and whether any was dropped."""
     kept: list[ast.expr | str] = []
     dropped = False
     skip = False
-    for el in elts:
+    for i, el in enumerate(elts):
         if skip:
             skip = False
             dropped = True
             continue
         text = _literal(el)
-        kind = _flag_kind(text) if text is not None else None
+        kind = _flag_kind(text) if text is not None and not _apple_arch(elts, i) else None
         if kind is None:
             kept.append(el)
             continue
