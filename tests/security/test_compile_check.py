@@ -285,9 +285,7 @@ def test_a_message_is_quoted_only_at_a_file_the_compile_listed(tmp_path: Path) -
         shown = compiler.shown_error(message + "\n", allowed, _depfile(tmp_path, *deps))
         assert "sekrit" not in shown, deps
     dep = _depfile(tmp_path, unit)
-    assert "sekrit" not in compiler.shown_error(
-        "<inline asm>:1:1: error: x 'sekrit'", allowed, dep
-    )
+    assert "sekrit" not in compiler.shown_error("<inline asm>:1:1: error: x 'sekrit'", allowed, dep)
     assert "sekrit" not in compiler.shown_error(
         "/tmp/x.s:3: Error: no such instruction: `sekrit'", allowed, dep
     )  # gas, under nvcc's host compiler: no "error:" at all
