@@ -181,3 +181,65 @@ def test_a_unit_included_by_another_is_checked_through_it(cli, tmp_path: Path) -
     assert files["main.cu"]["status"] == "ok", files["main.cu"]
     assert files["kernels.cu"]["status"] == "not compiled"
     assert "included by main.cu" in files["kernels.cu"]["error"]
+
+
+def _shared_include(tmp_path: Path) -> Path:
+    """HeCBench's shape: a benchmark folder whose Makefile reads a shared folder beside it."""
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "shared.h").write_text("#define SHARED 3\n")
+    bench = tmp_path / "bench-cuda"
+    bench.mkdir()
+    (bench / "Makefile").write_text("CFLAGS = -I../include\nall:\n\tnvcc $(CFLAGS) main.cu\n")
+    (bench / "main.cu").write_text(
+        '#include "shared.h"\n__global__ void k(int* x) { x[0] = SHARED; }\n'
+    )
+    return bench
+
+
+@pytest.mark.hipcc
+def test_a_missing_header_is_inconclusive_and_check_include_lets_its_folder_in(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25 on HeCBench's urng: its Makefile's ``-I../include`` leads outside the folder
+    hipify checks, which the compile check never follows on the project's word (issue 23).
+    The missing header is "inconclusive" with the dropped path named (clang writes no -MD
+    list on that fatal error, and the check had called it a failure with no message), and
+    ``--check-include`` (the user's own choice) lets that folder in: the unit compiles."""
+    _need("hipcc")
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    bench = _shared_include(tmp_path)
+    args = ["hipify", str(bench), "--check", "-f", "json", "--hip-version", "5.2"]
+    res = cli(*args, "-o", str(tmp_path / "out1"), "--fail-on", "never")
+    unit = next(f for f in json.loads(res.out)["files"] if f["path"] == "main.cu")
+    assert unit["compile"]["status"] == "inconclusive", unit["compile"]
+    assert "needs shared.h" in unit["compile"]["error"]
+    assert "--check-include" in " ".join(unit["compile"]["notes"])
+    res = cli(*args, "-o", str(tmp_path / "out2"), "--check-include", str(tmp_path / "include"))
+    assert res.code == 0, res.err
+    unit = next(f for f in json.loads(res.out)["files"] if f["path"] == "main.cu")
+    assert unit["compile"]["status"] == "ok", unit["compile"]
+
+
+def test_check_include_is_checked(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bench = _shared_include(tmp_path)
+    res = cli("hipify", str(bench), "--check-include", str(tmp_path / "include"))
+    assert res.code == 2 and "--check-include needs --check" in res.err
+    res = cli("hipify", str(bench), "--check", "--check-include", str(tmp_path / "nowhere"))
+    assert res.code == 2 and "no such folder" in res.err
+
+
+def test_a_missing_header_is_quoted_only_from_the_projects_own_include_line(
+    tmp_path: Path,
+) -> None:
+    from gpuport.hipify.compiler import _missing_include
+
+    (tmp_path / "a.cu").write_text('int x;\n#include "shared.h"\n')
+    at = f"{tmp_path}/a.cu:2:10: fatal error: 'shared.h' file not found"
+    assert _missing_include(at, [tmp_path])
+    assert not _missing_include(at.replace(":2:", ":1:"), [tmp_path])  # no such include there
+    assert not _missing_include(at.replace("shared.h", "AKIA.h"), [tmp_path])
+    assert not _missing_include(at, [tmp_path / "elsewhere"])  # a file outside
+    assert not _missing_include(at + " error: x", [tmp_path])
+    gcc = f"{tmp_path}/a.cu:2:10: fatal error: shared.h: No such file or directory"
+    nvcc = f'{tmp_path}/a.cu(2): catastrophic error: cannot open source file "shared.h"'
+    assert _missing_include(gcc, [tmp_path]) and _missing_include(nvcc, [tmp_path])

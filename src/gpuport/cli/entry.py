@@ -45,6 +45,7 @@ HIPIFY_OPTIONS: dict[str, tuple[str, str]] = {
     "-t": ("target", "str"),
     "--check": ("check", "flag"),
     "--offload-arch": ("offload_arch", "str"),
+    "--check-include": ("check_include", "str"),
     "--stats": ("stats", "flag"),
     "--format": ("fmt", "format"),
     "-f": ("fmt", "format"),

@@ -40,6 +40,14 @@ def hipify(
     offload_arch: Annotated[
         str, typer.Option("--offload-arch", help="Targets for --check, comma-separated.")
     ] = "gfx90a",
+    check_include: Annotated[
+        str,
+        typer.Option(
+            "--check-include",
+            help="Folders outside the project that the project's own -I flags may lead "
+            "--check to (comma-separated; e.g. a shared include folder beside it).",
+        ),
+    ] = "",
     stats: Annotated[
         bool, typer.Option("--stats", help="Print the per-file counts table instead of the text.")
     ] = False,
@@ -113,6 +121,7 @@ def hipify(
         target=target,
         check=check,
         offload_arch=offload_arch,
+        check_include=check_include,
         stats=stats,
         fmt=fmt,
         output=output,

@@ -56,6 +56,18 @@ def _archs(value: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in value.split(",") if a.strip())
 
 
+def _check_include(value: str, check: bool) -> list[Path]:
+    """The folders of ``--check-include`` (comma-separated): the user's choice of where the
+    project's own ``-I`` flags may lead the compile check outside the project."""
+    folders = [Path(v.strip()) for v in value.split(",") if v.strip()]
+    if folders and not check:
+        raise GpuportError("--check-include needs --check")
+    for folder in folders:
+        if not folder.is_dir():
+            raise GpuportError(f"--check-include: no such folder {str(folder)!r}")
+    return [folder.resolve() for folder in folders]
+
+
 BuildEdit = tuple[str, str, str]  # (rel path, original text, rewritten text)
 
 
@@ -216,12 +228,14 @@ def run_hipify(
     wave64: str | None = None,
     unsafe_fixes: bool = False,
     fail_on: str = "compile",
+    check_include: str = "",
 ) -> int:
     """Translate CUDA sources to HIP; report what did not translate and what is unsafe on AMD.
 
     The ``gpuport hipify`` command itself, its options already parsed (by typer in
     :mod:`gpuport.cli.hipify_cmd`, or by :mod:`gpuport.cli.entry` without typer). Returns the
     exit code: 0, or 1 on the ``--fail-on`` condition."""
+    allowed = _check_include(check_include, check)
     fail_on = fail_on.lower()
     if fail_on not in FAIL_ON_CHOICES:
         raise GpuportError(
@@ -289,7 +303,13 @@ def run_hipify(
         if hipcc is None:
             raise GpuportError("hipcc disappeared from PATH during the run")
         chain = toolchain(hipcc, avoid=(path,))
-        check_report(report, offload_archs=_archs(offload_arch), chain=chain, in_place=in_place)
+        check_report(
+            report,
+            offload_archs=_archs(offload_arch),
+            chain=chain,
+            in_place=in_place,
+            allowed=allowed,
+        )
         finish(report)
     if builds and not build_files:
         n = len(builds)

@@ -332,10 +332,13 @@ class ProjectFlags:
     dropped: list[str] = field(default_factory=list)
 
 
-def project_flags(src_root: Path, file: Path, out_root: Path | None) -> ProjectFlags:
+def project_flags(
+    src_root: Path, file: Path, out_root: Path | None, allowed: Sequence[Path] = ()
+) -> ProjectFlags:
     """The project's own flags for ``file`` (an input path under ``src_root``), with include
     paths mapped into ``out_root`` (the written output tree; None: the input tree itself),
-    each checked by :func:`gpuport.hipify.compiler.project_flag`."""
+    each checked by :func:`gpuport.hipify.compiler.project_flag`; ``allowed``: folders
+    outside the project that the user named (``--check-include``), where paths may lead too."""
     src_root = _absolute(src_root)
     file = _absolute(file)
     out_root = _absolute(out_root) if out_root is not None else None
@@ -345,6 +348,7 @@ def project_flags(src_root: Path, file: Path, out_root: Path | None) -> ProjectF
         return out
     pairs, base = found
     roots = [src_root] if out_root is None else [src_root, out_root]
+    roots += [_absolute(a) for a in allowed]
     for flag, value in pairs:
         if flag in _PATH_FLAGS:
             value = _map(value, base, src_root, out_root) if _clean_path(value) else value
@@ -386,17 +390,21 @@ def check_report(
     chain: Toolchain,
     in_place: bool = False,
     budget_s: float = CHECK_BUDGET_S,
+    allowed: Sequence[Path] = (),
 ) -> None:
     """Compile the translations of ``report`` once they are written (see the module
     docstring), filling each file's ``compile``; past ``budget_s`` in all, the rest are
     ``not compiled`` and say why. A file that was not written (one file to
     stdout, ``--diff``) is compiled from a temporary copy, with its own folder on the include
-    path. With ``in_place``, a file left unchanged is compiled where it is, as the changed ones."""
+    path. With ``in_place``, a file left unchanged is compiled where it is, as the changed ones.
+    ``allowed``: folders outside the project the user let the compiles read (``--check-include``:
+    the project's own ``-I`` flags may lead there, and messages from there are quoted)."""
     root = Path(report.root)
     single = root.is_file()
     src_root = root.parent if single else root
     out_root = Path(report.out_dir) if report.out_dir is not None else None
     roots = [_absolute(src_root)] + ([_absolute(out_root)] if out_root is not None else [])
+    roots += [_absolute(a) for a in allowed]
     archs = list(offload_archs)
     included = {} if single else includers(report)
     deadline = time.monotonic() + budget_s
@@ -432,7 +440,7 @@ def check_report(
             continue
         written = Path(f.output) if f.output is not None else source if in_place else None
         if written is not None:
-            found = project_flags(src_root, source, out_root)
+            found = project_flags(src_root, source, out_root, allowed)
             done = run_compile(
                 chain,
                 _absolute(written),
@@ -444,7 +452,7 @@ def check_report(
             )
             cmd, error = done.command, done.error
         else:
-            found = project_flags(src_root, source, None)
+            found = project_flags(src_root, source, None, allowed)
             own, why = project_flag("-I", str(_absolute(source.parent)), roots)
             found.flags += own or []
             found.dropped += [why] if why else []
