@@ -1,0 +1,110 @@
+"""Issue 24: a backend file beside its HIP counterpart is not compiled by the ROCm build (the
+counterpart is); without the counterpart, or when a HIP file includes it, it stays a finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.models import Severity
+from gpuport.scan import scan_path
+from gpuport.scan.project.backend_siblings import backend_siblings
+
+_SHFL = (
+    "__device__ int sum(int v) {\n"
+    "  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);\n"
+    "  return v;\n}\n"
+)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _gp302(root: Path) -> dict[str, Severity]:
+    return {f.location.path: f.severity for f in scan_path(root).findings if f.rule_id == "GP302"}
+
+
+def test_a_cuda_backend_header_beside_its_hip_twin_is_not_built(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "include/lib/atomics/CAS_CUDA.hpp": _SHFL,
+            "include/lib/atomics/CAS_HIP.hpp": "// the HIP side\n",
+            "src/Cuda/Lib_Cuda_Team.hpp": _SHFL,
+            "src/HIP/Lib_HIP_Team.hpp": "// the HIP side\n",
+        },
+    )
+    found = _gp302(tmp_path)
+    assert found == {
+        "include/lib/atomics/CAS_CUDA.hpp": Severity.INFO,
+        "src/Cuda/Lib_Cuda_Team.hpp": Severity.INFO,
+    }
+    report = scan_path(tmp_path)
+    assert "include/lib/atomics/CAS_HIP.hpp" in report.not_built["include/lib/atomics/CAS_CUDA.hpp"]
+
+
+def test_another_vendors_executor_beside_a_hip_one_is_not_built(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {"dpcpp/base/kernels.dp.cpp": _SHFL, "hip/base/kernels.hip.cpp": "// HIP executor\n"},
+    )
+    assert _gp302(tmp_path) == {"dpcpp/base/kernels.dp.cpp": Severity.INFO}
+
+
+def test_without_a_hip_twin_the_cuda_file_stays_a_blocker(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "include/lib/atomics/CAS_CUDA.hpp": _SHFL,
+            "include/lib/atomics/CAS_SYCL.hpp": "// SYCL only\n",
+            "ggml-cuda/reduce.cu": _SHFL,
+            "ggml-hip/CMakeLists.txt": 'file(GLOB SRCS "../ggml-cuda/*.cu")\n',
+        },
+    )
+    found = _gp302(tmp_path)
+    assert found == {
+        "include/lib/atomics/CAS_CUDA.hpp": Severity.BLOCKER,
+        "ggml-cuda/reduce.cu": Severity.BLOCKER,
+    }
+
+
+def test_a_cuda_file_a_hip_file_includes_is_built(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {"cuda/reduce.cu": _SHFL, "hip/reduce.hip.cpp": '#include "../cuda/reduce.cu"\n'},
+    )
+    assert _gp302(tmp_path) == {"cuda/reduce.cu": Severity.BLOCKER}
+
+
+def test_names_that_only_look_like_a_vendor_are_no_backend() -> None:
+    native = {"src/hipify_helpers.h": "", "src/cudart_wrap.h": "", "src/cuda_hip/common.hpp": ""}
+    native |= {"src/hip/common.hpp": ""}
+    # cudart/hipify are other words; a folder named cuda_hip is shared, not one vendor's
+    assert backend_siblings(native, {}) == {}
+
+
+def test_a_cuda_file_the_rocm_build_names_is_built(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "src/backend/cuda/codegen/emit.cc": _SHFL,
+            "src/backend/rocm/codegen/emit.cc": "// ROCm codegen\n",
+            "src/backend/cuda/runtime/module.cc": _SHFL,
+            "src/backend/rocm/runtime/module.cc": "// ROCm runtime\n",
+            "CMakeLists.txt": (
+                "project(t LANGUAGES CXX)\n"
+                "option(USE_ROCM OFF)\n"
+                "file(GLOB CODEGEN src/backend/cuda/codegen/*.cc src/backend/rocm/codegen/*.cc)\n"
+                "add_library(t ${CODEGEN})\n"
+                "if(USE_ROCM)\n  add_library(rt src/backend/rocm/runtime/module.cc)\nendif()\n"
+            ),
+        },
+    )
+    # the codegen is compiled in every build (it writes CUDA text); the CUDA runtime only
+    # has its ROCm twin
+    assert _gp302(tmp_path) == {
+        "src/backend/cuda/codegen/emit.cc": Severity.BLOCKER,
+        "src/backend/cuda/runtime/module.cc": Severity.INFO,
+    }
