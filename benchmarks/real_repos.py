@@ -499,7 +499,7 @@ def main() -> int:
         "--by-route",
         action="store_true",
         help="draw --sample findings from each group apart: repositories with a documented "
-        "ROCm route and without (third sample)",
+        "ROCm route and without (third and fourth samples)",
     )
     args = ap.parse_args()
     chosen = SETS[args.set]
