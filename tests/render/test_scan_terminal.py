@@ -162,3 +162,22 @@ def test_a_message_of_many_places_prints_the_first_and_counts_the_rest(
         )
     out = _terminal(cli, monkeypatch, tmp_path, 120)
     assert f"… {100 - (LINES_PER_RULE - 1)} more places of GP302 not printed" in out
+
+
+def test_the_header_names_the_routes_that_count_and_verbose_says_why_the_others_do_not(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29: Liger-Kernel's header listed four pieces of route evidence that do not count,
+    each with its reason, and a section below listed every piece again."""
+    (tmp_path / "README.md").write_text(
+        "# ROCm\n\n# Install on AMD\n\n"
+        "    pip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
+    )
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    out = _terminal(cli, monkeypatch, tmp_path, 200)
+    assert "ROCm route: docs README.md:5; 2 more not counted (--verbose says why)" in out
+    assert "not counted: a heading alone" not in out
+    assert "ROCm route (the project's own evidence)" not in out
+    verbose = _terminal(cli, monkeypatch, tmp_path, 200, "--verbose")
+    assert "ROCm route (the project's own evidence)" in verbose
+    assert "not counted: a heading alone" in verbose

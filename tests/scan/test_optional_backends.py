@@ -52,3 +52,18 @@ def test_a_module_level_import_that_reraises_makes_the_backend_optional(tmp_path
     )
     files = {"README.md": README, "requirements.txt": "torch\n", "app/loaders/trt.py": strict}
     assert _backend(scan_files(tmp_path, files)) == {"extra"}
+
+
+def test_every_module_of_a_backend_gets_the_same_words(tmp_path: Path) -> None:
+    """Issue 29: the note named each module's own import (`(path:line)`), so the 14 modules of
+    Liger-Kernel's cutlass backend printed 14 seven-line messages in the terminal, one per
+    place; the same words group them into one message with its places under it."""
+    files = {
+        "README.md": README,
+        "requirements.txt": "torch>=2.3\n",
+        "app/loaders/trt.py": BACKEND,
+        "app/loaders/trt_b.py": "\n\n" + BACKEND,
+    }
+    r = scan_files(tmp_path, files)
+    messages = {f.message for f in r.findings if f.rule_id == "GP201"}
+    assert len(messages) == 1 and "this module imports tensorrt" in messages.pop()

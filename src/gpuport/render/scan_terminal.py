@@ -56,7 +56,9 @@ def _header(report: ScanReport) -> Panel:
         Text(clean(_judged_line(report)), style="dim"),
     ]
     if any(r.counts for r in report.routes):
-        lines.append(Text(clean_line("ROCm route: " + route_summary(report)), style="green"))
+        lines.append(
+            Text(clean_line("ROCm route: " + route_summary(report, counted=True)), style="green")
+        )
     elif report.routes:
         lines.append(
             Text(
@@ -78,17 +80,23 @@ def _counts_markup(report: ScanReport) -> str:
     return f"{scope}: {counts}"
 
 
-def route_summary(report: ScanReport, limit: int = 6) -> str:
+def route_summary(report: ScanReport, limit: int = 6, *, counted: bool = False) -> str:
     """The route evidence on one line: ``docker Dockerfile_amd:43, ci .github/...``; evidence
-    that does not count says why (issue 24)."""
+    that does not count says why (issue 24). ``counted``: only the evidence that counts, and
+    how many other pieces there are (--verbose lists them with why)."""
+    routes = [r for r in report.routes if r.counts] if counted else report.routes
     items = [
         f"{r.kind} {r.path}"
         + (f":{r.line}" if r.line else "")
         + ("" if r.counts else f" (not counted: {r.why})")
-        for r in report.routes[:limit]
+        for r in routes[:limit]
     ]
-    more = len(report.routes) - limit
-    return ", ".join(items) + (f" and {more} more" if more > 0 else "")
+    more = len(routes) - limit
+    text = ", ".join(items) + (f" and {more} more" if more > 0 else "")
+    left = len(report.routes) - len(routes)
+    if left:
+        text += f"; {left} more not counted (--verbose says why)"
+    return text
 
 
 def _judged_line(report: ScanReport) -> str:
@@ -288,7 +296,7 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     shown: set[str] = set()  # messages and fixes printed once
     if blockers:
         _section(console, "Blockers", blockers, report, order, shown, verbose)
-    if report.routes:
+    if report.routes and verbose:  # the header names each route and whether it counts
         _routes(report, console)
     nv = [c for c in report.components if c.nvidia_only]
     if nv and report.routes:
@@ -333,8 +341,8 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         note = report.effort.note if verbose else "how it is estimated: --verbose, docs/effort.md"
         caption = "; ".join(x for x in (report.effort.calendar, note) if x)
         effort_view.print_components(console, report.effort.components, caption)
-    if report.effort.basis:
-        _effort(report, console)
+    if report.effort.basis and (verbose or not report.effort.components):
+        _effort(report, console)  # by default the components above give each one's hours
     if report.skipped:
         console.print(Text("Skipped files", style="bold underline"))
         for sk in report.skipped:
