@@ -108,3 +108,42 @@ def test_a_cuda_file_the_rocm_build_names_is_built(tmp_path: Path) -> None:
         "src/backend/cuda/codegen/emit.cc": Severity.BLOCKER,
         "src/backend/cuda/runtime/module.cc": Severity.INFO,
     }
+
+
+def test_shared_code_that_includes_the_cuda_file_always_compiles_it(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "atomics/CAS_CUDA.hpp": _SHFL,
+            "atomics/CAS_HIP.hpp": "// the HIP side\n",
+            "atomics/Lock_CUDA.hpp": _SHFL,
+            "atomics/Lock_HIP.hpp": "// the HIP side\n",
+            # the dispatcher includes CAS_CUDA.hpp only under the CUDA macro (desul), but
+            # Lock_CUDA.hpp outside any #if (its include guard aside): compiled everywhere
+            "atomics/All.hpp": (
+                "#ifndef ALL_HPP\n#define ALL_HPP\n"
+                "#ifdef HAVE_CUDA_ATOMICS\n#include <atomics/CAS_CUDA.hpp>\n#endif\n"
+                "#ifdef HAVE_HIP_ATOMICS\n#include <atomics/CAS_HIP.hpp>\n#endif\n"
+                '#include "Lock_CUDA.hpp"\n#endif\n'
+            ),
+        },
+    )
+    assert _gp302(tmp_path) == {
+        "atomics/CAS_CUDA.hpp": Severity.INFO,
+        "atomics/Lock_CUDA.hpp": Severity.BLOCKER,
+    }
+
+
+def test_a_cuda_folder_the_rocm_build_adds_itself_is_built(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "CMakeLists.txt": (
+                "project(m LANGUAGES CXX)\noption(USE_HIP OFF)\n"
+                "if(USE_HIP)\n  add_subdirectory(hip)\nendif()\nadd_subdirectory(cuda)\n"
+            ),
+            "cuda/reduce.cu": _SHFL,
+            "hip/reduce.hip.cpp": "// HIP\n",
+        },
+    )
+    assert _gp302(tmp_path) == {"cuda/reduce.cu": Severity.BLOCKER}

@@ -59,20 +59,52 @@ def _key(rel: str) -> tuple[str, str] | None:
     return "/".join(out), vendors.pop()
 
 
+_DIRECTIVE = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b(.*)$", re.M)
+_GUARD = textre.compile(
+    r"^[ \t]*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n[ \t]*#[ \t]*define[ \t]+(\w+)", re.M
+)
+
+
+def _unconditional_includes(text: str) -> set[str]:
+    """What ``text`` includes (as written) outside any ``#if`` (its include guard aside):
+    compiled wherever ``text`` is."""
+    guard = _GUARD.search(text)
+    skip_at = guard.start() if guard and guard.group(1) == guard.group(2) else -1
+    depth = 0
+    out: set[str] = set()
+    for m in _DIRECTIVE.finditer(text):
+        kind = m.group(1)
+        if m.start() == skip_at:
+            continue  # the include guard's #ifndef (its #endif ends the file: depth -1, fine)
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth -= 1
+        elif depth <= 0:
+            out.add(m.group(2).strip().strip('<>"'))
+    return out
+
+
 def backend_siblings(
-    native: Mapping[str, object],
+    native: Mapping[str, str],
     includes: Mapping[str, frozenset[str]],
     rocm_named: Collection[str] = (),
+    rocm_dirs: Collection[str] = (),
 ) -> dict[str, str]:
-    """Native files (relative path) that have a HIP counterpart the ROCm build compiles
-    instead -> the evidence. ``rocm_named``: files a ROCm build file names outside its
-    CUDA-only branches (tvm compiles ``src/backend/cuda/codegen/*.cc`` in every build, the
-    host code that writes CUDA): those are built."""
+    """Native files (relative path -> text) that have a HIP counterpart the ROCm build
+    compiles instead -> the evidence. Kept as built: a file a HIP-side file includes, one that
+    shared code includes outside any ``#if`` (compiled wherever that code is), one a ROCm build
+    file names outside its CUDA-only branches (``rocm_named``: tvm compiles
+    ``src/backend/cuda/codegen/*.cc`` in every build, the host code that writes CUDA), and one
+    under a vendor folder that such a build file adds itself (``rocm_dirs``:
+    ``add_subdirectory(cuda)`` outside the CUDA option)."""
     groups: dict[str, dict[str, list[str]]] = {}
+    vendor_of: dict[str, str] = {}
     for rel in native:
         got = _key(rel)
         if got is not None:
             groups.setdefault(got[0], {}).setdefault(got[1], []).append(rel)
+            vendor_of[rel] = got[1]
     out: dict[str, str] = {}
     for members in groups.values():
         hip = members.get("hip")
@@ -85,9 +117,44 @@ def backend_siblings(
             if vendor == "hip":
                 continue
             for rel in rels:
-                if rel in rocm_named or rel.rsplit("/", 1)[-1] in hip_includes:
+                if (
+                    rel in rocm_named
+                    or rel.rsplit("/", 1)[-1] in hip_includes
+                    or any(_adds_vendor_dir(d, rel) for d in rocm_dirs)
+                ):
                     continue
                 ext = rel.rsplit(".", 1)[-1]
                 twin = min(hip, key=lambda h: (h.rsplit(".", 1)[-1] != ext, h))
                 out[rel] = f"{twin}: the HIP counterpart the ROCm build compiles"
+    if out:
+        _keep_shared_includes(out, native, includes, vendor_of)
     return out
+
+
+def _adds_vendor_dir(folder: str, rel: str) -> bool:
+    """``folder`` (added by a ROCm build) holds ``rel`` and is a CUDA folder itself. Only
+    CUDA: the build model leaves out what a CUDA option adds, but not yet what a SYCL option
+    adds (ginkgo's ``if(GINKGO_BUILD_SYCL) add_subdirectory(dpcpp)``), which a ROCm build
+    never turns on either."""
+    return rel.startswith(folder + "/") and any(
+        _DIR_VENDOR.get(part.lower()) == "cuda" for part in folder.split("/")
+    )
+
+
+def _keep_shared_includes(
+    out: dict[str, str],
+    native: Mapping[str, str],
+    includes: Mapping[str, frozenset[str]],
+    vendor_of: Mapping[str, str],
+) -> None:
+    """Drop from ``out`` what shared code (no vendor's own file) includes unconditionally."""
+    names = {rel.rsplit("/", 1)[-1]: rel for rel in out}
+    for rel, inc in includes.items():
+        if rel in vendor_of or not (inc & names.keys()):
+            continue
+        for written in _unconditional_includes(native.get(rel, "")):
+            target = names.get(written.rsplit("/", 1)[-1])
+            tail = written.replace("\\", "/").lstrip("./")
+            # the same file, not another of that name (<ginkgo/config.hpp>)
+            if target is not None and (target == tail or target.endswith("/" + tail)):
+                out.pop(target, None)

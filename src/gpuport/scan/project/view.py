@@ -123,7 +123,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     facts = cxx_facts(native, includes, build.cuda_defines)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
-    for rel, why in backend_siblings(native, includes, build.rocm_named).items():
+    siblings = backend_siblings(native, includes, build.rocm_named, build.rocm_dirs)
+    for rel, why in siblings.items():
         build.not_built.setdefault(rel, why)
     own_hip = frozenset(
         rel
