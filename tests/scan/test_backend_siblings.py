@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpuport.models import Severity
 from gpuport.scan import scan_path
 from gpuport.scan.project.backend_siblings import backend_siblings
@@ -53,31 +55,6 @@ def test_another_vendors_executor_beside_a_hip_one_is_not_built(tmp_path: Path) 
     assert _gp302(tmp_path) == {"dpcpp/base/kernels.dp.cpp": Severity.INFO}
 
 
-def test_without_a_hip_twin_the_cuda_file_stays_a_blocker(tmp_path: Path) -> None:
-    _write(
-        tmp_path,
-        {
-            "include/lib/atomics/CAS_CUDA.hpp": _SHFL,
-            "include/lib/atomics/CAS_SYCL.hpp": "// SYCL only\n",
-            "ggml-cuda/reduce.cu": _SHFL,
-            "ggml-hip/CMakeLists.txt": 'file(GLOB SRCS "../ggml-cuda/*.cu")\n',
-        },
-    )
-    found = _gp302(tmp_path)
-    assert found == {
-        "include/lib/atomics/CAS_CUDA.hpp": Severity.BLOCKER,
-        "ggml-cuda/reduce.cu": Severity.BLOCKER,
-    }
-
-
-def test_a_cuda_file_a_hip_file_includes_is_built(tmp_path: Path) -> None:
-    _write(
-        tmp_path,
-        {"cuda/reduce.cu": _SHFL, "hip/reduce.hip.cpp": '#include "../cuda/reduce.cu"\n'},
-    )
-    assert _gp302(tmp_path) == {"cuda/reduce.cu": Severity.BLOCKER}
-
-
 def test_names_that_only_look_like_a_vendor_are_no_backend() -> None:
     native = {"src/hipify_helpers.h": "", "src/cudart_wrap.h": "", "src/cuda_hip/common.hpp": ""}
     native |= {"src/hip/common.hpp": ""}
@@ -85,41 +62,53 @@ def test_names_that_only_look_like_a_vendor_are_no_backend() -> None:
     assert backend_siblings(native, {}) == {}
 
 
-def test_a_cuda_file_the_rocm_build_names_is_built(tmp_path: Path) -> None:
-    _write(
-        tmp_path,
+#: Files that a HIP counterpart does not take out of the ROCm build: (files, GP302 severities)
+_KEPT = {
+    # no counterpart: only a SYCL twin; ggml-hip/ compiles ggml-cuda/*.cu itself
+    "no HIP counterpart": (
+        {
+            "include/lib/atomics/CAS_CUDA.hpp": _SHFL,
+            "include/lib/atomics/CAS_SYCL.hpp": "// SYCL only\n",
+            "ggml-cuda/reduce.cu": _SHFL,
+            "ggml-hip/CMakeLists.txt": 'file(GLOB SRCS "../ggml-cuda/*.cu")\n',
+        },
+        {
+            "include/lib/atomics/CAS_CUDA.hpp": Severity.BLOCKER,
+            "ggml-cuda/reduce.cu": Severity.BLOCKER,
+        },
+    ),
+    "included by its HIP counterpart": (
+        {"cuda/reduce.cu": _SHFL, "hip/reduce.hip.cpp": '#include "../cuda/reduce.cu"\n'},
+        {"cuda/reduce.cu": Severity.BLOCKER},
+    ),
+    # tvm compiles its CUDA codegen in every build (it writes CUDA text); the CUDA runtime
+    # only has its ROCm twin
+    "named by the ROCm build": (
         {
             "src/backend/cuda/codegen/emit.cc": _SHFL,
             "src/backend/rocm/codegen/emit.cc": "// ROCm codegen\n",
             "src/backend/cuda/runtime/module.cc": _SHFL,
             "src/backend/rocm/runtime/module.cc": "// ROCm runtime\n",
             "CMakeLists.txt": (
-                "project(t LANGUAGES CXX)\n"
-                "option(USE_ROCM OFF)\n"
+                "project(t LANGUAGES CXX)\noption(USE_ROCM OFF)\n"
                 "file(GLOB CODEGEN src/backend/cuda/codegen/*.cc src/backend/rocm/codegen/*.cc)\n"
                 "add_library(t ${CODEGEN})\n"
                 "if(USE_ROCM)\n  add_library(rt src/backend/rocm/runtime/module.cc)\nendif()\n"
             ),
         },
-    )
-    # the codegen is compiled in every build (it writes CUDA text); the CUDA runtime only
-    # has its ROCm twin
-    assert _gp302(tmp_path) == {
-        "src/backend/cuda/codegen/emit.cc": Severity.BLOCKER,
-        "src/backend/cuda/runtime/module.cc": Severity.INFO,
-    }
-
-
-def test_shared_code_that_includes_the_cuda_file_always_compiles_it(tmp_path: Path) -> None:
-    _write(
-        tmp_path,
+        {
+            "src/backend/cuda/codegen/emit.cc": Severity.BLOCKER,
+            "src/backend/cuda/runtime/module.cc": Severity.INFO,
+        },
+    ),
+    # the dispatcher includes CAS_CUDA.hpp only under the CUDA macro (desul), but
+    # Lock_CUDA.hpp outside any #if (its include guard aside): compiled everywhere
+    "included by shared code": (
         {
             "atomics/CAS_CUDA.hpp": _SHFL,
             "atomics/CAS_HIP.hpp": "// the HIP side\n",
             "atomics/Lock_CUDA.hpp": _SHFL,
             "atomics/Lock_HIP.hpp": "// the HIP side\n",
-            # the dispatcher includes CAS_CUDA.hpp only under the CUDA macro (desul), but
-            # Lock_CUDA.hpp outside any #if (its include guard aside): compiled everywhere
             "atomics/All.hpp": (
                 "#ifndef ALL_HPP\n#define ALL_HPP\n"
                 "#ifdef HAVE_CUDA_ATOMICS\n#include <atomics/CAS_CUDA.hpp>\n#endif\n"
@@ -127,16 +116,10 @@ def test_shared_code_that_includes_the_cuda_file_always_compiles_it(tmp_path: Pa
                 '#include "Lock_CUDA.hpp"\n#endif\n'
             ),
         },
-    )
-    assert _gp302(tmp_path) == {
-        "atomics/CAS_CUDA.hpp": Severity.INFO,
-        "atomics/Lock_CUDA.hpp": Severity.BLOCKER,
-    }
-
-
-def test_a_cuda_folder_the_rocm_build_adds_itself_is_built(tmp_path: Path) -> None:
-    _write(
-        tmp_path,
+        {"atomics/CAS_CUDA.hpp": Severity.INFO, "atomics/Lock_CUDA.hpp": Severity.BLOCKER},
+    ),
+    # the ROCm build adds the CUDA folder itself, outside any CUDA option
+    "a CUDA folder the ROCm build adds": (
         {
             "CMakeLists.txt": (
                 "project(m LANGUAGES CXX)\noption(USE_HIP OFF)\n"
@@ -145,5 +128,13 @@ def test_a_cuda_folder_the_rocm_build_adds_itself_is_built(tmp_path: Path) -> No
             "cuda/reduce.cu": _SHFL,
             "hip/reduce.hip.cpp": "// HIP\n",
         },
-    )
-    assert _gp302(tmp_path) == {"cuda/reduce.cu": Severity.BLOCKER}
+        {"cuda/reduce.cu": Severity.BLOCKER},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_KEPT))
+def test_a_cuda_file_the_rocm_build_compiles_stays(tmp_path: Path, case: str) -> None:
+    files, expected = _KEPT[case]
+    _write(tmp_path, files)
+    assert _gp302(tmp_path) == expected
