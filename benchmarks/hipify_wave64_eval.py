@@ -286,6 +286,14 @@ def judge(sites: list[dict[str, object]], judged: Path, run: str) -> Counter[str
     return counts
 
 
+def print_verdicts(counts: Counter[str]) -> None:
+    """The Markdown table of rewritten lines per verdict."""
+    print("| verdict | rewritten lines |")
+    print("|---|---:|")
+    for verdict in ("harmful", "needed", "ok", "neutral", "unjudged"):
+        print(f"| {verdict} | {counts.get(verdict, 0)} |")
+
+
 def pairs(src: Path) -> list[str]:
     return sorted(
         p.name[: -len("-cuda")]
@@ -390,11 +398,7 @@ def main() -> None:
         f"{sum(1 for s in rewritten if s['unsafe'])} of them marked unsafe"
     )
     if args.judged is not None:
-        counts = judge(every, args.judged, args.run)
-        print("| verdict | rewritten lines |")
-        print("|---|---:|")
-        for verdict in ("harmful", "needed", "ok", "neutral", "unjudged"):
-            print(f"| {verdict} | {counts.get(verdict, 0)} |")
+        print_verdicts(judge(every, args.judged, args.run))
         for s in every:
             if s.get("verdict") in ("unjudged", "harmful"):
                 where = f"{s['benchmark']}/{s['file']}:{s['line']}"

@@ -184,6 +184,46 @@ PORTS = (
         "543b13ac5e2f6e92a95607169f41a36612119e5f",
         "fresh",
     ),
+    Port(
+        "G1",
+        "hypre",
+        "hypre-space/hypre",
+        "7859aeee348290635a279ccad2110b2dec3186a6",
+        "f97751c9cc283ac1581df4bdbbb87bfc29107f20",
+        "fresh2",
+    ),
+    Port(
+        "G2",
+        "rwkv-lm-v7",
+        "RWKV-Vibe/RWKV-LM-V7",
+        "a01d590eee66e58f4fb8d4e9f6f156315ca17ab4",
+        "8b1f4efd5bf23103e6cd05ea6b95d424e86ba287",
+        "fresh2",
+    ),
+    Port(
+        "G3",
+        "bevfusion",
+        "mit-han-lab/bevfusion",
+        "5b08cc8ceef9c3792253c4d3b7431ca599d3d882",
+        "326653dc06e0938edf1aae7d01efcd158ba83de5",
+        "fresh2",
+    ),
+    Port(
+        "G4",
+        "opensplat",
+        "WebODM/OpenSplat",
+        "1d59c7d3363cb482041cd85246c4523b6458ec5c",
+        "9597d605825c9181eb49a4560c2d6d616174b4e5",
+        "fresh2",
+    ),
+    Port(
+        "G5",
+        "pytorch-sparse",
+        "rusty1s/pytorch_sparse",
+        "d1aee184a1fb241731940508fc73c91de25de21a",
+        "3138857327b9fadea4f8576f2f5716c2fb5d9f16",
+        "fresh2",
+    ),
 )
 
 
@@ -241,10 +281,10 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out set is run only by name (``--split fresh``)."""
+    held-out sets are run only by name (``--split fresh``, ``--split fresh2``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
-        return [p for p in PORTS if p.split != "fresh" and (not ids or p.id in ids)]
+        return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
     return [p for p in PORTS if p.split == split and (not ids or p.id in ids)]
 
 
@@ -467,11 +507,12 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("extract")
     e.add_argument("--mirrors", required=True)
     e.add_argument("--trees", required=True)
-    e.add_argument("--split", default="all", choices=("dev", "held-out", "fresh", "all"))
+    splits = ("dev", "held-out", "fresh", "fresh2", "all")
+    e.add_argument("--split", default="all", choices=splits)
     r = sub.add_parser("run")
     r.add_argument("--trees", required=True)
     r.add_argument("--out", required=True)
-    r.add_argument("--split", default="all", choices=("dev", "held-out", "fresh", "all"))
+    r.add_argument("--split", default="all", choices=splits)
     r.add_argument("--no-build", action="store_true")
     r.add_argument("--only", default="", help="port ids, comma-separated (D1,H2)")
     rep = sub.add_parser("report")

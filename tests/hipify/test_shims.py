@@ -29,6 +29,10 @@ __global__ void k(const float* in, float* out) {
   float m = cg::reduce(t, v, cg::greater<float>());
   __syncwarp(0xffffffff);
   out[threadIdx.x] = v + m;
+  if (in[threadIdx.x] > 0.f) {  // a group of any size: gsplat's labeled groups are coalesced
+    cg::coalesced_group c = cg::coalesced_threads();
+    out[threadIdx.x] += cg::reduce(c, v, cg::plus<float>());
+  }
 }
 """
 

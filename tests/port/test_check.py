@@ -84,3 +84,56 @@ def test_check_compiles_the_changed_files_with_both_compilers(tmp_path: Path) ->
     assert by[("k.cu", "hipcc")].status == "ok", by[("k.cu", "hipcc")].error
     assert by[("k.cu", "nvcc")].status == "ok", by[("k.cu", "nvcc")].error
     assert not (root / "mask.h.gpuport.bak").exists()
+
+
+def test_a_flag_that_nvcc_would_hand_to_a_shell_never_reaches_it(
+    fake_hip: dict[str, Path],  # noqa: F811
+    tmp_path: Path,
+    cli: Any,
+) -> None:
+    """Third review: nvcc builds its host compiler's command lines and runs them through a
+    shell. A ``-D`` value ending in ``\\\\`` let the next value's spaces split into ``-B
+    /[!p]*/.../DIR/``, globbed by that shell, and gcc ran the project's own ``cc1plus`` from
+    DIR. The stand-in nvcc splits and globs its arguments as that shell did and runs
+    ``DIR/cc1plus`` for any ``-B DIR``; a value nvcc's shell would read never reaches it."""
+    mark = tmp_path / "PWNED"
+    tools = Path(fake_hip["clang_log"]).parent / "toolchain" / "bin"
+    _script(
+        tools / "nvcc",
+        "#!/bin/sh\n"
+        'eval "set -- $*"\n'  # one string, re-read by a shell: spaces split, globs expand
+        "while [ $# -gt 0 ]; do\n"
+        '  if [ "$1" = -B ] && [ -x "$2/cc1plus" ]; then "$2/cc1plus"; fi\n'
+        "  shift\n"
+        "done\n",
+    )
+    root = tmp_path / "proj"
+    evil = root / "gpuport_evil_x9k"
+    evil.mkdir(parents=True)
+    _script(evil / "cc1plus", f"#!/bin/sh\necho ran > {mark}\n")
+    (root / "k.cu").write_text(MASKED)
+    payload = "y " + " ".join(
+        f"-B {root.parent}/[!q]*/{'*/' * d}gpuport_evil_x9k" for d in range(3)
+    )
+    entry = {"file": "k.cu", "arguments": ["nvcc", "-DA=x\\\\", f"-DB={payload} -DC=z\\\\", "-DD=w",
+                                           "-c", "k.cu"]}  # fmt: skip
+    (root / "compile_commands.json").write_text(json.dumps([entry]))
+    # the stand-in really is vulnerable: given the value, it runs the project's program
+    os.system(f"cd {tmp_path} && {tools / 'nvcc'} '-DB={payload}' >/dev/null 2>&1")  # noqa: S605
+    assert mark.exists(), "the stand-in nvcc should run DIR/cc1plus for this value"
+    mark.unlink()
+    res = cli("port", str(root), "--check", "--format", "json")
+    assert res.code in (0, 1), res.err
+    assert not mark.exists(), "the project's cc1plus ran"
+    checks = {(c["path"], c["compiler"]): c for c in json.loads(res.out)["checks"]}
+    notes = " ".join(checks[("k.cu", "nvcc")]["notes"])
+    assert "dropped for nvcc" in notes and "-DB=y" in notes
+
+
+def test_a_unit_whose_path_nvcc_would_split_is_not_compiled_with_it() -> None:
+    from gpuport.port.check import _nvcc_args
+
+    kept, why = _nvcc_args(["-DX=1", "-I/p/inc"], Path("/p/a b/k.cu"))
+    assert kept == [] and why[0].startswith("not compiled with nvcc")
+    kept, why = _nvcc_args(["-DX=1", "-DY=a b", "-I/p/a,/etc", '-DZ="q"'], Path("/p/k.cu"))
+    assert kept == ["-DX=1"] and len(why) == 3

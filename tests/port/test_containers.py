@@ -263,3 +263,55 @@ def test_an_amd_overlay_builds_the_ported_dockerfile_its_base_service_builds(
     report = run(project(tmp_path, files))
     data = yaml.safe_load(created(report, "svc/compose.amd.yaml"))
     assert data["services"]["ollama"]["build"] == {"dockerfile": "Dockerfile.rocm"}
+
+
+def test_cuda_builds_out_of_the_dockerfiles_own_words_get_no_rocm_copy(tmp_path: Path) -> None:
+    """CUDA compiled by a cargo feature, CUDA's binary tools, a project script the image
+    runs, or NVIDIA's driver manifests: no Dockerfile.rocm, the reason in ``unfixed``."""
+    cases = {
+        "cargo": {"Dockerfile": "RUN cargo build --release -F candle-cuda -F http\n"},
+        "features": {"Dockerfile": "RUN cargo chef cook --features candle-cuda-turing,mkl\n"},
+        "nvprune": {"Dockerfile": "RUN nvprune --generate-code code=sm_80 lib.a -o lib.a\n"},
+        "script": {
+            "docker/Dockerfile": "COPY build_r.sh /w/build_r.sh\nRUN ./build_r.sh 3.11\n",
+            "docker/build_r.sh": "cmake -S . -B b \\\n  -D RENDER_ENABLE_CUDA=ON\n",
+        },
+        "manifest": {"Dockerfile": "COPY 10_nvidia.json /usr/share/glvnd/egl_vendor.d/\n"},
+        "conda": {
+            "Dockerfile": "RUN conda install pytorch==1.10.1 \\\n  cudatoolkit=11.3 -c pytorch\n"
+        },
+    }
+    for name, files in cases.items():
+        files = {
+            k: (f"FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n{v}" if "Dockerfile" in k else v)
+            for k, v in files.items()
+        }
+        report = run(project(tmp_path / name, files))
+        assert report.files == [], name
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "a ROCm image needs the project's HIP build" in reasons[0], name
+    assert "build_r.sh runs -D RENDER_ENABLE_CUDA=ON" in " ".join(
+        u.reason for u in run(tmp_path / "script").unfixed
+    )
+
+
+def test_builds_that_do_not_compile_cuda_keep_their_rocm_copy(tmp_path: Path) -> None:
+    """Negative: a cargo build without a CUDA feature, a script without CUDA, the tools'
+    names only in a comment, an AMD/Mesa manifest: the Dockerfile.rocm is written."""
+    cases = {
+        "cargo": {"Dockerfile": "RUN cargo build --release --features mkl,http\n"},
+        "script": {
+            "Dockerfile": "COPY setup.sh /s.sh\nRUN bash /s.sh\n",
+            "setup.sh": "# no nvprune or nvcc here\npip install numpy\n",
+        },
+        "comment": {"Dockerfile": "# nvprune would shrink cuBLAS\nRUN pip install numpy\n"},
+        "manifest": {"Dockerfile": "COPY radeon_icd.json /usr/share/vulkan/icd.d/\n"},
+        "conda": {"Dockerfile": "RUN conda install -y numpy scipy && pip install einops\n"},
+    }
+    for name, files in cases.items():
+        files = {
+            k: (f"FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n{v}" if k == "Dockerfile" else v)
+            for k, v in files.items()
+        }
+        text = created(run(project(tmp_path / name, files)), "Dockerfile.rocm")
+        assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in text, name

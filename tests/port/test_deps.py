@@ -125,3 +125,30 @@ def test_no_preinstall_route_where_torch_only_runs_on_the_cpu(tmp_path: Path) ->
     setup = 'from setuptools import setup\nsetup(name="x", install_requires=["torch>=2.0"])\n'
     pkg = run(project(tmp_path / "c", {"setup.py": setup, "convert.py": convert}))
     assert [f.path for f in pkg.files] == ["requirements-rocm.txt"]
+
+
+def test_nvidia_cuda_runtime_wheels_stay_off_the_rocm_route(tmp_path: Path) -> None:
+    """A lock export lists the CUDA torch wheel's own CUDA runtime (``nvidia-*-cu12``): the
+    ROCm route comments them out with the reason; other NVIDIA-named packages
+    (``nvidia-ml-py``, a ``-cu12`` name not from NVIDIA) are kept."""
+    reqs = (
+        "torch==2.1.2+cu118 ; platform_system == 'Linux'\n"
+        "--extra-index-url https://download.pytorch.org/whl/cu118\n"
+        'nvidia-cublas-cu12==12.4.5.8 ; platform_system == "Linux"\n'
+        "nvidia-nccl-cu11==2.19.3\n"
+        "nvidia-ml-py==12.535.133\n"
+        "safetensors==0.4.1\n"
+    )
+    files = {"requirements.txt": reqs, "app.py": GPU_APP}
+    lines = created(run(project(tmp_path, files)), "requirements-rocm.txt").splitlines()
+    assert '# nvidia-cublas-cu12==12.4.5.8 ; platform_system == "Linux"' in lines
+    assert "# nvidia-nccl-cu11==2.19.3" in lines
+    assert sum("NVIDIA's CUDA runtime wheel" in ln for ln in lines) == 2
+    assert "nvidia-ml-py==12.535.133" in lines and "safetensors==0.4.1" in lines
+    assert any(ln.startswith("torch==2.1.2+rocm5.6") for ln in lines)
+
+
+def test_nvidia_runtime_wheels_alone_make_no_route(tmp_path: Path) -> None:
+    """Negative: a file with nothing to route but NVIDIA's wheels gets no ROCm file."""
+    files = {"requirements.txt": "nvidia-cublas-cu12==12.4.5.8\nnumpy\n", "app.py": GPU_APP}
+    assert run(project(tmp_path, files)).files == []

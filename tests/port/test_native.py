@@ -300,3 +300,74 @@ def test_hipcc_expands_cub_warp_threads_to_hipcubs(tmp_path: Path) -> None:
     probe = root / "probe.hip"
     probe.write_text('#include "scan.cuh"\nstatic_assert(Scan<64>::IS_ARCH_WARP, "hipCUB warp");\n')
     _hipcc_ok(hipcc, probe, tmp_path / "p.o", f"-I{stub}")
+
+
+FALLBACK = """\
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700  // half atomics before Volta
+__device__ void atomicAdd(short* a, short v);
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ void ampere_path();
+#endif
+"""
+
+
+def test_a_fallback_for_older_gpus_is_compiled_on_rocm_only_with_unsafe_fixes(
+    tmp_path: Path,
+) -> None:
+    """``defined(__CUDA_ARCH__) && __CUDA_ARCH__ < N`` gets a HIP test (unsafe); the newer-GPU
+    path (``>= 800``) is left, and the safe run writes nothing."""
+    root = project(tmp_path, {"a.cuh": FALLBACK})
+    safe = run(root)
+    assert safe.files == [] and "cuda-arch-fallback:a.cuh" in fix_ids(safe, applied=False)
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    lines = (root / "a.cuh").read_text().splitlines()
+    assert lines[0] == (
+        "#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700) || defined(USE_ROCM) || "
+        "defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)  // half atomics before Volta"
+    )
+    assert lines[3] == "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800"
+    assert run(root, unsafe_fixes=True).files == []
+
+
+def test_the_fallback_test_keeps_nvcc_and_takes_hip(tmp_path: Path) -> None:
+    """The rewritten test, preprocessed: nvcc's arch 700 and host pass skip it as before,
+    arch 600 takes it, and a HIP compile takes it."""
+    cpp = shutil.which("cpp")
+    if cpp is None:
+        pytest.skip("no C preprocessor")
+    root = project(tmp_path, {"a.cuh": FALLBACK})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    cases = (
+        ([], False),
+        (["-D__CUDA_ARCH__=700"], False),
+        (["-D__CUDA_ARCH__=600"], True),
+        (["-D__HIPCC__"], True),
+    )
+    for defs, taken in cases:
+        args = [cpp, "-P", *defs, str(root / "a.cuh")]
+        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+        assert ("atomicAdd" in out) is taken, defs
+
+
+def test_an_older_gpu_path_inside_a_function_is_left(tmp_path: Path) -> None:
+    """Negative: inside a function body (a device path, or a host function where the test
+    is dead code on nvcc too) the gate is pass-specific: no fallback fix. A file-scope one
+    inside a namespace still gets it."""
+    src = (
+        "namespace ft {\n"
+        "void gemm(float* a) {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700\n"
+        "  slow_gemm(a);\n"
+        "#endif\n"
+        "}\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600\n"
+        "__device__ double atomicAdd(double* a, double v);\n"
+        "#endif\n"
+        "}\n"
+    )
+    root = project(tmp_path, {"g.cu": src})
+    run(root, apply=True, verify=False, unsafe_fixes=True)
+    lines = (root / "g.cu").read_text().splitlines()
+    assert lines[2] == "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700"
+    assert lines[6].startswith("#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600) || ")

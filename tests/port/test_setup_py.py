@@ -78,7 +78,8 @@ def test_cuda_build_is_unchanged_and_hip_gets_no_nvcc_flag(tmp_path: Path) -> No
     assert new != SETUP
     assert _flags(new, None) == _flags(SETUP, None)  # CUDA torch: the same flags, same order
     hip = _flags(new, "6.2.41133")["nvcc"]
-    assert hip == ["-O3", "-U__CUDA_NO_HALF_OPERATORS__"]
+    # nvcc's --use_fast_math in clang's spelling; the other nvcc-only flags dropped
+    assert hip == ["-O3", "-U__CUDA_NO_HALF_OPERATORS__", "-ffast-math"]
     assert "if not torch.version.hip:  # gpuport: GP402" in new
 
 
@@ -169,3 +170,40 @@ def test_cuda_home_used_as_a_path_is_left(tmp_path: Path) -> None:
     assert "setup-rocm-home:setup.py" not in [f.id for f in report.fixes]
     reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP409"]
     assert reasons and "used as a path" in reasons[0]
+
+
+def test_fast_math_keeps_its_meaning_in_the_projects_quotes(tmp_path: Path) -> None:
+    """``-use_fast_math`` becomes ``-ffast-math`` on ROCm only, in the list's own quote
+    style; CUDA torch gets the original list."""
+    src = "import torch\nARGS = {'nvcc': ['-O3', '-use_fast_math', '-lineinfo']}\n"
+    root = project(tmp_path, {"setup.py": src})
+    run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
+    new = (root / "setup.py").read_text()
+    assert "(['-O3', '-ffast-math'] if torch.version.hip else" in new
+    assert _flags(new, "6.2.41133")["nvcc"] == ["-O3", "-ffast-math"]
+    assert _flags(new, None) == _flags(src, None)
+
+
+def test_no_fast_math_where_nvcc_had_none(tmp_path: Path) -> None:
+    src = "import torch\nARGS = {'nvcc': ['-O3', '--expt-relaxed-constexpr']}\n"
+    root = project(tmp_path, {"setup.py": src})
+    run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
+    assert _flags((root / "setup.py").read_text(), "6.2.41133")["nvcc"] == ["-O3"]
+
+
+def test_apples_arch_flag_is_not_nvccs(tmp_path: Path) -> None:
+    """``-arch arm64`` (a macOS host-compiler/link flag) is left as it is; nvcc's
+    ``-arch sm_80`` in the same file still gets its ROCm branch."""
+    src = (
+        "import torch\n"
+        "ARGS = {'cxx': ['-O3'], 'nvcc': ['-O3', '-arch', 'sm_80']}\n"
+        "LINK = ['-arch', 'arm64']\n"
+        "ARGS['cxx'] += ['-arch', 'x86_64']\n"
+    )
+    root = project(tmp_path, {"setup.py": src})
+    run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
+    new = (root / "setup.py").read_text()
+    assert "LINK = ['-arch', 'arm64']\n" in new
+    assert "ARGS['cxx'] += ['-arch', 'x86_64']\n" in new
+    assert _flags(new, "6.2.41133")["nvcc"] == ["-O3"]
+    assert _flags(new, None)["nvcc"] == ["-O3", "-arch", "sm_80"]

@@ -240,20 +240,60 @@ def test_include_paths_outside_the_project_are_dropped_and_said(
     assert sum("outside the project" in n for n in notes) == 3, notes
 
 
+def _depfile(tmp_path: Path, *deps: str) -> Path:
+    out = tmp_path / "x.d"
+    out.write_text("x.o: " + " \\\n  ".join(d.replace(" ", "\\ ") for d in deps) + "\n")
+    return out
+
+
 def test_compiler_messages_from_outside_files_are_not_quoted(tmp_path: Path) -> None:
-    allowed = [tmp_path / "proj"]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    allowed = [proj]
+    unit = f"{proj}/k.cu"
+    dep = _depfile(tmp_path, unit)
     leak = "/home/me/.aws/credentials:1:1: error: unknown type name 'AKIAIOSFODNN7EXAMPLE'"
-    out = f"In file included from {tmp_path}/proj/k.cu:1:\n{leak}\n"
-    shown = compiler.shown_error(out, allowed)
-    assert "AKIA" not in shown and "outside the project" in shown
-    inside = f"{tmp_path}/proj/k.cu:3:5: error: use of undeclared identifier 'y'"
-    assert compiler.shown_error(inside + "\n", allowed) == inside
+    out = f"In file included from {unit}:1:\n{leak}\n"
+    shown = compiler.shown_error(out, allowed, dep)
+    assert "AKIA" not in shown and "not located in a file of the project" in shown
+    inside = f"{unit}:3:5: error: use of undeclared identifier 'y'"
+    assert compiler.shown_error(inside + "\n", allowed, dep) == inside
     # a link inside the project that leads out is judged where it leads
-    (tmp_path / "proj").mkdir()
-    (tmp_path / "proj" / "inc.h").symlink_to("/etc/hostname")
-    linked = f"{tmp_path}/proj/inc.h:1:1: error: unknown type name 'host'"
-    assert "host'" not in compiler.shown_error(linked, allowed)
-    assert compiler.shown_error("clang: error: no input files", allowed).startswith("clang:")
+    (proj / "inc.h").symlink_to("/etc/hostname")
+    linked = f"{proj}/inc.h:1:1: error: unknown type name 'host'"
+    assert "host'" not in compiler.shown_error(
+        linked, allowed, _depfile(tmp_path, unit, f"{proj}/inc.h")
+    )
+    dep = _depfile(tmp_path, unit)
+    assert compiler.shown_error("clang: error: no input files", allowed, dep).startswith("clang:")
+    assert "missing" in compiler.shown_error(inside, allowed, tmp_path / "none.d")
+
+
+def test_a_message_is_quoted_only_at_a_file_the_compile_listed(tmp_path: Path) -> None:
+    """Third review: an assembler's ``.include`` reads a file no ``-MD`` list names, and a
+    folder named ``d:1: error: z`` made its message about that file look located at ``d``
+    (inside the project): the secret's first line came back as an "invalid instruction". A
+    message is quoted only when it starts with a file the compile listed as read, followed by
+    its line, and names one error."""
+    proj = tmp_path / "proj"
+    (proj / "d:1: error: z").mkdir(parents=True)
+    (proj / "d").write_text("")
+    unit = f"{proj}/k.cu"
+    allowed = [proj]
+    message = "d:1: error: z/../../../secret.txt:1:1: error: invalid instruction mnemonic 'sekrit'"
+    for deps in ([unit], [unit, f"{proj}/d"]):
+        shown = compiler.shown_error(message + "\n", allowed, _depfile(tmp_path, *deps))
+        assert "sekrit" not in shown, deps
+    dep = _depfile(tmp_path, unit)
+    assert "sekrit" not in compiler.shown_error("<inline asm>:1:1: error: x 'sekrit'", allowed, dep)
+    assert "sekrit" not in compiler.shown_error(
+        "/tmp/x.s:3: Error: no such instruction: `sekrit'", allowed, dep
+    )  # gas, under nvcc's host compiler: no "error:" at all
+    assert "sekrit" not in compiler.shown_error(
+        f"{unit}:1:1: error: x: error: 'sekrit'", allowed, dep
+    )
+    nv = f'{unit}(3): error: identifier "y" is undefined'
+    assert compiler.shown_error(nv, allowed, dep) == nv  # nvcc's front end
 
 
 @pytest.mark.parametrize(
@@ -448,3 +488,29 @@ def test_port_nvcc_check_never_quotes_an_included_outside_file(tmp_path: Path) -
     assert argv[-3:] == ["-MD", "-MF", "x.d"]
     status, error, _ = check._nvcc(nvcc, root / "b.cu", [], [root], [])
     assert error is not None and "undefined_name" in error
+
+
+@pytest.mark.hipcc
+def test_an_assembler_include_of_an_outside_file_is_never_quoted(
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The third review's leak, end to end through the real hipcc and clang."""
+    _real_hipcc()
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRETMARKER_q7Zx_outside_bytes\n")
+    proj = tmp_path / "p"
+    (proj / "d:1: error: z").mkdir(parents=True)
+    (proj / "d:1: error: z" / "j.cu").write_text("__global__ void j(){}\n")
+    depth = "../" * (len(proj.parts) + 1)
+    (proj / "k.cu").write_text(
+        "#include <hip/hip_runtime.h>\n__global__ void k(float* x){ x[0]=1.0f; }\n"
+        f'__asm__(".include \\"d:1: error: z/{depth}{str(secret)[1:]}\\"");\n'
+    )
+    for args in (
+        ["hipify", str(proj / "k.cu"), "--check"],
+        ["hipify", str(proj), "-o", str(tmp_path / "out"), "--check"],
+        ["assess", str(proj), "--hipify-check"],
+    ):
+        res = cli(*args)
+        assert "SECRETMARKER" not in res.out + res.err and "secretmarker" not in res.out + res.err

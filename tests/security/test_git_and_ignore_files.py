@@ -133,3 +133,65 @@ def test_a_reader_crash_is_never_a_quiet_ready(
     assert res.code == 4, res.err
     assert "internal error analysing 1 file(s) (boom.py)" in res.err
     assert '"verdict"' in res.out  # the report is still written
+
+
+def _v4_index(entries: list[tuple[int, bytes]]) -> bytes:
+    import hashlib
+    import struct
+
+    body = b"".join(
+        struct.pack(">10L", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0)
+        + b"\x11" * 20
+        + struct.pack(">H", 0)
+        + bytes([remove])
+        + suffix
+        + b"\0"
+        for remove, suffix in entries
+    )
+    data = b"DIRC" + struct.pack(">LL", 4, len(entries)) + body
+    return data + hashlib.sha1(data).digest()  # noqa: S324 - git's own checksum
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [[(0, b"a" * 63)] * 6_000, [(0, b"a" * 400_000)]],
+    ids=["paths-that-grow", "one-long-suffix"],
+)
+def test_a_version_4_index_of_paths_longer_than_path_max_is_not_read(
+    tmp_path: Path, entries: list[tuple[int, bytes]]
+) -> None:
+    """Third review: version 4 compresses each path against the previous one; 6,000 entries
+    that keep it and add 63 bytes (400 KB) stood for 1.1 GB of paths (2.5 GB in the scan at
+    800 KB), and dulwich read a 400 KB suffix a byte at a time. Now a linear walk refuses a
+    path over PATH_MAX before dulwich reads the file."""
+    import resource
+    import time
+
+    root = _tree(tmp_path / "p", {"b.cu": SHFL})
+    (root / ".git").mkdir()
+    (root / ".git" / "index").write_bytes(_v4_index(entries))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.process_time()
+    report = scan_path(root, ScanOptions(jobs=1))
+    assert time.process_time() - started < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 300_000  # KB
+    (skip,) = [s for s in report.skipped if s.path == ".git/index"]
+    assert "longer than 4096 bytes" in skip.reason
+
+
+def test_a_version_4_index_that_git_writes_is_read(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    root = _tree(tmp_path / "p", {"src/a.cu": SHFL, "src/b.cu": SHFL, "ignored.cu": SHFL})
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    for argv in (["init", "-q"], ["add", "src"], ["update-index", "--index-version", "4"]):
+        subprocess.run([git, *argv], cwd=root, env=env, check=True, stdin=subprocess.DEVNULL)
+    assert (root / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\4"
+    from gpuport.scan.project.gitindex import git_facts
+
+    facts = git_facts(root)
+    assert facts.tracked == {"src/a.cu", "src/b.cu"} and facts.problem is None

@@ -215,22 +215,34 @@ def _make_vars(text: str) -> dict[str, str]:
     return found
 
 
-def _expand(value: str, defs: dict[str, str], depth: int = 0) -> str | None:
+def _expand(
+    value: str, defs: dict[str, str], depth: int = 0, memo: dict[str, str | None] | None = None
+) -> str | None:
     """``value`` with ``$(VAR)``/``${VAR}`` replaced from ``defs``; None when a reference is
     not a plain variable the Makefile defines (an environment variable, ``$(shell ...)``,
-    ``$(wildcard ...)``), or when it nests too deep or grows too long."""
+    ``$(wildcard ...)``), or when it nests too deep or grows too long. Each variable is
+    expanded once (``memo``) and the length is checked as it grows: a 378-byte Makefile of
+    eight levels of ``V1 = $(V2)$(V2)...`` took minutes (third review)."""
     if depth > _MAKE_DEPTH:
         return None
+    memo = {} if memo is None else memo
     failed = False
+    total = 0
 
     def sub(m: re.Match[str]) -> str:
-        nonlocal failed
+        nonlocal failed, total
+        if failed:
+            return ""
         name = (m.group("p") or m.group("b") or m.group("c") or "").strip()
         if not _MAKE_NAME.fullmatch(name) or name not in defs:
             failed = True
             return ""
-        inner = _expand(defs[name], defs, depth + 1)
-        if inner is None:
+        if name not in memo:
+            memo[name] = None  # a reference to itself, while it is expanded: a failure
+            memo[name] = _expand(defs[name], defs, depth + 1, memo)
+        inner = memo[name]
+        total += len(inner or "")
+        if inner is None or total > _MAKE_LIMIT:
             failed = True
             return ""
         return inner

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, subproc
+from gpuport import fileio, subproc, textre
 from gpuport.models import EnvironmentProblem
 
 __all__ = [
@@ -393,29 +393,51 @@ def read_outside(depfile: Path, allowed: Sequence[Path]) -> str | None:
     return None
 
 
-def shown_error(output: str, allowed: Sequence[Path], depfile: Path | None = None) -> str:
-    """The first error line, or a note in its place when it comes from a file outside
-    ``allowed`` (links resolved), or when the compile read such a file (``depfile``, its
-    ``-MD`` list): a message at a project line can still quote what an included file holds
-    (``struct`` + ``#include "/secret"`` named the secret in a type). What a report may quote
-    of a compiler's output."""
+#: A message of a compiler's driver, which names no file (``clang: error: ...``, ``nvcc fatal``)
+_DRIVER = textre.compile(r"^(?:[A-Za-z0-9_.+-]+: (?:fatal )?error: |nvcc fatal\s*: )")
+#: What follows the file of a located message: clang's ``:LINE[:COL]: error:``, nvcc's
+#: ``(LINE): error:``
+_AT_LINE = textre.compile(r"^(?::\d+(?::\d+)?: (?:fatal )?error:|\(\d+\): (?:catastrophic )?error)")
+
+
+def _listed_at(line: str, deps: Sequence[str], base: Path, allowed: Sequence[Path]) -> str | None:
+    """The file of a located message when it is one the compile listed as read (``deps``,
+    relative to ``base``) and lies inside ``allowed``; else None."""
+    for dep in sorted(deps, key=len, reverse=True):
+        if line.startswith(dep) and _AT_LINE.match(line[len(dep) :]):
+            real = os.path.realpath(base / dep)
+            if any(_within(real, os.path.realpath(a)) for a in allowed):
+                return dep
+            return None
+    return None
+
+
+def shown_error(output: str, allowed: Sequence[Path], depfile: Path) -> str:
+    """The first error line, or a note in its place. What a report may quote of a
+    compiler's output: a message located in a file the compile listed as read (``depfile``,
+    its ``-MD`` list) inside ``allowed`` (links resolved), or a driver's message that names no
+    file; nothing when the compile read a file outside ``allowed`` (``struct`` + ``#include
+    "/secret"`` named the secret in a type at a project line), and nothing located anywhere
+    else: an assembler's ``.include`` reads a file no list names, and a folder named ``d:1:
+    error: z`` made its message about an outside file look located at ``d`` (third review).
+    A line that names a second error is not shown either."""
     line = first_error_line(output)[:2000]
-    if depfile is not None:
-        outside = read_outside(depfile, allowed)
-        if outside == "?":
-            return "message not shown: the list of files the compile read is missing"
-        if outside is not None:
-            return (
-                "message not shown: the unit reads a file outside "
-                f"the project and the toolchain ({outside})"
-            )
+    deps = dependencies(depfile)
+    if deps is None:
+        return "message not shown: the list of files the compile read is missing"
+    outside = read_outside(depfile, allowed)
+    if outside is not None:
+        return (
+            "message not shown: the unit reads a file outside "
+            f"the project and the toolchain ({outside})"
+        )
+    if line.lower().count("error:") > 1:
+        return "message not shown: it names more than one error"
+    if _listed_at(line, deps, depfile.parent, allowed) is not None or _DRIVER.match(line):
+        return line
     where = _location(line)
-    if where is None:
-        return line
-    real = os.path.realpath(where)
-    if any(_within(real, os.path.realpath(a)) for a in allowed):
-        return line
+    name = f" ({Path(where).name[:60]})" if where else ""
     return (
-        "error in a file outside the project and the HIP toolchain "
-        f"({Path(where).name[:60]}); its message is not shown"
+        "message not shown: it is not located in a file of the project or the toolchain "
+        f"that the compile read{name}"
     )

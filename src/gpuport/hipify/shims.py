@@ -12,9 +12,13 @@ listed in the report (``shims``), and the name is no longer reported unsupported
   6.2 ignores it too). Guarded by ``HIP_VERSION`` so a newer HIP uses its own.
 * ``cooperative_groups/reduce.h`` (``cg::reduce`` and its ``cg::plus``/``less``/``greater``/
   ``bit_and``/``bit_or``/``bit_xor`` functors; no HIP 5.x or 6.x header has them): the include
-  becomes HIP's cooperative groups header and a butterfly reduction over the group's
-  ``shfl_xor`` is defined, the reduction ``cg::reduce`` documents for a tile (every thread gets
-  the result).
+  becomes HIP's cooperative groups header and ``cg::reduce`` is defined as a tree over the
+  group's ranks (``shfl_down`` by 1, 2, 4, ..., a rank adding only partners inside the group,
+  then rank 0's result broadcast: every thread gets the result, as ``cg::reduce`` documents).
+  It holds for any group size and for coalesced groups (a ``labeled_partition`` of a tile has
+  any number of threads, and HIP's ``coalesced_group`` has ``shfl_down``/``shfl`` but no
+  ``shfl_xor``), where a butterfly over ``shfl_xor`` would not compile or, for a size that is
+  not a power of two, would combine threads outside the group.
 """
 
 from __future__ import annotations
@@ -84,8 +88,12 @@ template <class T> struct bit_or {{ __device__ T operator()(T a, T b) const {{ r
 template <class T> struct bit_xor {{ __device__ T operator()(T a, T b) const {{ return a ^ b; }} }};
 template <class Group, class T, class Op>
 __device__ T reduce(const Group& g, T v, Op op) {{
-  for (unsigned int o = g.size() / 2; o > 0; o /= 2) v = op(v, g.shfl_xor(v, o));
-  return v;
+  const unsigned int n = g.size(), r = g.thread_rank();
+  for (unsigned int o = 1; o < n; o *= 2) {{
+    const T t = g.shfl_down(v, o);
+    if (r + o < n) v = op(v, t);
+  }}
+  return g.shfl(v, 0);
 }}
 }}  // namespace cooperative_groups
 #endif

@@ -40,7 +40,6 @@ __all__ = ["check_files"]
 TIMEOUT_S = compiler.COMPILE_TIMEOUT_S
 _NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".hip")
 _GCC_MISSING = textre.compile(r"fatal error: ([^\s:]+): No such file or directory")
-_NVCC_AT = textre.compile(r"^(.+?)\((\d+)\): (?:catastrophic )?error")
 
 
 def _torch_includes() -> list[str]:
@@ -56,23 +55,34 @@ def _torch_includes() -> list[str]:
 
 
 def _nvcc_error(output: str, allowed: Sequence[Path], depfile: Path) -> str:
-    """nvcc's first error as :func:`gpuport.hipify.compiler.shown_error` shows hipcc's: its
-    front end writes ``FILE(LINE): error``, which that function does not locate; nothing of
-    it when the compile read a file outside ``allowed`` (``depfile``, its ``-MD`` list)."""
-    line = compiler.first_error_line(output)[:2000]
-    at = _NVCC_AT.match(line)
-    if at is None or compiler.read_outside(depfile, allowed) is not None:
-        return compiler.shown_error(output, allowed, depfile)
-    real = os.path.realpath(at.group(1))
-    if any(
-        real == os.path.realpath(a) or real.startswith(os.path.realpath(a) + os.sep)
-        for a in allowed
-    ):
-        return line
-    return (
-        "error in a file outside the project and the CUDA toolkit "
-        f"({Path(at.group(1)).name[:60]}); its message is not shown"
-    )
+    """nvcc's first error as :func:`gpuport.hipify.compiler.shown_error` shows hipcc's (its
+    front end writes ``FILE(LINE): error``, which that function knows too)."""
+    return compiler.shown_error(output, allowed, depfile)
+
+
+#: What an argument of the project's (a flag, the unit's path) may hold to reach nvcc. nvcc
+#: builds command lines for its host compiler and runs them through a shell: a `-D` value
+#: ending in `\\` let the next value's spaces split into `-B /[!p]*/.../DIR/`, globbed by that
+#: shell, and gcc ran the project's own `cc1plus` from DIR (the third review). Nothing the
+#: shell reads (quotes, `\\`, spaces, globs, `$`, `!`, `~`, braces, parentheses) gets through,
+#: nor a comma (nvcc splits `-I/a,/b` into two folders) or `@` (a response file).
+_NVCC_SAFE = textre.compile(r"[A-Za-z0-9_./=+:-]+")
+
+
+def _nvcc_args(flags: Sequence[str], unit: Path) -> tuple[list[str], list[str]]:
+    """The project's flags nvcc may get and what was dropped (each with why); a unit whose
+    path nvcc could not keep whole is not compiled (said in the second list, first)."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    if not _NVCC_SAFE.fullmatch(str(unit)):
+        return [], [f"not compiled with nvcc: its path {str(unit)[-80:]!r} holds characters "
+                    "nvcc's own shell commands would read"]  # fmt: skip
+    for flag in flags:
+        if _NVCC_SAFE.fullmatch(flag):
+            kept.append(flag)
+        else:
+            dropped.append(f"{flag[:80]!r}: holds characters nvcc's own shell commands read")
+    return kept, dropped
 
 
 def _nvcc(
@@ -264,17 +274,29 @@ def _compile_all(
                 )
             )
         else:
+            safe, refused = _nvcc_args(flags, unit)
+            nv_notes = notes + [f"project flag dropped for nvcc: {d}" for d in refused]
+            if refused and refused[0].startswith("not compiled"):
+                out.append(
+                    CheckResult(path=rel, compiler="nvcc", status="skipped", error=refused[0])
+                )
+                continue
             status, error, cmd = _nvcc(
                 nvcc,
                 unit,
-                [*flags, *extra_nvcc, *torch],
+                [*safe, *extra_nvcc, *torch],
                 [root, where],
                 [root, where],
                 timeout_s=max(1.0, min(TIMEOUT_S, deadline - time.monotonic())),
             )
             out.append(
                 CheckResult(
-                    path=rel, compiler="nvcc", status=status, error=error, command=cmd, notes=notes
+                    path=rel,
+                    compiler="nvcc",
+                    status=status,
+                    error=error,
+                    command=cmd,
+                    notes=nv_notes,
                 )
             )
     return out

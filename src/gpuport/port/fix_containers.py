@@ -10,8 +10,11 @@ compose file (GP501-GP505, and the dependency findings of the requirements an im
   index and ``+cu`` builds become the ROCm ones (on an image that ships ROCm torch, torch is
   not installed again), and ``pip install -r R`` installs R's ROCm route (``port``'s
   ``requirements-rocm.txt``). A Dockerfile with none of that to change gets no copy.
-* A Dockerfile that compiles CUDA code (``-DGGML_CUDA=ON``, ``nvcc``) or installs a CUDA-only
-  build (``pkg[cublas]``, ``*-cu12``) gets no copy: its findings say why in ``unfixed``.
+* A Dockerfile that compiles CUDA code (``-DGGML_CUDA=ON``, ``nvcc``, CUDA's binary tools
+  such as ``nvprune``, a cargo feature naming CUDA), installs a CUDA-only build
+  (``pkg[cublas]``, ``*-cu12``), runs a project script that does (read, never run), or puts
+  NVIDIA's EGL/Vulkan driver manifests into the image gets no copy: its findings say why in
+  ``unfixed``.
 * Compose files: :mod:`gpuport.port.fix_compose`.
 """
 
@@ -41,11 +44,25 @@ _CUDA_APT = textre.compile(
 #: a RUN that compiles CUDA code or installs a CUDA-only build: a ROCm image would need the
 #: project's HIP build (or another package), which is a person's call
 _CUDA_BUILD = textre.compile(
-    r"(?i)-D\w*(?:CUDA|CUBLAS)\w*=(?:ON|1|TRUE)\b|\b\w*(?:CUDA|CUBLAS)=1\b"
+    r"(?i)-D[ \t]*\w*(?:CUDA|CUBLAS)\w*=(?:ON|1|TRUE)\b|\b\w*(?:CUDA|CUBLAS)=1\b"
     r"|CMAKE_CUDA_ARCHITECTURES|CUDA_DOCKER_ARCH|\bnvcc\b"
     r"|\[[\w,-]*\b(?:cublas|cuda\d*|cu1\d+x?)\b[\w,-]*\]"
     r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
+    # the CUDA toolkit's binary tools (pruning cuBLAS for an arch, reading a fatbinary)
+    r"|\b(?:nvprune|cuobjdump|nvdisasm|fatbinary|ptxas)\b"
+    # a build's own feature switch naming CUDA (cargo ``--features candle-cuda``, ``-F cuda``)
+    r"|\bcargo\b[^\n;&|]*?(?:--features|\s-F)[ =]+[\"']?[\w,:/-]*cuda"
+    # conda's CUDA builds (``pytorch cudatoolkit=11.3 -c pytorch``, ``pytorch-cuda=12.1``)
+    r"|\b(?:conda|mamba|micromamba)\b[^;&|]*?\binstall\b[^;&|]*?"
+    r"[\s\"'](?:cudatoolkit|pytorch-cuda|cuda-toolkit|cuda-nvcc|cudnn)\b"
 )
+#: NVIDIA's GL/Vulkan driver manifests put into the image: it renders through NVIDIA's driver
+_NV_MANIFEST = textre.compile(
+    r"(?i)\S*nvidia[\w.-]*\.json\s+\S*(?:egl_vendor|vulkan/icd|_layer)\.d\S*"
+    r"|\S*(?:egl_vendor|vulkan/icd|_layer)\.d/\S*nvidia\S*"
+)
+#: a script a RUN runs (``./build.sh``, ``bash scripts/setup.sh 3.11``)
+_SCRIPT = textre.compile(r"(?<![\w.$/-])((?:\.{1,2}/|/)?[\w./-]*[\w-]\.(?:sh|bash))(?![\w.-])")
 _CUDA_INDEX = textre.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
 _LOCAL_CU = textre.compile(r"\+cu\d+")
 _PIP_R = textre.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
@@ -191,16 +208,9 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             )
         elif _RUN.match(chunk):
             new = chunk
-            build = _CUDA_BUILD.search(_no_comments(chunk))
+            build = _cuda_build(ctx, path, chunk, copied)
             if build is not None:
-                built_here = ctx.cache.setdefault("cuda-built", set())
-                if isinstance(built_here, set):
-                    built_here.add(path)
-                ctx.decline(
-                    found,
-                    f"{path} builds or installs CUDA code ({build.group(0).strip()}): a ROCm "
-                    "image needs the project's HIP build there, left to a person",
-                )
+                _decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build})")
                 return None
             if textre.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
@@ -226,6 +236,12 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 new = "".join(pre_lines) + new
                 pre_lines = []
         elif textre.match(r"^\s*(?:COPY|ADD)\s", chunk, re.I):
+            manifest = _NV_MANIFEST.search(chunk)
+            if manifest is not None:
+                _decline_cuda(
+                    ctx, path, found, f"installs NVIDIA's driver manifest ({manifest.group(0)})"
+                )
+                return None
             _note_copies(chunk, copied)
             new = _copy_routes(chunk, dep_copy, pre, eol)
         if new != chunk:
@@ -261,6 +277,41 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     )
     prop.creates[target] = content
     return prop
+
+
+def _decline_cuda(ctx: PortContext, path: str, found: list[Finding], what: str) -> None:
+    """No ROCm copy of ``path``: the image needs the project's HIP build (or AMD's driver
+    files) there; compose services built from it get no AMD devices either."""
+    built_here = ctx.cache.setdefault("cuda-built", set())
+    if isinstance(built_here, set):
+        built_here.add(path)
+    ctx.decline(
+        found,
+        f"{path} {what}: a ROCm image needs the project's HIP build there, left to a person",
+    )
+
+
+def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str]) -> str | None:
+    """What in a RUN compiles CUDA code or installs a CUDA-only build: the RUN's own text,
+    or a project script it runs (copied into the image, or found beside the Dockerfile or
+    at the project's root), read and never run."""
+    code = _no_comments(chunk)
+    build = _CUDA_BUILD.search(code)
+    if build is not None:
+        return build.group(0).strip()
+    here = PurePosixPath(path).parent
+    for m in _SCRIPT.finditer(code):
+        given = m.group(1)
+        name = PurePosixPath(given).name
+        for cand in (copied.get(name), str(here / _project_path(given)), _project_path(given)):
+            text = ctx.read(cand) if cand and not cand.startswith("/") else None
+            if text is None:
+                continue
+            inner = _CUDA_BUILD.search(_no_comments(text))
+            if inner is not None:
+                return f"{cand} runs {inner.group(0).strip()}"
+            break
+    return None
 
 
 def _no_comments(chunk: str) -> str:

@@ -9,7 +9,9 @@ add one (``requirements-rocm.txt``, ``requirements_amd.txt``):
   (``knowledge/port_routes.toml``), ``torch==2.1.2+cu118`` becomes ``torch==2.1.2+rocm5.6``
   (the same release, the ROCm build), a CUDA-only build with no ROCm wheel of that version
   (``xformers==...+cu118``, a ``+cu`` wheel URL) is commented out with the reason, and a plain
-  ``triton`` pin is left to the ROCm torch wheel, which brings its own Triton.
+  ``triton`` pin is left to the ROCm torch wheel, which brings its own Triton, as are
+  NVIDIA's CUDA runtime wheels (``nvidia-cublas-cu12``: what the CUDA torch wheel pulls in,
+  often exported into a requirements file), commented out with the reason.
 * **pre-install** (the manifest names torch and friends plainly: ``torch>=2.1`` in
   requirements.txt, pyproject.toml or setup.py): a file holding only those requirements and
   the ROCm index, installed first; the project's own install then finds them satisfied.
@@ -47,6 +49,8 @@ _OPTION = textre.compile(
 )
 _QUOTED = textre.compile(r"""["']([^"']+)["']""")
 _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
+#: NVIDIA's CUDA runtime wheels (``nvidia-cublas-cu12``, ``nvidia-nccl-cu11``)
+_NV_RUNTIME = textre.compile(r"^nvidia-[a-z0-9-]+-cu\d+$")
 _NOTE = "# gpuport:"
 _PREVIOUS = "https://pytorch.org/get-started/previous-versions/"
 
@@ -230,9 +234,19 @@ def _copy_route(
     eol = ctx.eol(text)
     out: list[str] = []
     has_index = False
+    nv_runtime: list[Finding] = []
     for first, last, joined in logical:
         hits = [f for ln in range(first, last + 1) for f in by_line.get(ln, [])]
-        is_torch = (r := _req(joined)) is not None and _dist(r.name) in TORCH_FAMILY
+        r = _req(joined)
+        is_torch = r is not None and _dist(r.name) in TORCH_FAMILY
+        if r is not None and _NV_RUNTIME.match(_dist(r.name)):
+            # NVIDIA's CUDA runtime wheels (what the CUDA torch wheel pulls in, often
+            # exported into a requirements file by a lock tool): the ROCm torch wheel brings
+            # ROCm's libraries instead, and these would only add gigabytes of CUDA
+            out += [f"{_NOTE} NVIDIA's CUDA runtime wheel; the ROCm torch wheel brings ROCm's"]
+            out += [f"# {ln}" for ln in text.splitlines()[first - 1 : last]]
+            nv_runtime += hits  # addressed when the file has a route of its own
+            continue
         if not hits and not is_torch:
             out.extend(text.splitlines()[first - 1 : last])
             continue
@@ -243,6 +257,7 @@ def _copy_route(
         out.extend(new)
     if not route.safe and not route.unsafe:
         return None
+    route.safe += nv_runtime
     head = [
         f"# ROCm install route for {PurePosixPath(path).name}, written by `gpuport port`: the same",
         "# requirements with the ROCm builds (CUDA-only builds commented out, with the reason).",

@@ -22,6 +22,11 @@
   --unsafe-fixes`` ports, code right on wave64 as written (consistent 32-lane groups, logical
   tiles), each line marked ``// gpuport: wave64 unsafe``. Everything else is left, with the
   analysis's reason.
+* **``#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < N``** at file scope (GP317, unsafe):
+  definitions for GPUs below a capability (a half ``atomicAdd`` before Volta) that
+  hip-clang never compiles get ``|| defined(USE_ROCM) || ...`` (both of hip-clang's passes:
+  the host pass checks device code's calls too), as the real ports write it. Such a test
+  inside a function body is a pass-specific path (in a host function, dead code) and is left.
 * **``#ifdef __CUDA_ARCH__``** (GP317, unsafe): ``|| defined(__HIP_DEVICE_COMPILE__)`` is
   added, so hip-clang's device pass takes the branch nvcc's device pass takes; what it
   compiles on ROCm changes.
@@ -253,6 +258,14 @@ _ARCH_BELOW = textre.compile(
     r"^([ \t]*#[ \t]*(?:el)?if[ \t]+)(.*__CUDA_ARCH__[ \t]*<=?[ \t]*\w+.*?)([ \t]*(?://.*|/\*.*)?)$"
 )
 _HIP_DEV = "defined(__HIP_DEVICE_COMPILE__)"
+#: ``#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700``: code for GPUs older than a
+#: capability (a fallback: ``atomicAdd`` on half before Volta), never compiled by hip-clang
+_ARCH_FALLBACK = textre.compile(
+    r"^([ \t]*#[ \t]*(?:el)?if[ \t]+)"
+    r"(\(?[ \t]*defined[ \t]*\(?[ \t]*__CUDA_ARCH__[ \t]*\)?[ \t]*&&[ \t]*"
+    r"\(?[ \t]*__CUDA_ARCH__[ \t]*<=?[ \t]*\d+[ \t]*\)?[ \t]*\)?)"
+    r"([ \t]*(?://.*|/\*.*)?)$"
+)
 
 
 def _explicit(src: CxxSource, line: int) -> tuple[int, int, str] | None:
@@ -287,11 +300,31 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         "what ROCm builds changes",
         findings=[],
     )
+    fallback = Proposal(
+        id=f"cuda-arch-fallback:{path}",
+        family="kernels",
+        title=f"{path}: the fallbacks for older NVIDIA GPUs compiled on ROCm too",
+        safe=False,
+        why="ROCm then compiles code nvcc compiles only for GPUs below a capability (a "
+        "definition HIP may provide itself, or a slower path): what ROCm builds changes",
+        findings=[],
+    )
     for f in found:
         line = f.location.line
         if line is None or line > src.line_count:
             continue
         lo, hi = src.line_span(line)
+        fb = _ARCH_FALLBACK.match(src.text[lo:hi])
+        if fb is not None and "never compiles this branch" in f.message:
+            if _in_function(src, lo):
+                continue  # a pass-specific path (a host function's is dead code): left as is
+            # both of hip-clang's passes: the host pass checks device code's calls too
+            expr = fb.group(2).strip()
+            new = f"({expr}) || {HIP_TEST}" if not expr.startswith("(") else f"{expr} || {HIP_TEST}"
+            start = lo + fb.start(2)
+            fallback.edit(path, start, start + len(fb.group(2).rstrip()), new, [f])
+            fallback.findings.append(f)
+            continue
         m = _ARCH_IFDEF.match(src.text[lo:hi])
         if m is not None:
             new = f"{m.group(1)}if defined(__CUDA_ARCH__) || {_HIP_DEV}"
@@ -307,7 +340,28 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         if got is not None and "takes this branch" in f.message:
             safe.edit(path, *got, [f])
             safe.findings.append(f)
-    return [p for p in (safe, risky) if p.findings]
+    return [p for p in (safe, risky, fallback) if p.findings]
+
+
+_NOT_FUNCTION = textre.compile(r"^\s*(?:namespace|extern|class|struct|union|enum)\b")
+
+
+def _in_function(src: CxxSource, offset: int) -> bool:
+    """Whether ``offset`` is inside a function body (not at file scope, nor only inside a
+    namespace, ``extern "C"`` or a class): a brace whose head holds a parameter list."""
+    code = src.code
+    opened: list[int] = []
+    for m in textre.finditer(r"[{}]", code[:offset]):
+        if m.group() == "{":
+            opened.append(m.start())
+        elif opened:
+            opened.pop()
+    for brace in opened:
+        head_start = max(code.rfind(c, 0, brace) for c in ";{}") + 1
+        head = code[head_start:brace]
+        if "(" in head and not _NOT_FUNCTION.match(head):
+            return True
+    return False
 
 
 def _matching_endif(src: CxxSource, line: int) -> int:

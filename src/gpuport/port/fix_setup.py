@@ -6,7 +6,8 @@ hipcc, which takes none of nvcc's own options (``--use_fast_math``, ``-gencode``
 :mod:`ast` (never run) and changed in two ways, both keeping every CUDA build as it was:
 
 * a list literal holding such flags becomes ``([hip flags] if torch.version.hip else [the
-  original])``, the HIP list being the original without the nvcc-only flags (and their values);
+  original])``, the HIP list being the original without the nvcc-only flags (and their
+  values), ``--use_fast_math`` given as clang's ``-ffast-math``;
 * a run of statements that only add such flags to a list (``cc_flag.append("-gencode")``, an
   ``if`` or ``for`` around them) goes under ``if not torch.version.hip:``.
 
@@ -99,22 +100,43 @@ def _literal(node: ast.expr) -> str | None:
     return None
 
 
-def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr], bool]:
-    """The elements hipcc keeps, and whether any was dropped."""
-    kept: list[ast.expr] = []
+#: nvcc flags whose clang spelling hipcc takes, as the real ports write it
+CLANG_SPELLING = {"--use_fast_math": "-ffast-math", "-use_fast_math": "-ffast-math"}
+
+
+#: the values nvcc's ``-arch`` takes; ``-arch arm64`` / ``-arch x86_64`` are Apple's
+#: host-compiler flag (a macOS build's ``cxx`` and link flags), not nvcc's
+_NVCC_ARCH_VALUE = textre.compile(r"^(?:sm_|compute_|lto_)\w+$|^(?:all|all-major|native)$")
+
+
+def _apple_arch(elts: list[ast.expr], i: int) -> bool:
+    text = _literal(elts[i])
+    if text not in ("-arch", "--arch") or i + 1 >= len(elts):
+        return False
+    value = _literal(elts[i + 1])
+    return value is not None and _NVCC_ARCH_VALUE.match(value) is None
+
+
+def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr | str], bool]:
+    """The elements hipcc keeps (an nvcc flag with a clang spelling as that spelling's
+    string literal), and whether any was dropped."""
+    kept: list[ast.expr | str] = []
     dropped = False
     skip = False
-    for el in elts:
+    for i, el in enumerate(elts):
         if skip:
             skip = False
             dropped = True
             continue
         text = _literal(el)
-        kind = _flag_kind(text) if text is not None else None
+        kind = _flag_kind(text) if text is not None and not _apple_arch(elts, i) else None
         if kind is None:
             kept.append(el)
             continue
         dropped = True
+        if isinstance(el, ast.Constant) and text in CLANG_SPELLING:
+            kept.append(repr(CLANG_SPELLING[text]).replace("'", '"'))
+            continue
         skip = kind == "valued"
     return kept, dropped
 
@@ -416,7 +438,12 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
             continue
         s, e = _span(node, starts, text)
         first, last = node.lineno, node.end_lineno or node.lineno
-        new = _conditional(text, s, e, node, [text[slice(*_span(el, starts, text))] for el in kept])
+        quote = "'" if text[s:e].count("'") > text[s:e].count('"') else '"'
+        spelled = [
+            k.replace('"', quote) if isinstance(k, str) else text[slice(*_span(k, starts, text))]
+            for k in kept
+        ]
+        new = _conditional(text, s, e, node, spelled)
         prop.edit(path, s, e, new, _within(found, first, last))
         covered.append((first, last))
     if not covered:

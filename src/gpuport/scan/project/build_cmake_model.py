@@ -159,11 +159,26 @@ class _Branches:
             self.stack.pop()
 
 
-def _expand(token: str, env: dict[str, list[tuple[str, bool, int]]]) -> list[tuple[str, bool, int]]:
+#: Entries the variables of a CMake file may copy, per character of it: ``set(A1 ${A0}
+#: ${A0})``, ``set(A2 ${A1} ${A1})``... doubled per line (24 lines: over 60 s and 3 GB)
+BUDGET_PER_CHAR = 32
+
+
+class _TooLarge(Exception):
+    """The file's variables stand for more entries than its size allows."""
+
+
+def _expand(
+    token: str, env: dict[str, list[tuple[str, bool, int]]], budget: list[int]
+) -> list[tuple[str, bool, int]]:
     token = token.strip('"')
     whole = _VARREF.fullmatch(token)
     if whole and whole.group(1) in env:
-        return list(env[whole.group(1)])
+        got = env[whole.group(1)]
+        budget[0] -= len(got) + 1
+        if budget[0] < 0:
+            raise _TooLarge
+        return list(got)
     for var in _ROOT_VARS:
         token = token.replace("${" + var + "}/", "").replace("${" + var + "}", "")
     if "$" in token or not token:
@@ -216,7 +231,16 @@ def _closing_parens(code: str) -> dict[int, int]:
 
 def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     """The source patterns a CMake file uses, whether it tests for ROCm/HIP at all, and the
-    lines of commands in branches ROCm never takes (first, last, line of the test)."""
+    lines of commands in branches ROCm never takes (first, last, line of the test); no model
+    (nothing used, nothing tested) when its variables stand for more entries than its size
+    allows (:data:`BUDGET_PER_CHAR`)."""
+    try:
+        return _cmake_uses(text, [BUDGET_PER_CHAR * len(text) + 100_000])
+    except _TooLarge:
+        return [], False, []
+
+
+def _cmake_uses(text: str, budget: list[int]) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
     code = _strip_comments(text)
     env: dict[str, list[tuple[str, bool, int]]] = {}
     uses: list[Use] = []
@@ -265,7 +289,7 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
                 t
                 for tok in pats
                 if not tok.upper().startswith("RELATIVE")
-                for t in _expand(tok, env)
+                for t in _expand(tok, env, budget)
             ]
             env[words[1]] = [(p, c or bool(cl), ln or cl) for p, c, ln in got]
             continue
@@ -275,23 +299,23 @@ def cmake_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
             ranges.append((line, line + args.count("\n"), cl))
         tokens = _TOKEN.findall(args)
         if cmd == "set" and tokens:
-            got = [t for tok in tokens[1:] for t in _expand(tok, env)]
+            got = [t for tok in tokens[1:] for t in _expand(tok, env, budget)]
             env[tokens[0]] = [(p, c or bool(cl), ln or cl) for p, c, ln in got]
             continue
         if cmd == "list" and len(tokens) >= 3 and tokens[0].upper() == "REMOVE_ITEM":
             if br.rocm_taken():  # the ROCm build takes these sources out: CUDA-only
-                gone = {p for tok in tokens[2:] for p, _, _ in _expand(tok, env)}
+                gone = {p for tok in tokens[2:] for p, _, _ in _expand(tok, env, budget)}
                 env[tokens[1]] = [
                     (p, True, line) if p in gone else (p, c, ln)
                     for p, c, ln in env.get(tokens[1], [])
                 ]
             continue
         if cmd == "list" and len(tokens) >= 3 and tokens[0].upper() == "APPEND":
-            got = [t for tok in tokens[2:] for t in _expand(tok, env)]
+            got = [t for tok in tokens[2:] for t in _expand(tok, env, budget)]
             env.setdefault(tokens[1], []).extend((p, c or bool(cl), ln or cl) for p, c, ln in got)
             continue
         for tok in tokens:
-            for p, c, ln in _expand(tok, env):
+            for p, c, ln in _expand(tok, env, budget):
                 if cmd == "add_subdirectory" or _SOURCEISH.search(p):
                     uses.append(Use(p, c or bool(cl), ln or cl or line))
     return uses, br.tested, ranges

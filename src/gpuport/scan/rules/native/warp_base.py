@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuport import textre
 from gpuport.scan.cxx import CxxSource
@@ -72,6 +73,11 @@ _SHFL = textre.compile(
     r"(?:(?<![\w.>])__shfl(?P<kind>_up|_down|_xor)?(?P<sync>_sync)?"
     r"|(?<=[.>])\s*shfl(?P<mkind>_up|_down|_xor)?)\s*\("
 )
+#: PyTorch's shuffles (``ATen/cuda/DeviceUtils.cuh``): ``WARP_SHFL(value, lane, width =
+#: warpSize, mask = full)``, likewise ``_UP``/``_DOWN``/``_XOR``: no mask first, HIP's width
+#: (64) when none is given. Read as shuffles only in a file that includes that header.
+_ATEN_SHFL = textre.compile(r"(?<![\w.>])WARP_SHFL(?P<kind>_UP|_DOWN|_XOR)?\s*\(")
+_ATEN_INCLUDE = textre.compile(r"#\s*include\s*[<\"]ATen/cuda/DeviceUtils\.cuh[>\"]")
 _FOR = textre.compile(r"(?<![\w.])for\s*\(")
 _DEF_EQ = textre.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*=(?!=)")
 _DEF_CTOR = textre.compile(
@@ -112,8 +118,22 @@ _SHIFT_OR_CMP = frozenset({"<<", ">>"})
 _LANE_KINDS = frozenset({"L32", "W32"})
 
 
+#: The source whose lines :func:`_line_text` gave last, and those lines (one per line number)
+_LINE_TEXTS: list[Any] = [None, {}]
+
+
 def _line_text(src: CxxSource, offset: int) -> str:
-    return " ".join(src.code_line(src.line_of(offset)).split())[:90]
+    """The line of ``offset``, its spaces collapsed, cut to 90 characters; each line is
+    made once (a 200 KB line of shuffles was split again for each of its sites: 12.7 s in
+    hipify; third review)."""
+    if _LINE_TEXTS[0] is not src:
+        _LINE_TEXTS[:] = [src, {}]
+    cache: dict[int, str] = _LINE_TEXTS[1]
+    line = src.line_of(offset)
+    got = cache.get(line)
+    if got is None:
+        got = cache[line] = " ".join(src.code_line(line).split())[:90]
+    return got
 
 
 def _strip(expr: str) -> str:
@@ -212,6 +232,10 @@ class ReaderBase:
         self.lane_fns = lane_fns
         self.shared = set(shared)
         self.f = Facts()
+        #: the file includes PyTorch's DeviceUtils.cuh: its WARP_SHFL* calls are shuffles
+        self.aten_shfl = _ATEN_INCLUDE.search(src.text) is not None and not textre.search(
+            r"#\s*define\s+WARP_SHFL", src.text
+        )
         self._site_keys: set[tuple[int, int]] = set()  # (start, end) of f.sites
         self.explained: list[tuple[int, int]] = []
         self.kinds: dict[str, str] = {}
@@ -413,6 +437,8 @@ class ReaderBase:
                     if ch == "(" and _DECLARED.search(code, max(lo, i - 80), i):
                         return None  # `unsigned warpid(tid >> 5);`: a definition
                     if head in _CONDITIONS or textre.fullmatch(r"__shfl\w*|shfl\w*", head):
+                        return None
+                    if self.aten_shfl and textre.fullmatch(r"WARP_SHFL\w*", head):
                         return None
                     return f"`{text}` passes a lane or warp number to `{head}`"
             elif ch in ";{}" and depth == 0:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from gpuport.models import Severity
@@ -57,7 +58,8 @@ class JudgedSink:
 
     def _lane_site_near(self, offset: int) -> bool:
         self.meaning  # noqa: B018 (analysed on first use)
-        return any(offset <= s <= offset + _SITE_REACH for s in self._sites)
+        at = bisect.bisect_left(self._sites, offset)  # sorted: one look, not one per site
+        return at < len(self._sites) and self._sites[at] <= offset + _SITE_REACH
 
     def hit(
         self,

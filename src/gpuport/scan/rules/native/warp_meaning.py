@@ -30,6 +30,7 @@ each site's decision and each component's verdict at an offset.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -105,12 +106,51 @@ class FileMeaning:
     spans: list[tuple[int, int, Component]] = field(default_factory=list)
 
     def component_at(self, offset: int) -> Component | None:
-        """The component whose unit holds ``offset`` (the innermost)."""
-        best: tuple[int, Component] | None = None
-        for start, end, comp in self.spans:
-            if start <= offset < end and (best is None or end - start < best[0]):
-                best = (end - start, comp)
-        return best[1] if best else None
+        """The component whose unit holds ``offset`` (the innermost). Units nest or stand
+        apart: the last one starting at or before ``offset``, then its enclosing ones (a
+        look at every unit per question was 2.7 s for 4,444 kernels; third review)."""
+        index = self._index()
+        if index is None:  # units that overlap without nesting: look at each
+            best: tuple[int, Component] | None = None
+            for start, end, comp in self.spans:
+                if start <= offset < end and (best is None or end - start < best[0]):
+                    best = (end - start, comp)
+            return best[1] if best else None
+        order, starts, parent = index
+        k = bisect.bisect_right(starts, offset) - 1
+        while k >= 0:
+            start, end, comp = self.spans[order[k]]
+            if start <= offset < end:
+                return comp
+            k = parent[k]
+        return None
+
+    def _index(self) -> tuple[list[int], list[int], list[int]] | None:
+        """The units by start (outer first; of two alike, the earlier listed inside) with
+        each one's enclosing unit, or None when two overlap without nesting."""
+        key = (len(self.spans), id(self.spans))
+        cached = self.__dict__.get("_nesting")
+        if cached is not None and cached[0] == key:
+            return cached[1]  # type: ignore[no-any-return]
+        order = sorted(
+            range(len(self.spans)), key=lambda i: (self.spans[i][0], -self.spans[i][1], -i)
+        )
+        starts: list[int] = []
+        parent: list[int] = []
+        stack: list[int] = []
+        found: tuple[list[int], list[int], list[int]] | None = (order, starts, parent)
+        for k, i in enumerate(order):
+            start, end, _ = self.spans[i]
+            while stack and self.spans[order[stack[-1]]][1] <= start:
+                stack.pop()
+            if stack and self.spans[order[stack[-1]]][1] < end:
+                found = None  # overlaps without nesting
+                break
+            parent.append(stack[-1] if stack else -1)
+            stack.append(k)
+            starts.append(start)
+        self.__dict__["_nesting"] = (key, found)
+        return found
 
 
 class _Union:

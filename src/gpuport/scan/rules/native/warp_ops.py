@@ -8,6 +8,7 @@ import re
 from gpuport import textre
 from gpuport.scan.rules.native.common import int_value
 from gpuport.scan.rules.native.warp_base import (
+    _ATEN_SHFL,
     _DIM,
     _FOR,
     _HW,
@@ -82,16 +83,29 @@ class OpsPasses(ReaderBase):
                 self.f.unknown.append(note)
                 self.f.blockers.append(note)
 
-    def shuffles(self) -> None:
-        src, code = self.src, self.code
-        for m in _SHFL.finditer(code, self.a, self.b):
+    def _shuffle_calls(self, a: int, b: int) -> list[tuple[int, int, str, bool, bool]]:
+        """(start, opening parenthesis, kind ``_up``/``_down``/``_xor``/``""``, has a mask
+        first, is a tile member) of every shuffle call in ``[a, b)``: CUDA's and HIP's, a
+        cooperative-groups member, and PyTorch's ``WARP_SHFL*`` where the file includes them."""
+        calls = []
+        for m in _SHFL.finditer(self.code, a, b):
             member = (
                 m.group("kind") is None and m.group("sync") is None and "__shfl" not in m.group()
             )
             kind = (m.group("mkind") if member else m.group("kind")) or ""
-            paren = m.end() - 1
+            calls.append((m.start(), m.end() - 1, kind, bool(m.group("sync")), member))
+        if self.aten_shfl:
+            for m in _ATEN_SHFL.finditer(self.code, a, b):
+                calls.append(
+                    (m.start(), m.end() - 1, (m.group("kind") or "").lower(), False, False)
+                )
+        return sorted(calls)
+
+    def shuffles(self) -> None:
+        src, code = self.src, self.code
+        for start, paren, kind, sync, member in self._shuffle_calls(self.a, self.b):
             args = src.call_args(paren)
-            if m.group("sync"):
+            if sync:
                 args = args[1:]
             if len(args) < 2:
                 continue
@@ -103,8 +117,8 @@ class OpsPasses(ReaderBase):
                 if value is not None and value <= 32:
                     self.f.anchors.append(
                         Note(
-                            m.start(),
-                            f"`{_line_text(src, m.start())}` shuffles within {value}-lane groups",
+                            start,
+                            f"`{_line_text(src, start)}` shuffles within {value}-lane groups",
                         )
                     )
                     self.explain(w0, w1)
@@ -113,7 +127,7 @@ class OpsPasses(ReaderBase):
                         at = w0 + lit.start()
                         self.site(at, w0 + lit.end(), WAVE, "shuffle", f"width 32 -> {WAVE}")
                     else:
-                        self.f.fixed_tiles.append(Note(m.start(), f"{value}-lane shuffle groups"))
+                        self.f.fixed_tiles.append(Note(start, f"{value}-lane shuffle groups"))
                 elif width in self.consts:
                     self.explain(w0, w1)
             elif not member and not kind and self._in_segment(a1):
@@ -121,8 +135,8 @@ class OpsPasses(ReaderBase):
                 if close is not None:
                     self.f.needs.append(
                         Note(
-                            m.start(),
-                            f"`{_line_text(src, m.start())}` has no width: on a 64-lane wavefront "
+                            start,
+                            f"`{_line_text(src, start)}` has no width: on a 64-lane wavefront "
                             "it reads from lanes 0-63, not from its own 32-lane half",
                         )
                     )
@@ -131,12 +145,12 @@ class OpsPasses(ReaderBase):
                 at = args[1][0] + a1.index("31")
                 self.site(at, at + 2, f"{WAVE} - 1", "lane", f"source lane 31 -> {WAVE} - 1")
             if kind in ("_down", "_up") and not member and len(args) < 3:
-                self._every_lane_stores(m.start(), paren)
+                self._every_lane_stores(start, paren)
             unrolled = kind in ("_down", "_xor", "_up") and int_value(a1) == 16 and not member
-            if unrolled and not any(s <= m.start() < e for s, e in self._loop_spans()):
+            if unrolled and not any(s <= start < e for s, e in self._loop_spans()):
                 self.block(
-                    m.start(),
-                    f"unrolled shuffle from offset 16 (`{_line_text(src, m.start())}`): "
+                    start,
+                    f"unrolled shuffle from offset 16 (`{_line_text(src, start)}`): "
                     "a 64-lane wavefront needs a 32 step first",
                 )
 
@@ -206,7 +220,7 @@ class OpsPasses(ReaderBase):
             cond = code[parts[0] + 1 : parts[1]].replace(" ", "")
             step = code[parts[1] + 1 : close].replace(" ", "")
             body = self._body(close)
-            if not _SHFL.search(code, body[0], body[1] + 1):
+            if not self._shuffle_calls(body[0], body[1] + 1):
                 continue
             im = textre.search(
                 r"(?P<var>[A-Za-z_]\w*)\s*(?:=|\()\s*(?P<v>[^;]*?)\s*\)?\s*$",

@@ -394,12 +394,7 @@ class UsesPasses(ReaderBase):
         text = block
         var = textre.fullmatch(r"[A-Za-z_]\w*", block)
         if var is not None:
-            d = textre.search(
-                rf"(?<![\w.]){re.escape(block)}\s*(?:\(|\{{|=)\s*(?P<e>[^;]*);",
-                self.code[self.a : pos],
-            )
-            if d is not None:
-                text = d.group("e")
+            text = self._defined_before(block, pos) or text
         thirty_two = _THIRTY_TWO.search(text)
         value = int_value(text)
         warp_name = any(n in self.consts for n in _WORD.findall(text)) or textre.search(
@@ -412,11 +407,7 @@ class UsesPasses(ReaderBase):
                     f"launched with `{' '.join(text.split())[:60]}` threads per block",
                 )
             )
-        geometry = [
-            s
-            for s in textre.split(r"[;{}]", self.code[self.a : self.b])
-            if _THIRTY_TWO.search(s) and _HOST_GEOMETRY.search(s)
-        ]
+        geometry = self._geometry()
         if geometry:
             notes.append(
                 Note(
@@ -425,3 +416,29 @@ class UsesPasses(ReaderBase):
                     f"`{' '.join(geometry[0].split())[:70]}`",
                 )
             )
+
+    # Asked once per launch, answered once per function: a host function of 50 KB of
+    # launches searched its whole body again for each (20 s; third review).
+
+    def _defined_before(self, name: str, pos: int) -> str | None:
+        """What ``name = ...;`` (or ``name(...)``, ``name{...}``) first sets it to in this
+        function, when that ends before ``pos``."""
+        defs: dict[str, re.Match[str] | None] = self.__dict__.setdefault("_defs", {})
+        if name not in defs:
+            body = self.code[self.a : self.b]
+            defs[name] = textre.search(
+                rf"(?<![\w.]){re.escape(name)}\s*(?:\(|\{{|=)\s*(?P<e>[^;]*);", body
+            )
+        m = defs[name]
+        return m.group("e") if m is not None and self.a + m.end() <= pos else None
+
+    def _geometry(self) -> list[str]:
+        """The statements of this function that size work with a 32."""
+        if "_geometry_found" not in self.__dict__:
+            self.__dict__["_geometry_found"] = [
+                s
+                for s in textre.split(r"[;{}]", self.code[self.a : self.b])
+                if _THIRTY_TWO.search(s) and _HOST_GEOMETRY.search(s)
+            ]
+        found: list[str] = self.__dict__["_geometry_found"]
+        return found
