@@ -11,12 +11,14 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES [--out table.md] [--sample 40 --seed 13]
     python benchmarks/real_repos.py TREES --set second   # the 23 repositories beyond it
     python benchmarks/real_repos.py TREES --set third-b  # issue 24's held-out half
+    python benchmarks/real_repos.py TREES --set fourth   # issue 24's fourth (held-out) sample
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
 ``--set third-a`` and ``--set third-b`` are the two halves of issue 24's third sample
 (docs/scan.md, "A third sample"): ``third-a`` may be used to fix classes, ``third-b`` is held
-out and run only before and after the work.
+out and run only before and after the work. ``--set fourth`` is a fourth sample, chosen after
+the third sample's second half had been seen, and is likewise run only before and after.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -284,6 +286,112 @@ THIRD_COMMITS: dict[str, str] = {
 }
 THIRD_ROUTE = tuple(list(THIRD_SET)[:12])  # the 12 with a documented route
 
+
+#: Issue 24's fourth sample (a new held-out set, chosen 2026-11-27/28 after the third sample's
+#: second half had been seen): 12 public repositories never used in this project as scan
+#: inputs (not in the dev set, the second sample or the third sample), 6 whose own files
+#: document a ROCm route and 6 whose files document none: Python packages with extensions
+#: (cupy, pytorch3d, torchsparse, Deformable-DETR, flash-fft-conv, stylegan3's JIT ops), CMake
+#: C++ libraries (amrex, hoomd-blue, MatX), serving apps with containers (ramalama,
+#: triton-server) and an application (sdnext). Status and allowed verdicts were written down
+#: from each repository's own files (``file:line`` in the snapshot, ``FOURTH_COMMITS``) and a
+#: look at its code before gpuport was run on any of them. Run only before and after the work.
+FOURTH_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    # --- a documented ROCm route ---
+    "cupy": (
+        "cupy/cupy",
+        "Python + Cython/CUDA; AMD ROCm platform (README.md:21), `pip install cupy-rocm-7-0` "
+        "(README.md:47), experimental AMD GPU support (docs/source/install.rst:416)",
+        ("ready", "minor work"),
+    ),
+    "amrex": (
+        "AMReX-Codes/amrex",
+        "CMake C++ library; CUDA, HIP or SYCL backends (README.md:57, "
+        "Docs/sphinx_documentation/source/GPU.rst:16,142), HIP CI (.github/workflows/hip.yml)",
+        ("ready", "minor work"),
+    ),
+    "ramalama": (
+        "containers/ramalama",
+        "serving app with containers; ROCm image quay.io/ramalama/rocm (README.md:152), "
+        "AMD GPU (rocm) supported (README.md:184), container-images/rocm/",
+        ("ready", "minor work"),
+    ),
+    "hoomd-blue": (
+        "glotzerlab/hoomd-blue",
+        "CMake C++/Python; AMD ROCm with HIP (BUILDING.rst:98-105), HOOMD_GPU_PLATFORM=HIP "
+        "(BUILDING.rst:117), with limitations: some kernels hit an HSA error, no unified-memory "
+        "multi-GPU (BUILDING.rst:110-113)",
+        ("minor work", "major work"),
+    ),
+    "sdnext": (
+        "vladmandic/sdnext",
+        "image-generation app; AMD GPUs with ROCm on Linux and Windows (README.md:98), ROCm "
+        "Docker recipes (README.md:106), installer's ROCm path (installer.py:645)",
+        ("ready", "minor work"),
+    ),
+    "pytorch3d": (
+        "facebookresearch/pytorch3d",
+        "Python + CUDA extension; HIP branch in setup.py (setup.py:56-58, torch.version.hip), "
+        "ROCm build-only CI (.github/workflows/build.yml:25-29)",
+        ("ready", "minor work"),
+    ),
+    # --- no documented ROCm route ---
+    "torchsparse": (
+        "mit-han-lab/torchsparse",
+        "none (no file mentions ROCm/HIP); CUDA extension with mma PTX implicit GEMM "
+        "(torchsparse/backend/convolution/convolution_forward_implicit_gemm_cuda.cu:150)",
+        ("major work", "blocked"),
+    ),
+    "MatX": (
+        "NVIDIA/MatX",
+        "none (ROCm only in a vendored dlpack.h enum); header-only CUDA C++ on CUB, libcu++, "
+        "cuBLASLt, cuTENSOR",
+        ("major work", "blocked"),
+    ),
+    "triton-server": (
+        "triton-inference-server/server",
+        "none; serving app with containers (nvcr.io images, README.md:98), GPU through the "
+        "CUDA runtime with TRITON_ENABLE_GPU on by default (CMakeLists.txt:42)",
+        ("major work", "blocked"),
+    ),
+    "stylegan3": (
+        "NVlabs/stylegan3",
+        "none; pure PyTorch with JIT custom ops (torch_utils/ops/*.cu, masked __shfl_xor_sync "
+        "in filtered_lrelu.cu:512) and reference fallbacks",
+        ("minor work", "major work"),
+    ),
+    "Deformable-DETR": (
+        "fundamentalvision/Deformable-DETR",
+        "none (CUDA toolkit install, README.md:85); one plain CUDA extension op "
+        "(models/ops, MultiScaleDeformableAttention)",
+        ("minor work", "major work"),
+    ),
+    "flash-fft-conv": (
+        "HazyResearch/flash-fft-conv",
+        "none; CUDA extension on tensor cores (wmma/mma), tested on A100/H100 (README.md:36-37)",
+        ("major work", "blocked"),
+    ),
+}
+
+#: The snapshot each fourth-sample tree was extracted from (HEAD of the stored mirror;
+#: the few blobs absent from the mirror were left out: 4 in pytorch3d, 1 in MatX, images
+#: and binaries by their names).
+FOURTH_COMMITS: dict[str, str] = {
+    "cupy": "6b6d9563c4f7410cd1866a11b2f71a60dd45a68c",
+    "amrex": "92679babfc2cc66ca06ee591a80001db57c89878",
+    "ramalama": "8bc1f0a35c328e2d028ad7f3f06cec06012530e4",
+    "hoomd-blue": "967b6a431e1a3f1b07f52f2990fc2c711b57e141",
+    "sdnext": "058a7f0cf326f39c0135c6257d7b7e61073e51fd",
+    "pytorch3d": "9381c4016376345bb795b97c45a6c2de66db354a",
+    "torchsparse": "385f5ce8718fcae93540511b7f5832f4e71fd835",
+    "MatX": "4d58c1a823a6a979e9c12d5a5b395f7e8ab48e8d",
+    "triton-server": "e1db8a603d863b1317ee859bdeea2be19959462e",
+    "stylegan3": "c233a919a6faee6e36a316ddd4eddababad1adf9",
+    "Deformable-DETR": "11169a60c33333af00a4849f1808023eba96a931",
+    "flash-fft-conv": "b8771028717f46d5b22cbb8e12833f35033d621b",
+}
+FOURTH_ROUTE = tuple(list(FOURTH_SET)[:6])  # the 6 with a documented route
+
 #: The split: seeded, stratified (6 with a route and 6 without in each half), done once
 #: when the list was committed. The first half is for fixing classes; the second half is run
 #: only twice, before any change and at the end.
@@ -312,7 +420,10 @@ SETS = {
     "third": THIRD_SET,
     "third-a": {n: THIRD_SET[n] for n in _FIRST},
     "third-b": {n: THIRD_SET[n] for n in _SECOND},
+    "fourth": FOURTH_SET,
 }
+#: repositories with a documented ROCm route, for --by-route
+ROUTE_NAMES = frozenset(THIRD_ROUTE) | frozenset(FOURTH_ROUTE)
 
 
 def cpu_seconds() -> float:
@@ -388,7 +499,7 @@ def main() -> int:
         "--by-route",
         action="store_true",
         help="draw --sample findings from each group apart: repositories with a documented "
-        "ROCm route and without (third sample)",
+        "ROCm route and without (third and fourth samples)",
     )
     args = ap.parse_args()
     chosen = SETS[args.set]
@@ -429,8 +540,8 @@ def main() -> int:
         sys.stdout.write(table)
     if args.sample:
         if args.by_route:
-            with_route = [n for n in reports if n in THIRD_ROUTE]
-            without = [n for n in reports if n not in THIRD_ROUTE]
+            with_route = [n for n in reports if n in ROUTE_NAMES]
+            without = [n for n in reports if n not in ROUTE_NAMES]
             picked_groups = {
                 "route": sample(reports, args.sample, args.seed, with_route),
                 "no route": sample(reports, args.sample, args.seed, without),

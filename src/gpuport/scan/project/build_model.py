@@ -58,6 +58,11 @@ class BuildModel:
     #: macros the build defines (``-DKITTENS_BLACKWELL``, ``add_compile_definitions``) only
     #: in branches a ROCm build never takes -> evidence: false on the ROCm side
     cuda_defines: dict[str, str] = field(default_factory=dict)
+    #: native files a build file that builds for ROCm names (a file or a glob) outside its
+    #: CUDA-only branches: compiled by the ROCm build, whatever their names say
+    rocm_named: set[str] = field(default_factory=set)
+    #: folders such a build file adds (``add_subdirectory``) outside its CUDA-only branches
+    rocm_dirs: set[str] = field(default_factory=set)
 
     def refused(
         self, files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]]
@@ -355,11 +360,15 @@ def _mark_not_built(
         folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
         if not hits:
             unmatched.append(rel)
-        elif all(p.cuda_only for p in hits):
+        elif not all(p.cuda_only for p in hits):
+            if any(not p.is_dir for p in hits if not p.cuda_only):
+                model.rocm_named.add(rel)
+        else:
             model.not_built[rel] = hits[0].evidence
             if _NATIVE_SOURCE.search(rel):
                 cuda_dirs.setdefault(folder, hits[0].evidence)
     rocm_dir_patterns = [p for p in patterns if p.is_dir and not p.cuda_only]
+    model.rocm_dirs.update(p.full for p in rocm_dir_patterns)
     candidates: dict[str, str] = {}
     for rel in unmatched:  # headers and unlisted files: follow their folder
         folder = rel.rsplit("/", 1)[0] if "/" in rel else ""

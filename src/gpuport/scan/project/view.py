@@ -20,6 +20,7 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.backend_siblings import backend_siblings
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
@@ -122,6 +123,9 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     facts = cxx_facts(native, includes, build.cuda_defines)
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
+    siblings = backend_siblings(native, includes, build.rocm_named, build.rocm_dirs)
+    for rel, why in siblings.items():
+        build.not_built.setdefault(rel, why)
     own_hip = frozenset(
         rel
         for rel in build.rocm_builds

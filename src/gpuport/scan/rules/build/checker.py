@@ -36,6 +36,7 @@ from gpuport.scan.rules.build.cmake import (
     rocm_guards,
     strip_cmake_comments,
 )
+from gpuport.scan.rules.build.cmake_nvcc import nvcc_only_spans, probe_spans
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
     ARCH_VAR,
@@ -88,6 +89,7 @@ _FIND_NOTE = (
 )
 # Commands whose arguments are tests or removals, not values.
 _TESTS = {"if", "elseif", "while", "unset", "else", "endif", "endwhile"}
+_IF_TESTS = {"if", "elseif", "while"}
 _LINK_CMDS = {"target_link_libraries", "link_libraries"}
 _LINK_OPTS = {"target_link_options", "add_link_options", "link_options"}
 _LINK_PROP = textre.compile(
@@ -187,8 +189,14 @@ def check_cmake(ctx: FileContext) -> None:
     live_code = _blank_spans(code, dead)
     has_hip = bool(_HIP_PATH.search(live_code))
     rocm_arch = bool(ROCM_ARCH.search(live_code))
-    skip: Spans = [*dead, *((c.start, c.end) for c in cmds if c.name == "message")]
+    skip: Spans = [
+        *dead,
+        *((c.start, c.end) for c in cmds if c.name == "message"),
+        *probe_spans(live),
+    ]
     tests: Spans = [(c.start, c.end) for c in cmds if c.name in _TESTS]
+    # a flag inside a test is looked for, not passed on (issue 24)
+    flag_skip: Spans = [*skip, *((c.args_start, c.end) for c in cmds if c.name in _IF_TESTS)]
     for cmd in live:
         _check_language(out, text, cmd, has_hip, guards)
         words = cmd.words()
@@ -202,9 +210,9 @@ def check_cmake(ctx: FileContext) -> None:
         out,
         text,
         guards,
-        skip,
+        flag_skip,
         arch=not rocm_arch,
-        cuda_only=cuda_only_spans(code),
+        cuda_only=[*cuda_only_spans(code), *nvcc_only_spans(live)],
         arch_skip=tests,
     )
     out.flush()
@@ -248,7 +256,9 @@ def _blank_spans(code: str, spans: Spans) -> str:
 def _check_language(out: Out, text: Text, cmd: Command, has_hip: bool, guards: Guards) -> None:
     """GP401: the command enables or looks for CUDA."""
     hit: int | None = None
-    if cmd.name in ("enable_language", "check_language", "project"):
+    # check_language(CUDA) only asks whether nvcc is there: a probe (issue 24); what the
+    # project does with the answer (enable_language, project) is what counts
+    if cmd.name in ("enable_language", "project"):
         words = list(textre.finditer(r"\S+", cmd.args))
         first = 1 if cmd.name == "project" else 0
         hit = next((w.start() for w in words[first:] if w.group(0) == "CUDA"), None)

@@ -123,8 +123,9 @@ def report_text_tokens(
 ) -> None:
     """GP402, GP406 and sm_XX/compute_XX GP403 on comment-free CMake or Makefile text.
 
-    ``cuda_only`` are spans that apply only when CUDA is compiled (CMake's
-    ``$<$<COMPILE_LANGUAGE:CUDA>:...>``): nvcc flags there are guarded.
+    ``cuda_only`` are spans that apply only when nvcc compiles CUDA (CMake's
+    ``$<$<COMPILE_LANGUAGE:CUDA>:...>``, ``CMAKE_CUDA_FLAGS``, an NVIDIA flag-table column):
+    nvcc flags there are guarded.
     ``arch`` is false where the file names an AMD target.
     """
     target = out.ctx.target.name
@@ -140,7 +141,7 @@ def report_text_tokens(
             line,
             col,
             message=f"nvcc-only flag {flag}"
-            + (" (passed only when compiling CUDA: $<COMPILE_LANGUAGE:CUDA>)" if only_cuda else ""),
+            + (" (passed only when nvcc compiles CUDA)" if only_cuda else ""),
             fix=flag_fix(flag, target),
             guarded=only_cuda or line in guards,
             severity=flag_severity(flag),

@@ -1,0 +1,160 @@
+"""Backend files beside their HIP counterpart: the ROCm build compiles the HIP one.
+
+A library with one backend per vendor keeps a file per backend under names that differ only
+in the vendor: ``desul/atomics/Compare_Exchange_CUDA.hpp`` beside ``Compare_Exchange_HIP.hpp``,
+``core/src/Cuda/Kokkos_Cuda_Team.hpp`` beside ``core/src/HIP/Kokkos_HIP_Team.hpp``,
+``cuda/base/config.hpp`` and ``dpcpp/base/config.hpp`` (Intel's SYCL executor) beside
+``hip/base/config.hip.hpp``. Where the HIP counterpart exists in the project, the ROCm build
+compiles it and not the others (issue 24: kokkos, ginkgo). A path is keyed with its vendor
+parts blanked: a folder named ``cuda``/``hip``/``rocm``/``dpcpp``/``sycl`` (any case), a
+vendor word in the file name delimited by ``_``/``-``/``.`` or the name's ends, and the
+``.hip``/``.dp`` infix of ginkgo-style names.
+
+A file stays built when a HIP-side file includes it (``hip/x.hip.cpp`` with
+``#include "../cuda/x.cu"``: the HIP build compiles the CUDA text), and nothing is decided
+without the counterpart itself (``ggml-hip/`` holds only a CMakeLists.txt that compiles
+``ggml-cuda/*.cu``, so no ``ggml-cuda`` file has a HIP counterpart), and a file that a ROCm
+build file names outside its CUDA-only branches is built whatever its name. Text only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+
+from gpuport import textre
+
+__all__ = ["backend_siblings"]
+
+_DIR_VENDOR = {"cuda": "cuda", "hip": "hip", "rocm": "hip", "dpcpp": "sycl", "sycl": "sycl"}
+_WORD = textre.compile(r"(?<![A-Za-z0-9])(cuda|hip|rocm|sycl|dpcpp)(?![a-z0-9])", re.I)
+_WORD_VENDOR = {"cuda": "cuda", "hip": "hip", "rocm": "hip", "sycl": "sycl", "dpcpp": "sycl"}
+_INFIX = {"hip": "hip", "dp": "sycl"}  # config.hip.hpp, kernels.dp.cpp
+
+
+def _key(rel: str) -> tuple[str, str] | None:
+    """(path with its vendor parts blanked, the one vendor it names), or None when it names
+    no vendor or more than one."""
+    parts = rel.split("/")
+    vendors: set[str] = set()
+    out: list[str] = []
+    for part in parts[:-1]:
+        v = _DIR_VENDOR.get(part.lower())
+        if v is not None:
+            vendors.add(v)
+            out.append("<B>")
+        else:
+            out.append(part)
+    name = parts[-1]
+    pieces = name.split(".")
+    stem = pieces[0]
+    for infix in pieces[1:-1]:
+        if infix.lower() in _INFIX:
+            vendors.add(_INFIX[infix.lower()])
+    found = [m.group(1).lower() for m in _WORD.finditer(stem)]
+    vendors.update(_WORD_VENDOR[w] for w in found)
+    if len(vendors) != 1:
+        return None
+    out.append(_WORD.sub("<B>", stem))
+    return "/".join(out), vendors.pop()
+
+
+_DIRECTIVE = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b(.*)$", re.M)
+_GUARD = textre.compile(
+    r"^[ \t]*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n[ \t]*#[ \t]*define[ \t]+(\w+)", re.M
+)
+
+
+def _unconditional_includes(text: str) -> set[str]:
+    """What ``text`` includes (as written) outside any ``#if`` (its include guard aside):
+    compiled wherever ``text`` is."""
+    guard = _GUARD.search(text)
+    skip_at = guard.start() if guard and guard.group(1) == guard.group(2) else -1
+    depth = 0
+    out: set[str] = set()
+    for m in _DIRECTIVE.finditer(text):
+        kind = m.group(1)
+        if m.start() == skip_at:
+            continue  # the include guard's #ifndef (its #endif ends the file: depth -1, fine)
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth -= 1
+        elif depth <= 0:
+            out.add(m.group(2).strip().strip('<>"'))
+    return out
+
+
+def backend_siblings(
+    native: Mapping[str, str],
+    includes: Mapping[str, frozenset[str]],
+    rocm_named: Collection[str] = (),
+    rocm_dirs: Collection[str] = (),
+) -> dict[str, str]:
+    """Native files (relative path -> text) that have a HIP counterpart the ROCm build
+    compiles instead -> the evidence. Kept as built: a file a HIP-side file includes, one that
+    shared code includes outside any ``#if`` (compiled wherever that code is), one a ROCm build
+    file names outside its CUDA-only branches (``rocm_named``: tvm compiles
+    ``src/backend/cuda/codegen/*.cc`` in every build, the host code that writes CUDA), and one
+    under a vendor folder that such a build file adds itself (``rocm_dirs``:
+    ``add_subdirectory(cuda)`` outside the CUDA option)."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    vendor_of: dict[str, str] = {}
+    for rel in native:
+        got = _key(rel)
+        if got is not None:
+            groups.setdefault(got[0], {}).setdefault(got[1], []).append(rel)
+            vendor_of[rel] = got[1]
+    out: dict[str, str] = {}
+    for members in groups.values():
+        hip = members.get("hip")
+        if not hip or len(members) < 2:
+            continue
+        # every file named for HIP, not only the counterparts: a HIP file that includes a
+        # CUDA one compiles it
+        hip_includes = {name for h in hip for name in includes.get(h, frozenset())}
+        for vendor, rels in members.items():
+            if vendor == "hip":
+                continue
+            for rel in rels:
+                if (
+                    rel in rocm_named
+                    or rel.rsplit("/", 1)[-1] in hip_includes
+                    or any(_adds_vendor_dir(d, rel) for d in rocm_dirs)
+                ):
+                    continue
+                ext = rel.rsplit(".", 1)[-1]
+                twin = min(hip, key=lambda h: (h.rsplit(".", 1)[-1] != ext, h))
+                out[rel] = f"{twin}: the HIP counterpart the ROCm build compiles"
+    if out:
+        _keep_shared_includes(out, native, includes, vendor_of)
+    return out
+
+
+def _adds_vendor_dir(folder: str, rel: str) -> bool:
+    """``folder`` (added by a ROCm build) holds ``rel`` and is a CUDA folder itself. Only
+    CUDA: the build model leaves out what a CUDA option adds, but not yet what a SYCL option
+    adds (ginkgo's ``if(GINKGO_BUILD_SYCL) add_subdirectory(dpcpp)``), which a ROCm build
+    never turns on either."""
+    return rel.startswith(folder + "/") and any(
+        _DIR_VENDOR.get(part.lower()) == "cuda" for part in folder.split("/")
+    )
+
+
+def _keep_shared_includes(
+    out: dict[str, str],
+    native: Mapping[str, str],
+    includes: Mapping[str, frozenset[str]],
+    vendor_of: Mapping[str, str],
+) -> None:
+    """Drop from ``out`` what shared code (no vendor's own file) includes unconditionally."""
+    names = {rel.rsplit("/", 1)[-1]: rel for rel in out}
+    for rel, inc in includes.items():
+        if rel in vendor_of or not (inc & names.keys()):
+            continue
+        for written in _unconditional_includes(native.get(rel, "")):
+            target = names.get(written.rsplit("/", 1)[-1])
+            tail = written.replace("\\", "/").lstrip("./")
+            # the same file, not another of that name (<ginkgo/config.hpp>)
+            if target is not None and (target == tail or target.endswith("/" + tail)):
+                out.pop(target, None)
