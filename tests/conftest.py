@@ -52,7 +52,9 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     return run
 
 
-def run_subprocess(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> Result:
+def run_subprocess(
+    *args: str, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 120
+) -> Result:
     full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "gpuport", *args],
@@ -60,7 +62,7 @@ def run_subprocess(*args: str, cwd: Path = REPO, env: dict[str, str] | None = No
         capture_output=True,
         text=True,
         env=full_env,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)

@@ -23,6 +23,7 @@ def test_quick_suite_runs_every_workload_and_records_the_run(tmp_path: Path) -> 
     res = run_subprocess(
         "bench", "--quick", "--save", str(run_file), "--label", "cpu-quick",
         "--format", "json", "--no-progress", env={"GPUPORT_HISTORY": str(history)},
+        timeout=600,  # every workload, timed: over 120 s on a shared 2-core machine at load 8
     )  # fmt: skip
     assert res.code == 0, res.err
     assert "Traceback" not in res.err
