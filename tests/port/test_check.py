@@ -40,6 +40,10 @@ def test_no_project_flag_reaches_a_shell_through_port_check(
         "#!/bin/sh\n"
         f'for a in "$@"; do printf \'%s\\037\' "$a"; done >> {nvcc_log}\n'
         f"printf '\\n' >> {nvcc_log}\n"
+        'mf=""; unit=""; prev=""\n'  # the list of files read (-MD -MF): the unit only
+        'for a in "$@"; do [ "$prev" = -MF ] && mf="$a"; [ "$prev" = -c ] && unit="$a"; '
+        'prev="$a"; done\n'
+        '[ -n "$mf" ] && printf \'x.o: %s\\n\' "$unit" > "$mf"\n'
         'sh -c "true $*"\n',
     )
     files = {

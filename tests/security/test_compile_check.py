@@ -46,6 +46,11 @@ def fake_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]
         "#!/bin/sh\n"
         f'for a in "$@"; do printf \'%s\\037\' "$a"; done >> {clang_log}\n'
         f"printf '\\n' >> {clang_log}\n"
+        # the list of files read, as clang writes it with -MD -MF: the unit only
+        'mf=""; unit=""; prev=""\n'
+        'for a in "$@"; do [ "$prev" = -MF ] && mf="$a"; [ "$prev" = -c ] && unit="$a"; '
+        'prev="$a"; done\n'
+        '[ -n "$mf" ] && printf \'x.o: %s\\n\' "$unit" > "$mf"\n'
         "exit 0\n",
     )
     _script(
@@ -371,10 +376,9 @@ def test_real_compiler_never_quotes_a_file_outside_the_project(
               "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
     assert "AKIA" not in res.out + res.err
     files = {f["path"]: f for f in json.loads(res.out)["files"]}
-    assert files["k.cu"]["compile"]["status"] == "failed"
-    assert "outside the project" in files["k.cu"]["compile"]["error"]
-    assert files["l.cu"]["compile"]["status"] == "failed"
-    assert "outside the project" in files["l.cu"]["compile"]["error"], files["l.cu"]["compile"]
+    for unit in ("k.cu", "l.cu"):  # compiled or not, the same words (fourth review's oracle)
+        assert files[unit]["compile"]["status"] == "inconclusive", files[unit]["compile"]
+        assert files[unit]["compile"]["error"].startswith("not judged: the unit reads a file")
 
 
 @pytest.mark.hipcc
@@ -395,7 +399,7 @@ def test_a_message_at_a_project_line_never_quotes_an_included_outside_file(
               "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
     assert "SECRETTOKEN" not in res.out + res.err
     files = {f["path"]: f for f in json.loads(res.out)["files"]}
-    assert files["a.cu"]["compile"]["status"] == "failed"
+    assert files["a.cu"]["compile"]["status"] == "inconclusive"
     assert "reads a file outside the project" in files["a.cu"]["compile"]["error"]
     # system and toolchain headers do not hide a project's own message
     assert "undefined_name" in files["b.cu"]["compile"]["error"]
@@ -483,7 +487,7 @@ def test_port_nvcc_check_never_quotes_an_included_outside_file(tmp_path: Path) -
     leak = f'struct\n#include "{secret}"\n{{}} obj;\nint x = obj;\n'
     root = _project(tmp_path / "proj", {"a.cu": leak, "b.cu": "int y = undefined_name;\n"})
     status, error, argv = check._nvcc(nvcc, root / "a.cu", [], [root], [])
-    assert status == "failed" and error is not None
+    assert status == "inconclusive" and error is not None
     assert "SECRETTOKEN" not in error and "outside the project" in error
     assert argv[-3:] == ["-MD", "-MF", "x.d"]
     status, error, _ = check._nvcc(nvcc, root / "b.cu", [], [root], [])
@@ -514,3 +518,31 @@ def test_an_assembler_include_of_an_outside_file_is_never_quoted(
     ):
         res = cli(*args)
         assert "SECRETMARKER" not in res.out + res.err and "secretmarker" not in res.out + res.err
+
+
+@pytest.mark.hipcc
+def test_the_status_of_a_compile_that_reads_an_outside_file_tells_nothing(
+    tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fourth review: units that compile iff bit J of byte I of an outside file is set
+    (``struct`` + ``#include "/secret"``, its name from ``__PRETTY_FUNCTION__``, a
+    ``static_assert`` on one bit) read the secret back from the ok/failed statuses. A unit
+    that read a file outside the project gets the same status and words either way; so does
+    one stopped by a fatal error before clang wrote its list (the preprocessor is asked)."""
+    _real_hipcc()
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hunter2\n", encoding="utf-8")
+    head = f'#include <hip/hip_runtime.h>\nstruct\n#include "{secret}"\n{{}} v;\n'
+    files = {  # one compiles, one does not, one stops on a missing header after the read
+        "yes.cu": head + 'static_assert(sizeof(v) > 0, "");\n',
+        "no.cu": head + 'static_assert(sizeof(v) == 0, "");\n',
+        "fatal.cu": head + '#include "not_there.h"\n',
+    }
+    root = _project(tmp_path / "proj", files)
+    res = cli("hipify", str(root), "-o", str(tmp_path / "out"), "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    got = {f["path"]: f["compile"] for f in json.loads(res.out)["files"]}
+    assert {(c["status"], c["error"]) for c in got.values()} == {
+        ("inconclusive", compiler.NOT_JUDGED)
+    }, got

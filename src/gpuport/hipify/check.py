@@ -377,6 +377,8 @@ def classify(error: str | None) -> CheckOutcome:
     (``torch/extension.h`` without a ROCm torch) is ``inconclusive`` (it says nothing about
     the port), anything else ``failed``, with its first error line."""
     text = error or "hipcc failed without a message"
+    if text.startswith("not judged:"):
+        return ("inconclusive", text)
     missing = _MISSING_HEADER.search(text)
     if missing and not missing.group(1).startswith(("hip/", "hip_")):
         return ("inconclusive", f"needs {missing.group(1)}, which is not installed here")

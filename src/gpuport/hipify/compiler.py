@@ -28,6 +28,7 @@ shell command. So gpuport never hands a project value to ``hipcc``:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import tempfile
@@ -305,10 +306,20 @@ def compile_unit(
             raise EnvironmentProblem(f"cannot run the HIP compiler: {exc}") from None
         if done.ended == "timeout":
             return Compiled(False, f"timed out after {timeout_s:g} s", shown)
+        allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
+        depfile = Path(tmp) / "x.d"
+        lists = [(depfile, False)]
+        if not depfile.exists():  # a fatal error: ask the preprocessor what it reads
+            left = max(1.0, timeout_s)
+            made = _preprocessor_list(
+                chain, unit, offload_archs, flags, Path(tmp), hip_env(avoid), left
+            )
+            lists = [(d, True) for d in made]
+        if any(read_outside(d, allowed, generated=g) is not None for d, g in lists):
+            return Compiled(False, NOT_JUDGED, shown)  # compiled or not: the same words
         if done.returncode == 0 and done.ended == "exit":
             return Compiled(True, None, shown)
-        allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
-        error = shown_error(done.text(), allowed, Path(tmp) / "x.d")
+        error = shown_error(done.text(), allowed, depfile)
         if "failed due to signal" in done.text() or (done.returncode or 0) < 0:
             error = (  # words of gpuport's own: nothing of the project's text
                 "the compiler crashed or ran out of memory (each compiler process may use "
@@ -381,19 +392,68 @@ def dependencies(depfile: Path) -> list[str] | None:
     return deps
 
 
-def read_outside(depfile: Path, allowed: Sequence[Path]) -> str | None:
+def read_outside(depfile: Path, allowed: Sequence[Path], *, generated: bool = False) -> str | None:
     """The name of a file outside ``allowed`` that the compile read (``"?"`` when the
-    compile's list of files is missing), else ``None``. Relative names are the compile's,
-    which ran in the depfile's folder."""
+    compile's list of files is missing or cannot be trusted), else ``None``. Relative names
+    are the compile's, which ran in the depfile's folder. A name with a component that
+    starts with a space makes the list untrusted: clang writes a
+    folder ``a\\ b`` as ``a/\\ b``, read back as ``a/ b``, so ``a\\ b/../../secret`` looked one
+    level deeper, inside the project (fourth review). ``generated``: a ``-MG`` list, whose
+    missing headers (plain names, no ``..``) are not files that were read."""
     deps = dependencies(depfile)
     if deps is None:
         return "?"
     roots = [os.path.realpath(a) for a in allowed]
     for dep in deps:
-        real = os.path.realpath(depfile.parent / dep)
+        if dep.startswith(" ") or "/ " in dep:
+            return "?"
+        path = depfile.parent / dep
+        if generated and not os.path.lexists(path):
+            if not dep.startswith("/") and ".." not in Path(dep).parts:
+                continue  # a header that is not there: nothing was read
+            return "?"
+        real = os.path.realpath(path)
         if not any(_within(real, r) for r in roots):
             return Path(dep).name[:60]
     return None
+
+
+#: The result of a compile that read (or may have read) a file outside the project and the
+#: toolchain: the same words whether it compiled or not, or its status would tell a bit of
+#: that file (units that compile iff bit J of byte I of it is set; fourth review)
+NOT_JUDGED = "not judged: the unit reads a file outside the project and the toolchain"
+
+
+def _preprocessor_list(
+    chain: Toolchain,
+    unit: Path,
+    offload_archs: Sequence[str],
+    flags: Sequence[str],
+    tmp: Path,
+    env: dict[str, str],
+    timeout_s: float,
+) -> list[Path]:
+    """The ``-E -M -MG`` lists of ``unit`` (host, and device per target): what the
+    preprocessor reads, written even when a header is missing (clang writes no ``-MD``
+    list after a fatal error)."""
+    out = []
+    sides = [["--cuda-host-only", *(f"--offload-arch={a}" for a in offload_archs)]]
+    sides += [["--cuda-device-only", f"--offload-arch={a}"] for a in offload_archs]
+    for i, side in enumerate(sides):
+        dep = tmp / f"m{i}.d"
+        argv = [chain.compiler, *chain.flags, *side, "-x", "hip", *flags, "-E", "-M", "-MG"]
+        argv += ["-MF", str(dep), "-o", str(tmp / f"m{i}.txt"), str(unit)]
+        with contextlib.suppress(OSError, ValueError):
+            subproc.run(
+                argv,
+                timeout_s=timeout_s,
+                env=env,
+                cwd=str(tmp),
+                max_output=MAX_OUTPUT,
+                max_memory=COMPILE_MAX_MEMORY,
+            )
+        out.append(dep)
+    return out
 
 
 #: A message of a compiler's driver, which names no file (``clang: error: ...``, ``nvcc fatal``)

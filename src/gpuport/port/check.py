@@ -111,10 +111,13 @@ def _nvcc(
             return "failed", f"cannot run nvcc: {exc}", shown
         if done.ended == "timeout":
             return "failed", f"timed out after {timeout_s:g} s", shown
-        if done.ended == "exit" and done.returncode == 0:
-            return "ok", None, shown
         allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
         allowed += map(Path, compiler.SYSTEM_INCLUDE_ROOTS)
+        if compiler.read_outside(Path(tmp) / "x.d", allowed) is not None:
+            # compiled or not, the same words: a status could tell a bit of that file
+            return "inconclusive", compiler.NOT_JUDGED, shown
+        if done.ended == "exit" and done.returncode == 0:
+            return "ok", None, shown
         first = _nvcc_error(done.text(), allowed, Path(tmp) / "x.d").replace(tmp + os.sep, "")
     missing = _GCC_MISSING.search(first)
     if missing:  # nvcc's host compiler words it its own way
