@@ -61,9 +61,9 @@ def test_scan_never_writes_its_report_over_a_file_it_reads(cli: Any, tmp_path: P
     (root / "m.py").write_text("import torch\n")
     for target in (root / "a.cu", root / "m.py"):
         res = cli("scan", str(root), "--output", str(target))
-        assert res.code == 2 and "the scan reads" in res.err
+        assert res.code == 2 and "gpuport reads" in res.err
     res = cli("scan", str(root / "m.py"), "--output", str(root / "m.py"))
-    assert res.code == 2 and "being scanned" in res.err
+    assert res.code == 2 and "the file gpuport reads" in res.err
     assert (root / "a.cu").read_text() == ORIGINAL and (
         root / "m.py"
     ).read_text() == "import torch\n"
@@ -71,3 +71,36 @@ def test_scan_never_writes_its_report_over_a_file_it_reads(cli: Any, tmp_path: P
     for _ in range(2):
         res = cli("scan", str(root), "--format", "json", "--output", str(root / "scan.json"))
         assert res.code == 0, res.err
+
+
+def test_outputs_never_land_in_a_project_through_its_links_or_over_its_files(
+    cli: Any, tmp_path: Path
+) -> None:
+    """Fourth review: ``port p -o p/a.cu`` and ``assess p -o p/requirements.txt`` replaced
+    the project's file with the report; ``scan p -o p/reports/x.json``, ``reports`` a link
+    the project ships, wrote outside it; ``hipify p -o p/hip_out`` (``hip_out -> ../home``)
+    and ``hipify p -o ..`` wrote the whole tree, dotfiles too, over the user's files."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# the user's\n")
+    (home / "x.json").write_text("the user's\n")
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "a.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    (p / "requirements.txt").write_text("torch==2.1.0+cu121\n")
+    (p / ".bashrc").write_text("touch PWNED\n")
+    (p / "reports").symlink_to(home)
+    (p / "hip_out").symlink_to(home)
+    for args in (
+        ["port", str(p), "--output", str(p / "a.cu")],
+        ["assess", str(p), "--output", str(p / "requirements.txt")],
+        ["scan", str(p), "--output", str(p / "reports" / "x.json")],
+        ["hipify", str(p), "-o", str(p / "hip_out")],
+        ["hipify", str(p), "-o", str(tmp_path)],
+    ):
+        res = cli(*args)
+        assert res.code == 2, (args, res.err)
+    assert (home / ".bashrc").read_text() == "# the user's\n"
+    assert (home / "x.json").read_text() == "the user's\n"
+    assert (p / "a.cu").read_text().startswith("__global__")
+    assert (p / "requirements.txt").read_text() == "torch==2.1.0+cu121\n"

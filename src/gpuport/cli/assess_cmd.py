@@ -194,6 +194,9 @@ def assess(
     status = err_console.status("gpuport assess") if show else nullcontext()
     if output is not None:  # before the work, not after it
         check_writable(output, "--output")
+        from gpuport.cli.common import refuse_output_into_project
+
+        refuse_output_into_project(output, root)
     with status as live:
 
         def observe(step: str) -> None:

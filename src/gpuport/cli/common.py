@@ -190,3 +190,40 @@ def print_result_warnings() -> None:
 
     warnings.showwarning = show
     warnings.simplefilter("always", ResultFileWarning)
+
+
+def refuse_output_into_project(output: Path | None, path: Path, what: str = "--output") -> None:
+    """A report's ``--output`` is never a file of the project that gpuport reads (``port p -o
+    p/a.cu`` and ``assess p -o p/requirements.txt`` replaced the project's file with the
+    report; fourth review), never the project itself, and never reached through a link inside
+    the project (``scan p -o p/reports/x.json``, ``reports`` a link the project ships to a
+    folder outside, overwrote a file there). A new file, or another report, is fine."""
+    from gpuport.models import GpuportError
+    from gpuport.scan.project.files import classify
+
+    if output is None:
+        return
+    root = Path(os.path.realpath(path))
+    here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
+    out = Path(os.path.abspath(output))  # noqa: PTH100
+    if out.is_relative_to(here):  # each folder between the project and the file: no link
+        step = here
+        for part in out.relative_to(here).parts[:-1]:
+            step = step / part
+            if step.is_symlink():
+                raise GpuportError(
+                    f"{what} {output} goes through a link in the project ({step}); name the "
+                    "folder it leads to if you mean it"
+                )
+    if not output.is_file():
+        return
+    mine = Path(os.path.realpath(output))
+    if mine == root:
+        raise GpuportError(f"{what} {output} is the file gpuport reads; choose another path")
+    if root.is_dir() and mine.is_relative_to(root):
+        rel = mine.relative_to(root).as_posix()
+        if classify(rel if "/" in rel else f"{root.name}/{rel}") is not None:
+            raise GpuportError(
+                f"{what} {output} is a file of the project that gpuport reads; choose "
+                "another path for the report"
+            )

@@ -83,6 +83,9 @@ def port(
 
     if apply and diff:
         raise GpuportError("--apply and --diff exclude each other (--diff shows, --apply writes)")
+    from gpuport.cli.common import refuse_output_into_project
+
+    refuse_output_into_project(output, path)
     archs = tuple(a.strip() for a in offload_arch.split(",") if a.strip())
     if not archs or any(
         not a.replace("-", "").replace(":", "").replace("+", "").isalnum() for a in archs

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +11,14 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuport.cli.common import EXIT_BUG, EXIT_FINDINGS, emit, err_console, refuse_empty_file
+from gpuport.cli.common import (
+    EXIT_BUG,
+    EXIT_FINDINGS,
+    emit,
+    err_console,
+    refuse_empty_file,
+    refuse_output_into_project,
+)
 from gpuport.cli.options import OutputOption
 from gpuport.models import GpuportError, Severity
 from gpuport.render.interface import OutputFormat
@@ -31,26 +37,6 @@ def _ids(values: list[str] | None) -> frozenset[str]:
             if part:
                 out.add(part)
     return frozenset(out)
-
-
-def _refuse_output_onto_input(output: Path | None, path: Path) -> None:
-    """``--output`` may not be a file of the project that the scan reads (``scan p -o
-    p/a.cu`` once replaced the source with the report); a new file or another report there
-    is fine."""
-    from gpuport.scan.project.files import classify
-
-    if output is None or not output.is_file():
-        return
-    mine, root = Path(os.path.realpath(output)), Path(os.path.realpath(path))
-    if mine == root:
-        raise GpuportError(f"--output {output} is the file being scanned; choose another path")
-    if root.is_dir() and mine.is_relative_to(root):
-        rel = mine.relative_to(root).as_posix()
-        if classify(rel if "/" in rel else f"{root.name}/{rel}") is not None:
-            raise GpuportError(
-                f"--output {output} is a file of the project that the scan reads; choose "
-                "another path for the report"
-            )
 
 
 def run_scan(path: Path, opts: ScanOptions, show_progress: bool) -> ScanReport:
@@ -187,7 +173,7 @@ def scan(
         raise GpuportError(f"--scope must be core or all, not {scope!r}")
     if jobs < 0:
         raise GpuportError("--jobs must be 0 (all cores) or more")
-    _refuse_output_onto_input(output, path)
+    refuse_output_into_project(output, path)
     kinds: set[FileKind] = set()
     for value in kind or []:
         for part in value.split(","):

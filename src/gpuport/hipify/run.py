@@ -308,13 +308,27 @@ def _inside(child: Path, parent: Path) -> bool:
 
 
 def _check_out_dir(path: Path, out_dir: Path) -> None:
+    """An output folder is a real folder outside the input that does not hold it: a link
+    (``proj/hip_out -> ../home``, shipped by the project) or a folder above the input had
+    the whole tree, dotfiles too, written over the user's files (the project's ``.bashrc``
+    over ``~/.bashrc``; fourth review)."""
     src = path.resolve()
     dst = out_dir.resolve()
+    if out_dir.is_symlink():
+        raise GpuportError(
+            f"output folder {out_dir} is a symbolic link; name the folder it leads to if you "
+            "mean it"
+        )
     if dst.exists() and not dst.is_dir():
         raise GpuportError(f"output folder {out_dir} is a file")
+
     if src.is_dir() and _inside(dst, src):
         raise GpuportError(
             f"output folder {out_dir} is inside the input {path}; choose a folder outside it"
+        )
+    if src.is_dir() and src.is_relative_to(dst):
+        raise GpuportError(
+            f"output folder {out_dir} holds the input {path}; choose a folder beside it"
         )
     if src.is_file() and dst == src.parent:
         raise GpuportError(
