@@ -305,8 +305,9 @@ def test_if_of_deeply_nested_parentheses(tmp_path: Path) -> None:
             for i in range(3_000))),
         ("a.cu", "__global__ void k(float* v) {\n" + "  v[0] = __shfl_down_sync(0xffffffff,"
             " v[0], 1); cudaMalloc(&v, 4);\n" * 3_000 + "}\n"),
+        ("requirements.txt", "nvidia-cublas-cu12==12.1\n" * 8_000),  # 4th review: 9 s at 200 KB
     ],
-    ids=["setup-cfg", "compose", "cuda"],
+    ids=["setup-cfg", "compose", "cuda", "nvidia-wheels"],
 )  # fmt: skip
 def test_port_is_linear_in_its_findings(name: str, text: str, tmp_path: Path) -> None:
     """Red team 2: port split a manifest once per finding, filtered findings once per compose

@@ -138,16 +138,14 @@ def hunks(
             changed.append((a1 + 1, max(a1 + 1, a2)))
             body += _body(a[a1:a2], "-")
             body += _body(b[b1:b2], "+")
-        fixes: list[str] = []
-        found: list[str] = []
+        fixes_in: dict[str, None] = {}  # ordered sets: a list's `in` was quadratic
+        found_in: dict[str, None] = {}
         for first, last, fix, own in spans:
             if not any(first <= hi + 1 and last >= lo - 1 for lo, hi in changed):
                 continue
-            if fix not in fixes:
-                fixes.append(fix)
-            for label in own or labels.get(fix, []):
-                if label not in found:
-                    found.append(label)
+            fixes_in[fix] = None
+            found_in.update(dict.fromkeys(own or labels.get(fix, [])))
+        fixes, found = list(fixes_in), list(found_in)
         out.append(
             Hunk(
                 old_start=i1 + 1 if i2 > i1 else i1,
@@ -165,11 +163,7 @@ def hunks(
 def created_hunk(text: str, fixes: list[str], labels: dict[str, list[str]]) -> Hunk:
     """The one hunk of a new file."""
     lines = text.splitlines(keepends=True)
-    found: list[str] = []
-    for fix in fixes:
-        for label in labels.get(fix, []):
-            if label not in found:
-                found.append(label)
+    found = list(dict.fromkeys(lab for fix in fixes for lab in labels.get(fix, [])))  # linear
     return Hunk(
         old_start=0,
         old_lines=0,

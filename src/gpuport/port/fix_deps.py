@@ -235,6 +235,7 @@ def _copy_route(
     out: list[str] = []
     has_index = False
     nv_runtime: list[Finding] = []
+    lines = text.splitlines()  # once: per line it was quadratic (400 KB of wheels: 28 s)
     for first, last, joined in logical:
         hits = [f for ln in range(first, last + 1) for f in by_line.get(ln, [])]
         r = _req(joined)
@@ -244,11 +245,11 @@ def _copy_route(
             # exported into a requirements file by a lock tool): the ROCm torch wheel brings
             # ROCm's libraries instead, and these would only add gigabytes of CUDA
             out += [f"{_NOTE} NVIDIA's CUDA runtime wheel; the ROCm torch wheel brings ROCm's"]
-            out += [f"# {ln}" for ln in text.splitlines()[first - 1 : last]]
+            out += [f"# {ln}" for ln in lines[first - 1 : last]]
             nv_runtime += hits  # addressed when the file has a route of its own
             continue
         if not hits and not is_torch:
-            out.extend(text.splitlines()[first - 1 : last])
+            out.extend(lines[first - 1 : last])
             continue
         new = _copy_line(ctx, joined, hits, index, label, unsafe, route)
         has_index = has_index or any(
