@@ -234,7 +234,7 @@ def test_cpu_membw_agrees_with_an_independent_large_array_triad(cpu_ctx: BenchCo
     both on arrays >= 4x this machine's last-level cache (read from the system).
 
     Each round times the independent triad before and after the bench case; the median
-    ratio of three rounds is checked, so one round disturbed by another process on a
+    ratio of five rounds is checked, so one round disturbed by another process on a
     shared machine does not decide it.
     """
     llc = membw.cpu_cache_bytes()
@@ -243,11 +243,11 @@ def test_cpu_membw_agrees_with_an_independent_large_array_triad(cpu_ctx: BenchCo
     assert n * 4 >= 4 * llc
     (case,) = [c for c in membw.WORKLOAD.cases(cpu_ctx) if c.name == "triad"]
     ratios = []
-    for _ in range(3):
+    for _ in range(5):  # five: three gave 1.45, 0.82, 1.37 on a shared machine at load 8
         before = _stream_triad_gbs(n)
         result = case.run(cpu_ctx)
         after = _stream_triad_gbs(n)
         gbs = (result.work_per_iter or 0) / result.stats.median / 1e9
         ratios.append(gbs / ((before + after) / 2))
-    ratio = sorted(ratios)[1]
+    ratio = sorted(ratios)[2]
     assert abs(ratio - 1) <= 0.30, ratios
