@@ -104,3 +104,26 @@ def test_outputs_never_land_in_a_project_through_its_links_or_over_its_files(
     assert (home / "x.json").read_text() == "the user's\n"
     assert (p / "a.cu").read_text().startswith("__global__")
     assert (p / "requirements.txt").read_text() == "torch==2.1.0+cu121\n"
+
+
+def test_hipify_never_writes_through_a_link_above_its_output_nor_copies_a_git_file(
+    cli: Any, tmp_path: Path
+) -> None:
+    """Fifth review: ``p/hip -> ../victim`` and ``hipify p -o p/hip/new`` (or ``--output
+    p/hip/r.md``) wrote into victim/; a ``.git`` file (``gitdir: gitmeta``) beside a folder
+    whose config sets ``core.fsmonitor`` was copied into the output, where any git command
+    ran the project's command."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    p = tmp_path / "p"
+    (p / "gitmeta").mkdir(parents=True)
+    (p / "k.cu").write_text("__global__ void k() {}\n")
+    (p / ".git").write_text("gitdir: gitmeta\n")
+    (p / "gitmeta" / "config").write_text("[core]\n\tfsmonitor = touch PWNED\n")
+    (p / "hip").symlink_to(victim)
+    assert cli("hipify", str(p), "-o", str(p / "hip" / "new")).code == 2
+    assert cli("hipify", str(p / "k.cu"), "--output", str(p / "hip" / "r.md")).code == 2
+    assert list(victim.iterdir()) == []
+    out = tmp_path / "out"
+    assert cli("hipify", str(p), "-o", str(out)).code == 0
+    assert not (out / ".git").exists() and (out / "gitmeta" / "config").exists()

@@ -160,6 +160,8 @@ def _check_report_path(output: Path | None, report: HipifyReport, builds: list[A
     CUDA source it was about (``--output p/a.cu``), or the translation it had just written."""
     if output is None:
         return
+    from gpuport.cli.common import refuse_output_into_project
+
     root = Path(report.root)
     touched = [root / f.path for f in report.files] + [root / rel for rel in report.copied]
     touched += [Path(f.output) for f in report.files if f.output]
@@ -172,6 +174,7 @@ def _check_report_path(output: Path | None, report: HipifyReport, builds: list[A
             f"--output {output} is a file this run reads or writes; choose another path "
             "for the report"
         )
+    refuse_output_into_project(output, root if root.is_dir() else root.parent)  # links too
 
 
 def _write_outputs(report: HipifyReport) -> None:

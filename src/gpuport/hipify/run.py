@@ -314,11 +314,20 @@ def _check_out_dir(path: Path, out_dir: Path) -> None:
     over ``~/.bashrc``; fourth review)."""
     src = path.resolve()
     dst = out_dir.resolve()
-    if out_dir.is_symlink():
-        raise GpuportError(
-            f"output folder {out_dir} is a symbolic link; name the folder it leads to if you "
-            "mean it"
-        )
+    here = Path(os.path.abspath(path if src.is_dir() else path.parent))  # noqa: PTH100
+    out = Path(os.path.abspath(out_dir))  # noqa: PTH100 - the links on the way are the point
+    steps = [out]
+    if out.is_relative_to(here):  # each folder from the project down: no link (fifth review)
+        steps = [
+            here.joinpath(*out.relative_to(here).parts[: i + 1])
+            for i in range(len(out.relative_to(here).parts))
+        ]
+    for step in steps:
+        if step.is_symlink():
+            raise GpuportError(
+                f"output folder {out_dir} goes through a symbolic link ({step}); name the "
+                "folder it leads to if you mean it"
+            )
     if dst.exists() and not dst.is_dir():
         raise GpuportError(f"output folder {out_dir} is a file")
 

@@ -18,12 +18,17 @@ __all__ = ["other_files"]
 
 
 def other_files(root: Path) -> Iterator[str]:
-    """Relative paths (forward slashes) of the regular, non-CUDA/C++ files under ``root``."""
+    """Relative paths (forward slashes) of the regular, non-CUDA/C++ files under ``root``;
+    never a ``.git`` file (``gitdir: gitmeta`` beside a folder whose config sets
+    ``core.fsmonitor`` made any git command in the output folder run the project's command;
+    fifth review)."""
     root_name = root.resolve().name
     for item in iter_entries(root):
         if isinstance(item, Skip):
             continue
         rel, entry = item
+        if rel.rsplit("/", 1)[-1] == ".git":
+            continue
         try:
             regular = entry.is_file(follow_symlinks=False)
         except OSError:
