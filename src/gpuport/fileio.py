@@ -70,6 +70,7 @@ __all__ = [
     "clean_stale_temps",
     "copy_atomic",
     "is_temp_name",
+    "link_below",
     "open_regular",
     "os_reason",
     "outside_root",
@@ -118,18 +119,17 @@ def outside_root(path: Path, root: Path) -> str | None:
     real = os.path.realpath(path)
     if _inside(real, real_root):
         return None
-    if os.path.islink(path) or _has_link(path, root):
+    if os.path.islink(path) or link_below(path, root) is not None:
         return "symbolic link to outside the scanned folder: not read"
     return "outside the project folder: not read"
 
 
-def _has_link(path: Path, root: Path) -> bool:
+def link_below(path: Path, root: Path) -> Path | None:
+    """The first symbolic link among ``path`` and its folders up to ``root`` (not ``root``)."""
     for part in (path, *path.parents):
-        if part == root or part == part.parent:
-            break
-        if part.is_symlink():
-            return True
-    return False
+        if part in (root, part.parent) or part.is_symlink():
+            return None if part in (root, part.parent) else part
+    return None
 
 
 def _size(n: int) -> str:

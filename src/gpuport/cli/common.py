@@ -198,6 +198,7 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
     report; fourth review), never the project itself, and never reached through a link inside
     the project (``scan p -o p/reports/x.json``, ``reports`` a link the project ships to a
     folder outside, overwrote a file there). A new file, or another report, is fine."""
+    from gpuport import fileio
     from gpuport.models import GpuportError
     from gpuport.scan.project.files import classify
 
@@ -206,15 +207,12 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
     root = Path(os.path.realpath(path))
     here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
     out = Path(os.path.abspath(output))  # noqa: PTH100
-    if out.is_relative_to(here):  # each folder between the project and the file: no link
-        step = here
-        for part in out.relative_to(here).parts[:-1]:
-            step = step / part
-            if step.is_symlink():
-                raise GpuportError(
-                    f"{what} {output} goes through a link in the project ({step}); name the "
-                    "folder it leads to if you mean it"
-                )
+    link = fileio.link_below(out.parent, here) if out.is_relative_to(here) else None
+    if link is not None:  # a folder between the project and the file
+        raise GpuportError(
+            f"{what} {output} goes through a link in the project ({link}); name the "
+            "folder it leads to if you mean it"
+        )
     if not output.is_file():
         return
     mine = Path(os.path.realpath(output))

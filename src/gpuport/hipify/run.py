@@ -316,18 +316,14 @@ def _check_out_dir(path: Path, out_dir: Path) -> None:
     dst = out_dir.resolve()
     here = Path(os.path.abspath(path if src.is_dir() else path.parent))  # noqa: PTH100
     out = Path(os.path.abspath(out_dir))  # noqa: PTH100 - the links on the way are the point
-    steps = [out]
-    if out.is_relative_to(here):  # each folder from the project down: no link (fifth review)
-        steps = [
-            here.joinpath(*out.relative_to(here).parts[: i + 1])
-            for i in range(len(out.relative_to(here).parts))
-        ]
-    for step in steps:
-        if step.is_symlink():
-            raise GpuportError(
-                f"output folder {out_dir} goes through a symbolic link ({step}); name the "
-                "folder it leads to if you mean it"
-            )
+    # each folder from the project down (fifth review), else the folder itself
+    link = fileio.link_below(out, here) if out.is_relative_to(here) else None
+    link = link or (out if out.is_symlink() else None)
+    if link is not None:
+        raise GpuportError(
+            f"output folder {out_dir} goes through a symbolic link ({link}); name the "
+            "folder it leads to if you mean it"
+        )
     if dst.exists() and not dst.is_dir():
         raise GpuportError(f"output folder {out_dir} is a file")
 
