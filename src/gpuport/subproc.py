@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuport import sandbox
+
 __all__ = ["NEUTRAL_CWD", "Completed", "run", "safe_env", "safe_path", "which"]
 
 #: The working folder of every program gpuport starts (unless it runs in its own temp folder).
@@ -107,21 +109,30 @@ def run(
     cwd: str | Path = NEUTRAL_CWD,
     max_output: int = MAX_OUTPUT,
     max_memory: int | None = None,
+    confine: sandbox.Confinement | None = None,
+    max_file: int | None = None,
 ) -> Completed:
     """Run ``argv`` (``argv[0]`` an absolute path) with no shell, stdin closed, in its own
     process group, from ``cwd``, with ``env`` (default: :func:`safe_env`). Raises ``OSError``
     when it cannot be started; never waits past ``timeout_s``. ``max_memory``: bytes of data
     (heap and private mappings, ``RLIMIT_DATA``) the program and the programs it starts may
-    each use, set before it starts (a compiler fed a macro bomb grew to 3 GB)."""
+    each use, set before it starts (a compiler fed a macro bomb grew to 3 GB). ``max_file``:
+    the largest file it may write (``RLIMIT_FSIZE``). ``confine``: where it may read, write
+    and run (:mod:`gpuport.sandbox`, Landlock); raises ``PermissionError`` when the kernel
+    cannot confine it and the user did not ask to go without (:func:`sandbox.refusal`)."""
     args = [str(a) for a in argv]
     if not args or not Path(args[0]).is_absolute():
         raise ValueError(f"subproc.run needs an absolute program path, got {args[:1]!r}")
     if any("\0" in a for a in args):
         raise ValueError("an argument holds a NUL byte")
-    if max_memory is not None:
+    if confine is not None and (why := sandbox.refusal()) is not None:
+        raise PermissionError(why)
+    limits = {"RLIMIT_DATA": max_memory, "RLIMIT_FSIZE": max_file}
+    kept = {k: int(v) for k, v in limits.items() if v is not None}
+    if kept or confine is not None:
         if not os.access(args[0], os.X_OK):  # as Popen would say, not the trampoline's exit
             raise FileNotFoundError(f"cannot run {args[0]}: not an executable file")
-        args = _with_memory_limit(args, max_memory)
+        args = sandbox.trampoline_argv(args, limits=kept, confine=confine)
     proc = subprocess.Popen(
         args,
         stdin=subprocess.DEVNULL,
@@ -134,26 +145,6 @@ def run(
     )
     out, err, ended = _collect(proc, timeout_s, max_output)
     return Completed(proc.returncode if ended == "exit" else None, out, err, ended)
-
-
-#: Run by gpuport's own interpreter between fork and the program: set the data limit, then
-#: become the program (same process, group and pipes). A limit set from outside after the
-#: start (``prlimit``) raced a quick program; ``preexec_fn`` is unsafe beside threads.
-_LIMIT_THEN_EXEC = (
-    "import os, resource, sys\n"
-    "n = int(sys.argv[1])\n"
-    "resource.setrlimit(resource.RLIMIT_DATA, (n, n))\n"
-    "os.execv(sys.argv[2], sys.argv[2:])\n"
-)
-
-
-def _with_memory_limit(args: list[str], limit: int) -> list[str]:
-    """``args`` started through a trampoline that caps their data (``RLIMIT_DATA``)."""
-    import sys
-
-    if not sys.executable or not Path(sys.executable).is_absolute():  # pragma: no cover
-        return args  # no interpreter to start: the time and output limits still hold
-    return [sys.executable, "-I", "-S", "-c", _LIMIT_THEN_EXEC, str(int(limit)), *args]
 
 
 def _collect(

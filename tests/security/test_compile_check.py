@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from gpuport import sandbox
 from gpuport.hipify import compiler
 
 EVIL = "X;id>{mark};.a"  # a value hipcc.pl would paste into its shell command raw
@@ -63,6 +64,9 @@ def fake_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]
     )
     monkeypatch.setenv("PATH", os.pathsep.join([str(tools), "/usr/bin", "/bin"]))
     monkeypatch.delenv("ROCM_PATH", raising=False)
+    # the stand-ins log what they get into tmp_path, which a confined compiler may not write:
+    # these tests hold the argv grammar; tests/security/test_confinement.py the confinement
+    monkeypatch.setenv(sandbox.UNCONFINED_ENV, "1")
     compiler._CACHE.clear()
     return {"hipcc_log": hipcc_log, "clang_log": clang_log, "mark": tmp_path / "MARK"}
 

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuport import fileio, textre
+from gpuport import fileio, sandbox, textre
 from gpuport.safeparse import ParseError, json_value
 
 from .compiler import (
@@ -55,6 +55,7 @@ from .compiler import (
     compile_argv,
     hip_env,
     project_flag,
+    stop_reason,
 )
 from .compiler import compile_unit as run_compile
 from .io import encode
@@ -410,16 +411,16 @@ def check_report(
     archs = list(offload_archs)
     included = {} if single else includers(report)
     deadline = time.monotonic() + budget_s
+    refused = sandbox.refusal()
+    limited = 0
     for f in report.files:
         if f.text is None:
             continue
         left = deadline - time.monotonic()
-        if left < 1:
+        stop = refused or stop_reason(left, budget_s, limited)
+        if stop is not None:
             f.compile = CompileResult(
-                ok=False,
-                status="not compiled",
-                offload_archs=archs,
-                error=f"not compiled: the check's time budget ({budget_s:g} s) was spent",
+                ok=False, status="not compiled", offload_archs=archs, error=stop
             )
             continue
         timeout_s = min(COMPILE_TIMEOUT_S, left)
@@ -473,6 +474,7 @@ def check_report(
                 error = done.error.replace(tmp + os.sep, "") if done.error else None
                 cmd = [c.replace(tmp + os.sep, "") for c in done.command]
         status, error = ("ok", None) if done.ok else classify(error)
+        limited += done.limited
         if status == "inconclusive" and found.dropped:
             error = f"{error} (an include path the project names was dropped: {found.dropped[0]})"
         f.compile = CompileResult(

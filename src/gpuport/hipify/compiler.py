@@ -28,7 +28,6 @@ shell command. So gpuport never hands a project value to ``hipcc``:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import tempfile
@@ -36,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, subproc, textre
+from gpuport import fileio, sandbox, subproc, textre
 from gpuport.models import EnvironmentProblem
 
 __all__ = [
@@ -56,6 +55,11 @@ COMPILE_TIMEOUT_S = 120
 #: Data one compiler process may use (RLIMIT_DATA): clang's HIP compiles of real kernels stay
 #: well under 2 GB; a macro bomb in a project file grew past 3 GB.
 COMPILE_MAX_MEMORY = 4 << 30
+#: The largest file one compiler process may write (RLIMIT_FSIZE): real objects stay far below
+COMPILE_MAX_FILE = 1 << 30
+#: Units that ran into a limit (time, memory, output) before the rest are not compiled: a
+#: 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit, and a project can hold hundreds
+LIMITED_UNITS_MAX = 2
 #: Time one ``--check`` run may spend compiling in all: each unit has COMPILE_TIMEOUT_S, so
 #: N units that each stall (an #include of a FIFO) took N x 120 s.
 CHECK_BUDGET_S = 1800
@@ -276,6 +280,7 @@ class Compiled:
     ok: bool
     error: str | None
     command: list[str]
+    limited: bool = False  # it ran into a time, memory or output limit
 
 
 def compile_unit(
@@ -293,41 +298,92 @@ def compile_unit(
     with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
         argv = compile_argv(chain, unit, offload_archs, flags, Path(tmp) / "x.o")
         shown = [Path(a).name if a.startswith(tmp) else a for a in argv]  # x.o, x.d
-        try:
-            done = subproc.run(
-                argv,
-                timeout_s=timeout_s,
-                env=hip_env(avoid),
-                cwd=tmp,
-                max_output=MAX_OUTPUT,
-                max_memory=COMPILE_MAX_MEMORY,
-            )
-        except (OSError, ValueError) as exc:
-            raise EnvironmentProblem(f"cannot run the HIP compiler: {exc}") from None
-        if done.ended == "timeout":
-            return Compiled(False, f"timed out after {timeout_s:g} s", shown)
         allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
+        cage = sandbox.compile_confinement(
+            read=allowed, run=[install_root(chain.compiler)], work=tmp
+        )
+        env = {**hip_env(avoid), "TMPDIR": tmp}
+        done = confined_run(argv, timeout_s=timeout_s, env=env, cwd=tmp, confine=cage)
+        if done.ended == "timeout":
+            return Compiled(False, f"timed out after {timeout_s:g} s", shown, limited=True)
         depfile = Path(tmp) / "x.d"
         lists = [(depfile, False)]
         if not depfile.exists():  # a fatal error: ask the preprocessor what it reads
             left = max(1.0, timeout_s)
-            made = _preprocessor_list(
-                chain, unit, offload_archs, flags, Path(tmp), hip_env(avoid), left
-            )
+            made = _preprocessor_list(chain, unit, offload_archs, flags, Path(tmp), env, left, cage)
             lists = [(d, True) for d in made]
-        if any(read_outside(d, allowed, generated=g) is not None for d, g in lists):
+        if refused_read(done) or any(
+            read_outside(d, allowed, generated=g) is not None for d, g in lists
+        ):
             return Compiled(False, NOT_JUDGED, shown)  # compiled or not: the same words
         if done.returncode == 0 and done.ended == "exit":
             return Compiled(True, None, shown)
         error = shown_error(done.text(), allowed, depfile)
+        limited = done.ended == "overflow"
         if "failed due to signal" in done.text() or (done.returncode or 0) < 0:
+            limited = True
             error = (  # words of gpuport's own: nothing of the project's text
                 "the compiler crashed or ran out of memory (each compiler process may use "
                 f"{COMPILE_MAX_MEMORY >> 30} GiB); its message is not shown"
             )
         if done.ended == "overflow":
             error = f"{error} (the compiler printed over {MAX_OUTPUT // 1_000_000} MB; stopped)"
-        return Compiled(False, error.replace(tmp + os.sep, ""), shown)
+        return Compiled(False, error.replace(tmp + os.sep, ""), shown, limited=limited)
+
+
+def stop_reason(left: float, budget_s: float, limited: int) -> str | None:
+    """Why no more units are compiled: the budget is spent, or units already ran into the
+    compiler's limits (a 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit)."""
+    if left < 1:
+        return f"not compiled: the check's time budget ({budget_s:g} s) was spent"
+    if limited >= LIMITED_UNITS_MAX:
+        return (
+            f"not compiled: {limited} units already ran into the compiler's time, memory or "
+            "output limits"
+        )
+    return None
+
+
+def refused_read(done: subproc.Completed) -> bool:
+    """Whether the confinement refused the compile a file (the project's link to an outside
+    file, an assembler ``.include``): judged as a read outside the project, whatever else."""
+    return done.returncode != 0 and b": Permission denied" in done.stdout + done.stderr
+
+
+def install_root(program: str) -> Path:
+    """The folder a compiler is installed in (``PREFIX`` of ``PREFIX/bin/clang``), links
+    followed: it may read and run what lies there."""
+    return Path(os.path.realpath(program)).parent.parent
+
+
+def confined_run(
+    argv: Sequence[str],
+    *,
+    timeout_s: float,
+    env: dict[str, str],
+    cwd: str,
+    confine: sandbox.Confinement,
+) -> subproc.Completed:
+    """One compiler run: confined (:mod:`gpuport.sandbox`), memory, file-size, time and
+    output limits. Raises :class:`EnvironmentProblem` when it cannot be started or confined."""
+    try:
+        done = subproc.run(
+            argv,
+            timeout_s=timeout_s,
+            env=env,
+            cwd=cwd,
+            max_output=MAX_OUTPUT,
+            max_memory=COMPILE_MAX_MEMORY,
+            max_file=COMPILE_MAX_FILE,
+            confine=confine,
+        )
+    except PermissionError as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    except (OSError, ValueError) as exc:
+        raise EnvironmentProblem(f"cannot run the compiler: {exc}") from None
+    if done.returncode == sandbox.CANNOT_CONFINE and done.stderr.startswith(b"gpuport: "):
+        raise EnvironmentProblem(done.stderr.decode("utf-8", "replace").strip()[:300])
+    return done
 
 
 def first_error_line(output: str) -> str:
@@ -432,6 +488,7 @@ def _preprocessor_list(
     tmp: Path,
     env: dict[str, str],
     timeout_s: float,
+    cage: sandbox.Confinement,
 ) -> list[Path]:
     """The ``-E -M -MG`` lists of ``unit`` (host, and device per target): what the
     preprocessor reads, written even when a header is missing (clang writes no ``-MD``
@@ -443,15 +500,7 @@ def _preprocessor_list(
         dep = tmp / f"m{i}.d"
         argv = [chain.compiler, *chain.flags, *side, "-x", "hip", *flags, "-E", "-M", "-MG"]
         argv += ["-MF", str(dep), "-o", str(tmp / f"m{i}.txt"), str(unit)]
-        with contextlib.suppress(OSError, ValueError):
-            subproc.run(
-                argv,
-                timeout_s=timeout_s,
-                env=env,
-                cwd=str(tmp),
-                max_output=MAX_OUTPUT,
-                max_memory=COMPILE_MAX_MEMORY,
-            )
+        confined_run(argv, timeout_s=timeout_s, env=env, cwd=str(tmp), confine=cage)
         out.append(dep)
     return out
 

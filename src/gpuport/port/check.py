@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
 
-from gpuport import fileio, subproc, textre
+from gpuport import fileio, sandbox, subproc, textre
 from gpuport.hipify import compiler
 from gpuport.hipify.check import UNITS, classify, project_flags
 from gpuport.hipify.run import CompileStatus
@@ -93,27 +93,25 @@ def _nvcc(
     avoid: Sequence[Path],
     timeout_s: float = TIMEOUT_S,
 ) -> tuple[CompileStatus, str | None, list[str]]:
-    toolkit = Path(os.path.realpath(nvcc)).parent.parent
+    toolkit = compiler.install_root(nvcc)
     with tempfile.TemporaryDirectory(prefix="gpuport-port-") as tmp:
         argv = [nvcc, "-x", "cu", "-std=c++17", *flags, "-c", str(unit), "-o", f"{tmp}/x.o"]
         argv += ["-MD", "-MF", f"{tmp}/x.d"]  # the files it read: may its message be quoted
         shown = [a.replace(tmp + os.sep, "") for a in argv]  # x.o, x.d
-        try:
-            done = subproc.run(
-                argv,
-                timeout_s=timeout_s,
-                env=subproc.safe_env({"LC_ALL": "C"}, avoid=avoid),
-                cwd=tmp,
-                max_output=compiler.MAX_OUTPUT,
-                max_memory=compiler.COMPILE_MAX_MEMORY,
-            )
-        except (OSError, ValueError) as exc:
-            return "failed", f"cannot run nvcc: {exc}", shown
-        if done.ended == "timeout":
-            return "failed", f"timed out after {timeout_s:g} s", shown
         allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
         allowed += map(Path, compiler.SYSTEM_INCLUDE_ROOTS)
-        if compiler.read_outside(Path(tmp) / "x.d", allowed) is not None:
+        # nvcc may be a link or a wrapper script: where it is, and what it leads to
+        cage = sandbox.compile_confinement(
+            read=allowed, run=[toolkit, Path(nvcc).parent.parent], work=tmp
+        )
+        env = {**subproc.safe_env({"LC_ALL": "C"}, avoid=avoid), "TMPDIR": tmp}
+        try:
+            done = compiler.confined_run(argv, timeout_s=timeout_s, env=env, cwd=tmp, confine=cage)
+        except EnvironmentProblem as exc:
+            return "failed", str(exc), shown
+        if done.ended == "timeout":
+            return "failed", f"timed out after {timeout_s:g} s", shown
+        if compiler.refused_read(done) or compiler.read_outside(Path(tmp) / "x.d", allowed):
             # compiled or not, the same words: a status could tell a bit of that file
             return "inconclusive", compiler.NOT_JUDGED, shown
         if done.ended == "exit" and done.returncode == 0:
@@ -232,13 +230,15 @@ def _compile_all(
         except EnvironmentProblem as exc:
             no_hip = str(exc)
     deadline = time.monotonic() + compiler.CHECK_BUDGET_S
+    no_cage = sandbox.refusal()
+    limited = 0
     for rel in units:
         unit = where / rel
         left = deadline - time.monotonic()
-        if left < 1:  # N units that each stall would take N x 2 x 120 s
-            spent = f"not compiled: the check's time budget ({compiler.CHECK_BUDGET_S} s) was spent"
+        stop = no_cage or compiler.stop_reason(left, compiler.CHECK_BUDGET_S, limited)
+        if stop is not None:  # N units that each stall would take N x 2 x 120 s
             out += [
-                CheckResult(path=rel, compiler=c, status="skipped", error=spent)
+                CheckResult(path=rel, compiler=c, status="skipped", error=stop)
                 for c in ("hipcc", "nvcc")
             ]
             continue
@@ -260,6 +260,7 @@ def _compile_all(
                 timeout_s=min(TIMEOUT_S, left),
             )
             status, error = ("ok", None) if done.ok else classify(done.error)
+            limited += done.limited
             out.append(
                 CheckResult(
                     path=rel,
@@ -292,6 +293,7 @@ def _compile_all(
                 [root, where],
                 timeout_s=max(1.0, min(TIMEOUT_S, deadline - time.monotonic())),
             )
+            limited += bool(error and error.startswith("timed out"))
             out.append(
                 CheckResult(
                     path=rel,

@@ -1,0 +1,220 @@
+"""Where a compiler gpuport starts may read, write and run: Linux Landlock, set by the
+program's own process before it becomes the compiler (issue 23).
+
+The compile checks (``hipify --check``, ``port --check``) feed a project's sources to a
+compiler. Whatever the source asks, the compiler reads: an ``#include "/home/me/.aws/..."``
+(caught by the ``-MD`` list), but also an inline ``asm(".include \\"/etc/...\\"")`` that the
+*assembler* reads and no list names (the fifth review got an outside file's value back, one
+bit per unit). Filtering the source cannot close that (``.incbin``, section names pasted
+raw into GNU ``as`` input, macros...), so the compiler itself is confined:
+
+* **read** (and list): the project, the output tree, folders the user let in
+  (``--check-include``), the toolchain's own folders and the system's program folders
+  (``/usr``, ``/bin``, ``/lib*``, ``/opt``), and a few named system files a compiler reads
+  (``/etc/ld.so.cache``, ``/etc/os-release``...). Not ``$HOME``, not the rest of ``/etc``,
+  not ``/proc``, not ``/tmp``.
+* **write**: only the compile's own throw-away folder (``TMPDIR`` points there) and
+  ``/dev/null``;
+* **run**: only programs in the toolchain's and the system's folders, never a file of the
+  project or of the throw-away folder.
+
+Landlock (Linux 5.13+) needs no privilege; the rules hold for the compiler and every
+program it starts, and cannot be lifted by them. Where the kernel has no Landlock the
+compile checks do not run (they say why) unless the user sets
+``GPUPORT_UNCONFINED_COMPILE=1`` in their own environment (the same switch turns the
+confinement off where the kernel has it); a project's files can never set it. Landlock does
+not hide whether a path *exists* (``__has_include``, a missing versus a refused file): that
+one bit per unit is the documented limit (``docs/security.md``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+__all__ = [
+    "TRAMPOLINE",
+    "UNCONFINED_ENV",
+    "Confinement",
+    "abi",
+    "compile_confinement",
+    "refusal",
+    "trampoline_argv",
+    "unconfined",
+]
+
+#: The user's own switch (their environment, never a project file) to compile where the
+#: kernel has no Landlock.
+UNCONFINED_ENV = "GPUPORT_UNCONFINED_COMPILE"
+
+# Landlock access rights (linux/landlock.h)
+EXECUTE = 1 << 0
+WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
+_ABI1_ALL = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+REFER = 1 << 13  # ABI 2
+TRUNCATE = 1 << 14  # ABI 3
+READ = READ_FILE | READ_DIR
+RUN = READ | EXECUTE
+#: everything but EXECUTE: make, write, truncate, move, remove files and folders
+WRITE = (_ABI1_ALL & ~EXECUTE) | REFER | TRUNCATE
+
+#: The system's program folders: read and run (a compiler and the programs it starts)
+SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+#: Single system files compilers and their C library read (nothing else of /etc or /proc)
+SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/etc/os-release",
+    "/etc/lsb-release",
+    "/etc/debian_version",
+    "/etc/redhat-release",
+    "/etc/system-release",
+    "/proc/sys/vm/overcommit_memory",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+)
+
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
+
+
+@cache
+def abi() -> int:
+    """The kernel's Landlock ABI version; 0 when there is none (or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        got = int(libc.syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
+                               ctypes.c_uint32(1)))  # fmt: skip
+    except (OSError, AttributeError):  # pragma: no cover - no C library to ask
+        return 0
+    return max(got, 0)
+
+
+def unconfined() -> bool:
+    """Whether the user asked, in their own environment, to compile without confinement."""
+    return os.environ.get(UNCONFINED_ENV) == "1"
+
+
+def refusal() -> str | None:
+    """Why a confined compile cannot run here (None when it can, or the user said to go on
+    without confinement)."""
+    if abi() > 0 or unconfined():
+        return None
+    return (
+        "not compiled: this kernel has no Landlock (Linux 5.13 or later), which gpuport needs "
+        "to keep the compiler's reads inside the project and the toolchain; set "
+        f"{UNCONFINED_ENV}=1 in your own environment to compile without it"
+    )
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """Folders (or files) a program may read, read and run, and write."""
+
+    read: tuple[str, ...] = ()
+    run: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    files: tuple[str, ...] = field(default=SYSTEM_FILES)
+
+    def rules(self) -> list[tuple[str, int]]:
+        """(path, access) pairs; the trampoline keeps only the file rights for a file."""
+        out = [(p, READ) for p in self.read] + [(p, RUN) for p in self.run]
+        out += [(p, WRITE) for p in self.write] + [(p, READ_FILE) for p in self.files]
+        out.append(("/dev/null", READ_FILE | WRITE_FILE))
+        return out
+
+
+def compile_confinement(
+    *, read: Iterable[Path | str], run: Iterable[Path | str], work: Path | str
+) -> Confinement:
+    """A compile's confinement: ``read`` (the project, the output tree, include roots),
+    ``run`` (the toolchain's install folders), ``work`` (its throw-away folder)."""
+    return Confinement(
+        read=tuple(sorted({str(p) for p in read})),
+        run=tuple(sorted({*SYSTEM_RUN, *(str(p) for p in run)})),
+        write=(str(work),),
+    )
+
+
+def _handled() -> int:
+    level = abi()
+    mask = _ABI1_ALL
+    if level >= 2:
+        mask |= REFER
+    if level >= 3:
+        mask |= TRUNCATE
+    return mask
+
+
+#: Run by gpuport's own interpreter (``python -I -S``) between fork and the program: set the
+#: limits, confine itself with Landlock, then become the program (same process, group and
+#: pipes). A limit set from outside after the start raced a quick program; ``preexec_fn`` is
+#: unsafe beside threads. Exit 125 with one line when the confinement cannot be set.
+TRAMPOLINE = r"""
+import ctypes, json, os, resource, stat, sys
+spec = json.loads(sys.argv[1])
+for name, n in spec["limits"].items():
+    resource.setrlimit(getattr(resource, name), (n, n))
+rules = spec.get("rules")
+if rules is not None:
+    FILE_RIGHTS = 1 | 2 | 4 | (1 << 14)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        sc = libc.syscall
+        sc.restype = ctypes.c_long
+        L = ctypes.c_long
+        class Beneath(ctypes.Structure):
+            _pack_ = 1
+            _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+        handled = ctypes.c_uint64(spec["handled"])
+        rs = sc(L(444), ctypes.byref(handled), ctypes.c_size_t(8), ctypes.c_uint32(0))
+        if rs < 0:
+            raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+        for path, access in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            access &= spec["handled"]
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                access &= FILE_RIGHTS
+            rule = Beneath(access, fd)
+            if sc(L(445), L(rs), L(1), ctypes.byref(rule), L(0)) < 0:
+                raise OSError(ctypes.get_errno(), "landlock_add_rule " + path)
+            os.close(fd)
+        if libc.prctl(38, L(1), L(0), L(0), L(0)) != 0:
+            raise OSError(ctypes.get_errno(), "no_new_privs")
+        if sc(L(446), L(rs), L(0)) < 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+        os.close(rs)
+    except OSError as exc:
+        sys.stderr.write("gpuport: cannot confine the compiler: %s\n" % (exc,))
+        os._exit(125)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+#: The exit of a trampoline that could not confine its program
+CANNOT_CONFINE = 125
+
+
+def trampoline_argv(
+    args: Sequence[str], *, limits: dict[str, int], confine: Confinement | None
+) -> list[str]:
+    """``args`` started through :data:`TRAMPOLINE` with ``limits`` (``RLIMIT_*`` name ->
+    bytes or seconds) and, when given and the kernel has Landlock, ``confine``."""
+    spec: dict[str, object] = {"limits": limits}
+    if confine is not None and abi() > 0 and not unconfined():
+        spec["rules"] = confine.rules()
+        spec["handled"] = _handled()
+    return [sys.executable, "-I", "-S", "-c", TRAMPOLINE, json.dumps(spec), *args]

@@ -1,0 +1,207 @@
+"""Issue 23: a compiler gpuport starts reads only the project, the output tree and the
+toolchain, writes only its throw-away folder, and runs only the toolchain's programs
+(:mod:`gpuport.sandbox`, Landlock).
+
+The fifth review's channel: an inline ``asm(".include \\"/outside/file\\"")`` with
+``.if NAME > 5`` / ``.error`` is read by the *assembler*, which no ``-MD`` list names; the
+outside value came back in the message at a project line and, a bit per unit, in the
+statuses. Confined, the assembler cannot open the file: the unit fails the same way
+whatever the file holds.
+
+Where the kernel has no Landlock these tests fail when ``GPUPORT_REQUIRE_LANDLOCK=1``
+(``.ci/run`` sets it) and are skipped, saying why, otherwise; the refusal path is tested on
+every kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuport import sandbox, subproc
+from gpuport.hipify import check as hipify_check
+from gpuport.hipify import compiler
+from gpuport.hipify.run import CompileResult
+from gpuport.port import check as port_check
+
+
+def _need_landlock() -> None:
+    if sandbox.abi() > 0:
+        return
+    if os.environ.get("GPUPORT_REQUIRE_LANDLOCK") == "1":
+        pytest.fail("GPUPORT_REQUIRE_LANDLOCK=1 but this kernel has no Landlock")
+    pytest.skip("this kernel has no Landlock (CI sets GPUPORT_REQUIRE_LANDLOCK=1)")
+
+
+def _tool(name: str, require: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        if os.environ.get(require) == "1":
+            pytest.fail(f"{require}=1 but {name} is not on PATH")
+        pytest.skip(f"{name} not on PATH")
+    return found
+
+
+@pytest.fixture
+def confined(monkeypatch: pytest.MonkeyPatch) -> None:
+    _need_landlock()
+    monkeypatch.delenv(sandbox.UNCONFINED_ENV, raising=False)
+
+
+def _cage(tmp_path: Path) -> tuple[sandbox.Confinement, Path, Path, Path]:
+    proj, work, outside = tmp_path / "proj", tmp_path / "work", tmp_path / "outside"
+    for d in (proj, work, outside):
+        d.mkdir()
+    cage = sandbox.compile_confinement(read=[proj], run=[], work=work)
+    return cage, proj, work, outside
+
+
+def test_a_confined_program_reads_only_what_it_is_given(tmp_path: Path, confined: None) -> None:
+    cage, proj, _, outside = _cage(tmp_path)
+    (outside / "secret").write_text("SECRET=7\n")
+    (proj / "source.cu").write_text("int x;\n")
+    home = Path.home()
+    script = (
+        f"cat {outside}/secret; cat {proj}/source.cu; ls {home} >/dev/null && echo HOME-LISTED; "
+        "cat /etc/hostname /proc/self/environ 2>/dev/null | head -c 20; echo END"
+    )
+    done = subproc.run(["/bin/sh", "-c", script], timeout_s=30, confine=cage)
+    out = done.stdout.decode()
+    assert "SECRET" not in out
+    assert "int x;" in out  # the project is readable
+    assert "HOME-LISTED" not in out
+    assert out.rstrip().endswith("END") and out.count("\n") <= 2, out
+
+
+def test_a_confined_program_writes_only_its_work_folder_and_runs_no_project_file(
+    tmp_path: Path, confined: None
+) -> None:
+    cage, proj, work, outside = _cage(tmp_path)
+    tool = proj / "cc1plus"
+    tool.write_text("#!/bin/sh\necho RAN\n")
+    tool.chmod(0o755)
+    script = (
+        f"echo a > {work}/ok; echo b > {outside}/bad; echo c > {proj}/bad; "
+        f"cp {tool} {work}/copy; chmod +x {work}/copy; {work}/copy; {tool}; true"
+    )
+    done = subproc.run(["/bin/sh", "-c", script], timeout_s=30, confine=cage)
+    assert (work / "ok").read_text() == "a\n"
+    assert not (outside / "bad").exists() and not (proj / "bad").exists()
+    assert b"RAN" not in done.stdout, done.text()
+
+
+def test_a_program_gets_a_file_size_limit(tmp_path: Path) -> None:
+    out = tmp_path / "big"
+    subproc.run(
+        ["/bin/sh", "-c", f"head -c 3000000 /dev/zero > {out}"],
+        timeout_s=30,
+        max_file=1_000_000,
+    )
+    assert out.stat().st_size <= 1_000_000
+
+
+ASM_LEAK = (
+    "__global__ void k(float* x) {{ x[threadIdx.x] = 1.0f; }}\n"
+    'asm(".include \\"{secret}\\"\\n.if SECRET > 5\\n.error \\"big\\"\\n.endif\\n");\n'
+)
+
+
+def _hipify_statuses(root: Path, out: Path, cli: Any) -> list[dict[str, Any]]:
+    res = cli("hipify", str(root), "-o", str(out), "--check", "--format", "json",
+              "--hip-version", "5.2", "--fail-on", "never")  # fmt: skip
+    assert res.code == 0, res.err
+    return [f["compile"] for f in json.loads(res.out)["files"]]
+
+
+def test_an_assembler_include_tells_nothing_of_an_outside_file(
+    tmp_path: Path, confined: None, cli: Any
+) -> None:
+    """The same status and words whether the outside value is 1 or 7, and never the value."""
+    _tool("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    secret = tmp_path / "secret.txt"
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "k.cu").write_text(ASM_LEAK.format(secret=secret))
+    seen = []
+    for value in (1, 7):
+        secret.write_text(f"SECRET={value}\n")
+        compiler._CACHE.clear()
+        got = _hipify_statuses(root, tmp_path / f"out{value}", cli)
+        seen.append([(c["status"], c["error"]) for c in got])
+        assert "SECRET" not in json.dumps(got) and "big" not in json.dumps(got)
+    assert seen[0] == seen[1], seen
+
+
+def test_port_nvcc_check_is_confined(tmp_path: Path, confined: None) -> None:
+    nvcc = _tool("nvcc", "GPUPORT_REQUIRE_NVCC")
+    secret = tmp_path / "secret.txt"
+    root = tmp_path / "proj"
+    root.mkdir()
+    unit = root / "k.cu"
+    unit.write_text(ASM_LEAK.format(secret=secret))
+    seen = []
+    for value in (1, 7):
+        secret.write_text(f"SECRET={value}\n")
+        status, error, _ = port_check._nvcc(nvcc, unit, [], [root], [root])
+        seen.append((status, error))
+        assert "SECRET" not in str(error) and "big" not in str(error)
+    assert seen[0] == seen[1], seen
+    (root / "ok.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    assert port_check._nvcc(nvcc, root / "ok.cu", [], [root], [root])[0] == "ok"
+
+
+def test_without_landlock_the_compile_check_does_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No Landlock and no word from the user: the program is not started, and the check
+    says why for every unit; the user's ``GPUPORT_UNCONFINED_COMPILE=1`` lets it run."""
+    monkeypatch.setattr(sandbox, "abi", lambda: 0)
+    monkeypatch.delenv(sandbox.UNCONFINED_ENV, raising=False)
+    mark = tmp_path / "ran"
+    cage = sandbox.compile_confinement(read=[tmp_path], run=[], work=tmp_path)
+    with pytest.raises(PermissionError, match="no Landlock"):
+        subproc.run(["/bin/sh", "-c", f"touch {mark}"], timeout_s=10, confine=cage)
+    assert not mark.exists()
+    reason = sandbox.refusal()
+    assert reason is not None and sandbox.UNCONFINED_ENV in reason
+    results = port_check._compile_all(tmp_path, tmp_path, ["a.cu"], "/x/hipcc", None, ["gfx90a"])
+    assert {r.status for r in results} == {"skipped"}
+    assert all(r.error == reason for r in results)
+    monkeypatch.setenv(sandbox.UNCONFINED_ENV, "1")
+    assert sandbox.refusal() is None
+    subproc.run(["/bin/sh", "-c", f"touch {mark}"], timeout_s=10, confine=cage)
+    assert mark.exists()
+
+
+def test_units_stop_after_two_ran_into_a_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``.rept`` bomb in every unit costs two units' limits, not one per unit."""
+    from gpuport.hipify.run import FileResult, HipifyReport
+
+    calls: list[Path] = []
+
+    def bomb(chain: Any, unit: Path, *a: Any, **k: Any) -> compiler.Compiled:
+        calls.append(unit)
+        return compiler.Compiled(False, "timed out after 120 s", [], limited=True)
+
+    monkeypatch.setattr(hipify_check, "run_compile", bomb)
+    monkeypatch.setattr(sandbox, "abi", lambda: 7)
+    root = tmp_path / "proj"
+    root.mkdir()
+    files = []
+    for i in range(5):
+        (root / f"u{i}.cu").write_text("int x;\n")
+        files.append(FileResult(path=f"u{i}.cu", text="int x;\n", output=str(root / f"u{i}.cu")))
+    report = HipifyReport(root=str(root), files=files, hip_version="5.2", target="gfx90a")
+    chain = compiler.Toolchain("/x/hipcc", "/x/clang", (), ())
+    hipify_check.check_report(report, offload_archs=["gfx90a"], chain=chain, in_place=True)
+    assert len(calls) == compiler.LIMITED_UNITS_MAX
+    stopped = [f.compile for f in report.files[compiler.LIMITED_UNITS_MAX :]]
+    assert all(isinstance(c, CompileResult) and c.status == "not compiled" for c in stopped)
+    assert all("limits" in (c.error or "") for c in stopped if c is not None)
