@@ -10,7 +10,8 @@ raw into GNU ``as`` input, macros...), so the compiler itself is confined:
 
 * **read** (and list): the project, the output tree, folders the user let in
   (``--check-include``), the toolchain's own folders and the system's program folders
-  (``/usr``, ``/bin``, ``/lib*``, ``/opt``), and a few named system files a compiler reads
+  (``/usr``, ``/bin``, ``/lib*``; a toolchain elsewhere, such as ``/opt/rocm-6.2``, by its own
+  folder), and a few named system files a compiler reads
   (``/etc/ld.so.cache``, ``/etc/os-release``...). Not ``$HOME``, not the rest of ``/etc``,
   not ``/proc``, not ``/tmp``.
 * **write**: only the compile's own throw-away folder (``TMPDIR`` points there) and
@@ -66,8 +67,10 @@ RUN = READ | EXECUTE
 #: everything but EXECUTE: make, write, truncate, move, remove files and folders
 WRITE = (_ABI1_ALL & ~EXECUTE) | REFER | TRUNCATE
 
-#: The system's program folders: read and run (a compiler and the programs it starts)
-SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+#: The system's program folders: read and run (a compiler and the programs it starts).
+#: Not ``/opt``, where applications keep their own settings: a toolchain installed there
+#: (``/opt/rocm-6.2``) is let in by its own folder (the caller's ``run``).
+SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: Single system files compilers and their C library read (nothing else of /etc or /proc)
 SYSTEM_FILES = (
     "/etc/ld.so.cache",
