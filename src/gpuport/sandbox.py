@@ -46,6 +46,8 @@ __all__ = [
     "abi",
     "compile_confinement",
     "refusal",
+    "special_file",
+    "special_refusal",
     "trampoline_argv",
     "unconfined",
 ]
@@ -81,9 +83,6 @@ SYSTEM_FILES = (
     "/etc/redhat-release",
     "/etc/system-release",
     "/proc/sys/vm/overcommit_memory",
-    "/dev/urandom",
-    "/dev/random",
-    "/dev/zero",
 )
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -102,6 +101,49 @@ def abi() -> int:
     except (OSError, AttributeError):  # pragma: no cover - no C library to ask
         return 0
     return max(got, 0)
+
+
+#: Entries looked at for pipes and devices before the walk stops (a single file's folder may
+#: be a home folder); past it, the two-units-at-a-limit rule still bounds the wait
+_SPECIAL_WALK_MAX = 200_000
+
+
+def special_file(root: Path) -> str | None:
+    """The first pipe, socket or device file under ``root`` (links not followed), relative;
+    None when there is none. The confinement lets a compile read the whole project, and an
+    ``#include`` of a pipe waits until the unit's time limit (120 s) runs out."""
+    if not root.is_dir():
+        return None
+    stack, seen = [root], 0
+    while stack and seen < _SPECIAL_WALK_MAX:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        seen += len(entries)
+        for entry in entries:
+            try:
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                    continue
+            except OSError:
+                continue
+            return str(Path(entry.path).relative_to(root))
+    return None
+
+
+def special_refusal(root: Path) -> str | None:
+    """Why no unit of ``root`` is compiled when it holds a pipe or device (else None)."""
+    found = special_file(root)
+    if found is None:
+        return None
+    return (
+        f"not compiled: the project holds a pipe or device file ({found[-80:]!r}); a compile "
+        "that reads it could wait until its time limit"
+    )
 
 
 def unconfined() -> bool:

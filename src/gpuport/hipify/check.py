@@ -425,7 +425,7 @@ def check_report(
     archs = list(offload_archs)
     included = {} if single else includers(report)
     deadline = time.monotonic() + budget_s
-    refused = sandbox.refusal()
+    refused = sandbox.refusal() or sandbox.special_refusal(src_root)
     limited = 0
     for f in report.files:
         if f.text is None:

@@ -230,7 +230,7 @@ def _compile_all(
         except EnvironmentProblem as exc:
             no_hip = str(exc)
     deadline = time.monotonic() + compiler.CHECK_BUDGET_S
-    no_cage = sandbox.refusal()
+    no_cage = sandbox.refusal() or sandbox.special_refusal(root)
     limited = 0
     for rel in units:
         unit = where / rel
