@@ -231,7 +231,7 @@ def test_check_include_is_checked(cli, tmp_path: Path) -> None:  # type: ignore[
 def test_a_missing_header_is_quoted_only_from_the_projects_own_include_line(
     tmp_path: Path,
 ) -> None:
-    from gpuport.hipify.compiler import _missing_include
+    from gpuport.hipify.compiler_messages import _missing_include
 
     (tmp_path / "a.cu").write_text('int x;\n#include "shared.h"\n')
     at = f"{tmp_path}/a.cu:2:10: fatal error: 'shared.h' file not found"

@@ -31,6 +31,7 @@ from pathlib import Path
 from gpuport import fileio, sandbox, subproc, textre
 from gpuport.hipify import compiler
 from gpuport.hipify.check import UNITS, classify, project_flags, stop_reason
+from gpuport.hipify.compiler_messages import hidden_include
 from gpuport.hipify.run import CompileStatus
 from gpuport.models import EnvironmentProblem, GpuportError
 from gpuport.port.model import CheckResult, FileDiff
@@ -111,7 +112,8 @@ def _nvcc(
             return "failed", str(exc), shown
         if done.ended == "timeout":
             return "failed", f"timed out after {timeout_s:g} s", shown
-        if compiler.refused_read(done) or compiler.read_outside(Path(tmp) / "x.d", allowed):
+        outside = compiler.refused_read(done) or hidden_include(done.text(), allowed, flags)
+        if outside or compiler.read_outside(Path(tmp) / "x.d", allowed):
             # compiled or not, the same words: a status could tell a bit of that file
             return "inconclusive", compiler.NOT_JUDGED, shown
         if done.ended == "exit" and done.returncode == 0:
