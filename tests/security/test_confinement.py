@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from gpuport.hipify import check as hipify_check
 from gpuport.hipify import compiler
 from gpuport.hipify.run import CompileResult
 from gpuport.port import check as port_check
+from tests.conftest import require_tool
 
 
 def _need_landlock() -> None:
@@ -38,13 +38,7 @@ def _need_landlock() -> None:
     pytest.skip("this kernel has no Landlock (CI sets GPUPORT_REQUIRE_LANDLOCK=1)")
 
 
-def _tool(name: str, require: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        if os.environ.get(require) == "1":
-            pytest.fail(f"{require}=1 but {name} is not on PATH")
-        pytest.skip(f"{name} not on PATH")
-    return found
+_tool = require_tool
 
 
 @pytest.fixture
