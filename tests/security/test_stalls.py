@@ -568,3 +568,27 @@ def test_small_files_whose_references_fan_out(tmp_path: Path, name: str, text: s
     """Sixth review: each reference followed once, not once per path to it."""
     (tmp_path / name).write_text(text)
     _within(lambda: _scan(tmp_path), 1.0)
+
+
+def test_a_gitignore_that_matches_slowly_is_cut_off_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixth review: 3,000 patterns such as ``*a??...??x`` cost 1 s per 240-character path
+    (RE2 gives up its DFA on them): past the walk's CPU budget for ignore matching, what is
+    left is listed as not read, and the walk ends."""
+    import random
+
+    from gpuport.scan.project import files
+
+    monkeypatch.setattr(files, "IGNORE_BUDGET_S", 0.5)
+    rng = random.Random(1)  # noqa: S311 - test data, not secrets
+    lines = ["*" + rng.choice("ab") + "?" * 30 + "x" for _ in range(3000)]
+    (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
+    (tmp_path / "src").mkdir()
+    for _ in range(30):
+        (tmp_path / "src" / ("".join(rng.choice("ab") for _ in range(240)) + ".py")).touch()
+    started = time.process_time()
+    items = list(files.walk(tmp_path))
+    assert time.process_time() - started < 10 * _scale()
+    cut = [i for i in items if isinstance(i, files.Skip) and "stopped walking" in i.reason]
+    assert cut, items[:3]

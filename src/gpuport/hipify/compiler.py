@@ -28,9 +28,11 @@ shell command. So gpuport never hands a project value to ``hipcc``:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +76,10 @@ COMPILE_MAX_FILE = 1 << 30
 #: Units that ran into a limit (time, memory, output) before the rest are not compiled: a
 #: 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit, and a project can hold hundreds
 LIMITED_UNITS_MAX = 2
+#: A unit that takes this long (its compile and preprocessor passes) counts as one that ran
+#: into a limit: units that stayed just under the time limit (a 1 KB unit including itself
+#: twice per level, 100 s each) were all compiled until the run's budget (sixth review)
+SLOW_UNIT_S = 60
 #: Time one ``--check`` run may spend compiling in all: each unit has COMPILE_TIMEOUT_S, so
 #: N units that each stall (an #include of a FIFO) took N x 120 s.
 CHECK_BUDGET_S = 1800
@@ -304,7 +310,29 @@ def compile_unit(
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> Compiled:
     """Compile ``unit`` in a throw-away folder; ``roots`` are the folders whose compiler
-    messages may be quoted (the project, the output tree)."""
+    messages may be quoted (the project, the output tree). ``timeout_s`` holds for the unit
+    in all (the compile and any preprocessor passes after it); a unit that took
+    :data:`SLOW_UNIT_S` or more counts as having run into a limit (``limited``)."""
+    started = time.monotonic()
+    done = _compile_unit(
+        chain, unit, offload_archs, flags, roots=roots, avoid=avoid, deadline=started + timeout_s
+    )
+    if time.monotonic() - started >= SLOW_UNIT_S and not done.limited:
+        done = dataclasses.replace(done, limited=True)
+    return done
+
+
+def _compile_unit(
+    chain: Toolchain,
+    unit: Path,
+    offload_archs: Sequence[str],
+    flags: Sequence[str],
+    *,
+    roots: Sequence[Path],
+    avoid: Sequence[Path | str],
+    deadline: float,
+) -> Compiled:
+    timeout_s = max(1.0, deadline - time.monotonic())
     with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
         argv = compile_argv(chain, unit, offload_archs, flags, Path(tmp) / "x.o")
         shown = [Path(a).name if a.startswith(tmp) else a for a in argv]  # x.o, x.d
@@ -317,8 +345,9 @@ def compile_unit(
         depfile = Path(tmp) / "x.d"
         lists = [(depfile, False)]
         if not depfile.exists():  # a fatal error: ask the preprocessor what it reads
-            left = max(1.0, timeout_s)
-            made = _preprocessor_list(chain, unit, offload_archs, flags, Path(tmp), env, left, cage)
+            made = _preprocessor_list(
+                chain, unit, offload_archs, flags, Path(tmp), env, deadline, cage
+            )
             lists = [(d, True) for d in made]
         if (
             refused_read(done)
@@ -399,7 +428,7 @@ def _preprocessor_list(
     flags: Sequence[str],
     tmp: Path,
     env: dict[str, str],
-    timeout_s: float,
+    deadline: float,
     cage: sandbox.Confinement,
 ) -> list[Path]:
     """The ``-E -M -MG`` lists of ``unit`` (host, and device per target): what the
@@ -412,6 +441,9 @@ def _preprocessor_list(
         dep = tmp / f"m{i}.d"
         argv = [chain.compiler, *chain.flags, *side, "-x", "hip", *flags, "-E", "-M", "-MG"]
         argv += ["-MF", str(dep), "-o", str(tmp / f"m{i}.txt"), str(unit)]
-        confined_run(argv, timeout_s=timeout_s, env=env, cwd=str(tmp), confine=cage)
         out.append(dep)
+        left = deadline - time.monotonic()
+        if left < 1:  # the unit's time is spent: no list, which reads as "may have read"
+            continue
+        confined_run(argv, timeout_s=left, env=env, cwd=str(tmp), confine=cage)
     return out
