@@ -235,12 +235,15 @@ def test_hipify_check_of_a_project_holding_a_pipe_compiles_nothing(
     assert done and all(c.status == "not compiled" and "pipe" in (c.error or "") for c in done)
 
 
-def _need_hiding() -> None:
+def _need_hiding(work: Path) -> None:
     """The private view (user and mount namespaces) exists where the kernel lets an
     unprivileged process make them; CI requires it where ``unshare -rm`` works."""
     _need_landlock()
-    probe = sandbox.compile_confinement(read=[], run=[], work="/tmp")
-    done = subproc.run(["/bin/sh", "-c", "test -e /etc/passwd"], timeout_s=30, confine=probe)
+    work.mkdir(exist_ok=True)
+    probe = sandbox.compile_confinement(read=[], run=[], work=work)
+    done = subproc.run(
+        ["/bin/sh", "-c", "test -e /etc/passwd"], timeout_s=30, confine=probe, cwd=work
+    )
     if done.returncode != 0:
         return
     if os.environ.get("GPUPORT_REQUIRE_HIDE") == "1":
@@ -249,7 +252,7 @@ def _need_hiding() -> None:
 
 
 def test_outside_paths_do_not_exist_for_a_confined_program(tmp_path: Path, confined: None) -> None:
-    _need_hiding()
+    _need_hiding(tmp_path / "probe")
     cage, proj, work, outside = _cage(tmp_path)
     (outside / "secret").write_text("x")
     (proj / "a.cu").write_text("int x;\n")
@@ -271,7 +274,7 @@ def test_has_include_tells_nothing_of_an_outside_path(
 ) -> None:
     """``__has_include`` of an outside path, or an ``#include`` of it, gives the same words
     whether the path exists or not."""
-    _need_hiding()
+    _need_hiding(tmp_path / "probe")
     _tool("hipcc", "GPUPORT_REQUIRE_HIPCC")
     secret = tmp_path / "secret.h"
     root = tmp_path / "proj"
@@ -290,3 +293,15 @@ def test_has_include_tells_nothing_of_an_outside_path(
         seen.append([(c["status"], c["error"]) for c in got])
     assert seen[0] == seen[1], seen
     assert all(status == "ok" for status, _ in seen[0][:1]), seen  # a.cu: not there
+
+
+def test_a_wrapper_in_the_home_folder_does_not_let_the_home_folder_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Sixth review: ``~/bin/nvcc`` made ``$HOME`` the toolchain's folder (read and run)."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("HOME", str(home))
+    assert compiler.install_root(str(home / "bin" / "nvcc")) == home / "bin"
+    assert compiler.install_root("/usr/lib/llvm-15/bin/clang") == Path("/usr/lib/llvm-15")

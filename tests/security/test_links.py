@@ -153,3 +153,27 @@ def test_project_settings_cannot_name_files_outside_the_project(cli, tmp_path: P
     res = cli("assess", str(proj), "--format", "json")
     assert res.code == 2
     assert "outside the project" in res.err
+
+
+def test_a_named_file_that_links_out_of_its_folder_is_not_read(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Sixth review: ``hipify PROJ/kernel.cu`` (and ``scan``) followed the project's link to a
+    file outside, which folder mode refuses; a link inside the folder is still read."""
+    secret = tmp_path / "secret.cu"
+    secret.write_text("int SECRET_TOKEN = 1;\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "kernel.cu").symlink_to(secret)
+    (proj / "real.cu").write_text("__global__ void k() {}\n")
+    (proj / "inside.cu").symlink_to("real.cu")
+    for args in (
+        ("hipify", str(proj / "kernel.cu")),
+        ("hipify", str(proj / "kernel.cu"), "-o", str(tmp_path / "out")),
+        ("scan", str(proj / "kernel.cu"), "--format", "json"),
+    ):
+        res = cli(*args)
+        assert res.code == 2, (args, res.out, res.err)
+        assert "SECRET_TOKEN" not in res.out + res.err
+        assert "symbolic link to outside" in res.err
+    assert not (tmp_path / "out" / "kernel.cu").exists()
+    res = cli("hipify", str(proj / "inside.cu"))
+    assert res.code == 0 and "__global__ void k()" in res.out

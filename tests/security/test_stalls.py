@@ -592,3 +592,22 @@ def test_a_gitignore_that_matches_slowly_is_cut_off_and_said(
     assert time.process_time() - started < 10 * _scale()
     cut = [i for i in items if isinstance(i, files.Skip) and "stopped walking" in i.reason]
     assert cut, items[:3]
+
+
+@pytest.mark.parametrize("shape", ["fan-out", "flat"])
+def test_load_calls_that_share_a_sources_list(tmp_path: Path, shape: str) -> None:
+    """Sixth review: every ``load("m", a)`` call re-read ``a`` and every statement of the
+    module to find it: 1,600 calls of a 20 x 20 list 2.5 min, 6,000 calls of a 6,000-name
+    list (219 KB) 41 s. Each assigned list is now read once per file, by an index."""
+    head = ["import torch", "from torch.utils.cpp_extension import load"]
+    if shape == "fan-out":
+        n = 1600
+        head += ['c = ["a.cu"]', "b = [" + ", ".join(["c"] * 20) + "]"]
+        head += ["a = [" + ", ".join(["b"] * 20) + "]"]
+    else:
+        n = 3000
+        head += ["a = [" + ", ".join(f'"k{i}.cu"' for i in range(n)) + "]"]
+    lines = head + [f'm{i} = load("m{i}", a)' for i in range(n)]
+    (tmp_path / "main.py").write_text("\n".join(lines) + "\n")
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    _within(lambda: _scan(tmp_path), 3.0)

@@ -387,8 +387,15 @@ def toolchain_roots(chain: Toolchain) -> list[Path]:
 
 def install_root(program: str) -> Path:
     """The folder a compiler is installed in (``PREFIX`` of ``PREFIX/bin/clang``), links
-    followed: it may read and run what lies there."""
-    return Path(os.path.realpath(program)).parent.parent
+    followed: it may read and run what lies there. Never ``/``, the home folder or a folder
+    above it: a wrapper ``~/bin/nvcc`` would have let the compiler read all of ``$HOME``
+    (sixth review); then only the program's own folder."""
+    real = Path(os.path.realpath(program))
+    root = real.parent.parent
+    home = Path(os.path.realpath(Path.home()))
+    if root == Path("/") or home == root or home.is_relative_to(root):
+        return real.parent
+    return root
 
 
 def confined_run(

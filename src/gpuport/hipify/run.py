@@ -410,7 +410,9 @@ def hipify_path(
                     SkippedFile(path=item.rel, reason="not a CUDA/C++ source file")
                 )
             continue
-        got = read_source(item.path, None if single else path)
+        # a single file is read only if it resolves inside its own folder: a project's
+        # kernel.cu -> /home/me/secret was refused in a folder but read when named (sixth review)
+        got = read_source(item.path, path.parent if single else path)
         if isinstance(got, Skip):
             report.skipped.append(SkippedFile(path=item.rel, reason=got.reason))
             continue

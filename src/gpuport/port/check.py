@@ -101,10 +101,9 @@ def _nvcc(
         shown = [a.replace(tmp + os.sep, "") for a in argv]  # x.o, x.d
         allowed = [*roots, Path(tmp), toolkit, *(Path(f[2:]) for f in _torch_includes())]
         allowed += map(Path, compiler.SYSTEM_INCLUDE_ROOTS)
-        # nvcc may be a link or a wrapper script: where it is, and what it leads to
-        cage = sandbox.compile_confinement(
-            read=allowed, run=[toolkit, Path(nvcc).parent.parent], work=tmp
-        )
+        # nvcc may be a link or a wrapper script: where it leads (a wrapper's target must
+        # lie in the system's program folders)
+        cage = sandbox.compile_confinement(read=allowed, run=[toolkit], work=tmp)
         env = {**subproc.safe_env({"LC_ALL": "C"}, avoid=avoid), "TMPDIR": tmp}
         try:
             done = compiler.confined_run(argv, timeout_s=timeout_s, env=env, cwd=tmp, confine=cage)

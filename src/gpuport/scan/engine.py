@@ -336,6 +336,8 @@ def _nothing_to_scan(
         names = ", ".join(sorted(k.value for k in kinds))
         return f"nothing to scan in {root}: no file of the kind(s) asked for (--kind {names})"
     if root.is_file():
+        if skipped:  # a link out of its own folder, unreadable...
+            return f"cannot scan {root}: {skipped[0].reason}"
         return f"{root} is not a file kind gpuport scans (see `gpuport scan --help`)"
     if skipped:
         first = skipped[0]

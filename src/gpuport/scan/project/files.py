@@ -209,8 +209,11 @@ def walk(
     """
     if not root.is_dir():
         kind = classify(f"{root.resolve().parent.name}/{root.name}")
+        outside = fileio.outside_root(root, root.parent)  # a link out of its own folder
         if not root.is_file():  # a FIFO would block, /dev/zero never end: never read
             yield Skip(root.name, "not a regular file (pipe, socket or device)")
+        elif outside is not None:
+            yield Skip(root.name, outside)
         elif kind is None:
             yield Skip(root.name, "not a file kind gpuport scans")
         else:

@@ -17,6 +17,7 @@ the name imported from ``triton.language``); torch's wrappers of the same name
 from __future__ import annotations
 
 import ast
+import bisect
 
 from gpuport import textre
 from gpuport.models import Severity
@@ -77,6 +78,10 @@ def _sync_only(text: str) -> bool:
 def is_triton_asm(dotted: str) -> bool:
     """Does a call's resolved name denote ``triton.language.inline_asm_elementwise``?"""
     return dotted in _TRITON_ASM or dotted.endswith(".tl.inline_asm_elementwise")
+
+
+#: Source files read from one ``sources`` expression; past it the rest count as unread
+_MAX_SOURCES = 512
 
 
 class NativeRules(ScanState):
@@ -157,6 +162,9 @@ class NativeRules(ScanState):
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
             out: list[str | None] = []
             for elt in expr.elts:
+                if len(out) >= _MAX_SOURCES:  # more than any real build lists: not read on
+                    out.append(None)
+                    break
                 item = elt.value if isinstance(elt, ast.Starred) else elt
                 out.extend(self._sources(item, line, deeper))
             return out
@@ -173,34 +181,66 @@ class NativeRules(ScanState):
         if isinstance(expr, ast.Name):
             value = self._assigned(expr.id, line)
             if value is not None:
-                return self._sources(value, line, deeper)
+                memo = self._memo()
+                if id(value) not in memo:  # each assigned value read once per file
+                    memo[id(value)] = self._sources(value, line, deeper)[:_MAX_SOURCES]
+                return memo[id(value)]
         return [None]
 
+    def _memo(self) -> dict[int, list[str | None]]:
+        """Sources of assigned values already read in this file (``a = [b]*20``, ``b =
+        [c]*20`` and 1,600 ``load("m", a)`` calls took 2.5 min; sixth review). One walk
+        object per file, whose tree lives while it runs: an id names one node."""
+        memo: dict[int, list[str | None]] | None = getattr(self, "_source_memo", None)
+        if memo is None:
+            memo = {}
+            self._source_memo = memo
+        return memo
+
     def _assigned(self, name: str, line: int) -> ast.expr | None:
-        """The value of the last simple ``name = ...`` before ``line``: function, then module."""
+        """The value of the last simple ``name = ...`` before ``line``: function, then module.
+        Each scope's assignments are indexed once (6,000 ``load(...)`` calls each re-read
+        every statement of the module: 41 s for 219 KB; sixth review)."""
         func = self.enclosing(line)
-        scopes: list[list[ast.stmt]] = []
-        if func is not None:
-            scopes.append([n for n in ast.walk(func) if isinstance(n, ast.stmt)])
+        scopes: list[ast.AST] = [func] if func is not None else []
         if self.tree is not None:
-            scopes.append(self.tree.body)
-        for stmts in scopes:
-            value: ast.expr | None = None
-            latest = 0
-            for stmt in stmts:
-                if not latest < stmt.lineno < line:
-                    continue
-                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                    target: ast.expr = stmt.targets[0]
-                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                    target = stmt.target
-                else:
-                    continue
-                if isinstance(target, ast.Name) and target.id == name:
-                    value, latest = stmt.value, stmt.lineno
-            if value is not None:
-                return value
+            scopes.append(self.tree)
+        for scope in scopes:
+            found = self._assignments(scope).get(name)
+            if not found:
+                continue
+            at = bisect.bisect_left(found, (line,)) - 1  # the last one before ``line``
+            if at >= 0:
+                return found[at][1]
         return None
+
+    def _assignments(self, scope: ast.AST) -> dict[str, list[tuple[int, ast.expr]]]:
+        """name -> [(line, value)] of the simple assignments in ``scope`` (a function: every
+        statement inside it; the module: its top level), by line."""
+        index: dict[int, dict[str, list[tuple[int, ast.expr]]]] | None = getattr(
+            self, "_assign_index", None
+        )
+        if index is None:
+            index = {}
+            self._assign_index = index
+        got = index.get(id(scope))
+        if got is not None:
+            return got
+        stmts = scope.body if isinstance(scope, ast.Module) else ast.walk(scope)
+        table: dict[str, list[tuple[int, ast.expr]]] = {}
+        for stmt in stmts:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, value = stmt.targets[0], stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                target, value = stmt.target, stmt.value
+            else:
+                continue
+            if isinstance(target, ast.Name):
+                table.setdefault(target.id, []).append((stmt.lineno, value))
+        for entries in table.values():
+            entries.sort(key=lambda e: e[0])
+        index[id(scope)] = table
+        return table
 
     def inline_asm(self, node: ast.Call, guarded: bool) -> None:
         asm = call_arg(node, 0, "asm")
