@@ -14,9 +14,11 @@ deeply nested expressions) and each node is visited once, by one dispatcher.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
+from gpuport import textre
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import OTHER_VENDOR, FileContext
@@ -51,6 +53,14 @@ from gpuport.scan.rules.python.patterns import (
 )
 from gpuport.scan.rules.python.scope import DEFS, Frame
 
+#: Calls that only ask whether an executable or file is there (``shutil.which``,
+#: ``os.path.exists``): on an AMD host they answer None/False and run nothing. Such a probe
+#: for ``nvidia-smi`` is still GP204 (it tells "no GPU" on an AMD host) unless the same
+#: function probes for the AMD side too (``rocm``/``amd-smi``/``hip`` names or strings):
+#: then it tells the vendors apart, like a ``torch.version.hip`` sibling branch.
+AMD_PROBE = textre.compile(r"rocm|amd-smi|rocminfo|(?<![a-z])hip(?![a-z])", re.I)
+PRESENCE_PROBES = frozenset({"which", "find_executable", "exists", "isfile", "lexists"})
+
 IMPORTS = (ast.Import, ast.ImportFrom)
 
 
@@ -66,6 +76,7 @@ class PythonScan(DtypeRules, NativeRules):
         self.env_writes: dict[str, list[tuple[int, int, bool]]] = {}
         self.imports_seen: dict[tuple[str, bool], bool] = {}  # -> whether only lazily so far
         self.torch_nvtx_seen = False
+        self._amd_probe: dict[int, bool] = {}  # function id -> it probes for ROCm/AMD too
         self.handlers: dict[type[ast.AST], Callable[[Any, int], None]] = {
             ast.Import: self._import,
             ast.ImportFrom: self._import,
@@ -257,6 +268,8 @@ class PythonScan(DtypeRules, NativeRules):
         func = self.aliases.dotted(node.func) or ""
         last = last_name(node.func)
         guarded = bool(guard & PLATFORM)
+        if last in PRESENCE_PROBES and self.functions and self._probes_amd(self.functions[-1]):
+            self.quiet.update(id(a) for a in node.args)  # NVIDIA and AMD probed side by side
         if last == "import_module":
             name = str_value(call_arg(node, 0, "name"))
             if name:
@@ -300,6 +313,25 @@ class PythonScan(DtypeRules, NativeRules):
             if key in ENV_KEYS and key is not None:
                 self._env_write(key, node.args[0], guard)
 
+    def _probes_amd(self, func: ast.AST) -> bool:
+        """Whether ``func`` also looks for ROCm/AMD (cached per function)."""
+        key = id(func)
+        if key not in self._amd_probe:
+            self._amd_probe[key] = any(
+                (
+                    (
+                        isinstance(n, ast.Constant)
+                        and isinstance(n.value, str)
+                        and len(n.value) < 200
+                    )
+                    and AMD_PROBE.search(n.value) is not None
+                )
+                or (isinstance(n, ast.Name) and AMD_PROBE.search(n.id) is not None)
+                or (isinstance(n, ast.Attribute) and AMD_PROBE.search(n.attr) is not None)
+                for n in ast.walk(func)
+            )
+        return self._amd_probe[key]
+
     def _device_string(self, node: ast.AST | None) -> None:
         text = str_value(node)
         if text is None and isinstance(node, ast.JoinedStr) and node.values:
@@ -318,7 +350,7 @@ class PythonScan(DtypeRules, NativeRules):
         if not isinstance(value, str) or id(node) in self.quiet or len(value) > 200:
             return
         guarded = bool(guard & PLATFORM)
-        if "nvidia-smi" in value and NVIDIA_SMI_CMD.fullmatch(value):
+        if "nvidia-smi" in value and NVIDIA_SMI_CMD.fullmatch(value) and id(node) not in self.quiet:
             self.report(
                 "GP204",
                 node,
