@@ -58,6 +58,7 @@ from gpuport.scan.rules.python.scope import DEFS, Frame
 #: for ``nvidia-smi`` is still GP204 (it tells "no GPU" on an AMD host) unless the same
 #: function probes for the AMD side too (``rocm``/``amd-smi``/``hip`` names or strings):
 #: then it tells the vendors apart, like a ``torch.version.hip`` sibling branch.
+ORT_AMD = frozenset({ORT_ROCM, "MIGraphXExecutionProvider"})
 AMD_PROBE = textre.compile(r"rocm|amd-smi|rocminfo|(?<![a-z])hip(?![a-z])", re.I)
 PRESENCE_PROBES = frozenset({"which", "find_executable", "exists", "isfile", "lexists"})
 
@@ -102,6 +103,7 @@ class PythonScan(DtypeRules, NativeRules):
             ast.FunctionDef: self._function,
             ast.AsyncFunctionDef: self._function,
             ast.Return: self.dtype_return,
+            ast.ClassDef: self._class,
         }
 
     def run(self, tree: ast.Module) -> None:
@@ -357,7 +359,7 @@ class PythonScan(DtypeRules, NativeRules):
                 guarded=bool(guard & (PLATFORM | SUBPROC)),
                 message="runs `nvidia-smi`, which does not exist on an AMD GPU host",
             )
-        elif value in ORT_CUDA:
+        elif value in ORT_CUDA and id(node) not in self.quiet:
             self.report(
                 "GP213",
                 node,
@@ -429,7 +431,21 @@ class PythonScan(DtypeRules, NativeRules):
                 "new input shape on ROCm",
             )
 
+    def _provider_table(self, items: list[ast.expr]) -> None:
+        """A table that names an AMD ONNX Runtime provider beside NVIDIA's (a provider
+        ``Enum``, a preference list): ORT uses the first one that is available, so on ROCm
+        the CUDA entry is skipped, not a fallback to the CPU (GP213)."""
+        names = {id(n): str_value(n) for n in items if isinstance(n, ast.Constant)}
+        if any(v in ORT_AMD for v in names.values()):
+            self.quiet.update(k for k, v in names.items() if v in ORT_CUDA)
+
+    def _class(self, node: ast.ClassDef, guard: int) -> None:
+        self._provider_table(
+            [s.value for s in node.body if isinstance(s, ast.Assign | ast.AnnAssign) and s.value]
+        )
+
     def _dict(self, node: ast.Dict, guard: int) -> None:
+        self._provider_table([k for k in node.keys if k is not None] + node.values)
         for key in node.keys:
             name = str_value(key)
             if name in ENV_KEYS and name is not None and key is not None:
@@ -437,6 +453,7 @@ class PythonScan(DtypeRules, NativeRules):
         self.dtype_table([k for k in node.keys if k is not None] + node.values)
 
     def _collection(self, node: ast.Tuple | ast.List | ast.Set, guard: int) -> None:
+        self._provider_table(node.elts)
         self.dtype_table(node.elts)
 
     def _env_write(self, key: str, node: ast.AST, guard: int) -> None:
