@@ -10,7 +10,8 @@ raw into GNU ``as`` input, macros...), so the compiler itself is confined:
 
 * **read** (and list): the project, the output tree, folders the user let in
   (``--check-include``), the toolchain's own folders and the system's program folders
-  (``/usr``, ``/bin``, ``/lib*``, ``/opt``), and a few named system files a compiler reads
+  (``/usr``, ``/bin``, ``/lib*``; a toolchain elsewhere, such as ``/opt/rocm-6.2``, by its own
+  folder), and a few named system files a compiler reads
   (``/etc/ld.so.cache``, ``/etc/os-release``...). Not ``$HOME``, not the rest of ``/etc``,
   not ``/proc``, not ``/tmp``.
 * **write**: only the compile's own throw-away folder (``TMPDIR`` points there) and
@@ -45,6 +46,8 @@ __all__ = [
     "abi",
     "compile_confinement",
     "refusal",
+    "special_file",
+    "special_refusal",
     "trampoline_argv",
     "unconfined",
 ]
@@ -66,8 +69,10 @@ RUN = READ | EXECUTE
 #: everything but EXECUTE: make, write, truncate, move, remove files and folders
 WRITE = (_ABI1_ALL & ~EXECUTE) | REFER | TRUNCATE
 
-#: The system's program folders: read and run (a compiler and the programs it starts)
-SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+#: The system's program folders: read and run (a compiler and the programs it starts).
+#: Not ``/opt``, where applications keep their own settings: a toolchain installed there
+#: (``/opt/rocm-6.2``) is let in by its own folder (the caller's ``run``).
+SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: Single system files compilers and their C library read (nothing else of /etc or /proc)
 SYSTEM_FILES = (
     "/etc/ld.so.cache",
@@ -78,9 +83,6 @@ SYSTEM_FILES = (
     "/etc/redhat-release",
     "/etc/system-release",
     "/proc/sys/vm/overcommit_memory",
-    "/dev/urandom",
-    "/dev/random",
-    "/dev/zero",
 )
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -99,6 +101,49 @@ def abi() -> int:
     except (OSError, AttributeError):  # pragma: no cover - no C library to ask
         return 0
     return max(got, 0)
+
+
+#: Entries looked at for pipes and devices before the walk stops (a single file's folder may
+#: be a home folder); past it, the two-units-at-a-limit rule still bounds the wait
+_SPECIAL_WALK_MAX = 200_000
+
+
+def special_file(root: Path) -> str | None:
+    """The first pipe, socket or device file under ``root`` (links not followed), relative;
+    None when there is none. The confinement lets a compile read the whole project, and an
+    ``#include`` of a pipe waits until the unit's time limit (120 s) runs out."""
+    if not root.is_dir():
+        return None
+    stack, seen = [root], 0
+    while stack and seen < _SPECIAL_WALK_MAX:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        seen += len(entries)
+        for entry in entries:
+            try:
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                    continue
+            except OSError:
+                continue
+            return str(Path(entry.path).relative_to(root))
+    return None
+
+
+def special_refusal(root: Path) -> str | None:
+    """Why no unit of ``root`` is compiled when it holds a pipe or device (else None)."""
+    found = special_file(root)
+    if found is None:
+        return None
+    return (
+        f"not compiled: the project holds a pipe or device file ({found[-80:]!r}); a compile "
+        "that reads it could wait until its time limit"
+    )
 
 
 def unconfined() -> bool:

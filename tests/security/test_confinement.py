@@ -205,3 +205,37 @@ def test_units_stop_after_two_ran_into_a_limit(
     stopped = [f.compile for f in report.files[compiler.LIMITED_UNITS_MAX :]]
     assert all(isinstance(c, CompileResult) and c.status == "not compiled" for c in stopped)
     assert all("limits" in (c.error or "") for c in stopped if c is not None)
+
+
+def test_a_project_holding_a_pipe_is_not_compiled(tmp_path: Path) -> None:
+    """An ``#include`` of a pipe in the project (which the compiler may read) waits 120 s per
+    unit: a project holding one is not compiled, and each unit says why."""
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.cu").write_text('#include "sub/p"\n')
+    (root / "link").symlink_to("/dev/null")  # a link is not followed: not the project's
+    assert sandbox.special_file(root) is None
+    os.mkfifo(root / "sub" / "p")
+    assert sandbox.special_file(root) == "sub/p"
+    results = port_check._compile_all(root, root, ["a.cu"], "/x/hipcc", None, ["gfx90a"])
+    assert {r.status for r in results} == {"skipped"}
+    assert all("pipe or device" in (r.error or "") and "sub/p" in (r.error or "") for r in results)
+
+
+def test_hipify_check_of_a_project_holding_a_pipe_compiles_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuport.hipify import run as hipify_run
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.cu").write_text("__global__ void k() {}\n")
+    os.mkfifo(root / "p")
+    calls: list[object] = []
+    monkeypatch.setattr(hipify_check, "run_compile", lambda *a, **k: calls.append(a))
+    report = hipify_run.hipify_path(root, out_dir=tmp_path / "out")
+    chain = compiler.Toolchain("/x/hipcc", "/x/clang", (), ())
+    hipify_check.check_report(report, offload_archs=["gfx90a"], chain=chain)
+    assert not calls
+    done = [f.compile for f in report.files if f.compile is not None]
+    assert done and all(c.status == "not compiled" and "pipe" in (c.error or "") for c in done)

@@ -299,9 +299,7 @@ def compile_unit(
         argv = compile_argv(chain, unit, offload_archs, flags, Path(tmp) / "x.o")
         shown = [Path(a).name if a.startswith(tmp) else a for a in argv]  # x.o, x.d
         allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
-        cage = sandbox.compile_confinement(
-            read=allowed, run=[install_root(chain.compiler)], work=tmp
-        )
+        cage = sandbox.compile_confinement(read=allowed, run=toolchain_roots(chain), work=tmp)
         env = {**hip_env(avoid), "TMPDIR": tmp}
         done = confined_run(argv, timeout_s=timeout_s, env=env, cwd=tmp, confine=cage)
         if done.ended == "timeout":
@@ -331,23 +329,19 @@ def compile_unit(
         return Compiled(False, error.replace(tmp + os.sep, ""), shown, limited=limited)
 
 
-def stop_reason(left: float, budget_s: float, limited: int) -> str | None:
-    """Why no more units are compiled: the budget is spent, or units already ran into the
-    compiler's limits (a 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit)."""
-    if left < 1:
-        return f"not compiled: the check's time budget ({budget_s:g} s) was spent"
-    if limited >= LIMITED_UNITS_MAX:
-        return (
-            f"not compiled: {limited} units already ran into the compiler's time, memory or "
-            "output limits"
-        )
-    return None
-
-
 def refused_read(done: subproc.Completed) -> bool:
     """Whether the confinement refused the compile a file (the project's link to an outside
     file, an assembler ``.include``): judged as a read outside the project, whatever else."""
     return done.returncode != 0 and b": Permission denied" in done.stdout + done.stderr
+
+
+def toolchain_roots(chain: Toolchain) -> list[Path]:
+    """The folders a HIP compile may read and run from: the compiler's install folder and
+    the ROCm path hipcc gives it (``--rocm-path=``: clang reads its version file, device
+    libraries and headers there)."""
+    roots = [install_root(chain.compiler)]
+    roots += [Path(f.split("=", 1)[1]) for f in chain.flags if f.startswith("--rocm-path=")]
+    return roots
 
 
 def install_root(program: str) -> Path:
