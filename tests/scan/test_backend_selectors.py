@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuport.models import Severity
+from gpuport.scan.cxx import lex
 from gpuport.scan.model import ScanReport
 from gpuport.scan.project.cxx_selectors import dropped_spans, selector_macros
 from tests.scan.project_files import scan_files
@@ -52,5 +53,5 @@ def test_selectors_need_one_parameter_on_every_rocm_definition() -> None:
     both = "#ifdef P_USE_HIP\n#define SUM(a,b) a + b\n#endif\n"
     assert selector_macros({"s.h": both}) == {}
     code = "P_HIP_OR_CUDA(f(1, 2), g(3))"
-    spans = dropped_spans(code, {"P_HIP_OR_CUDA": (0, "sel.h:2")})
+    spans = dropped_spans(lex(code), {"P_HIP_OR_CUDA": (0, "sel.h:2")})
     assert [code[a:b].strip() for a, b, _ in spans] == ["g(3)"]

@@ -18,6 +18,7 @@ import bisect
 import re
 
 from gpuport import textre
+from gpuport.scan.cxx import CxxSource
 from gpuport.scan.project.cxx_includes import rocm_sides
 
 __all__ = ["dropped_spans", "selector_macros"]
@@ -59,38 +60,27 @@ def selector_macros(texts: dict[str, str]) -> dict[str, tuple[int, str]]:
 
 
 def _calls(code: str, name: str) -> list[int]:
-    """Offsets just past the ``(`` of each call of ``name`` in ``code``."""
+    """Offsets of the ``(`` of each call of ``name`` in ``code``."""
     found = []
     i = code.find(name)
     while i != -1:
         before = code[i - 1] if i else " "
         after = code[i + len(name) :].lstrip()[:1]
         if not (before.isalnum() or before == "_") and after == "(":
-            found.append(code.index("(", i + len(name)) + 1)
+            found.append(code.index("(", i + len(name)))
         i = code.find(name, i + len(name))
     return found
 
 
-def dropped_spans(code: str, selectors: dict[str, tuple[int, str]]) -> list[tuple[int, int, str]]:
-    """(start, end, macro) of the arguments of selector calls in ``code`` that ROCm drops."""
+def dropped_spans(
+    src: CxxSource, selectors: dict[str, tuple[int, str]]
+) -> list[tuple[int, int, str]]:
+    """(start, end, macro) of the arguments of selector calls in ``src`` that ROCm drops."""
     out: list[tuple[int, int, str]] = []
     for name, (keep, _where) in selectors.items():
-        if name not in code:
+        if name not in src.code:
             continue
-        for at in _calls(code, name):
-            args: list[tuple[int, int]] = []
-            depth, start, i, end = 1, at, at, min(len(code), at + 20_000)
-            while i < end and depth:
-                c = code[i]
-                if c in "([{":
-                    depth += 1
-                elif c in ")]}":
-                    depth -= 1
-                    if depth == 0:
-                        args.append((start, i))
-                elif c == "," and depth == 1:
-                    args.append((start, i))
-                    start = i + 1
-                i += 1
+        for at in _calls(src.code, name):
+            args = src.call_args(at)
             out += [(a, b, name) for k, (a, b) in enumerate(args) if k != keep]
     return out

@@ -70,7 +70,7 @@ class Sink:
         """The selector macro (``AMREX_HIP_OR_CUDA``) whose argument holding ``offset`` a
         ROCm build drops, if any."""
         if self._dropped is None:
-            self._dropped = dropped_spans(self.code, self._selectors)
+            self._dropped = dropped_spans(self.src, self._selectors)
         return next((name for lo, hi, name in self._dropped if lo <= offset < hi), None)
 
     def lowered_at(self, offset: int) -> bool:
