@@ -217,7 +217,7 @@ class UnsupportedUse(_Frozen):
 
 class CompileOutcome(_Frozen):
     path: str
-    status: Literal["ok", "failed", "inconclusive"]
+    status: Literal["ok", "failed", "inconclusive", "not compiled"]
     error: str | None = None
 
 

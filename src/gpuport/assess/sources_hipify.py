@@ -8,14 +8,16 @@ afterwards. Imports of the cores happen inside the functions, as there.
 from __future__ import annotations
 
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, subproc
+from gpuport import fileio, sandbox, subproc
 from gpuport.assess.config import Settings
 from gpuport.assess.model import CompileOutcome, HipifySection, UnsupportedUse
+from gpuport.hipify.check import check_budget, stop_reason
 from gpuport.models import EnvironmentProblem
 from gpuport.scan.finding import Finding
 
@@ -233,8 +235,13 @@ def _compile_all(
             fileio.make_dirs(dest.parent)
             fileio.write_atomic_bytes(dest, encode(f.text), root=base)
         again: dict[str, tuple[str, set[str]]] | None = None
-        for f in files:
-            if not f.path.endswith(_UNITS):
+        units = [f for f in files if f.path.endswith(_UNITS)]
+        budget = check_budget(sum(len(f.text.encode()) for f in units))
+        deadline, limited = time.monotonic() + budget, 0
+        for f in units:
+            stop = sandbox.refusal() or stop_reason(deadline - time.monotonic(), budget, limited)
+            if stop is not None:  # as hipify --check: a budget, and two units at a limit
+                outcomes.append(CompileOutcome(path=f.path, status="not compiled", error=stop))
                 continue
             result = compile_check(
                 f.text,
@@ -244,6 +251,7 @@ def _compile_all(
                 hipcc=hipcc,
                 avoid=(root,) if root is not None else (),
             )
+            limited += result.limited
             outcome = _outcome(f.path, result.ok, result.error)
             if outcome.status == "failed" and older:
                 if again is None:

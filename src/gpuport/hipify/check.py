@@ -52,6 +52,7 @@ from .compiler import (
     CHECK_BUDGET_S,
     COMPILE_TIMEOUT_S,
     LIMITED_UNITS_MAX,
+    SLOW_UNIT_S,
     Toolchain,
     compile_argv,
     hip_env,
@@ -65,6 +66,7 @@ __all__ = [
     "UNITS",
     "CheckOutcome",
     "ProjectFlags",
+    "check_budget",
     "check_command",
     "check_report",
     "hipcc_env",
@@ -387,15 +389,33 @@ def classify(error: str | None) -> CheckOutcome:
     return ("failed", text)
 
 
+#: The run's time budget grows with the units it compiles: this many seconds per KB of their
+#: own text, at least BUDGET_FLOOR_S and at most CHECK_BUDGET_S (4.5 KB of units that each
+#: stayed under the limits took 6.5 min; sixth review)
+BUDGET_PER_KB_S = 20.0
+BUDGET_FLOOR_S = 300.0
+
+
+def check_budget(unit_bytes: int, compilers: int = 1) -> float:
+    """Seconds a compile check of ``unit_bytes`` of translation units may take in all, for
+    each of ``compilers`` (``port --check`` runs hipcc and nvcc)."""
+    scaled = max(BUDGET_FLOOR_S, unit_bytes / 1024 * BUDGET_PER_KB_S) * compilers
+    return min(float(CHECK_BUDGET_S), scaled)
+
+
 def stop_reason(left: float, budget_s: float, limited: int) -> str | None:
     """Why no more units are compiled: the budget is spent, or units already ran into the
     compiler's limits (a 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit)."""
     if left < 1:
-        return f"not compiled: the check's time budget ({budget_s:g} s) was spent"
+        return (
+            f"not compiled: the check's time budget ({budget_s:g} s: {BUDGET_PER_KB_S:g} s per "
+            f"KB of the files checked, at least {BUDGET_FLOOR_S:g} s, at most "
+            f"{CHECK_BUDGET_S} s) was spent"
+        )
     if limited >= LIMITED_UNITS_MAX:
         return (
             f"not compiled: {limited} units already ran into the compiler's time, memory or "
-            "output limits"
+            f"output limits, or took over {SLOW_UNIT_S} s each"
         )
     return None
 
@@ -424,6 +444,8 @@ def check_report(
     roots += [_absolute(a) for a in allowed]
     archs = list(offload_archs)
     included = {} if single else includers(report)
+    sizes = [len(f.text.encode()) for f in report.files if f.text is not None]
+    budget_s = min(budget_s, check_budget(sum(sizes)))
     deadline = time.monotonic() + budget_s
     refused = sandbox.refusal() or sandbox.special_refusal(src_root)
     limited = 0

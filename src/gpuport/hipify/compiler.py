@@ -28,25 +28,41 @@ shell command. So gpuport never hands a project value to ``hipcc``:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, sandbox, subproc, textre
+from gpuport import fileio, sandbox, subproc
 from gpuport.models import EnvironmentProblem
+
+from .compiler_messages import (
+    NOT_JUDGED,
+    dependencies,
+    first_error_line,
+    hidden_include,
+    read_outside,
+    shown_error,
+)
+from .compiler_messages import within as _within
 
 __all__ = [
     "CHECK_BUDGET_S",
     "COMPILE_MAX_MEMORY",
     "COMPILE_TIMEOUT_S",
+    "NOT_JUDGED",
     "Compiled",
     "Toolchain",
     "compile_argv",
     "compile_unit",
+    "dependencies",
+    "first_error_line",
     "project_flag",
+    "read_outside",
     "shown_error",
     "toolchain",
 ]
@@ -60,6 +76,10 @@ COMPILE_MAX_FILE = 1 << 30
 #: Units that ran into a limit (time, memory, output) before the rest are not compiled: a
 #: 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit, and a project can hold hundreds
 LIMITED_UNITS_MAX = 2
+#: A unit that takes this long (its compile and preprocessor passes) counts as one that ran
+#: into a limit: units that stayed just under the time limit (a 1 KB unit including itself
+#: twice per level, 100 s each) were all compiled until the run's budget (sixth review)
+SLOW_UNIT_S = 60
 #: Time one ``--check`` run may spend compiling in all: each unit has COMPILE_TIMEOUT_S, so
 #: N units that each stall (an #include of a FIFO) took N x 120 s.
 CHECK_BUDGET_S = 1800
@@ -190,10 +210,6 @@ def _include_roots(compiler: str, flags: Sequence[str]) -> list[str]:
     return sorted({os.path.realpath(r) for r in roots if r})
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 # ----------------------------------------------------------------------- project flags
 
 
@@ -294,7 +310,29 @@ def compile_unit(
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> Compiled:
     """Compile ``unit`` in a throw-away folder; ``roots`` are the folders whose compiler
-    messages may be quoted (the project, the output tree)."""
+    messages may be quoted (the project, the output tree). ``timeout_s`` holds for the unit
+    in all (the compile and any preprocessor passes after it); a unit that took
+    :data:`SLOW_UNIT_S` or more counts as having run into a limit (``limited``)."""
+    started = time.monotonic()
+    done = _compile_unit(
+        chain, unit, offload_archs, flags, roots=roots, avoid=avoid, deadline=started + timeout_s
+    )
+    if time.monotonic() - started >= SLOW_UNIT_S and not done.limited:
+        done = dataclasses.replace(done, limited=True)
+    return done
+
+
+def _compile_unit(
+    chain: Toolchain,
+    unit: Path,
+    offload_archs: Sequence[str],
+    flags: Sequence[str],
+    *,
+    roots: Sequence[Path],
+    avoid: Sequence[Path | str],
+    deadline: float,
+) -> Compiled:
+    timeout_s = max(1.0, deadline - time.monotonic())
     with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
         argv = compile_argv(chain, unit, offload_archs, flags, Path(tmp) / "x.o")
         shown = [Path(a).name if a.startswith(tmp) else a for a in argv]  # x.o, x.d
@@ -307,11 +345,14 @@ def compile_unit(
         depfile = Path(tmp) / "x.d"
         lists = [(depfile, False)]
         if not depfile.exists():  # a fatal error: ask the preprocessor what it reads
-            left = max(1.0, timeout_s)
-            made = _preprocessor_list(chain, unit, offload_archs, flags, Path(tmp), env, left, cage)
+            made = _preprocessor_list(
+                chain, unit, offload_archs, flags, Path(tmp), env, deadline, cage
+            )
             lists = [(d, True) for d in made]
-        if refused_read(done) or any(
-            read_outside(d, allowed, generated=g) is not None for d, g in lists
+        if (
+            refused_read(done)
+            or hidden_include(done.text(), allowed, flags)
+            or any(read_outside(d, allowed, generated=g) is not None for d, g in lists)
         ):
             return Compiled(False, NOT_JUDGED, shown)  # compiled or not: the same words
         if done.returncode == 0 and done.ended == "exit":
@@ -380,100 +421,6 @@ def confined_run(
     return done
 
 
-def first_error_line(output: str) -> str:
-    """The first ``error:`` line of compiler output (else its last line)."""
-    for line in output.splitlines():
-        if "error:" in line:
-            return line.strip()
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    return lines[-1] if lines else "the compiler failed without a message"
-
-
-def _location(line: str) -> str | None:
-    """The file of ``FILE:LINE[:COL]: [fatal ]error: ...``; None for a message with no line
-    number (the driver's ``clang: error: ...``)."""
-    for marker in (": fatal error:", ": error:"):
-        at = line.find(marker)
-        if at >= 0:
-            break
-    else:
-        return None
-    head, numbered = line[:at], 0
-    for _ in range(2):
-        rest, colon, number = head.rpartition(":")
-        if not colon or not number.isdigit():
-            break
-        head, numbered = rest, numbered + 1
-    return head if numbered and head else None
-
-
-def dependencies(depfile: Path) -> list[str] | None:
-    """The files a compile read, from the make rule its ``-MD -MF depfile`` wrote (``None``
-    when there is none or it cannot be read): ``target: dep dep \\`` lines, spaces in a
-    name escaped with a backslash."""
-    from gpuport import fileio
-
-    try:
-        text = fileio.read_text(depfile, limit=MAX_OUTPUT)
-    except (fileio.ReadRefused, OSError):
-        return None
-    text = text.replace("\\\n", " ").replace("$$", "$")
-    _, sep, rest = text.partition(": ")
-    if not sep:
-        return None
-    deps: list[str] = []
-    word: list[str] = []
-    chars = iter(rest)
-    for c in chars:
-        if c == "\\":
-            nxt = next(chars, "")
-            if nxt in " #":
-                word.append(nxt)
-                continue
-            word.append(c + nxt)
-        elif c in " \t\n":
-            if word:
-                deps.append("".join(word))
-                word = []
-        else:
-            word.append(c)
-    if word:
-        deps.append("".join(word))
-    return deps
-
-
-def read_outside(depfile: Path, allowed: Sequence[Path], *, generated: bool = False) -> str | None:
-    """The name of a file outside ``allowed`` that the compile read (``"?"`` when the
-    compile's list of files is missing or cannot be trusted), else ``None``. Relative names
-    are the compile's, which ran in the depfile's folder. A name with a component that
-    starts with a space makes the list untrusted: clang writes a
-    folder ``a\\ b`` as ``a/\\ b``, read back as ``a/ b``, so ``a\\ b/../../secret`` looked one
-    level deeper, inside the project (fourth review). ``generated``: a ``-MG`` list, whose
-    missing headers (plain names, no ``..``) are not files that were read."""
-    deps = dependencies(depfile)
-    if deps is None:
-        return "?"
-    roots = [os.path.realpath(a) for a in allowed]
-    for dep in deps:
-        if dep.startswith(" ") or "/ " in dep:
-            return "?"
-        path = depfile.parent / dep
-        if generated and not os.path.lexists(path):
-            if not dep.startswith("/") and ".." not in Path(dep).parts:
-                continue  # a header that is not there: nothing was read
-            return "?"
-        real = os.path.realpath(path)
-        if not any(_within(real, r) for r in roots):
-            return Path(dep).name[:60]
-    return None
-
-
-#: The result of a compile that read (or may have read) a file outside the project and the
-#: toolchain: the same words whether it compiled or not, or its status would tell a bit of
-#: that file (units that compile iff bit J of byte I of it is set; fourth review)
-NOT_JUDGED = "not judged: the unit reads a file outside the project and the toolchain"
-
-
 def _preprocessor_list(
     chain: Toolchain,
     unit: Path,
@@ -481,7 +428,7 @@ def _preprocessor_list(
     flags: Sequence[str],
     tmp: Path,
     env: dict[str, str],
-    timeout_s: float,
+    deadline: float,
     cage: sandbox.Confinement,
 ) -> list[Path]:
     """The ``-E -M -MG`` lists of ``unit`` (host, and device per target): what the
@@ -494,98 +441,9 @@ def _preprocessor_list(
         dep = tmp / f"m{i}.d"
         argv = [chain.compiler, *chain.flags, *side, "-x", "hip", *flags, "-E", "-M", "-MG"]
         argv += ["-MF", str(dep), "-o", str(tmp / f"m{i}.txt"), str(unit)]
-        confined_run(argv, timeout_s=timeout_s, env=env, cwd=str(tmp), confine=cage)
         out.append(dep)
+        left = deadline - time.monotonic()
+        if left < 1:  # the unit's time is spent: no list, which reads as "may have read"
+            continue
+        confined_run(argv, timeout_s=left, env=env, cwd=str(tmp), confine=cage)
     return out
-
-
-#: A message of a compiler's driver, which names no file (``clang: error: ...``, ``nvcc fatal``)
-_DRIVER = textre.compile(r"^(?:[A-Za-z0-9_.+-]+: (?:fatal )?error: |nvcc fatal\s*: )")
-#: What follows the file of a located message: clang's ``:LINE[:COL]: error:``, nvcc's
-#: ``(LINE): error:``
-_AT_LINE = textre.compile(r"^(?::\d+(?::\d+)?: (?:fatal )?error:|\(\d+\): (?:catastrophic )?error)")
-
-
-def _listed_at(line: str, deps: Sequence[str], base: Path, allowed: Sequence[Path]) -> str | None:
-    """The file of a located message when it is one the compile listed as read (``deps``,
-    relative to ``base``) and lies inside ``allowed``; else None."""
-    for dep in sorted(deps, key=len, reverse=True):
-        if line.startswith(dep) and _AT_LINE.match(line[len(dep) :]):
-            real = os.path.realpath(base / dep)
-            if any(_within(real, os.path.realpath(a)) for a in allowed):
-                return dep
-            return None
-    return None
-
-
-#: A header not found, as clang, gcc and nvcc's front end say it
-_NOT_FOUND = (
-    textre.compile(r"^(?P<f>.+?):(?P<n>\d+):\d+: fatal error: '(?P<h>[^']+)' file not found$"),
-    textre.compile(
-        r"^(?P<f>.+?):(?P<n>\d+):\d+: fatal error: (?P<h>[^:]+): No such file or directory$"
-    ),
-    textre.compile(
-        r'^(?P<f>.+?)\((?P<n>\d+)\): catastrophic error: cannot open source file "(?P<h>[^"]+)"$'
-    ),
-)
-
-
-def _missing_include(line: str, allowed: Sequence[Path]) -> bool:
-    """Whether ``line`` says a header was not found, at a line of a file inside ``allowed``
-    whose ``#include`` names that header as written: what it quotes is the project's own
-    text (clang writes no ``-MD`` list when a header is missing, so a missing header read as
-    a failure with no message; third review's rerun on HeCBench)."""
-    if line.lower().count("error") != 1:
-        return False
-    found = next((m for p in _NOT_FOUND if (m := p.match(line)) is not None), None)
-    if found is None:
-        return False
-    real = os.path.realpath(found.group("f"))
-    root = next((a for a in allowed if _within(real, os.path.realpath(a))), None)
-    if root is None:
-        return False
-    from gpuport import fileio
-
-    try:
-        text = fileio.read_text(
-            Path(real), limit=fileio.LIMIT_SOURCE, root=Path(root), errors="replace"
-        )
-        lines = text.split("\n")
-    except (fileio.ReadRefused, OSError, UnicodeDecodeError):
-        return False
-    n, name = int(found.group("n")), found.group("h")
-    at = lines[n - 1] if 0 < n <= len(lines) else ""
-    return "include" in at and (f'"{name}"' in at or f"<{name}>" in at)
-
-
-def shown_error(output: str, allowed: Sequence[Path], depfile: Path) -> str:
-    """The first error line, or a note in its place. What a report may quote of a
-    compiler's output: a message located in a file the compile listed as read (``depfile``,
-    its ``-MD`` list) inside ``allowed`` (links resolved), or a driver's message that names no
-    file; nothing when the compile read a file outside ``allowed`` (``struct`` + ``#include
-    "/secret"`` named the secret in a type at a project line), and nothing located anywhere
-    else: an assembler's ``.include`` reads a file no list names, and a folder named ``d:1:
-    error: z`` made its message about an outside file look located at ``d`` (third review).
-    A line that names a second error is not shown either."""
-    line = first_error_line(output)[:2000]
-    deps = dependencies(depfile)
-    if deps is None:  # a fatal error stops clang before it writes the list
-        if _missing_include(line, allowed):
-            return line
-        return "message not shown: the list of files the compile read is missing"
-    outside = read_outside(depfile, allowed)
-    if outside is not None:
-        return (
-            "message not shown: the unit reads a file outside "
-            f"the project and the toolchain ({outside})"
-        )
-    if line.lower().count("error:") > 1:
-        return "message not shown: it names more than one error"
-    if _listed_at(line, deps, depfile.parent, allowed) is not None or _DRIVER.match(line):
-        return line
-    where = _location(line)
-    name = f" ({Path(where).name[:60]})" if where else ""
-    return (
-        "message not shown: it is not located in a file of the project or the toolchain "
-        f"that the compile read{name}"
-    )

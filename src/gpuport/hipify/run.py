@@ -120,6 +120,8 @@ class CompileResult:
     # the compiler's argv (hipcc's compiler and flags, called directly), object shown as x.o
     command: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # project flags dropped, and why
+    # it ran into the compiler's limits or took SLOW_UNIT_S: not written to the JSON report
+    limited: bool = field(default=False, metadata=EXCLUDED)
 
     def __post_init__(self) -> None:
         if not self.ok and self.status == "ok":
@@ -300,7 +302,7 @@ def compile_check(
             flags = project_flag("-I", str(include_dir), roots)[0] or []
         done = compile_unit(chain, source, archs, flags, roots=roots, avoid=avoid)
     error = done.error.replace(tmp + os.sep, "") if done.error else None
-    return CompileResult(ok=done.ok, offload_archs=archs, error=error)
+    return CompileResult(ok=done.ok, offload_archs=archs, error=error, limited=done.limited)
 
 
 def _inside(child: Path, parent: Path) -> bool:
