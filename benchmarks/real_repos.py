@@ -12,13 +12,15 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set second   # the 23 repositories beyond it
     python benchmarks/real_repos.py TREES --set third-b  # issue 24's held-out half
     python benchmarks/real_repos.py TREES --set fourth   # issue 24's fourth (held-out) sample
+    python benchmarks/real_repos.py TREES --set fifth    # issue 24's fifth (held-out) sample
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
 ``--set third-a`` and ``--set third-b`` are the two halves of issue 24's third sample
 (docs/scan.md, "A third sample"): ``third-a`` may be used to fix classes, ``third-b`` is held
 out and run only before and after the work. ``--set fourth`` is a fourth sample, chosen after
-the third sample's second half had been seen, and is likewise run only before and after.
+the third sample's second half had been seen, and is likewise run only before and after;
+``--set fifth`` is a fifth one, chosen after the fourth had been seen.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -33,6 +35,8 @@ import sys
 import time
 from collections.abc import Collection
 from pathlib import Path
+
+from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
@@ -392,6 +396,7 @@ FOURTH_COMMITS: dict[str, str] = {
 }
 FOURTH_ROUTE = tuple(list(FOURTH_SET)[:6])  # the 6 with a documented route
 
+
 #: The split: seeded, stratified (6 with a route and 6 without in each half), done once
 #: when the list was committed. The first half is for fixing classes; the second half is run
 #: only twice, before any change and at the end.
@@ -421,9 +426,10 @@ SETS = {
     "third-a": {n: THIRD_SET[n] for n in _FIRST},
     "third-b": {n: THIRD_SET[n] for n in _SECOND},
     "fourth": FOURTH_SET,
+    "fifth": FIFTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
-ROUTE_NAMES = frozenset(THIRD_ROUTE) | frozenset(FOURTH_ROUTE)
+ROUTE_NAMES = frozenset(THIRD_ROUTE) | frozenset(FOURTH_ROUTE) | frozenset(FIFTH_ROUTE)
 
 
 def cpu_seconds() -> float:

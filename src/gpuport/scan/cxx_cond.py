@@ -17,6 +17,13 @@ compared with a version number (``#if CUDA_VERSION >= 11000``): hip-clang leaves
 every CUDA version number either way (issue 24). ``defined(CUDA_VERSION)`` alone differs
 between the two and is left unknown.
 
+A branch for a third backend is not compiled by a ROCm build either (issue 24, fifth round):
+a macro a project or toolchain defines only when it builds for SYCL/oneAPI/DPC++, Metal or
+MUSA (``AMREX_USE_SYCL``, ``__SYCL_DEVICE_ONLY__``, ``SYCL_LANGUAGE_VERSION``,
+``GGML_USE_METAL``; :data:`OTHER_BACKEND`) is undefined on ROCm, so ``#ifdef AMREX_USE_SYCL``
+is dead there like ``#ifdef __CUDA_ARCH__``. A name that turns such a backend off
+(``NO_SYCL``, ``DISABLE_METAL``) is not one of them.
+
 The directive lines are not part of a branch: GP317 still reports the test itself.
 """
 
@@ -30,7 +37,7 @@ from collections.abc import Callable
 from gpuport import textre
 from gpuport.scan.cxx import Directive, const_value
 
-__all__ = ["HIP_UNDEFINED", "nvidia_only_lines", "without_cuda_arch"]
+__all__ = ["HIP_UNDEFINED", "OTHER_BACKEND", "nvidia_only_lines", "without_cuda_arch"]
 
 #: Macros that only NVIDIA's compiler or runtime headers define, which neither hip-clang nor
 #: torch's hipify gives a value on ROCm.
@@ -46,6 +53,26 @@ HIP_UNDEFINED = frozenset(
         "__CUDA_ARCH_FEAT_SM100_ALL",
     }
 )
+#: A macro that says a build is for a third backend (not CUDA, not ROCm): the backend's name
+#: as a whole part between underscores (``AMREX_USE_SYCL``, ``__SYCL_DEVICE_ONLY__``,
+#: ``KOKKOS_ENABLE_SYCL``, ``GGML_USE_METAL``), unless a part turns it off (``NO_SYCL``).
+OTHER_BACKEND = frozenset({"SYCL", "DPCPP", "ONEAPI", "METAL", "MUSA"})
+_OFF_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP"})
+_IDENT = textre.compile(r"\b[A-Za-z_]\w*")
+
+
+def other_backend_names(expr: str) -> list[str]:
+    """The macros of :data:`OTHER_BACKEND` that ``expr`` names."""
+    if not any(w in expr for w in OTHER_BACKEND):
+        return []
+    out = []
+    for m in _IDENT.finditer(expr):
+        parts = set(m.group(0).split("_"))
+        if parts & OTHER_BACKEND and not parts & _OFF_WORDS and m.group(0) not in out:
+            out.append(m.group(0))
+    return out
+
+
 #: ``CUDA_VERSION`` compared with a CUDA version number (4+ digits: 11000, 12080).
 _VERSION_CMP = textre.compile(
     r"\bCUDA_VERSION\s*(?P<op>[<>]=?|[!=]=)\s*(?P<num>\d{4,}[uUlL]*)\b"
@@ -124,6 +151,7 @@ def without_cuda_arch(
         for n in (*false_names, *HIP_UNDEFINED)
         if n in expr and textre.search(rf"\b{re.escape(n)}\b", expr)
     ]
+    names += [n for n in other_backend_names(expr) if n not in names]
     if not named and not names:
         return None
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
@@ -217,6 +245,7 @@ def nvidia_only_lines(
         or "CUDA" in d.expr
         or "NVCC" in d.expr
         or any(n in d.expr for n in false_names)
+        or bool(other_backend_names(d.expr))
         for d in directives
     ):
         return None

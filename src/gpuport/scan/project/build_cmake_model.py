@@ -61,15 +61,18 @@ _NV_TECH_VAR = textre.compile(
 )
 
 
-def _term_value(tokens: list[str]) -> bool | None:
-    """One side of AND/OR: ``NOT X``, ``X``, ``X STREQUAL "cuda"``."""
+def _term_value(tokens: list[str], false_vars: frozenset[str] = frozenset()) -> bool | None:
+    """One side of AND/OR: ``NOT X``, ``X``, ``X STREQUAL "cuda"``; ``false_vars`` are
+    variables the project sets true only where ROCm does not build."""
     neg = False
     while tokens and tokens[0].upper() == "NOT":
         neg, tokens = not neg, tokens[1:]
     v: bool | None = None
     if len(tokens) == 1:
         name = _VARREF.sub(r"\1", tokens[0]).strip('"')
-        if _HIP_VAR.match(name):
+        if name in false_vars:
+            v = False
+        elif _HIP_VAR.match(name):
             v = True
         elif _CUDA_VAR.match(name) or _NV_TECH_VAR.match(name):
             v = False
@@ -84,7 +87,7 @@ def _term_value(tokens: list[str]) -> bool | None:
     return not v if neg else v
 
 
-def cond_value(expr: str) -> bool | None:
+def cond_value(expr: str, false_vars: frozenset[str] = frozenset()) -> bool | None:
     tokens = [t for t in _TOKEN.findall(expr.replace("(", " ").replace(")", " "))]
     ors: list[list[str]] = [[]]
     for t in tokens:
@@ -100,7 +103,7 @@ def cond_value(expr: str) -> bool | None:
                 ands.append([])
             else:
                 ands[-1].append(t)
-        vals = [_term_value(a) for a in ands]
+        vals = [_term_value(a, false_vars) for a in ands]
         if False in vals:
             values.append(False)
         elif vals and all(v is True for v in vals):

@@ -25,6 +25,7 @@ from gpuport import textre
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
+from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
 
@@ -220,6 +221,17 @@ def build_model(
         for rel, cuda_uses, ranges in untested:
             model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]
             patterns += _patterns(rel, cuda_uses)
+    if model.rocm_builds:  # if(X) where X is set true only in CUDA-only branches
+        false_vars = cuda_only_vars(files, model.cuda_lines)
+        for rel, text in files.items() if false_vars else ():
+            if any(v in text for v in false_vars) and rel.lower().endswith(
+                ("cmakelists.txt", ".cmake")
+            ):
+                extra = false_var_ranges(text, false_vars)
+                if extra:
+                    model.cuda_lines.setdefault(rel, []).extend(
+                        (a, b, f"{rel}:{ev}") for a, b, ev in extra
+                    )
     model.cuda_defines = _cuda_defines(files, model.cuda_lines, set(model.rocm_builds))
     if patterns:
         _mark_not_built(model, patterns, list(native), includes or {})

@@ -12,6 +12,9 @@
   rules lower them to info and name the shim. A header the project includes only
   inside ROCm branches (ggml's ``vendors/hip.h``) is a ROCm branch as a whole: every
   CUDA-style ``__name`` it defines (``__vsubss4``) is a shim.
+* **Selector macros.** ``AMREX_HIP_OR_CUDA(hip_expr, cuda_expr)`` defined as its first
+  parameter in the ROCm branch: the other arguments are not compiled on ROCm
+  (:mod:`gpuport.scan.project.cxx_selectors`).
 * **Integer constants.** ``#define WARP_SIZE 32`` or ``constexpr int kTile = 32;``
   anywhere in the project gives the name its value, when every definition of the
   name agrees (a ``#define WARP_SIZE 64`` in a ROCm branch, or one from
@@ -32,6 +35,7 @@ from gpuport.scan.cxx import ROCM_MACRO, lex
 from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
 from gpuport.scan.project.cxx_includes import include_sides
+from gpuport.scan.project.cxx_selectors import selector_macros
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
@@ -60,6 +64,8 @@ class CxxFacts:
     ints: dict[str, int] = field(default_factory=dict)
     #: (header, name) of a ``#define WARP_SIZE 32`` used only as a 32-thread tile's size
     tile_defines: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: macros whose arguments are per-backend alternatives -> (argument ROCm keeps, where)
+    selectors: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -149,4 +155,5 @@ def cxx_facts(
         not_on_rocm=sides.not_on_rocm,
         ints=ints,
         tile_defines=tiles,
+        selectors=selector_macros(texts),
     )

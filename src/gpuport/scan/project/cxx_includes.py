@@ -22,7 +22,7 @@ from gpuport import textre
 from gpuport.scan.cxx import ROCM_MACRO, CxxSource, lex
 from gpuport.scan.cxx_expr import rocm_polarity
 
-__all__ = ["IncludeSides", "include_sides"]
+__all__ = ["IncludeSides", "include_sides", "rocm_sides"]
 
 _QUOTED = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _ROCM_DIRECTIVE = textre.compile(
@@ -81,6 +81,12 @@ def _side_changes(src: CxxSource) -> tuple[list[int], list[int]]:
         lines.append(d.line)
         sides.append(stack[-1][1] if stack else 0)
     return lines, sides
+
+
+def rocm_sides(text: str) -> tuple[list[int], list[int]] | None:
+    """Where the side a ROCm build is on changes in ``text`` (see :func:`_side_changes`),
+    or None when no conditional of the file tests ROCm."""
+    return _side_changes(lex(text)) if _ROCM_DIRECTIVE.search(text) else None
 
 
 def _combine(enclosing: int, side: int) -> int:

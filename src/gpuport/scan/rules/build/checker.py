@@ -219,7 +219,12 @@ def check_cmake(ctx: FileContext) -> None:
     check_cmake_generated(ctx, _blank_spans(code, dead))
     seen: set[int] = set()
     for m in _CMAKE_NVCC.finditer(code):
-        if in_spans(skip, m.start()) or in_spans(tests, m.start()) or _forwarded(code, m):
+        if (
+            in_spans(skip, m.start())
+            or in_spans(tests, m.start())
+            or _forwarded(code, m)
+            or _genex_test(code, m.start())
+        ):
             continue
         line, col = text.pos(m.start())
         if line not in seen:
@@ -231,6 +236,33 @@ def check_cmake(ctx: FileContext) -> None:
                 message=f"{m.group(0)}: nvcc is the CUDA compiler",
                 guarded=line in guards,
             )
+
+
+#: Generator expressions that compare (``$<STREQUAL:${HIP_PLATFORM},nvcc>``) or ask for a
+#: compiler id: a word in them is tested for, not run.
+_GENEX_TESTS = textre.compile(
+    r"(?:STREQUAL|EQUAL|IN_LIST|VERSION_\w+|\w*COMPILER_ID|COMPILE_LANG_AND_ID|PLATFORM_ID)$"
+)
+
+
+def _genex_test(code: str, pos: int) -> bool:
+    """Whether ``pos`` is an operand of a comparing generator expression (hoomd-blue's
+    ``$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<STREQUAL:${HIP_PLATFORM},nvcc>>:...>``): nvcc is
+    compared with a variable there, not invoked (issue 24, fifth round)."""
+    lo = max(0, pos - 300)
+    depth = 0
+    i = pos - 1
+    while i >= lo:
+        c = code[i]
+        if c == ">":
+            depth += 1
+        elif c == "<" and i > 0 and code[i - 1] == "$":
+            if depth == 0:
+                head = code[i + 1 : pos].split(":", 1)
+                return len(head) == 2 and _GENEX_TESTS.fullmatch(head[0]) is not None
+            depth -= 1
+        i -= 1
+    return False
 
 
 def _forwarded(code: str, m: re.Match[str]) -> bool:

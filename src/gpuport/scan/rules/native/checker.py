@@ -447,8 +447,35 @@ _MODULE_LOAD = textre.compile(
 _BINARY_PATH = textre.compile(r"\.(?:ptx|cubin|fatbin)$", re.I)
 
 
+_RETURN_TYPE = textre.compile(r"[A-Za-z_][\w:]*[\s*&]+$")
+_NOT_TYPES = frozenset({"return", "else", "case", "throw", "co_return", "new", "delete"})
+
+
+def defines_api(code: str, m: re.Match[str]) -> bool:
+    """Whether the call-like ``name(`` at ``m`` is a definition of the project's own: a
+    return type before it and a body after its parameter list (cupy's stub header for
+    documentation builds defines ``nvrtcResult nvrtcGetPTX(...) { return NVRTC_SUCCESS; }``).
+    A prototype (``;`` after it) declares, and such a stub or shim calls nothing of
+    NVIDIA's: neither is a use of the API."""
+    if not m.group().endswith("("):
+        return False
+    before = _RETURN_TYPE.search(code, max(0, m.start() - 80), m.start())
+    if before is None or before.group().split()[0].rstrip("*&") in _NOT_TYPES:
+        return False
+    depth, i, end = 0, m.end() - 1, min(len(code), m.end() + 2000)
+    while i < end:
+        c = code[i]
+        depth += (c == "(") - (c == ")")
+        i += 1
+        if depth == 0:
+            return code[i:end].lstrip()[:1] in ("{", ";")
+    return False
+
+
 def _check_module_loading(sink: Sink) -> None:
     for m in iter_words(_MODULE_LOAD, sink.code):
+        if defines_api(sink.code, m):
+            continue
         name = m.group().rstrip("( \t")
         sink.hit(
             "GP323",

@@ -22,6 +22,7 @@ from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import constexpr_rocm_lines
+from gpuport.scan.project.cxx_selectors import dropped_spans
 from gpuport.scan.rules.base import RULES, FileContext
 
 HIP_LANG_EXT = (
@@ -45,6 +46,8 @@ class Sink:
             src.directives, src.line_count, facts.false_names if facts else frozenset()
         )
         self._shims = facts.shims if facts else {}
+        self._selectors = facts.selectors if facts else {}
+        self._dropped: list[tuple[int, int, str]] | None = None
         self._constexpr: list[tuple[int, int]] | None = None
         #: Rules whose hits are lowered to info because a file-level finding already says
         #: the file must be rewritten (CUTLASS/CuTe, GP315); ``folded`` counts them.
@@ -62,6 +65,13 @@ class Sink:
             return True
         nv = self._nvidia
         return nv is not None and 0 < line < len(nv) and nv[line] > 0
+
+    def _dropped_by(self, offset: int) -> str | None:
+        """The selector macro (``AMREX_HIP_OR_CUDA``) whose argument holding ``offset`` a
+        ROCm build drops, if any."""
+        if self._dropped is None:
+            self._dropped = dropped_spans(self.src, self._selectors)
+        return next((name for lo, hi, name in self._dropped if lo <= offset < hi), None)
 
     def lowered_at(self, offset: int) -> bool:
         return self.lowered(self.src.line_of(offset))
@@ -135,6 +145,15 @@ class Sink:
             return False
         self._seen.add(key)
         guarded = guarded or self.lowered(line)
+        if not guarded and self._selectors:
+            dropped = self._dropped_by(offset)
+            if dropped is not None:
+                guarded = True
+                message = (
+                    f"{message or RULES[rule_id].title} (an argument of {dropped} that a "
+                    f"ROCm build drops: {dropped} is its argument "
+                    f"{self._selectors[dropped][0] + 1} there, {self._selectors[dropped][1]})"
+                )
         if not guarded and self._shims:
             word = _WORD.match(self.code, offset)
             shim = self._shims.get(word.group()) if word else None

@@ -40,6 +40,7 @@ from gpuport.scan.rules.native.warp_masks import (
     statement_left,
 )
 from gpuport.scan.rules.native.warp_rules import WARP_RULES
+from gpuport.scan.rules.native.warp_shadow import shadowed_spans
 from gpuport.scan.rules.native.warp_units import warpish
 
 register(*WARP_RULES)
@@ -399,9 +400,15 @@ def _open_context(code: str, stmt: int, pos: int) -> bool:
 def warpsize_constexpr(code: str) -> Iterator[tuple[int, int, str]]:
     """``warpSize`` where C++ needs a constant (GP308): (offset of the report, offset of
     ``warpSize``, message). An array size, a template argument, a constexpr initialiser, a
-    case label, ``static_assert``, ``__launch_bounds__``, ``if constexpr``."""
+    case label, ``static_assert``, ``__launch_bounds__``, ``if constexpr``. Not where a
+    declaration of the project's own (``template <int warpSize>``) hides the builtin."""
+    shadowed: list[tuple[int, int]] | None = None
     for m in iter_words(_WS, code):
         start = m.start()
+        if shadowed is None:
+            shadowed = shadowed_spans(code)
+        if any(lo <= start < hi for lo, hi in shadowed):
+            continue
         stmt = statement_left(code, start)
         bracket = code.rfind("[", stmt, start)
         if bracket != -1 and "]" not in code[bracket:start]:

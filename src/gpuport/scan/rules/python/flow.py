@@ -11,7 +11,9 @@ with an SM number.
 GP206 fires where ``torch.version.cuda`` decides between the GPU and the CPU:
 an ``if``/ternary/``while`` test whose branches pick ``"cpu"`` or skip, a
 ``skipIf``/``skipUnless``/``skipif`` condition, or an assignment to a name like
-``has_gpu``/``gpu_available`` -- and the test does not also look at HIP/ROCm.
+``has_gpu``/``gpu_available`` -- and the test does not also look at HIP/ROCm, nor does a
+later ``elif`` of the same chain (``elif torch.version.cuda: "cuda"`` / ``elif
+torch.version.hip: "rocm"`` hands an AMD GPU to its own branch).
 """
 
 from __future__ import annotations
@@ -220,6 +222,8 @@ class ScanState:
     def _branch_test(self, node: ast.If | ast.IfExp | ast.While, guard: int) -> None:
         if not any(is_cuda_version(n) for n in ast.walk(node.test)):
             return
+        if isinstance(node, ast.If) and self._rocm_sibling_below(node):
+            return  # `elif torch.version.cuda: ... elif torch.version.hip: ...`
         branches: list[ast.AST] = []
         if isinstance(node, ast.IfExp):
             branches = [node.body, node.orelse]
@@ -227,6 +231,20 @@ class ScanState:
             branches = [*node.body, *node.orelse]
         if any(falls_back(b) for b in (node.test, *branches)):
             self._cuda_version_presence(node.test, guard)
+
+    def _rocm_sibling_below(self, node: ast.If) -> bool:
+        """Whether a later ``elif`` of the chain tells the platforms apart (tests
+        ``torch.version.hip``, ``IS_ROCM`` ...): then an AMD GPU that this branch's
+        ``torch.version.cuda`` test lets through is taken by that sibling branch, not
+        treated as no GPU."""
+        chain = node.orelse
+        for _ in range(64):
+            if len(chain) != 1 or not isinstance(chain[0], ast.If):
+                return False
+            if self.scope.test_flags(chain[0].test, cuda_version=False) & PLATFORM:
+                return True
+            chain = chain[0].orelse
+        return False
 
     def _cuda_version_presence(self, test: ast.AST, guard: int) -> None:
         if self.scope.test_flags(test, cuda_version=False) & PLATFORM:

@@ -14,9 +14,11 @@ deeply nested expressions) and each node is visited once, by one dispatcher.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
+from gpuport import textre
 from gpuport.knowledge import PackageInfo
 from gpuport.models import Severity
 from gpuport.scan.rules.base import OTHER_VENDOR, FileContext
@@ -51,6 +53,15 @@ from gpuport.scan.rules.python.patterns import (
 )
 from gpuport.scan.rules.python.scope import DEFS, Frame
 
+#: Calls that only ask whether an executable or file is there (``shutil.which``,
+#: ``os.path.exists``): on an AMD host they answer None/False and run nothing. Such a probe
+#: for ``nvidia-smi`` is still GP204 (it tells "no GPU" on an AMD host) unless the same
+#: function probes for the AMD side too (``rocm``/``amd-smi``/``hip`` names or strings):
+#: then it tells the vendors apart, like a ``torch.version.hip`` sibling branch.
+ORT_AMD = frozenset({ORT_ROCM, "MIGraphXExecutionProvider"})
+AMD_PROBE = textre.compile(r"rocm|amd-smi|rocminfo|(?<![a-z])hip(?![a-z])", re.I)
+PRESENCE_PROBES = frozenset({"which", "find_executable", "exists", "isfile", "lexists"})
+
 IMPORTS = (ast.Import, ast.ImportFrom)
 
 
@@ -66,6 +77,7 @@ class PythonScan(DtypeRules, NativeRules):
         self.env_writes: dict[str, list[tuple[int, int, bool]]] = {}
         self.imports_seen: dict[tuple[str, bool], bool] = {}  # -> whether only lazily so far
         self.torch_nvtx_seen = False
+        self._amd_probe: dict[int, bool] = {}  # function id -> it probes for ROCm/AMD too
         self.handlers: dict[type[ast.AST], Callable[[Any, int], None]] = {
             ast.Import: self._import,
             ast.ImportFrom: self._import,
@@ -91,6 +103,7 @@ class PythonScan(DtypeRules, NativeRules):
             ast.FunctionDef: self._function,
             ast.AsyncFunctionDef: self._function,
             ast.Return: self.dtype_return,
+            ast.ClassDef: self._class,
         }
 
     def run(self, tree: ast.Module) -> None:
@@ -257,6 +270,8 @@ class PythonScan(DtypeRules, NativeRules):
         func = self.aliases.dotted(node.func) or ""
         last = last_name(node.func)
         guarded = bool(guard & PLATFORM)
+        if last in PRESENCE_PROBES and self.functions and self._probes_amd(self.functions[-1]):
+            self.quiet.update(id(a) for a in node.args)  # NVIDIA and AMD probed side by side
         if last == "import_module":
             name = str_value(call_arg(node, 0, "name"))
             if name:
@@ -300,6 +315,25 @@ class PythonScan(DtypeRules, NativeRules):
             if key in ENV_KEYS and key is not None:
                 self._env_write(key, node.args[0], guard)
 
+    def _probes_amd(self, func: ast.AST) -> bool:
+        """Whether ``func`` also looks for ROCm/AMD (cached per function)."""
+        key = id(func)
+        if key not in self._amd_probe:
+            self._amd_probe[key] = any(
+                (
+                    (
+                        isinstance(n, ast.Constant)
+                        and isinstance(n.value, str)
+                        and len(n.value) < 200
+                    )
+                    and AMD_PROBE.search(n.value) is not None
+                )
+                or (isinstance(n, ast.Name) and AMD_PROBE.search(n.id) is not None)
+                or (isinstance(n, ast.Attribute) and AMD_PROBE.search(n.attr) is not None)
+                for n in ast.walk(func)
+            )
+        return self._amd_probe[key]
+
     def _device_string(self, node: ast.AST | None) -> None:
         text = str_value(node)
         if text is None and isinstance(node, ast.JoinedStr) and node.values:
@@ -318,14 +352,14 @@ class PythonScan(DtypeRules, NativeRules):
         if not isinstance(value, str) or id(node) in self.quiet or len(value) > 200:
             return
         guarded = bool(guard & PLATFORM)
-        if "nvidia-smi" in value and NVIDIA_SMI_CMD.fullmatch(value):
+        if "nvidia-smi" in value and NVIDIA_SMI_CMD.fullmatch(value) and id(node) not in self.quiet:
             self.report(
                 "GP204",
                 node,
                 guarded=bool(guard & (PLATFORM | SUBPROC)),
                 message="runs `nvidia-smi`, which does not exist on an AMD GPU host",
             )
-        elif value in ORT_CUDA:
+        elif value in ORT_CUDA and id(node) not in self.quiet:
             self.report(
                 "GP213",
                 node,
@@ -397,7 +431,21 @@ class PythonScan(DtypeRules, NativeRules):
                 "new input shape on ROCm",
             )
 
+    def _provider_table(self, items: list[ast.expr]) -> None:
+        """A table that names an AMD ONNX Runtime provider beside NVIDIA's (a provider
+        ``Enum``, a preference list): ORT uses the first one that is available, so on ROCm
+        the CUDA entry is skipped, not a fallback to the CPU (GP213)."""
+        names = {id(n): str_value(n) for n in items if isinstance(n, ast.Constant)}
+        if any(v in ORT_AMD for v in names.values()):
+            self.quiet.update(k for k, v in names.items() if v in ORT_CUDA)
+
+    def _class(self, node: ast.ClassDef, guard: int) -> None:
+        self._provider_table(
+            [s.value for s in node.body if isinstance(s, ast.Assign | ast.AnnAssign) and s.value]
+        )
+
     def _dict(self, node: ast.Dict, guard: int) -> None:
+        self._provider_table([k for k in node.keys if k is not None] + node.values)
         for key in node.keys:
             name = str_value(key)
             if name in ENV_KEYS and name is not None and key is not None:
@@ -405,6 +453,7 @@ class PythonScan(DtypeRules, NativeRules):
         self.dtype_table([k for k in node.keys if k is not None] + node.values)
 
     def _collection(self, node: ast.Tuple | ast.List | ast.Set, guard: int) -> None:
+        self._provider_table(node.elts)
         self.dtype_table(node.elts)
 
     def _env_write(self, key: str, node: ast.AST, guard: int) -> None:
