@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuport.models import GpuportError
 from gpuport.port import PortOptions, port_path
 from gpuport.port.check import _compile_all, _units
 from gpuport.subproc import which
@@ -399,7 +400,23 @@ def _run_one(p: Port, trees: Path, unsafe: bool, build: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="port-backtest-") as tmp:
         work = Path(tmp) / p.name
         shutil.copytree(base, work, symlinks=True)
-        report = port_path(work, PortOptions(apply=True, unsafe_fixes=unsafe, jobs=1))
+        try:
+            report = port_path(work, PortOptions(apply=True, unsafe_fixes=unsafe, jobs=1))
+        except GpuportError as exc:  # nothing gpuport reads (a Rust project): no fix at all
+            return {
+                "port": p.id,
+                "name": p.name,
+                "split": p.split,
+                "mode": "unsafe" if unsafe else "safe",
+                "fixes": [],
+                "files": [],
+                "findings_total": 0,
+                "findings_with_safe_fix": 0,
+                "verification": None,
+                "second_run_files": [],
+                "diff": "",
+                "error": str(exc),
+            }
         again = port_path(work, PortOptions(unsafe_fixes=unsafe, jobs=1))
         row: dict[str, Any] = {
             "port": p.id,

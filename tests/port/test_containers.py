@@ -81,7 +81,8 @@ def test_unknown_nvidia_image_is_left(tmp_path: Path) -> None:
 
 
 def test_compose_override(tmp_path: Path) -> None:
-    report = run(project(tmp_path, {"docker-compose.yml": COMPOSE}))
+    files = {"docker-compose.yml": COMPOSE, "Dockerfile": CUDA_DOCKERFILE}
+    report = run(project(tmp_path, files))
     text = created(report, "docker-compose.rocm.yml")
 
     class _Loader(yaml.SafeLoader):
@@ -140,7 +141,7 @@ def test_vendor_overlay_gets_an_amd_sibling(tmp_path: Path) -> None:
     ollama = yaml.safe_load(text)["services"]["ollama"]
     assert ollama["devices"] == ["/dev/kfd", "/dev/dri"]
     assert ollama["group_add"] == ["video", "render"]
-    assert "image" not in ollama  # no ROCm image known: the service keeps its own
+    assert ollama["image"] == "ollama/ollama:rocm"  # knowledge/port_routes.toml
     assert "in place of compose.nvidia.yaml" in report.files[0].hunks[0].lines[0]
 
 
@@ -315,3 +316,37 @@ def test_builds_that_do_not_compile_cuda_keep_their_rocm_copy(tmp_path: Path) ->
         }
         text = created(run(project(tmp_path / name, files)), "Dockerfile.rocm")
         assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in text, name
+
+
+def test_an_image_gpuport_does_not_know_gets_the_devices_only_as_an_unsafe_fix(
+    tmp_path: Path,
+) -> None:
+    """Whether a third-party image holds ROCm code is not in the project: the AMD devices
+    for it are a guess (unsafe); a known image (ollama) or a ROCm-named one stays safe."""
+    base = (
+        "services:\n  forge:\n    image: ghcr.io/example/forge:1.0\n"
+        "  ollama:\n    image: ollama/ollama:0.5.7\n"
+    )
+    overlay = NV_OVERLAY + NV_OVERLAY.split("\n", 1)[1].replace("ollama", "forge")
+    root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
+    safe = yaml.safe_load(created(run(root), "compose.amd.yaml"))["services"]
+    assert list(safe) == ["ollama"]
+    unsafe = yaml.safe_load(created(run(root, unsafe_fixes=True), "compose.amd.yaml"))
+    assert unsafe["services"]["forge"]["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert "image" not in unsafe["services"]["forge"]  # nothing guessed for it
+    rocm = base.replace("example/forge:1.0", "example/forge:1.0-rocm")
+    root2 = project(tmp_path / "r", {"compose.yaml": rocm, "compose.nvidia.yaml": overlay})
+    services = yaml.safe_load(created(run(root2), "compose.amd.yaml"))["services"]
+    assert sorted(services) == ["forge", "ollama"]
+
+
+def test_a_service_built_for_cuda_without_a_rocm_copy_gets_no_devices(tmp_path: Path) -> None:
+    """A service whose Dockerfile gets no ROCm copy (PyPI's CUDA torch in a python image)
+    gains nothing from AMD devices: no overlay, the reason in unfixed."""
+    dockerfile = "FROM python:3.10-slim\nRUN pip install torch==2.3.0 audiocraft==1.3.0\n"
+    base = "services:\n  audio:\n    build:\n      context: .\n      dockerfile: Dockerfile\n"
+    overlay = NV_OVERLAY.replace("ollama", "audio")
+    files = {"Dockerfile": dockerfile, "compose.yaml": base, "compose.nvidia.yaml": overlay}
+    report = run(project(tmp_path, files), unsafe_fixes=True)
+    assert "compose.amd.yaml" not in [f.path for f in report.files]
+    assert any("gets no ROCm copy" in u.reason for u in report.unfixed)
