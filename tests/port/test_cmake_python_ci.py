@@ -52,6 +52,26 @@ def test_cmake_hip_build_and_compat_header(tmp_path: Path) -> None:
     assert run(root).files == []  # idempotent
 
 
+def test_a_hip_build_that_could_not_build_is_only_an_unsafe_fix(tmp_path: Path) -> None:
+    """Globbed .cu sources get no HIP language, and a library the sources call that no
+    CUDA:: target links is not linked on the HIP build: the opt-in build would not build,
+    so it is not offered as safe (the compat header, read only by HIP, still is)."""
+    globbed = CMAKE.replace(
+        "add_library(demo SHARED src/kern.cu)",
+        "file(GLOB SRC src/*.cu)\nadd_library(demo SHARED ${SRC})",
+    )
+    root = project(tmp_path / "glob", {"CMakeLists.txt": globbed, "src/kern.cu": KERN})
+    report = run(root)
+    fix = next(f for f in report.fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and not fix.applied and "file(GLOB" in fix.why
+    assert "hip-compat:src/gpuport_hip_compat.h" in fix_ids(report, applied=True)
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(run(root, unsafe_fixes=True), applied=True)
+    unlinked = CMAKE.replace(" CUDA::cublas)", ")")
+    root = project(tmp_path / "lib", {"CMakeLists.txt": unlinked, "src/kern.cu": KERN})
+    fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and "cublas" in fix.why
+
+
 HOST = """\
 #include <cstdio>
 #include <cuda_runtime.h>

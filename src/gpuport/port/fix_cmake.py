@@ -203,6 +203,56 @@ def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
     return out
 
 
+#: ``file(GLOB ...)`` whose patterns can take ``.cu`` files (``*.cu``, ``*.*``, ``dir/*``)
+_GLOB_CU = textre.compile(
+    r"\bfile\s*\(\s*GLOB(?:_RECURSE)?\b[^)]*?(?:\*\.cu\b|\*\.\*|/\*(?=[\s\")]))", re.I
+)
+#: the CUDA libraries a source can call, by API-map family, and their CUDA:: target
+_LIB_FAMILIES = {
+    "cublas": "cublas",
+    "cublaslt": "cublasLt",
+    "cusparse": "cusparse",
+    "cusolver": "cusolver",
+    "curand": "curand",
+    "cufft": "cufft",
+    "cudnn": "",
+    "nccl": "nccl",
+}
+
+
+def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
+    """Why the opt-in HIP build would not build (empty when nothing is seen): .cu sources
+    the CMake file globs (only the ones it names are marked HIP), or a CUDA library the
+    sources call that no ``CUDA::`` target links (the shim maps only those)."""
+    sources = _walk_sources(ctx, folder)
+    named = {PurePosixPath(c).name for c in _CU.findall(text)}
+    unnamed = [s for s in sources if s.endswith(".cu") and PurePosixPath(s).name not in named]
+    if unnamed and _GLOB_CU.search(text):
+        return (
+            f"{len(unnamed)} .cu source(s) ({unnamed[0]}...) come from file(GLOB ...): the "
+            "HIP build marks only the .cu files the CMake file names as HIP, so it would not "
+            "build"
+        )
+    amap = load_api_map()
+    families: set[str] = set()
+    for rel in sources:
+        src = ctx.read(rel)
+        if src is None:
+            continue
+        for m in _IDENT.finditer(lex(src).code):
+            entry = amap.entries.get(m.group())
+            if entry is not None and entry.family in _LIB_FAMILIES:
+                families.add(entry.family)
+    for fam in sorted(families):
+        target = _LIB_FAMILIES[fam]
+        if not target or f"CUDA::{target}" not in text:
+            return (
+                f"the sources call {fam}, which the CMake file links through no CUDA:: "
+                "target gpuport maps to its ROCm twin: the HIP build would not link it"
+            )
+    return ""
+
+
 def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
     if _PROJECT_CUDA.search(text) or OPTION in text:
         return []
@@ -217,12 +267,15 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if ctx.exists(shim_rel):
         return []
     libs = sorted(set(textre.findall(r"CUDA::(\w+)", text)) | {"cudart"})
+    broken = _unbuildable(ctx, folder, text)
     prop = Proposal(
         id=f"cmake-hip:{path}",
         family="cmake",
         title=f"{path}: a HIP build of the CUDA sources (cmake -D{OPTION}=ON)",
-        safe=True,
-        why=f"{OPTION} is OFF by default: a CUDA configure runs the original lines",
+        safe=not broken,
+        why=f"a CUDA configure is unchanged, but {broken}"
+        if broken
+        else f"{OPTION} is OFF by default: a CUDA configure runs the original lines",
         findings=found,
         note="needs ROCm's CMake packages; set CMAKE_HIP_ARCHITECTURES",
     )
