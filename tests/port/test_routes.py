@@ -66,7 +66,8 @@ def test_no_route_lowered_finding_gets_an_unsafe_fix(tmp_path: Path) -> None:
     compose = (
         "services:\n  forge:\n    image: ghcr.io/example/forge:1.0\n    deploy:\n"
         "      resources:\n        reservations:\n          devices:\n"
-        "            - driver: nvidia\n              count: all\n              capabilities: [gpu]\n"
+        "            - driver: nvidia\n              count: all\n"
+        "              capabilities: [gpu]\n"
     )
     root = project(tmp_path, {**FILES, "docker-compose.yml": compose})
     report = run(root, unsafe_fixes=True)

@@ -29,6 +29,7 @@ from gpuport.port import (
     fix_cmake,
     fix_containers,
     fix_deps,
+    fix_load,
     fix_native,
     fix_python,
     fix_setup,
@@ -50,6 +51,7 @@ Family = Callable[[PortContext], list[Proposal]]
 FAMILIES: tuple[tuple[str, Family], ...] = (
     ("kernels", fix_native.propose),
     ("setup.py", fix_setup.propose),
+    ("cpp_extension.load", fix_load.propose),
     ("cmake", fix_cmake.propose),
     ("dependencies", fix_deps.propose),
     ("containers", fix_containers.propose),

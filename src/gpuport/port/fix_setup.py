@@ -41,6 +41,9 @@ NVCC_ONLY = frozenset(
         "--keep",
         "-Xnvlink",
         "--resource-usage",
+        "-res-usage",
+        "--extra-device-vectorization",
+        "-extra-device-vectorization",
         "--restrict",
         "-Wno-deprecated-gpu-targets",
         "--source-in-ptx",
@@ -78,11 +81,13 @@ _MARK = "# gpuport:"
 def _flag_kind(value: str) -> str | None:
     """``plain``, ``valued`` (its value is the next word unless written with ``=``), ``arch``
     (an architecture word), or None when hipcc takes it."""
-    name = value.split("=", 1)[0]
+    words = value.split()
+    first = words[0] if words else value
+    name = first.split("=", 1)[0]
     if name in NVCC_ONLY:
         return "plain"
-    if name in NVCC_VALUED:
-        return "plain" if "=" in value else "valued"
+    if name in NVCC_VALUED:  # its value after "=" or in the same string ("-Xptxas -O3")
+        return "plain" if "=" in first or len(words) > 1 else "valued"
     if _ARCH.match(value):
         return "arch"
     return None

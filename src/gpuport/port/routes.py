@@ -62,4 +62,3 @@ def note(report: ScanReport) -> str:
         f"scan lowered its findings to info because {where} documents a ROCm route; the "
         "route is prose only, so this puts it in a file a CUDA build never reads"
     )
-
