@@ -122,15 +122,50 @@ def _apple_arch(elts: list[ast.expr], i: int) -> bool:
     return value is not None and _NVCC_ARCH_VALUE.match(value) is None
 
 
+#: CUDA libraries a build links by name and the ROCm library their calls become once torch's
+#: hipify has rewritten the sources (cusparseX -> hipsparseX): ``-lcusparse``, ``-l cusparse``,
+#: ``cusparse.lib``. Not the CUDA runtime: ROCm torch links HIP's itself.
+LINK_TWINS = {
+    "cublas": "hipblas",
+    "cublasLt": "hipblaslt",
+    "cusparse": "hipsparse",
+    "cusolver": "hipsolver",
+    "curand": "hiprand",
+    "cufft": "hipfft",
+    "nccl": "rccl",
+}
+
+
+def _link_twin(elts: list[ast.expr], i: int) -> str | None:
+    """The HIP spelling of a CUDA library link argument at ``elts[i]``, or None."""
+    el = elts[i]
+    if not isinstance(el, ast.Constant) or not isinstance(el.value, str):
+        return None
+    value = el.value
+    if value.startswith("-l") and value[2:] in LINK_TWINS:
+        return "-l" + LINK_TWINS[value[2:]]
+    if value.endswith(".lib") and value[:-4] in LINK_TWINS:
+        return LINK_TWINS[value[:-4]] + ".lib"
+    if value in LINK_TWINS and i > 0 and _literal(elts[i - 1]) == "-l":
+        return LINK_TWINS[value]
+    return None
+
+
 def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr | str], bool]:
     """The elements hipcc keeps (an nvcc flag with a clang spelling as that spelling's
-    string literal), and whether any was dropped."""
+    string literal, a CUDA library's link argument as its ROCm twin's), and whether any
+    was dropped or changed."""
     kept: list[ast.expr | str] = []
     dropped = False
     skip = False
     for i, el in enumerate(elts):
         if skip:
             skip = False
+            dropped = True
+            continue
+        twin = _link_twin(elts, i)
+        if twin is not None:
+            kept.append(repr(twin).replace("'", '"'))
             dropped = True
             continue
         text = _literal(el)
