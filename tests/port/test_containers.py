@@ -281,6 +281,11 @@ def test_cuda_builds_out_of_the_dockerfiles_own_words_get_no_rocm_copy(tmp_path:
         "conda": {
             "Dockerfile": "RUN conda install pytorch==1.10.1 \\\n  cudatoolkit=11.3 -c pytorch\n"
         },
+        "apex": {
+            "Dockerfile": 'RUN pip3 install --config-settings "--build-option=--cuda_ext" \\\n'
+            "    git+https://github.com/NVIDIA/apex\n"
+        },
+        "te": {"Dockerfile": "RUN pip3 install git+https://github.com/x/TransformerEngine.git\n"},
     }
     for name, files in cases.items():
         files = {
@@ -307,6 +312,8 @@ def test_builds_that_do_not_compile_cuda_keep_their_rocm_copy(tmp_path: Path) ->
         },
         "comment": {"Dockerfile": "# nvprune would shrink cuBLAS\nRUN pip install numpy\n"},
         "manifest": {"Dockerfile": "COPY radeon_icd.json /usr/share/vulkan/icd.d/\n"},
+        # uninstalling NVIDIA's builds is no CUDA build
+        "uninstall": {"Dockerfile": "RUN pip3 uninstall -y apex transformer_engine\n"},
         "conda": {"Dockerfile": "RUN conda install -y numpy scipy && pip install einops\n"},
     }
     for name, files in cases.items():
@@ -350,3 +357,21 @@ def test_a_service_built_for_cuda_without_a_rocm_copy_gets_no_devices(tmp_path: 
     report = run(project(tmp_path, files), unsafe_fixes=True)
     assert "compose.amd.yaml" not in [f.path for f in report.files]
     assert any("gets no ROCm copy" in u.reason for u in report.unfixed)
+
+
+def test_a_framework_image_drops_a_torch_only_install_whole(tmp_path: Path) -> None:
+    """rocm/pytorch ships torch: a RUN that installed only torch is commented out, never
+    left as a pip install with options and no package (pip stops there)."""
+    files = {
+        "Dockerfile": "FROM pytorch/pytorch:2.4.0-cuda12.4-cudnn9-devel\n"
+        "RUN pip3 install torch==2.4.0 torchvision==0.19.0 "
+        "--index-url https://download.pytorch.org/whl/cu124\n"
+        "RUN pip3 install numpy\n",
+        "app.py": "import torch\nx = torch.zeros(1).cuda()\n",
+    }
+    text = created(run(project(tmp_path, files)), "Dockerfile.rocm")
+    assert "FROM rocm/pytorch" in text
+    assert "\n# RUN pip3 install" in text and "RUN pip3 install numpy" in text
+    assert not any(
+        ln.startswith("RUN pip3 install") and "numpy" not in ln for ln in text.splitlines()
+    )

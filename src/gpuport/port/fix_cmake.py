@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.fix_native import HIP_TEST
+from gpuport.port.fix_native import HIP_TEST, cuda_compiler_only
 from gpuport.scan.cxx import lex
 from gpuport.scan.finding import Finding
 
@@ -148,6 +148,8 @@ def _cuda_includes(text: str) -> list[tuple[int, int, list[str]]]:
     for m in _INCLUDE.finditer(text):
         if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
             continue
+        if cuda_compiler_only(src.code, m.start()):  # hip-clang never compiles it
+            continue
         name = m.group(1)
         cuda = amap.header(name) is not None and not name.startswith(("hip", "thrust/"))
         if not cuda:
@@ -220,6 +222,50 @@ _LIB_FAMILIES = {
 }
 
 
+#: conditions that hold only where the CUDA toolchain was found
+_CUDA_FOUND = textre.compile(r"\b(?:CMAKE_CUDA_COMPILER|CUDAToolkit_FOUND|CUDA_FOUND)\b")
+_IF = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(([^)\n]*)", re.M | re.I)
+
+
+def _cuda_gate(text: str) -> str:
+    """The ``if(...)`` around the first CUDA lookup when it holds only where CUDA was found
+    (``check_language(CUDA)`` then ``if(CMAKE_CUDA_COMPILER)``), else empty."""
+    first = min((m.start() for m in [*_FIND.finditer(text), *_ENABLE.finditer(text)]), default=-1)
+    if first < 0:
+        return ""
+    stack: list[str] = []
+    for m in _IF.finditer(text, 0, first):
+        word = m.group(1).lower()
+        if word == "if":
+            stack.append(m.group(2))
+        elif word == "endif" and stack:
+            stack.pop()
+        elif word == "elseif" and stack:
+            stack[-1] = m.group(2)
+        elif word == "else" and stack:
+            stack[-1] = f"NOT ({stack[-1]})"
+    for cond in stack:
+        if _CUDA_FOUND.search(cond) and not cond.lstrip().upper().startswith("NOT"):
+            return f"if({cond.strip()})"
+    return ""
+
+
+def _named_elsewhere(ctx: PortContext, folder: str, names: set[str]) -> tuple[str, str] | None:
+    """A CMake file under ``folder`` (not the fixed one) that names one of the .cu ``names``."""
+    if not names:
+        return None
+    prefix = f"{folder}/" if folder else ""
+    own = f"{prefix}CMakeLists.txt"
+    for rel in ctx.files_of("cmake"):
+        if not rel.startswith(prefix) or rel == own:
+            continue
+        text = ctx.read(rel) or ""
+        for c in _CU.findall(text):
+            if PurePosixPath(c).name in names:
+                return rel, PurePosixPath(c).name
+    return None
+
+
 def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
     """Why the opt-in HIP build would not build (empty when nothing is seen): .cu sources
     the CMake file globs (only the ones it names are marked HIP), or a CUDA library the
@@ -232,6 +278,18 @@ def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
             f"{len(unnamed)} .cu source(s) ({unnamed[0]}...) come from file(GLOB ...): the "
             "HIP build marks only the .cu files the CMake file names as HIP, so it would not "
             "build"
+        )
+    elsewhere = _named_elsewhere(ctx, folder, {PurePosixPath(u).name for u in unnamed})
+    if elsewhere:
+        return (
+            f"{elsewhere[1]} is compiled by {elsewhere[0]}, which the fix leaves: only the "
+            ".cu files this CMake file names are marked HIP, so the HIP build would not build"
+        )
+    gate = _cuda_gate(text)
+    if gate:
+        return (
+            f"the CUDA lookup it replaces sits inside {gate}: a machine without nvcc (a ROCm "
+            "one) never reaches the HIP branch"
         )
     amap = load_api_map()
     families: set[str] = set()
@@ -404,7 +462,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if text is None:
             continue
         got = _cmake(ctx, path, text, ctx.of("GP401", "GP407", path=path))
-        if got and path == "CMakeLists.txt":
+        if got and path == "CMakeLists.txt" and got[0].safe:  # a CI job checks a safe build
             ctx.cache["cmake-hip"] = path
         out.extend(got)
     return out
