@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -14,6 +15,17 @@ from gpuport.cli.entry import main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "llm-service"
+
+
+def require_tool(name: str, env: str) -> str:
+    """``name`` on PATH; else the test fails when ``env`` is ``1`` (CI) and is skipped, saying
+    why, otherwise."""
+    exe = shutil.which(name)
+    if exe is None:
+        if os.environ.get(env) == "1":
+            pytest.fail(f"{env}=1 but {name} is not on PATH")
+        pytest.skip(f"{name} not on PATH (CI sets {env}=1)")
+    return exe
 
 
 @dataclass

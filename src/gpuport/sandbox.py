@@ -10,7 +10,8 @@ raw into GNU ``as`` input, macros...), so the compiler itself is confined:
 
 * **read** (and list): the project, the output tree, folders the user let in
   (``--check-include``), the toolchain's own folders and the system's program folders
-  (``/usr``, ``/bin``, ``/lib*``, ``/opt``), and a few named system files a compiler reads
+  (``/usr``, ``/bin``, ``/lib*``; a toolchain elsewhere, such as ``/opt/rocm-6.2``, by its own
+  folder), and a few named system files a compiler reads
   (``/etc/ld.so.cache``, ``/etc/os-release``...). Not ``$HOME``, not the rest of ``/etc``,
   not ``/proc``, not ``/tmp``.
 * **write**: only the compile's own throw-away folder (``TMPDIR`` points there) and
@@ -18,13 +19,17 @@ raw into GNU ``as`` input, macros...), so the compiler itself is confined:
 * **run**: only programs in the toolchain's and the system's folders, never a file of the
   project or of the throw-away folder.
 
+Where the kernel lets an unprivileged process make user and mount namespaces, the program
+also gets a **private view** of the file system that holds only those paths (bound into a
+fresh root, ``pivot_root``, the old root detached): a path outside does not even *exist* for
+it, so ``__has_include("/home/me/.ssh/id_rsa")`` cannot tell whether it is there. Where that
+is refused, the Landlock rules still hold and only that one bit per unit is left.
+
 Landlock (Linux 5.13+) needs no privilege; the rules hold for the compiler and every
 program it starts, and cannot be lifted by them. Where the kernel has no Landlock the
 compile checks do not run (they say why) unless the user sets
 ``GPUPORT_UNCONFINED_COMPILE=1`` in their own environment (the same switch turns the
-confinement off where the kernel has it); a project's files can never set it. Landlock does
-not hide whether a path *exists* (``__has_include``, a missing versus a refused file): that
-one bit per unit is the documented limit (``docs/security.md``).
+confinement off where the kernel has it); a project's files can never set it.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ __all__ = [
     "abi",
     "compile_confinement",
     "refusal",
+    "special_file",
+    "special_refusal",
     "trampoline_argv",
     "unconfined",
 ]
@@ -66,8 +73,10 @@ RUN = READ | EXECUTE
 #: everything but EXECUTE: make, write, truncate, move, remove files and folders
 WRITE = (_ABI1_ALL & ~EXECUTE) | REFER | TRUNCATE
 
-#: The system's program folders: read and run (a compiler and the programs it starts)
-SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+#: The system's program folders: read and run (a compiler and the programs it starts).
+#: Not ``/opt``, where applications keep their own settings: a toolchain installed there
+#: (``/opt/rocm-6.2``) is let in by its own folder (the caller's ``run``).
+SYSTEM_RUN = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: Single system files compilers and their C library read (nothing else of /etc or /proc)
 SYSTEM_FILES = (
     "/etc/ld.so.cache",
@@ -78,9 +87,6 @@ SYSTEM_FILES = (
     "/etc/redhat-release",
     "/etc/system-release",
     "/proc/sys/vm/overcommit_memory",
-    "/dev/urandom",
-    "/dev/random",
-    "/dev/zero",
 )
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -99,6 +105,49 @@ def abi() -> int:
     except (OSError, AttributeError):  # pragma: no cover - no C library to ask
         return 0
     return max(got, 0)
+
+
+#: Entries looked at for pipes and devices before the walk stops (a single file's folder may
+#: be a home folder); past it, the two-units-at-a-limit rule still bounds the wait
+_SPECIAL_WALK_MAX = 200_000
+
+
+def special_file(root: Path) -> str | None:
+    """The first pipe, socket or device file under ``root`` (links not followed), relative;
+    None when there is none. The confinement lets a compile read the whole project, and an
+    ``#include`` of a pipe waits until the unit's time limit (120 s) runs out."""
+    if not root.is_dir():
+        return None
+    stack, seen = [root], 0
+    while stack and seen < _SPECIAL_WALK_MAX:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        seen += len(entries)
+        for entry in entries:
+            try:
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                    continue
+            except OSError:
+                continue
+            return str(Path(entry.path).relative_to(root))
+    return None
+
+
+def special_refusal(root: Path) -> str | None:
+    """Why no unit of ``root`` is compiled when it holds a pipe or device (else None)."""
+    found = special_file(root)
+    if found is None:
+        return None
+    return (
+        f"not compiled: the project holds a pipe or device file ({found[-80:]!r}); a compile "
+        "that reads it could wait until its time limit"
+    )
 
 
 def unconfined() -> bool:
@@ -166,6 +215,63 @@ import ctypes, json, os, resource, stat, sys
 spec = json.loads(sys.argv[1])
 for name, n in spec["limits"].items():
     resource.setrlimit(getattr(resource, name), (n, n))
+def hide(keep, at):
+    # A private view of the file system holding only the paths kept (user and mount
+    # namespaces): a path outside does not even exist for the program (__has_include).
+    # Returns False (nothing changed that matters) where the kernel or policy refuses.
+    libc = ctypes.CDLL(None, use_errno=True)
+    mount = libc.mount
+    mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                      ctypes.c_void_p]
+    uid, gid, cwd = os.getuid(), os.getgid(), os.getcwd()
+    pivot = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine)
+    if pivot is None or libc.unshare(0x10000000 | 0x00020000) != 0:  # NEWUSER | NEWNS
+        return False
+    for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                       ("gid_map", "%d %d 1" % (gid, gid))):
+        with open("/proc/self/" + name, "w") as f:
+            f.write(text)
+    if mount(None, b"/", None, 16384 | (1 << 18), None) != 0:  # MS_REC | MS_PRIVATE
+        return False
+    new = os.path.join(at, ".root")
+    os.makedirs(new, 0o700, exist_ok=True)  # a later compile in the same folder reuses it
+    if mount(b"tmpfs", new.encode(), b"tmpfs", 0, b"mode=0755") != 0:
+        return False
+    done = []
+    for path in sorted(set(keep), key=len):
+        if not os.path.exists(path) or any(path.startswith(d.rstrip("/") + "/") for d in done):
+            continue
+        target = new + path
+        if os.path.isdir(path):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "a").close()
+        flags = 4096 | (0 if path == at else 16384)  # MS_BIND (| MS_REC)
+        if mount(path.encode(), target.encode(), None, flags, None) != 0:
+            if path == "/proc":
+                continue  # only for readlink(/proc/self/exe); reads are refused anyway
+            return False
+        done.append(path)
+    # pivot_root, then the old root detached: the view is the namespace's whole tree, so
+    # Landlock's walk up from a file stops at its root (under a chroot it went on up to the
+    # real root, through the program's own folder, where writing is allowed)
+    os.chdir(new)
+    libc.syscall.restype = ctypes.c_long
+    if libc.syscall(ctypes.c_long(pivot), b".", b".") != 0 or libc.umount2(b".", 2) != 0:
+        os.chdir(cwd)
+        return False
+    try:
+        os.chdir(cwd)
+    except OSError:
+        os.chdir("/")
+    return True
+hidden = False
+if spec.get("hide"):
+    try:
+        hidden = hide(spec["hide"]["keep"], spec["hide"]["at"])
+    except OSError:
+        hidden = False
 rules = spec.get("rules")
 if rules is not None:
     FILE_RIGHTS = 1 | 2 | 4 | (1 << 14)
@@ -217,4 +323,7 @@ def trampoline_argv(
     if confine is not None and abi() > 0 and not unconfined():
         spec["rules"] = confine.rules()
         spec["handled"] = _handled()
+        if confine.write:  # the private view's root is made in the program's own folder
+            keep = [p for p, _ in confine.rules()] + ["/proc"]
+            spec["hide"] = {"keep": keep, "at": confine.write[0]}
     return [sys.executable, "-I", "-S", "-c", TRAMPOLINE, json.dumps(spec), *args]

@@ -18,13 +18,15 @@ def test_terminal_report_shows_verdict_effort_and_blockers(cli) -> None:  # type
     assert res.code == 0
     assert "BLOCKED" in res.out
     assert "Blockers in core code" in res.out
-    assert "Effort by component" in res.out and "of listed changes (GP" in res.out
-    assert "bring-up and validation" in res.out and "engineer time" in res.out
+    assert "Effort by component" in res.out and "bring-up and validation" in res.out
+    assert "calendar about" in res.out and "engineer time" in res.out
     assert "csrc/fused_rmsnorm.cu" in res.out
-    # the hours per rule and the route evidence's details: --verbose (issue 29: few lines)
-    assert "Listed changes" not in res.out
+    # the hours per rule, each component's basis and the route evidence's details: --verbose
+    # (issue 29: few lines)
+    assert "Listed changes" not in res.out and "of listed changes (GP" not in res.out
     verbose = cli("scan", str(EXAMPLE), "--no-progress", "--verbose")
     assert "Listed changes (hours per rule)" in verbose.out
+    assert "of listed changes (GP" in verbose.out and "reviews, CI, hardware access" in verbose.out
 
 
 def test_json_output_validates_as_a_scan_report(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

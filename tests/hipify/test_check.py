@@ -6,7 +6,6 @@ result equals a manual ``hipcc -c`` on the same written files."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,17 +13,13 @@ from pathlib import Path
 import pytest
 
 from gpuport.hipify.check import hipcc_env, project_flags
+from tests.conftest import require_tool
 
 TREE = Path(__file__).parent.parent / "fixtures" / "hipify" / "checktree"
 
 
 def _need(name: str, env: str = "GPUPORT_REQUIRE_HIPCC") -> str:
-    exe = shutil.which(name)
-    if exe is None:
-        if os.environ.get(env) == "1":
-            pytest.fail(f"{env}=1 but {name} is not on PATH")
-        pytest.skip(f"{name} not on PATH (install Debian's hipcc; CI sets {env}=1)")
-    return exe
+    return require_tool(name, env)
 
 
 def test_flags_come_from_the_makefile_with_paths_in_the_output(tmp_path: Path) -> None:
@@ -231,7 +226,7 @@ def test_check_include_is_checked(cli, tmp_path: Path) -> None:  # type: ignore[
 def test_a_missing_header_is_quoted_only_from_the_projects_own_include_line(
     tmp_path: Path,
 ) -> None:
-    from gpuport.hipify.compiler import _missing_include
+    from gpuport.hipify.compiler_messages import _missing_include
 
     (tmp_path / "a.cu").write_text('int x;\n#include "shared.h"\n')
     at = f"{tmp_path}/a.cu:2:10: fatal error: 'shared.h' file not found"

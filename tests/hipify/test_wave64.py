@@ -16,6 +16,7 @@ import pytest
 
 from gpuport.hipify.translate import port_wave64, translate
 from gpuport.hipify.wave64 import MACRO, MARK
+from tests.conftest import require_tool
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "hipify" / "wave64"
 HARMFUL = FIXTURES / "harmful"
@@ -157,13 +158,7 @@ def test_only_a_warp_call_gets_the_runtime_include_on_the_first_pass() -> None:
         assert translate(once.text, hip_version=version).text == once.text
 
 
-def _tool(name: str, env: str) -> str:
-    exe = shutil.which(name)
-    if exe is None:
-        if os.environ.get(env) == "1":
-            pytest.fail(f"{env}=1 but {name} is not on PATH")
-        pytest.skip(f"{name} not on PATH (CI sets {env}=1)")
-    return exe
+_tool = require_tool
 
 
 _PROBE = """

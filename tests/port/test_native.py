@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_tool
 from tests.port.helpers import fix_ids, project, run
 
 KERNEL = """\
@@ -31,13 +32,7 @@ __global__ void k(const float* x, float* out) {
 """
 
 
-def _compiler(name: str, env: str) -> str:
-    exe = shutil.which(name)
-    if exe is None:
-        if os.environ.get(env) == "1":
-            pytest.fail(f"{env}=1 but {name} is not on PATH")
-        pytest.skip(f"{name} not on PATH")
-    return exe
+_compiler = require_tool
 
 
 def test_mask_becomes_the_macro_and_headers_get_a_hip_branch(tmp_path: Path) -> None:

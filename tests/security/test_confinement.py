@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from gpuport.hipify import check as hipify_check
 from gpuport.hipify import compiler
 from gpuport.hipify.run import CompileResult
 from gpuport.port import check as port_check
+from tests.conftest import require_tool
 
 
 def _need_landlock() -> None:
@@ -38,13 +38,7 @@ def _need_landlock() -> None:
     pytest.skip("this kernel has no Landlock (CI sets GPUPORT_REQUIRE_LANDLOCK=1)")
 
 
-def _tool(name: str, require: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        if os.environ.get(require) == "1":
-            pytest.fail(f"{require}=1 but {name} is not on PATH")
-        pytest.skip(f"{name} not on PATH")
-    return found
+_tool = require_tool
 
 
 @pytest.fixture
@@ -205,3 +199,94 @@ def test_units_stop_after_two_ran_into_a_limit(
     stopped = [f.compile for f in report.files[compiler.LIMITED_UNITS_MAX :]]
     assert all(isinstance(c, CompileResult) and c.status == "not compiled" for c in stopped)
     assert all("limits" in (c.error or "") for c in stopped if c is not None)
+
+
+def test_a_project_holding_a_pipe_is_not_compiled(tmp_path: Path) -> None:
+    """An ``#include`` of a pipe in the project (which the compiler may read) waits 120 s per
+    unit: a project holding one is not compiled, and each unit says why."""
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.cu").write_text('#include "sub/p"\n')
+    (root / "link").symlink_to("/dev/null")  # a link is not followed: not the project's
+    assert sandbox.special_file(root) is None
+    os.mkfifo(root / "sub" / "p")
+    assert sandbox.special_file(root) == "sub/p"
+    results = port_check._compile_all(root, root, ["a.cu"], "/x/hipcc", None, ["gfx90a"])
+    assert {r.status for r in results} == {"skipped"}
+    assert all("pipe or device" in (r.error or "") and "sub/p" in (r.error or "") for r in results)
+
+
+def test_hipify_check_of_a_project_holding_a_pipe_compiles_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuport.hipify import run as hipify_run
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.cu").write_text("__global__ void k() {}\n")
+    os.mkfifo(root / "p")
+    calls: list[object] = []
+    monkeypatch.setattr(hipify_check, "run_compile", lambda *a, **k: calls.append(a))
+    report = hipify_run.hipify_path(root, out_dir=tmp_path / "out")
+    chain = compiler.Toolchain("/x/hipcc", "/x/clang", (), ())
+    hipify_check.check_report(report, offload_archs=["gfx90a"], chain=chain)
+    assert not calls
+    done = [f.compile for f in report.files if f.compile is not None]
+    assert done and all(c.status == "not compiled" and "pipe" in (c.error or "") for c in done)
+
+
+def _need_hiding() -> None:
+    """The private view (user and mount namespaces) exists where the kernel lets an
+    unprivileged process make them; CI requires it where ``unshare -rm`` works."""
+    _need_landlock()
+    probe = sandbox.compile_confinement(read=[], run=[], work="/tmp")
+    done = subproc.run(["/bin/sh", "-c", "test -e /etc/passwd"], timeout_s=30, confine=probe)
+    if done.returncode != 0:
+        return
+    if os.environ.get("GPUPORT_REQUIRE_HIDE") == "1":
+        pytest.fail("GPUPORT_REQUIRE_HIDE=1 but the confined program still sees /etc/passwd")
+    pytest.skip("no unprivileged user namespaces here: outside paths are refused, not hidden")
+
+
+def test_outside_paths_do_not_exist_for_a_confined_program(tmp_path: Path, confined: None) -> None:
+    _need_hiding()
+    cage, proj, work, outside = _cage(tmp_path)
+    (outside / "secret").write_text("x")
+    (proj / "a.cu").write_text("int x;\n")
+    script = (
+        f"for p in {outside}/secret {outside} /etc/passwd {Path.home()}; do "
+        'test -e "$p" && echo "SEEN $p"; done; '
+        f"cat /proc/1/environ /proc/self/environ && echo SEEN-ENV; "
+        f"echo b > {proj}/bad; cat {proj}/a.cu; echo w > {work}/f; cat {work}/f"
+    )
+    done = subproc.run(["/bin/sh", "-c", script], timeout_s=30, confine=cage, cwd=work)
+    out = done.stdout.decode()
+    assert "SEEN" not in out, out
+    assert "int x;" in out and "w" in out.split()
+    assert not (proj / "bad").exists()
+
+
+def test_has_include_tells_nothing_of_an_outside_path(
+    tmp_path: Path, confined: None, cli: Any
+) -> None:
+    """``__has_include`` of an outside path, or an ``#include`` of it, gives the same words
+    whether the path exists or not."""
+    _need_hiding()
+    _tool("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    secret = tmp_path / "secret.h"
+    root = tmp_path / "proj"
+    root.mkdir()
+    kernel = "__global__ void k(float* x) { x[0] = 1.0f; }\n"
+    (root / "a.cu").write_text(f'#if __has_include("{secret}")\n#error there\n#endif\n{kernel}')
+    (root / "b.cu").write_text(f'#include "{secret}"\n{kernel}')
+    (root / "c.cu").write_text(f'#include "inc.h"\n{kernel}')
+    (root / "inc.h").symlink_to(secret)
+    seen = []
+    for exists in (False, True):
+        if exists:
+            secret.write_text("int secret_value;\n")
+        compiler._CACHE.clear()
+        got = _hipify_statuses(root, tmp_path / f"out{exists}", cli)
+        seen.append([(c["status"], c["error"]) for c in got])
+    assert seen[0] == seen[1], seen
+    assert all(status == "ok" for status, _ in seen[0][:1]), seen  # a.cu: not there

@@ -525,3 +525,46 @@ def test_warp_analysis_is_linear_in_sites(
         _within(lambda: (_scan(tmp_path), hipify_path(src, target="gfx942")), bound)
     else:
         _within(lambda: _scan(tmp_path), bound)
+
+
+def _fan_out_compose(depth: int) -> str:
+    lines = ["x0: &a0 {k: 1}"]
+    for i in range(1, depth + 1):
+        lines.append(f"x{i}: &a{i}\n  <<: [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    lines.append(f"services:\n  web:\n    <<: *a{depth}\n    image: nvidia/cuda:12.1.0-base\n")
+    return "\n".join(lines) + "\n"
+
+
+def _fan_out_extras(k: int) -> str:
+    lines = ["from setuptools import setup"]
+    lines.append("E4 = {" + ", ".join(f'"x{j}": ["torch"]' for j in range(k)) + "}")
+    lines += [f"E{i} = {{" + ", ".join([f"**E{i + 1}"] * k) + "}" for i in range(3, -1, -1)]
+    return "\n".join([*lines, 'setup(name="x", extras_require=E0)']) + "\n"
+
+
+def _fan_out_helpers(k: int) -> str:
+    lines = [
+        "import torch",
+        "from setuptools import setup",
+        "def f0():",
+        "    return torch.version.hip",
+    ]
+    for i in range(1, 7):
+        lines += [f"def f{i}():", "    return " + " and ".join([f"f{i - 1}()"] * k)]
+    lines += ["if f6():", '    setup(name="x")']
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("docker-compose.yml", _fan_out_compose(10)),  # 742 bytes: about 5 h before
+        ("setup.py", _fan_out_extras(50)),  # 2 min before
+        ("setup.py", _fan_out_helpers(24)),  # 15 min before
+    ],
+    ids=["compose-merges", "extras-tables", "return-only-helpers"],
+)
+def test_small_files_whose_references_fan_out(tmp_path: Path, name: str, text: str) -> None:
+    """Sixth review: each reference followed once, not once per path to it."""
+    (tmp_path / name).write_text(text)
+    _within(lambda: _scan(tmp_path), 1.0)

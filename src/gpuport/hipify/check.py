@@ -51,11 +51,11 @@ from gpuport.safeparse import ParseError, json_value
 from .compiler import (
     CHECK_BUDGET_S,
     COMPILE_TIMEOUT_S,
+    LIMITED_UNITS_MAX,
     Toolchain,
     compile_argv,
     hip_env,
     project_flag,
-    stop_reason,
 )
 from .compiler import compile_unit as run_compile
 from .io import encode
@@ -69,6 +69,7 @@ __all__ = [
     "check_report",
     "hipcc_env",
     "project_flags",
+    "stop_reason",
 ]
 
 UNITS = (".cu", ".cpp", ".cc", ".cxx", ".hip")
@@ -386,6 +387,19 @@ def classify(error: str | None) -> CheckOutcome:
     return ("failed", text)
 
 
+def stop_reason(left: float, budget_s: float, limited: int) -> str | None:
+    """Why no more units are compiled: the budget is spent, or units already ran into the
+    compiler's limits (a 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit)."""
+    if left < 1:
+        return f"not compiled: the check's time budget ({budget_s:g} s) was spent"
+    if limited >= LIMITED_UNITS_MAX:
+        return (
+            f"not compiled: {limited} units already ran into the compiler's time, memory or "
+            "output limits"
+        )
+    return None
+
+
 def check_report(
     report: HipifyReport,
     *,
@@ -411,7 +425,7 @@ def check_report(
     archs = list(offload_archs)
     included = {} if single else includers(report)
     deadline = time.monotonic() + budget_s
-    refused = sandbox.refusal()
+    refused = sandbox.refusal() or sandbox.special_refusal(src_root)
     limited = 0
     for f in report.files:
         if f.text is None:

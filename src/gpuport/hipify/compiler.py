@@ -35,18 +35,32 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, sandbox, subproc, textre
+from gpuport import fileio, sandbox, subproc
 from gpuport.models import EnvironmentProblem
+
+from .compiler_messages import (
+    NOT_JUDGED,
+    dependencies,
+    first_error_line,
+    hidden_include,
+    read_outside,
+    shown_error,
+)
+from .compiler_messages import within as _within
 
 __all__ = [
     "CHECK_BUDGET_S",
     "COMPILE_MAX_MEMORY",
     "COMPILE_TIMEOUT_S",
+    "NOT_JUDGED",
     "Compiled",
     "Toolchain",
     "compile_argv",
     "compile_unit",
+    "dependencies",
+    "first_error_line",
     "project_flag",
+    "read_outside",
     "shown_error",
     "toolchain",
 ]
@@ -190,10 +204,6 @@ def _include_roots(compiler: str, flags: Sequence[str]) -> list[str]:
     return sorted({os.path.realpath(r) for r in roots if r})
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 # ----------------------------------------------------------------------- project flags
 
 
@@ -299,9 +309,7 @@ def compile_unit(
         argv = compile_argv(chain, unit, offload_archs, flags, Path(tmp) / "x.o")
         shown = [Path(a).name if a.startswith(tmp) else a for a in argv]  # x.o, x.d
         allowed = [*roots, Path(tmp), *map(Path, chain.include_roots)]
-        cage = sandbox.compile_confinement(
-            read=allowed, run=[install_root(chain.compiler)], work=tmp
-        )
+        cage = sandbox.compile_confinement(read=allowed, run=toolchain_roots(chain), work=tmp)
         env = {**hip_env(avoid), "TMPDIR": tmp}
         done = confined_run(argv, timeout_s=timeout_s, env=env, cwd=tmp, confine=cage)
         if done.ended == "timeout":
@@ -312,8 +320,10 @@ def compile_unit(
             left = max(1.0, timeout_s)
             made = _preprocessor_list(chain, unit, offload_archs, flags, Path(tmp), env, left, cage)
             lists = [(d, True) for d in made]
-        if refused_read(done) or any(
-            read_outside(d, allowed, generated=g) is not None for d, g in lists
+        if (
+            refused_read(done)
+            or hidden_include(done.text(), allowed, flags)
+            or any(read_outside(d, allowed, generated=g) is not None for d, g in lists)
         ):
             return Compiled(False, NOT_JUDGED, shown)  # compiled or not: the same words
         if done.returncode == 0 and done.ended == "exit":
@@ -331,23 +341,19 @@ def compile_unit(
         return Compiled(False, error.replace(tmp + os.sep, ""), shown, limited=limited)
 
 
-def stop_reason(left: float, budget_s: float, limited: int) -> str | None:
-    """Why no more units are compiled: the budget is spent, or units already ran into the
-    compiler's limits (a 130-byte ``.rept`` bomb costs 20 s and 4 GiB per unit)."""
-    if left < 1:
-        return f"not compiled: the check's time budget ({budget_s:g} s) was spent"
-    if limited >= LIMITED_UNITS_MAX:
-        return (
-            f"not compiled: {limited} units already ran into the compiler's time, memory or "
-            "output limits"
-        )
-    return None
-
-
 def refused_read(done: subproc.Completed) -> bool:
     """Whether the confinement refused the compile a file (the project's link to an outside
     file, an assembler ``.include``): judged as a read outside the project, whatever else."""
     return done.returncode != 0 and b": Permission denied" in done.stdout + done.stderr
+
+
+def toolchain_roots(chain: Toolchain) -> list[Path]:
+    """The folders a HIP compile may read and run from: the compiler's install folder and
+    the ROCm path hipcc gives it (``--rocm-path=``: clang reads its version file, device
+    libraries and headers there)."""
+    roots = [install_root(chain.compiler)]
+    roots += [Path(f.split("=", 1)[1]) for f in chain.flags if f.startswith("--rocm-path=")]
+    return roots
 
 
 def install_root(program: str) -> Path:
@@ -386,100 +392,6 @@ def confined_run(
     return done
 
 
-def first_error_line(output: str) -> str:
-    """The first ``error:`` line of compiler output (else its last line)."""
-    for line in output.splitlines():
-        if "error:" in line:
-            return line.strip()
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    return lines[-1] if lines else "the compiler failed without a message"
-
-
-def _location(line: str) -> str | None:
-    """The file of ``FILE:LINE[:COL]: [fatal ]error: ...``; None for a message with no line
-    number (the driver's ``clang: error: ...``)."""
-    for marker in (": fatal error:", ": error:"):
-        at = line.find(marker)
-        if at >= 0:
-            break
-    else:
-        return None
-    head, numbered = line[:at], 0
-    for _ in range(2):
-        rest, colon, number = head.rpartition(":")
-        if not colon or not number.isdigit():
-            break
-        head, numbered = rest, numbered + 1
-    return head if numbered and head else None
-
-
-def dependencies(depfile: Path) -> list[str] | None:
-    """The files a compile read, from the make rule its ``-MD -MF depfile`` wrote (``None``
-    when there is none or it cannot be read): ``target: dep dep \\`` lines, spaces in a
-    name escaped with a backslash."""
-    from gpuport import fileio
-
-    try:
-        text = fileio.read_text(depfile, limit=MAX_OUTPUT)
-    except (fileio.ReadRefused, OSError):
-        return None
-    text = text.replace("\\\n", " ").replace("$$", "$")
-    _, sep, rest = text.partition(": ")
-    if not sep:
-        return None
-    deps: list[str] = []
-    word: list[str] = []
-    chars = iter(rest)
-    for c in chars:
-        if c == "\\":
-            nxt = next(chars, "")
-            if nxt in " #":
-                word.append(nxt)
-                continue
-            word.append(c + nxt)
-        elif c in " \t\n":
-            if word:
-                deps.append("".join(word))
-                word = []
-        else:
-            word.append(c)
-    if word:
-        deps.append("".join(word))
-    return deps
-
-
-def read_outside(depfile: Path, allowed: Sequence[Path], *, generated: bool = False) -> str | None:
-    """The name of a file outside ``allowed`` that the compile read (``"?"`` when the
-    compile's list of files is missing or cannot be trusted), else ``None``. Relative names
-    are the compile's, which ran in the depfile's folder. A name with a component that
-    starts with a space makes the list untrusted: clang writes a
-    folder ``a\\ b`` as ``a/\\ b``, read back as ``a/ b``, so ``a\\ b/../../secret`` looked one
-    level deeper, inside the project (fourth review). ``generated``: a ``-MG`` list, whose
-    missing headers (plain names, no ``..``) are not files that were read."""
-    deps = dependencies(depfile)
-    if deps is None:
-        return "?"
-    roots = [os.path.realpath(a) for a in allowed]
-    for dep in deps:
-        if dep.startswith(" ") or "/ " in dep:
-            return "?"
-        path = depfile.parent / dep
-        if generated and not os.path.lexists(path):
-            if not dep.startswith("/") and ".." not in Path(dep).parts:
-                continue  # a header that is not there: nothing was read
-            return "?"
-        real = os.path.realpath(path)
-        if not any(_within(real, r) for r in roots):
-            return Path(dep).name[:60]
-    return None
-
-
-#: The result of a compile that read (or may have read) a file outside the project and the
-#: toolchain: the same words whether it compiled or not, or its status would tell a bit of
-#: that file (units that compile iff bit J of byte I of it is set; fourth review)
-NOT_JUDGED = "not judged: the unit reads a file outside the project and the toolchain"
-
-
 def _preprocessor_list(
     chain: Toolchain,
     unit: Path,
@@ -503,95 +415,3 @@ def _preprocessor_list(
         confined_run(argv, timeout_s=timeout_s, env=env, cwd=str(tmp), confine=cage)
         out.append(dep)
     return out
-
-
-#: A message of a compiler's driver, which names no file (``clang: error: ...``, ``nvcc fatal``)
-_DRIVER = textre.compile(r"^(?:[A-Za-z0-9_.+-]+: (?:fatal )?error: |nvcc fatal\s*: )")
-#: What follows the file of a located message: clang's ``:LINE[:COL]: error:``, nvcc's
-#: ``(LINE): error:``
-_AT_LINE = textre.compile(r"^(?::\d+(?::\d+)?: (?:fatal )?error:|\(\d+\): (?:catastrophic )?error)")
-
-
-def _listed_at(line: str, deps: Sequence[str], base: Path, allowed: Sequence[Path]) -> str | None:
-    """The file of a located message when it is one the compile listed as read (``deps``,
-    relative to ``base``) and lies inside ``allowed``; else None."""
-    for dep in sorted(deps, key=len, reverse=True):
-        if line.startswith(dep) and _AT_LINE.match(line[len(dep) :]):
-            real = os.path.realpath(base / dep)
-            if any(_within(real, os.path.realpath(a)) for a in allowed):
-                return dep
-            return None
-    return None
-
-
-#: A header not found, as clang, gcc and nvcc's front end say it
-_NOT_FOUND = (
-    textre.compile(r"^(?P<f>.+?):(?P<n>\d+):\d+: fatal error: '(?P<h>[^']+)' file not found$"),
-    textre.compile(
-        r"^(?P<f>.+?):(?P<n>\d+):\d+: fatal error: (?P<h>[^:]+): No such file or directory$"
-    ),
-    textre.compile(
-        r'^(?P<f>.+?)\((?P<n>\d+)\): catastrophic error: cannot open source file "(?P<h>[^"]+)"$'
-    ),
-)
-
-
-def _missing_include(line: str, allowed: Sequence[Path]) -> bool:
-    """Whether ``line`` says a header was not found, at a line of a file inside ``allowed``
-    whose ``#include`` names that header as written: what it quotes is the project's own
-    text (clang writes no ``-MD`` list when a header is missing, so a missing header read as
-    a failure with no message; third review's rerun on HeCBench)."""
-    if line.lower().count("error") != 1:
-        return False
-    found = next((m for p in _NOT_FOUND if (m := p.match(line)) is not None), None)
-    if found is None:
-        return False
-    real = os.path.realpath(found.group("f"))
-    root = next((a for a in allowed if _within(real, os.path.realpath(a))), None)
-    if root is None:
-        return False
-    from gpuport import fileio
-
-    try:
-        text = fileio.read_text(
-            Path(real), limit=fileio.LIMIT_SOURCE, root=Path(root), errors="replace"
-        )
-        lines = text.split("\n")
-    except (fileio.ReadRefused, OSError, UnicodeDecodeError):
-        return False
-    n, name = int(found.group("n")), found.group("h")
-    at = lines[n - 1] if 0 < n <= len(lines) else ""
-    return "include" in at and (f'"{name}"' in at or f"<{name}>" in at)
-
-
-def shown_error(output: str, allowed: Sequence[Path], depfile: Path) -> str:
-    """The first error line, or a note in its place. What a report may quote of a
-    compiler's output: a message located in a file the compile listed as read (``depfile``,
-    its ``-MD`` list) inside ``allowed`` (links resolved), or a driver's message that names no
-    file; nothing when the compile read a file outside ``allowed`` (``struct`` + ``#include
-    "/secret"`` named the secret in a type at a project line), and nothing located anywhere
-    else: an assembler's ``.include`` reads a file no list names, and a folder named ``d:1:
-    error: z`` made its message about an outside file look located at ``d`` (third review).
-    A line that names a second error is not shown either."""
-    line = first_error_line(output)[:2000]
-    deps = dependencies(depfile)
-    if deps is None:  # a fatal error stops clang before it writes the list
-        if _missing_include(line, allowed):
-            return line
-        return "message not shown: the list of files the compile read is missing"
-    outside = read_outside(depfile, allowed)
-    if outside is not None:
-        return (
-            "message not shown: the unit reads a file outside "
-            f"the project and the toolchain ({outside})"
-        )
-    if line.lower().count("error:") > 1:
-        return "message not shown: it names more than one error"
-    if _listed_at(line, deps, depfile.parent, allowed) is not None or _DRIVER.match(line):
-        return line
-    where = _location(line)
-    name = f" ({Path(where).name[:60]})" if where else ""
-    return (
-        "message not shown: it is not located in a file of the project or the toolchain "
-        f"that the compile read{name}"
-    )

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from gpuport import fileio, sandbox, subproc, textre
 from gpuport.hipify import compiler
-from gpuport.hipify.check import UNITS, classify, project_flags
+from gpuport.hipify.check import UNITS, classify, project_flags, stop_reason
+from gpuport.hipify.compiler_messages import hidden_include
 from gpuport.hipify.run import CompileStatus
 from gpuport.models import EnvironmentProblem, GpuportError
 from gpuport.port.model import CheckResult, FileDiff
@@ -111,7 +112,8 @@ def _nvcc(
             return "failed", str(exc), shown
         if done.ended == "timeout":
             return "failed", f"timed out after {timeout_s:g} s", shown
-        if compiler.refused_read(done) or compiler.read_outside(Path(tmp) / "x.d", allowed):
+        outside = compiler.refused_read(done) or hidden_include(done.text(), allowed, flags)
+        if outside or compiler.read_outside(Path(tmp) / "x.d", allowed):
             # compiled or not, the same words: a status could tell a bit of that file
             return "inconclusive", compiler.NOT_JUDGED, shown
         if done.ended == "exit" and done.returncode == 0:
@@ -230,12 +232,12 @@ def _compile_all(
         except EnvironmentProblem as exc:
             no_hip = str(exc)
     deadline = time.monotonic() + compiler.CHECK_BUDGET_S
-    no_cage = sandbox.refusal()
+    no_cage = sandbox.refusal() or sandbox.special_refusal(root)
     limited = 0
     for rel in units:
         unit = where / rel
         left = deadline - time.monotonic()
-        stop = no_cage or compiler.stop_reason(left, compiler.CHECK_BUDGET_S, limited)
+        stop = no_cage or stop_reason(left, compiler.CHECK_BUDGET_S, limited)
         if stop is not None:  # N units that each stall would take N x 2 x 120 s
             out += [
                 CheckResult(path=rel, compiler=c, status="skipped", error=stop)

@@ -57,10 +57,24 @@ TABLE_WIDTH = 100
 
 
 def print_components(
-    console: Console, components: Sequence[EffortComponent], caption: str = ""
+    console: Console,
+    components: Sequence[EffortComponent],
+    caption: str = "",
+    *,
+    brief: bool = False,
 ) -> None:
     """The components as :func:`rich_table` on a wide console, else one block each (name,
-    regime and days on one line, the basis and AMD equivalent wrapped under it)."""
+    regime and days on one line, the basis and AMD equivalent wrapped under it). ``brief``:
+    one line each, name, regime and days (the basis with ``--verbose``; issue 29)."""
+    if brief:
+        console.print(Text(TITLE, style="bold underline"))
+        for c in components:
+            head = Text(clean_line(c.name), style="bold")
+            head.append(f"  {c.regime}  {days(c)} days")
+            console.print(Padding(head, (0, 0, 0, 2)))
+        if caption:
+            console.print(Padding(Text(clean_line(caption), style="dim"), (0, 0, 0, 2)))
+        return
     if console.width >= TABLE_WIDTH:
         console.print(rich_table(components, caption))
         return

@@ -108,9 +108,9 @@ def _judged_line(report: ScanReport) -> str:
         above = sum(n for sev, n in counts.items() if sev is not Severity.INFO)
         if above:
             others.append(f"{scope} {above}")
-    text = f"verdict and effort from {basis}"
+    text = f"judged: {basis}"
     if others:
-        text += "; not judged (above info): " + ", ".join(others) + " (--scope all judges them)"
+        text += "; not judged (above info): " + ", ".join(others) + " (--scope all)"
     if report.not_built:
         text += f"; {len(report.not_built)} file(s) the ROCm build does not compile"
     return text
@@ -289,6 +289,14 @@ def _routes(report: ScanReport, console: Console) -> None:
         console.print(Padding(line, (0, 0, 0, 2)))
 
 
+def _calendar_brief(calendar: str) -> str:
+    """``calendar time is typically 2-10x engineer time (reviews, ...): about A to B`` as
+    ``calendar about A to B (2-10x engineer time)``; the whole note with --verbose."""
+    head, sep, span = calendar.partition("): ")
+    factor = head.removeprefix("calendar time is typically ").split(" (")[0]
+    return f"calendar {span} ({factor})" if sep and factor != head else calendar
+
+
 def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
     console.print(_header(report))
     order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
@@ -338,9 +346,10 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         _per_file(report, console)
     if report.effort.components:
         # the model's basis is the same on every run: --verbose prints it (and docs/effort.md)
-        note = report.effort.note if verbose else "how it is estimated: --verbose, docs/effort.md"
-        caption = "; ".join(x for x in (report.effort.calendar, note) if x)
-        effort_view.print_components(console, report.effort.components, caption)
+        note = report.effort.note if verbose else "basis: --verbose"
+        calendar = report.effort.calendar if verbose else _calendar_brief(report.effort.calendar)
+        caption = "; ".join(x for x in (calendar, note) if x)
+        effort_view.print_components(console, report.effort.components, caption, brief=not verbose)
     if report.effort.basis and (verbose or not report.effort.components):
         _effort(report, console)  # by default the components above give each one's hours
     if report.skipped:

@@ -80,8 +80,13 @@ def rocm_value(
         if name in ("bool", "str", "len") and node.args:
             return rocm_value(node.args[0], flags, known, depth + 1)
         returned = known.returned(node) if known is not None else None
-        if returned is not None:
-            got = rocm_value(returned, flags, known, depth + 1)
+        if returned is not None and known is not None:
+            # each helper's value once per flags: helpers returning `f() and f() and ...` K
+            # times over six levels made 1.3 KB of setup.py take K^6 steps (sixth review)
+            key = (id(returned), tuple(sorted(flags.items())))
+            if key not in known.values:
+                known.values[key] = rocm_value(returned, flags, known, depth + 1)
+            got = known.values[key]
             if got is not None:
                 return got
         last = name.rsplit(".", 1)[-1]

@@ -80,6 +80,10 @@ class Known:
     names: dict[str, str] = field(default_factory=dict)
     #: function name -> the expression it returns (functions that only return)
     returns: dict[str, ast.expr] = field(default_factory=dict)
+    #: (id of a returned expression, flags) -> its ROCm value, worked out once
+    values: dict[tuple[int, tuple[tuple[str, bool | None], ...]], bool | None] = field(
+        default_factory=dict
+    )
 
     def setting_of(self, node: ast.expr, depth: int = 0) -> str | None:
         """The environment variable behind ``node`` (directly, through a name, or through a

@@ -26,17 +26,23 @@ class _Reporter(Protocol):
     ) -> None: ...
 
 
-def _get(node: yaml.Node | None, key: str, depth: int = 0) -> tuple[yaml.Node, yaml.Node] | None:
-    """(key node, value node) of ``key`` in a mapping node, following ``<<`` merges."""
-    if not isinstance(node, yaml.MappingNode) or depth > 10:
+def _get(
+    node: yaml.Node | None, key: str, depth: int = 0, seen: set[int] | None = None
+) -> tuple[yaml.Node, yaml.Node] | None:
+    """(key node, value node) of ``key`` in a mapping node, following ``<<`` merges. Each
+    mapping is looked in once: anchors that merge the one before ten times over made 547
+    bytes of compose take 19 s, 10x per level (sixth review)."""
+    seen = set() if seen is None else seen
+    if not isinstance(node, yaml.MappingNode) or depth > 10 or id(node) in seen:
         return None
+    seen.add(id(node))
     for k, v in node.value:
         if isinstance(k, yaml.ScalarNode) and k.value == key:
             return k, v
     for k, v in node.value:
         if isinstance(k, yaml.ScalarNode) and k.value == "<<":
             for src in v.value if isinstance(v, yaml.SequenceNode) else [v]:
-                if (got := _get(src, key, depth + 1)) is not None:
+                if (got := _get(src, key, depth + 1, seen)) is not None:
                     return got
     return None
 
