@@ -19,14 +19,7 @@ from __future__ import annotations
 import ast
 
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.fix_setup import (
-    _conditional,
-    _guarded,
-    _lines,
-    _span,
-    _torch_import,
-    hip_flags,
-)
+from gpuport.port.fix_setup import _torch_import, hip_list, parse
 from gpuport.scan.finding import Finding
 
 __all__ = ["propose"]
@@ -73,12 +66,10 @@ def _flag_lists(tree: ast.AST) -> list[tuple[ast.List | ast.Tuple, int]]:
 
 
 def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    got = parse(text)
+    if got is None:
         return None
-    starts = _lines(text)
-    guarded = _guarded(tree)
+    tree, starts, guarded = got
     prop = Proposal(
         id=f"load-hip-flags:{path}",
         family="cpp_extension.load",
@@ -95,16 +86,6 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
         lo, hi = node.lineno, node.end_lineno or node.lineno
         if id(node) in done or any(a <= lo and hi <= b for a, b in guarded):
             continue
-        kept, dropped = hip_flags(list(node.elts))
-        if not dropped:
-            continue
-        done.add(id(node))
-        s, e = _span(node, starts, text)
-        quote = "'" if text[s:e].count("'") > text[s:e].count('"') else '"'
-        spelled = [
-            k.replace('"', quote) if isinstance(k, str) else text[slice(*_span(k, starts, text))]
-            for k in kept
-        ]
         # the call's finding, and scan's per-flag findings inside the list
         mine = [
             f
@@ -112,8 +93,9 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
             if f.location.line is not None
             and (f.location.line == call_line or lo <= f.location.line <= hi)
         ]
-        prop.edit(path, s, e, _conditional(text, s, e, node, spelled), mine)
-        prop.findings.extend(f for f in mine if f not in prop.findings)
+        if hip_list(prop, path, text, starts, node, mine):
+            done.add(id(node))
+            prop.findings.extend(f for f in mine if f not in prop.findings)
     if not prop.edits or not prop.findings:
         return None
     add = _torch_import(tree, text, starts)

@@ -431,13 +431,43 @@ def propose(ctx: PortContext) -> list[Proposal]:
     return out
 
 
-def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+def hip_list(
+    prop: Proposal,
+    path: str,
+    text: str,
+    starts: list[int],
+    node: ast.List | ast.Tuple,
+    findings: list[Finding],
+) -> bool:
+    """Add to ``prop`` the edit making the flag list ``node`` ``([hip] if torch.version.hip
+    else [original])``, in the list's own quotes; False when hipcc takes it as it is."""
+    kept, dropped = hip_flags(list(node.elts))
+    if not dropped:
+        return False
+    s, e = _span(node, starts, text)
+    quote = "'" if text[s:e].count("'") > text[s:e].count('"') else '"'
+    spelled = [
+        k.replace('"', quote) if isinstance(k, str) else text[slice(*_span(k, starts, text))]
+        for k in kept
+    ]
+    prop.edit(path, s, e, _conditional(text, s, e, node, spelled), findings)
+    return True
+
+
+def parse(text: str) -> tuple[ast.Module, list[int], list[tuple[int, int]]] | None:
+    """The module, its line offsets and the line ranges already under a ROCm test."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    starts = _lines(text)
-    guarded = _guarded(tree)
+    return tree, _lines(text), _guarded(tree)
+
+
+def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+    got = parse(text)
+    if got is None:
+        return None
+    tree, starts, guarded = got
     prop = Proposal(
         id=f"setup-hip-flags:{path}",
         family="setup.py",
@@ -473,19 +503,9 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
     for node in ast.walk(tree):
         if not isinstance(node, ast.List | ast.Tuple) or inside(node):
             continue
-        kept, dropped = hip_flags(list(node.elts))
-        if not dropped:
-            continue
-        s, e = _span(node, starts, text)
         first, last = node.lineno, node.end_lineno or node.lineno
-        quote = "'" if text[s:e].count("'") > text[s:e].count('"') else '"'
-        spelled = [
-            k.replace('"', quote) if isinstance(k, str) else text[slice(*_span(k, starts, text))]
-            for k in kept
-        ]
-        new = _conditional(text, s, e, node, spelled)
-        prop.edit(path, s, e, new, _within(found, first, last))
-        covered.append((first, last))
+        if hip_list(prop, path, text, starts, node, _within(found, first, last)):
+            covered.append((first, last))
     if not covered:
         return None
     prop.findings = [
