@@ -52,6 +52,60 @@ def test_cmake_hip_build_and_compat_header(tmp_path: Path) -> None:
     assert run(root).files == []  # idempotent
 
 
+def test_a_hip_build_that_could_not_build_is_only_an_unsafe_fix(tmp_path: Path) -> None:
+    """Globbed .cu sources get no HIP language, and a library the sources call that no
+    CUDA:: target links is not linked on the HIP build: the opt-in build would not build,
+    so it is not offered as safe (the compat header, read only by HIP, still is)."""
+    globbed = CMAKE.replace(
+        "add_library(demo SHARED src/kern.cu)",
+        "file(GLOB SRC src/*.cu)\nadd_library(demo SHARED ${SRC})",
+    )
+    root = project(tmp_path / "glob", {"CMakeLists.txt": globbed, "src/kern.cu": KERN})
+    report = run(root)
+    fix = next(f for f in report.fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and not fix.applied and "file(GLOB" in fix.why
+    assert "hip-compat:src/gpuport_hip_compat.h" in fix_ids(report, applied=True)
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(run(root, unsafe_fixes=True), applied=True)
+    unlinked = CMAKE.replace(" CUDA::cublas)", ")")
+    root = project(tmp_path / "lib", {"CMakeLists.txt": unlinked, "src/kern.cu": KERN})
+    fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and "cublas" in fix.why
+
+
+def test_a_hip_build_never_reached_or_missing_sources_is_unsafe(tmp_path: Path) -> None:
+    """The CUDA lookup inside ``if(CMAKE_CUDA_COMPILER)`` (after check_language): a machine
+    without nvcc never enters the HIP branch; .cu files a sub-folder's CMake file compiles
+    are never marked HIP. Both make the fix unsafe, and no CI job checks it."""
+    gated = CMAKE.replace(
+        "find_package(CUDAToolkit REQUIRED)\nenable_language(CUDA)\n",
+        "check_language(CUDA)\nif(CMAKE_CUDA_COMPILER)\n  enable_language(CUDA)\nendif()\n",
+    )
+    files = {
+        "CMakeLists.txt": gated,
+        "src/kern.cu": KERN,
+        ".github/workflows/ci.yml": "on: push\n",
+    }
+    report = run(project(tmp_path / "gate", files))
+    fix = next(f for f in report.fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and "if(CMAKE_CUDA_COMPILER)" in fix.why
+    assert not any(i.startswith("rocm-ci") for i in fix_ids(report))
+    sub = CMAKE.replace("add_library(demo SHARED src/kern.cu)", "add_subdirectory(src)")
+    files = {
+        "CMakeLists.txt": sub,
+        "src/CMakeLists.txt": "add_library(demo SHARED kern.cu)\n",
+        "src/kern.cu": KERN,
+    }
+    fix = next(
+        f for f in run(project(tmp_path / "sub", files)).fixes if f.id == "cmake-hip:CMakeLists.txt"
+    )
+    assert not fix.safe and "src/CMakeLists.txt" in fix.why
+    # negative: the lookup outside any CUDA test, the sources named here: safe
+    ok = {"CMakeLists.txt": CMAKE, "src/kern.cu": KERN, ".github/workflows/ci.yml": "on: push\n"}
+    plain = run(project(tmp_path / "ok", ok))
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(plain, applied=True)
+    assert "rocm-ci:.github/workflows/rocm.yml" in fix_ids(plain, applied=True)
+
+
 HOST = """\
 #include <cstdio>
 #include <cuda_runtime.h>

@@ -81,7 +81,8 @@ def test_unknown_nvidia_image_is_left(tmp_path: Path) -> None:
 
 
 def test_compose_override(tmp_path: Path) -> None:
-    report = run(project(tmp_path, {"docker-compose.yml": COMPOSE}))
+    files = {"docker-compose.yml": COMPOSE, "Dockerfile": CUDA_DOCKERFILE}
+    report = run(project(tmp_path, files))
     text = created(report, "docker-compose.rocm.yml")
 
     class _Loader(yaml.SafeLoader):
@@ -140,7 +141,7 @@ def test_vendor_overlay_gets_an_amd_sibling(tmp_path: Path) -> None:
     ollama = yaml.safe_load(text)["services"]["ollama"]
     assert ollama["devices"] == ["/dev/kfd", "/dev/dri"]
     assert ollama["group_add"] == ["video", "render"]
-    assert "image" not in ollama  # no ROCm image known: the service keeps its own
+    assert ollama["image"] == "ollama/ollama:rocm"  # knowledge/port_routes.toml
     assert "in place of compose.nvidia.yaml" in report.files[0].hunks[0].lines[0]
 
 
@@ -280,6 +281,11 @@ def test_cuda_builds_out_of_the_dockerfiles_own_words_get_no_rocm_copy(tmp_path:
         "conda": {
             "Dockerfile": "RUN conda install pytorch==1.10.1 \\\n  cudatoolkit=11.3 -c pytorch\n"
         },
+        "apex": {
+            "Dockerfile": 'RUN pip3 install --config-settings "--build-option=--cuda_ext" \\\n'
+            "    git+https://github.com/NVIDIA/apex\n"
+        },
+        "te": {"Dockerfile": "RUN pip3 install git+https://github.com/x/TransformerEngine.git\n"},
     }
     for name, files in cases.items():
         files = {
@@ -306,6 +312,8 @@ def test_builds_that_do_not_compile_cuda_keep_their_rocm_copy(tmp_path: Path) ->
         },
         "comment": {"Dockerfile": "# nvprune would shrink cuBLAS\nRUN pip install numpy\n"},
         "manifest": {"Dockerfile": "COPY radeon_icd.json /usr/share/vulkan/icd.d/\n"},
+        # uninstalling NVIDIA's builds is no CUDA build
+        "uninstall": {"Dockerfile": "RUN pip3 uninstall -y apex transformer_engine\n"},
         "conda": {"Dockerfile": "RUN conda install -y numpy scipy && pip install einops\n"},
     }
     for name, files in cases.items():
@@ -315,3 +323,55 @@ def test_builds_that_do_not_compile_cuda_keep_their_rocm_copy(tmp_path: Path) ->
         }
         text = created(run(project(tmp_path / name, files)), "Dockerfile.rocm")
         assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in text, name
+
+
+def test_an_image_gpuport_does_not_know_gets_the_devices_only_as_an_unsafe_fix(
+    tmp_path: Path,
+) -> None:
+    """Whether a third-party image holds ROCm code is not in the project: the AMD devices
+    for it are a guess (unsafe); a known image (ollama) or a ROCm-named one stays safe."""
+    base = (
+        "services:\n  forge:\n    image: ghcr.io/example/forge:1.0\n"
+        "  ollama:\n    image: ollama/ollama:0.5.7\n"
+    )
+    overlay = NV_OVERLAY + NV_OVERLAY.split("\n", 1)[1].replace("ollama", "forge")
+    root = project(tmp_path, {"compose.yaml": base, "compose.nvidia.yaml": overlay})
+    safe = yaml.safe_load(created(run(root), "compose.amd.yaml"))["services"]
+    assert list(safe) == ["ollama"]
+    unsafe = yaml.safe_load(created(run(root, unsafe_fixes=True), "compose.amd.yaml"))
+    assert unsafe["services"]["forge"]["devices"] == ["/dev/kfd", "/dev/dri"]
+    assert "image" not in unsafe["services"]["forge"]  # nothing guessed for it
+    rocm = base.replace("example/forge:1.0", "example/forge:1.0-rocm")
+    root2 = project(tmp_path / "r", {"compose.yaml": rocm, "compose.nvidia.yaml": overlay})
+    services = yaml.safe_load(created(run(root2), "compose.amd.yaml"))["services"]
+    assert sorted(services) == ["forge", "ollama"]
+
+
+def test_a_service_built_for_cuda_without_a_rocm_copy_gets_no_devices(tmp_path: Path) -> None:
+    """A service whose Dockerfile gets no ROCm copy (PyPI's CUDA torch in a python image)
+    gains nothing from AMD devices: no overlay, the reason in unfixed."""
+    dockerfile = "FROM python:3.10-slim\nRUN pip install torch==2.3.0 audiocraft==1.3.0\n"
+    base = "services:\n  audio:\n    build:\n      context: .\n      dockerfile: Dockerfile\n"
+    overlay = NV_OVERLAY.replace("ollama", "audio")
+    files = {"Dockerfile": dockerfile, "compose.yaml": base, "compose.nvidia.yaml": overlay}
+    report = run(project(tmp_path, files), unsafe_fixes=True)
+    assert "compose.amd.yaml" not in [f.path for f in report.files]
+    assert any("gets no ROCm copy" in u.reason for u in report.unfixed)
+
+
+def test_a_framework_image_drops_a_torch_only_install_whole(tmp_path: Path) -> None:
+    """rocm/pytorch ships torch: a RUN that installed only torch is commented out, never
+    left as a pip install with options and no package (pip stops there)."""
+    files = {
+        "Dockerfile": "FROM pytorch/pytorch:2.4.0-cuda12.4-cudnn9-devel\n"
+        "RUN pip3 install torch==2.4.0 torchvision==0.19.0 "
+        "--index-url https://download.pytorch.org/whl/cu124\n"
+        "RUN pip3 install numpy\n",
+        "app.py": "import torch\nx = torch.zeros(1).cuda()\n",
+    }
+    text = created(run(project(tmp_path, files)), "Dockerfile.rocm")
+    assert "FROM rocm/pytorch" in text
+    assert "\n# RUN pip3 install" in text and "RUN pip3 install numpy" in text
+    assert not any(
+        ln.startswith("RUN pip3 install") and "numpy" not in ln for ln in text.splitlines()
+    )

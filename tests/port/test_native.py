@@ -366,3 +366,18 @@ def test_an_older_gpu_path_inside_a_function_is_left(tmp_path: Path) -> None:
     lines = (root / "g.cu").read_text().splitlines()
     assert lines[2] == "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700"
     assert lines[6].startswith("#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600) || ")
+
+
+def test_no_hip_branch_where_only_nvcc_compiles(tmp_path: Path) -> None:
+    """Includes under ``#ifdef __CUDACC__`` are never compiled by hip-clang (it does not
+    define __CUDACC__): a HIP branch there would be dead, so none is written; the same
+    include outside such a block (or under ``__CUDACC__ || __HIPCC__``) gets it."""
+    guarded = KERNEL.replace(
+        "#include <cub/block/block_reduce.cuh>\n",
+        "#ifdef __CUDACC__\n#include <cub/block/block_reduce.cuh>\n#endif\n",
+    )
+    report = run(project(tmp_path / "nv", {"k.cuh": guarded}))
+    assert not any(i.startswith("hip-headers") for i in fix_ids(report, applied=True))
+    both = guarded.replace("#ifdef __CUDACC__", "#if defined(__CUDACC__) || defined(__HIPCC__)")
+    report = run(project(tmp_path / "both", {"k.cuh": both}))
+    assert "hip-headers:k.cuh" in fix_ids(report, applied=True)

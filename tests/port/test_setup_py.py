@@ -207,3 +207,29 @@ def test_apples_arch_flag_is_not_nvccs(tmp_path: Path) -> None:
     assert "ARGS['cxx'] += ['-arch', 'x86_64']\n" in new
     assert _flags(new, "6.2.41133")["nvcc"] == ["-O3"]
     assert _flags(new, None)["nvcc"] == ["-O3", "-arch", "sm_80"]
+
+
+def test_cuda_libraries_linked_by_name_get_their_rocm_twin(tmp_path: Path) -> None:
+    """``-lcusparse``, ``-l cusparse`` and ``cusparse.lib`` link hipSPARSE on ROCm torch
+    (whose hipify turned the calls into hipsparse ones); the CUDA build links what it did.
+    Library names that are not a CUDA library's, or not after ``-l``, are left."""
+    src = (
+        "import torch\n"
+        "ARGS = {'cxx': ['-O3'], 'nvcc': ['-O3', '--expt-relaxed-constexpr']}\n"
+        "LINK = ['-lcusparse', '-l', 'cusparse', '-lm']\n"
+        "WIN = ['cusparse.lib', 'cusparse']\n"
+        "ARGS['link'] = LINK + WIN\n"
+    )
+    root = project(tmp_path, {"setup.py": src})
+    run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
+    new = (root / "setup.py").read_text()
+    assert _flags(new, None) == _flags(src, None)
+    assert _flags(new, "6.2.41133")["link"] == [
+        "-lhipsparse",
+        "-l",
+        "hipsparse",
+        "-lm",
+        "hipsparse.lib",
+        "cusparse",
+    ]
+    assert run(root, families=frozenset({"setup.py"})).files == []  # idempotent

@@ -168,12 +168,12 @@ def unrun(path: str) -> bool:
     return any(_UNRUN.match(part) for part in path.split("/")[:-1])
 
 
-def fixable(report: ScanReport) -> list[Finding]:
-    """The findings ``port`` works on: above info, in a scope a user builds or runs, not in a
-    legacy, archived or template folder."""
+def fixable(report: ScanReport, findings: Iterable[Finding] | None = None) -> list[Finding]:
+    """The findings ``port`` works on (of ``report``, or ``findings``): above info, in a scope
+    a user builds or runs, not in a legacy, archived or template folder."""
     return [
         f
-        for f in report.findings
+        for f in (report.findings if findings is None else findings)
         if f.severity is not Severity.INFO
         and f.scope in FIXED_SCOPES
         and not unrun(f.location.path)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuport import fileio
@@ -29,9 +29,11 @@ from gpuport.port import (
     fix_cmake,
     fix_containers,
     fix_deps,
+    fix_load,
     fix_native,
     fix_python,
     fix_setup,
+    routes,
 )
 from gpuport.port.context import PortContext, Proposal, fixable, ref
 from gpuport.port.edits import Edit, FileEdits, created_hunk, hunks
@@ -49,6 +51,7 @@ Family = Callable[[PortContext], list[Proposal]]
 FAMILIES: tuple[tuple[str, Family], ...] = (
     ("kernels", fix_native.propose),
     ("setup.py", fix_setup.propose),
+    ("cpp_extension.load", fix_load.propose),
     ("cmake", fix_cmake.propose),
     ("dependencies", fix_deps.propose),
     ("containers", fix_containers.propose),
@@ -342,14 +345,16 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
     if not root.is_dir():
         raise GpuportError(f"gpuport port needs a project folder, not {root}")
     report = _scan(root, opts)
+    strict = fixable(report)
+    lowered = fixable(report, routes.route_lowered(report))
     ctx = PortContext(
         root=root,
         report=report,
         packages=load_packages(opts.knowledge_dir),
         target=report.target,
-        findings=fixable(report),
+        findings=strict + lowered,
     )
-    proposals = _propose(ctx, opts.families)
+    proposals = _documented_route(report, _propose(ctx, opts.families), lowered)
     plan = _plan(ctx, proposals, opts.unsafe_fixes)
     files, texts = _diffs(plan)
     taken_ids = {p.id for p in plan.taken}
@@ -368,6 +373,9 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
         for p in proposals
     ]
     resolving = [p for p in proposals if p.resolves]
+    # a finding scan lowered for a documented route is counted only where a fix took it
+    fixed_keys = {_key(f) for p in plan.taken if p.resolves for f in p.findings}
+    ctx.findings = strict + [f for f in lowered if _key(f) in fixed_keys]
     unfixed = _unfixed(ctx.findings, resolving, taken_ids, ctx.declined)
     safe_keys = {_key(f) for p in resolving if p.safe for f in p.findings}
     any_keys = {_key(f) for p in resolving for f in p.findings}
@@ -401,6 +409,28 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
     )
+
+
+def _documented_route(
+    report: ScanReport, proposals: list[Proposal], lowered: list[Finding]
+) -> list[Proposal]:
+    """Findings scan lowered only for a documented ROCm route (:mod:`gpuport.port.routes`)
+    get safe fixes only, and each such fix says why it is there."""
+    if not lowered:
+        return proposals
+    keys = {_key(f) for f in lowered}
+    out: list[Proposal] = []
+    for p in proposals:
+        mine = [f for f in p.findings if _key(f) in keys]
+        if not mine:
+            out.append(p)
+        elif not p.safe:
+            if len(mine) < len(p.findings):  # it fixes findings scan reports, too
+                out.append(replace(p, findings=[f for f in p.findings if _key(f) not in keys]))
+        else:
+            why = routes.note(report)
+            out.append(replace(p, note=f"{p.note}; {why}" if p.note else why))
+    return out
 
 
 def _unfixed(

@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.fix_native import HIP_TEST
+from gpuport.port.fix_native import HIP_TEST, cuda_compiler_only
 from gpuport.scan.cxx import lex
 from gpuport.scan.finding import Finding
 
@@ -148,6 +148,8 @@ def _cuda_includes(text: str) -> list[tuple[int, int, list[str]]]:
     for m in _INCLUDE.finditer(text):
         if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
             continue
+        if cuda_compiler_only(src.code, m.start()):  # hip-clang never compiles it
+            continue
         name = m.group(1)
         cuda = amap.header(name) is not None and not name.startswith(("hip", "thrust/"))
         if not cuda:
@@ -203,6 +205,112 @@ def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
     return out
 
 
+#: ``file(GLOB ...)`` whose patterns can take ``.cu`` files (``*.cu``, ``*.*``, ``dir/*``)
+_GLOB_CU = textre.compile(
+    r"\bfile\s*\(\s*GLOB(?:_RECURSE)?\b[^)]*?(?:\*\.cu\b|\*\.\*|/\*(?=[\s\")]))", re.I
+)
+#: the CUDA libraries a source can call, by API-map family, and their CUDA:: target
+_LIB_FAMILIES = {
+    "cublas": "cublas",
+    "cublaslt": "cublasLt",
+    "cusparse": "cusparse",
+    "cusolver": "cusolver",
+    "curand": "curand",
+    "cufft": "cufft",
+    "cudnn": "",
+    "nccl": "nccl",
+}
+
+
+#: conditions that hold only where the CUDA toolchain was found
+_CUDA_FOUND = textre.compile(r"\b(?:CMAKE_CUDA_COMPILER|CUDAToolkit_FOUND|CUDA_FOUND)\b")
+_IF = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(([^)\n]*)", re.M | re.I)
+
+
+def _cuda_gate(text: str) -> str:
+    """The ``if(...)`` around the first CUDA lookup when it holds only where CUDA was found
+    (``check_language(CUDA)`` then ``if(CMAKE_CUDA_COMPILER)``), else empty."""
+    first = min((m.start() for m in [*_FIND.finditer(text), *_ENABLE.finditer(text)]), default=-1)
+    if first < 0:
+        return ""
+    stack: list[str] = []
+    for m in _IF.finditer(text, 0, first):
+        word = m.group(1).lower()
+        if word == "if":
+            stack.append(m.group(2))
+        elif word == "endif" and stack:
+            stack.pop()
+        elif word == "elseif" and stack:
+            stack[-1] = m.group(2)
+        elif word == "else" and stack:
+            stack[-1] = f"NOT ({stack[-1]})"
+    for cond in stack:
+        if _CUDA_FOUND.search(cond) and not cond.lstrip().upper().startswith("NOT"):
+            return f"if({cond.strip()})"
+    return ""
+
+
+def _named_elsewhere(ctx: PortContext, folder: str, names: set[str]) -> tuple[str, str] | None:
+    """A CMake file under ``folder`` (not the fixed one) that names one of the .cu ``names``."""
+    if not names:
+        return None
+    prefix = f"{folder}/" if folder else ""
+    own = f"{prefix}CMakeLists.txt"
+    for rel in ctx.files_of("cmake"):
+        if not rel.startswith(prefix) or rel == own:
+            continue
+        text = ctx.read(rel) or ""
+        for c in _CU.findall(text):
+            if PurePosixPath(c).name in names:
+                return rel, PurePosixPath(c).name
+    return None
+
+
+def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
+    """Why the opt-in HIP build would not build (empty when nothing is seen): .cu sources
+    the CMake file globs (only the ones it names are marked HIP), or a CUDA library the
+    sources call that no ``CUDA::`` target links (the shim maps only those)."""
+    sources = _walk_sources(ctx, folder)
+    named = {PurePosixPath(c).name for c in _CU.findall(text)}
+    unnamed = [s for s in sources if s.endswith(".cu") and PurePosixPath(s).name not in named]
+    if unnamed and _GLOB_CU.search(text):
+        return (
+            f"{len(unnamed)} .cu source(s) ({unnamed[0]}...) come from file(GLOB ...): the "
+            "HIP build marks only the .cu files the CMake file names as HIP, so it would not "
+            "build"
+        )
+    elsewhere = _named_elsewhere(ctx, folder, {PurePosixPath(u).name for u in unnamed})
+    if elsewhere:
+        return (
+            f"{elsewhere[1]} is compiled by {elsewhere[0]}, which the fix leaves: only the "
+            ".cu files this CMake file names are marked HIP, so the HIP build would not build"
+        )
+    gate = _cuda_gate(text)
+    if gate:
+        return (
+            f"the CUDA lookup it replaces sits inside {gate}: a machine without nvcc (a ROCm "
+            "one) never reaches the HIP branch"
+        )
+    amap = load_api_map()
+    families: set[str] = set()
+    for rel in sources:
+        src = ctx.read(rel)
+        if src is None:
+            continue
+        for m in _IDENT.finditer(lex(src).code):
+            entry = amap.entries.get(m.group())
+            if entry is not None and entry.family in _LIB_FAMILIES:
+                families.add(entry.family)
+    for fam in sorted(families):
+        target = _LIB_FAMILIES[fam]
+        if not target or f"CUDA::{target}" not in text:
+            return (
+                f"the sources call {fam}, which the CMake file links through no CUDA:: "
+                "target gpuport maps to its ROCm twin: the HIP build would not link it"
+            )
+    return ""
+
+
 def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
     if _PROJECT_CUDA.search(text) or OPTION in text:
         return []
@@ -217,12 +325,15 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if ctx.exists(shim_rel):
         return []
     libs = sorted(set(textre.findall(r"CUDA::(\w+)", text)) | {"cudart"})
+    broken = _unbuildable(ctx, folder, text)
     prop = Proposal(
         id=f"cmake-hip:{path}",
         family="cmake",
         title=f"{path}: a HIP build of the CUDA sources (cmake -D{OPTION}=ON)",
-        safe=True,
-        why=f"{OPTION} is OFF by default: a CUDA configure runs the original lines",
+        safe=not broken,
+        why=f"a CUDA configure is unchanged, but {broken}"
+        if broken
+        else f"{OPTION} is OFF by default: a CUDA configure runs the original lines",
         findings=found,
         note="needs ROCm's CMake packages; set CMAKE_HIP_ARCHITECTURES",
     )
@@ -351,7 +462,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if text is None:
             continue
         got = _cmake(ctx, path, text, ctx.of("GP401", "GP407", path=path))
-        if got and path == "CMakeLists.txt":
+        if got and path == "CMakeLists.txt" and got[0].safe:  # a CI job checks a safe build
             ctx.cache["cmake-hip"] = path
         out.extend(got)
     return out

@@ -125,6 +125,13 @@ def _rocm_image(image: str) -> tuple[str, bool] | None:
     return None
 
 
+def _rocm_based(ctx: PortContext, dockerfile: str) -> bool:
+    """Whether the project's ``dockerfile`` starts from a ROCm image already."""
+    text = ctx.read(dockerfile) or ""
+    lines = (raw.strip() for raw in text.splitlines())
+    return any(t[:5].upper() == "FROM " and "rocm" in t.lower() for t in lines)
+
+
 def _groups(ctx: PortContext) -> list[str]:
     """group_add entries as the project's own AMD compose files write them (the host's GIDs
     through variables), else the group names."""
@@ -197,6 +204,13 @@ def _compose(
                 "that image nothing to run on; left to a person",
             )
             continue
+        if built is not None and ported is None and not _rocm_based(ctx, built):
+            ctx.decline(
+                hits,
+                f"service {name} builds {built}, which gets no ROCm copy: AMD devices give "
+                "an image built for CUDA nothing to run on; left to a person",
+            )
+            continue
         mine = hits or routed.get(built or "", [])
         head = [f"  {name}:"]
         guess: list[str] = []
@@ -207,6 +221,10 @@ def _compose(
         if isinstance(image, yaml.ScalarNode) and (hit := _rocm_image(str(image.value))):
             (head if hit[1] else guess).append(f"    image: {hit[0]}")
             cuda_image = not hit[1]  # a vendor-tagged CUDA image with only a guessed twin
+        elif built is None and isinstance(image, yaml.ScalarNode):
+            # a third-party image gpuport knows nothing of: whether it holds ROCm code is
+            # not in the project, so the devices are an unsafe guess
+            cuda_image = "rocm" not in str(image.value).lower()
         tail: list[str] = []
         if ported is not None:
             tail += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
@@ -264,8 +282,9 @@ def _compose(
             safe=safe,
             why=why
             if safe
-            else "the ROCm image tag is guessed from the CUDA one (the vendor word swapped, "
-            "the digest dropped): gpuport cannot see that it exists",
+            else "an image's ROCm tag is guessed from the CUDA one (the vendor word swapped, "
+            "the digest dropped), or an image gpuport does not know gets the AMD devices: "
+            "gpuport cannot see that the tag exists or that the image runs on ROCm",
             findings=unique(f for lines, fs in chosen if lines for f in fs),
             group=f"compose:{target}" if both else "",
             note="" if safe or not guessed else "check that the tag exists and pin its digest",

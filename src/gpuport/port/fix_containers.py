@@ -55,6 +55,9 @@ _CUDA_BUILD = textre.compile(
     # conda's CUDA builds (``pytorch cudatoolkit=11.3 -c pytorch``, ``pytorch-cuda=12.1``)
     r"|\b(?:conda|mamba|micromamba)\b[^;&|]*?\binstall\b[^;&|]*?"
     r"[\s\"'](?:cudatoolkit|pytorch-cuda|cuda-toolkit|cuda-nvcc|cudnn)\b"
+    # NVIDIA's CUDA-only source builds: apex's CUDA extensions, TransformerEngine
+    r"|\bpip3?\s+install\b[^;&|]*?(?:--cuda_ext\b|github\.com/NVIDIA/apex\b"
+    r"|/TransformerEngine(?:\.git)?\b|[\s\"'=]transformer[-_]engine\b)"
 )
 #: NVIDIA's GL/Vulkan driver manifests put into the image: it renders through NVIDIA's driver
 _NV_MANIFEST = textre.compile(
@@ -163,7 +166,57 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
         out = textre.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
     if framework and textre.search(r"\bpip3?\s+install\b", out):
         out = _TORCH_PKG.sub("", out)
+        if _empty_install(out):  # the image ships them: nothing left to install
+            out = "".join(f"# {ln}" if ln.strip() else ln for ln in text.splitlines(True))
+            out = f"{_MARK} the ROCm image ships torch, which this RUN installed\n" + out
     return out
+
+
+_INSTALL_ARGS = textre.compile(r"\bpip3?\s+install\b((?:[^\n&;|]|\\\n)*)")
+#: pip options that take a value (the next word unless written with ``=``)
+_PIP_VALUED = frozenset(
+    {
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-c",
+        "--constraint",
+        "--target",
+        "-t",
+        "--prefix",
+        "--root",
+        "--trusted-host",
+        "--cache-dir",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--progress-bar",
+        "--src",
+    }
+)
+
+
+def _empty_install(run: str) -> bool:
+    """Whether a ``pip install`` in ``run`` has options left and no package (``-r`` files
+    and ``-e`` paths are packages)."""
+    for m in _INSTALL_ARGS.finditer(run):
+        words = m.group(1).replace("\\\n", " ").split()
+        skip = False
+        named = False
+        for w in words:
+            if skip:
+                skip = False
+                continue
+            if w in ("-r", "--requirement", "-e", "--editable") or not w.startswith("-"):
+                named = True
+                break
+            skip = w in _PIP_VALUED
+        if not named:
+            return True
+    return False
 
 
 def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:

@@ -163,13 +163,39 @@ def _masks(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Prop
     return prop
 
 
+_PP = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
+_CUDACC = textre.compile(r"^\s*(?:defined\s*\(?\s*)?__CUDACC__\b\s*\)?\s*(?://.*|/\*.*)?$")
+
+
+def cuda_compiler_only(code: str, offset: int) -> bool:
+    """Whether ``offset`` lies in the taken branch of ``#ifdef __CUDACC__`` (or ``#if
+    defined(__CUDACC__)``): code only nvcc compiles, since hip-clang does not define
+    ``__CUDACC__``. A HIP branch put there is never compiled. ``code`` is the source with
+    comments blanked (the lexer's ``code``)."""
+    stack: list[bool] = []  # per open #if: is this branch nvcc-only
+    for m in _PP.finditer(code, 0, offset):
+        word, rest = m.group(1), m.group(2)
+        if word in ("if", "ifdef"):
+            stack.append(bool(_CUDACC.match(rest.replace("defined", "defined ", 1))))
+        elif word == "ifndef":
+            stack.append(False)
+        elif word in ("elif", "else") and stack:
+            stack[-1] = False
+        elif word == "endif" and stack:
+            stack.pop()
+    return any(stack)
+
+
 def _include_blocks(src: CxxSource, want: re.Pattern[str]) -> list[tuple[int, int, list[str]]]:
     """Runs of consecutive ``#include`` lines (blank lines and comments between allowed)
-    whose headers all match ``want``: (start, end, header names)."""
+    whose headers all match ``want``: (start, end, header names); not those only nvcc
+    compiles (``#ifdef __CUDACC__``)."""
     out: list[tuple[int, int, list[str]]] = []
     cur: tuple[int, int, list[str]] | None = None
     for m in _INCLUDE.finditer(src.text):
         if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
+            continue
+        if cuda_compiler_only(src.code, m.start()):
             continue
         if not want.search(m.group(1)):
             if cur is not None:

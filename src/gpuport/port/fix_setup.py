@@ -41,6 +41,9 @@ NVCC_ONLY = frozenset(
         "--keep",
         "-Xnvlink",
         "--resource-usage",
+        "-res-usage",
+        "--extra-device-vectorization",
+        "-extra-device-vectorization",
         "--restrict",
         "-Wno-deprecated-gpu-targets",
         "--source-in-ptx",
@@ -78,11 +81,13 @@ _MARK = "# gpuport:"
 def _flag_kind(value: str) -> str | None:
     """``plain``, ``valued`` (its value is the next word unless written with ``=``), ``arch``
     (an architecture word), or None when hipcc takes it."""
-    name = value.split("=", 1)[0]
+    words = value.split()
+    first = words[0] if words else value
+    name = first.split("=", 1)[0]
     if name in NVCC_ONLY:
         return "plain"
-    if name in NVCC_VALUED:
-        return "plain" if "=" in value else "valued"
+    if name in NVCC_VALUED:  # its value after "=" or in the same string ("-Xptxas -O3")
+        return "plain" if "=" in first or len(words) > 1 else "valued"
     if _ARCH.match(value):
         return "arch"
     return None
@@ -117,15 +122,50 @@ def _apple_arch(elts: list[ast.expr], i: int) -> bool:
     return value is not None and _NVCC_ARCH_VALUE.match(value) is None
 
 
+#: CUDA libraries a build links by name and the ROCm library their calls become once torch's
+#: hipify has rewritten the sources (cusparseX -> hipsparseX): ``-lcusparse``, ``-l cusparse``,
+#: ``cusparse.lib``. Not the CUDA runtime: ROCm torch links HIP's itself.
+LINK_TWINS = {
+    "cublas": "hipblas",
+    "cublasLt": "hipblaslt",
+    "cusparse": "hipsparse",
+    "cusolver": "hipsolver",
+    "curand": "hiprand",
+    "cufft": "hipfft",
+    "nccl": "rccl",
+}
+
+
+def _link_twin(elts: list[ast.expr], i: int) -> str | None:
+    """The HIP spelling of a CUDA library link argument at ``elts[i]``, or None."""
+    el = elts[i]
+    if not isinstance(el, ast.Constant) or not isinstance(el.value, str):
+        return None
+    value = el.value
+    if value.startswith("-l") and value[2:] in LINK_TWINS:
+        return "-l" + LINK_TWINS[value[2:]]
+    if value.endswith(".lib") and value[:-4] in LINK_TWINS:
+        return LINK_TWINS[value[:-4]] + ".lib"
+    if value in LINK_TWINS and i > 0 and _literal(elts[i - 1]) == "-l":
+        return LINK_TWINS[value]
+    return None
+
+
 def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr | str], bool]:
     """The elements hipcc keeps (an nvcc flag with a clang spelling as that spelling's
-    string literal), and whether any was dropped."""
+    string literal, a CUDA library's link argument as its ROCm twin's), and whether any
+    was dropped or changed."""
     kept: list[ast.expr | str] = []
     dropped = False
     skip = False
     for i, el in enumerate(elts):
         if skip:
             skip = False
+            dropped = True
+            continue
+        twin = _link_twin(elts, i)
+        if twin is not None:
+            kept.append(repr(twin).replace("'", '"'))
             dropped = True
             continue
         text = _literal(el)
@@ -391,13 +431,43 @@ def propose(ctx: PortContext) -> list[Proposal]:
     return out
 
 
-def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+def hip_list(
+    prop: Proposal,
+    path: str,
+    text: str,
+    starts: list[int],
+    node: ast.List | ast.Tuple,
+    findings: list[Finding],
+) -> bool:
+    """Add to ``prop`` the edit making the flag list ``node`` ``([hip] if torch.version.hip
+    else [original])``, in the list's own quotes; False when hipcc takes it as it is."""
+    kept, dropped = hip_flags(list(node.elts))
+    if not dropped:
+        return False
+    s, e = _span(node, starts, text)
+    quote = "'" if text[s:e].count("'") > text[s:e].count('"') else '"'
+    spelled = [
+        k.replace('"', quote) if isinstance(k, str) else text[slice(*_span(k, starts, text))]
+        for k in kept
+    ]
+    prop.edit(path, s, e, _conditional(text, s, e, node, spelled), findings)
+    return True
+
+
+def parse(text: str) -> tuple[ast.Module, list[int], list[tuple[int, int]]] | None:
+    """The module, its line offsets and the line ranges already under a ROCm test."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    starts = _lines(text)
-    guarded = _guarded(tree)
+    return tree, _lines(text), _guarded(tree)
+
+
+def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+    got = parse(text)
+    if got is None:
+        return None
+    tree, starts, guarded = got
     prop = Proposal(
         id=f"setup-hip-flags:{path}",
         family="setup.py",
@@ -433,19 +503,9 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
     for node in ast.walk(tree):
         if not isinstance(node, ast.List | ast.Tuple) or inside(node):
             continue
-        kept, dropped = hip_flags(list(node.elts))
-        if not dropped:
-            continue
-        s, e = _span(node, starts, text)
         first, last = node.lineno, node.end_lineno or node.lineno
-        quote = "'" if text[s:e].count("'") > text[s:e].count('"') else '"'
-        spelled = [
-            k.replace('"', quote) if isinstance(k, str) else text[slice(*_span(k, starts, text))]
-            for k in kept
-        ]
-        new = _conditional(text, s, e, node, spelled)
-        prop.edit(path, s, e, new, _within(found, first, last))
-        covered.append((first, last))
+        if hip_list(prop, path, text, starts, node, _within(found, first, last)):
+            covered.append((first, last))
     if not covered:
         return None
     prop.findings = [
