@@ -152,7 +152,16 @@ class NativeRules(ScanState):
         """Is every source a file of the project beside (or below) this one? Only then are
         its kernels scanned in their own files (a stat; nothing is opened here)."""
         here = self.ctx.path.parent
-        return all(".." not in n.split("/") and (here / n.lstrip("/")).is_file() for n in names)
+        seen: dict[str, bool] | None = getattr(self, "_file_memo", None)
+        if seen is None:  # each name looked at once per file: 14,000 calls of one list of
+            seen = {}  # 512 names stat-ed it 7 M times (37 s for 187 KB; seventh review)
+            self._file_memo = seen
+        for n in names:
+            if n not in seen:
+                seen[n] = ".." not in n.split("/") and (here / n.lstrip("/")).is_file()
+            if not seen[n]:
+                return False
+        return True
 
     def _sources(self, expr: ast.AST, line: int, depth: int) -> list[str | None]:
         """The file names an expression for ``sources`` holds (None: one it cannot read)."""
