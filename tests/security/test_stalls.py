@@ -13,6 +13,7 @@ minutes on Python's ``re``; a 400 KB git index of deep paths took 400 MB.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import time
 import tracemalloc
@@ -621,3 +622,36 @@ def test_load_calls_of_one_long_sources_list_look_at_each_file_once(tmp_path: Pa
     (tmp_path / "build.py").write_text("\n".join(lines) + "\n")
     (tmp_path / "k.cpp").write_text("int x;\n")
     _within(lambda: _scan(tmp_path), 3.0)
+
+
+def _warp_file(n: int) -> str:
+    body = ["  x += __shfl_xor_sync(0xffffffff, x, 16);", "  x += 1;", "  x += 1;", "  x += 1;"]
+    return "__global__ void k(int *o){\n  int x = 0;\n" + "\n".join(body * n) + "\n}\n"
+
+
+def _load_flags(calls: int) -> str:
+    lines = ["from torch.utils.cpp_extension import load"]
+    for _ in range(calls):
+        lines += ['load("m","k.cu",extra_cuda_cflags=['] + ['"-rdc",'] * 40 + ["])"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("k.cu", _warp_file(500)), ("build.py", _load_flags(200))],
+    ids=["masks-between-repeated-lines", "load-flags"],
+)
+def test_port_diffs_of_files_of_repeated_lines(cli, tmp_path: Path, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Seventh review: ``port`` built its hunks with difflib's exact matcher, quadratic and
+    worse on repeated lines (36 KB of masks between repeated lines: 35 s; 72 KB of load()
+    flags: over 300 s), and kept a fix's findings in a list tested with ``in``."""
+    (tmp_path / name).write_text(text)
+    if name != "k.cu":
+        (tmp_path / "k.cu").touch()  # the extension's source, beside it
+
+    def run() -> None:
+        res = cli("port", str(tmp_path), "--format", "json")
+        assert res.code in (0, 1), res.err
+        assert json.loads(res.out)["files"], "the fix made no diff"
+
+    _within(run, 4.0)

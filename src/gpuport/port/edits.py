@@ -113,6 +113,61 @@ def _body(lines: list[str], prefix: str) -> list[str]:
     return out
 
 
+#: Up to this many changed lines (both sides) are matched without the junk heuristic
+_EXACT_LINES = 1000
+
+
+def line_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes of ``a`` -> ``b``, in time near-linear in the lines: the common head
+    and tail are taken off first, and a long middle is matched with difflib's junk heuristic,
+    so lines that repeat through a file are not tried as anchors (with ``autojunk=False``, 36 KB
+    of one repeated line and a fix every few lines took 35-63 s; seventh review)."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    ops: list[tuple[str, int, int, int, int]] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    if mid_a or mid_b:
+        exact = len(mid_a) + len(mid_b) <= _EXACT_LINES  # small: difflib's closest diff
+        matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=not exact)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return ops or [("equal", 0, 0, 0, 0)]
+
+
+def _grouped(
+    ops: list[tuple[str, int, int, int, int]], n: int
+) -> list[list[tuple[str, int, int, int, int]]]:
+    """``ops`` in groups with ``n`` lines of context, as ``SequenceMatcher.get_grouped_opcodes``
+    makes them."""
+    codes = list(ops)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = (tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2)
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = (tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n))
+    out: list[list[tuple[str, int, int, int, int]]] = []
+    group: list[tuple[str, int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            out.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        out.append(group)
+    return out
+
+
 def hunks(
     old: str,
     new: str,
@@ -125,8 +180,7 @@ def hunks(
     a = old.splitlines(keepends=True)
     b = new.splitlines(keepends=True)
     out: list[Hunk] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(CONTEXT):
+    for group in _grouped(line_opcodes(a, b), CONTEXT):
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
         body: list[str] = []

@@ -15,7 +15,6 @@ nvcc through :mod:`gpuport.port.check`.
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,7 @@ from gpuport.port import (
     routes,
 )
 from gpuport.port.context import PortContext, Proposal, fixable, ref
-from gpuport.port.edits import Edit, FileEdits, created_hunk, hunks
+from gpuport.port.edits import Edit, FileEdits, created_hunk, hunks, line_opcodes
 from gpuport.port.model import FileDiff, Fix, PortReport, Unfixed, Verification
 from gpuport.scan.engine import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
@@ -260,8 +259,7 @@ def _per_file(f: Finding) -> tuple[str, str, str]:
 def _line_map(old: str, new: str) -> dict[int, int]:
     """1-based old line -> new line, for the lines the edits left as they were."""
     out: dict[int, int] = {}
-    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old.splitlines(), new.splitlines()):
         # an edited line replaced by one line is the same line, moved
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for k in range(i2 - i1):

@@ -82,6 +82,7 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
         note="the extension is still built at run time (GP211): check that it builds on ROCm",
     )
     done: set[int] = set()
+    taken: set[int] = set()  # ids of the findings in prop.findings (all alive in `found`)
     for node, call_line in _flag_lists(tree):
         lo, hi = node.lineno, node.end_lineno or node.lineno
         if id(node) in done or any(a <= lo and hi <= b for a, b in guarded):
@@ -95,7 +96,9 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
         ]
         if hip_list(prop, path, text, starts, node, mine):
             done.add(id(node))
-            prop.findings.extend(f for f in mine if f not in prop.findings)
+            new = [f for f in mine if id(f) not in taken]  # a set: `in` a list was quadratic
+            taken.update(id(f) for f in new)
+            prop.findings.extend(new)
     if not prop.edits or not prop.findings:
         return None
     add = _torch_import(tree, text, starts)
