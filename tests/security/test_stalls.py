@@ -655,3 +655,32 @@ def test_port_diffs_of_files_of_repeated_lines(cli, tmp_path: Path, name: str, t
         assert json.loads(res.out)["files"], "the fix made no diff"
 
     _within(run, 4.0)
+
+
+def test_a_git_index_path_length_of_megabytes_is_refused(tmp_path: Path) -> None:
+    """Eighth review: a v4 index entry whose path-length number is 1.6 MB of 0xFF bytes
+    (dulwich decodes it in quadratic time: 67 s); a number longer than 64 bits is refused."""
+    import hashlib
+    import struct
+
+    from gpuport.scan.project.gitindex import git_facts
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    head = b"\0" * 24 + struct.pack(">I", 0o100644) + b"\0" * 12 + b"\x11" * 20
+    body = bytearray(b"DIRC" + struct.pack(">II", 4, 1)) + head + struct.pack(">H", 4)
+    body += b"\xff" * 800_000 + b"\x00" + b"a.cu\0"
+    (tmp_path / ".git" / "index").write_bytes(bytes(body) + hashlib.sha1(body).digest())  # noqa: S324
+    facts = git_facts(tmp_path)
+    assert facts.problem and "path length" in facts.problem
+    _within(lambda: _scan(tmp_path), 1.0)
+
+
+def test_cmake_of_many_if_lines_and_cuda_only_variables(tmp_path: Path) -> None:
+    """Eighth review: every if() tried every CUDA-only variable name, sorted again, and each
+    line number was counted from the top of the file (10,000 of each: 28 s)."""
+    lines = ["project(x LANGUAGES CXX)", "if(USE_HIP)", "endif()", "if(USE_CUDA)"]
+    lines += [f"set(A{k} 1)" for k in range(5000)] + ["endif()"]
+    lines += [f"if(A{k})\nendif()" for k in range(5000)]
+    (tmp_path / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    _within(lambda: _scan(tmp_path), 2.0)

@@ -14,6 +14,7 @@ Text only: no CMake is run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from gpuport import textre
 from gpuport.scan.project.build_cmake_model import cond_value
@@ -26,7 +27,23 @@ _SET = textre.compile(
 )
 _TRUE = frozenset({"TRUE", "ON", "YES", "Y", "1"})
 _FALSE = frozenset({"FALSE", "OFF", "NO", "N", "0", ""})
+_NAME = textre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CMD = textre.compile(r"^[ \t]*(if|elseif|else|endif|\w+)[ \t]*\(([^)\n]*)", re.M | re.I)
+
+
+def _lines(text: str) -> Callable[[int], int]:
+    """The 1-based line of an offset, for offsets asked in increasing order (each match's
+    line counted from the last one, not from the start: quadratic in a long file)."""
+    state = [0, 1]  # offset counted to, its line
+
+    def line_of(at: int) -> int:
+        if at < state[0]:
+            state[0], state[1] = 0, 1
+        state[1] += text.count("\n", state[0], at)
+        state[0] = at
+        return state[1]
+
+    return line_of
 
 
 def _is_cmake(rel: str) -> bool:
@@ -44,6 +61,7 @@ def cuda_only_vars(
         if not _is_cmake(rel) or "set" not in text.lower():
             continue
         ranges = cuda_lines.get(rel, [])
+        line_of = _lines(text)
         for m in _SET.finditer(text):
             cmd, name, rest = m.group(1).lower(), m.group(2), m.group(3).split()
             if cmd != "set":
@@ -52,7 +70,7 @@ def cuda_only_vars(
             value = rest[0].strip('"').upper() if rest else ""
             if value in _FALSE and "CACHE" not in (w.upper() for w in rest):
                 continue
-            line = text.count("\n", 0, m.start()) + 1
+            line = line_of(m.start())
             where = evidence_at(ranges, line) if value in _TRUE else None
             if where is None or "CACHE" in (w.upper() for w in rest):
                 spoiled.add(name)
@@ -67,11 +85,12 @@ def false_var_ranges(text: str, false_vars: dict[str, str]) -> list[tuple[int, i
     names = frozenset(false_vars)
     out: list[tuple[int, int, str]] = []
     stack: list[tuple[int, str] | None] = []  # per open if: (first body line, evidence)
+    line_of = _lines(text)
     for m in _CMD.finditer(text):
         cmd, args = m.group(1).lower(), m.group(2)
         if cmd not in ("if", "elseif", "else", "endif"):
             continue
-        line = text.count("\n", 0, m.start()) + 1
+        line = line_of(m.start())
         if cmd != "if" and stack:
             frame = stack.pop()
             if frame is not None and line > frame[0]:
@@ -80,7 +99,9 @@ def false_var_ranges(text: str, false_vars: dict[str, str]) -> list[tuple[int, i
                 stack.append(None)
             continue
         if cmd == "if":
-            var = next((v for v in sorted(names) if v in args), None)
+            # the names in the test, not every name tried against it: 10,000 if() lines and
+            # 10,000 CUDA-only names took 28 s (eighth review)
+            var = min(set(_NAME.findall(args)) & names, default=None)
             if var is not None and cond_value(args, names) is False:
                 stack.append(
                     (
