@@ -697,3 +697,29 @@ def test_cmake_doubling_padded_with_comments(tmp_path: Path) -> None:
     (tmp_path / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
     _within(lambda: _scan(tmp_path), 1.0)
+
+
+def test_compare_of_thousands_of_cases_bounds_its_bootstrap() -> None:
+    """Eighth review: a forged run of 4,000 five-sample cases (251 KB) cost 26 s in compare,
+    2,000 bootstrap resamples for each; past a total budget each case gets fewer, and the
+    comparison says so."""
+    from gpuport.bench import compare as cmp
+    from gpuport.bench.model import BenchRun
+    from gpuport.integrity import digest_of
+
+    def run(shift: int) -> BenchRun:
+        res = [
+            {"workload": "g", "case": str(i), "value": 1 + shift, "samples": [1, 2, 3, 4, 5]}
+            for i in range(4000)
+        ]
+        d = {"kind": "gpuport.bench", "schema_version": "1.0", "id": f"id{shift}",
+             "suite": "quick", "env": {"gpuport_version": "0", "python": "3", "platform": "x",
+             "hostname_hash": "h", "created": "0"}, "device": {"backend": "cpu", "name": "cpu"},
+             "started": "0", "duration_s": 1, "results": res}  # fmt: skip
+        d["digest"] = digest_of(d)
+        return BenchRun.model_validate(d)
+
+    runs = [run(0), run(1)]
+    got: list[object] = []
+    _within(lambda: got.append(cmp.compare(runs)), 4.0)
+    assert any("resamples per case lowered" in n for n in got[-1].notes)  # type: ignore[attr-defined]
