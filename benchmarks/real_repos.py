@@ -13,6 +13,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set third-b  # issue 24's held-out half
     python benchmarks/real_repos.py TREES --set fourth   # issue 24's fourth (held-out) sample
     python benchmarks/real_repos.py TREES --set fifth    # issue 24's fifth (held-out) sample
+    python benchmarks/real_repos.py TREES --set sixth    # issue 24's sixth (held-out) sample
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -20,7 +21,8 @@ N blocker/major core findings across the set, for a hand review of precision.
 (docs/scan.md, "A third sample"): ``third-a`` may be used to fix classes, ``third-b`` is held
 out and run only before and after the work. ``--set fourth`` is a fourth sample, chosen after
 the third sample's second half had been seen, and is likewise run only before and after;
-``--set fifth`` is a fifth one, chosen after the fourth had been seen.
+``--set fifth`` is a fifth one, chosen after the fourth had been seen, and ``--set sixth`` a
+sixth, chosen after the fifth had been seen.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -37,6 +39,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
+from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
@@ -427,9 +430,15 @@ SETS = {
     "third-b": {n: THIRD_SET[n] for n in _SECOND},
     "fourth": FOURTH_SET,
     "fifth": FIFTH_SET,
+    "sixth": SIXTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
-ROUTE_NAMES = frozenset(THIRD_ROUTE) | frozenset(FOURTH_ROUTE) | frozenset(FIFTH_ROUTE)
+ROUTE_NAMES = (
+    frozenset(THIRD_ROUTE)
+    | frozenset(FOURTH_ROUTE)
+    | frozenset(FIFTH_ROUTE)
+    | frozenset(SIXTH_ROUTE)
+)
 
 
 def cpu_seconds() -> float:
