@@ -90,6 +90,8 @@ def backend_siblings(
     includes: Mapping[str, frozenset[str]],
     rocm_named: Collection[str] = (),
     rocm_dirs: Collection[str] = (),
+    named: Collection[str] = (),
+    rocm_build: bool = False,
 ) -> dict[str, str]:
     """Native files (relative path -> text) that have a HIP counterpart the ROCm build
     compiles instead -> the evidence. Kept as built: a file a HIP-side file includes, one that
@@ -97,7 +99,9 @@ def backend_siblings(
     file names outside its CUDA-only branches (``rocm_named``: tvm compiles
     ``src/backend/cuda/codegen/*.cc`` in every build, the host code that writes CUDA), and one
     under a vendor folder that such a build file adds itself (``rocm_dirs``:
-    ``add_subdirectory(cuda)`` outside the CUDA option)."""
+    ``add_subdirectory(cuda)`` outside the CUDA option). Whole backend folders count only
+    when the project builds for ROCm at all (``rocm_build``), and never a file a build file
+    names (``named``) or one that a file still compiled includes."""
     groups: dict[str, dict[str, list[str]]] = {}
     vendor_of: dict[str, str] = {}
     for rel in native:
@@ -126,9 +130,80 @@ def backend_siblings(
                 ext = rel.rsplit(".", 1)[-1]
                 twin = min(hip, key=lambda h: (h.rsplit(".", 1)[-1] != ext, h))
                 out[rel] = f"{twin}: the HIP counterpart the ROCm build compiles"
+    if rocm_build:
+        _folder_siblings(out, native, includes, rocm_named, rocm_dirs, named)
     if out:
         _keep_shared_includes(out, native, includes, vendor_of)
     return out
+
+
+def _vendor_folder(rel: str) -> tuple[str, str, str] | None:
+    """(the folder above the first vendor folder of ``rel``, its vendor, the vendor folder),
+    or None when no folder of the path is named for a vendor."""
+    parts = rel.split("/")
+    for i, part in enumerate(parts[:-1]):
+        v = _DIR_VENDOR.get(part.lower())
+        if v is not None:
+            return "/".join(parts[:i]), v, "/".join(parts[: i + 1])
+    return None
+
+
+def _folder_siblings(
+    out: dict[str, str],
+    native: Mapping[str, str],
+    includes: Mapping[str, frozenset[str]],
+    rocm_named: Collection[str],
+    rocm_dirs: Collection[str],
+    named: Collection[str],
+) -> None:
+    """A whole backend folder beside its HIP sibling (``tl_templates/cuda/`` beside
+    ``tl_templates/hip/``, ``src/cuda/`` beside ``src/rocm/``): every file of the CUDA (or
+    SYCL) one is that backend's, also those with no namesake on the HIP side, unless a HIP
+    file includes it or a ROCm build file names it or adds its folder."""
+    sides: dict[str, dict[str, list[str]]] = {}
+    folders: dict[tuple[str, str], str] = {}
+    for rel in native:
+        got = _vendor_folder(rel)
+        if got is not None:
+            sides.setdefault(got[0], {}).setdefault(got[1], []).append(rel)
+            folders.setdefault((got[0], got[1]), got[2])
+    found: dict[str, str] = {}
+    for above, members in sides.items():
+        hip = members.get("hip")
+        if not hip or len(members) < 2:
+            continue
+        hip_includes = {name for h in hip for name in includes.get(h, frozenset())}
+        hip_folder = folders[(above, "hip")]
+        for vendor, rels in members.items():
+            if vendor == "hip":
+                continue
+            for rel in rels:
+                if (
+                    rel in out
+                    or rel in named
+                    or rel in rocm_named
+                    or rel.rsplit("/", 1)[-1] in hip_includes
+                    or any(_adds_vendor_dir(d, rel) for d in rocm_dirs)
+                ):
+                    continue
+                found[rel] = (
+                    f"{hip_folder}/: the HIP side of the backend folder "
+                    f"{folders[(above, vendor)]}/, which the ROCm build compiles instead"
+                )
+    # a header that a file still compiled includes is compiled too
+    wanted: set[str] = set()
+    for r in native:
+        if r not in found and r not in out:
+            wanted |= includes.get(r, frozenset())
+    changed = True
+    while changed and found:
+        changed = False
+        for rel in list(found):
+            if rel.rsplit("/", 1)[-1] in wanted:
+                del found[rel]
+                wanted |= includes.get(rel, frozenset())
+                changed = True
+    out.update(found)
 
 
 def _adds_vendor_dir(folder: str, rel: str) -> bool:

@@ -69,7 +69,8 @@ def _term_value(tokens: list[str], false_vars: frozenset[str] = frozenset()) -> 
         neg, tokens = not neg, tokens[1:]
     v: bool | None = None
     if len(tokens) == 1:
-        name = _VARREF.sub(r"\1", tokens[0]).strip('"')
+        # ``@X@`` in a configure_file() template is the value of X
+        name = _VARREF.sub(r"\1", tokens[0]).strip('"').strip("@")
         if name in false_vars:
             v = False
         elif _HIP_VAR.match(name):
@@ -138,7 +139,8 @@ class _Branches:
 
     def open(self, value: bool | None, line: int) -> None:
         taken = int(value is True)  # [3]: this branch is the one ROCm takes
-        self.stack.append([line if value is False else 0, taken, int(value is False), taken])
+        # [4]: the line of the test of the current branch
+        self.stack.append([line if value is False else 0, taken, int(value is False), taken, line])
 
     def other(self, value: bool | None, line: int, bare_else: bool = False) -> None:
         """``elseif``/``else`` (value True for a bare else)."""
@@ -146,6 +148,7 @@ class _Branches:
             return
         f = self.stack[-1]
         f[3] = int(not f[1] and value is True and (f[2] or not bare_else))
+        f[4] = line
         if f[1] or value is False:  # an earlier branch is the one ROCm takes
             f[0] = line
         else:
@@ -263,6 +266,8 @@ def _cmake_uses(text: str, budget: list[int]) -> tuple[list[Use], bool, list[tup
         after = close + 1
         commands.append((m.group(1).lower(), code[m.end() : close], line_of(m.start())))
     needs_cuda = _branches_needing_cuda(commands)
+    returned = 0  # the line of the test whose branch returned from the file on ROCm
+    in_function = 0
     for k, (cmd, args, line) in enumerate(commands):
         if cmd in ("if", "elseif"):
             br.tested = br.tested or _mentions_rocm(args)
@@ -283,7 +288,20 @@ def _cmake_uses(text: str, budget: list[int]) -> tuple[list[Use], bool, list[tup
             br.tested = True
         if cmd == "enable_language" and "HIP" in args.upper():
             br.tested = True
-        cl = br.cuda_line()
+        cl = br.cuda_line() or returned
+        if cl:
+            # every command of a branch ROCm never takes, find_package() and message() too:
+            # a finding on one is not configured there (RAJA's find_package(CUDAToolkit)
+            # under if(RAJA_ENABLE_CUDA AND RAJA_ENABLE_NVTX))
+            ranges.append((line, line + args.count("\n"), cl))
+        if cmd in ("function", "macro"):
+            in_function += 1
+        elif cmd in ("endfunction", "endmacro"):
+            in_function = max(0, in_function - 1)
+        if cmd == "return" and not returned and not in_function and br.rocm_taken():
+            # if(NOT USE_CUDA) return() endif(): the rest of the file is the CUDA backend's
+            returned = br.stack[-1][4]
+            continue
         words = _TOKEN.findall(args)
         if cmd == "file" and len(words) >= 3 and words[0].upper() in ("GLOB", "GLOB_RECURSE"):
             # file(GLOB VAR patterns...): the variable holds those files, like set()
@@ -298,8 +316,6 @@ def _cmake_uses(text: str, budget: list[int]) -> tuple[list[Use], bool, list[tup
             continue
         if cmd in _SKIP_CMDS:
             continue
-        if cl:
-            ranges.append((line, line + args.count("\n"), cl))
         tokens = _TOKEN.findall(args)
         if cmd == "set" and tokens:
             got = [t for tok in tokens[1:] for t in _expand(tok, env, budget)]

@@ -98,11 +98,14 @@ def cxx_facts(
     arch_files: list[tuple[str, str]] = []
     sides = include_sides(texts)
     rocm_only = sides.rocm_only
+    seeded = tuple(build_false or ())
     for rel, text in texts.items():
         for name, vals in int_constants(text).items():
             values.setdefault(name, set()).update(vals)
         has_define = "define" in text
-        arch = has_define and "__CUDA_ARCH__" in text
+        # a file that defines macros under a CUDA-only test (``__CUDA_ARCH__``, or a macro the
+        # build leaves off on ROCm) is read branch by branch
+        arch = has_define and ("__CUDA_ARCH__" in text or any(n in text for n in seeded))
         whole = rel in rocm_only  # every line of it is on ROCm's side
         shim = whole or (
             any(w in text for w in _SHIM_WORDS)
@@ -148,11 +151,17 @@ def cxx_facts(
         false = new
     ints = known_ints(values)
     tiles = tile_only_defines(texts, includes_of, ints, includes)
+    not_on_rocm = dict(sides.not_on_rocm)
+    if false:
+        # headers included only under a macro the ROCm build leaves off (RAJA's
+        # ``#ifdef RAJA_CUDA_ACTIVE`` / ``#include <RAJA/policy/tensor/arch/cuda.hpp>``)
+        for header, where in include_sides(texts, frozenset(false)).not_on_rocm.items():
+            not_on_rocm.setdefault(header, where)
     return CxxFacts(
         false_macros=false,
         shims=shims,
         rocm_only=rocm_only,
-        not_on_rocm=sides.not_on_rocm,
+        not_on_rocm=not_on_rocm,
         ints=ints,
         tile_defines=tiles,
         selectors=selector_macros(texts),

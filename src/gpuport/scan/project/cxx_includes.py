@@ -20,11 +20,13 @@ from dataclasses import dataclass
 
 from gpuport import textre
 from gpuport.scan.cxx import ROCM_MACRO, CxxSource, lex
+from gpuport.scan.cxx_cond import without_cuda_arch
 from gpuport.scan.cxx_expr import rocm_polarity
 
 __all__ = ["IncludeSides", "include_sides", "rocm_sides"]
 
 _QUOTED = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_ANGLED = textre.compile(r"^[ \t]*\#[ \t]*include[ \t]*<([^>\n]+/[^>\n]+)>", re.M)
 _ROCM_DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b[^\n]*?"
     r"(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn|__gfx|__GFX)",
@@ -40,8 +42,12 @@ class IncludeSides:
     not_on_rocm: dict[str, str]
 
 
-def _side(kind: str, expr: str) -> int:
-    """The side of a branch whose test is ``expr`` on a ROCm build, by the test alone."""
+def _side(kind: str, expr: str, false_names: frozenset[str] = frozenset()) -> int:
+    """The side of a branch whose test is ``expr`` on a ROCm build, by the test alone
+    (``false_names``: macros the ROCm build leaves undefined, which only ever make a branch
+    one it never takes)."""
+    if false_names and without_cuda_arch(kind, expr, false_names) is False:
+        return -1
     if ROCM_MACRO.search(expr) is None:
         return 0
     if kind in ("ifdef", "elifdef"):
@@ -51,7 +57,9 @@ def _side(kind: str, expr: str) -> int:
     return rocm_polarity(expr)
 
 
-def _side_changes(src: CxxSource) -> tuple[list[int], list[int]]:
+def _side_changes(
+    src: CxxSource, false_names: frozenset[str] = frozenset()
+) -> tuple[list[int], list[int]]:
     """Where the side a ROCm build is on changes: (directive lines, side from the next line
     on): 1 inside a branch ROCm takes, -1 inside one it never takes (a -1 anywhere above
     wins), 0 else. A branch after the one ROCm takes is -1; an ``#else`` after branches ROCm
@@ -63,7 +71,7 @@ def _side_changes(src: CxxSource) -> tuple[list[int], list[int]]:
     for d in src.directives:
         kind = d.kind
         if kind in ("if", "ifdef", "ifndef"):
-            side = _side(kind, d.expr)
+            side = _side(kind, d.expr, false_names)
             stack.append(([side], _combine(stack[-1][1] if stack else 0, side)))
         elif kind in ("elif", "elifdef", "elifndef", "else") and stack:
             before, _ = stack.pop()
@@ -72,7 +80,7 @@ def _side_changes(src: CxxSource) -> tuple[list[int], list[int]]:
             elif kind == "else":
                 side = 1 if all(s == -1 for s in before) else 0
             else:
-                side = _side(kind, d.expr)
+                side = _side(kind, d.expr, false_names)
             stack.append(([*before, side], _combine(stack[-1][1] if stack else 0, side)))
         elif kind == "endif" and stack:
             stack.pop()
@@ -95,12 +103,27 @@ def _combine(enclosing: int, side: int) -> int:
     return 1 if 1 in (enclosing, side) else 0
 
 
-def include_sides(texts: dict[str, str]) -> IncludeSides:
-    """Which project headers a ROCm build includes only on its own side, or never."""
+def _suffixes(texts: dict[str, str]) -> dict[str, str | None]:
+    """Path tails of two parts or more -> the one project file that ends so (None when
+    several do): what ``#include <proj/x/y.hpp>`` names through an include folder."""
+    out: dict[str, str | None] = {}
+    for rel in texts:
+        parts = rel.split("/")
+        for k in range(2, len(parts) + 1):
+            tail = "/".join(parts[-k:])
+            out[tail] = None if tail in out and out[tail] != rel else rel
+    return out
+
+
+def include_sides(texts: dict[str, str], false_names: frozenset[str] = frozenset()) -> IncludeSides:
+    """Which project headers a ROCm build includes only on its own side, or never.
+    With ``false_names`` (macros the ROCm build leaves undefined) a test of one is a side
+    ROCm never takes, and ``<proj/x.hpp>`` includes that name one project file count too."""
     seen: dict[str, set[int]] = {}
     where: dict[str, str] = {}
+    tails = _suffixes(texts) if false_names else {}
     for rel, text in texts.items():
-        if '"' not in text or "include" not in text:
+        if "include" not in text or ('"' not in text and not false_names):
             continue
         folder = posixpath.dirname(rel)
         found = [
@@ -108,10 +131,21 @@ def include_sides(texts: dict[str, str]) -> IncludeSides:
             for m in _QUOTED.finditer(text)
             if (target := posixpath.normpath(posixpath.join(folder, m.group(1)))) in texts
         ]
+        if false_names:
+            found += [
+                (m.start(), target)
+                for m in _ANGLED.finditer(text)
+                if (target := tails.get(m.group(1).lstrip("./"))) is not None
+            ]
+            found.sort()
         if not found:
             continue
-        # lexed only when a conditional directive of the file tests ROCm (rare)
-        changes = _side_changes(lex(text)) if _ROCM_DIRECTIVE.search(text) else ([], [])
+        # lexed only when a conditional directive of the file tests ROCm (rare), or one of
+        # the false names
+        if _ROCM_DIRECTIVE.search(text) or any(n in text for n in false_names):
+            changes = _side_changes(lex(text), false_names)
+        else:
+            changes = ([], [])
         line, pos = 1, 0
         for start, target in found:
             line += text.count("\n", pos, start)

@@ -21,6 +21,7 @@ from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.backend_siblings import backend_siblings
+from gpuport.scan.project.backend_switches import cuda_switches
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
@@ -120,12 +121,23 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings)
-    facts = cxx_facts(native, includes, build.cuda_defines)
+    switches = cuda_switches(native, build_files)
+    facts = cxx_facts(native, includes, {**switches, **build.cuda_defines})
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
-    siblings = backend_siblings(native, includes, build.rocm_named, build.rocm_dirs)
+    siblings = backend_siblings(
+        native,
+        includes,
+        build.rocm_named,
+        build.rocm_dirs,
+        named=build.sources,
+        rocm_build=bool(build.rocm_builds),
+    )
     for rel, why in siblings.items():
         build.not_built.setdefault(rel, why)
+    if facts.not_on_rocm or siblings:
+        # a header only those files include is not compiled by the ROCm route either
+        build.refused({}, native, includes)
     own_hip = frozenset(
         rel
         for rel in build.rocm_builds

@@ -1,0 +1,143 @@
+"""The CUDA side of a project's own backend switches: off in its ROCm build.
+
+A project with a HIP backend of its own selects it with a switch of its own beside the CUDA
+one: ``RAJA_CUDA_ACTIVE`` / ``RAJA_HIP_ACTIVE``, ``MFEM_USE_CUDA`` / ``MFEM_USE_HIP``,
+``KOKKOS_ENABLE_CUDA`` / ``KOKKOS_ENABLE_HIP``, ``USE_CUDA`` / ``USE_ROCM``. Its ROCm build
+turns the HIP/ROCm switch on and the CUDA one off, so code under ``#ifdef RAJA_CUDA_ACTIVE``
+(and a header included only there) is not compiled by that route (issue 24, sixth round).
+
+A name counts when it has ``CUDA`` as one part between underscores, a switch word
+(``USE``, ``ENABLE``, ``HAVE``, ``WITH``, ``BUILD``, ``BACKEND``, ``ACTIVE`` ...) as another
+and no negation (``NO``, ``NOT``, ``DISABLE`` ...), and the project itself names the same
+switch with ``HIP`` or ``ROCM`` in place of ``CUDA`` (a preprocessor test, a ``#define``, a
+``#cmakedefine`` or a build definition). It does not count where the ROCm side turns the CUDA
+switch on too: a build file that defines it near a HIP/ROCm test or in a HIP/ROCm folder
+(ggml's ``ggml-hip/CMakeLists.txt`` defines ``GGML_USE_CUDA``: the HIP build compiles the CUDA
+sources), or a test that wants both at once (``defined(USE_CUDA) && defined(USE_ROCM)``).
+A plain ``#define`` of it outside a CUDA branch keeps it too (:mod:`cxx_facts` checks).
+
+Text only: nothing is compiled or run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from gpuport import textre
+
+__all__ = ["cuda_switches"]
+
+_DIRECTIVE = textre.compile(
+    r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|cmakedefine01|cmakedefine)"
+    r"\b([^\n]*)",
+    re.M,
+)
+_NAME = textre.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_SWITCH_PARTS = frozenset(
+    {"USE", "USES", "ENABLE", "ENABLED", "HAVE", "HAS", "WITH", "BUILD", "BACKEND", "ACTIVE",
+     "SUPPORT", "SUPPORTED", "COMPILE", "TARGET", "DEVICE", "GPU", "PLATFORM"}
+)  # fmt: skip
+_NEGATION = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "NONE"})
+_ROCM_NEAR = textre.compile(r"rocm|hip(?![a-z])", re.I)
+_DEFINES = textre.compile(
+    r"(?:-D\s*|\bdefine_macros\b|compile_definitions\s*\(|add_definitions\s*\()", re.I
+)
+_NEAR_LINES = 15
+_BARE_DEFINE = textre.compile(r"^[ \t]+(\w+)[ \t]*(?:[01][ \t]*)?(?://.*|/\*.*)?$")
+_COMPARISON = textre.compile(r"[\w.]+\s*(?:==|!=|<=|>=|<|>)\s*[\w.]+")
+#: the last part of an include guard (``GKO_CUDA_BASE_DEVICE_HPP_``)
+_GUARD_PARTS = frozenset({"H", "HPP", "HH", "HXX", "CUH", "INL", "INCLUDED", "GUARD"})
+
+
+def _counterparts(name: str) -> list[str]:
+    """The HIP/ROCm spellings of a CUDA switch name, or [] when ``name`` is not one."""
+    parts = name.split("_")
+    upper = [p.upper() for p in parts]
+    at = [i for i, p in enumerate(upper) if p == "CUDA"]
+    if len(at) != 1 or _NEGATION & set(upper) or not (_SWITCH_PARTS & set(upper)):
+        return []
+    if _GUARD_PARTS & {p for p in upper if p}:
+        return []
+    i = at[0]
+    written = parts[i]
+    if written.isupper():
+        subs = ["HIP", "ROCM"]
+    elif written.islower():
+        subs = ["hip", "rocm"]
+    else:
+        subs = ["Hip", "Rocm", "HIP", "ROCm"]
+    return ["_".join([*parts[:i], s, *parts[i + 1 :]]) for s in subs]
+
+
+def _spoiled_by_build(name: str, build_files: Mapping[str, str]) -> str | None:
+    """A build file that defines ``name`` on the ROCm side (in a HIP/ROCm folder, or within a
+    few lines of a HIP/ROCm word), or None."""
+    for rel, text in build_files.items():
+        if name not in text:
+            continue
+        lines = text.splitlines()
+        for k, line in enumerate(lines):
+            if name not in line or not _DEFINES.search(line):
+                continue
+            if name not in _NAME.findall(line.replace("-D", " ")):
+                continue
+            near = "\n".join(lines[max(0, k - _NEAR_LINES) : k + 1])
+            if _ROCM_NEAR.search(rel) or _ROCM_NEAR.search(near):
+                return f"{rel}:{k + 1}"
+    return None
+
+
+def cuda_switches(
+    native: Mapping[str, str], build_files: Mapping[str, str]
+) -> dict[str, str]:
+    """The project's CUDA backend switches that its ROCm build leaves off -> the evidence
+    (the HIP/ROCm switch beside it and where the project names that)."""
+    names: dict[str, str] = {}  # every name in a directive -> first "file:line"
+    together: list[str] = []  # directive expressions that name a CUDA switch with &&
+    for rel, text in native.items():
+        if "#" not in text:
+            continue
+        for m in _DIRECTIVE.finditer(text):
+            expr = m.group(1)
+            if m.group(0).lstrip().lstrip("#").lstrip().startswith("define"):
+                # a switch is defined bare or as 0/1, not as a value or a function
+                got = _BARE_DEFINE.match(expr)
+                found = [got.group(1)] if got else []
+            else:
+                # names compared with a value are enum-like constants, not switches
+                # (THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA)
+                found = _NAME.findall(_COMPARISON.sub(" ", expr))
+            if not found:
+                continue
+            line = 0
+            for n in found:
+                if n not in names:
+                    line = line or text.count("\n", 0, m.start()) + 1
+                    names[n] = f"{rel}:{line}"
+            if "&&" in expr and "CUDA" in expr.upper():
+                together.append(expr)
+    for rel, text in build_files.items():
+        if "CUDA" not in text.upper():
+            continue
+        for m in _DEFINES.finditer(text):
+            end = text.find("\n", m.end())
+            rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
+            for n in _NAME.findall(rest):
+                names.setdefault(n, f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+    out: dict[str, str] = {}
+    for name in sorted(names):
+        if "CUDA" not in name.upper():
+            continue
+        rocm = next((c for c in _counterparts(name) if c in names), None)
+        if rocm is None:
+            continue
+        if any(name in e and rocm in e for e in together):
+            continue
+        if _spoiled_by_build(name, build_files) is not None:
+            continue
+        out[name] = (
+            f"{name} is the CUDA side of the project's backend switch; its ROCm build sets "
+            f"{rocm} ({names[rocm]})"
+        )
+    return out
