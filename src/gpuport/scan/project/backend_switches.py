@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from gpuport import textre
 
-__all__ = ["cuda_switches"]
+__all__ = ["build_defined", "cuda_switches"]
 
 _DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|cmakedefine01|cmakedefine)"
@@ -141,3 +141,15 @@ def cuda_switches(
             f"{rocm} ({names[rocm]})"
         )
     return out
+
+
+def build_defined(build_files: Mapping[str, str]) -> frozenset[str]:
+    """Every macro a build file defines (``-DX``, ``add_compile_definitions(X)``...), in
+    whatever branch: a macro the build may define is not one only a CUDA branch defines."""
+    out: set[str] = set()
+    for text in build_files.values():
+        for m in _DEFINES.finditer(text):
+            end = text.find("\n", m.end())
+            rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
+            out.update(_NAME.findall(rest))
+    return frozenset(out)

@@ -88,13 +88,16 @@ def cxx_facts(
     texts: dict[str, str],
     includes: dict[str, frozenset[str]] | None = None,
     build_false: dict[str, str] | None = None,
+    build_live: frozenset[str] = frozenset(),
 ) -> CxxFacts:
     """Facts from every CUDA/C++ file of the project (relative path -> text; ``includes``:
     the header names each includes, when the caller has them; ``build_false``: macros the
-    build defines only where ROCm does not build, with the evidence)."""
+    build defines only where ROCm does not build, with the evidence; ``build_live``: every
+    macro a build file defines)."""
     shims: dict[str, str] = {}
     values: dict[str, set[str]] = {}
-    live: set[str] = set()
+    # macros a build file may define (``build_live``), outside the CUDA-only ones, are live
+    live: set[str] = set(build_live - set(build_false or ()))
     arch_files: list[tuple[str, str]] = []
     sides = include_sides(texts)
     rocm_only = sides.rocm_only

@@ -21,7 +21,7 @@ from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.backend_siblings import backend_siblings
-from gpuport.scan.project.backend_switches import cuda_switches
+from gpuport.scan.project.backend_switches import build_defined, cuda_switches
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
@@ -122,7 +122,9 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings)
     switches = cuda_switches(native, build_files)
-    facts = cxx_facts(native, includes, {**switches, **build.cuda_defines})
+    facts = cxx_facts(
+        native, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
+    )
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")
     siblings = backend_siblings(
