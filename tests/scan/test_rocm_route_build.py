@@ -200,3 +200,59 @@ def test_a_find_package_in_a_cuda_branch_is_lowered_in_a_rocm_project(tmp_path: 
     assert at2[0].not_built == "cmake/Setup.cmake:1"
     at5 = [f for f in found if f.location.line == 5]
     assert all(f.not_built is None for f in at5)
+
+
+# --- setup.py: CUDA switches read from the environment, short-circuit tests -------------
+
+SETUP_SWITCH = """
+import os, subprocess
+from setuptools import setup
+
+def env_bool(name, default=None):
+    v = os.environ.get(name)
+    return default if v is None else v == "1"
+
+def find_nvcc():
+    return subprocess.check_output(["nvcc", "--version"])
+
+BACKENDS = ("X_USE_CUDA", "X_USE_ROCM")
+args = []
+if env_bool("X_USE_CUDA", False):
+    args.append(find_nvcc())
+if env_bool("X_USE_ROCM", False):
+    args.append("-DX_USE_ROCM=ON")
+setup(name="x")
+"""
+
+
+def test_a_cuda_switch_read_from_the_environment_is_off_on_rocm() -> None:
+    from gpuport.scan.project.build_setup_ast import setup_uses
+
+    _, tested, ranges = setup_uses(SETUP_SWITCH)
+    assert tested
+    # the CUDA branch, and the helper only it calls
+    assert (15, 15, 14) in ranges
+    assert (9, 10, 14) in ranges
+    # without the ROCm twin in the file, or with a default that turns it on: unknown
+    alone = SETUP_SWITCH.replace('"X_USE_ROCM"', '"X_USE_CPU"')
+    assert (15, 15, 14) not in setup_uses(alone)[2]
+    on = SETUP_SWITCH.replace('env_bool("X_USE_CUDA", False)', 'env_bool("X_USE_CUDA", True)')
+    assert (15, 15, 14) not in setup_uses(on)[2]
+
+
+def test_a_call_after_a_false_test_in_an_and_is_not_made_on_rocm() -> None:
+    from gpuport.scan.project.build_setup_ast import setup_uses
+
+    text = (
+        "import subprocess, torch\n"
+        "def nvcc_version():\n"
+        '    return subprocess.check_output(["nvcc", "-V"])\n'
+        "if torch.version.cuda and nvcc_version():\n"
+        "    pass\n"
+        "if torch.version.hip:\n"
+        "    pass\n"
+    )
+    assert (2, 3, 4) in setup_uses(text)[2]
+    # called where ROCm does run it: not CUDA-only
+    both = text.replace("torch.version.cuda and nvcc_version()", "nvcc_version()")
+    assert all(r[:2] != (2, 3) for r in setup_uses(both)[2])

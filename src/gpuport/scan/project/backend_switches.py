@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from gpuport import textre
 
-__all__ = ["build_defined", "cuda_switches"]
+__all__ = ["build_defined", "counterparts", "cuda_switches", "switch_strings"]
 
 _DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|cmakedefine01|cmakedefine)"
@@ -50,7 +50,7 @@ _COMPARISON = textre.compile(r"[\w.]+\s*(?:==|!=|<=|>=|<|>)\s*[\w.]+")
 _GUARD_PARTS = frozenset({"H", "HPP", "HH", "HXX", "CUH", "INL", "INCLUDED", "GUARD"})
 
 
-def _counterparts(name: str) -> list[str]:
+def counterparts(name: str) -> list[str]:
     """The HIP/ROCm spellings of a CUDA switch name, or [] when ``name`` is not one."""
     parts = name.split("_")
     upper = [p.upper() for p in parts]
@@ -129,7 +129,7 @@ def cuda_switches(
     for name in sorted(names):
         if "CUDA" not in name.upper():
             continue
-        rocm = next((c for c in _counterparts(name) if c in names), None)
+        rocm = next((c for c in counterparts(name) if c in names), None)
         if rocm is None:
             continue
         if any(name in e and rocm in e for e in together):
@@ -153,3 +153,12 @@ def build_defined(build_files: Mapping[str, str]) -> frozenset[str]:
             rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
             out.update(_NAME.findall(rest))
     return frozenset(out)
+
+
+def switch_strings(strings: set[str]) -> frozenset[str]:
+    """Of a file's string constants, the CUDA switches whose HIP/ROCm twin is among them too
+    (``"CPUINFER_USE_CUDA"`` beside ``"CPUINFER_USE_ROCM"``): environment settings or
+    options the ROCm route leaves off."""
+    return frozenset(
+        s for s in strings if "CUDA" in s.upper() and any(c in strings for c in counterparts(s))
+    )

@@ -36,6 +36,9 @@ _CUDA_NAME = textre.compile(
     re.I,
 )
 _ROCM_WORD = textre.compile(r"^(?:rocm|hip|amd|hipcc)$", re.I)
+_SWITCH_NAME = textre.compile(
+    r"(?:[A-Z0-9]+_)*(?:USE|ENABLE|WITH|BUILD|BACKEND)_(?:ROCM|HIP)(?:_[A-Z0-9]+)*"
+)
 _OTHER_WORD = textre.compile(r"^(?:cuda|nvcc|nvidia|xpu|mps|cpu|npu|hpu|sycl|cu\d+)$", re.I)
 
 
@@ -92,6 +95,8 @@ def rocm_value(
         last = name.rsplit(".", 1)[-1]
         if ROCM_NAME.search(last) or last in ("is_rocm_pytorch", "is_hip"):
             return True
+        if known is not None and _reads_cuda_switch(node, known):
+            return False
         return None
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
@@ -124,11 +129,32 @@ def rocm_value(
         return None
     if dotted in flags:
         return flags[dotted]
+    if known is not None and known.cuda_switches and env_name(node) in known.cuda_switches:
+        return False  # envs.X_USE_CUDA beside X_USE_ROCM
     if ROCM_NAME.search(dotted):
         return True
     if _CUDA_NAME.search(dotted):
         return False
     return None
+
+
+_TRUTHY = frozenset({True, 1, "1", "ON", "on", "On", "TRUE", "true", "True", "yes", "YES", "y"})
+
+
+def _reads_cuda_switch(call: ast.Call, known: Known) -> bool:
+    """``os.getenv("X_USE_CUDA")``, ``env_bool("X_USE_CUDA", False)``: a read of a CUDA
+    switch the file names beside its ROCm twin, with no default that turns it on (the ROCm
+    route sets the twin, not this)."""
+    if not known.cuda_switches:
+        return False
+    var = env_name(call)
+    args = list(call.args)
+    if var is None and args and isinstance(args[0], ast.Constant):
+        var = args[0].value if isinstance(args[0].value, str) else None
+    if var not in known.cuda_switches:
+        return False
+    defaults = args[1:2] + [k.value for k in call.keywords if k.arg == "default"]
+    return not any(isinstance(d, ast.Constant) and d.value in _TRUTHY for d in defaults)
 
 
 _PLATFORM_WORDS = ("target", "backend", "platform", "device", "gpu", "vendor")
@@ -183,7 +209,11 @@ def mentions_rocm(node: ast.expr) -> bool:
         if (
             isinstance(sub, ast.Constant)
             and isinstance(sub.value, str)
-            and _ROCM_WORD.match(sub.value.strip())
+            and (
+                _ROCM_WORD.match(sub.value.strip())
+                # an environment switch of the ROCm build: env_bool("X_USE_ROCM")
+                or (len(sub.value) < 64 and _SWITCH_NAME.fullmatch(sub.value) is not None)
+            )
         ):
             return True
     return False

@@ -19,7 +19,8 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gpuport import pyparse
+from gpuport import pyparse, textre
+from gpuport.scan.project.backend_switches import switch_strings
 
 __all__ = ["Known", "dotted_name", "env_name", "evidence_at", "known_of"]
 
@@ -80,6 +81,9 @@ class Known:
     names: dict[str, str] = field(default_factory=dict)
     #: function name -> the expression it returns (functions that only return)
     returns: dict[str, ast.expr] = field(default_factory=dict)
+    #: CUDA switches named beside their HIP/ROCm twin in the file (``"X_USE_CUDA"`` and
+    #: ``"X_USE_ROCM"``): settings the ROCm route leaves off
+    cuda_switches: frozenset[str] = frozenset()
     #: (id of a returned expression, flags) -> its ROCm value, worked out once
     values: dict[tuple[int, tuple[tuple[str, bool | None], ...]], bool | None] = field(
         default_factory=dict
@@ -118,7 +122,12 @@ class Known:
 def known_of(tree: ast.Module, settings: dict[str, str]) -> Known:
     """Collect the return-only functions and the names read from the environment."""
     known = Known(settings=dict(settings))
+    strings: set[str] = set()
     for node in pyparse.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if len(node.value) < 64 and _IDENT.fullmatch(node.value):
+                strings.add(node.value)
+            continue
         if isinstance(node, ast.FunctionDef) and not node.args.args:
             body = [s for s in node.body if not _is_docstring(s)]
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
@@ -129,7 +138,11 @@ def known_of(tree: ast.Module, settings: dict[str, str]) -> Known:
             var = env_name(stmt.value)
             if isinstance(target, ast.Name) and var is not None:
                 known.names[target.id] = var
+    known.cuda_switches = switch_strings(strings)
     return known
+
+
+_IDENT = textre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:

@@ -235,9 +235,7 @@ class _Walker:
         st = self.state
         for expr in (getattr(node, "test", None), getattr(node, "iter", None)):
             if isinstance(expr, ast.expr):  # calls in a test or loop header count as calls
-                for sub in pyparse.walk(expr):
-                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-                        self.calls.setdefault(sub.func.id, []).append(cuda_line)
+                self._test_calls(expr, cuda_line, node.lineno)
         if isinstance(node, ast.If):
             if mentions_rocm(node.test) or self._documented_switch(node.test):
                 st.tested = True
@@ -313,6 +311,24 @@ class _Walker:
         for sub in ast.iter_child_nodes(node):
             if isinstance(sub, ast.expr):
                 self._calls(sub, cuda_line)
+
+    def _test_calls(self, expr: ast.expr, cuda_line: int, line: int) -> None:
+        """Record the calls of a test, short-circuit included: in ``is_cuda() and
+        nvcc_version() >= 11`` the second call is never made on ROCm."""
+        todo: list[tuple[ast.AST, int]] = [(expr, cuda_line)]
+        while todo:
+            sub, cl = todo.pop()
+            if isinstance(sub, ast.BoolOp) and not cl:
+                stop = False if isinstance(sub.op, ast.And) else True
+                off = 0
+                for value in sub.values:
+                    todo.append((value, off))
+                    if not off and rocm_value(value, self.state.flags, self.known) is stop:
+                        off = line
+                continue
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                self.calls.setdefault(sub.func.id, []).append(cl)
+            todo.extend((c, cl) for c in ast.iter_child_nodes(sub))
 
     def _documented_switch(self, test: ast.expr) -> bool:
         """A test of a target setting whose ROCm value the project's docs give."""
