@@ -256,3 +256,10 @@ def test_a_call_after_a_false_test_in_an_and_is_not_made_on_rocm() -> None:
     # called where ROCm does run it: not CUDA-only
     both = text.replace("torch.version.cuda and nvcc_version()", "nvcc_version()")
     assert all(r[:2] != (2, 3) for r in setup_uses(both)[2])
+
+
+def test_a_cmake_branch_of_a_third_backend_is_not_configured_on_rocm() -> None:
+    text = "if(P_USE_SYCL)\n  find_package(IntelSYCL REQUIRED)\nendif()\n"
+    assert cmake_uses(text)[2] == [(2, 2, 1)]
+    # a negated name is not the backend's switch
+    assert cmake_uses(text.replace("P_USE_SYCL", "P_NO_SYCL"))[2] == []

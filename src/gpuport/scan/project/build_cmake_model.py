@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from gpuport import textre
+from gpuport.scan.cxx_cond import other_backend_names
 from gpuport.scan.project.build_setup_ast import Use
 
 __all__ = ["cmake_uses", "make_uses"]
@@ -75,8 +76,8 @@ def _term_value(tokens: list[str], false_vars: frozenset[str] = frozenset()) -> 
             v = False
         elif _HIP_VAR.match(name):
             v = True
-        elif _CUDA_VAR.match(name) or _NV_TECH_VAR.match(name):
-            v = False
+        elif _CUDA_VAR.match(name) or _NV_TECH_VAR.match(name) or other_backend_names(name):
+            v = False  # other_backend_names: if(X_USE_SYCL), a third backend ROCm never enables
     elif len(tokens) == 3 and tokens[1].upper() in ("STREQUAL", "MATCHES", "EQUAL"):
         word = tokens[2].strip('"')
         if _ROCM_WORD.match(word):

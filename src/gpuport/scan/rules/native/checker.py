@@ -472,9 +472,28 @@ def defines_api(code: str, m: re.Match[str]) -> bool:
     return False
 
 
+_ENUM_HEAD = textre.compile(r"\benum(?:\s+(?:class|struct))?(?:\s+\w+)?(?:\s*:\s*[\w:]+)?\s*$")
+
+
+def declares_enumerator(code: str, m: re.Match[str]) -> bool:
+    """Whether the name at ``m`` is an enumerator the project declares (hashcat's
+    dynamically loaded ``ext_cuda.h``: ``typedef enum CUjitInputType_enum {
+    CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX, ...``): a declaration, not a use."""
+    if m.group().endswith("("):
+        return False
+    after = code[m.end() : m.end() + 200].lstrip()[:1]
+    if after not in (",", "}", "="):
+        return False
+    start = max(0, m.start() - 4000)
+    opened = code.rfind("{", start, m.start())
+    if opened == -1 or "}" in code[opened : m.start()] or ";" in code[opened : m.start()]:
+        return False
+    return _ENUM_HEAD.search(code, max(0, opened - 120), opened) is not None
+
+
 def _check_module_loading(sink: Sink) -> None:
     for m in iter_words(_MODULE_LOAD, sink.code):
-        if defines_api(sink.code, m):
+        if defines_api(sink.code, m) or declares_enumerator(sink.code, m):
             continue
         name = m.group().rstrip("( \t")
         sink.hit(
