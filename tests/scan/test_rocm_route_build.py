@@ -74,10 +74,7 @@ def test_a_header_under_the_cuda_side_of_a_backend_switch_is_not_built(tmp_path:
 
 
 def test_a_switch_without_a_rocm_twin_decides_nothing(tmp_path: Path) -> None:
-    files = {
-        rel: text.replace("_HIP", "_OMP")
-        for rel, text in _switch_project().items()
-    }
+    files = {rel: text.replace("_HIP", "_OMP") for rel, text in _switch_project().items()}
     report = scan_files(tmp_path, files)
     assert Severity.BLOCKER in _severities(report, "include/p/arch/nv/ptx.hpp")
 
@@ -130,8 +127,9 @@ def test_a_cuda_folder_beside_a_hip_folder_is_the_cuda_backend(tmp_path: Path) -
     for path in ("templates/cuda/copy.h", "templates/cuda/tma_only.h"):
         got = _severities(report, path)
         assert got and all(s is Severity.INFO for s in got), path
-    assert "templates/hip/: the HIP side of the backend folder templates/cuda/" in (
-        _messages(report, "templates/cuda/tma_only.h")[0]
+    assert (
+        "templates/hip/: the HIP side of the backend folder templates/cuda/"
+        in (_messages(report, "templates/cuda/tma_only.h")[0])
     )
 
 

@@ -88,9 +88,7 @@ def _spoiled_by_build(name: str, build_files: Mapping[str, str]) -> str | None:
     return None
 
 
-def cuda_switches(
-    native: Mapping[str, str], build_files: Mapping[str, str]
-) -> dict[str, str]:
+def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> dict[str, str]:
     """The project's CUDA backend switches that its ROCm build leaves off -> the evidence
     (the HIP/ROCm switch beside it and where the project names that)."""
     names: dict[str, str] = {}  # every name in a directive -> first "file:line"

@@ -138,7 +138,7 @@ def rocm_value(
     return None
 
 
-_TRUTHY = frozenset({True, 1, "1", "ON", "on", "On", "TRUE", "true", "True", "yes", "YES", "y"})
+_TRUTHY = frozenset({True, "1", "ON", "on", "On", "TRUE", "true", "True", "yes", "YES", "y"})
 
 
 def _reads_cuda_switch(call: ast.Call, known: Known) -> bool:

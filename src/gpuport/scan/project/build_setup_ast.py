@@ -319,7 +319,7 @@ class _Walker:
         while todo:
             sub, cl = todo.pop()
             if isinstance(sub, ast.BoolOp) and not cl:
-                stop = False if isinstance(sub.op, ast.And) else True
+                stop = not isinstance(sub.op, ast.And)
                 off = 0
                 for value in sub.values:
                     todo.append((value, off))

@@ -133,9 +133,9 @@ def include_sides(texts: dict[str, str], false_names: frozenset[str] = frozenset
         ]
         if false_names:
             found += [
-                (m.start(), target)
+                (m.start(), tail)
                 for m in _ANGLED.finditer(text)
-                if (target := tails.get(m.group(1).lstrip("./"))) is not None
+                if (tail := tails.get(m.group(1).lstrip("./"))) is not None
             ]
             found.sort()
         if not found:
