@@ -20,11 +20,11 @@ build file names outside its CUDA-only branches is built whatever its name. Text
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from gpuport import textre
 
-__all__ = ["backend_siblings"]
+__all__ = ["backend_siblings", "keep_included"]
 
 _DIR_VENDOR = {"cuda": "cuda", "hip": "hip", "rocm": "hip", "dpcpp": "sycl", "sycl": "sycl"}
 _WORD = textre.compile(r"(?<![A-Za-z0-9])(cuda|hip|rocm|sycl|dpcpp)(?![a-z0-9])", re.I)
@@ -190,20 +190,27 @@ def _folder_siblings(
                     f"{hip_folder}/: the HIP side of the backend folder "
                     f"{folders[(above, vendor)]}/, which the ROCm build compiles instead"
                 )
-    # a header that a file still compiled includes is compiled too
+    keep_included(found, [r for r in native if r not in found and r not in out], includes)
+    out.update(found)
+
+
+def keep_included(
+    candidates: dict[str, str], live: Iterable[str], includes: Mapping[str, frozenset[str]]
+) -> None:
+    """Drop from ``candidates`` (files about to count as not built) each one that a ``live``
+    file (compiled by the ROCm build) includes, and then what those include, by file name:
+    a header that a compiled file includes is compiled too."""
     wanted: set[str] = set()
-    for r in native:
-        if r not in found and r not in out:
-            wanted |= includes.get(r, frozenset())
+    for r in live:
+        wanted |= includes.get(r, frozenset())
     changed = True
-    while changed and found:
+    while changed and candidates:
         changed = False
-        for rel in list(found):
+        for rel in list(candidates):
             if rel.rsplit("/", 1)[-1] in wanted:
-                del found[rel]
+                del candidates[rel]
                 wanted |= includes.get(rel, frozenset())
                 changed = True
-    out.update(found)
 
 
 def _adds_vendor_dir(folder: str, rel: str) -> bool:

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
+from gpuport.scan.project.backend_siblings import keep_included
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
 from gpuport.scan.project.build_settings import evidence_at
@@ -388,17 +389,7 @@ def _mark_not_built(
             candidates[rel] = cuda_dirs[folder]
     # a header that a file the ROCm build compiles includes is compiled too
     live = [r for r in native if r not in model.not_built and r not in candidates]
-    wanted: set[str] = set()
-    for r in live:
-        wanted |= includes.get(r, frozenset())
-    changed = True
-    while changed and candidates:
-        changed = False
-        for rel in list(candidates):
-            if rel.rsplit("/", 1)[-1] in wanted:
-                del candidates[rel]
-                wanted |= includes.get(rel, frozenset())
-                changed = True
+    keep_included(candidates, live, includes)
     model.not_built.update(candidates)
     _headers_of_unbuilt(model, unmatched, native, includes)
 
