@@ -375,3 +375,26 @@ def test_a_framework_image_drops_a_torch_only_install_whole(tmp_path: Path) -> N
     assert not any(
         ln.startswith("RUN pip3 install") and "numpy" not in ln for ln in text.splitlines()
     )
+
+
+def test_an_ubuntu_release_rocm_ships_no_image_for_gets_no_rocm_copy(tmp_path: Path) -> None:
+    """A CUDA image of an Ubuntu release the ROCm release has no packages or image for
+    (ROCm 6.4: 22.04 and 24.04 only) would name an image that does not exist: no
+    Dockerfile.rocm, the reason in ``unfixed``. The same Dockerfile on a shipped release gets
+    its copy of that release."""
+    body = "RUN apt-get update && apt-get install -y git\n"
+    for old in ("18.04", "20.04"):
+        df = f"FROM nvidia/cuda:10.0-cudnn7-devel-ubuntu{old}\n{body}"
+        report = run(project(tmp_path / old, {"Dockerfile": df}))
+        assert report.files == [], old
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and f"Ubuntu {old} image" in reasons[0], old
+        assert "ships no image for it (22.04, 24.04)" in reasons[0]
+    for new in ("22.04", "24.04"):
+        df = f"FROM nvidia/cuda:12.4.1-devel-ubuntu{new}\n{body}"
+        text = created(run(project(tmp_path / new, {"Dockerfile": df})), "Dockerfile.rocm")
+        assert f"FROM rocm/dev-ubuntu-{new}:6.4-complete" in text
+    # a tag naming no release takes the default, which is shipped
+    df = f"FROM nvidia/cuda:12.4.1-devel\n{body}"
+    text = created(run(project(tmp_path / "none", {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in text

@@ -248,6 +248,14 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
         if m is not None and any(f.rule_id == "GP501" for f in hits):
             hit = routes.image_for(m.group(2))
             if hit is None:
+                old_os = routes.unshipped_ubuntu(m.group(2))
+                if old_os is not None:
+                    ctx.decline(
+                        found,
+                        f"{path} starts from an Ubuntu {old_os} image, and ROCm {routes.rocm} "
+                        f"ships no image for it ({', '.join(routes.ubuntu)}): moving the image "
+                        "to another release (or an older ROCm) is a person's call",
+                    )
                 return None  # a CUDA image with no ROCm counterpart known: left to a person
             route, image = hit
             framework = framework or route.kind == "framework"
