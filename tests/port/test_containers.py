@@ -398,3 +398,36 @@ def test_an_ubuntu_release_rocm_ships_no_image_for_gets_no_rocm_copy(tmp_path: P
     df = f"FROM nvidia/cuda:12.4.1-devel\n{body}"
     text = created(run(project(tmp_path / "none", {"Dockerfile": df})), "Dockerfile.rocm")
     assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in text
+
+
+def test_torch_from_pypi_gets_its_rocm_build_first(tmp_path: Path) -> None:
+    """On a ROCm base image a RUN that installs PyPI's torch (a CUDA build on Linux) is
+    preceded by the ROCm builds from the index of the pinned release (the newest known one
+    when unpinned), with the same pip; the RUN then finds them satisfied. Not for a RUN
+    that names its own index, a framework image that ships torch, or a release whose ROCm
+    index gpuport does not know (no copy, the reason listed)."""
+    head = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+    df = head + "RUN python3 -m pip install --no-cache-dir torch==2.4.0 torchvision einops\n"
+    lines = created(run(project(tmp_path / "a", {"Dockerfile": df})), "Dockerfile.rocm")
+    lines = lines.splitlines()
+    first = next(i for i, ln in enumerate(lines) if "--index-url" in ln)
+    assert lines[first].startswith(
+        "RUN python3 -m pip install --index-url https://download.pytorch.org/whl/rocm6.1 "
+        "torch==2.4.0 torchvision  # gpuport:"
+    )
+    assert lines[first + 1] == df.splitlines()[1]  # the project's RUN follows, unchanged
+    unpinned = created(
+        run(project(tmp_path / "b", {"Dockerfile": head + "RUN pip3 install torch numpy\n"})),
+        "Dockerfile.rocm",
+    )
+    assert "RUN pip3 install --index-url https://download.pytorch.org/whl/rocm" in unpinned
+    own = head + "RUN pip install -i https://mirror.example/simple torch==2.4.0\n"
+    text = created(run(project(tmp_path / "c", {"Dockerfile": own})), "Dockerfile.rocm")
+    assert "download.pytorch.org" not in text
+    fw = "FROM pytorch/pytorch:2.2.1-cuda12.1-cudnn8-runtime\nRUN pip install torch einops\n"
+    text = created(run(project(tmp_path / "d", {"Dockerfile": fw})), "Dockerfile.rocm")
+    assert "--index-url" not in text
+    old = head + "RUN pip install torch==1.4.0\n"
+    report = run(project(tmp_path / "e", {"Dockerfile": old}))
+    assert report.files == []
+    assert any("whose ROCm index gpuport does not know" in u.reason for u in report.unfixed)

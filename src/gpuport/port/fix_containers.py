@@ -199,6 +199,55 @@ _PIP_VALUED = frozenset(
 )
 
 
+#: one pip install command: the program (``pip``, ``pip3``, ``python3 -m pip``, ``uv pip``,
+#: a path to one) and its arguments up to the end of the command
+_PIP_CMD = textre.compile(
+    r"((?:[\w./-]*/)?(?:uv[ \t]+|python3?(?:\.\d+)?[ \t]+-m[ \t]+)?pip3?[ \t]+install)"
+    r"((?:[^\n&;|]|\\\n)*)"
+)
+_TORCH_WORD = textre.compile(r"^(torch|torchvision|torchaudio)(?:([=<>~!]=?)([^\s,;]*))?$")
+_INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+
+
+def _pypi_torch(chunk: str, eol: str) -> str | None:
+    """A RUN installing PyPI's torch on a ROCm base image (PyPI's Linux wheels are CUDA
+    builds): the ROCm builds installed first, from the ROCm index of the pinned release (the
+    latest known one when unpinned), so the RUN finds them satisfied. None when the RUN
+    installs no torch from PyPI (an index of its own: the project chose it); ``""`` when a
+    pinned release has no ROCm index gpuport knows."""
+    for m in _PIP_CMD.finditer(_no_comments(chunk)):
+        words = [w.strip("\"'") for w in m.group(2).replace("\\\n", " ").split()]
+        if any(w in _INDEX_OPTS or w.split("=", 1)[0] in _INDEX_OPTS for w in words):
+            continue
+        pkgs: list[str] = []
+        release: str | None = None
+        skip = False
+        for w in words:
+            if skip:
+                skip = False
+                continue
+            if w.startswith("-"):
+                skip = w in _PIP_VALUED
+                continue
+            t = _TORCH_WORD.match(w)
+            if t is None:
+                continue
+            pkgs.append(w)
+            if t.group(1) == "torch" and t.group(2) == "==":
+                release = t.group(3)
+        if not pkgs:
+            continue
+        routes = load_port_routes()
+        hit = routes.torch_index(release) if release else routes.torch[-1]
+        if hit is None:
+            return ""
+        return (
+            f"RUN {m.group(1)} --index-url {hit.index} {' '.join(pkgs)}  {_MARK} ROCm builds "
+            f"of torch first: PyPI's are CUDA builds{eol}"
+        )
+    return None
+
+
 def _empty_install(run: str) -> bool:
     """Whether a ``pip install`` in ``run`` has options left and no package (``-r`` files
     and ``-e`` paths are packages)."""
@@ -230,6 +279,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     if torch is not None and torch.route and torch.route.index_url:
         index = torch.route.index_url
     framework = False
+    rocm_base = False  # a CUDA image became a ROCm SDK image (its pip installs still run)
     used: list[Finding] = []
     by_line: dict[int, list[Finding]] = {}
     for f in found:
@@ -259,6 +309,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 return None  # a CUDA image with no ROCm counterpart known: left to a person
             route, image = hit
             framework = framework or route.kind == "framework"
+            rocm_base = rocm_base or route.kind == "base"
             new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
         elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
             env = _env(chunk, ctx.target.name)
@@ -293,6 +344,21 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 new = piped
                 for given in routed:
                     used += fix_deps.routed_findings(ctx, _project_path(given))
+            if (
+                rocm_base
+                and not framework
+                and not (_CUDA_INDEX.search(chunk) or _LOCAL_CU.search(chunk))
+            ):
+                first_rocm = _pypi_torch(chunk, eol)
+                if first_rocm == "":
+                    ctx.decline(
+                        found,
+                        f"{path} installs a torch release from PyPI (a CUDA build) whose ROCm "
+                        "index gpuport does not know: left to a person",
+                    )
+                    return None
+                if first_rocm is not None:
+                    pre_lines.append(first_rocm)
             if pre_lines:
                 new = "".join(pre_lines) + new
                 pre_lines = []
