@@ -431,3 +431,21 @@ def test_torch_from_pypi_gets_its_rocm_build_first(tmp_path: Path) -> None:
     report = run(project(tmp_path / "e", {"Dockerfile": old}))
     assert report.files == []
     assert any("whose ROCm index gpuport does not know" in u.reason for u in report.unfixed)
+
+
+def test_a_run_installing_a_cuda_only_package_gets_no_rocm_copy(tmp_path: Path) -> None:
+    """A RUN that installs, the default way, a package scan found has no ROCm build there
+    (onnxruntime-gpu, PyPI's vllm, flash-attn) would put a CUDA build into the ROCm image: no
+    Dockerfile.rocm, the package named in the reason. torch beside packages without findings
+    is routed, so the copy is written."""
+    head = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get install -y python3-pip\n"
+    for i, pkgs in enumerate(("onnxruntime-gpu", "vllm==0.6.3", "torch==2.4.0 vllm==0.6.3")):
+        df = f"{head}RUN pip install {pkgs} einops\n"
+        report = run(project(tmp_path / str(i), {"Dockerfile": df}))
+        assert report.files == [], pkgs
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "the default way: a CUDA build" in reasons[0], pkgs
+        assert ("vllm" if "vllm" in pkgs else "onnxruntime-gpu") in reasons[0]
+    df = f"{head}RUN pip install torch==2.4.0 torchvision==0.19.0 einops\n"
+    text = created(run(project(tmp_path / "ok", {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "whl/rocm6.1 torch==2.4.0 torchvision==0.19.0  # gpuport:" in text

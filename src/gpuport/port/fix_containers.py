@@ -27,6 +27,7 @@ from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port import fix_compose, fix_deps
 from gpuport.port.context import PortContext, Proposal, unique, unrun
+from gpuport.port.docker_pip import empty_install, no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
 
 __all__ = ["dockerfile_name", "propose"]
@@ -166,106 +167,10 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
         out = textre.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
     if framework and textre.search(r"\bpip3?\s+install\b", out):
         out = _TORCH_PKG.sub("", out)
-        if _empty_install(out):  # the image ships them: nothing left to install
+        if empty_install(out):  # the image ships them: nothing left to install
             out = "".join(f"# {ln}" if ln.strip() else ln for ln in text.splitlines(True))
             out = f"{_MARK} the ROCm image ships torch, which this RUN installed\n" + out
     return out
-
-
-_INSTALL_ARGS = textre.compile(r"\bpip3?\s+install\b((?:[^\n&;|]|\\\n)*)")
-#: pip options that take a value (the next word unless written with ``=``)
-_PIP_VALUED = frozenset(
-    {
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "-c",
-        "--constraint",
-        "--target",
-        "-t",
-        "--prefix",
-        "--root",
-        "--trusted-host",
-        "--cache-dir",
-        "--platform",
-        "--python-version",
-        "--implementation",
-        "--abi",
-        "--progress-bar",
-        "--src",
-    }
-)
-
-
-#: one pip install command: the program (``pip``, ``pip3``, ``python3 -m pip``, ``uv pip``,
-#: a path to one) and its arguments up to the end of the command
-_PIP_CMD = textre.compile(
-    r"((?:[\w./-]*/)?(?:uv[ \t]+|python3?(?:\.\d+)?[ \t]+-m[ \t]+)?pip3?[ \t]+install)"
-    r"((?:[^\n&;|]|\\\n)*)"
-)
-_TORCH_WORD = textre.compile(r"^(torch|torchvision|torchaudio)(?:([=<>~!]=?)([^\s,;]*))?$")
-_INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
-
-
-def _pypi_torch(chunk: str, eol: str) -> str | None:
-    """A RUN installing PyPI's torch on a ROCm base image (PyPI's Linux wheels are CUDA
-    builds): the ROCm builds installed first, from the ROCm index of the pinned release (the
-    latest known one when unpinned), so the RUN finds them satisfied. None when the RUN
-    installs no torch from PyPI (an index of its own: the project chose it); ``""`` when a
-    pinned release has no ROCm index gpuport knows."""
-    for m in _PIP_CMD.finditer(_no_comments(chunk)):
-        words = [w.strip("\"'") for w in m.group(2).replace("\\\n", " ").split()]
-        if any(w in _INDEX_OPTS or w.split("=", 1)[0] in _INDEX_OPTS for w in words):
-            continue
-        pkgs: list[str] = []
-        release: str | None = None
-        skip = False
-        for w in words:
-            if skip:
-                skip = False
-                continue
-            if w.startswith("-"):
-                skip = w in _PIP_VALUED
-                continue
-            t = _TORCH_WORD.match(w)
-            if t is None:
-                continue
-            pkgs.append(w)
-            if t.group(1) == "torch" and t.group(2) == "==":
-                release = t.group(3)
-        if not pkgs:
-            continue
-        routes = load_port_routes()
-        hit = routes.torch_index(release) if release else routes.torch[-1]
-        if hit is None:
-            return ""
-        return (
-            f"RUN {m.group(1)} --index-url {hit.index} {' '.join(pkgs)}  {_MARK} ROCm builds "
-            f"of torch first: PyPI's are CUDA builds{eol}"
-        )
-    return None
-
-
-def _empty_install(run: str) -> bool:
-    """Whether a ``pip install`` in ``run`` has options left and no package (``-r`` files
-    and ``-e`` paths are packages)."""
-    for m in _INSTALL_ARGS.finditer(run):
-        words = m.group(1).replace("\\\n", " ").split()
-        skip = False
-        named = False
-        for w in words:
-            if skip:
-                skip = False
-                continue
-            if w in ("-r", "--requirement", "-e", "--editable") or not w.startswith("-"):
-                named = True
-                break
-            skip = w in _PIP_VALUED
-        if not named:
-            return True
-    return False
 
 
 def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
@@ -285,6 +190,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     for f in found:
         by_line.setdefault(f.location.line or 0, []).append(f)
     out = list(lines)
+    dep_hits = ctx.of("GP101", "GP102", "GP106", "GP107", "GP108", "GP109", path=path)
     copied: dict[str, str] = {}  # a file name in the image -> the project file COPY put there
     changed = False
     pre_lines: list[str] = []
@@ -324,6 +230,18 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             if build is not None:
                 _decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build})")
                 return None
+            lines_here = range(first + 1, last + 2)
+            deps = [f for f in dep_hits if f.location.line in lines_here]
+            routed_torch = rocm_base or framework or bool(_CUDA_INDEX.search(chunk))
+            blocked = unrouted_package(deps, chunk, routed_torch)
+            if blocked is not None:
+                ctx.decline(
+                    [*found, *deps],
+                    f"{path} installs {blocked} the default way: a CUDA build (or a version "
+                    "ROCm cannot use) that a ROCm copy would install too; no copy, left to a "
+                    "person",
+                )
+                return None
             if textre.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
             ) and _CUDA_APT.search(chunk):
@@ -349,7 +267,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 and not framework
                 and not (_CUDA_INDEX.search(chunk) or _LOCAL_CU.search(chunk))
             ):
-                first_rocm = _pypi_torch(chunk, eol)
+                first_rocm = pypi_torch(chunk, eol)
                 if first_rocm == "":
                     ctx.decline(
                         found,
@@ -422,7 +340,7 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
     """What in a RUN compiles CUDA code or installs a CUDA-only build: the RUN's own text,
     or a project script it runs (copied into the image, or found beside the Dockerfile or
     at the project's root), read and never run."""
-    code = _no_comments(chunk)
+    code = no_comments(chunk)
     build = _CUDA_BUILD.search(code)
     if build is not None:
         return build.group(0).strip()
@@ -434,15 +352,11 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
             text = ctx.read(cand) if cand and not cand.startswith("/") else None
             if text is None:
                 continue
-            inner = _CUDA_BUILD.search(_no_comments(text))
+            inner = _CUDA_BUILD.search(no_comments(text))
             if inner is not None:
                 return f"{cand} runs {inner.group(0).strip()}"
             break
     return None
-
-
-def _no_comments(chunk: str) -> str:
-    return "".join(ln for ln in chunk.splitlines(keepends=True) if not ln.lstrip().startswith("#"))
 
 
 def _drop_packages(chunk: str) -> str:
