@@ -78,9 +78,8 @@ def test_cuda_build_is_unchanged_and_hip_gets_no_nvcc_flag(tmp_path: Path) -> No
     assert new != SETUP
     assert _flags(new, None) == _flags(SETUP, None)  # CUDA torch: the same flags, same order
     hip = _flags(new, "6.2.41133")["nvcc"]
-    # nvcc's --use_fast_math in clang's spelling, CUDA's fp16 switch under HIP's name; the
-    # other nvcc-only flags dropped
-    assert hip == ["-O3", "-U__HIP_NO_HALF_OPERATORS__", "-ffast-math"]
+    # nvcc's --use_fast_math in clang's spelling; the other nvcc-only flags dropped
+    assert hip == ["-O3", "-U__CUDA_NO_HALF_OPERATORS__", "-ffast-math"]
     assert "if not torch.version.hip:  # gpuport: GP402" in new
 
 
@@ -234,34 +233,3 @@ def test_cuda_libraries_linked_by_name_get_their_rocm_twin(tmp_path: Path) -> No
         "cusparse",
     ]
     assert run(root, families=frozenset({"setup.py"})).files == []  # idempotent
-
-
-def test_cudas_fp16_switches_keep_their_meaning_under_hips_names(tmp_path: Path) -> None:
-    """``-D__CUDA_NO_HALF_CONVERSIONS__`` (and the operator switches, ``-U`` too) in an nvcc
-    list that gets its HIP branch become ``__HIP_NO_HALF_...__`` there, which hip_fp16.h
-    reads; the CUDA list is the original. A list whose only CUDA words are the switches gets
-    no branch (hipcc takes them as they are), and other macros are kept as written."""
-    src = (
-        "import torch\n"
-        "ARGS = {'nvcc': ['-O3', '-D__CUDA_NO_HALF_OPERATORS__', "
-        "'-D__CUDA_NO_HALF_CONVERSIONS__', '-U__CUDA_NO_HALF2_OPERATORS__', "
-        "'-D__CUDA_NO_BFLOAT16_CONVERSIONS__', '-DWITH_CUDA', '--expt-relaxed-constexpr']}\n"
-    )
-    root = project(tmp_path, {"setup.py": src})
-    run(root, apply=True, verify=False, families=frozenset({"setup.py"}))
-    new = (root / "setup.py").read_text()
-    assert _flags(new, None) == _flags(src, None)
-    assert _flags(new, "6.2.41133")["nvcc"] == [
-        "-O3",
-        "-D__HIP_NO_HALF_OPERATORS__",
-        "-D__HIP_NO_HALF_CONVERSIONS__",
-        "-U__HIP_NO_HALF2_OPERATORS__",
-        "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
-        "-DWITH_CUDA",
-    ]
-    assert run(root, families=frozenset({"setup.py"})).files == []  # idempotent
-    only = "import torch\nARGS = {'nvcc': ['-O3', '-D__CUDA_NO_HALF_CONVERSIONS__']}\n"
-    assert (
-        run(project(tmp_path / "b", {"setup.py": only}), families=frozenset({"setup.py"})).files
-        == []
-    )

@@ -158,7 +158,7 @@ def _ubuntu(defaults: dict[str, Any]) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(
         isinstance(x, str) and textre.fullmatch(r"\d{2}\.\d{2}", x) for x in raw
     ):
-        raise GpuportError(f'{_FILE.name}: defaults: ubuntu must be a list like ["22.04"]')
+        raise GpuportError(f"{_FILE.name}: defaults: ubuntu must be a list like [\"22.04\"]")
     if raw and _str(defaults, "default_ubuntu", "defaults") not in raw:
         raise GpuportError(f"{_FILE.name}: defaults: default_ubuntu must be one of ubuntu")
     return tuple(raw)

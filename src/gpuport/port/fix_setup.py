@@ -7,8 +7,7 @@ hipcc, which takes none of nvcc's own options (``--use_fast_math``, ``-gencode``
 
 * a list literal holding such flags becomes ``([hip flags] if torch.version.hip else [the
   original])``, the HIP list being the original without the nvcc-only flags (and their
-  values), ``--use_fast_math`` given as clang's ``-ffast-math``, CUDA's fp16 switches
-  (``-D__CUDA_NO_HALF_CONVERSIONS__``) under HIP's names (``-D__HIP_NO_HALF_CONVERSIONS__``);
+  values), ``--use_fast_math`` given as clang's ``-ffast-math``;
 * a run of statements that only add such flags to a list (``cc_flag.append("-gencode")``, an
   ``if`` or ``for`` around them) goes under ``if not torch.version.hip:``.
 
@@ -152,32 +151,10 @@ def _link_twin(elts: list[ast.expr], i: int) -> str | None:
     return None
 
 
-#: CUDA's fp16 header switches a project sets for nvcc (``-D__CUDA_NO_HALF_OPERATORS__``,
-#: torch's own default) and their HIP twins, which hip_fp16.h reads: in the HIP side of a
-#: branch the project's choice is kept under HIP's name (as bevfusion's ROCm port wrote it:
-#: github.com/mit-han-lab/bevfusion/pull/509; torch sets the same pair for each compiler,
-#: torch/utils/cpp_extension.py COMMON_NVCC_FLAGS / COMMON_HIP_FLAGS)
-_HALF_SWITCH = textre.compile(
-    r"^(-[DU]\s*)__CUDA_NO_(HALF_OPERATORS|HALF_CONVERSIONS|HALF2_OPERATORS)__((?:=\w*)?)$"
-)
-
-
-def _hip_switch(el: ast.expr) -> str | None:
-    """The HIP twin of a CUDA fp16 switch (``-D__CUDA_NO_HALF_CONVERSIONS__`` ->
-    ``-D__HIP_NO_HALF_CONVERSIONS__``), as a string literal, or None."""
-    if not (isinstance(el, ast.Constant) and isinstance(el.value, str)):
-        return None
-    m = _HALF_SWITCH.match(el.value)
-    if m is None:
-        return None
-    return repr(f"{m.group(1)}__HIP_NO_{m.group(2)}__{m.group(3)}").replace("'", '"')
-
-
 def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr | str], bool]:
     """The elements hipcc keeps (an nvcc flag with a clang spelling as that spelling's
-    string literal, a CUDA library's link argument as its ROCm twin's, a CUDA fp16 switch
-    as HIP's), and whether any was dropped or changed (a switch alone is no reason to
-    branch: hipcc takes it as it is)."""
+    string literal, a CUDA library's link argument as its ROCm twin's), and whether any
+    was dropped or changed."""
     kept: list[ast.expr | str] = []
     dropped = False
     skip = False
@@ -190,10 +167,6 @@ def hip_flags(elts: list[ast.expr]) -> tuple[list[ast.expr | str], bool]:
         if twin is not None:
             kept.append(repr(twin).replace("'", '"'))
             dropped = True
-            continue
-        switch = _hip_switch(el)
-        if switch is not None:
-            kept.append(switch)
             continue
         text = _literal(el)
         kind = _flag_kind(text) if text is not None and not _apple_arch(elts, i) else None
