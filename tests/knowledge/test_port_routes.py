@@ -98,24 +98,44 @@ def test_torch_index_by_release() -> None:
                 "defaults": {
                     "rocm": "6.4",
                     "default_ubuntu": "20.04",
-                    "ubuntu": ["22.04"],
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+                "ubuntu": {
+                    "releases": ["22.04"],
                     "sources": ["https://x"],
                     "checked": dt.date(2026, 1, 1),
                 },
             },
-            "default_ubuntu must be one of ubuntu",
+            "default_ubuntu must be one of the releases",
         ),
         (
             {
                 "defaults": {
                     "rocm": "6.4",
                     "default_ubuntu": "22.04",
-                    "ubuntu": "22.04",
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+                "ubuntu": {
+                    "releases": "22.04",
                     "sources": ["https://x"],
                     "checked": dt.date(2026, 1, 1),
                 },
             },
-            "ubuntu must be a list",
+            "releases must be a list",
+        ),
+        (
+            {
+                "defaults": {
+                    "rocm": "6.4",
+                    "default_ubuntu": "22.04",
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+                "ubuntu": {"releases": ["22.04"]},
+            },
+            "sources",
         ),
     ],
 )

@@ -149,18 +149,26 @@ def parse(data: dict[str, Any]) -> PortRoutes:
         default_ubuntu=_str(defaults, "default_ubuntu", "defaults"),
         images=tuple(images),
         torch=tuple(torch),
-        ubuntu=_ubuntu(defaults),
+        ubuntu=_ubuntu(data, _str(defaults, "default_ubuntu", "defaults")),
     )
 
 
-def _ubuntu(defaults: dict[str, Any]) -> tuple[str, ...]:
-    raw = defaults.get("ubuntu", [])
+def _ubuntu(data: dict[str, Any], default: str) -> tuple[str, ...]:
+    """The ``[ubuntu]`` table's releases (sourced and dated like every entry); none when the
+    table is absent."""
+    table = data.get("ubuntu")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        raise GpuportError(f"{_FILE.name}: ubuntu must be a table")
+    _sourced(table, "ubuntu")
+    raw = table.get("releases")
     if not isinstance(raw, list) or not all(
         isinstance(x, str) and textre.fullmatch(r"\d{2}\.\d{2}", x) for x in raw
     ):
-        raise GpuportError(f"{_FILE.name}: defaults: ubuntu must be a list like [\"22.04\"]")
-    if raw and _str(defaults, "default_ubuntu", "defaults") not in raw:
-        raise GpuportError(f"{_FILE.name}: defaults: default_ubuntu must be one of ubuntu")
+        raise GpuportError(f'{_FILE.name}: ubuntu: releases must be a list like ["22.04"]')
+    if default not in raw:
+        raise GpuportError(f"{_FILE.name}: ubuntu: default_ubuntu must be one of the releases")
     return tuple(raw)
 
 
