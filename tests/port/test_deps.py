@@ -173,6 +173,10 @@ def test_a_folders_own_torch_scripts_decide_its_route(tmp_path: Path) -> None:
     gpu_script = 'import torch\nmodel = torch.nn.Linear(2, 2).to("cuda")\n'
     b = run(project(tmp_path / "b", {**files, "apps/chem/infer.py": gpu_script}))
     assert [f.path for f in b.files] == ["apps/chem/requirements-rocm.txt"]
-    served = {"models/requirements.txt": "torch\n", "run.py": gpu_script, "models/cfg.py": "X = 1\n"}
+    served = {
+        "models/requirements.txt": "torch\n",
+        "run.py": gpu_script,
+        "models/cfg.py": "X = 1\n",
+    }
     c = run(project(tmp_path / "c", served))
     assert [f.path for f in c.files] == ["models/requirements-rocm.txt"]

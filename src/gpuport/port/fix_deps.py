@@ -418,7 +418,9 @@ def _python_uses_gpu(ctx: PortContext, folder: str = "") -> bool:
             texts[rel] = _PY_COMMENT.sub("", text)
     if folder:
         mine = [
-            t for rel, t in texts.items() if rel.startswith(folder + "/") and _IMPORTS_TORCH.search(t)
+            t
+            for rel, t in texts.items()
+            if rel.startswith(folder + "/") and _IMPORTS_TORCH.search(t)
         ]
         if mine:
             return any(_GPU_USE.search(t) is not None for t in mine)
