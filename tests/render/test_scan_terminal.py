@@ -201,7 +201,8 @@ def test_a_library_with_few_findings_is_compact_and_drops_nothing_silently(
     The verdict now takes the lines it needs, the findings outside core one line per rule,
     and one footer line says what --verbose adds."""
     report = scan_path(few, ScanOptions())
-    out = _terminal(cli, monkeypatch, few, width)
+    monkeypatch.chdir(few)  # as a user runs it: in the repository, `gpuport scan .`
+    out = _terminal(cli, monkeypatch, Path("."), width)
     lines = out.splitlines()
     above = [f for f in report.findings if f.severity is not Severity.INFO]
     assert report.files_scanned >= 450 and 5 <= len(above) <= 20
@@ -215,9 +216,10 @@ def test_a_library_with_few_findings_is_compact_and_drops_nothing_silently(
         assert folder in flat and f"{name}:{f.location.line}" in flat, f.location
     heading = next(i for i, line in enumerate(lines) if line.startswith("Core code (judged): "))
     assert any(line.startswith("effort ") for line in lines[:heading])  # with the verdict
-    assert lines[-1].startswith("--verbose adds ")  # the footer: one line
-    verbose = _terminal(cli, monkeypatch, few, width, "--verbose")
-    assert "Effort by component" in verbose and "--verbose adds" not in verbose
+    footer = [i for i, line in enumerate(lines) if line.startswith("--verbose: ")]
+    assert len(footer) == 1 and footer[0] >= len(lines) - (1 if width >= 80 else 2)  # last
+    verbose = _terminal(cli, monkeypatch, Path("."), width, "--verbose")
+    assert "Effort by component" in verbose and "--verbose: " not in verbose
     for f in above:
         assert f.message.split(": ")[0] in verbose.replace("\n", " ") or f.rule_id in verbose
 
@@ -251,3 +253,35 @@ def test_the_effort_is_one_line_when_small_and_one_line_per_component_when_not(
     lines = console.export_text().splitlines()
     assert lines[0] == "effort 6–12 engineer-days, by component:"
     assert len(lines) == 7 and all("(re-implement) 1–2" in line for line in lines[1:])
+
+
+def test_a_long_message_takes_two_lines_its_fix_is_whole_and_the_footer_says_so(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A knowledge-base note of six lines at 80 columns (torch's) is cut after a clause to two
+    lines ending in " …"; the fix, what a user acts on, is printed whole; the footer counts the
+    cut message and --verbose prints it whole."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "1"\ndependencies = ["torch>=2.4"]\n'
+    )
+    out = _terminal(cli, monkeypatch, tmp_path, 80)
+    block = out[out.index("GP102") :]
+    message = block[block.index("pyproject.toml:4") : block.index("fix:")]
+    assert message.strip().endswith("…") and len(message.strip().splitlines()) <= 2
+    assert "float8_e4m3fnuz" not in out
+    assert "https://download.pytorch.org/whl/rocm" in block.replace("\n", "")  # the fix, whole
+    assert "1 full message" in out.splitlines()[-1]
+    verbose = _terminal(cli, monkeypatch, tmp_path, 80, "--verbose")
+    assert "float8_e4m3fnuz" in verbose and "…" not in verbose
+
+
+def test_a_fix_inside_its_message_is_printed_apart_and_nothing_is_cut(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "client.py").write_text("def f():\n    import vllm\n")
+    out = _terminal(cli, monkeypatch, tmp_path, 80)
+    flat = " ".join(line.strip() for line in out.splitlines())
+    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm fix: Run a" in flat
+    assert "instead of `pip install vllm`." in flat and "…" not in out
+    assert "full message" not in out

@@ -129,6 +129,8 @@ def group_lines(
     indent: int = 2,
     shown: set[str] | None = None,
     limit: int | None = LINES_PER_RULE,
+    room: int | None = None,
+    trimmed: set[str] | None = None,
 ) -> list[RenderableType]:
     """One rule's findings as a block that wraps to any width: a head line (rule, severity,
     title, how many), then each distinct message once with its places indented under it
@@ -136,7 +138,9 @@ def group_lines(
     message or fix already printed (``shown``, updated here) is not printed again: the block
     says so in one line. Past ``limit`` lines of messages and places, one line says how many
     messages and findings of the rule are not printed and where they are (``None``: no
-    limit)."""
+    limit). ``room``: the characters a message may take (its place included); a longer one is
+    cut at a clause and ends in " …", its fix then printed apart, and is added to ``trimmed``
+    (--verbose prints it whole)."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
@@ -150,6 +154,7 @@ def group_lines(
     left = limit if limit is not None else -1  # lines still to print (-1: no limit)
     cut_messages = cut_places = 0
     for x in g.fixes:
+        said = True  # whether every message printed says the fix
         if left == 0:
             cut_messages += len(x.messages)
             continue
@@ -171,11 +176,20 @@ def group_lines(
                 line.append("(message as above)", style="dim")
             else:
                 shown.add(m.message)
-                line.append(clean(m.message))
+                text = m.message
+                if room is not None and len(text) + len(line) > room:
+                    if x.fix in text and not text.startswith(x.fix):  # the fix on its line
+                        text = text[: text.index(x.fix)].rstrip(" :;,")
+                    if len(text) + len(line) > room:
+                        text = trim(text, max(room // 2, room - len(line)))
+                        if trimmed is not None:
+                            trimmed.add(m.message)
+                said = said and x.fix in text
+                line.append(clean(text))
             out.append(Padding(line, pad))
             for item in folders:  # places: indented under their message
                 out.append(Padding(Text(clean_line(item), style="cyan"), places))
-        if all(x.fix in m.message for m in x.messages):
+        if said and all(x.fix in m.message for m in x.messages):
             continue  # the message already says it
         fix = Text("fix: ", style="bold")
         if x.fix in shown:
@@ -197,6 +211,22 @@ def group_lines(
         )
         out.append(Padding(more, pad))
     return out
+
+
+def trim(message: str, room: int) -> str:
+    """``message`` in about ``room`` characters: cut after the last sentence or clause that
+    fits (". ", "; ", " ("), else at a space, and marked " …"; its lead (what it is about,
+    :func:`message_lead`) is never cut."""
+    if len(message) <= room:
+        return message
+    head = message[: room - 2]
+    cut = max(head.rfind(". ") + 1, head.rfind("; "), head.rfind(" ("))
+    if cut < room // 2:
+        cut = head.rfind(" ")
+    lead = message_lead(message)
+    if lead != message:
+        cut = max(cut, len(lead) + 1)  # the lead and its colon, whole
+    return message[: cut if cut > 0 else room - 2].rstrip() + " …"
 
 
 #: A finding the verdict does not judge prints as part of one line per rule and scope: up to
@@ -254,16 +284,25 @@ def _whole(
     order: list[str],
     shown: set[str],
     verbose: bool,
+    trimmed: set[str],
 ) -> None:
-    """A heading, then the findings grouped by rule and fix, each block whole."""
+    """A heading, then the findings grouped by rule and fix, one block each; a message takes
+    at most two lines (``verbose``: whole), its fix is printed whole."""
     console.print(heading)
+    room = None if verbose else 2 * (console.width - 6)
     for g in group(findings, order):
-        for part in group_lines(g, shown=shown, limit=None if verbose else LINES_PER_RULE):
+        limit = None if verbose else LINES_PER_RULE
+        for part in group_lines(g, shown=shown, limit=limit, room=room, trimmed=trimmed):
             console.print(part)
 
 
 def _findings(
-    console: Console, report: ScanReport, order: list[str], shown: set[str], verbose: bool
+    console: Console,
+    report: ScanReport,
+    order: list[str],
+    shown: set[str],
+    verbose: bool,
+    trimmed: set[str],
 ) -> bool:
     """The findings: the judged scope's whole under its counts; every other scope's blockers
     whole, one heading per scope; the rest of the other scopes one line per rule and scope
@@ -275,10 +314,12 @@ def _findings(
         for scope, items in by_scope(report.findings):
             heading = _judged_heading(scope, items)
             items = [f for f in items if verbose or f.severity is not Severity.INFO]
-            _whole(console, heading, items, order, shown, verbose)
+            _whole(console, heading, items, order, shown, verbose, trimmed)
     else:
         shown_mine = [f for f in visible if id(f) in mine]
-        _whole(console, _judged_heading("core", mine_all), shown_mine, order, shown, verbose)
+        _whole(
+            console, _judged_heading("core", mine_all), shown_mine, order, shown, verbose, trimmed
+        )
     others = [f for f in visible if id(f) not in mine]
     brief: list[Finding] = []
     for scope, items in by_scope(others):
@@ -288,13 +329,13 @@ def _findings(
             heading = Text(
                 f"Blockers in {scope} code ({len(blockers)}, not judged)", style="bold underline"
             )
-            _whole(console, heading, blockers, order, shown, verbose)
+            _whole(console, heading, blockers, order, shown, verbose, trimmed)
         if rest and verbose:
             heading = Text(
                 f"Other findings in {scope} code ({counts_text(rest)}, not judged)",
                 style="bold underline",
             )
-            _whole(console, heading, rest, order, shown, verbose)
+            _whole(console, heading, rest, order, shown, verbose, trimmed)
         elif rest:
             brief += rest
     if not brief:
@@ -416,7 +457,7 @@ def _footer(report: ScanReport, console: Console, left_out: list[str]) -> None:
     if left_out:
         console.print(
             Text(
-                "--verbose adds " + ", ".join(left_out),
+                "--verbose: " + ", ".join(left_out),
                 style="dim",
             )
         )
@@ -426,7 +467,8 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     _header(report, console, verbose=verbose)
     order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
     shown: set[str] = set()  # messages and fixes printed once
-    briefed = _findings(console, report, order, shown, verbose)
+    trimmed: set[str] = set()  # messages cut to two lines
+    briefed = _findings(console, report, order, shown, verbose, trimmed)
     _notes(report, console)
     if verbose:
         if report.routes:
@@ -445,7 +487,9 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     left_out = []
     hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
     if hidden:
-        left_out.append(f"{hidden} info finding{'s' if hidden != 1 else ''}")
+        left_out.append(f"{hidden} info")
+    if trimmed:
+        left_out.append(f"{len(trimmed)} full message{'s' if len(trimmed) != 1 else ''}")
     if briefed:
         left_out.append("details outside core")
     if report.effort.components:
