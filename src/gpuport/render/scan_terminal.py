@@ -138,7 +138,7 @@ def group_lines(
     message or fix already printed (``shown``, updated here) is not printed again: the block
     says so in one line. Past ``limit`` lines of messages and places, one line says how many
     messages and findings of the rule are not printed and where they are (``None``: no
-    limit). ``room``: the characters a message may take (its place included); a longer one is
+    limit). ``room``: the characters a message may take (its place apart); a longer one is
     cut at a clause and ends in " …", its fix then printed apart, and is added to ``trimmed``
     (--verbose prints it whole)."""
     shown = set() if shown is None else shown
@@ -177,11 +177,11 @@ def group_lines(
             else:
                 shown.add(m.message)
                 text = m.message
-                if room is not None and len(text) + len(line) > room:
+                if room is not None and len(text) > room:
                     if x.fix in text and not text.startswith(x.fix):  # the fix on its line
                         text = text[: text.index(x.fix)].rstrip(" :;,")
-                    if len(text) + len(line) > room:
-                        text = trim(text, max(room // 2, room - len(line)))
+                    if len(text) > room:
+                        text = trim(text, room)
                         if trimmed is not None:
                             trimmed.add(m.message)
                 said = said and x.fix in text
@@ -214,18 +214,20 @@ def group_lines(
 
 
 def trim(message: str, room: int) -> str:
-    """``message`` in about ``room`` characters: cut after the last sentence or clause that
-    fits (". ", "; ", " ("), else at a space, and marked " …"; its lead (what it is about,
+    """``message`` in about ``room`` characters: cut after the last sentence that fits, else
+    clause ("; ", " ("), else at a space, and marked " …"; its lead (what it is about,
     :func:`message_lead`) is never cut."""
     if len(message) <= room:
         return message
     head = message[: room - 2]
-    cut = max(head.rfind(". ") + 1, head.rfind("; "), head.rfind(" ("))
-    if cut < room // 2:
-        cut = head.rfind(" ")
+    cut = head.rfind(" ")
+    for end in (head.rfind(". ") + 1, head.rfind("; "), head.rfind(" (")):  # best first
+        if end >= room // 2:
+            cut = end
+            break
     lead = message_lead(message)
-    if lead != message:
-        cut = max(cut, len(lead) + 1)  # the lead and its colon, whole
+    if lead != message and cut < len(lead) + 30:  # the lead whole, no stub of what follows
+        cut = len(lead)
     return message[: cut if cut > 0 else room - 2].rstrip() + " …"
 
 
@@ -287,9 +289,9 @@ def _whole(
     trimmed: set[str],
 ) -> None:
     """A heading, then the findings grouped by rule and fix, one block each; a message takes
-    at most two lines (``verbose``: whole), its fix is printed whole."""
+    about three lines (``verbose``: whole), its fix is printed whole."""
     console.print(heading)
-    room = None if verbose else 2 * (console.width - 6)
+    room = None if verbose else 3 * (console.width - 6)
     for g in group(findings, order):
         limit = None if verbose else LINES_PER_RULE
         for part in group_lines(g, shown=shown, limit=limit, room=room, trimmed=trimmed):
