@@ -277,13 +277,13 @@ def test_a_long_message_takes_three_lines_its_fix_is_whole_and_the_footer_says_s
     assert "float8_e4m3fnuz" in verbose and "…" not in verbose
 
 
-def test_a_fix_inside_its_message_is_printed_apart_and_nothing_is_cut(
+def test_a_message_that_says_its_fix_is_never_cut(
     cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "client.py").write_text("def f():\n    import vllm\n")
     out = _terminal(cli, monkeypatch, tmp_path, 80)
     flat = " ".join(line.strip() for line in out.splitlines())
-    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm fix: Run a" in flat
+    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm: Run a" in flat
     assert "instead of `pip install vllm`." in flat and "…" not in out
-    assert "full message" not in out
+    assert "fix:" not in out and "full message" not in out

@@ -150,7 +150,11 @@ def _effort(a: Assessment, console: Console) -> None:
     if a.effort.calendar:
         console.print(Padding(Text(clean_line(a.effort.calendar), style="dim"), (0, 0, 0, 2)))
     if a.effort.classes:
-        areas = "; ".join(f"{c.title} {c.count} item(s), {c.hours:g} h" for c in a.effort.classes)
+        areas = "; ".join(
+            f"{c.title} {c.count} change{'s' if c.count != 1 else ''}, {c.hours:g} h"
+            for c in a.effort.classes
+        )
+        # changes, not findings: one package imported from 14 files is one change
         console.print(Padding(Text(clean_line("listed changes: " + areas)), (0, 0, 0, 2)))
     console.print(
         Padding(

@@ -138,9 +138,9 @@ def group_lines(
     message or fix already printed (``shown``, updated here) is not printed again: the block
     says so in one line. Past ``limit`` lines of messages and places, one line says how many
     messages and findings of the rule are not printed and where they are (``None``: no
-    limit). ``room``: the characters a message may take (its place apart); a longer one is
-    cut at a clause and ends in " …", its fix then printed apart, and is added to ``trimmed``
-    (--verbose prints it whole)."""
+    limit). ``room``: the characters a message may take (its place apart); a longer one that
+    does not say its fix is cut at a sentence or clause and ends in " …", and is added to
+    ``trimmed`` (--verbose prints it whole)."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
@@ -177,11 +177,8 @@ def group_lines(
             else:
                 shown.add(m.message)
                 text = m.message
-                if room is not None and len(text) > room:
-                    if x.fix in text and not text.startswith(x.fix):  # the fix on its line
-                        text = text[: text.index(x.fix)].rstrip(" :;,")
-                    if len(text) > room:
-                        text = trim(text, room)
+                if room is not None and len(text) > room and x.fix not in text:
+                    text = trim(text, room)  # a message that says its fix is never cut
                         if trimmed is not None:
                             trimmed.add(m.message)
                 said = said and x.fix in text
@@ -289,7 +286,7 @@ def _whole(
     trimmed: set[str],
 ) -> None:
     """A heading, then the findings grouped by rule and fix, one block each; a message takes
-    about three lines (``verbose``: whole), its fix is printed whole."""
+    about three lines unless it says its fix (``verbose``: whole); a fix is printed whole."""
     console.print(heading)
     room = None if verbose else 3 * (console.width - 6)
     for g in group(findings, order):
