@@ -179,8 +179,8 @@ def group_lines(
                 text = m.message
                 if room is not None and len(text) > room and x.fix not in text:
                     text = trim(text, room)  # a message that says its fix is never cut
-                        if trimmed is not None:
-                            trimmed.add(m.message)
+                    if trimmed is not None:
+                        trimmed.add(m.message)
                 said = said and x.fix in text
                 line.append(clean(text))
             out.append(Padding(line, pad))
