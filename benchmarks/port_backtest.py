@@ -265,6 +265,46 @@ PORTS = (
         "9c94701e30b83a76c252e1a0b4df97b2b7d11021",
         "fresh3",
     ),
+    Port(
+        "J1",
+        "tasmanian",
+        "ORNL/TASMANIAN",
+        "17d9cdc75073ba382f26425570635d83a1ca8a48",
+        "5d211793e787ddbcc40473747c079f6fd62c6dd4",
+        "fresh4",
+    ),
+    Port(
+        "J2",
+        "juliagpu-gitlab-ci",
+        "JuliaGPU/gitlab-ci",
+        "549a25833272a20bd9e41ed71261f05d3aad1e46",
+        "ef6129524952ab45e231b64364228f56edbec797",
+        "fresh4",
+    ),
+    Port(
+        "J3",
+        "kokoro-fastapi",
+        "remsky/Kokoro-FastAPI",
+        "5c8a51e6c76999a3990c9b5cefb68918ff0e14f1",
+        "59265d3bc980a948b7b4c1f46701628af9867ed2",
+        "fresh4",
+    ),
+    Port(
+        "J4",
+        "kernel-builder",
+        "huggingface/kernel-builder",
+        "a4672cb33a8263304668a2683b03df210d66c5b4",
+        "af2bbd9e064d5a8209ea45aad1911123fff58d20",
+        "fresh4",
+    ),
+    Port(
+        "J5",
+        "mlir-wheels",
+        "makslevental/mlir-wheels",
+        "152932451ee37e5e35c331f46fafe101be648f0a",
+        "d612d94cf3ea501ad9c01f8be92effc84ee8046e",
+        "fresh4",
+    ),
 )
 
 
@@ -322,7 +362,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2``, ``fresh3``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2``, ``fresh3``, ``fresh4``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -564,7 +604,7 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("extract")
     e.add_argument("--mirrors", required=True)
     e.add_argument("--trees", required=True)
-    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "all")
+    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "all")
     e.add_argument("--split", default="all", choices=splits)
     r = sub.add_parser("run")
     r.add_argument("--trees", required=True)

@@ -138,7 +138,10 @@ def test_paths_in_settings_are_relative_to_the_project(tmp_path: Path) -> None:
     root = _project(tmp_path, own='validate = ["reports/parity.json"]\nbench = ["nightly"]\n')
     s = load_settings(root)
     assert s.validate == (str(root / "reports" / "parity.json"),)
-    assert s.bench == ("nightly",)  # a history label stays a label
+    # a bare name in a project's settings is a file of the project too, never a history id of
+    # this machine nor a file of the current folder (ninth independent review)
+    assert s.bench == (str(root / "nightly"),)
+    assert load_settings(root, {"bench": ["nightly"]}).bench == ("nightly",)  # a flag: a label
 
 
 def test_invalid_toml_and_missing_folder(tmp_path: Path) -> None:

@@ -29,6 +29,17 @@ def test_image_lookup() -> None:
     assert routes.image_for("nvcr.io/nvidia/tritonserver:24.01-py3") is None
 
 
+def test_an_ubuntu_release_the_rocm_release_does_not_ship_has_no_image() -> None:
+    routes = load_port_routes()
+    assert set(routes.ubuntu) == {"22.04", "24.04"} and routes.default_ubuntu in routes.ubuntu
+    old = "nvidia/cuda:10.0-cudnn7-devel-ubuntu18.04"
+    assert routes.image_for(old) is None and routes.unshipped_ubuntu(old) == "18.04"
+    assert routes.unshipped_ubuntu("nvidia/cuda:12.4.1-devel-ubuntu22.04") is None
+    assert routes.unshipped_ubuntu("nvidia/cuda:12.4.1-devel") is None  # the default
+    # a framework image names no Ubuntu release in its ROCm image: not concerned
+    assert routes.unshipped_ubuntu("pytorch/pytorch:1.4-cuda10.1-cudnn7-ubuntu18.04") is None
+
+
 def test_torch_index_by_release() -> None:
     routes = load_port_routes()
     assert routes.torch_index("2.1.2+cu118").index.endswith("/rocm5.6")  # type: ignore[union-attr]
@@ -81,6 +92,50 @@ def test_torch_index_by_release() -> None:
                 ],
             },
             "minor",
+        ),
+        (
+            {
+                "defaults": {
+                    "rocm": "6.4",
+                    "default_ubuntu": "20.04",
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+                "ubuntu": {
+                    "releases": ["22.04"],
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+            },
+            "default_ubuntu must be one of the releases",
+        ),
+        (
+            {
+                "defaults": {
+                    "rocm": "6.4",
+                    "default_ubuntu": "22.04",
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+                "ubuntu": {
+                    "releases": "22.04",
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+            },
+            "releases must be a list",
+        ),
+        (
+            {
+                "defaults": {
+                    "rocm": "6.4",
+                    "default_ubuntu": "22.04",
+                    "sources": ["https://x"],
+                    "checked": dt.date(2026, 1, 1),
+                },
+                "ubuntu": {"releases": ["22.04"]},
+            },
+            "sources",
         ),
     ],
 )

@@ -375,3 +375,77 @@ def test_a_framework_image_drops_a_torch_only_install_whole(tmp_path: Path) -> N
     assert not any(
         ln.startswith("RUN pip3 install") and "numpy" not in ln for ln in text.splitlines()
     )
+
+
+def test_an_ubuntu_release_rocm_ships_no_image_for_gets_no_rocm_copy(tmp_path: Path) -> None:
+    """A CUDA image of an Ubuntu release the ROCm release has no packages or image for
+    (ROCm 6.4: 22.04 and 24.04 only) would name an image that does not exist: no
+    Dockerfile.rocm, the reason in ``unfixed``. The same Dockerfile on a shipped release gets
+    its copy of that release."""
+    body = "RUN apt-get update && apt-get install -y git\n"
+    for old in ("18.04", "20.04"):
+        df = f"FROM nvidia/cuda:10.0-cudnn7-devel-ubuntu{old}\n{body}"
+        report = run(project(tmp_path / old, {"Dockerfile": df}))
+        assert report.files == [], old
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and f"Ubuntu {old} image" in reasons[0], old
+        assert "ships no image for it (22.04, 24.04)" in reasons[0]
+    for new in ("22.04", "24.04"):
+        df = f"FROM nvidia/cuda:12.4.1-devel-ubuntu{new}\n{body}"
+        text = created(run(project(tmp_path / new, {"Dockerfile": df})), "Dockerfile.rocm")
+        assert f"FROM rocm/dev-ubuntu-{new}:6.4-complete" in text
+    # a tag naming no release takes the default, which is shipped
+    df = f"FROM nvidia/cuda:12.4.1-devel\n{body}"
+    text = created(run(project(tmp_path / "none", {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "FROM rocm/dev-ubuntu-22.04:6.4-complete" in text
+
+
+def test_torch_from_pypi_gets_its_rocm_build_first(tmp_path: Path) -> None:
+    """On a ROCm base image a RUN that installs PyPI's torch (a CUDA build on Linux) is
+    preceded by the ROCm builds from the index of the pinned release (the newest known one
+    when unpinned), with the same pip; the RUN then finds them satisfied. Not for a RUN
+    that names its own index, a framework image that ships torch, or a release whose ROCm
+    index gpuport does not know (no copy, the reason listed)."""
+    head = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+    df = head + "RUN python3 -m pip install --no-cache-dir torch==2.4.0 torchvision einops\n"
+    lines = created(run(project(tmp_path / "a", {"Dockerfile": df})), "Dockerfile.rocm")
+    lines = lines.splitlines()
+    first = next(i for i, ln in enumerate(lines) if "--index-url" in ln)
+    assert lines[first].startswith(
+        "RUN python3 -m pip install --index-url https://download.pytorch.org/whl/rocm6.1 "
+        "torch==2.4.0 torchvision  # gpuport:"
+    )
+    assert lines[first + 1] == df.splitlines()[1]  # the project's RUN follows, unchanged
+    unpinned = created(
+        run(project(tmp_path / "b", {"Dockerfile": head + "RUN pip3 install torch numpy\n"})),
+        "Dockerfile.rocm",
+    )
+    assert "RUN pip3 install --index-url https://download.pytorch.org/whl/rocm" in unpinned
+    own = head + "RUN pip install -i https://mirror.example/simple torch==2.4.0\n"
+    text = created(run(project(tmp_path / "c", {"Dockerfile": own})), "Dockerfile.rocm")
+    assert "download.pytorch.org" not in text
+    fw = "FROM pytorch/pytorch:2.2.1-cuda12.1-cudnn8-runtime\nRUN pip install torch einops\n"
+    text = created(run(project(tmp_path / "d", {"Dockerfile": fw})), "Dockerfile.rocm")
+    assert "--index-url" not in text
+    old = head + "RUN pip install torch==1.4.0\n"
+    report = run(project(tmp_path / "e", {"Dockerfile": old}))
+    assert report.files == []
+    assert any("whose ROCm index gpuport does not know" in u.reason for u in report.unfixed)
+
+
+def test_a_run_installing_a_cuda_only_package_gets_no_rocm_copy(tmp_path: Path) -> None:
+    """A RUN that installs, the default way, a package scan found has no ROCm build there
+    (onnxruntime-gpu, PyPI's vllm, flash-attn) would put a CUDA build into the ROCm image: no
+    Dockerfile.rocm, the package named in the reason. torch beside packages without findings
+    is routed, so the copy is written."""
+    head = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get install -y python3-pip\n"
+    for i, pkgs in enumerate(("onnxruntime-gpu", "vllm==0.6.3", "torch==2.4.0 vllm==0.6.3")):
+        df = f"{head}RUN pip install {pkgs} einops\n"
+        report = run(project(tmp_path / str(i), {"Dockerfile": df}))
+        assert report.files == [], pkgs
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "the default way: a CUDA build" in reasons[0], pkgs
+        assert ("vllm" if "vllm" in pkgs else "onnxruntime-gpu") in reasons[0]
+    df = f"{head}RUN pip install torch==2.4.0 torchvision==0.19.0 einops\n"
+    text = created(run(project(tmp_path / "ok", {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "whl/rocm6.1 torch==2.4.0 torchvision==0.19.0  # gpuport:" in text

@@ -152,3 +152,31 @@ def test_nvidia_runtime_wheels_alone_make_no_route(tmp_path: Path) -> None:
     """Negative: a file with nothing to route but NVIDIA's wheels gets no ROCm file."""
     files = {"requirements.txt": "nvidia-cublas-cu12==12.4.5.8\nnumpy\n", "app.py": GPU_APP}
     assert run(project(tmp_path, files)).files == []
+
+
+def test_a_folders_own_torch_scripts_decide_its_route(tmp_path: Path) -> None:
+    """An application folder's requirements serve the scripts beside it: when those import
+    torch only to save a configuration, its torch runs on the CPU (no route, the reason
+    listed), even though the project's other Python (and a comment there) names a GPU. A
+    folder whose scripts put torch on a GPU gets its route; a folder with no torch script of
+    its own (its requirements serve the root's GPU script) falls back to the project."""
+    save_only = 'import torch\n# the GPU trainer reads this\ntorch.save({"lr": 1e-3}, "cfg.pt")\n'
+    files = {
+        "apps/chem/requirements.txt": "torch\nnumpy\n",
+        "apps/chem/train.py": save_only,
+        "tools/launch.py": 'import subprocess\nsubprocess.run(["srun", "--gpus", "4"])\n',
+    }
+    report = run(project(tmp_path / "a", files))
+    assert report.files == []
+    reasons = [u.reason for u in report.unfixed if u.finding.path == "apps/chem/requirements.txt"]
+    assert reasons and all("runs on the CPU" in r for r in reasons), report.unfixed
+    gpu_script = 'import torch\nmodel = torch.nn.Linear(2, 2).to("cuda")\n'
+    b = run(project(tmp_path / "b", {**files, "apps/chem/infer.py": gpu_script}))
+    assert [f.path for f in b.files] == ["apps/chem/requirements-rocm.txt"]
+    served = {
+        "models/requirements.txt": "torch\n",
+        "run.py": gpu_script,
+        "models/cfg.py": "X = 1\n",
+    }
+    c = run(project(tmp_path / "c", served))
+    assert [f.path for f in c.files] == ["models/requirements-rocm.txt"]

@@ -381,3 +381,41 @@ def test_no_hip_branch_where_only_nvcc_compiles(tmp_path: Path) -> None:
     both = guarded.replace("#ifdef __CUDACC__", "#if defined(__CUDACC__) || defined(__HIPCC__)")
     report = run(project(tmp_path / "both", {"k.cuh": both}))
     assert "hip-headers:k.cuh" in fix_ids(report, applied=True)
+
+
+BUILTIN_WARPSIZE = """\
+#include <cstdint>
+#include <type_traits>
+__device__ int lanes_log2() { return (warpSize == 32) ? 5 : 6; }
+using LaneMask = std::conditional_t<warpSize == 32, uint32_t, uint64_t>;
+__global__ void k(int* out) {
+    static_assert(warpSize == 32 || warpSize == 64, "32 or 64 lanes");
+    out[threadIdx.x] = lanes_log2();
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        "namespace cfg {\nstatic constexpr int warpSize = 32;\n}\n",
+        "#define warpSize 32\n",
+        "struct Config {\n#if defined(__HIPCC__)\n  static constexpr int warpSize = 64;\n"
+        "#else\n  static constexpr int warpSize = 32;\n#endif\n};\n",
+    ],
+)
+def test_no_wave64_rewrite_where_the_project_declares_its_own_warp_size(
+    tmp_path: Path, own: str
+) -> None:
+    """The builtin ``warpSize`` compared with 32 gets the safe wave64 rewrite; where the
+    project declares a ``warpSize`` of its own (a struct's per-platform constant, a macro),
+    the name may be the project's value, and tying it to the compiled architecture would
+    change the project's choice: no rewrite, the reason names the declaration."""
+    alone = run(project(tmp_path / "a", {"k.cu": BUILTIN_WARPSIZE}), apply=False)
+    assert "wave64-safe:k.cu" in fix_ids(alone)
+    root = project(tmp_path / "b", {"k.cu": BUILTIN_WARPSIZE, "config.h": own})
+    report = run(root, apply=True, verify=False, unsafe_fixes=True)
+    assert not [f for f in fix_ids(report) if f.startswith("wave64")]
+    assert (root / "k.cu").read_text(encoding="utf-8") == BUILTIN_WARPSIZE
+    reasons = [u.reason for u in report.unfixed if u.finding.path == "k.cu"]
+    assert any("declares its own warpSize (config.h:" in r for r in reasons)

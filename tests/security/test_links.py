@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 CUDA = "__global__ void k(float* x) { x[0] = 1.0f; }\nvoid f() { cudaMalloc(0, 0); }\n"
 
 
@@ -153,6 +155,32 @@ def test_project_settings_cannot_name_files_outside_the_project(cli, tmp_path: P
     res = cli("assess", str(proj), "--format", "json")
     assert res.code == 2
     assert "outside the project" in res.err
+
+
+@pytest.mark.parametrize("key", ["bench", "validate"])
+def test_a_bare_name_in_project_settings_is_a_file_of_the_project(
+    cli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    key: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """Ninth review: ``bench = ["secret"]`` (no "/", no ".json") was kept as a history id and
+    then opened from the folder the user runs gpuport in: the error quoted the ``kind`` of any
+    JSON file there, said whether a file existed, and listed the user's bench history."""
+    cwd = tmp_path / "home"
+    cwd.mkdir()
+    (cwd / "secret").write_text('{"kind": "TOPSECRET_KIND", "token": "x"}')
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    monkeypatch.chdir(cwd)
+    for name in ("secret", "nonexistent"):
+        (proj / "gpuport.toml").write_text(f'{key} = ["{name}"]\n')
+        res = cli("assess", str(proj), "--format", "json")
+        assert res.code == 2
+        assert "TOPSECRET" not in res.out + res.err
+        assert "history" not in res.err and "not JSON" not in res.err
+        assert str(proj / name) in res.err  # looked for in the project, and said so
 
 
 def test_a_named_file_that_links_out_of_its_folder_is_not_read(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -182,6 +182,19 @@ def _paths(value: Any, where: str, base: Path) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _project_refs(value: Any, where: str, root: Path) -> tuple[str, ...]:
+    """Bench/validate references in a project's own settings: files of the project, always.
+
+    A bare name is a file name in the project, never a bench history id (ids are of this
+    machine, and a project could name the user's runs) nor a file of the current folder (which
+    opened the user's own files by name: the ninth independent review)."""
+    items = _str_list(value, where)
+    for item in items:
+        if "\0" in item:
+            raise GpuportError(f"{where}: {item!r} is not a file name (it holds a NUL byte)")
+    return tuple(str(root / item) for item in items)
+
+
 def _exists(path: Path) -> bool:
     """``path.exists()``, False for a name no file can have (too long, a NUL byte: the fuzzer
     found both raising out of a settings file)."""
@@ -335,7 +348,7 @@ RUNS_PROGRAMS = {"hipify_check": "--hipify-check", "doctor": "--doctor"}
 def _inside_project(value: Any, root: Path, where: str) -> None:
     """A file a project's own settings name must be inside the project: a scanned repository
     cannot make the report read other files of the machine (links are resolved first)."""
-    items = [value] if isinstance(value, Path) else [Path(v) for v in value if "/" in v]
+    items = [value] if isinstance(value, Path) else [Path(v) for v in value]
     for item in items:
         if fileio.outside_root(item, root) is not None:
             raise GpuportError(
@@ -385,7 +398,8 @@ def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Setting
     values: dict[str, Any] = {}
     origins: dict[str, Origin] = {}
     for key, value in from_file.items():
-        values[_ATTR.get(key, key)] = _FIELDS[key](value, _where(label, key), root)
+        parse = _project_refs if key in ("bench", "validate") else _FIELDS[key]
+        values[_ATTR.get(key, key)] = parse(value, _where(label, key), root)
         if key in RUNS_PROGRAMS and values[key]:
             del values[key]
             notes.append(

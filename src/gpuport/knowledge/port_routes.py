@@ -44,10 +44,28 @@ class PortRoutes:
     default_ubuntu: str
     images: tuple[ImageRoute, ...]
     torch: tuple[TorchIndex, ...]
+    #: the Ubuntu releases ROCm ``rocm`` ships packages (and ``rocm/dev-ubuntu-*`` images) for
+    ubuntu: tuple[str, ...] = ()
+
+    def unshipped_ubuntu(self, ref: str) -> str | None:
+        """The Ubuntu release of image ``ref`` when its route names an image of that release
+        and ROCm ``rocm`` ships none for it (``nvidia/cuda:10.0-devel-ubuntu18.04``), else
+        None."""
+        low = ref.strip().lower()
+        for route in self.images:
+            if route.match.search(low):
+                ubuntu = textre.search(r"ubuntu(\d{2}\.\d{2})", low)
+                if ubuntu is None or "{ubuntu}" not in route.rocm or not self.ubuntu:
+                    return None
+                return None if ubuntu.group(1) in self.ubuntu else ubuntu.group(1)
+        return None
 
     def image_for(self, ref: str) -> tuple[ImageRoute, str] | None:
-        """The route for image reference ``ref`` and the ROCm image it names, or None."""
+        """The route for image reference ``ref`` and the ROCm image it names, or None (no
+        route, or a release of Ubuntu the ROCm release ships no image for)."""
         low = ref.strip().lower()
+        if self.unshipped_ubuntu(low) is not None:
+            return None
         for route in self.images:
             if route.match.search(low):
                 ubuntu = textre.search(r"ubuntu(\d{2}\.\d{2})", low)
@@ -131,7 +149,27 @@ def parse(data: dict[str, Any]) -> PortRoutes:
         default_ubuntu=_str(defaults, "default_ubuntu", "defaults"),
         images=tuple(images),
         torch=tuple(torch),
+        ubuntu=_ubuntu(data, _str(defaults, "default_ubuntu", "defaults")),
     )
+
+
+def _ubuntu(data: dict[str, Any], default: str) -> tuple[str, ...]:
+    """The ``[ubuntu]`` table's releases (sourced and dated like every entry); none when the
+    table is absent."""
+    table = data.get("ubuntu")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        raise GpuportError(f"{_FILE.name}: ubuntu must be a table")
+    _sourced(table, "ubuntu")
+    raw = table.get("releases")
+    if not isinstance(raw, list) or not all(
+        isinstance(x, str) and textre.fullmatch(r"\d{2}\.\d{2}", x) for x in raw
+    ):
+        raise GpuportError(f'{_FILE.name}: ubuntu: releases must be a list like ["22.04"]')
+    if default not in raw:
+        raise GpuportError(f"{_FILE.name}: ubuntu: default_ubuntu must be one of the releases")
+    return tuple(raw)
 
 
 @functools.cache

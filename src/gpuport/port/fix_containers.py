@@ -27,6 +27,7 @@ from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port import fix_compose, fix_deps
 from gpuport.port.context import PortContext, Proposal, unique, unrun
+from gpuport.port.docker_pip import empty_install, no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
 
 __all__ = ["dockerfile_name", "propose"]
@@ -166,57 +167,10 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
         out = textre.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
     if framework and textre.search(r"\bpip3?\s+install\b", out):
         out = _TORCH_PKG.sub("", out)
-        if _empty_install(out):  # the image ships them: nothing left to install
+        if empty_install(out):  # the image ships them: nothing left to install
             out = "".join(f"# {ln}" if ln.strip() else ln for ln in text.splitlines(True))
             out = f"{_MARK} the ROCm image ships torch, which this RUN installed\n" + out
     return out
-
-
-_INSTALL_ARGS = textre.compile(r"\bpip3?\s+install\b((?:[^\n&;|]|\\\n)*)")
-#: pip options that take a value (the next word unless written with ``=``)
-_PIP_VALUED = frozenset(
-    {
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "-c",
-        "--constraint",
-        "--target",
-        "-t",
-        "--prefix",
-        "--root",
-        "--trusted-host",
-        "--cache-dir",
-        "--platform",
-        "--python-version",
-        "--implementation",
-        "--abi",
-        "--progress-bar",
-        "--src",
-    }
-)
-
-
-def _empty_install(run: str) -> bool:
-    """Whether a ``pip install`` in ``run`` has options left and no package (``-r`` files
-    and ``-e`` paths are packages)."""
-    for m in _INSTALL_ARGS.finditer(run):
-        words = m.group(1).replace("\\\n", " ").split()
-        skip = False
-        named = False
-        for w in words:
-            if skip:
-                skip = False
-                continue
-            if w in ("-r", "--requirement", "-e", "--editable") or not w.startswith("-"):
-                named = True
-                break
-            skip = w in _PIP_VALUED
-        if not named:
-            return True
-    return False
 
 
 def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
@@ -230,11 +184,13 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     if torch is not None and torch.route and torch.route.index_url:
         index = torch.route.index_url
     framework = False
+    rocm_base = False  # a CUDA image became a ROCm SDK image (its pip installs still run)
     used: list[Finding] = []
     by_line: dict[int, list[Finding]] = {}
     for f in found:
         by_line.setdefault(f.location.line or 0, []).append(f)
     out = list(lines)
+    dep_hits = ctx.of("GP101", "GP102", "GP106", "GP107", "GP108", "GP109", path=path)
     copied: dict[str, str] = {}  # a file name in the image -> the project file COPY put there
     changed = False
     pre_lines: list[str] = []
@@ -248,9 +204,18 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
         if m is not None and any(f.rule_id == "GP501" for f in hits):
             hit = routes.image_for(m.group(2))
             if hit is None:
+                old_os = routes.unshipped_ubuntu(m.group(2))
+                if old_os is not None:
+                    ctx.decline(
+                        found,
+                        f"{path} starts from an Ubuntu {old_os} image, and ROCm {routes.rocm} "
+                        f"ships no image for it ({', '.join(routes.ubuntu)}): moving the image "
+                        "to another release (or an older ROCm) is a person's call",
+                    )
                 return None  # a CUDA image with no ROCm counterpart known: left to a person
             route, image = hit
             framework = framework or route.kind == "framework"
+            rocm_base = rocm_base or route.kind == "base"
             new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
         elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
             env = _env(chunk, ctx.target.name)
@@ -264,6 +229,18 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             build = _cuda_build(ctx, path, chunk, copied)
             if build is not None:
                 _decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build})")
+                return None
+            lines_here = range(first + 1, last + 2)
+            deps = [f for f in dep_hits if f.location.line in lines_here]
+            routed_torch = rocm_base or framework or bool(_CUDA_INDEX.search(chunk))
+            blocked = unrouted_package(deps, chunk, routed_torch)
+            if blocked is not None:
+                ctx.decline(
+                    [*found, *deps],
+                    f"{path} installs {blocked} the default way: a CUDA build (or a version "
+                    "ROCm cannot use) that a ROCm copy would install too; no copy, left to a "
+                    "person",
+                )
                 return None
             if textre.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
@@ -285,6 +262,21 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 new = piped
                 for given in routed:
                     used += fix_deps.routed_findings(ctx, _project_path(given))
+            if (
+                rocm_base
+                and not framework
+                and not (_CUDA_INDEX.search(chunk) or _LOCAL_CU.search(chunk))
+            ):
+                first_rocm = pypi_torch(chunk, eol)
+                if first_rocm == "":
+                    ctx.decline(
+                        found,
+                        f"{path} installs a torch release from PyPI (a CUDA build) whose ROCm "
+                        "index gpuport does not know: left to a person",
+                    )
+                    return None
+                if first_rocm is not None:
+                    pre_lines.append(first_rocm)
             if pre_lines:
                 new = "".join(pre_lines) + new
                 pre_lines = []
@@ -348,7 +340,7 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
     """What in a RUN compiles CUDA code or installs a CUDA-only build: the RUN's own text,
     or a project script it runs (copied into the image, or found beside the Dockerfile or
     at the project's root), read and never run."""
-    code = _no_comments(chunk)
+    code = no_comments(chunk)
     build = _CUDA_BUILD.search(code)
     if build is not None:
         return build.group(0).strip()
@@ -360,15 +352,11 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
             text = ctx.read(cand) if cand and not cand.startswith("/") else None
             if text is None:
                 continue
-            inner = _CUDA_BUILD.search(_no_comments(text))
+            inner = _CUDA_BUILD.search(no_comments(text))
             if inner is not None:
                 return f"{cand} runs {inner.group(0).strip()}"
             break
     return None
-
-
-def _no_comments(chunk: str) -> str:
-    return "".join(ln for ln in chunk.splitlines(keepends=True) if not ln.lstrip().startswith("#"))
 
 
 def _drop_packages(chunk: str) -> str:

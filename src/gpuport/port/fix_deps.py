@@ -396,14 +396,35 @@ _OTHER_PLATFORM = textre.compile(
 _GPU_USE = textre.compile(r"(?i)(?<![\w])(?:cuda|gpu|gpus|device_map|cpp_extension)(?![\w])")
 
 
-def _python_uses_gpu(ctx: PortContext) -> bool:
-    """Whether any Python file of the project names a GPU. A project whose Python only
-    converts or inspects models (ggml's conversion scripts: ``torch.load(...,
-    map_location="cpu")``) runs torch on the CPU: a ROCm torch route for it is noise."""
-    return any(
-        (text := ctx.read(rel)) is not None and _GPU_USE.search(text) is not None
-        for rel in ctx.files_of("python")
-    )
+#: a Python file that imports torch itself (not a comment, not a string)
+_IMPORTS_TORCH = textre.compile(r"(?m)^[ \t]*(?:import[ \t]+torch\b|from[ \t]+torch\b)")
+_PY_COMMENT = textre.compile(r"(?m)#[^\n]*$")
+
+
+def _python_uses_gpu(ctx: PortContext, folder: str = "") -> bool:
+    """Whether the Python a requirements file in ``folder`` serves puts torch on a GPU.
+
+    Where the folder holds Python files that import torch, those decide: an application
+    folder whose scripts import torch only to ``torch.save`` a configuration runs torch on
+    the CPU, whatever the rest of the project does. Otherwise (the project's root, or a
+    folder whose requirements serve scripts elsewhere) any Python file of the project that
+    names a GPU does: a project whose Python only converts or inspects models (ggml's
+    conversion scripts: ``torch.load(..., map_location="cpu")``) runs torch on the CPU, and a
+    ROCm torch route for it is noise. Comments are not read."""
+    texts: dict[str, str] = {}
+    for rel in ctx.files_of("python"):
+        text = ctx.read(rel)
+        if text is not None:
+            texts[rel] = _PY_COMMENT.sub("", text)
+    if folder:
+        mine = [
+            t
+            for rel, t in texts.items()
+            if rel.startswith(folder + "/") and _IMPORTS_TORCH.search(t)
+        ]
+        if mine:
+            return any(_GPU_USE.search(t) is not None for t in mine)
+    return any(_GPU_USE.search(t) is not None for t in texts.values())
 
 
 def _compute(ctx: PortContext) -> Routes:
@@ -457,18 +478,18 @@ def _compute(ctx: PortContext) -> Routes:
                     continue
                 folder = str(PurePosixPath(path).parent)
                 pre.setdefault("" if folder == "." else folder, []).append((f, req))
-    if pre and not _python_uses_gpu(ctx):
+    for folder, items in list(pre.items()):
         # an application's requirements file only (a package's own manifest serves its
         # users, who may put it on a GPU)
-        for folder, items in list(pre.items()):
+        if not _python_uses_gpu(ctx, folder):
             cpu = [(f, r) for f, r in items if f.location.path.endswith((".txt", ".in"))]
             ctx.decline(
                 [f for f, _ in cpu],
-                "no Python file of the project names a GPU (cuda, gpu, device_map, "
+                "no Python file it serves names a GPU (cuda, gpu, device_map, "
                 "cpp_extension): its torch runs on the CPU, where a ROCm build adds nothing",
             )
             pre[folder] = [x for x in items if x not in cpu]
-        pre = {k: v for k, v in pre.items() if v}
+    pre = {k: v for k, v in pre.items() if v}
     for folder, items in sorted(pre.items()):
         prop = _preinstall(ctx, folder, items, taken)
         if prop is not None:

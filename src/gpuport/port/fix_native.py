@@ -21,7 +21,11 @@
   alternative of the safe fix, taken with ``--unsafe-fixes``): also what ``hipify
   --unsafe-fixes`` ports, code right on wave64 as written (consistent 32-lane groups, logical
   tiles), each line marked ``// gpuport: wave64 unsafe``. Everything else is left, with the
-  analysis's reason.
+  analysis's reason. Where the project declares its own ``warpSize`` (a struct's
+  ``static constexpr int warpSize = 64`` chosen per platform, a parameter, a macro), a rewrite
+  of a line naming ``warpSize`` is not made at all: the name is the project's value, not the
+  builtin the analysis reasons about, and tying it to the compiled architecture would make it
+  disagree with the project's own choice.
 * **``#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < N``** at file scope (GP317, unsafe):
   definitions for GPUs below a capability (a half ``atomicAdd`` before Volta) that
   hip-clang never compiles get ``|| defined(USE_ROCM) || ...`` (both of hip-clang's passes:
@@ -403,6 +407,38 @@ def _matching_endif(src: CxxSource, line: int) -> int:
     return src.line_count
 
 
+#: the project's own ``warpSize``: a macro, or a variable, member or parameter of that name
+#: (``static constexpr int warpSize = 64;``, ``int warpSize``), which shadows CUDA's builtin
+_OWN_WARPSIZE = textre.compile(
+    r"#[ \t]*define[ \t]+warpSize\b"
+    r"|\b(?:int|unsigned|auto|size_t|u?int(?:8|16|32|64)_t|long|short)[ \t]+(?:const[ \t]+)?"
+    r"warpSize[ \t]*(?:[=;,){]|$)",
+    re.M,
+)
+_COMMENT = textre.compile(r"//[^\n]*|/\*[\s\S]*?\*/")
+_WARPSIZE = textre.compile(r"\bwarpSize\b")
+
+
+def _own_warpsize(ctx: PortContext) -> str | None:
+    """Where the project declares its own ``warpSize`` (``path:line``), or None (once per
+    run)."""
+    cached = ctx.cache.get("own-warpsize")
+    if isinstance(cached, str):
+        return cached or None
+    where = ""
+    for rel in ctx.files_of("cuda/c++"):
+        text = ctx.read(rel)
+        if text is None or "warpSize" not in text:
+            continue
+        code = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        m = _OWN_WARPSIZE.search(code)
+        if m is not None:
+            where = f"{rel}:{code.count(chr(10), 0, m.start()) + 1}"
+            break
+    ctx.cache["own-warpsize"] = where
+    return where or None
+
+
 def _meanings(ctx: PortContext) -> dict[str, FileMeaning]:
     """The lane-meaning decisions for every CUDA/C++ file of the project, analysed together
     as ``hipify`` analyses a folder (once per run)."""
@@ -434,6 +470,18 @@ def _wave64(ctx: PortContext, path: str, text: str, found: list[Finding]) -> lis
         hits = [f for f in found if f.location.line in changed]
         if not hits:
             continue
+        own = _own_warpsize(ctx)
+        lines = text.splitlines()
+        if own is not None and any(
+            0 < ln <= len(lines) and _WARPSIZE.search(lines[ln - 1]) for ln in changed
+        ):
+            ctx.decline(
+                found,
+                f"wave64 left: the project declares its own warpSize ({own}); a rewrite of "
+                "the lines naming it would tie the project's value to the compiled "
+                "architecture",
+            )
+            return []
         marked = sum(c.unsafe for c in done.wave64)
         prop = Proposal(
             id=f"wave64:{path}" if unsafe else f"wave64-safe:{path}",
