@@ -8,6 +8,9 @@ Nothing in the projects is run.
 
     python benchmarks/terminal_lines.py /work/trees/second/Liger-Kernel ... [--widths 60,80,120]
 
+The projects of docs/PERFORMANCE.md: trl, flash-linear-attention, peft, Liger-Kernel,
+torchtune and pytorch-lightning of the issue 13 second set (their commits in its COMMITS file).
+
 Run it with another checkout's sources first on the path to measure that code the same way
 (``PYTHONPATH=/path/to/other/src``). Prints a Markdown table, or JSON with ``--json``.
 """

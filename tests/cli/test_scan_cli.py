@@ -17,9 +17,10 @@ def test_terminal_report_shows_verdict_effort_and_blockers(cli) -> None:  # type
     res = cli("scan", str(EXAMPLE), "--no-progress")
     assert res.code == 0
     assert "BLOCKED" in res.out
-    assert "Blockers in core code" in res.out
-    assert "Effort by component" in res.out and "bring-up and validation" in res.out
-    assert "calendar about" in res.out and "engineer time" in res.out
+    assert "Core code (judged): blocker " in res.out
+    effort = res.out[res.out.index("effort ") : res.out.index("Core code (judged)")]
+    assert "engineer-days" in effort and "bring-up and validation" in effort  # by component
+    assert "effort basis" in res.out.splitlines()[-1]  # the footer names what -v adds
     assert "csrc/fused_rmsnorm.cu" in res.out
     # the hours per rule, each component's basis and the route evidence's details: --verbose
     # (issue 29: few lines)
@@ -27,6 +28,7 @@ def test_terminal_report_shows_verdict_effort_and_blockers(cli) -> None:  # type
     verbose = cli("scan", str(EXAMPLE), "--no-progress", "--verbose")
     assert "Listed changes (hours per rule)" in verbose.out
     assert "of listed changes (GP" in verbose.out and "reviews, CI, hardware access" in verbose.out
+    assert "Effort by component" in verbose.out and "calendar time is" in verbose.out
 
 
 def test_json_output_validates_as_a_scan_report(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

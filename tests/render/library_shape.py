@@ -87,3 +87,77 @@ def scope_blockers(root: Path) -> int:
 
     report = scan_path(root, ScanOptions())
     return sum(1 for f in report.findings if f.severity is Severity.BLOCKER and f.scope != "core")
+
+
+FEW_PACKAGE = "acme"
+
+_FLA_GATE = """import torch
+
+
+def pick_{i}():
+    if torch.cuda.get_device_capability()[0] >= 9:
+        return "hopper"
+    return "ampere"
+"""
+
+_FLA_ASM = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def fast_exp_{i}(x):
+    return tl.inline_asm_elementwise(
+        "ex2.approx.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1
+    )
+"""
+
+
+def build_few(root: Path, *, kernels: bool = False, files: int = 500) -> Path:
+    """A ~500-file library with few findings, the shape where the fixed part of a report
+    dominates (issue 29: trl, flash-linear-attention): a documented ROCm route, one package in
+    core that needs a ROCm-specific install, the same package in an extra, a script, an
+    example and a test; ``kernels`` adds Triton inline PTX and capability gates to core."""
+    _write(
+        root,
+        "pyproject.toml",
+        '[project]\nname = "acme-trainers"\nversion = "1.0"\n'
+        'dependencies = ["accelerate>=1.0", "numpy>=1.26"]\n\n'
+        "[project.optional-dependencies]\n"
+        'vllm = ["vllm>=0.10"]\nvision = ["torchvision>=0.19"]\n',
+    )
+    _write(
+        root,
+        "README.md",
+        "# acme-trainers\n\n## Features\n\n"
+        "- Works on Linux and Windows; NVIDIA GPUs and AMD GPUs (ROCm 6.2)\n",
+    )
+    _write(root, f"{FEW_PACKAGE}/__init__.py", '"""acme."""\n')
+    _write(
+        root,
+        f"{FEW_PACKAGE}/generation/vllm_client.py",
+        "def client():\n    import vllm\n\n    return vllm.LLM\n",
+    )
+    _write(root, f"{FEW_PACKAGE}/scripts/vllm_serve.py", "import vllm\n")
+    _write(root, "examples/scripts/eval_generation.py", "import vllm\n")
+    _write(root, "tests/conftest.py", "import vllm\n")
+    written = 8
+    if kernels:
+        for i in range(2):
+            _write(root, f"{FEW_PACKAGE}/ops/utils/op_{i}.py", _FLA_ASM.format(i=i))
+        for i in range(9):
+            _write(
+                root,
+                f"{FEW_PACKAGE}/ops/generalized_delta_rule/backends/tilelang/gate_{i}.py",
+                _FLA_GATE.format(i=i),
+            )
+        written += 11
+    i = 0
+    while written < files:
+        _write(
+            root,
+            f"{FEW_PACKAGE}/trainers/experimental/module_with_a_long_descriptive_name_{i}.py",
+            f"import numpy as np\n\n\ndef f{i}(x):\n    return np.tanh(x)\n",
+        )
+        written += 1
+        i += 1
+    return root

@@ -55,12 +55,7 @@ def _banner(a: Assessment) -> Panel:
             f"[{VERDICT_STYLE[a.verdict]}] {a.verdict.label.upper()} [/]  "
             f"{escape(clean(a.verdict_reason))}"
         ),
-        Text.from_markup(
-            f"effort [bold]{escape(a.effort.days())}[/]"
-            + (f" ({a.effort.hours:g} h of listed changes)" if a.effort.hours else "")
-            + f"   {counts}"
-        ),
-        Text(""),
+        Text.from_markup(f"effort [bold]{escape(a.effort.days())}[/] · {counts}"),
         Text.from_markup(f"[bold]Decision:[/] {escape(clean(a.decision))}"),
     ]
     return Panel(Group(*lines), title="gpuport assess", title_align="left")
@@ -145,26 +140,28 @@ def _conclusions(a: Assessment) -> Table:
 
 
 def _effort(a: Assessment, console: Console) -> None:
-    """Listed changes by area: a table on a wide console, else one block per area."""
-    title = "Listed changes by area"
-    if console.width < effort_view.TABLE_WIDTH:
-        console.print(Text(title, style="bold underline"))
-        for c in a.effort.classes:
-            head = Text(c.title, style="bold")
-            head.append(f"  {c.count} item(s), {c.hours:g} h")
-            console.print(Padding(head, (0, 0, 0, 2)))
-            console.print(Padding(Text(clean_line("; ".join(c.basis[:2]))), (0, 0, 0, 4)))
-        if a.effort.note:
-            console.print(Padding(Text(clean_line(a.effort.note), style="dim"), (0, 0, 0, 2)))
-        return
-    table = Table(title=title, title_justify="left", caption=a.effort.note)
-    table.add_column("area", overflow="fold")
-    table.add_column("items", justify="right")
-    table.add_column("hours", justify="right")
-    table.add_column("largest items", overflow="fold")
-    for c in a.effort.classes:
-        table.add_row(c.title, str(c.count), f"{c.hours:g}", "; ".join(c.basis[:2]))
-    console.print(table)
+    """The effort as scan prints it (issue 29: one line when small), the calendar, and the
+    listed changes one line per area; each component's basis and each area's largest items
+    are in the Markdown, HTML and JSON reports (and docs/effort.md)."""
+    total = a.effort.days() + (
+        f" ({a.effort.hours:g} h of listed changes)" if a.effort.hours else ""
+    )
+    effort_view.print_headline(console, a.effort.components, total)
+    if a.effort.calendar:
+        console.print(Padding(Text(clean_line(a.effort.calendar), style="dim"), (0, 0, 0, 2)))
+    if a.effort.classes:
+        areas = "; ".join(
+            f"{c.title} {c.count} change{'s' if c.count != 1 else ''}, {c.hours:g} h"
+            for c in a.effort.classes
+        )
+        # changes, not findings: one package imported from 14 files is one change
+        console.print(Padding(Text(clean_line("listed changes: " + areas)), (0, 0, 0, 2)))
+    console.print(
+        Padding(
+            Text("basis of each: the Markdown, HTML or JSON report (-f)", style="dim"),
+            (0, 0, 0, 2),
+        )
+    )
 
 
 def section_lines(a: Assessment) -> list[str]:
@@ -225,10 +222,7 @@ def render(a: Assessment, console: Console, *, written: str | None = None) -> No
     _assumptions(a, console)
     if a.conclusions:
         console.print(_conclusions(a))
-    if a.effort.components:
-        effort_view.print_components(console, a.effort.components, a.effort.calendar)
-    if a.effort.classes:
-        _effort(a, console)
+    _effort(a, console)
     for line in section_lines(a):
         console.print(Text(clean(line)))
     for note in a.notes:

@@ -56,25 +56,42 @@ def rich_table(components: Sequence[EffortComponent], caption: str = "") -> Tabl
 TABLE_WIDTH = 100
 
 
+#: Regimes a component's name already says (``bring-up and validation``, listed changes):
+#: the one-line effort leaves them out
+_NAMED_REGIMES = ("bring-up", "changes")
+
+
+def headline(c: EffortComponent) -> str:
+    """``native code (hipify) 1.5–9``: name, regime where the name does not say it, days."""
+    regime = "" if c.regime in _NAMED_REGIMES else f" ({c.regime})"
+    return f"{clean_line(c.name)}{regime} {days(c)}"
+
+
+def print_headline(console: Console, components: Sequence[EffortComponent], total: str) -> None:
+    """The effort in the scan's verdict lines (issue 29): the total and every component on one
+    wrapped line when that takes at most two lines, else the total, then one line per
+    component (name, regime, days); the basis of each is in ``--verbose``."""
+    text = f"effort {total}"
+    parts = [headline(c) for c in components]
+    joined = text + (": " + ", ".join(parts) if parts else "")
+    if len(joined) <= 2 * console.width:
+        line = Text(joined[: len(text)], style="bold")
+        line.append(joined[len(text) :])
+        console.print(line)
+        return
+    console.print(Text(text + ", by component:", style="bold"))
+    for part in parts:
+        console.print(Padding(Text(part), (0, 0, 0, 2)))
+
+
 def print_components(
     console: Console,
     components: Sequence[EffortComponent],
     caption: str = "",
-    *,
-    brief: bool = False,
 ) -> None:
     """The components as :func:`rich_table` on a wide console, else one block each (name,
-    regime and days on one line, the basis and AMD equivalent wrapped under it). ``brief``:
-    one line each, name, regime and days (the basis with ``--verbose``; issue 29)."""
-    if brief:
-        console.print(Text(TITLE, style="bold underline"))
-        for c in components:
-            head = Text(clean_line(c.name), style="bold")
-            head.append(f"  {c.regime}  {days(c)} days")
-            console.print(Padding(head, (0, 0, 0, 2)))
-        if caption:
-            console.print(Padding(Text(clean_line(caption), style="dim"), (0, 0, 0, 2)))
-        return
+    regime and days on one line, the basis and AMD equivalent wrapped under it); the short
+    form is :func:`print_headline`."""
     if console.width >= TABLE_WIDTH:
         console.print(rich_table(components, caption))
         return

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.padding import Padding
-from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
@@ -34,50 +33,63 @@ VERDICT_STYLE = {
 }
 
 
-def _header(report: ScanReport) -> Panel:
+def _header(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
+    """The verdict, as tall as what it has to say (issue 29): where and for what target, the
+    verdict and its reason, the effort (on one line when it is small), and the route the
+    project has. The judged counts head the findings below; nothing here is padding."""
     t = report.target
-    counts = _counts_markup(report)
-    lines = [
+    files = f"{report.files_scanned} files"
+    if report.skipped:
+        files += f" ({len(report.skipped)} skipped)"
+    if report.not_built:
+        files += f", {len(report.not_built)} not built on ROCm"
+    where = Text(clean_line(report.root), style="bold")
+    where.append(f" · target {t.name} ({t.generation}, wave{t.wave_size}, fp8 {t.fp8}) · {files}")
+    console.print(where)
+    console.print(
         Text.from_markup(
-            f"[bold]{escape(clean_line(report.root))}[/]  target [bold]{t.name}[/] "
-            f"({t.generation}, wave{t.wave_size}, fp8 {t.fp8})"
-        ),
-        Text.from_markup(
-            f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/]  "
+            f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/] "
             f"{escape(clean(report.verdict_reason))}"
-        ),
-        Text.from_markup(
-            f"effort [bold]{report.effort.low_days:g}–{report.effort.high_days:g} "
-            f"engineer-days[/] (by component below; {report.effort.hours:g} h of listed changes)"
-        ),
-        Text.from_markup(
-            f"{counts}   files {report.files_scanned} scanned, {len(report.skipped)} skipped"
-        ),
-        Text(clean(_judged_line(report)), style="dim"),
-    ]
-    if any(r.counts for r in report.routes):
-        lines.append(
-            Text(clean_line("ROCm route: " + route_summary(report, counted=True)), style="green")
         )
+    )
+    effort_view.print_headline(
+        console,
+        report.effort.components,
+        f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days",
+    )
+    if any(r.counts for r in report.routes):
+        text = route_summary(report, counted=True)
+        if verbose or not _reason_names_routes(report):
+            console.print(Text(clean_line("ROCm route: " + text), style="green"))
     elif report.routes:
-        lines.append(
+        console.print(
             Text(
                 clean_line("ROCm route evidence, not counted: " + route_summary(report)),
                 style="yellow",
             )
         )
-    return Panel(Group(*lines), title="gpuport scan", title_align="left")
 
 
-def _counts_markup(report: ScanReport) -> str:
-    """The judged findings' counts by severity, the ones the verdict is made of
-    (``core: blocker 2  major 1 ...``); the other scopes' are on the line below."""
-    mine = judged(report.findings, report.scope)
-    scope = "all scopes" if report.scope == "all" else "core"
-    counts = "  ".join(
-        f"[{SEV_STYLE[s]}]{s.value} {sum(1 for f in mine if f.severity is s)}[/]" for s in Severity
+def _reason_names_routes(report: ScanReport) -> bool:
+    """Whether the verdict's reason already names every piece of route evidence that counts
+    and there is none that does not (then a route line would say it twice)."""
+    counted = [r for r in report.routes if r.counts]
+    return len(counted) == len(report.routes) and all(
+        r.path in report.verdict_reason for r in counted
     )
-    return f"{scope}: {counts}"
+
+
+def _judged_heading(scope: str, findings: list[Finding]) -> Text:
+    """``Core code (judged): blocker 0 · major 0 · minor 1 · info 6``: the counts the verdict
+    and ``--fail-on`` rest on, at the head of the findings they count."""
+    where = "Core code" if scope == "core" else f"{scope.capitalize()} code"
+    head = Text(f"{where} (judged): ", style="bold underline")
+    for i, s in enumerate(Severity):
+        if i:
+            head.append(" · ")
+        n = sum(1 for f in findings if f.severity is s)
+        head.append(f"{s.value} {n}", style=SEV_STYLE[s] if n else "dim")
+    return head
 
 
 def route_summary(report: ScanReport, limit: int = 6, *, counted: bool = False) -> str:
@@ -99,23 +111,6 @@ def route_summary(report: ScanReport, limit: int = 6, *, counted: bool = False) 
     return text
 
 
-def _judged_line(report: ScanReport) -> str:
-    basis = "every scope" if report.scope == "all" else "core code, packaging and build"
-    others = []
-    for scope, counts in report.scope_counts.items():
-        if scope == "core" or report.scope == "all":
-            continue
-        above = sum(n for sev, n in counts.items() if sev is not Severity.INFO)
-        if above:
-            others.append(f"{scope} {above}")
-    text = f"judged: {basis}"
-    if others:
-        text += "; not judged (above info): " + ", ".join(others) + " (--scope all)"
-    if report.not_built:
-        text += f"; {len(report.not_built)} file(s) the ROCm build does not compile"
-    return text
-
-
 def message_lead(message: str) -> str:
     """What a message is about, before its explanation: ``torchvision`` of ``torchvision:
     torchvision has ROCm builds ...``; the whole message when it has no such lead."""
@@ -133,16 +128,19 @@ def group_lines(
     *,
     indent: int = 2,
     shown: set[str] | None = None,
-    brief: bool = False,
     limit: int | None = LINES_PER_RULE,
+    room: int | None = None,
+    trimmed: set[str] | None = None,
 ) -> list[RenderableType]:
     """One rule's findings as a block that wraps to any width: a head line (rule, severity,
     title, how many), then each distinct message once with its places indented under it
-    (one line per folder), then the fix once. A message or fix already printed (``shown``, updated
-    here) is not printed again: the block says so in one line. ``brief`` (findings the verdict
-    does not judge): each message's lead on one line, no fix; --verbose prints them whole.
-    Past ``limit`` lines of messages and places, one line says how many messages and findings
-    of the rule are not printed and where they are (``None``: no limit)."""
+    (one line per folder; a message of one place starts with it), then the fix once. A
+    message or fix already printed (``shown``, updated here) is not printed again: the block
+    says so in one line. Past ``limit`` lines of messages and places, one line says how many
+    messages and findings of the rule are not printed and where they are (``None``: no
+    limit). ``room``: the characters a message may take (its place apart); a longer one that
+    does not say its fix is cut at a sentence or clause and ends in " …", and is added to
+    ``trimmed`` (--verbose prints it whole)."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
@@ -156,6 +154,7 @@ def group_lines(
     left = limit if limit is not None else -1  # lines still to print (-1: no limit)
     cut_messages = cut_places = 0
     for x in g.fixes:
+        said = True  # whether every message printed says the fix
         if left == 0:
             cut_messages += len(x.messages)
             continue
@@ -169,23 +168,26 @@ def group_lines(
                 cut_places += max(0, len(folders) - keep)
                 folders = folders[:keep]
                 left = max(0, left - 1 - len(folders))
-            lead = clean_line(message_lead(m.message))
-            if brief and len(folders) == 1 and len(lead) <= 24:  # a name and its only place
-                line = Text(lead + "  ")
-                line.append(clean_line(folders[0]), style="cyan")
-                out.append(Padding(line, pad))
-                continue
-            if brief:
-                out.append(Padding(Text(lead, no_wrap=True, overflow="ellipsis"), pad))
-            elif m.message in shown:
-                out.append(Padding(Text("(message as above)", style="dim"), pad))
+            line = Text()
+            if len(folders) == 1 and len(m.places) == 1:  # one file: it leads the line
+                line.append(clean_line(folders[0]) + "  ", style="cyan")
+                folders = []
+            if m.message in shown:
+                line.append("(message as above)", style="dim")
             else:
                 shown.add(m.message)
-                out.append(Padding(Text(clean(m.message)), pad))
+                text = m.message
+                if room is not None and len(text) > room and x.fix not in text:
+                    text = trim(text, room)  # a message that says its fix is never cut
+                    if trimmed is not None:
+                        trimmed.add(m.message)
+                said = said and x.fix in text
+                line.append(clean(text))
+            out.append(Padding(line, pad))
             for item in folders:  # places: indented under their message
                 out.append(Padding(Text(clean_line(item), style="cyan"), places))
-        if brief or all(x.fix in m.message for m in x.messages):
-            continue  # the message already says it, or --verbose will
+        if said and all(x.fix in m.message for m in x.messages):
+            continue  # the message already says it
         fix = Text("fix: ", style="bold")
         if x.fix in shown:
             fix.append("as above", style="dim")
@@ -208,30 +210,140 @@ def group_lines(
     return out
 
 
-def _section(
+def trim(message: str, room: int) -> str:
+    """``message`` in about ``room`` characters: cut after the last sentence that fits, else
+    clause ("; ", " ("), else at a space, and marked " …"; its lead (what it is about,
+    :func:`message_lead`) is never cut."""
+    if len(message) <= room:
+        return message
+    head = message[: room - 2]
+    cut = head.rfind(" ")
+    for end in (head.rfind(". ") + 1, head.rfind("; "), head.rfind(" (")):  # best first
+        if end >= room // 2:
+            cut = end
+            break
+    lead = message_lead(message)
+    if lead != message and cut < len(lead) + 30:  # the lead whole, no stub of what follows
+        cut = len(lead)
+    return message[: cut if cut > 0 else room - 2].rstrip() + " …"
+
+
+#: A finding the verdict does not judge prints as part of one line per rule and scope: up to
+#: this many messages, each with up to this many places (the rest counted; --verbose: all)
+BRIEF_MESSAGES = 4
+BRIEF_PLACES = 3
+
+
+def short_lead(message: str, limit: int = 48) -> str:
+    """What a message is about in a few words: its lead (:func:`message_lead`) up to its
+    first clause (``vllm`` of ``vllm: ...``, "`vllm` comes from vllm" of "`vllm` comes from
+    vllm, which needs ..."), cut at ``limit`` characters with an ellipsis."""
+    lead = clean_line(message_lead(message))
+    for sep in (", ", "; ", " ("):
+        head = lead.split(sep, 1)[0]
+        if len(head) >= 8:
+            lead = head
+    return lead if len(lead) <= limit else lead[: limit - 1] + "…"
+
+
+def brief_line(g: RuleGroup) -> Padding:
+    """One rule's findings the verdict does not judge, as one wrapped line: ``GP202 minor ×3
+    `vllm` comes from vllm tests/a.py:1 (test), examples/b.py:4 (example)`` (the scope after
+    the rule when they share one); what it leaves out it counts (``+3 more``), and --verbose
+    prints them whole."""
+    scopes = {f.scope for f in g.findings}
+    line = Text(g.rule_id, style="bold")
+    line.append(" ")
+    line.append(g.severity.value, style=SEV_STYLE[g.severity])
+    if g.count > 1:
+        line.append(f" ×{g.count}", style="bold")
+    if len(scopes) == 1:
+        line.append(f" {next(iter(scopes))}", style="dim")
+    messages = [m for x in g.fixes for m in x.messages]
+    items = []
+    for m in messages[:BRIEF_MESSAGES]:
+        places = [
+            clean_line(p.display() + p.marks)
+            + (f" ({p.findings[0].scope})" if len(scopes) > 1 else "")
+            for p in m.places[:BRIEF_PLACES]
+        ]
+        if len(m.places) > BRIEF_PLACES:
+            places.append(f"+{len(m.places) - BRIEF_PLACES} more")
+        items.append(f"{short_lead(m.message)}: {', '.join(places)}")
+    if len(messages) > BRIEF_MESSAGES:
+        items.append(f"+{len(messages) - BRIEF_MESSAGES} more messages")
+    line.append("  " + "; ".join(items))
+    return Padding(line, (0, 0, 0, 2))
+
+
+def _whole(
     console: Console,
-    title: str,
+    heading: Text,
     findings: list[Finding],
+    order: list[str],
+    shown: set[str],
+    verbose: bool,
+    trimmed: set[str],
+) -> None:
+    """A heading, then the findings grouped by rule and fix, one block each; a message takes
+    about three lines unless it says its fix (``verbose``: whole); a fix is printed whole."""
+    console.print(heading)
+    room = None if verbose else 3 * (console.width - 6)
+    for g in group(findings, order):
+        limit = None if verbose else LINES_PER_RULE
+        for part in group_lines(g, shown=shown, limit=limit, room=room, trimmed=trimmed):
+            console.print(part)
+
+
+def _findings(
+    console: Console,
     report: ScanReport,
     order: list[str],
     shown: set[str],
-    verbose: bool = False,
-) -> None:
-    """Findings of one kind, one heading per scope (core first), grouped by rule and fix.
-    Blockers of every scope, and every finding the verdict judges, print whole; the other
-    findings outside the judged scope print their messages' leads (``verbose``: whole)."""
-    for scope, items in by_scope(findings):
-        judged_here = report.scope == "all" or scope == "core"
-        where = "core code" if scope == "core" else f"{scope} code"
-        counts = counts_text(items) if title != "Blockers" else str(len(items))
-        brief = not (judged_here or verbose or title == "Blockers")
-        note = "" if judged_here else ", not judged"
-        note += "; details: --verbose" if brief else ""
-        console.print(Text(f"{title} in {where} ({counts}{note})", style="bold underline"))
-        for g in group(items, order):
-            limit = None if verbose else LINES_PER_RULE
-            for part in group_lines(g, shown=shown, brief=brief, limit=limit):
-                console.print(part)
+    verbose: bool,
+    trimmed: set[str],
+) -> bool:
+    """The findings: the judged scope's whole under its counts; every other scope's blockers
+    whole, one heading per scope; the rest of the other scopes one line per rule and scope
+    (``verbose``: whole, and info findings too). Returns whether details were left out."""
+    visible = [f for f in report.findings if verbose or f.severity is not Severity.INFO]
+    mine_all = judged(report.findings, report.scope)
+    mine = {id(f) for f in mine_all}
+    if report.scope == "all":  # every scope judged: one heading each, core first
+        for scope, items in by_scope(report.findings):
+            heading = _judged_heading(scope, items)
+            items = [f for f in items if verbose or f.severity is not Severity.INFO]
+            _whole(console, heading, items, order, shown, verbose, trimmed)
+    else:
+        shown_mine = [f for f in visible if id(f) in mine]
+        _whole(
+            console, _judged_heading("core", mine_all), shown_mine, order, shown, verbose, trimmed
+        )
+    others = [f for f in visible if id(f) not in mine]
+    brief: list[Finding] = []
+    for scope, items in by_scope(others):
+        blockers = [f for f in items if f.severity is Severity.BLOCKER]
+        rest = [f for f in items if f.severity is not Severity.BLOCKER]
+        if blockers:
+            heading = Text(
+                f"Blockers in {scope} code ({len(blockers)}, not judged)", style="bold underline"
+            )
+            _whole(console, heading, blockers, order, shown, verbose, trimmed)
+        if rest and verbose:
+            heading = Text(
+                f"Other findings in {scope} code ({counts_text(rest)}, not judged)",
+                style="bold underline",
+            )
+            _whole(console, heading, rest, order, shown, verbose, trimmed)
+        elif rest:
+            brief += rest
+    if not brief:
+        return False
+    counts = ", ".join(f"{scope} {len(items)}" for scope, items in by_scope(brief))
+    console.print(Text(f"Not judged (--scope all): {counts}", style="bold underline"))
+    for g in group(brief, order):
+        console.print(brief_line(g))
+    return True
 
 
 def _per_file(report: ScanReport, console: Console) -> None:
@@ -289,23 +401,9 @@ def _routes(report: ScanReport, console: Console) -> None:
         console.print(Padding(line, (0, 0, 0, 2)))
 
 
-def _calendar_brief(calendar: str) -> str:
-    """``calendar time is typically 2-10x engineer time (reviews, ...): about A to B`` as
-    ``calendar about A to B (2-10x engineer time)``; the whole note with --verbose."""
-    head, sep, span = calendar.partition("): ")
-    factor = head.removeprefix("calendar time is typically ").split(" (")[0]
-    return f"calendar {span} ({factor})" if sep and factor != head else calendar
-
-
-def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
-    console.print(_header(report))
-    order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
-    blockers = [f for f in report.findings if f.severity is Severity.BLOCKER]
-    shown: set[str] = set()  # messages and fixes printed once
-    if blockers:
-        _section(console, "Blockers", blockers, report, order, shown, verbose)
-    if report.routes and verbose:  # the header names each route and whether it counts
-        _routes(report, console)
+def _notes(report: ScanReport, console: Console) -> None:
+    """Why some code's findings are info: NVIDIA-only components, parts the ROCm build leaves
+    out."""
     nv = [c for c in report.components if c.nvidia_only]
     if nv and report.routes:
         console.print(
@@ -316,45 +414,83 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
         )
     parts = report.not_built_parts()
     if parts:
+        counted = sum(n for _, n, _ in parts)
         console.print(
             "Not built on ROCm (the route leaves it out; findings there are info): "
             + "; ".join(
                 f"{where} ({n} file{'s' if n != 1 else ''}): {ev}" for where, n, ev in parts
             )
             + (
-                f" and {len(report.not_built) - sum(n for _, n, _ in parts)} more file(s)"
-                if len(report.not_built) > sum(n for _, n, _ in parts)
+                f" and {len(report.not_built) - counted} more file(s)"
+                if len(report.not_built) > counted
                 else ""
             ),
             highlight=False,
             markup=False,
         )
-    rest = [
-        f
-        for f in report.findings
-        if f.severity is not Severity.BLOCKER and (verbose or f.severity is not Severity.INFO)
-    ]
-    if rest:
-        _section(console, "Other findings", rest, report, order, shown, verbose)
-    hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
-    if hidden and not verbose:
-        console.print(
-            f"[dim]{hidden} info finding(s) (incl. ROCm-guarded code) hidden; "
-            "--verbose shows them[/]"
-        )
+
+
+def _skipped(report: ScanReport, console: Console, verbose: bool) -> None:
+    """The skipped files with their reasons: one line each with ``verbose``, else one wrapped
+    line per reason (its files, then why): a file not read is never left out silently."""
+    if not report.skipped:
+        return
+    console.print(Text(f"Skipped files ({len(report.skipped)})", style="bold underline"))
     if verbose:
-        _per_file(report, console)
-    if report.effort.components:
-        # the model's basis is the same on every run: --verbose prints it (and docs/effort.md)
-        note = report.effort.note if verbose else "basis: --verbose"
-        calendar = report.effort.calendar if verbose else _calendar_brief(report.effort.calendar)
-        caption = "; ".join(x for x in (calendar, note) if x)
-        effort_view.print_components(console, report.effort.components, caption, brief=not verbose)
-    if report.effort.basis and (verbose or not report.effort.components):
-        _effort(report, console)  # by default the components above give each one's hours
-    if report.skipped:
-        console.print(Text("Skipped files", style="bold underline"))
         for sk in report.skipped:
             line = Text(clean_line(sk.path) + "  ")
             line.append(clean_line(sk.reason), style="dim")
             console.print(Padding(line, (0, 0, 0, 2)))
+        return
+    by_reason: dict[str, list[str]] = {}
+    for sk in report.skipped:
+        by_reason.setdefault(sk.reason, []).append(sk.path)
+    for reason, paths in by_reason.items():
+        line = Text(clean_line(", ".join(paths)) + "  ")
+        line.append(clean_line(reason), style="dim")
+        console.print(Padding(line, (0, 0, 0, 2)))
+
+
+def _footer(report: ScanReport, console: Console, left_out: list[str]) -> None:
+    """One line: what the default report left out, and the flag that shows it."""
+    if left_out:
+        console.print(
+            Text(
+                "--verbose: " + ", ".join(left_out),
+                style="dim",
+            )
+        )
+
+
+def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
+    _header(report, console, verbose=verbose)
+    order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
+    shown: set[str] = set()  # messages and fixes printed once
+    trimmed: set[str] = set()  # messages cut to two lines
+    briefed = _findings(console, report, order, shown, verbose, trimmed)
+    _notes(report, console)
+    if verbose:
+        if report.routes:
+            _routes(report, console)
+        _per_file(report, console)
+        if report.effort.components:
+            caption = "; ".join(x for x in (report.effort.calendar, report.effort.note) if x)
+            effort_view.print_components(console, report.effort.components, caption)
+        if report.effort.basis:
+            _effort(report, console)
+    elif report.effort.basis and not report.effort.components:
+        _effort(report, console)
+    _skipped(report, console, verbose)
+    if verbose:
+        return
+    left_out = []
+    hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
+    if hidden:
+        left_out.append(f"{hidden} info")
+    if trimmed:
+        left_out.append(f"{len(trimmed)} full message{'s' if len(trimmed) != 1 else ''}")
+    if briefed:
+        left_out.append("details outside core")
+    if report.effort.components:
+        left_out.append("effort basis")
+    _footer(report, console, left_out)
