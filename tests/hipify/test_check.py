@@ -112,7 +112,7 @@ def test_check_reads_the_written_output_not_a_stale_one(cli, tmp_path: Path, mon
     res = cli("hipify", "proj", "-o", "fresh/deep", "--check", "--hip-version", "5.2")
     shown = " ".join((res.out + res.err).split())
     assert "app/main.cu: compile failed" not in shown
-    assert "compile: 1 ok, 1 failed, 2 header(s) not compiled on their own" in shown
+    assert "compile: 1 ok, 1 failed, 2 header(s) checked through their includers" in shown
     assert (tmp_path / "fresh" / "deep" / "app" / "main.cu").is_file()
 
 

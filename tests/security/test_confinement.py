@@ -305,3 +305,55 @@ def test_a_wrapper_in_the_home_folder_does_not_let_the_home_folder_in(
     monkeypatch.setenv("HOME", str(home))
     assert compiler.install_root(str(home / "bin" / "nvcc")) == home / "bin"
     assert compiler.install_root("/usr/lib/llvm-15/bin/clang") == Path("/usr/lib/llvm-15")
+
+
+def test_hipify_check_of_a_lone_file_beside_a_pipe_says_why_and_exits_1(
+    cli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 29's trial: ``hipify FILE.cu -o OUT --check`` in a folder holding a pipe (``/tmp``)
+    compiled nothing, called the unit "1 header(s) not compiled on their own" and exited 0. A
+    unit --check could not compile is unchecked: its reason is shown and the exit is 1."""
+    require_tool("hipcc", "GPUPORT_REQUIRE_HIPCC")
+    monkeypatch.setenv("HIP_PLATFORM", "amd")
+    calls: list[object] = []
+    monkeypatch.setattr(hipify_check, "run_compile", lambda *a, **k: calls.append(a))
+    (tmp_path / "one.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    os.mkfifo(tmp_path / "pipe")
+    one = str(tmp_path / "one.cu")
+    res = cli("hipify", one, "-o", str(tmp_path / "out"), "--check")
+    assert not calls
+    assert res.code == 1
+    said = res.out + res.err
+    assert "header(s)" not in said
+    assert "pipe or device" in said and "1 not compiled" in said
+    res = cli("hipify", one, "-o", str(tmp_path / "o2"), "--check", "--fail-on", "never")
+    assert res.code == 0
+
+
+def test_a_header_checked_through_its_includer_does_not_fail_the_check(tmp_path: Path) -> None:
+    from gpuport.cli.hipify_run import fails
+    from gpuport.hipify.run import FileResult, HipifyReport, finish, unchecked
+
+    header = FileResult(path="a.cuh", output=None)
+    header.compile = CompileResult(
+        ok=False,
+        status="not compiled",
+        offload_archs=["gfx90a"],
+        error="a header: checked through the files that include it",
+    )
+    unit = FileResult(path="b.cu", output=None)
+    unit.compile = CompileResult(
+        ok=False, status="not compiled", offload_archs=["gfx90a"], error="not compiled: budget"
+    )
+    assert not unchecked(header) and unchecked(unit)
+    report = HipifyReport(root=str(tmp_path), files=[header], hip_version="5.2", target="gfx90a")
+    finish(report)
+    assert not fails(report, "compile")
+    report = HipifyReport(
+        root=str(tmp_path), files=[header, unit], hip_version="5.2", target="gfx90a"
+    )
+    finish(report)
+    assert report.totals["units_not_compiled"] == 1
+    assert fails(report, "compile") and not fails(report, "never")

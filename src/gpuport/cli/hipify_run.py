@@ -34,8 +34,8 @@ def fails(report: HipifyReport, fail_on: str) -> bool:
     finding (``hazard``)."""
     if fail_on == "never":
         return False
-    if report.totals.get("compile_failed", 0):
-        return True
+    if report.totals.get("compile_failed", 0) or report.totals.get("units_not_compiled", 0):
+        return True  # a unit --check could not compile is not a checked one
     if fail_on == "compile":
         return False
     if fail_on == "unsupported":
@@ -364,4 +364,10 @@ def run_hipify(
     if failed and report.totals.get("compile_failed"):
         n = report.totals["compile_failed"]
         note(f"gpuport hipify: {n} translation(s) failed to compile (exit 1; --fail-on never: 0)")
+    if failed and report.totals.get("units_not_compiled"):
+        n = report.totals["units_not_compiled"]
+        note(
+            f"gpuport hipify: {n} translation unit(s) not compiled, so not checked "
+            "(exit 1; --fail-on never: 0)"
+        )
     return EXIT_FINDINGS if failed else 0

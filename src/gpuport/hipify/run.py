@@ -560,6 +560,21 @@ def _status(files: list[FileResult], status: str) -> int:
     return sum(1 for f in files if f.compile is not None and f.compile.status == status)
 
 
+#: Why a header is "not compiled": it is checked through what includes it. Any other reason
+#: (no confinement, a pipe in the project, the run's budget) leaves a unit unchecked.
+THROUGH_INCLUDERS = ("a header:", "included by ")
+
+
+def unchecked(f: FileResult) -> bool:
+    """A translation unit ``--check`` was asked to compile and did not (not a header)."""
+    c = f.compile
+    return (
+        c is not None
+        and c.status == "not compiled"
+        and not (c.error or "").startswith(THROUGH_INCLUDERS)
+    )
+
+
 def _totals(report: HipifyReport) -> dict[str, int]:
     files = report.files
     return {
@@ -573,6 +588,7 @@ def _totals(report: HipifyReport) -> dict[str, int]:
         "compile_failed": _status(files, "failed"),
         "compile_inconclusive": _status(files, "inconclusive"),
         "not_compiled": _status(files, "not compiled"),
+        "units_not_compiled": sum(1 for f in files if unchecked(f)),
         "wave64_fixed": sum(1 for f in files for c in f.wave64 if not c.unsafe),
         "wave64_unsafe": sum(1 for f in files for c in f.wave64 if c.unsafe),
         "shims": sum(len(f.shims) for f in files),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuport.hipify.run import unchecked
 from gpuport.render.text import clean_line, md
 
 if TYPE_CHECKING:  # rich is imported by the views that draw (start-up, issue 18)
@@ -48,8 +49,11 @@ def summary(report: HipifyReport) -> str:
         line += f"; compile: {t.get('compiled_ok', 0)} ok, {t.get('compile_failed', 0)} failed"
         if t.get("compile_inconclusive"):
             line += f", {t['compile_inconclusive']} inconclusive"
-        if t.get("not_compiled"):
-            line += f", {t['not_compiled']} header(s) not compiled on their own"
+        units = t.get("units_not_compiled", 0)
+        if t.get("not_compiled", 0) - units:
+            line += f", {t['not_compiled'] - units} header(s) checked through their includers"
+        if units:
+            line += f", {units} not compiled (see why above)"
     return line
 
 
@@ -109,6 +113,10 @@ def render(report: HipifyReport, console: Console) -> None:
                 highlight=False,
                 markup=False,
             )
+        if f.compile is not None and unchecked(f):
+            why = f.compile.error or ""
+            why = why if why.startswith("not compiled") else f"not compiled: {why}"
+            console.print(clean_line(f"{f.path}: {why}"), highlight=False, markup=False)
         if f.compile is not None and f.compile.status in ("failed", "inconclusive"):
             console.print(
                 clean_line(f"{f.path}: compile {f.compile.status}: {f.compile.error}"),
@@ -181,7 +189,9 @@ def render_markdown(report: HipifyReport) -> str:
             f"* {md(h.location.display())} **{h.rule_id}** ({h.severity.value}): {md(h.title)}"
             for h in f.hazards
         ]
-        if f.compile is not None and f.compile.status in ("failed", "inconclusive"):
+        if f.compile is not None and (
+            f.compile.status in ("failed", "inconclusive") or unchecked(f)
+        ):
             details.append(
                 f"* {md(f.path)} compile {f.compile.status}: {md(f.compile.error or '')}"
             )
