@@ -56,6 +56,8 @@ def test_one_piece_of_documented_evidence_is_a_route(tmp_path: Path, name: str, 
         ("ROCm support is on hold.\n", "not supported"),
         ("AMD GPUs are not supported; this pip install needs rocm? no.\n", "not supported"),
         ("| GPU | status |\n|---|---|\n| AMD Instinct | ❌ |\n", "not supported"),
+        ("- Works on Linux, Windows; NVIDIA GPUs, soon AMD & Intel setups\n", "promises it"),
+        ("Support for AMD GPUs is upcoming.\n", "promises it"),
         ("Our CUDA kernels are fast.\n", ""),
     ],
 )
@@ -69,6 +71,15 @@ def test_evidence_that_is_not_a_route_says_why_or_is_not_listed(
         assert routes and all(why in r.why for r in routes), routes
     else:
         assert routes == []
+
+
+def test_a_promise_about_something_else_on_the_line_keeps_the_route(tmp_path: Path) -> None:
+    text = (
+        "The Triton kernels support AMD's CDNA (MI200, MI300) GPUs in fp16 and bf16. "
+        "Sliding window attention is currently a work in progress.\n"
+    )
+    write(tmp_path, {"README.md": text})
+    assert working_route(doc_routes(tmp_path))
 
 
 def test_a_route_not_counted_is_named_in_the_verdict_reason(tmp_path: Path) -> None:

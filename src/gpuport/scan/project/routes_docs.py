@@ -61,6 +61,11 @@ _NEGATION = textre.compile(
     r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
     re.I,
 )
+#: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming".
+_LATER = r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap)\b"
+_PROMISE = textre.compile(
+    rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}", re.I
+)
 _HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
 _POSITIVE = textre.compile(
     r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
@@ -185,13 +190,19 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         if not _MENTION.search(line):
             continue
         heading = _HEADING.match(line)
-        negated = _NEGATION.search(line) is not None
+        promised = _PROMISE.search(line) is not None
+        negated = promised or _NEGATION.search(line) is not None
+        no = (
+            "the line promises it for later, which is not a route yet"
+            if promised
+            else "the line says it is not supported"
+        )
         if _STEP.search(line):
-            what, counts, why = "install step", not negated, "the line says it is not supported"
+            what, counts, why = "install step", not negated, no
         elif _CLAIM.search(line):
-            what, counts, why = "says it supports", not negated, "the line says it is not supported"
+            what, counts, why = "says it supports", not negated, no
         elif negated and _WORD.search(line):
-            what, counts, why = "says", False, "the line says it is not supported"
+            what, counts, why = "says", False, no
         elif heading and _WORD.search(line) and not page:
             what, counts, why = (
                 "heading",
