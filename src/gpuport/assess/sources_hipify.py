@@ -117,7 +117,8 @@ def run_hipify(
     """A dry run of ``gpuport hipify`` over the project: statistics, unsupported, hazards.
 
     The translation is always for the HIP the port targets (``hip_version``, 6.4 unless set),
-    whether or not it is compiled, so the report does not depend on the machine. Nothing is
+    whether or not it is compiled; when that is the installed HIP's version, its headers decide
+    what exists, as in ``gpuport hipify`` (:func:`_installed_headers`). Nothing is
     written inside the project: translations stay in memory and, for the compile check, go
     to a temporary folder that is removed afterwards. A compile check asked for on the
     command line (``require_hipcc``) without hipcc is an environment problem (exit 3); asked
