@@ -149,6 +149,10 @@ def emit(
         write_atomic(output, buf.export_text())
         return
     body = text()
+    if fmt in (OutputFormat.JSON, OutputFormat.SARIF):
+        from gpuport.render.text import json_safe
+
+        body = json_safe(body)  # names from the project: no raw C1 or bidi characters
     if output is None:
         sys.stdout.write(body)
         sys.stdout.flush()
