@@ -111,7 +111,7 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
             line = 0
             for n in found:
                 if n not in names:
-                    line = line or text.count("\n", 0, m.start()) + 1
+                    line = line or textre.line_finder(text)(m.start())
                     names[n] = f"{rel}:{line}"
             if "&&" in expr and "CUDA" in expr.upper():
                 together.append(expr)
@@ -122,7 +122,8 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
             end = text.find("\n", m.end())
             rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
             for n in _NAME.findall(rest):
-                names.setdefault(n, f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+                if n not in names:  # one line index per file: counting per match was quadratic
+                    names[n] = f"{rel}:{textre.line_finder(text)(m.start())}"
     out: dict[str, str] = {}
     for name in sorted(names):
         if "CUDA" not in name.upper():
