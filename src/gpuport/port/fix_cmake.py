@@ -401,7 +401,7 @@ def _top(text: str) -> int:
 
 
 def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+    return textre.line_finder(text)(offset)  # one line index per text, not a count per call
 
 
 def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Proposal | None:

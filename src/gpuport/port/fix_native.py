@@ -433,7 +433,7 @@ def _own_warpsize(ctx: PortContext) -> str | None:
         code = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
         m = _OWN_WARPSIZE.search(code)
         if m is not None:
-            where = f"{rel}:{code.count(chr(10), 0, m.start()) + 1}"
+            where = f"{rel}:{textre.line_finder(code)(m.start())}"
             break
     ctx.cache["own-warpsize"] = where
     return where or None
