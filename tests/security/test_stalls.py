@@ -640,8 +640,26 @@ def _load_flags(calls: int) -> str:
 
 @pytest.mark.parametrize(
     ("name", "text"),
-    [("k.cu", _warp_file(500)), ("build.py", _load_flags(200))],
-    ids=["masks-between-repeated-lines", "load-flags"],
+    [
+        ("k.cu", _warp_file(500)),
+        ("build.py", _load_flags(200)),
+        # eleventh re-run: each CMake edit looked for its findings by counting every
+        # finding's line from the top (51 KB: 46 s; 100 KB: over 300 s)
+        (
+            "CMakeLists.txt",
+            "project(x LANGUAGES CXX)\n"
+            + "find_package(CUDA REQUIRED)\nenable_language(CUDA)\n" * 1000
+            + "add_executable(a k.cu)\n",
+        ),
+        # eleventh re-run: each #include read the file from the top for `#ifdef __CUDACC__`
+        # (400 KB: 12.5 s)
+        (
+            "k.cu",
+            "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n" * 2500
+            + "__global__ void k() {}\n",
+        ),
+    ],
+    ids=["masks-between-repeated-lines", "load-flags", "cmake-cuda-lookups", "cuda-includes"],
 )
 def test_port_diffs_of_files_of_repeated_lines(cli, tmp_path: Path, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
     """Seventh review: ``port`` built its hunks with difflib's exact matcher, quadratic and
