@@ -658,8 +658,27 @@ def _load_flags(calls: int) -> str:
             "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n" * 2500
             + "__global__ void k() {}\n",
         ),
+        # eleventh re-run: each list node filtered every finding and every fixed range
+        # (819 KB: 38 s)
+        (
+            "setup.py",
+            "from setuptools import setup\n"
+            "from torch.utils.cpp_extension import CUDAExtension, BuildExtension\nexts = []\n"
+            + "".join(
+                f"exts.append(CUDAExtension('m{i}', ['k.cu'], extra_compile_args="
+                "{'nvcc': ['-arch=sm_80', '--use_fast_math']}))\n"
+                for i in range(2000)
+            )
+            + "setup(name='x', ext_modules=exts, cmdclass={'build_ext': BuildExtension})\n",
+        ),
     ],
-    ids=["masks-between-repeated-lines", "load-flags", "cmake-cuda-lookups", "cuda-includes"],
+    ids=[
+        "masks-between-repeated-lines",
+        "load-flags",
+        "cmake-cuda-lookups",
+        "cuda-includes",
+        "setup-many-extensions",
+    ],
 )
 def test_port_diffs_of_files_of_repeated_lines(cli, tmp_path: Path, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
     """Seventh review: ``port`` built its hunks with difflib's exact matcher, quadratic and
