@@ -357,7 +357,7 @@ class _Spans:
         while i > 0:
             best = max(best, self._tree[i])
             i -= i & -i
-        return best >= hi
+        return best > 0 and best >= hi  # 0: no range starts at or before lo
 
 
 def _conditional(text: str, s: int, e: int, node: ast.List | ast.Tuple, kept: list[str]) -> str:
