@@ -41,8 +41,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
-from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
+from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
