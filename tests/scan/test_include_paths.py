@@ -10,6 +10,7 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan import scan_path
 from gpuport.scan.project.include_paths import resolve_includes
+from tests.scan.project_files import write
 
 _PTX = '__device__ int lo(int v) { int r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v)); return r; }\n'
 
@@ -20,12 +21,6 @@ _CMAKE = (
     "else()\n  list(APPEND SRCS csrc/dense/dense.cu)\nendif()\n"
     "add_library(p ${SRCS})\n"
 )
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
 
 
 def _gp301(root: Path) -> dict[str, Severity]:
@@ -55,7 +50,7 @@ def test_includes_resolve_by_path_before_name() -> None:
 
 
 def test_a_header_beside_cuda_only_sources_is_not_kept_by_a_namesake(tmp_path: Path) -> None:
-    _write(
+    write(
         tmp_path,
         {
             "CMakeLists.txt": _CMAKE,
@@ -73,7 +68,7 @@ def test_a_header_beside_cuda_only_sources_is_not_kept_by_a_namesake(tmp_path: P
 
 
 def test_a_header_a_compiled_file_includes_by_path_stays(tmp_path: Path) -> None:
-    _write(
+    write(
         tmp_path,
         {
             "CMakeLists.txt": _CMAKE,
@@ -93,7 +88,7 @@ _ROCM_CMAKE = (
 
 
 def test_a_cuda_template_beside_its_hip_namesake_is_not_kept_by_it(tmp_path: Path) -> None:
-    _write(
+    write(
         tmp_path,
         {
             "CMakeLists.txt": _ROCM_CMAKE,
@@ -111,7 +106,7 @@ def test_a_cuda_template_beside_its_hip_namesake_is_not_kept_by_it(tmp_path: Pat
 
 
 def test_a_cuda_template_a_hip_file_includes_by_path_stays(tmp_path: Path) -> None:
-    _write(
+    write(
         tmp_path,
         {
             "CMakeLists.txt": _ROCM_CMAKE,
