@@ -352,14 +352,15 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         "definition HIP may provide itself, or a slower path): what ROCm builds changes",
         findings=[],
     )
-    for f in found:
+    in_function = _function_scope(src.code)
+    for f in sorted(found, key=lambda f: f.location.line or 0):  # in order: read on, not over
         line = f.location.line
         if line is None or line > src.line_count:
             continue
         lo, hi = src.line_span(line)
         fb = _ARCH_FALLBACK.match(src.text[lo:hi])
         if fb is not None and "never compiles this branch" in f.message:
-            if _in_function(src, lo):
+            if in_function(lo):
                 continue  # a pass-specific path (a host function's is dead code): left as is
             # both of hip-clang's passes: the host pass checks device code's calls too
             expr = fb.group(2).strip()
@@ -389,22 +390,40 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
 _NOT_FUNCTION = textre.compile(r"^\s*(?:namespace|extern|class|struct|union|enum)\b")
 
 
-def _in_function(src: CxxSource, offset: int) -> bool:
-    """Whether ``offset`` is inside a function body (not at file scope, nor only inside a
-    namespace, ``extern "C"`` or a class): a brace whose head holds a parameter list."""
-    code = src.code
+_BRACE = textre.compile(r"[{}]")
+
+
+def _function_scope(code: str) -> Callable[[int], bool]:
+    """``at(offset)``: whether ``offset`` is inside a function body (not at file scope, nor
+    only inside a namespace, ``extern "C"`` or a class): a brace whose head holds a
+    parameter list. Offsets asked in order read on from the last one, each brace's head is
+    judged once (the braces from the top for each finding were quadratic: red-team re-run
+    12, 200 KB of `#if __CUDA_ARCH__ <` blocks, 25 s); an earlier offset starts again."""
     opened: list[int] = []
-    for m in textre.finditer(r"[{}]", code[:offset]):
-        if m.group() == "{":
-            opened.append(m.start())
-        elif opened:
-            opened.pop()
-    for brace in opened:
-        head_start = max(code.rfind(c, 0, brace) for c in ";{}") + 1
-        head = code[head_start:brace]
-        if "(" in head and not _NOT_FUNCTION.match(head):
-            return True
-    return False
+    done = 0
+    judged: dict[int, bool] = {}
+
+    def function_head(brace: int) -> bool:
+        if brace not in judged:
+            head_start = max(code.rfind(c, 0, brace) for c in ";{}") + 1
+            head = code[head_start:brace]
+            judged[brace] = "(" in head and not _NOT_FUNCTION.match(head)
+        return judged[brace]
+
+    def at(offset: int) -> bool:
+        nonlocal done
+        if offset < done:
+            opened.clear()
+            done = 0
+        for m in _BRACE.finditer(code, done, offset):
+            if m.group() == "{":
+                opened.append(m.start())
+            elif opened:
+                opened.pop()
+        done = offset
+        return any(function_head(b) for b in opened)
+
+    return at
 
 
 def _matching_endif(src: CxxSource, line: int) -> int:
