@@ -23,6 +23,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 
 from gpuport import textre
+from gpuport.scan.project.include_paths import owners_by_name, resolve_includes, resolve_one
 
 __all__ = ["backend_siblings", "keep_included"]
 
@@ -92,6 +93,7 @@ def backend_siblings(
     rocm_dirs: Collection[str] = (),
     named: Collection[str] = (),
     rocm_build: bool = False,
+    resolved: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, str]:
     """Native files (relative path -> text) that have a HIP counterpart the ROCm build
     compiles instead -> the evidence. Kept as built: a file a HIP-side file includes, one that
@@ -102,6 +104,8 @@ def backend_siblings(
     ``add_subdirectory(cuda)`` outside the CUDA option). Whole backend folders count only
     when the project builds for ROCm at all (``rocm_build``), and never a file a build file
     names (``named``) or one that a file still compiled includes."""
+    if resolved is None:
+        resolved = resolve_includes(native)
     groups: dict[str, dict[str, list[str]]] = {}
     vendor_of: dict[str, str] = {}
     for rel in native:
@@ -110,20 +114,22 @@ def backend_siblings(
             groups.setdefault(got[0], {}).setdefault(got[1], []).append(rel)
             vendor_of[rel] = got[1]
     out: dict[str, str] = {}
+    # every file named for HIP, not only the counterparts: a HIP file that includes a CUDA
+    # one (by its path) compiles it
+    hip_includes = {
+        path for h, v in vendor_of.items() if v == "hip" for path in resolved.get(h, frozenset())
+    }
     for members in groups.values():
         hip = members.get("hip")
         if not hip or len(members) < 2:
             continue
-        # every file named for HIP, not only the counterparts: a HIP file that includes a
-        # CUDA one compiles it
-        hip_includes = {name for h in hip for name in includes.get(h, frozenset())}
         for vendor, rels in members.items():
             if vendor == "hip":
                 continue
             for rel in rels:
                 if (
                     rel in rocm_named
-                    or rel.rsplit("/", 1)[-1] in hip_includes
+                    or rel in hip_includes
                     or any(_adds_vendor_dir(d, rel) for d in rocm_dirs)
                 ):
                     continue
@@ -131,7 +137,7 @@ def backend_siblings(
                 twin = min(hip, key=lambda h: (h.rsplit(".", 1)[-1] != ext, h))
                 out[rel] = f"{twin}: the HIP counterpart the ROCm build compiles"
     if rocm_build:
-        _folder_siblings(out, native, includes, rocm_named, rocm_dirs, named)
+        _folder_siblings(out, native, resolved, rocm_named, rocm_dirs, named)
     if out:
         _keep_shared_includes(out, native, includes, vendor_of)
     return out
@@ -151,7 +157,7 @@ def _vendor_folder(rel: str) -> tuple[str, str, str] | None:
 def _folder_siblings(
     out: dict[str, str],
     native: Mapping[str, str],
-    includes: Mapping[str, frozenset[str]],
+    resolved: Mapping[str, frozenset[str]],
     rocm_named: Collection[str],
     rocm_dirs: Collection[str],
     named: Collection[str],
@@ -172,7 +178,7 @@ def _folder_siblings(
         hip = members.get("hip")
         if not hip or len(members) < 2:
             continue
-        hip_includes = {name for h in hip for name in includes.get(h, frozenset())}
+        hip_includes = {path for h in hip for path in resolved.get(h, frozenset())}
         hip_folder = folders[(above, "hip")]
         for vendor, rels in members.items():
             if vendor == "hip":
@@ -182,7 +188,7 @@ def _folder_siblings(
                     rel in out
                     or rel in named
                     or rel in rocm_named
-                    or rel.rsplit("/", 1)[-1] in hip_includes
+                    or rel in hip_includes
                     or any(_adds_vendor_dir(d, rel) for d in rocm_dirs)
                 ):
                     continue
@@ -190,26 +196,27 @@ def _folder_siblings(
                     f"{hip_folder}/: the HIP side of the backend folder "
                     f"{folders[(above, vendor)]}/, which the ROCm build compiles instead"
                 )
-    keep_included(found, [r for r in native if r not in found and r not in out], includes)
+    keep_included(found, [r for r in native if r not in found and r not in out], resolved)
     out.update(found)
 
 
 def keep_included(
-    candidates: dict[str, str], live: Iterable[str], includes: Mapping[str, frozenset[str]]
+    candidates: dict[str, str], live: Iterable[str], resolved: Mapping[str, frozenset[str]]
 ) -> None:
     """Drop from ``candidates`` (files about to count as not built) each one that a ``live``
-    file (compiled by the ROCm build) includes, and then what those include, by file name:
-    a header that a compiled file includes is compiled too."""
+    file (compiled by the ROCm build) includes, and then what those include, resolved by path
+    (``include_paths``): a header that a compiled file includes is compiled too, and another
+    header of the same file name is not."""
     wanted: set[str] = set()
     for r in live:
-        wanted |= includes.get(r, frozenset())
+        wanted |= resolved.get(r, frozenset())
     changed = True
     while changed and candidates:
         changed = False
         for rel in list(candidates):
-            if rel.rsplit("/", 1)[-1] in wanted:
+            if rel in wanted:
                 del candidates[rel]
-                wanted |= includes.get(rel, frozenset())
+                wanted |= resolved.get(rel, frozenset())
                 changed = True
 
 
@@ -229,14 +236,15 @@ def _keep_shared_includes(
     includes: Mapping[str, frozenset[str]],
     vendor_of: Mapping[str, str],
 ) -> None:
-    """Drop from ``out`` what shared code (no vendor's own file) includes unconditionally."""
-    names = {rel.rsplit("/", 1)[-1]: rel for rel in out}
+    """Drop from ``out`` what shared code (no vendor's own file) includes unconditionally:
+    the file the include resolves to by path (``include_paths``), not another of that name
+    (``#include "copy.h"`` in ``op/copy.cc`` is ``op/copy.h``, not ``templates/cuda/copy.h``;
+    ``<ginkgo/config.hpp>`` is not ``cuda/config.hpp``)."""
+    names = {rel.rsplit("/", 1)[-1] for rel in out}
+    owners = owners_by_name(native)
     for rel, inc in includes.items():
-        if rel in vendor_of or not (inc & names.keys()):
+        if rel in vendor_of or not (inc & names):
             continue
         for written in _unconditional_includes(native.get(rel, "")):
-            target = names.get(written.rsplit("/", 1)[-1])
-            tail = written.replace("\\", "/").lstrip("./")
-            # the same file, not another of that name (<ginkgo/config.hpp>)
-            if target is not None and (target == tail or target.endswith("/" + tail)):
+            for target in resolve_one(rel, written, owners):
                 out.pop(target, None)

@@ -29,6 +29,7 @@ from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
+from gpuport.scan.project.include_paths import resolve_includes, resolve_names
 
 __all__ = ["BuildModel", "Component", "build_model"]
 
@@ -67,14 +68,15 @@ class BuildModel:
     rocm_dirs: set[str] = field(default_factory=set)
 
     def refused(
-        self, files: dict[str, str], native: Iterable[str], includes: dict[str, frozenset[str]]
+        self, files: dict[str, str], native: Iterable[str], resolved: Mapping[str, frozenset[str]]
     ) -> None:
         """Native files the project refuses on ROCm at run time (their JIT extension is never
-        built there), and the headers only they include."""
+        built there), and the headers only they include (``resolved``: the project files each
+        native file's includes denote, ``include_paths.resolve_includes``)."""
         for rel, evidence in files.items():
             self.not_built.setdefault(rel, evidence)
         names = list(native)
-        _headers_of_unbuilt(self, names, names, includes)
+        _headers_of_unbuilt(self, names, resolved)
 
     def line_not_built(self, rel: str, line: int | None) -> str | None:
         """The evidence when ``line`` of build file ``rel`` is in a branch ROCm never takes."""
@@ -184,11 +186,13 @@ def build_model(
     native: Iterable[str],
     includes: dict[str, frozenset[str]] | None = None,
     settings: dict[str, str] | None = None,
+    resolved: Mapping[str, frozenset[str]] | None = None,
 ) -> BuildModel:
     """``files``: build and packaging files (relative path -> text); ``native``: every
     CUDA/C++ file of the scan; ``includes``: the header names each native file includes;
     ``settings``: build settings the project's docs give a ROCm value
-    (``X_TARGET_DEVICE=rocm``)."""
+    (``X_TARGET_DEVICE=rocm``); ``resolved``: the project files each native file's includes
+    denote (from the texts when ``native`` maps paths to texts, else from ``includes``)."""
     model = BuildModel()
     patterns: list[_Pattern] = []
     untested: list[tuple[str, list[Use], list[tuple[int, int, int]]]] = []
@@ -235,7 +239,13 @@ def build_model(
                     )
     model.cuda_defines = _cuda_defines(files, model.cuda_lines, set(model.rocm_builds))
     if patterns:
-        _mark_not_built(model, patterns, list(native), includes or {})
+        if resolved is None:
+            resolved = (
+                resolve_includes(native)
+                if isinstance(native, Mapping)
+                else resolve_names(native, includes or {})
+            )
+        _mark_not_built(model, patterns, list(native), resolved)
     model.components = _components(files, set(model.rocm_builds))
     if isinstance(native, Mapping):
         taken = [c.path + "/" for c in model.components]
@@ -365,7 +375,7 @@ def _mark_not_built(
     model: BuildModel,
     patterns: list[_Pattern],
     native: list[str],
-    includes: dict[str, frozenset[str]],
+    resolved: Mapping[str, frozenset[str]],
 ) -> None:
     cuda_dirs: dict[str, str] = {}
     unmatched: list[str] = []
@@ -390,28 +400,26 @@ def _mark_not_built(
             candidates[rel] = cuda_dirs[folder]
     # a header that a file the ROCm build compiles includes is compiled too
     live = [r for r in native if r not in model.not_built and r not in candidates]
-    keep_included(candidates, live, includes)
+    keep_included(candidates, live, resolved)
     model.not_built.update(candidates)
-    _headers_of_unbuilt(model, unmatched, native, includes)
+    _headers_of_unbuilt(model, unmatched, resolved)
 
 
 def _headers_of_unbuilt(
-    model: BuildModel, unmatched: list[str], native: list[str], includes: dict[str, frozenset[str]]
+    model: BuildModel, unmatched: list[str], resolved: Mapping[str, frozenset[str]]
 ) -> None:
     """A header that only files the ROCm build does not compile include is not compiled
     either (a ``cutlass_extensions/common.h`` beside CUDA-only kernels), followed until
-    nothing changes. A header nothing includes, or one a compiled file includes, stays."""
+    nothing changes. A header nothing includes, or one a compiled file includes, stays.
+    Includes are resolved by path (``include_paths``): a compiled file that includes
+    another header of the same name elsewhere does not keep this one."""
     headers = [r for r in unmatched if r not in model.not_built and not _NATIVE_SOURCE.search(r)]
     if not headers:
         return
-    owners: dict[str, list[str]] = {}
-    for r in native:
-        owners.setdefault(r.rsplit("/", 1)[-1], []).append(r)
     includers: dict[str, list[str]] = {}
-    for r in native:  # an include names a file; of several so named, the nearest one
-        for name in includes.get(r, frozenset()):
-            for header in nearest(r, owners.get(name, [])):
-                includers.setdefault(header, []).append(r)
+    for r, targets in resolved.items():
+        for header in targets:
+            includers.setdefault(header, []).append(r)
     changed = True
     while changed:
         changed = False

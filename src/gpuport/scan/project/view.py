@@ -31,6 +31,7 @@ from gpuport.scan.project.extras import (
     setup_py_extra_lines,
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
+from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
@@ -77,6 +78,8 @@ class ProjectView:
     refused: Refusals = field(default_factory=Refusals)
     native: frozenset[str] = frozenset()
     includes: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: the project files each native file's includes denote, resolved by path
+    resolved: dict[str, frozenset[str]] = field(default_factory=dict)
     #: distributions the package requires or its ROCm route installs (normalised names)
     declared: frozenset[str] = frozenset()
     root: Path = Path()
@@ -118,9 +121,10 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         if not package and "/" not in c.rel and _PACKAGING.get(c.kind, _NEVER).search(got):
             package = c.rel
     includes = {rel: includes_of(text) for rel, text in native.items()}
+    resolved = resolve_includes(native)
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
-    build = build_model(build_files, native, includes, settings)
+    build = build_model(build_files, native, includes, settings, resolved=resolved)
     switches = cuda_switches(native, build_files)
     facts = cxx_facts(
         native, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
@@ -134,12 +138,13 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         build.rocm_dirs,
         named=build.sources,
         rocm_build=bool(build.rocm_builds),
+        resolved=resolved,
     )
     for rel, why in siblings.items():
         build.not_built.setdefault(rel, why)
     if facts.not_on_rocm or siblings:
         # a header only those files include is not compiled by the ROCm route either
-        build.refused({}, native, includes)
+        build.refused({}, native, resolved)
     own_hip = frozenset(
         rel
         for rel in build.rocm_builds
@@ -166,6 +171,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         declared=frozenset(declared),
         native=frozenset(native),
         includes=includes,
+        resolved=resolved,
         build=build,
         facts=facts,
         routes=routes,
@@ -383,7 +389,7 @@ def read_refusals(view: ProjectView, findings: Sequence[Finding], max_bytes: int
         return
     view.refused = refusals(texts, set(view.native))
     if view.refused.not_built:
-        view.build.refused(view.refused.not_built, view.native, view.includes)
+        view.build.refused(view.refused.not_built, view.native, view.resolved)
 
 
 def installs_of(view: ProjectView) -> list[RouteEvidence]:

@@ -1,0 +1,80 @@
+"""Which project file each ``#include`` of a C/C++ file denotes (issue 24).
+
+An include is resolved by path before it is matched by name, as the compiler does: relative
+to the including file's folder first (``#include "copy.h"`` in ``templates/hip/gemm.h`` is
+``templates/hip/copy.h``, not ``templates/cuda/copy.h``), then against the project's include
+folders, read as any project file whose path ends with the include's path
+(``<proj/x.hpp>`` is ``include/proj/x.hpp``); only an include no path explains falls back to
+its file name, meaning the file of that name nearest the includer. Only project files count:
+a system or toolkit header resolves to nothing."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+
+from gpuport import textre
+from gpuport.scan.cxx_ints import nearest
+
+__all__ = ["owners_by_name", "resolve_includes", "resolve_names", "resolve_one"]
+
+_INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+
+
+def owners_by_name(files: Iterable[str]) -> dict[str, list[str]]:
+    """File name -> the project files of that name."""
+    owners: dict[str, list[str]] = {}
+    for rel in files:
+        owners.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    return owners
+
+
+def resolve_one(includer: str, written: str, owners: Mapping[str, list[str]]) -> set[str]:
+    """The project files ``#include <written>`` in ``includer`` denotes (``owners``: from
+    ``owners_by_name``)."""
+    path = written.strip().replace("\\", "/")
+    cands = owners.get(path.rsplit("/", 1)[-1], [])
+    if not cands:
+        return set()
+    folder = includer.rsplit("/", 1)[0] if "/" in includer else ""
+    here = posixpath.normpath(posixpath.join(folder, path)) if folder else posixpath.normpath(path)
+    if here in cands:
+        return {here}
+    tail = posixpath.normpath(path)
+    while tail.startswith("../"):
+        tail = tail[3:]
+    by_path = [c for c in cands if c == tail or c.endswith("/" + tail)]
+    return nearest(includer, by_path or cands)
+
+
+def resolve_includes(native: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """Each native file (relative path -> text) -> the project files its includes denote."""
+    owners = owners_by_name(native)
+    out: dict[str, frozenset[str]] = {}
+    for rel, text in native.items():
+        if "include" not in text:
+            continue
+        got: set[str] = set()
+        for m in _INCLUDE.finditer(text):
+            got |= resolve_one(rel, m.group(1), owners)
+        if got:
+            out[rel] = frozenset(got)
+    return out
+
+
+def resolve_names(
+    files: Iterable[str], includes: Mapping[str, frozenset[str]]
+) -> dict[str, frozenset[str]]:
+    """The same from included file names alone (no texts at hand): of several files so
+    named, the nearest the includer."""
+    names = list(files)
+    owners = owners_by_name(names)
+    out: dict[str, frozenset[str]] = {}
+    for rel in names:
+        got: set[str] = set()
+        for name in includes.get(rel, frozenset()):
+            got |= nearest(rel, owners.get(name, []))
+        if got:
+            out[rel] = frozenset(got)
+    return out
