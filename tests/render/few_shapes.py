@@ -47,8 +47,7 @@ def build_tune(root: Path, files: int = 500) -> Path:
     _write(
         root,
         "acme_tune/modules/attention_utils.py",
-        "import torch\n\n\ndef compiled(m):\n"
-        '    return torch.compile(m, mode="max-autotune")\n',
+        'import torch\n\n\ndef compiled(m):\n    return torch.compile(m, mode="max-autotune")\n',
     )
     _write(
         root,

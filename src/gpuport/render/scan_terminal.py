@@ -37,7 +37,6 @@ def _header(report: ScanReport, console: Console, *, verbose: bool = False) -> N
     """The verdict, as tall as what it has to say (issue 29): where and for what target, the
     verdict and its reason, the effort (on one line when it is small), and the route the
     project has. The judged counts head the findings below; nothing here is padding."""
-    t = report.target
     files = f"{report.files_scanned} files"
     if report.skipped:
         files += f" ({len(report.skipped)} skipped)"
