@@ -89,9 +89,9 @@ def print_headline(
     line whatever the width (:func:`one_line`; scan's default report)."""
     text = f"effort {total}"
     if single:
-        line = one_line(console.width, components, total)
-        out = Text(line[: len(text)], style="bold")
-        out.append(line[len(text) :])
+        single_line = one_line(console.width, components, total)
+        out = Text(single_line[: len(text)], style="bold")
+        out.append(single_line[len(text) :])
         console.print(out)
         return
     parts = [headline(c) for c in components]
