@@ -19,8 +19,11 @@ nvcc-only flag, no longer sees them. ``import torch`` is added when the file lac
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
+from collections.abc import Callable
 
 from gpuport import textre
+from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.finding import Finding
 
@@ -300,8 +303,43 @@ def _torch_import(tree: ast.Module, text: str, starts: list[int]) -> tuple[int, 
     return pos, f"import torch  {_MARK} torch.version.hip selects the ROCm build's flags\n"
 
 
-def _within(found: list[Finding], first: int, last: int) -> list[Finding]:
-    return [f for f in found if f.location.line is not None and first <= f.location.line <= last]
+def _covering(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
+    """``line -> whether one of spans holds it``: sorted once, then a binary search per line
+    over the running maximum of the ends."""
+    starts: list[int] = []
+    reach: list[int] = []
+    for a, b in sorted(spans):
+        starts.append(a)
+        reach.append(max(b, reach[-1]) if reach else b)
+
+    def holds(line: int) -> bool:
+        i = bisect_right(starts, line) - 1
+        return i >= 0 and reach[i] >= line
+
+    return holds
+
+
+class _Spans:
+    """Line ranges; ``holds(lo, hi)``: whether one of them contains ``lo..hi`` (the largest end
+    among ranges starting at or before ``lo`` reaches ``hi``), in log time by a Fenwick tree
+    of prefix maxima (ends only grow). A scan of every range per node was quadratic."""
+
+    def __init__(self, lines: int) -> None:
+        self._n = max(lines, 1) + 2
+        self._tree = [0] * (self._n + 1)
+
+    def add(self, first: int, last: int) -> None:
+        i = min(max(first, 1), self._n)
+        while i <= self._n:
+            self._tree[i] = max(self._tree[i], last)
+            i += i & -i
+
+    def holds(self, lo: int, hi: int) -> bool:
+        i, best = min(max(lo, 0), self._n), 0
+        while i > 0:
+            best = max(best, self._tree[i])
+            i -= i & -i
+        return best > 0 and best >= hi  # 0: no range starts at or before lo
 
 
 def _conditional(text: str, s: int, e: int, node: ast.List | ast.Tuple, kept: list[str]) -> str:
@@ -379,13 +417,14 @@ def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         "does not compile for AMD stops the install",
         findings=list(found),
     )
+    by_line = ByLine(found)
     for t in tests:
         s, e = _span(t, starts, text)
         if isinstance(t.ops[0], ast.Is):
             new = f"({text[s:e]} and not IS_HIP_EXTENSION)"
         else:
             new = f"({text[s:e]} or IS_HIP_EXTENSION)"
-        prop.edit(path, s, e, new, _within(found, t.lineno, t.end_lineno or t.lineno))
+        prop.edit(path, s, e, new, by_line.within(t.lineno, t.end_lineno or t.lineno))
     if not has_hip:
         pos = _after_imports(tree, text, starts)
         prop.edit(
@@ -479,10 +518,18 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
         findings=[],
     )
     covered: list[tuple[int, int]] = []
+    spans = _Spans(len(starts))
+    for a, b in guarded:
+        spans.add(a, b)
+    by_line = ByLine(found)
 
     def inside(node: ast.AST) -> bool:
         lo, hi = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        return any(a <= lo and hi <= b for a, b in [*guarded, *covered])
+        return spans.holds(lo, hi)
+
+    def cover(first: int, last: int) -> None:
+        covered.append((first, last))
+        spans.add(first, last)
 
     for body in _bodies(tree):
         for group in _groups(body):
@@ -498,19 +545,18 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
                 (unit + ln) if ln.strip() else ln for ln in block.splitlines(keepends=True)
             )
             head = f"{indent}if not {_HIP}:  {_MARK} GP402 nvcc-only flags: CUDA builds only\n"
-            prop.edit(path, lo, hi, head + moved, _within(found, first, last))
-            covered.append((first, last))
+            prop.edit(path, lo, hi, head + moved, by_line.within(first, last))
+            cover(first, last)
     for node in ast.walk(tree):
         if not isinstance(node, ast.List | ast.Tuple) or inside(node):
             continue
         first, last = node.lineno, node.end_lineno or node.lineno
-        if hip_list(prop, path, text, starts, node, _within(found, first, last)):
-            covered.append((first, last))
+        if hip_list(prop, path, text, starts, node, by_line.within(first, last)):
+            cover(first, last)
     if not covered:
         return None
-    prop.findings = [
-        f for f in found if f.location.line and any(a <= f.location.line <= b for a, b in covered)
-    ]
+    held = _covering(covered)
+    prop.findings = [f for f in found if f.location.line and held(f.location.line)]
     if not prop.findings:
         return None
     add = _torch_import(tree, text, starts)
