@@ -255,26 +255,29 @@ def test_the_effort_is_one_line_when_small_and_one_line_per_component_when_not(
     assert len(lines) == 7 and all("(re-implement) 1–2" in line for line in lines[1:])
 
 
-def test_a_long_message_takes_three_lines_its_fix_is_whole_and_the_footer_says_so(
+def test_a_long_message_takes_two_lines_a_long_fix_its_command_and_the_footer_says_so(
     cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """A knowledge-base note of six lines at 80 columns (torch's) is cut after a sentence to
-    three lines (beside its place) ending in " …"; the fix, what a user acts on, is whole; the
-    footer counts the cut message and --verbose prints it whole."""
+    """A knowledge-base note of six lines at 80 columns (torch's) is cut after a sentence or
+    clause to two lines (beside its place) ending in " …"; its fix of five lines is its
+    command, what a user runs; the footer counts both and --verbose prints them whole."""
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "p"\nversion = "1"\ndependencies = ["torch>=2.4"]\n'
     )
     out = _terminal(cli, monkeypatch, tmp_path, 80)
     block = out[out.index("GP102") :]
     message = block[block.index("pyproject.toml:4") : block.index("fix:")]
-    assert (
-        message.strip().endswith("…") and len(message.strip().splitlines()) <= 4
-    )  # its place leads it
+    assert message.strip().endswith("…") and len(message.strip().splitlines()) <= 3
     assert "float8_e4m3fnuz" not in out
-    assert "https://download.pytorch.org/whl/rocm" in block.replace("\n", "")  # the fix, whole
-    assert "1 full message" in out.splitlines()[-1]
+    fix = " ".join(block[block.index("fix:") :].split())
+    assert (
+        fix.startswith("fix: pip install torch")
+        and "--index-url https://download.pytorch.org/whl/rocm" in fix
+    )
+    assert "1 full message" in out.splitlines()[-1] and "1 full fix" in out.splitlines()[-1]
     verbose = _terminal(cli, monkeypatch, tmp_path, 80, "--verbose")
     assert "float8_e4m3fnuz" in verbose and "…" not in verbose
+    assert "use a rocm/pytorch image" in " ".join(verbose.split())
 
 
 def test_a_message_that_says_its_fix_is_never_cut(

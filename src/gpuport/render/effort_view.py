@@ -67,11 +67,33 @@ def headline(c: EffortComponent) -> str:
     return f"{clean_line(c.name)}{regime} {days(c)}"
 
 
-def print_headline(console: Console, components: Sequence[EffortComponent], total: str) -> None:
-    """The effort in the scan's verdict lines (issue 29): the total and every component on one
-    wrapped line when that takes at most two lines, else the total, then one line per
-    component (name, regime, days); the basis of each is in ``--verbose``."""
+def one_line(width: int, components: Sequence[EffortComponent], total: str) -> str:
+    """The effort in one line of ``width``: the total, then as many components (largest
+    first) as fit, and ``+N more`` for the others (their days and basis: ``--verbose``)."""
     text = f"effort {total}"
+    parts = [headline(c) for c in sorted(components, key=lambda c: -c.high_days)]
+    for n in range(len(parts), -1, -1):
+        more = f", +{len(parts) - n} more" if n < len(parts) else ""
+        line = text + (": " + ", ".join(parts[:n]) if n else "") + more
+        if len(line) <= width or n == 0:
+            return line if len(line) <= width else line[: width - 1] + "…"
+    return text
+
+
+def print_headline(
+    console: Console, components: Sequence[EffortComponent], total: str, *, single: bool = False
+) -> None:
+    """The effort in the verdict lines (issue 29): the total and every component on one
+    wrapped line when that takes at most two lines, else the total, then one line per
+    component (name, regime, days); the basis of each is in ``--verbose``. ``single``: one
+    line whatever the width (:func:`one_line`; scan's default report)."""
+    text = f"effort {total}"
+    if single:
+        single_line = one_line(console.width, components, total)
+        out = Text(single_line[: len(text)], style="bold")
+        out.append(single_line[len(text) :])
+        console.print(out)
+        return
     parts = [headline(c) for c in components]
     joined = text + (": " + ", ".join(parts) if parts else "")
     if len(joined) <= 2 * console.width:

@@ -37,25 +37,24 @@ def _header(report: ScanReport, console: Console, *, verbose: bool = False) -> N
     """The verdict, as tall as what it has to say (issue 29): where and for what target, the
     verdict and its reason, the effort (on one line when it is small), and the route the
     project has. The judged counts head the findings below; nothing here is padding."""
-    t = report.target
     files = f"{report.files_scanned} files"
     if report.skipped:
         files += f" ({len(report.skipped)} skipped)"
     if report.not_built:
         files += f", {len(report.not_built)} not built on ROCm"
-    where = Text(clean_line(report.root), style="bold")
-    where.append(f" · target {t.name} ({t.generation}, wave{t.wave_size}, fp8 {t.fp8}) · {files}")
-    console.print(where)
+    console.print(Text(_where(report, files, console.width, verbose), style="bold"))
+    reason = report.verdict_reason if verbose else short_reason(report.verdict_reason)
     console.print(
         Text.from_markup(
             f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/] "
-            f"{escape(clean(report.verdict_reason))}"
+            f"{escape(clean(reason))}"
         )
     )
     effort_view.print_headline(
         console,
         report.effort.components,
         f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days",
+        single=not verbose,
     )
     if any(r.counts for r in report.routes):
         text = route_summary(report, counted=True)
@@ -68,6 +67,41 @@ def _header(report: ScanReport, console: Console, *, verbose: bool = False) -> N
                 style="yellow",
             )
         )
+
+
+def _where(report: ScanReport, files: str, width: int, verbose: bool) -> str:
+    """The project line: its path, target and files; by default in one line of ``width``
+    (the project's folder name for its path, then the target's name alone, when the whole
+    does not fit)."""
+    t = report.target
+    name = clean_line(report.root)
+    short = name.rstrip("/").rsplit("/", 1)[-1] or name
+    detail = f"target {t.name} ({t.generation}, wave{t.wave_size}, fp8 {t.fp8})"
+    tries = [f"{name} · {detail} · {files}"]
+    if not verbose:
+        tries += [f"{short} · {detail} · {files}", f"{short} · {t.name} · {files}"]
+    return next((x for x in tries if len(x) <= width), tries[-1])
+
+
+def short_reason(reason: str) -> str:
+    """The verdict's reason with its list of route evidence cut to the first piece and a
+    count: ``has a ROCm route (.github/workflows/build.yaml +2 more)`` (``--verbose`` and
+    every other format: all of them)."""
+    head = "ROCm route ("
+    start = reason.find(head)
+    end = reason.find(")", start) if start >= 0 else -1
+    if end < 0:
+        return reason
+    start += len(head)
+    items = reason[start:end].split(", ")
+    extra = 0
+    last, sep, count = items[-1].rpartition(" and ")
+    if sep and count.endswith(" more") and count[: -len(" more")].isdigit():
+        items[-1], extra = last, int(count[: -len(" more")])
+    more = len(items) - 1 + extra
+    if more <= 0:
+        return reason
+    return f"{reason[:start]}{items[0]} +{more} more{reason[end:]}"
 
 
 def _reason_names_routes(report: ScanReport) -> bool:
@@ -131,6 +165,7 @@ def group_lines(
     limit: int | None = LINES_PER_RULE,
     room: int | None = None,
     trimmed: set[str] | None = None,
+    fix_room: int | None = None,
 ) -> list[RenderableType]:
     """One rule's findings as a block that wraps to any width: a head line (rule, severity,
     title, how many), then each distinct message once with its places indented under it
@@ -140,15 +175,19 @@ def group_lines(
     messages and findings of the rule are not printed and where they are (``None``: no
     limit). ``room``: the characters a message may take (its place apart); a longer one that
     does not say its fix is cut at a sentence or clause and ends in " …", and is added to
-    ``trimmed`` (--verbose prints it whole)."""
+    ``trimmed`` (--verbose prints it whole). ``fix_room``: the same for a fix (:func:`cut_fix`;
+    added to ``trimmed`` as ``fix:`` and the fix). With either room (the default report) a
+    rule of one finding prints it on its head line, without the rule's title."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
     head.append(g.severity.value, style=SEV_STYLE[g.severity])
-    head.append("  " + clean_line(g.title))
+    fold = room is not None and g.count == 1
+    if not fold:
+        head.append("  " + clean_line(g.title))
     if g.count > 1:
         head.append(f"  ×{g.count}", style="bold")
-    out: list[RenderableType] = [Padding(head, (0, 0, 0, indent))]
+    out: list[RenderableType] = [] if fold else [Padding(head, (0, 0, 0, indent))]
     pad = (0, 0, 0, indent + 2)
     places = (0, 0, 0, indent + 4)
     left = limit if limit is not None else -1  # lines still to print (-1: no limit)
@@ -168,7 +207,7 @@ def group_lines(
                 cut_places += max(0, len(folders) - keep)
                 folders = folders[:keep]
                 left = max(0, left - 1 - len(folders))
-            line = Text()
+            line = head.append("  ") if fold else Text()
             if len(folders) == 1 and len(m.places) == 1:  # one file: it leads the line
                 line.append(clean_line(folders[0]) + "  ", style="cyan")
                 folders = []
@@ -183,7 +222,7 @@ def group_lines(
                         trimmed.add(m.message)
                 said = said and x.fix in text
                 line.append(clean(text))
-            out.append(Padding(line, pad))
+            out.append(Padding(line, (0, 0, 0, indent) if fold else pad))
             for item in folders:  # places: indented under their message
                 out.append(Padding(Text(clean_line(item), style="cyan"), places))
         if said and all(x.fix in m.message for m in x.messages):
@@ -193,7 +232,10 @@ def group_lines(
             fix.append("as above", style="dim")
         else:
             shown.add(x.fix)
-            fix.append(clean(x.fix))
+            text = x.fix if fix_room is None else cut_fix(x.fix, fix_room)
+            if text != x.fix and trimmed is not None:
+                trimmed.add("fix: " + x.fix)
+            fix.append(clean(text))
         out.append(Padding(fix, pad))
     if cut_messages or cut_places:
         what = [
@@ -226,6 +268,25 @@ def trim(message: str, room: int) -> str:
     if lead != message and cut < len(lead) + 30:  # the lead whole, no stub of what follows
         cut = len(lead)
     return message[: cut if cut > 0 else room - 2].rstrip() + " …"
+
+
+def cut_fix(fix: str, room: int) -> str:
+    """A fix in about ``room`` characters, what to do first: a fix that ends in a command
+    (``... Command: pip install ...``) longer than ``room`` is its command; else it is cut
+    after the last sentence or clause (". ", "; ", ", ") that fits, else at a space, and
+    marked " …" (--verbose prints it whole)."""
+    if len(fix) <= room:
+        return fix
+    _, sep, command = fix.rpartition("Command: ")
+    if sep and command.strip():
+        return command.strip() + " …"
+    head = fix[: room - 2]
+    cut = head.rfind(" ")
+    for end in (head.rfind(". ") + 1, head.rfind("; "), head.rfind(", ")):  # best first
+        if end >= room // 3:
+            cut = end
+            break
+    return fix[: cut if cut > 0 else room - 2].rstrip() + " …"
 
 
 #: A finding the verdict does not judge prints as part of one line per rule and scope: up to
@@ -286,12 +347,16 @@ def _whole(
     trimmed: set[str],
 ) -> None:
     """A heading, then the findings grouped by rule and fix, one block each; a message takes
-    about three lines unless it says its fix (``verbose``: whole); a fix is printed whole."""
+    about two lines unless it says its fix, a fix three (a longer one its command or first
+    sentence or clause); ``verbose``: all whole."""
     console.print(heading)
-    room = None if verbose else 3 * (console.width - 6)
+    room = None if verbose else 2 * (console.width - 6)
+    fix_room = None if verbose else 3 * (console.width - 6) - len("fix: ")
     for g in group(findings, order):
         limit = None if verbose else LINES_PER_RULE
-        for part in group_lines(g, shown=shown, limit=limit, room=room, trimmed=trimmed):
+        for part in group_lines(
+            g, shown=shown, limit=limit, room=room, trimmed=trimmed, fix_room=fix_room
+        ):
             console.print(part)
 
 
@@ -453,13 +518,26 @@ def _skipped(report: ScanReport, console: Console, verbose: bool) -> None:
 
 def _footer(report: ScanReport, console: Console, left_out: list[str]) -> None:
     """One line: what the default report left out, and the flag that shows it."""
-    if left_out:
-        console.print(
-            Text(
-                "--verbose: " + ", ".join(left_out),
-                style="dim",
-            )
+    if not left_out:
+        return
+    line = "--verbose: " + ", ".join(left_out)
+    if len(line) > console.width:  # the same, in fewer words: the footer stays one line
+        words = dict(_FOOTER_SHORT)
+        line = "--verbose: " + ", ".join(
+            next((short for long, short in words.items() if x.endswith(long)), x)
+            if not x[0].isdigit() or x.endswith(" info")
+            else x.replace(" full ", " ")
+            for x in left_out
         )
+    console.print(Text(line, style="dim"))
+
+
+#: The footer's words when they do not fit in one line
+_FOOTER_SHORT = (
+    ("details outside core", "non-core"),
+    ("route evidence", "routes"),
+    ("effort basis", "effort"),
+)
 
 
 def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
@@ -487,8 +565,14 @@ def render(report: ScanReport, console: Console, *, verbose: bool = False) -> No
     hidden = sum(1 for f in report.findings if f.severity is Severity.INFO)
     if hidden:
         left_out.append(f"{hidden} info")
-    if trimmed:
-        left_out.append(f"{len(trimmed)} full message{'s' if len(trimmed) != 1 else ''}")
+    fixes = sum(1 for x in trimmed if x.startswith("fix: "))
+    messages = len(trimmed) - fixes
+    if messages:
+        left_out.append(f"{messages} full message{'s' if messages != 1 else ''}")
+    if fixes:
+        left_out.append(f"{fixes} full fix{'es' if fixes != 1 else ''}")
+    if short_reason(report.verdict_reason) != report.verdict_reason:
+        left_out.append("route evidence")
     if briefed:
         left_out.append("details outside core")
     if report.effort.components:
