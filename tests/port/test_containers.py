@@ -449,3 +449,26 @@ def test_a_run_installing_a_cuda_only_package_gets_no_rocm_copy(tmp_path: Path) 
     df = f"{head}RUN pip install torch==2.4.0 torchvision==0.19.0 einops\n"
     text = created(run(project(tmp_path / "ok", {"Dockerfile": df})), "Dockerfile.rocm")
     assert "whl/rocm6.1 torch==2.4.0 torchvision==0.19.0  # gpuport:" in text
+
+
+def test_ngc_cuda_images_get_their_rocm_copy(tmp_path: Path) -> None:
+    """NGC (nvcr.io/nvidia/cuda) publishes the same CUDA toolkit images, with the same tags,
+    as Docker Hub's nvidia/cuda: the same ROCm SDK image of the same Ubuntu release."""
+    body = "RUN apt-get update && apt-get install -y git\n"
+    df = f"FROM nvcr.io/nvidia/cuda:12.4.1-cudnn-devel-ubuntu24.04 AS build\n{body}"
+    text = created(run(project(tmp_path / "ngc", {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "FROM rocm/dev-ubuntu-24.04:6.4-complete AS build" in text and "nvcr.io" not in text
+    # idempotent: with the copy in place, a second run adds nothing
+    again = run(project(tmp_path / "ngc", {"Dockerfile.rocm": text}))
+    assert not any(f.path == "Dockerfile.rocm" for f in again.files)
+
+
+def test_a_cuda_image_of_another_distribution_gets_no_ubuntu_copy(tmp_path: Path) -> None:
+    """A CUDA image of UBI, Rocky Linux or CentOS has steps written for yum/dnf: an Ubuntu
+    ROCm image would break them, so no copy, and the reason in ``unfixed``."""
+    for tag in ("12.4.1-devel-ubi9", "12.4.1-runtime-rockylinux8", "11.8.0-devel-centos7"):
+        df = f"FROM nvcr.io/nvidia/cuda:{tag}\nRUN dnf install -y git\n"
+        report = run(project(tmp_path / tag, {"Dockerfile": df}))
+        assert report.files == [], tag
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "not Ubuntu" in reasons[0], tag

@@ -212,6 +212,14 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                         f"ships no image for it ({', '.join(routes.ubuntu)}): moving the image "
                         "to another release (or an older ROCm) is a person's call",
                     )
+                other = routes.other_os(m.group(2))
+                if other is not None:
+                    ctx.decline(
+                        found,
+                        f"{path} starts from a CUDA image of {other}, not Ubuntu, and its steps "
+                        "are written for that distribution: the ROCm SDK image gpuport knows "
+                        "is Ubuntu's, so which ROCm image to start from is a person's call",
+                    )
                 return None  # a CUDA image with no ROCm counterpart known: left to a person
             route, image = hit
             framework = framework or route.kind == "framework"
