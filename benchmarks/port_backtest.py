@@ -402,7 +402,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2``, ``fresh3``, ``fresh4``, ``fresh5``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh5``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
