@@ -472,3 +472,33 @@ def test_a_cuda_image_of_another_distribution_gets_no_ubuntu_copy(tmp_path: Path
         assert report.files == [], tag
         reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
         assert reasons and "not Ubuntu" in reasons[0], tag
+
+
+def test_a_dockerfile_installing_cuda_from_nvidias_repository_gets_no_copy(
+    tmp_path: Path,
+) -> None:
+    """A Dockerfile that installs the CUDA toolkit itself from NVIDIA's package repository
+    (on a base image gpuport has no route for) has no GPU stack once the CUDA packages are
+    dropped: no copy, the reason in ``unfixed``. The same image with only the NVIDIA
+    environment and a pip CUDA index keeps its copy."""
+    df = (
+        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nENV NVIDIA_VISIBLE_DEVICES all\n"
+        "RUN curl -fsSL https://developer.download.nvidia.com/compute/cuda/repos/rhel9/"
+        "x86_64/D42D0685.pub > /etc/pki/rpm-gpg/RPM-GPG-KEY-NVIDIA\n"
+        "RUN yum install -y cuda-cudart-12-1 && yum clean all\n"
+    )
+    report = run(project(tmp_path / "repo", {"Dockerfile": df}))
+    assert not any(f.path == "Dockerfile.rocm" for f in report.files)
+    reasons = [u.reason for u in report.unfixed if u.finding.rule_id.startswith("GP50")]
+    assert reasons and "developer.download.nvidia.com/compute/cuda/repos" in reasons[0]
+    keyring = (
+        "FROM ubuntu:22.04\nENV NVIDIA_VISIBLE_DEVICES all\nRUN apt-get install -y cuda-keyring\n"
+    )
+    report = run(project(tmp_path / "keyring", {"Dockerfile": keyring}))
+    assert not any(f.path == "Dockerfile.rocm" for f in report.files)
+    pip_only = (
+        "FROM python:3.11\nENV NVIDIA_VISIBLE_DEVICES all\n"
+        "RUN pip install torch==2.2.1 --index-url https://download.pytorch.org/whl/cu121\n"
+    )
+    text = created(run(project(tmp_path / "pip", {"Dockerfile": pip_only})), "Dockerfile.rocm")
+    assert "whl/rocm5.7" in text

@@ -51,6 +51,9 @@ _CUDA_BUILD = textre.compile(
     r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
     # the CUDA toolkit's binary tools (pruning cuBLAS for an arch, reading a fatbinary)
     r"|\b(?:nvprune|cuobjdump|nvdisasm|fatbinary|ptxas)\b"
+    # the CUDA toolkit installed from NVIDIA's own package repository (its key, its keyring
+    # package): the image builds its CUDA stack itself, and a copy without it has no GPU stack
+    r"|developer\.download\.nvidia\.com/compute/cuda/repos\b|\bcuda-keyring\b"
     # a build's own feature switch naming CUDA (cargo ``--features candle-cuda``, ``-F cuda``)
     r"|\bcargo\b[^\n;&|]*?(?:--features|\s-F)[ =]+[\"']?[\w,:/-]*cuda"
     # conda's CUDA builds (``pytorch cudatoolkit=11.3 -c pytorch``, ``pytorch-cuda=12.1``)
