@@ -29,7 +29,18 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = "1.0"
 
+#: The characters that can hide or reorder what a reader sees, as a regular-expression class
+#: body: C0/C1 controls (tab and newline kept), zero-width and direction marks (U+200B-U+200F,
+#: U+061C), line/paragraph separators, bidi embeddings, overrides and isolates, and the
+#: zero-width no-break space (U+FEFF). Renderers make them visible; the port diff quotes a
+#: file name holding one, as git does.
+HIDDEN_CHARS = (
+    r"\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e"
+    r"\u2066-\u2069\ufeff"
+)
+
 __all__ = [
+    "HIDDEN_CHARS",
     "SCHEMA_VERSION",
     "EnvFingerprint",
     "EnvironmentProblem",

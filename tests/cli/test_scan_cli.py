@@ -216,3 +216,15 @@ def test_version_and_module_entry_point() -> None:
     res = run_subprocess("--version")
     assert res.code == 0
     assert res.out.startswith("gpuport ")
+
+
+def test_a_mistyped_target_suggests_and_fits_a_terminal_line(cli) -> None:  # type: ignore[no-untyped-def]
+    """The trial's `--target mi30` printed every alias of every target: 1,900 characters on one
+    line. The suggestion, the gfx names and their first two product names stay."""
+    res = cli("scan", str(EXAMPLE), "--target", "mi30")
+    assert res.code == 2
+    assert "did you mean mi350, mi300" in res.err
+    assert "gfx942 (mi300x, mi300a, …)" in res.err and "gfx90a (mi250x" in res.err
+    assert "cdna3" not in res.err  # the fifth alias of gfx942
+    assert res.err.strip().count("\n") == 0
+    assert len(res.err.strip()) < 700

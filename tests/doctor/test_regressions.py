@@ -404,3 +404,52 @@ def test_deeply_nested_or_huge_snapshots_exit_2(  # type: ignore[no-untyped-def]
     big.write_text('{"kind": "gpuport.doctor.snapshot", "pad": "' + "x" * 2000 + '"}')
     res = doctor_cli("--from-snapshot", str(big))
     assert res.code == 2 and "MB" in res.err
+
+
+# --------------------------------------------- a snapshot from elsewhere (red-team re-run 11)
+
+
+def test_a_snapshot_whose_distribution_is_not_a_package_name_is_refused(  # type: ignore[no-untyped-def]
+    doctor_cli, tmp_path: Path
+) -> None:
+    """GP622 printed `$ pip uninstall -y nvidia-cublas-cu12;touch${IFS}/tmp/x;#` from a
+    snapshot's distribution name: a command the user may paste. The snapshot is refused."""
+    import json
+
+    machine = change(radeon())
+    machine["python"]["distributions"]["nvidia-cublas-cu12"] = "1"
+    text = snap(machine).model_dump_json()
+    hostile = "nvidia-cublas-cu12;touch${IFS}/tmp/PWNED;#"
+    path = tmp_path / "snap.json"
+    path.write_text(text.replace('"nvidia-cublas-cu12"', json.dumps(hostile)), encoding="utf-8")
+    machine["python"]["distributions"][hostile] = "1"
+    res = doctor_cli("--from-snapshot", str(path))
+    assert res.code == 2 and "is not a package name" in res.err
+    assert res.err.strip().count("\n") == 0 and "PWNED" not in res.out
+    with pytest.raises(ValueError, match="not a package name"):
+        snap(machine)
+    healthy = change(radeon())
+    healthy["python"]["distributions"]["nvidia-cublas-cu12"] = "12.4.5.8"
+    assert snap(healthy).python.distributions["nvidia-cublas-cu12"] == "12.4.5.8"
+
+
+def test_gp626_is_linear_in_the_entries_and_names_a_few(  # type: ignore[no-untyped-def]
+) -> None:
+    """A snapshot's LD_LIBRARY_PATH of 100,000 entries took 16 s (a list searched per entry)
+    and printed one evidence line per clashing entry (2.7 MB). The command keeps every other
+    entry; the prose names ten."""
+    import time
+
+    n = 50_000
+    path = ":".join(f"/opt/rocm-6.4.0/l{i}:/x{i}" for i in range(n))
+    machine = change(radeon(), env={"LD_LIBRARY_PATH": path})
+    started = time.perf_counter()
+    found = _one(machine, "GP626")
+    took = time.perf_counter() - started
+    assert took < 5, f"GP626 took {took:.1f} s"  # 0.3 s measured; quadratic was minutes
+    assert len(found.evidence) <= 12
+    assert f"and {n - 10} more" in found.evidence[-2] or any(
+        f"{n - 10} more" in e for e in found.evidence
+    )
+    assert found.fix_command is not None
+    assert found.fix_command.count("/x") == n and "/opt/rocm-6.4.0" not in found.fix_command

@@ -235,3 +235,34 @@ def test_bf16_without_headers_the_recorded_versions_decide() -> None:
         "not available before HIP 5.7.0"
     )
     assert "__nv_bfloat16* out" in older.text  # left as it was
+
+
+def test_assess_counts_what_hipify_counts_with_the_installed_headers(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 (one HIP assumption for every command): hipify judged a project against the
+    installed HIP 5.2's headers (70 untranslatable names on the trial's SpargeAttn), assess's
+    dry run for the same HIP 5.2 against the bundled table alone (64)."""
+    import dataclasses
+
+    from gpuport.assess import sources_hipify
+    from gpuport.assess.config import load_settings
+
+    inc = _install(tmp_path / "rocm")
+    monkeypatch.setattr(hipheaders, "find_include", lambda hipcc=None: inc)
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "k.cu").write_text(SOURCE, encoding="utf-8")
+    settings = dataclasses.replace(load_settings(root), hip_version="5.2")
+    section, _ = sources_hipify.run_hipify(settings, set(), False)
+    report = hipify_run.hipify_path(
+        root / "k.cu", hip_version="5.2", headers=hipheaders.local_headers("5.2")
+    )
+    from_hipify = sorted(u.name for f in report.files for u in f.unsupported)
+    assert sorted(u.name for u in section.unsupported) == from_hipify
+    assert "cuda_bf16.h" in from_hipify and "cudaMallocAsync" in from_hipify
+    # for another HIP than the installed one, the table decides in both
+    other = sources_hipify.run_hipify(
+        dataclasses.replace(settings, hip_version="6.4"), set(), False
+    )
+    assert "cuda_bf16.h" not in {u.name for u in other[0].unsupported}

@@ -51,3 +51,39 @@ def test_markdown_fence_and_control_characters(tmp_path: Path) -> None:
     render_terminal(report, console)
     shown = console.export_text()
     assert "\x1b" not in shown and "\\x1b" in shown
+    # the Markdown diff is printed in terminals too (`port -f markdown | less -R`, CI logs)
+    assert "\x1b" not in md and "\\x1b[2J" in md
+
+
+def test_hostile_file_names_cannot_forge_diff_lines(tmp_path: Path) -> None:
+    """A folder named ``n\\n+++ b`` made the diff read ``+++ b/forged.cu`` on a line of its
+    own, and an escape in a name reached the terminal (red-team re-run 11). Names are quoted
+    as git quotes them, in every format."""
+    names = ["n\n+++ b/forged.cu", "c\x1b]52;c;cHduZWQ=\x07.cu", 'q"t\\u.cu', "r\u202egpj.cu"]
+    root = project(tmp_path, dict.fromkeys(names, KERNEL))
+    report = run(root)
+    assert len(report.files) == len(names)
+    diff = report.diff()
+    headers = [line for line in diff.splitlines() if line.startswith(("--- ", "+++ "))]
+    assert len(headers) == 2 * len(names)  # no extra header line
+    assert '--- "a/n\\n+++ b/forged.cu"' in headers
+    assert '+++ "b/q\\"t\\\\u.cu"' in headers
+    assert not any(c in diff for c in ("\x1b", "\x07", "\u202e"))  # only the hunks' own text
+    md = render_markdown(report)
+    assert not any(c in md for c in ("\x1b", "\x07", "\u202e"))
+    assert not any(line.startswith("+++ b/forged") for line in md.splitlines())
+
+
+def test_a_quoted_name_applies_with_git(tmp_path: Path) -> None:
+    """The quoted header is git's own: ``git apply`` reads the name back."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    assert git, "git is needed (make test installs it with the system packages)"
+    name = 'tab\tand "quote".cu'
+    root = project(tmp_path / "p", {name: KERNEL})
+    patch = tmp_path / "fix.patch"
+    patch.write_text(run(root).diff(), encoding="utf-8")
+    subprocess.run([git, "apply", str(patch)], cwd=root, check=True, stdin=subprocess.DEVNULL)
+    assert "GPUPORT_FULL_MASK" in (root / name).read_text()

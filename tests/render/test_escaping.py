@@ -112,3 +112,49 @@ def test_non_finite_max_file_size_is_a_usage_error(cli) -> None:  # type: ignore
         res = cli("scan", ".", "--max-file-size", value)
         assert res.code == 2, value
         assert "--max-file-size" in res.err
+
+
+@pytest.mark.parametrize("command", ["scan", "assess"])
+def test_json_output_carries_no_raw_c1_or_bidi_characters(
+    cli, tmp_path: Path, command: str
+) -> None:  # type: ignore[no-untyped-def]
+    """JSON escapes only C0 controls: a name holding U+009B (a C1 CSI, an escape sequence to
+    xterm) or U+202E reached the terminal raw through `--format json` (red-team re-run 11).
+    They are \\u escapes now; the parsed document keeps the names exactly."""
+    root = tmp_path / "p"
+    root.mkdir()
+    csi, rlo = "a\u009b31mred.py", "b\u202eyp.py"
+    for name in (csi, rlo):
+        (root / name).write_text("import pynvml\n", encoding="utf-8")
+    res = cli(command, str(root), "--format", "json")
+    assert res.code in (0, 1)
+    assert "\u009b" not in res.out and "\u202e" not in res.out
+    assert "\\u009b" in res.out and "\\u202e" in res.out
+    text = json.dumps(json.loads(res.out), ensure_ascii=False)
+    assert csi in text and rlo in text
+
+
+def test_no_compact_line_starts_a_ci_workflow_command(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Red-team re-run 11: a file named `::error title=Forged::all tests passed.cu` made the
+    compact report (the Action's log) print a line GitHub's runner reads as a workflow
+    command. The place keeps its name behind `./`; the Action also stops commands while the
+    report prints."""
+    root = tmp_path / "p"
+    root.mkdir()
+    for name in ("::error title=Forged::passed.cu", "::add-mask::GP302.cu"):
+        (root / name).write_text(
+            "__global__ void k(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[0], 16); }\n"
+        )
+    res = cli("scan", str(root), "--format", "compact")
+    lines = res.out.splitlines()
+    assert any(line.startswith("./::error title=Forged::passed.cu:") for line in lines)
+    assert not any(line.startswith("::") for line in lines)
+    from tests.conftest import REPO
+
+    action = (REPO / "action.yml").read_text(encoding="utf-8")
+    stop, scan, resume = (
+        action.index('echo "::stop-commands::$token"'),
+        action.index("--format compact"),
+        action.index('echo "::$token::"'),
+    )
+    assert stop < scan < resume

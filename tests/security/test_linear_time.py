@@ -82,3 +82,20 @@ def test_the_benchmark_covers_every_form_it_lists() -> None:
     for form in BENCH.FORMS:  # every generated input has about the size asked for
         text = BENCH._text(form, 10_000)
         assert 9_000 <= len(text) <= 10_100, form.name
+
+
+def test_no_line_number_is_counted_from_the_top_per_match() -> None:
+    """`text.count("\\n", 0, m.start()) + 1` inside a loop over matches is quadratic in the
+    matches: the eighth and eleventh re-runs found it three times (CMake `if()` lines, `-D`
+    definitions: 800 KB, 28 s). Line numbers come from `textre.line_finder` (one index per
+    text); the idiom is not written again anywhere in the package."""
+    import re
+
+    idiom = re.compile(r"\.count\(\s*(?:\"\\n\"|'\\n'|chr\(10\))\s*,\s*0\s*,")
+    found = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in sorted((REPO / "src" / "gpuport").rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if idiom.search(line) and "line_finder" not in line and '"""' not in line
+    ]
+    assert found == [], f"count newlines from the top per match: {found}"

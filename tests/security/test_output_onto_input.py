@@ -127,3 +127,32 @@ def test_hipify_never_writes_through_a_link_above_its_output_nor_copies_a_git_fi
     out = tmp_path / "out"
     assert cli("hipify", str(p), "-o", str(out)).code == 0
     assert not (out / ".git").exists() and (out / "gitmeta" / "config").exists()
+
+
+def test_a_project_link_followed_by_dotdot_is_still_a_link(cli: Any, tmp_path: Path) -> None:
+    """Red-team re-run 11: ``-o p/sub/../victim.txt`` with ``sub -> /elsewhere/inner`` shipped
+    by the project. The check read the path as text (``sub/..`` gone) and saw no link; the
+    kernel follows ``sub`` first, and the report replaced ``/elsewhere/victim.txt``."""
+    p, elsewhere = tmp_path / "p", tmp_path / "elsewhere"
+    (elsewhere / "inner").mkdir(parents=True)
+    p.mkdir()
+    victim = elsewhere / "victim.txt"
+    victim.write_text("the user's\n")
+    (p / "a.cu").write_text(ORIGINAL)
+    (p / "sub").symlink_to(elsewhere / "inner")
+    via = str(p / "sub" / ".." / "victim.txt")
+    for args in (
+        ["scan", str(p), "--format", "json", "-o", via],
+        ["port", str(p), "-o", via],
+        ["assess", str(p), "--no-progress", "--format", "json", "-o", via],
+        ["hipify", str(p / "a.cu"), "--output", via],
+        ["hipify", str(p), "-o", str(p / "sub" / ".." / "hipout")],
+    ):
+        res = cli(*args)
+        assert res.code == 2 and "link" in res.err, (args, res.err)
+    assert victim.read_text() == "the user's\n"
+    assert sorted(x.name for x in elsewhere.iterdir()) == ["inner", "victim.txt"]
+    # a `..` that walks no link stays the user's choice
+    (tmp_path / "reports").mkdir()
+    res = cli("scan", str(p), "--format", "json", "-o", str(p / ".." / "reports" / "r.json"))
+    assert res.code in (0, 1) and (tmp_path / "reports" / "r.json").is_file()

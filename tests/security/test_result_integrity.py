@@ -321,3 +321,31 @@ def test_rowcheck_knows_the_model_row_by_the_tracer_name() -> None:
     from gpuport.validate import rowcheck, trace
 
     assert rowcheck.ROOT == trace.ROOT
+
+
+def test_compare_csv_of_a_forged_run_has_no_formula_and_no_escape(tmp_path: Path) -> None:
+    """Red-team re-run 11: a forger who recomputes the digest put `=HYPERLINK(...)`, `+cmd|`
+    and `@SUM` cells and raw OSC 52 / C1 / CR-LF into `compare --format csv` (a spreadsheet
+    runs the first, a terminal the second). Text cells are made visible and start with `'`."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(_run("a", 2e-3).model_dump_json())
+    evil = "\x1b]52;c;cHduZWQ=\x07\x9b31m\u202e\r\nFORGED"
+    data = _data(_run("b", 2e-3))
+    data["label"] = '=HYPERLINK("http://evil","x")' + evil
+    data["device"]["name"] = '+cmd|"/c calc"!A1' + evil
+    for r in data["results"]:
+        r["unit"] = "@SUM(1)" + evil
+    data["digest"] = digest_of(data)
+    _write(b, data)
+    res = run_subprocess("compare", str(a), str(b), "--format", "csv")
+    assert res.code == 0, res.err
+    assert not any(c in res.out for c in ("\x1b", "\x07", "\x9b", "\u202e", "\r"))
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(res.out)))
+    assert all(len(r) == len(rows[0]) for r in rows)  # no row split by a forged newline
+    cells = [cell for r in rows[1:] for cell in r]
+    assert not any(cell[:1] in ("=", "+", "@") for cell in cells)
+    assert any(cell.startswith("'=HYPERLINK") for cell in cells)
+    assert any(cell.startswith("'+cmd") for cell in cells)

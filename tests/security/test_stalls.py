@@ -640,8 +640,45 @@ def _load_flags(calls: int) -> str:
 
 @pytest.mark.parametrize(
     ("name", "text"),
-    [("k.cu", _warp_file(500)), ("build.py", _load_flags(200))],
-    ids=["masks-between-repeated-lines", "load-flags"],
+    [
+        ("k.cu", _warp_file(500)),
+        ("build.py", _load_flags(200)),
+        # eleventh re-run: each CMake edit looked for its findings by counting every
+        # finding's line from the top (51 KB: 46 s; 100 KB: over 300 s)
+        (
+            "CMakeLists.txt",
+            "project(x LANGUAGES CXX)\n"
+            + "find_package(CUDA REQUIRED)\nenable_language(CUDA)\n" * 1000
+            + "add_executable(a k.cu)\n",
+        ),
+        # eleventh re-run: each #include read the file from the top for `#ifdef __CUDACC__`
+        # (400 KB: 12.5 s)
+        (
+            "k.cu",
+            "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n" * 2500
+            + "__global__ void k() {}\n",
+        ),
+        # eleventh re-run: each list node filtered every finding and every fixed range
+        # (819 KB: 38 s)
+        (
+            "setup.py",
+            "from setuptools import setup\n"
+            "from torch.utils.cpp_extension import CUDAExtension, BuildExtension\nexts = []\n"
+            + "".join(
+                f"exts.append(CUDAExtension('m{i}', ['k.cu'], extra_compile_args="
+                "{'nvcc': ['-arch=sm_80', '--use_fast_math']}))\n"
+                for i in range(2000)
+            )
+            + "setup(name='x', ext_modules=exts, cmdclass={'build_ext': BuildExtension})\n",
+        ),
+    ],
+    ids=[
+        "masks-between-repeated-lines",
+        "load-flags",
+        "cmake-cuda-lookups",
+        "cuda-includes",
+        "setup-many-extensions",
+    ],
 )
 def test_port_diffs_of_files_of_repeated_lines(cli, tmp_path: Path, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
     """Seventh review: ``port`` built its hunks with difflib's exact matcher, quadratic and
@@ -697,6 +734,39 @@ def test_cmake_doubling_padded_with_comments(tmp_path: Path) -> None:
     (tmp_path / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
     _within(lambda: _scan(tmp_path), 1.0)
+
+
+def test_cmake_of_many_definitions_in_a_project_that_tests_for_rocm(tmp_path: Path) -> None:
+    """Red-team re-run 11: each ``-D`` of a CMakeLists.txt that tests for ROCm counted its line
+    from the top of the file, twice (400 KB: 7.6 s, 800 KB: 28 s; now 1.8 s and 3.1 s CLI)."""
+    lines = ["project(x LANGUAGES CXX CUDA)", "if(USE_ROCM)", "endif()"]
+    lines += [f"add_definitions(-DFOO{i})" for i in range(16_000)]  # ~400 KB
+    (tmp_path / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    _within(lambda: _scan(tmp_path), 2.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [
+        ("s.h", "#ifdef USE_CUDA_{i}\n#elif defined(USE_HIP_{i})\n#endif\n"),
+        (
+            "s.h",
+            "#if defined(USE_CUDA_{i}) && defined(USE_HIP_{i})\n#endif\n"
+            "#ifdef USE_HIP_{i}\n#endif\n",
+        ),
+        ("CMakeLists.txt", "add_definitions(-DUSE_CUDA_{i})\nadd_definitions(-DUSE_HIP_{i})\n"),
+    ],
+    ids=["header-pairs", "and-pairs", "cmake-pairs"],
+)
+def test_thousands_of_backend_switch_pairs(tmp_path: Path, name: str, unit: str) -> None:
+    """Red-team re-run 11: every directive looked for every project switch name, every build
+    file was read again per CUDA switch, every name was tried against every `&&` directive
+    (800 KB: 62 s, 46 s, 4.6 s; now 2-3 s by the CLI)."""
+    text = "".join(unit.format(i=i) for i in range(400_000 // len(unit)))  # ~400 KB
+    (tmp_path / name).write_text(text)
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    _within(lambda: _scan(tmp_path), 2.0)
 
 
 def test_compare_of_thousands_of_cases_bounds_its_bootstrap() -> None:

@@ -18,6 +18,7 @@ from gpuport import fileio, sandbox, subproc
 from gpuport.assess.config import Settings
 from gpuport.assess.model import CompileOutcome, HipifySection, UnsupportedUse
 from gpuport.hipify.check import check_budget, stop_reason
+from gpuport.hipify.hipheaders import HipHeaders
 from gpuport.models import EnvironmentProblem
 from gpuport.scan.finding import Finding
 
@@ -56,6 +57,7 @@ def _translate_tree(
     target = resolve_target(settings.target)
     packages = load_packages()
     amap = load_api_map()
+    headers = _installed_headers(settings, hip_version)
     files: list[_Translated] = []
     skipped: list[tuple[str, str]] = []
     for item in walk(settings.root, exclude=settings.exclude):
@@ -68,7 +70,12 @@ def _translate_tree(
             skipped.append((item.rel, got.reason))
             continue
         hazards, done = translate_source(
-            item.rel, got, target=target, packages=packages, hip_version=hip_version
+            item.rel,
+            got,
+            target=target,
+            packages=packages,
+            hip_version=hip_version,
+            headers=headers,
         )
         files.append(
             _Translated(
@@ -87,6 +94,19 @@ def _translate_tree(
     return files, skipped
 
 
+def _installed_headers(settings: Settings, hip_version: str) -> HipHeaders | None:
+    """The installed HIP's headers when the translation is for their version, as ``gpuport
+    hipify`` uses them: both commands then count the same untranslatable names (a header
+    such as ``hip/hip_bf16.h`` that HIP 5.2 lacks; issue 29's trial saw 70 against 64). Only
+    the headers are read; hipcc is looked up on a PATH without the project's folders."""
+    from gpuport.hipify.hipheaders import local_headers
+
+    try:
+        return local_headers(hip_version, subproc.which("hipcc", avoid=(settings.root,)))
+    except (OSError, ValueError):
+        return None
+
+
 def run_hipify(
     settings: Settings,
     unread: Collection[str],
@@ -97,7 +117,8 @@ def run_hipify(
     """A dry run of ``gpuport hipify`` over the project: statistics, unsupported, hazards.
 
     The translation is always for the HIP the port targets (``hip_version``, 6.4 unless set),
-    whether or not it is compiled, so the report does not depend on the machine. Nothing is
+    whether or not it is compiled; when that is the installed HIP's version, its headers decide
+    what exists, as in ``gpuport hipify`` (:func:`_installed_headers`). Nothing is
     written inside the project: translations stay in memory and, for the compile check, go
     to a temporary folder that is removed afterwards. A compile check asked for on the
     command line (``require_hipcc``) without hipcc is an environment problem (exit 3); asked

@@ -239,7 +239,9 @@ def _portfolio(
         portfolio_render.render_terminal(result, Console())
     else:
         if kind == "json":
-            body = result.model_dump_json(indent=2) + "\n"
+            from gpuport.render.text import json_safe
+
+            body = json_safe(result.model_dump_json(indent=2) + "\n")
         elif kind == "markdown":
             body = portfolio_render.render_markdown(result)
         elif kind == "html":
@@ -276,7 +278,9 @@ def _portfolio(
 def render_text(result: Any, kind: str) -> str:
     """The report body in ``kind`` (json, markdown, html)."""
     if kind == "json":
-        return str(result.model_dump_json(indent=2)) + "\n"
+        from gpuport.render.text import json_safe
+
+        return json_safe(str(result.model_dump_json(indent=2)) + "\n")
     if kind == "markdown":
         from gpuport.render import assess_markdown
 

@@ -149,6 +149,10 @@ def emit(
         write_atomic(output, buf.export_text())
         return
     body = text()
+    if fmt in (OutputFormat.JSON, OutputFormat.SARIF):
+        from gpuport.render.text import json_safe
+
+        body = json_safe(body)  # names from the project: no raw C1 or bidi characters
     if output is None:
         sys.stdout.write(body)
         sys.stdout.flush()
@@ -200,6 +204,7 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
     folder outside, overwrote a file there). A new file, or another report, is fine."""
     from gpuport import fileio
     from gpuport.models import GpuportError
+    from gpuport.pathwalk import first_link_in
     from gpuport.scan.project.files import classify
 
     if output is None:
@@ -208,6 +213,8 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
     here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
     out = Path(os.path.abspath(output))  # noqa: PTH100
     link = fileio.link_below(out.parent, here) if out.is_relative_to(here) else None
+    # the walk as the kernel makes it: ``p/sub/../x.json`` follows ``sub`` before ``..``
+    link = link or (first_link_in(output, root) if root.is_dir() else None)
     if link is not None:  # a folder between the project and the file
         raise GpuportError(
             f"{what} {output} goes through a link in the project ({link}); name the "

@@ -103,6 +103,10 @@ def compare(
             "csv": compare_render.compare_csv,
         }[kind]
         body = render(result)
+        if kind == "json":
+            from gpuport.render.text import json_safe
+
+            body = json_safe(body)  # run labels and names: no raw C1 or bidi characters
         if output is None:
             sys.stdout.write(body)
         else:

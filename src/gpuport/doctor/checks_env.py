@@ -18,6 +18,15 @@ _CUDA_LIB = textre.compile(r"^/usr/local/cuda(?:-(?P<v>[\d.]+))?(?:/|$)")
 _HIDE_ALL = ("", "-1", "NoDevFiles", "none")
 
 
+#: clashing entries named in the prose of GP626 (the command keeps every entry)
+_SHOWN = 10
+
+
+def _listed(entries: list[str]) -> str:
+    more = len(entries) - _SHOWN
+    return ", ".join(entries[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
 @check("GP626")
 def system_libs(f: Facts) -> Iterator[Diagnosis]:
     """Same major version, other minor: one soname (libamdhip64.so.6, libcudart.so.12), two
@@ -37,7 +46,7 @@ def system_libs(f: Facts) -> Iterator[Diagnosis]:
     if wheel is None:
         return
     clashes: list[str] = []
-    evidence = []
+    evidence: list[str] = []
     for entry in entries:
         match = pattern.match(entry)
         if match is None:
@@ -46,10 +55,14 @@ def system_libs(f: Facts) -> Iterator[Diagnosis]:
         if system is None or system[0] != wheel[0] or system == wheel:
             continue
         clashes.append(entry)
-        evidence.append(f"LD_LIBRARY_PATH has {entry} ({what} {system[0]}.{system[1]})")
+        if len(evidence) < _SHOWN:
+            evidence.append(f"LD_LIBRARY_PATH has {entry} ({what} {system[0]}.{system[1]})")
     if not clashes:
         return
-    kept = [e for e in raw.split(":") if e and e not in clashes]
+    if len(clashes) > _SHOWN:
+        evidence.append(f"... and {len(clashes) - _SHOWN} more such entries")
+    dropped = set(clashes)  # a set: a snapshot's path of 100,000 entries was quadratic here
+    kept = [e for e in raw.split(":") if e and e not in dropped]
     command = f"export LD_LIBRARY_PATH={_shell_value(':'.join(kept))}" if kept else None
     yield diagnosis(
         "GP626",
@@ -57,10 +70,14 @@ def system_libs(f: Facts) -> Iterator[Diagnosis]:
         f"The loader finds the system's {what} {wheel[0]}.x libraries (same soname, another "
         "release) before the wheel's own, mixing two releases in one process.",
         fix=(
-            f"Remove {', '.join(clashes)} from LD_LIBRARY_PATH for Python work; the other "
+            f"Remove {_listed(clashes)} from LD_LIBRARY_PATH for Python work; the other "
             "entries stay."
             + (
-                f" The new value: {':'.join(kept)}"
+                (
+                    f" The new value: {':'.join(kept)}"
+                    if len(kept) <= _SHOWN
+                    else f" The new value keeps its other {len(kept)} entries (the command)."
+                )
                 if kept
                 else " Nothing else is on it, so unset it."
             )

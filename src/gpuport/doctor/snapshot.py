@@ -19,9 +19,13 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpuport import textre
 from gpuport.models import SCHEMA_VERSION
+
+#: a package name as pip takes it (PEP 508), as the probe writes it: lower case, ``-``-joined
+_NAME = textre.compile(r"[a-z0-9](?:[a-z0-9._-]{0,200}[a-z0-9])?")
 
 
 def content_hash(data: dict[str, Any]) -> str:
@@ -179,6 +183,18 @@ class PythonStack(_Frozen):
         default_factory=dict,
         description="compiled GPU extension -> backends its binaries were built for (cuda, rocm)",
     )
+
+    @field_validator("distributions")
+    @classmethod
+    def _package_names(cls, value: dict[str, str]) -> dict[str, str]:
+        """A distribution name goes into the fix commands doctor prints (``pip uninstall -y
+        NAME``): a snapshot from another machine whose names are not package names
+        (``x;touch${IFS}f;#``) is refused, not quoted into a command a user may paste."""
+        for name in value:
+            if not _NAME.fullmatch(name):
+                raise ValueError(f"distribution {name[:60]!r} is not a package name")
+        return value
+
     extension_evidence: dict[str, list[str]] = Field(default_factory=dict)
     torch_bundles: list[str] = Field(
         default_factory=list, description="GPU runtimes shipped inside torch/lib: rocm, cuda"

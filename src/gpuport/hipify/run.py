@@ -35,6 +35,7 @@ from gpuport import fileio, subproc, textre
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
+from gpuport.pathwalk import first_link_in
 from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
@@ -321,6 +322,8 @@ def _check_out_dir(path: Path, out_dir: Path) -> None:
     # each folder from the project down (fifth review), else the folder itself
     link = fileio.link_below(out, here) if out.is_relative_to(here) else None
     link = link or (out if out.is_symlink() else None)
+    # the walk as the kernel makes it: ``p/sub/../out`` follows ``sub`` before ``..``
+    link = link or first_link_in(out_dir / "x", Path(os.path.realpath(here)))
     if link is not None:
         raise GpuportError(
             f"output folder {out_dir} goes through a symbolic link ({link}); name the "

@@ -295,8 +295,15 @@ def resolve_target(name: str, user_dir: Path | None = None) -> TargetInfo:
     names = [n for t in targets.values() for n in (t.name, *(a.lower() for a in t.aliases))]
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
-    known = "; ".join(f"{t.name} ({', '.join(t.aliases)})" for t in targets.values())
-    raise GpuportError(f"unknown target {name!r}{hint}; known targets and aliases: {known}")
+    # One line a terminal can show: each gfx name with its first two product names, not every
+    # alias (18 targets and their ~120 aliases made a 1,900-character line; issue 29's trial).
+    known = "; ".join(
+        f"{t.name} ({', '.join(t.aliases[:2])}{', …' if len(t.aliases) > 2 else ''})"
+        if t.aliases
+        else t.name
+        for t in targets.values()
+    )
+    raise GpuportError(f"unknown target {name!r}{hint}; known targets: {known}")
 
 
 _SCHEMA_NAMES = ("PackageInfo", "Route", "Sourced")

@@ -145,10 +145,11 @@ def _cuda_includes(text: str) -> list[tuple[int, int, list[str]]]:
     src = lex(text)
     out: list[tuple[int, int, list[str]]] = []
     cur: tuple[int, int, list[str]] | None = None
+    nvcc_only = cuda_compiler_only(src.code)
     for m in _INCLUDE.finditer(text):
         if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
             continue
-        if cuda_compiler_only(src.code, m.start()):  # hip-clang never compiles it
+        if nvcc_only(m.start()):  # hip-clang never compiles it
             continue
         name = m.group(1)
         cuda = amap.header(name) is not None and not name.startswith(("hip", "thrust/"))
@@ -344,6 +345,9 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     prop.edit(path, _top(text), _top(text), option)
     include = "${CMAKE_CURRENT_LIST_DIR}/" + SHIM
     done_first = False
+    by_line: dict[int | None, list[Finding]] = {}  # each edit's findings by line: no scan per edit
+    for f in found:
+        by_line.setdefault(f.location.line, []).append(f)
     for m in sorted([*finds, *enables], key=lambda x: x.start()):
         ind = m.group(1)
         orig = m.group(2) + (f"  {m.group(3)}" if m.group(3) else "")
@@ -360,7 +364,7 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
             m.start(),
             m.end(),
             new,
-            [f for f in found if _line(text, m.start()) == f.location.line],
+            by_line.get(_line(text, m.start()), []),
         )
     cu = sorted(set(_CU.findall(text)))
     if cu:
@@ -401,7 +405,7 @@ def _top(text: str) -> int:
 
 
 def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+    return textre.line_finder(text)(offset)  # one line index per text, not a count per call
 
 
 def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Proposal | None:

@@ -19,6 +19,8 @@ nvcc-only flag, no longer sees them. ``import torch`` is added when the file lac
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 
 from gpuport import textre
 from gpuport.port.context import PortContext, Proposal
@@ -304,6 +306,60 @@ def _within(found: list[Finding], first: int, last: int) -> list[Finding]:
     return [f for f in found if f.location.line is not None and first <= f.location.line <= last]
 
 
+def _covering(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
+    """``line -> whether one of spans holds it``: sorted once, then a binary search per line
+    over the running maximum of the ends."""
+    starts: list[int] = []
+    reach: list[int] = []
+    for a, b in sorted(spans):
+        starts.append(a)
+        reach.append(max(b, reach[-1]) if reach else b)
+
+    def holds(line: int) -> bool:
+        i = bisect_right(starts, line) - 1
+        return i >= 0 and reach[i] >= line
+
+    return holds
+
+
+class _ByLine:
+    """The findings between two lines by binary search (a filter of every finding for each of
+    thousands of list nodes was quadratic: red-team re-run 11, 819 KB setup.py, 38 s)."""
+
+    def __init__(self, found: list[Finding]) -> None:
+        self._items = sorted(
+            (f.location.line, i, f) for i, f in enumerate(found) if f.location.line is not None
+        )
+        self._lines = [line for line, _, _ in self._items]
+
+    def within(self, first: int, last: int) -> list[Finding]:
+        lo, hi = bisect_left(self._lines, first), bisect_right(self._lines, last)
+        return [f for _, _, f in sorted(self._items[lo:hi], key=lambda t: t[1])]
+
+
+class _Spans:
+    """Line ranges; ``holds(lo, hi)``: whether one of them contains ``lo..hi`` (the largest end
+    among ranges starting at or before ``lo`` reaches ``hi``), in log time by a Fenwick tree
+    of prefix maxima (ends only grow). A scan of every range per node was quadratic."""
+
+    def __init__(self, lines: int) -> None:
+        self._n = max(lines, 1) + 2
+        self._tree = [0] * (self._n + 1)
+
+    def add(self, first: int, last: int) -> None:
+        i = min(max(first, 1), self._n)
+        while i <= self._n:
+            self._tree[i] = max(self._tree[i], last)
+            i += i & -i
+
+    def holds(self, lo: int, hi: int) -> bool:
+        i, best = min(max(lo, 0), self._n), 0
+        while i > 0:
+            best = max(best, self._tree[i])
+            i -= i & -i
+        return best > 0 and best >= hi  # 0: no range starts at or before lo
+
+
 def _conditional(text: str, s: int, e: int, node: ast.List | ast.Tuple, kept: list[str]) -> str:
     """``(HIP if torch.version.hip else ORIGINAL)`` for the list at ``text[s:e]``; a list
     that opens its own line is laid out over lines, the original's lines kept as they are."""
@@ -479,10 +535,18 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
         findings=[],
     )
     covered: list[tuple[int, int]] = []
+    spans = _Spans(len(starts))
+    for a, b in guarded:
+        spans.add(a, b)
+    by_line = _ByLine(found)
 
     def inside(node: ast.AST) -> bool:
         lo, hi = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        return any(a <= lo and hi <= b for a, b in [*guarded, *covered])
+        return spans.holds(lo, hi)
+
+    def cover(first: int, last: int) -> None:
+        covered.append((first, last))
+        spans.add(first, last)
 
     for body in _bodies(tree):
         for group in _groups(body):
@@ -498,19 +562,18 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
                 (unit + ln) if ln.strip() else ln for ln in block.splitlines(keepends=True)
             )
             head = f"{indent}if not {_HIP}:  {_MARK} GP402 nvcc-only flags: CUDA builds only\n"
-            prop.edit(path, lo, hi, head + moved, _within(found, first, last))
-            covered.append((first, last))
+            prop.edit(path, lo, hi, head + moved, by_line.within(first, last))
+            cover(first, last)
     for node in ast.walk(tree):
         if not isinstance(node, ast.List | ast.Tuple) or inside(node):
             continue
         first, last = node.lineno, node.end_lineno or node.lineno
-        if hip_list(prop, path, text, starts, node, _within(found, first, last)):
-            covered.append((first, last))
+        if hip_list(prop, path, text, starts, node, by_line.within(first, last)):
+            cover(first, last)
     if not covered:
         return None
-    prop.findings = [
-        f for f in found if f.location.line and any(a <= f.location.line <= b for a, b in covered)
-    ]
+    held = _covering(covered)
+    prop.findings = [f for f in found if f.location.line and held(f.location.line)]
     if not prop.findings:
         return None
     add = _torch_import(tree, text, starts)

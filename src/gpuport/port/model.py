@@ -10,12 +10,14 @@ names the findings whose fixes made it.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuport import textre
 from gpuport.knowledge import TargetInfo
-from gpuport.models import SCHEMA_VERSION, EnvFingerprint
+from gpuport.models import HIDDEN_CHARS, SCHEMA_VERSION, EnvFingerprint
 
 __all__ = [
     "CheckResult",
@@ -77,8 +79,44 @@ class Hunk(BaseModel):
         names = compact(self.findings) if self.findings else "gpuport port"
         return (
             f"@@ -{self.old_start},{self.old_lines} +{self.new_start},{self.new_lines} @@ "
-            f"gpuport: {names}"
+            f"gpuport: {_escaped(names)}"
         )
+
+
+#: what makes git quote a path in a diff header, and the characters that hide or reorder text
+_QUOTED = textre.compile(f'["\\\\{HIDDEN_CHARS}\t\n]')
+_C_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\v": "\\v",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _C_ESCAPES.get(ch) or "".join(
+        f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape")
+    )
+
+
+def _escaped(text: str) -> str:
+    """``text`` with every character :data:`_QUOTED` matches written as git writes it in a
+    quoted path (``\\n``, ``\\"``, octal bytes): one line, nothing for a terminal to act on."""
+    return _QUOTED.sub(_escape_char, text)
+
+
+def diff_name(prefix: str, path: str) -> str:
+    """``prefix + path`` for a diff header, quoted as git quotes it when the name holds a
+    quote, a backslash, a newline, a control or a bidi character (``"a/n\\n+++ b/x.cu"``):
+    a file name cannot add header lines to the diff, and ``git apply`` reads the name back."""
+    name = prefix + path
+    return f'"{_escaped(name)}"' if _QUOTED.search(name) else name
 
 
 def compact(labels: list[str]) -> str:
@@ -110,8 +148,8 @@ class FileDiff(BaseModel):
 
     def unified(self) -> str:
         """This file's part of the unified diff (``git apply`` and ``patch -p1`` read it)."""
-        old = "/dev/null" if self.action == "create" else f"a/{self.path}"
-        out = [f"--- {old}", f"+++ b/{self.path}"]
+        old = "/dev/null" if self.action == "create" else diff_name("a/", self.path)
+        out = [f"--- {old}", f"+++ {diff_name('b/', self.path)}"]
         for hunk in self.hunks:
             out.append(hunk.header())
             out.extend(hunk.lines)

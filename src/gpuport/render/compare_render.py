@@ -155,6 +155,14 @@ def _csv_number(x: float | None) -> str:
     return "" if x is None else repr(x)
 
 
+def _csv_text(text: str) -> str:
+    """A text cell from a result file: hidden characters made visible (a CSV is printed to
+    terminals too), and a cell a spreadsheet would run as a formula (``=HYPERLINK(...)``,
+    ``+cmd|...``, ``@SUM``, ``-1+1``) starts with ``'`` (OWASP's CSV-injection advice)."""
+    out = clean_line(text)
+    return f"'{out}" if out[:1] in ("=", "+", "-", "@", "\t", "\r") else out
+
+
 def compare_csv(c: Comparison) -> str:
     """One row per case per run (baseline included), full-precision numbers, blanks for none."""
     buf = io.StringIO()
@@ -164,20 +172,20 @@ def compare_csv(c: Comparison) -> str:
         for i, name in enumerate(c.runs):
             writer.writerow(
                 [
-                    row.workload,
-                    row.case,
-                    row.unit,
+                    _csv_text(row.workload),
+                    _csv_text(row.case),
+                    _csv_text(row.unit),
                     str(row.higher_is_better).lower(),
-                    name,
-                    c.run_ids[i] if i < len(c.run_ids) else "",
-                    c.devices[i] if i < len(c.devices) else "",
+                    _csv_text(name),
+                    _csv_text(c.run_ids[i] if i < len(c.run_ids) else ""),
+                    _csv_text(c.devices[i] if i < len(c.devices) else ""),
                     "true" if i == 0 else "false",
                     _csv_number(row.values[i]),
                     _csv_number(row.ratios[i]),
                     _csv_number(row.ci_low[i]),
                     _csv_number(row.ci_high[i]),
-                    row.verdicts[i],
-                    "; ".join(row.notes),
+                    _csv_text(row.verdicts[i]),
+                    _csv_text("; ".join(row.notes)),
                 ]
             )
     return buf.getvalue()

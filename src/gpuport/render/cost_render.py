@@ -19,7 +19,7 @@ from gpuport.cost.model import CostReport, CurvePoint, GpuCost
 from gpuport.fileio import write_atomic_bytes
 from gpuport.models import GpuportError
 from gpuport.optional import require
-from gpuport.render.text import clean, fmt_number, md
+from gpuport.render.text import clean, clean_line, fmt_number, md
 
 CHART_FORMATS = ("png", "svg")
 # Per GB as printed on the datasheet (the H100's 80, the MI300X's 192: GiB-class figures),
@@ -267,8 +267,8 @@ def detail_lines(report: CostReport) -> list[str]:
 
 
 def render_terminal(report: CostReport, console: Console) -> None:
-    for line in header_lines(report):
-        console.print(escape(clean(line)), highlight=False)
+    for line in header_lines(report):  # one line each: a run label's newline forges none
+        console.print(escape(clean_line(line)), highlight=False)
     training = report.mode == "training"
     # Transposed (one column per GPU): a dozen figures per GPU do not fit side by side in
     # a terminal, while two to four GPUs do.
@@ -282,7 +282,7 @@ def render_terminal(report: CostReport, console: Console) -> None:
         table.add_row(escape(name), *(escape(clean(cells[i])) for cells in rows))
     console.print(table)
     for line in detail_lines(report):
-        console.print(escape(clean(line)), highlight=False, soft_wrap=True)
+        console.print(escape(clean_line(line)), highlight=False, soft_wrap=True)
 
 
 def render_markdown(report: CostReport) -> str:

@@ -1,8 +1,10 @@
 """``gpuport port`` for people: the diff in a terminal (rich) and as Markdown.
 
-The diff text comes from the project: in the terminal every line is shown through
-:func:`gpuport.render.text.clean` (no escape sequences reach it); in Markdown it goes in a
-fenced block whose fence is longer than any backtick run inside, so it cannot end the block.
+The diff text comes from the project: in the terminal and in Markdown every line is shown
+through :func:`gpuport.render.text.clean` (no escape sequences reach a terminal that prints
+either); in Markdown it goes in a fenced block whose fence is longer than any backtick run
+inside, so it cannot end the block. File names in the diff's headers are quoted as git quotes
+them (:func:`gpuport.port.model.diff_name`). The JSON keeps the hunks exact.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def render_markdown(report: PortReport) -> str:
             f"{'yes' if f.applied else md(f.note or 'no')} | {md(names)} | {md(f.why)} |"
         )
     if report.files:
-        diff = report.diff()
+        diff = clean(report.diff())  # a Markdown file is read in terminals too: no escapes
         fence = _fence(diff)
         out += ["", "## Diff", "", f"{fence}diff", diff.rstrip("\n"), fence]
     if report.unfixed:

@@ -21,7 +21,12 @@ def _line(f: Finding, judged_scope: bool) -> str:
     mark = "" if judged_scope else f" [{f.scope}]"
     if f.guarded:
         mark += " (ROCm-guarded)"
-    return clean_line(f"{f.location.display()}: {f.rule_id} {f.severity.value}{mark} {f.message}")
+    place = f.location.display()
+    if place.startswith(":"):
+        # a file named `::error title=x::y.cu` would start a line a CI runner reads as a
+        # workflow command (GitHub's `::add-mask::`, `::error::`); the path is the same file
+        place = f"./{place}"
+    return clean_line(f"{place}: {f.rule_id} {f.severity.value}{mark} {f.message}")
 
 
 def render(report: ScanReport, *, verbose: bool = False) -> str:

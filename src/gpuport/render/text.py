@@ -11,14 +11,10 @@ from __future__ import annotations
 import re
 
 from gpuport import textre
+from gpuport.models import HIDDEN_CHARS
 
-#: C0/C1 controls (tab and newline kept), zero-width and direction marks (U+200B-U+200F,
-#: U+061C), line/paragraph separators, bidi embeddings, overrides and isolates, and the
-#: zero-width no-break space (U+FEFF): each can hide or reorder what a reader sees.
-_CONTROL = textre.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e"
-    r"\u2066-\u2069\ufeff]"
-)
+#: :data:`gpuport.models.HIDDEN_CHARS`: each can hide or reorder what a reader sees.
+_CONTROL = textre.compile(f"[{HIDDEN_CHARS}]")
 _MD_SPECIAL = textre.compile(r"([\\`*_\[\]|~])")
 
 
@@ -31,6 +27,15 @@ def clean(text: str) -> str:
     """Replace control, bidi and zero-width characters with visible escapes: ``\\xNN``
     below U+0100 (``\\x1b``), else ``\\uXXXX`` (``\\u202e``)."""
     return _CONTROL.sub(_visible, text)
+
+
+def json_safe(text: str) -> str:
+    """JSON text with every hidden character of its strings written as a ``\\uXXXX`` escape
+    (``json.dumps(..., ensure_ascii=False)`` and pydantic escape only C0 controls):
+    the same document to a JSON reader, nothing a terminal acts on (a C1 ``CSI``, U+009B, is
+    an escape sequence to xterm) or that reorders a line (U+202E) when it is printed. JSON's
+    own structure is ASCII, so only string contents change."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clean_line(text: str) -> str:

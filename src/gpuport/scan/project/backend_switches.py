@@ -70,22 +70,26 @@ def counterparts(name: str) -> list[str]:
     return ["_".join([*parts[:i], s, *parts[i + 1 :]]) for s in subs]
 
 
-def _spoiled_by_build(name: str, build_files: Mapping[str, str]) -> str | None:
-    """A build file that defines ``name`` on the ROCm side (in a HIP/ROCm folder, or within a
-    few lines of a HIP/ROCm word), or None."""
+def _rocm_side_defines(build_files: Mapping[str, str]) -> dict[str, str]:
+    """Every name a build file defines on the ROCm side (in a HIP/ROCm folder, or within a
+    few lines of a HIP/ROCm word) -> the first ``file:line``. One pass over the build files:
+    reading them again for each CUDA switch was quadratic (red-team re-run 11: 800 KB of
+    paired switch definitions, 46 s)."""
+    found: dict[str, str] = {}
     for rel, text in build_files.items():
-        if name not in text:
-            continue
+        rocm_file = _ROCM_NEAR.search(rel) is not None
         lines = text.splitlines()
         for k, line in enumerate(lines):
-            if name not in line or not _DEFINES.search(line):
+            if not _DEFINES.search(line):
                 continue
-            if name not in _NAME.findall(line.replace("-D", " ")):
+            new = [n for n in _NAME.findall(line.replace("-D", " ")) if n not in found]
+            if not new:
                 continue
-            near = "\n".join(lines[max(0, k - _NEAR_LINES) : k + 1])
-            if _ROCM_NEAR.search(rel) or _ROCM_NEAR.search(near):
-                return f"{rel}:{k + 1}"
-    return None
+            near = rocm_file or _ROCM_NEAR.search("\n".join(lines[max(0, k - _NEAR_LINES) : k + 1]))
+            if near:
+                for n in new:
+                    found[n] = f"{rel}:{k + 1}"
+    return found
 
 
 def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> dict[str, str]:
@@ -111,7 +115,7 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
             line = 0
             for n in found:
                 if n not in names:
-                    line = line or text.count("\n", 0, m.start()) + 1
+                    line = line or textre.line_finder(text)(m.start())
                     names[n] = f"{rel}:{line}"
             if "&&" in expr and "CUDA" in expr.upper():
                 together.append(expr)
@@ -122,7 +126,16 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
             end = text.find("\n", m.end())
             rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
             for n in _NAME.findall(rest):
-                names.setdefault(n, f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+                if n not in names:  # one line index per file: counting per match was quadratic
+                    names[n] = f"{rel}:{textre.line_finder(text)(m.start())}"
+    rocm_side = _rocm_side_defines(build_files)
+    # the words of each `&&` directive, found from each of its words (every name against
+    # every such directive was quadratic: 800 KB of them, 4.6 s and rising)
+    paired: dict[str, list[frozenset[str]]] = {}
+    for expr in together:
+        words = frozenset(_NAME.findall(expr))
+        for w in words:
+            paired.setdefault(w, []).append(words)
     out: dict[str, str] = {}
     for name in sorted(names):
         if "CUDA" not in name.upper():
@@ -130,9 +143,9 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
         rocm = next((c for c in counterparts(name) if c in names), None)
         if rocm is None:
             continue
-        if any(name in e and rocm in e for e in together):
+        if any(rocm in words for words in paired.get(name, ())):
             continue
-        if _spoiled_by_build(name, build_files) is not None:
+        if name in rocm_side:  # defined on the ROCm side too: not a CUDA-only switch
             continue
         out[name] = (
             f"{name} is the CUDA side of the project's backend switch; its ROCm build sets "

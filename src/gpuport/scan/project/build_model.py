@@ -275,11 +275,12 @@ def _cuda_defines(
         if "-D" not in text and "definitions" not in text.lower():
             continue
         ranges = cuda_lines.get(rel, [])
+        line_of = textre.line_finder(text)  # counting from 0 per match was quadratic
         found: list[tuple[str, int]] = [
-            (m.group(1), text.count("\n", 0, m.start()) + 1) for m in _DASH_D.finditer(text)
+            (m.group(1), line_of(m.start())) for m in _DASH_D.finditer(text)
         ]
         for m in _CMAKE_DEFS.finditer(text):
-            base = text.count("\n", 0, m.start()) + 1
+            base = line_of(m.start())
             for word in m.group(1).split():
                 name = word.removeprefix("-D").split("=", 1)[0]
                 if _DEF_WORD.fullmatch(name) and name not in _CMAKE_KEYWORDS:

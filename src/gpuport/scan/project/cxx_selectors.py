@@ -44,7 +44,7 @@ def selector_macros(texts: dict[str, str]) -> dict[str, tuple[int, str]]:
                 continue
             if changes is None:
                 changes = rocm_sides(text) or ([], [])
-            line = text.count("\n", 0, m.start()) + 1
+            line = textre.line_finder(text)(m.start())
             at = bisect.bisect_right(changes[0], line) - 1
             side = changes[1][at] if at >= 0 else 0
             if side == -1:

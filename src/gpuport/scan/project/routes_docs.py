@@ -84,7 +84,7 @@ _PER_KIND = 3  # evidence lines kept per file and kind
 
 
 def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+    return textre.line_finder(text)(pos)  # one line index per text, not a count per call
 
 
 def _text_of(text: str, pos: int) -> str:

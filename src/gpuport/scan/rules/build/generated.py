@@ -161,7 +161,7 @@ def check_cmake_generated(ctx: FileContext, code: str) -> None:
         native = [w for w in outs if _NATIVE_OUT.search(w)]
         if not native:
             continue
-        line = code.count("\n", 0, m.start()) + 1
+        line = textre.line_finder(code)(m.start())
         _report_line(ctx, line, f"add_custom_command writes `{native[0]}` at build time")
 
 
