@@ -453,3 +453,19 @@ def test_gp626_is_linear_in_the_entries_and_names_a_few(  # type: ignore[no-unty
     )
     assert found.fix_command is not None
     assert found.fix_command.count("/x") == n and "/opt/rocm-6.4.0" not in found.fix_command
+
+
+def test_gp615_a_uuid_that_is_not_hex_never_reaches_the_fix_command() -> None:
+    """Red-team re-run 11: a snapshot's rocminfo `Uuid: GPU-1;touch x;#` went into
+    `export ROCR_VISIBLE_DEVICES=GPU-1;touch x;#`. Only `GPU-` and hex digits are UUIDs; the
+    others are named by index. A real UUID is still used."""
+    m = radeon_with_igpu()
+    agents = [
+        {"gfx": "gfx1036", "name": "AMD Radeon Graphics", "chip": "164e", "uuid": "GPU-XX"},
+        {"gfx": "gfx1100", "name": "AMD Radeon RX 7900 XTX", "chip": "744c",
+         "uuid": "GPU-1;touch${IFS}/tmp/PWNED;#"},
+    ]  # fmt: skip
+    m["tools"]["rocminfo"] = tool(rocminfo(agents, "AMD Ryzen 9 7950X"))
+    assert _one(m, "GP615").fix_command == "export ROCR_VISIBLE_DEVICES=1"
+    real = _one(radeon_with_igpu(), "GP615").fix_command
+    assert real == "export ROCR_VISIBLE_DEVICES=GPU-5b7c10e4c2a0d1f3"

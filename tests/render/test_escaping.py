@@ -158,3 +158,52 @@ def test_no_compact_line_starts_a_ci_workflow_command(cli, tmp_path: Path) -> No
         action.index('echo "::$token::"'),
     )
     assert stop < scan < resume
+
+
+def test_hipify_diff_to_a_terminal_shows_escapes_and_stays_exact_when_piped(tmp_path: Path) -> None:
+    """Red-team re-run 11: `hipify FILE --diff` wrote a source line's OSC 52 (clipboard) and
+    clear-screen sequences to the terminal as they were. To a terminal they are shown; piped
+    to `patch`, the diff keeps the bytes."""
+    import pty
+    import subprocess
+    import sys
+
+    src = tmp_path / "k.cu"
+    src.write_text("// \x1b]52;c;cHduZWQ=\x07 \x1b[2J\nvoid f(float* p) { cudaMalloc(&p, 4); }\n")
+    argv = [sys.executable, "-m", "gpuport", "hipify", str(src), "--diff"]
+    piped = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert (
+        "\x1b]52;c;cHduZWQ=\x07" in piped.stdout and "+void f(float* p) { hipMalloc" in piped.stdout
+    )
+    main, sub = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=sub, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(sub)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    proc.wait(timeout=120)
+    os.close(main)
+    text = shown.decode("utf-8", "replace")
+    assert "hipMalloc" in text
+    assert "\x1b]52" not in text and "\\x1b]52;c;cHduZWQ=\\x07" in text
+
+
+def test_compare_written_to_line_is_the_real_name(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Red-team re-run 11: `compare -o 'q[/b]z.json'` wrote the file, then rich read the name
+    as markup: an internal error, exit 4 (`y[bold red]z.json` was reported as `yz.json`)."""
+    from tests.conftest import REPO
+
+    runs = sorted((REPO / "examples" / "bench").glob("*.json"))[:2]
+    folder = tmp_path / "q["
+    folder.mkdir()
+    out = folder / "b]y[bold red]z.json"  # the path reads "q[/b]y[bold red]z.json"
+    res = cli("compare", *map(str, runs), "--format", "json", "-o", str(out))
+    assert res.code == 0, res.err
+    assert out.is_file() and "q[/b]y[bold red]z.json" in res.err

@@ -14,6 +14,7 @@ from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited
 from gpuport.cli.options import AcceptEditedOption, OutputOption
 from gpuport.models import GpuportError
 from gpuport.render.interface import write_atomic
+from gpuport.render.text import clean_line
 
 FORMATS = {
     "terminal": "terminal",
@@ -112,7 +113,12 @@ def compare(
         else:
             write_atomic(output, body)
     if output is not None:
-        err_console.print(f"gpuport compare: written to {output}", highlight=False)
+        err_console.print(
+            f"gpuport compare: written to {clean_line(str(output))}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if fail_on_slower and any("slower" in row.verdicts for row in result.rows):
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -22,7 +22,7 @@ from gpuport.hipify.tree import other_files
 from gpuport.hipify.wave64 import WAVE64_MODES
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
-from gpuport.render.text import clean_line
+from gpuport.render.text import clean, clean_line
 from gpuport.scan.finding import SkippedFile
 
 FAIL_ON_CHOICES = ("compile", "unsupported", "hazard", "never")
@@ -319,7 +319,10 @@ def run_hipify(
         note(f"{n} build file{'s' if n != 1 else ''} would change; --build-files rewrites them")
     to_stdout = out_dir is None and not in_place and not stats and fmt is OutputFormat.TERMINAL
     if diff:
-        write_stdout(sys.stdout, unified_diff(report, builds if build_files else None))
+        patch = unified_diff(report, builds if build_files else None)
+        # to a terminal, the project's own bytes (an OSC 52 in a comment) are shown, not
+        # obeyed; piped, the diff stays exact for `patch` and `git apply`
+        write_stdout(sys.stdout, clean(patch) if sys.stdout.isatty() else patch)
         sys.stdout.flush()
     if diff and output is None:
         from gpuport.render import hipify_terminal

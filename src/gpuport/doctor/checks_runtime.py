@@ -25,6 +25,7 @@ from gpuport.models import Severity
 from gpuport.scan.rules import RULES
 
 VISIBILITY_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+_UUID = textre.compile(r"GPU-[0-9A-F]{2,64}")
 
 
 def with_smoke(probes: tuple[str, ...], used: object) -> tuple[str, ...]:
@@ -262,8 +263,11 @@ def integrated_gpu(f: Facts) -> Iterator[Diagnosis]:
 
 
 def _selectable_uuid(uuid: str) -> bool:
+    """A GPU UUID rocminfo reports (``GPU-`` and hex digits; ``GPU-XX`` is a GPU without one).
+    Anything else, from a snapshot of another machine (``GPU-1;touch x``), never goes into
+    the ``export ROCR_VISIBLE_DEVICES=...`` fix command: the GPUs are named by index."""
     value = uuid.strip().upper()
-    return value.startswith("GPU-") and value != "GPU-XX" and len(value) > len("GPU-XX")
+    return _UUID.fullmatch(value) is not None and value != "GPU-XX"
 
 
 @check("GP617")

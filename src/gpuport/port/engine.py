@@ -203,7 +203,7 @@ def _diffs(plan: _Plan) -> tuple[list[FileDiff], dict[str, str]]:
             FileDiff(
                 path=path,
                 action="modify",
-                hunks=hunks(fe.original, new, spans, labels),
+                hunks=hunks(fe.original, new, spans, labels, fe.opcodes(new)),
                 fixes=fixes,
             )
         )

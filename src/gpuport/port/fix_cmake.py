@@ -28,7 +28,8 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.fix_native import HIP_TEST, cuda_compiler_only
+from gpuport.port.cxx_scope import cuda_compiler_only
+from gpuport.port.fix_native import HIP_TEST
 from gpuport.scan.cxx import lex
 from gpuport.scan.finding import Finding
 

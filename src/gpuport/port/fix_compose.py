@@ -24,6 +24,7 @@ import yaml
 
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
+from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.scan.finding import Finding
 
@@ -322,8 +323,9 @@ def _devices_in_place(
     offsets = _line_offsets(text)
     eol = ctx.eol(text)
     groups = _groups(ctx)
+    by_line = ByLine(found)  # a filter of every finding per service was quadratic
     for _name, (lo, hi, node) in services.items():
-        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        hits = by_line.within(lo, hi)
         if not hits or not node.value:
             continue
         devices = _key(node, "devices")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.fix_setup import _torch_import, hip_list, parse
 from gpuport.scan.finding import Finding
@@ -83,17 +84,15 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
     )
     done: set[int] = set()
     taken: set[int] = set()  # ids of the findings in prop.findings (all alive in `found`)
+    by_line = ByLine(found)  # a filter of every finding per list was quadratic
     for node, call_line in _flag_lists(tree):
         lo, hi = node.lineno, node.end_lineno or node.lineno
         if id(node) in done or any(a <= lo and hi <= b for a, b in guarded):
             continue
         # the call's finding, and scan's per-flag findings inside the list
-        mine = [
-            f
-            for f in found
-            if f.location.line is not None
-            and (f.location.line == call_line or lo <= f.location.line <= hi)
-        ]
+        mine = by_line.within(lo, hi)
+        if not lo <= call_line <= hi:
+            mine = [*by_line.at(call_line), *mine]
         if hip_list(prop, path, text, starts, node, mine):
             done.add(id(node))
             new = [f for f in mine if id(f) not in taken]  # a set: `in` a list was quadratic

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from gpuport import textre
 from gpuport.hipify.translate import port_wave64
 from gpuport.hipify.wave64 import meaning_of
 from gpuport.port.context import PortContext, Proposal
+from gpuport.port.cxx_scope import cuda_compiler_only, function_scope
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
 from gpuport.scan.rules.native.common import MASK32
@@ -165,41 +166,6 @@ def _masks(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Prop
         at = _insert_at(src, first)
         prop.edit(path, at, at, mask_block(eol))
     return prop
-
-
-_PP = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
-_CUDACC = textre.compile(r"^\s*(?:defined\s*\(?\s*)?__CUDACC__\b\s*\)?\s*(?://.*|/\*.*)?$")
-
-
-def cuda_compiler_only(code: str) -> Callable[[int], bool]:
-    """``at(offset)``: whether ``offset`` lies in the taken branch of ``#ifdef __CUDACC__``
-    (or ``#if defined(__CUDACC__)``): code only nvcc compiles, since hip-clang does not define
-    ``__CUDACC__``. A HIP branch put there is never compiled. ``code`` is the source with
-    comments blanked (the lexer's ``code``). Offsets asked in order are read on from the last
-    one (reading from the top for each ``#include`` was quadratic: red-team re-run 11, 400 KB
-    of includes, 12.5 s); an earlier offset starts again from the top."""
-    stack: list[bool] = []  # per open #if: is this branch nvcc-only
-    done = 0
-
-    def at(offset: int) -> bool:
-        nonlocal done
-        if offset < done:
-            stack.clear()
-            done = 0
-        for m in _PP.finditer(code, done, offset):
-            word, rest = m.group(1), m.group(2)
-            if word in ("if", "ifdef"):
-                stack.append(bool(_CUDACC.match(rest.replace("defined", "defined ", 1))))
-            elif word == "ifndef":
-                stack.append(False)
-            elif word in ("elif", "else") and stack:
-                stack[-1] = False
-            elif word == "endif" and stack:
-                stack.pop()
-        done = offset
-        return any(stack)
-
-    return at
 
 
 def _include_blocks(src: CxxSource, want: re.Pattern[str]) -> list[tuple[int, int, list[str]]]:
@@ -352,14 +318,15 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         "definition HIP may provide itself, or a slower path): what ROCm builds changes",
         findings=[],
     )
-    for f in found:
+    in_function = function_scope(src.code)
+    for f in sorted(found, key=lambda f: f.location.line or 0):  # in order: read on, not over
         line = f.location.line
         if line is None or line > src.line_count:
             continue
         lo, hi = src.line_span(line)
         fb = _ARCH_FALLBACK.match(src.text[lo:hi])
         if fb is not None and "never compiles this branch" in f.message:
-            if _in_function(src, lo):
+            if in_function(lo):
                 continue  # a pass-specific path (a host function's is dead code): left as is
             # both of hip-clang's passes: the host pass checks device code's calls too
             expr = fb.group(2).strip()
@@ -384,27 +351,6 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
             safe.edit(path, *got, [f])
             safe.findings.append(f)
     return [p for p in (safe, risky, fallback) if p.findings]
-
-
-_NOT_FUNCTION = textre.compile(r"^\s*(?:namespace|extern|class|struct|union|enum)\b")
-
-
-def _in_function(src: CxxSource, offset: int) -> bool:
-    """Whether ``offset`` is inside a function body (not at file scope, nor only inside a
-    namespace, ``extern "C"`` or a class): a brace whose head holds a parameter list."""
-    code = src.code
-    opened: list[int] = []
-    for m in textre.finditer(r"[{}]", code[:offset]):
-        if m.group() == "{":
-            opened.append(m.start())
-        elif opened:
-            opened.pop()
-    for brace in opened:
-        head_start = max(code.rfind(c, 0, brace) for c in ";{}") + 1
-        head = code[head_start:brace]
-        if "(" in head and not _NOT_FUNCTION.match(head):
-            return True
-    return False
 
 
 def _matching_endif(src: CxxSource, line: int) -> int:

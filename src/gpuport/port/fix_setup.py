@@ -19,10 +19,11 @@ nvcc-only flag, no longer sees them. ``import torch`` is added when the file lac
 from __future__ import annotations
 
 import ast
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable
 
 from gpuport import textre
+from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.finding import Finding
 
@@ -302,10 +303,6 @@ def _torch_import(tree: ast.Module, text: str, starts: list[int]) -> tuple[int, 
     return pos, f"import torch  {_MARK} torch.version.hip selects the ROCm build's flags\n"
 
 
-def _within(found: list[Finding], first: int, last: int) -> list[Finding]:
-    return [f for f in found if f.location.line is not None and first <= f.location.line <= last]
-
-
 def _covering(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
     """``line -> whether one of spans holds it``: sorted once, then a binary search per line
     over the running maximum of the ends."""
@@ -320,21 +317,6 @@ def _covering(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
         return i >= 0 and reach[i] >= line
 
     return holds
-
-
-class _ByLine:
-    """The findings between two lines by binary search (a filter of every finding for each of
-    thousands of list nodes was quadratic: red-team re-run 11, 819 KB setup.py, 38 s)."""
-
-    def __init__(self, found: list[Finding]) -> None:
-        self._items = sorted(
-            (f.location.line, i, f) for i, f in enumerate(found) if f.location.line is not None
-        )
-        self._lines = [line for line, _, _ in self._items]
-
-    def within(self, first: int, last: int) -> list[Finding]:
-        lo, hi = bisect_left(self._lines, first), bisect_right(self._lines, last)
-        return [f for _, _, f in sorted(self._items[lo:hi], key=lambda t: t[1])]
 
 
 class _Spans:
@@ -435,13 +417,14 @@ def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         "does not compile for AMD stops the install",
         findings=list(found),
     )
+    by_line = ByLine(found)
     for t in tests:
         s, e = _span(t, starts, text)
         if isinstance(t.ops[0], ast.Is):
             new = f"({text[s:e]} and not IS_HIP_EXTENSION)"
         else:
             new = f"({text[s:e]} or IS_HIP_EXTENSION)"
-        prop.edit(path, s, e, new, _within(found, t.lineno, t.end_lineno or t.lineno))
+        prop.edit(path, s, e, new, by_line.within(t.lineno, t.end_lineno or t.lineno))
     if not has_hip:
         pos = _after_imports(tree, text, starts)
         prop.edit(
@@ -538,7 +521,7 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
     spans = _Spans(len(starts))
     for a, b in guarded:
         spans.add(a, b)
-    by_line = _ByLine(found)
+    by_line = ByLine(found)
 
     def inside(node: ast.AST) -> bool:
         lo, hi = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]

@@ -168,7 +168,7 @@ class _Branches:
 
 #: Entries the variables of a CMake file may copy, per character of it: ``set(A1 ${A0}
 #: ${A0})``, ``set(A2 ${A1} ${A1})``... doubled per line (24 lines: over 60 s and 3 GB)
-BUDGET_PER_CHAR = 32
+BUDGET_PER_CHAR = 4  # 32 let 100 KB of chained lists cost 24-33 s (twelfth re-run)
 
 
 class _TooLarge(Exception):
