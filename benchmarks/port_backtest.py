@@ -305,6 +305,46 @@ PORTS = (
         "d612d94cf3ea501ad9c01f8be92effc84ee8046e",
         "fresh4",
     ),
+    Port(
+        "J6",
+        "swaptube",
+        "2swap/swaptube",
+        "6cf15fb007dbe2444cb9a37b9f90b9646cf494b6",
+        "40675ccadfe25fc6e4935954e81847f224c362ea",
+        "fresh5",
+    ),
+    Port(
+        "J7",
+        "odh-notebooks",
+        "opendatahub-io/notebooks",
+        "661caeae33f495714c7f5e851c5d27788d373933",
+        "6991629a02d35d8012172676085364a39eadbddd",
+        "fresh5",
+    ),
+    Port(
+        "J8",
+        "model-runner",
+        "docker/model-runner",
+        "752a484d7e80bb6ab0fec98a2c0c37676da4d390",
+        "1b8cdb43da7cf185671b4c68935488753d250c88",
+        "fresh5",
+    ),
+    Port(
+        "J9",
+        "ops",
+        "OP-DSL/OPS",
+        "14707c52614c97ba9ef6325d54deb0cfc9839f31",
+        "3da7e0ad52b7d9409c06cf8443698a510619335a",
+        "fresh5",
+    ),
+    Port(
+        "J10",
+        "horde-worker-regen",
+        "Haidra-Org/horde-worker-reGen",
+        "33b993bb0f059b0306dc53451d50df160cc70c0e",
+        "cf4aaac880e8320cd2dd66f6379ab05bda9474b0",
+        "fresh5",
+    ),
 )
 
 
@@ -362,7 +402,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2``, ``fresh3``, ``fresh4``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh5``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -604,7 +644,7 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("extract")
     e.add_argument("--mirrors", required=True)
     e.add_argument("--trees", required=True)
-    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "all")
+    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "all")
     e.add_argument("--split", default="all", choices=splits)
     r = sub.add_parser("run")
     r.add_argument("--trees", required=True)

@@ -27,6 +27,13 @@ def test_image_lookup() -> None:
     assert got is not None and got[0].kind == "framework" and got[1].startswith("rocm/pytorch")
     assert routes.image_for("python:3.11-slim") is None
     assert routes.image_for("nvcr.io/nvidia/tritonserver:24.01-py3") is None
+    got = routes.image_for("nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04")
+    assert got is not None and got[1] == f"rocm/dev-ubuntu-22.04:{routes.rocm}-complete"
+    assert routes.image_for("nvcr.io/nvidia/cuda:12.4.1-devel-ubi9") is None
+    assert routes.other_os("nvidia/cuda:12.4.1-devel-rockylinux8") == "rockylinux8"
+    assert routes.other_os("nvidia/cuda:12.4.1-devel-ubuntu22.04") is None
+    assert routes.other_os("rocm/pytorch:latest") is None  # no route
+    assert routes.other_os("nvcr.io/nvidia/pytorch:24.01-py3") is None  # framework image
 
 
 def test_an_ubuntu_release_the_rocm_release_does_not_ship_has_no_image() -> None:

@@ -449,3 +449,56 @@ def test_a_run_installing_a_cuda_only_package_gets_no_rocm_copy(tmp_path: Path) 
     df = f"{head}RUN pip install torch==2.4.0 torchvision==0.19.0 einops\n"
     text = created(run(project(tmp_path / "ok", {"Dockerfile": df})), "Dockerfile.rocm")
     assert "whl/rocm6.1 torch==2.4.0 torchvision==0.19.0  # gpuport:" in text
+
+
+def test_ngc_cuda_images_get_their_rocm_copy(tmp_path: Path) -> None:
+    """NGC (nvcr.io/nvidia/cuda) publishes the same CUDA toolkit images, with the same tags,
+    as Docker Hub's nvidia/cuda: the same ROCm SDK image of the same Ubuntu release."""
+    body = "RUN apt-get update && apt-get install -y git\n"
+    df = f"FROM nvcr.io/nvidia/cuda:12.4.1-cudnn-devel-ubuntu24.04 AS build\n{body}"
+    text = created(run(project(tmp_path / "ngc", {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "FROM rocm/dev-ubuntu-24.04:6.4-complete AS build" in text and "nvcr.io" not in text
+    # idempotent: with the copy in place, a second run adds nothing
+    again = run(project(tmp_path / "ngc", {"Dockerfile.rocm": text}))
+    assert not any(f.path == "Dockerfile.rocm" for f in again.files)
+
+
+def test_a_cuda_image_of_another_distribution_gets_no_ubuntu_copy(tmp_path: Path) -> None:
+    """A CUDA image of UBI, Rocky Linux or CentOS has steps written for yum/dnf: an Ubuntu
+    ROCm image would break them, so no copy, and the reason in ``unfixed``."""
+    for tag in ("12.4.1-devel-ubi9", "12.4.1-runtime-rockylinux8", "11.8.0-devel-centos7"):
+        df = f"FROM nvcr.io/nvidia/cuda:{tag}\nRUN dnf install -y git\n"
+        report = run(project(tmp_path / tag, {"Dockerfile": df}))
+        assert report.files == [], tag
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "not Ubuntu" in reasons[0], tag
+
+
+def test_a_dockerfile_installing_cuda_from_nvidias_repository_gets_no_copy(
+    tmp_path: Path,
+) -> None:
+    """A Dockerfile that installs the CUDA toolkit itself from NVIDIA's package repository
+    (on a base image gpuport has no route for) has no GPU stack once the CUDA packages are
+    dropped: no copy, the reason in ``unfixed``. The same image with only the NVIDIA
+    environment and a pip CUDA index keeps its copy."""
+    df = (
+        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nENV NVIDIA_VISIBLE_DEVICES all\n"
+        "RUN curl -fsSL https://developer.download.nvidia.com/compute/cuda/repos/rhel9/"
+        "x86_64/D42D0685.pub > /etc/pki/rpm-gpg/RPM-GPG-KEY-NVIDIA\n"
+        "RUN yum install -y cuda-cudart-12-1 && yum clean all\n"
+    )
+    report = run(project(tmp_path / "repo", {"Dockerfile": df}))
+    assert not any(f.path == "Dockerfile.rocm" for f in report.files)
+    reasons = [u.reason for u in report.unfixed if u.finding.rule_id.startswith("GP50")]
+    assert reasons and "developer.download.nvidia.com/compute/cuda/repos" in reasons[0]
+    keyring = (
+        "FROM ubuntu:22.04\nENV NVIDIA_VISIBLE_DEVICES all\nRUN apt-get install -y cuda-keyring\n"
+    )
+    report = run(project(tmp_path / "keyring", {"Dockerfile": keyring}))
+    assert not any(f.path == "Dockerfile.rocm" for f in report.files)
+    pip_only = (
+        "FROM python:3.11\nENV NVIDIA_VISIBLE_DEVICES all\n"
+        "RUN pip install torch==2.2.1 --index-url https://download.pytorch.org/whl/cu121\n"
+    )
+    text = created(run(project(tmp_path / "pip", {"Dockerfile": pip_only})), "Dockerfile.rocm")
+    assert "whl/rocm5.7" in text

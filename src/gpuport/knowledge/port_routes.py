@@ -38,6 +38,11 @@ class TorchIndex:
     checked: dt.date
 
 
+#: the distributions other than Ubuntu that CUDA image tags name (NVIDIA's tag scheme:
+#: ``<cuda>-<flavour>-<os><release>``)
+_OTHER_OS = r"-((?:ubi|rockylinux|centos|oraclelinux|amzn|rhel|opensuse|sles|debian)[0-9.]*)\b"
+
+
 @dataclass(frozen=True)
 class PortRoutes:
     rocm: str
@@ -60,11 +65,26 @@ class PortRoutes:
                 return None if ubuntu.group(1) in self.ubuntu else ubuntu.group(1)
         return None
 
+    def other_os(self, ref: str) -> str | None:
+        """The distribution a CUDA image's tag names when its route names an Ubuntu image
+        and the tag names another (``nvidia/cuda:12.4.1-devel-ubi9``, ``-rockylinux8``,
+        ``-centos7``): the Dockerfile's steps (``yum``/``dnf``) were written for it, so an
+        Ubuntu image is no counterpart. None otherwise."""
+        low = ref.strip().lower()
+        for route in self.images:
+            if route.match.search(low):
+                if "{ubuntu}" not in route.rocm:
+                    return None
+                m = textre.search(_OTHER_OS, low.split(":", 1)[-1])
+                return m.group(1) if m else None
+        return None
+
     def image_for(self, ref: str) -> tuple[ImageRoute, str] | None:
         """The route for image reference ``ref`` and the ROCm image it names, or None (no
-        route, or a release of Ubuntu the ROCm release ships no image for)."""
+        route, a release of Ubuntu the ROCm release ships no image for, or another
+        distribution than Ubuntu)."""
         low = ref.strip().lower()
-        if self.unshipped_ubuntu(low) is not None:
+        if self.unshipped_ubuntu(low) is not None or self.other_os(low) is not None:
             return None
         for route in self.images:
             if route.match.search(low):

@@ -51,6 +51,9 @@ _CUDA_BUILD = textre.compile(
     r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
     # the CUDA toolkit's binary tools (pruning cuBLAS for an arch, reading a fatbinary)
     r"|\b(?:nvprune|cuobjdump|nvdisasm|fatbinary|ptxas)\b"
+    # the CUDA toolkit installed from NVIDIA's own package repository (its key, its keyring
+    # package): the image builds its CUDA stack itself, and a copy without it has no GPU stack
+    r"|developer\.download\.nvidia\.com/compute/cuda/repos\b|\bcuda-keyring\b"
     # a build's own feature switch naming CUDA (cargo ``--features candle-cuda``, ``-F cuda``)
     r"|\bcargo\b[^\n;&|]*?(?:--features|\s-F)[ =]+[\"']?[\w,:/-]*cuda"
     # conda's CUDA builds (``pytorch cudatoolkit=11.3 -c pytorch``, ``pytorch-cuda=12.1``)
@@ -211,6 +214,14 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                         f"{path} starts from an Ubuntu {old_os} image, and ROCm {routes.rocm} "
                         f"ships no image for it ({', '.join(routes.ubuntu)}): moving the image "
                         "to another release (or an older ROCm) is a person's call",
+                    )
+                other = routes.other_os(m.group(2))
+                if other is not None:
+                    ctx.decline(
+                        found,
+                        f"{path} starts from a CUDA image of {other}, not Ubuntu, and its steps "
+                        "are written for that distribution: the ROCm SDK image gpuport knows "
+                        "is Ubuntu's, so which ROCm image to start from is a person's call",
                     )
                 return None  # a CUDA image with no ROCm counterpart known: left to a person
             route, image = hit
