@@ -6,13 +6,12 @@ first action (the command of torch's), and the footer says what --verbose adds."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
 from tests.render import few_shapes
+from tests.render.test_scan_terminal import _terminal
 
 #: Lines per finding above info the default report may take, as measured on the real projects
 #: (docs/PERFORMANCE.md: torchtune 6.25 / 5.5 / 4.25, pytorch-lightning 3.92 / 3.23 / 2.54).
@@ -30,13 +29,6 @@ def shape(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     build = few_shapes.build_tune if request.param == "tune" else few_shapes.build_lightning
     root = build(tmp_path_factory.mktemp(request.param) / f"acme-{request.param}")
     return request.param, root, scan_path(root, ScanOptions())
-
-
-def _terminal(cli, monkeypatch: pytest.MonkeyPatch, path: Path, width: int, *args: str) -> str:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("COLUMNS", str(width))  # what rich uses when the output is piped
-    res = cli("scan", str(path), "--no-progress", *args)
-    assert res.code == 0, res.err
-    return str(res.out)
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])
