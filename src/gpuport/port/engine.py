@@ -35,7 +35,7 @@ from gpuport.port import (
     routes,
 )
 from gpuport.port.context import PortContext, Proposal, fixable, ref
-from gpuport.port.edits import Edit, FileEdits, created_hunk, hunks, line_opcodes
+from gpuport.port.edits import Edit, FileEdits, created_hunk, hunks
 from gpuport.port.model import FileDiff, Fix, PortReport, Unfixed, Verification
 from gpuport.scan.engine import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
@@ -256,10 +256,11 @@ def _per_file(f: Finding) -> tuple[str, str, str]:
     return (f.rule_id, f.location.path, f.message.split("(", 1)[0].strip())
 
 
-def _line_map(old: str, new: str) -> dict[int, int]:
-    """1-based old line -> new line, for the lines the edits left as they were."""
+def _line_map(fe: FileEdits, new: str) -> dict[int, int]:
+    """1-based old line -> new line, for the lines the edits left as they were (the line
+    opcodes of the edits themselves: difflib over the file was quadratic)."""
     out: dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in line_opcodes(old.splitlines(), new.splitlines()):
+    for tag, i1, i2, j1, j2 in fe.opcodes(new):
         # an edited line replaced by one line is the same line, moved
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for k in range(i2 - i1):
@@ -280,7 +281,7 @@ def _verify(
     same per-file finding at another line, or a line a new file copies from a file the fix
     left as it was (a ROCm requirements file carrying an unfixed pin)."""
     after = fixable(_scan(root, opts))
-    maps = {p: _line_map(fe.original, texts[p]) for p, fe in plan.files.items() if p in texts}
+    maps = {p: _line_map(fe, texts[p]) for p, fe in plan.files.items() if p in texts}
 
     def moved(f: Finding) -> tuple[str, str, int | None]:
         line = f.location.line
@@ -300,10 +301,11 @@ def _verify(
         if moved(f) in now or (f.rule_id in _PER_FILE and _per_file(f) in per_file_now):
             still.append(f"{f.rule_id} {f.location.path}:{f.location.line}")
     new: list[str] = []
+    per_file_before = {_per_file(o) for o in before}  # a set: `any` over `before` was quadratic
     for f in after:
         if _key(f) in old_moved:
             continue
-        if f.rule_id in _PER_FILE and any(_per_file(o) == _per_file(f) for o in before):
+        if f.rule_id in _PER_FILE and _per_file(f) in per_file_before:
             continue
         if (
             f.location.path in plan.creates
