@@ -853,3 +853,11 @@ def test_setup_py_of_chained_source_lists_is_judged_in_part_in_linear_time(tmp_p
     _within(lambda: got.append(_scan(tmp_path)), 3.0)
     skipped = {s.path: s.reason for s in got[-1].skipped}  # type: ignore[attr-defined]
     assert "judged only in part" in skipped["setup.py"]
+
+
+def test_conda_environment_of_many_pip_lists(tmp_path: Path) -> None:
+    """Thirteenth re-run: each `- pip:` list of an environment.yml rebuilt the line table of
+    the whole file (100 KB of them: 103 s). The table is built once per text."""
+    items = "".join(f"  - pip:\n    - cupy-cuda12x=={i}.0\n" for i in range(5000))  # ~150 KB
+    (tmp_path / "environment.yml").write_text("name: e\ndependencies:\n" + items)
+    _within(lambda: _scan(tmp_path), 2.0)

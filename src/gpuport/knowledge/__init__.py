@@ -121,6 +121,7 @@ class PackageDB:
         self.packages = packages
         self._exact = {normalize_name(p.name): p for p in packages}
         self._misses: set[str] = set()
+        self._glob_hits: dict[str, PackageInfo] = {}  # a name a glob matched, remembered
         # aliases (globs allowed), normalised once; one regex says whether any can match
         self._globs = [(normalize_name(a), p) for p in packages for a in p.aliases]
         any_glob = "|".join(f"(?:{textre.glob(g).pattern})" for g, _ in self._globs)
@@ -132,12 +133,14 @@ class PackageDB:
 
     def by_dist(self, name: str) -> PackageInfo | None:
         norm = normalize_name(name)
-        hit = self._exact.get(norm)
+        hit = self._exact.get(norm) or self._glob_hits.get(norm)
         if hit is not None or norm in self._misses:
             return hit
         if self._any_glob is not None and self._any_glob.match(norm):
             for glob, pkg in self._globs:  # in catalog order, as PackageInfo.matches would
                 if textre.glob(glob).match(norm):
+                    if len(self._glob_hits) < 100_000:  # 5,000 cupy pins: 4 s of globs
+                        self._glob_hits[norm] = pkg
                     return pkg
         if len(self._misses) < 100_000:  # a miss is remembered, not re-matched
             self._misses.add(norm)

@@ -501,6 +501,14 @@ def _value_node(node: Any, key: str) -> Any:
 _LINE_BREAK = textre.compile(r"\r\n|\r|\n")  # physical_lines' breaks
 
 
+@lru_cache(maxsize=4)
+def _line_starts(text: str) -> list[int]:
+    """Where each line of ``text`` starts, once per text: YAML also breaks lines at U+2028
+    and U+0085, so they count as editors count them (a table per `- pip:` list was quadratic:
+    thirteenth re-run, 100 KB of such lists, 103 s)."""
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+
+
 def _listed(
     data: dict[Any, Any], node: Any, key: str, text: str, lines: list[str]
 ) -> Iterator[tuple[str, int]]:
@@ -513,14 +521,11 @@ def _listed(
     seq = _value_node(node, key)
     marks = seq.value if isinstance(seq, yaml.SequenceNode) else []
     items = _Items(lines)
-    starts = None
     for i, value in enumerate(values):
         if not isinstance(value, str):
             continue
         if len(marks) == len(values):
-            if starts is None:  # YAML also breaks lines at U+2028 and U+0085: count as editors do
-                starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
-            yield value, bisect_right(starts, marks[i].start_mark.index)
+            yield value, bisect_right(_line_starts(text), marks[i].start_mark.index)
         else:  # a merged or odd document: look for it in the text
             yield value, items.line(value)
 
