@@ -861,3 +861,17 @@ def test_conda_environment_of_many_pip_lists(tmp_path: Path) -> None:
     items = "".join(f"  - pip:\n    - cupy-cuda12x=={i}.0\n" for i in range(5000))  # ~150 KB
     (tmp_path / "environment.yml").write_text("name: e\ndependencies:\n" + items)
     _within(lambda: _scan(tmp_path), 2.0)
+
+
+def test_pyproject_of_thousands_of_extras(tmp_path: Path) -> None:
+    """Thirteenth re-run: each optional-dependencies extra looked for its items from the
+    table's header again, with a fresh budget of whole-file searches (200 KB: 64 s). The
+    extras of one table share where the last item ended."""
+    extras = "".join(f"e{i} = ['a{i}', 'torch>=2.{i % 9}']\n" for i in range(6000))  # ~190 KB
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n[project.optional-dependencies]\n" + extras
+    )
+    got: list[object] = []
+    _within(lambda: got.append(_scan(tmp_path)), 2.0)
+    lines = {f.location.line for f in got[-1].findings if f.location.path == "pyproject.toml"}  # type: ignore[attr-defined]
+    assert max(lines, default=0) > 5000  # the late extras' lines, not the header's
