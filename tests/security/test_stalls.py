@@ -875,3 +875,16 @@ def test_pyproject_of_thousands_of_extras(tmp_path: Path) -> None:
     _within(lambda: got.append(_scan(tmp_path)), 2.0)
     lines = {f.location.line for f in got[-1].findings if f.location.path == "pyproject.toml"}  # type: ignore[attr-defined]
     assert max(lines, default=0) > 5000  # the late extras' lines, not the header's
+
+
+def test_compose_of_a_chain_of_merge_keys(tmp_path: Path) -> None:
+    """Thirteenth re-run: a compose file whose services each merge the one before
+    (`<<: *a{i-1}`) was built whole only to check it, and PyYAML copies every merged mapping
+    into each that merges it (400 KB: 31 s). The node walk follows merges once per node."""
+    lines = ["services:", "  s0: &a0", "    image: nvidia/cuda:12.1.0-devel-ubuntu22.04"]
+    for i in range(1, 3000):  # ~100 KB
+        lines += [f"  s{i}: &a{i}", f"    <<: *a{i - 1}", f"    command: run {i}"]
+    (tmp_path / "docker-compose.yml").write_text("\n".join(lines) + "\n")
+    got: list[object] = []
+    _within(lambda: got.append(_scan(tmp_path)), 2.0)
+    assert any(f.rule_id.startswith("GP5") for f in got[-1].findings)  # type: ignore[attr-defined]
