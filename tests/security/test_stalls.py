@@ -888,3 +888,19 @@ def test_compose_of_a_chain_of_merge_keys(tmp_path: Path) -> None:
     got: list[object] = []
     _within(lambda: got.append(_scan(tmp_path)), 2.0)
     assert any(f.rule_id.startswith("GP5") for f in got[-1].findings)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("shape", ["poetry-groups", "dependency-groups"])
+def test_pyproject_of_thousands_of_groups(tmp_path: Path, shape: str) -> None:
+    """Thirteenth re-run: each Poetry group or dependency group found its table's header by
+    reading every line of the file (200 KB: 66 s and 59 s). The headers are read once."""
+    if shape == "poetry-groups":
+        body = "[tool.poetry]\nname = 'p'\n" + "".join(
+            f"[tool.poetry.group.g{i}.dependencies]\ntorch = '2.{i % 9}'\n" for i in range(3000)
+        )
+    else:
+        body = "[project]\nname = 'p'\n[dependency-groups]\n" + "".join(
+            f"g{i} = ['torch>=2.{i % 9}']\n" for i in range(5000)
+        )
+    (tmp_path / "pyproject.toml").write_text(body)
+    _within(lambda: _scan(tmp_path), 2.0)
