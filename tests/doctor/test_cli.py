@@ -38,7 +38,9 @@ def test_real_run_is_quick_read_only_and_replays(  # type: ignore[no-untyped-def
         torch = snapshot["python"]["distributions"].get("torch", "")
         if torch.endswith("+cpu"):
             assert report["summary"][1] == f"PyTorch {torch}: CPU-only build."
-        assert [d["rule_id"] for d in report["diagnoses"]] == ["GP601"]
+        # GP630 (`import torch` ran out of time: not judged broken) on a loaded machine only
+        ids = [d["rule_id"] for d in report["diagnoses"]]
+        assert [i for i in ids if i != "GP630"] == ["GP601"]
         assert res.code == 0
     replay = doctor_cli("--from-snapshot", "snap.json", "--format", "json")
     assert replay.code == res.code
