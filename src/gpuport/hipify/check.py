@@ -263,7 +263,7 @@ def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]]
         make = folder / "Makefile"
         cmake = folder / "CMakeLists.txt"
         if make.is_file():
-            text = _strip_hash_comments(_read_small(make))
+            text = _strip_hash_comments(_read_small(make, src_root))
             text = text.replace("\\\n", " ")
             defs = _make_vars(text)
             pairs: list[tuple[str, str]] = []
@@ -277,7 +277,7 @@ def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]]
                 pairs.append((flag if flag != "-std=" else "-std=", value))
             return pairs, folder
         if cmake.is_file():
-            text = _strip_hash_comments(_read_small(cmake))
+            text = _strip_hash_comments(_read_small(cmake, src_root))
             pairs = []
             for m in _CMAKE_CALL.finditer(text):
                 call, body = m.group(1).lower(), m.group(2)
@@ -323,9 +323,11 @@ def includers(report: HipifyReport) -> dict[str, str]:
     return out
 
 
-def _read_small(path: Path) -> str:
-    """A project build file (Makefile, CMakeLists.txt), bounded; empty when it cannot be read."""
-    return fileio.read_text_or_none(path, limit=fileio.LIMIT_SOURCE, root=path.parent) or ""
+def _read_small(path: Path, root: Path) -> str:
+    """A project build file (Makefile, CMakeLists.txt), bounded; empty when it cannot be read
+    or leads out of ``root``, the project (a linked folder on the way included: fourteenth
+    re-run, F5)."""
+    return fileio.read_text_or_none(path, limit=fileio.LIMIT_SOURCE, root=root) or ""
 
 
 @dataclass
