@@ -904,3 +904,30 @@ def test_pyproject_of_thousands_of_groups(tmp_path: Path, shape: str) -> None:
         )
     (tmp_path / "pyproject.toml").write_text(body)
     _within(lambda: _scan(tmp_path), 2.0)
+
+
+def _expansion_makefile(size: int) -> str:
+    """Fourteenth re-run, F4: K empty variables, ``V = $(A0)...$(AK)`` and T lines naming V."""
+    k, t = (size // 2) // 12, (size // 2) // 14
+    return (
+        "".join(f"A{i} =\n" for i in range(k))
+        + "V = "
+        + "".join(f"$(A{i})" for i in range(k))
+        + "\n"
+        + "".join(f"F{j} = -I$(V)\n" for j in range(t))
+    )
+
+
+def test_hipify_check_expands_a_makefile_variable_once_not_per_token(tmp_path: Path) -> None:
+    """Each token naming V walked V's thousands of references again (50 KB: 30 s CPU, 100 KB
+    over a minute); one memo per Makefile: once. Many units under one Makefile read it once
+    (the flags of each folder's build file are kept per file version)."""
+    from gpuport.hipify.check import project_flags
+
+    (tmp_path / "Makefile").write_text(_expansion_makefile(100_000))
+    units = [tmp_path / f"k{i}.cu" for i in range(200)]
+    for u in units:
+        u.write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    _within(lambda: [project_flags(tmp_path, u, None) for u in units], 2.0)
+    (tmp_path / "Makefile").write_text("CFLAGS = -DEDITED=1\n")  # a new version is read again
+    assert "-DEDITED=1" in project_flags(tmp_path, units[0], None).flags
