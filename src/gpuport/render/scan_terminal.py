@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections import Counter, defaultdict
 
 from rich.console import Console, RenderableType
@@ -33,29 +35,34 @@ VERDICT_STYLE = {
 }
 
 
-def _header(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
-    """The verdict, as tall as what it has to say (issue 29): where and for what target, the
-    verdict and its reason, the effort (on one line when it is small), and the route the
-    project has. The judged counts head the findings below; nothing here is padding."""
+def _header(
+    report: ScanReport, console: Console, trimmed: set[str], *, verbose: bool = False
+) -> None:
+    """The verdict in two lines (issue 29: at most three lines per finding on a 500-file
+    project): where and for what target; then the verdict, the effort's total and the
+    reason, cut to one line (``trimmed`` gets the reason; --verbose: the reason whole and the
+    effort by component); the route line only when the reason does not name the route. The
+    judged counts head the findings below."""
     files = f"{report.files_scanned} files"
     if report.skipped:
         files += f" ({len(report.skipped)} skipped)"
     if report.not_built:
         files += f", {len(report.not_built)} not built on ROCm"
     console.print(Text(_where(report, files, console.width, verbose), style="bold"))
-    reason = report.verdict_reason if verbose else short_reason(report.verdict_reason)
-    console.print(
-        Text.from_markup(
-            f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/] "
-            f"{escape(clean(reason))}"
-        )
-    )
-    effort_view.print_headline(
-        console,
-        report.effort.components,
-        f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days",
-        single=not verbose,
-    )
+    total = f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days"
+    label = f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/] "
+    if verbose:
+        console.print(Text.from_markup(label + escape(clean(report.verdict_reason))))
+        effort_view.print_headline(console, report.effort.components, total)
+    else:  # one line: the verdict, the effort's total, the reason cut to what fits
+        head = Text.from_markup(label + f"{total} · ")
+        reason = clean_line(short_reason(report.verdict_reason))
+        room = console.width - head.cell_len
+        if len(reason) > room:
+            trimmed.add(report.verdict_reason)
+            reason = trim(reason, max(room, 24))
+        head.append(reason)
+        console.print(head)
     if any(r.counts for r in report.routes):
         text = route_summary(report, counted=True)
         if verbose or not _reason_names_routes(report):
@@ -165,7 +172,6 @@ def group_lines(
     limit: int | None = LINES_PER_RULE,
     room: int | None = None,
     trimmed: set[str] | None = None,
-    fix_room: int | None = None,
 ) -> list[RenderableType]:
     """One rule's findings as a block that wraps to any width: a head line (rule, severity,
     title, how many), then each distinct message once with its places indented under it
@@ -173,11 +179,11 @@ def group_lines(
     message or fix already printed (``shown``, updated here) is not printed again: the block
     says so in one line. Past ``limit`` lines of messages and places, one line says how many
     messages and findings of the rule are not printed and where they are (``None``: no
-    limit). ``room``: the characters a message may take (its place apart); a longer one that
-    does not say its fix is cut at a sentence or clause and ends in " …", and is added to
-    ``trimmed`` (--verbose prints it whole). ``fix_room``: the same for a fix (:func:`cut_fix`;
-    added to ``trimmed`` as ``fix:`` and the fix). With either room (the default report) a
-    rule of one finding prints it on its head line, without the rule's title."""
+    limit). ``room``: the columns a block has (the default report; ``None``: everything
+    whole): a message takes one line (a rule of one finding prints it on its head line,
+    without the rule's title, and the two take two lines), a fix one (a longer one its
+    command or first sentence or clause); what is cut ends in " …" and is added to
+    ``trimmed`` (a fix as ``fix:`` and the fix; --verbose prints them whole)."""
     shown = set() if shown is None else shown
     head = Text(g.rule_id, style="bold")
     head.append("  ")
@@ -216,9 +222,13 @@ def group_lines(
             else:
                 shown.add(m.message)
                 text = m.message
-                if room is not None and len(text) > room and x.fix not in text:
-                    text = trim(text, room)  # a message that says its fix is never cut
-                    if trimmed is not None:
+                if room is not None:  # folded: the head line and the message in two lines
+                    width, lines = room - (0 if fold else 2), 2 if fold else 1
+                    text = fit(line.plain, text, width, lines)
+                    if text != m.message and x.fix in m.message:  # cut: the fix on its line
+                        text = fit(line.plain, m.message.replace(x.fix, ""), width, lines)
+                        text = text.rstrip(" :;,")
+                    if text != m.message and trimmed is not None:
                         trimmed.add(m.message)
                 said = said and x.fix in text
                 line.append(clean(text))
@@ -232,7 +242,7 @@ def group_lines(
             fix.append("as above", style="dim")
         else:
             shown.add(x.fix)
-            text = x.fix if fix_room is None else cut_fix(x.fix, fix_room)
+            text = x.fix if room is None else cut_fix(x.fix, room - 2 - len("fix: "))
             if text != x.fix and trimmed is not None:
                 trimmed.add("fix: " + x.fix)
             fix.append(clean(text))
@@ -250,6 +260,25 @@ def group_lines(
         )
         out.append(Padding(more, pad))
     return out
+
+
+def fit(prefix: str, message: str, width: int, lines: int) -> str:
+    """``message`` cut (:func:`trim`) so that ``prefix`` and it wrap to at most ``lines``
+    lines of ``width`` columns, as a terminal wraps words; the whole when it fits, else the
+    longest cut that does (its lead is never cut: :func:`trim`)."""
+
+    def taken(text: str) -> int:
+        return len(textwrap.wrap(prefix + text, max(width, 8), break_on_hyphens=False))
+
+    if taken(message) <= lines:
+        return message
+    room = len(message)
+    while room > 24:
+        room -= max(4, room // 10)
+        text = trim(message, room)
+        if taken(text) <= lines:
+            return text
+    return trim(message, 24)
 
 
 def trim(message: str, room: int) -> str:
@@ -293,6 +322,8 @@ def cut_fix(fix: str, room: int) -> str:
 #: this many messages, each with up to this many places (the rest counted; --verbose: all)
 BRIEF_MESSAGES = 4
 BRIEF_PLACES = 3
+#: Lines of findings not judged that get a heading (fewer: each line says it)
+BRIEF_HEADING = 3
 
 
 def short_lead(message: str, limit: int = 48) -> str:
@@ -307,11 +338,12 @@ def short_lead(message: str, limit: int = 48) -> str:
     return lead if len(lead) <= limit else lead[: limit - 1] + "…"
 
 
-def brief_line(g: RuleGroup) -> Padding:
-    """One rule's findings the verdict does not judge, as one wrapped line: ``GP202 minor ×3
-    `vllm` comes from vllm tests/a.py:1 (test), examples/b.py:4 (example)`` (the scope after
-    the rule when they share one); what it leaves out it counts (``+3 more``), and --verbose
-    prints them whole."""
+def brief_line(g: RuleGroup, width: int | None = None, tag: str = "") -> Padding:
+    """One rule's findings the verdict does not judge, as one line: ``GP202 minor ×3 test
+    tests/a.py:1, tests/b.py:4  `vllm` comes from vllm`` (the scope after the rule when they
+    share one, else after each place; ``tag`` after the scope): its places first, whole, then
+    what it is about, cut to what is left of ``width`` (``None``: whole); what it leaves out
+    it counts (``+3 more``), and --verbose prints them whole."""
     scopes = {f.scope for f in g.findings}
     line = Text(g.rule_id, style="bold")
     line.append(" ")
@@ -319,7 +351,9 @@ def brief_line(g: RuleGroup) -> Padding:
     if g.count > 1:
         line.append(f" ×{g.count}", style="bold")
     if len(scopes) == 1:
-        line.append(f" {next(iter(scopes))}", style="dim")
+        line.append(f" {next(iter(scopes))}{tag}", style="dim")
+    elif tag:
+        line.append(tag, style="dim")
     messages = [m for x in g.fixes for m in x.messages]
     items = []
     for m in messages[:BRIEF_MESSAGES]:
@@ -330,10 +364,19 @@ def brief_line(g: RuleGroup) -> Padding:
         ]
         if len(m.places) > BRIEF_PLACES:
             places.append(f"+{len(m.places) - BRIEF_PLACES} more")
-        items.append(f"{short_lead(m.message)}: {', '.join(places)}")
-    if len(messages) > BRIEF_MESSAGES:
-        items.append(f"+{len(messages) - BRIEF_MESSAGES} more messages")
-    line.append("  " + "; ".join(items))
+        items.append((", ".join(places), short_lead(m.message)))
+    more = f"; +{len(messages) - BRIEF_MESSAGES} more messages"
+    more = more if len(messages) > BRIEF_MESSAGES else ""
+    if width is None or len(items) > 1:
+        text = "; ".join(f"{lead}: {places}" for places, lead in items)
+    else:  # one message: its places, then its lead in what is left of the line
+        places, lead = items[0]
+        room = width - 2 - line.cell_len - len(places) - len(more) - 4
+        if room < 12:  # the places wrap anyway: what it is about first, in a few words
+            text = f"{short_lead(lead, 24)}: {places}"
+        else:
+            text = places + "  " + (lead if room >= len(lead) else lead[: room - 1] + "…")
+    line.append("  " + text + more)
     return Padding(line, (0, 0, 0, 2))
 
 
@@ -347,16 +390,14 @@ def _whole(
     trimmed: set[str],
 ) -> None:
     """A heading, then the findings grouped by rule and fix, one block each; a message takes
-    about two lines unless it says its fix, a fix three (a longer one its command or first
-    sentence or clause); ``verbose``: all whole."""
+    one line (a rule of one finding: two with its place and rule) unless it says its fix, a
+    fix one (a longer one its command or first sentence or clause); ``verbose``: all
+    whole."""
     console.print(heading)
-    room = None if verbose else 2 * (console.width - 6)
-    fix_room = None if verbose else 3 * (console.width - 6) - len("fix: ")
+    room = None if verbose else console.width - 2
     for g in group(findings, order):
         limit = None if verbose else LINES_PER_RULE
-        for part in group_lines(
-            g, shown=shown, limit=limit, room=room, trimmed=trimmed, fix_room=fix_room
-        ):
+        for part in group_lines(g, shown=shown, limit=limit, room=room, trimmed=trimmed):
             console.print(part)
 
 
@@ -405,9 +446,15 @@ def _findings(
     if not brief:
         return False
     counts = ", ".join(f"{scope} {len(items)}" for scope, items in by_scope(brief))
+    groups = group(brief, order)
+    width = None if verbose else console.width
+    if len(groups) < BRIEF_HEADING:  # a line or two: each says it is not judged
+        for g in groups:
+            console.print(brief_line(g, width, ", not judged"))
+        return True
     console.print(Text(f"Not judged (--scope all): {counts}", style="bold underline"))
-    for g in group(brief, order):
-        console.print(brief_line(g))
+    for g in groups:
+        console.print(brief_line(g, width))
     return True
 
 
@@ -529,7 +576,20 @@ def _footer(report: ScanReport, console: Console, left_out: list[str]) -> None:
             else x.replace(" full ", " ")
             for x in left_out
         )
+    if len(line) > console.width:  # cut messages and fixes: one item
+        cut = sum(int(x.split(" ", 1)[0]) for x in left_out if _CUT_TEXT.fullmatch(x))
+        rest = [x for x in left_out if not _CUT_TEXT.fullmatch(x)]
+        words = dict(_FOOTER_SHORT)
+        line = "--verbose: " + ", ".join(
+            [next((s for long, s in words.items() if x.endswith(long)), x) for x in rest[:1]]
+            + [f"{cut} cut"]
+            + [next((s for long, s in words.items() if x.endswith(long)), x) for x in rest[1:]]
+        )
     console.print(Text(line, style="dim"))
+
+
+#: A footer item that counts texts the default report cut
+_CUT_TEXT = re.compile(r"\d+ full (?:message|fix)(?:es|s)?")
 
 
 #: The footer's words when they do not fit in one line
@@ -541,10 +601,10 @@ _FOOTER_SHORT = (
 
 
 def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
-    _header(report, console, verbose=verbose)
+    trimmed: set[str] = set()  # the reason, messages and fixes the default report cut
+    _header(report, console, trimmed, verbose=verbose)
     order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
     shown: set[str] = set()  # messages and fixes printed once
-    trimmed: set[str] = set()  # messages cut to two lines
     briefed = _findings(console, report, order, shown, verbose, trimmed)
     _notes(report, console)
     if verbose:
