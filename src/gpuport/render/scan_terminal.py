@@ -370,12 +370,12 @@ def brief_line(g: RuleGroup, width: int | None = None, tag: str = "") -> Padding
     if width is None or len(items) > 1:
         text = "; ".join(f"{lead}: {places}" for places, lead in items)
     else:  # one message: its places, then its lead in what is left of the line
-        places, lead = items[0]
-        room = width - 2 - line.cell_len - len(places) - len(more) - 4
+        where, lead = items[0]
+        room = width - 2 - line.cell_len - len(where) - len(more) - 4
         if room < 12:  # the places wrap anyway: what it is about first, in a few words
-            text = f"{short_lead(lead, 24)}: {places}"
+            text = f"{short_lead(lead, 24)}: {where}"
         else:
-            text = places + "  " + (lead if room >= len(lead) else lead[: room - 1] + "…")
+            text = where + "  " + (lead if room >= len(lead) else lead[: room - 1] + "…")
     line.append("  " + text + more)
     return Padding(line, (0, 0, 0, 2))
 
