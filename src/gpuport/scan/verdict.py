@@ -138,8 +138,7 @@ def _verdict(
         )
     if route and (m or n):
         return Verdict.MINOR_WORK, (
-            f"has a ROCm route ({shown}); {m} major and {n} minor "
-            "item(s) left in core code"
+            f"has a ROCm route ({shown}); {m} major and {n} minor item(s) left in core code"
         )
     if route:
         return Verdict.READY, f"has a ROCm route ({shown}); nothing left"
