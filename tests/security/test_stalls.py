@@ -931,3 +931,22 @@ def test_hipify_check_expands_a_makefile_variable_once_not_per_token(tmp_path: P
     _within(lambda: [project_flags(tmp_path, u, None) for u in units], 2.0)
     (tmp_path / "Makefile").write_text("CFLAGS = -DEDITED=1\n")  # a new version is read again
     assert "-DEDITED=1" in project_flags(tmp_path, units[0], None).flags
+
+
+def test_port_check_finds_the_units_of_many_changed_headers_in_one_pass(tmp_path: Path) -> None:
+    """Fourteenth re-run, F2: each unit was searched once per changed header, with a new
+    pattern each (past 512 the pattern cache was cleared on every search): 800 headers and
+    800 units took minutes. A unit that includes a changed header is still found, by name."""
+    from gpuport.port.check import _units
+    from gpuport.port.model import FileDiff
+
+    n = 800
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src").mkdir()
+    for i in range(n):
+        (tmp_path / "inc" / f"h{i}.h").write_text("#pragma once\n")
+        (tmp_path / "src" / f"k{i}.cu").write_text('#include "other.h"\n__global__ void k() {}\n')
+    (tmp_path / "src" / "uses.cu").write_text('#include "../inc/h3.h"\n#include <inc/h9.h>\n')
+    files = [FileDiff(path=f"inc/h{i}.h", action="modify", hunks=[], fixes=[]) for i in range(n)]
+    _within(lambda: _units(tmp_path, files), 3.0)
+    assert _units(tmp_path, files) == ["src/uses.cu"]
