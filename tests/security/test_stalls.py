@@ -950,3 +950,15 @@ def test_port_check_finds_the_units_of_many_changed_headers_in_one_pass(tmp_path
     files = [FileDiff(path=f"inc/h{i}.h", action="modify", hunks=[], fixes=[]) for i in range(n)]
     _within(lambda: _units(tmp_path, files), 3.0)
     assert _units(tmp_path, files) == ["src/uses.cu"]
+
+
+def test_a_header_of_thousands_of_warp_size_defines(tmp_path: Path) -> None:
+    """Fourteenth re-run, F3: each ``#define WARPn 32`` rescanned the header and its users
+    (400 KB: 16 s CPU); every define of a header is now looked up in one pass."""
+    (tmp_path / "k.cuh").write_text("".join(f"#define WARP{i} 32\n" for i in range(16_000)))
+    (tmp_path / "k.cu").write_text(
+        '#include "k.cuh"\n__device__ void f() {\n'
+        + "".join(f"  int x{i} = WARP{i};\n" for i in range(0, 16_000, 7))
+        + "}\n"
+    )
+    _within(lambda: _scan(tmp_path), 6.0)
