@@ -962,3 +962,21 @@ def test_a_header_of_thousands_of_warp_size_defines(tmp_path: Path) -> None:
         + "}\n"
     )
     _within(lambda: _scan(tmp_path), 6.0)
+
+
+@pytest.mark.parametrize("shape", ["ballots_and_shifts", "lane_variables"])
+def test_a_kernel_of_many_ballots_or_lane_variables(shape: str, tmp_path: Path) -> None:
+    """Fourteenth re-run, F6: every ``1 << lane`` searched the line once per kept ballot, a
+    new pattern each (85 KB: past two minutes once over 512 ballots); and each lane variable's
+    uses were a pass over the kernel. One pass and a set lookup each now."""
+    n = 700 if shape == "ballots_and_shifts" else 2_500
+    if shape == "ballots_and_shifts":
+        body = "".join(
+            f"  unsigned b{i} = __ballot_sync(0xffffffff, x[{i}] > 0); o[{i}] = b{i};\n"
+            for i in range(n)
+        ) + "".join(f"  o[{i}] = 1 << lane;\n" for i in range(n))
+        body = "  int lane = threadIdx.x & 31;\n" + body
+    else:
+        body = "".join(f"  int l{i} = threadIdx.x & 31; x[l{i}] = 0;\n" for i in range(n))
+    (tmp_path / "k.cu").write_text(f"__global__ void k(float *x, unsigned *o) {{\n{body}}}\n")
+    _within(lambda: _scan(tmp_path), 8.0)
