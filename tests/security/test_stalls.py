@@ -980,3 +980,35 @@ def test_a_kernel_of_many_ballots_or_lane_variables(shape: str, tmp_path: Path) 
         body = "".join(f"  int l{i} = threadIdx.x & 31; x[l{i}] = 0;\n" for i in range(n))
     (tmp_path / "k.cu").write_text(f"__global__ void k(float *x, unsigned *o) {{\n{body}}}\n")
     _within(lambda: _scan(tmp_path), 8.0)
+
+
+@pytest.mark.parametrize("build_file", ["Makefile", "pyproject.toml"])
+def test_thousands_of_defines_on_one_line_of_a_build_file(build_file: str, tmp_path: Path) -> None:
+    """Fourteenth re-run, F8: each ``-D`` re-read the rest of its line (a Makefile of one line
+    of defines: 50 KB 28 s CPU); a line is read once now."""
+    n = 6_000
+    if build_file == "Makefile":
+        text = "NVCCFLAGS = " + " ".join(f"-DUSE_CUDA_{i}" for i in range(n)) + "\n"
+    else:
+        args = ", ".join(f'"-DCMAKE_CUDA_ARCH_{i}=1"' for i in range(n))
+        text = f'[project]\nname = "p"\n\n[tool.scikit-build]\ncmake.args = [{args}]\n'
+    (tmp_path / build_file).write_text(text)
+    (tmp_path / "k.cu").write_text("#ifdef USE_CUDA_7\n__global__ void k() {}\n#endif\n")
+    _within(lambda: _scan(tmp_path), 6.0)
+
+
+@pytest.mark.parametrize("table", ["tool.poetry.source", "tool.uv.index"])
+def test_pyproject_of_thousands_of_package_indexes(table: str, tmp_path: Path) -> None:
+    """Fourteenth re-run, F9: each index URL's line was looked for from the top (400 KB:
+    31 s); in file order from the last one now, and each still gets its own line."""
+    from gpuport.scan.rules.deps.readers import pyproject_entries
+
+    n = 4_000
+    text = '[project]\nname = "p"\n\n' + "".join(
+        f'[[{table}]]\nname = "s{i}"\nurl = "https://download.pytorch.org/whl/cu1{i}"\n\n'
+        for i in range(n)
+    )
+    entries: list[object] = []
+    _within(lambda: entries.extend(pyproject_entries(text)), 4.0)
+    urls = [e for e in entries if getattr(e, "kind", "") == "index"][:n]
+    assert [getattr(e, "line", 0) for e in urls] == [6 + 4 * i for i in range(n)]
