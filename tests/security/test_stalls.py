@@ -1012,3 +1012,21 @@ def test_pyproject_of_thousands_of_package_indexes(table: str, tmp_path: Path) -
     _within(lambda: entries.extend(pyproject_entries(text)), 4.0)
     urls = [e for e in entries if getattr(e, "kind", "") == "index"][:n]
     assert [getattr(e, "line", 0) for e in urls] == [6 + 4 * i for i in range(n)]
+
+
+def test_requirements_files_that_all_include_one_hub(tmp_path: Path) -> None:
+    """Fourteenth re-run, F10: every requirements file includes ``all.txt``, which includes
+    every file: each file scanned followed the whole closure again (245 files: 17 s CPU).
+    Each include is followed once per scan; every file's findings are still reported."""
+    req = tmp_path / "requirements"
+    req.mkdir()
+    n = 1_000
+    (req / "all.txt").write_text("".join(f"-r r{i}.txt\n" for i in range(n)))
+    for i in range(n):
+        (req / f"r{i}.txt").write_text(f"-r all.txt\npkg{i}==1.0\n")
+    (req / "r7.txt").write_text("-r all.txt\ntensorrt==10.0\n")
+    found: list[object] = []
+    _within(lambda: found.append(_scan(tmp_path)), 8.0)
+    report = found[-1]
+    hits = [f for f in report.findings if "tensorrt" in f.message]  # type: ignore[attr-defined]
+    assert hits and {f.location.path for f in hits} == {"requirements/r7.txt"}
