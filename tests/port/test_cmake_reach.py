@@ -135,3 +135,51 @@ def test_sub_folder_cmake_files_get_their_sources_marked(tmp_path: Path) -> None
     assert text.startswith("if(GPUPORT_HIP OR CMAKE_CUDA_COMPILER)\n")
     assert "set_source_files_properties(gather.cu neighbors.cu PROPERTIES LANGUAGE HIP)" in text
     assert run(root).files == []
+
+
+FLAGS = """\
+cmake_minimum_required(VERSION 3.21)
+project(demo LANGUAGES CXX)
+find_package(CUDAToolkit REQUIRED)
+enable_language(CUDA)
+add_library(demo SHARED src/kern.cu)
+target_compile_options(demo PRIVATE -O3 --expt-relaxed-constexpr --use_fast_math)
+add_compile_options(-Xptxas -v -lineinfo)
+target_compile_options(demo PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda> -Wall)
+"""
+
+
+def test_nvcc_options_are_kept_from_the_hip_compiler(tmp_path: Path) -> None:
+    """Compile options every compiler of a target gets: nvcc's own are not given to the HIP
+    build (``--use_fast_math`` as clang's ``-ffast-math``); options already scoped to CUDA
+    sources by a generator expression, and the compiler-neutral ones, are left."""
+    root = project(tmp_path, {"CMakeLists.txt": FLAGS, "src/kern.cu": KERN})
+    fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert fix.safe and fix.applied, fix.why
+    run(root, apply=True, verify=False)
+    cm = (root / "CMakeLists.txt").read_text()
+    assert (
+        "if(GPUPORT_HIP)  # gpuport: nvcc's own options are not given to the HIP compiler\n"
+        "    target_compile_options(demo PRIVATE -O3 -ffast-math)\n"
+        "else()\n"
+        "    target_compile_options(demo PRIVATE -O3 --expt-relaxed-constexpr --use_fast_math)\n"
+        "endif()"
+    ) in cm
+    assert (
+        "if(NOT GPUPORT_HIP)  # gpuport: nvcc's own options\n"
+        "    add_compile_options(-Xptxas -v -lineinfo)\nendif()"
+    ) in cm
+    scoped = "target_compile_options(demo PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>"
+    assert f"\n{scoped} -Wall)\n" in cm  # untouched: hip-clang never sees the scoped option
+    assert run(root).files == []
+
+
+def test_an_nvcc_option_in_another_generator_expression_makes_the_build_unsafe(
+    tmp_path: Path,
+) -> None:
+    text = FLAGS.replace(
+        "-Wall)", "$<$<CONFIG:Release>:--use_fast_math>)"
+    )  # every compiler of the target gets it in Release
+    root = project(tmp_path, {"CMakeLists.txt": text, "src/kern.cu": KERN})
+    fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and "reaches the HIP compiler" in fix.why

@@ -8,7 +8,10 @@ compatibility header the sources include on that build, as small ROCm ports writ
 * The CMake file: ``option(GPUPORT_HIP ... OFF)``; the first CUDA toolkit lookup or
   ``enable_language(CUDA)`` becomes ``if(GPUPORT_HIP) include(.../gpuport_hip.cmake) else()
   <the original> endif()`` (later ones ``if(NOT GPUPORT_HIP)``); the ``.cu`` sources it names
-  are marked ``LANGUAGE HIP`` on that build.
+  are marked ``LANGUAGE HIP`` on that build; so are globbed ones, ``CMAKE_CUDA_COMPILER``
+  tests also take the option and nvcc's own compile options are not given to the HIP
+  compiler (``cmake_reach``, ``cmake_flags``), in this file and the sub-folder CMake files
+  without a CUDA lookup of their own.
 * ``gpuport_hip_compat.h`` (new, beside the sources): the HIP headers and a ``#define`` for
   every CUDA runtime/library name the sources use that HIP spells differently (from the API
   map gpuport hipify uses). Each source's block of CUDA includes becomes ``#if <HIP> #include
@@ -27,6 +30,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
+from gpuport.port.cmake_flags import flag_edits
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
@@ -297,6 +301,9 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             "not build"
         )
     for rel, text in handled.items():
+        why = flag_edits(text, OPTION, "\n", _MARK)[1]
+        if why:
+            return f"in {rel}, {why}"
         if reach_edits(text, OPTION)[1]:
             return (
                 f"{rel} tests NOT CMAKE_CUDA_COMPILER: the HIP build (no nvcc) takes that "
@@ -364,15 +371,17 @@ def _mark_named(text: str, eol: str) -> tuple[int, str] | None:
 
 
 def _reach(prop: Proposal, ctx: PortContext, handled: dict[str, str], path: str) -> None:
-    """The edits that let the HIP build reach the sources in every handled CMake file: the
-    ``CMAKE_CUDA_COMPILER`` tests, the globs and (besides ``path``, done by the caller) the
-    named .cu sources."""
+    """The edits that let the HIP build reach and compile the sources in every handled CMake
+    file: the ``CMAKE_CUDA_COMPILER`` tests, the globs, nvcc's own compile options
+    (``cmake_flags``) and (besides ``path``, done by the caller) the named .cu sources."""
     for rel, text in handled.items():
         eol = ctx.eol(text)
         for start, end, new in reach_edits(text, OPTION)[0]:
             prop.edit(rel, start, end, new)
         for pos, block in glob_marks(text, OPTION, eol, _MARK):
             prop.edit(rel, pos, pos, block)
+        for start, end, new in flag_edits(text, OPTION, eol, _MARK)[0]:
+            prop.edit(rel, start, end, new)
         if rel != path and (named := _mark_named(text, eol)) is not None:
             prop.edit(rel, named[0], named[0], named[1])
 
