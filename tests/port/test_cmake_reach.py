@@ -183,3 +183,18 @@ def test_an_nvcc_option_in_another_generator_expression_makes_the_build_unsafe(
     root = project(tmp_path, {"CMakeLists.txt": text, "src/kern.cu": KERN})
     fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
     assert not fix.safe and "reaches the HIP compiler" in fix.why
+
+
+def test_vendored_cmake_files_are_not_edited(tmp_path: Path) -> None:
+    top = (
+        "cmake_minimum_required(VERSION 3.21)\nproject(demo LANGUAGES CXX)\n"
+        "find_package(CUDAToolkit REQUIRED)\nenable_language(CUDA)\n"
+        "add_library(demo SHARED src/kern.cu)\nadd_subdirectory(third_party/lib)\n"
+    )
+    vendored = "if(CMAKE_CUDA_COMPILER)\n  add_definitions(-DLIB_GPU)\nendif()\n"
+    root = project(
+        tmp_path,
+        {"CMakeLists.txt": top, "src/kern.cu": KERN, "third_party/lib/CMakeLists.txt": vendored},
+    )
+    fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert fix.safe and "third_party/lib/CMakeLists.txt" not in fix.files
