@@ -22,6 +22,7 @@ __all__ = ["flag_edits"]
 _STMT = textre.compile(r"^([ \t]*)((?:target|add)_compile_options)[ \t]*\(", re.M | re.I)
 _KEYWORDS = {"PRIVATE", "PUBLIC", "INTERFACE", "BEFORE"}
 _ARCH = textre.compile(r"^(?:arch=)?compute_\d+|^sm_\d+$|^code=")
+_QUOTED = textre.compile(r'"(?:\\.|[^"\\])*"?')
 _CUDA_LANG = textre.compile(r"COMPILE_LANG(?:UAGE|_AND_ID):CUDA\b")
 
 
@@ -33,11 +34,10 @@ def _tokens(text: str, start: int) -> tuple[int, list[str]] | None:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            cur += text[i : j + 1]
-            i = j + 1
+            q = _QUOTED.match(text, i)
+            end = q.end() if q else n
+            cur += text[i:end]
+            i = end
             continue
         if c == "$" and text[i + 1 : i + 2] == "<":
             depth, j = 0, i

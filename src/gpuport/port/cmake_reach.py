@@ -19,12 +19,17 @@ never sees:
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from gpuport import textre
 
 __all__ = ["cu_globs", "glob_covers", "glob_marks", "reach_edits"]
+
+
+def _glob_match(name: str, pattern: str) -> bool:
+    """``fnmatch._glob_match`` on RE2 (``textre.glob``): project text never reaches ``re``."""
+    return textre.glob(pattern).match(name) is not None
+
 
 _IF_HEAD = textre.compile(r"^[ \t]*(?:if|elseif)[ \t]*\(", re.M | re.I)
 _TOKEN = textre.compile(r"(?<![\w${}\-])CMAKE_CUDA_COMPILER(?![\w}])")
@@ -162,7 +167,7 @@ def glob_covers(text: str, folder: str, source: str) -> bool:
             if full is None:
                 continue
             pdir, pname = PurePosixPath(full).parent, PurePosixPath(full).name
-            if not fnmatchcase(src.name, pname):
+            if not _glob_match(src.name, pname):
                 continue
             if recurse:
                 if any(c in str(pdir) for c in "*?["):
@@ -172,7 +177,7 @@ def glob_covers(text: str, folder: str, source: str) -> bool:
             else:
                 parts, want = src.parent.parts, pdir.parts if str(pdir) != "." else ()
                 if len(parts) == len(want) and all(
-                    fnmatchcase(a, b) for a, b in zip(parts, want, strict=True)
+                    _glob_match(a, b) for a, b in zip(parts, want, strict=True)
                 ):
                     return True
     return False
