@@ -228,3 +228,24 @@ def test_the_hip_version_and_where_it_came_from(monkeypatch, cli) -> None:  # ty
     assert hipify_run.resolve_hip_version(None) == (hipify_run.DEFAULT_HIP_VERSION, "default")
     res = cli("hipify", str(WARP), "--stats")
     assert "gpuport's default: no HIP installed here" in " ".join((res.out + res.err).split())
+
+
+def test_a_tree_of_many_files_prints_one_plain_line_per_file(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Past TABLE_ROWS files the per-file counts are plain lines, each file once: a rich table
+    of 6,666 rows took 10 s of CPU to lay out (fifteenth re-run); nothing is left out."""
+    from gpuport.render.hipify_terminal import TABLE_ROWS
+
+    src = tmp_path / "src"
+    src.mkdir()
+    n = TABLE_ROWS + 5
+    for i in range(n):
+        (src / f"k{i}.cu").write_text("__global__ void k(float *x) { cudaDeviceSynchronize(); }\n")
+    monkeypatch.setenv("COLUMNS", "400")
+    res = cli("hipify", str(src), "-o", str(tmp_path / "out"))
+    assert res.code == 0, res.err
+    lines = [x for x in str(res.out).splitlines() if " -> " in x and ": replaced " in x]
+    table_rows = [x for x in str(res.out).splitlines() if "│" in x and ".cu" in x]
+    assert len(lines) == n and not table_rows  # no per-file table (the family table stays)
+    assert "k7.cu -> " in str(res.out) and "replaced 1, unsupported 0, hazards 1" in lines[0]

@@ -59,27 +59,23 @@ def summary(report: HipifyReport) -> str:
 
 def render(report: HipifyReport, console: Console) -> None:
     """The per-file counts table, then unsupported names, hazards and compile errors."""
-    from rich.table import Table
-    from rich.text import Text
 
     title = f"gpuport hipify -> HIP {report.hip_version} ({report.target})"
     if report.hip_headers:
         title += f", API names checked against the headers in {report.hip_headers}"
-    table = Table(title=Text(clean_line(title)))
-    for col in ("file", "output", "replaced", "unsupported", "hazards", "compile"):
-        table.add_column(
-            col, justify="right" if col in ("replaced", "unsupported", "hazards") else "left"
-        )
-    for f in report.files:
-        table.add_row(
-            Text(clean_line(f.path)),
-            Text(clean_line(f.output or "-")),
-            str(sum(f.replacements.values())),
-            str(len(f.unsupported)),
-            str(len(f.hazards)),
-            _compile(f),
-        )
-    console.print(table)
+    if len(report.files) > TABLE_ROWS:  # one plain line per file: a table of thousands of
+        # rows took rich 10 s of CPU to lay out (fourteenth/fifteenth re-run)
+        lines = [clean_line(title)] + [
+            clean_line(
+                f"{f.path} -> {f.output or '-'}: replaced {sum(f.replacements.values())}, "
+                f"unsupported {len(f.unsupported)}, hazards {len(f.hazards)}, "
+                f"compile {_compile(f)}"
+            )
+            for f in report.files
+        ]
+        console.print("\n".join(lines), highlight=False, markup=False)
+    else:
+        _table(report, console, title)
     _render_families(report, console)
     for f in report.files:
         for u in f.unsupported:
@@ -128,6 +124,31 @@ def render(report: HipifyReport, console: Console) -> None:
     for s in report.skipped:
         console.print(clean_line(f"skipped {s.path}: {s.reason}"), highlight=False, markup=False)
     console.print(summary(report), highlight=False, markup=False)
+
+
+#: Files beyond which the per-file counts are plain lines, not a table
+TABLE_ROWS = 300
+
+
+def _table(report: HipifyReport, console: Console, title: str) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(clean_line(title)))
+    for col in ("file", "output", "replaced", "unsupported", "hazards", "compile"):
+        table.add_column(
+            col, justify="right" if col in ("replaced", "unsupported", "hazards") else "left"
+        )
+    for f in report.files:
+        table.add_row(
+            Text(clean_line(f.path)),
+            Text(clean_line(f.output or "-")),
+            str(sum(f.replacements.values())),
+            str(len(f.unsupported)),
+            str(len(f.hazards)),
+            _compile(f),
+        )
+    console.print(table)
 
 
 def _render_families(report: HipifyReport, console: Console) -> None:
