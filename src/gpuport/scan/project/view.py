@@ -21,7 +21,11 @@ from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.backend_siblings import backend_siblings
-from gpuport.scan.project.backend_switches import build_defined, cuda_switches
+from gpuport.scan.project.backend_switches import (
+    build_defined,
+    cuda_switches,
+    nvidia_library_switches,
+)
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
@@ -32,6 +36,7 @@ from gpuport.scan.project.extras import (
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
 from gpuport.scan.project.include_paths import resolve_includes
+from gpuport.scan.project.on_route import off_route, on_route_files, other_backend
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
@@ -86,6 +91,10 @@ class ProjectView:
     #: folder -> (a requirements file named for ROCm that installs from a ROCm wheel index,
     #: the packages it names): the ROCm route of the manifests in that folder
     rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    #: native files the ROCm route is shown to compile -> why (:mod:`on_route`)
+    on_route: dict[str, str] = field(default_factory=dict)
+    #: CMake files and Makefiles (relative path -> text), for the branch of a finding's line
+    build_texts: dict[str, str] = field(default_factory=dict)
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -125,7 +134,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings, resolved=resolved)
-    switches = cuda_switches(native, build_files)
+    switches = nvidia_library_switches(native, build_files)
+    switches.update(cuda_switches(native, build_files))
     facts = cxx_facts(
         native, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
     )
@@ -166,7 +176,19 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             continue
         in_extra = extras.get(rel, {}) if rel not in route_installs else {}
         declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
+    setup_sources = [rel for rel, (_, by_setup) in build.sources.items() if by_setup]
+    on_route = (
+        on_route_files(native, build.rocm_named, setup_sources, build.not_built)
+        if working_route(routes)
+        else {}
+    )
     return ProjectView(
+        on_route=on_route,
+        build_texts={
+            rel: text
+            for rel, text in build_files.items()
+            if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE)
+        },
         root=root if root.is_dir() else root.parent,
         declared=frozenset(declared),
         native=frozenset(native),
@@ -439,6 +461,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     # The project's own root build compiles for ROCm: a native component of its own
     # (``projects/X/setup.py``) without a ROCm branch is an optional extra beside it.
     root_rocm_build = any("/" not in b for b in view.build.rocm_builds)
+    texts: dict[str, str] = {}
     out: list[Finding] = []
     for f in findings:
         path = f.location.path
@@ -534,5 +557,28 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
                 f = _lower(
                     f, "CUDA variant beside the project's ROCm route", scope=Scope.EXTRA.value
                 )
+        elif f.severity is not Severity.INFO and (amd := _vendor_case(f, view, texts)):
+            f = _lower(f, amd)
+        elif has_route and f.severity is not Severity.INFO and (off := _off_route(f, view)):
+            f = _lower(f, off)
         out.append(f)
     return out
+
+
+def _vendor_case(f: Finding, view: ProjectView, texts: dict[str, str]) -> str | None:
+    """Why a native finding is another backend's code (:func:`on_route.other_backend`)."""
+    path = f.location.path
+    if not f.rule_id.startswith("GP3") or f.location.line is None or path not in view.native:
+        return None
+    if path not in texts:
+        got = read_text(view.root / path, 4 * 1024 * 1024, view.root)
+        texts[path] = got if isinstance(got, str) else ""
+    return other_backend(path, texts[path], f.location.line)
+
+
+def _off_route(f: Finding, view: ProjectView) -> str | None:
+    """Why a finding of a project with a ROCm route is not shown to be on it (issue 24)."""
+    r = next(r for r in view.routes if r.counts)
+    route = r.path + (f":{r.line}" if r.line else "")
+    return off_route(f.rule_id, f.location.path, f.location.line, view.on_route,
+                     view.build_texts, route)  # fmt: skip

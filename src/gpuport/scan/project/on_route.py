@@ -1,0 +1,397 @@
+"""What a project's documented ROCm route is shown to build (issue 24, eighth round).
+
+In a project that already has a working ROCm route, the question a scan answers is "what
+breaks on that route", so a finding keeps its severity only where there is positive evidence
+that the route compiles the code it cites. A native file is *shown on the route* when:
+
+* a build file that builds for ROCm names it outside its CUDA-only branches (a source of the
+  HIP branch, or one both branches compile: :attr:`BuildModel.rocm_named`);
+* a setup.py names it as an extension source outside a CUDA-only branch: ROCm torch hipifies
+  and compiles what such a setup.py builds;
+* its own text is written for HIP too (a HIP/ROCm macro such as ``__HIP_PLATFORM_AMD__``,
+  ``USE_ROCM``, ``X_COMPILE_HIP``, a ``hip/`` header, a ``hip*`` runtime call): code the
+  project compiles on both sides;
+* a file shown on the route includes it (resolved by path, :mod:`include_paths`), outside
+  the CUDA side of a conditional (``#elif defined(USE_CUDA)``, the ``#else`` of a HIP test),
+  followed until nothing changes. Of several files one include may denote, one in a folder named for
+  CUDA/NVIDIA is not taken when another, not so named, is (per-target include folders:
+  ``include/targets/cuda/x.h`` beside ``include/targets/generic/x.h``).
+
+Everything else is *not shown*: in a project with a route its findings are lowered to info
+by :func:`gpuport.scan.project.view.apply`, naming the route, never dropped.
+
+A build-file line (CMake, Make) is shown on the route when every conditional around it is
+one a ROCm build takes (or it is outside any): :func:`open_branch`, the innermost test of
+unknown (or false) value around a line, says otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from gpuport import textre
+from gpuport.scan.cxx_expr import ROCM_MACRO
+from gpuport.scan.project.build_cmake_model import (
+    CUDA_VAR,
+    HIP_VAR,
+    NOT_ROCM_WORD,
+    ROCM_WORD,
+    cond_value,
+)
+from gpuport.scan.project.include_paths import owners_by_name, resolve_one
+
+__all__ = [
+    "has_hip_mark",
+    "hip_sibling_branch",
+    "off_route",
+    "on_route_files",
+    "open_branch",
+    "other_backend",
+    "route_includes",
+    "vendor_case",
+]
+
+#: Text written for HIP: the compiler's and torch's macros, a project's own HIP/ROCm macro
+#: (``OIDN_COMPILE_HIP``, ``GGML_USE_HIP``, ``MYLIB_ENABLE_ROCM``), HIP headers and calls.
+_HIP_MARK = textre.compile(
+    r"__HIP(?:_PLATFORM_\w+|CC|_DEVICE_COMPILE)?__|\bUSE_ROCM\b"
+    r"|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:HIP|ROCM)(?:_[A-Z0-9]+)*\b"
+    r"|[<\"/]hip/|\bhip[A-Z]\w+\s*\(|\bhipcub::|\brocprim::"
+)
+_CUDA_FOLDER = textre.compile(r"(?:^|/)(?:cuda|nvidia|nv|cublas|ptx|sm\d+)(?:/|$)", re.I)
+
+
+def has_hip_mark(text: str) -> bool:
+    """Whether a C/C++ text is written for HIP too (see the module docstring)."""
+    return ("hip" in text or "HIP" in text or "ROCM" in text or "rocprim" in text) and bool(
+        _HIP_MARK.search(text)
+    )
+
+
+_DIRECTIVE = textre.compile(
+    r"^[ \t]*\#[ \t]*(if|ifdef|ifndef|elif|else|endif|include)\b[ \t]*([^\n]*)", re.M
+)
+_CUDA_SIDE = textre.compile(r"(?<![A-Za-z0-9])(?:CUDA|NVCC|CUDACC|NVIDIA)(?![a-z])|__CUDA_ARCH__")
+_WRITTEN = textre.compile(r'^[<"]([^>"]+)[>"]')
+
+
+def _term_side(term: str) -> int:
+    """1 when a test's term wants HIP, -1 when it wants CUDA, 0 neither or both."""
+    sides = set()
+    for part in term.split("&&"):
+        part = part.strip().strip("()").strip()
+        hip = ROCM_MACRO.search(part) is not None
+        cuda = _CUDA_SIDE.search(part) is not None
+        if hip == cuda:
+            continue
+        neg = part.startswith("!") or part.startswith("not ")
+        if not neg:  # a negated term (``!defined(USE_CUDA)``) wants neither side
+            sides.add(1 if hip else -1)
+    return sides.pop() if len(sides) == 1 else 0
+
+
+def _side(kind: str, expr: str) -> int:
+    """1 when a conditional's branch is the HIP side, -1 the CUDA side, 0 neither: every
+    disjunct of its test wants the same side (``defined(USE_CUDA) || defined(USE_CUDAUVM)``)."""
+    if kind == "ifndef":
+        return 0
+    if kind == "ifdef":
+        expr = f"defined({expr.strip()})"
+    sides = {_term_side(t) for t in expr.split("||")}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+def route_includes(includer: str, text: str, owners: Mapping[str, list[str]]) -> set[str]:
+    """The project files ``includer``'s includes denote, less those it includes only on the
+    CUDA side of a conditional (``#elif defined(USE_CUDA)``, the ``#else`` of a HIP test)."""
+    out: set[str] = set()
+    # per conditional: [side of this branch, sides seen (1: HIP, 2: CUDA)]
+    stack: list[list[int]] = []
+    bits = {1: 1, -1: 2, 0: 0}
+    for m in _DIRECTIVE.finditer(text):
+        kind, rest = m.group(1), m.group(2)
+        if kind in ("if", "ifdef", "ifndef"):
+            side = _side(kind, rest)
+            stack.append([side, bits[side]])
+        elif kind == "elif" and stack:
+            side = _side("elif", rest)
+            stack[-1] = [side, stack[-1][1] | bits[side]]
+        elif kind == "else" and stack:
+            seen = stack[-1][1]
+            stack[-1] = [{1: -1, 2: 1}.get(seen, 0), seen]
+        elif kind == "endif" and stack:
+            stack.pop()
+        elif kind == "include" and not any(f[0] == -1 for f in stack):
+            w = _WRITTEN.match(rest.strip())
+            if w:
+                out |= resolve_one(includer, w.group(1), owners)
+    return out
+
+
+def _targets(includer: str, got: Iterable[str]) -> Iterable[str]:
+    """The files an include of ``includer`` carries the route to: of several candidates,
+    not one under a CUDA-named folder when another is not under one."""
+    got = list(got)
+    if len(got) < 2:
+        return got
+    plain = [g for g in got if not _CUDA_FOLDER.search(g.rsplit("/", 1)[0] if "/" in g else "")]
+    return plain if plain else got
+
+
+def on_route_files(
+    native: Mapping[str, str],
+    rocm_named: Iterable[str],
+    setup_sources: Iterable[str],
+    not_built: Mapping[str, str],
+) -> dict[str, str]:
+    """Native file -> why it is shown to be compiled by the ROCm route (see the module
+    docstring). ``not_built`` files never are."""
+    shown: dict[str, str] = {}
+    for rel in rocm_named:
+        if rel in native and rel not in not_built:
+            shown.setdefault(rel, "named by a build file that builds for ROCm")
+    for rel in setup_sources:
+        if rel in native and rel not in not_built:
+            shown.setdefault(rel, "an extension source of a setup.py (hipified by ROCm torch)")
+    for rel, text in native.items():
+        if rel not in shown and rel not in not_built and has_hip_mark(text):
+            shown[rel] = "written for HIP too"
+    owners = owners_by_name(native)
+    todo = list(shown)
+    while todo:
+        rel = todo.pop()
+        text = native[rel]
+        found = route_includes(rel, text, owners) if "include" in text else set()
+        for dest in _targets(rel, found):
+            if dest not in shown and dest not in not_built:
+                shown[dest] = f"included by {rel}"
+                todo.append(dest)
+    return shown
+
+
+_CMAKE_COND = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(", re.I | re.M)
+_MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
+_MAKE_WORD = textre.compile(r"\$\((\w+)\)|\b(\w+)\b")
+
+
+def _cmake_args(text: str, start: int) -> str:
+    """The arguments of the command whose ``(`` is at ``start``."""
+    depth = 0
+    for i in range(start, min(len(text), start + 4000)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i]
+    return text[start + 1 : start + 200]
+
+
+def _make_value(kind: str, rest: str) -> bool | None:
+    """A Makefile test's value on a ROCm build: ``ifdef X_HIP`` true, ``ifdef X_CUDA`` false,
+    ``ifeq ($(BACKEND),hip)`` true, ``ifeq ($(BACKEND),cuda)`` false; else unknown."""
+    names = [a or b for a, b in _MAKE_WORD.findall(rest)]
+    if kind in ("ifdef", "ifndef"):
+        name = names[0] if names else ""
+        v = True if HIP_VAR.match(name) else (False if CUDA_VAR.match(name) else None)
+        return v if kind == "ifdef" or v is None else not v
+    hip = any(HIP_VAR.match(x) or ROCM_WORD.match(x) for x in names)
+    cuda = any(CUDA_VAR.match(x) or NOT_ROCM_WORD.match(x) for x in names)
+    v = True if hip and not cuda else (False if cuda and not hip else None)
+    return v if kind == "ifeq" or v is None else not v
+
+
+def open_branch(path: str, text: str, line: int) -> int | None:
+    """The line of the innermost conditional around ``line`` of a CMake file or Makefile
+    whose branch a ROCm build is not shown to take (a test of unknown or false value, an
+    ``else()`` after a test of unknown value); None when every branch around it is taken
+    (or it is in none)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    cmake = name == "cmakelists.txt" or name.endswith(".cmake")
+    if not cmake and not (name in ("makefile", "gnumakefile") or name.endswith(".mk")):
+        return None
+    # per open conditional: [line of the current branch's test, it is shown taken, an
+    # earlier branch is taken, every earlier branch is false]
+    stack: list[list[int]] = []
+    line_of = textre.line_finder(text)
+    for m in (_CMAKE_COND if cmake else _MAKE_COND).finditer(text):
+        at = line_of(m.start())
+        if at >= line:
+            break
+        kind = m.group(1).lower()
+        if kind in ("if", "elseif"):
+            value = cond_value(_cmake_args(text, m.end() - 1))
+        elif kind in ("ifeq", "ifneq", "ifdef", "ifndef"):
+            value = _make_value(kind, m.group(2))
+        else:
+            value = None
+        if kind in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
+            stack.append([at, int(value is True), int(value is True), int(value is False)])
+        elif kind in ("elseif", "else") and stack:
+            f = stack[-1]
+            if kind == "else" and f[3] and not f[2]:
+                value = True  # every earlier test is false on ROCm: this branch is taken
+            taken = 0 if f[2] else int(value is True)
+            f[0], f[1], f[2], f[3] = at, taken, int(f[2] or taken), int(f[3] and value is False)
+        elif kind == "endif" and stack:
+            stack.pop()
+    for f in reversed(stack):
+        if not f[1]:
+            return f[0]
+    return None
+
+
+#: PCI vendor IDs of a run-time vendor switch: AMD's, and the others' (NVIDIA, Intel, Apple,
+#: Qualcomm, ARM) which a ROCm run never takes.
+_AMD_CASE = textre.compile(r"\bcase\s+0[xX]0*1002[uUlL]*\s*:")
+_SWITCH = textre.compile(r"\bswitch\s*\(")
+_LABEL = textre.compile(r"\bcase\s+[^:;{}]+:(?!:)|\bdefault\s*:(?!:)")
+
+
+def vendor_case(text: str, line: int) -> int | None:
+    """When ``line`` is in another vendor's ``case`` (or the ``default``) of a ``switch`` on a
+    GPU's PCI vendor ID that has a case for AMD (``case 0x1002:``), the line of AMD's case:
+    that code is chosen at run time for other vendors and never runs on an AMD GPU. None
+    otherwise."""
+    if "0x1002" not in text and "0X1002" not in text:
+        return None
+    line_of = textre.line_finder(text)
+    for amd in _AMD_CASE.finditer(text):
+        sw = None
+        for m in _SWITCH.finditer(text, 0, amd.start()):
+            sw = m
+        if sw is None:
+            continue
+        body = text.find("{", sw.end())
+        if body < 0 or body > amd.start():
+            continue
+        depth, end = 0, len(text)
+        labels: list[tuple[int, bool]] = []
+        for i in range(body, len(text)):
+            c = text[i]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+            elif depth == 1 and c in "cd":
+                got = _LABEL.match(text, i)
+                if got and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+                    labels.append((i, got.start() == amd.start()))
+        if not any(is_amd for _, is_amd in labels) or not labels[0][0] < amd.end() <= end:
+            continue
+        first, last = line_of(sw.start()), line_of(end)
+        if not first <= line <= last:
+            continue
+        mine = [k for k, (at, _) in enumerate(labels) if line_of(at) <= line]
+        if not mine:
+            continue
+        k = mine[-1]
+        # a case that falls through into AMD's shares its code with it
+        if labels[k][1] or _falls_to_amd(text, labels, k):
+            return None
+        return line_of(amd.start())
+    return None
+
+
+def _falls_to_amd(text: str, labels: list[tuple[int, bool]], k: int) -> bool:
+    """Whether the case labels from ``k`` reach AMD's label with no code between them."""
+    for j in range(k, len(labels) - 1):
+        between = text[labels[j][0] : labels[j + 1][0]]
+        between = _LABEL.sub("", between).strip()
+        if between:
+            return False
+        if labels[j + 1][1]:
+            return True
+    return False
+
+
+_COND = textre.compile(r"^[ \t]*\#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+
+
+def hip_sibling_branch(text: str, line: int) -> int | None:
+    """When ``line`` is in a branch of a preprocessor chain (``#if``/``#elif``/``#else``)
+    another branch of which is the HIP side (its code is written for HIP: ``hip/`` headers,
+    ``hip*`` calls, a HIP macro; the backend selector ``#elif (MYLIB_BACKEND == 2)``), and
+    its own branch is not: the line of that HIP branch. The chain chooses the backend at
+    compile time, so this branch is another backend's (a ROCm build takes the HIP one).
+    None otherwise."""
+    if not has_hip_mark(text):
+        return None
+    line_of = textre.line_finder(text)
+    # per open chain: the (start offset, start line) of each branch so far
+    stack: list[list[tuple[int, int]]] = []
+    found: int | None = None
+    for m in _COND.finditer(text):
+        kind, at = m.group(1), line_of(m.start())
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append([(m.start(), at)])
+        elif kind in ("elif", "else") and stack:
+            stack[-1].append((m.start(), at))
+        elif kind == "endif" and stack:
+            branches = stack.pop()
+            first, last = branches[0][1], at
+            if not first < line < last:
+                continue
+            bounds = [*branches, (m.start(), at)]
+            inside = [k for k in range(len(branches)) if bounds[k][1] < line < bounds[k + 1][1]]
+            if not inside:
+                continue
+            mine = inside[0]
+            bodies = [text[bounds[k][0] : bounds[k + 1][0]] for k in range(len(branches))]
+            if has_hip_mark(bodies[mine]):
+                continue
+            hip = next((k for k, b in enumerate(bodies) if k != mine and has_hip_mark(b)), None)
+            if hip is not None:
+                found = bounds[hip][1]
+                break
+    return found
+
+
+_NATIVE_FILE = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|hxx|inl)$")
+
+
+def off_route(
+    rule_id: str,
+    path: str,
+    line: int | None,
+    shown: Mapping[str, str],
+    build_texts: Mapping[str, str],
+    route: str,
+) -> str | None:
+    """Why a finding of a project with a ROCm route (``route``: its first evidence) is not
+    shown to be on that route: native code (GP3xx) in a file not ``shown`` on it, or a
+    build-file line (GP4xx) in a branch a ROCm build is not shown to take; None when it is
+    shown (or is neither)."""
+    if rule_id.startswith("GP3") and _NATIVE_FILE.search(path):
+        if path in shown:
+            return None
+        return f"not shown to be built by the ROCm route (route: {route})"
+    text = build_texts.get(path)
+    if not rule_id.startswith("GP4") or text is None or line is None:
+        return None
+    at = open_branch(path, text, line)
+    if at is None:
+        return None
+    return (
+        f"not shown to be built by the ROCm route: {path}:{at} is a branch a ROCm build is not "
+        f"shown to take (route: {route})"
+    )
+
+
+def other_backend(path: str, text: str, line: int) -> str | None:
+    """Why ``line`` of a native file is another backend's code, chosen in the file itself:
+    another vendor's case of a run-time switch on the GPU's PCI vendor ID
+    (:func:`vendor_case`), or a branch of a preprocessor chain whose HIP branch is another
+    (:func:`hip_sibling_branch`); None otherwise."""
+    at = vendor_case(text, line)
+    if at is not None:
+        return f"another GPU vendor's case of a run-time vendor switch ({path}:{at}: AMD's case)"
+    at = hip_sibling_branch(text, line)
+    if at is not None:
+        return f"another backend's branch: the HIP branch of this conditional is {path}:{at}"
+    return None
