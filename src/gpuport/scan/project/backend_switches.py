@@ -31,6 +31,7 @@ __all__ = [
     "counterparts",
     "cuda_switches",
     "nvidia_library_switches",
+    "rocm_side_defines",
     "switch_strings",
 ]
 
@@ -158,6 +159,11 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
             f"{rocm} ({names[rocm]})"
         )
     return out
+
+
+def rocm_side_defines(build_files: Mapping[str, str]) -> frozenset[str]:
+    """The macros a build file defines on the ROCm side (see :func:`_rocm_side_defines`)."""
+    return frozenset(_rocm_side_defines(build_files))
 
 
 def build_defined(build_files: Mapping[str, str]) -> frozenset[str]:

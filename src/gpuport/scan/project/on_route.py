@@ -8,6 +8,8 @@ that the route compiles the code it cites. A native file is *shown on the route*
   HIP branch, or one both branches compile: :attr:`BuildModel.rocm_named`);
 * a setup.py names it as an extension source outside a CUDA-only branch: ROCm torch hipifies
   and compiles what such a setup.py builds;
+* it is a source directly in a folder such a build file adds (``add_subdirectory``) outside
+  its CUDA-only branches;
 * its own text is written for HIP too (a HIP/ROCm macro such as ``__HIP_PLATFORM_AMD__``,
   ``USE_ROCM``, ``X_COMPILE_HIP``, a ``hip/`` header, a ``hip*`` runtime call): code the
   project compiles on both sides;
@@ -42,6 +44,8 @@ from gpuport.scan.project.build_cmake_model import (
 from gpuport.scan.project.include_paths import owners_by_name, resolve_one
 
 __all__ = [
+    "OFF_ROUTE",
+    "docker_stage_off",
     "has_hip_mark",
     "hip_sibling_branch",
     "off_route",
@@ -57,8 +61,11 @@ __all__ = [
 _HIP_MARK = textre.compile(
     r"__HIP(?:_PLATFORM_\w+|CC|_DEVICE_COMPILE)?__|\bUSE_ROCM\b"
     r"|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:HIP|ROCM)(?:_[A-Z0-9]+)*\b"
-    r"|[<\"/]hip/|\bhip[A-Z]\w+\s*\(|\bhipcub::|\brocprim::"
+    r"|[<\"/]hip/|\bhip(?:rtc|blas|fft|sparse|solver|rand)?[A-Z]\w*\s*\(|\bhipcub::|\brocprim::"
 )
+#: the words every finding lowered for this says (the verdict counts them)
+OFF_ROUTE = "not shown to be built by the ROCm route"
+_SOURCE = textre.compile(r"\.(?:cu|cpp|cc|cxx|c)$")
 _CUDA_FOLDER = textre.compile(r"(?:^|/)(?:cuda|nvidia|nv|cublas|ptx|sm\d+)(?:/|$)", re.I)
 
 
@@ -73,14 +80,18 @@ _DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(if|ifdef|ifndef|elif|else|endif|include)\b[ \t]*([^\n]*)", re.M
 )
 _CUDA_SIDE = textre.compile(r"(?<![A-Za-z0-9])(?:CUDA|NVCC|CUDACC|NVIDIA)(?![a-z])|__CUDA_ARCH__")
+_WORDS = textre.compile(r"\w+")
 _WRITTEN = textre.compile(r'^[<"]([^>"]+)[>"]')
 
 
-def _term_side(term: str) -> int:
-    """1 when a test's term wants HIP, -1 when it wants CUDA, 0 neither or both."""
+def _term_side(term: str, rocm_defined: frozenset[str]) -> int:
+    """1 when a test's term wants HIP, -1 when it wants CUDA, 0 neither or both (or it
+    names a macro a build file defines on the ROCm side too)."""
     sides = set()
     for part in term.split("&&"):
         part = part.strip().strip("()").strip()
+        if rocm_defined and rocm_defined.intersection(_WORDS.findall(part)):
+            continue
         hip = ROCM_MACRO.search(part) is not None
         cuda = _CUDA_SIDE.search(part) is not None
         if hip == cuda:
@@ -91,18 +102,23 @@ def _term_side(term: str) -> int:
     return sides.pop() if len(sides) == 1 else 0
 
 
-def _side(kind: str, expr: str) -> int:
+def _side(kind: str, expr: str, rocm_defined: frozenset[str]) -> int:
     """1 when a conditional's branch is the HIP side, -1 the CUDA side, 0 neither: every
     disjunct of its test wants the same side (``defined(USE_CUDA) || defined(USE_CUDAUVM)``)."""
     if kind == "ifndef":
         return 0
     if kind == "ifdef":
         expr = f"defined({expr.strip()})"
-    sides = {_term_side(t) for t in expr.split("||")}
+    sides = {_term_side(t, rocm_defined) for t in expr.split("||")}
     return sides.pop() if len(sides) == 1 else 0
 
 
-def route_includes(includer: str, text: str, owners: Mapping[str, list[str]]) -> set[str]:
+def route_includes(
+    includer: str,
+    text: str,
+    owners: Mapping[str, list[str]],
+    rocm_defined: frozenset[str] = frozenset(),
+) -> set[str]:
     """The project files ``includer``'s includes denote, less those it includes only on the
     CUDA side of a conditional (``#elif defined(USE_CUDA)``, the ``#else`` of a HIP test)."""
     out: set[str] = set()
@@ -112,10 +128,10 @@ def route_includes(includer: str, text: str, owners: Mapping[str, list[str]]) ->
     for m in _DIRECTIVE.finditer(text):
         kind, rest = m.group(1), m.group(2)
         if kind in ("if", "ifdef", "ifndef"):
-            side = _side(kind, rest)
+            side = _side(kind, rest, rocm_defined)
             stack.append([side, bits[side]])
         elif kind == "elif" and stack:
-            side = _side("elif", rest)
+            side = _side("elif", rest, rocm_defined)
             stack[-1] = [side, stack[-1][1] | bits[side]]
         elif kind == "else" and stack:
             seen = stack[-1][1]
@@ -125,7 +141,7 @@ def route_includes(includer: str, text: str, owners: Mapping[str, list[str]]) ->
         elif kind == "include" and not any(f[0] == -1 for f in stack):
             w = _WRITTEN.match(rest.strip())
             if w:
-                out |= resolve_one(includer, w.group(1), owners)
+                out.update(_targets(includer, resolve_one(includer, w.group(1), owners)))
     return out
 
 
@@ -144,9 +160,12 @@ def on_route_files(
     rocm_named: Iterable[str],
     setup_sources: Iterable[str],
     not_built: Mapping[str, str],
+    rocm_dirs: Iterable[str] = (),
+    rocm_defined: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """Native file -> why it is shown to be compiled by the ROCm route (see the module
-    docstring). ``not_built`` files never are."""
+    docstring). ``not_built`` files never are; ``rocm_defined``: macros a build file defines
+    on the ROCm side (an include under one of them is not the CUDA side)."""
     shown: dict[str, str] = {}
     for rel in rocm_named:
         if rel in native and rel not in not_built:
@@ -154,16 +173,21 @@ def on_route_files(
     for rel in setup_sources:
         if rel in native and rel not in not_built:
             shown.setdefault(rel, "an extension source of a setup.py (hipified by ROCm torch)")
+    added = set(rocm_dirs)
     for rel, text in native.items():
-        if rel not in shown and rel not in not_built and has_hip_mark(text):
+        if rel in shown or rel in not_built:
+            continue
+        if has_hip_mark(text):
             shown[rel] = "written for HIP too"
+        elif _SOURCE.search(rel) and (rel.rsplit("/", 1)[0] if "/" in rel else "") in added:
+            shown[rel] = "a source of a folder a build file that builds for ROCm adds"
     owners = owners_by_name(native)
     todo = list(shown)
     while todo:
         rel = todo.pop()
         text = native[rel]
-        found = route_includes(rel, text, owners) if "include" in text else set()
-        for dest in _targets(rel, found):
+        found = route_includes(rel, text, owners, rocm_defined) if "include" in text else set()
+        for dest in found:
             if dest not in shown and dest not in not_built:
                 shown[dest] = f"included by {rel}"
                 todo.append(dest)
@@ -370,7 +394,7 @@ def off_route(
     if rule_id.startswith("GP3") and _NATIVE_FILE.search(path):
         if path in shown:
             return None
-        return f"not shown to be built by the ROCm route (route: {route})"
+        return f"{OFF_ROUTE} (route: {route})"
     text = build_texts.get(path)
     if not rule_id.startswith("GP4") or text is None or line is None:
         return None
@@ -378,8 +402,7 @@ def off_route(
     if at is None:
         return None
     return (
-        f"not shown to be built by the ROCm route: {path}:{at} is a branch a ROCm build is not "
-        f"shown to take (route: {route})"
+        f"{OFF_ROUTE}: {path}:{at} is a branch a ROCm build is not shown to take (route: {route})"
     )
 
 
@@ -395,3 +418,57 @@ def other_backend(path: str, text: str, line: int) -> str | None:
     if at is not None:
         return f"another backend's branch: the HIP branch of this conditional is {path}:{at}"
     return None
+
+
+_FROM = textre.compile(
+    r"^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*(\S+)(?:[ \t]+AS[ \t]+(\S+))?[ \t]*$", re.I | re.M
+)
+_COPY_FROM = textre.compile(r"--from=(\S+)", re.I)
+_VAR = textre.compile(r"(\$\{?\w+\}?)")
+_ROCM_STAGE = textre.compile(r"rocm|(?<![a-z])hip|amd(?!64)", re.I)
+
+
+def docker_stage_off(text: str, line: int) -> str | None:
+    """In a multi-stage Dockerfile with a stage named for ROCm (``AS rocm-7-deps``): when
+    ``line`` is in a stage that no ROCm stage is built from (its ``FROM`` parents and
+    ``COPY --from`` sources, followed), the ROCm stage's name and line; that stage is another
+    platform's (ollama's CUDA ``mlx`` stage beside its ``rocm`` ones). None otherwise."""
+    stages: list[tuple[int, str, str]] = []  # (line, name, parent)
+    line_of = textre.line_finder(text)
+    for m in _FROM.finditer(text):
+        stages.append((line_of(m.start()), (m.group(2) or "").lower(), m.group(1).lower()))
+    rocm = [s for s in stages if s[1] and (_ROCM_STAGE.search(s[1]) or s[2].startswith("rocm/"))]
+    if len(stages) < 2 or not rocm:
+        return None
+    rocm.sort(key=lambda s: _ROCM_STAGE.search(s[1]) is None)  # a stage named for ROCm first
+    mine = [s for s in stages if s[0] <= line]
+    if not mine or not mine[-1][1]:
+        return None
+    here = mine[-1]
+    ends = {
+        s[0]: (stages[k + 1][0] if k + 1 < len(stages) else 1 << 30) for k, s in enumerate(stages)
+    }
+    by_name = {s[1]: s for s in stages if s[1]}
+    needed: set[str] = set()
+    todo = [s[1] for s in rocm]
+    lines = text.split("\n")
+    while todo:
+        name = todo.pop()
+        if "$" in name:  # FROM base-${TARGETARCH}: any stage the pattern can name
+            pattern = textre.compile(
+                "".join(".*" if p.startswith("$") else re.escape(p) for p in _VAR.split(name))
+            )
+            todo.extend(n for n in by_name if n not in needed and pattern.fullmatch(n))
+            continue
+        if name in needed or name not in by_name:
+            continue
+        needed.add(name)
+        first, _, parent = by_name[name]
+        todo.append(parent)
+        body = "\n".join(lines[first - 1 : ends[first] - 1])
+        todo.extend(m.group(1).lower() for m in _COPY_FROM.finditer(body))
+    if here[1] in needed:
+        return None
+    return (
+        f"a stage no ROCm stage is built from (the ROCm stage {rocm[0][1]!r} is line {rocm[0][0]})"
+    )

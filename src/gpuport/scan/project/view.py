@@ -25,6 +25,7 @@ from gpuport.scan.project.backend_switches import (
     build_defined,
     cuda_switches,
     nvidia_library_switches,
+    rocm_side_defines,
 )
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
@@ -36,7 +37,12 @@ from gpuport.scan.project.extras import (
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
 from gpuport.scan.project.include_paths import resolve_includes
-from gpuport.scan.project.on_route import off_route, on_route_files, other_backend
+from gpuport.scan.project.on_route import (
+    docker_stage_off,
+    off_route,
+    on_route_files,
+    other_backend,
+)
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
@@ -178,7 +184,14 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
     setup_sources = [rel for rel, (_, by_setup) in build.sources.items() if by_setup]
     on_route = (
-        on_route_files(native, build.rocm_named, setup_sources, build.not_built)
+        on_route_files(
+            native,
+            build.rocm_named,
+            setup_sources,
+            build.not_built,
+            build.rocm_dirs,
+            rocm_side_defines(build_files),
+        )
         if working_route(routes)
         else {}
     )
@@ -557,23 +570,26 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
                 f = _lower(
                     f, "CUDA variant beside the project's ROCm route", scope=Scope.EXTRA.value
                 )
-        elif f.severity is not Severity.INFO and (amd := _vendor_case(f, view, texts)):
-            f = _lower(f, amd)
+        elif f.severity is not Severity.INFO and (other := _in_file(f, view, texts, has_route)):
+            f = _lower(f, other)
         elif has_route and f.severity is not Severity.INFO and (off := _off_route(f, view)):
             f = _lower(f, off)
         out.append(f)
     return out
 
 
-def _vendor_case(f: Finding, view: ProjectView, texts: dict[str, str]) -> str | None:
-    """Why a native finding is another backend's code (:func:`on_route.other_backend`)."""
-    path = f.location.path
-    if not f.rule_id.startswith("GP3") or f.location.line is None or path not in view.native:
+def _in_file(f: Finding, view: ProjectView, texts: dict[str, str], route: bool) -> str | None:
+    """Why a finding is another backend's code, read in its own file (issue 24: native code,
+    :func:`on_route.other_backend`; with a route, :func:`on_route.docker_stage_off`)."""
+    path, line = f.location.path, f.location.line
+    native = f.rule_id.startswith("GP3") and path in view.native
+    docker = route and f.rule_id.startswith("GP5") and classify(path) is FileKind.DOCKERFILE
+    if line is None or not (native or docker):
         return None
     if path not in texts:
         got = read_text(view.root / path, 4 * 1024 * 1024, view.root)
         texts[path] = got if isinstance(got, str) else ""
-    return other_backend(path, texts[path], f.location.line)
+    return other_backend(path, texts[path], line) if native else docker_stage_off(texts[path], line)
 
 
 def _off_route(f: Finding, view: ProjectView) -> str | None:
