@@ -17,6 +17,7 @@ from gpuport.scan.project.on_route import (
     hip_sibling_branch,
     on_route_files,
     open_branch,
+    rocm_branch_defines,
     route_includes,
     vendor_case,
 )
@@ -254,3 +255,18 @@ def test_docker_stages_no_rocm_stage_is_built_from() -> None:
     assert docker_stage_off(DOCKERFILE, 7) is None  # the ROCm stage
     assert docker_stage_off(DOCKERFILE, 1) is None  # the ROCm stage's base, through ${...}
     assert docker_stage_off("FROM nvidia/cuda:12.4 AS build\nRUN make\n", 2) is None
+
+
+def test_macros_defined_in_a_rocm_branch() -> None:
+    cmake = (
+        "if(P_ENABLE_HIP)\n  add_compile_definitions(P_CUDA_ACTIVE)\nendif()\n"
+        "if(BUILD_FUSED)\n  target_compile_definitions(f PRIVATE USE_CUDA)\nendif()\n"
+        "if(USE_CUDA)\nelse()\n  add_definitions(-DP_PORTABLE)\nendif()\n"
+    )
+    got = rocm_branch_defines(
+        {"CMakeLists.txt": cmake, "p-hip/CMakeLists.txt": "add_compile_definitions(P_USE_CUDA)\n"}
+    )
+    # the HIP branch, the else of a CUDA test, a HIP folder: on in the ROCm build; an opt-in
+    # branch of unknown value (where USE_CUDA is defined) is not shown to be
+    assert got >= {"P_CUDA_ACTIVE", "P_PORTABLE", "P_USE_CUDA"}
+    assert "USE_CUDA" not in got

@@ -52,6 +52,7 @@ __all__ = [
     "on_route_files",
     "open_branch",
     "other_backend",
+    "rocm_branch_defines",
     "route_includes",
     "vendor_case",
 ]
@@ -472,3 +473,51 @@ def docker_stage_off(text: str, line: int) -> str | None:
     return (
         f"a stage no ROCm stage is built from (the ROCm stage {rocm[0][1]!r} is line {rocm[0][0]})"
     )
+
+
+_DEFINITION = textre.compile(
+    r"(?:(?<![\w-])-D[ \t]*|compile_definitions[ \t]*\(|add_definitions[ \t]*\()([^\n]*)", re.I
+)
+_HIP_FOLDER = textre.compile(r"(?:^|/)[^/]*(?:hip|rocm)[^/]*/", re.I)
+
+
+def rocm_branch_defines(build_files: Mapping[str, str]) -> frozenset[str]:
+    """Macros a CMake file or Makefile defines inside a branch a ROCm build is shown to take
+    (``if(USE_HIP)`` / ``add_compile_definitions(P_USE_CUDA)``), or anywhere in a build file
+    of a HIP/ROCm folder (ggml's ``ggml-hip/CMakeLists.txt``): on in the ROCm build, so an
+    include under one is no CUDA side. One pass per file."""
+    out: set[str] = set()
+    for rel, text in build_files.items():
+        name = rel.rsplit("/", 1)[-1].lower()
+        cmake = name == "cmakelists.txt" or name.endswith(".cmake")
+        if not cmake and not (name in ("makefile", "gnumakefile") or name.endswith(".mk")):
+            continue
+        if "-D" not in text and "definitions" not in text.lower():
+            continue
+        whole = _HIP_FOLDER.search(rel) is not None
+        events = [(m.start(), 0, m) for m in (_CMAKE_COND if cmake else _MAKE_COND).finditer(text)]
+        events += [(m.start(), 1, m) for m in _DEFINITION.finditer(text)]
+        stack: list[list[int]] = []  # [shown taken, an earlier branch taken, all earlier false]
+        for _, kind_of, m in sorted(events, key=lambda e: e[0]):
+            if kind_of == 1:
+                if whole or (stack and all(f[0] for f in stack)):
+                    out.update(_WORDS.findall(m.group(1).replace("-D", " ")))
+                continue
+            kind = m.group(1).lower()
+            if kind in ("if", "elseif"):
+                value = cond_value(_cmake_args(text, m.end() - 1))
+            elif kind in ("ifeq", "ifneq", "ifdef", "ifndef"):
+                value = _make_value(kind, m.group(2))
+            else:
+                value = None
+            if kind in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
+                stack.append([int(value is True), int(value is True), int(value is False)])
+            elif kind in ("elseif", "else") and stack:
+                f = stack[-1]
+                if kind == "else" and f[2] and not f[1]:
+                    value = True
+                taken = 0 if f[1] else int(value is True)
+                f[0], f[1], f[2] = taken, int(f[1] or taken), int(f[2] and value is False)
+            elif kind == "endif" and stack:
+                stack.pop()
+    return frozenset(out)

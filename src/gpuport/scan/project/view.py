@@ -25,7 +25,6 @@ from gpuport.scan.project.backend_switches import (
     build_defined,
     cuda_switches,
     nvidia_library_switches,
-    rocm_side_defines,
 )
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
@@ -42,6 +41,7 @@ from gpuport.scan.project.on_route import (
     off_route,
     on_route_files,
     other_backend,
+    rocm_branch_defines,
 )
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
@@ -190,7 +190,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             setup_sources,
             build.not_built,
             build.rocm_dirs,
-            rocm_side_defines(build_files),
+            rocm_branch_defines(build_files),
         )
         if working_route(routes)
         else {}
