@@ -13,14 +13,14 @@ from gpuport.scan import ScanOptions, scan_path
 from tests.render import few_shapes
 from tests.render.test_scan_terminal import _terminal
 
-#: Lines per finding above info the default report may take, as measured on the real projects
-#: (docs/PERFORMANCE.md: torchtune 6.25 / 5.5 / 4.25, pytorch-lightning 3.92 / 3.23 / 2.54).
-#: Neither reaches the goal of 3 at 80 columns: torchtune's verdict lines and headings alone
-#: are 7 lines for 4 findings, and each judged finding's message and fix (whole up to three
-#: lines: what a user acts on) take 3-5.
+#: Lines per finding above info the default report may take: at most 3 at 80 columns and
+#: wider (issue 29's bar), as measured on the real projects (docs/PERFORMANCE.md: torchtune
+#: 3.75 / 3.0 / 3.0 at 60/80/120, pytorch-lightning 3.23 / 2.62 / 2.08). The header is two
+#: lines (the verdict, the effort's total and the reason cut to one line), a judged finding
+#: at most three (place and message two, its fix one), a rule not judged one.
 LIMIT = {
-    "tune": {60: 6.5, 80: 5.5, 120: 4.5},
-    "lightning": {60: 4.0, 80: 3.3, 120: 2.6},
+    "tune": {60: 4.0, 80: 3.0, 120: 3.0},
+    "lightning": {60: 3.5, 80: 3.0, 120: 3.0},
 }
 
 
@@ -43,17 +43,19 @@ def test_few_findings_fit_and_keep_each_place_and_first_action(
     assert len(lines) <= LIMIT[name][width] * len(above), f"{len(lines)} lines at {width}"
     assert max(len(line) for line in lines) <= width  # nothing wider than the terminal
     assert len(lines[0]) <= width and "gfx942" in lines[0]  # the project in one line
-    effort = [line for line in lines if line.startswith("effort ")]
-    assert len(effort) == 1 and "engineer-days" in effort[0]  # one line
+    assert "WORK" in lines[1] and "engineer-days · " in lines[1]  # verdict, effort: a line
+    assert not any(line.startswith("effort ") for line in lines)  # components: --verbose
     flat = "".join(line.strip() for line in lines).replace(" ", "")
     for f in above:  # every finding's place
         folder, _, file = f.location.path.rpartition("/")
         assert folder in flat and f"{file}:{f.location.line}" in flat, f.location
     assert lines[-1].startswith("--verbose: ") and "effort" in lines[-1]  # the footer, last
-    if name == "tune":  # three files of route evidence: the first and a count
-        assert ".github/workflows/build_linux_wheels_for_every_platform.yaml+2more" in flat
+    if name == "tune":  # the route in the verdict's line; its evidence with --verbose
+        assert "has a ROCm route" in lines[1] and lines[1].rstrip().endswith("…")
         assert "README.md" not in out and "route" in lines[-1]
-        assert "fix:Leavecudnn.benchmarkFalseonROCmorsetMIOPEN_FIND_MODE=FAST" in flat
+        assert "fix:Leavecudnn.benchmarkFalseonROCmorset" in flat  # the first action
+        if width >= 80:
+            assert "fix:Leavecudnn.benchmarkFalseonROCmorsetMIOPEN_FIND_MODE=FAST" in flat
     else:  # torch's fix, 5 lines at 80 whole, is its command
         assert "pipinstalltorchtorchvisiontorchaudio--index-url" in flat
         assert "https://download.pytorch.org/whl/rocm" in flat

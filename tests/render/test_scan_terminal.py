@@ -72,17 +72,29 @@ def test_findings_not_judged_print_their_leads_and_verbose_prints_them_whole(
     cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     """A minor finding in tests/ says what it is about in one line (its places beside or under
-    it); its explanation and fix, which the verdict does not weigh, come with --verbose."""
+    it); its explanation and fix, which the verdict does not weigh, come with --verbose.
+    Two rules not judged say so on their own lines; three or more get a heading that counts
+    them by scope."""
     root = library_shape.build(tmp_path / "lib", clean_core=True, files=40)
     (root / "tests" / "test_vllm.py").write_text("import vllm\n")
     out = _terminal(cli, monkeypatch, root, 80)
-    section = out[out.index("Not judged (--scope all): ") :]
-    assert "test 3" in section.splitlines()[0]
-    assert "`vllm` comes from vllm: tests/test_vllm.py:1" in section.replace("\n  ", " ")
-    assert "fix:" not in section and "rocm/vllm" not in section
+    assert "Not judged (--scope all)" not in out  # two rules (GP203, GP202): no heading
+    line = next(x for x in out.splitlines() if x.lstrip().startswith("GP202"))
+    assert (
+        line.strip()
+        == "GP202 minor test, not judged  tests/test_vllm.py:1:8  `vllm` comes from vllm"
+    )
+    assert "rocm/vllm" not in out[out.index("GP203 major ×3, not judged") :]
     assert "details outside core" in out.splitlines()[-1]  # the footer says -v has them
     verbose = _terminal(cli, monkeypatch, root, 80, "--verbose")
     assert "rocm/vllm" in verbose[verbose.index("Other findings in test code") :]
+    (root / "tests" / "test_bench.py").write_text(
+        "import torch\n\ntorch.backends.cudnn.benchmark = True\n"
+    )
+    out = _terminal(cli, monkeypatch, root, 80)
+    section = out[out.index("Not judged (--scope all): ") :]
+    assert "test 4" in section.splitlines()[0] and ", not judged" not in section
+    assert "GP202 minor test  tests/test_vllm.py:1:8  `vllm` comes from vllm" in section
 
 
 def test_every_scopes_blockers_are_listed_grouped_by_scope(
@@ -215,7 +227,7 @@ def test_a_library_with_few_findings_is_compact_and_drops_nothing_silently(
         folder, _, name = f.location.path.rpartition("/")
         assert folder in flat and f"{name}:{f.location.line}" in flat, f.location
     heading = next(i for i, line in enumerate(lines) if line.startswith("Core code (judged): "))
-    assert any(line.startswith("effort ") for line in lines[:heading])  # with the verdict
+    assert any("engineer-days · " in line for line in lines[:heading])  # with the verdict
     footer = [i for i, line in enumerate(lines) if line.startswith("--verbose: ")]
     assert len(footer) == 1 and footer[0] >= len(lines) - (1 if width >= 80 else 2)  # last
     verbose = _terminal(cli, monkeypatch, Path("."), width, "--verbose")
@@ -280,13 +292,21 @@ def test_a_long_message_takes_two_lines_a_long_fix_its_command_and_the_footer_sa
     assert "use a rocm/pytorch image" in " ".join(verbose.split())
 
 
-def test_a_message_that_says_its_fix_is_never_cut(
+def test_a_message_that_says_its_fix_is_cut_before_its_fix_and_the_fix_printed_once(
     cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
+    """vllm's note says its fix ("...: Run a rocm/vllm image ..."); whole it takes three lines
+    at 80 columns beside its place, so the default report prints what it is about, then the
+    fix on its own line, once; --verbose prints the note whole."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "client.py").write_text("def f():\n    import vllm\n")
     out = _terminal(cli, monkeypatch, tmp_path, 80)
     flat = " ".join(line.strip() for line in out.splitlines())
-    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm: Run a" in flat
-    assert "instead of `pip install vllm`." in flat and "…" not in out
-    assert "fix:" not in out and "full message" not in out
+    assert "`vllm` comes from vllm, which needs a ROCm-specific install on ROCm fix: Run a" in flat
+    assert flat.count("Run a rocm/vllm image") == 1
+    block = out[out.index("GP202") : out.index("fix:")]
+    assert len(block.strip().splitlines()) <= 2  # the place, rule and what it is about
+    assert "1 full message" in out.splitlines()[-1] and "1 full fix" in out.splitlines()[-1]
+    verbose = " ".join(_terminal(cli, monkeypatch, tmp_path, 80, "--verbose").split())
+    assert "on ROCm: Run a rocm/vllm image" in verbose
+    assert "instead of `pip install vllm`." in verbose and "…" not in verbose

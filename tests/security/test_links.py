@@ -205,3 +205,43 @@ def test_a_named_file_that_links_out_of_its_folder_is_not_read(cli, tmp_path: Pa
     assert not (tmp_path / "out" / "kernel.cu").exists()
     res = cli("hipify", str(proj / "inside.cu"))
     assert res.code == 0 and "__global__ void k()" in res.out
+
+
+@pytest.mark.parametrize("linked", [".github", ".github/workflows"])
+def test_a_linked_ci_folder_out_of_the_project_is_not_read(
+    cli, tmp_path: Path, linked: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Fourteenth re-run, F5: ``.github -> /outside`` (or ``workflows``): the outside CI file
+    was read as the project's own and quoted as its ROCm route, and the verdict was READY."""
+    outside = tmp_path / "outside"
+    (outside / "workflows").mkdir(parents=True)
+    ci = "jobs:\n  t:\n    runs-on: [self-hosted, rocm]  # CANARY_7f3a9\n"
+    (outside / "workflows" / "ci.yml").write_text(ci)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "a.py").write_text("import torch\n")
+    if linked == ".github":
+        (proj / ".github").symlink_to(outside)
+    else:
+        (proj / ".github").mkdir()
+        (proj / ".github" / "workflows").symlink_to(outside / "workflows")
+    res = cli("scan", str(proj), "--no-progress", "-f", "json")
+    assert "CANARY_7f3a9" not in res.out + res.err
+    report = json.loads(res.out)
+    assert not [r for r in report["routes"] if r["path"].startswith(".github")]
+    assess = cli("assess", str(proj), "--no-progress", "-f", "json")
+    assert "CANARY_7f3a9" not in assess.out + assess.err
+
+
+def test_hipify_check_reads_no_build_file_through_a_linked_folder(tmp_path: Path) -> None:
+    """The nearest Makefile of a unit is read inside the project only (fourteenth re-run,
+    F5: the check read build files with their own folder as the bound)."""
+    from gpuport.hipify.check import _from_build_files
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "Makefile").write_text("CFLAGS = -DCANARY_7f3a9 -I/secret\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "sub").symlink_to(outside)
+    assert _from_build_files(proj, proj / "sub" / "k.cu") in (None, ([], proj / "sub"))

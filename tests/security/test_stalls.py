@@ -904,3 +904,61 @@ def test_pyproject_of_thousands_of_groups(tmp_path: Path, shape: str) -> None:
         )
     (tmp_path / "pyproject.toml").write_text(body)
     _within(lambda: _scan(tmp_path), 2.0)
+
+
+def _expansion_makefile(size: int) -> str:
+    """Fourteenth re-run, F4: K empty variables, ``V = $(A0)...$(AK)`` and T lines naming V."""
+    k, t = (size // 2) // 12, (size // 2) // 14
+    return (
+        "".join(f"A{i} =\n" for i in range(k))
+        + "V = "
+        + "".join(f"$(A{i})" for i in range(k))
+        + "\n"
+        + "".join(f"F{j} = -I$(V)\n" for j in range(t))
+    )
+
+
+def test_hipify_check_expands_a_makefile_variable_once_not_per_token(tmp_path: Path) -> None:
+    """Each token naming V walked V's thousands of references again (50 KB: 30 s CPU, 100 KB
+    over a minute); one memo per Makefile: once. Many units under one Makefile read it once
+    (the flags of each folder's build file are kept per file version)."""
+    from gpuport.hipify.check import project_flags
+
+    (tmp_path / "Makefile").write_text(_expansion_makefile(100_000))
+    units = [tmp_path / f"k{i}.cu" for i in range(200)]
+    for u in units:
+        u.write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    _within(lambda: [project_flags(tmp_path, u, None) for u in units], 2.0)
+    (tmp_path / "Makefile").write_text("CFLAGS = -DEDITED=1\n")  # a new version is read again
+    assert "-DEDITED=1" in project_flags(tmp_path, units[0], None).flags
+
+
+def test_port_check_finds_the_units_of_many_changed_headers_in_one_pass(tmp_path: Path) -> None:
+    """Fourteenth re-run, F2: each unit was searched once per changed header, with a new
+    pattern each (past 512 the pattern cache was cleared on every search): 800 headers and
+    800 units took minutes. A unit that includes a changed header is still found, by name."""
+    from gpuport.port.check import _units
+    from gpuport.port.model import FileDiff
+
+    n = 800
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src").mkdir()
+    for i in range(n):
+        (tmp_path / "inc" / f"h{i}.h").write_text("#pragma once\n")
+        (tmp_path / "src" / f"k{i}.cu").write_text('#include "other.h"\n__global__ void k() {}\n')
+    (tmp_path / "src" / "uses.cu").write_text('#include "../inc/h3.h"\n#include <inc/h9.h>\n')
+    files = [FileDiff(path=f"inc/h{i}.h", action="modify", hunks=[], fixes=[]) for i in range(n)]
+    _within(lambda: _units(tmp_path, files), 3.0)
+    assert _units(tmp_path, files) == ["src/uses.cu"]
+
+
+def test_a_header_of_thousands_of_warp_size_defines(tmp_path: Path) -> None:
+    """Fourteenth re-run, F3: each ``#define WARPn 32`` rescanned the header and its users
+    (400 KB: 16 s CPU); every define of a header is now looked up in one pass."""
+    (tmp_path / "k.cuh").write_text("".join(f"#define WARP{i} 32\n" for i in range(16_000)))
+    (tmp_path / "k.cu").write_text(
+        '#include "k.cuh"\n__device__ void f() {\n'
+        + "".join(f"  int x{i} = WARP{i};\n" for i in range(0, 16_000, 7))
+        + "}\n"
+    )
+    _within(lambda: _scan(tmp_path), 6.0)

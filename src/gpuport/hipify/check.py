@@ -36,9 +36,11 @@ command, so the result can be reproduced by hand and equals it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
+import stat
 import tempfile
 import time
 from collections.abc import Sequence
@@ -258,51 +260,79 @@ def _expand(
 
 
 def _from_build_files(src_root: Path, file: Path) -> tuple[list[tuple[str, str]], Path] | None:
+    """The flags of the nearest Makefile or CMakeLists.txt above ``file`` (up to
+    ``src_root``) and its folder; None when there is none. Each build file is read and
+    expanded once per version (:func:`_folder_pairs`): a project of many units in one folder
+    read its Makefile once per unit (fourteenth re-run, F4)."""
     folder = file.parent
     while True:
-        make = folder / "Makefile"
-        cmake = folder / "CMakeLists.txt"
-        if make.is_file():
-            text = _strip_hash_comments(_read_small(make))
-            text = text.replace("\\\n", " ")
-            defs = _make_vars(text)
-            pairs: list[tuple[str, str]] = []
-            for m in _MAKE_TOKEN.finditer(text):
-                flag, value = m.group(1).strip(), m.group(2)
-                if "$" in value:
-                    expanded = _expand(value, defs)
-                    if expanded is None or not expanded or any(c.isspace() for c in expanded):
-                        continue
-                    value = expanded
-                pairs.append((flag if flag != "-std=" else "-std=", value))
-            return pairs, folder
-        if cmake.is_file():
-            text = _strip_hash_comments(_read_small(cmake))
-            pairs = []
-            for m in _CMAKE_CALL.finditer(text):
-                call, body = m.group(1).lower(), m.group(2)
-                words = [w.strip('"') for w in body.split()]
-                if call.startswith("target_"):
-                    words = words[1:]
-                for w in words:
-                    if w in _CMAKE_KEYWORDS or not w:
-                        continue
-                    w = w.replace("${CMAKE_CURRENT_SOURCE_DIR}", str(folder))
-                    w = w.replace("${CMAKE_CURRENT_LIST_DIR}", str(folder))
-                    w = w.replace("${PROJECT_SOURCE_DIR}", str(src_root))
-                    w = w.replace("${CMAKE_SOURCE_DIR}", str(src_root))
-                    if "${" in w or "$<" in w:
-                        continue
-                    if call.endswith("include_directories"):
-                        pairs.append(("-I", w))
-                    elif w.startswith(("-D", "-U")):
-                        pairs.append((w[:2], w[2:]))
-                    elif call != "add_definitions":
-                        pairs.append(("-D", w))
-            return pairs, folder
+        stamps = tuple(_stamp(folder / name) for name in ("Makefile", "CMakeLists.txt"))
+        if any(stamps):
+            return _folder_pairs(src_root, folder, stamps), folder
         if folder == src_root or folder.parent == folder or src_root not in folder.parents:
             return None
         folder = folder.parent
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """A regular file's identity and version (inode, size, change time); None when it is
+    not one."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_pairs(
+    src_root: Path, folder: Path, stamps: tuple[tuple[int, int, int] | None, ...]
+) -> list[tuple[str, str]]:
+    """The ``(flag, value)`` pairs of ``folder``'s Makefile (first) or CMakeLists.txt;
+    ``stamps`` (:func:`_stamp` of each) key the cache, so an edited file is read again. One
+    expansion memo serves every token of a Makefile: each variable is expanded once, not once
+    per token that names it (a 50 KB Makefile of tokens naming one variable of thousands of
+    references took 30 s; fourteenth re-run, F4)."""
+    make, cmake = folder / "Makefile", folder / "CMakeLists.txt"
+    pairs: list[tuple[str, str]] = []
+    if stamps[0] is not None:
+        text = _strip_hash_comments(_read_small(make, src_root))
+        text = text.replace("\\\n", " ")
+        defs = _make_vars(text)
+        memo: dict[str, str | None] = {}
+        for m in _MAKE_TOKEN.finditer(text):
+            flag, value = m.group(1).strip(), m.group(2)
+            if "$" in value:
+                expanded = _expand(value, defs, memo=memo)
+                if expanded is None or not expanded or any(c.isspace() for c in expanded):
+                    continue
+                value = expanded
+            pairs.append((flag if flag != "-std=" else "-std=", value))
+        return pairs
+    text = _strip_hash_comments(_read_small(cmake, src_root))
+    for m in _CMAKE_CALL.finditer(text):
+        call, body = m.group(1).lower(), m.group(2)
+        words = [w.strip('"') for w in body.split()]
+        if call.startswith("target_"):
+            words = words[1:]
+        for w in words:
+            if w in _CMAKE_KEYWORDS or not w:
+                continue
+            w = w.replace("${CMAKE_CURRENT_SOURCE_DIR}", str(folder))
+            w = w.replace("${CMAKE_CURRENT_LIST_DIR}", str(folder))
+            w = w.replace("${PROJECT_SOURCE_DIR}", str(src_root))
+            w = w.replace("${CMAKE_SOURCE_DIR}", str(src_root))
+            if "${" in w or "$<" in w:
+                continue
+            if call.endswith("include_directories"):
+                pairs.append(("-I", w))
+            elif w.startswith(("-D", "-U")):
+                pairs.append((w[:2], w[2:]))
+            elif call != "add_definitions":
+                pairs.append(("-D", w))
+    return pairs
 
 
 def includers(report: HipifyReport) -> dict[str, str]:
@@ -323,9 +353,11 @@ def includers(report: HipifyReport) -> dict[str, str]:
     return out
 
 
-def _read_small(path: Path) -> str:
-    """A project build file (Makefile, CMakeLists.txt), bounded; empty when it cannot be read."""
-    return fileio.read_text_or_none(path, limit=fileio.LIMIT_SOURCE, root=path.parent) or ""
+def _read_small(path: Path, root: Path) -> str:
+    """A project build file (Makefile, CMakeLists.txt), bounded; empty when it cannot be read
+    or leads out of ``root``, the project (a linked folder on the way included: fourteenth
+    re-run, F5)."""
+    return fileio.read_text_or_none(path, limit=fileio.LIMIT_SOURCE, root=root) or ""
 
 
 @dataclass

@@ -20,7 +20,6 @@ compiler message is quoted only when it comes from a file of the project or the 
 from __future__ import annotations
 
 import os
-import re
 import sysconfig
 import tempfile
 import time
@@ -67,6 +66,8 @@ def _nvcc_error(output: str, allowed: Sequence[Path], depfile: Path) -> str:
 #: shell, and gcc ran the project's own `cc1plus` from DIR (the third review). Nothing the
 #: shell reads (quotes, `\\`, spaces, globs, `$`, `!`, `~`, braces, parentheses) gets through,
 #: nor a comma (nvcc splits `-I/a,/b` into two folders) or `@` (a response file).
+#: An ``#include`` and the path it names
+_INCLUDE = textre.compile(r'#[ \t]*include[ \t]*["<]([^">\n]*)[">]')
 _NVCC_SAFE = textre.compile(r"[A-Za-z0-9_./=+:-]+")
 
 
@@ -127,7 +128,9 @@ def _nvcc(
 
 def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
     """Changed translation units, and (up to ``per_header`` per changed header) the project's
-    units that include a changed header."""
+    units that include a changed header (by file name). Each unit's includes are read in one
+    pass and looked up among the headers: a search per header and unit took 100 KB of
+    headers 19 s and 200 KB past two minutes (fourteenth re-run, F2)."""
     changed = [f.path for f in files if f.path.endswith(_NATIVE)]
     units = [p for p in changed if Path(p).suffix in UNITS]
     headers = {Path(p).name for p in changed if Path(p).suffix not in UNITS}
@@ -147,12 +150,8 @@ def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
                 text = fileio.read_text_or_none(full, limit=fileio.LIMIT_SOURCE, root=root)
                 if not text:
                     continue
-                hit = [
-                    h
-                    for h in headers
-                    if taken[h] < per_header
-                    and textre.search(rf'#\s*include\s*["<][^">]*{re.escape(h)}[">]', text)
-                ]
+                named = {m.group(1).rsplit("/", 1)[-1] for m in _INCLUDE.finditer(text)}
+                hit = [h for h in named & headers if taken[h] < per_header]
                 if hit:
                     units.append(rel)
                     for h in hit:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from rich.console import Console, RenderableType
+from rich.console import Console
 from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
@@ -12,19 +12,21 @@ from rich.text import Text
 
 from gpuport.models import Severity
 from gpuport.render import effort_view
-from gpuport.render.finding_groups import RuleGroup, by_scope, counts_text, group
+from gpuport.render.finding_groups import by_scope, counts_text, group
+from gpuport.render.scan_blocks import (
+    BRIEF_HEADING,
+    LINES_PER_RULE,
+    SEV_STYLE,
+    brief_line,
+    group_lines,
+    trim,
+)
 from gpuport.render.text import clean, clean_line
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport, Verdict
 from gpuport.scan.rules import RULES
 from gpuport.scan.verdict import judged, top_blockers
 
-SEV_STYLE = {
-    Severity.BLOCKER: "bold red",
-    Severity.MAJOR: "yellow",
-    Severity.MINOR: "cyan",
-    Severity.INFO: "dim",
-}
 VERDICT_STYLE = {
     Verdict.BLOCKED: "bold white on red",
     Verdict.MAJOR_WORK: "bold black on yellow",
@@ -33,29 +35,34 @@ VERDICT_STYLE = {
 }
 
 
-def _header(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
-    """The verdict, as tall as what it has to say (issue 29): where and for what target, the
-    verdict and its reason, the effort (on one line when it is small), and the route the
-    project has. The judged counts head the findings below; nothing here is padding."""
+def _header(
+    report: ScanReport, console: Console, trimmed: set[str], *, verbose: bool = False
+) -> None:
+    """The verdict in two lines (issue 29: at most three lines per finding on a 500-file
+    project): where and for what target; then the verdict, the effort's total and the
+    reason, cut to one line (``trimmed`` gets the reason; --verbose: the reason whole and the
+    effort by component); the route line only when the reason does not name the route. The
+    judged counts head the findings below."""
     files = f"{report.files_scanned} files"
     if report.skipped:
         files += f" ({len(report.skipped)} skipped)"
     if report.not_built:
         files += f", {len(report.not_built)} not built on ROCm"
     console.print(Text(_where(report, files, console.width, verbose), style="bold"))
-    reason = report.verdict_reason if verbose else short_reason(report.verdict_reason)
-    console.print(
-        Text.from_markup(
-            f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/] "
-            f"{escape(clean(reason))}"
-        )
-    )
-    effort_view.print_headline(
-        console,
-        report.effort.components,
-        f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days",
-        single=not verbose,
-    )
+    total = f"{report.effort.low_days:g}–{report.effort.high_days:g} engineer-days"
+    label = f"[{VERDICT_STYLE[report.verdict]}] {report.verdict.value.upper()} [/] "
+    if verbose:
+        console.print(Text.from_markup(label + escape(clean(report.verdict_reason))))
+        effort_view.print_headline(console, report.effort.components, total)
+    else:  # one line: the verdict, the effort's total, the reason cut to what fits
+        head = Text.from_markup(label + f"{total} · ")
+        reason = clean_line(short_reason(report.verdict_reason))
+        room = console.width - head.cell_len
+        if len(reason) > room:
+            trimmed.add(report.verdict_reason)
+            reason = trim(reason, max(room, 24))
+        head.append(reason)
+        console.print(head)
     if any(r.counts for r in report.routes):
         text = route_summary(report, counted=True)
         if verbose or not _reason_names_routes(report):
@@ -145,198 +152,6 @@ def route_summary(report: ScanReport, limit: int = 6, *, counted: bool = False) 
     return text
 
 
-def message_lead(message: str) -> str:
-    """What a message is about, before its explanation: ``torchvision`` of ``torchvision:
-    torchvision has ROCm builds ...``; the whole message when it has no such lead."""
-    lead = message.split(": ", 1)[0]
-    return lead if len(lead) < len(message) else message
-
-
-#: Lines of messages and places one rule prints in the terminal before it sums up the rest
-#: (a 400 KB kernel of 8,000 differently named masks printed 16,000 lines; --verbose: all)
-LINES_PER_RULE = 60
-
-
-def group_lines(
-    g: RuleGroup,
-    *,
-    indent: int = 2,
-    shown: set[str] | None = None,
-    limit: int | None = LINES_PER_RULE,
-    room: int | None = None,
-    trimmed: set[str] | None = None,
-    fix_room: int | None = None,
-) -> list[RenderableType]:
-    """One rule's findings as a block that wraps to any width: a head line (rule, severity,
-    title, how many), then each distinct message once with its places indented under it
-    (one line per folder; a message of one place starts with it), then the fix once. A
-    message or fix already printed (``shown``, updated here) is not printed again: the block
-    says so in one line. Past ``limit`` lines of messages and places, one line says how many
-    messages and findings of the rule are not printed and where they are (``None``: no
-    limit). ``room``: the characters a message may take (its place apart); a longer one that
-    does not say its fix is cut at a sentence or clause and ends in " …", and is added to
-    ``trimmed`` (--verbose prints it whole). ``fix_room``: the same for a fix (:func:`cut_fix`;
-    added to ``trimmed`` as ``fix:`` and the fix). With either room (the default report) a
-    rule of one finding prints it on its head line, without the rule's title."""
-    shown = set() if shown is None else shown
-    head = Text(g.rule_id, style="bold")
-    head.append("  ")
-    head.append(g.severity.value, style=SEV_STYLE[g.severity])
-    fold = room is not None and g.count == 1
-    if not fold:
-        head.append("  " + clean_line(g.title))
-    if g.count > 1:
-        head.append(f"  ×{g.count}", style="bold")
-    out: list[RenderableType] = [] if fold else [Padding(head, (0, 0, 0, indent))]
-    pad = (0, 0, 0, indent + 2)
-    places = (0, 0, 0, indent + 4)
-    left = limit if limit is not None else -1  # lines still to print (-1: no limit)
-    cut_messages = cut_places = 0
-    for x in g.fixes:
-        said = True  # whether every message printed says the fix
-        if left == 0:
-            cut_messages += len(x.messages)
-            continue
-        for m in x.messages:
-            if left == 0:
-                cut_messages += 1
-                continue
-            folders = m.by_folder()
-            if left > 0:  # the message's line, then as many of its places as fit
-                keep = max(1, left - 1)
-                cut_places += max(0, len(folders) - keep)
-                folders = folders[:keep]
-                left = max(0, left - 1 - len(folders))
-            line = head.append("  ") if fold else Text()
-            if len(folders) == 1 and len(m.places) == 1:  # one file: it leads the line
-                line.append(clean_line(folders[0]) + "  ", style="cyan")
-                folders = []
-            if m.message in shown:
-                line.append("(message as above)", style="dim")
-            else:
-                shown.add(m.message)
-                text = m.message
-                if room is not None and len(text) > room and x.fix not in text:
-                    text = trim(text, room)  # a message that says its fix is never cut
-                    if trimmed is not None:
-                        trimmed.add(m.message)
-                said = said and x.fix in text
-                line.append(clean(text))
-            out.append(Padding(line, (0, 0, 0, indent) if fold else pad))
-            for item in folders:  # places: indented under their message
-                out.append(Padding(Text(clean_line(item), style="cyan"), places))
-        if said and all(x.fix in m.message for m in x.messages):
-            continue  # the message already says it
-        fix = Text("fix: ", style="bold")
-        if x.fix in shown:
-            fix.append("as above", style="dim")
-        else:
-            shown.add(x.fix)
-            text = x.fix if fix_room is None else cut_fix(x.fix, fix_room)
-            if text != x.fix and trimmed is not None:
-                trimmed.add("fix: " + x.fix)
-            fix.append(clean(text))
-        out.append(Padding(fix, pad))
-    if cut_messages or cut_places:
-        what = [
-            f"{n} more {word}{'s' if n > 1 else ''}"
-            for n, word in ((cut_messages, "message"), (cut_places, "place"))
-            if n
-        ]
-        more = Text(
-            f"… {' and '.join(what)} of {g.rule_id} not printed: --verbose prints them, "
-            "--format json or sarif lists every finding",
-            style="dim",
-        )
-        out.append(Padding(more, pad))
-    return out
-
-
-def trim(message: str, room: int) -> str:
-    """``message`` in about ``room`` characters: cut after the last sentence that fits, else
-    clause ("; ", " ("), else at a space, and marked " …"; its lead (what it is about,
-    :func:`message_lead`) is never cut."""
-    if len(message) <= room:
-        return message
-    head = message[: room - 2]
-    cut = head.rfind(" ")
-    for end in (head.rfind(". ") + 1, head.rfind("; "), head.rfind(" (")):  # best first
-        if end >= room // 2:
-            cut = end
-            break
-    lead = message_lead(message)
-    if lead != message and cut < len(lead) + 30:  # the lead whole, no stub of what follows
-        cut = len(lead)
-    return message[: cut if cut > 0 else room - 2].rstrip() + " …"
-
-
-def cut_fix(fix: str, room: int) -> str:
-    """A fix in about ``room`` characters, what to do first: a fix that ends in a command
-    (``... Command: pip install ...``) longer than ``room`` is its command; else it is cut
-    after the last sentence or clause (". ", "; ", ", ") that fits, else at a space, and
-    marked " …" (--verbose prints it whole)."""
-    if len(fix) <= room:
-        return fix
-    _, sep, command = fix.rpartition("Command: ")
-    if sep and command.strip():
-        return command.strip() + " …"
-    head = fix[: room - 2]
-    cut = head.rfind(" ")
-    for end in (head.rfind(". ") + 1, head.rfind("; "), head.rfind(", ")):  # best first
-        if end >= room // 3:
-            cut = end
-            break
-    return fix[: cut if cut > 0 else room - 2].rstrip() + " …"
-
-
-#: A finding the verdict does not judge prints as part of one line per rule and scope: up to
-#: this many messages, each with up to this many places (the rest counted; --verbose: all)
-BRIEF_MESSAGES = 4
-BRIEF_PLACES = 3
-
-
-def short_lead(message: str, limit: int = 48) -> str:
-    """What a message is about in a few words: its lead (:func:`message_lead`) up to its
-    first clause (``vllm`` of ``vllm: ...``, "`vllm` comes from vllm" of "`vllm` comes from
-    vllm, which needs ..."), cut at ``limit`` characters with an ellipsis."""
-    lead = clean_line(message_lead(message))
-    for sep in (", ", "; ", " ("):
-        head = lead.split(sep, 1)[0]
-        if len(head) >= 8:
-            lead = head
-    return lead if len(lead) <= limit else lead[: limit - 1] + "…"
-
-
-def brief_line(g: RuleGroup) -> Padding:
-    """One rule's findings the verdict does not judge, as one wrapped line: ``GP202 minor ×3
-    `vllm` comes from vllm tests/a.py:1 (test), examples/b.py:4 (example)`` (the scope after
-    the rule when they share one); what it leaves out it counts (``+3 more``), and --verbose
-    prints them whole."""
-    scopes = {f.scope for f in g.findings}
-    line = Text(g.rule_id, style="bold")
-    line.append(" ")
-    line.append(g.severity.value, style=SEV_STYLE[g.severity])
-    if g.count > 1:
-        line.append(f" ×{g.count}", style="bold")
-    if len(scopes) == 1:
-        line.append(f" {next(iter(scopes))}", style="dim")
-    messages = [m for x in g.fixes for m in x.messages]
-    items = []
-    for m in messages[:BRIEF_MESSAGES]:
-        places = [
-            clean_line(p.display() + p.marks)
-            + (f" ({p.findings[0].scope})" if len(scopes) > 1 else "")
-            for p in m.places[:BRIEF_PLACES]
-        ]
-        if len(m.places) > BRIEF_PLACES:
-            places.append(f"+{len(m.places) - BRIEF_PLACES} more")
-        items.append(f"{short_lead(m.message)}: {', '.join(places)}")
-    if len(messages) > BRIEF_MESSAGES:
-        items.append(f"+{len(messages) - BRIEF_MESSAGES} more messages")
-    line.append("  " + "; ".join(items))
-    return Padding(line, (0, 0, 0, 2))
-
-
 def _whole(
     console: Console,
     heading: Text,
@@ -347,16 +162,14 @@ def _whole(
     trimmed: set[str],
 ) -> None:
     """A heading, then the findings grouped by rule and fix, one block each; a message takes
-    about two lines unless it says its fix, a fix three (a longer one its command or first
-    sentence or clause); ``verbose``: all whole."""
+    one line (a rule of one finding: two with its place and rule) unless it says its fix, a
+    fix one (a longer one its command or first sentence or clause); ``verbose``: all
+    whole."""
     console.print(heading)
-    room = None if verbose else 2 * (console.width - 6)
-    fix_room = None if verbose else 3 * (console.width - 6) - len("fix: ")
+    room = None if verbose else console.width - 2
     for g in group(findings, order):
         limit = None if verbose else LINES_PER_RULE
-        for part in group_lines(
-            g, shown=shown, limit=limit, room=room, trimmed=trimmed, fix_room=fix_room
-        ):
+        for part in group_lines(g, shown=shown, limit=limit, room=room, trimmed=trimmed):
             console.print(part)
 
 
@@ -405,9 +218,15 @@ def _findings(
     if not brief:
         return False
     counts = ", ".join(f"{scope} {len(items)}" for scope, items in by_scope(brief))
+    groups = group(brief, order)
+    width = None if verbose else console.width
+    if len(groups) < BRIEF_HEADING:  # a line or two: each says it is not judged
+        for g in groups:
+            console.print(brief_line(g, width, ", not judged"))
+        return True
     console.print(Text(f"Not judged (--scope all): {counts}", style="bold underline"))
-    for g in group(brief, order):
-        console.print(brief_line(g))
+    for g in groups:
+        console.print(brief_line(g, width))
     return True
 
 
@@ -529,7 +348,22 @@ def _footer(report: ScanReport, console: Console, left_out: list[str]) -> None:
             else x.replace(" full ", " ")
             for x in left_out
         )
+    if len(line) > console.width:  # cut messages and fixes: one item
+        cut = sum(int(x.split(" ", 1)[0]) for x in left_out if _counts_cut(x))
+        rest = [x for x in left_out if not _counts_cut(x)]
+        words = dict(_FOOTER_SHORT)
+        line = "--verbose: " + ", ".join(
+            [next((s for long, s in words.items() if x.endswith(long)), x) for x in rest[:1]]
+            + [f"{cut} cut"]
+            + [next((s for long, s in words.items() if x.endswith(long)), x) for x in rest[1:]]
+        )
     console.print(Text(line, style="dim"))
+
+
+def _counts_cut(item: str) -> bool:
+    """Whether a footer item counts texts the default report cut (``2 full fixes``)."""
+    n, full, what = [*item.split(" "), "", ""][:3]
+    return n.isdigit() and full == "full" and what in ("message", "messages", "fix", "fixes")
 
 
 #: The footer's words when they do not fit in one line
@@ -541,10 +375,10 @@ _FOOTER_SHORT = (
 
 
 def render(report: ScanReport, console: Console, *, verbose: bool = False) -> None:
-    _header(report, console, verbose=verbose)
+    trimmed: set[str] = set()  # the reason, messages and fixes the default report cut
+    _header(report, console, trimmed, verbose=verbose)
     order = [f.rule_id for f in top_blockers(report.findings, RULES, "all")]
     shown: set[str] = set()  # messages and fixes printed once
-    trimmed: set[str] = set()  # messages cut to two lines
     briefed = _findings(console, report, order, shown, verbose, trimmed)
     _notes(report, console)
     if verbose:

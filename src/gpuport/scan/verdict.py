@@ -126,23 +126,22 @@ def _verdict(
     shown = ", ".join(route[:3]) + (f" and {len(route) - 3} more" if len(route) > 3 else "")
     if route and b and gap_hours >= GAP_HOURS:
         return Verdict.MAJOR_WORK, (
-            f"the project already has a ROCm route ({shown}); {b} blocker"
+            f"has a ROCm route ({shown}); {b} blocker"
             f"{'s' if b != 1 else ''} in core code it does not cover yet "
             f"({gap_hours:g} h, a week or more)"
         )
     if route and b:
         return Verdict.MINOR_WORK, (
-            f"the project already has a ROCm route ({shown}); {b} blocker"
+            f"has a ROCm route ({shown}); {b} blocker"
             f"{'s' if b != 1 else ''} in core code it does not cover yet, "
             f"{gap_hours:g} h of work (under a week)"
         )
     if route and (m or n):
         return Verdict.MINOR_WORK, (
-            f"the project already has a ROCm route ({shown}); {m} major and {n} minor "
-            "item(s) left in core code"
+            f"has a ROCm route ({shown}); {m} major and {n} minor item(s) left in core code"
         )
     if route:
-        return Verdict.READY, f"the project already has a ROCm route ({shown}); nothing left"
+        return Verdict.READY, f"has a ROCm route ({shown}); nothing left"
     if b:
         return Verdict.BLOCKED, (
             f"{b} blocker{'s' if b != 1 else ''} must be fixed before this project runs on ROCm"

@@ -134,8 +134,11 @@ def find_routes(
     return out
 
 
-def _read(path: Path) -> str | None:
-    return fileio.read_text_or_none(path, limit=2_000_000, root=path.parent)
+def _read(path: Path, root: Path) -> str | None:
+    """A CI file, bounded; None when it cannot be read or leads out of ``root``, the project:
+    a linked ``.github`` or ``workflows`` folder included (fourteenth re-run, F5: a folder link
+    to an outside CI file was read and quoted as route evidence)."""
+    return fileio.read_text_or_none(path, limit=2_000_000, root=root)
 
 
 def _ci(root: Path) -> list[RouteEvidence]:
@@ -146,7 +149,7 @@ def _ci(root: Path) -> list[RouteEvidence]:
     except OSError:
         return []
     for p in files:
-        text = _read(p)
+        text = _read(p, root)
         if text is None:
             continue
         m = _CI.search(text)
