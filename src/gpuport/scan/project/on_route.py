@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from gpuport import textre
 from gpuport.scan.cxx_expr import ROCM_MACRO
@@ -45,6 +46,7 @@ from gpuport.scan.project.include_paths import owners_by_name, resolve_one
 
 __all__ = [
     "OFF_ROUTE",
+    "RouteShown",
     "docker_stage_off",
     "has_hip_mark",
     "hip_sibling_branch",
@@ -154,6 +156,44 @@ def _targets(includer: str, got: Iterable[str]) -> Iterable[str]:
         return got
     plain = [g for g in got if not _CUDA_FOLDER.search(g.rsplit("/", 1)[0] if "/" in g else "")]
     return plain if plain else got
+
+
+class RouteShown:
+    """:func:`on_route_files` of a project, worked out on first use (a project with a route
+    and a native finding asks): most scans never need it."""
+
+    def __init__(
+        self,
+        native: Mapping[str, str] | None = None,
+        build: Any = None,
+        setup_sources: Iterable[str] = (),
+        build_files: Mapping[str, str] | None = None,
+    ) -> None:
+        self._args = (native or {}, build, list(setup_sources), build_files or {})
+        self._files: dict[str, str] | None = None
+
+    def files(self) -> dict[str, str]:
+        if self._files is None:
+            native, build, setup_sources, build_files = self._args
+            self._files = (
+                on_route_files(
+                    native,
+                    build.rocm_named,
+                    setup_sources,
+                    build.not_built,
+                    build.rocm_dirs,
+                    rocm_branch_defines(build_files),
+                )
+                if build is not None
+                else {}
+            )
+        return self._files
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.files()
+
+    def get(self, rel: str) -> str | None:
+        return self.files().get(rel)
 
 
 def on_route_files(
@@ -384,7 +424,7 @@ def off_route(
     rule_id: str,
     path: str,
     line: int | None,
-    shown: Mapping[str, str],
+    shown: RouteShown | Mapping[str, str],
     build_texts: Mapping[str, str],
     route: str,
 ) -> str | None:

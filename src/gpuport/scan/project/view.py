@@ -37,11 +37,10 @@ from gpuport.scan.project.extras import (
 from gpuport.scan.project.files import Candidate, classify, read_text
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import (
+    RouteShown,
     docker_stage_off,
     off_route,
-    on_route_files,
     other_backend,
-    rocm_branch_defines,
 )
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
@@ -98,7 +97,7 @@ class ProjectView:
     #: the packages it names): the ROCm route of the manifests in that folder
     rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     #: native files the ROCm route is shown to compile -> why (:mod:`on_route`)
-    on_route: dict[str, str] = field(default_factory=dict)
+    on_route: RouteShown = field(default_factory=RouteShown)
     #: CMake files and Makefiles (relative path -> text), for the branch of a finding's line
     build_texts: dict[str, str] = field(default_factory=dict)
 
@@ -183,20 +182,9 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         in_extra = extras.get(rel, {}) if rel not in route_installs else {}
         declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
     setup_sources = [rel for rel, (_, by_setup) in build.sources.items() if by_setup]
-    on_route = (
-        on_route_files(
-            native,
-            build.rocm_named,
-            setup_sources,
-            build.not_built,
-            build.rocm_dirs,
-            rocm_branch_defines(build_files),
-        )
-        if working_route(routes)
-        else {}
-    )
     return ProjectView(
-        on_route=on_route,
+        # read on first use (a finding of a project with a route asks)
+        on_route=RouteShown(native, build, setup_sources, build_files),
         build_texts={
             rel: text
             for rel, text in build_files.items()
