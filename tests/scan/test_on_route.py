@@ -10,16 +10,18 @@ from pathlib import Path
 
 from gpuport.models import Severity
 from gpuport.scan.model import ScanReport, Verdict
+from gpuport.scan.project.backend_choice import (
+    docker_stage_off,
+    hip_sibling_branch,
+    vendor_case,
+)
 from gpuport.scan.project.include_paths import owners_by_name
 from gpuport.scan.project.on_route import (
     OFF_ROUTE,
-    docker_stage_off,
-    hip_sibling_branch,
     on_route_files,
     open_branch,
     rocm_branch_defines,
     route_includes,
-    vendor_case,
 )
 from tests.scan.project_files import scan_files
 
@@ -270,3 +272,31 @@ def test_macros_defined_in_a_rocm_branch() -> None:
     # branch of unknown value (where USE_CUDA is defined) is not shown to be
     assert got >= {"P_CUDA_ACTIVE", "P_PORTABLE", "P_USE_CUDA"}
     assert "USE_CUDA" not in got
+
+
+def test_code_written_against_a_hip_portability_header_is_on_the_route() -> None:
+    gpu = (
+        "#pragma once\n#ifdef O_HIP\n#include <hip/hip_runtime.h>\n"
+        "#define cudaMalloc hipMalloc\n#define cudaFree hipFree\n"
+        "#define cufftDestroy hipfftDestroy\n#endif\n"
+    )
+    native = {
+        "src/utils/gpu.hpp": gpu,
+        "src/global.h": '#include "utils/gpu.hpp"\n',
+        "src/hydro/kernel.cu": '#include "../global.h"\n' + PTX,
+        "src/other/lone.cu": PTX,
+    }
+    resolved = {
+        "src/global.h": frozenset({"src/utils/gpu.hpp"}),
+        "src/hydro/kernel.cu": frozenset({"src/global.h"}),
+    }
+    shown = on_route_files(native, [], [], {}, resolved=resolved)
+    assert "portability header" in shown["src/hydro/kernel.cu"]
+    assert "src/other/lone.cu" not in shown
+    # two mapped names are not a portability header
+    two = {**native, "src/utils/gpu.hpp": gpu.replace("#define cufftDestroy hipfftDestroy\n", "")}
+    two["src/utils/gpu.hpp"] = two["src/utils/gpu.hpp"].replace(
+        "#include <hip/hip_runtime.h>\n", ""
+    )
+    shown = on_route_files(two, [], [], {}, resolved=resolved)
+    assert "src/hydro/kernel.cu" not in shown

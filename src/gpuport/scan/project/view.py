@@ -20,6 +20,7 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.backend_choice import docker_stage_off, other_backend
 from gpuport.scan.project.backend_siblings import backend_siblings
 from gpuport.scan.project.backend_switches import (
     build_defined,
@@ -36,12 +37,7 @@ from gpuport.scan.project.extras import (
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
 from gpuport.scan.project.include_paths import resolve_includes
-from gpuport.scan.project.on_route import (
-    RouteShown,
-    docker_stage_off,
-    off_route,
-    other_backend,
-)
+from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
@@ -184,7 +180,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     setup_sources = [rel for rel, (_, by_setup) in build.sources.items() if by_setup]
     return ProjectView(
         # read on first use (a finding of a project with a route asks)
-        on_route=RouteShown(native, build, setup_sources, build_files),
+        on_route=RouteShown(native, build, setup_sources, build_files, resolved),
         build_texts={
             rel: text
             for rel, text in build_files.items()
