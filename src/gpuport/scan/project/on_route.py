@@ -313,6 +313,29 @@ def _make_value(kind: str, rest: str) -> bool | None:
     return v if kind == "ifeq" or v is None else not v
 
 
+def _advance(stack: list[list[int]], m: re.Match[str], text: str, at: int) -> None:
+    """Follow one conditional command (``m``: a match of ``_CMAKE_COND``/``_MAKE_COND``) on the
+    stack of open ones: per conditional [line of the current branch's test, it is shown
+    taken, an earlier branch is taken, every earlier branch is false]."""
+    kind = m.group(1).lower()
+    if kind in ("if", "elseif"):
+        value = cond_value(_cmake_args(text, m.end() - 1))
+    elif kind in ("ifeq", "ifneq", "ifdef", "ifndef"):
+        value = _make_value(kind, m.group(2))
+    else:
+        value = None
+    if kind in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
+        stack.append([at, int(value is True), int(value is True), int(value is False)])
+    elif kind in ("elseif", "else") and stack:
+        f = stack[-1]
+        if kind == "else" and f[3] and not f[2]:
+            value = True  # every earlier test is false on ROCm: this branch is taken
+        taken = 0 if f[2] else int(value is True)
+        f[0], f[1], f[2], f[3] = at, taken, int(f[2] or taken), int(f[3] and value is False)
+    elif kind == "endif" and stack:
+        stack.pop()
+
+
 def open_branch(path: str, text: str, line: int) -> int | None:
     """The line of the innermost conditional around ``line`` of a CMake file or Makefile
     whose branch a ROCm build is not shown to take (a test of unknown or false value, an
@@ -330,23 +353,7 @@ def open_branch(path: str, text: str, line: int) -> int | None:
         at = line_of(m.start())
         if at >= line:
             break
-        kind = m.group(1).lower()
-        if kind in ("if", "elseif"):
-            value = cond_value(_cmake_args(text, m.end() - 1))
-        elif kind in ("ifeq", "ifneq", "ifdef", "ifndef"):
-            value = _make_value(kind, m.group(2))
-        else:
-            value = None
-        if kind in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
-            stack.append([at, int(value is True), int(value is True), int(value is False)])
-        elif kind in ("elseif", "else") and stack:
-            f = stack[-1]
-            if kind == "else" and f[3] and not f[2]:
-                value = True  # every earlier test is false on ROCm: this branch is taken
-            taken = 0 if f[2] else int(value is True)
-            f[0], f[1], f[2], f[3] = at, taken, int(f[2] or taken), int(f[3] and value is False)
-        elif kind == "endif" and stack:
-            stack.pop()
+        _advance(stack, m, text, at)
     for f in reversed(stack):
         if not f[1]:
             return f[0]
@@ -405,27 +412,11 @@ def rocm_branch_defines(build_files: Mapping[str, str]) -> frozenset[str]:
         whole = _HIP_FOLDER.search(rel) is not None
         events = [(m.start(), 0, m) for m in (_CMAKE_COND if cmake else _MAKE_COND).finditer(text)]
         events += [(m.start(), 1, m) for m in _DEFINITION.finditer(text)]
-        stack: list[list[int]] = []  # [shown taken, an earlier branch taken, all earlier false]
+        stack: list[list[int]] = []
         for _, kind_of, m in sorted(events, key=lambda e: e[0]):
             if kind_of == 1:
-                if whole or (stack and all(f[0] for f in stack)):
+                if whole or (stack and all(f[1] for f in stack)):
                     out.update(_WORDS.findall(m.group(1).replace("-D", " ")))
-                continue
-            kind = m.group(1).lower()
-            if kind in ("if", "elseif"):
-                value = cond_value(_cmake_args(text, m.end() - 1))
-            elif kind in ("ifeq", "ifneq", "ifdef", "ifndef"):
-                value = _make_value(kind, m.group(2))
             else:
-                value = None
-            if kind in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
-                stack.append([int(value is True), int(value is True), int(value is False)])
-            elif kind in ("elseif", "else") and stack:
-                f = stack[-1]
-                if kind == "else" and f[2] and not f[1]:
-                    value = True
-                taken = 0 if f[1] else int(value is True)
-                f[0], f[1], f[2] = taken, int(f[1] or taken), int(f[2] and value is False)
-            elif kind == "endif" and stack:
-                stack.pop()
+                _advance(stack, m, text, 0)
     return frozenset(out)
