@@ -363,3 +363,17 @@ def test_searching_one_text_again_and_again_is_linear() -> None:
     small, big = "é k " * 25_000, "é k " * 50_000
     t1, t2 = _seconds(lambda: walk(small)), _seconds(lambda: walk(big))
     assert t2 < 3.0 * t1 + 0.05, (t1, t2)
+
+
+def test_the_function_cache_keeps_patterns_in_use_while_others_come_and_go() -> None:
+    """Past 512 patterns the least recently used one goes, not all of them (clearing all at
+    once made a cycle of a few more than 512 recompile each; fourteenth re-run)."""
+    from gpuport import textre as t
+
+    t.search(r"\bkept\b", "kept")
+    kept = t._FUNCTION_CACHE[(r"\bkept\b", 0)]
+    for i in range(2_000):
+        t.search(rf"\bname{i}\b", "text")
+        t.search(r"\bkept\b", "kept")
+    assert t._FUNCTION_CACHE[(r"\bkept\b", 0)] is kept
+    assert len(t._FUNCTION_CACHE) <= 512

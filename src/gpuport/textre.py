@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any, cast
@@ -522,7 +523,12 @@ def regex(pattern: str) -> str:
     return translate(pattern)[0].pattern
 
 
-_FUNCTION_CACHE: dict[tuple[str, int], TextPattern] = {}
+#: The patterns the module functions compiled, least recently used first: past 512 the
+#: oldest goes (clearing all of them at once made a caller that cycles through a few more
+#: than 512 patterns recompile every one; fourteenth re-run). A caller that builds a
+#: pattern per name in a loop still recompiles past 512: look names up in a set instead.
+_FUNCTION_CACHE: OrderedDict[tuple[str, int], TextPattern] = OrderedDict()
+_FUNCTION_CACHE_SIZE = 512
 
 
 def _cached(pattern: str | re.Pattern[str], flags: int) -> TextPattern:
@@ -533,9 +539,12 @@ def _cached(pattern: str | re.Pattern[str], flags: int) -> TextPattern:
     key = (pattern, flags)
     got = _FUNCTION_CACHE.get(key)
     if got is None:
-        if len(_FUNCTION_CACHE) >= 512:
-            _FUNCTION_CACHE.clear()
-        got = _FUNCTION_CACHE[key] = TextPattern(pattern, flags)
+        got = TextPattern(pattern, flags)
+        _FUNCTION_CACHE[key] = got
+        if len(_FUNCTION_CACHE) > _FUNCTION_CACHE_SIZE:
+            _FUNCTION_CACHE.popitem(last=False)
+    else:
+        _FUNCTION_CACHE.move_to_end(key)
     return got
 
 

@@ -962,3 +962,84 @@ def test_a_header_of_thousands_of_warp_size_defines(tmp_path: Path) -> None:
         + "}\n"
     )
     _within(lambda: _scan(tmp_path), 6.0)
+
+
+@pytest.mark.parametrize("shape", ["ballots_and_shifts", "lane_variables"])
+def test_a_kernel_of_many_ballots_or_lane_variables(shape: str, tmp_path: Path) -> None:
+    """Fourteenth re-run, F6: every ``1 << lane`` searched the line once per kept ballot, a
+    new pattern each (85 KB: past two minutes once over 512 ballots); and each lane variable's
+    uses were a pass over the kernel. One pass and a set lookup each now."""
+    n = 700 if shape == "ballots_and_shifts" else 2_500
+    if shape == "ballots_and_shifts":
+        body = "".join(
+            f"  unsigned b{i} = __ballot_sync(0xffffffff, x[{i}] > 0); o[{i}] = b{i};\n"
+            for i in range(n)
+        ) + "".join(f"  o[{i}] = 1 << lane;\n" for i in range(n))
+        body = "  int lane = threadIdx.x & 31;\n" + body
+    else:
+        body = "".join(f"  int l{i} = threadIdx.x & 31; x[l{i}] = 0;\n" for i in range(n))
+    (tmp_path / "k.cu").write_text(f"__global__ void k(float *x, unsigned *o) {{\n{body}}}\n")
+    _within(lambda: _scan(tmp_path), 8.0)
+
+
+@pytest.mark.parametrize("build_file", ["Makefile", "pyproject.toml"])
+def test_thousands_of_defines_on_one_line_of_a_build_file(build_file: str, tmp_path: Path) -> None:
+    """Fourteenth re-run, F8: each ``-D`` re-read the rest of its line (a Makefile of one line
+    of defines: 50 KB 28 s CPU); a line is read once now."""
+    n = 6_000
+    if build_file == "Makefile":
+        text = "NVCCFLAGS = " + " ".join(f"-DUSE_CUDA_{i}" for i in range(n)) + "\n"
+    else:
+        args = ", ".join(f'"-DCMAKE_CUDA_ARCH_{i}=1"' for i in range(n))
+        text = f'[project]\nname = "p"\n\n[tool.scikit-build]\ncmake.args = [{args}]\n'
+    (tmp_path / build_file).write_text(text)
+    (tmp_path / "k.cu").write_text("#ifdef USE_CUDA_7\n__global__ void k() {}\n#endif\n")
+    _within(lambda: _scan(tmp_path), 6.0)
+
+
+@pytest.mark.parametrize("table", ["tool.poetry.source", "tool.uv.index"])
+def test_pyproject_of_thousands_of_package_indexes(table: str, tmp_path: Path) -> None:
+    """Fourteenth re-run, F9: each index URL's line was looked for from the top (400 KB:
+    31 s); in file order from the last one now, and each still gets its own line."""
+    from gpuport.scan.rules.deps.readers import pyproject_entries
+
+    n = 4_000
+    text = '[project]\nname = "p"\n\n' + "".join(
+        f'[[{table}]]\nname = "s{i}"\nurl = "https://download.pytorch.org/whl/cu1{i}"\n\n'
+        for i in range(n)
+    )
+    entries: list[object] = []
+    _within(lambda: entries.extend(pyproject_entries(text)), 4.0)
+    urls = [e for e in entries if getattr(e, "kind", "") == "index"][:n]
+    assert [getattr(e, "line", 0) for e in urls] == [6 + 4 * i for i in range(n)]
+
+
+def test_requirements_files_that_all_include_one_hub(tmp_path: Path) -> None:
+    """Fourteenth re-run, F10: every requirements file includes ``all.txt``, which includes
+    every file: each file scanned followed the whole closure again (245 files: 17 s CPU).
+    Each include is followed once per scan; every file's findings are still reported."""
+    req = tmp_path / "requirements"
+    req.mkdir()
+    n = 1_000
+    (req / "all.txt").write_text("".join(f"-r r{i}.txt\n" for i in range(n)))
+    for i in range(n):
+        (req / f"r{i}.txt").write_text(f"-r all.txt\npkg{i}==1.0\n")
+    (req / "r7.txt").write_text("-r all.txt\ntensorrt==10.0\n")
+    found: list[object] = []
+    _within(lambda: found.append(_scan(tmp_path)), 8.0)
+    report = found[-1]
+    hits = [f for f in report.findings if "tensorrt" in f.message]  # type: ignore[attr-defined]
+    assert hits and {f.location.path for f in hits} == {"requirements/r7.txt"}
+
+
+def test_thousands_of_headers_of_one_warp_size_define_each(tmp_path: Path) -> None:
+    """Fourteenth re-run, F11: the files including each such header were found by rebuilding
+    the project's include map for each header (400 KB: 53 s CPU); it is built once."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    for i in range(6_000):
+        (inc / f"h{i}.h").write_text(f"#define WARP{i} 32\n")
+    (tmp_path / "k.cu").write_text(
+        '#include "inc/h1.h"\n__device__ void f(int *x) { x[0] = WARP1; }\n'
+    )
+    _within(lambda: _scan(tmp_path), 8.0)

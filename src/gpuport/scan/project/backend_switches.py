@@ -22,7 +22,7 @@ Text only: nothing is compiled or run.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from gpuport import textre
 
@@ -129,12 +129,11 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
     for rel, text in build_files.items():
         if "CUDA" not in text.upper():
             continue
-        for m in _DEFINES.finditer(text):
-            end = text.find("\n", m.end())
-            rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
+        line_of = textre.line_finder(text)  # one line index per file
+        for start, rest in _define_rests(text):
             for n in _NAME.findall(rest):
-                if n not in names:  # one line index per file: counting per match was quadratic
-                    names[n] = f"{rel}:{textre.line_finder(text)(m.start())}"
+                if n not in names:
+                    names[n] = f"{rel}:{line_of(start)}"
     rocm_side = _rocm_side_defines(build_files)
     # the words of each `&&` directive, found from each of its words (every name against
     # every such directive was quadratic: 800 KB of them, 4.6 s and rising)
@@ -171,11 +170,24 @@ def build_defined(build_files: Mapping[str, str]) -> frozenset[str]:
     whatever branch: a macro the build may define is not one only a CUDA branch defines."""
     out: set[str] = set()
     for text in build_files.values():
-        for m in _DEFINES.finditer(text):
-            end = text.find("\n", m.end())
-            rest = text[m.end() : end if end != -1 else len(text)].replace("-D", " ")
+        for _, rest in _define_rests(text):
             out.update(_NAME.findall(rest))
     return frozenset(out)
+
+
+def _define_rests(text: str) -> Iterator[tuple[int, str]]:
+    """For each line of ``text`` with a define (``-D``, ``add_compile_definitions(``...):
+    where its first define starts, and the rest of the line after it (``-D`` made a space).
+    A later define on the same line names nothing the first one's rest does not: the line is
+    read once, not once per define (a line of thousands of ``-D`` flags was quadratic:
+    50 KB 28 s; fourteenth re-run, F8)."""
+    done = -1  # the end of the last line read
+    for m in _DEFINES.finditer(text):
+        if m.start() < done:
+            continue
+        end = text.find("\n", m.end())
+        done = end if end != -1 else len(text)
+        yield m.start(), text[m.end() : done].replace("-D", " ")
 
 
 def switch_strings(strings: set[str]) -> frozenset[str]:

@@ -23,6 +23,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from gpuport import textre
 from gpuport.safeparse import ParseError, toml_table
 from gpuport.scan.rules.base import physical_lines
+from gpuport.scan.rules.deps.locate import (
+    NEAR,
+    WHOLE_FILE_SEARCHES,
+    InOrder,
+    line_of,
+    quoted_from,
+    quoted_line,
+)
 from gpuport.scan.rules.deps.readers_common import PIP_OPTIONS, Entry, split_pip_option
 from gpuport.scan.rules.deps.setup_py import setup_py_entries
 
@@ -37,111 +45,6 @@ __all__ = [
 ]
 
 
-# --- locating values in the text ----------------------------------------------------
-
-
-@lru_cache(maxsize=64)
-def _code_part(line: str) -> str:
-    """The line without its trailing comment (``#`` at the start or after a space, unquoted).
-    Cached: each item of a list on one long line used to rescan the whole line."""
-    quote = ""
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
-            return line[:i]
-    return line
-
-
-def _find_line(lines: list[str], needle: str, start: int = 0, end: int | None = None) -> int | None:
-    """1-based line in ``[start, end)`` where ``needle`` occurs as a whole word outside comments."""
-    found = _find_at(lines, needle, start, end)
-    return None if found is None else found[0] + 1
-
-
-def _find_at(
-    lines: list[str],
-    needle: str,
-    start: int = 0,
-    end: int | None = None,
-    col: int = 0,
-    reach: int | None = None,
-) -> tuple[int, int] | None:
-    """``(index, offset just past needle)`` of the first whole-word ``needle`` outside comments
-    in lines ``[start, end)``, looked for from offset ``col`` on line ``start``, and (with
-    ``reach``) only where it starts within ``reach`` characters of where each line is read."""
-    for i in range(start, len(lines) if end is None else min(end, len(lines))):
-        at = col if i == start else 0
-        stop = len(lines[i]) if reach is None else at + reach + len(needle)
-        if lines[i].find(needle, at, stop) >= 0:
-            past = _whole_word(_code_part(lines[i]), needle, at)
-            if past >= 0:
-                return i, past
-    return None
-
-
-def _whole_word(code: str, needle: str, pos: int = 0) -> int:
-    """The offset just past the first ``needle`` in ``code`` from ``pos`` on with no word
-    character, ``.`` or ``-`` on either side, else -1 (a plain search: compiling a regex per
-    value made a long dependency list slow)."""
-    pos = code.find(needle, pos)
-    while pos != -1:
-        end = pos + len(needle)
-        if not (pos and _wordish(code[pos - 1])) and not (end < len(code) and _wordish(code[end])):
-            return end
-        pos = code.find(needle, pos + 1)
-    return -1
-
-
-def _wordish(ch: str) -> bool:
-    return ch.isalnum() or ch in "_.-"
-
-
-def _line_of(lines: list[str], needle: str, start: int = 0) -> int:
-    """1-based line of ``needle`` at or after line index ``start``, else anywhere, else 1."""
-    return _find_line(lines, needle, start) or _find_line(lines, needle) or 1
-
-
-def _quoted_line(lines: list[str], value: str, start: int = 0) -> int:
-    """Line of a string value, preferring its quoted form (``"torch>=2"``)."""
-    for needle in (f'"{value}"', f"'{value}'"):
-        found = _find_line(lines, needle, start) or _find_line(lines, needle)
-        if found:
-            return found
-    return _line_of(lines, value, start)
-
-
-def _quoted_from(lines: list[str], value: str, hint: int, col: int = 0) -> tuple[int, int] | None:
-    """``(index, offset past it)`` of ``"value"``/``'value'`` within a few lines of ``hint``
-    (from offset ``col`` on that line): the next item of a list is near the last one, and a
-    bounded look from where the last one ended keeps a long list linear, on one line too."""
-    end = hint + _NEAR
-    needles = (f'"{value}"', f"'{value}'")
-    if _next_quote(lines[hint] if hint < len(lines) else "", col) == "'":
-        needles = needles[::-1]  # the form of the next string first: on one long line, looking
-        # for the other form first searched to the line's end once per item
-    for needle in needles:  # the next item is near: a bounded look on each line (an item
-        # written otherwise, with escapes, searched to the end of a long line once per item)
-        found = _find_at(lines, needle, hint, end, col, reach=_REACH)
-        if found:
-            return found
-    return None
-
-
-def _next_quote(line: str, col: int) -> str:
-    """The first quote character at or after ``col`` ("" if none): where the next item opens."""
-    for i in range(col, len(line)):  # (not islice: it steps through the first col too)
-        if line[i] in "\"'":
-            return line[i]
-    return ""
-
-
-_NEAR = 8
-_REACH = 4096
-_WHOLE_FILE_SEARCHES = 16
 _HEADER = textre.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
@@ -246,20 +149,20 @@ def pyproject_entries(text: str) -> list[Entry]:
             return
         if header not in state:
             first = _section_start(lines, header)
-            state[header] = (first, first, 0, _WHOLE_FILE_SEARCHES)
+            state[header] = (first, first, 0, WHOLE_FILE_SEARCHES)
         start, hint, col, searches = state[header]
         # an array is in file order: look from where the last item ended; an item not written
         # as it reads (escapes) is looked for in the whole file, a few times; past these, it
         # gets the line of the item before it (escaped strings on one line were quadratic)
         for req in reqs:
             if isinstance(req, str):
-                near = _quoted_from(lines, req, hint, col)
+                near = quoted_from(lines, req, hint, col)
                 if near is not None:
                     hint, col = near
                     line = hint + 1
                 elif searches > 0:
                     searches -= 1
-                    line = _quoted_line(lines, req, start)
+                    line = quoted_line(lines, req, start)
                     if line - 1 > hint:
                         hint, col = line - 1, 0
                 else:
@@ -289,15 +192,16 @@ def pyproject_entries(text: str) -> list[Entry]:
         out.extend(_poetry_entries(poetry, lines))
     uv = tool.get("uv", {})
     if isinstance(uv, dict):
+        urls_in_order = InOrder(lines)
         for index in uv.get("index") or []:
             if isinstance(index, dict) and isinstance(index.get("url"), str):
-                out.append(Entry("index", index["url"], _quoted_line(lines, index["url"])))
+                out.append(Entry("index", index["url"], urls_in_order.line(index["url"])))
         for key in ("index-url", "extra-index-url", "find-links"):
             value = uv.get(key)
             urls = value if isinstance(value, list) else [value]
             for url in urls:
                 if isinstance(url, str):
-                    out.append(Entry("index", url, _quoted_line(lines, url)))
+                    out.append(Entry("index", url, urls_in_order.line(url)))
         for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
             add_reqs(uv.get(key), "tool.uv")
     return out
@@ -322,7 +226,7 @@ def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]
         for name, spec in deps.items():
             if name.lower() == "python":
                 continue
-            idx = _key_line(lines, name, hint, min(end, hint + _NEAR))
+            idx = _key_line(lines, name, hint, min(end, hint + NEAR))
             if idx is None:
                 idx = _key_line(lines, name, start, end)
             else:
@@ -331,7 +235,7 @@ def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]
                 line = idx + 1
             else:  # [tool.poetry.dependencies.torch] sub-table, or not found
                 sub = _find_section(lines, f"{header}.{name}")
-                line = sub + 1 if sub is not None else _line_of(lines, name, start)
+                line = sub + 1 if sub is not None else line_of(lines, name, start)
             if isinstance(spec, list):  # multiple constraints: one table each
                 tables = _array_table_lines(lines, idx) if idx is not None else []
                 for i, item in enumerate(spec):
@@ -339,9 +243,10 @@ def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]
                     yield Entry("req", _poetry_to_pep508(name, item), at)
             else:
                 yield Entry("req", _poetry_to_pep508(name, spec), line)
+    sources = InOrder(lines)
     for source in poetry.get("source") or []:
         if isinstance(source, dict) and isinstance(source.get("url"), str):
-            yield Entry("index", source["url"], _quoted_line(lines, source["url"]))
+            yield Entry("index", source["url"], sources.line(source["url"]))
 
 
 def _poetry_to_pep508(name: str, spec: Any) -> str:
@@ -433,7 +338,7 @@ def _nvidia_channel(channel: str) -> bool:
 
 def _item_line(lines: list[str], value: str, start: int = 0) -> int:
     """Line of a YAML block-list item ``- value``, else of ``value`` anywhere."""
-    return _item_at(lines, value, start) or _line_of(lines, value, start)
+    return _item_at(lines, value, start) or line_of(lines, value, start)
 
 
 def _item_at(lines: list[str], value: str, start: int) -> int | None:

@@ -32,6 +32,14 @@ _TYPE_BEFORE = textre.compile(
     r"|uint|u?int(?:32|64)_t|std::u?int(?:32|64)_t|size_t|auto)[ \t\r\n]+)+)$"
 )
 
+#: A name that is not a member (``x.lane``, ``p->lane``): each lane name's uses, for all of
+#: them in one pass (a pass per name was names x kernel; fourteenth re-run)
+_NAME_NOT_MEMBER = textre.compile(r"(?<![\w.>])\w+")
+#: A name that is not a field (``x.b``): a ``<<`` line's names, looked up among the ballots
+#: at once (a search per ballot and use, each a new pattern, took 85 KB past two minutes;
+#: fourteenth re-run, F6)
+_NAME_NOT_FIELD = textre.compile(r"(?<![\w.])\w+")
+
 
 def _declaration(code: str, name: str, lo: int, hi: int) -> re.Match[str] | None:
     """``unsigned name;`` (or ``unsigned name,``) declared earlier in ``[lo, hi)``."""
@@ -190,11 +198,16 @@ class UsesPasses(ReaderBase):
 
     def lane_uses(self) -> None:
         code = self.code
+        wanted = {n for n, k in self.kinds.items() if k in (*_LANE_KINDS, "N32")}
+        at: dict[str, list[int]] = {}  # every use of each, found in one pass over the unit
+        if wanted:
+            for m in _NAME_NOT_MEMBER.finditer(code, self.a, self.b):
+                if m.group(0) in wanted:
+                    at.setdefault(m.group(0), []).append(m.start())
         for name, kind in self.kinds.items():
             if kind not in (*_LANE_KINDS, "N32"):
                 continue
-            for m in textre.finditer(rf"(?<![\w.>]){re.escape(name)}\b", code[self.a : self.b]):
-                pos = self.a + m.start()
+            for pos in at.get(name, ()):
                 if pos == self.defs.get(name):
                     continue
                 if kind == "N32":  # a warp count: wrong only as a count of warps in the grid
@@ -219,8 +232,8 @@ class UsesPasses(ReaderBase):
             return None
         if before.endswith("<<"):
             line = code[max(self.a, code.rfind(";", self.a, pos)) : code.find(";", pos)]
-            if _BALLOT.search(line) or any(
-                textre.search(rf"(?<![\w.]){re.escape(b)}\b", line) for b in self.ballot_vars
+            if _BALLOT.search(line) or not self.ballot_vars.isdisjoint(
+                m.group(0) for m in _NAME_NOT_FIELD.finditer(line)
             ):
                 return None
             return (
