@@ -9,7 +9,19 @@ import re
 from gpuport import textre
 from gpuport.scan.project.on_route import has_hip_mark
 
-__all__ = ["docker_stage_off", "hip_sibling_branch", "other_backend", "vendor_case"]
+__all__ = [
+    "docker_stage_off",
+    "hip_sibling_branch",
+    "may_choose_backend",
+    "other_backend",
+    "vendor_case",
+]
+
+
+def may_choose_backend(text: str) -> bool:
+    """Whether :func:`other_backend` can say anything about a line of ``text`` (one pass)."""
+    return "0x1002" in text or "0X1002" in text or has_hip_mark(text)
+
 
 #: PCI vendor IDs of a run-time vendor switch: AMD's, and the others' (NVIDIA, Intel, Apple,
 #: Qualcomm, ARM) which a ROCm run never takes.

@@ -20,7 +20,11 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
-from gpuport.scan.project.backend_choice import docker_stage_off, other_backend
+from gpuport.scan.project.backend_choice import (
+    docker_stage_off,
+    may_choose_backend,
+    other_backend,
+)
 from gpuport.scan.project.backend_siblings import backend_siblings
 from gpuport.scan.project.backend_switches import (
     build_defined,
@@ -572,7 +576,10 @@ def _in_file(f: Finding, view: ProjectView, texts: dict[str, str], route: bool) 
         return None
     if path not in texts:
         got = read_text(view.root / path, 4 * 1024 * 1024, view.root)
-        texts[path] = got if isinstance(got, str) else ""
+        got = got if isinstance(got, str) else ""
+        # read once per file: a file no rule of it can apply to is kept as "" (thousands of
+        # findings in one file each scanned it whole)
+        texts[path] = got if not native or may_choose_backend(got) else ""
     return other_backend(path, texts[path], line) if native else docker_stage_off(texts[path], line)
 
 
