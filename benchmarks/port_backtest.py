@@ -345,6 +345,46 @@ PORTS = (
         "cf4aaac880e8320cd2dd66f6379ab05bda9474b0",
         "fresh5",
     ),
+    Port(
+        "J11",
+        "llamafactory",
+        "hiyouga/LlamaFactory",
+        "573bf03a6f46a522def9410aaf05bcb72c915153",
+        "0636519ba3e385e94f2a84b2dcf7339947370475",
+        "fresh6",
+    ),
+    Port(
+        "J12",
+        "stable-point-aware-3d",
+        "Stability-AI/stable-point-aware-3d",
+        "30cc2fea8e647bd5f6c313e0816029981338899e",
+        "0f4a39ab345088bf22263a212f5dbf511dcf134a",
+        "fresh6",
+    ),
+    Port(
+        "J13",
+        "kohya-ss",
+        "bmaltais/kohya_ss",
+        "d74361ed30095681c1b07c237ef4b1fe9bd3076e",
+        "5d4c4486f990c3847a643e1de09dc378206307ae",
+        "fresh6",
+    ),
+    Port(
+        "J14",
+        "hyprstream",
+        "hyprstream/hyprstream",
+        "ea23c5c8523a5f7f8ca3ad102724779d4b71363b",
+        "8f0933a05ca74c954e5d5a19d86d99abbe46b227",
+        "fresh6",
+    ),
+    Port(
+        "J15",
+        "eckit",
+        "ecmwf/eckit",
+        "3d7f4fe7f4804ecd24aa30e5a6159a6c0d0233e5",
+        "f1591f45ab3900513008ace88da3e33fceaa8981",
+        "fresh6",
+    ),
 )
 
 
@@ -402,7 +442,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh5``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh6``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -644,7 +684,7 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("extract")
     e.add_argument("--mirrors", required=True)
     e.add_argument("--trees", required=True)
-    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "all")
+    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "all")
     e.add_argument("--split", default="all", choices=splits)
     r = sub.add_parser("run")
     r.add_argument("--trees", required=True)

@@ -53,12 +53,13 @@ def test_cmake_hip_build_and_compat_header(tmp_path: Path) -> None:
 
 
 def test_a_hip_build_that_could_not_build_is_only_an_unsafe_fix(tmp_path: Path) -> None:
-    """Globbed .cu sources get no HIP language, and a library the sources call that no
-    CUDA:: target links is not linked on the HIP build: the opt-in build would not build,
-    so it is not offered as safe (the compat header, read only by HIP, still is)."""
+    """.cu sources globbed through a variable gpuport cannot read get no HIP language, and a
+    library the sources call that no CUDA:: target links is not linked on the HIP build: the
+    opt-in build would not build, so it is not offered as safe (the compat header, read only
+    by HIP, still is). A glob gpuport can read is marked HIP (tests/port/test_cmake_reach.py)."""
     globbed = CMAKE.replace(
         "add_library(demo SHARED src/kern.cu)",
-        "file(GLOB SRC src/*.cu)\nadd_library(demo SHARED ${SRC})",
+        "file(GLOB SRC ${KERNEL_DIR}/*.cu)\nadd_library(demo SHARED ${SRC})",
     )
     root = project(tmp_path / "glob", {"CMakeLists.txt": globbed, "src/kern.cu": KERN})
     report = run(root)
@@ -72,13 +73,14 @@ def test_a_hip_build_that_could_not_build_is_only_an_unsafe_fix(tmp_path: Path) 
     assert not fix.safe and "cublas" in fix.why
 
 
-def test_a_hip_build_never_reached_or_missing_sources_is_unsafe(tmp_path: Path) -> None:
-    """The CUDA lookup inside ``if(CMAKE_CUDA_COMPILER)`` (after check_language): a machine
-    without nvcc never enters the HIP branch; .cu files a sub-folder's CMake file compiles
-    are never marked HIP. Both make the fix unsafe, and no CI job checks it."""
+def test_a_hip_build_taking_a_no_gpu_path_or_missing_sources_is_unsafe(tmp_path: Path) -> None:
+    """A ``NOT CMAKE_CUDA_COMPILER`` test (the HIP build, without nvcc, takes the no-GPU
+    path), and .cu files compiled by a sub-folder's CMake file with its own CUDA lookup (the
+    fix leaves it) make the fix unsafe, and no CI job checks it."""
     gated = CMAKE.replace(
         "find_package(CUDAToolkit REQUIRED)\nenable_language(CUDA)\n",
-        "check_language(CUDA)\nif(CMAKE_CUDA_COMPILER)\n  enable_language(CUDA)\nendif()\n",
+        "check_language(CUDA)\nif(CMAKE_CUDA_COMPILER)\n  enable_language(CUDA)\nendif()\n"
+        "if(NOT CMAKE_CUDA_COMPILER)\n  add_definitions(-DCPU_ONLY)\nendif()\n",
     )
     files = {
         "CMakeLists.txt": gated,
@@ -87,12 +89,12 @@ def test_a_hip_build_never_reached_or_missing_sources_is_unsafe(tmp_path: Path) 
     }
     report = run(project(tmp_path / "gate", files))
     fix = next(f for f in report.fixes if f.id == "cmake-hip:CMakeLists.txt")
-    assert not fix.safe and "if(CMAKE_CUDA_COMPILER)" in fix.why
+    assert not fix.safe and "NOT CMAKE_CUDA_COMPILER" in fix.why
     assert not any(i.startswith("rocm-ci") for i in fix_ids(report))
     sub = CMAKE.replace("add_library(demo SHARED src/kern.cu)", "add_subdirectory(src)")
     files = {
         "CMakeLists.txt": sub,
-        "src/CMakeLists.txt": "add_library(demo SHARED kern.cu)\n",
+        "src/CMakeLists.txt": "enable_language(CUDA)\nadd_library(demo SHARED kern.cu)\n",
         "src/kern.cu": KERN,
     }
     fix = next(

@@ -616,15 +616,16 @@ def test_lexing_a_megabyte_finishes() -> None:
 def test_native_checker_on_a_megabyte_finishes() -> None:
     """All GP3xx passes finish on 1 MB of hazard-dense CUDA (every fixture, repeated).
 
-    About 0.45 s on the 2-core dev machine; the bound only guards against a pathological
-    regex, so it is loose enough never to flake on a busy CI machine."""
+    About 3 s of CPU on the 2-core dev machine (2026-11-28); the bound only guards against a
+    pathological regex. CPU time, not wall time: a CI run sharing the machine with other jobs
+    took 40 s of wall time for the same 3 s of work."""
     fixtures = Path(__file__).resolve().parents[2] / "src/gpuport/scan/rules/native/fixtures"
     base = "".join(p.read_text(encoding="utf-8") for p in sorted(fixtures.glob("*.cu")))
     text = (base * (1_000_000 // len(base) + 1))[:1_000_000]
     text = text[: text.rfind("\n") + 1] + "// unique tail\n"
     target, packages = resolve_target("gfx942"), load_packages()
-    started = time.perf_counter()
+    started = time.process_time()
     findings, _ = check_text("big.cu", text, FileKind.NATIVE, target, packages)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert findings
     assert elapsed < 30.0

@@ -8,7 +8,10 @@ compatibility header the sources include on that build, as small ROCm ports writ
 * The CMake file: ``option(GPUPORT_HIP ... OFF)``; the first CUDA toolkit lookup or
   ``enable_language(CUDA)`` becomes ``if(GPUPORT_HIP) include(.../gpuport_hip.cmake) else()
   <the original> endif()`` (later ones ``if(NOT GPUPORT_HIP)``); the ``.cu`` sources it names
-  are marked ``LANGUAGE HIP`` on that build.
+  are marked ``LANGUAGE HIP`` on that build; so are globbed ones, ``CMAKE_CUDA_COMPILER``
+  tests also take the option and nvcc's own compile options are not given to the HIP
+  compiler (``cmake_reach``, ``cmake_flags``), in this file and the sub-folder CMake files
+  without a CUDA lookup of their own.
 * ``gpuport_hip_compat.h`` (new, beside the sources): the HIP headers and a ``#define`` for
   every CUDA runtime/library name the sources use that HIP spells differently (from the API
   map gpuport hipify uses). Each source's block of CUDA includes becomes ``#if <HIP> #include
@@ -27,6 +30,8 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
+from gpuport.port.cmake_flags import flag_edits
+from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
 from gpuport.port.fix_native import HIP_TEST
@@ -224,75 +229,86 @@ _LIB_FAMILIES = {
 }
 
 
-#: conditions that hold only where the CUDA toolchain was found
-_CUDA_FOUND = textre.compile(r"\b(?:CMAKE_CUDA_COMPILER|CUDAToolkit_FOUND|CUDA_FOUND)\b")
-_IF = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(([^)\n]*)", re.M | re.I)
-
-
-def _cuda_gate(text: str) -> str:
-    """The ``if(...)`` around the first CUDA lookup when it holds only where CUDA was found
-    (``check_language(CUDA)`` then ``if(CMAKE_CUDA_COMPILER)``), else empty."""
-    first = min((m.start() for m in [*_FIND.finditer(text), *_ENABLE.finditer(text)]), default=-1)
-    if first < 0:
-        return ""
-    stack: list[str] = []
-    for m in _IF.finditer(text, 0, first):
-        word = m.group(1).lower()
-        if word == "if":
-            stack.append(m.group(2))
-        elif word == "endif" and stack:
-            stack.pop()
-        elif word == "elseif" and stack:
-            stack[-1] = m.group(2)
-        elif word == "else" and stack:
-            stack[-1] = f"NOT ({stack[-1]})"
-    for cond in stack:
-        if _CUDA_FOUND.search(cond) and not cond.lstrip().upper().startswith("NOT"):
-            return f"if({cond.strip()})"
-    return ""
-
-
-def _named_elsewhere(ctx: PortContext, folder: str, names: set[str]) -> tuple[str, str] | None:
-    """A CMake file under ``folder`` (not the fixed one) that names one of the .cu ``names``."""
-    if not names:
-        return None
+def _handled(ctx: PortContext, path: str, folder: str) -> dict[str, str]:
+    """The CMake files the fix edits: this one, and those under its folder without a CUDA
+    lookup of their own (those get their own fix), which the HIP build configures through
+    ``add_subdirectory`` and which see the option."""
     prefix = f"{folder}/" if folder else ""
-    own = f"{prefix}CMakeLists.txt"
-    for rel in ctx.files_of("cmake"):
-        if not rel.startswith(prefix) or rel == own:
+    texts: dict[str, str] = {}
+    own: list[str] = []  # folders of CMake files with their own lookup: their own fix
+    for rel in sorted(ctx.files_of("cmake")):
+        if rel == path or not rel.startswith(prefix) or rel.endswith(SHIM):
             continue
-        text = ctx.read(rel) or ""
-        for c in _CU.findall(text):
-            if PurePosixPath(c).name in names:
-                return rel, PurePosixPath(c).name
-    return None
+        if not rel.endswith(("CMakeLists.txt", ".cmake")):
+            continue
+        text = ctx.read(rel)
+        if text is None:
+            continue
+        if (
+            _PROJECT_CUDA.search(text)
+            or OPTION in text
+            or _FIND.search(text)
+            or _ENABLE.search(text)
+        ):
+            own.append(f"{_folder(rel)}/")
+            continue
+        texts[rel] = text
+    out = {path: ctx.read(path) or ""}
+    for rel, text in texts.items():
+        if not any(rel.startswith(o) for o in own if o != prefix and o != "/"):
+            out[rel] = text
+    return out
 
 
-def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
+def _folder(rel: str) -> str:
+    parent = str(PurePosixPath(rel).parent)
+    return "" if parent == "." else parent
+
+
+def _reached(handled: dict[str, str], source: str) -> bool:
+    """Whether a handled CMake file names ``source`` (by its file name) or globs it."""
+    name = PurePosixPath(source).name
+    for rel, text in handled.items():
+        if name in {PurePosixPath(c).name for c in _CU.findall(text)}:
+            return True
+        if glob_covers(text, _folder(rel), source):
+            return True
+    return False
+
+
+def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
     """Why the opt-in HIP build would not build (empty when nothing is seen): .cu sources
-    the CMake file globs (only the ones it names are marked HIP), or a CUDA library the
-    sources call that no ``CUDA::`` target links (the shim maps only those)."""
+    no handled CMake file names or globs where gpuport can read the pattern (only those are
+    marked HIP), a ``NOT CMAKE_CUDA_COMPILER`` test (the HIP build takes its no-GPU path),
+    or a CUDA library the sources call that no ``CUDA::`` target links (the shim maps only
+    those)."""
     sources = _walk_sources(ctx, folder)
-    named = {PurePosixPath(c).name for c in _CU.findall(text)}
-    unnamed = [s for s in sources if s.endswith(".cu") and PurePosixPath(s).name not in named]
-    if unnamed and _GLOB_CU.search(text):
+    unreached = [s for s in sources if s.endswith(".cu") and not _reached(handled, s)]
+    globbing = [r for r, t in handled.items() if _GLOB_CU.search(t)]
+    if unreached and globbing:
         return (
-            f"{len(unnamed)} .cu source(s) ({unnamed[0]}...) come from file(GLOB ...): the "
-            "HIP build marks only the .cu files the CMake file names as HIP, so it would not "
-            "build"
+            f"{len(unreached)} .cu source(s) ({unreached[0]}...) come from file(GLOB ...) in "
+            f"{globbing[0]} with a pattern gpuport cannot match to them: only the .cu files the "
+            "CMake files name or glob are marked HIP, so the HIP build would not build"
         )
-    elsewhere = _named_elsewhere(ctx, folder, {PurePosixPath(u).name for u in unnamed})
+    elsewhere = _named_elsewhere(
+        ctx, folder, {PurePosixPath(u).name for u in unreached}, set(handled)
+    )
     if elsewhere:
         return (
             f"{elsewhere[1]} is compiled by {elsewhere[0]}, which the fix leaves: only the "
-            ".cu files this CMake file names are marked HIP, so the HIP build would not build"
+            ".cu files the CMake files it edits name are marked HIP, so the HIP build would "
+            "not build"
         )
-    gate = _cuda_gate(text)
-    if gate:
-        return (
-            f"the CUDA lookup it replaces sits inside {gate}: a machine without nvcc (a ROCm "
-            "one) never reaches the HIP branch"
-        )
+    for rel, text in handled.items():
+        why = flag_edits(text, OPTION, "\n", _MARK)[1]
+        if why:
+            return f"in {rel}, {why}"
+        if reach_edits(text, OPTION)[1]:
+            return (
+                f"{rel} tests NOT CMAKE_CUDA_COMPILER: the HIP build (no nvcc) takes that "
+                "no-GPU path"
+            )
     amap = load_api_map()
     families: set[str] = set()
     for rel in sources:
@@ -303,9 +319,10 @@ def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
             entry = amap.entries.get(m.group())
             if entry is not None and entry.family in _LIB_FAMILIES:
                 families.add(entry.family)
+    links = " ".join(handled.values())
     for fam in sorted(families):
         target = _LIB_FAMILIES[fam]
-        if not target or f"CUDA::{target}" not in text:
+        if not target or f"CUDA::{target}" not in links:
             return (
                 f"the sources call {fam}, which the CMake file links through no CUDA:: "
                 "target gpuport maps to its ROCm twin: the HIP build would not link it"
@@ -313,11 +330,66 @@ def _unbuildable(ctx: PortContext, folder: str, text: str) -> str:
     return ""
 
 
+def _named_elsewhere(
+    ctx: PortContext, folder: str, names: set[str], handled: set[str]
+) -> tuple[str, str] | None:
+    """A CMake file under ``folder`` the fix does not edit that names one of the .cu ``names``."""
+    if not names:
+        return None
+    prefix = f"{folder}/" if folder else ""
+    for rel in ctx.files_of("cmake"):
+        if not rel.startswith(prefix) or rel in handled:
+            continue
+        text = ctx.read(rel) or ""
+        for c in _CU.findall(text):
+            if PurePosixPath(c).name in names:
+                return rel, PurePosixPath(c).name
+    return None
+
+
+def _mark_named(text: str, eol: str) -> tuple[int, str] | None:
+    """After the statement naming the file's last .cu source: those sources are HIP on the
+    HIP build."""
+    cu = sorted(set(_CU.findall(text)))
+    if not cu:
+        return None
+    last = max(text.find(c) for c in cu)
+    ls = text.rfind("\n", 0, last) + 1
+    indent = textre.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
+    end = text.find("\n", last)
+    end = len(text) if end < 0 else end
+    close = text.find(")", last)  # after the statement naming the last .cu file closes
+    if close >= 0:
+        nl = text.find("\n", close)
+        end = len(text) if nl < 0 else nl
+    block = (
+        f"{eol}{indent}if({OPTION})  {_MARK} the CUDA sources are HIP on the HIP build{eol}"
+        f"{indent}    set_source_files_properties({' '.join(cu)} PROPERTIES LANGUAGE HIP){eol}"
+        f"{indent}endif()"
+    )
+    return end, block
+
+
+def _reach(prop: Proposal, ctx: PortContext, handled: dict[str, str], path: str) -> None:
+    """The edits that let the HIP build reach and compile the sources in every handled CMake
+    file: the ``CMAKE_CUDA_COMPILER`` tests, the globs, nvcc's own compile options
+    (``cmake_flags``) and (besides ``path``, done by the caller) the named .cu sources."""
+    for rel, text in handled.items():
+        eol = ctx.eol(text)
+        for start, end, new in reach_edits(text, OPTION)[0]:
+            prop.edit(rel, start, end, new)
+        for pos, block in glob_marks(text, OPTION, eol, _MARK):
+            prop.edit(rel, pos, pos, block)
+        for start, end, new in flag_edits(text, OPTION, eol, _MARK)[0]:
+            prop.edit(rel, start, end, new)
+        if rel != path and (named := _mark_named(text, eol)) is not None:
+            prop.edit(rel, named[0], named[0], named[1])
+
+
 def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
     if _PROJECT_CUDA.search(text) or OPTION in text:
         return []
-    folder = str(PurePosixPath(path).parent)
-    folder = "" if folder == "." else folder
+    folder = _folder(path)
     eol = ctx.eol(text)
     finds = list(_FIND.finditer(text))
     enables = list(_ENABLE.finditer(text))
@@ -326,8 +398,9 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     shim_rel = f"{folder}/{SHIM}" if folder else SHIM
     if ctx.exists(shim_rel):
         return []
-    libs = sorted(set(textre.findall(r"CUDA::(\w+)", text)) | {"cudart"})
-    broken = _unbuildable(ctx, folder, text)
+    handled = _handled(ctx, path, folder)
+    libs = sorted(set(textre.findall(r"CUDA::(\w+)", " ".join(handled.values()))) | {"cudart"})
+    broken = _unbuildable(ctx, folder, handled)
     prop = Proposal(
         id=f"cmake-hip:{path}",
         family="cmake",
@@ -367,24 +440,9 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
             new,
             by_line.get(_line(text, m.start()), []),
         )
-    cu = sorted(set(_CU.findall(text)))
-    if cu:
-        last = max(text.find(c) for c in cu)
-        ls = text.rfind("\n", 0, last) + 1
-        indent = textre.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
-        end = text.find("\n", last)
-        end = len(text) if end < 0 else end
-        # after the statement naming the last .cu file closes
-        close = text.find(")", last)
-        if close >= 0:
-            nl = text.find("\n", close)
-            end = len(text) if nl < 0 else nl
-        block = (
-            f"{eol}{indent}if({OPTION})  {_MARK} the CUDA sources are HIP on the HIP build{eol}"
-            f"{indent}    set_source_files_properties({' '.join(cu)} PROPERTIES LANGUAGE HIP){eol}"
-            f"{indent}endif()"
-        )
-        prop.edit(path, end, end, block)
+    if (named := _mark_named(text, eol)) is not None:
+        prop.edit(path, named[0], named[0], named[1])
+    _reach(prop, ctx, handled, path)
     prop.creates[shim_rel] = _shim(libs)
     out = [prop]
     compat = _compat_proposal(ctx, folder, found)

@@ -27,7 +27,7 @@ from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.finding import Finding
 
-__all__ = ["NVCC_ONLY", "hip_flags", "propose"]
+__all__ = ["CLANG_SPELLING", "NVCC_ONLY", "NVCC_VALUED", "hip_flags", "propose"]
 
 #: nvcc options hipcc rejects: without a value, and with one (next word or after ``=``).
 NVCC_ONLY = frozenset(
