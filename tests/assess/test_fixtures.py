@@ -71,15 +71,16 @@ def test_minor_has_only_minor_work_and_names_the_items(minor: Assessment) -> Non
 def test_blocked_names_tensorrt_llm_and_inline_ptx(blocked: Assessment) -> None:
     assert blocked.verdict is Readiness.BLOCKED
     reason = blocked.verdict_reason.lower()
-    assert "tensorrt-llm" in reason and "inline ptx" in reason
+    # the route's own install fails on tensorrt-llm; csrc/rsqrt.cu is built by nothing the
+    # route runs (no build file, no loader), so its inline PTX is listed as info (issue 24,
+    # eighth round: not shown to be built by the ROCm route)
+    assert "tensorrt-llm" in reason
     trt = next(c for c in blocked.conclusions if c.id == "no-rocm-package-tensorrt-llm")
     assert trt.severity is Severity.BLOCKER and trt.leans == "cuda"
     assert "TensorRT-LLM" in trt.statement and "no ROCm port" in trt.statement
     assert trt.recommendation.startswith("Replace it with vllm or stay on CUDA")
     assert {e.ref for e in trt.evidence} == {"GP101", "GP201"}  # requirement and import
-    native = next(c for c in blocked.conclusions if c.id == "native-code")
-    assert "inline PTX" in native.title
-    assert "csrc/rsqrt.cu:6" in native.statement
+    assert any(c.id == "native-code" for c in blocked.conclusions)
     assert blocked.decision.startswith("Choose CUDA for now: tensorrt-llm has no ROCm build")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan.model import ScanReport
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
+from gpuport.scan.project.on_route import OFF_ROUTE
 from tests.scan.project_files import scan_files
 
 SETUP = (
@@ -31,7 +32,16 @@ USE = (
 
 
 def _links(report: ScanReport) -> list[Severity]:
-    return [f.severity for f in report.findings if f.rule_id == "GP407" and f.location.line == 3]
+    """GP407 on line 3; a finding lowered only because the ROCm route is not shown to take
+    its branch (issue 24, eighth round; an ``if()`` of unknown value) counts as kept: no
+    CUDA-only variable lowered it."""
+    return [
+        f.default_severity or f.severity
+        if OFF_ROUTE in f.message and f.not_built is None
+        else f.severity
+        for f in report.findings
+        if f.rule_id == "GP407" and f.location.line == 3
+    ]
 
 
 def test_a_branch_on_a_cuda_only_variable_is_not_configured_on_rocm(tmp_path: Path) -> None:

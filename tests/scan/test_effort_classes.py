@@ -9,6 +9,7 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.project.build_setup_ast import setup_uses
+from gpuport.scan.project.on_route import OFF_ROUTE
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -197,7 +198,10 @@ def test_a_folder_with_a_raw_cuda_kernel_is_no_cutlass_component(tmp_path: Path)
     report = scan_path(_write(tmp_path, files), ScanOptions(jobs=1))
     assert not [c for c in report.components if c.nvidia_only]
     gp315 = [f for f in report.findings if f.rule_id == "GP315"]
-    assert gp315 and {f.severity for f in gp315} == {Severity.BLOCKER}
+    # not lowered as an NVIDIA-only component (the op's sources are built by the project's
+    # Python at run time, which no build file shows the ROCm route doing: info for that)
+    assert gp315 and all("NVIDIA-only component" not in f.message for f in gp315)
+    assert all(f.severity is Severity.BLOCKER or OFF_ROUTE in f.message for f in gp315)
 
 
 def test_a_setup_py_too_deeply_nested_to_parse_is_skipped_not_a_crash(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from gpuport.models import Severity
 from gpuport.scan.model import ScanReport
 from gpuport.scan.project.backend_switches import cuda_switches
 from gpuport.scan.project.build_cmake_model import cmake_uses
+from gpuport.scan.project.on_route import OFF_ROUTE
 from tests.scan.project_files import scan_files
 
 PTX = 'asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));'
@@ -76,6 +77,13 @@ def test_a_header_under_the_cuda_side_of_a_backend_switch_is_not_built(tmp_path:
 def test_a_switch_without_a_rocm_twin_decides_nothing(tmp_path: Path) -> None:
     files = {rel: text.replace("_HIP", "_OMP") for rel, text in _switch_project().items()}
     report = scan_files(tmp_path, files)
+    # not "not compiled": the switch has no HIP twin; but it is included only under a CUDA
+    # macro, so nothing shows the ROCm route builds it (issue 24, eighth round)
+    got = [f for f in report.findings if f.location.path == "include/p/arch/nv/ptx.hpp"]
+    assert got and all(f.not_built is None and OFF_ROUTE in f.message for f in got)
+    # included outside the CUDA macro, it is on the route and keeps its blocker
+    files["include/p/arch.hpp"] += "#include <p/arch/nv/warp.hpp>\n"
+    report = scan_files(tmp_path / "b", files)
     assert Severity.BLOCKER in _severities(report, "include/p/arch/nv/ptx.hpp")
 
 

@@ -32,6 +32,7 @@ from gpuport.scan.project.files import (
     safe_name,
     walk,
 )
+from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
@@ -181,6 +182,8 @@ def scan_path(
     judged_findings = judged(findings, opts.scope)
     route = [r.path for r in view.routes if r.counts]
     verdict, reason = decide(judged_findings, view.routes, RULES, lambda p: _component(view, p))
+    if verdict is Verdict.READY:
+        verdict, reason = _ready_on_route(verdict, reason, judged_findings)
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
         verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
     failed = sum(1 for s in skipped if s.internal)
@@ -348,6 +351,29 @@ def _nothing_to_scan(
     return (
         f"nothing to scan in {root}: no Python, CUDA/C++, build, requirements or container "
         "file found (an empty or mistyped folder?)"
+    )
+
+
+def _ready_on_route(
+    verdict: Verdict, reason: str, judged_findings: Sequence[Finding]
+) -> tuple[Verdict, str]:
+    """``ready`` beside blockers or majors lowered only because the ROCm route is not shown to
+    build their code (issue 24, eighth round) is minor work: someone has to check that code
+    is really off the route."""
+    off = [
+        f
+        for f in judged_findings
+        if f.severity is Severity.INFO
+        and f.default_severity in (Severity.BLOCKER, Severity.MAJOR)
+        and OFF_ROUTE in f.message
+    ]
+    if not off:
+        return verdict, reason
+    f = off[0]
+    return Verdict.MINOR_WORK, (
+        f"{reason}, but {len(off)} blocker/major finding{'s' if len(off) != 1 else ''} in code "
+        f"the ROCm route is not shown to build (listed as info, such as "
+        f"{f.location.path}:{f.location.line}): check that it is off the route"
     )
 
 

@@ -26,7 +26,14 @@ from collections.abc import Iterator, Mapping
 
 from gpuport import textre
 
-__all__ = ["build_defined", "counterparts", "cuda_switches", "switch_strings"]
+__all__ = [
+    "build_defined",
+    "counterparts",
+    "cuda_switches",
+    "nvidia_library_switches",
+    "rocm_side_defines",
+    "switch_strings",
+]
 
 _DIRECTIVE = textre.compile(
     r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|cmakedefine01|cmakedefine)"
@@ -153,6 +160,11 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
     return out
 
 
+def rocm_side_defines(build_files: Mapping[str, str]) -> frozenset[str]:
+    """The macros a build file defines on the ROCm side (see :func:`_rocm_side_defines`)."""
+    return frozenset(_rocm_side_defines(build_files))
+
+
 def build_defined(build_files: Mapping[str, str]) -> frozenset[str]:
     """Every macro a build file defines (``-DX``, ``add_compile_definitions(X)``...), in
     whatever branch: a macro the build may define is not one only a CUDA branch defines."""
@@ -185,3 +197,36 @@ def switch_strings(strings: set[str]) -> frozenset[str]:
     return frozenset(
         s for s in strings if "CUDA" in s.upper() and any(c in strings for c in counterparts(s))
     )
+
+
+#: Word parts that name an NVIDIA-only library: a ROCm build cannot enable code that needs one
+#: (NCCL is left out: RCCL provides it under the same name).
+_NV_LIBRARY_PARTS = frozenset(
+    {"NVSHMEM", "CUTLASS", "CUDNN", "TENSORRT", "CUBLASLT", "CUSPARSELT", "NVJPEG", "CUFILE"}
+)
+_TESTED = textre.compile(r"^[ \t]*\#[ \t]*(?:if|ifdef|elif)\b([^\n]*)", re.M)
+
+
+def nvidia_library_switches(
+    native: Mapping[str, str], build_files: Mapping[str, str]
+) -> dict[str, str]:
+    """Macros the project tests that are named for an NVIDIA-only library (``NVSHMEM_COMMS``,
+    ``MYLIB_USE_CUTLASS``, ``HAVE_CUDNN``; no negation) -> the evidence: a ROCm build has no
+    such library, so they are off there unless a build file defines them on the ROCm side
+    (:mod:`cxx_facts` keeps one a live ``#define`` gives)."""
+    found: dict[str, str] = {}
+    for rel, text in native.items():
+        if "#" not in text:
+            continue
+        for m in _TESTED.finditer(text):
+            for name in _NAME.findall(m.group(1)):
+                if name in found or name == "defined":
+                    continue
+                parts = set(name.upper().split("_"))
+                if _NV_LIBRARY_PARTS & parts and not _NEGATION & parts:
+                    line = textre.line_finder(text)(m.start())
+                    found[name] = f"{name} names an NVIDIA-only library ({rel}:{line})"
+    if not found:
+        return {}
+    rocm_side = _rocm_side_defines(build_files)
+    return {n: ev for n, ev in found.items() if n not in rocm_side}

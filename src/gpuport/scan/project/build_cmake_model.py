@@ -33,6 +33,8 @@ _NOT_ROCM_WORD = textre.compile(
     r"^(?:cuda|cublas|cu\d{2,3}|nvcc|nvidia|tensorrt|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I
 )
 _ROCM_WORD = textre.compile(r"^(?:hip|hipblas|rocblas|rocm\d*|amd)$", re.I)
+# shared with on_route.open_branch (the same values of a test on a ROCm build)
+HIP_VAR, CUDA_VAR, NOT_ROCM_WORD, ROCM_WORD = _HIP_VAR, _CUDA_VAR, _NOT_ROCM_WORD, _ROCM_WORD
 _CMD = textre.compile(r"^[ \t]*(\w+)[ \t]*\(", re.M)
 _TOKEN = textre.compile(r'"[^"]*"|[^\s"]+')
 _PAREN = textre.compile(r"[()]")

@@ -40,8 +40,18 @@ from gpuport.scan.project.cxx_selectors import selector_macros
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
 _DEFINE = textre.compile(r"^[ \t]*\#[ \t]*define[ \t]+(\w+)", re.M)
+#: the test right above a ``#define`` is NVIDIA's compiler alone (``#if defined(__CUDACC__)``)
+_NVCC_ONLY_TEST = textre.compile(
+    r"\#[ \t]*(?:ifdef[ \t]+(?:__CUDACC__|__NVCC__)|if[ \t]+\(?[ \t]*defined[ \t]*\(?[ \t]*"
+    r"(?:__CUDACC__|__NVCC__)[ \t]*\)?[ \t]*\)?)[ \t]*\n[ \t]*$"
+)
 _INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
-_SHIM_NAME = r"__(?:shfl\w*|\w+_sync|activemask|ballot\w*|lanemask\w*|syncwarp)"
+# warp intrinsics, and the integer dot-product and SIMD video intrinsics (``__dp4a``,
+# ``__vsubss4``) a project defines for ROCm itself
+_SHIM_NAME = (
+    r"__(?:shfl\w*|\w+_sync|activemask|ballot\w*|lanemask\w*|syncwarp|dp[24]a\w*"
+    r"|v(?:add|sub|cmp\w\w|abs\w*|max|min|set\w\w|avg\w*|neg\w*|sad|hadd|absdiff)\w*\d)"
+)
 _SHIM_DEFINE = textre.compile(rf"^[ \t]*\#[ \t]*define[ \t]+({_SHIM_NAME})\b", re.M)
 _SHIM_FUNC = textre.compile(rf"\b({_SHIM_NAME})\s*\([^;{{)]*\)\s*(?:const\s*)?\{{")
 # In a header only a ROCm branch includes (ggml's vendors/hip.h), any CUDA-style ``__name``
@@ -80,7 +90,10 @@ def includes_of(text: str) -> frozenset[str]:
 
 
 _SHIM_HINT = textre.compile(_SHIM_NAME + r"\s*\(")
-_SHIM_WORDS = ("_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__syncwarp")
+_SHIM_WORDS = (
+    "_sync", "__shfl", "__activemask", "__ballot", "__lanemask", "__syncwarp", "__dp4a",
+    "__dp2a", "__vsub", "__vadd", "__vcmp", "__vabs", "__vmax", "__vmin", "__vset", "__vavg",
+)  # fmt: skip
 _ROCM_WORDS = ("HIP", "ROCM", "ROCm", "rocm", "AMDGCN", "AMDGPU", "amdgcn", "__gfx", "__GFX")
 
 
@@ -144,6 +157,13 @@ def cxx_facts(
             for m in _DEFINE.finditer(src.code):
                 line = src.line_of(m.start())
                 if nv is not None and 0 < line < len(nv) and nv[line]:
+                    in_nv.setdefault(m.group(1), f"{rel}:{line}")
+                elif m.group(1) in seed and _NVCC_ONLY_TEST.search(
+                    src.code[max(0, m.start() - 200) : m.start()]
+                ):
+                    # ``#if defined(__CUDACC__)`` / ``#define X_COMPILE_CUDA`` beside its HIP
+                    # twin defined under ``__HIPCC__``: the project maps each compiler to
+                    # its own backend switch, so the CUDA one is off where hip-clang builds
                     in_nv.setdefault(m.group(1), f"{rel}:{line}")
                 elif not src.dead(line):
                     round_live.add(m.group(1))

@@ -20,8 +20,17 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.backend_choice import (
+    docker_stage_off,
+    may_choose_backend,
+    other_backend,
+)
 from gpuport.scan.project.backend_siblings import backend_siblings
-from gpuport.scan.project.backend_switches import build_defined, cuda_switches
+from gpuport.scan.project.backend_switches import (
+    build_defined,
+    cuda_switches,
+    nvidia_library_switches,
+)
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
@@ -32,6 +41,7 @@ from gpuport.scan.project.extras import (
 )
 from gpuport.scan.project.files import Candidate, classify, read_text
 from gpuport.scan.project.include_paths import resolve_includes
+from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
@@ -86,6 +96,10 @@ class ProjectView:
     #: folder -> (a requirements file named for ROCm that installs from a ROCm wheel index,
     #: the packages it names): the ROCm route of the manifests in that folder
     rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    #: native files the ROCm route is shown to compile -> why (:mod:`on_route`)
+    on_route: RouteShown = field(default_factory=RouteShown)
+    #: CMake files and Makefiles (relative path -> text), for the branch of a finding's line
+    build_texts: dict[str, str] = field(default_factory=dict)
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -125,7 +139,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings, resolved=resolved)
-    switches = cuda_switches(native, build_files)
+    switches = nvidia_library_switches(native, build_files)
+    switches.update(cuda_switches(native, build_files))
     facts = cxx_facts(
         native, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
     )
@@ -166,7 +181,15 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
             continue
         in_extra = extras.get(rel, {}) if rel not in route_installs else {}
         declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
+    setup_sources = [rel for rel, (_, by_setup) in build.sources.items() if by_setup]
     return ProjectView(
+        # read on first use (a finding of a project with a route asks)
+        on_route=RouteShown(native, build, setup_sources, build_files, resolved),
+        build_texts={
+            rel: text
+            for rel, text in build_files.items()
+            if classify(rel) in (FileKind.CMAKE, FileKind.MAKEFILE)
+        },
         root=root if root.is_dir() else root.parent,
         declared=frozenset(declared),
         native=frozenset(native),
@@ -439,6 +462,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     # The project's own root build compiles for ROCm: a native component of its own
     # (``projects/X/setup.py``) without a ROCm branch is an optional extra beside it.
     root_rocm_build = any("/" not in b for b in view.build.rocm_builds)
+    texts: dict[str, str] = {}
     out: list[Finding] = []
     for f in findings:
         path = f.location.path
@@ -534,5 +558,34 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
                 f = _lower(
                     f, "CUDA variant beside the project's ROCm route", scope=Scope.EXTRA.value
                 )
+        elif f.severity is not Severity.INFO and (other := _in_file(f, view, texts, has_route)):
+            f = _lower(f, other)
+        elif has_route and f.severity is not Severity.INFO and (off := _off_route(f, view)):
+            f = _lower(f, off)
         out.append(f)
     return out
+
+
+def _in_file(f: Finding, view: ProjectView, texts: dict[str, str], route: bool) -> str | None:
+    """Why a finding is another backend's code, read in its own file (issue 24: native code,
+    :func:`on_route.other_backend`; with a route, :func:`on_route.docker_stage_off`)."""
+    path, line = f.location.path, f.location.line
+    native = f.rule_id.startswith("GP3") and path in view.native
+    docker = route and f.rule_id.startswith("GP5") and classify(path) is FileKind.DOCKERFILE
+    if line is None or not (native or docker):
+        return None
+    if path not in texts:
+        got = read_text(view.root / path, 4 * 1024 * 1024, view.root)
+        got = got if isinstance(got, str) else ""
+        # read once per file: a file no rule of it can apply to is kept as "" (thousands of
+        # findings in one file each scanned it whole)
+        texts[path] = got if not native or may_choose_backend(got) else ""
+    return other_backend(path, texts[path], line) if native else docker_stage_off(texts[path], line)
+
+
+def _off_route(f: Finding, view: ProjectView) -> str | None:
+    """Why a finding of a project with a ROCm route is not shown to be on it (issue 24)."""
+    r = next(r for r in view.routes if r.counts)
+    route = r.path + (f":{r.line}" if r.line else "")
+    return off_route(f.rule_id, f.location.path, f.location.line, view.on_route,
+                     view.build_texts, route)  # fmt: skip

@@ -224,6 +224,7 @@ def check_cmake(ctx: FileContext) -> None:
             or in_spans(tests, m.start())
             or _forwarded(code, m)
             or _genex_test(code, m.start())
+            or _dependency(code, m.start())
         ):
             continue
         line, col = text.pos(m.start())
@@ -274,6 +275,25 @@ def _forwarded(code: str, m: re.Match[str]) -> bool:
     if code[max(0, m.start() - 2) : m.start()] == "${":
         return True
     return textre.match(r"\s*(?::\w+)?=\s*\$\{", code[m.end() : m.end() + 40]) is not None
+
+
+_DEPENDS = textre.compile(r"(?:^|\s)DEPENDS(?:_ON)?((?:\s+\w+)*)\s*$")
+
+
+def _dependency(code: str, pos: int) -> bool:
+    """The word at ``pos`` is one of the conditions an option depends on (``sundials_option(X
+    ... DEPENDS_ON ENABLE_CUDA CMAKE_CUDA_COMPILER)``, or the ``"A;B"`` condition of
+    ``cmake_dependent_option``): the option is offered only where a CUDA compiler was found,
+    which asks for no nvcc (issue 24)."""
+    start = code.rfind("(", max(0, pos - 400), pos)
+    if start < 0:
+        return False
+    before = code[start + 1 : pos]
+    if _DEPENDS.search(before) is not None:
+        return True
+    head = code[max(0, start - 30) : start].rstrip()
+    quote = before.rfind('"')
+    return head.endswith("cmake_dependent_option") and quote >= 0 and before.count('"') % 2 == 1
 
 
 def _blank_spans(code: str, spans: Spans) -> str:

@@ -1,0 +1,422 @@
+"""What a project's documented ROCm route is shown to build (issue 24, eighth round).
+
+In a project that already has a working ROCm route, the question a scan answers is "what
+breaks on that route", so a finding keeps its severity only where there is positive evidence
+that the route compiles the code it cites. A native file is *shown on the route* when:
+
+* a build file that builds for ROCm names it outside its CUDA-only branches (a source of the
+  HIP branch, or one both branches compile: :attr:`BuildModel.rocm_named`);
+* a setup.py names it as an extension source outside a CUDA-only branch: ROCm torch hipifies
+  and compiles what such a setup.py builds;
+* it includes, directly or through other project headers, a portability header of the
+  project's own (three or more ``#define cudaX hipX``): code written against it;
+* it is a source directly in a folder such a build file adds (``add_subdirectory``) outside
+  its CUDA-only branches;
+* its own text is written for HIP too (a HIP/ROCm macro such as ``__HIP_PLATFORM_AMD__``,
+  ``USE_ROCM``, ``X_COMPILE_HIP``, a ``hip/`` header, a ``hip*`` runtime call): code the
+  project compiles on both sides;
+* a file shown on the route includes it (resolved by path, :mod:`include_paths`), outside
+  the CUDA side of a conditional (``#elif defined(USE_CUDA)``, the ``#else`` of a HIP test),
+  followed until nothing changes. Of several files one include may denote, one in a folder named for
+  CUDA/NVIDIA is not taken when another, not so named, is (per-target include folders:
+  ``include/targets/cuda/x.h`` beside ``include/targets/generic/x.h``).
+
+Everything else is *not shown*: in a project with a route its findings are lowered to info
+by :func:`gpuport.scan.project.view.apply`, naming the route, never dropped.
+
+A build-file line (CMake, Make) is shown on the route when every conditional around it is
+one a ROCm build takes (or it is outside any): :func:`open_branch`, the innermost test of
+unknown (or false) value around a line, says otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpuport import textre
+from gpuport.scan.cxx_expr import ROCM_MACRO
+from gpuport.scan.project.build_cmake_model import (
+    CUDA_VAR,
+    HIP_VAR,
+    NOT_ROCM_WORD,
+    ROCM_WORD,
+    cond_value,
+)
+from gpuport.scan.project.include_paths import owners_by_name, resolve_one
+
+__all__ = [
+    "OFF_ROUTE",
+    "RouteShown",
+    "has_hip_mark",
+    "off_route",
+    "on_route_files",
+    "open_branch",
+    "rocm_branch_defines",
+    "route_includes",
+]
+
+#: Text written for HIP: the compiler's and torch's macros, a project's own HIP/ROCm macro
+#: (``OIDN_COMPILE_HIP``, ``GGML_USE_HIP``, ``MYLIB_ENABLE_ROCM``), HIP headers and calls.
+_HIP_MARK = textre.compile(
+    r"__HIP(?:_PLATFORM_\w+|CC|_DEVICE_COMPILE)?__|\bUSE_ROCM\b"
+    r"|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:HIP|ROCM)(?:_[A-Z0-9]+)*\b"
+    r"|[<\"/]hip/|\bhip(?:rtc|blas|fft|sparse|solver|rand)?[A-Z]\w*\s*\(|\bhipcub::|\brocprim::"
+)
+#: the words every finding lowered for this says (the verdict counts them)
+OFF_ROUTE = "not shown to be built by the ROCm route"
+_SOURCE = textre.compile(r"\.(?:cu|cpp|cc|cxx|c)$")
+_CUDA_FOLDER = textre.compile(r"(?:^|/)(?:cuda|nvidia|nv|cublas|ptx|sm\d+)(?:/|$)", re.I)
+
+
+def has_hip_mark(text: str) -> bool:
+    """Whether a C/C++ text is written for HIP too (see the module docstring)."""
+    return ("hip" in text or "HIP" in text or "ROCM" in text or "rocprim" in text) and bool(
+        _HIP_MARK.search(text)
+    )
+
+
+_DIRECTIVE = textre.compile(
+    r"^[ \t]*\#[ \t]*(if|ifdef|ifndef|elif|else|endif|include)\b[ \t]*([^\n]*)", re.M
+)
+_CUDA_SIDE = textre.compile(r"(?<![A-Za-z0-9])(?:CUDA|NVCC|CUDACC|NVIDIA)(?![a-z])|__CUDA_ARCH__")
+_WORDS = textre.compile(r"\w+")
+_WRITTEN = textre.compile(r'^[<"]([^>"]+)[>"]')
+
+
+def _term_side(term: str, rocm_defined: frozenset[str]) -> int:
+    """1 when a test's term wants HIP, -1 when it wants CUDA, 0 neither or both (or it
+    names a macro a build file defines on the ROCm side too)."""
+    sides = set()
+    for part in term.split("&&"):
+        part = part.strip().strip("()").strip()
+        if rocm_defined and rocm_defined.intersection(_WORDS.findall(part)):
+            continue
+        hip = ROCM_MACRO.search(part) is not None
+        cuda = _CUDA_SIDE.search(part) is not None
+        if hip == cuda:
+            continue
+        neg = part.startswith("!") or part.startswith("not ")
+        if not neg:  # a negated term (``!defined(USE_CUDA)``) wants neither side
+            sides.add(1 if hip else -1)
+    return sides.pop() if len(sides) == 1 else 0
+
+
+def _side(kind: str, expr: str, rocm_defined: frozenset[str]) -> int:
+    """1 when a conditional's branch is the HIP side, -1 the CUDA side, 0 neither: every
+    disjunct of its test wants the same side (``defined(USE_CUDA) || defined(USE_CUDAUVM)``)."""
+    if kind == "ifndef":
+        return 0
+    if kind == "ifdef":
+        expr = f"defined({expr.strip()})"
+    sides = {_term_side(t, rocm_defined) for t in expr.split("||")}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+def route_includes(
+    includer: str,
+    text: str,
+    owners: Mapping[str, list[str]],
+    rocm_defined: frozenset[str] = frozenset(),
+) -> set[str]:
+    """The project files ``includer``'s includes denote, less those it includes only on the
+    CUDA side of a conditional (``#elif defined(USE_CUDA)``, the ``#else`` of a HIP test)."""
+    out: set[str] = set()
+    # per conditional: [side of this branch, sides seen (1: HIP, 2: CUDA)]
+    stack: list[list[int]] = []
+    bits = {1: 1, -1: 2, 0: 0}
+    for m in _DIRECTIVE.finditer(text):
+        kind, rest = m.group(1), m.group(2)
+        if kind in ("if", "ifdef", "ifndef"):
+            side = _side(kind, rest, rocm_defined)
+            stack.append([side, bits[side]])
+        elif kind == "elif" and stack:
+            side = _side("elif", rest, rocm_defined)
+            stack[-1] = [side, stack[-1][1] | bits[side]]
+        elif kind == "else" and stack:
+            seen = stack[-1][1]
+            stack[-1] = [{1: -1, 2: 1}.get(seen, 0), seen]
+        elif kind == "endif" and stack:
+            stack.pop()
+        elif kind == "include" and not any(f[0] == -1 for f in stack):
+            w = _WRITTEN.match(rest.strip())
+            if w:
+                out.update(_targets(includer, resolve_one(includer, w.group(1), owners)))
+    return out
+
+
+def _targets(includer: str, got: Iterable[str]) -> Iterable[str]:
+    """The files an include of ``includer`` carries the route to: of several candidates,
+    not one under a CUDA-named folder when another is not under one."""
+    got = list(got)
+    if len(got) < 2:
+        return got
+    plain = [g for g in got if not _CUDA_FOLDER.search(g.rsplit("/", 1)[0] if "/" in g else "")]
+    return plain if plain else got
+
+
+class RouteShown:
+    """:func:`on_route_files` of a project, worked out on first use (a project with a route
+    and a native finding asks): most scans never need it."""
+
+    def __init__(
+        self,
+        native: Mapping[str, str] | None = None,
+        build: Any = None,
+        setup_sources: Iterable[str] = (),
+        build_files: Mapping[str, str] | None = None,
+        resolved: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self._args = (native or {}, build, list(setup_sources), build_files or {}, resolved or {})
+        self._files: dict[str, str] | None = None
+
+    def files(self) -> dict[str, str]:
+        if self._files is None:
+            native, build, setup_sources, build_files, resolved = self._args
+            self._files = (
+                on_route_files(
+                    native,
+                    build.rocm_named,
+                    setup_sources,
+                    build.not_built,
+                    build.rocm_dirs,
+                    rocm_branch_defines(build_files),
+                    resolved,
+                )
+                if build is not None
+                else {}
+            )
+        return self._files
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.files()
+
+    def get(self, rel: str) -> str | None:
+        return self.files().get(rel)
+
+
+#: A portability header maps CUDA runtime names to HIP ones (``#define cudaMalloc hipMalloc``,
+#: ``#define cufftDestroy hipfftDestroy``): the project compiles its CUDA-style code for HIP
+#: through it.
+_PORT_DEFINE = textre.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+(?:cu|CU|__shfl)\w*[ \t]+(?:hip|HIP)\w*", re.M
+)
+_MIN_PORT_DEFINES = 3
+
+
+def _portable_includers(
+    native: Mapping[str, str],
+    resolved: Mapping[str, frozenset[str]],
+    not_built: Mapping[str, str],
+    shown: dict[str, str],
+) -> None:
+    """Files that include (directly or through other project headers) a portability header of
+    the project's own (at least three ``#define cudaX hipX`` lines) are written against it: the
+    ROCm build compiles them through it."""
+    ports = [
+        rel
+        for rel, text in native.items()
+        if "define" in text
+        and ("hip" in text or "HIP" in text)
+        and len(_PORT_DEFINE.findall(text)) >= _MIN_PORT_DEFINES
+    ]
+    if not ports:
+        return
+    includers: dict[str, list[str]] = {}
+    for rel, targets in resolved.items():
+        for t in targets:
+            includers.setdefault(t, []).append(rel)
+    todo = list(ports)
+    seen = set(ports)
+    while todo:
+        header = todo.pop()
+        for rel in includers.get(header, ()):
+            if rel in seen or rel in not_built:
+                continue
+            seen.add(rel)
+            shown.setdefault(rel, f"written against the project's HIP portability header {header}")
+            todo.append(rel)
+
+
+def on_route_files(
+    native: Mapping[str, str],
+    rocm_named: Iterable[str],
+    setup_sources: Iterable[str],
+    not_built: Mapping[str, str],
+    rocm_dirs: Iterable[str] = (),
+    rocm_defined: frozenset[str] = frozenset(),
+    resolved: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, str]:
+    """Native file -> why it is shown to be compiled by the ROCm route (see the module
+    docstring). ``not_built`` files never are; ``rocm_defined``: macros a build file defines
+    on the ROCm side (an include under one of them is not the CUDA side)."""
+    shown: dict[str, str] = {}
+    for rel in rocm_named:
+        if rel in native and rel not in not_built:
+            shown.setdefault(rel, "named by a build file that builds for ROCm")
+    for rel in setup_sources:
+        if rel in native and rel not in not_built:
+            shown.setdefault(rel, "an extension source of a setup.py (hipified by ROCm torch)")
+    _portable_includers(native, resolved or {}, not_built, shown)
+    added = set(rocm_dirs)
+    for rel, text in native.items():
+        if rel in shown or rel in not_built:
+            continue
+        if has_hip_mark(text):
+            shown[rel] = "written for HIP too"
+        elif _SOURCE.search(rel) and (rel.rsplit("/", 1)[0] if "/" in rel else "") in added:
+            shown[rel] = "a source of a folder a build file that builds for ROCm adds"
+    owners = owners_by_name(native)
+    todo = list(shown)
+    while todo:
+        rel = todo.pop()
+        text = native[rel]
+        found = route_includes(rel, text, owners, rocm_defined) if "include" in text else set()
+        for dest in found:
+            if dest not in shown and dest not in not_built:
+                shown[dest] = f"included by {rel}"
+                todo.append(dest)
+    return shown
+
+
+_CMAKE_COND = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(", re.I | re.M)
+_MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
+_MAKE_WORD = textre.compile(r"\$\((\w+)\)|\b(\w+)\b")
+
+
+def _cmake_args(text: str, start: int) -> str:
+    """The arguments of the command whose ``(`` is at ``start``."""
+    depth = 0
+    for i in range(start, min(len(text), start + 4000)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i]
+    return text[start + 1 : start + 200]
+
+
+def _make_value(kind: str, rest: str) -> bool | None:
+    """A Makefile test's value on a ROCm build: ``ifdef X_HIP`` true, ``ifdef X_CUDA`` false,
+    ``ifeq ($(BACKEND),hip)`` true, ``ifeq ($(BACKEND),cuda)`` false; else unknown."""
+    names = [a or b for a, b in _MAKE_WORD.findall(rest)]
+    if kind in ("ifdef", "ifndef"):
+        name = names[0] if names else ""
+        v = True if HIP_VAR.match(name) else (False if CUDA_VAR.match(name) else None)
+        return v if kind == "ifdef" or v is None else not v
+    hip = any(HIP_VAR.match(x) or ROCM_WORD.match(x) for x in names)
+    cuda = any(CUDA_VAR.match(x) or NOT_ROCM_WORD.match(x) for x in names)
+    v = True if hip and not cuda else (False if cuda and not hip else None)
+    return v if kind == "ifeq" or v is None else not v
+
+
+def _advance(stack: list[list[int]], m: re.Match[str], text: str, at: int) -> None:
+    """Follow one conditional command (``m``: a match of ``_CMAKE_COND``/``_MAKE_COND``) on the
+    stack of open ones: per conditional [line of the current branch's test, it is shown
+    taken, an earlier branch is taken, every earlier branch is false]."""
+    kind = m.group(1).lower()
+    if kind in ("if", "elseif"):
+        value = cond_value(_cmake_args(text, m.end() - 1))
+    elif kind in ("ifeq", "ifneq", "ifdef", "ifndef"):
+        value = _make_value(kind, m.group(2))
+    else:
+        value = None
+    if kind in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
+        stack.append([at, int(value is True), int(value is True), int(value is False)])
+    elif kind in ("elseif", "else") and stack:
+        f = stack[-1]
+        if kind == "else" and f[3] and not f[2]:
+            value = True  # every earlier test is false on ROCm: this branch is taken
+        taken = 0 if f[2] else int(value is True)
+        f[0], f[1], f[2], f[3] = at, taken, int(f[2] or taken), int(f[3] and value is False)
+    elif kind == "endif" and stack:
+        stack.pop()
+
+
+def open_branch(path: str, text: str, line: int) -> int | None:
+    """The line of the innermost conditional around ``line`` of a CMake file or Makefile
+    whose branch a ROCm build is not shown to take (a test of unknown or false value, an
+    ``else()`` after a test of unknown value); None when every branch around it is taken
+    (or it is in none)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    cmake = name == "cmakelists.txt" or name.endswith(".cmake")
+    if not cmake and not (name in ("makefile", "gnumakefile") or name.endswith(".mk")):
+        return None
+    # per open conditional: [line of the current branch's test, it is shown taken, an
+    # earlier branch is taken, every earlier branch is false]
+    stack: list[list[int]] = []
+    line_of = textre.line_finder(text)
+    for m in (_CMAKE_COND if cmake else _MAKE_COND).finditer(text):
+        at = line_of(m.start())
+        if at >= line:
+            break
+        _advance(stack, m, text, at)
+    for f in reversed(stack):
+        if not f[1]:
+            return f[0]
+    return None
+
+
+_NATIVE_FILE = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|hxx|inl)$")
+
+
+def off_route(
+    rule_id: str,
+    path: str,
+    line: int | None,
+    shown: RouteShown | Mapping[str, str],
+    build_texts: Mapping[str, str],
+    route: str,
+) -> str | None:
+    """Why a finding of a project with a ROCm route (``route``: its first evidence) is not
+    shown to be on that route: native code (GP3xx) in a file not ``shown`` on it, or a
+    build-file line (GP4xx) in a branch a ROCm build is not shown to take; None when it is
+    shown (or is neither)."""
+    if rule_id.startswith("GP3") and _NATIVE_FILE.search(path):
+        if path in shown:
+            return None
+        return f"{OFF_ROUTE} (route: {route})"
+    text = build_texts.get(path)
+    if not rule_id.startswith("GP4") or text is None or line is None:
+        return None
+    at = open_branch(path, text, line)
+    if at is None:
+        return None
+    return (
+        f"{OFF_ROUTE}: {path}:{at} is a branch a ROCm build is not shown to take (route: {route})"
+    )
+
+
+_DEFINITION = textre.compile(
+    r"(?:(?<![\w-])-D[ \t]*|compile_definitions[ \t]*\(|add_definitions[ \t]*\()([^\n]*)", re.I
+)
+_HIP_FOLDER = textre.compile(r"(?:^|/)[^/]*(?:hip|rocm)[^/]*/", re.I)
+
+
+def rocm_branch_defines(build_files: Mapping[str, str]) -> frozenset[str]:
+    """Macros a CMake file or Makefile defines inside a branch a ROCm build is shown to take
+    (``if(USE_HIP)`` / ``add_compile_definitions(P_USE_CUDA)``), or anywhere in a build file
+    of a HIP/ROCm folder (ggml's ``ggml-hip/CMakeLists.txt``): on in the ROCm build, so an
+    include under one is no CUDA side. One pass per file."""
+    out: set[str] = set()
+    for rel, text in build_files.items():
+        name = rel.rsplit("/", 1)[-1].lower()
+        cmake = name == "cmakelists.txt" or name.endswith(".cmake")
+        if not cmake and not (name in ("makefile", "gnumakefile") or name.endswith(".mk")):
+            continue
+        if "-D" not in text and "definitions" not in text.lower():
+            continue
+        whole = _HIP_FOLDER.search(rel) is not None
+        events = [(m.start(), 0, m) for m in (_CMAKE_COND if cmake else _MAKE_COND).finditer(text)]
+        events += [(m.start(), 1, m) for m in _DEFINITION.finditer(text)]
+        stack: list[list[int]] = []
+        for _, kind_of, m in sorted(events, key=lambda e: e[0]):
+            if kind_of == 1:
+                if whole or (stack and all(f[1] for f in stack)):
+                    out.update(_WORDS.findall(m.group(1).replace("-D", " ")))
+            else:
+                _advance(stack, m, text, 0)
+    return frozenset(out)
