@@ -1043,3 +1043,19 @@ def test_thousands_of_headers_of_one_warp_size_define_each(tmp_path: Path) -> No
         '#include "inc/h1.h"\n__device__ void f(int *x) { x[0] = WARP1; }\n'
     )
     _within(lambda: _scan(tmp_path), 8.0)
+
+
+@pytest.mark.parametrize("build_file", ["CMakeLists.txt", "Makefile"])
+def test_a_build_file_of_thousands_of_rocm_guard_blocks(build_file: str, tmp_path: Path) -> None:
+    """Fifteenth re-run, F3: each finding and token was checked against every guarded range
+    (800 KB of `if(USE_ROCM)` blocks: 28 s CPU, a Makefile 33 s); one search each now."""
+    n = 3_000
+    if build_file == "CMakeLists.txt":
+        block = (
+            'if(USE_ROCM)\nendif()\nset(CMAKE_CUDA_FLAGS "-arch=sm_80")\n'
+            "find_package(CUDA)\ncuda_add_library(t{i} a{i}.cu)\n"
+        )
+    else:
+        block = "ifdef USE_ROCM\nendif\nt{i}:\n\tnvcc -arch=sm_80 -lcublas a{i}.cu\n"
+    (tmp_path / build_file).write_text("".join(block.format(i=i) for i in range(n)))
+    _within(lambda: _scan(tmp_path), 8.0)

@@ -32,7 +32,9 @@ unknown (or false) value around a line, says otherwise.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from gpuport import textre
@@ -340,7 +342,21 @@ def open_branch(path: str, text: str, line: int) -> int | None:
     """The line of the innermost conditional around ``line`` of a CMake file or Makefile
     whose branch a ROCm build is not shown to take (a test of unknown or false value, an
     ``else()`` after a test of unknown value); None when every branch around it is taken
-    (or it is in none)."""
+    (or it is in none). The file's conditionals are followed once (:func:`_branches`) and
+    each line looked up: following them from the top for each finding was findings x
+    conditionals (a CMake file of 600 guarded blocks: 34 s CPU)."""
+    table = _branches(path, text)
+    if table is None:
+        return None
+    ats, answers = table
+    i = bisect_left(ats, line) - 1  # the last conditional before the line
+    return answers[i] if i >= 0 else None
+
+
+@lru_cache(maxsize=32)
+def _branches(path: str, text: str) -> tuple[list[int], list[int | None]] | None:
+    """Each conditional's line, and the answer of :func:`open_branch` for the lines after it
+    (until the next one); None for a file that is neither CMake nor a Makefile."""
     name = path.rsplit("/", 1)[-1].lower()
     cmake = name == "cmakelists.txt" or name.endswith(".cmake")
     if not cmake and not (name in ("makefile", "gnumakefile") or name.endswith(".mk")):
@@ -349,15 +365,14 @@ def open_branch(path: str, text: str, line: int) -> int | None:
     # earlier branch is taken, every earlier branch is false]
     stack: list[list[int]] = []
     line_of = textre.line_finder(text)
+    ats: list[int] = []
+    answers: list[int | None] = []
     for m in (_CMAKE_COND if cmake else _MAKE_COND).finditer(text):
         at = line_of(m.start())
-        if at >= line:
-            break
         _advance(stack, m, text, at)
-    for f in reversed(stack):
-        if not f[1]:
-            return f[0]
-    return None
+        ats.append(at)
+        answers.append(next((f[0] for f in reversed(stack) if not f[1]), None))
+    return ats, answers
 
 
 _NATIVE_FILE = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|hxx|inl)$")

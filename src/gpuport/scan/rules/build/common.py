@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuport import textre
+from gpuport.intervals import in_any
 from gpuport.models import Severity
 
 NVCC_ONLY = textre.compile(
@@ -145,4 +146,4 @@ class Guards:
     ranges: list[tuple[int, int]] = field(default_factory=list)
 
     def __contains__(self, line: int) -> bool:
-        return any(a <= line <= b for a, b in self.ranges)
+        return in_any(self.ranges, line, closed=True)  # a search, not a scan of every range

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuport import textre
+from gpuport.intervals import in_any
 from gpuport.safeparse import json_value
 from gpuport.scan.rules.base import FileContext, FileKind, checker, physical_lines, register
 from gpuport.scan.rules.build.checker import make_guards, strip_make_comments
@@ -229,5 +230,5 @@ def check_makefile_docker(ctx: FileContext) -> None:
                 idx,
                 m.start() + 1,
                 message=f"{m.group(0)}: NVIDIA container GPUs",
-                guarded=any(a <= idx <= b for a, b in guards),
+                guarded=in_any(guards, idx, closed=True),
             )
