@@ -22,6 +22,7 @@ import re
 from pathlib import PurePosixPath
 
 from gpuport import textre
+from gpuport.scan.project.build_cmake_model import close_paren
 
 __all__ = ["cu_globs", "glob_covers", "glob_marks", "reach_edits"]
 
@@ -49,17 +50,7 @@ _ROOT = ("${PROJECT_SOURCE_DIR}/", "${CMAKE_SOURCE_DIR}/", "${CMAKE_HOME_DIRECTO
 
 def _condition(text: str, open_paren: int) -> int:
     """The offset of the ``)`` closing the condition opened at ``open_paren`` (or -1)."""
-    depth = 0
-    for i in range(open_paren, min(len(text), open_paren + 4000)):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        elif c == "\n" and text[i + 1 : i + 2] == "\n":
-            return -1
+    return close_paren(text, open_paren, blank_line_ends=True)
     return -1
 
 

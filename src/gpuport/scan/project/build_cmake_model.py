@@ -23,7 +23,7 @@ from gpuport import textre
 from gpuport.scan.cxx_cond import other_backend_names
 from gpuport.scan.project.build_setup_ast import Use
 
-__all__ = ["cmake_uses", "make_uses"]
+__all__ = ["close_paren", "cmake_uses", "make_uses"]
 
 _HIP_VAR = textre.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
 #: A switch of the CUDA backend (``USE_CUDA``, ``MYLIB_BUILD_CUDA``, ``Kokkos_ENABLE_CUDA``,
@@ -50,6 +50,24 @@ _SKIP_CMDS = frozenset(
     {"message", "option", "find_package", "include", "set_property", "install",
      "configure_file", "file", "string", "execute_process"}
 )  # fmt: skip
+
+
+def close_paren(text: str, start: int, *, blank_line_ends: bool = False) -> int:
+    """The offset of the ``)`` closing the ``(`` at ``start`` within 4,000 characters, or -1
+    (also at a blank line first, with ``blank_line_ends``: a CMake command never spans one in
+    practice)."""
+    depth = 0
+    for i in range(start, min(len(text), start + 4000)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif blank_line_ends and c == "\n" and text[i + 1 : i + 2] == "\n":
+            return -1
+    return -1
 
 
 def _strip_comments(text: str) -> str:

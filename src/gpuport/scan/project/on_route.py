@@ -44,6 +44,7 @@ from gpuport.scan.project.build_cmake_model import (
     HIP_VAR,
     NOT_ROCM_WORD,
     ROCM_WORD,
+    close_paren,
     cond_value,
 )
 from gpuport.scan.project.include_paths import owners_by_name, resolve_one
@@ -289,16 +290,8 @@ _MAKE_WORD = textre.compile(r"\$\((\w+)\)|\b(\w+)\b")
 
 def _cmake_args(text: str, start: int) -> str:
     """The arguments of the command whose ``(`` is at ``start``."""
-    depth = 0
-    for i in range(start, min(len(text), start + 4000)):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : i]
-    return text[start + 1 : start + 200]
+    end = close_paren(text, start)
+    return text[start + 1 : end] if end >= 0 else text[start + 1 : start + 200]
 
 
 def _make_value(kind: str, rest: str) -> bool | None:
