@@ -1115,3 +1115,20 @@ def test_a_gitignore_past_the_nesting_bound_hides_nothing(tmp_path: Path) -> Non
     assert prefix + "hidden.py" in rels
     assert prefix + "outer.py" not in rels
     assert "d/" * (n + 1) + "m.py" in rels
+
+
+def test_warp_size_uses_beside_many_declarations_that_hide_it() -> None:
+    """Each ``warpSize`` use was checked against every ``template <int warpSize>`` span of the
+    file (200 KB: 0.46 s, quadratic; session 7's sweep for per-item range scans): a binary
+    search now."""
+    from gpuport.scan.rules.native.warp import warpsize_constexpr
+
+    unit = (
+        "template <int warpSize> __device__ int f{i}(int x) {{ return x % warpSize; }}\n"
+        "__device__ int g{i}[warpSize];\n"
+    )
+    code = "".join(unit.format(i=i) for i in range(8_000))  # 840 KB
+    started = time.process_time()
+    found = list(warpsize_constexpr(code))
+    assert len(found) == 8_000  # each g[warpSize], none of the shadowed uses
+    assert time.process_time() - started < 1.5 * _scale()
