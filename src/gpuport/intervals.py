@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from typing import Generic, TypeVar
 
-__all__ = ["Intervals", "in_any"]
+T = TypeVar("T")
+
+__all__ = ["FirstHolding", "Intervals", "first_holding", "in_any"]
 
 
 class Intervals:
@@ -52,3 +55,55 @@ def in_any(spans: Sequence[tuple[int, int]], x: int, *, closed: bool = False) ->
             del _SEEN[next(iter(_SEEN))]
         got = _SEEN[key] = (spans, len(spans), merged)
     return x in got[2]
+
+
+class FirstHolding(Generic[T]):
+    """For closed ranges ``(first, last, value)``: the value of the first range, in list order,
+    that holds a position. The ranges' ends cut the line into segments; each range paints the
+    segments it covers that no earlier range painted (a union-find skips those), so building
+    is near-linear and each question is a binary search (sixteenth re-run: a CMake branch of
+    thousands of commands, each finding searched every range: 1.6 MB, 35 s)."""
+
+    def __init__(self, ranges: Sequence[tuple[int, int, T]]) -> None:
+        self.bounds = sorted(
+            {a for a, b, _ in ranges if a <= b} | {b + 1 for a, b, _ in ranges if a <= b}
+        )
+        self.values: list[T | None] = [None] * len(self.bounds)
+        nxt = list(range(len(self.bounds) + 1))
+
+        def find(i: int) -> int:
+            while nxt[i] != i:
+                nxt[i] = nxt[nxt[i]]
+                i = nxt[i]
+            return i
+
+        for a, b, value in ranges:
+            if a > b:
+                continue
+            i, end = bisect_right(self.bounds, a) - 1, bisect_right(self.bounds, b + 1) - 1
+            i = find(i)
+            while i < end:
+                self.values[i] = value
+                nxt[i] = i + 1
+                i = find(i + 1)
+
+    def at(self, x: int) -> T | None:
+        i = bisect_right(self.bounds, x) - 1
+        return self.values[i] if i >= 0 else None
+
+
+_HOLDING: dict[int, tuple[Sequence[tuple[int, int, object]], int, FirstHolding[object]]] = {}
+
+
+def first_holding(ranges: Sequence[tuple[int, int, T]], x: int) -> T | None:
+    """The value of the first ``(first, last, value)`` of ``ranges`` with ``first <= x <=
+    last``, or None. Short lists are read directly; a long one is indexed once (per list and
+    length, as :func:`in_any`)."""
+    if len(ranges) < 16:
+        return next((v for a, b, v in ranges if a <= x <= b), None)
+    got = _HOLDING.get(id(ranges))
+    if got is None or got[0] is not ranges or got[1] != len(ranges):
+        while len(_HOLDING) >= 16:
+            del _HOLDING[next(iter(_HOLDING))]
+        got = _HOLDING[id(ranges)] = (ranges, len(ranges), FirstHolding(ranges))
+    return got[2].at(x)  # type: ignore[return-value]

@@ -17,6 +17,7 @@ import gpuport
 #: ``file:function`` -> why the scan is allowed there
 ALLOWED = {
     "intervals.py:in_any": "the short-list path (under 16 ranges) of the binary search itself",
+    "intervals.py:first_holding": "the short-list path (under 16 ranges) of the index itself",
     "scan/rules/native/warp_base.py:is_explained": (
         "spans are added between questions (a merged copy would be rebuilt per question); "
         "one per explained warp constant of a unit"
@@ -25,8 +26,9 @@ ALLOWED = {
 
 
 def _range_scans(tree: ast.AST) -> list[tuple[str, int]]:
-    """``(function, line)`` of each ``(lo <= x < hi for lo, hi in ...)``: a chained comparison
-    of something between both names the generator unpacks."""
+    """``(function, line)`` of each ``(lo <= x < hi for lo, hi in ...)`` or ``next((v for lo,
+    hi, v in ranges if lo <= x <= hi), None)``: a chained comparison of something between
+    two of the names the generator unpacks, in its value or its condition."""
     out: list[tuple[str, int]] = []
     for func in ast.walk(tree):
         if not isinstance(func, ast.FunctionDef):
@@ -34,17 +36,18 @@ def _range_scans(tree: ast.AST) -> list[tuple[str, int]]:
         for node in ast.walk(func):
             if not isinstance(node, ast.GeneratorExp | ast.ListComp) or len(node.generators) != 1:
                 continue
-            target = node.generators[0].target
-            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            gen = node.generators[0]
+            if not (isinstance(gen.target, ast.Tuple) and len(gen.target.elts) >= 2):
                 continue
-            names = {e.id for e in target.elts if isinstance(e, ast.Name)}
-            for cmp in ast.walk(node.elt):
-                if not isinstance(cmp, ast.Compare):
-                    continue
-                sides = [cmp.left, *cmp.comparators]
-                operands = {o.id for o in sides if isinstance(o, ast.Name)}
-                if len(names) == 2 and names <= operands and len(sides) > 2:
-                    out.append((func.name, node.lineno))
+            names = {e.id for e in gen.target.elts if isinstance(e, ast.Name)}
+            for part in (node.elt, *gen.ifs):
+                for cmp in ast.walk(part):
+                    if not isinstance(cmp, ast.Compare):
+                        continue
+                    sides = [cmp.left, *cmp.comparators]
+                    operands = {o.id for o in sides if isinstance(o, ast.Name)}
+                    if len(operands & names) >= 2 and len(sides) > 2:
+                        out.append((func.name, node.lineno))
     return out
 
 
@@ -105,5 +108,7 @@ def test_no_scan_of_every_range_per_item() -> None:
 def test_the_check_sees_the_shape() -> None:
     code = "def f(spans, xs):\n    return [x for x in xs if any(a <= x < b for a, b in spans)]\n"
     assert _range_scans(ast.parse(code)) == [("f", 2)]
+    inline = "def h(rs, x):\n    return next((v for a, b, v in rs if a <= x <= b), None)\n"
+    assert _range_scans(ast.parse(inline)) == [("h", 2)]
     fine = "def g(pairs):\n    return any(f(a) is None or a == b for a, b in pairs)\n"
     assert _range_scans(ast.parse(fine)) == []

@@ -1168,6 +1168,19 @@ _SIXTEENTH = {
                                "cudaMallocManaged(&p, 1); }\n" + _fill("#if FOO\n", 200_000)
                                + _fill('#include "a.h"\n', 200_000)},
                               5.0),  # 400 KB: 14.0 s
+    # a CUDA-only branch of many commands: every range searched per finding or per set()/-D
+    "cuda-branch-findings": ({"CMakeLists.txt": "project(x)\nif(USE_HIP)\nendif()\nif(USE_CUDA)\n"
+                              + _fill("target_link_libraries(x cublas)\n", 800_000)
+                              + "endif()\n"},
+                             5.0),  # 800 KB: 11.5 s, 1.6 MB: 35 s
+    "cuda-branch-sets": ({"CMakeLists.txt": "project(x)\nif(USE_HIP)\nendif()\nif(USE_CUDA)\n"
+                          + "".join(f"set(V{i:05} ON)\n" for i in range(50_000)) + "endif()\n",
+                          "cmake/other.cmake": _fill("message(hello)\n", 400_000)},
+                         6.0),  # 400 KB: 5.3 s, 800 KB: 17 s
+    "cuda-branch-defines": ({"CMakeLists.txt": "project(x)\nif(USE_HIP)\nendif()\nif(USE_CUDA)\n"
+                             + "".join(f"add_definitions(-DX{i:05})\n" for i in range(16_000))
+                             + "endif()\n"},
+                            4.0),  # 400 KB: 7.5 s, 800 KB: 29.6 s
 }  # fmt: skip
 
 
@@ -1178,6 +1191,7 @@ def test_sixteenth_rerun_stalls(name: str, tmp_path: Path) -> None:
     HIP branch, Dockerfile stages); each is a lookup in a table built once per file now."""
     files, quiet_s = _SIXTEENTH[name]
     for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     _within(lambda: _scan(tmp_path), quiet_s)
 

@@ -229,9 +229,11 @@ def build_model(
     if model.rocm_builds:  # if(X) where X is set true only in CUDA-only branches
         false_vars = cuda_only_vars(files, model.cuda_lines)
         for rel, text in files.items() if false_vars else ():
-            if any(v in text for v in false_vars) and rel.lower().endswith(
+            # the file's words once, not a substring search of the file per variable (vars x
+            # files x bytes: sixteenth re-run)
+            if rel.lower().endswith(
                 ("cmakelists.txt", ".cmake")
-            ):
+            ) and not false_vars.keys().isdisjoint(_NAME_WORD.findall(text)):
                 extra = false_var_ranges(text, false_vars)
                 if extra:
                     model.cuda_lines.setdefault(rel, []).extend(
@@ -269,6 +271,7 @@ _CMAKE_DEFS = textre.compile(
     re.I,
 )
 _DEF_WORD = textre.compile(r"[A-Z_][A-Z0-9_]*")
+_NAME_WORD = textre.compile(r"\w+")  # a variable name as set() names it
 _CMAKE_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE"})
 
 
@@ -296,9 +299,7 @@ def _cuda_defines(
                 if _DEF_WORD.fullmatch(name) and name not in _CMAKE_KEYWORDS:
                     found.append((name, base))
         for name, line in found:
-            hit = (
-                next((ev for a, b, ev in ranges if a <= line <= b), None) if rel in tested else None
-            )
+            hit = evidence_at(ranges, line) if rel in tested else None
             if hit is None:
                 elsewhere.add(name)
             else:

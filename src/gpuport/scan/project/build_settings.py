@@ -16,20 +16,23 @@ device, backend, platform) is not ``"cuda"`` on ROCm by convention: that is in
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuport import pyparse, textre
+from gpuport.intervals import first_holding
 from gpuport.scan.project.backend_switches import switch_strings
 
 __all__ = ["Known", "dotted_name", "env_name", "evidence_at", "known_of"]
 
 
-def evidence_at(ranges: Iterable[tuple[int, int, str]], line: int | None) -> str | None:
-    """The evidence of the first (first line, last line, evidence) range holding ``line``."""
+def evidence_at(ranges: Sequence[tuple[int, int, str]], line: int | None) -> str | None:
+    """The evidence of the first (first line, last line, evidence) range holding ``line``: a
+    binary search in an index built once per list (a search of every range per finding was
+    quadratic: sixteenth re-run)."""
     if line is None:
         return None
-    return next((ev for first, last, ev in ranges if first <= line <= last), None)
+    return first_holding(ranges, line)
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from gpuport import textre
-from gpuport.intervals import in_any
+from gpuport.intervals import first_holding, in_any
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_cond import nvidia_only_lines
@@ -70,9 +70,11 @@ class Sink:
     def _dropped_by(self, offset: int) -> str | None:
         """The selector macro (``AMREX_HIP_OR_CUDA``) whose argument holding ``offset`` a
         ROCm build drops, if any."""
-        if self._dropped is None:
-            self._dropped = dropped_spans(self.src, self._selectors)
-        return next((name for lo, hi, name in self._dropped if lo <= offset < hi), None)
+        if self._dropped is None:  # closed ranges, searched by first_holding
+            self._dropped = [
+                (lo, hi - 1, name) for lo, hi, name in dropped_spans(self.src, self._selectors)
+            ]
+        return first_holding(self._dropped, offset)
 
     def lowered_at(self, offset: int) -> bool:
         return self.lowered(self.src.line_of(offset))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from gpuport import textre
-from gpuport.intervals import in_any
+from gpuport.intervals import first_holding, in_any
 from gpuport.scan.rules.native.common import int_value
 from gpuport.scan.rules.native.warp_base import (
     _ATEN_SHFL,
@@ -169,7 +169,9 @@ class OpsPasses(ReaderBase):
         close = self.src.match_close(paren)
         if close is None:
             return
-        loop = next((e for s, e in self._loop_spans() if s <= call < e), None)
+        if not hasattr(self, "_loop_ends"):  # the first loop holding a call, by a search
+            self._loop_ends = [(s, e - 1, e) for s, e in self._loop_spans()]
+        loop = first_holding(self._loop_ends, call)
         after = (loop if loop is not None else close) + 1
         uses = textre.compile(rf"\b{re.escape(var)}\b")
         m = next(
