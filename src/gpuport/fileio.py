@@ -8,21 +8,17 @@ Reading (:func:`read_bytes`, :func:`read_text`, :func:`check_regular`):
   so nothing blocks and nothing grows without bound;
 * bounded: each kind of input has a size limit (:data:`LIMIT_SETTINGS`, ...); a larger file is
   refused as "too large", never read into memory;
-* with ``root``, never outside it: a path that resolves outside the root (a symbolic link the
-  project ships, ``../``) is refused with the reason. Links that stay inside are fine.
+* with ``root``, never outside it: a path that resolves outside it (a link the project ships,
+  ``../``) is refused with the reason; links that stay inside are fine.
 
 Refusals raise :class:`ReadRefused` (a :class:`GpuportError`: one line, exit 2) whose
-``reason`` a walker can list as "not read".
-
-Writing (:func:`write_atomic`, :func:`write_atomic_bytes`, :func:`atomic_path`,
-:func:`backup`): the content goes to a temporary file in the target folder, is fsynced and
-renamed over the target, so a reader or a crash sees the old file or the whole new one. A
-symbolic link at the destination is refused (gpuport never writes through a link), and with
-``root`` the destination folder must resolve inside it. Temporary files are named
-``.NAME.gpuport-XXXXXXXX.tmp``; where the file system allows, the data is written to an
-unnamed file (``O_TMPFILE``) that only gets that name for the instant before the rename, and a
-name left by a killed run is removed by the next write to the same target
-(:func:`clean_stale_temps`).
+``reason`` a walker can list as "not read". Writing (:func:`write_atomic`,
+:func:`write_atomic_bytes`, :func:`atomic_path`, :func:`backup`): into a temporary file in the
+target folder, fsynced and renamed over the target, so a reader or a crash sees the old file
+or the whole new one; never through a link; with ``root``, into a folder inside it. Temporary
+files are ``.NAME.gpuport-XXXXXXXX.tmp``; where the file system allows, the data goes to an
+unnamed file (``O_TMPFILE``) named only for the instant before the rename, and a name a killed
+run left is removed by the next write to the same target (:func:`clean_stale_temps`).
 """
 
 from __future__ import annotations
@@ -490,13 +486,11 @@ def atomic_path(path: Path, *, root: Path | None = None) -> Iterator[Path]:
     _fsync_dir(parent)
 
 
-def copy_atomic(
-    src: Path, dest: Path, *, src_root: Path, root: Path | None = None, durable: bool = True
-) -> None:
+def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = None,
+                durable: bool = True) -> None:  # fmt: skip
     """Copy the regular file ``src`` (inside ``src_root``) to ``dest`` like :func:`write_atomic`
-    (streamed, so the size is not bounded by memory; the mode is kept). ``durable=False``
-    for a scratch copy gpuport deletes after use: no ``fsync`` (one per file made a check
-    copy of 8,000 empty files take 76 s of wall time; sixteenth re-run)."""
+    (streamed; the mode is kept). ``durable=False``: a scratch copy gpuport deletes after use,
+    not synced (8,000 files took 76 s of wall time; sixteenth re-run)."""
     info = check_regular(src, root=src_root)
     parent = _check_destination(dest, root)
     clean_stale_temps(dest)
