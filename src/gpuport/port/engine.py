@@ -32,6 +32,7 @@ from gpuport.port import (
     fix_native,
     fix_python,
     fix_setup,
+    nvcc_tests,
     routes,
 )
 from gpuport.port.context import PortContext, Proposal, fixable, ref
@@ -49,6 +50,7 @@ Family = Callable[[PortContext], list[Proposal]]
 #: family's fix is taken and the other is left out with the reason.
 FAMILIES: tuple[tuple[str, Family], ...] = (
     ("kernels", fix_native.propose),
+    ("kernels", nvcc_tests.propose),
     ("setup.py", fix_setup.propose),
     ("cpp_extension.load", fix_load.propose),
     ("cmake", fix_cmake.propose),

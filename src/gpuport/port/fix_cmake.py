@@ -35,6 +35,7 @@ from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
 from gpuport.port.fix_native import HIP_TEST
+from gpuport.port.nvcc_tests import project_sources, test_edits
 from gpuport.scan.cxx import lex
 from gpuport.scan.finding import Finding
 
@@ -186,26 +187,19 @@ def _native_sources(ctx: PortContext, folder: str) -> list[str]:
     return out
 
 
-_NOT_OURS = textre.compile(
-    r"^(?:build|third[_-]?party|3rdparty|vendor|vendored|external|extern|deps|submodules)$", re.I
-)
 _HOST = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx")
+#: files whose ``__CUDACC__``/``__NVCC__`` tests the HIP build reads (not host-only sources)
+_TESTED = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl")
 
 
 def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
     """The CUDA sources under ``folder`` (``.cu``/``.cuh``), and the host sources and headers
     there that include a CUDA header (the HIP build compiles them against HIP too)."""
-    prefix = f"{folder}/" if folder else ""
     out: list[str] = []
-    for rel in ctx.files_of("cuda/c++"):
-        if not rel.startswith(prefix):
-            continue
-        parts = rel[len(prefix) :].split("/")
-        if len(parts) > 5 or any(p.startswith(".") or _NOT_OURS.match(p) for p in parts[:-1]):
-            continue
+    for rel in project_sources(ctx, folder, (".cu", ".cuh", *_HOST)):
         if rel.endswith((".cu", ".cuh")):
             out.append(rel)
-        elif rel.endswith(_HOST):
+        else:
             text = ctx.read(rel)
             if text is not None and _cuda_includes(text):
                 out.append(rel)
@@ -492,7 +486,11 @@ def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Pro
         family="cmake",
         title=f"{compat_rel}: the HIP names of the CUDA API, for the HIP build",
         safe=True,
-        why="nvcc compiles the original includes; the header is read only by the HIP build",
+        why=(
+            "nvcc compiles the original includes; the header is read only by the HIP build; "
+            "a __CUDACC__/__NVCC__ test also taking __HIPCC__ keeps its value on every CUDA "
+            "build (nvcc and host compilers never define __HIPCC__)"
+        ),
         findings=found,
     )
     headers: list[str] = []
@@ -512,6 +510,14 @@ def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Pro
             prop.edit(rel, start, end, new)
     if not prop.edits:
         return None
+    # the branches shared headers keep for nvcc (``#ifdef __CUDACC__``): the HIP build takes them
+    for rel in project_sources(ctx, folder, _TESTED):
+        text = sources.get(rel) or ctx.read(rel)
+        if text is None or COMPAT in text:
+            continue
+        for start, end, new in test_edits(text):
+            prop.edit(rel, start, end, new)
+            sources[rel] = text
     prop.creates[compat_rel] = _compat(ctx, sources, headers)
     return prop
 
