@@ -125,7 +125,7 @@ HOST = "#ifdef __CUDACC__\nint device_build;\n#endif\nint main() {}\n"
 
 
 def test_the_cmake_hip_build_takes_the_shared_headers_nvcc_branch(tmp_path: Path) -> None:
-    """Part of the safe ``hip-compat`` fix: the header a ``.cu`` includes gets ``||
+    """A safe fix beside the ``hip-compat`` one: the header a ``.cu`` includes gets ``||
     defined(__HIPCC__)``; a host source (compiled by the C++ compiler on both builds) is
     left; a second run changes nothing."""
     root = project(
@@ -138,9 +138,11 @@ def test_the_cmake_hip_build_takes_the_shared_headers_nvcc_branch(tmp_path: Path
         },
     )
     report = run(root)
-    fix = next(f for f in report.fixes if f.id == "hip-compat:src/gpuport_hip_compat.h")
+    fix = next(f for f in report.fixes if f.id == "hip-compiler-tests:CMakeLists.txt")
     assert fix.safe and fix.applied
-    assert "src/shared.h" in {f.path for f in report.files}
+    assert "hip-compat:src/gpuport_hip_compat.h" in fix_ids(report, applied=True)
+    shared = next(f for f in report.files if f.path == "src/shared.h")
+    assert shared.hunks[0].fixes == ["hip-compiler-tests:CMakeLists.txt"]
     assert "src/main.cpp" not in {f.path for f in report.files}
     run(root, apply=True, verify=False)
     assert "#if defined(__CUDACC__) || defined(__HIPCC__)\n" in (root / "src/shared.h").read_text()

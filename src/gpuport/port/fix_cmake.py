@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from gpuport import textre
@@ -439,9 +440,12 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     _reach(prop, ctx, handled, path)
     prop.creates[shim_rel] = _shim(libs)
     out = [prop]
-    compat = _compat_proposal(ctx, folder, found)
+    tests = _tests_proposal(ctx, path, folder, found)
+    compat = _compat_proposal(ctx, folder, found, tests)
     if compat is not None:
         out.append(compat)
+        if tests.prop.edits:  # the branches name CUDA API the compat header maps
+            out.append(tests.prop)
     return out
 
 
@@ -461,7 +465,9 @@ def _line(text: str, offset: int) -> int:
     return textre.line_finder(text)(offset)  # one line index per text, not a count per call
 
 
-def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Proposal | None:
+def _compat_proposal(
+    ctx: PortContext, folder: str, found: list[Finding], tests: _Tests | None = None
+) -> Proposal | None:
     files = _walk_sources(ctx, folder) or [
         p for p in _native_sources(ctx, folder) if p.endswith((".cu", ".cuh"))
     ]
@@ -486,11 +492,7 @@ def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Pro
         family="cmake",
         title=f"{compat_rel}: the HIP names of the CUDA API, for the HIP build",
         safe=True,
-        why=(
-            "nvcc compiles the original includes; the header is read only by the HIP build; "
-            "a __CUDACC__/__NVCC__ test also taking __HIPCC__ keeps its value on every CUDA "
-            "build (nvcc and host compilers never define __HIPCC__)"
-        ),
+        why="nvcc compiles the original includes; the header is read only by the HIP build",
         findings=found,
     )
     headers: list[str] = []
@@ -510,16 +512,42 @@ def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Pro
             prop.edit(rel, start, end, new)
     if not prop.edits:
         return None
-    # the branches shared headers keep for nvcc (``#ifdef __CUDACC__``): the HIP build takes them
+    for rel, text in (tests.texts if tests is not None else {}).items():
+        sources.setdefault(rel, text)  # the names the nvcc branches it takes use
+    prop.creates[compat_rel] = _compat(ctx, sources, headers)
+    return prop
+
+
+@dataclass
+class _Tests:
+    prop: Proposal
+    texts: dict[str, str]
+
+
+def _tests_proposal(ctx: PortContext, path: str, folder: str, found: list[Finding]) -> _Tests:
+    """The branches shared headers keep for nvcc (``#ifdef __CUDACC__``, ``__NVCC__``),
+    also taken by the HIP build (:mod:`gpuport.port.nvcc_tests`)."""
+    prop = Proposal(
+        id=f"hip-compiler-tests:{path}",
+        family="cmake",
+        title=f"{path}: the nvcc-only branches of the sources also for the HIP build",
+        safe=True,
+        why=(
+            "a __CUDACC__/__NVCC__ test also taking __HIPCC__ keeps its value on every CUDA "
+            "build (nvcc and host compilers never define __HIPCC__); only the opt-in HIP "
+            "build, which did not exist, takes the nvcc branch"
+        ),
+        findings=found,
+    )
+    texts: dict[str, str] = {}
     for rel in project_sources(ctx, folder, _TESTED):
-        text = sources.get(rel) or ctx.read(rel)
+        text = ctx.read(rel)
         if text is None or COMPAT in text:
             continue
         for start, end, new in test_edits(text):
             prop.edit(rel, start, end, new)
-            sources[rel] = text
-    prop.creates[compat_rel] = _compat(ctx, sources, headers)
-    return prop
+            texts[rel] = text
+    return _Tests(prop, texts)
 
 
 def propose(ctx: PortContext) -> list[Proposal]:
