@@ -724,7 +724,18 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("extract")
     e.add_argument("--mirrors", required=True)
     e.add_argument("--trees", required=True)
-    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "all")
+    splits = (
+        "dev",
+        "held-out",
+        "fresh",
+        "fresh2",
+        "fresh3",
+        "fresh4",
+        "fresh5",
+        "fresh6",
+        "fresh7",
+        "all",
+    )
     e.add_argument("--split", default="all", choices=splits)
     r = sub.add_parser("run")
     r.add_argument("--trees", required=True)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from gpuport import textre
@@ -36,7 +35,7 @@ from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
 from gpuport.port.fix_native import HIP_TEST
-from gpuport.port.nvcc_tests import project_sources, test_edits
+from gpuport.port.nvcc_tests import cmake_proposal, project_sources
 from gpuport.scan.cxx import lex
 from gpuport.scan.finding import Finding
 
@@ -189,8 +188,6 @@ def _native_sources(ctx: PortContext, folder: str) -> list[str]:
 
 
 _HOST = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx")
-#: files whose ``__CUDACC__``/``__NVCC__`` tests the HIP build reads (not host-only sources)
-_TESTED = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl")
 
 
 def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
@@ -440,12 +437,12 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     _reach(prop, ctx, handled, path)
     prop.creates[shim_rel] = _shim(libs)
     out = [prop]
-    tests = _tests_proposal(ctx, path, folder, found)
-    compat = _compat_proposal(ctx, folder, found, tests)
+    tests, tested = cmake_proposal(ctx, path, folder, found, COMPAT)
+    compat = _compat_proposal(ctx, folder, found, tested)
     if compat is not None:
         out.append(compat)
-        if tests.prop.edits:  # the branches name CUDA API the compat header maps
-            out.append(tests.prop)
+        if tests.edits:  # the branches name CUDA API the compat header maps
+            out.append(tests)
     return out
 
 
@@ -466,7 +463,7 @@ def _line(text: str, offset: int) -> int:
 
 
 def _compat_proposal(
-    ctx: PortContext, folder: str, found: list[Finding], tests: _Tests | None = None
+    ctx: PortContext, folder: str, found: list[Finding], tested: dict[str, str] | None = None
 ) -> Proposal | None:
     files = _walk_sources(ctx, folder) or [
         p for p in _native_sources(ctx, folder) if p.endswith((".cu", ".cuh"))
@@ -512,42 +509,10 @@ def _compat_proposal(
             prop.edit(rel, start, end, new)
     if not prop.edits:
         return None
-    for rel, text in (tests.texts if tests is not None else {}).items():
+    for rel, text in (tested or {}).items():
         sources.setdefault(rel, text)  # the names the nvcc branches it takes use
     prop.creates[compat_rel] = _compat(ctx, sources, headers)
     return prop
-
-
-@dataclass
-class _Tests:
-    prop: Proposal
-    texts: dict[str, str]
-
-
-def _tests_proposal(ctx: PortContext, path: str, folder: str, found: list[Finding]) -> _Tests:
-    """The branches shared headers keep for nvcc (``#ifdef __CUDACC__``, ``__NVCC__``),
-    also taken by the HIP build (:mod:`gpuport.port.nvcc_tests`)."""
-    prop = Proposal(
-        id=f"hip-compiler-tests:{path}",
-        family="cmake",
-        title=f"{path}: the nvcc-only branches of the sources also for the HIP build",
-        safe=True,
-        why=(
-            "a __CUDACC__/__NVCC__ test also taking __HIPCC__ keeps its value on every CUDA "
-            "build (nvcc and host compilers never define __HIPCC__); only the opt-in HIP "
-            "build, which did not exist, takes the nvcc branch"
-        ),
-        findings=found,
-    )
-    texts: dict[str, str] = {}
-    for rel in project_sources(ctx, folder, _TESTED):
-        text = ctx.read(rel)
-        if text is None or COMPAT in text:
-            continue
-        for start, end, new in test_edits(text):
-            prop.edit(rel, start, end, new)
-            texts[rel] = text
-    return _Tests(prop, texts)
 
 
 def propose(ctx: PortContext) -> list[Proposal]:

@@ -38,8 +38,9 @@ from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.context import PortContext, Proposal
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.cxx_cond import HIP_UNDEFINED
+from gpuport.scan.finding import Finding
 
-__all__ = ["NVCC_NAMES", "project_sources", "propose", "test_edits"]
+__all__ = ["NVCC_NAMES", "cmake_proposal", "project_sources", "propose", "test_edits"]
 
 #: The macros only NVIDIA's compiler defines that a HIP branch can stand beside.
 NVCC_NAMES = ("__CUDACC__", "__NVCC__")
@@ -193,6 +194,64 @@ def test_edits(text: str, names: tuple[str, ...] = NVCC_NAMES) -> list[tuple[int
     return out
 
 
+def _proposal(
+    ctx: PortContext,
+    key: str,
+    folder: str,
+    found: list[Finding],
+    *,
+    safe: bool,
+    title: str,
+    why: str,
+    names: tuple[str, ...] = NVCC_NAMES,
+    suffixes: tuple[str, ...] = _HEADER_OR_CU,
+    depth: int = 5,
+    skip: str = "",
+) -> tuple[Proposal, dict[str, str]]:
+    """The fix ``hip-compiler-tests:<key>`` over the files under ``folder`` (none whose text
+    holds ``skip``), and the texts of the files it edits."""
+    prop = Proposal(
+        id=f"hip-compiler-tests:{key}",
+        family="cmake" if safe else "kernels",
+        title=title,
+        safe=safe,
+        why=why,
+        findings=found,
+        resolves=safe,  # the torch route's GP404 stays: named, not counted as fixed
+    )
+    texts: dict[str, str] = {}
+    for rel in project_sources(ctx, folder, suffixes, depth):
+        text = ctx.read(rel)
+        if text is None or (skip and skip in text):
+            continue
+        for start, end, new in test_edits(text, names):
+            prop.edit(rel, start, end, new)
+            texts[rel] = text
+    return prop, texts
+
+
+def cmake_proposal(
+    ctx: PortContext, path: str, folder: str, found: list[Finding], compat: str
+) -> tuple[Proposal, dict[str, str]]:
+    """Safe, for gpuport's opt-in CMake HIP build of ``path``: the ``.cu``/``.cuh`` files and
+    headers under ``folder`` (not host ``.cpp`` files, which the C++ compiler builds on both
+    sides, nor one that includes ``compat`` already)."""
+    return _proposal(
+        ctx,
+        path,
+        folder,
+        found,
+        safe=True,
+        title=f"{path}: the nvcc-only branches of the sources also for the HIP build",
+        why=(
+            "a __CUDACC__/__NVCC__ test also taking __HIPCC__ keeps its value on every CUDA "
+            "build (nvcc and host compilers never define __HIPCC__); only the opt-in HIP "
+            "build, which did not exist, takes the nvcc branch"
+        ),
+        skip=compat,
+    )
+
+
 def propose(ctx: PortContext) -> list[Proposal]:
     """For each PyTorch extension (``setup.py`` with a GP404 finding): its ``__NVCC__`` tests
     also taken by ROCm torch's build, as an unsafe fix (see the module's docstring)."""
@@ -200,31 +259,25 @@ def propose(ctx: PortContext) -> list[Proposal]:
     for setup in ctx.files_with("GP404"):
         if not setup.endswith("setup.py"):
             continue
-        found = ctx.of("GP404", path=setup)
         folder = str(PurePosixPath(setup).parent)
-        folder = "" if folder == "." else folder
-        prop = Proposal(
-            id=f"hip-compiler-tests:{setup}",
-            family="kernels",
-            title=f"{setup}: the extension's __NVCC__ branches also for hip-clang (__HIPCC__)",
+        prop, _ = _proposal(
+            ctx,
+            setup,
+            "" if folder == "." else folder,
+            ctx.of("GP404", path=setup),
             safe=False,
+            title=f"{setup}: the extension's __NVCC__ branches also for hip-clang (__HIPCC__)",
             why=(
                 "ROCm torch already hipifies and compiles these files, and its hipify maps "
                 "__CUDACC__ but not __NVCC__: the ROCm build now compiles the nvcc branch in "
                 "place of the other one (a CUDA build is unchanged: nvcc and the host "
                 "compiler never define __HIPCC__)"
             ),
-            findings=found,
-            resolves=False,
+            names=("__NVCC__",),
+            # an extension's sources sit deeper than a CMake project's (bevfusion:
+            # mmdet3d/ops/spconv/include/tensorview/tensorview.h)
+            depth=8,
         )
-        # an extension's sources sit deeper than a CMake project's (bevfusion:
-        # mmdet3d/ops/spconv/include/tensorview/tensorview.h)
-        for rel in project_sources(ctx, folder, _HEADER_OR_CU, depth=8):
-            text = ctx.read(rel)
-            if text is None:
-                continue
-            for start, end, new in test_edits(text, ("__NVCC__",)):
-                prop.edit(rel, start, end, new)
         if prop.edits:
             out.append(prop)
     return out
