@@ -132,10 +132,19 @@ def _insert_at(src: CxxSource, before: int) -> int:
     if guard is not None:
         skip = next(d.offset for d in src.directives if d.kind == "ifndef")
     best = None
+    opens = ("if", "ifdef", "ifndef")
+    steps = [
+        (d.offset, 1 if d.kind in opens and d.offset != skip else -(d.kind == "endif"))
+        for d in src.directives
+    ]
+    k = depth = 0  # the depth read on as the includes come in order, not from the top each
     for m in _INCLUDE.finditer(src.text, 0, before):
+        while k < len(steps) and steps[k][0] < m.start():
+            depth += steps[k][1]
+            k += 1
         if not src.code[m.start() : m.end()].strip().startswith("#"):
             continue  # inside a comment
-        if _depth(src, m.start(), skip) == 0:
+        if depth == 0:
             best = m.end()
     if best is not None:
         return best

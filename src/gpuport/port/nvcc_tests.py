@@ -99,36 +99,24 @@ def _test(kind: str, expr: str, names: tuple[str, ...]) -> tuple[str, bool] | No
     return name, bool(m.group("neg"))
 
 
-def _chain(src: CxxSource, index: int) -> list[int]:
-    """Indexes of the directives of the chain opened at ``index`` (its ``#elif``/``#else``
-    and ``#endif``), or of the chain ``index`` (an ``#elif``) belongs to, from there on."""
-    depth = 0
-    out: list[int] = []
-    for i in range(index + 1, len(src.directives)):
-        kind = src.directives[i].kind
-        if kind in ("if", "ifdef", "ifndef"):
-            depth += 1
-        elif kind == "endif" and depth:
-            depth -= 1
-        elif depth == 0:
-            out.append(i)
-            if kind == "endif":
-                return out
-    return []
-
-
-def _opening(src: CxxSource, index: int) -> int:
-    """Index of the ``#if`` that opens the chain ``index`` (an ``#elif``) belongs to."""
-    depth = 0
-    for i in range(index - 1, -1, -1):
-        kind = src.directives[i].kind
-        if kind == "endif":
-            depth += 1
-        elif kind in ("if", "ifdef", "ifndef"):
-            if depth == 0:
-                return i
-            depth -= 1
-    return index
+def _chains(src: CxxSource) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """In one pass over the directives: for each ``#if`` whose chain closes, the indexes of
+    its ``#elif``/``#else``/``#endif`` (in order); for each of those, its ``#if``."""
+    members: dict[int, list[int]] = {}
+    opener: dict[int, int] = {}
+    stack: list[int] = []
+    for i, d in enumerate(src.directives):
+        if d.kind in ("if", "ifdef", "ifndef"):
+            stack.append(i)
+            members[i] = []
+        elif stack:
+            members[stack[-1]].append(i)
+            opener[i] = stack[-1]
+            if d.kind == "endif":
+                stack.pop()
+    for i in stack:  # never closed: no chain
+        del members[i]
+    return members, opener
 
 
 def _refusal(branch: str, raw: str) -> str | None:
@@ -156,6 +144,7 @@ def test_edits(text: str, names: tuple[str, ...] = NVCC_NAMES) -> list[tuple[int
     if not any(n in text for n in names):
         return []
     src = lex(text)
+    members, opener = _chains(src)
     out: list[tuple[int, int, str]] = []
     for i, d in enumerate(src.directives):
         if d.kind not in ("if", "ifdef", "ifndef", "elif"):
@@ -164,10 +153,13 @@ def test_edits(text: str, names: tuple[str, ...] = NVCC_NAMES) -> list[tuple[int
         if got is None or src.guarded_at(d.offset) or src.dead_at(d.offset):
             continue
         name, negated = got
-        chain = _chain(src, i)
-        first = _opening(src, i) if d.kind == "elif" else i
-        before = [j for j in _chain(src, first) if j < i] + [first] if first != i else []
-        if not chain or any(_HIP.search(src.directives[j].expr) for j in [*before, *chain]):
+        first = opener.get(i, i) if d.kind == "elif" else i
+        full = members.get(first)
+        if not full:  # an #if never closed
+            continue
+        chain = [j for j in full if j > i]
+        before = [first, *(j for j in full if j < i)] if first != i else []
+        if any(_HIP.search(src.directives[j].expr) for j in [*before, *chain]):
             continue
         if negated:  # the nvcc branch is the #else
             elses = [j for j in chain if src.directives[j].kind == "else"]
