@@ -385,6 +385,46 @@ PORTS = (
         "f1591f45ab3900513008ace88da3e33fceaa8981",
         "fresh6",
     ),
+    Port(
+        "J16",
+        "orpheus-fastapi",
+        "Lex-au/Orpheus-FastAPI",
+        "08cb92b6d513d3532804992f74ccf231f4641c11",
+        "03916965522c1886b99b7b5713614a54a3371b85",
+        "fresh7",
+    ),
+    Port(
+        "J17",
+        "kernel-tuner",
+        "KernelTuner/kernel_tuner",
+        "b3ff4cdecb12655009b356e3b1840e25b1dd1421",
+        "4f0aa8fc3bcd3b685fb01726d80f9f810ce8e24d",
+        "fresh7",
+    ),
+    Port(
+        "J18",
+        "vs-playground",
+        "EutropicAI/vs-playground",
+        "8b18d40cd174a5c35eed25946f8160f9da3c8124",
+        "4c4ae9577a5876511d5363b328421304bd38a2a5",
+        "fresh7",
+    ),
+    Port(
+        "J19",
+        "fftx",
+        "spiral-software/fftx",
+        "a022a89c02c6f59f379fc41372e3eea301ca333e",
+        "c4f6b8fbde142db312019c2cc357f14c7db68b0c",
+        "fresh7",
+    ),
+    Port(
+        "J20",
+        "qmcpack",
+        "QMCPACK/qmcpack",
+        "653f923ceb5d44259352065f2becb240c3fe5e15",
+        "776f569805e7250bf12f8dcea9984654729bf11a",
+        "fresh7",
+    ),
 )
 
 
@@ -442,7 +482,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh6``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh7``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -684,7 +724,18 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("extract")
     e.add_argument("--mirrors", required=True)
     e.add_argument("--trees", required=True)
-    splits = ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "all")
+    splits = (
+        "dev",
+        "held-out",
+        "fresh",
+        "fresh2",
+        "fresh3",
+        "fresh4",
+        "fresh5",
+        "fresh6",
+        "fresh7",
+        "all",
+    )
     e.add_argument("--split", default="all", choices=splits)
     r = sub.add_parser("run")
     r.add_argument("--trees", required=True)

@@ -419,3 +419,46 @@ def test_no_wave64_rewrite_where_the_project_declares_its_own_warp_size(
     assert (root / "k.cu").read_text(encoding="utf-8") == BUILTIN_WARPSIZE
     reasons = [u.reason for u in report.unfixed if u.finding.path == "k.cu"]
     assert any("declares its own warpSize (config.h:" in r for r in reasons)
+
+
+TUNED = """\
+#ifndef block_size_x
+    #define block_size_x 64
+#endif
+#ifdef USE_HALF
+#include <cuda_fp16.h>
+#endif
+
+__global__ void k(float* y) {
+    float v = y[threadIdx.x];
+    for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffff, v, s);
+    y[threadIdx.x] = v;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor (cpp)")
+def test_the_mask_is_defined_outside_a_default_value_block(tmp_path: Path) -> None:
+    """``#ifndef block_size_x`` / ``#define block_size_x 64`` is a default a tuner overrides
+    (kernel_tuner defines block_size_x for every configuration), not an include guard: the
+    mask defined inside it, or after an include inside another conditional, would vanish and
+    nvcc would stop on GPUPORT_FULL_MASK. A whole-file include guard still takes it."""
+    root = project(
+        tmp_path, {"k.cu": TUNED, "g.cuh": "#ifndef G_CUH\n#define G_CUH\n" + TUNED + "#endif\n"}
+    )
+    run(root, apply=True, verify=False)
+    for name in ("k.cu", "g.cuh"):
+        text = (root / name).read_text()
+        for defs in ((), ("-Dblock_size_x=128",), ("-Dblock_size_x=128", "-DUSE_HALF")):
+            out = subprocess.run(
+                ["cpp", "-P", "-D__CUDACC__", *defs, "-include", "/dev/null", "-"],
+                input=text.replace("#include <cuda_fp16.h>", ""),
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            ).stdout
+            assert "__shfl_xor_sync(0xffffffffu, v, s)" in out, (name, defs, out)
+    guarded = (root / "g.cuh").read_text()
+    assert guarded.index("#define G_CUH") < guarded.index("#ifndef GPUPORT_FULL_MASK")
+    assert guarded.index("#ifndef GPUPORT_FULL_MASK") < guarded.index("#ifndef block_size_x")

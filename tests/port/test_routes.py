@@ -74,3 +74,46 @@ def test_no_route_lowered_finding_gets_an_unsafe_fix(tmp_path: Path) -> None:
     assert "docker-compose.rocm.yml" not in [f.path for f in report.files]
     assert not any(f.id.startswith("compose-rocm") for f in report.fixes)
     assert "Dockerfile.rocm" in [f.path for f in report.files]  # the safe fix still made
+
+
+def test_an_extension_a_fix_makes_build_on_rocm_gets_its_kernel_findings_back() -> None:
+    """pytorch/ao: scan lowers the fp6_llm kernels' findings as not built by the project's
+    ROCm route; the unsafe GP409 fix makes setup.py build them on ROCm torch, so a second
+    run saw them and fixed them. ``built_by_fix`` gives them back for the first run: only
+    under the setup.py's folder, only lowered for that reason, never a guarded one."""
+    from types import SimpleNamespace
+
+    from gpuport.models import Location, Severity
+    from gpuport.port.routes import built_by_fix
+    from gpuport.scan.finding import Finding
+    from gpuport.scan.project.on_route import OFF_ROUTE
+
+    def finding(path: str, message: str, guarded: bool = False) -> Finding:
+        return Finding(
+            rule_id="GP302",
+            title="mask",
+            severity=Severity.INFO,
+            location=Location(path=path, line=3),
+            message=message,
+            fix="",
+            guarded=guarded,
+            default_severity=Severity.BLOCKER,
+        )
+
+    off = f"a 32-bit mask ({OFF_ROUTE} (route: .github/workflows/wheels.yml:31))"
+    report = SimpleNamespace(
+        findings=[
+            finding("ext/csrc/k.cuh", off),
+            finding("ext/csrc/g.cuh", off, guarded=True),
+            finding("ext/csrc/r.cuh", "a 32-bit mask (beside the project's ROCm route)"),
+            finding("other/k.cuh", off),
+        ]
+    )
+    got = built_by_fix(report, ["ext/setup.py"])  # type: ignore[arg-type]
+    assert [(f.location.path, f.severity) for f in got] == [("ext/csrc/k.cuh", Severity.BLOCKER)]
+    assert got[0].not_built is None
+    assert [f.location.path for f in built_by_fix(report, ["setup.py"])] == [  # type: ignore[arg-type]
+        "ext/csrc/k.cuh",
+        "other/k.cuh",
+    ]
+    assert built_by_fix(report, []) == []  # type: ignore[arg-type]

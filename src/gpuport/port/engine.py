@@ -32,6 +32,7 @@ from gpuport.port import (
     fix_native,
     fix_python,
     fix_setup,
+    nvcc_tests,
     routes,
 )
 from gpuport.port.context import PortContext, Proposal, fixable, ref
@@ -49,6 +50,7 @@ Family = Callable[[PortContext], list[Proposal]]
 #: family's fix is taken and the other is left out with the reason.
 FAMILIES: tuple[tuple[str, Family], ...] = (
     ("kernels", fix_native.propose),
+    ("kernels", nvcc_tests.propose),
     ("setup.py", fix_setup.propose),
     ("cpp_extension.load", fix_load.propose),
     ("cmake", fix_cmake.propose),
@@ -356,6 +358,13 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
     )
     proposals = _documented_route(report, _propose(ctx, opts.families), lowered)
     plan = _plan(ctx, proposals, opts.unsafe_fixes)
+    setups = [f.location.path for p in plan.taken for f in p.findings if f.rule_id == "GP409"]
+    built = fixable(report, routes.built_by_fix(report, setups)) if setups else []
+    if built:  # the extension now builds on ROCm: its kernels' findings count (idempotence)
+        strict = strict + built
+        ctx.findings = strict + lowered
+        proposals = _documented_route(report, _propose(ctx, opts.families), lowered)
+        plan = _plan(ctx, proposals, opts.unsafe_fixes)
     files, texts = _diffs(plan)
     taken_ids = {p.id for p in plan.taken}
     fixes = [

@@ -35,6 +35,7 @@ from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
 from gpuport.port.fix_native import HIP_TEST
+from gpuport.port.nvcc_tests import cmake_proposal, project_sources
 from gpuport.scan.cxx import lex
 from gpuport.scan.finding import Finding
 
@@ -186,26 +187,17 @@ def _native_sources(ctx: PortContext, folder: str) -> list[str]:
     return out
 
 
-_NOT_OURS = textre.compile(
-    r"^(?:build|third[_-]?party|3rdparty|vendor|vendored|external|extern|deps|submodules)$", re.I
-)
 _HOST = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx")
 
 
 def _walk_sources(ctx: PortContext, folder: str) -> list[str]:
     """The CUDA sources under ``folder`` (``.cu``/``.cuh``), and the host sources and headers
     there that include a CUDA header (the HIP build compiles them against HIP too)."""
-    prefix = f"{folder}/" if folder else ""
     out: list[str] = []
-    for rel in ctx.files_of("cuda/c++"):
-        if not rel.startswith(prefix):
-            continue
-        parts = rel[len(prefix) :].split("/")
-        if len(parts) > 5 or any(p.startswith(".") or _NOT_OURS.match(p) for p in parts[:-1]):
-            continue
+    for rel in project_sources(ctx, folder, (".cu", ".cuh", *_HOST)):
         if rel.endswith((".cu", ".cuh")):
             out.append(rel)
-        elif rel.endswith(_HOST):
+        else:
             text = ctx.read(rel)
             if text is not None and _cuda_includes(text):
                 out.append(rel)
@@ -445,9 +437,12 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     _reach(prop, ctx, handled, path)
     prop.creates[shim_rel] = _shim(libs)
     out = [prop]
-    compat = _compat_proposal(ctx, folder, found)
+    tests, tested = cmake_proposal(ctx, path, folder, found, COMPAT)
+    compat = _compat_proposal(ctx, folder, found, tested)
     if compat is not None:
         out.append(compat)
+        if tests.edits:  # the branches name CUDA API the compat header maps
+            out.append(tests)
     return out
 
 
@@ -467,7 +462,9 @@ def _line(text: str, offset: int) -> int:
     return textre.line_finder(text)(offset)  # one line index per text, not a count per call
 
 
-def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Proposal | None:
+def _compat_proposal(
+    ctx: PortContext, folder: str, found: list[Finding], tested: dict[str, str] | None = None
+) -> Proposal | None:
     files = _walk_sources(ctx, folder) or [
         p for p in _native_sources(ctx, folder) if p.endswith((".cu", ".cuh"))
     ]
@@ -512,6 +509,8 @@ def _compat_proposal(ctx: PortContext, folder: str, found: list[Finding]) -> Pro
             prop.edit(rel, start, end, new)
     if not prop.edits:
         return None
+    for rel, text in (tested or {}).items():
+        sources.setdefault(rel, text)  # the names the nvcc branches it takes use
     prop.creates[compat_rel] = _compat(ctx, sources, headers)
     return prop
 

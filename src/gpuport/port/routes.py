@@ -16,12 +16,14 @@ or CI job) is a route the project already wrote: its findings stay lowered and u
 from __future__ import annotations
 
 import dataclasses
+from pathlib import PurePosixPath
 
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence, ScanReport
+from gpuport.scan.project.on_route import OFF_ROUTE
 
-__all__ = ["documented_only", "note", "route_lowered"]
+__all__ = ["built_by_fix", "documented_only", "note", "route_lowered"]
 
 #: What ``scan`` appends to a finding it lowers because of a route
 #: (:func:`gpuport.scan.project.view.apply`), and nothing else.
@@ -62,3 +64,22 @@ def note(report: ScanReport) -> str:
         f"scan lowered its findings to info because {where} documents a ROCm route; the "
         "route is prose only, so this puts it in a file a CUDA build never reads"
     )
+
+
+def built_by_fix(report: ScanReport, setups: list[str]) -> list[Finding]:
+    """The findings scan lowered as "not shown to be built by the ROCm route" in the
+    extensions of ``setups`` (setup.py files a taken fix makes build on ROCm torch: the
+    ``CUDA_HOME is None`` test also taking ``IS_HIP_EXTENSION``), at their own severity
+    again: a second run would see them so (pytorch/ao's fp6_llm kernels), and ``port`` is
+    idempotent, so the first run takes them."""
+    folders = [str(PurePosixPath(s).parent) for s in setups]
+    out: list[Finding] = []
+    for f in report.findings:
+        if f.severity is not Severity.INFO or f.guarded or f.default_severity is None:
+            continue
+        if f.default_severity is Severity.INFO or OFF_ROUTE not in f.message:
+            continue
+        if not any(d == "." or f.location.path.startswith(f"{d}/") for d in folders):
+            continue
+        out.append(dataclasses.replace(f, severity=f.default_severity, not_built=None))
+    return out
