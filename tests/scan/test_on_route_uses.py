@@ -201,3 +201,13 @@ def test_nvml_beside_amdsmi_is_minor(tmp_path: Path) -> None:
     alone = deps.replace(', "amdsmi"', "")
     r = scan_files(tmp_path / "alone", {"pyproject.toml": alone})
     assert [s for s, _ in _found(r, "pyproject.toml", "GP101")] == [Severity.MAJOR]
+
+
+def test_a_variable_this_file_never_uses_is_for_the_file_that_includes_it() -> None:
+    # a defaults.mk: NVCC_FLAGS is used by the Makefile that includes it, so CUDA_ARCH is too
+    text = "CUDA_ARCH = sm_60\nNVCC_FLAGS = -arch=$(CUDA_ARCH)\n"
+    assert not make_flow(text, lambda n: True).unshown
+    assert (
+        "CUDA_ARCH"
+        in make_flow(text + "ifdef NVCC_ON\nX = $(NVCC_FLAGS)\nendif\n", lambda n: n < 3).unshown
+    )

@@ -13,7 +13,8 @@ that gives ``.cu`` files to hipcc).
 
 Uses are ``$(V)``, ``${V}``, ``$(V:a=b)`` and a name passed to ``$(call f,V)``; a variable
 named only as a bare word (a list of names printed into a configuration string) is not used.
-A variable that is exported, or used by a Makefile this one includes, counts as on the route.
+A variable that is exported, used by a Makefile this one includes, or not used in this file at
+all (a ``defaults.mk`` another Makefile includes) counts as on the route.
 ``$(info ...)``/``$(warning ...)``/``$(error ...)`` only print. Text only: nothing is run;
 one pass over the lines and one over the uses.
 """
@@ -160,6 +161,10 @@ def make_flow(text: str, shown: Callable[[int], bool], included: Iterable[str] =
             uses.append((v, first, "", 0, False))
     for other in included:
         on.update(_uses(other))
+    # a variable this file never uses is for a file that includes it, a sub-make or the
+    # environment: on the route, as is what its value uses
+    used = {u[0] for u in uses}
+    on.update(name for name in flow.assigns if name not in used)
     # who is fed by whom: a use inside the value of ``into`` reaches the route when ``into``
     # does and its line is shown
     feeds: dict[str, list[tuple[str, int]]] = {}
