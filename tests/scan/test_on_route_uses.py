@@ -16,8 +16,9 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan.model import ScanReport
 from gpuport.scan.project.build_make_flow import make_flow
-from gpuport.scan.project.on_route import OFF_ROUTE, cuda_language_only
-from tests.scan.project_files import scan_files
+from gpuport.scan.project.on_route import OFF_ROUTE, cuda_only_genex
+from gpuport.scan.project.routes_docs import doc_routes
+from tests.scan.project_files import scan_files, write
 
 PTX = '__global__ void k(unsigned *o) { unsigned l; asm volatile("mov.u32 %0, %%laneid;" : "=r"(l)); o[0] = l; }\n'  # noqa: E501
 README = "Build for AMD GPUs with ROCm: `make ROCM_DIR=/opt/rocm`.\n"
@@ -169,15 +170,28 @@ def test_a_cuda_switch_wanted_with_its_hip_twin_is_not_off(tmp_path: Path) -> No
 # --- a generator expression for the CUDA language -----------------------------------------
 
 
-def test_a_flag_for_the_cuda_language_only() -> None:
+def test_a_flag_for_the_cuda_only_genex() -> None:
     line = '  "$<$<BUILD_INTERFACE:$<COMPILE_LANGUAGE:CUDA>>:-Xcompiler=-fvisibility=hidden>")'
-    assert cuda_language_only(line, 1, line.index("-Xcompiler") + 1)
+    assert cuda_only_genex(line, 1, line.index("-Xcompiler") + 1)
     for other in (
         '  "$<$<COMPILE_LANGUAGE:CUDA,CXX>:-Xcompiler=-fPIC>"',  # C++ too
         '  "$<$<NOT:$<COMPILE_LANGUAGE:CUDA>>:-Xcompiler=-fPIC>"',  # everything but CUDA
         "  -Xcompiler=-fPIC $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>",  # outside the genex
     ):
-        assert cuda_language_only(other, 1, other.index("-Xcompiler") + 1) is None, other
+        assert cuda_only_genex(other, 1, other.index("-Xcompiler") + 1) is None, other
+
+
+def test_a_link_item_on_a_cuda_switch() -> None:
+    line = "  $<$<BOOL:${P_WITH_CUDA}>:CUDA::cublas> $<$<BOOL:${P_WITH_HIP}>:roc::rocblas>"
+    why = cuda_only_genex(line, 1, line.index("CUDA::cublas") + 1)
+    assert why and "P_WITH_CUDA" in why
+    assert cuda_only_genex(line, 1, line.index("roc::rocblas") + 1) is None
+    # a setting a ROCm build may turn on, or the negation of the CUDA switch, stays
+    for other in (
+        "$<$<BOOL:${P_WITH_MPI}>:CUDA::cublas>",
+        "$<$<NOT:$<BOOL:${P_WITH_CUDA}>>:CUDA::cublas>",
+    ):
+        assert cuda_only_genex(other, 1, other.index("CUDA::cublas") + 1) is None, other
 
 
 def test_a_cuda_language_flag_in_a_project_with_a_route(tmp_path: Path) -> None:
@@ -211,3 +225,19 @@ def test_a_variable_this_file_never_uses_is_for_the_file_that_includes_it() -> N
         "CUDA_ARCH"
         in make_flow(text + "ifdef NVCC_ON\nX = $(NVCC_FLAGS)\nendif\n", lambda n: n < 3).unshown
     )
+
+
+# --- a route documented under doc/ ------------------------------------------------------------
+
+
+def test_a_build_page_under_doc_is_a_route(tmp_path: Path) -> None:
+    page = "Building for AMD GPUs (ROCm/HIP)\n================\n\n    make -f makefile.hip\n"
+    write(tmp_path / "a", {"doc/installation.rst": page})
+    got = [e for e in doc_routes(tmp_path / "a") if e.counts]
+    assert got and got[0].path == "doc/installation.rst"
+    # a page there that says ROCm is not supported is listed, and does not count
+    write(
+        tmp_path / "b",
+        {"doc/faq.rst": "ROCm is not supported yet: `make -f makefile.hip` fails.\n"},
+    )
+    assert not [e for e in doc_routes(tmp_path / "b") if e.counts]

@@ -53,7 +53,7 @@ from gpuport.scan.project.include_paths import owners_by_name, resolve_one
 __all__ = [
     "OFF_ROUTE",
     "RouteShown",
-    "cuda_language_only",
+    "cuda_only_genex",
     "has_hip_mark",
     "make_flow_of",
     "make_unshown",
@@ -404,7 +404,7 @@ def off_route(
         return None
     at = open_branch(path, text, line)
     if at is None:
-        why = make_unshown(path, text, line, build_texts) or cuda_language_only(text, line, column)
+        why = make_unshown(path, text, line, build_texts) or cuda_only_genex(text, line, column)
         return f"{OFF_ROUTE}: {why} (route: {route})" if why else None
     return (
         f"{OFF_ROUTE}: {path}:{at} is a branch a ROCm build is not shown to take (route: {route})"
@@ -413,16 +413,19 @@ def off_route(
 
 #: a generator expression that holds only when CUDA sources are compiled
 #: (``$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fPIC>``, ``$<COMPILE_LANG_AND_ID:CUDA,NVIDIA>``)
-_CUDA_GENEX = textre.compile(r"COMPILE_LANGUAGE:CUDA>|COMPILE_LANG_AND_ID:CUDA,")
+_CUDA_GENEX = textre.compile(
+    r"COMPILE_LANGUAGE:CUDA>|COMPILE_LANG_AND_ID:CUDA,|\$<BOOL:(\$\{\w+\}|\w+)>"
+)
 _LONGEST_GENEX_LINE = 2000  # longer lines are not read for it (the walk is per genex)
 
 
-def cuda_language_only(text: str, line: int, column: int | None) -> str | None:
+def cuda_only_genex(text: str, line: int, column: int | None) -> str | None:
     """Why a CMake line's finding at ``column`` is not on the route: it is inside a generator
     expression that applies only to the CUDA language, which a HIP build (the HIP language, or
-    hipcc as the C++ compiler) does not compile with; None otherwise (a genex for ``CUDA,CXX``
-    applies to C++ too)."""
-    if column is None or "COMPILE_LANG" not in text:
+    hipcc as the C++ compiler) does not compile with, or only when a CUDA switch a ROCm build
+    leaves off is on (``$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>``, read as ``if(X_WITH_CUDA)``);
+    None otherwise (a genex for ``CUDA,CXX`` applies to C++ too)."""
+    if column is None or ("COMPILE_LANG" not in text and "$<BOOL:" not in text):
         return None
     lines = text.split("\n")
     if not 0 < line <= len(lines):
@@ -431,7 +434,10 @@ def cuda_language_only(text: str, line: int, column: int | None) -> str | None:
     if len(src) > _LONGEST_GENEX_LINE:
         return None
     for m in _CUDA_GENEX.finditer(src):
-        start = src.rfind("$<", 0, m.start())
+        switch = m.group(1)
+        if switch is not None and cond_value(switch) is not False:
+            continue  # $<BOOL:${X}> of a setting a ROCm build may turn on
+        start = src.rfind("$<", 0, m.start() + (2 if switch else 0))
         # the outermost $<...> that holds the test: from the first $< that opens before it
         while start > 0 and src.rfind("$<", 0, start) >= 0 and _depth(src, start) > 0:
             start = src.rfind("$<", 0, start)
@@ -449,6 +455,8 @@ def cuda_language_only(text: str, line: int, column: int | None) -> str | None:
         if "NOT:" in src[start : m.start()]:  # $<$<NOT:$<COMPILE_LANGUAGE:CUDA>>:...>
             continue
         if start <= column - 1 <= end:
+            if switch is not None:
+                return f"inside a generator expression on {switch}, which a ROCm build leaves off"
             return "inside a generator expression for the CUDA language, which a HIP build has not"
     return None
 
