@@ -38,6 +38,7 @@ _DIRECTIVE = textre.compile(
 )
 _INCLUDE = textre.compile(r"^[ \t]*-?(?:include|sinclude)[ \t]+([^\n#]+)")
 _INCLUDES = textre.compile(r"^[ \t]*-?(?:include|sinclude)[ \t]+([^\n#]+)", re.M)
+_MAX_INCLUDES = 64
 _EXPORT = textre.compile(r"^[ \t]*export[ \t]+([A-Za-z_][\w.\- \t]*)$")
 _PRINT = textre.compile(r"^[ \t]*\$[({](?:info|warning|error)[ \t]")
 _REF = textre.compile(r"\$[({]([A-Za-z_][\w.-]*)[:)}]")
@@ -213,10 +214,12 @@ def included_texts(path: str, text: str, build_texts: Mapping[str, str]) -> tupl
     if "include" not in text:
         return ()
     folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    pats = []
+    pats: set[str] = set()
     for m in _INCLUDES.finditer(text):
         for word in m.group(1).split():
-            pats.append(folder + _VAR_NAME.sub("*", word).replace(")", "").replace("}", ""))
+            pats.add(folder + _VAR_NAME.sub("*", word).replace(")", "").replace("}", ""))
+            if len(pats) >= _MAX_INCLUDES:  # each is matched against every build file
+                break
     return tuple(
         t
         for rel, t in build_texts.items()

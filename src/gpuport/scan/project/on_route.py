@@ -433,44 +433,41 @@ def cuda_only_genex(text: str, line: int, column: int | None) -> str | None:
     src = lines[line - 1]
     if len(src) > _LONGEST_GENEX_LINE:
         return None
+    outer = _outer_genexes(src)
     for m in _CUDA_GENEX.finditer(src):
         switch = m.group(1)
         if switch is not None and cond_value(switch) is not False:
             continue  # $<BOOL:${X}> of a setting a ROCm build may turn on
-        start = src.rfind("$<", 0, m.start() + (2 if switch else 0))
-        # the outermost $<...> that holds the test: from the first $< that opens before it
-        while start > 0 and src.rfind("$<", 0, start) >= 0 and _depth(src, start) > 0:
-            start = src.rfind("$<", 0, start)
-        end, depth = start, 0
-        while end < len(src):
-            if src.startswith("$<", end):
-                depth += 1
-                end += 2
-                continue
-            if src[end] == ">":
-                depth -= 1
-                if depth == 0:
-                    break
-            end += 1
-        if "NOT:" in src[start : m.start()]:  # $<$<NOT:$<COMPILE_LANGUAGE:CUDA>>:...>
+        # the outermost $<...> that holds the test
+        span = next(((a, b) for a, b in outer if a <= m.start() <= b), None)
+        if span is None or "NOT:" in src[span[0] : m.start()]:  # $<$<NOT:$<...CUDA>>:...>
             continue
-        if start <= column - 1 <= end:
+        if span[0] <= column - 1 <= span[1]:
             if switch is not None:
                 return f"inside a generator expression on {switch}, which a ROCm build leaves off"
             return "inside a generator expression for the CUDA language, which a HIP build has not"
     return None
 
 
-def _depth(src: str, at: int) -> int:
-    """How many ``$<`` are open before ``at`` in a line."""
-    depth, i = 0, 0
-    while i < at:
+def _outer_genexes(src: str) -> list[tuple[int, int]]:
+    """(start, end) of each outermost ``$<...>`` of a line, in one pass (an unclosed one runs
+    to the end of the line)."""
+    out: list[tuple[int, int]] = []
+    depth, start, i = 0, 0, 0
+    while i < len(src):
         if src.startswith("$<", i):
+            if depth == 0:
+                start = i
             depth, i = depth + 1, i + 2
             continue
-        depth -= src[i] == ">" and depth > 0
+        if src[i] == ">" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append((start, i))
         i += 1
-    return depth
+    if depth:
+        out.append((start, len(src)))
+    return out
 
 
 def _is_makefile(path: str) -> bool:
