@@ -121,6 +121,24 @@ def test_clean_kernels_get_an_info_conclusion_and_no_code_none() -> None:
     assert criteria.native_code(facts()) == []
 
 
+def test_native_code_off_the_route_is_not_called_nothing_found() -> None:
+    """Issue 29 follow-up: with native findings lowered to info because the ROCm route is not
+    shown to build their code, the conclusion said "the scan found nothing in it"."""
+    from dataclasses import replace
+
+    from gpuport.scan.project.on_route import OFF_ROUTE
+
+    off = finding("GP321", "info", "cuda/k.cu", 12, f"cuBLAS; {OFF_ROUTE} (route: README.md:3)")
+    hip = HipifySection(ran=True, files=2, replacements=5)
+    (c,) = criteria.native_code(replace(facts(off, hipify=hip), above_info=()))
+    assert "nothing in it" not in c.statement
+    assert "1 site in code it is not shown to build was not counted" in c.statement
+    assert "cuda/k.cu:12" in c.statement
+    plain = finding("GP321", "info", "cuda/k.cu", 12, "cuBLAS call under USE_ROCM")
+    (c,) = criteria.native_code(replace(facts(plain, hipify=hip), above_info=()))
+    assert "The scan found nothing in it that hipify cannot fix." in c.statement
+
+
 def test_wave32_assumptions_are_counted_to_fix_first() -> None:
     found = [finding("GP303", "major", line=6), finding("GP304", "major", line=36)]
     (c,) = criteria.wave32_assumptions(facts(*found))

@@ -52,6 +52,18 @@ def test_an_exclude_that_is_no_pattern_is_a_usage_error(cli: Any, tmp_path: Path
     assert res.code == 2 and "not a valid pattern" in res.err
 
 
+@pytest.mark.parametrize("pattern", ["[", "", "#k.cu", "   "])
+def test_an_exclude_that_matches_nothing_is_a_usage_error(
+    cli: Any, tmp_path: Path, pattern: str
+) -> None:
+    """Fifteenth re-run: ``--exclude '['`` (pathspec reads an unclosed bracket, like a blank or
+    a comment, as no pattern) was accepted and excluded nothing, exit 0."""
+    root = _tree(tmp_path / "p", {"k.cu": SHFL})
+    res = cli("scan", str(root), "--exclude", pattern)
+    assert res.code == 2 and "matches nothing" in res.err, res.err
+    assert res.err.count("\n") <= 1 and "Traceback" not in res.err
+
+
 def test_a_linked_index_is_not_read(tmp_path: Path) -> None:
     """``.git/index -> /etc/passwd`` put 4 bytes of passwd into the report (dulwich's error
     quoted the signature it found)."""

@@ -307,8 +307,12 @@ def test_if_of_deeply_nested_parentheses(tmp_path: Path) -> None:
         ("a.cu", "__global__ void k(float* v) {\n" + "  v[0] = __shfl_down_sync(0xffffffff,"
             " v[0], 1); cudaMalloc(&v, 4);\n" * 3_000 + "}\n"),
         ("requirements.txt", "nvidia-cublas-cu12==12.1\n" * 8_000),  # 4th review: 9 s at 200 KB
+        ("ext.py", "import torch\nfrom torch.utils.cpp_extension import load\n"
+            + "if torch.version.hip:\n    pass\n" * 3_000 + "".join(
+            f'm{i} = load("m{i}", ["a.cu"], extra_cuda_cflags=["--use_fast_math"])\n'
+            for i in range(3_000))),  # every guarded block per flag list
     ],
-    ids=["setup-cfg", "compose", "cuda", "nvidia-wheels"],
+    ids=["setup-cfg", "compose", "cuda", "nvidia-wheels", "load-lists"],
 )  # fmt: skip
 def test_port_is_linear_in_its_findings(name: str, text: str, tmp_path: Path) -> None:
     """Red team 2: port split a manifest once per finding, filtered findings once per compose
@@ -1059,3 +1063,72 @@ def test_a_build_file_of_thousands_of_rocm_guard_blocks(build_file: str, tmp_pat
         block = "ifdef USE_ROCM\nendif\nt{i}:\n\tnvcc -arch=sm_80 -lcublas a{i}.cu\n"
     (tmp_path / build_file).write_text("".join(block.format(i=i) for i in range(n)))
     _within(lambda: _scan(tmp_path), 8.0)
+
+
+def _deep_chain(root: Path, depth: int) -> Path:
+    """``d/d/d/...`` ``depth`` deep, each folder with a 3-line .gitignore and an ``m.py``."""
+    folder = root
+    for _ in range(depth):
+        (folder / ".gitignore").write_text("*.tmp\n!keep.tmp\nbuild/\n")
+        (folder / "m.py").write_text("import os\n")
+        folder = folder / "d"
+        folder.mkdir()
+    return folder
+
+
+def test_a_chain_of_nested_gitignores_is_bounded_and_said(tmp_path: Path) -> None:
+    """Fourteenth review (F7): 819 nested folders, each with a .gitignore, matched every entry
+    against every .gitignore above it over its whole path: cubic in the depth, 48 KB hit the
+    10 s budget and the rest of the project went unread. At most MOST_NESTED_GITIGNORES apply
+    along one path and folders past MOST_FOLDER_DEPTH are not walked, each said once."""
+    from gpuport.scan.project import files
+
+    _deep_chain(tmp_path, 400)
+    started = time.process_time()
+    items = list(files.walk(tmp_path))
+    assert time.process_time() - started < 3 * _scale()
+    skips = [i for i in items if isinstance(i, files.Skip)]
+    not_applied = [s for s in skips if "not applied, nor any deeper" in s.reason]
+    too_deep = [s for s in skips if s.reason == files._TOO_DEEP]
+    assert len(not_applied) == 1 and len(too_deep) == 1, skips[:5]
+    assert not_applied[0].rel.count("d/") == files.MOST_NESTED_GITIGNORES
+    assert too_deep[0].rel.count("d/") == files.MOST_FOLDER_DEPTH + 1
+    assert not any("stopped walking" in s.reason for s in skips)
+    scanned = [i for i in items if isinstance(i, files.Candidate)]
+    assert len(scanned) == files.MOST_FOLDER_DEPTH + 1
+
+
+def test_a_gitignore_past_the_nesting_bound_hides_nothing(tmp_path: Path) -> None:
+    """The .gitignore files past the bound are not applied: what they would ignore is scanned
+    (and the first of them said), while the ones above it still apply."""
+    from gpuport.scan.project import files
+
+    n = files.MOST_NESTED_GITIGNORES
+    deepest = _deep_chain(tmp_path, n + 2)
+    (deepest / ".gitignore").write_text("hidden.py\n")
+    (deepest / "hidden.py").write_text("import os\n")
+    with (tmp_path / ".gitignore").open("a") as root_ignore:
+        root_ignore.write("outer.py\n")
+    (deepest / "outer.py").write_text("import os\n")  # the root's .gitignore still applies
+    rels = {i.rel for i in files.walk(tmp_path) if isinstance(i, files.Candidate)}
+    prefix = "d/" * (n + 2)
+    assert prefix + "hidden.py" in rels
+    assert prefix + "outer.py" not in rels
+    assert "d/" * (n + 1) + "m.py" in rels
+
+
+def test_warp_size_uses_beside_many_declarations_that_hide_it() -> None:
+    """Each ``warpSize`` use was checked against every ``template <int warpSize>`` span of the
+    file (200 KB: 0.46 s, quadratic; session 7's sweep for per-item range scans): a binary
+    search now."""
+    from gpuport.scan.rules.native.warp import warpsize_constexpr
+
+    unit = (
+        "template <int warpSize> __device__ int f{i}(int x) {{ return x % warpSize; }}\n"
+        "__device__ int g{i}[warpSize];\n"
+    )
+    code = "".join(unit.format(i=i) for i in range(8_000))  # 840 KB
+    started = time.process_time()
+    found = list(warpsize_constexpr(code))
+    assert len(found) == 8_000  # each g[warpSize], none of the shadowed uses
+    assert time.process_time() - started < 1.5 * _scale()

@@ -86,6 +86,22 @@ def cuda_only_packages(facts: Facts) -> list[Conclusion]:
     return out
 
 
+def _off_route(facts: Facts) -> list[Finding]:
+    """Core native findings lowered to info because the ROCm route is not shown to build their
+    code (issue 24): not work hipify leaves, but not "nothing found" either."""
+    from gpuport.scan.project.on_route import OFF_ROUTE
+
+    return [
+        f
+        for f in facts.scan.findings
+        if f.scope == "core"
+        and f.rule_id.startswith("GP3")
+        and f.rule_id not in WAVE_RULES
+        and f.severity is Severity.INFO
+        and OFF_ROUTE in f.message
+    ]
+
+
 def native_code(facts: Facts) -> list[Conclusion]:
     """Seed: "custom CUDA kernels are the biggest pain point": what hipify does, what is left."""
     from gpuport.scan.rules import RULES
@@ -107,12 +123,21 @@ def native_code(facts: Facts) -> list[Conclusion]:
         evidence.append(
             Evidence(kind="hipify", ref="hipify", label="hipify dry run", anchor="hipify")
         )
+    off = _off_route(facts)
     if not hits:
+        found = (
+            " The scan found nothing that hipify cannot fix in the code the ROCm route is shown "
+            f"to build; {plural(len(off), 'site')} in code it is not shown to build "
+            f"{'was' if len(off) == 1 else 'were'} not counted (info in the scan, such as "
+            f"{off[0].location.path}:{off[0].location.line})."
+            if off
+            else " The scan found nothing in it that hipify cannot fix."
+        )
         return [
             Conclusion(
                 id="native-code",
                 title="Custom CUDA code translates with hipify",
-                statement=" ".join(parts) + " The scan found nothing in it that hipify cannot fix.",
+                statement=" ".join(parts) + found,
                 recommendation="Translate with `gpuport hipify PATH -o OUT --check` and build.",
                 severity=Severity.INFO,
                 leans="neutral",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuport import textre
+from gpuport.intervals import in_any
 from gpuport.models import GpuportError
 
 # patterns on project text: RE2, linear time (gpuport.textre)
@@ -118,7 +119,7 @@ def _main_blocks(tree: ast.AST) -> list[tuple[int, int]]:
 
 def _place(what: str, rel: str, no: int, scope: str, mains: list[tuple[int, int]]) -> Place:
     """The place of ``what``; a core file's ``__main__`` block counts as an example."""
-    if scope == "core" and any(a <= no <= b for a, b in mains):
+    if scope == "core" and in_any(mains, no, closed=True):
         return Place(what, rel, no, "example", "in its __main__ block")
     return Place(what, rel, no, scope)
 

@@ -280,7 +280,13 @@ def run_hipify(
         hip_version_origin=origin,
     )
     if not report.files:  # nothing translated: an error, before anything is written
-        unread = f"; {len(report.skipped)} could not be read" if report.skipped else ""
+        first = report.skipped[0] if report.skipped else None
+        unread = (
+            f"; {len(report.skipped)} could not be read ({clean_line(first.path)}: "
+            f"{clean_line(first.reason)})"
+            if first is not None
+            else ""
+        )
         raise GpuportError(
             f"nothing to translate in {path}: no CUDA/C++ source found{unread} "
             "(an empty or mistyped folder?)"

@@ -20,7 +20,7 @@ import ast
 
 from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.fix_setup import _torch_import, hip_list, parse
+from gpuport.port.fix_setup import _Spans, _torch_import, hip_list, parse
 from gpuport.scan.finding import Finding
 
 __all__ = ["propose"]
@@ -85,9 +85,12 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
     done: set[int] = set()
     taken: set[int] = set()  # ids of the findings in prop.findings (all alive in `found`)
     by_line = ByLine(found)  # a filter of every finding per list was quadratic
+    inside = _Spans(len(starts))  # a scan of every guarded range per list was quadratic
+    for a, b in guarded:
+        inside.add(a, b)
     for node, call_line in _flag_lists(tree):
         lo, hi = node.lineno, node.end_lineno or node.lineno
-        if id(node) in done or any(a <= lo and hi <= b for a, b in guarded):
+        if id(node) in done or inside.holds(lo, hi):
             continue
         # the call's finding, and scan's per-flag findings inside the list
         mine = by_line.within(lo, hi)

@@ -43,7 +43,7 @@ def _header(
     reason, cut to one line (``trimmed`` gets the reason; --verbose: the reason whole and the
     effort by component); the route line only when the reason does not name the route. The
     judged counts head the findings below."""
-    files = f"{report.files_scanned} files"
+    files = f"{report.files_scanned} file{'' if report.files_scanned == 1 else 's'}"
     if report.skipped:
         files += f" ({len(report.skipped)} skipped)"
     if report.not_built:

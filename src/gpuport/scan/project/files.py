@@ -185,6 +185,13 @@ def gitignore_spec(lines: list[str]) -> tuple[IgnoreSpec, list[int]]:
     return IgnoreSpec(good), sorted(bad)
 
 
+def _matches_nothing(pattern: str) -> bool:
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    regex, include = GitIgnoreSpecPattern.pattern_to_regex(pattern)
+    return include is None or not regex
+
+
 def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
     """Whether any .gitignore from the root down to this folder ignores ``rel``."""
     for base, spec in ignores:
@@ -262,16 +269,25 @@ def iter_entries(
         excludes, bad = gitignore_spec(list(exclude))
         if bad:
             raise GpuportError(f"exclude pattern {exclude[bad[0] - 1]!r} is not a valid pattern")
-    stack: list[tuple[Path, _Ignores]] = [(root, ())]
+        empty = next((p for p in exclude if _matches_nothing(p)), None)
+        if empty is not None:  # a blank, a comment, an unclosed ``[``: git reads no pattern
+            raise GpuportError(f"exclude pattern {empty!r} is not a pattern (it matches nothing)")
+    # (folder, .gitignore files that apply in it, its depth, whether a .gitignore past
+    # MOST_NESTED_GITIGNORES was already said for this path)
+    stack: list[tuple[Path, _Ignores, int, bool]] = [(root, (), 0, False)]
     spent = 0.0  # CPU seconds matching ignore patterns
     while stack:
-        current, inherited = stack.pop()
+        current, inherited, depth, told = stack.pop()
         here = current.relative_to(root).as_posix()
         here = "" if here == "." else here
         if spent > IGNORE_BUDGET_S:
             yield Skip(here + "/" if here else ".", _IGNORE_SPENT)
             continue
-        own, problem = _gitignore(current, root)
+        if len(inherited) < MOST_NESTED_GITIGNORES:
+            own, problem = _gitignore(current, root)
+        else:  # each file is matched against every .gitignore above it: a chain is bounded
+            own, problem = None, None if told else _too_deep_gitignore(current, root)
+            told = told or problem is not None
         if problem is not None:
             yield problem
         ignores = (*inherited, (here, own)) if own is not None else inherited
@@ -294,6 +310,9 @@ def iter_entries(
             if spent > IGNORE_BUDGET_S:
                 yield Skip(rel + "/" if is_dir else rel, _IGNORE_SPENT)
                 continue
+            if is_dir and depth + 1 > MOST_FOLDER_DEPTH:
+                yield Skip(rel + "/", _TOO_DEEP)
+                continue
             if is_dir:
                 why = _dir_skip_reason(Path(entry.path), include_vendored, rel, git)
                 if why is not None:
@@ -312,7 +331,32 @@ def iter_entries(
                 subdirs.append(Path(entry.path))
                 continue
             yield rel, entry
-        stack.extend((d, ignores) for d in reversed(subdirs))
+        stack.extend((d, ignores, depth + 1, told) for d in reversed(subdirs))
+
+
+#: .gitignore files applied to one path, from the root down: each entry is matched against
+#: every one of them over its whole path, so a chain of hundreds of nested folders each with a
+#: .gitignore cost time cubic in the depth (819 levels, 48 KB: over the 10 s budget; fourteenth
+#: review). Real projects have a handful along one path. Deeper ones are not applied, and the
+#: first of them is said: what they would ignore is scanned, never hidden.
+MOST_NESTED_GITIGNORES = 32
+
+#: Folders deeper than this are not walked (and said): a path's length, which every match and
+#: every read's link check costs, is bounded by it. Real projects are a few dozen deep at most.
+MOST_FOLDER_DEPTH = 128
+_TOO_DEEP = f"not walked: more than {MOST_FOLDER_DEPTH} folders deep"
+
+
+def _too_deep_gitignore(folder: Path, root: Path) -> Skip | None:
+    path = folder / ".gitignore"
+    if not os.path.lexists(path):
+        return None
+    return Skip(
+        path.relative_to(root).as_posix(),
+        f"not applied, nor any deeper .gitignore on this path: {MOST_NESTED_GITIGNORES} "
+        ".gitignore files in the folders above it already apply (files they would ignore "
+        "are scanned)",
+    )
 
 
 #: CPU seconds a walk may spend matching .gitignore and --exclude patterns; past it, what is

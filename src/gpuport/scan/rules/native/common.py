@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from gpuport import textre
+from gpuport.intervals import in_any
 from gpuport.models import Severity
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.cxx_cond import nvidia_only_lines
@@ -61,7 +62,7 @@ class Sink:
             return True
         if self._constexpr is None:  # `if constexpr (<ROCm test>)` chains, found once
             self._constexpr = constexpr_rocm_lines(self.src)
-        if any(first <= line <= last for first, last in self._constexpr):
+        if in_any(self._constexpr, line, closed=True):  # every chain per finding: quadratic
             return True
         nv = self._nvidia
         return nv is not None and 0 < line < len(nv) and nv[line] > 0

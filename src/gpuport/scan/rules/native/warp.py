@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterator
 
 from gpuport import textre
+from gpuport.intervals import in_any
 from gpuport.scan.rules.base import register
 from gpuport.scan.rules.native.common import Sink, int_value, iter_words, word_start
 from gpuport.scan.rules.native.warp_masks import (
@@ -407,7 +408,7 @@ def warpsize_constexpr(code: str) -> Iterator[tuple[int, int, str]]:
         start = m.start()
         if shadowed is None:
             shadowed = shadowed_spans(code)
-        if any(lo <= start < hi for lo, hi in shadowed):
+        if in_any(shadowed, start):  # every span per use was quadratic
             continue
         stmt = statement_left(code, start)
         bracket = code.rfind("[", stmt, start)

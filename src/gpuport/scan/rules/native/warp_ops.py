@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from gpuport import textre
+from gpuport.intervals import in_any
 from gpuport.scan.rules.native.common import int_value
 from gpuport.scan.rules.native.warp_base import (
     _ATEN_SHFL,
@@ -147,7 +148,7 @@ class OpsPasses(ReaderBase):
             if kind in ("_down", "_up") and not member and len(args) < 3:
                 self._every_lane_stores(start, paren)
             unrolled = kind in ("_down", "_xor", "_up") and int_value(a1) == 16 and not member
-            if unrolled and not any(s <= start < e for s, e in self._loop_spans()):
+            if unrolled and not in_any(self._loop_spans(), start):
                 self.block(
                     start,
                     f"unrolled shuffle from offset 16 (`{_line_text(src, start)}`): "

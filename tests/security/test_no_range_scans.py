@@ -1,0 +1,68 @@
+"""No new per-item scan of a list of ranges on project text (issue 23, item 4).
+
+Five stalls of the fourteenth and fifteenth reviews had one shape: for every finding, token or
+use, ``any(a <= x < b for a, b in spans)`` over every guarded range, skipped span or block of
+the file, which grows with the file too (ranges x items). ``gpuport.intervals.in_any`` answers
+the same question by a binary search. This test reads the package's source and fails on a new
+generator of that shape, so the next one is caught where it is written, not by a review.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gpuport
+
+#: ``file:function`` -> why the scan is allowed there
+ALLOWED = {
+    "intervals.py:in_any": "the short-list path (under 16 ranges) of the binary search itself",
+    "scan/rules/native/warp_base.py:is_explained": (
+        "spans are added between questions (a merged copy would be rebuilt per question); "
+        "one per explained warp constant of a unit"
+    ),
+}
+
+
+def _range_scans(tree: ast.AST) -> list[tuple[str, int]]:
+    """``(function, line)`` of each ``(lo <= x < hi for lo, hi in ...)``: a chained comparison
+    of something between both names the generator unpacks."""
+    out: list[tuple[str, int]] = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef):
+            continue
+        for node in ast.walk(func):
+            if not isinstance(node, ast.GeneratorExp | ast.ListComp) or len(node.generators) != 1:
+                continue
+            target = node.generators[0].target
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                continue
+            names = {e.id for e in target.elts if isinstance(e, ast.Name)}
+            for cmp in ast.walk(node.elt):
+                if not isinstance(cmp, ast.Compare):
+                    continue
+                sides = [cmp.left, *cmp.comparators]
+                operands = {o.id for o in sides if isinstance(o, ast.Name)}
+                if len(names) == 2 and names <= operands and len(sides) > 2:
+                    out.append((func.name, node.lineno))
+    return out
+
+
+def test_no_scan_of_every_range_per_item() -> None:
+    root = Path(gpuport.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for func, line in _range_scans(ast.parse(path.read_text(encoding="utf-8"))):
+            if f"{rel}:{func}" not in ALLOWED:
+                found.append(f"{rel}:{line} in {func}()")
+    assert not found, "use gpuport.intervals.in_any (or say why not in ALLOWED): " + ", ".join(
+        found
+    )
+
+
+def test_the_check_sees_the_shape() -> None:
+    code = "def f(spans, xs):\n    return [x for x in xs if any(a <= x < b for a, b in spans)]\n"
+    assert _range_scans(ast.parse(code)) == [("f", 2)]
+    fine = "def g(pairs):\n    return any(f(a) is None or a == b for a, b in pairs)\n"
+    assert _range_scans(ast.parse(fine)) == []
