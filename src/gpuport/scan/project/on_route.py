@@ -32,7 +32,7 @@ unknown (or false) value around a line, says otherwise.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -434,12 +434,14 @@ def cuda_only_genex(text: str, line: int, column: int | None) -> str | None:
     if len(src) > _LONGEST_GENEX_LINE:
         return None
     outer = _outer_genexes(src)
+    starts = [a for a, _ in outer]
     for m in _CUDA_GENEX.finditer(src):
         switch = m.group(1)
         if switch is not None and cond_value(switch) is not False:
             continue  # $<BOOL:${X}> of a setting a ROCm build may turn on
         # the outermost $<...> that holds the test
-        span = next(((a, b) for a, b in outer if a <= m.start() <= b), None)
+        k = bisect_right(starts, m.start()) - 1  # the outermost ones do not overlap
+        span = outer[k] if k >= 0 and outer[k][1] >= m.start() else None
         if span is None or "NOT:" in src[span[0] : m.start()]:  # $<$<NOT:$<...CUDA>>:...>
             continue
         if span[0] <= column - 1 <= span[1]:

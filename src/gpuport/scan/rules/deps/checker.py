@@ -40,6 +40,7 @@ from gpuport.scan.rules.deps.readers import (
     setup_py_entries,
     split_pip_option,
 )
+from gpuport.scan.rules.deps.twins import twin_note
 
 _PYTORCH_ROCM = "https://pytorch.org/get-started/locally/"
 _HIP_NOTES = "https://github.com/pytorch/pytorch/blob/main/docs/source/notes/hip.rst"
@@ -285,21 +286,6 @@ def _caveat(pkg: PackageInfo, ctx: FileContext) -> str:
     return f" On {ctx.target.name} ({ctx.target.generation}): {note}" if note else ""
 
 
-def _twin_listed(ctx: FileContext, pkg: PackageInfo) -> tuple[str, int] | None:
-    """The AMD replacement of an NVIDIA-only package (``amdsmi`` for ``nvidia-ml-py``) and its
-    line, when the same dependency file lists it too: both install anywhere, and a project
-    that depends on both picks one by vendor at run time (issue 24, ninth round)."""
-    twin = pkg.route.replacement if pkg.route.kind == "replacement" else None
-    if not twin or twin not in ctx.text:
-        return None
-    listed = textre.search(
-        rf"(?:^|[\s\"',\[])({re.escape(twin)})(?:[\s\"',\];<>=!~\[]|$)", ctx.text, re.M
-    )
-    if listed is None:
-        return None
-    return twin, ctx.text.count("\n", 0, listed.start(1)) + 1
-
-
 def _route_fix(pkg: PackageInfo) -> str:
     route = pkg.route
     parts = [route.how]
@@ -367,22 +353,15 @@ def check_requirement(
     if pkg.status == "no":
         # A monitoring library installs on an AMD host; only its calls fail (GP203 finds those).
         lower = pkg.category == "monitoring"
-        twin = _twin_listed(ctx, pkg) if lower else None
-        also = (
-            f" Its AMD replacement {twin[0]} is a dependency too (line {twin[1]}): the project "
-            "can choose by vendor at run time."
-            if twin
-            else ""
-        )
+        also = twin_note(ctx, pkg) if lower else ""  # its AMD replacement listed too: minor
+        text += (" It installs, but its calls fail on AMD GPUs." + also) if lower else ""
         ctx.report(
             "GP101",
             line,
             column,
-            message=text
-            + (" It installs, but its calls fail on AMD GPUs." if lower else "")
-            + also,
+            message=text,
             fix=_route_fix(pkg),
-            severity=(Severity.MINOR if twin else Severity.MAJOR) if lower else None,
+            severity=(Severity.MINOR if also else Severity.MAJOR) if lower else None,
         )
     elif pkg.status == "partial":
         ctx.report("GP103", line, column, message=text, fix=_route_fix(pkg))
