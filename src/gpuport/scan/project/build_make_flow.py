@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from gpuport import textre
 
@@ -220,8 +219,10 @@ def included_texts(path: str, text: str, build_texts: Mapping[str, str]) -> tupl
             pats.add(folder + _VAR_NAME.sub("*", word).replace(")", "").replace("}", ""))
             if len(pats) >= _MAX_INCLUDES:  # each is matched against every build file
                 break
+    # a ``*`` matches within one folder (one name of the path), as make's wildcard does
+    globs = [
+        textre.compile("".join("[^/]*" if ch == "*" else re.escape(ch) for ch in p)) for p in pats
+    ]
     return tuple(
-        t
-        for rel, t in build_texts.items()
-        if rel != path and any(rel.count("/") == p.count("/") and fnmatchcase(rel, p) for p in pats)
+        t for rel, t in build_texts.items() if rel != path and any(g.fullmatch(rel) for g in globs)
     )

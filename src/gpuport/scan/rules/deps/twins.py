@@ -25,7 +25,7 @@ def twin_listed(ctx: FileContext, pkg: PackageInfo) -> tuple[str, int] | None:
     )
     if listed is None:
         return None
-    return twin, ctx.text.count("\n", 0, listed.start(1)) + 1
+    return twin, textre.line_finder(ctx.text)(listed.start(1))
 
 
 def twin_note(ctx: FileContext, pkg: PackageInfo) -> str:
