@@ -255,6 +255,33 @@ PROJECT_READERS = (
                     tail="}\n",
                 ),
             ),
+            # sixteenth re-run: per finding, a whole-file pass of the vendor-switch, #if-chain
+            # and HIP-mark checks (40 KB past two minutes)
+            Form(
+                "vendor-switches",
+                repeat(
+                    "switch(v){{case 0x1002: cudaMallocManaged(&p,1);}}\n",
+                    head="__global__ void k(){\n",
+                    tail="}\n",
+                ),
+            ),
+            Form(
+                "hip-marked",
+                repeat(
+                    "cudaMallocManaged(&p, 1);\n",
+                    head="void f(){ hipMalloc(0); }\n__global__ void k(){\n",
+                    tail="}\n",
+                ),
+            ),
+            Form(
+                "nested-ifs-hip",
+                lambda n: (
+                    b"__global__ void k(){\n"
+                    + b"#if A\ncudaMallocManaged(&p,1);\n" * (n // 34)
+                    + b"#endif\n" * (n // 34)
+                    + b"}\nvoid g(){ hipMalloc(0); }\n"
+                ),
+            ),
             Form(  # each test looked for its closing bracket up to 16,000 characters on
                 "warp-tests",
                 repeat(
@@ -280,6 +307,8 @@ PROJECT_READERS = (
             # red team F4: an unterminated quote, was 4.4 s CPU at 100 KB and > 150 s at 400 KB
             Form("open-quote", repeat('\\"', head='set(x "', tail=")\n")),
             Form("open-quote-if", repeat('\\"', head='if(x "', tail=")\n")),
+            # sixteenth re-run: every open if() walked per command (800 KB: 82 s)
+            Form("open-ifs", repeat("if(FOO)\na()\n")),
         ),
     ),
     Reader(
@@ -291,6 +320,7 @@ PROJECT_READERS = (
             Form("continuations", repeat("\tnvcc -o a a.cu \\\n", head="all:\n")),
             Form("token", repeat("y", head="all:\n\tnvcc ", tail=" -o a a.cu\n")),
             Form("conditionals", repeat("ifeq ($(X),{i})\nA=1\nendif\n")),
+            Form("open-ifdefs", repeat("ifdef FOO\nx:=1\n")),  # sixteenth re-run: 52 s at 800 KB
             Form("spaces", repeat(" ", head="all:\n\tnvcc", tail="x\n")),
         ),
     ),

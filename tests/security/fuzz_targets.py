@@ -152,6 +152,24 @@ def project(data: bytes) -> None:
     _scan(folder)
 
 
+def port(data: bytes) -> None:
+    """``gpuport port --unsafe-fixes --apply`` on a whole project (as ``project`` builds it):
+    every fix family's reader of setup.py, CMake, Makefiles, sources, containers and
+    requirements, the diff, the write and the re-scan that verifies it."""
+    from gpuport.port import PortOptions, port_path
+
+    folder = _folder("port")
+    shutil.rmtree(folder)  # the last input's applied fixes and backups
+    folder.mkdir()
+    parts = data.split(b"\0\0")
+    for i, name in enumerate(_PROJECT_FILES):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(parts[i] if i < len(parts) else b"")
+    with contextlib.suppress(GpuportError):  # nothing to port, a refused root: exit 2
+        port_path(folder, PortOptions(unsafe_fixes=True, apply=True, jobs=1))
+
+
 def _docs(name: str) -> Target:
     """A README or a CI workflow, read by the scan's ROCm routes from the project folder."""
 
@@ -475,6 +493,7 @@ _TARGETS: dict[str, Target] = {
     "model-config": model_config,
     "safeparse": safeparse,
     "project": project,
+    "port": port,
 }
 TARGETS: dict[str, Target] = {name: _debugging(t) for name, t in _TARGETS.items()}
 
@@ -536,7 +555,7 @@ def _files(globs: tuple[str, ...]) -> list[bytes]:
 def seeds(name: str) -> tuple[bytes, ...]:
     """Committed inputs to start from, per target (``make fuzz`` adds real repositories')."""
     found = list(_TOKENS.get(name, [])) + _files(_GLOBS.get(name, ()))
-    if name == "project":
+    if name in ("project", "port"):
         found.append(b"\0\0".join(t[0] for t in (_TOKENS["cxx"], _TOKENS["setup-py"],
                      _TOKENS["cmake"], _TOKENS["makefile"], _TOKENS["requirements"],
                      _TOKENS["gitignore"])))  # fmt: skip

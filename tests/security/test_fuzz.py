@@ -64,7 +64,7 @@ def test_parser_survives_fuzzed_input(name: str) -> None:
     run()
 
 
-SLOW = {"knowledge", "cxx", "python", "project"}
+SLOW = {"knowledge", "cxx", "python", "project", "port"}
 
 
 def test_every_reader_has_a_target() -> None:
@@ -73,7 +73,7 @@ def test_every_reader_has_a_target() -> None:
         "requirements", "pyproject", "setup-py", "setup-cfg", "conda", "dockerfile", "compose",
         "python", "cxx", "cmake", "makefile", "readme", "ci-workflow", "gitignore", "git-index",
         "gitmodules", "compile-db", "settings", "knowledge", "bench-json", "validate-json",
-        "gpv-header", "doctor-snapshot", "model-config", "project",
+        "gpv-header", "doctor-snapshot", "model-config", "project", "port",
     }  # fmt: skip
 
 

@@ -48,6 +48,47 @@ def _range_scans(tree: ast.AST) -> list[tuple[str, int]]:
     return out
 
 
+_STACKS = {"stack", "opened", "frames", "open_frames"}
+
+
+def _stack_walks(tree: ast.AST) -> list[tuple[str, int]]:
+    """``(function, line)`` of each ``any``/``all``/``next``/``sum`` over a generator that walks
+    a stack of open frames (``stack``, ``opened``, ``reversed(stack)``): asked per line, the
+    sixteenth re-run's stalls (conditionals x depth)."""
+    out: list[tuple[str, int]] = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef):
+            continue
+        for node in ast.walk(func):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("any", "all", "next", "sum")
+                and node.args
+                and isinstance(node.args[0], ast.GeneratorExp)
+            ):
+                continue
+            it = node.args[0].generators[0].iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.args:
+                it = it.args[0]  # reversed(stack)
+            name = it.attr if isinstance(it, ast.Attribute) else getattr(it, "id", "")
+            if name in _STACKS:
+                out.append((func.name, node.lineno))
+    return out
+
+
+def test_no_walk_of_every_open_frame_per_question() -> None:
+    root = Path(gpuport.__file__).parent
+    found = [
+        f"{path.relative_to(root).as_posix()}:{line} in {func}()"
+        for path in sorted(root.rglob("*.py"))
+        for func, line in _stack_walks(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not found, "keep a running value per frame (on_route._fold): " + ", ".join(found)
+    code = "def f(stack):\n    return next((x for x in reversed(stack) if x), None)\n"
+    assert _stack_walks(ast.parse(code)) == [("f", 2)]
+
+
 def test_no_scan_of_every_range_per_item() -> None:
     root = Path(gpuport.__file__).parent
     found = []

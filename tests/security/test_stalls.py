@@ -1132,3 +1132,127 @@ def test_warp_size_uses_beside_many_declarations_that_hide_it() -> None:
     found = list(warpsize_constexpr(code))
     assert len(found) == 8_000  # each g[warpSize], none of the shadowed uses
     assert time.process_time() - started < 1.5 * _scale()
+
+
+# --- sixteenth re-run: questions about every open frame or every construct, per line/finding
+
+
+def _fill(unit: str, size: int) -> str:
+    return unit * (size // len(unit))
+
+
+_SIXTEENTH = {
+    # name: (files, bound in quiet CPU s); the CPU s before the fix in each comment
+    "make-open-ifdefs": ({"Makefile": _fill("ifdef FOO\n", 200_000) + _fill("x:=1\n", 200_000)},
+                         5.0),  # 400 KB: 15.9 s
+    "cmake-open-ifs": ({"CMakeLists.txt": _fill("if(FOO)\n", 200_000) + _fill("a()\n", 200_000)},
+                       8.0),  # 400 KB: 22.1 s
+    "hip-marked-findings": ({"k.cu": "void f(){ hipMalloc(0); }\n__global__ void k(){\n"
+                             + _fill("cudaMallocManaged(&p, 1);\n", 400_000) + "}\n"},
+                            4.0),  # 400 KB: 18.4 s
+    "vendor-switches": ({"k.cu": "__global__ void k(){\n" + _fill(
+        "switch(v){case 0x1002: cudaMallocManaged(&p,1);}\n", 20_000) + "}\n"},
+                        3.0),  # 20 KB: 21.3 s, 40 KB past two minutes
+    "nested-ifs-hip-file": ({"k.cu": "__global__ void k(){\n"
+                             + "#if A\ncudaMallocManaged(&p,1);\n" * 600 + "#endif\n" * 600
+                             + "}\nvoid g(){ hipMalloc(0); }\n"},
+                            2.5),  # 20 KB: 7.1 s
+    "docker-rocm-stage": ({"CMakeLists.txt": "project(x)\nfind_package(hip REQUIRED)\n",
+                           "Dockerfile.rocm": "FROM rocm/dev-ubuntu-22.04 AS rocm-base\n"
+                           "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04 AS cuda1\n"
+                           + _fill("ENV CUDA_HOME=/usr/local/cuda\n", 400_000)},
+                          4.0),  # 400 KB: 18.2 s
+    "open-ifs-and-includes": ({"CMakeLists.txt": "project(x)\nfind_package(hip REQUIRED)\n"
+                               "if(USE_HIP)\nendif()\n", "a.h": "int a;\n",
+                               "k.cu": "void g(){ hipMalloc(0); }\n__global__ void k(){ "
+                               "cudaMallocManaged(&p, 1); }\n" + _fill("#if FOO\n", 200_000)
+                               + _fill('#include "a.h"\n', 200_000)},
+                              5.0),  # 400 KB: 14.0 s
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_SIXTEENTH))
+def test_sixteenth_rerun_stalls(name: str, tmp_path: Path) -> None:
+    """Sixteenth re-run: a question about every open conditional (CMake, Makefile, ``#if``)
+    per line, and per-finding rescans of a whole file (vendor switches, ``#if`` chains with a
+    HIP branch, Dockerfile stages); each is a lookup in a table built once per file now."""
+    files, quiet_s = _SIXTEENTH[name]
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    _within(lambda: _scan(tmp_path), quiet_s)
+
+
+def test_branches_of_deeply_nested_taken_ifs() -> None:
+    """Sixteenth re-run (F7): the on-route table of a CMake file walked every open ``if``
+    for each conditional when all were taken (800 KB: 28.8 s)."""
+    from gpuport.scan.project.on_route import _branches, rocm_branch_defines
+
+    n = 20_000
+    text = "if(USE_HIP)\n" * n + "add_definitions(-DX_HIP)\n" + "endif()\n" * n
+    started = time.process_time()
+    table = _branches("CMakeLists.txt", text)
+    assert table is not None and table[1][n - 1] is None  # every branch around it is taken
+    assert "X_HIP" in rocm_branch_defines({"CMakeLists.txt": text})
+    assert time.process_time() - started < 4.0 * _scale()  # linear: 1.3 s quiet
+
+
+def test_port_scopes_answer_without_walking_the_open_frames() -> None:
+    """Sixteenth re-run (F9, F10): ``port``'s nvcc-only and function-body questions asked
+    every open ``#if`` / brace per ``#include`` / finding (1.6 MB: 52 s; 800 KB: 23 s)."""
+    from gpuport.port.cxx_scope import cuda_compiler_only, function_scope
+
+    n = 20_000
+    code = "#if FOO\n" * n + "#ifdef __CUDACC__\n" + "#include <cub/cub.cuh>\n" * n
+    at = cuda_compiler_only(code)
+    first = code.index("#include")
+    offsets = range(first, len(code), len("#include <cub/cub.cuh>\n"))
+    started = time.process_time()
+    assert all(at(o) for o in offsets[1:])
+    assert not cuda_compiler_only(code)(first - 30)
+    braces = "namespace a {\n" * n + "void f() {\n" + "x();\n" * n
+    scope = function_scope(braces)
+    inner = braces.index("x();")
+    assert all(scope(o) for o in range(inner, len(braces), 5))
+    assert not function_scope(braces)(inner - len("void f() {\n") - 2)
+    assert time.process_time() - started < 2.0 * _scale()
+
+
+def test_the_check_copy_is_not_synced_file_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixteenth re-run (F11): ``port --check`` copied each of 8,000 empty .txt files with an
+    fsync of the file and of its folder (76 s of wall time); the scratch copy, deleted after
+    the compile, is not synced."""
+    import os
+
+    from gpuport import fileio
+    from gpuport.port import check
+
+    (tmp_path / "p" / "d").mkdir(parents=True)
+    (tmp_path / "p" / "k.cu").write_text("__global__ void k() {}\n")
+    for i in range(50):
+        (tmp_path / "p" / "d" / f"{i}.txt").write_text("x")
+
+    def no_sync(fd: int) -> None:
+        raise AssertionError("fsync in the scratch copy")
+
+    monkeypatch.setattr(fileio.os, "fsync", no_sync)
+    check._copy_tree(tmp_path / "p", tmp_path / "copy")
+    assert (tmp_path / "copy" / "d" / "49.txt").read_text() == "x"
+    assert os.path.isfile(tmp_path / "copy" / "k.cu")
+
+
+def test_a_vendor_split_folder_is_listed_once(tmp_path: Path) -> None:
+    """Sixteenth re-run (F12): ``nvidia.py`` beside ``amd.py``: the folder was listed and each
+    entry stat-ed for every finding of nvidia.py (3,000 findings beside 5,000 files: 47 s
+    CPU, 156 s wall)."""
+    (tmp_path / "nvidia.py").write_text(
+        "import torch\ndef f(x):\n" + "    g = torch.cuda.CUDAGraph()\n" * 1500
+    )
+    (tmp_path / "amd.py").write_text("x = 1\n")
+    for i in range(2500):
+        (tmp_path / f"f{i}.txt").touch()
+    report = _scan(tmp_path)
+    lowered = [f for f in report.findings if f.location.path == "nvidia.py"]  # type: ignore[attr-defined]
+    assert lowered and all("amd.py is the AMD/ROCm one" in f.message for f in lowered)
+    _within(lambda: _scan(tmp_path), 3.0)

@@ -204,7 +204,7 @@ def _copy_tree(root: Path, dest: Path) -> None:
             out = dest / rel
             out.parent.mkdir(parents=True, exist_ok=True)
             try:
-                fileio.copy_atomic(src, out, src_root=root, root=dest)
+                fileio.copy_atomic(src, out, src_root=root, root=dest, durable=False)
             except (OSError, GpuportError):  # an unreadable file is not copied
                 continue
 

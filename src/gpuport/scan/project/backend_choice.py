@@ -4,10 +4,12 @@ written for HIP, and a Dockerfile stage no ROCm stage is built from. Text only."
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 
 from gpuport import textre
-from gpuport.scan.project.on_route import has_hip_mark
+from gpuport.scan.project.on_route import _HIP_MARK, has_hip_mark
 
 __all__ = [
     "docker_stage_off",
@@ -30,67 +32,140 @@ _SWITCH = textre.compile(r"\bswitch\s*\(")
 _LABEL = textre.compile(r"\bcase\s+[^:;{}]+:(?!:)|\bdefault\s*:(?!:)")
 
 
+class _Lines:
+    """One answer per line of a file, the first rule to decide a line keeping it: a run of
+    lines is painted by skipping the lines already decided (each line is written once)."""
+
+    UNDECIDED = -1
+
+    def __init__(self, text: str) -> None:
+        n = text.count("\n") + 2
+        self.answer = [self.UNDECIDED] * (n + 1)
+        self._next = list(range(n + 2))  # the first undecided line at or after i
+
+    def _find(self, i: int) -> int:
+        nxt = self._next
+        while nxt[i] != i:
+            nxt[i] = nxt[nxt[i]]
+            i = nxt[i]
+        return i
+
+    def paint(self, first: int, last: int, value: int) -> None:
+        last = min(last, len(self.answer) - 1)
+        i = self._find(max(first, 0))
+        while i <= last:
+            self.answer[i] = value
+            self._next[i] = i + 1
+            i = self._find(i + 1)
+
+    def get(self, line: int) -> int | None:
+        got = self.answer[line] if 0 <= line < len(self.answer) else self.UNDECIDED
+        return got if got > 0 else None
+
+
+_BRACE_OR_LABEL = textre.compile(r"[{}]|\bcase\s+[^:;{}]+:(?!:)|\bdefault\s*:(?!:)")
+
+
+@functools.lru_cache(maxsize=8)
+def _vendor_lines(text: str) -> _Lines:
+    """:func:`vendor_case`'s answer for every line of ``text``, from one pass over its
+    braces and case labels (per finding, each AMD case searched the file from the top for its
+    switch and walked its braces: a 40 KB file of switches past two minutes; sixteenth
+    re-run)."""
+    lines = _Lines(text)
+    if "0x1002" not in text and "0X1002" not in text:
+        return lines
+    line_of = textre.line_finder(text)
+    opens: list[int] = []
+    close: dict[int, int] = {}
+    labels_in: dict[int, list[int]] = {}  # an open brace -> the labels directly inside it
+    for m in _BRACE_OR_LABEL.finditer(text):
+        t = m.group(0)
+        if t == "{":
+            opens.append(m.start())
+        elif t == "}":
+            if opens:
+                close[opens.pop()] = m.start()
+        elif opens and (m.start() == 0 or not (text[m.start() - 1].isalnum()
+                                               or text[m.start() - 1] == "_")):  # fmt: skip
+            labels_in.setdefault(opens[-1], []).append(m.start())
+    braces = sorted([*close, *opens])
+    switches = list(_SWITCH.finditer(text))
+    switch_ends = [m.end() for m in switches]
+    done: set[int] = set()  # switches whose lines are decided
+    for amd in _AMD_CASE.finditer(text):
+        i = bisect.bisect_right(switch_ends, amd.start()) - 1
+        if i < 0 or switches[i].start() in done:
+            continue
+        sw = switches[i]
+        k = bisect.bisect_left(braces, sw.end())
+        body = braces[k] if k < len(braces) else -1
+        if body < 0 or body > amd.start() or text[body] != "{":
+            continue
+        end = close.get(body, len(text))
+        labels = labels_in.get(body, [])
+        if amd.start() not in labels or not labels[0] < amd.end() <= end:
+            continue
+        done.add(sw.start())
+        amd_line = line_of(amd.start())
+        # a case that falls through into AMD's shares its code with it
+        falls = [False] * len(labels)
+        for j in range(len(labels) - 2, -1, -1):
+            between = _LABEL.sub("", text[labels[j] : labels[j + 1]]).strip()
+            falls[j] = not between and (labels[j + 1] == amd.start() or falls[j + 1])
+        last = line_of(end)
+        for j, at in enumerate(labels):
+            upto = line_of(labels[j + 1]) - 1 if j + 1 < len(labels) else last
+            own = at == amd.start() or falls[j]
+            lines.paint(line_of(at), upto, 0 if own else amd_line)
+        lines.paint(line_of(labels[0]), last, 0)  # lines past the labels, if any
+    return lines
+
+
 def vendor_case(text: str, line: int) -> int | None:
     """When ``line`` is in another vendor's ``case`` (or the ``default``) of a ``switch`` on a
     GPU's PCI vendor ID that has a case for AMD (``case 0x1002:``), the line of AMD's case:
     that code is chosen at run time for other vendors and never runs on an AMD GPU. None
     otherwise."""
-    if "0x1002" not in text and "0X1002" not in text:
-        return None
-    line_of = textre.line_finder(text)
-    for amd in _AMD_CASE.finditer(text):
-        sw = None
-        for m in _SWITCH.finditer(text, 0, amd.start()):
-            sw = m
-        if sw is None:
-            continue
-        body = text.find("{", sw.end())
-        if body < 0 or body > amd.start():
-            continue
-        depth, end = 0, len(text)
-        labels: list[tuple[int, bool]] = []
-        for i in range(body, len(text)):
-            c = text[i]
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    end = i
-                    break
-            elif depth == 1 and c in "cd":
-                got = _LABEL.match(text, i)
-                if got and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-                    labels.append((i, got.start() == amd.start()))
-        if not any(is_amd for _, is_amd in labels) or not labels[0][0] < amd.end() <= end:
-            continue
-        first, last = line_of(sw.start()), line_of(end)
-        if not first <= line <= last:
-            continue
-        mine = [k for k, (at, _) in enumerate(labels) if line_of(at) <= line]
-        if not mine:
-            continue
-        k = mine[-1]
-        # a case that falls through into AMD's shares its code with it
-        if labels[k][1] or _falls_to_amd(text, labels, k):
-            return None
-        return line_of(amd.start())
-    return None
-
-
-def _falls_to_amd(text: str, labels: list[tuple[int, bool]], k: int) -> bool:
-    """Whether the case labels from ``k`` reach AMD's label with no code between them."""
-    for j in range(k, len(labels) - 1):
-        between = text[labels[j][0] : labels[j + 1][0]]
-        between = _LABEL.sub("", between).strip()
-        if between:
-            return False
-        if labels[j + 1][1]:
-            return True
-    return False
+    return _vendor_lines(text).get(line)  # a substring test per call was a scan per finding
 
 
 _COND = textre.compile(r"^[ \t]*\#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+
+
+@functools.lru_cache(maxsize=8)
+def _sibling_lines(text: str) -> _Lines:
+    """:func:`hip_sibling_branch`'s answer for every line, from one pass over the file's
+    conditionals; whether a branch is written for HIP is a search among the file's HIP marks,
+    found once (per finding, every chain around it was sliced and searched: nested ``#if``,
+    40 KB, 48 s; sixteenth re-run)."""
+    lines = _Lines(text)
+    if not has_hip_mark(text):
+        return lines
+    line_of = textre.line_finder(text)
+    marks = [m.start() for m in _HIP_MARK.finditer(text)]
+
+    def hip(a: int, b: int) -> bool:
+        k = bisect.bisect_left(marks, a)
+        return k < len(marks) and marks[k] < b
+
+    stack: list[list[tuple[int, int]]] = []  # per open chain: (offset, line) of each branch
+    for m in _COND.finditer(text):
+        kind, at = m.group(1), line_of(m.start())
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append([(m.start(), at)])
+        elif kind in ("elif", "else") and stack:
+            stack[-1].append((m.start(), at))
+        elif kind == "endif" and stack:
+            bounds = [*stack.pop(), (m.start(), at)]
+            marked = [hip(bounds[k][0], bounds[k + 1][0]) for k in range(len(bounds) - 1)]
+            first = next((k for k, h in enumerate(marked) if h), None)
+            if first is None:
+                continue
+            for k, h in enumerate(marked):
+                if not h:  # a branch not written for HIP beside one that is
+                    lines.paint(bounds[k][1] + 1, bounds[k + 1][1] - 1, bounds[first][1])
+    return lines
 
 
 def hip_sibling_branch(text: str, line: int) -> int | None:
@@ -100,36 +175,7 @@ def hip_sibling_branch(text: str, line: int) -> int | None:
     its own branch is not: the line of that HIP branch. The chain chooses the backend at
     compile time, so this branch is another backend's (a ROCm build takes the HIP one).
     None otherwise."""
-    if not has_hip_mark(text):
-        return None
-    line_of = textre.line_finder(text)
-    # per open chain: the (start offset, start line) of each branch so far
-    stack: list[list[tuple[int, int]]] = []
-    found: int | None = None
-    for m in _COND.finditer(text):
-        kind, at = m.group(1), line_of(m.start())
-        if kind in ("if", "ifdef", "ifndef"):
-            stack.append([(m.start(), at)])
-        elif kind in ("elif", "else") and stack:
-            stack[-1].append((m.start(), at))
-        elif kind == "endif" and stack:
-            branches = stack.pop()
-            first, last = branches[0][1], at
-            if not first < line < last:
-                continue
-            bounds = [*branches, (m.start(), at)]
-            inside = [k for k in range(len(branches)) if bounds[k][1] < line < bounds[k + 1][1]]
-            if not inside:
-                continue
-            mine = inside[0]
-            bodies = [text[bounds[k][0] : bounds[k + 1][0]] for k in range(len(branches))]
-            if has_hip_mark(bodies[mine]):
-                continue
-            hip = next((k for k, b in enumerate(bodies) if k != mine and has_hip_mark(b)), None)
-            if hip is not None:
-                found = bounds[hip][1]
-                break
-    return found
+    return _sibling_lines(text).get(line)
 
 
 def other_backend(path: str, text: str, line: int) -> str | None:
@@ -154,11 +200,12 @@ _VAR = textre.compile(r"(\$\{?\w+\}?)")
 _ROCM_STAGE = textre.compile(r"rocm|(?<![a-z])hip|amd(?!64)", re.I)
 
 
-def docker_stage_off(text: str, line: int) -> str | None:
-    """In a multi-stage Dockerfile with a stage named for ROCm (``AS rocm-7-deps``): when
-    ``line`` is in a stage that no ROCm stage is built from (its ``FROM`` parents and
-    ``COPY --from`` sources, followed), the ROCm stage's name and line; that stage is another
-    platform's (ollama's CUDA ``mlx`` stage beside its ``rocm`` ones). None otherwise."""
+@functools.lru_cache(maxsize=8)
+def _docker_stages(text: str) -> tuple[list[int], list[str], set[str], tuple[int, str]] | None:
+    """The stage table of a Dockerfile, once per file (per finding, every ``FROM`` was found
+    and the file split again: 800 KB past two minutes; sixteenth re-run): the stages' first
+    lines and names, the names some ROCm stage is built from, and the ROCm stage named. None
+    when the file has no ROCm stage beside another."""
     stages: list[tuple[int, str, str]] = []  # (line, name, parent)
     line_of = textre.line_finder(text)
     for m in _FROM.finditer(text):
@@ -167,10 +214,6 @@ def docker_stage_off(text: str, line: int) -> str | None:
     if len(stages) < 2 or not rocm:
         return None
     rocm.sort(key=lambda s: _ROCM_STAGE.search(s[1]) is None)  # a stage named for ROCm first
-    mine = [s for s in stages if s[0] <= line]
-    if not mine or not mine[-1][1]:
-        return None
-    here = mine[-1]
     ends = {
         s[0]: (stages[k + 1][0] if k + 1 < len(stages) else 1 << 30) for k, s in enumerate(stages)
     }
@@ -178,9 +221,13 @@ def docker_stage_off(text: str, line: int) -> str | None:
     needed: set[str] = set()
     todo = [s[1] for s in rocm]
     lines = text.split("\n")
+    patterns_seen: set[str] = set()
     while todo:
         name = todo.pop()
         if "$" in name:  # FROM base-${TARGETARCH}: any stage the pattern can name
+            if name in patterns_seen:
+                continue
+            patterns_seen.add(name)
             pattern = textre.compile(
                 "".join(".*" if p.startswith("$") else re.escape(p) for p in _VAR.split(name))
             )
@@ -193,8 +240,19 @@ def docker_stage_off(text: str, line: int) -> str | None:
         todo.append(parent)
         body = "\n".join(lines[first - 1 : ends[first] - 1])
         todo.extend(m.group(1).lower() for m in _COPY_FROM.finditer(body))
-    if here[1] in needed:
+    return [s[0] for s in stages], [s[1] for s in stages], needed, (rocm[0][0], rocm[0][1])
+
+
+def docker_stage_off(text: str, line: int) -> str | None:
+    """In a multi-stage Dockerfile with a stage named for ROCm (``AS rocm-7-deps``): when
+    ``line`` is in a stage that no ROCm stage is built from (its ``FROM`` parents and
+    ``COPY --from`` sources, followed), the ROCm stage's name and line; that stage is another
+    platform's (ollama's CUDA ``mlx`` stage beside its ``rocm`` ones). None otherwise."""
+    got = _docker_stages(text)
+    if got is None:
         return None
-    return (
-        f"a stage no ROCm stage is built from (the ROCm stage {rocm[0][1]!r} is line {rocm[0][0]})"
-    )
+    firsts, names, needed, (rocm_line, rocm_name) = got
+    k = bisect.bisect_right(firsts, line) - 1
+    if k < 0 or not names[k] or names[k] in needed:
+        return None
+    return f"a stage no ROCm stage is built from (the ROCm stage {rocm_name!r} is line {rocm_line})"
