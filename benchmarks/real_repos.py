@@ -16,6 +16,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set sixth    # issue 24's sixth (held-out) sample
     python benchmarks/real_repos.py TREES --set seventh  # issue 24's seventh (held-out) sample
     python benchmarks/real_repos.py TREES --set eighth   # issue 24's eighth (held-out) sample
+    python benchmarks/real_repos.py TREES --set ninth    # issue 24's ninth (held-out) sample
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -25,7 +26,8 @@ out and run only before and after the work. ``--set fourth`` is a fourth sample,
 the third sample's second half had been seen, and is likewise run only before and after;
 ``--set fifth`` is a fifth one, chosen after the fourth had been seen, and ``--set sixth`` a
 sixth, chosen after the fifth had been seen, ``--set seventh`` a seventh, chosen after the
-sixth had been seen, and ``--set eighth`` an eighth, chosen after the seventh had been seen.
+sixth had been seen, ``--set eighth`` an eighth, chosen after the seventh had been seen, and
+``--set ninth`` a ninth, chosen after the eighth had been seen.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -43,6 +45,7 @@ from pathlib import Path
 
 from real_repos_eighth import EIGHTH_ROUTE, EIGHTH_SET
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
+from real_repos_ninth import NINTH_ROUTE, NINTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
 from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
 
@@ -438,6 +441,7 @@ SETS = {
     "sixth": SIXTH_SET,
     "seventh": SEVENTH_SET,
     "eighth": EIGHTH_SET,
+    "ninth": NINTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -447,6 +451,7 @@ ROUTE_NAMES = (
     | frozenset(SIXTH_ROUTE)
     | frozenset(SEVENTH_ROUTE)
     | frozenset(EIGHTH_ROUTE)
+    | frozenset(NINTH_ROUTE)
 )
 
 

@@ -139,9 +139,9 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
     # every such directive was quadratic: 800 KB of them, 4.6 s and rising)
     paired: dict[str, list[frozenset[str]]] = {}
     for expr in together:
-        words = frozenset(_NAME.findall(expr))
-        for w in words:
-            paired.setdefault(w, []).append(words)
+        for words in _wanted_together(expr):
+            for w in words:
+                paired.setdefault(w, []).append(words)
     out: dict[str, str] = {}
     for name in sorted(names):
         if "CUDA" not in name.upper():
@@ -158,6 +158,24 @@ def cuda_switches(native: Mapping[str, str], build_files: Mapping[str, str]) -> 
             f"{rocm} ({names[rocm]})"
         )
     return out
+
+
+_NEGATED = textre.compile(r"!\s*(?:defined\s*\(\s*\w+\s*\)|defined\s+\w+|\w+)")
+
+
+def _wanted_together(expr: str) -> list[frozenset[str]]:
+    """The names each ``||`` alternative of a test wants at once: ``defined(X_CUDA) &&
+    defined(X_HIP)`` wants both, ``!defined(X_CUDA) && !defined(X_HIP)`` (neither backend, a
+    host-only branch) wants none of them, so it pairs nothing (issue 24, ninth round)."""
+    alts, depth, start = [], 0, 0
+    for i, ch in enumerate(expr):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and expr.startswith("||", i):
+            alts.append(expr[start:i])
+            start = i + 2
+    alts.append(expr[start:])
+    return [frozenset(_NAME.findall(_NEGATED.sub(" ", alt))) for alt in alts]
 
 
 def rocm_side_defines(build_files: Mapping[str, str]) -> frozenset[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from gpuport import textre
@@ -30,6 +30,7 @@ from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_rang
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
 from gpuport.scan.project.include_paths import resolve_includes, resolve_names
+from gpuport.scan.project.on_route import make_flow_of
 
 __all__ = ["BuildModel", "Component", "build_model"]
 
@@ -137,6 +138,7 @@ class _Pattern:
     is_dir: bool
     cuda_only: bool
     evidence: str
+    shown: bool = True
 
     def match(self, rel: str) -> bool:
         if self.regex is not None:
@@ -165,6 +167,7 @@ def _patterns(build_file: str, uses: Iterable[Use]) -> list[_Pattern]:
                 is_dir=is_dir,
                 cuda_only=u.cuda_only,
                 evidence=f"{build_file}:{u.line}",
+                shown=u.shown,
             )
         )
     return out
@@ -204,6 +207,8 @@ def build_model(
             uses, tested, ranges = cmake_uses(text)
         elif name in ("makefile", "gnumakefile") or name.endswith(".mk"):
             uses, tested, ranges = make_uses(text)
+            if tested:
+                uses = _make_shown(rel, text, uses, files)
         else:
             continue
         for pat in _patterns(rel, uses):
@@ -263,6 +268,21 @@ def build_model(
             )
         ]
     return model
+
+
+def _make_shown(rel: str, text: str, uses: list[Use], files: Mapping[str, str]) -> list[Use]:
+    """A Makefile's source uses, those named in a variable whose value reaches no line a ROCm
+    build is shown to take marked not shown (``cuda.cpp := $(wildcard backends/cuda/*.cpp)``
+    at the top, added to the library only in ``ifneq ($(CUDA_LIB_DIR),)``)."""
+    flow = make_flow_of(rel, text, files)
+    if not flow.unshown:
+        return uses
+    return [
+        replace(u, shown=False)
+        if not u.cuda_only and flow.assigned_at.get(u.line) in flow.unshown
+        else u
+        for u in uses
+    ]
 
 
 _DASH_D = textre.compile(r"(?<![\w-])-D\s*([A-Za-z_]\w*)")
@@ -386,7 +406,7 @@ def _mark_not_built(
         if not hits:
             unmatched.append(rel)
         elif not all(p.cuda_only for p in hits):
-            if any(not p.is_dir for p in hits if not p.cuda_only):
+            if any(not p.is_dir and p.shown for p in hits if not p.cuda_only):
                 model.rocm_named.add(rel)
         else:
             model.not_built[rel] = hits[0].evidence

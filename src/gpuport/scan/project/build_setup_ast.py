@@ -43,6 +43,9 @@ class Use:
     pattern: str
     cuda_only: bool  # used only where the ROCm build never goes
     line: int  # the test that makes it CUDA-only (or the use site)
+    #: named where a ROCm build is shown to compile it (False: a Makefile list whose value
+    #: reaches only branches a ROCm build is not shown to take)
+    shown: bool = True
 
 
 @dataclass

@@ -32,7 +32,7 @@ unknown (or false) value around a line, says otherwise.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -47,12 +47,16 @@ from gpuport.scan.project.build_cmake_model import (
     close_paren,
     cond_value,
 )
+from gpuport.scan.project.build_make_flow import MakeFlow, included_texts, make_flow
 from gpuport.scan.project.include_paths import owners_by_name, resolve_one
 
 __all__ = [
     "OFF_ROUTE",
     "RouteShown",
+    "cuda_only_genex",
     "has_hip_mark",
+    "make_flow_of",
+    "make_unshown",
     "off_route",
     "on_route_files",
     "open_branch",
@@ -303,6 +307,8 @@ def on_route_files(
 _CMAKE_COND = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(", re.I | re.M)
 _MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
 _MAKE_WORD = textre.compile(r"\$\((\w+)\)|\b(\w+)\b")
+#: a Makefile test against the empty string (``ifneq ($(X),)``, ``ifeq (,$(X))``)
+_EMPTY_TEST = textre.compile(r"^[ \t]*\([ \t]*,|,[ \t]*\)[ \t]*$|^[ \t]*\"\"|\"\"[ \t]*$")
 
 
 def _cmake_args(text: str, start: int) -> str:
@@ -321,6 +327,11 @@ def _make_value(kind: str, rest: str) -> bool | None:
         return v if kind == "ifdef" or v is None else not v
     hip = any(HIP_VAR.match(x) or ROCM_WORD.match(x) for x in names)
     cuda = any(CUDA_VAR.match(x) or NOT_ROCM_WORD.match(x) for x in names)
+    if _EMPTY_TEST.search(rest):
+        # ``ifneq ($(HIP_LIB_DIR),)``: whether it is set, not which value it has: a HIP
+        # variable is set on a ROCm build; whether a CUDA one is, is not known
+        is_set = True if hip and not cuda else None
+        return is_set if kind == "ifneq" or is_set is None else not is_set
     v = True if hip and not cuda else (False if cuda and not hip else None)
     return v if kind == "ifeq" or v is None else not v
 
@@ -397,6 +408,7 @@ def off_route(
     shown: RouteShown | Mapping[str, str],
     build_texts: Mapping[str, str],
     route: str,
+    column: int | None = None,
 ) -> str | None:
     """Why a finding of a project with a ROCm route (``route``: its first evidence) is not
     shown to be on that route: native code (GP3xx) in a file not ``shown`` on it, or a
@@ -411,10 +423,106 @@ def off_route(
         return None
     at = open_branch(path, text, line)
     if at is None:
-        return None
+        why = make_unshown(path, text, line, build_texts) or cuda_only_genex(text, line, column)
+        return f"{OFF_ROUTE}: {why} (route: {route})" if why else None
     return (
         f"{OFF_ROUTE}: {path}:{at} is a branch a ROCm build is not shown to take (route: {route})"
     )
+
+
+#: a generator expression that holds only when CUDA sources are compiled
+#: (``$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fPIC>``, ``$<COMPILE_LANG_AND_ID:CUDA,NVIDIA>``)
+_CUDA_GENEX = textre.compile(
+    r"COMPILE_LANGUAGE:CUDA>|COMPILE_LANG_AND_ID:CUDA,|\$<BOOL:(\$\{\w+\}|\w+)>"
+)
+_LONGEST_GENEX_LINE = 2000  # longer lines are not read for it (the walk is per genex)
+
+
+def cuda_only_genex(text: str, line: int, column: int | None) -> str | None:
+    """Why a CMake line's finding at ``column`` is not on the route: it is inside a generator
+    expression that applies only to the CUDA language, which a HIP build (the HIP language, or
+    hipcc as the C++ compiler) does not compile with, or only when a CUDA switch a ROCm build
+    leaves off is on (``$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>``, read as ``if(X_WITH_CUDA)``);
+    None otherwise (a genex for ``CUDA,CXX`` applies to C++ too)."""
+    if column is None or ("COMPILE_LANG" not in text and "$<BOOL:" not in text):
+        return None
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return None
+    src = lines[line - 1]
+    if len(src) > _LONGEST_GENEX_LINE:
+        return None
+    outer = _outer_genexes(src)
+    starts = [a for a, _ in outer]
+    for m in _CUDA_GENEX.finditer(src):
+        switch = m.group(1)
+        if switch is not None and cond_value(switch) is not False:
+            continue  # $<BOOL:${X}> of a setting a ROCm build may turn on
+        # the outermost $<...> that holds the test
+        k = bisect_right(starts, m.start()) - 1  # the outermost ones do not overlap
+        span = outer[k] if k >= 0 and outer[k][1] >= m.start() else None
+        if span is None or "NOT:" in src[span[0] : m.start()]:  # $<$<NOT:$<...CUDA>>:...>
+            continue
+        if span[0] <= column - 1 <= span[1]:
+            if switch is not None:
+                return f"inside a generator expression on {switch}, which a ROCm build leaves off"
+            return "inside a generator expression for the CUDA language, which a HIP build has not"
+    return None
+
+
+def _outer_genexes(src: str) -> list[tuple[int, int]]:
+    """(start, end) of each outermost ``$<...>`` of a line, in one pass (an unclosed one runs
+    to the end of the line)."""
+    out: list[tuple[int, int]] = []
+    depth, start, i = 0, 0, 0
+    while i < len(src):
+        if src.startswith("$<", i):
+            if depth == 0:
+                start = i
+            depth, i = depth + 1, i + 2
+            continue
+        if src[i] == ">" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append((start, i))
+        i += 1
+    if depth:
+        out.append((start, len(src)))
+    return out
+
+
+def _is_makefile(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name in ("makefile", "gnumakefile") or name.endswith(".mk")
+
+
+def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]) -> str | None:
+    """Why a Makefile line outside any conditional the ROCm build skips is still not shown on
+    the route: it assigns a variable none of whose uses reach it (``NVCC ?= nvcc`` used only
+    by the ``%.o: %.cu`` rule of a Makefile with its own HIP rule), or it is a recipe line of
+    such a CUDA-source rule (:mod:`build_make_flow`); None otherwise."""
+    if not _is_makefile(path):
+        return None
+    flow = make_flow_of(path, text, build_texts)
+    name = flow.assigned_at.get(line)
+    if name is not None and name in flow.unshown:
+        return (
+            f"{name} is used only where a ROCm build is not shown to go "
+            f"({path}:{flow.unshown[name]})"
+        )
+    if line in flow.cuda_recipes:
+        return "a recipe of the Makefile's CUDA-source rule (its HIP sources have their own)"
+    return None
+
+
+def make_flow_of(path: str, text: str, build_texts: Mapping[str, str]) -> MakeFlow:
+    """:func:`make_flow` of one Makefile with the ROCm build's conditionals, once per file."""
+    return _make_flow(path, text, included_texts(path, text, build_texts))
+
+
+@lru_cache(maxsize=32)
+def _make_flow(path: str, text: str, included: tuple[str, ...]) -> MakeFlow:
+    return make_flow(text, lambda n: open_branch(path, text, n) is None, included)
 
 
 _DEFINITION = textre.compile(

@@ -1,4 +1,5 @@
-"""ROCm routes a project documents: README lines and tables, pages under ``docs/``.
+"""ROCm routes a project documents: README lines and tables, pages under ``docs/`` (or
+``doc/``, ``documentation/``).
 
 Read as text, never run. Each piece of evidence says whether it counts as a route and, when
 it does not, why (issue 24):
@@ -110,19 +111,25 @@ def _readmes(root: Path) -> list[Path]:
         return []
 
 
+#: the folders a project keeps its documentation in (``doc/installation.rst``: issue 24, ninth
+#: round, a build page for AMD GPUs under ``doc/``)
+_DOC_FOLDERS = ("docs", "doc", "documentation")
+
+
 def _doc_pages(root: Path) -> list[Path]:
-    docs = root / "docs"
-    if not docs.is_dir() or docs.is_symlink():
-        return []
     out: list[Path] = []
-    try:
-        for p in sorted(docs.rglob("*")):
-            if len(out) >= _MAX_DOC_PAGES:
-                break
-            if p.suffix.lower() in _DOC_SUFFIXES and p.is_file() and not p.is_symlink():
-                out.append(p)
-    except OSError:
-        return out
+    for name in _DOC_FOLDERS:
+        docs = root / name
+        if not docs.is_dir() or docs.is_symlink():
+            continue
+        try:
+            for p in sorted(docs.rglob("*")):
+                if len(out) >= _MAX_DOC_PAGES:
+                    return out
+                if p.suffix.lower() in _DOC_SUFFIXES and p.is_file() and not p.is_symlink():
+                    out.append(p)
+        except OSError:
+            return out
     return out
 
 

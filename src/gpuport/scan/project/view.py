@@ -591,4 +591,4 @@ def _off_route(f: Finding, view: ProjectView) -> str | None:
     r = next(r for r in view.routes if r.counts)
     route = r.path + (f":{r.line}" if r.line else "")
     return off_route(f.rule_id, f.location.path, f.location.line, view.on_route,
-                     view.build_texts, route)  # fmt: skip
+                     view.build_texts, route, f.location.column)  # fmt: skip

@@ -146,6 +146,25 @@ def _assigned(
             yield words[1], words[3:] if op == "INSERT" else words[2:]
 
 
+def _doc_spans(cmds: list[Command]) -> Spans:
+    """The help strings of cache entries and options (``set(X "0" CACHE STRING "e.g. sm_70")``,
+    ``option(X "doc" OFF)``): documentation, not a value (issue 24, ninth round)."""
+    spans: Spans = []
+    for cmd in cmds:
+        if cmd.name not in ("set", "option", "cmake_dependent_option"):
+            continue
+        words = cmd.words()
+        at = (
+            1
+            if cmd.name != "set"
+            else next((i + 2 for i, w in enumerate(words) if w.text == "CACHE"), len(words))
+        )
+        if at < len(words):
+            w = words[at]
+            spans.append((w.start, w.start + len(w.text) + 2))
+    return spans
+
+
 def _arch_hits(cmd: Command, words: list[Word]) -> Iterator[tuple[int, str]]:
     """(offset, name) where an architecture variable or property is given NVIDIA archs."""
     found = [*_assigned(cmd, words, ARCH_VAR), *_property_values(cmd, words, ARCH_VAR)]
@@ -193,6 +212,7 @@ def check_cmake(ctx: FileContext) -> None:
         *dead,
         *((c.start, c.end) for c in cmds if c.name == "message"),
         *probe_spans(live),
+        *_doc_spans(live),
     ]
     tests: Spans = [(c.start, c.end) for c in cmds if c.name in _TESTS]
     # a flag inside a test is looked for, not passed on (issue 24)

@@ -41,6 +41,9 @@ _CUSTOM_KEYWORDS = frozenset(
      "VERBATIM", "IMPLICIT_DEPENDS", "DEPFILE", "JOB_POOL", "USES_TERMINAL", "APPEND"}
 )  # fmt: skip
 _NATIVE_OUT = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|h|hpp)\b", re.I)
+#: a generated header or source named for a version string or a message format
+#: (``version.hpp``, ``git_version.h``, ``msg.pb.cc``): no GPU code (issue 24, ninth round)
+_NOT_NATIVE_OUT = textre.compile(r"(?:^|[._-])(?:version|versions|pb|proto|stub)(?:[._-]|$)", re.I)
 
 
 #: The generators GP410 knows, with their sources (beside this module: the rule's data).
@@ -158,7 +161,11 @@ def check_cmake_generated(ctx: FileContext, code: str) -> None:
             if word in _CUSTOM_KEYWORDS:
                 break
             outs.append(word)
-        native = [w for w in outs if _NATIVE_OUT.search(w)]
+        native = [
+            w
+            for w in outs
+            if _NATIVE_OUT.search(w) and not _NOT_NATIVE_OUT.search(w.rsplit("/", 1)[-1])
+        ]
         if not native:
             continue
         line = textre.line_finder(code)(m.start())

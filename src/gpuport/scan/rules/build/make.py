@@ -23,6 +23,7 @@ from gpuport.scan.rules.build.common import (
 from gpuport.scan.rules.build.text import Out, Text, in_spans, report_text_tokens
 
 _MAKE_COND = textre.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
+_FILTER_OUT = textre.compile(r"\$[({]filter-out[ \t]+([^,\n]*),")
 _MAKE_ECHO = textre.compile(r"^\s*@?-?\s*(echo|printf)\b|\$\((info|warning|error)\s")
 _NVCC_VAR = textre.compile(r"\$[({]NVCC[)}]")
 # TORCH_CUDA_ARCH_LIST := 8.0 9.0 (a make assignment: the value runs to the end of the line)
@@ -88,6 +89,8 @@ def check_makefile(ctx: FileContext) -> None:
         for idx, line in enumerate(lines)
         if _MAKE_ECHO.search(line)
     ]
+    # the flags ``$(filter-out A B,$(FLAGS))`` names are the ones taken out, not passed on
+    skip += [m.span(1) for m in _FILTER_OUT.finditer(text.code)]
     out = Out(ctx)
     rocm_arch = bool(ROCM_ARCH.search(text.code))
     report_text_tokens(out, text, guards, skip, arch=not rocm_arch)

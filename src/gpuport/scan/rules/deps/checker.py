@@ -40,6 +40,7 @@ from gpuport.scan.rules.deps.readers import (
     setup_py_entries,
     split_pip_option,
 )
+from gpuport.scan.rules.deps.twins import twin_note
 
 _PYTORCH_ROCM = "https://pytorch.org/get-started/locally/"
 _HIP_NOTES = "https://github.com/pytorch/pytorch/blob/main/docs/source/notes/hip.rst"
@@ -352,13 +353,15 @@ def check_requirement(
     if pkg.status == "no":
         # A monitoring library installs on an AMD host; only its calls fail (GP203 finds those).
         lower = pkg.category == "monitoring"
+        also = twin_note(ctx, pkg) if lower else ""  # its AMD replacement listed too: minor
+        text += (" It installs, but its calls fail on AMD GPUs." + also) if lower else ""
         ctx.report(
             "GP101",
             line,
             column,
-            message=text + (" It installs, but its calls fail on AMD GPUs." if lower else ""),
+            message=text,
             fix=_route_fix(pkg),
-            severity=Severity.MAJOR if lower else None,
+            severity=(Severity.MINOR if also else Severity.MAJOR) if lower else None,
         )
     elif pkg.status == "partial":
         ctx.report("GP103", line, column, message=text, fix=_route_fix(pkg))

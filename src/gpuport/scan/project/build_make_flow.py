@@ -1,0 +1,228 @@
+"""Where a Makefile's variables are used: a line is on the ROCm route only if its value is
+(issue 24, ninth round).
+
+A default outside any conditional (``NVCC ?= nvcc``, ``NVCCFLAGS ?= -Xcompiler -fPIC``,
+``CUDA_ARCH ?= sm_70``) or a source list named at the top level
+(``cuda.cpp := $(wildcard backends/cuda/*.cpp)``) is read by every build, but it only matters
+where its value is consumed: in a rule, a recipe, or another variable that is itself consumed.
+A variable is *on the route* when one of its uses is on a line a ROCm build is shown to take
+(``shown``) and that use is a rule, a recipe line, or the value of a variable on the route.
+A recipe of a rule for CUDA sources (``%.o: %.cu``) counts only where the ROCm build compiles
+``.cu`` files through the same Makefile (a source list on the route names one: a HIP makefile
+that gives ``.cu`` files to hipcc).
+
+Uses are ``$(V)``, ``${V}``, ``$(V:a=b)`` and a name passed to ``$(call f,V)``; a variable
+named only as a bare word (a list of names printed into a configuration string) is not used.
+A variable that is exported, used by a Makefile this one includes, or not used in this file at
+all (a ``defaults.mk`` another Makefile includes) counts as on the route.
+``$(info ...)``/``$(warning ...)``/``$(error ...)`` only print. Text only: nothing is run;
+one pass over the lines and one over the uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from gpuport import textre
+
+__all__ = ["MakeFlow", "included_texts", "make_flow"]
+
+_ASSIGN = textre.compile(
+    r"^[ \t]*((?:(?:export|override|private)[ \t]+)*)([A-Za-z_][\w.-]*)[ \t]*(?:\?|:{1,3}|\+|!)?="
+)
+_DIRECTIVE = textre.compile(
+    r"^[ \t]*(?:ifeq|ifneq|ifdef|ifndef|else|endif|define|endef|undefine|vpath)\b"
+)
+_INCLUDE = textre.compile(r"^[ \t]*-?(?:include|sinclude)[ \t]+([^\n#]+)")
+_INCLUDES = textre.compile(r"^[ \t]*-?(?:include|sinclude)[ \t]+([^\n#]+)", re.M)
+_MAX_INCLUDES = 64
+_EXPORT = textre.compile(r"^[ \t]*export[ \t]+([A-Za-z_][\w.\- \t]*)$")
+_PRINT = textre.compile(r"^[ \t]*\$[({](?:info|warning|error)[ \t]")
+_REF = textre.compile(r"\$[({]([A-Za-z_][\w.-]*)[:)}]")
+_CALL = textre.compile(r"\$[({]call[ \t]+[\w.-]+[ \t]*,([^)}]*)[)}]")
+_NAME = textre.compile(r"[A-Za-z_][\w.-]*")
+_VAR_NAME = textre.compile(r"\$[({][\w.-]+")
+#: a ``.cu`` file or glob named in a value (``src/*.cu``, ``kernels/a.cu``), not ``%.cu``
+_CU_NAME = textre.compile(r"[\w/*-]\.cu\b")
+#: a rule whose prerequisites are CUDA sources (``%.o: %.cu``, ``.cu.o:``)
+_CU_RULE = textre.compile(r"%\.cu\b|^[ \t]*\.cu\.\w+[ \t]*:")
+
+
+#: a rule for HIP sources (``%.o: %.hip``, ``%.hip.cpp``) or a recipe that runs hipcc
+_HIP_RULE = textre.compile(r"%\.hip\b")
+_HIP_RECIPE = textre.compile(r"\$[({]HIPCC\b|\bhipcc\b", re.I)
+
+
+@dataclass
+class MakeFlow:
+    #: variable -> the lines that assign it
+    assigns: dict[str, list[int]] = field(default_factory=dict)
+    #: variables used somewhere, none of whose uses reach a line the ROCm build is shown to
+    #: take -> the line of their first use (the evidence)
+    unshown: dict[str, int] = field(default_factory=dict)
+    #: physical line -> the variable its logical line assigns
+    assigned_at: dict[int, str] = field(default_factory=dict)
+    #: physical lines of recipes of CUDA-source rules the ROCm build is not shown to run
+    cuda_recipes: set[int] = field(default_factory=set)
+
+
+def _logical(text: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, text) of each logical line: backslash continuations joined."""
+    out: list[tuple[int, int, str]] = []
+    parts: list[str] = []
+    first = 0
+    for n, raw in enumerate(text.split("\n"), 1):
+        if not parts:
+            first = n
+        if raw.endswith("\\"):
+            parts.append(raw[:-1])
+            continue
+        parts.append(raw)
+        out.append((first, n, " ".join(parts)))
+        parts = []
+    if parts:
+        out.append((first, first + len(parts) - 1, " ".join(parts)))
+    return out
+
+
+def _uses(line: str) -> set[str]:
+    found = set(_REF.findall(line))
+    if "call" in line:
+        for args in _CALL.findall(line):
+            found.update(a.strip() for a in args.split(",") if _NAME.fullmatch(a.strip()))
+    return found
+
+
+def make_flow(text: str, shown: Callable[[int], bool], included: Iterable[str] = ()) -> MakeFlow:
+    """The variables of a Makefile and which of them reach the ROCm route (see the module
+    docstring). ``shown(line)``: whether a ROCm build is shown to take every conditional
+    around ``line``; ``included``: the texts of Makefiles this one includes."""
+    flow = MakeFlow()
+    # per use: (variable used, line, the variable whose value it is or "" for a rule/recipe,
+    # the line of the rule a recipe belongs to or 0, a recipe of a CUDA-source rule)
+    uses: list[tuple[str, int, str, int, bool]] = []
+    on: set[str] = set()
+    rule = 0
+    cu_rule = False
+    cu_named: list[tuple[int, str]] = []  # (line, variable or "") of values naming .cu files
+    cu_lines: set[int] = set()  # recipe lines of CUDA-source rules
+    hip_rule = False  # a rule of its own compiles HIP sources (with hipcc)
+    cu_by_hip = False  # a CUDA-source rule runs hipcc
+    for first, last, line in _logical(text):
+        code = line if line.startswith("\t") else line.split("#", 1)[0]
+        if not code.strip():
+            continue
+        if code.startswith("\t") and rule:
+            if _PRINT.match(code):
+                continue
+            if cu_rule:
+                cu_lines.update(range(first, last + 1))
+                cu_by_hip = cu_by_hip or bool(_HIP_RECIPE.search(code))
+            elif _HIP_RECIPE.search(code):
+                hip_rule = True
+            for v in _uses(code):
+                uses.append((v, first, "", rule, cu_rule))
+            continue
+        if _DIRECTIVE.match(code) or _PRINT.match(code):
+            continue
+        exported = _EXPORT.match(code)
+        if exported:
+            on.update(exported.group(1).split())
+            continue
+        m = _ASSIGN.match(code)
+        if m:
+            rule = 0
+            name = m.group(2)
+            if "export" in m.group(1):
+                on.add(name)
+            flow.assigns.setdefault(name, []).append(first)
+            for n in range(first, last + 1):
+                flow.assigned_at[n] = name
+            value = code[m.end() :]
+            if _CU_NAME.search(_VAR_NAME.sub(" ", value)):
+                cu_named.append((first, name))
+            for v in _uses(value):
+                if v != name:
+                    uses.append((v, first, name, 0, False))
+            continue
+        if _INCLUDE.match(code):
+            rule = 0
+            for v in _uses(code):
+                uses.append((v, first, "", 0, False))
+            continue
+        if ":" in code:  # a rule (or a target-specific assignment)
+            rule, cu_rule = first, bool(_CU_RULE.search(code))
+            hip_rule = hip_rule or bool(_HIP_RULE.search(code))
+            if _CU_NAME.search(_VAR_NAME.sub(" ", code.split(":", 1)[1])):
+                cu_named.append((first, ""))
+        for v in _uses(code):
+            uses.append((v, first, "", 0, False))
+    for other in included:
+        on.update(_uses(other))
+    # a variable this file never uses is for a file that includes it, a sub-make or the
+    # environment: on the route, as is what its value uses
+    used = {u[0] for u in uses}
+    on.update(name for name in flow.assigns if name not in used)
+    # who is fed by whom: a use inside the value of ``into`` reaches the route when ``into``
+    # does and its line is shown
+    feeds: dict[str, list[tuple[str, int]]] = {}
+    cu_recipes: list[tuple[str, int, int]] = []
+    for v, n, into, rule_at, is_cu in uses:
+        if into:
+            feeds.setdefault(into, []).append((v, n))
+        elif is_cu:
+            cu_recipes.append((v, n, rule_at))
+        elif shown(n) and (not rule_at or shown(rule_at)):
+            on.add(v)
+    _spread(on, feeds, shown)
+    if cu_by_hip or (
+        not hip_rule and any(shown(n) and (not into or into in on) for n, into in cu_named)
+    ):
+        for v, n, rule_at in cu_recipes:
+            if shown(n) and shown(rule_at):
+                on.add(v)
+        _spread(on, feeds, shown)
+    else:
+        flow.cuda_recipes = cu_lines
+    for v, n, _, _, _ in uses:
+        if v not in on and v in flow.assigns:
+            flow.unshown.setdefault(v, n)
+    return flow
+
+
+def _spread(
+    on: set[str], feeds: dict[str, list[tuple[str, int]]], shown: Callable[[int], bool]
+) -> None:
+    """Mark every variable whose value reaches one already on the route (a worklist: each
+    edge is looked at once per round)."""
+    todo = list(on)
+    while todo:
+        w = todo.pop()
+        for v, n in feeds.get(w, ()):
+            if v not in on and shown(n):
+                on.add(v)
+                todo.append(v)
+
+
+def included_texts(path: str, text: str, build_texts: Mapping[str, str]) -> tuple[str, ...]:
+    """The texts of the project's Makefiles that ``path`` includes (``include
+    builds/make.host.$(MACHINE)``: a ``$(...)`` part matches any name within one folder),
+    relative to its folder."""
+    if "include" not in text:
+        return ()
+    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    pats: set[str] = set()
+    for m in _INCLUDES.finditer(text):
+        for word in m.group(1).split():
+            pats.add(folder + _VAR_NAME.sub("*", word).replace(")", "").replace("}", ""))
+            if len(pats) >= _MAX_INCLUDES:  # each is matched against every build file
+                break
+    # a ``*`` matches within one folder (one name of the path), as make's wildcard does
+    globs = [
+        textre.compile("".join("[^/]*" if ch == "*" else re.escape(ch) for ch in p)) for p in pats
+    ]
+    return tuple(
+        t for rel, t in build_texts.items() if rel != path and any(g.fullmatch(rel) for g in globs)
+    )
