@@ -1181,6 +1181,17 @@ _SIXTEENTH = {
                              + "".join(f"add_definitions(-DX{i:05})\n" for i in range(16_000))
                              + "endif()\n"},
                             4.0),  # 400 KB: 7.5 s, 800 KB: 29.6 s
+    # found by the lead in issue 24's ninth-round code before it merged: per finding, a split
+    # of a CMake file with a generator expression and a look for a Makefile's includes
+    "genex-file-findings": ({"CMakeLists.txt": "project(x)\nfind_package(hip REQUIRED)\n"
+                             "if(USE_HIP)\nendif()\nset(A $<BOOL:${X}>)\n"
+                             + _fill("target_link_libraries(x cublas)\n", 400_000)},
+                            4.0),
+    "including-makefile-findings": ({"Makefile": "include other.mk\nifdef USE_HIP\nendif\n"
+                                     + _fill("LIBS += -lcublas\n", 400_000),
+                                     "other.mk": "X=1\n",
+                                     "CMakeLists.txt": "project(x)\nfind_package(hip REQUIRED)\n"},
+                                    4.0),
 }  # fmt: skip
 
 

@@ -444,10 +444,8 @@ def cuda_only_genex(text: str, line: int, column: int | None) -> str | None:
     hipcc as the C++ compiler) does not compile with, or only when a CUDA switch a ROCm build
     leaves off is on (``$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>``, read as ``if(X_WITH_CUDA)``);
     None otherwise (a genex for ``CUDA,CXX`` applies to C++ too)."""
-    if column is None or ("COMPILE_LANG" not in text and "$<BOOL:" not in text):
-        return None
-    lines = text.split("\n")
-    if not 0 < line <= len(lines):
+    lines = _genex_lines(text) if column is not None else None
+    if column is None or lines is None or not 0 < line <= len(lines):
         return None
     src = lines[line - 1]
     if len(src) > _LONGEST_GENEX_LINE:
@@ -468,6 +466,15 @@ def cuda_only_genex(text: str, line: int, column: int | None) -> str | None:
                 return f"inside a generator expression on {switch}, which a ROCm build leaves off"
             return "inside a generator expression for the CUDA language, which a HIP build has not"
     return None
+
+
+@lru_cache(maxsize=8)
+def _genex_lines(text: str) -> list[str] | None:
+    """The lines of a CMake file with a CUDA generator expression, once per file (a search
+    and a split of the whole file per finding was findings x bytes); None without one."""
+    if "COMPILE_LANG" not in text and "$<BOOL:" not in text:
+        return None
+    return text.split("\n")
 
 
 def _outer_genexes(src: str) -> list[tuple[int, int]]:
@@ -515,9 +522,19 @@ def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]
     return None
 
 
+#: (path, the file's text and the project's build files, the texts it includes): the last
+#: few files asked about; their includes were looked up from the whole text per finding
+_INCLUDED: dict[str, tuple[str, Mapping[str, str], tuple[str, ...]]] = {}
+
+
 def make_flow_of(path: str, text: str, build_texts: Mapping[str, str]) -> MakeFlow:
     """:func:`make_flow` of one Makefile with the ROCm build's conditionals, once per file."""
-    return _make_flow(path, text, included_texts(path, text, build_texts))
+    got = _INCLUDED.get(path)
+    if got is None or got[0] is not text or got[1] is not build_texts:
+        while len(_INCLUDED) >= 32:
+            del _INCLUDED[next(iter(_INCLUDED))]
+        got = _INCLUDED[path] = (text, build_texts, included_texts(path, text, build_texts))
+    return _make_flow(path, text, got[2])
 
 
 @lru_cache(maxsize=32)
