@@ -196,9 +196,13 @@ def scan_path(
     for f in findings:
         scope_counts.setdefault(f.scope, {s: 0 for s in Severity})[f.severity] += 1
     nv = [(c.path, c.evidence) for c in view.build.components if c.nvidia_only]
-    has_nv_findings = {
-        c for c, _ in nv if any(f.location.path.startswith(c + "/") for f in findings)
+    folders = {  # every folder holding a finding, once (each component tried them all)
+        p.rsplit("/", k)[0]
+        for f in findings
+        for p in [f.location.path]
+        for k in range(1, p.count("/") + 1)
     }
+    has_nv_findings = {c for c, _ in nv if c in folders}
 
     def component_of(path: str) -> str:
         return _component(view, path)

@@ -84,11 +84,20 @@ class BuildModel:
         return evidence_at(self.cuda_lines.get(rel, ()), line)
 
     def component_of(self, rel: str) -> Component | None:
-        best: Component | None = None
-        for c in self.components:
-            if rel.startswith(c.path + "/") and (best is None or len(c.path) > len(best.path)):
-                best = c
-        return best
+        """The deepest component holding ``rel``: its folders looked up from the deepest (each
+        component tried per finding was components x findings)."""
+        index = self.__dict__.get("_by_path")
+        if index is None or index[0] != len(self.components):
+            by_path: dict[str, Component] = {}
+            for c in self.components:
+                by_path.setdefault(c.path, c)
+            index = self.__dict__["_by_path"] = (len(self.components), by_path)
+        folder = rel
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            if folder in index[1]:
+                return index[1][folder]
+        return None
 
 
 def _glob_re(pattern: str) -> re.Pattern[str]:
