@@ -1302,3 +1302,21 @@ def test_findings_in_many_components(tmp_path: Path) -> None:
             "__global__ void k(float*v){ v[0]=__shfl_down_sync(0xffffffff,v[0],1); }\n" * 3
         )
     _within(lambda: _scan(tmp_path), 6.0)
+
+
+def test_a_long_elif_chain_of_nvcc_tests() -> None:
+    """Seventeenth re-run: port's ``__NVCC__`` fix rebuilt and searched the rest of the chain
+    for each ``#elif defined(__NVCC__)`` (200 KB: 42 s CPU); each chain's facts are found
+    once now."""
+    from gpuport.port.nvcc_tests import test_edits
+
+    n = 8_000
+    text = (
+        "#if defined(__NVCC__)\n#define HD0 1\n"
+        + "".join(f"#elif defined(__NVCC__)\n#define HD{i} 1\n" for i in range(1, n))
+        + "#else\n#define HD 0\n#endif\n"
+    )
+    started = time.process_time()
+    edits = test_edits(text)
+    assert len(edits) == n and all("__HIPCC__" in new for _, _, new in edits)
+    assert time.process_time() - started < 2.0 * _scale()
