@@ -9,6 +9,7 @@ import functools
 import re
 
 from gpuport import textre
+from gpuport.intervals import FirstHolding
 from gpuport.scan.project.on_route import _HIP_MARK, has_hip_mark
 
 __all__ = [
@@ -32,49 +33,18 @@ _SWITCH = textre.compile(r"\bswitch\s*\(")
 _LABEL = textre.compile(r"\bcase\s+[^:;{}]+:(?!:)|\bdefault\s*:(?!:)")
 
 
-class _Lines:
-    """One answer per line of a file, the first rule to decide a line keeping it: a run of
-    lines is painted by skipping the lines already decided (each line is written once)."""
-
-    UNDECIDED = -1
-
-    def __init__(self, text: str) -> None:
-        n = text.count("\n") + 2
-        self.answer = [self.UNDECIDED] * (n + 1)
-        self._next = list(range(n + 2))  # the first undecided line at or after i
-
-    def _find(self, i: int) -> int:
-        nxt = self._next
-        while nxt[i] != i:
-            nxt[i] = nxt[nxt[i]]
-            i = nxt[i]
-        return i
-
-    def paint(self, first: int, last: int, value: int) -> None:
-        last = min(last, len(self.answer) - 1)
-        i = self._find(max(first, 0))
-        while i <= last:
-            self.answer[i] = value
-            self._next[i] = i + 1
-            i = self._find(i + 1)
-
-    def get(self, line: int) -> int | None:
-        got = self.answer[line] if 0 <= line < len(self.answer) else self.UNDECIDED
-        return got if got > 0 else None
-
-
 _BRACE_OR_LABEL = textre.compile(r"[{}]|\bcase\s+[^:;{}]+:(?!:)|\bdefault\s*:(?!:)")
 
 
 @functools.lru_cache(maxsize=8)
-def _vendor_lines(text: str) -> _Lines:
+def _vendor_lines(text: str) -> FirstHolding[int]:
     """:func:`vendor_case`'s answer for every line of ``text``, from one pass over its
     braces and case labels (per finding, each AMD case searched the file from the top for its
     switch and walked its braces: a 40 KB file of switches past two minutes; sixteenth
     re-run)."""
-    lines = _Lines(text)
+    lines: list[tuple[int, int, int]] = []
     if "0x1002" not in text and "0X1002" not in text:
-        return lines
+        return FirstHolding(lines)
     line_of = textre.line_finder(text)
     opens: list[int] = []
     close: dict[int, int] = {}
@@ -117,9 +87,9 @@ def _vendor_lines(text: str) -> _Lines:
         for j, at in enumerate(labels):
             upto = line_of(labels[j + 1]) - 1 if j + 1 < len(labels) else last
             own = at == amd.start() or falls[j]
-            lines.paint(line_of(at), upto, 0 if own else amd_line)
-        lines.paint(line_of(labels[0]), last, 0)  # lines past the labels, if any
-    return lines
+            lines.append((line_of(at), upto, 0 if own else amd_line))
+        lines.append((line_of(labels[0]), last, 0))  # lines past the labels, if any
+    return FirstHolding(lines)
 
 
 def vendor_case(text: str, line: int) -> int | None:
@@ -127,21 +97,21 @@ def vendor_case(text: str, line: int) -> int | None:
     GPU's PCI vendor ID that has a case for AMD (``case 0x1002:``), the line of AMD's case:
     that code is chosen at run time for other vendors and never runs on an AMD GPU. None
     otherwise."""
-    return _vendor_lines(text).get(line)  # a substring test per call was a scan per finding
+    return _vendor_lines(text).at(line) or None  # a substring test per call scanned the file
 
 
 _COND = textre.compile(r"^[ \t]*\#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 
 
 @functools.lru_cache(maxsize=8)
-def _sibling_lines(text: str) -> _Lines:
+def _sibling_lines(text: str) -> FirstHolding[int]:
     """:func:`hip_sibling_branch`'s answer for every line, from one pass over the file's
     conditionals; whether a branch is written for HIP is a search among the file's HIP marks,
     found once (per finding, every chain around it was sliced and searched: nested ``#if``,
     40 KB, 48 s; sixteenth re-run)."""
-    lines = _Lines(text)
+    lines: list[tuple[int, int, int]] = []
     if not has_hip_mark(text):
-        return lines
+        return FirstHolding(lines)
     line_of = textre.line_finder(text)
     marks = [m.start() for m in _HIP_MARK.finditer(text)]
 
@@ -164,8 +134,8 @@ def _sibling_lines(text: str) -> _Lines:
                 continue
             for k, h in enumerate(marked):
                 if not h:  # a branch not written for HIP beside one that is
-                    lines.paint(bounds[k][1] + 1, bounds[k + 1][1] - 1, bounds[first][1])
-    return lines
+                    lines.append((bounds[k][1] + 1, bounds[k + 1][1] - 1, bounds[first][1]))
+    return FirstHolding(lines)
 
 
 def hip_sibling_branch(text: str, line: int) -> int | None:
@@ -175,7 +145,7 @@ def hip_sibling_branch(text: str, line: int) -> int | None:
     its own branch is not: the line of that HIP branch. The chain chooses the backend at
     compile time, so this branch is another backend's (a ROCm build takes the HIP one).
     None otherwise."""
-    return _sibling_lines(text).get(line)
+    return _sibling_lines(text).at(line) or None
 
 
 def other_backend(path: str, text: str, line: int) -> str | None:
