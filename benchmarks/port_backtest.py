@@ -425,6 +425,46 @@ PORTS = (
         "776f569805e7250bf12f8dcea9984654729bf11a",
         "fresh7",
     ),
+    Port(
+        "J21",
+        "cuda-memtest",
+        "ComputationalRadiationPhysics/cuda_memtest",
+        "79688caed4de690ec6b232b157acf13d5c0989d7",
+        "a3518a92face099e2783dd4f6df55249cfa5e4d4",
+        "fresh8",
+    ),
+    Port(
+        "J22",
+        "one-click-installers",
+        "oobabooga/one-click-installers",
+        "52e3b91f5e8092f7a49b21544acac52f35ec5387",
+        "1e3c950c7d8137e4e87e5399cb9cdebc688e709f",
+        "fresh8",
+    ),
+    Port(
+        "J23",
+        "podly",
+        "podly-pure-podcasts/podly_pure_podcasts",
+        "bcc5645858ad9afd37123a3d7dee27c62bab6ee4",
+        "32056ceda3ecc47a56e7243ef791817c4027fa34",
+        "fresh8",
+    ),
+    Port(
+        "J24",
+        "comfyui-nix",
+        "utensils/comfyui-nix",
+        "be15424ac4773f8e153677a036a98f38036754bb",
+        "82914911ea9346cb64c132b1be73c77a74f570b0",
+        "fresh8",
+    ),
+    Port(
+        "J25",
+        "quest",
+        "QuEST-Kit/QuEST",
+        "dfdba1b39d9f90cc02e6f76efec836bfdb6b9731",
+        "e8cd12d8e58e976ce88d89c15da27988d46bd7fc",
+        "fresh8",
+    ),
 )
 
 
@@ -482,7 +522,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh7``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh8``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -734,6 +774,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh5",
         "fresh6",
         "fresh7",
+        "fresh8",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
