@@ -26,6 +26,7 @@ from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal, unique, unrun
+from gpuport.port.image_builds import built_images, image_repository
 from gpuport.scan.finding import Finding
 
 __all__ = ["amd_named", "compose_name", "overlay", "propose"]
@@ -126,6 +127,20 @@ def _rocm_image(image: str) -> tuple[str, bool] | None:
     return None
 
 
+def _own_image(
+    ctx: PortContext, node: yaml.MappingNode, base: tuple[int, int, yaml.MappingNode] | None
+) -> tuple[str, str] | None:
+    """(image, the project Dockerfile that builds it) for a service that runs, by name, an
+    image the project's own build commands make (``image_builds``), else None."""
+    image = _key(node, "image")
+    if image is None and base is not None:
+        image = _key(base[2], "image")
+    if not isinstance(image, yaml.ScalarNode):
+        return None
+    source = built_images(ctx).get(image_repository(str(image.value)))
+    return (str(image.value), source) if source is not None else None
+
+
 def _rocm_based(ctx: PortContext, dockerfile: str) -> bool:
     """Whether the project's ``dockerfile`` starts from a ROCm image already."""
     text = ctx.read(dockerfile) or ""
@@ -197,6 +212,20 @@ def _compose(
         ported = dockerfiles.get(built or "")
         if not hits and ported is None:
             continue
+        if built is None and (own := _own_image(ctx, node, base.get(name))) is not None:
+            # the project builds the image this service runs (a Makefile, a script): it
+            # runs on an AMD GPU only when that Dockerfile starts from a ROCm image
+            image_name, source = own
+            if not _rocm_based(ctx, source):
+                ctx.decline(
+                    hits,
+                    f"service {name} runs {image_name}, which the project builds from "
+                    f"{source}, not from a ROCm image: AMD devices give an image built for "
+                    "CUDA nothing to run on; build a ROCm variant of it and point the "
+                    "service at that; left to a person",
+                )
+                continue
+            built = source
         cuda_built = ctx.cache.get("cuda-built")
         if built is not None and isinstance(cuda_built, set) and built in cuda_built:
             ctx.decline(
