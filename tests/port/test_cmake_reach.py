@@ -198,3 +198,33 @@ def test_vendored_cmake_files_are_not_edited(tmp_path: Path) -> None:
     )
     fix = next(f for f in run(root).fixes if f.id == "cmake-hip:CMakeLists.txt")
     assert fix.safe and "third_party/lib/CMakeLists.txt" not in fix.files
+
+
+LEGACY = """\
+cmake_minimum_required(VERSION 3.7)
+project(demo)
+option(GPUACCELERATED "GPU build" 0)
+if (GPUACCELERATED)
+    find_package(CUDA REQUIRED)
+    set(CUDA_NVCC_FLAGS "${CUDA_NVCC_FLAGS} -arch=compute_70")
+    cuda_add_library(demo src/kern.cu)
+else()
+    add_library(demo src/cpu.c)
+endif()
+"""
+
+
+def test_findcuda_commands_make_the_hip_build_unsafe(tmp_path: Path) -> None:
+    """FindCUDA's cuda_add_library is not defined by the HIP shim: the opt-in HIP configure
+    would stop there (J20's CUDA_ADD_LIBRARY targets), so the fix is unsafe and says why; a
+    lookup followed by plain add_library stays safe."""
+    root = project(tmp_path, {"CMakeLists.txt": LEGACY, "src/kern.cu": KERN, "src/cpu.c": ""})
+    report = run(root)
+    assert "cmake-hip:CMakeLists.txt" not in fix_ids(report, applied=True)
+    fix = next(f for f in report.fixes if f.id == "cmake-hip:CMakeLists.txt")
+    assert not fix.safe and "cuda_add_library" in fix.why
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(run(root, unsafe_fixes=True), applied=True)
+
+    plain = LEGACY.replace("cuda_add_library(demo src/kern.cu)", "add_library(demo src/kern.cu)")
+    root2 = project(tmp_path / "plain", {"CMakeLists.txt": plain, "src/kern.cu": KERN})
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(run(root2), applied=True)

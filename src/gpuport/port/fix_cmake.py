@@ -53,6 +53,14 @@ _ENABLE = textre.compile(
 )
 _PROJECT_CUDA = textre.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
 _CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
+#: FindCUDA's own commands (CMake's legacy CUDA module): the HIP shim stands in for the
+#: module but defines none of them, so a HIP configure stops at the first call
+_FINDCUDA_CALL = textre.compile(
+    r"^[ \t]*(cuda_(?:add_library|add_executable|compile\w*|wrap_srcs|add_cu\w+_to_target|"
+    r"include_directories|build_clean_target|link_separable_compilation_objs|"
+    r"compute_separable_compilation_object_file_name))[ \t]*\(",
+    re.M | re.I,
+)
 _INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
 _IDENT = textre.compile(
     r"\b(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE|nccl|NCCL)\w*"
@@ -293,6 +301,11 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             "not build"
         )
     for rel, text in handled.items():
+        if (legacy := _FINDCUDA_CALL.search(text)) is not None:
+            return (
+                f"{rel} calls {legacy.group(1)}, a command of CMake's FindCUDA module, which "
+                "the HIP shim does not define: the HIP configure would stop there"
+            )
         why = flag_edits(text, OPTION, "\n", _MARK)[1]
         if why:
             return f"in {rel}, {why}"
