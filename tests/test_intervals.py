@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
-from gpuport.intervals import Intervals, in_any
+from gpuport.intervals import Growing, Intervals, in_any
 
 
 def test_in_any_answers_as_a_scan_of_every_range_does() -> None:
@@ -22,3 +23,19 @@ def test_a_list_that_grows_is_merged_again() -> None:
     spans.append((499, 501))
     assert in_any(spans, 500)
     assert 5 not in Intervals([(0, 5), (6, 8)]) and 4 in Intervals([(0, 5), (3, 4)])
+
+
+def test_growing_answers_between_additions_as_a_scan_does() -> None:
+    rng = random.Random(24)  # noqa: S311  (test data, not secrets)
+    for _ in range(300):
+        grown, spans = Growing(), []
+        for _ in range(rng.randrange(0, 30)):
+            a = rng.randrange(0, 60)
+            b = a + rng.randrange(0, 10)
+            grown.add(a, b)
+            spans.append((a, b))
+            for x in range(-1, 75):
+                assert (x in grown) == any(s <= x < e for s, e in spans)
+        pairs = list(zip(grown.starts, grown.ends, strict=True))
+        assert all(s < e for s, e in pairs)
+        assert all(e < s for (_, e), (s, _) in pairwise(pairs))

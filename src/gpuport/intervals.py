@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["FirstHolding", "Intervals", "first_holding", "in_any"]
+__all__ = ["FirstHolding", "Growing", "Intervals", "first_holding", "in_any"]
 
 
 class Intervals:
@@ -29,6 +29,30 @@ class Intervals:
             else:
                 self.starts.append(a)
                 self.ends.append(b)
+
+    def __contains__(self, x: int) -> bool:
+        i = bisect_right(self.starts, x) - 1
+        return i >= 0 and x < self.ends[i]
+
+
+class Growing:
+    """A union of half-open ranges that grows between questions: kept sorted and merged as
+    ranges are added, so each question is a binary search (a list searched per question was
+    ranges x questions: wave64's explained spans, one per rewritten warp constant)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, a: int, b: int) -> None:
+        if a >= b:
+            return
+        i = bisect_right(self.ends, a - 1)  # first range ending at or after a
+        j = bisect_right(self.starts, b)  # ranges from i up to j touch [a, b)
+        if i < j:
+            a, b = min(a, self.starts[i]), max(b, self.ends[j - 1])
+        self.starts[i:j] = [a]
+        self.ends[i:j] = [b]
 
     def __contains__(self, x: int) -> bool:
         i = bisect_right(self.starts, x) - 1

@@ -18,10 +18,6 @@ import gpuport
 ALLOWED = {
     "intervals.py:in_any": "the short-list path (under 16 ranges) of the binary search itself",
     "intervals.py:first_holding": "the short-list path (under 16 ranges) of the index itself",
-    "scan/rules/native/warp_base.py:is_explained": (
-        "spans are added between questions (a merged copy would be rebuilt per question); "
-        "one per explained warp constant of a unit"
-    ),
 }
 
 

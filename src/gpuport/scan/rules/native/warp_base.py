@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuport import textre
+from gpuport.intervals import Growing
 from gpuport.scan.cxx import CxxSource
 from gpuport.scan.rules.native.common import int_value, split_top_level
 from gpuport.scan.rules.native.warp_units import Unit, warpish
@@ -237,7 +238,7 @@ class ReaderBase:
             r"#\s*define\s+WARP_SHFL", src.text
         )
         self._site_keys: set[tuple[int, int]] = set()  # (start, end) of f.sites
-        self.explained: list[tuple[int, int]] = []
+        self.explained = Growing()
         self.kinds: dict[str, str] = {}
         self.defs: dict[str, int] = {}
         self.ballot_vars: set[str] = set()
@@ -246,10 +247,10 @@ class ReaderBase:
         self.fixed_shared: set[str] = set()
 
     def explain(self, start: int, end: int) -> None:
-        self.explained.append((start, end))
+        self.explained.add(start, end)
 
     def is_explained(self, pos: int) -> bool:
-        return any(s <= pos < e for s, e in self.explained)
+        return pos in self.explained
 
     def site(self, start: int, end: int, new: str, kind: str, detail: str) -> None:
         if (start, end) in self._site_keys:
