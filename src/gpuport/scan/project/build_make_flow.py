@@ -22,12 +22,14 @@ one pass over the lines and one over the uses.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 
 from gpuport import textre
 
-__all__ = ["MakeFlow", "included_texts", "make_flow"]
+__all__ = ["MakeFlow", "MakeIncludes", "make_flow"]
 
 _ASSIGN = textre.compile(
     r"^[ \t]*((?:(?:export|override|private)[ \t]+)*)([A-Za-z_][\w.-]*)[ \t]*(?:\?|:{1,3}|\+|!)?="
@@ -95,10 +97,12 @@ def _uses(line: str) -> set[str]:
     return found
 
 
-def make_flow(text: str, shown: Callable[[int], bool], included: Iterable[str] = ()) -> MakeFlow:
+def make_flow(
+    text: str, shown: Callable[[int], bool], included: Container[str] = frozenset()
+) -> MakeFlow:
     """The variables of a Makefile and which of them reach the ROCm route (see the module
     docstring). ``shown(line)``: whether a ROCm build is shown to take every conditional
-    around ``line``; ``included``: the texts of Makefiles this one includes."""
+    around ``line``; ``included``: the names the Makefiles this one includes use."""
     flow = MakeFlow()
     # per use: (variable used, line, the variable whose value it is or "" for a rule/recipe,
     # the line of the rule a recipe belongs to or 0, a recipe of a CUDA-source rule)
@@ -159,8 +163,7 @@ def make_flow(text: str, shown: Callable[[int], bool], included: Iterable[str] =
                 cu_named.append((first, ""))
         for v in _uses(code):
             uses.append((v, first, "", 0, False))
-    for other in included:
-        on.update(_uses(other))
+    on.update(name for name in flow.assigns if name in included)
     # a variable this file never uses is for a file that includes it, a sub-make or the
     # environment: on the route, as is what its value uses
     used = {u[0] for u in uses}
@@ -206,23 +209,95 @@ def _spread(
                 todo.append(v)
 
 
-def included_texts(path: str, text: str, build_texts: Mapping[str, str]) -> tuple[str, ...]:
-    """The texts of the project's Makefiles that ``path`` includes (``include
-    builds/make.host.$(MACHINE)``: a ``$(...)`` part matches any name within one folder),
-    relative to its folder."""
-    if "include" not in text:
-        return ()
-    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    pats: set[str] = set()
-    for m in _INCLUDES.finditer(text):
-        for word in m.group(1).split():
-            pats.add(folder + _VAR_NAME.sub("*", word).replace(")", "").replace("}", ""))
-            if len(pats) >= _MAX_INCLUDES:  # each is matched against every build file
+#: pattern x build file checks one scan may spend on Makefile includes; past it, a Makefile
+#: whose includes were not resolved keeps every variable on the route (its findings stay)
+_MATCH_BUDGET = 400_000
+
+
+class MakeIncludes:
+    """What the Makefiles a Makefile includes use, for every Makefile of one scan.
+
+    ``include builds/make.host.$(MACHINE)``: a ``$(...)`` part matches any name within one
+    folder, relative to the including file's folder. Each pattern is matched once per scan,
+    only against the build files under its literal folder, and the uses of each build file
+    are read once (red-team 18: N Makefiles that each ``include *.mk`` read every other one's
+    text per Makefile, 200 KB of small files 38 s)."""
+
+    def __init__(self, build_texts: Mapping[str, str]) -> None:
+        self.texts = build_texts
+        self.rels = sorted(build_texts)
+        self.budget = _MATCH_BUDGET
+        self._uses: dict[str, frozenset[str]] = {}
+        self._matched: dict[str, tuple[frozenset[str], Counter[str]] | None] = {}
+
+    def uses(self, rel: str) -> frozenset[str]:
+        got = self._uses.get(rel)
+        if got is None:
+            got = self._uses[rel] = frozenset(_uses(self.texts[rel]))
+        return got
+
+    def _match(self, pattern: str) -> tuple[frozenset[str], Counter[str]] | None:
+        if pattern in self._matched:
+            return self._matched[pattern]
+        star = pattern.find("*")
+        prefix = pattern if star < 0 else pattern[: pattern.rfind("/", 0, star) + 1]
+        lo = bisect_left(self.rels, prefix)
+        hi = bisect_left(self.rels, prefix + "\U0010ffff")
+        got: tuple[frozenset[str], Counter[str]] | None = None
+        if hi - lo <= self.budget:
+            self.budget -= hi - lo
+            glob = textre.compile(
+                "".join("[^/]*" if ch == "*" else re.escape(ch) for ch in pattern)
+            )
+            matched = frozenset(r for r in self.rels[lo:hi] if glob.fullmatch(r))
+            counts: Counter[str] = Counter()
+            for rel in matched:
+                counts.update(self.uses(rel))
+            got = (matched, counts)
+        self._matched[pattern] = got
+        return got
+
+    def used_by_included(self, path: str, text: str) -> Container[str]:
+        """The names the Makefiles that ``path`` includes use (all names, when its includes
+        could not be resolved within the scan's budget)."""
+        if "include" not in text:
+            return frozenset()
+        folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+        pats: set[str] = set()
+        for m in _INCLUDES.finditer(text):
+            for word in m.group(1).split():
+                word = re.sub(r"\*+", "*", _VAR_NAME.sub("*", word).replace(")", ""))
+                pats.add(folder + word.replace("}", ""))
+            if len(pats) >= _MAX_INCLUDES:
                 break
-    # a ``*`` matches within one folder (one name of the path), as make's wildcard does
-    globs = [
-        textre.compile("".join("[^/]*" if ch == "*" else re.escape(ch) for ch in p)) for p in pats
-    ]
-    return tuple(
-        t for rel, t in build_texts.items() if rel != path and any(g.fullmatch(rel) for g in globs)
-    )
+        parts: list[tuple[frozenset[str], Counter[str]]] = []
+        for pattern in sorted(pats):
+            got = self._match(pattern)
+            if got is None:
+                return _EVERY_NAME
+            if got[0] - {path}:
+                parts.append(got)
+        return _UsedBy(path, self.uses(path) if path in self.texts else frozenset(), parts)
+
+
+class _Every:
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY_NAME = _Every()
+
+
+class _UsedBy:
+    """Whether an included Makefile other than the file itself uses a name."""
+
+    def __init__(
+        self, path: str, own: frozenset[str], parts: list[tuple[frozenset[str], Counter[str]]]
+    ) -> None:
+        self.path, self.own, self.parts = path, own, parts
+
+    def __contains__(self, name: object) -> bool:
+        return any(
+            counts[name] - (self.path in matched and name in self.own) > 0  # type: ignore[index]
+            for matched, counts in self.parts
+        )

@@ -47,7 +47,7 @@ from gpuport.scan.project.build_cmake_model import (
     close_paren,
     cond_value,
 )
-from gpuport.scan.project.build_make_flow import MakeFlow, included_texts, make_flow
+from gpuport.scan.project.build_make_flow import MakeFlow, MakeIncludes, make_flow
 from gpuport.scan.project.include_paths import owners_by_name, resolve_one
 
 __all__ = [
@@ -522,24 +522,25 @@ def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]
     return None
 
 
-#: (path, the file's text and the project's build files, the texts it includes): the last
-#: few files asked about; their includes were looked up from the whole text per finding
-_INCLUDED: dict[str, tuple[str, Mapping[str, str], tuple[str, ...]]] = {}
+#: the includes index of the build files last asked about, and the flows of the last few
+#: Makefiles (path -> (text, build files, flow))
+_INDEX: list[tuple[Mapping[str, str], MakeIncludes]] = []
+_FLOWS: dict[str, tuple[str, Mapping[str, str], MakeFlow]] = {}
 
 
 def make_flow_of(path: str, text: str, build_texts: Mapping[str, str]) -> MakeFlow:
     """:func:`make_flow` of one Makefile with the ROCm build's conditionals, once per file."""
-    got = _INCLUDED.get(path)
-    if got is None or got[0] is not text or got[1] is not build_texts:
-        while len(_INCLUDED) >= 32:
-            del _INCLUDED[next(iter(_INCLUDED))]
-        got = _INCLUDED[path] = (text, build_texts, included_texts(path, text, build_texts))
-    return _make_flow(path, text, got[2])
-
-
-@lru_cache(maxsize=32)
-def _make_flow(path: str, text: str, included: tuple[str, ...]) -> MakeFlow:
-    return make_flow(text, lambda n: open_branch(path, text, n) is None, included)
+    got = _FLOWS.get(path)
+    if got is not None and got[0] is text and got[1] is build_texts:
+        return got[2]
+    if not _INDEX or _INDEX[0][0] is not build_texts:
+        _INDEX[:] = [(build_texts, MakeIncludes(build_texts))]
+    included = _INDEX[0][1].used_by_included(path, text)
+    flow = make_flow(text, lambda n: open_branch(path, text, n) is None, included)
+    while len(_FLOWS) >= 32:
+        del _FLOWS[next(iter(_FLOWS))]
+    _FLOWS[path] = (text, build_texts, flow)
+    return flow
 
 
 _DEFINITION = textre.compile(
