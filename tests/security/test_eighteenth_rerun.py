@@ -128,3 +128,17 @@ def test_a_chain_of_headers_ending_in_cutlass(tmp_path: Path) -> None:
 def test_a_size_that_overflows_is_a_usage_error(argv: list[str], needle: str) -> None:
     """F5, F6: a finite size whose bytes overflow a float was an internal error (exit 4)."""
     _one_line_exit_2(run_subprocess(*argv), needle)
+
+
+def test_a_setup_py_that_doubles_a_list_over_and_over(tmp_path: Path) -> None:
+    """F7: ``S = S + S`` on 10,000 lines: every use of ``S`` pushed all of its values again
+    (100 KB: 18 s and 486 MB); each name is expanded once per expression now."""
+    (tmp_path / "setup.py").write_text(
+        "from torch.utils.cpp_extension import CUDAExtension\nS = ['k.cu', '-use_fast_math']\n"
+        + "S = S + S\n" * 10_000
+        + "e = CUDAExtension('x', S)\n"
+    )
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    report = _scan(tmp_path)
+    assert any(f.rule_id == "GP402" for f in report.findings)  # type: ignore[attr-defined]
+    _within(lambda: _scan(tmp_path), 3.0)
