@@ -63,7 +63,8 @@ def test_a_chain_of_headers_under_a_cuda_only_source(tmp_path: Path) -> None:
     reasons = report.not_built  # type: ignore[attr-defined]
     assert len(reasons) == n + 1
     assert max(len(r) for r in reasons.values()) < 200
-    assert "only inc/h00001.h includes it" in reasons["inc/h00000.h"]
+    assert reasons["inc/h00000.h"].endswith("... (only inc/h00001.h includes it)")
+    assert "(only cuda/k.cu includes it)" in reasons["inc/h00000.h"]
     _within(lambda: _scan(tmp_path), 4.0)
 
 
@@ -142,3 +143,52 @@ def test_a_setup_py_that_doubles_a_list_over_and_over(tmp_path: Path) -> None:
     report = _scan(tmp_path)
     assert any(f.rule_id == "GP402" for f in report.findings)  # type: ignore[attr-defined]
     _within(lambda: _scan(tmp_path), 3.0)
+
+
+def test_thousands_of_files_of_one_name(tmp_path: Path) -> None:
+    """Found beside F2 (session 8): an include of a name thousands of files share was
+    resolved by searching all of them, per include (each of 4,000 folders with its own
+    ``x.h`` and a source including ``x.h`` and ``common/x.h``: 21 s). Each name's paths are
+    indexed once per scan; more than 64 equally near files make the include ambiguous."""
+    from gpuport.scan.cxx_ints import MOST_TIES, nearest
+    from gpuport.scan.project.include_paths import owners_by_name, resolve_one
+
+    files = [f"d{i}/x.h" for i in range(8_000)] + ["top/k.cu"]
+    owners = owners_by_name(files)
+
+    def resolve() -> None:
+        for i in range(8_000):
+            assert resolve_one(f"d{i}/k.cu", "x.h", owners) == {f"d{i}/x.h"}
+            assert resolve_one(f"d{i}/k.cu", "common/x.h", owners) == {f"d{i}/x.h"}
+
+    _within(resolve, 1.0)
+    assert resolve_one("top/k.cu", "x.h", owners) == set()  # 8,000 equally near: ambiguous
+    few = [f"d{i}/x.h" for i in range(MOST_TIES)]
+    assert nearest("top/k.cu", few) == set(few)
+
+
+@pytest.mark.parametrize("shape", ["parens", "mod-chain"])
+def test_one_shuffle_of_a_huge_lane_expression(shape: str, tmp_path: Path) -> None:
+    """F8: a lane argument of 25,000 nested parentheses (one level stripped per pass over the
+    rest: 50 KB 75 s) or a ``% 32 % 32 ...`` chain (split once per operator: 18 s). The
+    parentheses go in one pass; an expression deeper than 32 operators or longer than 2,000
+    characters is of no known kind."""
+    n = 12_000
+    lane = (
+        "(" * n + "threadIdx.x % 32" + ")" * n if shape == "parens" else "threadIdx.x" + " % 32" * n
+    )
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(float* x) { float v = x[0]; "
+        f"v += __shfl_sync(0xffffffff, v, {lane}); x[0] = v; }}\n"
+    )
+    _within(lambda: _scan(tmp_path), 2.0)
+
+
+def test_parentheses_and_casts_come_off_as_before() -> None:
+    from gpuport.scan.rules.native.warp_base import _strip
+
+    assert _strip(" (int)( ( threadIdx.x % 32 ) ) ") == "threadIdx.x % 32"
+    assert _strip("static_cast<int>(i % 32)") == "i % 32"
+    assert _strip("((x % 32) + (y - 1))") == "(x % 32) + (y - 1)"
+    assert _strip("((a + b)") == "((a + b)" and _strip("(a + b))") == "(a + b))"
+    assert _strip("([x])") == "[x]"

@@ -503,7 +503,7 @@ def _headers_of_unbuilt(
                 includers.setdefault(header, []).append(r)
     # a worklist (each include looked at once; passes over every header until none changed
     # took a pass per header of a chain written against the list's order), and each reason
-    # names the first file of its chain that is not a header, not the whole chain (eighteenth
+    # names its chain's first link and its last, not every link (eighteenth
     # re-run: a chain of 3,000 headers wrote reasons of 90 KB each, a 137 MB report)
     candidate = set(headers)
     waiting = {
@@ -516,8 +516,13 @@ def _headers_of_unbuilt(
         if rel in model.not_built:
             continue
         first = includers[rel][0]
-        root[rel] = root.get(first, model.not_built[first])
-        model.not_built[rel] = f"{root[rel]} (only {first} includes it)"
+        if first in root:  # a header of the chain: its first link and this one
+            model.not_built[rel] = f"{root[first]} ... (only {first} includes it)"
+            root[rel] = root[first]
+        else:
+            model.not_built[rel] = root[rel] = (
+                f"{model.not_built[first]} (only {first} includes it)"
+            )
         for header in resolved.get(rel, ()):
             if header in candidate and header != rel and header not in model.not_built:
                 waiting[header] -= 1
