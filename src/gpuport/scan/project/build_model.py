@@ -517,7 +517,8 @@ def _headers_of_unbuilt(
             continue
         first = includers[rel][0]
         if first in root:  # a header of the chain: its first link and this one
-            model.not_built[rel] = f"{root[first]} ... (only {first} includes it)"
+            gap = " ..." if root[first] != model.not_built[first] else ""
+            model.not_built[rel] = f"{root[first]}{gap} (only {first} includes it)"
             root[rel] = root[first]
         else:
             model.not_built[rel] = root[rel] = (
