@@ -469,3 +469,11 @@ def test_gp615_a_uuid_that_is_not_hex_never_reaches_the_fix_command() -> None:
     assert _one(m, "GP615").fix_command == "export ROCR_VISIBLE_DEVICES=1"
     real = _one(radeon_with_igpu(), "GP615").fix_command
     assert real == "export ROCR_VISIBLE_DEVICES=GPU-5b7c10e4c2a0d1f3"
+
+
+def test_a_smoke_error_of_only_whitespace_is_no_crash() -> None:
+    """Fuzzing (session 8): a snapshot whose smoke error was blanks took the last line of
+    nothing (IndexError, exit 4); the failure is still reported, without an error line."""
+    m = h100(1)
+    m["smoke"].update(ok=False, error=" \n\t ")
+    assert "GP616" in _ids(m)

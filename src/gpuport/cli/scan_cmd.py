@@ -167,7 +167,7 @@ def scan(
         raise GpuportError(
             f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}"
         )
-    if not math.isfinite(max_file_size) or max_file_size <= 0:
+    if not math.isfinite(max_file_size * 1024 * 1024) or max_file_size <= 0:
         raise GpuportError("--max-file-size must be a positive number of MB")
     if scope.lower() not in ("core", "all"):
         raise GpuportError(f"--scope must be core or all, not {scope!r}")

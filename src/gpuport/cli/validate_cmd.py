@@ -13,6 +13,7 @@ so a crafted capture cannot send terminal escape sequences.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -81,7 +82,10 @@ def parse_size(text: str) -> int:
     unit = (m.group(2) or "").lower() if m else ""
     if not m or unit not in _UNITS:
         raise GpuportError(f"--max-bytes must be a size like 2GiB, 500MB or 1000000, not {text!r}")
-    size = int(float(m.group(1)) * _UNITS[unit])
+    value = float(m.group(1)) * _UNITS[unit]
+    if not math.isfinite(value):
+        raise GpuportError(f"--max-bytes is too large: {text.strip()[:40]!r}")
+    size = int(value)
     if size <= 0:
         raise GpuportError("--max-bytes must be positive")
     return size

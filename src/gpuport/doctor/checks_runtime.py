@@ -317,7 +317,7 @@ def smoke_catch_all(f: Facts, timed_out: bool) -> Iterator[Diagnosis]:
         kind = Failure.OTHER
     if blind:
         evidence.append(f"torch.cuda.is_available() is False with {f.torch_label()}")
-    if smoke.error:
+    if smoke.error and smoke.error.strip():
         evidence.append(f"error: {smoke.error.strip().splitlines()[-1][:240]}")
     if smoke.returncode not in (0, None):
         evidence.append(f"exit status {smoke.returncode} at stage {smoke.stage or '?'}")

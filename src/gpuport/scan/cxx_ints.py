@@ -150,23 +150,50 @@ def _includers(header: str, included_by: dict[str, list[str]]) -> list[str]:
     return found
 
 
+#: more equally near files of one name than this: the include is ambiguous and resolves to
+#: none (thousands of folders each with its own ``x.h``, included from a file near none of them,
+#: resolved every includer to all of them: includers x folders)
+MOST_TIES = 64
+_SHORT = 16
+#: per long candidate list (kept with the list, so its id is not reused while here): its length
+#: and the candidates under each folder of theirs
+_NEAREST: dict[int, tuple[list[str], int, dict[str, list[str]]]] = {}
+
+
+def _common(parts: list[str], rel: str) -> int:
+    n = 0
+    for a, b in zip(parts, rel.split("/")[:-1], strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
 def nearest(includer: str, candidates: list[str]) -> set[str]:
     """Of the files an include's name may denote, those nearest the includer (most leading
-    folders in common); a tie keeps all."""
+    folders in common); a tie keeps all, up to :data:`MOST_TIES`. A long list is indexed by
+    folder once (per list and length) and each question walks the includer's folders."""
     if len(candidates) <= 1:
         return set(candidates)
     parts = includer.split("/")[:-1]
-
-    def common(rel: str) -> int:
-        n = 0
-        for a, b in zip(parts, rel.split("/")[:-1], strict=False):
-            if a != b:
-                break
-            n += 1
-        return n
-
-    best = max(common(c) for c in candidates)
-    return {c for c in candidates if common(c) == best}
+    if len(candidates) < _SHORT:
+        best = max(_common(parts, c) for c in candidates)
+        return {c for c in candidates if _common(parts, c) == best}
+    got = _NEAREST.get(id(candidates))
+    if got is None or got[0] is not candidates or got[1] != len(candidates):
+        under: dict[str, list[str]] = {}
+        for c in candidates:
+            folders = c.split("/")[:-1]
+            for k in range(len(folders) + 1):
+                under.setdefault("/".join(folders[:k]), []).append(c)
+        while len(_NEAREST) >= 4096:
+            del _NEAREST[next(iter(_NEAREST))]
+        got = _NEAREST[id(candidates)] = (candidates, len(candidates), under)
+    for k in range(len(parts), -1, -1):
+        found = got[2].get("/".join(parts[:k]))
+        if found:
+            return set(found) if len(found) <= MOST_TIES else set()
+    return set()
 
 
 _WORD = textre.compile(r"\w+")

@@ -207,17 +207,23 @@ def keep_included(
     file (compiled by the ROCm build) includes, and then what those include, resolved by path
     (``include_paths``): a header that a compiled file includes is compiled too, and another
     header of the same file name is not."""
-    wanted: set[str] = set()
+    # a worklist: each included file is looked at once (passes over every candidate until
+    # none changed took a pass per header of a chain written against the list's order)
+    seen: set[str] = set()
+    todo: list[str] = []
     for r in live:
-        wanted |= resolved.get(r, frozenset())
-    changed = True
-    while changed and candidates:
-        changed = False
-        for rel in list(candidates):
-            if rel in wanted:
-                del candidates[rel]
-                wanted |= resolved.get(rel, frozenset())
-                changed = True
+        for header in resolved.get(r, frozenset()):
+            if header not in seen:
+                seen.add(header)
+                todo.append(header)
+    while todo and candidates:
+        rel = todo.pop()
+        if candidates.pop(rel, None) is None:
+            continue
+        for header in resolved.get(rel, frozenset()):
+            if header not in seen:
+                seen.add(header)
+                todo.append(header)
 
 
 def _adds_vendor_dir(folder: str, rel: str) -> bool:

@@ -266,7 +266,9 @@ class MakeIncludes:
         pats: set[str] = set()
         for m in _INCLUDES.finditer(text):
             for word in m.group(1).split():
-                word = re.sub(r"\*+", "*", _VAR_NAME.sub("*", word).replace(")", ""))
+                word = _VAR_NAME.sub("*", word).replace(")", "")
+                while "**" in word:  # each pass halves a run of stars
+                    word = word.replace("**", "*")
                 pats.add(folder + word.replace("}", ""))
             if len(pats) >= _MAX_INCLUDES:
                 break

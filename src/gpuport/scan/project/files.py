@@ -170,14 +170,16 @@ def gitignore_spec(lines: list[str]) -> tuple[IgnoreSpec, list[int]]:
     lines = ["" if n in long else line for n, line in enumerate(lines, 1)]
     try:
         return IgnoreSpec(lines), sorted(long)
-    except (ValueError, textre.Unsupported):  # GitIgnorePatternError: a line is not a pattern
+    # GitIgnorePatternError: a line is not a pattern; re.error: pathspec wrote a regex no
+    # engine takes (a reversed range, ``[x-u]``, which git's own matching never matches)
+    except (ValueError, re.error, textre.Unsupported):
         pass
     good: list[str] = []
     bad: list[int] = sorted(long)
     for number, line in enumerate(lines, 1):
         try:
             IgnoreSpec([line])
-        except (ValueError, textre.Unsupported):
+        except (ValueError, re.error, textre.Unsupported):
             bad.append(number)
             good.append("")  # keeps the other lines' numbers and order
             continue

@@ -30,22 +30,47 @@ def owners_by_name(files: Iterable[str]) -> dict[str, list[str]]:
     return owners
 
 
+#: per owners mapping (kept with it) and file name: the files of that name, and those files
+#: by every path suffix of theirs (``x.h``, ``common/x.h``, ``a/common/x.h``), built when asked
+_TAILS: dict[int, tuple[Mapping[str, list[str]], dict[str, tuple[set[str], dict[str, list[str]]]]]]
+_TAILS = {}
+
+
+def _tails(owners: Mapping[str, list[str]], name: str) -> tuple[set[str], dict[str, list[str]]]:
+    got = _TAILS.get(id(owners))
+    if got is None or got[0] is not owners:
+        while len(_TAILS) >= 16:
+            del _TAILS[next(iter(_TAILS))]
+        got = _TAILS[id(owners)] = (owners, {})
+    known = got[1].get(name)
+    if known is None:
+        tails: dict[str, list[str]] = {}
+        for c in owners.get(name, []):
+            parts = c.split("/")
+            for k in range(len(parts)):
+                tails.setdefault("/".join(parts[k:]), []).append(c)
+        known = got[1][name] = (set(owners.get(name, [])), tails)
+    return known
+
+
 def resolve_one(includer: str, written: str, owners: Mapping[str, list[str]]) -> set[str]:
     """The project files ``#include <written>`` in ``includer`` denotes (``owners``: from
-    ``owners_by_name``)."""
+    ``owners_by_name``). Each file name's paths are indexed once per ``owners``: a name shared
+    by thousands of files was searched through all of them per include."""
     path = written.strip().replace("\\", "/")
-    cands = owners.get(path.rsplit("/", 1)[-1], [])
+    name = path.rsplit("/", 1)[-1]
+    cands = owners.get(name, [])
     if not cands:
         return set()
     folder = includer.rsplit("/", 1)[0] if "/" in includer else ""
     here = posixpath.normpath(posixpath.join(folder, path)) if folder else posixpath.normpath(path)
-    if here in cands:
+    members, tails = _tails(owners, name)
+    if here in members:
         return {here}
     tail = posixpath.normpath(path)
     while tail.startswith("../"):
         tail = tail[3:]
-    by_path = [c for c in cands if c == tail or c.endswith("/" + tail)]
-    return nearest(includer, by_path or cands)
+    return nearest(includer, tails.get(tail) or cands)
 
 
 def resolve_includes(native: Mapping[str, str]) -> dict[str, frozenset[str]]:

@@ -86,10 +86,12 @@ class _SetupPy:
     def strings(self, expr: ast.AST) -> list[ast.Constant]:
         """String constants an expression can evaluate to, following simple names.
 
-        Each node is visited once per call, so alias cycles and chains stay linear.
+        Each node is visited and each name expanded once per call, so alias cycles, chains
+        and ``S = S + S`` repeated stay linear (eighteenth re-run: every use of a name pushed
+        all of its values again, 100 KB 18 s and 486 MB).
         """
         out: list[ast.Constant] = []
-        stack, seen = [expr], set()
+        stack, seen, names = [expr], set(), set()
         while stack:
             node = stack.pop()
             if id(node) in seen:
@@ -110,7 +112,8 @@ class _SetupPy:
                 stack.extend([node.body, node.orelse])
             elif isinstance(node, ast.Starred):
                 stack.append(node.value)
-            elif isinstance(node, ast.Name):
+            elif isinstance(node, ast.Name) and node.id not in names:
+                names.add(node.id)
                 stack.extend(self.values.get(node.id, []))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 stack.extend([node.func.value] if node.func.attr == "split" else [])

@@ -136,7 +136,9 @@ def check_compose(ctx: FileContext) -> None:
             yaml.load(ctx.text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
         root = yaml.compose(ctx.text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = (
+            getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+        )
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         ctx.skip_reason = f"invalid YAML: {problem}{where}"

@@ -137,31 +137,44 @@ def _line_text(src: CxxSource, offset: int) -> str:
     return got
 
 
+_CAST = textre.compile(
+    r"(?:\(\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?[\w:]+\s*\)|static_cast<[^<>]+>)\s*"
+)
+#: sub-expressions deeper than this are ``O``: a lane expression is a few operators (a
+#: ``% 32 % 32 ...`` chain of thousands was split once per operator, each split a pass over
+#: the rest: eighteenth re-run, 50 KB 18 s)
+_MOST_DEPTH = 32
+#: and longer than this (a lane or warp expression is a line at most)
+_MOST_CHARS = 2_000
+
+
 def _strip(expr: str) -> str:
+    """``expr`` without leading casts and the parentheses around all of it, in one pass (one
+    level per pass over the rest was quadratic: 25,000 nested parentheses, 75 s)."""
     e = expr.strip()
-    while True:
-        m = textre.match(
-            r"^(?:\(\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?[\w:]+\s*\)|static_cast<[^<>]+>)\s*",
-            e,
-        )
-        if m is None:
-            break
-        e = e[m.end() :].strip()
-    while e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]):
-        e = e[1:-1].strip()
-    return e
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
+    at = 0
+    while (m := _CAST.match(e, at)) is not None and m.end() > at:
+        at = m.end()
+    e = e[at:]
+    if not e.startswith("(") or not e.endswith(")"):
+        return e
+    partner: dict[int, int] = {}
+    opened: list[int] = []
+    for i, ch in enumerate(e):
         if ch in "([{":
-            depth += 1
+            opened.append(i)
         elif ch in ")]}":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
+            if not opened:
+                return e  # more closed than opened: nothing to take off
+            partner[opened.pop()] = i
+    lo, hi = 0, len(e) - 1
+    while lo < hi and e[lo] == "(" and e[hi] == ")" and partner.get(lo) == hi:
+        lo, hi = lo + 1, hi - 1
+        while lo <= hi and e[lo].isspace():
+            lo += 1
+        while hi >= lo and e[hi].isspace():
+            hi -= 1
+    return e[lo : hi + 1]
 
 
 def _top_split(expr: str, ops: tuple[str, ...]) -> tuple[str, str, str] | None:
@@ -262,16 +275,16 @@ class ReaderBase:
     def block(self, pos: int, why: str) -> None:
         self.f.blockers.append(Note(pos, why))
 
-    def kind(self, expr: str) -> str:
+    def kind(self, expr: str, depth: int = 0) -> str:
         """T (thread of the block), G (global thread), L32/LHW (lane), W32/WHW (warp),
         N (a thread count), C (a warp constant), or O (anything else)."""
         e = _strip(expr)
-        if not e:
+        if not e or depth > _MOST_DEPTH or len(e) > _MOST_CHARS:
             return "O"
         split = _top_split(e, ("%", "&", "/", ">>"))
         if split is not None:
             left, op, right = split
-            lk, rk = self.kind(left), _strip(right)
+            lk, rk = self.kind(left, depth + 1), _strip(right)
             hw = rk in ("warpSize", WAVE, LOG2) or textre.fullmatch(
                 r"\(?\s*(?:warpSize|GPUPORT_WAVE_SIZE)\s*-\s*1\s*\)?", rk
             )
@@ -292,7 +305,7 @@ class ReaderBase:
                 parts = _top_split(e, ops)
                 if parts is None:
                     continue
-                sides = (self.kind(parts[0]), self.kind(parts[2]))
+                sides = (self.kind(parts[0], depth + 1), self.kind(parts[2], depth + 1))
                 if any(k in ("T", "G", "D", "L32", "W32", "LHW", "WHW") for k in sides):
                     return "D"  # derived from a thread index: a data index, not a lane
                 if all(

@@ -269,15 +269,21 @@ def _decide(
         code = files[rel].code
         names_in.append(set(code[u.start : u.end].translate(_NOT_NAME).split()) - {u.name})
     # relevance spreads through names: a macro or declaration built from a relevant name,
-    # a device function calling a relevant helper
-    changed = True
-    while changed:
-        changed = False
-        for i, (_rel, u) in enumerate(units):
-            if relevant[i] or u.kind == "host":
-                continue
-            if any(relevant[j] for name in names_in[i] for j in by_name.get(name, ())):
-                relevant[i] = changed = True
+    # a device function calling a relevant helper. A worklist over who names whom (passes
+    # until nothing changed took a pass per link of a call chain written callee last:
+    # eighteenth re-run, 400 KB 11.6 s)
+    users: dict[str, list[int]] = {}
+    for i, (_rel, u) in enumerate(units):
+        if u.kind != "host" and not relevant[i]:
+            for name in names_in[i]:
+                if name in by_name:
+                    users.setdefault(name, []).append(i)
+    todo = [j for j in range(n) if relevant[j] and units[j][1].kind != "host"]
+    while todo:
+        for i in users.pop(units[todo.pop()][1].name, ()):
+            if not relevant[i]:
+                relevant[i] = True
+                todo.append(i)
     called: set[str] = set()
     for i, (_rel, u) in enumerate(units):
         if u.kind == "host" or not relevant[i]:
