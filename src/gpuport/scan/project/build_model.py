@@ -183,18 +183,17 @@ class _Hits:
 
     def __call__(self, rel: str) -> list[_Pattern]:
         found = list(self.exact.get(rel, ()))
+        starts = [""]  # the literal starts a glob of this path can have
         cut = rel.find("/")
         while cut >= 0:
             found += self.folders.get(rel[:cut], ())
-            for i in self.globs.get(rel[: cut + 1], ()) if self.budget > 0 else ():
+            starts.append(rel[: cut + 1])
+            cut = rel.find("/", cut + 1)
+        for start in starts:
+            for i in self.globs.get(start, ()) if self.budget > 0 else ():
                 self.budget -= 1
                 if self.patterns[i].match(rel):
                     found.append(i)
-            cut = rel.find("/", cut + 1)
-        for i in self.globs.get("", ()) if self.budget > 0 else ():
-            self.budget -= 1
-            if self.patterns[i].match(rel):
-                found.append(i)
         return [self.patterns[i] for i in sorted(set(found))]
 
 
