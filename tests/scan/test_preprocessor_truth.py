@@ -92,3 +92,37 @@ def test_a_macro_also_defined_for_rocm_or_in_code_still_counts(tmp_path: Path) -
 )
 def test_arithmetic_on_names_nvidia_alone_defines(expr: str, value: bool | None) -> None:
     assert without_cuda_arch("if", expr) is value
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("__has_include(<cuda/pipeline>)", False),
+        ("__has_include(<cuda/barrier>) && X", False),
+        ('__has_include("cutlass/gemm/device/gemm.h")', False),
+        ("!__has_include(<cute/tensor.hpp>)", True),
+        ("__has_include(<cuda_pipeline.h>) || defined(USE_ROCM)", None),
+        # hipify maps these to HIP headers, or ROCm ships a header of that name
+        ("__has_include(<cuda_fp8.h>)", None),
+        ("__has_include(<cuda_runtime.h>)", None),
+        ("__has_include(<thrust/device_vector.h>)", None),
+    ],
+)
+def test_has_include_of_a_header_no_rocm_route_has(expr: str, value: bool | None) -> None:
+    assert without_cuda_arch("if", expr) is value
+
+
+def test_a_has_include_probe_of_a_cuda_only_header_is_the_cuda_side(tmp_path: Path) -> None:
+    cu = (
+        "#if __has_include(<cuda/pipeline>)\n#include <cuda/pipeline>\n"
+        f"__global__ void k() {{\n{PTX}}}\n#else\n__global__ void k() {{}}\n#endif\n"
+    )
+    report = scan_files(tmp_path, {"k.cu": cu})
+    assert _ptx(report) == [Severity.INFO]
+    # the probe itself is no use of the header; the include under it is the CUDA side's
+    assert [(f.location.line, f.severity) for f in report.findings if f.rule_id == "GP312"] == [
+        (2, Severity.INFO)
+    ]
+    # the other side of the probe is what ROCm compiles
+    swapped = cu.replace("#if __has_include", "#if !__has_include")
+    assert _ptx(scan_files(tmp_path / "b", {"k.cu": swapped})) == [Severity.BLOCKER]

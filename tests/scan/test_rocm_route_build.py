@@ -269,3 +269,40 @@ def test_a_cmake_branch_of_a_third_backend_is_not_configured_on_rocm() -> None:
     assert cmake_uses(text)[2] == [(2, 2, 1)]
     # a negated name is not the backend's switch
     assert cmake_uses(text.replace("P_USE_SYCL", "P_NO_SYCL"))[2] == []
+
+
+# --- a makefile named for HIP beside the CUDA Makefile ----------------------------------
+
+NVCC_MAKE = "app: k.cu\n\tnvcc -O3 -arch=sm_80 -o app k.cu\n"
+SHFL = "__global__ void k(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[1], 1); }\n"
+
+
+def test_a_hip_makefile_is_a_rocm_build_of_its_own(tmp_path: Path) -> None:
+    files = {
+        "Makefile": NVCC_MAKE,
+        "k.cu": SHFL,
+        "k_hip.cpp": SHFL.replace("_sync(0xffffffff,", "("),
+    }
+    hip = "HIPCC = hipcc\napp: k_hip.cpp\n\t$(HIPCC) -O3 -o app k_hip.cpp\n"
+    for name in ("makefile.hip", "Makefile_rocm", "amd.makefile"):
+        report = scan_files(tmp_path / name.replace(".", "_"), {**files, name: hip})
+        assert [(r.path, r.counts) for r in report.routes] == [(name, True)], name
+        assert _severities(report, "k.cu", "GP302") == [Severity.INFO]  # not in its build
+        # the CUDA Makefile's flags are the CUDA variant's
+        assert {f.scope for f in report.findings if f.location.path == "Makefile"} == {"extra"}
+    # the HIP makefile compiles the CUDA source itself: its blocker stays
+    report = scan_files(
+        tmp_path / "same", {**files, "makefile.hip": hip.replace("k_hip.cpp", "k.cu")}
+    )
+    assert _severities(report, "k.cu", "GP302") == [Severity.BLOCKER]
+
+
+def test_a_makefile_variant_without_hip_or_not_named_for_rocm_is_no_route(tmp_path: Path) -> None:
+    files = {"Makefile": NVCC_MAKE, "k.cu": SHFL}
+    for name, text in (
+        ("makefile.hip", "app: k.cu\n\tnvcc -o app k.cu\n"),  # named for HIP, builds with nvcc
+        ("Makefile.cuda", "app: k.cu\n\thipcc -o app k.cu\n"),  # not a ROCm-named makefile
+    ):
+        report = scan_files(tmp_path / name.replace(".", "_"), {**files, name: text})
+        assert not any(r.counts for r in report.routes), name
+        assert _severities(report, "k.cu", "GP302") == [Severity.BLOCKER], name

@@ -59,6 +59,13 @@ HIP_UNDEFINED = frozenset(
 OTHER_BACKEND = frozenset({"SYCL", "DPCPP", "ONEAPI", "METAL", "MUSA"})
 _OFF_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP"})
 _IDENT = textre.compile(r"\b[A-Za-z_]\w*")
+#: ``__has_include`` of a header only NVIDIA's toolkit ships, with no HIP header and no
+#: hipify mapping (libcu++'s barrier/pipeline, the async-copy intrinsics, CUTLASS/CuTe):
+#: false on every ROCm route, as ``defined(__CUDA_ARCH__)`` is
+_HAS_CUDA_ONLY = textre.compile(
+    r"\b__has_include\s*\(\s*[<\"](?:cuda/(?:barrier|pipeline|annotated_ptr)"
+    r"|cuda_pipeline\w*\.h|cuda_awbarrier\w*\.h|cute/[\w./]+|cutlass/[\w./]+)[>\"]\s*\)"
+)
 
 
 def other_backend_names(expr: str) -> list[str]:
@@ -145,7 +152,10 @@ def without_cuda_arch(
     (``PTX_AVAILABLE``, defined only under ``#if __CUDA_ARCH__ >= 530``): they count the
     same way.
     """
-    named = _ARCH.search(expr) is not None or _VERSION_CMP.search(expr) is not None
+    cuda_only = 0
+    if "__has_include" in expr:  # a header no ROCm install or hipify mapping provides
+        expr, cuda_only = _HAS_CUDA_ONLY.subn("0", expr)
+    named = cuda_only > 0 or _ARCH.search(expr) is not None or _VERSION_CMP.search(expr) is not None
     # the expression's own words looked up, not every project name searched in each
     # expression (thousands of switch names over thousands of directives: 62 s at 800 KB)
     names = [
@@ -244,6 +254,7 @@ def nvidia_only_lines(
         "__CUDA_ARCH__" in d.expr
         or "CUDA" in d.expr
         or "NVCC" in d.expr
+        or "__has_include" in d.expr
         or any(n in d.expr for n in false_names)
         or bool(other_backend_names(d.expr))
         for d in directives

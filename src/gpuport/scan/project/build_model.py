@@ -29,12 +29,15 @@ from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
+from gpuport.scan.project.files import rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes, resolve_names
 from gpuport.scan.project.on_route import make_flow_of
 
 __all__ = ["BuildModel", "Component", "build_model"]
 
 _NATIVE_SOURCE = textre.compile(r"\.(?:cu|cpp|cc|cxx|c\+\+)$")
+#: a ROCm-named makefile that builds with HIP's compiler
+_HIP_MAKE = textre.compile(r"\bhipcc\b|\bamdclang\+\+|\$[({](?:HIP_PATH|ROCM_PATH)[)}]")
 _NVIDIA_TECH = textre.compile(
     r"cutlass|\bcute\b|sm_?90a|compute_90a|sm_?100a|tensorrt|trtllm|nvidia-cutlass-dsl"
     r"|cuda-python|cuda\.bindings|nvshmem",
@@ -254,8 +257,12 @@ def build_model(
             uses, tested, ranges = setup_uses(text, settings)
         elif name == "cmakelists.txt" or name.endswith(".cmake"):
             uses, tested, ranges = cmake_uses(text)
-        elif name in ("makefile", "gnumakefile") or name.endswith(".mk"):
+        elif name in ("makefile", "gnumakefile") or name.endswith(".mk") or rocm_makefile(name):
             uses, tested, ranges = make_uses(text)
+            if rocm_makefile(name) and _HIP_MAKE.search(text):
+                # makefile.hip beside the CUDA Makefile, calling hipcc: the ROCm build itself,
+                # every line of it (its sources are the ROCm route's)
+                tested, ranges = True, []
             if tested:
                 uses = _make_shown(rel, text, uses, files)
         else:

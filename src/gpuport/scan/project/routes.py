@@ -46,7 +46,9 @@ def working_route(routes: list[RouteEvidence]) -> bool:
 #: A build file that configures a HIP build of its own (it requires the HIP/ROCm packages or
 #: enables CMake's HIP language): a whole ROCm build, evidence enough on its own (ggml's
 #: ``ggml-hip/CMakeLists.txt``).
-OWN_HIP_BUILD = "configures a HIP build of its own (find_package(hip), enable_language(HIP))"
+OWN_HIP_BUILD = (
+    "configures a HIP build of its own (find_package(hip), enable_language(HIP), a hipcc makefile)"
+)
 _OWN_HIP = textre.compile(
     r"^[ \t]*(?:enable_language\s*\(\s*HIP\b|find_package\s*\(\s*(?:hip|hipblas|rocblas|hipcub)\b)",
     re.M | re.I,

@@ -39,7 +39,7 @@ from gpuport.scan.project.extras import (
     setup_cfg_extra_lines,
     setup_py_extra_lines,
 )
-from gpuport.scan.project.files import Candidate, classify, read_text
+from gpuport.scan.project.files import Candidate, classify, read_text, rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
@@ -163,7 +163,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     own_hip = frozenset(
         rel
         for rel in build.rocm_builds
-        if classify(rel) is FileKind.CMAKE and own_hip_build(build_files.get(rel, ""))
+        if (classify(rel) is FileKind.CMAKE and own_hip_build(build_files.get(rel, "")))
+        or rocm_makefile(rel.rsplit("/", 1)[-1])
     )
     routes = find_routes(root, route_files, build.rocm_builds, own_hip) if root.is_dir() else []
     cuda_only = frozenset(

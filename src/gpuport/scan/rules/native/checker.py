@@ -411,6 +411,7 @@ _ASYNC = textre.compile(
     r"|<cuda/(?:pipeline|barrier)>|<cuda_pipeline(?:_primitives)?\.h>|<cuda_awbarrier\w*\.h>"
     r"|<cooperative_groups/memcpy_async\.h>"
 )
+_PROBE = textre.compile(r"\b__has_include\s*\(\s*$")
 _MANAGED = textre.compile(
     r"__managed__\b|cu(?:da)?(?:MallocManaged|MemAllocManaged|MemAdvise\w*|"
     r"MemPrefetchAsync)\b"
@@ -427,6 +428,8 @@ def _check_device_features(sink: Sink) -> None:
             "launch (hipLaunchCooperativeKernel) with every block resident",
         )
     for m in iter_words(_ASYNC, code):
+        if _PROBE.search(code, max(0, m.start() - 40), m.start()):
+            continue  # `#if __has_include(<cuda/pipeline>)`: a probe, false on ROCm
         sink.hit("GP312", m.start(), f"`{m.group()}` has no HIP equivalent")
     family = sink.ctx.target.family
     for m in iter_words(_MANAGED, code):

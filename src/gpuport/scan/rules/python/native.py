@@ -141,8 +141,17 @@ class NativeRules(ScanState):
         from gpuport.scan.rules.build.common import NVCC_ONLY, flag_fix, flag_severity
 
         flags = call_arg(node, None, "extra_cuda_cflags")
+        if isinstance(flags, ast.Name):  # `flags = [...]` then `extra_cuda_cflags=flags`
+            flags = self._assigned(flags.id, node.lineno)
         items = flags.elts if isinstance(flags, ast.List | ast.Tuple) else []
+        seen: set[int] | None = getattr(self, "_flag_items", None)
+        if seen is None:  # a list shared by many calls: its flags reported once
+            seen = set()
+            self._flag_items = seen
         for item in items:
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
             text = str_value(item)
             for m in NVCC_ONLY.finditer(text or ""):
                 flag = m.group(1)
@@ -157,16 +166,22 @@ class NativeRules(ScanState):
                 )
 
     def _beside(self, names: list[str]) -> bool:
-        """Is every source a file of the project beside (or below) this one? Only then are
-        its kernels scanned in their own files (a stat; nothing is opened here)."""
-        here = self.ctx.path.parent
+        """Is every source a file of the project, beside (or below) this one or named from
+        the project's root? Only then are its kernels scanned in their own files (a stat;
+        nothing is opened here)."""
+        # beside this file, or named from the project's root (the folder a user runs
+        # from: `load(sources=["csrc/k.cu"])` in pkg/ops.py)
+        bases = [self.ctx.path.parent]
+        if self.ctx.root is not None and self.ctx.root != bases[0]:
+            bases.append(self.ctx.root)
         seen: dict[str, bool] | None = getattr(self, "_file_memo", None)
         if seen is None:  # each name looked at once per file: 14,000 calls of one list of
             seen = {}  # 512 names stat-ed it 7 M times (37 s for 187 KB; seventh review)
             self._file_memo = seen
         for n in names:
             if n not in seen:
-                seen[n] = ".." not in n.split("/") and (here / n.lstrip("/")).is_file()
+                rel = n.lstrip("/")
+                seen[n] = ".." not in n.split("/") and any((b / rel).is_file() for b in bases)
             if not seen[n]:
                 return False
         return True
