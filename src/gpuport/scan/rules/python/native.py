@@ -105,12 +105,22 @@ class NativeRules(ScanState):
                 if named:
                     return  # a CPU-only extension
                 severity = Severity.MINOR
+            elif not resolved:
+                # advice, not a defect (issue 24): ROCm torch hipifies what load() compiles;
+                # what breaks is in its flags (reported at each flag) or in its kernels, judged
+                # in their own files where the project has them
+                severity = Severity.MINOR
         elif leaf == "load_inline" and not cuda and call_arg(node, 2, "cuda_sources") is None:
             return
         message = (
             f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
             "hipifies it and builds it with hipcc, so its kernels must be portable"
-            + (" (gpuport could not read its sources)" if severity else "")
+            + (
+                " (gpuport could not match its sources to files of the project: check that "
+                "they are scanned and portable)"
+                if severity
+                else ""
+            )
         )
         aware = self._rocm_aware()
         if aware is not None and not guarded:  # a builder with its own ROCm branch
