@@ -67,3 +67,31 @@ def test_every_module_of_a_backend_gets_the_same_words(tmp_path: Path) -> None:
     r = scan_files(tmp_path, files)
     messages = {f.message for f in r.findings if f.rule_id == "GP201"}
     assert len(messages) == 1 and "this module imports tensorrt" in messages.pop()
+
+
+# --- a feature's own requirements file beside the plain one -----------------------------
+
+
+def _req_scopes(r: ScanReport, path: str) -> set[str]:
+    return {f.scope for f in r.findings if f.location.path == path}
+
+
+def test_a_features_requirements_file_beside_a_route_is_optional(tmp_path: Path) -> None:
+    files = {
+        "README.md": README,
+        "requirements/requirements.txt": "torch>=2.3\n",
+        "requirements/requirements-moe.txt": "grouped_gemm==0.1.4\n",
+        "requirements/requirements-gpu.txt": "flash-attn==2.5.0\n",
+    }
+    r = scan_files(tmp_path, files)
+    assert _req_scopes(r, "requirements/requirements-moe.txt") == {"extra"}
+    moe = next(f for f in r.findings if f.location.path == "requirements/requirements-moe.txt")
+    assert "optional dependency set beside requirements/requirements.txt" in moe.message
+    # the file named for the GPU install is the install itself
+    assert _req_scopes(r, "requirements/requirements-gpu.txt") == {"core"}
+
+
+def test_a_features_requirements_file_stays_core_without_a_route(tmp_path: Path) -> None:
+    moe = {"requirements-moe.txt": "grouped_gemm==0.1.4\n"}
+    no_route = scan_files(tmp_path / "a", {"requirements.txt": "torch>=2.3\n", **moe})
+    assert _req_scopes(no_route, "requirements-moe.txt") == {"core"}

@@ -13,10 +13,11 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from pathlib import Path
 
 from gpuport import textre
 
-__all__ = ["Scope", "scope_of"]
+__all__ = ["Scope", "optional_requirements", "scope_of"]
 
 
 class Scope(enum.StrEnum):
@@ -110,3 +111,27 @@ def scope_of(rel: str) -> Scope:
     if _BENCH_FILE.match(name):
         return Scope.BENCHMARK
     return Scope.CORE
+
+
+#: words of a requirements file's name that make it the GPU install itself, not an option
+_GPU_WORDS = textre.compile(
+    r"^(?:gpu|gpus|cuda|nvidia|cu\d+|accel\w*|base|core|main|prod\w*|run\w*)$"
+)
+
+
+def optional_requirements(path: str, root: Path) -> str | None:
+    """``requirements/requirements-moe.txt`` beside ``requirements/requirements.txt``: a
+    feature's optional dependency set, like a pip extra (issue 24: optional backends are not
+    core). Asked only for a project whose ROCm route counts; one named for the GPU install
+    (``requirements-gpu.txt``, ``-cuda``, ``-cu121``) stays core. The note, or None."""
+    folder, _, name = path.rpartition("/")
+    m = textre.match(r"(?i)^requirements[-_.](\w[\w.-]*)\.(?:txt|in)$", name)
+    if m is None:
+        return None
+    words = textre.split(r"[-_.]", m.group(1).lower())
+    if any(_GPU_WORDS.match(w) for w in words):
+        return None
+    plain = f"{folder}/requirements.txt" if folder else "requirements.txt"
+    if not (root / plain).is_file():
+        return None
+    return f"an optional dependency set beside {plain}: counted apart"

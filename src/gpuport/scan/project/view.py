@@ -50,7 +50,7 @@ from gpuport.scan.project.routes import (
     working_route,
 )
 from gpuport.scan.project.routes_docs import rocm_settings
-from gpuport.scan.project.scopes import Scope, scope_of
+from gpuport.scan.project.scopes import Scope, optional_requirements, scope_of
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["ProjectView", "apply", "view_of"]
@@ -304,6 +304,8 @@ def _scope(
         return scope, ""
     if extra is not None:
         return Scope.EXTRA, ""
+    if beside_rocm and (note := optional_requirements(path, view.root)) is not None:
+        return Scope.EXTRA, note
     if (
         beside_rocm
         and comp is not None
