@@ -35,3 +35,49 @@ def test_a_merge_still_answers_own_keys_first_and_cycles_end() -> None:
     assert getattr(_path(top["c"], "image"), "value", None) == "two"  # the first merge wins
     assert getattr(_path(top["c"], "env"), "value", None) == "x"  # through b's merge
     assert _get(top["c"], "missing") is None
+
+
+def _merge_chain(n: int, merge: str) -> str:
+    text = "x-a0: &a0 {k0: 1}\n" + "".join(
+        f"x-a{i}: &a{i} {{{merge}: *a{i - 1}, k{i}: 1}}\n" for i in range(1, n + 1)
+    )
+    return text + "services:\n  web:\n    image: nvidia/cuda:12.1.0-base-ubuntu22.04\n"
+
+
+def test_an_environment_file_with_a_chain_of_merges(tmp_path: Path) -> None:
+    """F2: a chain ``x-a{i}: &a{i} {<<: *a{i-1}, k{i}: 1}`` in environment.yml: PyYAML's
+    constructor copied i pairs into level i (366 KB: 49 s, 1.85 GB). Now the node tree is
+    looked at first, and an environment file with merge keys is said not to be read."""
+    from gpuport.scan import ScanOptions, scan_path
+
+    for merge in ("<<", "!!merge m"):
+        folder = tmp_path / merge.replace("!", "").replace(" ", "").replace("<", "lt")
+        folder.mkdir()
+        (folder / "environment.yml").write_text(_merge_chain(10_000, merge))
+        _within(lambda folder=folder: _scan(folder), 2.0)  # type: ignore[misc]
+        report = scan_path(folder, ScanOptions(jobs=1))
+        assert any("merge keys" in s.reason for s in report.skipped), merge
+
+
+def test_a_compose_file_with_a_chain_of_merge_keys_spelled_as_a_tag(tmp_path: Path) -> None:
+    """F3: the same chain in a compose file with the key spelled ``!!merge m``: the check for a
+    literal ``<<`` let PyYAML's constructor build it (quadratic). Merges are found in the node
+    tree now, whatever their spelling, and followed by the node walk."""
+    from gpuport.scan import ScanOptions, scan_path
+
+    (tmp_path / "docker-compose.yml").write_text(_merge_chain(10_000, "!!merge m"))
+    _within(lambda: _scan(tmp_path), 2.0)
+    found = scan_path(tmp_path, ScanOptions(jobs=1)).findings
+    assert any(f.location.path == "docker-compose.yml" for f in found)  # the CUDA image
+
+
+def test_a_merge_spelled_as_a_tag_is_followed() -> None:
+    import yaml
+
+    from gpuport.scan.rules.containers.compose import _path
+
+    doc = yaml.compose("a: &a\n  image: one\nb:\n  !!merge m: *a\nc:\n  '<<': *a\n")
+    assert doc is not None
+    top = {k.value: v for k, v in doc.value}
+    assert getattr(_path(top["b"], "image"), "value", None) == "one"
+    assert _path(top["c"], "image") is None  # a quoted '<<' is a plain key, not a merge

@@ -16,6 +16,7 @@ import yaml
 from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.containers.common import env_var, image_fix, nvidia_image
+from gpuport.yamlnodes import MERGE_TAG, has_merge
 
 _ROCM_ENV = {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"}
 
@@ -44,7 +45,7 @@ def _get(node: yaml.Node | None, key: str, depth: int = 0) -> tuple[yaml.Node, y
         merges: list[yaml.Node] = []
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode):
-                if k.value == "<<":
+                if k.tag == MERGE_TAG:  # `<<`, or the same key spelled `!!merge m`
                     merges += v.value if isinstance(v, yaml.SequenceNode) else [v]
                 else:
                     own.setdefault(k.value, (k, v))
@@ -144,13 +145,17 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 @checker(FileKind.COMPOSE)
 def check_compose(ctx: FileContext) -> None:
     try:
-        if "<<" not in ctx.text:
-            # the whole document built once, for the constructor's own errors; with merge
-            # keys PyYAML copies each merged mapping into every mapping that merges it, so a
-            # chain of `<<: *a{i-1}` is quadratic (thirteenth re-run: 400 KB, 31 s): the node
-            # walk below follows merges itself, once per node
-            yaml.load(ctx.text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
-        root = yaml.compose(ctx.text, Loader=_SAFE_LOADER)
+        loader = _SAFE_LOADER(ctx.text)
+        try:
+            root = loader.get_single_node()
+            if root is not None and not has_merge(root):
+                # the whole document built once, for the constructor's own errors; with merge
+                # keys (`<<` or `!!merge`) PyYAML copies each merged mapping into every mapping
+                # that merges it, so a chain of merges is quadratic (thirteenth and twentieth
+                # re-runs): the node walk below follows merges itself, once per node
+                loader.construct_document(root)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         problem = (
             getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]

@@ -33,6 +33,7 @@ from gpuport.scan.rules.deps.locate import (
 )
 from gpuport.scan.rules.deps.readers_common import PIP_OPTIONS, Entry, split_pip_option
 from gpuport.scan.rules.deps.setup_py import setup_py_entries
+from gpuport.yamlnodes import has_merge
 
 __all__ = [
     "PIP_OPTIONS",
@@ -385,6 +386,10 @@ def conda_entries(text: str) -> list[Entry]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         node = loader.get_single_node()
+        if node is not None and has_merge(node):
+            # PyYAML copies each merged mapping into every mapping that merges it: a chain
+            # of merges is quadratic (twentieth re-run); environment files do not use them
+            raise ValueError("YAML merge keys (<<) are not followed in an environment file")
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise ValueError(f"invalid YAML: {physical_lines(str(exc))[0]}") from None
