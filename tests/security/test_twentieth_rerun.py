@@ -81,3 +81,40 @@ def test_a_merge_spelled_as_a_tag_is_followed() -> None:
     top = {k.value: v for k, v in doc.value}
     assert getattr(_path(top["b"], "image"), "value", None) == "one"
     assert _path(top["c"], "image") is None  # a quoted '<<' is a plain key, not a merge
+
+
+def test_assess_shows_the_worst_conclusions_and_says_how_many_more(tmp_path: Path) -> None:
+    """F4: a setup.cfg of 8,000 CUDA wheels drew 8,000 rows of the conclusions table (36 s
+    for 800 KB, mostly in the terminal table). The terminal shows the worst 25 and says how
+    many more the report files list."""
+    from tests.assess.conftest import run_gpuport
+
+    n = 2_000
+    (tmp_path / "setup.cfg").write_text(
+        "[options]\ninstall_requires =\n" + "".join(f"    nvidia-pkg{i}-cu12\n" for i in range(n))
+    )
+    result, _ = run_gpuport("assess", str(tmp_path), "--no-progress")
+    assert result.code in (0, 1), result.err
+    assert result.out.count("evidence: GP101") == 25
+    assert f"and {n + 1 - 25} more conclusions" in " ".join(result.out.split())
+    md = tmp_path / "report.md"
+    run_gpuport("assess", str(tmp_path), "--no-progress", "-f", "markdown", "-o", str(md))
+    assert md.read_text().count("GP101 setup.cfg:") >= n  # every one in the file
+
+
+def test_compose_services_that_all_alias_one_big_list(tmp_path: Path) -> None:
+    """F5: 2,000 services whose ``environment:`` and reserved ``devices:`` are aliases of one
+    list of 2,000 items (370 KB): each service re-read both lists (9 s; 757 KB 31 s). A list
+    is read once per file now; its findings, kept once per place, are the same."""
+    n = 2_000
+    text = "x-env: &env\n" + "".join(f"  - V{i}=1\n" for i in range(n))
+    text += "x-dev: &dev\n" + "".join(
+        f"  - {{driver: nvidia, capabilities: [gpu], count: {i}}}\n" for i in range(n)
+    )
+    text += "services:\n" + "".join(
+        f"  s{i}:\n    image: nvidia/cuda:12.1.0-base\n    environment: *env\n"
+        "    deploy: {resources: {reservations: {devices: *dev}}}\n"
+        for i in range(n)
+    )
+    (tmp_path / "docker-compose.yml").write_text(text)
+    _within(lambda: _scan(tmp_path), 2.0)

@@ -7,9 +7,9 @@ about. ``<<`` merges are followed and YAML aliases are walked once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import yaml
 
@@ -17,6 +17,8 @@ from gpuport.models import Severity
 from gpuport.scan.rules.base import FileContext, FileKind, checker
 from gpuport.scan.rules.containers.common import env_var, image_fix, nvidia_image
 from gpuport.yamlnodes import MERGE_TAG, has_merge
+
+_T = TypeVar("_T")
 
 _ROCM_ENV = {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"}
 
@@ -111,31 +113,54 @@ def _services(root: yaml.Node) -> list[_Service]:
     if not isinstance(services, yaml.MappingNode):
         return []
     out: list[_Service] = []
+    # what a list says, read once per list node: services that all alias one big
+    # `environment:` or `devices:` list re-read it each (twentieth re-run F5)
+    memo: dict[tuple[str, int], object] = {}
+
+    def once(what: str, node: yaml.Node | None, read: Callable[[yaml.Node | None], _T]) -> _T:
+        key = (what, id(node))
+        if key not in memo:
+            memo[key] = read(node)
+        return memo[key]  # type: ignore[return-value]
+
     for k, v in services.value:
         if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.MappingNode):
             svc = _Service(str(k.value), v)
             image = _path(v, "image")
             img = str(image.value).lower() if isinstance(image, yaml.ScalarNode) else ""
-            envs = {key for key, _, _ in _environment(_path(v, "environment"))}
-            devices = [str(d.value) for d in _scalars(_path(v, "devices"))]
+            envs = once("env", _path(v, "environment"), _env_keys)
+            kfd, devs_ok = once("dev", _path(v, "devices"), _devices)
             privileged = _path(v, "privileged")
-            svc.has_devices = (
-                (any("/dev/kfd" in d for d in devices) and any("/dev/dri" in d for d in devices))
-                or any(d.startswith("amd.com/gpu") for d in devices)
-                or (isinstance(privileged, yaml.ScalarNode) and str(privileged.value) == "true")
+            svc.has_devices = devs_ok or (
+                isinstance(privileged, yaml.ScalarNode) and str(privileged.value) == "true"
             )
-            groups = [str(g.value).lower() for g in _scalars(_path(v, "group_add"))]
-            # by name, by a variable named for it (${RENDER_GID:-992}), or two numeric GIDs
-            # (the host's video and render group IDs, which differ between distributions)
-            numeric = [g for g in groups if g.strip("\"'").isdigit()]
-            svc.has_groups = (
-                any("video" in g for g in groups) and any("render" in g for g in groups)
-            ) or len(numeric) >= 2
-            svc.rocm = (
-                "rocm" in img or bool(envs & _ROCM_ENV) or any("/dev/kfd" in d for d in devices)
-            )
+            svc.has_groups = once("groups", _path(v, "group_add"), _groups)
+            svc.rocm = "rocm" in img or bool(envs & _ROCM_ENV) or kfd
             out.append(svc)
     return out
+
+
+def _env_keys(node: yaml.Node | None) -> frozenset[str]:
+    return frozenset(key for key, _, _ in _environment(node))
+
+
+def _devices(node: yaml.Node | None) -> tuple[bool, bool]:
+    """(a /dev/kfd is passed, the AMD GPU devices are passed)."""
+    devices = [str(d.value) for d in _scalars(node)]
+    kfd = any("/dev/kfd" in d for d in devices)
+    return kfd, (kfd and any("/dev/dri" in d for d in devices)) or any(
+        d.startswith("amd.com/gpu") for d in devices
+    )
+
+
+def _groups(node: yaml.Node | None) -> bool:
+    """video and render by name, by a variable named for them (${RENDER_GID:-992}), or two
+    numeric GIDs (the host's video and render group IDs, which differ between distributions)."""
+    groups = [str(g.value).lower() for g in _scalars(node)]
+    numeric = [g for g in groups if g.strip("\"'").isdigit()]
+    return (any("video" in g for g in groups) and any("render" in g for g in groups)) or len(
+        numeric
+    ) >= 2
 
 
 #: libyaml's safe loader where PyYAML was built with it (10x faster, same safe subset).
@@ -190,13 +215,19 @@ def check_compose(ctx: FileContext) -> None:
                 severity=Severity.MINOR if minor else None,
             )
 
+    walked: set[int] = set()  # a list node many services alias is checked once
     for svc in services:
-        _check_service(svc, report, ctx, rocm_arch, guarded)
+        _check_service(svc, report, ctx, rocm_arch, guarded, walked)
     _find_k8s_gpu(root, report)
 
 
 def _check_service(
-    svc: _Service, report: _Reporter, ctx: FileContext, rocm_arch: bool, guarded: bool
+    svc: _Service,
+    report: _Reporter,
+    ctx: FileContext,
+    rocm_arch: bool,
+    guarded: bool,
+    walked: set[int],
 ) -> None:
     node = svc.node
     image = _path(node, "image")
@@ -213,7 +244,9 @@ def _check_service(
     gpus = _get(node, "gpus")
     if gpus is not None:
         report("GP502", gpus[0], f"service {svc.name}: gpus: requests NVIDIA GPUs")
-    for dev in _sequence(_path(node, "deploy", "resources", "reservations", "devices")):
+    reserved = _path(node, "deploy", "resources", "reservations", "devices")
+    # findings are kept once per place: a list another service aliased was checked there
+    for dev in _sequence(reserved) if _first_walk(reserved, walked) else ():
         driver = _path(dev, "driver")
         caps = _get(dev, "capabilities")
         is_nvidia = isinstance(driver, yaml.ScalarNode) and str(driver.value).lower() == "nvidia"
@@ -221,7 +254,8 @@ def _check_service(
             report("GP502", driver, f"service {svc.name}: reserves devices of driver nvidia")
         elif caps is not None and "gpu" in {str(c.value) for c in _scalars(caps[1])}:
             report("GP502", caps[0], f"service {svc.name}: capabilities [gpu] select NVIDIA GPUs")
-    for key, value, where in _environment(_path(node, "environment")):
+    env = _path(node, "environment")
+    for key, value, where in _environment(env) if _first_walk(env, walked) else ():
         line, col = _at(where)
         env_var(ctx, key, value, line, col, rocm_arch, guarded)
     if svc.rocm and not svc.has_devices:
@@ -235,6 +269,13 @@ def _check_service(
             fix="Add `group_add: [video, render]` so a non-root user can open the GPU.",
             minor=True,
         )
+
+
+def _first_walk(node: yaml.Node | None, walked: set[int]) -> bool:
+    if node is None or id(node) in walked:
+        return node is None
+    walked.add(id(node))
+    return True
 
 
 def _sequence(node: yaml.Node | None) -> list[yaml.Node]:
