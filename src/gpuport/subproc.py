@@ -80,9 +80,16 @@ def safe_env(
 
 def which(name: str, *, avoid: Iterable[Path | str] = (), path: str | None = None) -> str | None:
     """``name`` looked up on the sanitized PATH (see :func:`safe_path`): an absolute path or
-    None."""
+    None; never a program whose real path is inside a folder of ``avoid``."""
     search = safe_path(path, avoid=avoid)
-    return shutil.which(name, path=search) if search else None
+    folders = [os.path.realpath(f) for f in avoid]
+    for entry in search.split(os.pathsep) if search else ():
+        found = shutil.which(name, path=entry)
+        # a link on an outside PATH entry to a program inside an avoided folder is that
+        # program: passed over too
+        if found and not (folders and _inside(found, folders)):
+            return found
+    return None
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ that failed, timed against a bound scaled to this machine (see test_stalls.py)."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.security.test_stalls import _scan, _within
@@ -118,3 +119,50 @@ def test_compose_services_that_all_alias_one_big_list(tmp_path: Path) -> None:
     )
     (tmp_path / "docker-compose.yml").write_text(text)
     _within(lambda: _scan(tmp_path), 2.0)
+
+
+TOOLS = ("nvidia-smi", "rocm-smi", "amd-smi", "rocminfo", "hipconfig", "nvcc", "hipcc")
+
+
+def _tool_project(root: Path, marks: Path) -> Path:
+    """A CUDA project with its own ``bin/`` (and top-level) programs named like the GPU tools;
+    each leaves a mark when run."""
+    marks.mkdir()
+    for folder in (root / "bin", root):
+        folder.mkdir(parents=True, exist_ok=True)
+        for tool in TOOLS:
+            exe = folder / tool
+            exe.write_text(f'#!/bin/sh\necho "$0 $*" >> {marks / tool}\n')
+            exe.chmod(0o755)
+    (root / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    (root / "requirements.txt").write_text("torch\ncupy-cuda12x\n")
+    (root / "Makefile").write_text("all:\n\tnvcc -arch=sm_80 -c k.cu\n")
+    (root / "gpuport.toml").write_text("doctor = true\nhipify_check = true\n")
+    return root
+
+
+def test_assess_doctor_runs_no_program_of_the_project_on_path(tmp_path: Path) -> None:
+    """F7 (code execution): with the project's ``bin/`` on PATH as an absolute entry (direnv's
+    ``PATH_add bin``, an in-project venv), ``assess --doctor PROJECT`` ran the project's own
+    nvidia-smi, rocm-smi, amd-smi, rocminfo, hipconfig and nvcc: the doctor probes looked
+    programs up on PATH without leaving out the project, as port and hipify do. Also through
+    ROCM_PATH, and through a link on an outside PATH entry to a program of the project."""
+    from tests.conftest import run_subprocess
+
+    project = _tool_project(tmp_path / "proj", tmp_path / "marks")
+    outside = tmp_path / "outside-bin"
+    outside.mkdir()
+    (outside / "rocminfo").symlink_to(project / "bin" / "rocminfo")
+    path = os.pathsep.join([str(project / "bin"), str(outside), os.environ.get("PATH", "")])
+    runs = [
+        (project, ["--hipify-check"], {"PATH": path}),
+        (tmp_path, ["--hipify-check"], {"PATH": path}),
+        # hipcc would take its clang from the project (it refuses, exit 3): doctor alone
+        (project, [], {"PATH": path, "ROCM_PATH": str(project)}),
+    ]
+    for cwd, extra, env in runs:
+        result = run_subprocess(
+            "assess", "--doctor", *extra, str(project), "--no-progress", cwd=cwd, env=env
+        )
+        assert result.code in (0, 1), result.err
+        assert sorted(p.name for p in (tmp_path / "marks").iterdir()) == []

@@ -80,7 +80,9 @@ def assess(
     with step("validate"):
         validate = sources_evidence.load_validate(settings.validate)
     with step("doctor"):
-        doctor = sources_evidence.run_doctor(settings.doctor, options.doctor_snapshot)
+        doctor = sources_evidence.run_doctor(
+            settings.doctor, options.doctor_snapshot, project=settings.root
+        )
     with step("verdict"):
         facts = Facts(
             settings=settings,

@@ -197,13 +197,17 @@ def load_validate(paths: Sequence[str]) -> ValidateSection:
 # ---------------------------------------------------------------------------- doctor
 
 
-def run_doctor(enabled: bool, snapshot: Path | None) -> DoctorSection:
+def run_doctor(
+    enabled: bool, snapshot: Path | None, *, project: Path | None = None
+) -> DoctorSection:
     """``gpuport doctor`` on this machine (``enabled``), or replayed from a saved snapshot.
 
     Off by default: it probes the local machine (seconds, and a GPU smoke test where there
     is a GPU), which says nothing about the project and is often not the target machine.
     A snapshot saved on the target machine (``gpuport doctor --save-snapshot``) is the
-    better evidence, and replays here without touching anything.
+    better evidence, and replays here without touching anything. No program inside
+    ``project`` is run, whatever PATH or ROCM_PATH name (twentieth re-run F7: an absolute
+    PATH entry of the project's ``bin/`` ran its own ``nvidia-smi``).
     """
     if not enabled and snapshot is None:
         return DoctorSection(
@@ -216,7 +220,10 @@ def run_doctor(enabled: bool, snapshot: Path | None) -> DoctorSection:
     if snapshot is not None:
         report = diagnose(load_snapshot(snapshot), replayed=True)
     else:
-        report = probe_and_diagnose()
+        from gpuport.doctor import DoctorOptions
+
+        avoid = (project,) if project is not None else ()
+        report = probe_and_diagnose(DoctorOptions(avoid=avoid))
     problems = [
         DoctorProblem(rule_id=d.rule_id, title=d.title, status=d.status.value, fix=d.fix)
         for d in report.diagnoses

@@ -33,6 +33,9 @@ class DoctorOptions:
     env: Mapping[str, str] | None = None
     python: str = sys.executable
     only: frozenset[str] | None = None
+    #: folders no program is run from (``assess --doctor PROJECT``: the project, whatever
+    #: PATH or ROCM_PATH say; twentieth re-run F7)
+    avoid: tuple[Path, ...] = ()
 
     @property
     def torch_timeout_s(self) -> float:
@@ -96,13 +99,16 @@ class ProbeContext:
         runs a program from the folder it was started in."""
         from gpuport import subproc
 
-        found = subproc.which(name, path=self.env.get("PATH", os.defpath))
+        avoid = self.options.avoid
+        found = subproc.which(name, path=self.env.get("PATH", os.defpath), avoid=avoid)
         if found:
             return found
         for base in (self.env.get("ROCM_PATH"), "/opt/rocm"):
             if base:
                 candidate = self.path(base) / "bin" / name
                 if candidate.is_file() and os.access(candidate, os.X_OK):
+                    if subproc.which(name, path=str(candidate.parent), avoid=avoid) is None:
+                        continue  # inside a folder no program is run from
                     return str(candidate)
         return None
 

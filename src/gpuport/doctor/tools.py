@@ -58,7 +58,8 @@ def run_tool(
     exe = ctx.which(argv[0])
     if exe is None:
         return ToolOutcome(None, ProbeStatus.MISSING, f"{argv[0]} not found")
-    env = subproc.safe_env(base=ctx.env)  # the same PATH the tool was looked up on
+    # the same PATH the tool was looked up on
+    env = subproc.safe_env(base=ctx.env, avoid=ctx.options.avoid)
     removed = sorted(name for name in set(unset) if env.pop(name, None) is not None)
     if english:
         env["LC_ALL"] = "C"
