@@ -116,6 +116,9 @@ def render_terminal(report: PortReport, console: Console, *, show_diff: bool = T
     console.print(Panel(head, title=f"gpuport port  {clean_line(report.root)}", expand=False))
     if show_diff:
         for fd in report.files:
+            # one Text per file, printed once: a print per line cost 0.2 ms each (a 52,000-line
+            # diff of a 250 KB compose file: 12 s; twentieth re-run F5b)
+            diff = Text()
             for line in fd.unified().splitlines():
                 style = (
                     "bold"
@@ -126,9 +129,11 @@ def render_terminal(report: PortReport, console: Console, *, show_diff: bool = T
                     if line.startswith("+")
                     else "red"
                     if line.startswith("-")
-                    else None
+                    else ""
                 )
-                console.print(Text(clean(line), style=style or ""), soft_wrap=True)
+                diff.append(clean(line) + "\n", style=style)
+            diff.rstrip()
+            console.print(diff, soft_wrap=True)
     if report.fixes:
         table = Table(title="fixes", show_lines=False)
         for col in ("fix", "safe", "applied", "findings"):
