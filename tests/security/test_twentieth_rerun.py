@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.security.test_stalls import _scan, _within
 
 
@@ -218,3 +220,27 @@ def test_port_prints_a_long_diff_in_linear_time(tmp_path: Path) -> None:
     for fd in report.files:
         assert all(line in printed for line in fd.unified().splitlines()[:50])
     assert printed.count("\n+") >= n
+
+
+def test_project_settings_lists_are_folded_and_bounded(tmp_path: Path) -> None:
+    """F6: a gpuport.toml may list 60,000 models (900 KB: 34 s, each resolved again) or 10,000
+    exclude patterns with 30 wildcards each (19 s). Repeated names are folded before they are
+    resolved, more than 256 distinct names or 1,000 patterns is a one-line error (exit 2)."""
+    from gpuport.assess.config import MOST_NAMES, MOST_PATTERNS, load_settings
+    from gpuport.models import GpuportError
+
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    settings = tmp_path / "gpuport.toml"
+    settings.write_text("model = [" + "'llama-3-8b', 'mixtral-8x7b', " * 30_000 + "]\n")
+    _within(lambda: load_settings(tmp_path), 0.5)
+    assert len(load_settings(tmp_path).models) == 2
+    for key, many in (
+        ("gpus", [f"gpu{i}" for i in range(MOST_NAMES + 1)]),
+        ("exclude", [f"*{i}*" for i in range(MOST_PATTERNS + 1)]),
+    ):
+        settings.write_text(f"{key} = {many!r}\n")
+        with pytest.raises(GpuportError, match=f"`{key}` lists more than"):
+            load_settings(tmp_path)
+    # patterns keep their order and repeats: `!` re-includes what an earlier one excluded
+    settings.write_text("exclude = ['a/*', '!a/keep', 'a/*']\n")
+    assert load_settings(tmp_path).exclude == ("a/*", "!a/keep", "a/*")

@@ -129,14 +129,33 @@ def _str(value: Any, where: str) -> str:
     return value.strip()
 
 
-def _str_list(value: Any, where: str) -> tuple[str, ...]:
-    """A list of strings; a single string or a comma-separated one is accepted too."""
+#: Distinct names a list setting may hold: a project names a handful of models, GPUs or
+#: targets; 60,000 of them in a gpuport.toml took 34 s to resolve (twentieth re-run F6)
+MOST_NAMES = 256
+#: Exclude patterns a settings file may hold (each is compiled and tried on every path)
+MOST_PATTERNS = 1_000
+
+
+def _str_list(
+    value: Any, where: str, most: int = MOST_NAMES, *, fold: bool = True
+) -> tuple[str, ...]:
+    """A list of strings, repeats folded (``fold``: names, whose order does not matter); a
+    single string or a comma-separated one is accepted too. More than ``most`` entries
+    (distinct ones, when folded) is an error."""
     items = value if isinstance(value, list | tuple) else [value]
     out: list[str] = []
+    seen: set[str] = set()
     for item in items:
         if not isinstance(item, str):
             raise GpuportError(f"{where} must be a list of strings, not {value!r}")
-        out += [p.strip() for p in item.split(",") if p.strip()]
+        for part in item.split(","):
+            entry = part.strip()
+            if not entry or (fold and entry in seen):
+                continue
+            seen.add(entry)
+            out.append(entry)
+            if len(out) > most:
+                raise GpuportError(f"{where} lists more than {most} entries")
     return tuple(out)
 
 
@@ -261,7 +280,7 @@ _FIELDS: dict[str, Check] = {
     "output_tokens": lambda v, w, _: _positive_int(v, w),
     "prices": _prices,
     "train": lambda v, w, _: _bool(v, w),
-    "exclude": lambda v, w, _: _str_list(v, w),
+    "exclude": lambda v, w, _: _str_list(v, w, MOST_PATTERNS, fold=False),  # order matters
     "bench": _paths,
     "validate": _paths,
     "doctor": lambda v, w, _: _bool(v, w),
