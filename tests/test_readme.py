@@ -37,7 +37,10 @@ def test_readme_command_runs(command: str, tmp_path) -> None:  # type: ignore[no
         if flag in args:
             i = args.index(flag)
             args[i + 1] = str(tmp_path / args[i + 1])
-    res = run_subprocess(*args)
+    # a bench command measures for real (65 s alone on the 2-core dev VM): under the load of a
+    # full parallel test run it passed 120 s twice (2026-11-28); it must still finish
+    measures = args[0] in ("bench", "validate", "compare")
+    res = run_subprocess(*args, timeout=480 if measures else 120)
     allowed = {0, 1} if "--fail-on" in args else {0}
     assert res.code in allowed, res.err
     assert "Traceback" not in res.err
