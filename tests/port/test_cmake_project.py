@@ -119,3 +119,25 @@ def test_reading_project_calls() -> None:
         "set_source_files_properties(b.cpp PROPERTIES COMPILE_FLAGS -O2)\n"
     )
     assert names == ["a.cpp"] and end > 0
+
+
+def test_a_cuda_source_without_a_cuda_header_makes_the_hip_build_unsafe(tmp_path: Path) -> None:
+    """nvcc includes the CUDA runtime by itself: a ``.cu`` calling ``cudaDeviceSynchronize``
+    that reaches no CUDA header (its own or a project header's, through ``#include "..."``)
+    gets no compatibility branch, so the HIP build stops there (ryoanji, QuEST): unsafe,
+    with the file and the name. Through a project header that includes the runtime, it is
+    mapped: safe."""
+    cm = "project(demo LANGUAGES CXX CUDA)\nadd_library(demo src/kern.cu)\n"
+    bare = "__global__ void k() {}\nvoid go() { k<<<1, 1>>>(); cudaDeviceSynchronize(); }\n"
+    root = project(tmp_path / "bare", {"CMakeLists.txt": cm, "src/kern.cu": bare})
+    fix = _cmake_fix(run(root))
+    assert not fix.safe  # type: ignore[attr-defined]
+    assert "src/kern.cu calls cudaDeviceSynchronize" in fix.why  # type: ignore[attr-defined]
+    files = {
+        "CMakeLists.txt": cm,
+        "src/kern.cu": '#include "util/check.cuh"\n' + bare,
+        "src/util/check.cuh": '#pragma once\n#include "rt.h"\n',
+        "src/util/rt.h": "#pragma once\n#include <cuda_runtime.h>\n",
+    }
+    fix = _cmake_fix(run(project(tmp_path / "header", files)))
+    assert fix.safe, fix.why  # type: ignore[attr-defined]

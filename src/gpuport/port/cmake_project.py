@@ -139,3 +139,39 @@ def cuda_language_sources(text: str) -> tuple[list[str], int]:
                 names.append(w)
         end = m.end()
     return names, end
+
+
+_QUOTED = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\"", re.M)
+
+
+def unmapped_sources(
+    texts: dict[str, str], mapped: set[str], uses_cuda_names: dict[str, str]
+) -> tuple[str, str] | None:
+    """A CUDA translation unit (``.cu``) the HIP build compiles whose own text or the
+    project files it includes (``#include "..."`` by file name, transitively, among
+    ``texts``) use a CUDA runtime name HIP spells differently (``uses_cuda_names``: file ->
+    a name), while none of them is in ``mapped`` (the files given the compatibility
+    header's branch): nvcc includes the CUDA runtime header by itself, hip-clang does not
+    map the names, so the HIP build stops there (J25, QuEST; sphexa's ryoanji). (file,
+    name) of the first, or None."""
+    by_name: dict[str, list[str]] = {}
+    for rel in texts:
+        by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    for rel in sorted(texts):
+        if not rel.endswith(".cu"):
+            continue
+        seen = {rel}
+        todo = [rel]
+        while todo:
+            cur = todo.pop()
+            for m in _QUOTED.finditer(texts.get(cur, "")):
+                for nxt in by_name.get(m.group(1).rsplit("/", 1)[-1], []):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
+        if seen & mapped:
+            continue
+        users = sorted(f for f in seen if f in uses_cuda_names)
+        if users:
+            return rel, uses_cuda_names[users[0]]
+    return None

@@ -32,7 +32,11 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.cmake_flags import flag_edits
-from gpuport.port.cmake_project import cuda_language_sources, find_project_cuda
+from gpuport.port.cmake_project import (
+    cuda_language_sources,
+    find_project_cuda,
+    unmapped_sources,
+)
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
@@ -318,14 +322,25 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             )
     amap = load_api_map()
     families: set[str] = set()
-    for rel in sources:
+    texts: dict[str, str] = {}
+    renamed: dict[str, str] = {}  # a source -> a CUDA name it uses that HIP spells otherwise
+    for rel in project_sources(ctx, folder, (".cu", ".cuh", *_HOST)):
         src = ctx.read(rel)
         if src is None:
             continue
+        texts[rel] = src
         for m in _IDENT.finditer(lex(src).code):
             entry = amap.entries.get(m.group())
-            if entry is not None and entry.family in _LIB_FAMILIES:
+            if entry is not None and entry.family in _LIB_FAMILIES and rel in sources:
                 families.add(entry.family)
+            if entry is not None and entry.hip and entry.hip != m.group():
+                renamed.setdefault(rel, m.group())
+    mapped = {rel for rel, text in texts.items() if _cuda_includes(text)}
+    if (bare := unmapped_sources(texts, mapped, renamed)) is not None:
+        return (
+            f"{bare[0]} calls {bare[1]} and reaches no CUDA header the HIP branch maps "
+            "(nvcc includes the runtime by itself): the HIP build would not compile it"
+        )
     links = " ".join(handled.values())
     for fam in sorted(families):
         target = _LIB_FAMILIES[fam]
