@@ -140,6 +140,16 @@ def test_a_base_image_argument_the_project_passes_gets_no_copy(tmp_path: Path) -
     report = run(project(tmp_path / "script", {"Dockerfile": df, "Makefile": f"b:\n\t{script}"}))
     assert not any(f.path == "Dockerfile.rocm" for f in report.files)
     assert "Makefile passes BASE as ubuntu:22.04" in _reasons(report)[0]
+    # the default written in the FROM line itself: ${BASE:-image}, with no ARG default
+    inline = (
+        "ARG BASE\nFROM ${BASE:-nvidia/cuda:12.1.0-devel-ubuntu22.04}\nRUN apt-get install -y git\n"
+    )
+    text = created(run(project(tmp_path / "inline", {"Dockerfile": inline})), "Dockerfile.rocm")
+    assert "FROM ${BASE:-rocm/dev-ubuntu-22.04:6.4-complete}" in text and "nvidia" not in text
+    passed = {"Dockerfile": inline, "compose.yml": compose}
+    report = run(project(tmp_path / "inline-passed", passed))
+    assert not any(f.path == "Dockerfile.rocm" for f in report.files)
+    assert "compose.yml passes BASE from the environment" in _reasons(report)[0]
 
 
 def test_compose_points_at_the_copy_relative_to_its_build_context(tmp_path: Path) -> None:

@@ -393,8 +393,11 @@ class BuildArgs:
         return shell_branches(chunk, self.values(ref_names(chunk)))
 
     def passed_for(self, chunk: str) -> str | None:
-        """For an ``ARG NAME=image`` line: how the project passes its own NAME, or None."""
-        m = textre.match(r"(?i)^\s*ARG\s+(\w+)=", chunk)
+        """For an ``ARG NAME=image`` line or a ``FROM ${NAME:-image}``: how the project
+        passes its own NAME, or None."""
+        m = textre.match(r"(?i)^\s*ARG\s+(\w+)=", chunk) or textre.match(
+            r"(?i)^\s*FROM\s+(?:--platform=\S+\s+)?\$\{(\w+):?-", chunk
+        )
         if m is None:
             return None
         given = self.over().get(m.group(1), [])
@@ -403,6 +406,14 @@ class BuildArgs:
         o = given[0]
         value = "from the environment" if o.value is None else f"as {o.value}"
         return f"{o.where} passes {m.group(1)} {value}"
+
+    def from_default(self, image: str) -> tuple[str, str] | None:
+        """``${NAME:-image}`` in a FROM line whose NAME has no default here: (NAME, image),
+        the image a build that passes no NAME starts from; None otherwise."""
+        m = textre.match(r"^\$\{(\w+):?-([^}$]+)\}$", image)
+        if m is None or self.scope.globals_.get(m.group(1)) is not None:
+            return None
+        return m.group(1), m.group(2)
 
     def describe(self, why: str) -> str:
         """A branch's condition with what is known of its arguments."""

@@ -218,9 +218,11 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                     "from the copy keeps the service's build arguments); left to a person",
                 )
                 return None
-            hit = routes.image_for(m.group(2))
+            named = args.from_default(m.group(2))  # FROM ${BASE:-nvidia/cuda:...}
+            given = named[1] if named else m.group(2)
+            hit = routes.image_for(given)
             if hit is None:
-                old_os = routes.unshipped_ubuntu(m.group(2))
+                old_os = routes.unshipped_ubuntu(given)
                 if old_os is not None:
                     ctx.decline(
                         found,
@@ -228,7 +230,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                         f"ships no image for it ({', '.join(routes.ubuntu)}): moving the image "
                         "to another release (or an older ROCm) is a person's call",
                     )
-                other = routes.other_os(m.group(2))
+                other = routes.other_os(given)
                 if other is not None:
                     ctx.decline(
                         found,
@@ -240,6 +242,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             route, image = hit
             framework = framework or route.kind == "framework"
             rocm_base = rocm_base or route.kind == "base"
+            image = f"${{{named[0]}:-{image}}}" if named else image
             new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
         elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
             env = _env(chunk, ctx.target.name)
