@@ -108,6 +108,20 @@ def test_an_argument_compose_passes_from_the_environment_is_unknown(tmp_path: Pa
             assert "whose value is not known" in reason
 
 
+def test_a_compose_file_with_yaml_merges_makes_every_argument_unknown(tmp_path: Path) -> None:
+    """Compose files are read as YAML nodes, never expanded (a chain of merges is
+    quadratic): a file whose mappings merge others may pass any argument, so the branch is
+    not known dead and the refusal stands, naming the file."""
+    df = f"{HEAD}ARG INSTALL_FLASHATTN=false\n{GUARDED}"
+    compose = (
+        "x-build: &b\n  context: .\n  args:\n    INSTALL_FLASHATTN: 'true'\n"
+        "services:\n  app:\n    build:\n      <<: *b\n"
+    )
+    report = run(project(tmp_path, {"Dockerfile": df, "compose.yml": compose}))
+    assert not any(f.path == "Dockerfile.rocm" for f in report.files)
+    assert "compose.yml may pass it" in _reasons(report)[0]
+
+
 def test_a_build_script_passing_the_argument_makes_it_unknown(tmp_path: Path) -> None:
     df = f"{HEAD}ARG INSTALL_FLASHATTN=false\n{GUARDED}"
     for name, line, copied in (

@@ -26,6 +26,7 @@ from gpuport import textre
 from gpuport.port.context import PortContext
 from gpuport.port.image_builds import build_args
 from gpuport.scan.finding import Finding
+from gpuport.yamlnodes import has_merge
 
 __all__ = ["ArgScope", "Branches", "BuildArgs", "overrides", "ref_names", "shell_branches"]
 
@@ -151,40 +152,64 @@ def _compose_files(ctx: PortContext) -> list[str]:
     return sorted(set(out))
 
 
+#: an override name meaning "any argument": a compose file whose YAML merges mappings
+#: (``<<: *common``), which is read as nodes and not expanded (``gpuport.yamlnodes``)
+ANY = "*"
+
+
 def _compose_args(
     text: str, folder: PurePosixPath, dockerfile: str
 ) -> list[tuple[str, str | None]]:
+    """(name, value or None) of the build args each service building ``dockerfile`` passes,
+    read from the node tree (linear: no merge is expanded); a file with a merge key passes
+    ``ANY`` (unknown)."""
     try:
-        root = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return []
-    services = root.get("services") if isinstance(root, dict) else None
-    if not isinstance(services, dict):
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    if has_merge(root):
+        return [(ANY, None)]
+    services = _get(root, "services")
+    if not isinstance(services, yaml.MappingNode):
         return []
     out: list[tuple[str, str | None]] = []
-    for node in services.values():
-        build = node.get("build") if isinstance(node, dict) else None
-        if not isinstance(build, dict) or "args" not in build:
+    for _, node in services.value:
+        build = _get(node, "build") if isinstance(node, yaml.MappingNode) else None
+        if not isinstance(build, yaml.MappingNode):
             continue
-        context = str(build.get("context", "."))
-        df = str(build.get("dockerfile", "Dockerfile"))
-        if posixpath.normpath(str(folder / context / df)) != dockerfile:
+        args = _get(build, "args")
+        if args is None:
             continue
-        args = build["args"]
-        if isinstance(args, dict):
-            for k, v in args.items():
-                out.append((str(k), None if v is None else _scalar(v)))
-        elif isinstance(args, list):
-            for item in args:
-                key, eq, v = str(item).partition("=")
-                out.append((key.strip(), v.strip() if eq else None))
+        context, df = _get(build, "context"), _get(build, "dockerfile")
+        ctx_s = str(context.value) if isinstance(context, yaml.ScalarNode) else "."
+        df_s = str(df.value) if isinstance(df, yaml.ScalarNode) else "Dockerfile"
+        if posixpath.normpath(str(folder / ctx_s / df_s)) != dockerfile:
+            continue
+        if isinstance(args, yaml.MappingNode):
+            for k, v in args.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    continue
+                value = v.value if isinstance(v, yaml.ScalarNode) else None
+                out.append((str(k.value), None if value in (None, "", "~", "null") else value))
+        elif isinstance(args, yaml.SequenceNode):
+            for item in args.value:
+                if isinstance(item, yaml.ScalarNode):
+                    key, eq, v = str(item.value).partition("=")
+                    out.append((key.strip(), v.strip() if eq else None))
+        else:
+            out.append((ANY, None))
     return out
 
 
-def _scalar(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+def _get(node: yaml.Node, key: str) -> yaml.Node | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return v  # type: ignore[no-any-return]
+    return None
 
 
 # --- a RUN's shell branches --------------------------------------------------------------
@@ -381,9 +406,10 @@ class BuildArgs:
 
     def values(self, names: list[str]) -> dict[str, list[str] | None]:
         out: dict[str, list[str] | None] = {}
+        anyone = self.over().get(ANY, [])
         for name in names:
             default = self.scope.value(name) if name in self.scope.names() else None
-            seen = [default, *(o.value for o in self.over().get(name, []))]
+            seen = [default, *(o.value for o in [*self.over().get(name, []), *anyone])]
             out[name] = None if any(v is None for v in seen) else sorted(set(seen))  # type: ignore[arg-type]
         return out
 
@@ -400,10 +426,12 @@ class BuildArgs:
         )
         if m is None:
             return None
-        given = self.over().get(m.group(1), [])
+        given = self.over().get(m.group(1), []) + self.over().get(ANY, [])
         if not given:
             return None
         o = given[0]
+        if o.value is None and not self.over().get(m.group(1)):
+            return f"{o.where} may pass (its YAML merges are not expanded)"
         value = "from the environment" if o.value is None else f"as {o.value}"
         return f"{o.where} passes {m.group(1)} {value}"
 
@@ -428,6 +456,8 @@ class BuildArgs:
                 d += f"; {', '.join(sorted(set(env)))} passes it from the environment"
             if lit:
                 d += f"; {', '.join(sorted(set(lit)))}"
+            if merged := sorted({o.where for o in self.over().get(ANY, [])}):
+                d += f"; {', '.join(merged)} may pass it (its YAML merges are not expanded)"
             parts.append(d)
         return f"{why} ({'; '.join(parts)})" if parts else why
 
