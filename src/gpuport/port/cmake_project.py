@@ -157,21 +157,27 @@ def unmapped_sources(
     by_name: dict[str, list[str]] = {}
     for rel in texts:
         by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    included_by: dict[str, set[str]] = {}  # file -> the files that include it
+    for rel, text in texts.items():
+        for m in _QUOTED.finditer(text):
+            for dep in by_name.get(m.group(1).rsplit("/", 1)[-1], []):
+                included_by.setdefault(dep, set()).add(rel)
+    reach_mapped = _upward(mapped, included_by)
+    reach_user = _upward(set(uses_cuda_names), included_by)
     for rel in sorted(texts):
-        if not rel.endswith(".cu"):
-            continue
-        seen = {rel}
-        todo = [rel]
-        while todo:
-            cur = todo.pop()
-            for m in _QUOTED.finditer(texts.get(cur, "")):
-                for nxt in by_name.get(m.group(1).rsplit("/", 1)[-1], []):
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        todo.append(nxt)
-        if seen & mapped:
-            continue
-        users = sorted(f for f in seen if f in uses_cuda_names)
-        if users:
-            return rel, uses_cuda_names[users[0]]
+        if rel.endswith(".cu") and rel in reach_user and rel not in reach_mapped:
+            return rel, uses_cuda_names.get(rel, "the CUDA runtime (in a header it includes)")
     return None
+
+
+def _upward(start: set[str], included_by: dict[str, set[str]]) -> set[str]:
+    """``start`` and every file that includes one of them, directly or not (each file
+    visited once: linear in the include graph)."""
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        for parent in included_by.get(todo.pop(), ()):
+            if parent not in seen:
+                seen.add(parent)
+                todo.append(parent)
+    return seen
