@@ -133,8 +133,9 @@ def test_host_sources_that_include_cuda_headers_get_the_compat_branch(tmp_path: 
     assert run(root).files == []
 
 
-def test_project_with_cuda_language_is_left(tmp_path: Path) -> None:
-    cm = "project(demo LANGUAGES CXX CUDA)\nadd_library(demo src/kern.cu)\n"
+def test_project_with_cuda_language_it_cannot_read_is_left(tmp_path: Path) -> None:
+    """(``tests/port/test_cmake_project.py`` has the project() calls that are rewritten.)"""
+    cm = "project(demo LANGUAGES CXX ${MORE} CUDA)\nadd_library(demo src/kern.cu)\n"
     report = run(project(tmp_path, {"CMakeLists.txt": cm, "src/kern.cu": KERN}))
     assert not any(f.path == "CMakeLists.txt" for f in report.files)
 

@@ -18,8 +18,9 @@ compatibility header the sources include on that build, as small ROCm ports writ
   "gpuport_hip_compat.h" #else <the original includes> #endif``.
 
 Safe: the option is off by default, so a CUDA configure runs the original lines, and nvcc
-compiles the original includes. Only ``project(... LANGUAGES CUDA)`` would need rewriting the
-CUDA configure; such a file is left to a person.
+compiles the original includes. ``project(... LANGUAGES CXX CUDA)`` loses CUDA, which is
+enabled right after it on the CUDA build (``cmake_project``: safe only where the CUDA
+configure enables the same languages in the same order).
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.cmake_flags import flag_edits
+from gpuport.port.cmake_project import (
+    cuda_language_sources,
+    find_project_cuda,
+    unmapped_sources,
+)
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_scope import cuda_compiler_only
@@ -316,14 +322,25 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             )
     amap = load_api_map()
     families: set[str] = set()
-    for rel in sources:
+    texts: dict[str, str] = {}
+    renamed: dict[str, str] = {}  # a source -> a CUDA name it uses that HIP spells otherwise
+    for rel in project_sources(ctx, folder, (".cu", ".cuh", *_HOST)):
         src = ctx.read(rel)
         if src is None:
             continue
+        texts[rel] = src
         for m in _IDENT.finditer(lex(src).code):
             entry = amap.entries.get(m.group())
-            if entry is not None and entry.family in _LIB_FAMILIES:
+            if entry is not None and entry.family in _LIB_FAMILIES and rel in sources:
                 families.add(entry.family)
+            if entry is not None and entry.hip and entry.hip != m.group():
+                renamed.setdefault(rel, m.group())
+    mapped = {rel for rel, text in texts.items() if _cuda_includes(text)}
+    if (bare := unmapped_sources(texts, mapped, renamed)) is not None:
+        return (
+            f"{bare[0]} calls {bare[1]} and reaches no CUDA header the HIP branch maps "
+            "(nvcc includes the runtime by itself): the HIP build would not compile it"
+        )
     links = " ".join(handled.values())
     for fam in sorted(families):
         target = _LIB_FAMILIES[fam]
@@ -355,10 +372,11 @@ def _named_elsewhere(
 def _mark_named(text: str, eol: str) -> tuple[int, str] | None:
     """After the statement naming the file's last .cu source: those sources are HIP on the
     HIP build."""
-    cu = sorted(set(_CU.findall(text)))
+    extra, after = cuda_language_sources(text)  # sources given LANGUAGE CUDA (a .cpp too)
+    cu = sorted(set(_CU.findall(text)) | set(extra))
     if not cu:
         return None
-    last = max(text.find(c) for c in cu)
+    last = max(max(text.find(c) for c in cu), after - 1)
     ls = text.rfind("\n", 0, last) + 1
     indent = textre.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
     end = text.find("\n", last)
@@ -392,20 +410,26 @@ def _reach(prop: Proposal, ctx: PortContext, handled: dict[str, str], path: str)
 
 
 def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list[Proposal]:
-    if _PROJECT_CUDA.search(text) or OPTION in text:
+    if OPTION in text:
         return []
     folder = _folder(path)
     eol = ctx.eol(text)
+    proj = None
+    if _PROJECT_CUDA.search(text):
+        others = " ".join(ctx.read(r) or "" for r in ctx.files_of("cmake") if r != path)
+        proj = find_project_cuda(text, others)
+        if proj is None:
+            return []  # a project() call gpuport cannot read word by word: left
     finds = list(_FIND.finditer(text))
     enables = list(_ENABLE.finditer(text))
-    if not finds and not enables:
+    if not finds and not enables and proj is None:
         return []
     shim_rel = f"{folder}/{SHIM}" if folder else SHIM
     if ctx.exists(shim_rel):
         return []
     handled = _handled(ctx, path, folder)
     libs = sorted(set(textre.findall(r"CUDA::(\w+)", " ".join(handled.values()))) | {"cudart"})
-    broken = _unbuildable(ctx, folder, handled)
+    broken = _unbuildable(ctx, folder, handled) or (proj.unsafe if proj else "")
     prop = Proposal(
         id=f"cmake-hip:{path}",
         family="cmake",
@@ -421,12 +445,21 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
         f'option({OPTION} "Build the CUDA sources with HIP for AMD GPUs" OFF)  '
         f"{_MARK} GP401 (gpuport port){eol}"
     )
-    prop.edit(path, _top(text), _top(text), option)
     include = "${CMAKE_CURRENT_LIST_DIR}/" + SHIM
-    done_first = False
     by_line: dict[int | None, list[Finding]] = {}  # each edit's findings by line: no scan per edit
     for f in found:
         by_line.setdefault(f.location.line, []).append(f)
+    done_first = proj is not None
+    if proj is None:
+        prop.edit(path, _top(text), _top(text), option)
+    else:  # CUDA leaves project() and is enabled after it, on the CUDA build only
+        ind = proj.indent
+        new = (
+            f"{proj.without}{eol}{ind}{option}{ind}if({OPTION})  {_MARK} GP401 HIP stands in "
+            f"for CUDA{eol}{ind}    include({include}){eol}{ind}else(){eol}{ind}    "
+            f"enable_language(CUDA)  {_MARK} was in project(){eol}{ind}endif()"
+        )
+        prop.edit(path, proj.start, proj.end, new, by_line.get(_line(text, proj.start), []))
     for m in sorted([*finds, *enables], key=lambda x: x.start()):
         ind = m.group(1)
         orig = m.group(2) + (f"  {m.group(3)}" if m.group(3) else "")

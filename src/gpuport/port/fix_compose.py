@@ -107,6 +107,15 @@ def _built_dockerfile(node: yaml.MappingNode, folder: PurePosixPath) -> str | No
     return posixpath.normpath(str(folder / context / dockerfile))
 
 
+def _given_dockerfile(node: yaml.MappingNode) -> str | None:
+    """The ``build.dockerfile`` value a service writes (relative to its context), or None."""
+    build = _key(node, "build")
+    if not isinstance(build, yaml.MappingNode):
+        return None
+    df = _key(build, "dockerfile")
+    return str(df.value) if isinstance(df, yaml.ScalarNode) else None
+
+
 _VENDOR_TAG = textre.compile(
     r"(?i)(?P<head>[-_:.])(?:nvidia|cuda\d*(?:\.\d+)*|cu\d{3})(?P<end>[-_.]|$)"
 )
@@ -257,7 +266,12 @@ def _compose(
             cuda_image = "rocm" not in str(image.value).lower()
         tail: list[str] = []
         if ported is not None:
-            tail += ["    build:", f"      dockerfile: {PurePosixPath(ported).name}"]
+            given = _given_dockerfile(node) or (
+                _given_dockerfile(base[name][2]) if name in base else None
+            )
+            # relative to the build context, as the service names its Dockerfile
+            rel = PurePosixPath(given or "Dockerfile").with_name(PurePosixPath(ported).name)
+            tail += ["    build:", f"      dockerfile: {rel}"]
         tail += ["    devices:", "      - /dev/kfd", "      - /dev/dri", "    group_add:"]
         tail += [f"      - {_yaml_item(g)}" for g in groups]
         if groups == ["video", "render"]:

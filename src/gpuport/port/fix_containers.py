@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
-from gpuport.port import fix_compose, fix_deps
+from gpuport.port import docker_args, fix_compose, fix_deps
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.port.docker_pip import empty_install, no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
@@ -197,17 +197,32 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     copied: dict[str, str] = {}  # a file name in the image -> the project file COPY put there
     changed = False
     pre_lines: list[str] = []
+    scope = docker_args.ArgScope()
+    args = docker_args.BuildArgs(ctx, path, scope)
+    notes: dict[int, str] = {}  # a RUN's first line -> a note on its branches
     for first, last in _instructions(lines):
         chunk = "".join(lines[first : last + 1])
+        scope.feed(chunk)
         hits = [f for ln in range(first + 1, last + 2) for f in by_line.get(ln, [])]
         new = chunk
         m = _FROM.match(chunk) or (
             _ARG.match(chunk) if any(f.rule_id == "GP501" for f in hits) else None
         )
         if m is not None and any(f.rule_id == "GP501" for f in hits):
-            hit = routes.image_for(m.group(2))
+            passed = args.passed_for(chunk)
+            if passed is not None:
+                ctx.decline(
+                    found,
+                    f"{path} takes its base image from a build argument that {passed}: a ROCm "
+                    "copy's default would not reach those builds (a compose override built "
+                    "from the copy keeps the service's build arguments); left to a person",
+                )
+                return None
+            named = args.from_default(m.group(2))  # FROM ${BASE:-nvidia/cuda:...}
+            given = named[1] if named else m.group(2)
+            hit = routes.image_for(given)
             if hit is None:
-                old_os = routes.unshipped_ubuntu(m.group(2))
+                old_os = routes.unshipped_ubuntu(given)
                 if old_os is not None:
                     ctx.decline(
                         found,
@@ -215,7 +230,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                         f"ships no image for it ({', '.join(routes.ubuntu)}): moving the image "
                         "to another release (or an older ROCm) is a person's call",
                     )
-                other = routes.other_os(m.group(2))
+                other = routes.other_os(given)
                 if other is not None:
                     ctx.decline(
                         found,
@@ -227,6 +242,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             route, image = hit
             framework = framework or route.kind == "framework"
             rocm_base = rocm_base or route.kind == "base"
+            image = f"${{{named[0]}:-{image}}}" if named else image
             new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
         elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
             env = _env(chunk, ctx.target.name)
@@ -237,22 +253,32 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             )
         elif _RUN.match(chunk):
             new = chunk
-            build = _cuda_build(ctx, path, chunk, copied)
+            branches = args.branches(chunk)
+            live = branches.live(chunk)
+            build = _cuda_build(ctx, path, live, copied)
             if build is not None:
-                _decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build})")
+                why = args.unknown_note(branches, live, build)
+                _decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build}){why}")
                 return None
             lines_here = range(first + 1, last + 2)
             deps = [f for f in dep_hits if f.location.line in lines_here]
+            live_deps = [f for f in deps if args.live_finding(branches, chunk, first, f)]
             routed_torch = rocm_base or framework or bool(_CUDA_INDEX.search(chunk))
-            blocked = unrouted_package(deps, chunk, routed_torch)
+            blocked = unrouted_package(live_deps, live, routed_torch)
             if blocked is not None:
+                why = args.unknown_note(branches, live, blocked)
                 ctx.decline(
                     [*found, *deps],
-                    f"{path} installs {blocked} the default way: a CUDA build (or a version "
-                    "ROCm cannot use) that a ROCm copy would install too; no copy, left to a "
-                    "person",
+                    f"{path} installs {blocked} the default way{why}: a CUDA build (or a "
+                    "version ROCm cannot use) that a ROCm copy would install too; no copy, "
+                    "left to a person",
                 )
                 return None
+            off = _cuda_build(ctx, path, chunk, copied) or unrouted_package(
+                [f for f in deps if f not in live_deps], chunk, routed_torch
+            )
+            if off is not None:
+                notes[first] = args.dead_note(branches, chunk, off, eol)
             if textre.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
             ) and _CUDA_APT.search(chunk):
@@ -278,7 +304,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 and not framework
                 and not (_CUDA_INDEX.search(chunk) or _LOCAL_CU.search(chunk))
             ):
-                first_rocm = pypi_torch(chunk, eol)
+                first_rocm = pypi_torch(live, eol)
                 if first_rocm == "":
                     ctx.decline(
                         found,
@@ -308,6 +334,8 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 out[i] = ""
     if not changed or not used:
         return None
+    for at, note in notes.items():
+        out[at] = note + out[at]
     target = dockerfile_name(path)
     head = [
         f"{_MARK} ROCm variant of {PurePosixPath(path).name}, written by `gpuport port`:",

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.port.context import PortContext
 
-__all__ = ["built_images", "image_repository"]
+__all__ = ["build_args", "built_images", "image_repository"]
 
 _BUILD = textre.compile(r"\b(?:docker|podman)\s+(?:buildx\s+)?build\b")
 _CACHE = "image-builds"
@@ -70,9 +70,12 @@ def _literal(value: str) -> bool:
     return bool(value) and "$" not in value and "`" not in value and "%" not in value
 
 
-def _parse(command: str) -> tuple[str | None, str | None, list[str]]:
+def _parse(
+    command: str, args: list[tuple[str, str | None]] | None = None
+) -> tuple[str | None, str | None, list[str]]:
     """(Dockerfile, context, tags) of one build command (tokens split on white space; a
-    command joined to the next by ``&&`` or ``;`` ends there)."""
+    command joined to the next by ``&&`` or ``;`` ends there); its ``--build-arg NAME[=V]``
+    go into ``args`` when given (V None: taken from the environment)."""
     tokens = command.split()
     dockerfile: str | None = None
     context: str | None = None
@@ -90,7 +93,16 @@ def _parse(command: str) -> tuple[str | None, str | None, list[str]]:
                 tags.append(val)
             i += 2
             continue
-        if tok.startswith("--file="):
+        if tok == "--build-arg" and i + 1 < len(tokens):
+            if args is not None:
+                name, eq, value = tokens[i + 1].strip("\"'").partition("=")
+                args.append((name, value if eq else None))
+            i += 2
+            continue
+        if tok.startswith("--build-arg=") and args is not None:
+            name, eq, value = tok[len("--build-arg=") :].partition("=")
+            args.append((name, value if eq else None))
+        elif tok.startswith("--file="):
             dockerfile = tok[len("--file=") :]
         elif tok.startswith("--tag="):
             tags.append(tok[len("--tag=") :])
@@ -161,4 +173,32 @@ def built_images(ctx: PortContext) -> dict[str, str]:
                 found[repo] = rel
     out = {k: v for k, v in found.items() if k not in clash}
     ctx.cache[_CACHE] = out
+    return out
+
+
+def build_args(ctx: PortContext) -> dict[str, list[tuple[str, str | None, str]]]:
+    """Project Dockerfile -> the ``--build-arg`` (name, value or None, file) its build
+    commands pass. Computed once per run."""
+    cached = ctx.cache.get(_CACHE + ":args")
+    if isinstance(cached, dict):
+        return cached
+    out: dict[str, list[tuple[str, str | None, str]]] = {}
+    for path in _script_files(ctx):
+        text = ctx.read(path)
+        if not text or "build-arg" not in text or not _BUILD.search(text):
+            continue
+        folder = PurePosixPath(path).parent
+        for line in _logical_lines(text):
+            hit = _BUILD.search(line)
+            if hit is None:
+                continue
+            args: list[tuple[str, str | None]] = []
+            dockerfile, context, _ = _parse(line[hit.end() :], args)
+            if dockerfile is None and context is not None and _literal(context):
+                dockerfile = posixpath.join(context, "Dockerfile")
+            if not args or dockerfile is None or not _literal(dockerfile):
+                continue
+            rel = posixpath.normpath(str(folder / dockerfile))
+            out.setdefault(rel, []).extend((n, v, path) for n, v in args)
+    ctx.cache[_CACHE + ":args"] = out
     return out
