@@ -244,3 +244,24 @@ def test_project_settings_lists_are_folded_and_bounded(tmp_path: Path) -> None:
     # patterns keep their order and repeats: `!` re-includes what an earlier one excluded
     settings.write_text("exclude = ['a/*', '!a/keep', 'a/*']\n")
     assert load_settings(tmp_path).exclude == ("a/*", "!a/keep", "a/*")
+
+
+def test_kernels_that_name_a_macro_defined_many_times() -> None:
+    """F9: 4,000 kernels each naming ``W``, a macro defined 4,000 times under as many
+    ``#ifdef``s (390 KB): every kernel was joined with every definition, 16 M joins (``hipify``
+    7.1 s; 1.6 MB 75 s). The units of one name are joined to each other once and a kernel to
+    the first of them; the components are the same."""
+    from gpuport.scan.cxx import lex
+    from gpuport.scan.rules.native.warp_meaning import analyze
+
+    n = 4_000
+    text = "".join(
+        f"#ifdef A{i}\n#define W 32\n#endif\n"
+        f"__global__ void k{i}(int* x) {{ x[0] = __shfl_down(x[0], 1, W); }}\n"
+        for i in range(n)
+    )
+    files = {"k.cu": lex(text)}
+    meaning = analyze(files)["k.cu"]
+    # one component: every kernel and every definition of W, joined through the name
+    assert meaning.spans and max(len(s[2].units) for s in meaning.spans) >= 2 * n
+    _within(lambda: analyze(files), 2.0)

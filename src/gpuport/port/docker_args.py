@@ -15,6 +15,7 @@ of the project's scripts passing a literal value. An ``ARG`` without a default, 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import posixpath
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pathlib import PurePosixPath
 import yaml
 
 from gpuport import textre
+from gpuport.intervals import first_holding
 from gpuport.port.context import PortContext
 from gpuport.port.image_builds import build_args
 from gpuport.scan.finding import Finding
@@ -258,11 +260,21 @@ class Branches:
                     out[i] = " "
         return "".join(out)
 
+    @functools.cached_property
+    def _dead_closed(self) -> list[tuple[int, int, str]]:
+        return [(lo, hi - 1, why) for lo, hi, why in self.dead]
+
+    @functools.cached_property
+    def _unknown_closed(self) -> list[tuple[int, int, str]]:
+        return [(lo, hi - 1, why) for lo, hi, why in self.unknown]
+
     def why_dead(self, pos: int) -> str | None:
-        return next((why for lo, hi, why in self.dead if lo <= pos < hi), None)
+        """The reason of the first dead range holding ``pos`` (an index, not a scan of every
+        range per position)."""
+        return first_holding(self._dead_closed, pos)
 
     def why_unknown(self, pos: int) -> str | None:
-        return next((why for lo, hi, why in self.unknown if lo <= pos < hi), None)
+        return first_holding(self._unknown_closed, pos)
 
 
 def _operand(word: str, values: dict[str, list[str] | None]) -> list[str] | None:
