@@ -14,6 +14,7 @@ file is read once and split once: linear in the text read.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from gpuport import textre
@@ -138,6 +139,30 @@ _VALUED = frozenset(
 )
 
 
+def _build_commands(
+    ctx: PortContext, word: str = ""
+) -> Iterator[tuple[str, str, list[str], list[tuple[str, str | None]]]]:
+    """Each image build command of the project's scripts whose Dockerfile is a literal path
+    (the context's ``Dockerfile`` when none is named): (script, Dockerfile relative to the
+    project, tags, ``--build-arg`` pairs). ``word``: only scripts whose text holds it."""
+    for path in _script_files(ctx):
+        text = ctx.read(path)
+        if not text or (word and word not in text) or not _BUILD.search(text):
+            continue
+        folder = PurePosixPath(path).parent
+        for line in _logical_lines(text):
+            hit = _BUILD.search(line)
+            if hit is None:
+                continue
+            args: list[tuple[str, str | None]] = []
+            dockerfile, context, tags = _parse(line[hit.end() :], args)
+            if dockerfile is None and context is not None and _literal(context):
+                dockerfile = posixpath.join(context, "Dockerfile")
+            if dockerfile is None or not _literal(dockerfile):
+                continue
+            yield path, posixpath.normpath(str(folder / dockerfile)), tags, args
+
+
 def built_images(ctx: PortContext) -> dict[str, str]:
     """Image repository (``image_repository``) -> the project Dockerfile its build command
     names; an image two commands build from different Dockerfiles is left out (ambiguous).
@@ -147,30 +172,16 @@ def built_images(ctx: PortContext) -> dict[str, str]:
         return cached
     found: dict[str, str] = {}
     clash: set[str] = set()
-    for path in _script_files(ctx):
-        text = ctx.read(path)
-        if not text or not _BUILD.search(text):
+    for _path, rel, tags, _args in _build_commands(ctx):
+        if rel.startswith("..") or ctx.read(rel) is None:
             continue
-        folder = PurePosixPath(path).parent
-        for line in _logical_lines(text):
-            hit = _BUILD.search(line)
-            if hit is None:
+        for tag in tags:
+            if not _literal(tag):
                 continue
-            dockerfile, context, tags = _parse(line[hit.end() :])
-            if dockerfile is None and context is not None and _literal(context):
-                dockerfile = posixpath.join(context, "Dockerfile")
-            if dockerfile is None or not _literal(dockerfile):
-                continue
-            rel = posixpath.normpath(str(folder / dockerfile))
-            if rel.startswith("..") or ctx.read(rel) is None:
-                continue
-            for tag in tags:
-                if not _literal(tag):
-                    continue
-                repo = image_repository(tag)
-                if found.get(repo, rel) != rel:
-                    clash.add(repo)
-                found[repo] = rel
+            repo = image_repository(tag)
+            if found.get(repo, rel) != rel:
+                clash.add(repo)
+            found[repo] = rel
     out = {k: v for k, v in found.items() if k not in clash}
     ctx.cache[_CACHE] = out
     return out
@@ -183,22 +194,8 @@ def build_args(ctx: PortContext) -> dict[str, list[tuple[str, str | None, str]]]
     if isinstance(cached, dict):
         return cached
     out: dict[str, list[tuple[str, str | None, str]]] = {}
-    for path in _script_files(ctx):
-        text = ctx.read(path)
-        if not text or "build-arg" not in text or not _BUILD.search(text):
-            continue
-        folder = PurePosixPath(path).parent
-        for line in _logical_lines(text):
-            hit = _BUILD.search(line)
-            if hit is None:
-                continue
-            args: list[tuple[str, str | None]] = []
-            dockerfile, context, _ = _parse(line[hit.end() :], args)
-            if dockerfile is None and context is not None and _literal(context):
-                dockerfile = posixpath.join(context, "Dockerfile")
-            if not args or dockerfile is None or not _literal(dockerfile):
-                continue
-            rel = posixpath.normpath(str(folder / dockerfile))
+    for path, rel, _tags, args in _build_commands(ctx, "build-arg"):
+        if args:
             out.setdefault(rel, []).extend((n, v, path) for n, v in args)
     ctx.cache[_CACHE + ":args"] = out
     return out
