@@ -265,3 +265,20 @@ def test_kernels_that_name_a_macro_defined_many_times() -> None:
     # one component: every kernel and every definition of W, joined through the name
     assert meaning.spans and max(len(s[2].units) for s in meaning.spans) >= 2 * n
     _within(lambda: analyze(files), 2.0)
+
+
+def test_a_pip_list_reached_through_one_merge_in_flow_style(tmp_path: Path) -> None:
+    """F10: ``x-p: &p {pip: [40,000 packages]}`` then ``dependencies: [python, {<<: *p}]``:
+    the merged list's items were looked for from the top of the text, one search of the file
+    each (869 KB 13 s, 1.75 MB 46 s). An environment file with merge keys is not read now, and
+    says so (F2)."""
+    from gpuport.scan import ScanOptions, scan_path
+
+    n = 40_000
+    items = ", ".join(f"nvidia-pkg{i}-cu12" for i in range(n))
+    (tmp_path / "environment.yml").write_text(
+        f"x-p: &p {{pip: [{items}]}}\ndependencies: [python=3.11, {{<<: *p}}]\n"
+    )
+    _within(lambda: _scan(tmp_path), 1.5)
+    report = scan_path(tmp_path, ScanOptions(jobs=1))
+    assert any("merge keys" in s.reason for s in report.skipped)
