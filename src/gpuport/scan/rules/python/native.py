@@ -116,8 +116,8 @@ class NativeRules(ScanState):
             f"`{leaf}` builds a custom CUDA extension at run time; on ROCm torch "
             "hipifies it and builds it with hipcc, so its kernels must be portable"
             + (
-                " (gpuport could not match its sources to files of the project: check that "
-                "they are scanned and portable)"
+                " (which files it compiles is not plain from the text, so they are not judged "
+                "here: check that they are scanned and portable)"
                 if severity
                 else ""
             )
