@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import itertools
 import posixpath
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -48,7 +50,15 @@ def _unquote(value: str) -> str:
     return value
 
 
-def expand(value: str, known: dict[str, str | None]) -> str | None:
+#: The longest expanded ARG value kept; a longer one is unknown (twenty-first re-run: a chain
+#: `ARG A{k}=${A{k-1}}${A{k-1}}` of 718 bytes grew to 2 GB)
+MOST_VALUE = 4096
+#: Value combinations one test operand is expanded for; more is unknown (N references to
+#: two-valued arguments gave 2^N expansions: 20 of them, 68 s)
+MOST_COMBOS = 64
+
+
+def expand(value: str, known: Mapping[str, str | None]) -> str | None:
     """``value`` with ``$X``, ``${X}``, ``${X:-d}``, ``${X:+d}`` replaced from ``known``;
     None when a name it needs has no known value."""
     out: list[str] = []
@@ -72,6 +82,8 @@ def expand(value: str, known: dict[str, str | None]) -> str | None:
                 return None
             out.append(have)
     out.append(value[pos:])
+    if sum(map(len, out)) > MOST_VALUE:
+        return None  # `ARG A1=${A0}${A0}` ... doubles per line: no value an image tests
     return "".join(out)
 
 
@@ -98,14 +110,14 @@ class ArgScope:
         if arg is None:
             return
         scope = self.stage if self.in_stage else self.globals_
-        seen = {**self.globals_, **self.stage} if self.in_stage else dict(self.globals_)
+        # a view, not a copy per ARG line (a copy of every name per line was quadratic)
+        seen = ChainMap(self.stage, self.globals_) if self.in_stage else ChainMap(self.globals_)
         for m in _DECL.finditer(arg.group(1)):
             name, raw = m.group(1), m.group(2)
             if raw is None:
                 scope[name] = self.globals_.get(name) if self.in_stage else None
             else:
                 scope[name] = expand(_unquote(raw), seen)
-            seen[name] = scope[name]
 
     def value(self, name: str) -> str | None:
         """The default value of ``name`` where the scope is; None when unknown."""
@@ -282,12 +294,17 @@ def _operand(word: str, values: dict[str, list[str] | None]) -> list[str] | None
     names = [m.group(1) or m.group(4) for m in _REF.finditer(word)]
     if not names:
         return [word]
+    names = list(dict.fromkeys(names))  # a name has one value per combination
     choices = []
+    combos = 1
     for n in names:
         v = values.get(n)
         if v is None:
             return None
         choices.append(v)
+        combos *= max(1, len(v))
+        if combos > MOST_COMBOS:
+            return None
     out: list[str] = []
     for combo in itertools.product(*choices):
         known: dict[str, str | None] = dict(zip(names, combo, strict=True))
