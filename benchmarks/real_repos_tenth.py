@@ -44,8 +44,7 @@ TENTH_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
     "Cabana": (
         "ECP-copa/Cabana",
-        "CMake C++ particle library on Kokkos; supported devices include HIP "
-        "(CMakeLists.txt:51)",
+        "CMake C++ particle library on Kokkos; supported devices include HIP (CMakeLists.txt:51)",
         ("ready", "minor work"),
     ),
     # --- no documented ROCm route ---
