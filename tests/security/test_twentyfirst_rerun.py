@@ -53,3 +53,47 @@ def test_many_arguments_in_one_stage() -> None:
 
     _within(feed, 1.0)
     assert feed().value("A29999") == "129999"
+
+
+def _old_live(text: str, dead: list[tuple[int, int, str]]) -> str:
+    out = list(text)
+    for lo, hi, _ in dead:
+        for i in range(lo, hi):
+            if out[i] != "\n":
+                out[i] = " "
+    return "".join(out)
+
+
+def test_nested_false_tests_in_one_run_blank_in_linear_time() -> None:
+    """F5: N nested ``if [ a = b ]; then`` in one RUN are N dead ranges over nearly all of it,
+    each blanked character by character (460 KB: 109 s). The ranges are merged first; the text
+    is the same as before (checked on random ranges)."""
+    import random
+
+    from gpuport.port.docker_args import Branches
+
+    rng = random.Random(23)
+    for _ in range(300):
+        text = "".join(rng.choice("ab \n;") for _ in range(rng.randrange(0, 80)))
+        dead = []
+        for _ in range(rng.randrange(0, 6)):
+            lo = rng.randrange(0, len(text) + 1)
+            dead.append((lo, rng.randrange(lo, len(text) + 1), "why"))
+        assert Branches(dead=dead, unknown=[]).live(text) == _old_live(text, dead)
+    n = 20_000
+    text = "if [ a = b ]; then " * n + "pip install torch; " + "fi; " * n
+    dead = [(19 * i, len(text) - 4 * i, "a = b") for i in range(n)]
+    branches = Branches(dead=dead, unknown=[])
+    _within(lambda: branches.live(text), 0.5)
+
+
+def test_many_build_arg_values_are_unknown_past_the_combinations() -> None:
+    """F4: 8,000 ``docker build --build-arg A=v{i}`` lines gave A 8,000 values, and every
+    ``[ "$A" = "$A" ]`` compared all pairs (291 KB: 22 s, times the tests). An operand of more
+    than 64 combinations is unknown (F1's bound)."""
+    from gpuport.port.docker_args import _test
+
+    values: dict[str, list[str] | None] = {"A": [f"v{i}" for i in range(8_000)]}
+    _within(lambda: _test('[ "$A" = "$A" ]', values), 0.1)
+    assert _test('[ "$A" = "$A" ]', values) is None
+    assert _test('[ "$A" = "v1" ]', {"A": ["v1"]}) is True
