@@ -92,3 +92,16 @@ def test_load_flags_left_where_unclear_or_not_needed(tmp_path: Path) -> None:
     for name, text in cases.items():
         root = project(tmp_path / name, {"src/model.py": text, "cuda/k.cu": KERNEL})
         assert not any(i.startswith("load-hip-flags") for i in fix_ids(run(root))), name
+
+
+def test_a_rewritten_file_keeps_its_utf8_bom(tmp_path: Path) -> None:
+    # twenty-first re-run (cosmetic): --apply dropped the BOM of a file it rewrote
+    root = project(tmp_path, {"cuda/k.cu": KERNEL})
+    (root / "src").mkdir()
+    (root / "src/model.py").write_bytes(b"\xef\xbb\xbf" + MODULE.encode())
+    report = run(root, apply=True)
+    assert "load-hip-flags:src/model.py" in fix_ids(report, applied=True)
+    data = (root / "src/model.py").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and not data.startswith(b"\xef\xbb\xbf" * 2)
+    assert b"torch.version.hip" in data
+    assert run(root).files == []  # idempotent

@@ -212,6 +212,9 @@ def _diffs(plan: _Plan) -> tuple[list[FileDiff], dict[str, str]]:
     return out, texts
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _write(root: Path, files: list[FileDiff], texts: dict[str, str]) -> tuple[list[str], list[str]]:
     """Check every destination first, then back up and write (see the module docstring)."""
     originals: dict[str, bytes] = {}
@@ -238,7 +241,10 @@ def _write(root: Path, files: list[FileDiff], texts: dict[str, str]) -> tuple[li
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             fileio.check_destination(path, root)
-        fileio.write_atomic(path, texts[f.path], root=root)
+        text = texts[f.path]
+        if f.action == "modify" and originals[f.path].startswith(_BOM) and text[:1] != "\ufeff":
+            text = "\ufeff" + text  # the reader drops it; a rewrite keeps the file's own BOM
+        fileio.write_atomic(path, text, root=root)
         written.append(f.path)
     return written, backups
 
