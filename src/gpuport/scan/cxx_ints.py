@@ -80,13 +80,19 @@ def tile_only_defines(
     includes_of: Callable[[str], frozenset[str]],
     ints: dict[str, int],
     known: dict[str, frozenset[str]] | None = None,
+    unused: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], str]:
     """``#define WARP_SIZE 32`` in a header whose every use, in the header and in the files
     that include it, sits in a device function that makes 32-thread tiles (a
     ``tiled_partition<WARP_SIZE>``/``<32>`` there): the 32 is then the tile's size, which HIP
     gives on a 64-lane wavefront too, not a claim about the hardware. (header, name) ->
     the evidence; a define with no use, or any use outside such a function, is not listed.
-    ``known``: the includes of every file when the caller has them already."""
+    ``known``: the includes of every file when the caller has them already. ``unused``, when
+    given, gets each such define that neither the header nor any file including it names
+    again (llamafile's ``llamafile/cuda.h:78``, issue 24's tenth sample; a name in a
+    comment or a directive counts as a use): a constant nothing reads claims nothing about
+    the hardware. A header no file includes is left out: it may be there for code outside
+    the project (a library's public header)."""
     out: dict[tuple[str, str], str] = {}
     includes: dict[str, frozenset[str]] | None = known
     included_by: dict[str, list[str]] | None = None
@@ -111,12 +117,49 @@ def tile_only_defines(
             if not uses:
                 break
         for name, n in uses.items():
+            if (
+                not n
+                and unused is not None
+                and len(users) > 1
+                and _named_once(name, rel, users, texts)
+            ):
+                unused[(rel, name)] = (
+                    f"neither this file nor the {len(users) - 1} files that include it use it"
+                )
             if n:
                 out[(rel, name)] = (
                     f"all {n} uses of {name} in {len(users)} files sit in device functions "
                     f"that make 32-thread tiles (`tiled_partition<...>`)"
                 )
     return out
+
+
+_WORD_OF: dict[str, re.Pattern[str]] = {}
+
+
+def _named_once(name: str, header: str, users: list[str], texts: dict[str, str]) -> bool:
+    """Whether ``name`` is written once in the header (its definition) and nowhere in the
+    files that include it. Stops at the first other mention."""
+    pat = _word(name)
+    for user in users:
+        text = texts[user]
+        if name not in text:
+            continue
+        allowed = 1 if user == header else 0
+        for n, _m in enumerate(pat.finditer(text), 1):
+            if n > allowed:
+                return False
+    return True
+
+
+def _word(name: str) -> re.Pattern[str]:
+    """The name as a whole word (compiled once per name; the cache is kept small)."""
+    pat = _WORD_OF.get(name)
+    if pat is None:
+        if len(_WORD_OF) >= 1024:
+            _WORD_OF.clear()
+        pat = _WORD_OF[name] = textre.compile(rf"(?<!\w){name}(?!\w)")
+    return pat
 
 
 def _included_by(includes: dict[str, frozenset[str]]) -> dict[str, list[str]]:

@@ -74,6 +74,8 @@ class CxxFacts:
     ints: dict[str, int] = field(default_factory=dict)
     #: (header, name) of a ``#define WARP_SIZE 32`` used only as a 32-thread tile's size
     tile_defines: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (file, name) of a ``#define WARP_SIZE 32`` that no file of the project uses
+    unused_defines: dict[tuple[str, str], str] = field(default_factory=dict)
     #: macros whose arguments are per-backend alternatives -> (argument ROCm keeps, where)
     selectors: dict[str, tuple[int, str]] = field(default_factory=dict)
 
@@ -173,7 +175,8 @@ def cxx_facts(
             break
         false = new
     ints = known_ints(values)
-    tiles = tile_only_defines(texts, includes_of, ints, includes)
+    unused: dict[tuple[str, str], str] = {}
+    tiles = tile_only_defines(texts, includes_of, ints, includes, unused)
     not_on_rocm = dict(sides.not_on_rocm)
     if false:
         # headers included only under a macro the ROCm build leaves off (RAJA's
@@ -187,5 +190,6 @@ def cxx_facts(
         not_on_rocm=not_on_rocm,
         ints=ints,
         tile_defines=tiles,
+        unused_defines=unused,
         selectors=selector_macros(texts),
     )

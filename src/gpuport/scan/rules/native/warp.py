@@ -112,6 +112,15 @@ def _check_constants(sink: Sink, *, device: bool = True) -> None:
     for name, (offset, value) in sink.defines.items():
         if named(name) and value.strip("() uU") == "32":
             tiles = facts.tile_defines.get((sink.ctx.rel, name)) if facts else None
+            unused = facts.unused_defines.get((sink.ctx.rel, name)) if facts else None
+            if unused is not None:
+                sink.hit(
+                    "GP303",
+                    offset,
+                    f"`{name}` is defined as 32, but {unused}: it decides nothing",
+                    guarded=True,
+                )
+                continue
             if tiles is not None:
                 sink.hit(
                     "GP303",

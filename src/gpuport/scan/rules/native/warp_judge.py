@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from typing import Any
 
 from gpuport.models import Severity
@@ -37,6 +38,7 @@ class JudgedSink:
         self._sink = sink
         self._meaning: FileMeaning | None = None
         self._sites: list[int] = []
+        self._names: Counter[str] | None = None
 
     @property
     def meaning(self) -> FileMeaning:
@@ -83,16 +85,38 @@ class JudgedSink:
             if rule_id == "GP304" and not self._lane_site_near(offset):
                 return False  # not a lane or warp number: a data index, a word, a check
             comp = self.meaning.component_at(offset)
-            if comp is not None and _right_as_written(comp):
+            if comp is None and rule_id == "GP303":
+                # `#define WARP_SIZE 32`: the hit is at the name, the unit is its value
+                code = self._sink.code
+                eol = code.find("\n", offset)
+                end = eol if eol >= 0 else len(code)
+                while end > offset + 1 and code[end - 1] in " \t\r\\":
+                    end -= 1  # a trailing comment is blanked to spaces
+                comp = self.meaning.component_at(end - 1)
+            if comp is not None and self._right_as_written(comp):
                 guarded = True
                 message = f"{message or ''}; {_why(comp)}".lstrip("; ")
         return self._sink.hit(rule_id, offset, message, fix=fix, severity=severity, guarded=guarded)
 
+    def _right_as_written(self, comp: Component) -> bool:
+        """Right on a 64-lane wavefront as written, judged from code this file shows: a
+        component with a kernel in it (the uses of a lone constant or helper are in other
+        files). A device function of the component that no other device code of it calls is
+        called from elsewhere only when this file names it nowhere else either: a
+        ``__host__ __device__`` helper that host code calls (llama.cpp's
+        ``mmq_get_mma_tile_x_k``, issue 24 tenth sample) is this file's own."""
+        if not comp.correct or not any(u.kind == "kernel" for _rel, u in comp.units):
+            return False
+        if not comp.orphans:
+            return True
+        if self._names is None:  # every identifier of the file, counted once (linear)
+            self._names = Counter(self._sink.code.translate(_NOT_NAME).split())
+        defined = Counter(u.name for _rel, u in comp.units)
+        return all(self._names[name] > defined[name] for name in comp.orphans)
 
-def _right_as_written(comp: Component) -> bool:
-    """Right on a 64-lane wavefront as written, judged from code this file shows: a component
-    with a kernel in it (the uses of a lone constant or helper are in other files)."""
-    return comp.correct and not comp.orphans and any(u.kind == "kernel" for _rel, u in comp.units)
+
+#: every character that cannot be in an identifier, mapped to a space (names by str.split)
+_NOT_NAME = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
 
 
 def _why(comp: Component) -> str:

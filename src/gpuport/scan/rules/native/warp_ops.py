@@ -26,6 +26,10 @@ from gpuport.scan.rules.native.warp_base import (
     _line_text,
 )
 
+#: a function-like macro's parameter list, on its ``#define`` line
+_MACRO_PARAMS = textre.compile(r"\#\s*define\s+[A-Za-z_]\w*\(([^)]*)\)")
+#: a function parameter named ``warpSize`` (``int warpSize``, ``const unsigned warpSize``)
+_PARAM_WARPSIZE = textre.compile(r"[\w&*]\s+warpSize\s*[,)=]")
 _WIDTH_DETAIL = "no width -> 32, CUDA's warp width"
 #: ``out[...] = <rhs>;``: a store to an array element
 _STORE = textre.compile(r"[;{}]\s*(?P<lhs>[^;{}=]*\[[^\]]*\])\s*=(?P<rhs>[^=;][^;]*);")
@@ -51,12 +55,28 @@ class OpsPasses(ReaderBase):
 
     def hw(self) -> None:
         head_end = self.u.body[0] if self.u.body is not None else self.a
+        own = self._own_warpsize(head_end)
         for m in _HW.finditer(self.code, self.a, self.b):
+            if own and m.group() == "warpSize":
+                continue  # the unit's own parameter named `warpSize`, not HIP's builtin
             if m.start() < head_end and textre.search(r"=\s*$", self.code[self.a : m.start()]):
                 continue  # `int width = warpSize`: HIP's own default width, not a meaning
             self.f.hw.append(
                 Note(m.start(), f"`{m.group().strip('( ')}` means the hardware wavefront")
             )
+
+    def _own_warpsize(self, head_end: int) -> bool:
+        """Whether ``warpSize`` is a parameter of the unit: a function-like macro's
+        (llamafile's ``#define __shfl_down(var, srcLane, warpSize) __shfl_down_sync(-1u, var,
+        srcLane, warpSize)``, issue 24) or a function's (``int warpSize``). Then it names the
+        caller's value, not the hardware wavefront."""
+        code = self.code
+        if self.u.kind == "macro":
+            line = code[code.rfind("\n", 0, self.a) + 1 : self.a]
+            params = _MACRO_PARAMS.search(line)
+            return params is not None and "warpSize" in params.group(1).replace(",", " ").split()
+        body = self.u.body is not None
+        return body and _PARAM_WARPSIZE.search(code, self.a, head_end) is not None
 
     def tiles(self) -> None:
         for m in _TILE.finditer(self.code, self.a, self.b):
