@@ -34,6 +34,7 @@ from gpuport.scan.project.files import (
 )
 from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
+from gpuport.scan.project.py_layout import self_tests
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
 from gpuport.scan.rules import FileKind, load_all
@@ -175,6 +176,7 @@ def scan_path(
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
     read_refusals(view, findings, opts.max_bytes)
+    view.self_tests = self_tests(root, _python_holding(findings), opts.max_bytes)
     findings = apply(findings, view)
     findings.sort(key=_sort_key)
     counts = Counter(f.severity for f in findings)
@@ -433,3 +435,12 @@ def _component(view: ProjectView, path: str) -> str:
 def _sort_key(f: Finding) -> tuple[int, str, int, int, str]:
     loc = f.location
     return (-f.severity.rank, loc.path, loc.line or 0, loc.column or 0, f.rule_id)
+
+
+def _python_holding(findings: Sequence[Finding]) -> set[str]:
+    """Python files with a finding above info: where a self-test block can change a verdict."""
+    return {
+        f.location.path
+        for f in findings
+        if f.location.path.endswith(".py") and f.severity is not Severity.INFO
+    }

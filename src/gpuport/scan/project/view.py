@@ -42,6 +42,7 @@ from gpuport.scan.project.extras import (
 from gpuport.scan.project.files import Candidate, classify, read_text, rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
+from gpuport.scan.project.py_layout import module_level_line
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
 from gpuport.scan.project.routes import (
     find_routes,
@@ -100,6 +101,8 @@ class ProjectView:
     on_route: RouteShown = field(default_factory=RouteShown)
     #: CMake files and Makefiles (relative path -> text), for the branch of a finding's line
     build_texts: dict[str, str] = field(default_factory=dict)
+    #: Python file -> (first, last line, why) of a self-test block (:mod:`py_layout`)
+    self_tests: dict[str, tuple[int, int, str]] = field(default_factory=dict)
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -333,24 +336,6 @@ _COMES_FROM = textre.compile(r"comes from ([\w.-]+)")
 _MINOR_RANK = Severity.MINOR.rank
 
 
-def _top_level(path: Path, line: int) -> bool:
-    """Whether ``line`` of a Python file starts at column 0 (a module-level import)."""
-    text = read_text(path, 4 * 1024 * 1024)
-    if not isinstance(text, str):
-        return False
-    lines = text.splitlines()
-    if not 0 < line <= len(lines) or not lines[line - 1].strip():
-        return False
-    if lines[line - 1][:1] not in (" ", "\t"):
-        return True
-    # inside a module-level `try:` (one that re-raises, or it would be a guarded import)
-    for back in range(line - 2, -1, -1):
-        above = lines[back]
-        if above.strip() and above[:1] not in (" ", "\t", "#"):
-            return above.rstrip().endswith("try:") and above.startswith("try")
-    return False
-
-
 def optional_backends(
     findings: Sequence[Finding], view: ProjectView
 ) -> tuple[dict[str, str], dict[tuple[str, int], str]]:
@@ -368,7 +353,7 @@ def optional_backends(
         m = _COMES_FROM.search(f.message)
         if m is None or normalize(m.group(1)) in view.declared:
             continue
-        if not _top_level(view.root / f.location.path, f.location.line):
+        if not module_level_line(view.root / f.location.path, f.location.line):
             lazy[(f.location.path, f.location.line)] = (
                 f"an optional feature: {m.group(1)} is imported only inside a function and is "
                 "not a requirement of the package"
@@ -475,6 +460,12 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         scope, note = _scope(path, extra, comp, view, has_route or root_rocm_build)
         if scope is Scope.CORE and path in backends:
             scope, note = Scope.EXTRA, backends[path]
+        elif (
+            scope is Scope.CORE
+            and (block := view.self_tests.get(path))
+            and block[0] <= (f.location.line or 0) <= block[1]
+        ):
+            scope, note = Scope.TEST, block[2]
         update: dict[str, object] = {"scope": scope.value}
         if note:
             update["message"] = f"{f.message} ({note})"

@@ -1,0 +1,83 @@
+"""Issue 24 (tenth sample, lightllm): findings in the ``if __name__ == "__main__":`` block of
+a package module the project never runs are a self-test, counted in the ``test`` scope; a
+module the project runs (``python -m``, its file on a command line), a script outside a
+package, and code outside the block stay core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.scan import ScanOptions, scan_path
+from gpuport.scan.project.py_layout import main_block
+
+_KERNEL = """import torch
+
+
+def quant(x):
+    return x.to(torch.float8_e4m3fn)
+
+
+if __name__ == "__main__":
+    a = torch.randn(16, 16, device="cuda")
+    b = a.to(torch.float8_e4m3fn)
+    print(b)
+else:
+    DEFAULT = torch.float8_e4m3fn
+"""
+
+
+def _scopes(root: Path, files: dict[str, str]) -> dict[int, str]:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    report = scan_path(root, ScanOptions(jobs=1, target="gfx942"))
+    return {
+        f.location.line: f.scope
+        for f in report.findings
+        if f.rule_id == "GP208" and f.location.path == "pkg/ops/quant.py"
+    }
+
+
+def _package(extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/quant.py": _KERNEL,
+        "README.md": "# pkg\n\n```\npip install pkg\n```\n",
+        **(extra or {}),
+    }
+
+
+def test_the_main_block_of_a_package_module_is_a_self_test(tmp_path: Path) -> None:
+    scopes = _scopes(tmp_path, _package())
+    assert scopes[10] == "test"
+    assert scopes[5] == "core" and scopes[13] == "core"  # the function, and `else:` on import
+
+
+def test_a_module_the_readme_runs_with_dash_m_stays_core(tmp_path: Path) -> None:
+    readme = "# pkg\n\nRun the check:\n\n    python -m pkg.ops.quant\n"
+    assert _scopes(tmp_path, _package({"README.md": readme}))[10] == "core"
+
+
+def test_a_module_a_script_runs_by_its_path_stays_core(tmp_path: Path) -> None:
+    script = "#!/bin/sh\nCUDA_VISIBLE_DEVICES=0 python pkg/ops/quant.py --check\n"
+    assert _scopes(tmp_path, _package({"scripts/check.sh": script}))[10] == "core"
+
+
+def test_a_tail_of_the_dotted_name_counts(tmp_path: Path) -> None:
+    doc = "cd pkg && python -m ops.quant\n"
+    assert _scopes(tmp_path, _package({"docs/usage.md": doc}))[10] == "core"
+
+
+def test_a_script_outside_a_package_stays_core(tmp_path: Path) -> None:
+    files = _package()
+    del files["pkg/ops/__init__.py"]
+    assert _scopes(tmp_path, files)[10] == "core"
+
+
+def test_the_block_ends_at_the_next_top_level_statement() -> None:
+    text = 'x = 1\nif __name__ == "__main__":\n    run()\n\n# note\n    more()\nelse:\n    y()\n'
+    assert main_block(text) == (2, 6)
+    assert main_block("if __name__ == '__main__': main()\n") == (1, 1)
+    assert main_block('def f():\n    if __name__ == "__main__":\n        g()\n') is None
