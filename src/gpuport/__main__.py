@@ -3,9 +3,11 @@
 ``python -m`` puts the current folder first on ``sys.path``, and the current folder is often
 the project being scanned: a ``typer.py``, ``tomllib.py`` or ``yaml.py`` there would be
 imported, and run, in place of the library gpuport asks for (issue 23: nothing from a
-project ever runs). The entry is dropped before anything else is imported (``os`` and ``sys``
-are loaded by the interpreter before the folder is on the path). ``python -P -m gpuport`` and
-the ``gpuport`` command never put it there.
+project ever runs). The entry is dropped before gpuport imports anything. What Python's own
+``runpy`` imports for ``-m`` before this file runs (``types``, ``functools``, ``importlib``...)
+is out of its reach (twenty-second re-run: a project's ``types.py`` ran): inside a project,
+use the ``gpuport`` command or ``python -P -m gpuport``, which never put the folder there
+(docs/security.md).
 """
 
 import os

@@ -30,12 +30,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import sandbox
+from gpuport import sandbox, textre
 
-__all__ = ["NEUTRAL_CWD", "Completed", "run", "safe_env", "safe_path", "which"]
+__all__ = [
+    "NEUTRAL_CWD",
+    "Completed",
+    "avoided",
+    "forget_imports_from",
+    "run",
+    "safe_env",
+    "safe_path",
+    "which",
+]
 
 #: The working folder of every program gpuport starts (unless it runs in its own temp folder).
 NEUTRAL_CWD = "/"
+#: where a variable's value is split into words that may name a path (see :func:`_mentions`)
+_WORDS = textre.compile(r"[\s=,;]+")
 #: Bytes kept per stream unless a caller asks for another limit.
 MAX_OUTPUT = 256_000
 _CHUNK = 65536
@@ -49,11 +60,107 @@ def _inside(entry: str, folders: list[str]) -> bool:
     return any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
 
 
+#: files that mark a project's folder (see :func:`avoided`)
+_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt", "Makefile",
+            "requirements.txt", ".envrc", "environment.yml", "Dockerfile", ".venv")  # fmt: skip
+
+
+def _stops() -> tuple[Path, ...]:
+    """Folders never taken for a project: ``/`` and the home folder."""
+    try:
+        return (Path(os.sep), Path(os.path.realpath(Path.home())))
+    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+        return (Path(os.sep),)
+
+
+def _project_tops(folder: str) -> list[str]:
+    """The folders above ``folder`` that are the project it sits in: the top of its git work
+    tree (the nearest folder with a ``.git``), and the top of the run of folders, from the
+    nearest one with a project file upwards, that each hold one (``pyproject.toml``,
+    ``CMakeLists.txt``, ``.envrc``...). Never ``/`` or the home folder."""
+    stop = _stops()
+    tops: list[str] = []
+    run_top: Path | None = None  # the highest folder of the run of marked folders so far
+    run_over = False
+    for at in (Path(folder), *Path(folder).parents):
+        if at in stop:
+            break
+        marked = [m for m in _MARKERS if (at / m).exists() or (at / m).is_symlink()]
+        if not run_over:
+            if marked:
+                run_top = at
+            elif run_top is not None:
+                run_over = True
+        if ".git" in marked:
+            tops.append(str(at))
+            break
+    if run_top is not None and str(run_top) not in tops:
+        tops.append(str(run_top))
+    return tops
+
+
+def avoided(avoid: Iterable[Path | str]) -> list[str]:
+    """The real folders behind ``avoid``: each folder (a file's own folder), and the project
+    it sits in (:func:`_project_tops`). ``hipify csrc/k.cu --check`` names one file of a
+    project whose ``bin/`` or ``.venv/bin`` may be on PATH (twenty-second re-run): the whole
+    project is left out."""
+    out: list[str] = []
+    try:
+        here: str | None = os.path.realpath(Path.cwd())
+    except OSError:  # the current folder was removed
+        here = None
+    for item in avoid:
+        real = Path(os.path.realpath(item))
+        folder = real.parent if real.is_file() else real
+        found = [str(real), str(folder), *_project_tops(str(folder))]
+        # run from inside the project (`cd proj && gpuport hipify csrc/k.cu`): the current
+        # folder holds what was named, and is taken to be the project too
+        if here is not None and _inside(str(real), [here]) and Path(here) not in _stops():
+            found.append(here)
+        for f in found:
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def _mentions(value: str, folders: list[str]) -> bool:
+    """Whether ``value`` (one entry of a variable) names a path inside ``folders``: as a
+    whole, or as a word of an option string (``-I/proj/lib``, ``--flag=/proj/x``)."""
+    for word in _WORDS.split(value):
+        at = word.find(os.sep)
+        if at >= 0 and _inside(word[at:], folders):
+            return True
+    return False
+
+
+def forget_imports_from(avoid: Iterable[Path | str]) -> None:
+    """Drop this process's import paths inside ``avoid`` (a project), so that a later import
+    in gpuport itself (``assess --run-bench`` imports torch) cannot find the project's own
+    ``torch.py`` through a PYTHONPATH entry (twenty-second re-run)."""
+    import importlib
+    import sys
+
+    folders = avoided(avoid)
+    # what this interpreter and gpuport itself are loaded from stays, wherever it is (a venv
+    # inside the project's checkout, gpuport's own tests run on its fixtures)
+    own = [os.path.realpath(p) for p in {sys.prefix, sys.exec_prefix, sys.base_prefix}]
+    own.append(os.path.realpath(Path(__file__).parent.parent))
+
+    def foreign(entry: str) -> bool:
+        return bool(entry) and _inside(entry, folders) and not _inside(entry, own)
+
+    kept = [p for p in sys.path if not foreign(p)]
+    if len(kept) != len(sys.path):
+        sys.path[:] = kept
+        sys.path_importer_cache.clear()
+        importlib.invalidate_caches()
+
+
 def safe_path(value: str | None = None, *, avoid: Iterable[Path | str] = ()) -> str:
     """``value`` (default: this process's PATH) with only absolute entries that are not inside
     any of the folders in ``avoid`` (the project being scanned or translated)."""
     raw = os.environ.get("PATH", os.defpath) if value is None else value
-    folders = [os.path.realpath(f) for f in avoid]
+    folders = avoided(avoid)
     kept: list[str] = []
     for entry in raw.split(os.pathsep):
         if not entry or not Path(entry).is_absolute() or entry in kept:
@@ -74,6 +181,22 @@ def safe_env(
     ``extra``."""
     env = dict(os.environ if base is None else base)
     env["PATH"] = safe_path(env.get("PATH", os.defpath), avoid=avoid)
+    folders = avoided(avoid)
+    if folders:
+        # every other variable that names a place in the project loses that entry: ROCM_PATH
+        # and HIP_PATH (Debian's hipcc and hipconfig run `$ROCM_PATH/llvm/bin/clang++`),
+        # PYTHONPATH (doctor's `import torch`), PERL5LIB, LD_PRELOAD... (twenty-second re-run)
+        for name, value in list(env.items()):
+            if name == "PATH" or not value:
+                continue
+            parts = value.split(os.pathsep)
+            kept = [part for part in parts if not _mentions(part, folders)]
+            if len(kept) == len(parts):
+                continue
+            if kept:
+                env[name] = os.pathsep.join(kept)
+            else:
+                del env[name]
     env.update(extra or {})
     return env
 
@@ -82,7 +205,7 @@ def which(name: str, *, avoid: Iterable[Path | str] = (), path: str | None = Non
     """``name`` looked up on the sanitized PATH (see :func:`safe_path`): an absolute path or
     None; never a program whose real path is inside a folder of ``avoid``."""
     search = safe_path(path, avoid=avoid)
-    folders = [os.path.realpath(f) for f in avoid]
+    folders = avoided(avoid)
     for entry in search.split(os.pathsep) if search else ():
         found = shutil.which(name, path=entry)
         # a link on an outside PATH entry to a program inside an avoided folder is that

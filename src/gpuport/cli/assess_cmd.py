@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from gpuport import subproc
 from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited
 from gpuport.cli.options import AcceptEditedOption
 from gpuport.fileio import check_writable
@@ -183,6 +184,7 @@ def assess(
         _portfolio(listed, flags, kind, output, no_progress)
         return
     root, given = project_root(listed[0] if listed else None)
+    subproc.forget_imports_from([root])  # --run-bench imports torch in this process
     settings = load_settings(root, flags)
     options = AssessOptions(
         run_bench=run_bench,

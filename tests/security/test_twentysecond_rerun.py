@@ -1,0 +1,125 @@
+"""Issue 23: what the twenty-second independent re-run found (session 10). Every finding was
+a code execution through the environment a user works in while inside a project: a PATH entry
+into the project when one *file* of it is named, and the other variables that name places in
+the project (ROCM_PATH/HIP_PATH read by Debian's hipcc and hipconfig, PYTHONPATH read by
+doctor's `import torch` and by gpuport itself, LD_LIBRARY_PATH and PERL5LIB read by perl)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from gpuport import subproc
+from tests.conftest import run_subprocess
+
+
+def _canary(path: Path, marks: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> {marks / path.name}\n')
+    path.chmod(0o755)
+
+
+def _marks(marks: Path) -> list[str]:
+    return sorted(p.name for p in marks.iterdir())
+
+
+def test_a_file_of_a_project_leaves_the_whole_project_out(tmp_path: Path) -> None:
+    """F1: ``cd proj && gpuport hipify csrc/k.cu --check`` with the project's ``.venv/bin`` on
+    PATH ran the project's ``hipcc``: only the file named was left out of the lookup."""
+    project, marks = tmp_path / "proj", tmp_path / "marks"
+    marks.mkdir()
+    _canary(project / ".venv" / "bin" / "hipcc", marks)
+    (project / "csrc").mkdir()
+    (project / "csrc" / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    path = os.pathsep.join([str(project / ".venv" / "bin"), os.environ.get("PATH", "")])
+    for cwd in (project, tmp_path):  # from inside the project, and (a .venv marks it) outside
+        result = run_subprocess(
+            "hipify", str(project / "csrc" / "k.cu"), "--check", cwd=cwd, env={"PATH": path}
+        )
+        assert result.code in (0, 1, 2, 3), result.err
+        assert _marks(marks) == []
+
+
+def test_avoided_reaches_the_project_a_file_sits_in(tmp_path: Path) -> None:
+    git = tmp_path / "repo"
+    (git / ".git").mkdir(parents=True)
+    (git / "src" / "deep").mkdir(parents=True)
+    (git / "src" / "deep" / "k.cu").write_text("")
+    assert str(git.resolve()) in subproc.avoided([git / "src" / "deep" / "k.cu"])
+    plain = tmp_path / "plain"  # no git: the run of folders with project files
+    (plain / "sub").mkdir(parents=True)
+    (plain / "CMakeLists.txt").write_text("")
+    (plain / "sub" / "CMakeLists.txt").write_text("")
+    (plain / "sub" / "inner").mkdir()
+    assert str(plain.resolve()) in subproc.avoided([plain / "sub" / "inner"])
+    assert str(tmp_path.resolve()) not in subproc.avoided([plain / "sub" / "inner"])
+
+
+def test_safe_env_drops_what_names_the_project() -> None:
+    """F2-F4, F6: every variable's entries inside the project go, whatever the variable."""
+    proj = "/tmp/gpuport-twentysecond/proj"
+    base = {
+        "PATH": f"{proj}/bin:/usr/bin",
+        "ROCM_PATH": f"{proj}/rocm",
+        "HIP_PATH": f"{proj}/rocm",
+        "PYTHONPATH": f"/opt/lib:{proj}/src",
+        "LD_LIBRARY_PATH": f"{proj}/build/lib:/opt/rocm/lib",
+        "PERL5LIB": f"{proj}/perl5",
+        "PERL5OPT": f"-I{proj}/lib -MEvil",
+        "LANG": "C.UTF-8",
+        "HOME": "/root",
+    }
+    env = subproc.safe_env(base=base, avoid=[proj])
+    assert env == {
+        "PATH": "/usr/bin",
+        "PYTHONPATH": "/opt/lib",
+        "LD_LIBRARY_PATH": "/opt/rocm/lib",
+        "LANG": "C.UTF-8",
+        "HOME": "/root",
+    }
+    assert subproc.safe_env(base=base)["ROCM_PATH"] == f"{proj}/rocm"  # no project: kept
+
+
+def test_assess_doctor_with_rocm_path_and_pythonpath_in_the_project(tmp_path: Path) -> None:
+    """F3, F4: ``ROCM_PATH=$P/rocm assess --doctor`` let the system hipconfig (a perl script
+    that runs ``$ROCM_PATH/llvm/bin/clang++ --version``) run the project's clang;
+    ``PYTHONPATH=$P/src`` let doctor's torch probe import the project's ``torch.py``; both in
+    programs gpuport started with the user's environment. LD_LIBRARY_PATH and PERL5LIB, read
+    by perl, likewise (F6)."""
+    project, marks = tmp_path / "proj", tmp_path / "marks"
+    marks.mkdir()
+    for name in ("clang++", "clang", "clang++-15", "clang-15", "hipconfig", "hipcc"):
+        _canary(project / "rocm" / "llvm" / "bin" / name, marks)
+        _canary(project / "rocm" / "bin" / name, marks)
+    (project / "src").mkdir()
+    (project / "src" / "torch.py").write_text(f"open({str(marks / 'torch')!r}, 'w')\n")
+    (project / "perl5" / "File").mkdir(parents=True)
+    (project / "perl5" / "File" / "Basename.pm").write_text(
+        f'open(my $f, ">", "{marks / "perl"}"); 1;\n'
+    )
+    (project / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    env = {
+        "ROCM_PATH": str(project / "rocm"),
+        "HIP_PATH": str(project / "rocm"),
+        "PYTHONPATH": str(project / "src"),
+        "PERL5LIB": str(project / "perl5"),
+    }
+    result = run_subprocess("assess", "--doctor", str(project), "--no-progress", env=env)
+    assert result.code in (0, 1), result.err
+    assert _marks(marks) == []
+
+
+def test_gpuport_itself_forgets_import_paths_inside_the_project(tmp_path: Path) -> None:
+    """F4b: ``PYTHONPATH=$P/lib assess --run-bench`` imported the project's ``torch.py`` in
+    gpuport's own process. A project's folders leave ``sys.path`` before assess goes on."""
+    inside = tmp_path / "proj" / "lib"
+    inside.mkdir(parents=True)
+    saved = list(sys.path)
+    try:
+        sys.path[:] = [str(inside), *saved]
+        subproc.forget_imports_from([tmp_path / "proj"])
+        assert str(inside) not in sys.path
+        assert sys.path == saved
+    finally:
+        sys.path[:] = saved
