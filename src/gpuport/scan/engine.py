@@ -34,7 +34,7 @@ from gpuport.scan.project.files import (
 )
 from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
-from gpuport.scan.project.py_layout import self_tests
+from gpuport.scan.project.py_layout import lowered, read_layout
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
 from gpuport.scan.rules import FileKind, load_all
@@ -176,8 +176,9 @@ def scan_path(
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
     read_refusals(view, findings, opts.max_bytes)
-    view.self_tests = self_tests(root, _python_holding(findings), opts.max_bytes)
-    findings = apply(findings, view)
+    layout = read_layout(root, findings, opts.max_bytes)
+    view.self_tests = layout.blocks
+    findings = lowered(apply(findings, view), layout.dead)
     findings.sort(key=_sort_key)
     counts = Counter(f.severity for f in findings)
     kinds = Counter(c.kind.value for c in candidates)
@@ -435,12 +436,3 @@ def _component(view: ProjectView, path: str) -> str:
 def _sort_key(f: Finding) -> tuple[int, str, int, int, str]:
     loc = f.location
     return (-f.severity.rank, loc.path, loc.line or 0, loc.column or 0, f.rule_id)
-
-
-def _python_holding(findings: Sequence[Finding]) -> set[str]:
-    """Python files with a finding above info: where a self-test block can change a verdict."""
-    return {
-        f.location.path
-        for f in findings
-        if f.location.path.endswith(".py") and f.severity is not Severity.INFO
-    }
