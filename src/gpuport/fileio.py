@@ -237,26 +237,33 @@ def is_temp_name(name: str) -> bool:
 
 
 def clean_stale_temps(path: Path) -> None:
-    """Remove the temporary files a killed run left in ``path``'s folder (regular files named
-    ``.NAME.gpuport-XXXXXXXX.tmp``); never follows or removes anything else. Each folder is
-    listed once per process (an in-place run writes thousands of files into one folder)."""
+    """Remove the temporary files a killed run left for ``path`` itself (regular files or
+    links named ``.NAME.gpuport-XXXXXXXX.tmp``, NAME being ``path``'s name); never follows or
+    removes anything else: a file of that shape written for another name stays, whoever put
+    it there (a read-only ``scan -o report.json`` in a project removed every such file of the
+    project's folder; twenty-second re-run). Each folder is listed once per process (an
+    in-place run writes thousands of files into one folder)."""
     parent = path.parent if str(path.parent) else Path()
     key = os.path.realpath(parent)
-    if key in _CLEANED:
-        return
-    _CLEANED.add(key)
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return
-    for entry in entries:
-        if is_temp_name(entry.name):
-            with contextlib.suppress(OSError):
-                if entry.is_file(follow_symlinks=False) or entry.is_symlink():
-                    os.unlink(entry.path)
+    stale = _STALE.get(key)
+    if stale is None:
+        stale = _STALE[key] = {}
+        try:
+            entries = list(os.scandir(parent))
+        except OSError:
+            entries = []
+        for entry in entries:
+            if is_temp_name(entry.name):
+                target = entry.name[1:].rsplit(TEMP_MARK, 1)[0]
+                stale.setdefault(target, []).append(entry)
+    for entry in stale.pop(path.name, []):
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                os.unlink(entry.path)
 
 
-_CLEANED: set[str] = set()
+#: folder -> the name each stale temporary file there was written for -> its entries
+_STALE: dict[str, dict[str, list[os.DirEntry[str]]]] = {}
 
 
 def _temp_name(path: Path) -> Path:

@@ -35,6 +35,7 @@ from gpuport import sandbox, textre
 __all__ = [
     "NEUTRAL_CWD",
     "Completed",
+    "avoid_always",
     "avoided",
     "forget_imports_from",
     "run",
@@ -99,6 +100,20 @@ def _project_tops(folder: str) -> list[str]:
     return tops
 
 
+#: folders left out of every lookup of this run, beside those a caller names (a portfolio's
+#: other projects: :func:`avoid_always`)
+_ALWAYS: list[str] = []
+
+
+def avoid_always(folders: Iterable[Path | str]) -> None:
+    """Leave ``folders`` (and their projects) out of every lookup and environment from now on
+    in this process: ``assess A B C`` assesses each project with the others' ``bin/`` and
+    ``.venv/bin`` still on PATH."""
+    for f in avoided(folders):
+        if f not in _ALWAYS:
+            _ALWAYS.append(f)
+
+
 def avoided(avoid: Iterable[Path | str]) -> list[str]:
     """The real folders behind ``avoid``: each folder (a file's own folder), and the project
     it sits in (:func:`_project_tops`). ``hipify csrc/k.cu --check`` names one file of a
@@ -120,7 +135,7 @@ def avoided(avoid: Iterable[Path | str]) -> list[str]:
         for f in found:
             if f not in out:
                 out.append(f)
-    return out
+    return out + [f for f in _ALWAYS if f not in out]
 
 
 def _mentions(value: str, folders: list[str]) -> bool:

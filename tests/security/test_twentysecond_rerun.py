@@ -123,3 +123,100 @@ def test_gpuport_itself_forgets_import_paths_inside_the_project(tmp_path: Path) 
         assert sys.path == saved
     finally:
         sys.path[:] = saved
+
+
+def test_a_portfolio_leaves_every_listed_project_out(tmp_path: Path) -> None:
+    """F1 (portfolio): ``assess A B --hipify-check`` with A's ``.venv/bin`` on PATH ran A's
+    hipcc while B was assessed: only the project at hand was left out."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    first, second = tmp_path / "a", tmp_path / "b"
+    _canary(first / ".venv" / "bin" / "hipcc", marks)
+    for project in (first, second):
+        project.mkdir(exist_ok=True)
+        (project / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    path = os.pathsep.join([str(first / ".venv" / "bin"), os.environ.get("PATH", "")])
+    result = run_subprocess(
+        "assess", str(first), str(second), "--hipify-check", "--no-progress", env={"PATH": path}
+    )
+    assert result.code in (0, 1, 2), result.err
+    assert _marks(marks) == []
+
+
+def test_scan_starts_no_more_workers_than_it_has_work_or_cores(tmp_path: Path) -> None:
+    """F7: ``scan -j 100000`` forked a hundred thousand workers before any work (killed after
+    a minute); ``-j 1000`` took 5.8 s for 300 files."""
+    import time
+
+    for i in range(300):
+        (tmp_path / f"m{i}.py").write_text("import torch\n")
+    started = time.monotonic()
+    result = run_subprocess("scan", str(tmp_path), "-j", "100000", "-f", "compact")
+    assert result.code in (0, 1), result.err
+    assert time.monotonic() - started < 60
+
+
+def test_hipify_copies_no_git_directory_into_its_output(tmp_path: Path) -> None:
+    """F9: a project whose root holds ``HEAD``, ``config`` (with ``core.fsmonitor``),
+    ``objects/`` and ``refs/`` as plain files was copied whole into ``-o OUT``; OUT, with no
+    ``.git`` of its own, was then a bare repository to git, and ``git status`` there ran the
+    project's command. HEAD and config are left out, and said."""
+    project, out = tmp_path / "p", tmp_path / "out"
+    (project / "objects" / "info").mkdir(parents=True)
+    (project / "refs" / "heads").mkdir(parents=True)
+    (project / "objects" / "info" / "packs").write_text("\n")
+    (project / "refs" / "heads" / "main").write_text("0" * 40 + "\n")
+    (project / "HEAD").write_text("ref: refs/heads/main\n")
+    (project / "config").write_text('[core]\n\tfsmonitor = "touch pwned"\n')
+    (project / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    result = run_subprocess("hipify", str(project), "-o", str(out), "-f", "json")
+    assert result.code == 0, result.err
+    assert not (out / "HEAD").exists() and not (out / "config").exists()
+    assert (out / "refs" / "heads" / "main").exists()  # the rest is copied
+    assert "would make the output folder a git repository" in result.out
+
+
+def test_bad_paths_are_one_line_errors(tmp_path: Path) -> None:
+    """F10: a name over 255 bytes given as a path or an output, and a project setting
+    ``model_config = "~nosuchuser/x"``, ended in 'internal error' (exit 4)."""
+    long = "a" * 300
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    for args in (
+        ("scan", str(tmp_path), "-o", str(tmp_path / f"{long}.json")),
+        ("hipify", long),
+        ("port", long),
+    ):
+        result = run_subprocess(*args, cwd=tmp_path)
+        assert result.code == 2, (args, result.err)
+        assert "internal error" not in result.err and "file name too long" in result.err
+    (tmp_path / "gpuport.toml").write_text('model_config = "~nosuchuser-gpuport/config.json"\n')
+    result = run_subprocess("assess", str(tmp_path), "--no-progress")
+    assert result.code == 2, result.err
+    assert "internal error" not in result.err
+
+
+def test_the_action_runs_python_isolated() -> None:
+    """F8: the composite action ran ``python -c``/``python -m pip`` in the checked-out
+    repository, where a ``secrets.py`` or ``pip.py`` of the pull request would be imported
+    (and a fixed token would void the report's stop-commands guard)."""
+    from tests.conftest import REPO
+
+    action = (REPO / "action.yml").read_text()
+    runs = [line.strip() for line in action.splitlines() if "python " in line and "-" in line]
+    calls = [line for line in runs if "python -" in line]
+    assert calls and all("python -I " in line for line in calls), calls
+
+
+def test_a_write_removes_only_its_own_stale_temporary_files(tmp_path: Path) -> None:
+    """F11: any write (a read-only ``scan -o report.json`` into the project's folder) removed
+    every file of the folder named like a gpuport temporary file, the project's own too. Only
+    what a killed run left for the same target goes."""
+    from gpuport import fileio
+
+    mine = tmp_path / ".report.json.gpuport-0123abcd.tmp"
+    theirs = tmp_path / ".notes.txt.gpuport-89abcdef.tmp"
+    mine.write_text("left by a killed run")
+    theirs.write_text("a project file of that shape")
+    fileio.write_atomic(tmp_path / "report.json", "{}")
+    assert not mine.exists()
+    assert theirs.read_text() == "a project file of that shape"

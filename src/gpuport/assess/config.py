@@ -187,7 +187,11 @@ def _choice(value: Any, where: str, allowed: tuple[str, ...]) -> str:
 
 def _path(value: Any, where: str, base: Path) -> Path:
     """A path from a settings file is relative to that file's folder; from a flag, to cwd."""
-    path = Path(_str(value, where)).expanduser()
+    text = _str(value, where)
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError as exc:  # `~nosuchuser/...`: no such home folder
+        raise GpuportError(f"{where}: {text!r}: {exc}") from None
     return path if path.is_absolute() else base / path
 
 

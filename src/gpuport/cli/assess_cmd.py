@@ -228,6 +228,10 @@ def _portfolio(
         raise GpuportError(f"--fail-on must be one of {', '.join(CHOICES)}, not {fail_on!r}")
     if output is not None:
         check_writable(output, "--output")
+    # while one project is assessed, no other listed project's programs run either (its
+    # `.venv/bin` on PATH: twenty-second re-run); nor does gpuport import from any of them
+    subproc.avoid_always(paths)
+    subproc.forget_imports_from(paths)
     show = not no_progress and sys.stderr.isatty()
     status = err_console.status("gpuport assess: portfolio") if show else nullcontext()
     with status as live:

@@ -7,6 +7,7 @@ Shared by the typer application (:mod:`gpuport.cli.app`) and the typer-free star
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -60,18 +61,35 @@ def _call(command: Callable[[], object]) -> object:
     except KeyboardInterrupt:
         stderr_console().print("gpuport: interrupted")
         sys.exit(130)
-    except Exception as exc:
-        if os.environ.get("GPUPORT_DEBUG"):
-            traceback.print_exc()
-            sys.exit(EXIT_BUG)
-        # clipped: a bug's message may quote project text of any size (a regex of 12 MB once)
-        said = clean_line(str(exc))
-        said = said if len(said) <= _MOST_SAID else said[:_MOST_SAID] + "…"
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            _bug(exc)
+        # a path given on the command line (or in a list file) with a name too long for the
+        # file system: bad input, whichever check met it first (twenty-second re-run)
+        name = clean_line(str(exc.filename or ""))[:_MOST_SAID]
         stderr_console().print(
-            f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: "
-            f"{escape(said)} "
-            "(set GPUPORT_DEBUG=1 for a traceback and please report it)",
+            f"[bold red]gpuport: error:[/] {escape(name)}: file name too long",
             highlight=False,
             soft_wrap=True,
         )
+        sys.exit(2)
+    except Exception as exc:
+        _bug(exc)
+
+
+def _bug(exc: Exception) -> NoReturn:
+    """Say an unexpected exception on one line (a traceback with GPUPORT_DEBUG) and exit 4."""
+    if os.environ.get("GPUPORT_DEBUG"):
+        traceback.print_exc()
         sys.exit(EXIT_BUG)
+    # clipped: a bug's message may quote project text of any size (a regex of 12 MB once)
+    said = clean_line(str(exc))
+    said = said if len(said) <= _MOST_SAID else said[:_MOST_SAID] + "…"
+    stderr_console().print(
+        f"[bold red]gpuport: internal error:[/] {type(exc).__name__}: "
+        f"{escape(said)} "
+        "(set GPUPORT_DEBUG=1 for a traceback and please report it)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    sys.exit(EXIT_BUG)

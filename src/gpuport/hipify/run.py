@@ -54,7 +54,7 @@ from .translate import (
     _parse_version,
     translate,
 )
-from .tree import other_files
+from .tree import other_files, uncopied
 from .wave64 import WaveMode
 
 _SURROGATE = textre.compile("[\udc80-\udcff]")
@@ -468,6 +468,7 @@ def hipify_path(
         report.files.append(result)
     if out_dir is not None and not single:
         report.copied = list(other_files(path))
+        report.skipped += uncopied(path)
     if single and not report.files:
         why = report.skipped[0].reason if report.skipped else "not a CUDA/C++ source file"
         raise GpuportError(f"cannot hipify {path}: {why}")

@@ -11,10 +11,40 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from gpuport.scan.finding import SkippedFile
 from gpuport.scan.project.files import Skip, classify, iter_entries
 from gpuport.scan.rules import FileKind
 
-__all__ = ["other_files"]
+__all__ = ["other_files", "uncopied"]
+
+
+#: the files that make a folder a git directory beside its ``objects/`` and ``refs/``
+_GIT_DIR_FILES = frozenset({"HEAD", "config", "commondir", "gitdir"})
+
+
+def _git_dir_file(root: Path, rel: str) -> bool:
+    """Whether ``rel`` would make its copy's folder a git directory: ``HEAD`` or ``config``
+    beside ``objects/`` and ``refs/``. Copied, the output folder (which has no ``.git`` of its
+    own) was a bare repository to git, and a ``core.fsmonitor`` in that config ran on the next
+    ``git status`` there (twenty-second re-run)."""
+    folder, _, name = rel.rpartition("/")
+    if name not in _GIT_DIR_FILES:
+        return False
+    at = root / folder if folder else root
+    return (at / "objects").is_dir() or (at / "refs").is_dir()
+
+
+def uncopied(root: Path) -> list[SkippedFile]:
+    """The files :func:`other_files` leaves out because they would make a git directory."""
+    return [
+        SkippedFile(
+            path=item[0],
+            reason="not copied: beside objects/ and refs/ it would make the output folder a "
+            "git repository (whose config could run a command)",
+        )
+        for item in iter_entries(root)
+        if not isinstance(item, Skip) and _git_dir_file(root, item[0])
+    ]
 
 
 def other_files(root: Path) -> Iterator[str]:
@@ -27,7 +57,7 @@ def other_files(root: Path) -> Iterator[str]:
         if isinstance(item, Skip):
             continue
         rel, entry = item
-        if rel.rsplit("/", 1)[-1] == ".git":
+        if rel.rsplit("/", 1)[-1] == ".git" or _git_dir_file(root, rel):
             continue
         try:
             regular = entry.is_file(follow_symlinks=False)

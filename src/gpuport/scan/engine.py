@@ -158,7 +158,10 @@ def scan_path(
     if opts.jobs > 1 and total >= PARALLEL_THRESHOLD:
         chunks = [candidates[i : i + CHUNK] for i in range(0, total, CHUNK)]
         ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        with ProcessPoolExecutor(max_workers=opts.jobs, mp_context=ctx) as pool:
+        # never more workers than chunks or cores: the fork context starts them all at once
+        # (`-j 100000` forked until killed; twenty-second re-run)
+        workers = max(1, min(opts.jobs, len(chunks), os.cpu_count() or 1))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             done = 0
             jobs = len(chunks)
             for part in pool.map(_chunk_worker, chunks, [opts] * jobs, [own] * jobs):
