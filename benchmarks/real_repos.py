@@ -18,6 +18,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set eighth   # issue 24's eighth (held-out) sample
     python benchmarks/real_repos.py TREES --set ninth    # issue 24's ninth (held-out) sample
     python benchmarks/real_repos.py TREES --set tenth    # issue 24's tenth (held-out) sample
+    python benchmarks/real_repos.py TREES --set eleventh # issue 24's eleventh (held-out) sample
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -28,8 +29,9 @@ the third sample's second half had been seen, and is likewise run only before an
 ``--set fifth`` is a fifth one, chosen after the fourth had been seen, and ``--set sixth`` a
 sixth, chosen after the fifth had been seen, ``--set seventh`` a seventh, chosen after the
 sixth had been seen, ``--set eighth`` an eighth, chosen after the seventh had been seen, and
-``--set ninth`` a ninth, chosen after the eighth had been seen, and ``--set tenth`` a tenth,
-chosen after the ninth had been seen.
+``--set ninth`` a ninth, chosen after the eighth had been seen, ``--set tenth`` a tenth,
+chosen after the ninth had been seen, and ``--set eleventh`` an eleventh, chosen after the
+tenth had been seen.
 
 Nothing in the trees is run; the scan reads them as text.
 """
@@ -46,6 +48,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from real_repos_eighth import EIGHTH_ROUTE, EIGHTH_SET
+from real_repos_eleventh import ELEVENTH_ROUTE, ELEVENTH_SET
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
 from real_repos_ninth import NINTH_ROUTE, NINTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
@@ -446,6 +449,7 @@ SETS = {
     "eighth": EIGHTH_SET,
     "ninth": NINTH_SET,
     "tenth": TENTH_SET,
+    "eleventh": ELEVENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -457,6 +461,7 @@ ROUTE_NAMES = (
     | frozenset(EIGHTH_ROUTE)
     | frozenset(NINTH_ROUTE)
     | frozenset(TENTH_ROUTE)
+    | frozenset(ELEVENTH_ROUTE)
 )
 
 
