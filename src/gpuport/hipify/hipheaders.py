@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,13 +56,15 @@ class HipHeaders:
         return (self.include / name).is_file()
 
 
-def find_include(hipcc: str | None = None) -> Path | None:
-    """The include folder of the HIP install (see the module docstring), or None."""
+def find_include(hipcc: str | None = None, avoid: Sequence[Path] = ()) -> Path | None:
+    """The include folder of the HIP install (see the module docstring), or None; never one
+    inside ``avoid`` (the project: its own ``hipcc`` or ``ROCM_PATH`` would choose the headers
+    the translation is checked against)."""
     candidates: list[Path] = []
-    exe = hipcc or subproc.which("hipcc")  # a sanitized PATH: never a relative entry
+    exe = hipcc or subproc.which("hipcc", avoid=avoid)  # a sanitized PATH: no relative entry
     if exe:
         candidates.append(Path(os.path.realpath(exe)).parent.parent / "include")
-    rocm = os.environ.get("ROCM_PATH")
+    rocm = subproc.safe_env(avoid=avoid).get("ROCM_PATH")
     if rocm:
         candidates.append(Path(rocm) / "include")
     candidates.append(Path("/opt/rocm/include"))

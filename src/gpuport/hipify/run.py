@@ -218,7 +218,7 @@ def detect_hip_version(avoid: Sequence[Path] = (), run: bool = True) -> str | No
     the user cache folder; looked up and run with a sanitized PATH, no relative entries and
     none inside the folders in ``avoid``, the project, from a throw-away folder:
     :mod:`gpuport.subproc`); else the ROCm install's version file."""
-    include = find_include()
+    include = find_include(avoid=avoid)
     if include is not None:
         version = header_version(include)
         if version is not None:
