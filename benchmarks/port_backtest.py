@@ -465,6 +465,46 @@ PORTS = (
         "e8cd12d8e58e976ce88d89c15da27988d46bd7fc",
         "fresh8",
     ),
+    Port(
+        "J26",
+        "knowledge-graph-system",
+        "aaronsb/knowledge-graph-system",
+        "00dab14b732d18c0fe0172fccab57f848aea5045",
+        "63f752834c2258c4e671879afd86e039a359c232",
+        "fresh9",
+    ),
+    Port(
+        "J27",
+        "light-the-torch",
+        "Slicer/light-the-torch",
+        "7525e1b5eeacebdc14a3dc836f32bc81e36f6c21",
+        "453b02bac0279fb975ee4061a0a5404d22c156a3",
+        "fresh9",
+    ),
+    Port(
+        "J28",
+        "transformerlab-api",
+        "transformerlab/transformerlab-api",
+        "507d8ab37dbe0b82b0255f628ac39cbfcdcac806",
+        "ec199421a9e7f43df424f29855ef64263f0122cb",
+        "fresh9",
+    ),
+    Port(
+        "J29",
+        "cbang",
+        "CauldronDevelopmentLLC/cbang",
+        "d5b878e7ae5ff228256d15bd169b4eae2c7c1362",
+        "21daf706c1efa5a2c62a2199f753bd202b943cee",
+        "fresh9",
+    ),
+    Port(
+        "J30",
+        "candi",
+        "dealii/candi",
+        "ed760ba14d99a8c45245681582fcf9395666cec2",
+        "4225983efaa9975b4ae07d56aefe4bd569e07186",
+        "fresh9",
+    ),
 )
 
 
@@ -522,7 +562,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh8``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh9``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -775,6 +815,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh6",
         "fresh7",
         "fresh8",
+        "fresh9",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
