@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpuport.port.context import PortContext
 from gpuport.port.image_builds import _parse, built_images, image_repository
-from tests.port.helpers import fix_ids, project, run
+from tests.port.helpers import created, fix_ids, project, run
 
 RESERVED = """\
 services:
@@ -144,3 +144,37 @@ def test_an_image_the_project_does_not_build_keeps_the_unsafe_devices(tmp_path: 
     assert "compose-rocm:docker-compose-dev.rocm.yml" not in fix_ids(run(root), applied=True)
     unsafe = run(root, unsafe_fixes=True)
     assert "compose-rocm:docker-compose-dev.rocm.yml+image-tag" in fix_ids(unsafe, applied=True)
+
+
+_GPU_OVERLAY = (
+    "services:\n  api:\n    deploy:\n      resources:\n        reservations:\n"
+    "          devices:\n            - driver: nvidia\n              count: all\n"
+    "              capabilities: [gpu]\n"
+)
+_MAIN = (
+    "services:\n  api:\n    build:\n      context: ..\n      dockerfile: api/Dockerfile\n"
+    "    image: kg-api:latest\n"
+)
+
+
+def test_an_overlay_on_top_of_the_main_compose_file_reads_its_services(tmp_path: Path) -> None:
+    """J26 (eleventh pass): ``docker-compose.gpu-nvidia.yml``, loaded on top of
+    ``docker-compose.yml``, reserves the GPU for a service the main file builds from a plain
+    Python image that installs PyPI's (CUDA) torch. The base file was not found (only
+    ``docker-compose.gpu.yml`` was looked for), so the AMD overlay was made, giving devices to
+    an image with no ROCm torch. Now the main file is read and the overlay declined."""
+    files = {
+        "docker/docker-compose.yml": _MAIN,
+        "docker/docker-compose.gpu-nvidia.yml": _GPU_OVERLAY,
+        "api/Dockerfile": "FROM python:3.11-slim\nRUN pip install torch\n",
+    }
+    report = run(project(tmp_path / "a", files), unsafe_fixes=True)
+    assert not any("gpu-amd" in f.path for f in report.files), [f.path for f in report.files]
+    why = [u.reason for u in report.unfixed if u.finding.rule_id == "GP502"]
+    assert why and "builds api/Dockerfile, which gets no ROCm copy" in why[0]
+    # a CUDA PyTorch base gets a ROCm copy, and the overlay builds that copy
+    cuda = "FROM pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\nRUN pip install fastapi\n"
+    report = run(project(tmp_path / "b", {**files, "api/Dockerfile": cuda}), unsafe_fixes=True)
+    paths = sorted(f.path for f in report.files)
+    assert paths == ["api/Dockerfile.rocm", "docker/docker-compose.gpu-amd.yml"]
+    assert "dockerfile: api/Dockerfile.rocm" in created(report, "docker/docker-compose.gpu-amd.yml")

@@ -339,10 +339,18 @@ def _compose(
 
 
 def _base_compose(ctx: PortContext, path: str) -> str | None:
-    """The file a vendor overlay completes (``compose.yaml`` beside ``compose.nvidia.yaml``)."""
+    """The file a vendor overlay completes: its name without the vendor word (``compose.yaml``
+    beside ``compose.nvidia.yaml``), or without a GPU qualifier too, or the folder's main
+    compose file (``docker-compose.yml`` beside ``docker-compose.gpu-nvidia.yml``, which its
+    own header loads on top of it: J26, eleventh pass)."""
     p = PurePosixPath(path)
     stem = textre.sub(r"(?i)[-_.](?:nvidia|cuda|nv)(?P<end>[-_.]|$)", r"\g<end>", p.stem)
-    for cand in (f"{stem}{p.suffix}", f"{stem}.yaml", f"{stem}.yml"):
+    plain = textre.sub(r"(?i)[-_.]gpus?$", "", stem)
+    names = [f"{s}{x}" for s in dict.fromkeys((stem, plain)) for x in (p.suffix, ".yaml", ".yml")]
+    names += ["docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml"]
+    for cand in dict.fromkeys(names):
+        if cand == p.name:
+            continue
         text = ctx.read(str(p.with_name(cand)))
         if text is not None:
             return text

@@ -45,7 +45,8 @@ from collections.abc import Iterable
 from gpuport import textre
 from gpuport.hipify.translate import port_wave64
 from gpuport.hipify.wave64 import meaning_of
-from gpuport.port.context import PortContext, Proposal
+from gpuport.models import Severity
+from gpuport.port.context import FIXED_SCOPES, PortContext, Proposal, unrun
 from gpuport.port.cxx_scope import cuda_compiler_only, function_scope
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
@@ -553,13 +554,33 @@ def _line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _judged_defines(ctx: PortContext) -> dict[str, list[Finding]]:
+    """``#define WARP_SIZE 32`` findings the scan lowered to info because the code around them
+    is right on a 64-lane wavefront as written: what ``--unsafe-fixes`` may still port to the
+    full wavefront (the scan judged them major until it could read their component)."""
+    out: dict[str, list[Finding]] = {}
+    for f in ctx.report.findings:
+        if (
+            f.rule_id == "GP303"
+            and f.severity is Severity.INFO
+            and f.default_severity is Severity.MAJOR
+            and "is defined as 32, but a wavefront" in f.message
+            and "correct on a 64-lane wavefront as written" in f.message
+            and f.scope in FIXED_SCOPES
+            and not unrun(f.location.path)
+        ):
+            out.setdefault(f.location.path, []).append(f)
+    return out
+
+
 def propose(ctx: PortContext) -> list[Proposal]:
     out: list[Proposal] = []
-    for path in ctx.files_with("GP30", "GP31"):
+    judged = _judged_defines(ctx)
+    for path in sorted(set(ctx.files_with("GP30", "GP31")) | set(judged)):
         text = ctx.read(path)
         if text is None:
             continue
-        mine = ctx.of("GP3", path=path)
+        mine = ctx.of("GP3", path=path) + judged.get(path, [])
         for make, rules in (
             (_masks, ("GP302",)),
             (_headers, ("GP316", "GP319")),
