@@ -220,3 +220,18 @@ def test_a_write_removes_only_its_own_stale_temporary_files(tmp_path: Path) -> N
     fileio.write_atomic(tmp_path / "report.json", "{}")
     assert not mine.exists()
     assert theirs.read_text() == "a project file of that shape"
+
+
+def test_port_with_thousands_of_cmake_files_each_with_a_cuda_lookup(tmp_path: Path) -> None:
+    """Second reviewer, F1: a root ``project(x LANGUAGES CXX CUDA)`` and N small ``.cmake``
+    files each with ``find_package(CUDA)``: the CMake fix read every CMake file again for
+    each one (2,000 files 30 s CPU; 4,000 past two minutes). Read once, kept per folder."""
+    from gpuport.port import PortOptions, port_path
+    from tests.security.test_stalls import _within
+
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(x LANGUAGES CXX CUDA)\n"
+    )
+    for i in range(2_000):
+        (tmp_path / f"c{i}.cmake").write_text(f"find_package(CUDA)\nset(V{i} 1)\n")
+    _within(lambda: port_path(tmp_path, PortOptions()), 6.0)

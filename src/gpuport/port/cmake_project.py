@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from gpuport import textre
 
-__all__ = ["ProjectCuda", "cuda_language_sources", "find_project_cuda"]
+__all__ = ["ProjectCuda", "cuda_language_sources", "find_project_cuda", "names_a_hook"]
 
 _PROJECT = textre.compile(r"^([ \t]*)project[ \t]*\(([^()]*)\)", re.M | re.I)
 _WORD = textre.compile(r"\"[^\"]*\"|[^\s\"]+")
@@ -56,6 +56,11 @@ class ProjectCuda:
     without: str
     languages: tuple[str, ...]
     unsafe: str
+
+
+def names_a_hook(text: str) -> bool:
+    """Whether a CMake text names a project-include hook (what ``others`` is read for)."""
+    return _HOOK.search(text) is not None
 
 
 def find_project_cuda(text: str, others: str = "") -> ProjectCuda | None:

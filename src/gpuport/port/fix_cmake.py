@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
+from gpuport.port.cmake_files import handled_files, hook_texts
 from gpuport.port.cmake_flags import flag_edits
 from gpuport.port.cmake_project import (
     cuda_language_sources,
@@ -235,35 +236,18 @@ _LIB_FAMILIES = {
 }
 
 
+def _own_lookup(text: str) -> bool:
+    """A CMake file with a CUDA lookup of its own (it gets its own fix)."""
+    return bool(
+        _PROJECT_CUDA.search(text) or OPTION in text or _FIND.search(text) or _ENABLE.search(text)
+    )
+
+
 def _handled(ctx: PortContext, path: str, folder: str) -> dict[str, str]:
     """The CMake files the fix edits: this one, and those under its folder without a CUDA
     lookup of their own (those get their own fix), which the HIP build configures through
     ``add_subdirectory`` and which see the option."""
-    prefix = f"{folder}/" if folder else ""
-    texts: dict[str, str] = {}
-    own: list[str] = []  # folders of CMake files with their own lookup: their own fix
-    for rel in sorted(ctx.files_of("cmake")):
-        if rel == path or not rel.startswith(prefix) or rel.endswith(SHIM):
-            continue
-        if not rel.endswith(("CMakeLists.txt", ".cmake")):
-            continue
-        text = ctx.read(rel)
-        if text is None:
-            continue
-        if (
-            _PROJECT_CUDA.search(text)
-            or OPTION in text
-            or _FIND.search(text)
-            or _ENABLE.search(text)
-        ):
-            own.append(f"{_folder(rel)}/")
-            continue
-        texts[rel] = text
-    out = {path: ctx.read(path) or ""}
-    for rel, text in texts.items():
-        if not any(rel.startswith(o) for o in own if o != prefix and o != "/"):
-            out[rel] = text
-    return out
+    return handled_files(ctx, path, folder, _own_lookup, SHIM)
 
 
 def _folder(rel: str) -> str:
@@ -416,7 +400,9 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     eol = ctx.eol(text)
     proj = None
     if _PROJECT_CUDA.search(text):
-        others = " ".join(ctx.read(r) or "" for r in ctx.files_of("cmake") if r != path)
+        # only the files that name a hook matter to it (all of them joined, per file with a
+        # CUDA project(), was files x files: twenty-second re-run)
+        others = " ".join(t for r, t in hook_texts(ctx) if r != path)
         proj = find_project_cuda(text, others)
         if proj is None:
             return []  # a project() call gpuport cannot read word by word: left
