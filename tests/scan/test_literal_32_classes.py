@@ -9,6 +9,7 @@ from pathlib import Path
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
+from tests.scan.project_files import write
 
 _KERNEL = (
     '#include "common.h"\n'
@@ -21,11 +22,7 @@ _HEADER = "#pragma once\n#define WARPSIZE 32\n"
 
 
 def _gp303(root: Path, files: dict[str, str]) -> dict[str, Finding]:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    report = scan_path(root, ScanOptions(jobs=1, target="gfx942"))
+    report = scan_path(write(root, files), ScanOptions(jobs=1, target="gfx942"))
     return {f.location.path: f for f in report.findings if f.rule_id == "GP303"}
 
 

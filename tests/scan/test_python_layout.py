@@ -13,6 +13,7 @@ from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
 from gpuport.scan.project.py_layout import main_block
+from tests.scan.project_files import write
 
 _KERNEL = """import torch
 
@@ -31,11 +32,7 @@ else:
 
 
 def _scopes(root: Path, files: dict[str, str]) -> dict[int, str]:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    report = scan_path(root, ScanOptions(jobs=1, target="gfx942"))
+    report = scan_path(write(root, files), ScanOptions(jobs=1, target="gfx942"))
     return {
         f.location.line: f.scope
         for f in report.findings
@@ -108,11 +105,7 @@ def set_exclusive_mode(gpu=0):
 
 
 def _gp204(root: Path, files: dict[str, str]) -> dict[int, Finding]:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    report = scan_path(root, ScanOptions(jobs=1))
+    report = scan_path(write(root, files), ScanOptions(jobs=1))
     return {
         f.location.line: f
         for f in report.findings
