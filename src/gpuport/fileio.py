@@ -353,8 +353,12 @@ def make_dirs(folder: Path) -> None:
 
 
 def check_writable(path: Path, what: str = "") -> None:
-    """Refuse a destination that cannot be written, before any long work is done for it."""
+    """Refuse a destination that cannot be written, before any long work is done for it, and
+    one of gpuport's own backups (``--output k.cu.gpuport.bak`` replaced the backup the same
+    run had just written, the original's only copy: twenty-third re-run)."""
     label = f"{what} {path}" if what else str(path)
+    if path.name.endswith(BACKUP_SUFFIX):
+        raise GpuportError(f"cannot write {label}: a name gpuport keeps for its backups")
     try:
         _check_destination(path, None)
     except GpuportError as exc:
@@ -403,9 +407,18 @@ def _fsync_dir(parent: Path) -> None:
 
 
 def write_atomic_bytes(
-    path: Path, data: bytes, *, root: Path | None = None, mode: int | None = None
+    path: Path,
+    data: bytes,
+    *,
+    root: Path | None = None,
+    mode: int | None = None,
+    is_backup: bool = False,
 ) -> None:
-    """Write ``data`` to ``path`` atomically (see the module doc); OSError becomes one line."""
+    """Write ``data`` to ``path`` atomically (see the module doc); OSError becomes one line.
+    Only :func:`backup` writes a ``*.gpuport.bak`` (a report named so replaced the backup the
+    same run had written: twenty-third re-run)."""
+    if path.name.endswith(BACKUP_SUFFIX) and not is_backup:
+        raise GpuportError(f"cannot write {path}: a name gpuport keeps for its backups")
     parent = _check_destination(path, root)
     clean_stale_temps(path)
     perms = _mode_for(path, mode)
@@ -496,7 +509,8 @@ def atomic_path(path: Path, *, root: Path | None = None) -> Iterator[Path]:
 def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = None,
                 durable: bool = True) -> None:  # fmt: skip
     """Copy the regular file ``src`` (inside ``src_root``) to ``dest`` like :func:`write_atomic`
-    (streamed; the mode is kept). ``durable=False``: a scratch copy gpuport deletes after use,
+    (streamed; the permission bits are kept, never set-user-ID, set-group-ID or sticky).
+    ``durable=False``: a scratch copy gpuport deletes after use,
     not synced (8,000 files took 76 s of wall time; sixteenth re-run)."""
     info = check_regular(src, root=src_root)
     parent = _check_destination(dest, root)
@@ -513,7 +527,9 @@ def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = No
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             _copy_sparse(rfd, wfd, os.fstat(rfd).st_size)
-            os.fchmod(wfd, info.st_mode & 0o7777)
+            # the permission bits only: a set-user-ID bit copied by root made a root-owned
+            # set-user-ID copy of a project's program (twenty-third re-run)
+            os.fchmod(wfd, info.st_mode & 0o777)
             if durable:
                 os.fsync(wfd)
         finally:
@@ -601,6 +617,6 @@ def backup(path: Path, original: bytes, *, root: Path | None = None) -> None:
     except OSError:
         mode = None
     try:
-        write_atomic_bytes(bak, original, root=root, mode=mode)
+        write_atomic_bytes(bak, original, root=root, mode=mode, is_backup=True)
     except GpuportError as exc:
         raise GpuportError(str(exc).replace("cannot write", "cannot back up to", 1)) from None

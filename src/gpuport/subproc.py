@@ -38,6 +38,8 @@ __all__ = [
     "avoid_always",
     "avoided",
     "forget_imports_from",
+    "neutral_tempdir",
+    "project_of",
     "run",
     "safe_env",
     "safe_path",
@@ -67,37 +69,35 @@ _MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt",
 
 
 def _stops() -> tuple[Path, ...]:
-    """Folders never taken for a project: ``/`` and the home folder."""
+    """Folders never taken for a project: ``/`` and the user's home folder, as the password
+    database has it (``$HOME`` can be set by a project's ``.envrc`` to the project itself:
+    twenty-third re-run)."""
     try:
-        return (Path(os.sep), Path(os.path.realpath(Path.home())))
-    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
         return (Path(os.sep),)
+    return (Path(os.sep), Path(os.path.realpath(home)))
 
 
 def _project_tops(folder: str) -> list[str]:
-    """The folders above ``folder`` that are the project it sits in: the top of its git work
-    tree (the nearest folder with a ``.git``), and the top of the run of folders, from the
-    nearest one with a project file upwards, that each hold one (``pyproject.toml``,
-    ``CMakeLists.txt``, ``.envrc``...). Never ``/`` or the home folder."""
+    """The folders above ``folder`` that are the project it sits in: the highest folder with a
+    ``.git`` (a submodule's ``.git`` is not the top: twenty-third re-run) and the highest folder
+    with a project file (``pyproject.toml``, ``CMakeLists.txt``, ``.envrc``...; folders without
+    one may lie between), both below ``/`` and the home folder."""
     stop = _stops()
-    tops: list[str] = []
-    run_top: Path | None = None  # the highest folder of the run of marked folders so far
-    run_over = False
+    git: Path | None = None
+    marked: Path | None = None
     for at in (Path(folder), *Path(folder).parents):
         if at in stop:
             break
-        marked = [m for m in _MARKERS if (at / m).exists() or (at / m).is_symlink()]
-        if not run_over:
-            if marked:
-                run_top = at
-            elif run_top is not None:
-                run_over = True
-        if ".git" in marked:
-            tops.append(str(at))
-            break
-    if run_top is not None and str(run_top) not in tops:
-        tops.append(str(run_top))
-    return tops
+        found = [m for m in _MARKERS if (at / m).exists() or (at / m).is_symlink()]
+        if found:
+            marked = at
+        if ".git" in found:
+            git = at
+    return list(dict.fromkeys(str(t) for t in (git, marked) if t is not None))
 
 
 #: folders left out of every lookup of this run, beside those a caller names (a portfolio's
@@ -112,6 +112,14 @@ def avoid_always(folders: Iterable[Path | str]) -> None:
     for f in avoided(folders):
         if f not in _ALWAYS:
             _ALWAYS.append(f)
+
+
+def project_of(path: Path | str) -> list[str]:
+    """The real folder of ``path`` (a file's own folder) and the project it sits in (its git
+    work tree, the highest folder with a project file): never ``/`` or the home folder."""
+    real = Path(os.path.realpath(path))
+    folder = real.parent if real.is_file() else real
+    return list(dict.fromkeys([str(folder), *_project_tops(str(folder))]))
 
 
 def avoided(avoid: Iterable[Path | str]) -> list[str]:
@@ -171,6 +179,21 @@ def forget_imports_from(avoid: Iterable[Path | str]) -> None:
         importlib.invalidate_caches()
 
 
+def neutral_tempdir(avoid: Iterable[Path | str]) -> None:
+    """Keep gpuport's own temporary folders out of ``avoid`` (a project): a ``TMPDIR`` inside
+    it (a project's ``.envrc``) left ``probe-*`` folders there after a read-only ``assess``
+    and put the compile check's outputs in the project (twenty-third re-run)."""
+    import tempfile
+
+    folders = avoided(avoid)
+    if _inside(tempfile.gettempdir(), folders):
+        for candidate in ("/tmp", "/var/tmp"):  # noqa: S108  (the system folders, not a name)
+            if Path(candidate).is_dir() and not _inside(candidate, folders):
+                tempfile.tempdir = candidate
+                os.environ.pop("TMPDIR", None)
+                return
+
+
 def safe_path(value: str | None = None, *, avoid: Iterable[Path | str] = ()) -> str:
     """``value`` (default: this process's PATH) with only absolute entries that are not inside
     any of the folders in ``avoid`` (the project being scanned or translated)."""
@@ -198,22 +221,52 @@ def safe_env(
     env["PATH"] = safe_path(env.get("PATH", os.defpath), avoid=avoid)
     folders = avoided(avoid)
     if folders:
-        # every other variable that names a place in the project loses that entry: ROCM_PATH
-        # and HIP_PATH (Debian's hipcc and hipconfig run `$ROCM_PATH/llvm/bin/clang++`),
-        # PYTHONPATH (doctor's `import torch`), PERL5LIB, LD_PRELOAD... (twenty-second re-run)
-        for name, value in list(env.items()):
-            if name == "PATH" or not value:
+        # with a project at hand, a program gets only the variables on the allow-list, each
+        # without an entry that names the project or is relative (twenty-second and
+        # twenty-third re-runs: ROCM_PATH and PERL5LIB into the project, PERL5OPT=-d with a
+        # PERL5DB written in escapes, a PERL5LIB relative to `/` reached the project's code)
+        kept_env: dict[str, str] = {}
+        for name, value in env.items():
+            if name == "PATH":
+                kept_env[name] = value
                 continue
-            parts = value.split(os.pathsep)
-            kept = [part for part in parts if not _mentions(part, folders)]
-            if len(kept) == len(parts):
+            if name not in _ENV_NAMES and not name.startswith(_ENV_PREFIXES):
                 continue
-            if kept:
-                env[name] = os.pathsep.join(kept)
-            else:
-                del env[name]
+            parts = [
+                part
+                for part in value.split(os.pathsep)
+                if not _mentions(part, folders) and not (name in _ENV_PATHS and not _absolute(part))
+            ]
+            if parts or not value:
+                kept_env[name] = os.pathsep.join(parts)
+        if "HOME" not in kept_env and (home := _stops()[-1]) != Path(os.sep):
+            kept_env["HOME"] = str(home)  # a HOME inside the project: the user's own
+        env = kept_env
     env.update(extra or {})
     return env
+
+
+def _absolute(part: str) -> bool:
+    return not part or Path(part).is_absolute()
+
+
+#: the variables a program gpuport starts gets when a project is at hand (:func:`safe_env`):
+#: the locale, the user, the GPU stack's install folders and device choices; nothing that
+#: loads code (PERL5OPT, PERL5DB, PYTHONSTARTUP, LD_PRELOAD, BASH_ENV...)
+_ENV_NAMES = frozenset(
+    {"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "HIP_PLATFORM",
+     "ROCM_PATH", "ROCM_HOME", "HIP_PATH", "HSA_PATH", "HIP_CLANG_PATH", "HIP_DEVICE_LIB_PATH",
+     "DEVICE_LIB_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "LD_LIBRARY_PATH", "PYTHONPATH",
+     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+     "GPU_DEVICE_ORDINAL", "HSA_OVERRIDE_GFX_VERSION", "NVIDIA_VISIBLE_DEVICES"}
+)  # fmt: skip
+_ENV_PREFIXES = ("LC_", "GPUPORT_")
+#: variables that list folders: a relative entry resolves from the program's working folder
+_ENV_PATHS = frozenset(
+    {"HOME", "TMPDIR", "ROCM_PATH", "ROCM_HOME", "HIP_PATH", "HSA_PATH", "HIP_CLANG_PATH",
+     "HIP_DEVICE_LIB_PATH", "DEVICE_LIB_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT",
+     "LD_LIBRARY_PATH", "PYTHONPATH"}
+)  # fmt: skip
 
 
 def which(name: str, *, avoid: Iterable[Path | str] = (), path: str | None = None) -> str | None:

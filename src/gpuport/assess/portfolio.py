@@ -112,8 +112,13 @@ def read_list(path: Path) -> list[Path]:
     out = []
     for line in text.splitlines():
         item = line.split("#", 1)[0].strip()
+        if "\0" in item:
+            raise GpuportError(f"{path}: a line holds a NUL byte, which no path can")
         if item:
-            p = Path(item).expanduser()
+            try:
+                p = Path(item).expanduser()
+            except RuntimeError as exc:  # `~nosuchuser/...`
+                raise GpuportError(f"{path}: {item!r}: {exc}") from None
             out.append(p if p.is_absolute() else path.parent / p)
     if not out:
         raise GpuportError(f"{path} lists no project folder (one per line)")

@@ -184,7 +184,12 @@ def assess(
         _portfolio(listed, flags, kind, output, no_progress)
         return
     root, given = project_root(listed[0] if listed else None)
-    subproc.forget_imports_from([root])  # --run-bench imports torch in this process
+    # every program started while this project is assessed leaves it out (its bench
+    # workers, its compile checks), and gpuport itself imports nothing from it (--run-bench
+    # imports torch in this process) nor keeps temporary files in it
+    subproc.avoid_always([root])
+    subproc.forget_imports_from([root])
+    subproc.neutral_tempdir([root])
     settings = load_settings(root, flags)
     options = AssessOptions(
         run_bench=run_bench,
@@ -232,6 +237,7 @@ def _portfolio(
     # `.venv/bin` on PATH: twenty-second re-run); nor does gpuport import from any of them
     subproc.avoid_always(paths)
     subproc.forget_imports_from(paths)
+    subproc.neutral_tempdir(paths)
     show = not no_progress and sys.stderr.isatty()
     status = err_console.status("gpuport assess: portfolio") if show else nullcontext()
     with status as live:

@@ -209,10 +209,18 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
 
     if output is None:
         return
+    if output.name.endswith(fileio.BACKUP_SUFFIX):  # it would replace an original's backup
+        raise GpuportError(f"{what} {output}: a name gpuport keeps for its backups")
+    from gpuport import subproc
+
     root = Path(os.path.realpath(path))
-    here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
     out = Path(os.path.abspath(output))  # noqa: PTH100
-    link = fileio.link_below(out.parent, here) if out.is_relative_to(here) else None
+    link = None
+    # the project named, and the project it sits in when a sub-folder or a file is named (a
+    # link the project ships above the folder named: twenty-third re-run)
+    for top in [Path(os.path.abspath(path)), *map(Path, subproc.project_of(path))]:  # noqa: PTH100
+        if link is None and out.is_relative_to(top) and top.is_dir():
+            link = fileio.link_below(out.parent, top)
     # the walk as the kernel makes it: ``p/sub/../x.json`` follows ``sub`` before ``..``
     link = link or (first_link_in(output, root) if root.is_dir() else None)
     if link is not None:  # a folder between the project and the file

@@ -263,6 +263,8 @@ def run_hipify(
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
     refuse_empty_file(path, "translate")
+    subproc.avoid_always([path])  # every lookup and program of this run leaves the project out
+    subproc.neutral_tempdir([path])
     version, origin = resolve_hip_version(hip_version, avoid=(path,))
     report = hipify_path(
         path,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from gpuport import subproc
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
 from gpuport.cli.options import FormatOption, OutputOption
 from gpuport.models import GpuportError
@@ -106,6 +107,8 @@ def port(
         include_vendored=include_vendored,
         exclude=tuple(exclude or ()),
     )
+    subproc.avoid_always([path])  # every lookup and program of this run leaves the project out
+    subproc.neutral_tempdir([path])
     report = port_path(path, opts)
 
     def text() -> str:

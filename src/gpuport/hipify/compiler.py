@@ -159,7 +159,7 @@ def toolchain(hipcc: str, *, avoid: Sequence[Path | str] = ()) -> Toolchain:
     real = os.path.realpath(compiler)
     if not Path(compiler).is_absolute() or not os.access(real, os.X_OK):
         raise EnvironmentProblem(f"hipcc runs {compiler!r}, which is not an executable path")
-    if any(_within(real, os.path.realpath(a)) for a in avoid):
+    if any(_within(real, f) for f in subproc.avoided(avoid)):
         raise EnvironmentProblem(f"hipcc runs {compiler}, inside the project; not run")
     chain = Toolchain(hipcc, compiler, tuple(flags), tuple(_include_roots(compiler, flags)))
     _CACHE[key] = chain
