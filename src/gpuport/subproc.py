@@ -33,6 +33,7 @@ from pathlib import Path
 from gpuport import sandbox, textre
 
 __all__ = [
+    "MARKERS",
     "NEUTRAL_CWD",
     "Completed",
     "avoid_always",
@@ -43,6 +44,7 @@ __all__ = [
     "run",
     "safe_env",
     "safe_path",
+    "stops",
     "which",
 ]
 
@@ -64,8 +66,15 @@ def _inside(entry: str, folders: list[str]) -> bool:
 
 
 #: files that mark a project's folder (see :func:`avoided`)
-_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt", "Makefile",
-            "requirements.txt", ".envrc", "environment.yml", "Dockerfile", ".venv")  # fmt: skip
+MARKERS = _MARKERS = (
+    ".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt", "Makefile",
+    "requirements.txt", ".envrc", "environment.yml", "Dockerfile", ".venv",
+)  # fmt: skip
+
+
+def stops() -> tuple[Path, ...]:
+    """Folders never taken for a project (see :func:`_stops`)."""
+    return _stops()
 
 
 def _stops() -> tuple[Path, ...]:

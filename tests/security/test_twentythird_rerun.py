@@ -154,3 +154,62 @@ def test_a_portfolio_list_with_a_nul_byte_is_a_one_line_error(tmp_path: Path) ->
     listing.write_bytes(b"a\x00b\n")
     result = run_subprocess("assess", "--projects", str(listing), "--no-progress")
     assert result.code == 2 and "NUL" in result.err, result.err
+
+
+_K = "__global__ void k(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[1], 1); }\n"
+
+
+def test_hipify_writes_through_no_link_the_project_ships(tmp_path: Path) -> None:
+    """F2, F7: ``hipify P/csrc -o P/out/gen`` with ``out`` a link the project ships wrote
+    outside; ``hipify P/csrc --in-place`` and ``port P/csrc --apply`` with ``csrc`` such a link
+    rewrote (and backed up) files outside."""
+    project, victim = tmp_path / "p", tmp_path / "victim"
+    (project / "csrc").mkdir(parents=True)
+    victim.mkdir()
+    (project / "csrc" / "k.cu").write_text(_K)
+    (project / "out").symlink_to(victim)
+    result = run_subprocess("hipify", str(project / "csrc"), "-o", str(project / "out" / "gen"))
+    assert result.code == 2 and "goes through a link in the project" in result.err
+    outside = tmp_path / "outside-src"
+    outside.mkdir()
+    (outside / "k.cu").write_text(_K)
+    linked = tmp_path / "q"
+    linked.mkdir()
+    (linked / "csrc").symlink_to(outside)
+    for args in (
+        ("hipify", str(linked / "csrc"), "--in-place"),
+        ("port", str(linked / "csrc"), "--apply"),
+    ):
+        result = run_subprocess(*args)
+        assert result.code == 2 and "goes through a link in the project" in result.err, args
+    assert sorted(p.name for p in victim.iterdir()) == []
+    assert sorted(p.name for p in outside.iterdir()) == ["k.cu"]
+    assert (outside / "k.cu").read_text() == _K
+
+
+def test_hipify_does_not_write_a_tree_into_the_home_folder(tmp_path: Path) -> None:
+    """F10: ``hipify P -o ~`` copied the project's ``.bashrc`` and ``.gitconfig`` (with
+    ``core.fsmonitor``) over the user's."""
+    project, home = tmp_path / "p", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (project / "k.cu").write_text(_K)
+    (project / ".gitconfig").write_text('[core]\n\tfsmonitor = "touch pwned"\n')
+    (home / ".gitconfig").write_text("[user]\n\tname = me\n")
+    result = run_subprocess("hipify", str(project), "-o", str(home), env={"HOME": str(home)})
+    assert result.code == 2 and "home folder" in result.err
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = me\n"
+
+
+def test_a_portfolio_report_is_checked_like_a_single_one(tmp_path: Path) -> None:
+    """F12: ``assess A B -o A/requirements.txt`` replaced the project's file (and wrote through
+    a link the project ships): the portfolio skipped every check of ``--output``."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    for project in (first, second):
+        project.mkdir()
+        (project / "requirements.txt").write_text("torch\n")
+    result = run_subprocess(
+        "assess", str(first), str(second), "-o", str(first / "requirements.txt"), "--no-progress"
+    )
+    assert result.code == 2, result.err
+    assert (first / "requirements.txt").read_text() == "torch\n"

@@ -233,6 +233,10 @@ def _portfolio(
         raise GpuportError(f"--fail-on must be one of {', '.join(CHOICES)}, not {fail_on!r}")
     if output is not None:
         check_writable(output, "--output")
+        from gpuport.cli.common import refuse_output_into_project
+
+        for project in paths:  # as for one project: never over a project file or through its links
+            refuse_output_into_project(output, project)
     # while one project is assessed, no other listed project's programs run either (its
     # `.venv/bin` on PATH: twenty-second re-run); nor does gpuport import from any of them
     subproc.avoid_always(paths)

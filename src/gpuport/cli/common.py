@@ -240,3 +240,61 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
                 f"{what} {output} is a file of the project that gpuport reads; choose "
                 "another path for the report"
             )
+
+
+def logical_project(path: Path) -> Path:
+    """The project ``path`` (a folder or file) sits in, found along the path as written, links
+    not followed: the highest folder above it with a ``.git`` or a project file, below ``/``
+    and the home folder; else ``path``'s own folder."""
+    from gpuport import subproc
+
+    here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
+    start = here if here.is_dir() and not here.is_symlink() else here.parent
+    best = start
+    for at in (start, *start.parents):
+        if at in subproc.stops():
+            break
+        if any((at / m).exists() or (at / m).is_symlink() for m in subproc.MARKERS):
+            best = at
+    return best
+
+
+def refuse_links_in_project(target: Path, project: Path, what: str) -> None:
+    """Refuse ``target`` (a folder or file gpuport would write) when the way to it from the
+    project ``project`` goes through a link the project ships: ``hipify P/csrc --in-place``
+    with ``csrc`` a link to a folder outside rewrote files there, ``hipify P/csrc -o
+    P/out/x`` with ``out`` such a link wrote there (twenty-third re-run)."""
+    from gpuport import fileio, subproc
+    from gpuport.models import GpuportError
+
+    top = logical_project(project)
+    here = Path(os.path.abspath(target))  # noqa: PTH100
+    if not here.is_relative_to(top):
+        # a project with no project file: the folder it shares with what was named
+        shared = Path(os.path.commonpath([here, Path(os.path.abspath(project))]))  # noqa: PTH100
+        if shared in subproc.stops() or any(s.is_relative_to(shared) for s in subproc.stops()):
+            return
+        top = shared
+    link = fileio.link_below(here, top)
+    if link is not None:
+        raise GpuportError(
+            f"{what} {target} goes through a link in the project ({link}); name the folder it "
+            "leads to if you mean it"
+        )
+
+
+def refuse_home_as_output(out_dir: Path, what: str = "-o") -> None:
+    """An output folder that is ``/``, the home folder or above it: a project's files copied
+    there (``.bashrc``, ``.gitconfig`` with ``core.fsmonitor``) would become the user's own
+    (``hipify P -o ~``: twenty-third re-run)."""
+    from gpuport import subproc
+    from gpuport.models import GpuportError
+
+    real = Path(os.path.realpath(out_dir))
+    homes = [*subproc.stops(), Path(os.path.realpath(os.environ.get("HOME") or os.sep))]
+    for stop in homes:
+        if stop == real or stop.is_relative_to(real):
+            raise GpuportError(
+                f"{what} {out_dir} is the home folder or holds it: give a folder of its own "
+                "for the translated tree"
+            )

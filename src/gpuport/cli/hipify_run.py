@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from gpuport import fileio, subproc
-from gpuport.cli.common import EXIT_FINDINGS, emit, note, refuse_empty_file, stderr_console
+from gpuport.cli.common import (
+    EXIT_FINDINGS,
+    emit,
+    note,
+    refuse_empty_file,
+    refuse_home_as_output,
+    refuse_links_in_project,
+    stderr_console,
+)
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
 from gpuport.hipify.hipheaders import HipHeaders, local_headers
 from gpuport.hipify.io import read_source, write_source, write_stdout
@@ -263,6 +271,10 @@ def run_hipify(
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
     refuse_empty_file(path, "translate")
+    refuse_links_in_project(path, path, "--in-place" if in_place else "hipify")
+    if out_dir is not None:
+        refuse_home_as_output(out_dir)
+        refuse_links_in_project(out_dir, path, "-o")
     subproc.avoid_always([path])  # every lookup and program of this run leaves the project out
     subproc.neutral_tempdir([path])
     version, origin = resolve_hip_version(hip_version, avoid=(path,))

@@ -84,9 +84,11 @@ def port(
 
     if apply and diff:
         raise GpuportError("--apply and --diff exclude each other (--diff shows, --apply writes)")
-    from gpuport.cli.common import refuse_output_into_project
+    from gpuport.cli.common import refuse_links_in_project, refuse_output_into_project
 
     refuse_output_into_project(output, path)
+    if apply:  # the files rewritten are reached through no link the project ships
+        refuse_links_in_project(path, path, "--apply on")
     archs = tuple(a.strip() for a in offload_arch.split(",") if a.strip())
     if not archs or any(
         not a.replace("-", "").replace(":", "").replace("+", "").isalnum() for a in archs
