@@ -81,6 +81,17 @@ def run_subprocess(
 
 
 @pytest.fixture(autouse=True)
+def _no_project_left_avoided():  # type: ignore[no-untyped-def]
+    """A command run in this process (CliRunner) leaves its project out of every later
+    lookup (``subproc.avoid_always``, meant for one command per process): not past a test."""
+    from gpuport import subproc
+
+    saved = list(subproc._ALWAYS)
+    yield
+    subproc._ALWAYS[:] = saved
+
+
+@pytest.fixture(autouse=True)
 def _private_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Bench runs made by tests go to a throw-away history, never the user's own."""
     path = tmp_path_factory.mktemp("history") / "history.sqlite"

@@ -271,7 +271,8 @@ def run_hipify(
     if path.is_dir() and out_dir is None and not diff and not in_place:
         raise GpuportError(f"{path} is a folder: give an output folder with -o OUTDIR")
     refuse_empty_file(path, "translate")
-    refuse_links_in_project(path, path, "--in-place" if in_place else "hipify")
+    if in_place:  # what is rewritten is reached through no link the project ships
+        refuse_links_in_project(path, path, "--in-place")
     if out_dir is not None:
         refuse_home_as_output(out_dir)
         refuse_links_in_project(out_dir, path, "-o")
