@@ -38,6 +38,7 @@ from typing import Any, BinaryIO, NoReturn
 
 from gpuport import textre
 from gpuport.errors import GpuportError
+from gpuport.sparse_copy import copy_sparse
 
 MB = 1024 * 1024
 #: Settings and ignore files: .gitignore, gpuport.toml, pyproject.toml, --knowledge TOML.
@@ -526,7 +527,7 @@ def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = No
             raise ReadRefused(src, _NOT_REGULAR)
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            _copy_sparse(rfd, wfd, os.fstat(rfd).st_size)
+            copy_sparse(rfd, wfd, os.fstat(rfd).st_size)
             # the permission bits only: a set-user-ID bit copied by root made a root-owned
             # set-user-ID copy of a project's program (twenty-third re-run)
             os.fchmod(wfd, info.st_mode & 0o777)
@@ -541,36 +542,6 @@ def copy_atomic(src: Path, dest: Path, *, src_root: Path, root: Path | None = No
         os.close(rfd)
     if durable:
         _fsync_dir(parent)
-
-
-def _copy_sparse(rfd: int, wfd: int, size: int) -> None:
-    """Copy ``size`` bytes keeping holes as holes (``SEEK_DATA``/``SEEK_HOLE``): a sparse file
-    of 100 GB with a few bytes of data must not be written out as 100 GB."""
-    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
-    if seek_data is None or seek_hole is None:
-        while chunk := os.read(rfd, 1 << 20):
-            _write_all(wfd, chunk)
-        return
-    offset = 0
-    while offset < size:
-        try:
-            start = os.lseek(rfd, offset, seek_data)
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:  # only a hole is left
-                break
-            raise
-        end = min(os.lseek(rfd, start, seek_hole), size)
-        os.lseek(rfd, start, os.SEEK_SET)
-        os.lseek(wfd, start, os.SEEK_SET)
-        left = end - start
-        while left > 0:
-            chunk = os.read(rfd, min(left, 1 << 20))
-            if not chunk:
-                break
-            _write_all(wfd, chunk)
-            left -= len(chunk)
-        offset = end
-    os.ftruncate(wfd, size)
 
 
 # --- backups ---------------------------------------------------------------------------------
