@@ -39,6 +39,7 @@ __all__ = [
     "avoid_always",
     "avoided",
     "forget_imports_from",
+    "logical_top",
     "neutral_tempdir",
     "project_of",
     "run",
@@ -188,6 +189,21 @@ def forget_imports_from(avoid: Iterable[Path | str]) -> None:
         importlib.invalidate_caches()
 
 
+def logical_top(path: Path | str) -> str:
+    """The project ``path`` sits in along the path as written, links not followed: the highest
+    folder above it with a ``.git`` or a project file (below ``/`` and the home folder), else
+    its own folder."""
+    here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
+    start = here if here.is_dir() and not here.is_symlink() else here.parent
+    best = start
+    for at in (start, *start.parents):
+        if at in _stops():
+            break
+        if any((at / m).exists() or (at / m).is_symlink() for m in _MARKERS):
+            best = at
+    return str(best)
+
+
 def neutral_tempdir(avoid: Iterable[Path | str]) -> None:
     """Keep gpuport's own temporary folders out of ``avoid`` (a project): a ``TMPDIR`` inside
     it (a project's ``.envrc``) left ``probe-*`` folders there after a read-only ``assess``
@@ -195,7 +211,10 @@ def neutral_tempdir(avoid: Iterable[Path | str]) -> None:
     import tempfile
 
     folders = avoided(avoid)
-    if _inside(tempfile.gettempdir(), folders):
+    written = os.path.abspath(os.environ.get("TMPDIR") or os.sep)  # noqa: PTH100 - as written
+    logical = [logical_top(f).rstrip(os.sep) + os.sep for f in avoid]
+    through = any(written.startswith(f) for f in logical)  # a link the project ships counts
+    if through or _inside(tempfile.gettempdir(), folders):
         for candidate in ("/tmp", "/var/tmp"):  # noqa: S108  (the system folders, not a name)
             if Path(candidate).is_dir() and not _inside(candidate, folders):
                 tempfile.tempdir = candidate
@@ -241,10 +260,14 @@ def safe_env(
                 continue
             if name not in _ENV_NAMES and not name.startswith(_ENV_PREFIXES):
                 continue
+            plain = _PLAIN_PATH if name in _ENV_PATHS else _PLAIN_VALUE
             parts = [
                 part
                 for part in value.split(os.pathsep)
-                if not _mentions(part, folders) and not (name in _ENV_PATHS and not _absolute(part))
+                if part
+                and plain.fullmatch(part) is not None
+                and not _mentions(part, folders)
+                and not (part and _inside(part, folders))
             ]
             if parts or not value:
                 kept_env[name] = os.pathsep.join(parts)
@@ -255,8 +278,13 @@ def safe_env(
     return env
 
 
-def _absolute(part: str) -> bool:
-    return not part or Path(part).is_absolute()
+#: what an entry of a variable that lists folders may be: an absolute path of plain characters
+#: (shell syntax in ROCM_PATH reached /bin/sh through Debian's hipcc; a space in a folder
+#: above the project split the entry past the project check; ld.so's `$LIB` token named the
+#: project where realpath saw another folder: twenty-fourth re-run)
+_PLAIN_PATH = textre.compile(r"(?:/[\w.+@-]*)*")
+#: what any other allow-listed value may be (a locale, a device list, a time zone)
+_PLAIN_VALUE = textre.compile(r"[\w.,+@/=-]*")
 
 
 #: the variables a program gpuport starts gets when a project is at hand (:func:`safe_env`):

@@ -243,20 +243,10 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
 
 
 def logical_project(path: Path) -> Path:
-    """The project ``path`` (a folder or file) sits in, found along the path as written, links
-    not followed: the highest folder above it with a ``.git`` or a project file, below ``/``
-    and the home folder; else ``path``'s own folder."""
+    """The project ``path`` sits in, along the path as written (:func:`subproc.logical_top`)."""
     from gpuport import subproc
 
-    here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
-    start = here if here.is_dir() and not here.is_symlink() else here.parent
-    best = start
-    for at in (start, *start.parents):
-        if at in subproc.stops():
-            break
-        if any((at / m).exists() or (at / m).is_symlink() for m in subproc.MARKERS):
-            best = at
-    return best
+    return Path(subproc.logical_top(path))
 
 
 def refuse_links_in_project(target: Path, project: Path, what: str) -> None:
