@@ -156,6 +156,26 @@ def avoided(avoid: Iterable[Path | str]) -> list[str]:
     return out + [f for f in _ALWAYS if f not in out]
 
 
+def project_around(folder: Path | str) -> list[str]:
+    """The project ``folder`` (the current folder, say) lies in: its git work tree and the
+    highest folder with a project file, never ``/`` or the home folder; empty outside one."""
+    try:
+        return _project_tops(os.path.realpath(folder))
+    except OSError:
+        return []
+
+
+def reaches_into(path: Path | str, avoid: Iterable[Path | str] = ()) -> bool:
+    """Whether ``path`` as written, or any folder on the way to it, resolves inside ``avoid``
+    or this run's avoided folders (:func:`avoid_always`): a cache folder under a ``HOME`` the
+    project set, reached through a ``.cache`` link the project ships, is the project's."""
+    folders = avoided(avoid)
+    if not folders:
+        return False
+    here = Path(os.path.abspath(path))  # noqa: PTH100 - the links on the way are the point
+    return any(_inside(str(at), folders) for at in (here, *here.parents) if at != Path(os.sep))
+
+
 def _mentions(value: str, folders: list[str]) -> bool:
     """Whether ``value`` (one entry of a variable) names a path inside ``folders``: as a
     whole, or as a word of an option string (``-I/proj/lib``, ``--flag=/proj/x``)."""

@@ -58,3 +58,88 @@ def test_a_tmpdir_through_a_link_the_project_ships_is_not_used(tmp_path: Path) -
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert not out.startswith(str(project)) and not out.startswith(str(outside))
+
+
+def _planted(project: Path, where: str, proof: Path) -> None:
+    """A ``rocminfo`` the project ships at ``where`` that leaves ``proof`` when it runs."""
+    tool = project / where / "rocminfo"
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    tool.write_text(f"#!/bin/sh\necho ran > {proof}\n")
+    tool.chmod(0o755)
+
+
+def _doctor(cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    return subprocess.run(
+        [sys.executable, "-m", "gpuport", "doctor", "--no-smoke-test", "--timeout", "2",
+         "--format", "json", "--verbose"],
+        env={"PATH": str(cwd / "nobin"), "HOME": str(cwd), "PYTHONPATH": src, **env},
+        cwd=cwd, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+
+
+def test_plain_doctor_runs_no_tool_of_the_project_it_is_started_in(tmp_path: Path) -> None:
+    """F7: ``cd proj && gpuport doctor`` with the project's ``.envrc`` putting ``GPUPORT_DOCTOR_
+    ROOT``, ``ROCM_PATH`` or its ``bin/`` on PATH: doctor ran the project's rocminfo."""
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    proof = tmp_path / "ran"
+    _planted(project, "opt/rocm/bin", proof)
+    _planted(project, "r/bin", proof)
+    _planted(project, "bin", proof)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for env in (
+        {"GPUPORT_DOCTOR_ROOT": str(project)},
+        {"ROCM_PATH": str(project / "r")},
+        {"PATH": str(project / "bin")},
+    ):
+        done = _doctor(project, env)
+        assert done.returncode in (0, 1), done.stderr
+        assert not proof.exists(), env
+        assert "rocminfo not run: found only at" in done.stdout, env
+    # the install root in a project is refused from outside it too
+    done = _doctor(outside, {"ROCM_PATH": str(project / "r")})
+    assert done.returncode in (0, 1), done.stderr
+    assert not proof.exists()
+
+
+def test_plain_doctor_outside_any_project_still_runs_the_install_roots_tools(
+    tmp_path: Path,
+) -> None:
+    """What the fix must keep: a ROCm install found by ROCM_PATH, outside any project, runs."""
+    install = tmp_path / "rocm-7.0"
+    proof = tmp_path / "ran"
+    _planted(install, "bin", proof)
+    work = tmp_path / "work"
+    work.mkdir()
+    done = _doctor(work, {"ROCM_PATH": str(install)})
+    assert done.returncode in (0, 1), done.stderr
+    assert proof.exists()
+
+
+def test_the_user_cache_is_not_written_through_the_projects_link(tmp_path: Path) -> None:
+    """F8: ``HOME`` set to the project and a ``.cache`` link it ships to a folder of the user's:
+    hipify wrote its cache files there. With the project avoided, the cache is not used."""
+    project, victim = tmp_path / "proj", tmp_path / "victim"
+    (project / ".git").mkdir(parents=True)
+    victim.mkdir()
+    (project / ".cache").symlink_to(victim)
+    code = (
+        "from gpuport import subproc, usercache; "
+        f"subproc.avoid_always([{str(project)!r}]); print(usercache.cache_dir())"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    for extra in ({"HOME": str(project)}, {"XDG_CACHE_HOME": str(project / ".cache")}):
+        out = subprocess.run(
+            [sys.executable, "-c", code], env={**env, **extra}, cwd=tmp_path,
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        assert out == "None", extra
+    # no project at hand: the cache folder is used as before
+    free = "from gpuport import usercache; print(usercache.cache_dir())"
+    out = subprocess.run(
+        [sys.executable, "-c", free], env={**env, "HOME": str(project)}, cwd=tmp_path,
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert out.endswith("gpuport")

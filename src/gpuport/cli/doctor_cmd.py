@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from gpuport import subproc
 from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
 from gpuport.cli.options import FormatOption, OutputOption
 from gpuport.models import GpuportError
@@ -64,7 +65,12 @@ def doctor(
         snapshot = load_snapshot(from_snapshot)
     else:
         root = Path(os.environ.get("GPUPORT_DOCTOR_ROOT") or "/")
-        options = DoctorOptions(root=root, timeout_s=timeout, smoke_test=not no_smoke_test)
+        # run from inside a project (its .envrc may have put its bin/ on PATH): no program
+        # of that project is run (twenty-fourth re-run)
+        avoid = tuple(Path(p) for p in subproc.project_around(os.curdir))
+        options = DoctorOptions(
+            root=root, timeout_s=timeout, smoke_test=not no_smoke_test, avoid=avoid
+        )
         if sys.stderr.isatty():
             with err_console.status("gpuport doctor: probing this machine (read-only)…"):
                 snapshot = collect(options)

@@ -103,14 +103,34 @@ class ProbeContext:
         found = subproc.which(name, path=self.env.get("PATH", os.defpath), avoid=avoid)
         if found:
             return found
+        for candidate in self._install_candidates(name):
+            if subproc.which(name, path=str(candidate.parent), avoid=avoid) is None:
+                continue  # inside a folder no program is run from
+            if subproc.project_around(candidate.parent):
+                # an install root inside a project (GPUPORT_DOCTOR_ROOT or ROCM_PATH set by
+                # its .envrc: twenty-fourth re-run) holds the project's programs, not ROCm's
+                continue
+            return str(candidate)
+        return None
+
+    def _install_candidates(self, name: str) -> list[Path]:
+        found = []
         for base in (self.env.get("ROCM_PATH"), "/opt/rocm"):
             if base:
                 candidate = self.path(base) / "bin" / name
                 if candidate.is_file() and os.access(candidate, os.X_OK):
-                    if subproc.which(name, path=str(candidate.parent), avoid=avoid) is None:
-                        continue  # inside a folder no program is run from
-                    return str(candidate)
-        return None
+                    found.append(candidate)
+        return found
+
+    def passed_over(self, name: str) -> str | None:
+        """Where ``name`` was found but not run (inside the project at hand, or an install
+        root inside a project), for the probe's message; None when it is nowhere."""
+        from gpuport import subproc
+
+        found = subproc.which(name, path=self.env.get("PATH", os.defpath))
+        if found is None:
+            found = next((str(c) for c in self._install_candidates(name)), None)
+        return None if found is None else self.redact(found)
 
     def home(self) -> str | None:
         return self.env.get("HOME") or None

@@ -57,6 +57,9 @@ def run_tool(
     """
     exe = ctx.which(argv[0])
     if exe is None:
+        if (seen := ctx.passed_over(argv[0])) is not None:
+            said = f"{argv[0]} not run: found only at {seen}, inside a project (gpuport runs no"
+            return ToolOutcome(None, ProbeStatus.MISSING, said + " program from a project)")
         return ToolOutcome(None, ProbeStatus.MISSING, f"{argv[0]} not found")
     # the same PATH the tool was looked up on
     env = subproc.safe_env(base=ctx.env, avoid=ctx.options.avoid)

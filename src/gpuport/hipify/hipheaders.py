@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuport import fileio, subproc, textre
+from gpuport import fileio, subproc, textre, usercache
 from gpuport.models import GpuportError
 
 __all__ = ["HipHeaders", "find_include", "header_version", "load_headers", "local_headers"]
@@ -98,15 +98,14 @@ def _header_files(include: Path) -> list[Path]:
 
 
 def _cache_file(include: Path, files: list[Path]) -> Path | None:
-    try:
-        import platformdirs
-    except ImportError:  # pragma: no cover - a declared dependency
+    folder = usercache.cache_dir()
+    if folder is None:
         return None
     h = hashlib.sha256(str(include.resolve()).encode())
     for f in files:
         st = f.stat()
         h.update(f"{f}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
-    return Path(platformdirs.user_cache_dir("gpuport")) / f"hip-names-{h.hexdigest()[:20]}.json"
+    return folder / f"hip-names-{h.hexdigest()[:20]}.json"
 
 
 def _scan(files: list[Path]) -> set[str]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpuport import fileio, subproc, textre
+from gpuport import fileio, subproc, textre, usercache
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
@@ -253,11 +253,11 @@ def detect_hip_version(avoid: Sequence[Path] = (), run: bool = True) -> str | No
 def _cached_version(hipcc: str, store: str | None = None) -> str | None:
     """The version cached for this hipcc (path, mtime, size); with ``store``, record it."""
     try:
-        import platformdirs
-
+        if (folder := usercache.cache_dir()) is None:
+            return None
         st = Path(hipcc).stat()
         key = f"{Path(hipcc).resolve()}|{st.st_mtime_ns}|{st.st_size}"
-        cache = Path(platformdirs.user_cache_dir("gpuport")) / "hipcc-version.json"
+        cache = folder / "hipcc-version.json"
         try:
             data = json_value(fileio.read_text_or_none(cache, limit=fileio.LIMIT_SETTINGS) or "")
         except ParseError:
