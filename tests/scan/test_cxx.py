@@ -629,3 +629,27 @@ def test_native_checker_on_a_megabyte_finishes() -> None:
     elapsed = time.process_time() - started
     assert findings
     assert elapsed < 30.0
+
+
+def test_both_branches_of_a_conditional_opening_a_block_leave_later_brackets_paired() -> None:
+    """fastllm: `#if A` `if (x) {` `#else` `if (y) {` `#endif` ... `}`: counting both branches
+    left the function's own brace, and every bracket after it in the file, unpaired."""
+    text = (
+        "void f(int k) {\n"
+        "#if A\n"
+        "    if (k == 1) {\n"
+        "#else\n"
+        "    if (k == 1 || k == 2) {\n"
+        "#endif\n"
+        "        k = 0;\n"
+        "    }\n"
+        "}\n"
+        "void g() { h(); }\n"
+    )
+    src = lex(text)
+    f_open = text.index("{")
+    assert src.match_close(f_open) == text.index("}\nvoid g")
+    g_open = text.index("{", text.index("void g"))
+    assert src.match_close(g_open) == text.rindex("}")
+    # the block the first branch opens is the one the shared `}` closes
+    assert src.match_close(text.index("{", text.index("#if A"))) == text.index("}\n}")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -203,7 +203,9 @@ class CxxSource:
         opener = self.code[open_offset]
         closers = self._closers.get(opener)
         if closers is None:  # one pass per bracket kind: linear however many are asked for
-            closers = self._closers[opener] = _pair_brackets(self.code, _BRACKET_RE[opener])
+            closers = self._closers[opener] = _pair_brackets(
+                self.code, _BRACKET_RE[opener], self.directives
+            )
         close = closers.get(open_offset)
         if close is None or close - open_offset >= limit:
             return None
@@ -328,16 +330,47 @@ def launch_configs(code: str) -> Iterator[tuple[int, int, int]]:
         pos = next_close + 3
 
 
-def _pair_brackets(code: str, pattern: re.Pattern[str]) -> dict[int, int]:
-    """Offset of the closing bracket for each opening one that is closed (one bracket kind)."""
+def _pair_brackets(
+    code: str, pattern: re.Pattern[str], directives: Sequence[Directive] = ()
+) -> dict[int, int]:
+    """Offset of the closing bracket for each opening one that is closed (one bracket kind).
+
+    Each branch of a conditional (``#if A {`` ``#else {`` ``#endif``) is paired from the
+    state before the ``#if``, and the first branch's state goes on after ``#endif``: two
+    branches that each open a block the code after them closes once (fastllm's
+    ``#if (CUDART_VERSION < 10000) ... {`` ``#else ... {``) left every later bracket of the
+    file unpaired (issue 24, eleventh sample)."""
     closers: dict[int, int] = {}
     stack: list[int] = []
+    events = directives
+    frames: list[tuple[list[int], list[int] | None]] = []  # (stack before #if, after branch 1)
+    k = 0
     for m in pattern.finditer(code):
+        while k < len(events) and events[k].offset < m.start():
+            stack = _branch(events[k].kind, stack, frames)
+            k += 1
         if m.group() in "([{":
             stack.append(m.start())
         elif stack:
-            closers[stack.pop()] = m.start()
+            closers.setdefault(stack.pop(), m.start())
     return closers
+
+
+def _branch(
+    kind: str, stack: list[int], frames: list[tuple[list[int], list[int] | None]]
+) -> list[int]:
+    """The bracket stack after conditional directive ``kind`` (see :func:`_pair_brackets`)."""
+    if kind in ("if", "ifdef", "ifndef"):
+        frames.append((list(stack), None))
+    elif kind in ("elif", "elifdef", "elifndef", "else") and frames:
+        before, first = frames[-1]
+        frames[-1] = (before, list(stack) if first is None else first)
+        return list(before)
+    elif kind == "endif" and frames:
+        _before, first = frames.pop()
+        if first is not None:
+            return first
+    return stack
 
 
 def within(spans: list[tuple[int, int]], offset: int) -> bool:

@@ -477,6 +477,8 @@ def check_warp(sink: Sink) -> None:
             _check_shuffles(judged)
         if sink.wants("GP306"):
             _check_shared(judged)
+        if sink.wants("GP305"):
+            judged.report_widths()  # type: ignore[attr-defined]
     if sink.wants("GP307"):
         check_ballots(sink)
     if sink.wants("GP308"):

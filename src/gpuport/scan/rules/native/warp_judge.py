@@ -39,6 +39,7 @@ class JudgedSink:
         self._meaning: FileMeaning | None = None
         self._sites: list[int] = []
         self._names: Counter[str] | None = None
+        self._widths: list[Component] = []
 
     @property
     def meaning(self) -> FileMeaning:
@@ -96,16 +97,56 @@ class JudgedSink:
             if comp is not None and self._right_as_written(comp):
                 guarded = True
                 message = f"{message or ''}; {_why(comp)}".lstrip("; ")
+            elif (
+                comp is not None
+                and comp.width_only
+                and self._right_as_written(comp, True)
+                and not self._on_unwidthed_line(comp, offset)
+            ):
+                # consistent 32-lane groups whose only fault is a shuffle with no width: that
+                # shuffle is the finding (report_widths), the 32s around it are info
+                guarded = True
+                rel, note = comp.unwidthed[0]
+                line = self._sink.src.line_of(note.offset) if rel == self._sink.ctx.rel else 0
+                where = f" at line {line}" if line else ""
+                message = (
+                    f"{message or ''}; consistent 32-lane groups once the shuffle{where} "
+                    "has CUDA's width (32), reported there"
+                ).lstrip("; ")
+                self._widths.append(comp)
         return self._sink.hit(rule_id, offset, message, fix=fix, severity=severity, guarded=guarded)
 
-    def _right_as_written(self, comp: Component) -> bool:
+    def _on_unwidthed_line(self, comp: Component, offset: int) -> bool:
+        """Whether the hit shares its line with a shuffle with no width (the finding there
+        is that shuffle's, kept whole)."""
+        src, rel = self._sink.src, self._sink.ctx.rel
+        line = src.line_of(offset)
+        return any(r == rel and src.line_of(n.offset) == line for r, n in comp.unwidthed)
+
+    def report_widths(self) -> None:
+        """One GP305 at each shuffle with no width of a component whose 32s were lowered to
+        info for it (the shuffle is what breaks on a 64-lane wavefront)."""
+        seen: set[int] = set()
+        for comp in self._widths:
+            for rel, note in comp.unwidthed:
+                if rel != self._sink.ctx.rel or note.offset in seen:
+                    continue
+                seen.add(note.offset)
+                self._sink.hit(
+                    "GP305",
+                    note.offset,
+                    f"{note.text[0].upper()}{note.text[1:]}; give it CUDA's width, 32 (the "
+                    "32-lane groups around it are consistent then)",
+                )
+
+    def _right_as_written(self, comp: Component, width_only: bool = False) -> bool:
         """Right on a 64-lane wavefront as written, judged from code this file shows: a
         component with a kernel in it (the uses of a lone constant or helper are in other
         files). A device function of the component that no other device code of it calls is
         called from elsewhere only when this file names it nowhere else either: a
         ``__host__ __device__`` helper that host code calls (llama.cpp's
         ``mmq_get_mma_tile_x_k``, issue 24 tenth sample) is this file's own."""
-        if not comp.correct or not any(u.kind == "kernel" for _rel, u in comp.units):
+        if not (comp.correct or width_only) or not any(u.kind == "kernel" for _, u in comp.units):
             return False
         if not comp.orphans:
             return True

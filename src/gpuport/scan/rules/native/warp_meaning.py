@@ -79,6 +79,10 @@ class Component:
     reason: str = ""
     evidence: str = ""  # why it is wrong as written (when it is)
     hw: bool = False
+    #: wrong as written only through shuffles with no width (``__shfl_sync(m, v, 0)``): the
+    #: 32-lane groups are consistent once those have CUDA's width
+    width_only: bool = False
+    unwidthed: list[tuple[str, Note]] = field(default_factory=list)
 
     @property
     def sites(self) -> list[tuple[str, Site]]:
@@ -380,6 +384,8 @@ def _judge(comp: Component, files: Mapping[str, CxxSource]) -> None:
         repaired = False
     comp.correct = not wrong
     comp.evidence = wrong[0] if wrong else ""
+    comp.width_only = bool(wrong) and repaired and bool(unwidthed)
+    comp.unwidthed = unwidthed
     if not comp.sites:
         comp.port = "leave"
         return
