@@ -36,7 +36,7 @@ from gpuport.scan.rules.build.cmake import (
     rocm_guards,
     strip_cmake_comments,
 )
-from gpuport.scan.rules.build.cmake_nvcc import nvcc_only_spans, probe_spans
+from gpuport.scan.rules.build.cmake_nvcc import cuda_var_spans, nvcc_only_spans, probe_spans
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
     ARCH_VAR,
@@ -226,13 +226,14 @@ def check_cmake(ctx: FileContext) -> None:
                 out.arch(line, col, name, line in guards)
         for word, bare in _link_spans(cmd, words):
             _link_word(out, text, word, bare, guards)
+    cuda_lang = cuda_only_spans(code)
     report_text_tokens(
         out,
         text,
         guards,
         flag_skip,
         arch=not rocm_arch,
-        cuda_only=[*cuda_only_spans(code), *nvcc_only_spans(live)],
+        cuda_only=[*cuda_lang, *nvcc_only_spans(live), *cuda_var_spans(live, code, cuda_lang)],
         arch_skip=tests,
     )
     out.flush()

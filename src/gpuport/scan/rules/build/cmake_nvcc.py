@@ -15,6 +15,11 @@ of text do not:
 * **per-compiler flag tables**: ``compiler_specific_flags(Clang -fgpu-rdc NVIDIA
   --relocatable-device-code=true)``: the flags after CMake's compiler id ``NVIDIA`` (nvcc) up
   to the next compiler id are chosen only when nvcc compiles; they are guarded too.
+* **flag lists only CUDA reads**: ``set(CUDA_RELEASE_FLAGS --expt-extended-lambda ...)`` whose
+  every ``${CUDA_RELEASE_FLAGS}`` in the file is inside ``$<$<COMPILE_LANGUAGE:CUDA>:...>``
+  (gunrock, whose AMD backend compiles ``LANGUAGE HIP`` with its own ``HIP_FLAGS``; issue 24,
+  eleventh sample): guarded too. A list used anywhere else, or in no place this file shows,
+  is not.
 
 ``check_language(CUDA)`` is a probe as well (it asks whether CUDA is there); the rule for
 GP401 leaves it out, and ``enable_language(CUDA)`` stays a finding.
@@ -26,9 +31,9 @@ import re
 
 from gpuport import textre
 from gpuport.scan.rules.build.cmake import Command
-from gpuport.scan.rules.build.text import Spans
+from gpuport.scan.rules.build.text import Spans, in_spans
 
-__all__ = ["nvcc_only_spans", "probe_spans"]
+__all__ = ["cuda_var_spans", "nvcc_only_spans", "probe_spans"]
 
 #: ``list(...)``/``string(...)`` sub-commands that read or remove, never pass a value on
 _LIST_TESTS = frozenset({"REMOVE_ITEM", "REMOVE_AT", "REMOVE_DUPLICATES", "FIND", "FILTER"})
@@ -114,3 +119,28 @@ def nvcc_only_spans(cmds: list[Command]) -> Spans:
         elif cmd.name not in ("if", "elseif", "while") and "NVIDIA" in cmd.args:
             spans.extend(_table_spans(cmd))
     return spans
+
+
+def cuda_var_spans(cmds: list[Command], code: str, cuda_only: Spans) -> Spans:
+    """The values written to variables whose every use in ``code`` is inside ``cuda_only``
+    (spans of ``$<$<COMPILE_LANGUAGE:CUDA>:...>``); see the module's docstring."""
+    if not cuda_only:
+        return []
+    writes: dict[str, list[tuple[int, int]]] = {}
+    for cmd in cmds:
+        var = _target_var(cmd)
+        if var and textre.fullmatch(r"[A-Za-z_]\w*", var):
+            writes.setdefault(var, []).append((cmd.args_start, cmd.end))
+    uses: dict[str, list[int]] = {}
+    for m in _VAR_REF.finditer(code):  # one pass over the text, however many variables
+        if m.group(1) in writes:
+            uses.setdefault(m.group(1), []).append(m.start())
+    spans: Spans = []
+    for var, where in writes.items():
+        seen = uses.get(var)
+        if seen and all(in_spans(cuda_only, u) for u in seen):
+            spans.extend(where)
+    return spans
+
+
+_VAR_REF = textre.compile(r"\$\{([A-Za-z_]\w*)\}")
