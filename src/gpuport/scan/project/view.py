@@ -52,6 +52,7 @@ from gpuport.scan.project.routes import (
 )
 from gpuport.scan.project.routes_docs import rocm_settings
 from gpuport.scan.project.scopes import Scope, optional_requirements, scope_of
+from gpuport.scan.project.undefined_macros import project_undefined
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["ProjectView", "apply", "view_of"]
@@ -144,6 +145,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     build = build_model(build_files, native, includes, settings, resolved=resolved)
     switches = nvidia_library_switches(native, build_files)
     switches.update(cuda_switches(native, build_files))
+    switches.update(project_undefined(native, candidates, max_bytes, root))
     facts = cxx_facts(
         native, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
     )
