@@ -67,3 +67,17 @@ def test_an_unknown_generator_is_said_not_ready(tmp_path: Path) -> None:
     gen = [f for f in r.findings if f.rule_id == "GP410"]
     assert gen and gen[0].severity is Severity.MAJOR and "unknown generator" in gen[0].message
     assert r.verdict is not Verdict.READY
+
+
+def test_a_cmake_step_writing_cxx_only_is_minor_and_cuda_major(tmp_path: Path) -> None:
+    """pbrt-v4 writes its spectrum tables as .cpp at build time: gpuport cannot see them (said,
+    minor); a step writing .cu is GPU code it cannot see (major)."""
+    cmake = (
+        "add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/rgbspectrum_srgb.cpp\n"
+        "  COMMAND rgb2spec_opt 64 ${CMAKE_BINARY_DIR}/rgbspectrum_srgb.cpp sRGB)\n"
+        "add_custom_command(OUTPUT gemm.cu gemm.cpp COMMAND gen gemm.cu)\n"
+    )
+    r = scan_files(tmp_path, {"CMakeLists.txt": cmake, "src/a.cpp": "int main() {}\n"})
+    gen = {f.location.line: f for f in r.findings if f.rule_id == "GP410"}
+    assert gen[1].severity is Severity.MINOR and "no CUDA source" in gen[1].message
+    assert gen[3].severity is Severity.MAJOR and "`gemm.cu`" in gen[3].message

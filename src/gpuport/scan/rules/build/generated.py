@@ -9,7 +9,8 @@ built unseen, so the build step that generates code is a finding of its own:
   ``codegen``): its ROCm status decides the severity (no ROCm backend: blocker);
 * setup.py running a generator of the project's own (a call, an import or a script whose name
   says ``generate``/``codegen``/``gen_*``) or a CMake ``add_custom_command`` whose ``OUTPUT``
-  is CUDA/C++ source: an unknown generator, major (gpuport cannot see what it writes).
+  is CUDA/C++ source: an unknown generator, major (gpuport cannot see what it writes); minor
+  when the outputs are C++ with no CUDA source among them (``rgbspectrum_srgb.cpp`` tables).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ _CUSTOM_KEYWORDS = frozenset(
      "VERBATIM", "IMPLICIT_DEPENDS", "DEPFILE", "JOB_POOL", "USES_TERMINAL", "APPEND"}
 )  # fmt: skip
 _NATIVE_OUT = textre.compile(r"\.(?:cu|cuh|cpp|cc|cxx|h|hpp)\b", re.I)
+#: CUDA source among the outputs: the generated code is GPU code (major); C++ alone is minor
+#: (pbrt-v4 writes its RGB spectrum tables as .cpp: issue 24, eleventh sample)
+_CUDA_OUT = textre.compile(r"\.(?:cu|cuh)\b", re.I)
 #: a generated header or source named for a version string or a message format
 #: (``version.hpp``, ``git_version.h``, ``msg.pb.cc``): no GPU code (issue 24, ninth round)
 _NOT_NATIVE_OUT = textre.compile(r"(?:^|[._-])(?:version|versions|pb|proto|stub)(?:[._-]|$)", re.I)
@@ -169,14 +173,20 @@ def check_cmake_generated(ctx: FileContext, code: str) -> None:
         if not native:
             continue
         line = textre.line_finder(code)(m.start())
-        _report_line(ctx, line, f"add_custom_command writes `{native[0]}` at build time")
+        cuda = [w for w in native if _CUDA_OUT.search(w)]
+        what = f"add_custom_command writes `{(cuda or native)[0]}` at build time"
+        if cuda:
+            _report_line(ctx, line, what)
+        else:  # C++ the build writes (pbrt-v4's spectrum tables): said, not a port's work
+            _report_line(ctx, line, f"{what} (C++, no CUDA source among its outputs)", True)
 
 
-def _report_line(ctx: FileContext, line: int, what: str) -> None:
+def _report_line(ctx: FileContext, line: int, what: str, cxx: bool = False) -> None:
     ctx.report(
         "GP410",
         line,
         1,
         message=f"{what}: gpuport cannot see the native code it generates; judge the generated "
         "sources by hand (`gpuport scan` the build folder after a build)",
+        severity=Severity.MINOR if cxx else None,
     )

@@ -205,12 +205,22 @@ def _check_tokens(sp: _SetupPy, const: ast.Constant, rocm_arch: bool, in_args: b
             severity=flag_severity(m.group(1)),
         )
     if not rocm_arch and (arch := _arch_token(sp, const)):
+        # torch's ROCm build never reads TORCH_CUDA_ARCH_LIST (PYTORCH_ROCM_ARCH, else the GPUs
+        # it finds): nothing breaks, the advice stays (issue 24, eleventh: Pointnet2_PyTorch)
+        torch_list = arch == "TORCH_CUDA_ARCH_LIST"
         sp.report(
             "GP403",
             const,
             arch,
-            message=f"{arch}: NVIDIA architectures only, no PYTORCH_ROCM_ARCH here",
+            message=f"{arch}: NVIDIA architectures only, no PYTORCH_ROCM_ARCH here"
+            + (
+                "; torch's ROCm build ignores it and builds for PYTORCH_ROCM_ARCH or the GPUs "
+                "it finds"
+                if torch_list
+                else ""
+            ),
             fix=f"Set PYTORCH_ROCM_ARCH={target} for the ROCm build.",
+            severity=Severity.INFO if torch_list else None,
         )
     for m in HALF_MACRO.finditer(value):
         sp.report("GP406", const, m.group(0), message=f"{m.group(0)} is remapped on ROCm")
