@@ -79,18 +79,13 @@ def undefined_macros(
                 tested[name] = f"{rel}:{line}: tested there, and nothing in this project defines it"
     if not tested:
         return {}
-    outside = {
-        d.lower()
-        for text in native.values()
-        for d in _INCLUDE_DIR.findall(text)
-        if not (root / d).is_dir() and not any(f"{d}/" in rel for rel in native)
-    }
+    here = {part for rel in native for part in rel.split("/")[:-1]}  # folders of the project
+    included = {d for text in native.values() for d in _INCLUDE_DIR.findall(text)}
+    outside = {d.lower() for d in included if d not in here and not (root / d).is_dir()}
     tested = {n: w for n, w in tested.items() if n.split("_", 1)[0].lower() not in outside}
     used: set[str] = set()
     for text in native.values():  # identifiers by one split per file, however many names
-        words = _TEST_LINE.sub("", text).translate(_NOT_NAME).split()
-        used.update(w[1:] if w[:1] == "D" and w[1:] in tested else w for w in words)
-    used &= set(tested)  # the tests themselves are not a definition
+        used |= _names_in(_TEST_LINE.sub("", text) if "#" in text else text, tested)
     budget = MAX_READ
     for item in others:
         if len(used) == len(tested):
@@ -101,11 +96,17 @@ def undefined_macros(
         budget -= len(got)
         if budget < 0:
             return {}  # too much to look through: decide nothing
-        for word in got.translate(_NOT_NAME).split():
-            # `-DNAME` reads as one word, DNAME
-            if word in tested or (word[:1] == "D" and word[1:] in tested):
-                used.add(word if word in tested else word[1:])
+        used |= _names_in(got, tested)
     return {n: w for n, w in tested.items() if n not in used}
+
+
+def _names_in(text: str, tested: Mapping[str, str]) -> set[str]:
+    """The names of ``tested`` that ``text`` holds as words (``-DNAME`` reads as ``DNAME``);
+    the words are made a set in C, and only the distinct ones are looked at."""
+    words = set(text.translate(_NOT_NAME).split())
+    found = words.intersection(tested)
+    found.update(w[1:] for w in words if w[:1] == "D" and w[1:] in tested)
+    return found
 
 
 def project_undefined(
