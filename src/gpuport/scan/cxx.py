@@ -339,36 +339,39 @@ def _pair_brackets(
     state before the ``#if``, and the first branch's state goes on after ``#endif``: two
     branches that each open a block the code after them closes once (fastllm's
     ``#if (CUDART_VERSION < 10000) ... {`` ``#else ... {``) left every later bracket of the
-    file unpaired (issue 24, eleventh sample)."""
+    file unpaired (issue 24, eleventh sample). The stack is a linked list, so keeping its
+    state at a directive costs nothing however deep it is."""
     closers: dict[int, int] = {}
-    stack: list[int] = []
-    events = directives
-    frames: list[tuple[list[int], list[int] | None]] = []  # (stack before #if, after branch 1)
+    stack: _Stack = None
+    frames: list[tuple[_Stack, _Stack, bool]] = []  # (before #if, after branch 1, seen else)
     k = 0
     for m in pattern.finditer(code):
-        while k < len(events) and events[k].offset < m.start():
-            stack = _branch(events[k].kind, stack, frames)
+        while k < len(directives) and directives[k].offset < m.start():
+            stack = _branch(directives[k].kind, stack, frames)
             k += 1
         if m.group() in "([{":
-            stack.append(m.start())
-        elif stack:
-            closers.setdefault(stack.pop(), m.start())
+            stack = (m.start(), stack)
+        elif stack is not None:
+            closers.setdefault(stack[0], m.start())
+            stack = stack[1]
     return closers
 
 
-def _branch(
-    kind: str, stack: list[int], frames: list[tuple[list[int], list[int] | None]]
-) -> list[int]:
+#: a bracket stack as a linked list: (offset of the top opener, the rest), or None when empty
+_Stack = tuple[int, "_Stack"] | None
+
+
+def _branch(kind: str, stack: _Stack, frames: list[tuple[_Stack, _Stack, bool]]) -> _Stack:
     """The bracket stack after conditional directive ``kind`` (see :func:`_pair_brackets`)."""
     if kind in ("if", "ifdef", "ifndef"):
-        frames.append((list(stack), None))
+        frames.append((stack, None, False))
     elif kind in ("elif", "elifdef", "elifndef", "else") and frames:
-        before, first = frames[-1]
-        frames[-1] = (before, list(stack) if first is None else first)
-        return list(before)
+        before, first, seen = frames[-1]
+        frames[-1] = (before, first if seen else stack, True)
+        return before
     elif kind == "endif" and frames:
-        _before, first = frames.pop()
-        if first is not None:
+        _before, first, seen = frames.pop()
+        if seen:
             return first
     return stack
 
