@@ -53,6 +53,9 @@ HIP_UNDEFINED = frozenset(
         "__CUDA_ARCH_FEAT_SM100_ALL",
     }
 )
+#: nvcc's architecture-feature macros, one per arch-specific target (``sm_103a``: issue 24's
+#: twelfth sample, torch-harmonics' tcgen05 gate): hip-clang defines none of them
+_NV_FEATURE = textre.compile(r"__CUDA_ARCH_FEAT_SM\d+_ALL|__CUDA_ARCH_(?:FAMILY_)?SPECIFIC__")
 #: A macro that says a build is for a third backend (not CUDA, not ROCm): the backend's name
 #: as a whole part between underscores (``AMREX_USE_SYCL``, ``__SYCL_DEVICE_ONLY__``,
 #: ``KOKKOS_ENABLE_SYCL``, ``GGML_USE_METAL``), unless a part turns it off (``NO_SYCL``).
@@ -159,7 +162,9 @@ def without_cuda_arch(
     # the expression's own words looked up, not every project name searched in each
     # expression (thousands of switch names over thousands of directives: 62 s at 800 KB)
     names = [
-        n for n in dict.fromkeys(_IDENT.findall(expr)) if n in false_names or n in HIP_UNDEFINED
+        n
+        for n in dict.fromkeys(_IDENT.findall(expr))
+        if n in false_names or n in HIP_UNDEFINED or _NV_FEATURE.fullmatch(n)
     ]
     names += [n for n in other_backend_names(expr) if n not in names]
     if not named and not names:

@@ -45,6 +45,10 @@ _NVCC_ONLY_TEST = textre.compile(
     r"\#[ \t]*(?:ifdef[ \t]+(?:__CUDACC__|__NVCC__)|if[ \t]+\(?[ \t]*defined[ \t]*\(?[ \t]*"
     r"(?:__CUDACC__|__NVCC__)[ \t]*\)?[ \t]*\)?)[ \t]*\n[ \t]*$"
 )
+#: ``#define X 0`` (or ``(0)``, ``false``): defined, but false in ``#if X``
+_ZERO_DEFINE = textre.compile(
+    r"[ \t]*\#[ \t]*define[ \t]+\w+[ \t]+\(?[ \t]*(?:0+|false)[ \t]*\)?[ \t]*$", re.M
+)
 _INCLUDE = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 # warp intrinsics, and the integer dot-product and SIMD video intrinsics (``__dp4a``,
 # ``__vsubss4``) a project defines for ROCm itself
@@ -82,6 +86,14 @@ class CxxFacts:
     @property
     def false_names(self) -> frozenset[str]:
         return frozenset(self.false_macros)
+
+
+def _tested_defined(name: str, texts: dict[str, str]) -> bool:
+    """Whether a file tests ``name`` with ``defined(name)``, ``#ifdef`` or ``#ifndef``."""
+    test = textre.compile(
+        rf"defined[ \t]*\(?[ \t]*{re.escape(name)}\b|\#[ \t]*ifn?def[ \t]+{re.escape(name)}\b"
+    )
+    return any(name in text and test.search(text) is not None for text in texts.values())
 
 
 def includes_of(text: str) -> frozenset[str]:
@@ -123,7 +135,7 @@ def cxx_facts(
         has_define = "define" in text
         # a file that defines macros under a CUDA-only test (``__CUDA_ARCH__``, or a macro the
         # build leaves off on ROCm) is read branch by branch
-        arch = has_define and ("__CUDA_ARCH__" in text or any(n in text for n in seeded))
+        arch = has_define and ("__CUDA_ARCH" in text or any(n in text for n in seeded))
         whole = rel in rocm_only  # every line of it is on ROCm's side
         shim = whole or (
             any(w in text for w in _SHIM_WORDS)
@@ -153,6 +165,7 @@ def cxx_facts(
     lexed = {rel: lex(text) for rel, text in arch_files}
     for _ in range(2):  # a macro defined under a false macro is false too
         in_nv: dict[str, str] = {}
+        zeros: set[str] = set()
         round_live = set(live)
         for rel, src in lexed.items():
             nv = nvidia_only_lines(src.directives, src.line_count, frozenset(false))
@@ -168,9 +181,16 @@ def cxx_facts(
                     # its own backend switch, so the CUDA one is off where hip-clang builds
                     in_nv.setdefault(m.group(1), f"{rel}:{line}")
                 elif not src.dead(line):
-                    round_live.add(m.group(1))
+                    if _ZERO_DEFINE.match(src.code, m.start()):
+                        zeros.add(m.group(1))
+                    else:
+                        round_live.add(m.group(1))
         new = {n: ev for n, ev in seed.items() if n not in round_live}
         new |= {n: where for n, where in in_nv.items() if n not in round_live}
+        # `#if FEAT_SM100 / #define X 1 / #else / #define X 0`: X is 0 on ROCm, which makes
+        # `#if X` false (torch-harmonics' DISCO_TCGEN05_SUPPORTED, issue 24 twelfth sample);
+        # a name some file tests with defined()/#ifdef is defined there, so it is not false
+        new = {n: w for n, w in new.items() if n not in zeros or not _tested_defined(n, texts)}
         if new == false:
             break
         false = new
