@@ -145,8 +145,17 @@ class JudgedSink:
         files). A device function of the component that no other device code of it calls is
         called from elsewhere only when this file names it nowhere else either: a
         ``__host__ __device__`` helper that host code calls (llama.cpp's
-        ``mmq_get_mma_tile_x_k``, issue 24 tenth sample) is this file's own."""
-        if not (comp.correct or width_only) or not any(u.kind == "kernel" for _, u in comp.units):
+        ``mmq_get_mma_tile_x_k``, issue 24 tenth sample) is this file's own. A component of
+        logical tiles (width-32 shuffles) is right whoever calls it."""
+        if not (comp.correct or width_only):
+            return False
+        if comp.tile and comp.correct and not comp.host_uses:
+            # width-32 shuffles and 32-lane math: every thread computes what it does on CUDA,
+            # whoever calls the helpers (lightseq's blockReduceSum in a header, issue 24
+            # twelfth sample); what a caller then does with the hardware wavefront is the
+            # caller's own finding
+            return True
+        if not any(u.kind == "kernel" for _, u in comp.units):
             return False
         if not comp.orphans:
             return True

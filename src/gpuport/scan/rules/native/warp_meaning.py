@@ -82,6 +82,9 @@ class Component:
     #: wrong as written only through shuffles with no width (``__shfl_sync(m, v, 0)``): the
     #: 32-lane groups are consistent once those have CUDA's width
     width_only: bool = False
+    #: its 32s are logical tiles (shuffles with a width of 32 or less): each 32-lane segment
+    #: of a wavefront computes what a CUDA warp does, for every thread, whoever calls it
+    tile: bool = False
     unwidthed: list[tuple[str, Note]] = field(default_factory=list)
 
     @property
@@ -385,6 +388,7 @@ def _judge(comp: Component, files: Mapping[str, CxxSource]) -> None:
     comp.correct = not wrong
     comp.evidence = wrong[0] if wrong else ""
     comp.width_only = bool(wrong) and repaired and bool(unwidthed)
+    comp.tile = bool(anchors)
     comp.unwidthed = unwidthed
     if not comp.sites:
         comp.port = "leave"
