@@ -27,6 +27,8 @@ UnitKind = Literal["kernel", "device", "host", "macro", "decl"]
 
 #: Declaration words that make a function device code.
 DEVICE_WORDS = ("__global__", "__device__")
+#: a qualifier macro named for a kernel (``KERNEL``, ``GLOBAL_KERNEL``, ``MY_KERNEL_API``)
+_KERNEL_WORD = textre.compile(r"\b(?:[A-Z0-9]+_)*KERNEL(?:_[A-Z0-9]+)*\b")
 
 _DIRECTIVE_LINE = textre.compile(r"^[ \t]*\#[^\n\\]*(?:\\\n[^\n\\]*)*", re.M)
 _MACRO = textre.compile(
@@ -162,6 +164,11 @@ class _Finder:
         self.src = src
         self.code = _blank_directives(src.code)
         self.dev = device_macros(src.code)
+        self.kernel_macros = {
+            m.group("name")
+            for m in _MACRO.finditer(src.code)
+            if m.group("params") is None and "__global__" in m.group("body")
+        }
         self.units: list[Unit] = []
         # and the usual library qualifiers (CUTLASS_DEVICE, C10_HOST_DEVICE, HOST_DEVICE...)
         self._dev_re = textre.compile(
@@ -204,7 +211,12 @@ class _Finder:
         if name is None or params is None:
             return
         device = self._dev_re.search(head) is not None
-        kernel = "__global__" in head
+        # `KERNEL void f(...)`: a kernel qualifier macro (OpenMM's common kernels, defined as
+        # `extern "C" __global__` in another file: issue 24, twelfth sample), by its body
+        # when this file defines it, else by its name
+        quals = head[: params - head_start].rsplit(name.split("::")[-1], 1)[0]  # before the name
+        kernel = "__global__" in head or _KERNEL_WORD.search(quals) is not None
+        kernel = kernel or any(w in self.kernel_macros for w in quals.split())
         both = device and "__host__" in head
         kind: UnitKind = "kernel" if kernel else "device" if device else "host"
         self.units.append(
