@@ -23,7 +23,7 @@ import os
 import sysconfig
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from gpuport.hipify.compiler_messages import hidden_include
 from gpuport.hipify.run import CompileStatus
 from gpuport.models import EnvironmentProblem, GpuportError
 from gpuport.port.model import CheckResult, FileDiff
+from gpuport.scan.project.files import MOST_FOLDER_DEPTH
 
 __all__ = ["check_files"]
 
@@ -126,6 +127,40 @@ def _nvcc(
     return status, error, shown
 
 
+_SKIP_FOR_UNITS = ("build", "third_party")
+
+
+def _walk(root: Path, skip: Sequence[str]) -> Iterator[tuple[Path, list[str]]]:
+    """``os.walk(root)`` top-down with sorted folders, never into a link, a dot folder or a
+    folder named in ``skip``, and at most :data:`MOST_FOLDER_DEPTH` levels: an explicit
+    stack (Python 3.11's ``os.walk`` recurses once per level: a 1,500-level chain ended
+    ``port --check`` in a RecursionError; twenty-fifth re-run, F8). Yields each folder and
+    the names of its non-folder entries; an unreadable folder is passed over, as
+    ``os.walk`` does."""
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        dirs: list[str] = []
+        names: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+                walk_in = is_dir and not entry.is_symlink()
+            except OSError:
+                continue
+            if not is_dir:
+                names.append(entry.name)
+            elif walk_in and not entry.name.startswith(".") and entry.name not in skip:
+                dirs.append(entry.name)
+        yield folder, names
+        if depth < MOST_FOLDER_DEPTH:
+            stack.extend((folder / d, depth + 1) for d in sorted(dirs, reverse=True))
+
+
 def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
     """Changed translation units, and (up to ``per_header`` per changed header) the project's
     units that include a changed header (by file name). Each unit's includes are read in one
@@ -136,14 +171,11 @@ def _units(root: Path, files: list[FileDiff], per_header: int = 2) -> list[str]:
     headers = {Path(p).name for p in changed if Path(p).suffix not in UNITS}
     taken: dict[str, int] = dict.fromkeys(headers, 0)
     if headers:
-        for dirpath, dirs, names in os.walk(root):
-            dirs[:] = sorted(
-                d for d in dirs if not d.startswith(".") and d not in ("build", "third_party")
-            )
+        for dirpath, names in _walk(root, _SKIP_FOR_UNITS):
             for name in sorted(names):
                 if Path(name).suffix not in UNITS:
                     continue
-                full = Path(dirpath) / name
+                full = dirpath / name
                 rel = full.relative_to(root).as_posix()
                 if rel in units:
                     continue
@@ -192,18 +224,15 @@ def check_files(
 def _copy_tree(root: Path, dest: Path) -> None:
     """The native sources and build files of the project (the compile's inputs), no links."""
     keep = (*_NATIVE, ".txt", ".cmake", ".json", ".mk")
-    for dirpath, dirs, names in os.walk(root):
-        dirs[:] = [
-            d for d in dirs if not d.startswith(".") and not (Path(dirpath) / d).is_symlink()
-        ]
+    for dirpath, names in _walk(root, ()):
         for name in names:
-            src = Path(dirpath) / name
+            src = dirpath / name
             if not (name.endswith(keep) or name == "Makefile") or src.is_symlink():
                 continue
             rel = src.relative_to(root)
             out = dest / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
-            try:
+            try:  # a path too long for the system is not copied
+                out.parent.mkdir(parents=True, exist_ok=True)
                 fileio.copy_atomic(src, out, src_root=root, root=dest, durable=False)
             except (OSError, GpuportError):  # an unreadable file is not copied
                 continue

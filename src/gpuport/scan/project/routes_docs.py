@@ -18,12 +18,14 @@ it does not, why (issue 24):
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.files import MOST_FOLDER_DEPTH
 
 __all__ = ["doc_routes", "rocm_settings"]
 
@@ -117,19 +119,44 @@ _DOC_FOLDERS = ("docs", "doc", "documentation")
 
 
 def _doc_pages(root: Path) -> list[Path]:
+    """The documentation pages under the doc folders in path order (that of
+    ``sorted(rglob)``), at most :data:`_MAX_DOC_PAGES`. An explicit stack, not ``rglob``:
+    Python 3.11's ``rglob`` recurses once per folder level (a 1,500-level chain under
+    ``docs/`` ended the scan in a RecursionError; twenty-fifth re-run, F8), and ``sorted``
+    listed everything before the cut. Folders deeper than the walker's
+    :data:`MOST_FOLDER_DEPTH` are not entered, links are never followed, and the walk stops
+    at the page cap."""
     out: list[Path] = []
     for name in _DOC_FOLDERS:
         docs = root / name
         if not docs.is_dir() or docs.is_symlink():
             continue
-        try:
-            for p in sorted(docs.rglob("*")):
+        stack: list[tuple[Path, int, bool]] = [(docs, 0, True)]  # (path, depth, a folder)
+        while stack:
+            path, depth, is_dir = stack.pop()
+            if not is_dir:
                 if len(out) >= _MAX_DOC_PAGES:
                     return out
-                if p.suffix.lower() in _DOC_SUFFIXES and p.is_file() and not p.is_symlink():
-                    out.append(p)
-        except OSError:
-            return out
+                out.append(path)
+                continue
+            try:
+                entries = sorted(os.scandir(path), key=lambda e: e.name)
+            except OSError:
+                continue
+            children: list[tuple[Path, int, bool]] = []
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if depth < MOST_FOLDER_DEPTH:
+                            children.append((Path(entry.path), depth + 1, True))
+                    elif (
+                        entry.is_file(follow_symlinks=False)
+                        and Path(entry.name).suffix.lower() in _DOC_SUFFIXES
+                    ):
+                        children.append((Path(entry.path), depth + 1, False))
+                except OSError:
+                    continue
+            stack.extend(reversed(children))
     return out
 
 
