@@ -99,13 +99,25 @@ def own_packages(root: Path, project_dirs: Iterable[Path] = ()) -> frozenset[str
         # (unless the folder is packaged itself: hopper/setup.py installs hopper/*.py as
         # top-level modules even when hopper/__init__.py exists)
         for folder in (base, base / "src", *_declared_dirs(base)):
-            names |= _packages_in(folder)
+            if _inside(folder, root):
+                names |= _packages_in(folder)
     outer = root.resolve()
     while (outer / "__init__.py").is_file():
         if _PY_NAME.match(outer.name):
             names.add(outer.name)
         outer = outer.parent
     return frozenset(names)
+
+
+def _inside(folder: Path, root: Path) -> bool:
+    """Whether ``folder`` is a folder of the project at ``root``: ``root`` itself, or not a
+    link (a ``src -> ..`` link listed the names of the folder above the project as its own
+    packages; twenty-fifth re-run, F9) and, resolved, inside ``root``."""
+    if folder == root:
+        return True
+    if folder.is_symlink():
+        return False
+    return folder.resolve().is_relative_to(root.resolve())
 
 
 def _packages_in(folder: Path) -> set[str]:
