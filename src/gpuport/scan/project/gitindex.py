@@ -29,7 +29,12 @@ from gpuport import fileio, textre
 _GITMODULE_PATH = textre.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 MAX_GITMODULES = 1_000_000
 #: An index larger than this is not read (torch's is ~2 MB, the Linux kernel's ~10 MB).
-MAX_INDEX = 128 * 1024 * 1024
+#: Each entry is a Python object or three once read: a 128 MB index of 1.79 M short paths
+#: cost the scan 1.28 GB (twenty-fifth re-run, F11), hence 48 MB and, read from the header
+#: before anything else, at most :data:`MAX_INDEX_ENTRIES` entries (the Linux kernel has
+#: ~90,000 files). A larger index is not read and the scan says so.
+MAX_INDEX = 48 * 1024 * 1024
+MAX_INDEX_ENTRIES = 300_000
 
 
 class Folders:
@@ -113,6 +118,10 @@ def git_facts(root: Path) -> GitFacts:
         data = fileio.read_bytes(index_path, limit=MAX_INDEX, root=git_dir)
     except fileio.ReadRefused as exc:
         return GitFacts(submodules=frozenset(submodules), problem=exc.reason)
+    count = int.from_bytes(data[8:12], "big") if data[:4] == b"DIRC" else 0
+    if count > MAX_INDEX_ENTRIES:
+        why = f"not read: {count:,} entries, more than the {MAX_INDEX_ENTRIES:,} gpuport reads"
+        return GitFacts(submodules=frozenset(submodules), problem=why)
     too_long = _v4_path_too_long(data)
     if too_long:
         return GitFacts(submodules=frozenset(submodules), problem=too_long)
