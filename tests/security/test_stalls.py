@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -427,6 +429,16 @@ def test_a_parse_failure_is_a_syntax_error_every_time() -> None:
     assert pyparse.walk(tree) is pyparse.walk(tree)  # a module's nodes are listed once
 
 
+def _listed_and_more(findings: list[Any]) -> int:
+    """The findings listed plus those the per-rule-per-file cap's notes count (F13 of the
+    twenty-fifth re-run)."""
+    more = 0
+    for f in findings:
+        m = re.match(r"GP\d+: ([\d,]+) more findings of this rule", f.message)
+        more += int(m.group(1).replace(",", "")) if m else 0
+    return len(findings) + more - sum(1 for f in findings if "not listed" in f.message)
+
+
 def test_chained_ballot_masks(tmp_path: Path) -> None:
     """Red team 2: ``unsigned m_i = m_{i-1} & __ballot_sync(m_{i-1}, 1);`` × 8,000 (400 KB)
     took 5 s in scan and 3.8 s in hipify: each mask's declaration was searched for in the
@@ -440,7 +452,8 @@ def test_chained_ballot_masks(tmp_path: Path) -> None:
     src.write_text("__global__ void k(){ unsigned m0 = 0xffffffff;\n" + lines + "}\n")
     report = _scan(tmp_path)
     narrow = [f for f in report.findings if f.rule_id == "GP302"]  # type: ignore[attr-defined]
-    assert len(narrow) == 7_999 and "`m0` is a 32-bit integer" in narrow[0].message
+    assert "`m0` is a 32-bit integer" in narrow[0].message
+    assert _listed_and_more(narrow) == 7_999  # the first 500 listed, the rest counted (F13)
     _within(lambda: _scan(tmp_path), 1.5)  # 400 KB: was 2.75 s
     _within(lambda: hipify_path(src, target="gfx942"), 1.5)  # was 2.9 s
 
@@ -877,8 +890,9 @@ def test_pyproject_of_thousands_of_extras(tmp_path: Path) -> None:
     )
     got: list[object] = []
     _within(lambda: got.append(_scan(tmp_path)), 2.0)
-    lines = {f.location.line for f in got[-1].findings if f.location.path == "pyproject.toml"}  # type: ignore[attr-defined]
-    assert max(lines, default=0) > 5000  # the late extras' lines, not the header's
+    found = [f for f in got[-1].findings if f.location.path == "pyproject.toml"]  # type: ignore[attr-defined]
+    # the late extras' findings (past the 500 a rule lists per file: counted), not the header's
+    assert _listed_and_more(found) > 5000
 
 
 def test_compose_of_a_chain_of_merge_keys(tmp_path: Path) -> None:
@@ -1274,7 +1288,11 @@ def test_a_vendor_split_folder_is_listed_once(tmp_path: Path) -> None:
     for i in range(2500):
         (tmp_path / f"f{i}.txt").touch()
     report = _scan(tmp_path)
-    lowered = [f for f in report.findings if f.location.path == "nvidia.py"]  # type: ignore[attr-defined]
+    lowered = [
+        f
+        for f in report.findings  # type: ignore[attr-defined]
+        if f.location.path == "nvidia.py" and "not listed" not in f.message  # the 500 cap's note
+    ]
     assert lowered and all("amd.py is the AMD/ROCm one" in f.message for f in lowered)
     _within(lambda: _scan(tmp_path), 3.0)
 
