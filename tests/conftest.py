@@ -87,8 +87,12 @@ def _no_project_left_avoided():  # type: ignore[no-untyped-def]
     from gpuport import subproc
 
     saved = list(subproc._ALWAYS)
+    # and the import path: a command run in this process leaves the projects it avoids (the
+    # current folder's among them: this checkout) out of sys.path (subproc.forget_imports_from)
+    path = list(sys.path)
     yield
     subproc._ALWAYS[:] = saved
+    sys.path[:] = path
 
 
 @pytest.fixture(autouse=True)

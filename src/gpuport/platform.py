@@ -269,12 +269,14 @@ def _dist_version(*names: str) -> str | None:
 
 
 def _rocm_install_version() -> str | None:
-    for root in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
+    from gpuport import fileio, subproc
+
+    # not into an avoided project, and never a FIFO that blocks (twenty-fifth re-run F5)
+    for root in (subproc.safe_env().get("ROCM_PATH"), "/opt/rocm"):
         if root:
-            with contextlib.suppress(OSError):
-                text = (Path(root) / ".info" / "version").read_text(errors="replace").strip()
-                if text:
-                    return text
+            got = fileio.read_text_or_none(Path(root) / ".info" / "version", limit=4096)
+            if got and got.strip():
+                return got.strip()
     return None
 
 

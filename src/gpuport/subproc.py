@@ -70,6 +70,13 @@ def _inside(entry: str, folders: list[str]) -> bool:
 MARKERS = _MARKERS = (
     ".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt", "Makefile",
     "requirements.txt", ".envrc", "environment.yml", "Dockerfile", ".venv",
+    # the environment managers and build tools that also put a project's folders on PATH or
+    # set its variables (twenty-fifth re-run F2: mise, asdf, pixi, pipenv, devbox, dotenv)
+    "mise.toml", ".mise.toml", ".tool-versions", "pixi.toml", "Pipfile", "devbox.json", ".env",
+    "environment.yaml", ".hg", ".svn", "meson.build", "package.json", "Cargo.toml", "go.mod",
+    "flake.nix", "shell.nix", "default.nix", ".python-version", ".direnv", "WORKSPACE",
+    "MODULE.bazel", "configure.ac", "justfile", "Justfile", "tox.ini", "noxfile.py",
+    "conanfile.txt", "conanfile.py", "vcpkg.json", ".devcontainer",
 )  # fmt: skip
 
 
@@ -142,7 +149,12 @@ def avoided(avoid: Iterable[Path | str]) -> list[str]:
         here: str | None = os.path.realpath(Path.cwd())
     except OSError:  # the current folder was removed
         here = None
-    for item in avoid:
+    items = list(avoid)
+    if items and here is not None:
+        # the project the user works in, whatever was named (`cd P && gpuport hipify
+        # /elsewhere/k.cu --check` ran P's bin/hipcc: twenty-fifth re-run F14)
+        out.extend(_project_tops(here))
+    for item in items:
         real = Path(os.path.realpath(item))
         folder = real.parent if real.is_file() else real
         found = [str(real), str(folder), *_project_tops(str(folder))]
@@ -287,7 +299,9 @@ def safe_env(
                 if part
                 and plain.fullmatch(part) is not None
                 and not _mentions(part, folders)
-                and not (part and _inside(part, folders))
+                # a path: not inside the project (a word such as C.UTF-8 is no path, and read
+                # as one it lay in the current folder, which may be the project)
+                and not (part.startswith(os.sep) and _inside(part, folders))
             ]
             if parts or not value:
                 kept_env[name] = os.pathsep.join(parts)

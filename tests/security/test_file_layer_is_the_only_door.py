@@ -20,9 +20,7 @@ _SHUTIL = {"copy", "copy2", "copyfile", "copyfileobj", "copytree", "move"}
 #: (module, enclosing function, call) -> why it is allowed.
 ALLOWED: dict[tuple[str, str, str], str] = {
     ("platform.py", "cpu_name", "read_text"): "/proc/cpuinfo: a machine file, not input",
-    ("platform.py", "_rocm_install_version", "read_text"): "ROCm's .info/version (/opt/rocm)",
     ("platform.py", "_driver_version", "read_text"): "/sys/module/amdgpu/version",
-    ("hipify/run.py", "_rocm_install_version", "read_text"): "ROCm's .info/version file",
     ("doctor/context.py", "read", "open"): "probes read /sys and /proc (or a test's fake root)",
     ("doctor/probes_system.py", "_secure_boot", "read_bytes"): "an EFI variable under /sys",
     ("doctor/probes_system.py", "_read", "read_text"): "a /proc or /sys file for a probe",

@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpuport import subproc
 from tests.conftest import run_subprocess
 
@@ -110,9 +112,12 @@ def test_assess_doctor_with_rocm_path_and_pythonpath_in_the_project(tmp_path: Pa
     assert _marks(marks) == []
 
 
-def test_gpuport_itself_forgets_import_paths_inside_the_project(tmp_path: Path) -> None:
+def test_gpuport_itself_forgets_import_paths_inside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """F4b: ``PYTHONPATH=$P/lib assess --run-bench`` imported the project's ``torch.py`` in
     gpuport's own process. A project's folders leave ``sys.path`` before assess goes on."""
+    monkeypatch.chdir(tmp_path)  # not this checkout: the current folder's project is left out too
     inside = tmp_path / "proj" / "lib"
     inside.mkdir(parents=True)
     saved = list(sys.path)

@@ -130,8 +130,16 @@ def load_bench(refs: Sequence[str], run_now: str | None) -> tuple[list[BenchRun]
             raise GpuportError(f"--run-bench takes quick or full, not {run_now!r}")
         suite: Suite = "quick" if run_now == "quick" else "full"
         run = run_suite(BenchOptions(suite=suite, label="assess"))
-        History().add(run)  # like `gpuport bench`: reusable later by id (`gpuport compare`)
-        runs.append((run, f"run now (history id {run.id[:8]})"))
+        history = History()
+        if history.in_project():  # chosen by the project's environment: not written there
+            notes.append(
+                f"the run is not recorded: the history file {history.path} lies in the "
+                "project being assessed (or is reached through it)"
+            )
+            runs.append((run, "run now (not recorded in the history)"))
+        else:
+            history.add(run)  # like `gpuport bench`: reusable later by id (`gpuport compare`)
+            runs.append((run, f"run now (history id {run.id[:8]})"))
     if not runs:
         return [], BenchSection(
             note="no bench runs attached (pass --bench RUN or --run-bench quick)"

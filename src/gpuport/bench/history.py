@@ -13,6 +13,7 @@ import builtins
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from gpuport.models import GpuportError, consistency_problem, load_result
 from gpuport.safeparse import ParseError, json_value
 
 ENV_VAR = "GPUPORT_HISTORY"
+#: seconds one connection's statements may take in all (a history is a few thousand rows)
+QUERY_LIMIT_S = 20.0
 SCHEMA = 1  # version of the tables below; bump and migrate when they change
 MIN_PREFIX = 4  # shorter id prefixes match too much to be a useful reference
 _CANDIDATES = 5  # how many runs an error message lists
@@ -109,6 +112,7 @@ class History:
 
     def add(self, run: BenchRun) -> str:
         """Store ``run``; refuse a second run with the same id. Returns the id."""
+        self._refuse_in_project()  # before any folder is made through the project's link
         n_ok = sum(1 for r in run.results if r.status == CaseStatus.OK)
         row = (
             run.id,
@@ -220,25 +224,68 @@ class History:
         with self._connect() as conn:
             yield conn
 
+    def in_project(self) -> bool:
+        """Whether the history file is in (or reached through) a project this run leaves out:
+        a project's .envrc that sets HOME to itself (or GPUPORT_HISTORY into itself) chose the
+        file, and a link it ships could lead anywhere (twenty-fifth re-run F4, F7)."""
+        from gpuport import subproc
+
+        return subproc.reaches_into(self.path)
+
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection with the schema in place; any SQLite failure becomes one line."""
+        """A connection with the schema in place; any SQLite failure becomes one line. Each
+        statement has :data:`QUERY_LIMIT_S` seconds (a history whose ``schema_version`` was a
+        view over an endless recursive query hung ``assess --bench``), and a file whose
+        tables are not plain tables, or that holds triggers, is refused."""
+        self._refuse_in_project()
         try:
             conn = sqlite3.connect(self.path, timeout=10)
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
+            conn.execute("PRAGMA trusted_schema=OFF")
+            deadline = [0.0]
+
+            def _stop() -> int:
+                return 1 if time.monotonic() > deadline[0] else 0
+
+            conn.set_progress_handler(_stop, 10_000)
+            deadline[0] = time.monotonic() + QUERY_LIMIT_S
+            self._check_objects(conn)
             self._ensure_schema(conn)
             yield conn
+        except sqlite3.Error as exc:  # not a database, interrupted at the time limit...
+            raise self._error(exc) from None
         finally:
             conn.close()
+
+    def _refuse_in_project(self) -> None:
+        if self.in_project():
+            raise GpuportError(
+                f"the history file {self.path} lies in the project being worked on (or is "
+                "reached through it): not used; set GPUPORT_HISTORY to a file of your own"
+            )
+
+    def _check_objects(self, conn: sqlite3.Connection) -> None:
+        """Refuse a file whose ``runs``/``schema_version`` are not tables, or with triggers
+        (an ``INSERT INTO runs`` would run the file's own SQL)."""
+        rows = conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') LIMIT 1"
+        ).fetchall()
+        if rows:
+            kind, name = rows[0]
+            raise GpuportError(
+                f"the history file {self.path} holds a {kind} ({name}), which a gpuport history "
+                f"never has: not used (set {ENV_VAR} to another file, or move this one away)"
+            )
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         try:
             with conn:
                 for statement in _CREATE:
                     conn.execute(statement)
-                found = conn.execute("SELECT version FROM schema_version").fetchall()
+                found = conn.execute("SELECT version FROM schema_version").fetchmany(2)
                 if not found:
                     conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA,))
                     return

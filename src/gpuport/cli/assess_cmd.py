@@ -14,7 +14,12 @@ from typing import Annotated, Any
 import typer
 
 from gpuport import subproc
-from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited
+from gpuport.cli.common import (
+    EXIT_FINDINGS,
+    err_console,
+    honours_accept_edited,
+    say_if_unconfined,
+)
 from gpuport.cli.options import AcceptEditedOption
 from gpuport.fileio import check_writable
 from gpuport.models import GpuportError
@@ -190,6 +195,7 @@ def assess(
     subproc.avoid_always([root])
     subproc.forget_imports_from([root])
     subproc.neutral_tempdir([root])
+    say_if_unconfined(bool(hipify_check))
     settings = load_settings(root, flags)
     options = AssessOptions(
         run_bench=run_bench,

@@ -6,6 +6,7 @@ The typer option declarations several commands share are in :mod:`gpuport.cli.op
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -62,6 +63,19 @@ def refuse_empty_file(path: Path, what: str) -> None:
         from gpuport.errors import GpuportError
 
         raise GpuportError(f"nothing to {what} in {path}: the file is empty")
+
+
+def say_if_unconfined(compiling: bool) -> None:
+    """One stderr line when a compile check will run without confinement because the
+    environment says so (``GPUPORT_UNCONFINED_COMPILE=1``): a project's ``.envrc`` can set it,
+    and gpuport cannot tell who did (twenty-fifth re-run F6)."""
+    from gpuport import sandbox
+
+    if compiling and sandbox.unconfined():
+        note(
+            f"gpuport: the compile check runs unconfined: {sandbox.UNCONFINED_ENV}=1 is set in "
+            "the environment (unset it unless you set it yourself)"
+        )
 
 
 def note(line: str) -> None:
@@ -265,6 +279,18 @@ def refuse_links_in_project(target: Path, project: Path, what: str) -> None:
         if shared in subproc.stops() or any(s.is_relative_to(shared) for s in subproc.stops()):
             return
         top = shared
+    # named from a folder above the project (`hipify proj/src/k.cu --in-place` with `src` a
+    # link and no project file: twenty-fifth re-run F10): the way from the current folder
+    # counts, whatever marks the project
+    with contextlib.suppress(OSError):
+        cwd = Path(os.getcwd())  # noqa: PTH109 - as the kernel has it
+        stops = subproc.stops()
+        if (
+            here.is_relative_to(cwd)
+            and top.is_relative_to(cwd)
+            and not any(s.is_relative_to(cwd) for s in stops)
+        ):
+            top = cwd
     link = fileio.link_below(here, top)
     if link is not None:
         raise GpuportError(

@@ -19,6 +19,7 @@ from gpuport.cli.common import (
     refuse_empty_file,
     refuse_home_as_output,
     refuse_links_in_project,
+    say_if_unconfined,
     stderr_console,
 )
 from gpuport.hipify.buildfiles import build_kind, rewrite_build_file
@@ -276,9 +277,15 @@ def run_hipify(
     if out_dir is not None:
         refuse_home_as_output(out_dir)
         refuse_links_in_project(out_dir, path, "-o")
-    subproc.avoid_always([path])  # every lookup and program of this run leaves the project out
-    subproc.neutral_tempdir([path])
-    version, origin = resolve_hip_version(hip_version, avoid=(path,))
+    # every lookup and program of this run leaves the project out, and the output folder too:
+    # the project's files are copied there, and its .envrc can put that folder on PATH or
+    # LD_LIBRARY_PATH (twenty-fifth re-run F12)
+    shunned: tuple[Path, ...] = (path,) if out_dir is None else (path, out_dir)
+    subproc.avoid_always(shunned)
+    subproc.forget_imports_from([path])  # a project's module on PYTHONPATH (twenty-fifth F1)
+    say_if_unconfined(check)
+    subproc.neutral_tempdir(shunned)
+    version, origin = resolve_hip_version(hip_version, avoid=shunned)
     report = hipify_path(
         path,
         out_dir=out_dir,
@@ -323,10 +330,10 @@ def run_hipify(
         from gpuport.hipify.compiler import toolchain
         from gpuport.hipify.run import finish
 
-        hipcc = subproc.which("hipcc", avoid=(path,))
+        hipcc = subproc.which("hipcc", avoid=shunned)
         if hipcc is None:
             raise GpuportError("hipcc disappeared from PATH during the run")
-        chain = toolchain(hipcc, avoid=(path,))
+        chain = toolchain(hipcc, avoid=shunned)
         check_report(
             report,
             offload_archs=_archs(offload_arch),

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gpuport import subproc
-from gpuport.cli.common import EXIT_FINDINGS, emit, err_console
+from gpuport.cli.common import EXIT_FINDINGS, emit, err_console, say_if_unconfined
 from gpuport.cli.options import FormatOption, OutputOption
 from gpuport.models import GpuportError
 from gpuport.render.interface import OutputFormat
@@ -110,6 +110,8 @@ def port(
         exclude=tuple(exclude or ()),
     )
     subproc.avoid_always([path])  # every lookup and program of this run leaves the project out
+    subproc.forget_imports_from([path])  # a project's `dulwich/` on PYTHONPATH (twenty-fifth F1)
+    say_if_unconfined(check)
     subproc.neutral_tempdir([path])
     report = port_path(path, opts)
 

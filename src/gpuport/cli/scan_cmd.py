@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from gpuport import subproc
 from gpuport.cli.common import (
     EXIT_BUG,
     EXIT_FINDINGS,
@@ -196,6 +197,9 @@ def scan(
     if jobs:
         opts = replace(opts, jobs=jobs)
     refuse_empty_file(path, "scan")
+    # the git index is read with dulwich, imported late: never a project's own `dulwich/`
+    # that a PYTHONPATH from its .envrc names (twenty-fifth re-run F1)
+    subproc.forget_imports_from([path])
     show = not no_progress and sys.stderr.isatty()
     report = run_scan(path, opts, show)
 

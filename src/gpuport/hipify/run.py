@@ -182,14 +182,13 @@ class HipifyReport:
 
 
 def _rocm_install_version() -> str | None:
-    """``major.minor`` of the ROCm install ($ROCM_PATH or /opt/rocm, file .info/version)."""
-    for root in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
+    """``major.minor`` of the ROCm install ($ROCM_PATH as this run's programs see it, not into
+    an avoided project, or /opt/rocm), its .info/version read as a bounded regular file (a
+    FIFO there hung hipify: twenty-fifth re-run F5)."""
+    for root in (subproc.safe_env().get("ROCM_PATH"), "/opt/rocm"):
         if not root:
             continue
-        try:
-            text = (Path(root) / ".info" / "version").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+        text = fileio.read_text_or_none(Path(root) / ".info" / "version", limit=4096) or ""
         m = textre.match(r"\s*(\d+)\.(\d+)", text)
         if m:
             return f"{m.group(1)}.{m.group(2)}"

@@ -8,6 +8,7 @@ would classify as a CUDA/C++ source is left to the translator.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,14 +25,16 @@ _GIT_DIR_FILES = frozenset({"HEAD", "config", "commondir", "gitdir"})
 
 def _git_dir_file(root: Path, rel: str) -> bool:
     """Whether ``rel`` would make its copy's folder a git directory: ``HEAD`` or ``config``
-    beside ``objects/`` and ``refs/``. Copied, the output folder (which has no ``.git`` of its
-    own) was a bare repository to git, and a ``core.fsmonitor`` in that config ran on the next
-    ``git status`` there (twenty-second re-run)."""
+    beside anything named ``objects`` or ``refs``. Copied, the output folder (which has no
+    ``.git`` of its own) was a bare repository to git, and a ``core.fsmonitor`` in that config
+    ran on the next ``git status`` there (twenty-second re-run)."""
     folder, _, name = rel.rpartition("/")
     if name not in _GIT_DIR_FILES:
         return False
     at = root / folder if folder else root
-    return (at / "objects").is_dir() or (at / "refs").is_dir()
+    # any entry of those names: git only asks that `objects` and `refs` be executable, which
+    # an executable regular file is (twenty-fifth re-run F3)
+    return any(os.path.lexists(at / part) for part in ("objects", "refs"))
 
 
 def uncopied(root: Path) -> list[SkippedFile]:

@@ -72,10 +72,11 @@ def undefined_macros(
     for rel, text in native.items():
         if "#" not in text:
             continue
+        line_of = textre.line_finder(text)  # one index per file, not a count per match
         for m in _TEST.finditer(text):
             name = m.group("name")
             if name not in tested and not _KNOWN_PREFIX.match(name) and not _BACKEND.search(name):
-                line = text.count("\n", 0, m.start()) + 1
+                line = line_of(m.start())
                 tested[name] = f"{rel}:{line}: tested there, and nothing in this project defines it"
     if not tested:
         return {}
