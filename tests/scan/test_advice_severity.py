@@ -26,3 +26,22 @@ def test_torch_cuda_arch_list_is_advice_and_a_gencode_flag_is_not(tmp_path: Path
     assert "ROCm build ignores it" in arch[4].message
     flag = [f for f in r.findings if f.rule_id == "GP402" and f.location.line == 6]
     assert flag and flag[0].severity is Severity.MAJOR  # the flag, counted once for the line
+
+
+def test_a_cuda_extension_built_by_a_module_is_advice_but_inline_cuda_is_not(
+    tmp_path: Path,
+) -> None:
+    """Issue 24, twelfth sample (lightseq): `CUDAExtension(...)` in an op-builder module is the
+    advice GP404 gives for setup.py (minor); `load_inline(cuda_sources=...)` holds kernels no
+    other file has, so it stays a major."""
+    builder = (
+        "from torch.utils.cpp_extension import CUDAExtension, load_inline\n"
+        "class Builder:\n"
+        "    def builder(self):\n"
+        "        return CUDAExtension(name='op', sources=self.sources())\n"
+        "k = load_inline('k', cpp_sources='', cuda_sources='__global__ void k() {}')\n"
+    )
+    r = scan_files(tmp_path, {"pkg/builder.py": builder})
+    gp211 = {f.location.line: f for f in r.findings if f.rule_id == "GP211"}
+    assert gp211[4].severity is Severity.MINOR
+    assert gp211[5].severity is Severity.MAJOR
