@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuport import sandbox, textre
+from gpuport.markers import MARKERS as PROJECT_MARKERS
 
 __all__ = [
     "MARKERS",
@@ -67,17 +68,7 @@ def _inside(entry: str, folders: list[str]) -> bool:
 
 
 #: files that mark a project's folder (see :func:`avoided`)
-MARKERS = _MARKERS = (
-    ".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt", "Makefile",
-    "requirements.txt", ".envrc", "environment.yml", "Dockerfile", ".venv",
-    # the environment managers and build tools that also put a project's folders on PATH or
-    # set its variables (twenty-fifth re-run F2: mise, asdf, pixi, pipenv, devbox, dotenv)
-    "mise.toml", ".mise.toml", ".tool-versions", "pixi.toml", "Pipfile", "devbox.json", ".env",
-    "environment.yaml", ".hg", ".svn", "meson.build", "package.json", "Cargo.toml", "go.mod",
-    "flake.nix", "shell.nix", "default.nix", ".python-version", ".direnv", "WORKSPACE",
-    "MODULE.bazel", "configure.ac", "justfile", "Justfile", "tox.ini", "noxfile.py",
-    "conanfile.txt", "conanfile.py", "vcpkg.json", ".devcontainer",
-)  # fmt: skip
+MARKERS = _MARKERS = PROJECT_MARKERS
 
 
 def stops() -> tuple[Path, ...]:

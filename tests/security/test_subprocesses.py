@@ -84,6 +84,8 @@ SUBPROCESS_ALLOWED = {
     "once, each a python -m gpuport module), never a project's program",
     "scan/engine.py": "a pool of gpuport's own scan workers (multiprocessing), no program",
     "assess/portfolio.py": "a pool of gpuport's own assess workers (multiprocessing), no program",
+    "startup.py": "starts this same interpreter and command again (os.execve of sys.executable "
+    "with sys.orig_argv), once, without what a project's environment set for it",
 }
 
 

@@ -149,14 +149,19 @@ def test_a_history_file_that_is_not_a_plain_history_is_refused_quickly(tmp_path:
     assert time.monotonic() - started < 30
 
 
-def test_a_history_file_in_the_avoided_project_is_not_used(tmp_path: Path) -> None:
+def test_a_history_file_in_the_avoided_project_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """F4: HOME set to the project (and a .local link it ships): assess --run-bench wrote the
-    history where the project chose."""
+    history where the project chose. (A file named on the command line is the user's.)"""
     proj, victim = tmp_path / "proj", tmp_path / "victim"
     (proj / ".git").mkdir(parents=True)
     victim.mkdir()
     (proj / ".local").symlink_to(victim)
-    history = History(proj / ".local" / "share" / "gpuport" / "history.sqlite")
+    chosen = proj / ".local" / "share" / "gpuport" / "history.sqlite"
+    monkeypatch.setenv("GPUPORT_HISTORY", str(chosen))
+    history = History()
+    assert not History(chosen).in_project()
     assert not history.in_project()
     subproc.avoid_always([proj])
     assert history.in_project()

@@ -107,6 +107,9 @@ class History:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else default_history_path()
+        #: the file came from the environment (HOME, XDG_DATA_HOME, GPUPORT_HISTORY), which a
+        #: project's .envrc can set, not from the command line
+        self.from_environment = path is None
 
     # -- writing -----------------------------------------------------------------
 
@@ -230,7 +233,12 @@ class History:
         file, and a link it ships could lead anywhere (twenty-fifth re-run F4, F7)."""
         from gpuport import subproc
 
-        return subproc.reaches_into(self.path)
+        # the avoided projects of this run, and the one the current folder lies in (`gpuport
+        # bench` run inside a project whose .envrc set HOME: twenty-sixth re-run F4)
+        if not self.from_environment:
+            return False  # a file the user named (`--history FILE`)
+        here = subproc.project_around(os.curdir)
+        return subproc.reaches_into(self.path) or subproc.reaches_into(self.path, here)
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

@@ -14,13 +14,28 @@ option by option).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # nothing past the standard library's core before clean_start (startup.py)
+    from typing import Any
 
 __all__ = ["hipify_arguments", "main"]
 
 
 def main(argv: list[str] | None = None) -> None:
+    if argv is None:  # the process's own start: undo what a project's environment set for it
+        from gpuport.startup import clean_start
+
+        clean_start()
+        # a report is never lost to an output encoding that cannot show a character
+        # (PYTHONIOENCODING=ascii, a Latin-1 locale: twenty-sixth re-run F9)
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                try:
+                    reconfigure(errors="backslashreplace")
+                except (ValueError, OSError):
+                    continue
     words = sys.argv[1:] if argv is None else list(argv)
     if words[:1] == ["hipify"]:
         kwargs = hipify_arguments(words[1:])
@@ -103,6 +118,8 @@ def _parse(words: list[str]) -> dict[str, Any]:
         kwargs[name] = _value(kind, value)
     if len(positional) != 1 or not positional[0]:
         raise _NotPlain
+    from pathlib import Path
+
     kwargs["path"] = Path(positional[0])
     return kwargs
 
@@ -111,6 +128,8 @@ def _value(kind: str, value: str) -> Any:
     if not value or value.startswith("-"):
         raise _NotPlain
     if kind == "path":
+        from pathlib import Path
+
         return Path(value)
     if kind == "format":
         from gpuport.render.interface import OutputFormat, ReportFormat

@@ -131,7 +131,9 @@ def free_port() -> int:
 
 
 def _worker_env(rank: int, world: int, port: int, backend: str) -> dict[str, str]:
-    env = subproc.safe_env()  # no relative PATH entries (gpuport.subproc)
+    # no relative PATH entries, and nothing of the project the user runs bench in (its
+    # PYTHONPATH would give the workers its torch.py: twenty-sixth re-run F5)
+    env = subproc.safe_env(avoid=subproc.project_around(os.curdir))
     env.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),

@@ -1,0 +1,152 @@
+"""What the interpreter was given by a project's environment, undone before gpuport imports.
+
+A user working inside a project has that project's ``.envrc`` (direnv, mise...) in their
+environment. Some of it acts on gpuport's *own* process, not on the programs it starts
+(twenty-sixth re-run): ``LD_LIBRARY_PATH`` into the project made ``import ctypes`` load the
+project's ``libffi``; ``PYTHONPATH`` made ``import typer`` run the project's ``typer.py``;
+``PYTHONPYCACHEPREFIX`` loaded the project's bytecode for ``difflib`` and wrote gpuport's
+through a link; ``PYTHONINSPECT`` left a prompt waiting on stdin. :func:`clean_start` runs
+first in :func:`gpuport.cli.entry.main`, with the standard library only:
+
+* import paths (``sys.path``) inside the project around the current folder, or relative, are
+  dropped, but for gpuport's own folder and the interpreter's;
+* a bytecode cache folder that is relative, or reached through the project, is not used;
+* when ``LD_LIBRARY_PATH`` has an entry inside the project (or a relative one), or
+  ``PYTHONINSPECT``/``PYTHONSTARTUP`` is set by it, the interpreter is started again (once)
+  with those entries removed: the loader and the interpreter read them only at start.
+
+What runs before this (``sitecustomize``, a ``.pth`` file, ``LD_PRELOAD``) is out of gpuport's
+reach and documented (docs/security.md).
+"""
+
+# os.path, not pathlib: nothing may be imported before the import path is cleaned here (a
+# project's fnmatch.py on PYTHONPATH would be pathlib's)
+# ruff: noqa: PTH117, PTH118, PTH120
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gpuport.markers import MARKERS
+
+__all__ = ["clean_start", "project_tops"]
+
+#: set in the environment of the interpreter started again, so that it is done once
+AGAIN = "GPUPORT_CLEAN_START"
+
+
+def _stops() -> list[str]:
+    out = [os.sep]
+    try:
+        import pwd
+
+        out.append(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
+    except (ImportError, KeyError, OSError):
+        pass
+    return out
+
+
+def project_tops(folder: str) -> list[str]:
+    """The highest folder above ``folder`` (real) with a ``.git`` and the highest with a project
+    file, below ``/`` and the home folder (as :func:`gpuport.subproc.project_around`)."""
+    stops = _stops()
+    git = marked = None
+    at = folder
+    while at not in stops:
+        found = [m for m in MARKERS if os.path.lexists(os.path.join(at, m))]
+        if found:
+            marked = at
+        if ".git" in found:
+            git = at
+        parent = os.path.dirname(at)
+        if parent == at:
+            break
+        at = parent
+    return list(dict.fromkeys(t for t in (git, marked) if t is not None))
+
+
+def _inside(path: str, tops: list[str]) -> bool:
+    real = os.path.realpath(path)
+    return any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in tops)
+
+
+def _reached_through(path: str, tops: list[str]) -> bool:
+    """``path`` as written, or any folder on the way to it, resolves inside ``tops``."""
+    at = os.path.abspath(path)  # noqa: PTH100 - the links on the way are the point
+    while True:
+        if _inside(at, tops):
+            return True
+        parent = os.path.dirname(at)
+        if parent == at:
+            return False
+        at = parent
+
+
+def clean_start() -> None:
+    """Undo what the project around the current folder set for this interpreter (see the
+    module's text); may start the interpreter again, and never returns then."""
+    try:
+        here = os.path.realpath(os.getcwd())  # noqa: PTH109 - pathlib not loaded yet
+    except OSError:
+        return
+    tops = project_tops(here)
+    if not tops:
+        return
+    own = [
+        os.path.realpath(p)
+        for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(__file__))
+    ]
+    own.append(os.path.dirname(own[-1]))  # the folder gpuport is imported from
+
+    def foreign(entry: str) -> bool:
+        if not entry or not os.path.isabs(entry):
+            return True
+        return _inside(entry, tops) and not any(
+            os.path.realpath(entry) == o or _inside(entry, [o]) for o in own
+        )
+
+    kept = [p for p in sys.path if not foreign(p)]
+    if len(kept) != len(sys.path):
+        sys.path[:] = kept
+    prefix = sys.pycache_prefix
+    if prefix is not None and (not os.path.isabs(prefix) or _reached_through(prefix, tops)):
+        sys.pycache_prefix = None
+        sys.dont_write_bytecode = True
+    _start_again_if_needed(tops)
+
+
+def _start_again_if_needed(tops: list[str]) -> None:
+    if os.environ.get(AGAIN) == "1":
+        return
+    env = dict(os.environ)
+    changed = False
+    for name in ("LD_LIBRARY_PATH",):
+        value = env.get(name)
+        if value is None:
+            continue
+        parts = value.split(os.pathsep)
+        good = [p for p in parts if p and os.path.isabs(p) and not _reached_through(p, tops)]
+        if good != parts:
+            changed = True
+            if good:
+                env[name] = os.pathsep.join(good)
+            else:
+                del env[name]
+    for name in ("PYTHONINSPECT", "PYTHONSTARTUP"):
+        if env.pop(name, None) is not None:
+            changed = True
+    prefix = env.get("PYTHONPYCACHEPREFIX")
+    if prefix is not None and (not os.path.isabs(prefix) or _reached_through(prefix, tops)):
+        del env["PYTHONPYCACHEPREFIX"]
+        changed = True
+    if not changed:
+        return
+    env[AGAIN] = "1"
+    argv = list(getattr(sys, "orig_argv", []) or [sys.executable, *sys.argv])
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, *argv[1:]], env)  # noqa: S606 - argv, no shell
+    except OSError:
+        return  # not started again: the in-process cleaning above still holds
