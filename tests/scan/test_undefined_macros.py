@@ -52,9 +52,11 @@ def test_a_macro_the_project_defines_keeps_its_block(tmp_path: Path, extra: dict
 
 
 def test_toolkit_and_outside_library_macros_are_never_taken_for_undefined(tmp_path: Path) -> None:
+    """Nor a developer's switch given with -D by hand (spconv's TV_DEBUG: port G3's fix of its
+    device-side checks went when the block was taken for dead)."""
     native = {
         "a.cu": "#ifdef CUDART_VERSION\n#endif\n#ifdef FLASHX_ENABLE_FP8\n#endif\n"
-        "#include <flashx/core.h>\n#ifdef MYLIB_FAST\n#endif\n",
+        "#include <flashx/core.h>\n#ifdef MYLIB_FAST\n#endif\n#ifdef TV_DEBUG\n#endif\n",
     }
     got = undefined_macros(native, [], lambda _c: None, tmp_path)
     assert set(got) == {"MYLIB_FAST"}

@@ -56,6 +56,8 @@ _TEXT_KINDS = frozenset(
 #: a backend switch (``PROJ_USE_HIP``, ``X_CUDA_ENABLED``): the build of that backend defines
 #: it, often where gpuport cannot see (a build system it does not read, a user's -D)
 _BACKEND = textre.compile(r"HIP|ROCM|AMD|CUDA|NVIDIA|GPU|CUBLAS|CUDNN|NCCL|TRITON|SYCL|METAL")
+#: a developer's switch, given with -D by hand when needed (spconv's TV_DEBUG): never "undefined"
+_DEV_SWITCH = textre.compile(r"DEBUG|TRACE|VERBOSE|PROFIL|LOG|TEST|ASSERT|CHECK|BENCH|DUMP")
 _INCLUDE_DIR = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*[<"]([A-Za-z0-9_]+)/', re.M)
 
 
@@ -75,7 +77,12 @@ def undefined_macros(
         line_of = textre.line_finder(text)  # one index per file, not a count per match
         for m in _TEST.finditer(text):
             name = m.group("name")
-            if name not in tested and not _KNOWN_PREFIX.match(name) and not _BACKEND.search(name):
+            if (
+                name not in tested
+                and not _KNOWN_PREFIX.match(name)
+                and not _BACKEND.search(name)
+                and not _DEV_SWITCH.search(name)
+            ):
                 line = line_of(m.start())
                 tested[name] = f"{rel}:{line}: tested there, and nothing in this project defines it"
     if not tested:
