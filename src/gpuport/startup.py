@@ -116,18 +116,22 @@ def clean_start() -> None:
     _start_again_if_needed(tops)
 
 
+def _plain(entry: str) -> bool:
+    """An absolute path of plain characters: no ``$LIB``/``$ORIGIN`` token the loader expands,
+    no ``;`` it splits on as well (twenty-seventh re-run)."""
+    return entry.startswith("/") and all(c.isalnum() or c in "/._+@-" for c in entry)
+
+
 def _start_again_if_needed(tops: list[str]) -> None:
-    if os.environ.get(AGAIN) == "1":
-        return
     env = dict(os.environ)
     changed = False
     for name in ("LD_LIBRARY_PATH",):
         value = env.get(name)
         if value is None:
             continue
-        parts = value.split(os.pathsep)
-        good = [p for p in parts if p and os.path.isabs(p) and not _reached_through(p, tops)]
-        if good != parts:
+        parts = value.replace(";", os.pathsep).split(os.pathsep)
+        good = [p for p in parts if p and _plain(p) and not _reached_through(p, tops)]
+        if good != value.split(os.pathsep):
             changed = True
             if good:
                 env[name] = os.pathsep.join(good)
@@ -142,6 +146,15 @@ def _start_again_if_needed(tops: list[str]) -> None:
         changed = True
     if not changed:
         return
+    if os.environ.get(AGAIN) == "1":
+        # started again already, or the project's environment says so (it can set the
+        # variable too: twenty-seventh re-run): what is left cannot be undone in this process
+        sys.stderr.write(
+            "gpuport: error: the environment still names the project for the interpreter "
+            "(LD_LIBRARY_PATH, PYTHONINSPECT or PYTHONPYCACHEPREFIX); run gpuport outside "
+            "the project's environment\n"
+        )
+        raise SystemExit(2)
     env[AGAIN] = "1"
     argv = list(getattr(sys, "orig_argv", []) or [sys.executable, *sys.argv])
     try:
