@@ -93,19 +93,11 @@ def _project_tops(folder: str) -> list[str]:
     """The folders above ``folder`` that are the project it sits in: the highest folder with a
     ``.git`` (a submodule's ``.git`` is not the top: twenty-third re-run) and the highest folder
     with a project file (``pyproject.toml``, ``CMakeLists.txt``, ``.envrc``...; folders without
-    one may lie between), both below ``/`` and the home folder."""
-    stop = _stops()
-    git: Path | None = None
-    marked: Path | None = None
-    for at in (Path(folder), *Path(folder).parents):
-        if at in stop:
-            break
-        found = [m for m in _MARKERS if (at / m).exists() or (at / m).is_symlink()]
-        if found:
-            marked = at
-        if ".git" in found:
-            git = at
-    return list(dict.fromkeys(str(t) for t in (git, marked) if t is not None))
+    one may lie between), both below ``/`` and the home folder. One walk, shared with the
+    start-up cleaning (:func:`gpuport.startup.project_tops`, standard library only)."""
+    from gpuport.startup import project_tops
+
+    return project_tops(os.path.abspath(folder))  # noqa: PTH100 - a string walk
 
 
 #: folders left out of every lookup of this run, beside those a caller names (a portfolio's
