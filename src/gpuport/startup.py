@@ -30,7 +30,7 @@ import sys
 
 from gpuport.markers import MARKERS
 
-__all__ = ["clean_start", "project_tops"]
+__all__ = ["clean_start", "foreign_import_path", "own_folders", "project_tops"]
 
 #: set in the environment of the interpreter started again, so that it is done once
 AGAIN = "GPUPORT_CLEAN_START"
@@ -49,21 +49,24 @@ def _stops() -> list[str]:
 
 def project_tops(folder: str) -> list[str]:
     """The highest folder above ``folder`` (real) with a ``.git`` and the highest with a project
-    file, below ``/`` and the home folder (as :func:`gpuport.subproc.project_around`)."""
+    file, below ``/`` and the home folder (as :func:`gpuport.subproc.project_around`), and the
+    nearest with a project file: a project inside a venv inside another checkout is not the
+    venv's (twenty-seventh re-run)."""
     stops = _stops()
-    git = marked = None
+    git = marked = nearest = None
     at = folder
     while at not in stops:
         found = [m for m in MARKERS if os.path.lexists(os.path.join(at, m))]
         if found:
             marked = at
+            nearest = nearest or at
         if ".git" in found:
             git = at
         parent = os.path.dirname(at)
         if parent == at:
             break
         at = parent
-    return list(dict.fromkeys(t for t in (git, marked) if t is not None))
+    return list(dict.fromkeys(t for t in (git, marked, nearest) if t is not None))
 
 
 def _inside(path: str, tops: list[str]) -> bool:
@@ -83,6 +86,39 @@ def _reached_through(path: str, tops: list[str]) -> bool:
         at = parent
 
 
+def own_folders(package: str) -> list[str]:
+    """The interpreter's prefixes, gpuport's package folder and the folder it is imported from
+    (real paths): where the import path may lie even inside a project, when they lie deeper
+    than the project's top (a venv inside the checkout; gpuport's own tests on its tree)."""
+    own = [os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, package)]
+    own.append(os.path.dirname(own[-1]))
+    return own
+
+
+def foreign_import_path(entry: str, tops: list[str], own: list[str]) -> bool:
+    """Whether the import path entry ``entry`` would import a project's code for gpuport.
+
+    * inside a project top, unless it lies in one of ``own`` that lies *below* that top (a
+      ``.venv`` in the checkout); a project *inside* the interpreter's prefix (``pip install -e
+      git+...`` clones into ``$VIRTUAL_ENV/src``) gets no pass (twenty-seventh re-run);
+    * *above* a project top (``PYTHONPATH=~`` with the checkout ``~/typer`` imports it as the
+      ``typer`` package: twenty-seventh re-run), unless it is one of ``own`` or inside one.
+    """
+    real = os.path.realpath(entry)
+    for top in tops:
+        if _inside(real, [top]):
+            if not any(_inside(real, [o]) and _below(o, top) for o in own):
+                return True
+        elif _inside(top, [real]) and not _inside(real, own):
+            return True
+    return False
+
+
+def _below(inner: str, top: str) -> bool:
+    """``inner`` lies strictly inside ``top`` (both real)."""
+    return inner != top and inner.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def clean_start() -> None:
     """Undo what the project around the current folder set for this interpreter (see the
     module's text); may start the interpreter again, and never returns then."""
@@ -93,18 +129,10 @@ def clean_start() -> None:
     tops = project_tops(here)
     if not tops:
         return
-    own = [
-        os.path.realpath(p)
-        for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(__file__))
-    ]
-    own.append(os.path.dirname(own[-1]))  # the folder gpuport is imported from
+    own = own_folders(os.path.dirname(__file__))
 
     def foreign(entry: str) -> bool:
-        if not entry or not os.path.isabs(entry):
-            return True
-        return _inside(entry, tops) and not any(
-            os.path.realpath(entry) == o or _inside(entry, [o]) for o in own
-        )
+        return not entry or not os.path.isabs(entry) or foreign_import_path(entry, tops, own)
 
     kept = [p for p in sys.path if not foreign(p)]
     if len(kept) != len(sys.path):

@@ -188,14 +188,16 @@ def forget_imports_from(avoid: Iterable[Path | str]) -> None:
     import importlib
     import sys
 
+    from gpuport.startup import foreign_import_path, own_folders
+
     folders = avoided(avoid)
-    # what this interpreter and gpuport itself are loaded from stays, wherever it is (a venv
-    # inside the project's checkout, gpuport's own tests run on its fixtures)
-    own = [os.path.realpath(p) for p in {sys.prefix, sys.exec_prefix, sys.base_prefix}]
-    own.append(os.path.realpath(Path(__file__).parent.parent))
+    # what this interpreter and gpuport itself are loaded from stays when it lies deeper than
+    # the project (a venv inside the project's checkout, gpuport's own tests on its fixtures);
+    # an entry above the project imports it by its folder's name and goes too
+    own = own_folders(str(Path(__file__).parent))
 
     def foreign(entry: str) -> bool:
-        return bool(entry) and _inside(entry, folders) and not _inside(entry, own)
+        return bool(entry) and foreign_import_path(entry, folders, own)
 
     kept = [p for p in sys.path if not foreign(p)]
     if len(kept) != len(sys.path):
@@ -229,6 +231,9 @@ def neutral_tempdir(avoid: Iterable[Path | str]) -> None:
     written = os.path.abspath(os.environ.get("TMPDIR") or os.sep)  # noqa: PTH100 - as written
     logical = [logical_top(f).rstrip(os.sep) + os.sep for f in avoid]
     through = any(written.startswith(f) for f in logical)  # a link the project ships counts
+    # each folder on the way resolved as well: `/proc/self/cwd/tmp` is the project's `tmp`
+    # link when the user works in the project (twenty-seventh re-run)
+    through = through or reaches_into(written, avoid)
     if through or _inside(tempfile.gettempdir(), folders):
         for candidate in ("/tmp", "/var/tmp"):  # noqa: S108  (the system folders, not a name)
             if Path(candidate).is_dir() and not _inside(candidate, folders):
