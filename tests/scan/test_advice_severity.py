@@ -45,3 +45,25 @@ def test_a_cuda_extension_built_by_a_module_is_advice_but_inline_cuda_is_not(
     gp211 = {f.location.line: f for f in r.findings if f.rule_id == "GP211"}
     assert gp211[4].severity is Severity.MINOR
     assert gp211[5].severity is Severity.MAJOR
+
+
+def test_an_arch_name_in_a_lookup_table_is_no_flag_but_one_in_the_compile_args_is(
+    tmp_path: Path,
+) -> None:
+    """Issue 24, twelfth sample (torch-harmonics setup.py:80-85): ``sm_90a`` in an alias table
+    or a comparison names an architecture a user may ask for; it reaches no compiler. The same
+    bare word in an extension's ``nvcc`` arguments, or in a list assigned for later flags, is
+    one."""
+    setup = (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        'ALIASES = {"9.0a": ("9.0a", "9a", "sm_90a", "compute_90a")}\n'
+        'def wants(a):\n    return a == "sm_100a" or a in ["sm_103a"]\n'
+        'ARCHS = ["sm_75"]\n'
+        "setup(name='p', ext_modules=[CUDAExtension('p._ext', ['k.cu'],\n"
+        "      extra_compile_args={'nvcc': ['-arch', 'sm_80']})],\n"
+        "      cmdclass={'build_ext': BuildExtension})\n"
+    )
+    r = scan_files(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n"})
+    lines = {f.location.line for f in r.findings if f.rule_id == "GP403"}
+    assert lines == {6, 8}

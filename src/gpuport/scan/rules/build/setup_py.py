@@ -204,7 +204,11 @@ def _check_tokens(sp: _SetupPy, const: ast.Constant, rocm_arch: bool, in_args: b
             fix=flag_fix(m.group(1), target),
             severity=flag_severity(m.group(1)),
         )
-    if not rocm_arch and (arch := _arch_token(sp, const)):
+    if (
+        not rocm_arch
+        and (arch := _arch_token(sp, const))
+        and (in_args or not _names_an_arch(sp, const))
+    ):
         # torch's ROCm build never reads TORCH_CUDA_ARCH_LIST (PYTORCH_ROCM_ARCH, else the GPUs
         # it finds): nothing breaks, the advice stays (issue 24, eleventh: Pointnet2_PyTorch)
         torch_list = arch == "TORCH_CUDA_ARCH_LIST"
@@ -251,6 +255,23 @@ def _arch_token(sp: _SetupPy, const: ast.Constant) -> str | None:
     if ARCH_VAR.fullmatch(value) and any(lists_arch(str(c.value)) for c in _arch_values(sp, const)):
         return value
     return None
+
+
+def _names_an_arch(sp: _SetupPy, const: ast.Constant) -> bool:
+    """A bare ``sm_90a`` that is a name in a lookup table or a comparison, not a flag: the
+    string sits (through tuples, lists, sets) in a dict's value or key, or in a ``==``/``in``
+    test, before any call or assignment takes it (torch-harmonics' alias table of the names a
+    user may write in TORCH_CUDA_ARCH_LIST, issue 24's twelfth sample). A list assigned to a
+    name and formatted into flags later stays a flag list."""
+    if not SM_TOKEN.fullmatch(str(const.value).strip()):
+        return False
+    node: ast.AST = const
+    while (parent := sp.parents.get(node)) is not None:
+        if isinstance(parent, ast.Tuple | ast.List | ast.Set):
+            node = parent
+            continue
+        return isinstance(parent, ast.Dict | ast.Compare)
+    return False
 
 
 def _arch_values(sp: _SetupPy, const: ast.Constant) -> list[ast.Constant]:
