@@ -20,6 +20,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set tenth    # issue 24's tenth (held-out) sample
     python benchmarks/real_repos.py TREES --set eleventh # issue 24's eleventh (held-out) sample
     python benchmarks/real_repos.py TREES --set twelfth  # issue 24's twelfth (held-out) sample
+    python benchmarks/real_repos.py TREES --set thirteenth  # issue 24's thirteenth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -55,6 +56,7 @@ from real_repos_ninth import NINTH_ROUTE, NINTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
 from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
 from real_repos_tenth import TENTH_ROUTE, TENTH_SET
+from real_repos_thirteenth import THIRTEENTH_ROUTE, THIRTEENTH_SET
 from real_repos_twelfth import TWELFTH_ROUTE, TWELFTH_SET
 
 from gpuport.models import Severity
@@ -453,6 +455,7 @@ SETS = {
     "tenth": TENTH_SET,
     "eleventh": ELEVENTH_SET,
     "twelfth": TWELFTH_SET,
+    "thirteenth": THIRTEENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -466,6 +469,7 @@ ROUTE_NAMES = (
     | frozenset(TENTH_ROUTE)
     | frozenset(ELEVENTH_ROUTE)
     | frozenset(TWELFTH_ROUTE)
+    | frozenset(THIRTEENTH_ROUTE)
 )
 
 
