@@ -28,8 +28,11 @@ is refused, the Landlock rules still hold and only that one bit per unit is left
 Landlock (Linux 5.13+) needs no privilege; the rules hold for the compiler and every
 program it starts, and cannot be lifted by them. Where the kernel has no Landlock the
 compile checks do not run (they say why) unless the user sets
-``GPUPORT_UNCONFINED_COMPILE=1`` in their own environment (the same switch turns the
-confinement off where the kernel has it); a project's files can never set it.
+``GPUPORT_UNCONFINED_COMPILE=1`` in their own environment and starts gpuport outside any
+project folder (the same switch turns the confinement off where the kernel has it). A
+project's files can never set it, and its environment manager (direnv, mise), which sets
+variables only while the user works inside it, cannot either: inside a project the switch is
+not taken (twenty-fifth re-run F6).
 """
 
 from __future__ import annotations
@@ -151,8 +154,25 @@ def special_refusal(root: Path) -> str | None:
 
 
 def unconfined() -> bool:
-    """Whether the user asked, in their own environment, to compile without confinement."""
-    return os.environ.get(UNCONFINED_ENV) == "1"
+    """Whether the user asked, in their own environment, to compile without confinement: the
+    switch is set and the current folder lies in no project (where a project's ``.envrc``
+    could have set it: :func:`ignored_switch`)."""
+    return os.environ.get(UNCONFINED_ENV) == "1" and not _in_a_project()
+
+
+def ignored_switch() -> bool:
+    """The switch is set but not taken, because gpuport was started inside a project."""
+    return os.environ.get(UNCONFINED_ENV) == "1" and _in_a_project()
+
+
+def _in_a_project() -> bool:
+    from gpuport.startup import project_tops
+
+    try:
+        here = os.path.realpath(os.getcwd())  # noqa: PTH109 - a string walk, as startup's
+    except OSError:
+        return True  # no current folder to judge: not taken
+    return bool(project_tops(here))
 
 
 def refusal() -> str | None:
@@ -163,7 +183,8 @@ def refusal() -> str | None:
     return (
         "not compiled: this kernel has no Landlock (Linux 5.13 or later), which gpuport needs "
         "to keep the compiler's reads inside the project and the toolchain; set "
-        f"{UNCONFINED_ENV}=1 in your own environment to compile without it"
+        f"{UNCONFINED_ENV}=1 in your own environment and start gpuport outside any project "
+        "folder to compile without it"
     )
 
 

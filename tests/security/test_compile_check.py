@@ -36,7 +36,9 @@ def _script(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def fake_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+def fake_hip(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Path]:
     """A shell-interpreting ``hipcc`` and an argv-recording compiler, first on PATH."""
     tools = tmp_path / "toolchain" / "bin"
     tools.mkdir(parents=True)
@@ -67,6 +69,7 @@ def fake_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]
     # the stand-ins log what they get into tmp_path, which a confined compiler may not write:
     # these tests hold the argv grammar; tests/security/test_confinement.py the confinement
     monkeypatch.setenv(sandbox.UNCONFINED_ENV, "1")
+    monkeypatch.chdir(tmp_path_factory.mktemp("outside"))  # taken only outside a project
     compiler._CACHE.clear()
     return {"hipcc_log": hipcc_log, "clang_log": clang_log, "mark": tmp_path / "MARK"}
 

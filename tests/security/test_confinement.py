@@ -153,7 +153,8 @@ def test_without_landlock_the_compile_check_does_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No Landlock and no word from the user: the program is not started, and the check
-    says why for every unit; the user's ``GPUPORT_UNCONFINED_COMPILE=1`` lets it run."""
+    says why for every unit; the user's ``GPUPORT_UNCONFINED_COMPILE=1`` lets it run when
+    gpuport starts outside any project."""
     monkeypatch.setattr(sandbox, "abi", lambda: 0)
     monkeypatch.delenv(sandbox.UNCONFINED_ENV, raising=False)
     mark = tmp_path / "ran"
@@ -167,6 +168,15 @@ def test_without_landlock_the_compile_check_does_not_run(
     assert {r.status for r in results} == {"skipped"}
     assert all(r.error == reason for r in results)
     monkeypatch.setenv(sandbox.UNCONFINED_ENV, "1")
+    # inside a project (a project's .envrc may have set it) the switch is not taken (F6)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".envrc").write_text(f"export {sandbox.UNCONFINED_ENV}=1\n")
+    monkeypatch.chdir(tmp_path / "proj")
+    assert sandbox.refusal() == reason and sandbox.ignored_switch()
+    with pytest.raises(PermissionError, match="no Landlock"):
+        subproc.run(["/bin/sh", "-c", f"touch {mark}"], timeout_s=10, confine=cage)
+    assert not mark.exists()
+    monkeypatch.chdir(tmp_path)  # outside any project: the user's own switch
     assert sandbox.refusal() is None
     subproc.run(["/bin/sh", "-c", f"touch {mark}"], timeout_s=10, confine=cage)
     assert mark.exists()

@@ -195,8 +195,9 @@ def test_a_file_named_through_a_link_of_a_markerless_project_is_not_rewritten(
 
 
 def test_a_compile_check_run_unconfined_by_the_environment_says_so(tmp_path: Path) -> None:
-    """F6 (open): GPUPORT_UNCONFINED_COMPILE=1 from a project's .envrc switches the compile
-    confinement off; gpuport cannot tell who set it, so it says so on stderr."""
+    """F6: GPUPORT_UNCONFINED_COMPILE=1 from a project's .envrc switched the compile
+    confinement off. It is taken only when gpuport starts outside any project (said on
+    stderr); inside one it is not taken, and that is said too."""
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "k.cu").write_text(KERNEL)
@@ -205,3 +206,8 @@ def test_a_compile_check_run_unconfined_by_the_environment_says_so(tmp_path: Pat
     assert "the compile check runs unconfined" in done.stderr
     plain = _gpuport(tmp_path, "hipify", "proj", "-o", "out2", env=env)
     assert "unconfined" not in plain.stderr
+    # from inside the project (where its .envrc sets it) the switch is not taken at all
+    (proj / ".envrc").write_text("export GPUPORT_UNCONFINED_COMPILE=1\n")
+    inside = _gpuport(proj, "hipify", ".", "-o", str(tmp_path / "out3"), "--check", env=env)
+    assert "is not taken inside a project folder" in inside.stderr
+    assert "runs unconfined" not in inside.stderr

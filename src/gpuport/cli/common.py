@@ -67,14 +67,20 @@ def refuse_empty_file(path: Path, what: str) -> None:
 
 def say_if_unconfined(compiling: bool) -> None:
     """One stderr line when a compile check will run without confinement because the
-    environment says so (``GPUPORT_UNCONFINED_COMPILE=1``): a project's ``.envrc`` can set it,
-    and gpuport cannot tell who did (twenty-fifth re-run F6)."""
+    environment says so (``GPUPORT_UNCONFINED_COMPILE=1``, taken only outside any project:
+    a project's ``.envrc`` can set it, twenty-fifth re-run F6), or when it is set and not
+    taken."""
     from gpuport import sandbox
 
     if compiling and sandbox.unconfined():
         note(
             f"gpuport: the compile check runs unconfined: {sandbox.UNCONFINED_ENV}=1 is set in "
             "the environment (unset it unless you set it yourself)"
+        )
+    elif compiling and sandbox.ignored_switch():
+        note(
+            f"gpuport: {sandbox.UNCONFINED_ENV}=1 is not taken inside a project folder (its "
+            "environment manager may have set it); the compile check stays confined"
         )
 
 
