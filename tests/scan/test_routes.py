@@ -27,6 +27,7 @@ BLOCKER_CU = '__global__ void k() { asm volatile("membar.gl;"); }\n'  # GP301
         ),
         ("README.md", "For AMD GPUs:\n\n    docker run --device=/dev/kfd --device=/dev/dri img\n"),
         ("README.md", "This library supports NVIDIA and AMD GPUs.\n"),
+        ("README.md", "Tested on AMD EPYC CPUs with AMD Instinct MI250X GPUs.\n"),
         ("README.md", "Build with `cmake -B build -DMYLIB_HIP=ON`.\n"),
         (
             "README.md",
@@ -59,6 +60,9 @@ def test_one_piece_of_documented_evidence_is_a_route(tmp_path: Path, name: str, 
         ("- Works on Linux, Windows; NVIDIA GPUs, soon AMD & Intel setups\n", "promises it"),
         ("Support for AMD GPUs is upcoming.\n", "promises it"),
         ("Our CUDA kernels are fast.\n", ""),
+        # an AMD CPU is no GPU route (thirteenth sample, finufft docs/nfft_migr.rst:76)
+        ("Both use a single thread, tested on the same AMD 5700U laptop.\n", ""),
+        ("Tested on AMD EPYC 7763 and Intel Xeon nodes.\n", ""),
     ],
 )
 def test_evidence_that_is_not_a_route_says_why_or_is_not_listed(

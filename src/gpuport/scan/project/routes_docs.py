@@ -57,6 +57,16 @@ _CLAIM = textre.compile(
     r"|\b(?:ROCm|AMD\s+GPUs?)\b[^\n.]{0,40}?\b(?:is|are)\s+(?:supported|fully\s+supported)\b",
     re.I,
 )
+#: AMD named as a CPU maker: "tested on the same AMD 5700U laptop" (finufft's timing remark,
+#: thirteenth sample) is no ROCm route; a line that also names a GPU word still is read.
+_AMD_CPU = textre.compile(
+    r"\bAMD\s+(?:Ryzen|EPYC|Threadripper|Athlon|Opteron|Phenom|\d{4}[A-Z]{0,2}\b)"
+    r"|\b(?:Ryzen|EPYC|Threadripper|Zen\s?\d|CPUs?|processors?|single[- ]thread\w*)\b",
+    re.I,
+)
+_GPU_WORD = textre.compile(
+    r"\b(?:GPUs?|ROCm|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*|accelerators?)\b", re.I
+)
 _NEGATION = textre.compile(
     r"\bnot\s+(?:yet\s+)?(?:supported|available|work|tested|officially)|\bunsupported\b"
     r"|\bon\s+hold\b|\bno\s+longer\b|\bdoes\s*n[o']t\s+(?:support|work)|\bcannot\b"
@@ -234,6 +244,8 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         if _STEP.search(line):
             what, counts, why = "install step", not negated, no
         elif _CLAIM.search(line):
+            if _AMD_CPU.search(line) and not _GPU_WORD.search(line):
+                continue  # an AMD CPU, not a GPU route
             what, counts, why = "says it supports", not negated, no
         elif negated and _WORD.search(line):
             what, counts, why = "says", False, no
