@@ -28,6 +28,14 @@ BLOCKER_CU = '__global__ void k() { asm volatile("membar.gl;"); }\n'  # GP301
         ("README.md", "For AMD GPUs:\n\n    docker run --device=/dev/kfd --device=/dev/dri img\n"),
         ("README.md", "This library supports NVIDIA and AMD GPUs.\n"),
         ("README.md", "Tested on AMD EPYC CPUs with AMD Instinct MI250X GPUs.\n"),
+        # a requirements row (thirteenth sample, jittor README.md:99)
+        (
+            "README.md",
+            "| OS | CPU | Python | Compiler | (Optional) GPU platform |\n|---|---|---|---|---|\n"
+            "| Linux | x86_64 | >= 3.7 | g++ >=5.4 | Nvidia CUDA >= 10.0, [cuDNN](https://x.y/a)"
+            " <br> or [AMD ROCm](https://docs.amd.com/) >= 4.0 |\n",
+        ),
+        ("README.md", "Requirements: Python 3.10, ROCm 6.0+ or CUDA 12.\n"),
         ("README.md", "Build with `cmake -B build -DMYLIB_HIP=ON`.\n"),
         (
             "README.md",
@@ -60,6 +68,7 @@ def test_one_piece_of_documented_evidence_is_a_route(tmp_path: Path, name: str, 
         ("- Works on Linux, Windows; NVIDIA GPUs, soon AMD & Intel setups\n", "promises it"),
         ("Support for AMD GPUs is upcoming.\n", "promises it"),
         ("Our CUDA kernels are fast.\n", ""),
+        ("ROCm >= 6.0 is not supported yet.\n", "not supported"),
         # an AMD CPU is no GPU route (thirteenth sample, finufft docs/nfft_migr.rst:76)
         ("Both use a single thread, tested on the same AMD 5700U laptop.\n", ""),
         ("Tested on AMD EPYC 7763 and Intel Xeon nodes.\n", ""),

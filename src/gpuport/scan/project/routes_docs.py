@@ -57,6 +57,14 @@ _CLAIM = textre.compile(
     r"|\b(?:ROCm|AMD\s+GPUs?)\b[^\n.]{0,40}?\b(?:is|are)\s+(?:supported|fully\s+supported)\b",
     re.I,
 )
+#: A version requirement on ROCm, as requirement tables give it: "AMD ROCm >= 4.0" (a
+#: Markdown link between the name and the bound allowed), "ROCm 6.0+", "ROCm 5.7 or later"
+#: (jittor's README requirements row, thirteenth sample).
+_REQUIRES = textre.compile(
+    r"\b(?:ROCm|HIP)\b(?:\]\([^)\s]{0,200}\))?\s*(?:>=|≥|=>"
+    r"|v?\d+(?:\.\d+)*\s*(?:\+|or\s+(?:later|newer|higher|above)))",
+    re.I,
+)
 #: AMD named as a CPU maker: "tested on the same AMD 5700U laptop" (finufft's timing remark,
 #: thirteenth sample) is no ROCm route; a line that also names a GPU word still is read.
 _AMD_CPU = textre.compile(
@@ -225,6 +233,15 @@ def _table_evidence(rel: str, text: str) -> list[RouteEvidence]:
     return out
 
 
+def _around_mention(line: str) -> str:
+    """The line, from a little before its first ROCm/AMD word when that lies far in (a long
+    table row shows the AMD cell, not the OS column)."""
+    found = _WORD.search(line) or _MENTION.search(line)
+    if found is None or found.start() <= 80:
+        return line
+    return "... " + line[found.start() - 30 :]
+
+
 def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
     """Install steps, claims of support and headings naming ROCm/AMD, each with whether it
     counts."""
@@ -247,6 +264,8 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
             if _AMD_CPU.search(line) and not _GPU_WORD.search(line):
                 continue  # an AMD CPU, not a GPU route
             what, counts, why = "says it supports", not negated, no
+        elif _REQUIRES.search(line):
+            what, counts, why = "requires", not negated, no
         elif negated and _WORD.search(line):
             what, counts, why = "says", False, no
         elif heading and _WORD.search(line) and not page:
@@ -265,7 +284,7 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
                 kind="docs",
                 path=rel,
                 line=number,
-                detail=f"{what}: {_short(line)}",
+                detail=f"{what}: {_short(_around_mention(line))}",
                 counts=counts,
                 why="" if counts else why,
                 install=counts and what == "install step" and _INSTALL.search(line) is not None,
