@@ -60,10 +60,11 @@ def test_an_arch_name_in_a_lookup_table_is_no_flag_but_one_in_the_compile_args_i
         'ALIASES = {"9.0a": ("9.0a", "9a", "sm_90a", "compute_90a")}\n'
         'def wants(a):\n    return a == "sm_100a" or a in ["sm_103a"]\n'
         'ARCHS = ["sm_75"]\n'
+        "FLAGS = {'nvcc': ['-O3', '-arch', 'sm_86']}\n"
         "setup(name='p', ext_modules=[CUDAExtension('p._ext', ['k.cu'],\n"
         "      extra_compile_args={'nvcc': ['-arch', 'sm_80']})],\n"
         "      cmdclass={'build_ext': BuildExtension})\n"
     )
     r = scan_files(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n"})
     lines = {f.location.line for f in r.findings if f.rule_id == "GP403"}
-    assert lines == {6, 8}
+    assert lines == {6, 7, 9}

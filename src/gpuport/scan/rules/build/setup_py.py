@@ -270,8 +270,22 @@ def _names_an_arch(sp: _SetupPy, const: ast.Constant) -> bool:
         if isinstance(parent, ast.Tuple | ast.List | ast.Set):
             node = parent
             continue
-        return isinstance(parent, ast.Dict | ast.Compare)
+        if isinstance(parent, ast.Compare):
+            return True
+        # a dict of flags per compiler ({'nvcc': ['-arch', 'sm_80']}) is no table of names
+        return (
+            isinstance(parent, ast.Dict)
+            and not any(
+                isinstance(k, ast.Constant) and str(k.value) in _COMPILER_KEYS for k in parent.keys
+            )
+            and not any(
+                isinstance(c, ast.Constant) and str(c.value).startswith("-") for c in ast.walk(node)
+            )
+        )
     return False
+
+
+_COMPILER_KEYS = frozenset({"nvcc", "cxx", "cc", "c", "gcc", "g++", "hipcc", "clang", "nvcc_dlink"})
 
 
 def _arch_values(sp: _SetupPy, const: ast.Constant) -> list[ast.Constant]:
