@@ -50,6 +50,7 @@ class Sink:
         self._selectors = facts.selectors if facts else {}
         self._dropped: list[tuple[int, int, str]] | None = None
         self._constexpr: list[tuple[int, int]] | None = None
+        self._host: list[tuple[int, int, str]] | None = None
         #: Rules whose hits are lowered to info because a file-level finding already says
         #: the file must be rewritten (CUTLASS/CuTe, GP315); ``folded`` counts them.
         self.fold: frozenset[str] = frozenset()
@@ -75,6 +76,25 @@ class Sink:
                 (lo, hi - 1, name) for lo, hi, name in dropped_spans(self.src, self._selectors)
             ]
         return first_holding(self._dropped, offset)
+
+    def host_only_at(self, offset: int) -> bool:
+        """Whether ``offset`` lies in the body of a host-only function (no ``__device__``,
+        ``__global__`` or device-qualifier macro): code no GPU lane runs, such as launch
+        set-up that numbers grid dimensions (issue 24, thirteenth sample: jittor's
+        ``mask = 1 << tid`` over tx..bz)."""
+        if self._host is None:
+            from gpuport.scan.rules.native.warp_units import find_units
+
+            self._host = sorted(
+                (u.body[0], u.body[1], u.name)
+                for u in find_units(self.src)
+                if u.kind == "host"
+                and not u.both
+                and u.body is not None
+                # a device lambda inside (`[=] __device__ (int i) {...}`) is lane code
+                and "__device__" not in self.code[u.body[0] : u.body[1]]
+            )
+        return first_holding(self._host, offset) is not None
 
     def lowered_at(self, offset: int) -> bool:
         return self.lowered(self.src.line_of(offset))

@@ -278,7 +278,7 @@ def check_ballots(sink: Sink) -> None:
         if not _LANEISH.search(m.group("var")) or code.startswith("<<<", m.start()):
             continue
         one = _ONE_BEFORE.search(code, max(0, m.start() - 20), m.start())
-        if one is not None:
+        if one is not None and not sink.host_only_at(m.start()):
             sink.hit(
                 "GP307",
                 one.start(),
