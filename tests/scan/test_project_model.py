@@ -263,6 +263,9 @@ def test_scopes_component_and_family_effort() -> None:
         ("requirements_rocm.txt", Scope.CORE),
         ("src/dev_utils.py", Scope.CORE),
         ("Dockerfile_trtllm", Scope.CORE),
+        # finufft's perftest/cuperftest_helpers.py (thirteenth sample): performance tests
+        ("perftest/cuperftest_helpers.py", Scope.BENCHMARK),
+        ("perf_tests/run.py", Scope.BENCHMARK),
     ],
 )
 def test_scope_of(path: str, scope: Scope) -> None:

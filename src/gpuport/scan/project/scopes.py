@@ -49,7 +49,12 @@ _DIRS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
             r"^(?:examples?|demos?|tutorials?|notebooks?|samples?|recipes|cookbook)$", re.I
         ),
     ),
-    (Scope.BENCHMARK, textre.compile(r"^(?:benchmarks?|bench|benchmarking|perf|profiling)$", re.I)),
+    (
+        Scope.BENCHMARK,
+        textre.compile(
+            r"^(?:benchmarks?|bench|benchmarking|perf|perf[-_]?tests?|profiling)$", re.I
+        ),
+    ),
     (Scope.DOCS, textre.compile(r"^(?:docs?|documentation|website|blogs?|assets)$", re.I)),
     (
         Scope.TOOLING,
