@@ -265,7 +265,7 @@ def test_scopes_component_and_family_effort() -> None:
         ("Dockerfile_trtllm", Scope.CORE),
         # finufft's perftest/cuperftest_helpers.py (thirteenth sample): performance tests
         ("perftest/cuperftest_helpers.py", Scope.BENCHMARK),
-        ("perf_tests/run.py", Scope.BENCHMARK),
+        ("perf-tests/run.py", Scope.BENCHMARK),
     ],
 )
 def test_scope_of(path: str, scope: Scope) -> None:
