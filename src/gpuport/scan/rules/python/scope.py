@@ -41,6 +41,7 @@ from gpuport import textre
 from gpuport.scan.rules.python.guards import (
     LAZY,
     PLATFORM,
+    SUBPROC,
     guard_flags,
     handler_flags,
     ident_flags,
@@ -295,8 +296,9 @@ class GuardScope:
         """Frames for a statement list: early exits and asserts guard what follows them."""
         out: list[Frame] = []
         probes: list[list[str]] = []
-        for stmt in stmts:
-            out.append((stmt, guard))
+        for i, stmt in enumerate(stmts):
+            checked = i + 1 < len(stmts) and _status_checked(stmt, stmts[i + 1])
+            out.append((stmt, guard | SUBPROC if checked else guard))
             if probes:
                 self._probe([stmt], probes)
             if isinstance(stmt, ast.If):
@@ -414,3 +416,18 @@ def _bound(targets: list[ast.expr], candidates: set[str]) -> set[str]:
 def _amd_def_arms(tree: ast.Module) -> set[tuple[str, ...]]:
     arms = (vendor_skeleton(n.name, amd=True) for n in ast.walk(tree) if isinstance(n, DEFS))
     return {arm for arm in arms if arm is not None}
+
+
+def _status_checked(stmt: ast.stmt, after: ast.stmt) -> bool:
+    """``ret, out = sp.getstatusoutput("nvidia-smi ...")`` (or ``p = subprocess.run(...)``)
+    whose status the next statement tests and leaves on (``if ret != 0: return None``): a
+    missing program is a handled failure there, as in a ``try`` that catches ``OSError``
+    (issue 24, thirteenth sample: jittor's CUDA driver probe)."""
+    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+        return False
+    if not isinstance(after, ast.If) or not after.body:
+        return False
+    if not isinstance(after.body[-1], ast.Return | ast.Continue | ast.Break):
+        return False  # a raise makes the failure the caller's
+    names = {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(after.test))
