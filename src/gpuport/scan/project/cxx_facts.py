@@ -82,6 +82,9 @@ class CxxFacts:
     unused_defines: dict[tuple[str, str], str] = field(default_factory=dict)
     #: macros whose arguments are per-backend alternatives -> (argument ROCm keeps, where)
     selectors: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: 32-bit lane-mask macros every ``*_sync`` use of which sits in a branch hip-clang never
+    #: compiles (``#if CUDART_VERSION >= 9000``) -> one such use ("file:line")
+    nv_only_masks: dict[str, str] = field(default_factory=dict)
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -204,6 +207,7 @@ def cxx_facts(
         for header, where in include_sides(texts, frozenset(false)).not_on_rocm.items():
             not_on_rocm.setdefault(header, where)
     return CxxFacts(
+        nv_only_masks=_nv_only_masks(texts, frozenset(false)),
         false_macros=false,
         shims=shims,
         rocm_only=rocm_only,
@@ -213,3 +217,39 @@ def cxx_facts(
         unused_defines=unused,
         selectors=selector_macros(texts),
     )
+
+
+_MASK_DEFINE = textre.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+(\w*MASK\w*)[ \t]+\(?[ \t]*(?:0[xX]0*[fF]{8}|4294967295)[uU]?",
+    re.M | re.I,
+)
+_SYNC_USE = textre.compile(r"_sync[ \t]*\([ \t]*\(?[ \t]*(\w+)\b")
+
+
+def _nv_only_masks(texts: dict[str, str], false: frozenset[str]) -> dict[str, str]:
+    """32-bit mask macros (``#define FULL_MASK 0xffffffff``) whose every ``*_sync(NAME, ...)``
+    use in the project lies on lines only NVIDIA's compiler takes (issue 24, thirteenth
+    sample: darknet's FULL_MASK, used only under ``#if CUDART_VERSION >= 9000``, whose
+    ``#else`` calls ``__shfl(val, lane)``). A mask with no use found, or one live use, is
+    not in it."""
+    names = {m.group(1) for text in texts.values() if "MASK" in text.upper()
+             for m in _MASK_DEFINE.finditer(text)}  # fmt: skip
+    if not names:
+        return {}
+    dead_use: dict[str, str] = {}
+    live: set[str] = set()
+    for rel, text in texts.items():
+        if "_sync" not in text or not any(n in text for n in names):
+            continue
+        src = lex(text)
+        nv = nvidia_only_lines(src.directives, src.line_count, false)
+        for m in _SYNC_USE.finditer(src.code):
+            name = m.group(1)
+            if name not in names:
+                continue
+            line = src.line_of(m.start())
+            if nv is not None and 0 < line < len(nv) and nv[line]:
+                dead_use.setdefault(name, f"{rel}:{line}")
+            elif not src.dead(line):
+                live.add(name)
+    return {n: where for n, where in dead_use.items() if n not in live}
