@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpuport import textre
 
-__all__ = ["Scope", "optional_requirements", "scope_of"]
+__all__ = ["Scope", "nvidia_variant_manifest", "optional_requirements", "scope_of"]
 
 
 class Scope(enum.StrEnum):
@@ -140,3 +140,35 @@ def optional_requirements(path: str, root: Path) -> str | None:
     if not (root / plain).is_file():
         return None
     return f"an optional dependency set beside {plain}: counted apart"
+
+
+#: words of a manifest's name that make it an NVIDIA variant: the toolkit, a CUDA build
+#: label, an NVIDIA architecture or card
+_NV_VARIANT = textre.compile(
+    r"^(?:cuda\d*|nvidia|cu\d{2,3}|blackwell|hopper|ampere|ada|volta|turing|"
+    r"[abhl]\d{2,3}|gb\d{3}|b\d{3}|sm_?\d{2,3}a?)$"
+)
+_MANIFEST = textre.compile(r"(?i)^(environment|requirements|env)[-_.](\w[\w.-]*)\.(ya?ml|txt|in)$")
+
+
+def nvidia_variant_manifest(path: str, root: Path) -> str | None:
+    """``environment_blackwell.yml`` beside ``environment.yml``, ``requirements-cu128.txt``
+    beside ``requirements.txt``: the NVIDIA variant of an install manifest, which a project's
+    ROCm route does not read (issue 24, thirteenth sample: relion). Asked only for a project
+    whose ROCm route counts. The note, or None."""
+    folder, _, name = path.rpartition("/")
+    m = _MANIFEST.match(name)
+    if m is None:
+        return None
+    words = textre.split(r"[-_.]", m.group(2).lower())
+    if not any(_NV_VARIANT.match(w) for w in words):
+        return None
+    kind = m.group(1).lower()
+    plain_names = (
+        ("environment.yml", "environment.yaml") if kind != "requirements" else ("requirements.txt",)
+    )
+    for plain in plain_names:
+        rel = f"{folder}/{plain}" if folder else plain
+        if (root / rel).is_file():
+            return f"the NVIDIA variant of {rel}, which the ROCm route does not read: counted apart"
+    return None

@@ -51,7 +51,12 @@ from gpuport.scan.project.routes import (
     working_route,
 )
 from gpuport.scan.project.routes_docs import rocm_settings
-from gpuport.scan.project.scopes import Scope, optional_requirements, scope_of
+from gpuport.scan.project.scopes import (
+    Scope,
+    nvidia_variant_manifest,
+    optional_requirements,
+    scope_of,
+)
 from gpuport.scan.project.undefined_macros import project_undefined
 from gpuport.scan.rules.base import FileKind
 
@@ -309,7 +314,10 @@ def _scope(
         return scope, ""
     if extra is not None:
         return Scope.EXTRA, ""
-    if beside_rocm and (note := optional_requirements(path, view.root)) is not None:
+    if beside_rocm and (
+        (note := optional_requirements(path, view.root) or nvidia_variant_manifest(path, view.root))
+        is not None
+    ):
         return Scope.EXTRA, note
     if (
         beside_rocm
