@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
+from gpuport import textre
 from gpuport.bench.model import DeviceInfo, Telemetry
 from gpuport.models import EnvFingerprint, GpuportError
 
@@ -268,15 +269,30 @@ def _dist_version(*names: str) -> str | None:
     return None
 
 
+def version_text(text: str | None) -> str | None:
+    """The first line of ``text`` when it is a version (``6.2.4-120``, ``7.0.1``), else None:
+    a ROCm version file may be a link to anything (``/proc/self/environ``), and only a
+    version may go into a snapshot or fingerprint (twenty-eighth re-run F7)."""
+    first = (text or "").strip().split("\n", 1)[0].strip()
+    if len(first) <= 64 and _VERSION.fullmatch(first):
+        return first
+    return None
+
+
+_VERSION = textre.compile(r"\d+(?:\.\d+){0,4}(?:[-+~][0-9A-Za-z.+~-]{1,40})?")
+
+
 def _rocm_install_version() -> str | None:
     from gpuport import fileio, subproc
 
     # not into an avoided project, and never a FIFO that blocks (twenty-fifth re-run F5)
     for root in (subproc.safe_env().get("ROCM_PATH"), "/opt/rocm"):
         if root:
-            got = fileio.read_text_or_none(Path(root) / ".info" / "version", limit=4096)
-            if got and got.strip():
-                return got.strip()
+            got = version_text(
+                fileio.read_text_or_none(Path(root) / ".info" / "version", limit=256)
+            )
+            if got:
+                return got
     return None
 
 

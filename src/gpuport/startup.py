@@ -122,6 +122,7 @@ def _below(inner: str, top: str) -> bool:
 def clean_start() -> None:
     """Undo what the project around the current folder set for this interpreter (see the
     module's text); may start the interpreter again, and never returns then."""
+    _bound_terminal_size()  # whoever set it
     try:
         here = os.path.realpath(os.getcwd())  # noqa: PTH109 - pathlib not loaded yet
     except OSError:
@@ -137,11 +138,33 @@ def clean_start() -> None:
     kept = [p for p in sys.path if not foreign(p)]
     if len(kept) != len(sys.path):
         sys.path[:] = kept
-    prefix = sys.pycache_prefix
-    if prefix is not None and (not os.path.isabs(prefix) or _reached_through(prefix, tops)):
+    if sys.pycache_prefix is not None:
+        # Python looks for a module's bytecode at PREFIX + the module's own folder: a prefix
+        # that holds a checkout named like the first folder of gpuport's install path (usr,
+        # opt) is the project's too (twenty-eighth re-run F10); inside a project no prefix
+        # from the environment is used at all
         sys.pycache_prefix = None
         sys.dont_write_bytecode = True
     _start_again_if_needed(tops)
+
+
+#: the widest terminal gpuport lays out for: rich pads every line to COLUMNS, and a project's
+#: environment can set it to 1.5 billion (3 GB) or past an index (twenty-eighth re-run F2)
+_MOST_COLUMNS = 1000
+_MOST_LINES = 10000
+
+
+def _bound_terminal_size() -> None:
+    for name, most in (("COLUMNS", _MOST_COLUMNS), ("LINES", _MOST_LINES)):
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        value = value.strip()
+        if not value.isdigit() or len(value) > 6 or int(value) > most:
+            if value.isdigit() and len(value) <= 30:
+                os.environ[name] = str(most)
+            else:
+                del os.environ[name]
 
 
 def _plain(entry: str) -> bool:
@@ -168,9 +191,7 @@ def _start_again_if_needed(tops: list[str]) -> None:
     for name in ("PYTHONINSPECT", "PYTHONSTARTUP"):
         if env.pop(name, None) is not None:
             changed = True
-    prefix = env.get("PYTHONPYCACHEPREFIX")
-    if prefix is not None and (not os.path.isabs(prefix) or _reached_through(prefix, tops)):
-        del env["PYTHONPYCACHEPREFIX"]
+    if env.pop("PYTHONPYCACHEPREFIX", None) is not None:  # as in clean_start (F10)
         changed = True
     if not changed:
         return
@@ -182,7 +203,10 @@ def _start_again_if_needed(tops: list[str]) -> None:
             "(LD_LIBRARY_PATH, PYTHONINSPECT or PYTHONPYCACHEPREFIX); run gpuport outside "
             "the project's environment\n"
         )
-        raise SystemExit(2)
+        sys.stderr.flush()
+        # not SystemExit: under PYTHONINSPECT the interpreter would open its prompt and wait
+        # on the terminal (twenty-eighth re-run F12)
+        os._exit(2)
     env[AGAIN] = "1"
     argv = list(getattr(sys, "orig_argv", []) or [sys.executable, *sys.argv])
     try:

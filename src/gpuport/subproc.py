@@ -290,6 +290,10 @@ def safe_env(
                 # a path: not inside the project (a word such as C.UTF-8 is no path, and read
                 # as one it lay in the current folder, which may be the project)
                 and not (part.startswith(os.sep) and _inside(part, folders))
+                # nor a root that *holds* the project, but the home folder: a program joins
+                # names to it (PYTHONPATH + torch/, ROCM_PATH + llvm/bin/clang++), and a
+                # checkout named so is then found (twenty-eighth re-run F6, F15)
+                and not (name in _ROOT_PATHS and part.startswith(os.sep) and _holds(part, folders))
             ]
             if parts or not value:
                 kept_env[name] = os.pathsep.join(parts)
@@ -326,6 +330,17 @@ _ENV_PATHS = frozenset(
      "HIP_DEVICE_LIB_PATH", "DEVICE_LIB_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT",
      "LD_LIBRARY_PATH", "PYTHONPATH"}
 )  # fmt: skip
+
+
+#: path variables a program joins names below (every path variable but HOME, whose folder
+#: holds most projects, and PATH, which names programs only)
+_ROOT_PATHS = _ENV_PATHS - {"HOME"}
+
+
+def _holds(entry: str, folders: list[str]) -> bool:
+    """Whether ``entry`` (real) holds one of ``folders`` below it."""
+    real = os.path.realpath(entry).rstrip(os.sep) + os.sep
+    return any(f.startswith(real) for f in folders)
 
 
 def which(name: str, *, avoid: Iterable[Path | str] = (), path: str | None = None) -> str | None:

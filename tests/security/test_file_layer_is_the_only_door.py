@@ -21,9 +21,9 @@ _SHUTIL = {"copy", "copy2", "copyfile", "copyfileobj", "copytree", "move"}
 ALLOWED: dict[tuple[str, str, str], str] = {
     ("platform.py", "cpu_name", "read_text"): "/proc/cpuinfo: a machine file, not input",
     ("platform.py", "_driver_version", "read_text"): "/sys/module/amdgpu/version",
-    ("doctor/context.py", "read", "open"): "probes read /sys and /proc (or a test's fake root)",
+    ("doctor/context.py", "read_small", "os.open"): "probes read /sys and /proc (or a test's "
+    "fake root): regular files only, bounded, never out of a fake root",
     ("doctor/probes_system.py", "_secure_boot", "read_bytes"): "an EFI variable under /sys",
-    ("doctor/probes_system.py", "_read", "read_text"): "a /proc or /sys file for a probe",
     ("doctor/elf.py", "needed_libraries", "open"): "the ELF header of an installed library",
     ("bench/workloads/collectives_worker.py", "main", "read_text"): "gpuport's own spec file "
     "in its own temporary folder",

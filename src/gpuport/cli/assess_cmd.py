@@ -19,11 +19,11 @@ from gpuport.cli.common import (
     err_console,
     honours_accept_edited,
     say_if_unconfined,
+    write_atomic,
 )
 from gpuport.cli.options import AcceptEditedOption
 from gpuport.fileio import check_writable
 from gpuport.models import GpuportError
-from gpuport.render.interface import write_atomic
 
 FORMATS = {
     "terminal": "terminal",

@@ -245,8 +245,8 @@ def _deliver(
     history: Path | None,
     no_history: bool,
 ) -> None:
+    from gpuport.cli.common import write_atomic
     from gpuport.render import bench_render
-    from gpuport.render.interface import write_atomic
 
     def text() -> str:
         if fmt is OutputFormat.JSON:
@@ -258,7 +258,7 @@ def _deliver(
 
     emit(fmt, output, text=text, terminal=terminal)
     if save is not None:
-        write_atomic(save, run.model_dump_json(indent=2) + "\n")
+        write_atomic(save, run.model_dump_json(indent=2) + "\n", "--save")
     where = ""
     if not no_history:
         from gpuport.bench.history import History

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
-from gpuport.render.interface import OutputFormat, write_atomic
+from gpuport.render.interface import OutputFormat
+from gpuport.render.interface import write_atomic as _write_atomic
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -145,6 +146,40 @@ class ClosedPipeSafe:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def refuse_through_cwd_project(output: Path | None, what: str = "--output") -> None:
+    """Refuse a file gpuport would write when the way to it from the project around the
+    current folder goes through a link that project ships: ``doctor --save-snapshot
+    reports/m.json``, ``cost --output reports/c.md`` with ``reports`` a link to a folder of
+    the user's replaced files there (twenty-eighth re-run F8; the commands that name a
+    project check against it too, ``refuse_output_into_project``)."""
+    if output is None:
+        return
+    from gpuport import fileio, subproc
+    from gpuport.models import GpuportError
+
+    try:
+        here = Path(os.getcwd())  # noqa: PTH109 - as the kernel has it
+    except OSError:
+        return
+    out = Path(os.path.abspath(output))  # noqa: PTH100 - the links on the way are the point
+    tops = {Path(subproc.logical_top(here)), *map(Path, subproc.project_around(here))}
+    for top in sorted(tops):
+        if out.is_relative_to(top) and top.is_dir():
+            link = fileio.link_below(out.parent, top)
+            if link is not None:
+                raise GpuportError(
+                    f"{what} {output} goes through a link in the project around the current "
+                    f"folder ({link}); name the folder it leads to if you mean it"
+                )
+
+
+def write_atomic(path: Path, text: str, what: str = "--output") -> None:
+    """A command's output file, written atomically, never through a link of the project
+    around the current folder (:func:`refuse_through_cwd_project`)."""
+    refuse_through_cwd_project(path, what)
+    _write_atomic(path, text)
 
 
 def emit(

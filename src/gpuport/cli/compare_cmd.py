@@ -10,10 +10,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited
+from gpuport.cli.common import EXIT_FINDINGS, err_console, honours_accept_edited, write_atomic
 from gpuport.cli.options import AcceptEditedOption, OutputOption
 from gpuport.models import GpuportError
-from gpuport.render.interface import write_atomic
 from gpuport.render.text import clean_line
 
 FORMATS = {

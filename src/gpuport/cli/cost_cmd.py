@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from gpuport.cli.common import emit, err_console, honours_accept_edited
+from gpuport.cli.common import emit, err_console, honours_accept_edited, refuse_through_cwd_project
 from gpuport.cli.options import AcceptEditedOption, FormatOption, OutputOption
 from gpuport.models import EnvFingerprint, GpuportError
 from gpuport.render.interface import OutputFormat
@@ -328,6 +328,7 @@ def _deliver(report: Any, fmt: OutputFormat, output: Path | None, chart: Path | 
         cost_render.render_terminal(report, console)
 
     if chart is not None:
+        refuse_through_cwd_project(chart, "--chart")
         cost_render.write_chart(report, chart)
     emit(fmt, output, text=text, terminal=terminal)
     summary = f"gpuport cost: {report.model.name} on {len(report.records)} GPU kind(s)"

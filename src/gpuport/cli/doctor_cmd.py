@@ -77,9 +77,9 @@ def doctor(
         else:
             snapshot = collect(options)
     if save_snapshot is not None:
-        from gpuport.render.interface import write_atomic
+        from gpuport.cli.common import write_atomic
 
-        write_atomic(save_snapshot, snapshot.model_dump_json(indent=2) + "\n")
+        write_atomic(save_snapshot, snapshot.model_dump_json(indent=2) + "\n", "--save-snapshot")
     took = None if from_snapshot is not None else round(time.monotonic() - started, 2)
     report = diagnose(
         snapshot,

@@ -87,12 +87,9 @@ class ProbeContext:
         return self.root / absolute.lstrip("/")
 
     def read(self, absolute: str, limit: int = 1 << 20) -> str | None:
-        """A small text file's content, or None when it is missing or unreadable."""
-        try:
-            with self.path(absolute).open("rb") as fh:
-                return fh.read(limit).decode("utf-8", errors="replace")
-        except OSError:
-            return None
+        """A small text file's content, or None when it is missing or unreadable (see
+        :func:`read_small`)."""
+        return read_small(self.path(absolute), self.root, limit)
 
     def which(self, name: str) -> str | None:
         """An absolute path; relative PATH entries (".", empty) are skipped: doctor never
@@ -167,3 +164,31 @@ class Probe:
     layer: Layer
     fn: ProbeFn
     slow: bool = False  # runs torch in a subprocess: gets the torch time limit
+
+
+def read_small(path: Path, root: Path, limit: int = 1 << 16) -> str | None:
+    """At most ``limit`` bytes of a regular file, or None: a pipe, device or socket is not
+    read (a link to ``/dev/zero`` read 3 GB), and under a fake machine's root (the
+    ``GPUPORT_DOCTOR_ROOT`` a project's environment may set) a file whose real path leaves
+    the root is not read either (``proc/sys/kernel/osrelease -> /proc/self/environ`` put the
+    environment in the snapshot; twenty-eighth re-run F7, F13). Opened without blocking."""
+    import stat
+
+    try:
+        if root.resolve() != Path("/"):
+            real = os.path.realpath(path)
+            top = os.path.realpath(root).rstrip(os.sep) + os.sep
+            if not real.startswith(top):
+                return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from gpuport import textre
-from gpuport.doctor.context import ProbeContext, ProbeResult
+from gpuport.doctor.context import ProbeContext, ProbeResult, read_small
 from gpuport.doctor.snapshot import (
     DeviceNode,
     DirState,
@@ -26,6 +26,7 @@ from gpuport.doctor.snapshot import (
     SystemInfo,
     UserInfo,
 )
+from gpuport.platform import version_text
 
 GPU_VENDORS = {"1002": "AMD", "10de": "NVIDIA"}
 # PCI base classes of GPUs: 0x03 display controllers, 0x12 processing accelerators.
@@ -155,7 +156,7 @@ def probe_pci(ctx: ProbeContext) -> ProbeResult:
     devices = []
     for entry in sorted(base.iterdir()):
         vendor = _hex(ctx, entry / "vendor")
-        klass = (_read(entry / "class") or "").strip().lower()
+        klass = (_read(ctx, entry / "class") or "").strip().lower()
         if not vendor or not klass.startswith(GPU_CLASSES):
             continue
         driver = None
@@ -168,8 +169,8 @@ def probe_pci(ctx: ProbeContext) -> ProbeResult:
                 device=_hex(ctx, entry / "device") or "",
                 class_code=klass,
                 driver=driver,
-                numa_node=_int(_read(entry / "numa_node")),
-                boot_vga=None if (bv := _int(_read(entry / "boot_vga"))) is None else bv == 1,
+                numa_node=_int(_read(ctx, entry / "numa_node")),
+                boot_vga=None if (bv := _int(_read(ctx, entry / "boot_vga"))) is None else bv == 1,
             )
         )
     names = _pci_names(ctx, {(d.vendor, d.device) for d in devices if d.vendor in GPU_VENDORS})
@@ -177,15 +178,12 @@ def probe_pci(ctx: ProbeContext) -> ProbeResult:
     return ProbeResult({"pci": named})
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return None
+def _read(ctx: ProbeContext, path: Path) -> str | None:
+    return read_small(path, ctx.root, 1 << 16)  # bounded, regular files only (F13)
 
 
 def _hex(ctx: ProbeContext, path: Path) -> str | None:
-    text = (_read(path) or "").strip().lower()
+    text = (_read(ctx, path) or "").strip().lower()
     return text.removeprefix("0x") or None
 
 
@@ -222,8 +220,8 @@ def probe_modules(ctx: ProbeContext) -> ProbeResult:
     proc = (ctx.read("/proc/driver/nvidia/version") or "").strip().splitlines()
     modules = KernelModules(
         loaded=loaded,
-        amdgpu_version=(_read(base / "amdgpu" / "version") or "").strip() or None,
-        nvidia_version=(_read(base / "nvidia" / "version") or "").strip() or None,
+        amdgpu_version=(_read(ctx, base / "amdgpu" / "version") or "").strip() or None,
+        nvidia_version=(_read(ctx, base / "nvidia" / "version") or "").strip() or None,
         nvidia_proc_version=proc[0].strip() if proc else None,
     )
     return ProbeResult({"modules": modules})
@@ -305,7 +303,9 @@ def probe_user(ctx: ProbeContext) -> ProbeResult:
 
 def probe_installs(ctx: ProbeContext) -> ProbeResult:
     rocm_path = ctx.env.get("ROCM_PATH") or "/opt/rocm"
-    rocm_version = (ctx.read(f"{rocm_path}/.info/version") or "").strip() or None
+    # only a version: the file may be a link to anything the project's environment chose
+    # (/proc/self/environ went into the snapshot; twenty-eighth re-run F7)
+    rocm_version = version_text(ctx.read(f"{rocm_path}/.info/version", limit=256))
     with contextlib.suppress(OSError):
         target = ctx.path(rocm_path).resolve()
         if ctx.path(rocm_path).is_symlink():

@@ -31,10 +31,15 @@ def _git_dir_file(root: Path, rel: str) -> bool:
     folder, _, name = rel.rpartition("/")
     if name not in _GIT_DIR_FILES:
         return False
+    if name in ("commondir", "gitdir"):
+        # git metadata only; a `commondir` makes git look for objects/ and refs/ in the
+        # folder it names, anywhere (twenty-eighth re-run F5: `src/HEAD` + `src/commondir`
+        # -> `../cdir`, a bare repository whose config set the pager)
+        return True
     at = root / folder if folder else root
     # any entry of those names: git only asks that `objects` and `refs` be executable, which
     # an executable regular file is (twenty-fifth re-run F3)
-    return any(os.path.lexists(at / part) for part in ("objects", "refs"))
+    return any(os.path.lexists(at / part) for part in ("objects", "refs", "commondir"))
 
 
 def uncopied(root: Path) -> list[SkippedFile]:
@@ -42,8 +47,9 @@ def uncopied(root: Path) -> list[SkippedFile]:
     return [
         SkippedFile(
             path=item[0],
-            reason="not copied: beside objects/ and refs/ it would make the output folder a "
-            "git repository (whose config could run a command)",
+            reason="not copied: a git directory's file (commondir, gitdir, or HEAD/config "
+            "beside objects/, refs/ or commondir): it would make the output folder a git "
+            "repository (whose config could run a command)",
         )
         for item in iter_entries(root)
         if not isinstance(item, Skip) and _git_dir_file(root, item[0])
