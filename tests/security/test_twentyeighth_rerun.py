@@ -167,3 +167,25 @@ def test_no_output_goes_through_a_link_of_the_current_project(
     done = _gp(proj, *args, env={})
     assert done.returncode == 2 and "goes through a link" in done.stderr, done.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_pythonwarnings_from_the_project_is_not_passed_on(tmp_path: Path) -> None:
+    """Observation: PYTHONWARNINGS=ignore::mod.Cat imports ``mod`` at an interpreter's start;
+    inside a project it is undone by the restart (here: refused, as restarted already)."""
+    proj = _project(tmp_path)
+    env = {"PYTHONWARNINGS": "ignore::DeprecationWarning", "GPUPORT_CLEAN_START": "1"}
+    done = _gp(proj, "scan", ".", env=env)
+    assert done.returncode == 2 and "PYTHONWARNINGS" in done.stderr
+
+
+def test_a_compiler_in_the_users_home_is_confined_to_its_folder_whatever_home_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Observation: install_root's "never the home folder" rule read $HOME, which a project's
+    environment can set; the password database's home counts too."""
+    from gpuport.hipify import compiler
+
+    home = subproc.stops()[-1]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    program = home / "bin" / "hipcc"
+    assert compiler.install_root(str(program)) == Path(os.path.realpath(home / "bin"))

@@ -392,8 +392,12 @@ def install_root(program: str) -> Path:
     (sixth review); then only the program's own folder."""
     real = Path(os.path.realpath(program))
     root = real.parent.parent
-    home = Path(os.path.realpath(Path.home()))
-    if root == Path("/") or home == root or home.is_relative_to(root):
+    # the home folders as the password database has them and as $HOME says (a project's
+    # environment can set HOME: twenty-eighth re-run, observation)
+    from gpuport.subproc import stops
+
+    homes = {*stops(), Path(os.path.realpath(Path.home()))} - {Path("/")}
+    if root == Path("/") or any(h == root or h.is_relative_to(root) for h in homes):
         return real.parent
     return root
 
