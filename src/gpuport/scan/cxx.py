@@ -549,13 +549,34 @@ def _lex(text: str) -> CxxSource:
             line=bisect.bisect_right(line_starts, m.start("kind")),
             offset=m.start("kind"),
             kind=m.group("kind"),
-            expr=m.group("expr").strip(),
-            rocm=rocm_guard_expr(m.group("kind"), m.group("expr")),
-            value=const_value(m.group("expr")) if m.group("kind") in ("if", "elif") else None,
+            expr=(expr := _unguarded(code, m)),
+            rocm=rocm_guard_expr(m.group("kind"), expr),
+            value=const_value(expr) if m.group("kind") in ("if", "elif") else None,
         )
         for m in _DIRECTIVE.finditer(code)
     ]
     return CxxSource(text, code, strings, directives, line_starts)
+
+
+#: the name an include guard's ``#ifndef`` stands for when it looks like a platform test
+INCLUDE_GUARD = "GPUPORT_INCLUDE_GUARD"
+
+
+def _unguarded(code: str, m: re.Match[str]) -> str:
+    """A directive's expression; an include guard named for ROCm (``#ifndef UCT_ROCM_COPY_EP_H``
+    then ``#define UCT_ROCM_COPY_EP_H``) is no test of the platform, and read as one the whole
+    header was "a branch ROCm never takes" (issue 24, fourteenth sample: ucx's ROCm
+    transport headers listed as not built)."""
+    expr = m.group("expr").strip()
+    if m.group("kind") != "ifndef" or ROCM_MACRO.search(expr) is None:
+        return expr
+    after = _GUARD_DEFINE.match(code, m.end())
+    if after is not None and after.group(1) == expr:
+        return INCLUDE_GUARD
+    return expr
+
+
+_GUARD_DEFINE = textre.compile(r"\s*#[ \t]*define[ \t]+(\w+)")
 
 
 @lru_cache(maxsize=2)

@@ -382,7 +382,31 @@ def _cmake_uses(text: str, budget: list[int]) -> tuple[list[Use], bool, list[tup
     return list(dict.fromkeys(uses)), br.tested, ranges
 
 
-_MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$", re.M)
+_MAKE_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|if|else|endif)\b(.*)$", re.M)
+#: what makes an Automake conditional's block the CUDA build's: its variables and programs
+_AM_CUDA = textre.compile(r"\$\((?:CUDA|NVCC|NVML|CUPTI)\w*\)|\bnvcc\b|-lcuda\b|-lcudart\b")
+
+
+def _automake_cuda_blocks(lines: list[str]) -> dict[int, bool]:
+    """Per line (1-based) of an Automake ``if NAME`` (``Makefile.am``): whether its block, up
+    to the matching ``endif``, uses CUDA's make variables or nvcc (``if HAVE_GDA`` around
+    ``$(CUDA_CPPFLAGS)``: a component the CUDA build alone compiles; issue 24, fourteenth
+    sample, ucx). One pass with a running count, not a search per block (nesting)."""
+    marks = [0]
+    for raw in lines:
+        marks.append(marks[-1] + (1 if _AM_CUDA.search(raw) else 0))
+    out: dict[int, bool] = {}
+    stack: list[int] = []
+    for n, raw in enumerate(lines, 1):
+        word = raw.strip().split(None, 1)[0] if raw.strip() else ""
+        if word == "if":
+            stack.append(n)
+        elif word == "endif" and stack:
+            start = stack.pop()
+            out[start] = marks[n] - marks[start] > 0
+    return out
+
+
 _MAKE_SRC = textre.compile(r"[\w./*-]+\.(?:cu|cuh|cpp|cc|cxx|c)\b")
 
 
@@ -399,13 +423,21 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
         for m in textre.finditer(r"\$\((\w+)\)\s*,\s*(\w+)\s*\)", text)
         if _ROCM_WORD.match(m.group(2))
     }
+    blocks = _automake_cuda_blocks(lines) if "endif" in text else {}
     for n, raw in enumerate(lines, 1):
         m = _MAKE_COND.match(raw)
         if m:
             kind, rest = m.group(1), m.group(2)
             words = textre.findall(r"\$\((\w+)\)|\b(\w+)\b", rest)
             names = [a or b for a, b in words]
-            if kind in ("ifdef", "ifndef"):
+            if kind == "if":  # Automake: `if NAME` / `if !NAME`
+                name = names[0] if names else ""
+                hip = bool(_HIP_VAR.match(name))
+                cuda = bool(_CUDA_VAR.match(name)) or (blocks.get(n, False) and not hip)
+                v = True if hip else (False if cuda else None)
+                br.tested = br.tested or hip
+                br.open(v if v is None or not rest.strip().startswith("!") else not v, n)
+            elif kind in ("ifdef", "ifndef"):
                 name = names[0] if names else ""
                 v = True if _HIP_VAR.match(name) else (False if _CUDA_VAR.match(name) else None)
                 br.tested = br.tested or bool(_HIP_VAR.match(name))

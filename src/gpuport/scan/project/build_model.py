@@ -257,7 +257,11 @@ def build_model(
             uses, tested, ranges = setup_uses(text, settings)
         elif name == "cmakelists.txt" or name.endswith(".cmake"):
             uses, tested, ranges = cmake_uses(text)
-        elif name in ("makefile", "gnumakefile") or name.endswith(".mk") or rocm_makefile(name):
+        elif (
+            name in ("makefile", "gnumakefile", "makefile.am")
+            or name.endswith(".mk")
+            or rocm_makefile(name)
+        ):
             uses, tested, ranges = make_uses(text)
             if rocm_makefile(name) and _HIP_MAKE.search(text):
                 # makefile.hip beside the CUDA Makefile, calling hipcc: the ROCm build itself,

@@ -41,10 +41,11 @@ _DOCKERFILE = textre.compile(
 )
 _COMPOSE = textre.compile(r"^(docker-)?compose([-_.][\w.-]*)?\.ya?ml$", re.I)
 _CONDA = textre.compile(r"^(environment|conda)([-_.][\w.-]*)?\.ya?ml$", re.I)
-#: Makefiles: the standard names, ``*.mk``, and a makefile named for ROCm/HIP/AMD beside
+#: Makefiles: the standard names, Automake's ``Makefile.am``, ``*.mk``, and a makefile named
+#: for ROCm/HIP/AMD beside
 #: the CUDA one (``makefile.hip``, ``Makefile_rocm``, ``amd.makefile``): a whole ROCm build
 _MAKEFILE = textre.compile(
-    r"^(gnumakefile|makefile)$|.*\.mk$"
+    r"^(gnumakefile|makefile|makefile\.am)$|.*\.mk$"
     r"|^(?:gnu)?makefile[._-](?:rocm|hip|amd)\w*$|^(?:rocm|hip|amd)\w*[._-]makefile$",
     re.I,
 )
@@ -54,7 +55,7 @@ def rocm_makefile(name: str) -> bool:
     """Whether a file name is a Makefile named for ROCm/HIP/AMD (``makefile.hip``)."""
     low = name.lower()
     return _MAKEFILE.match(low) is not None and not (
-        low in ("makefile", "gnumakefile") or low.endswith(".mk")
+        low in ("makefile", "gnumakefile", "makefile.am") or low.endswith(".mk")
     )
 
 
