@@ -375,7 +375,9 @@ def _mode_for(path: Path, mode: int | None) -> int:
     if mode is not None:
         return mode
     try:
-        return os.lstat(path).st_mode & 0o7777
+        # permission bits only: the new file is the caller's, and a set-user-ID, set-group-ID
+        # or sticky bit of the file it replaces must not carry over (as in copy_atomic)
+        return os.lstat(path).st_mode & 0o777
     except OSError:
         umask = os.umask(0)
         os.umask(umask)
@@ -584,7 +586,7 @@ def backup(path: Path, original: bytes, *, root: Path | None = None) -> None:
     like any other file (so a kill leaves no empty or cut-off backup)."""
     bak = backup_path(path)
     try:
-        mode = os.lstat(path).st_mode & 0o7777
+        mode = os.lstat(path).st_mode & 0o777  # no set-ID or sticky bit (see _mode_for)
     except OSError:
         mode = None
     try:
