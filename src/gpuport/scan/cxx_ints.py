@@ -50,18 +50,26 @@ def int_constants(text: str) -> dict[str, set[str]]:
     return out
 
 
+#: longer digit runs are kept as written, never given to int(): Python refuses more than 4,300
+#: digits (a ValueError, which ended `gpuport scan` as an internal error: twenty-eighth re-run
+#: F11), and no size a rule asks about is that long
+_MAX_DIGITS = 30
+
+
 def _add_value(out: dict[str, set[str]], name: str, raw: str) -> None:
     value = _COMMENT_TAIL.sub("", raw).strip()
     num = _INT_TEXT.fullmatch(value)
-    out.setdefault(name, set()).add(str(int(num.group(1))) if num else value)
+    if num and len(num.group(1)) <= _MAX_DIGITS:
+        value = str(int(num.group(1)))
+    out.setdefault(name, set()).add(value)
 
 
 def known_ints(values: dict[str, set[str]]) -> dict[str, int]:
-    """The names whose every definition is the same integer."""
+    """The names whose every definition is the same integer (of at most 30 digits)."""
     return {
         name: int(next(iter(vals)))
         for name, vals in values.items()
-        if len(vals) == 1 and next(iter(vals)).isdigit()
+        if len(vals) == 1 and next(iter(vals)).isdigit() and len(next(iter(vals))) <= _MAX_DIGITS
     }
 
 
