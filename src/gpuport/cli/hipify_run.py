@@ -358,8 +358,11 @@ def run_hipify(
         note(hipify_terminal.summary(report))
     elif to_stdout and output is None:
         # one file, no -o: the translated text is the result; the report goes to stderr
+        # to a terminal, the project's control characters are shown, not obeyed (as for
+        # --diff); redirected, the translation stays byte for byte
+        tty = sys.stdout.isatty()
         for f in report.files:
-            write_stdout(sys.stdout, f.text or "")
+            write_stdout(sys.stdout, clean(f.text or "") if tty else f.text or "")
         sys.stdout.flush()
         from gpuport.render import hipify_terminal
 
