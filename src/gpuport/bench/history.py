@@ -16,6 +16,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -32,6 +33,7 @@ SCHEMA = 1  # version of the tables below; bump and migrate when they change
 MIN_PREFIX = 4  # shorter id prefixes match too much to be a useful reference
 _CANDIDATES = 5  # how many runs an error message lists
 
+_TABLES = ("schema_version", "runs")  # all a gpuport history holds, with two indexes on runs
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS runs (
@@ -133,14 +135,23 @@ class History:
             raise GpuportError(
                 f"cannot create the history folder {self.path.parent}: {exc.strerror or exc}"
             ) from None
-        with self._connect() as conn:
-            try:
-                with conn:
-                    conn.execute(_INSERT, row)
-            except sqlite3.IntegrityError:
-                raise GpuportError(f"run {run.id} is already in the history {self.path}") from None
-            except sqlite3.Error as exc:
-                raise self._error(exc) from None
+        created = self._create_new()
+        try:
+            with self._connect(create=created) as conn:
+                try:
+                    with conn:
+                        conn.execute(_INSERT, row)
+                except sqlite3.IntegrityError:
+                    raise GpuportError(
+                        f"run {run.id} is already in the history {self.path}"
+                    ) from None
+                except sqlite3.Error as exc:
+                    raise self._error(exc) from None
+        except BaseException:
+            if created:  # not left as an empty file that a later run would refuse
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+            raise
         return run.id
 
     # -- reading -----------------------------------------------------------------
@@ -220,12 +231,28 @@ class History:
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection | None]:
-        """Like :meth:`_connect`, but None instead of creating a file that is not there."""
+        """A read-only connection to a gpuport history (nothing in the file changes, no table
+        is created); None for a file that is not there (an empty history)."""
         if not self.path.exists():
             yield None
             return
-        with self._connect() as conn:
+        with self._connect(read_only=True) as conn:
             yield conn
+
+    def _create_new(self) -> bool:
+        """Make the history file if it is not there (True: a new, empty file of gpuport's),
+        else check, read-only, that the file there is a gpuport history (False)."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        except FileExistsError:
+            with self._connect(read_only=True):
+                return False  # a gpuport history: written to; anything else was refused
+        except OSError as exc:
+            raise GpuportError(
+                f"cannot create the history file {self.path}: {exc.strerror or exc}"
+            ) from None
+        os.close(fd)
+        return True
 
     def in_project(self) -> bool:
         """Whether the history file is in (or reached through) a project this run leaves out:
@@ -241,14 +268,21 @@ class History:
         return subproc.reaches_into(self.path) or subproc.reaches_into(self.path, here)
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection with the schema in place; any SQLite failure becomes one line. Each
-        statement has :data:`QUERY_LIMIT_S` seconds (a history whose ``schema_version`` was a
-        view over an endless recursive query hung ``assess --bench``), and a file whose
-        tables are not plain tables, or that holds triggers, is refused."""
+    def _connect(
+        self, *, read_only: bool = False, create: bool = False
+    ) -> Iterator[sqlite3.Connection]:
+        """A connection to an existing file that holds gpuport's tables and nothing else;
+        any SQLite failure becomes one line. ``read_only``: opened so (list, get, compare);
+        ``create``: the file is the empty one :meth:`_create_new` just made, where the tables
+        are created. Any other file, a user's own database that ``GPUPORT_HISTORY`` named
+        (twenty-eighth re-run F1), is refused and left as it was. Each statement has
+        :data:`QUERY_LIMIT_S` seconds (a history whose ``schema_version`` was a view over an
+        endless recursive query hung ``assess --bench``), and a file whose tables are not
+        plain tables, or that holds triggers, is refused."""
         self._refuse_in_project()
+        uri = f"file:{quote(os.fsencode(self.path.absolute()))}?mode={'ro' if read_only else 'rw'}"
         try:
-            conn = sqlite3.connect(self.path, timeout=10)
+            conn = sqlite3.connect(uri, timeout=10, uri=True)
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
@@ -261,7 +295,11 @@ class History:
             conn.set_progress_handler(_stop, 10_000)
             deadline[0] = time.monotonic() + QUERY_LIMIT_S
             self._check_objects(conn)
-            self._ensure_schema(conn)
+            if create:
+                self._ensure_schema(conn)
+            else:
+                self._check_tables(conn)
+                self._check_version(conn, insert=not read_only)
             yield conn
         except sqlite3.Error as exc:  # not a database, interrupted at the time limit...
             raise self._error(exc) from None
@@ -288,14 +326,40 @@ class History:
                 f"never has: not used (set {ENV_VAR} to another file, or move this one away)"
             )
 
+    def _check_tables(self, conn: sqlite3.Connection) -> None:
+        """Refuse a file whose tables are not exactly gpuport's (SQLite's own aside)."""
+        rows = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite!_%' ESCAPE '!' LIMIT 20"
+        ).fetchall()
+        names = {str(name) for name, _sql in rows}
+        virtual = any("VIRTUAL" in str(sql).upper()[:30] for _name, sql in rows)
+        if names != set(_TABLES) or virtual:
+            what = "none of gpuport's tables" if not names & set(_TABLES) else "other tables"
+            raise GpuportError(
+                f"the history file {self.path} is not a gpuport history (it has {what}): not "
+                f"used, nor changed (set {ENV_VAR} to another file, or move this one away)"
+            )
+
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+        """Create the tables in the new, empty file :meth:`_create_new` made."""
         try:
             with conn:
                 for statement in _CREATE:
                     conn.execute(statement)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+        self._check_version(conn, insert=True)
+
+    def _check_version(self, conn: sqlite3.Connection, *, insert: bool) -> None:
+        """Refuse a newer schema; a history without a version row (cut off while it was made)
+        gets one when written to, and is read as the current version."""
+        try:
+            with conn:
                 found = conn.execute("SELECT version FROM schema_version").fetchmany(2)
                 if not found:
-                    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA,))
+                    if insert:
+                        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA,))
                     return
         except sqlite3.Error as exc:
             raise self._error(exc) from None
