@@ -7,9 +7,13 @@ factors (published or measured), the prices (with date and source) and the notes
 
 from __future__ import annotations
 
+import contextlib
 import io
-from collections.abc import Iterable
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 from rich.console import Console
 from rich.markup import escape
@@ -332,9 +336,68 @@ def write_chart(report: CostReport, path: Path) -> None:
     ]
     if not series:
         raise GpuportError("--chart needs a price for at least one GPU: give --price GPU=USD")
-    mpl = require("matplotlib", "report", "--chart")
-    mpl.use("Agg")
-    figure = require("matplotlib.figure", "report", "--chart")
+    with _neutral_matplotlib() as figure:
+        data = _draw(figure, report, series, fmt)
+    write_atomic_bytes(path, data)
+
+
+#: what matplotlib reads its configuration, caches and fonts from, and runs programs through
+_MPL_ENV = (
+    "MPLCONFIGDIR", "MATPLOTLIBRC", "MPLBACKEND", "MPL_IGNORE_SYSTEM_FONTS", "HOME",
+    "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "PATH",
+)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _neutral_matplotlib() -> Iterator[ModuleType]:
+    """``matplotlib.figure``, imported and used with none of the project's or the environment's
+    configuration: a fresh private folder (removed afterwards) as the current folder (matplotlib
+    reads ``./matplotlibrc`` first), config and cache folder, HOME and PATH; gpuport's own empty
+    rc file; then matplotlib's defaults, TeX off, Agg. A project's ``matplotlibrc`` with
+    ``text.usetex`` ran its ``latex`` from PATH, and a HOME it chose had the font cache written
+    through its ``.cache`` link (twenty-eighth re-run F3, F9). The current folder and the
+    environment are restored afterwards."""
+    from gpuport import subproc
+
+    subproc.neutral_tempdir(subproc.project_around(os.curdir))
+    saved = {name: os.environ.get(name) for name in _MPL_ENV}
+    try:
+        here = Path.cwd()
+    except OSError as exc:
+        raise GpuportError(f"--chart: the current folder cannot be found: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="gpuport-chart-") as tmp:
+        rc = Path(tmp, "matplotlibrc")
+        rc.write_bytes(b"")
+        (config := Path(tmp, "config")).mkdir()
+        try:
+            os.environ.pop("MPLBACKEND", None)
+            os.environ.update(
+                MPLCONFIGDIR=str(config), MATPLOTLIBRC=str(rc), MPL_IGNORE_SYSTEM_FONTS="1",
+                HOME=tmp, XDG_CONFIG_HOME=tmp, XDG_CACHE_HOME=tmp, XDG_DATA_HOME=tmp,
+                PATH=str(Path(tmp, "none")),  # no folder: no program (fc-list, latex) found
+            )  # fmt: skip
+            os.chdir(tmp)
+            mpl = require("matplotlib", "report", "--chart")
+            mpl.rcdefaults()  # whatever was read before this import, if anything
+            mpl.rcParams["text.usetex"] = False
+            mpl.use("Agg")
+            yield require("matplotlib.figure", "report", "--chart")
+        finally:
+            os.chdir(here)
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def _draw(
+    figure: ModuleType,
+    report: CostReport,
+    series: list[tuple[GpuCost, list[CurvePoint]]],
+    fmt: str,
+) -> bytes:
+    """The chart's bytes, in ``fmt`` (png or svg)."""
     fig = figure.Figure(figsize=(8, 5), dpi=120)
     ax = fig.add_subplot()
     for rec, points in series:
@@ -363,7 +426,7 @@ def write_chart(report: CostReport, path: Path) -> None:
     ax.legend(fontsize=8)
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, bbox_inches="tight")
-    write_atomic_bytes(path, buf.getvalue())
+    return buf.getvalue()
 
 
 def _plain(text: str) -> str:
