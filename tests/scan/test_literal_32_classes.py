@@ -48,3 +48,16 @@ def test_a_use_in_a_file_that_does_not_include_it_is_another_define(tmp_path: Pa
     own = "#define WARPSIZE 32\n" + _KERNEL.replace('#include "common.h"\n', "")
     hits = _gp303(tmp_path, {"common.h": _HEADER, "tool.cu": _TOOL, "own.cu": own})
     assert hits["common.h"].severity is Severity.INFO
+
+
+def test_a_warp_define_its_own_source_file_never_reads_is_info(tmp_path: Path) -> None:
+    """Fourteenth sample (gpu4pyscf pbc/contract_ft_ao.cu:24): a .cu that defines WARP_SIZE
+    and never names it again; one that reads it keeps the hazard."""
+    unused = "#define WARP_SIZE 32\n" + _TOOL.replace('#include "common.h"\n', "")
+    used = "#define WARP_SIZE 32\n" + _KERNEL.replace('#include "common.h"\n', "").replace(
+        "WARPSIZE", "WARP_SIZE"
+    )
+    hits = _gp303(tmp_path, {"unused.cu": unused, "used.cu": used})
+    assert hits["unused.cu"].severity is Severity.INFO
+    assert "nothing in this file uses it" in hits["unused.cu"].message
+    assert "nothing in this file uses it" not in hits["used.cu"].message

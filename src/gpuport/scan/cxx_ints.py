@@ -127,7 +127,9 @@ def tile_only_defines(
             if not uses:
                 break
         for name, n in uses.items():
-            if not n and unused is not None and len(users) > 1:
+            # a header some file includes, or a source file (which nothing includes: its
+            # define is its own; gpu4pyscf's pbc/contract_ft_ao.cu, fourteenth sample)
+            if not n and unused is not None and (len(users) > 1 or _is_source(rel)):
                 quiet.append((rel, name, users))
             if n:
                 out[(rel, name)] = (
@@ -137,6 +139,10 @@ def tile_only_defines(
     if quiet and unused is not None:
         unused.update(_unused(quiet, texts))
     return out
+
+
+def _is_source(rel: str) -> bool:
+    return rel.lower().endswith((".cu", ".cc", ".cpp", ".cxx", ".c", ".hip"))
 
 
 def _unused(
@@ -157,6 +163,8 @@ def _unused(
         if per.get(header, 0) <= 1 and not any(per.get(u, 0) for u in users if u != header):
             out[(header, name)] = (
                 f"neither this file nor the {len(users) - 1} files that include it use it"
+                if len(users) > 1
+                else "nothing in this file uses it"
             )
     return out
 
