@@ -25,10 +25,12 @@ from gpuport.scan.project.build_setup_ast import Use
 
 __all__ = ["close_paren", "cmake_uses", "make_uses"]
 
-_HIP_VAR = textre.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:_\w+)?$", re.I)
+_HIP_VAR = textre.compile(r"^(?:\w+_)?(?:HIP|ROCM|HIPCC|AMDGPU)(?:LIBS?)?(?:_\w+)?$", re.I)
 #: A switch of the CUDA backend (``USE_CUDA``, ``MYLIB_BUILD_CUDA``, ``Kokkos_ENABLE_CUDA``,
 #: ``CUDA_FOUND``): off in a ROCm build, which has its own HIP switch (issue 24: build options).
-_CUDA_VAR = textre.compile(r"^(?:\w+_)?CUDA(?:_ONLY|_FOUND|_ENABLED|_BACKEND|_SUPPORT)?$", re.I)
+_CUDA_VAR = textre.compile(
+    r"^(?:\w+_)?CUDA(?:LIBS?)?(?:_ONLY|_FOUND|_ENABLED|_BACKEND|_SUPPORT)?$", re.I
+)
 _NOT_ROCM_WORD = textre.compile(
     r"^(?:cuda|cublas|cu\d{2,3}|nvcc|nvidia|tensorrt|xpu|mps|cpu|npu|sycl|metal|vulkan)$", re.I
 )
