@@ -22,6 +22,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set twelfth  # issue 24's twelfth (held-out) sample
     python benchmarks/real_repos.py TREES --set thirteenth  # issue 24's thirteenth (held-out)
     python benchmarks/real_repos.py TREES --set fourteenth  # issue 24's fourteenth (held-out)
+    python benchmarks/real_repos.py TREES --set fifteenth  # issue 24's fifteenth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -52,6 +53,7 @@ from pathlib import Path
 
 from real_repos_eighth import EIGHTH_ROUTE, EIGHTH_SET
 from real_repos_eleventh import ELEVENTH_ROUTE, ELEVENTH_SET
+from real_repos_fifteenth import FIFTEENTH_ROUTE, FIFTEENTH_SET
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
 from real_repos_fourteenth import FOURTEENTH_ROUTE, FOURTEENTH_SET
 from real_repos_ninth import NINTH_ROUTE, NINTH_SET
@@ -459,6 +461,7 @@ SETS = {
     "twelfth": TWELFTH_SET,
     "thirteenth": THIRTEENTH_SET,
     "fourteenth": FOURTEENTH_SET,
+    "fifteenth": FIFTEENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -474,6 +477,7 @@ ROUTE_NAMES = (
     | frozenset(TWELFTH_ROUTE)
     | frozenset(THIRTEENTH_ROUTE)
     | frozenset(FOURTEENTH_ROUTE)
+    | frozenset(FIFTEENTH_ROUTE)
 )
 
 
