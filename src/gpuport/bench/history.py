@@ -148,8 +148,9 @@ class History:
                 except sqlite3.Error as exc:
                     raise self._error(exc) from None
         except BaseException:
-            if created:  # not left as an empty file that a later run would refuse
-                with contextlib.suppress(OSError):
+            # not left as an empty file that a later run would refuse
+            with contextlib.suppress(OSError):
+                if created and self.path.lstat().st_size == 0 and self.path.is_file():
                     self.path.unlink()
             raise
         return run.id
@@ -240,19 +241,12 @@ class History:
             yield conn
 
     def _create_new(self) -> bool:
-        """Make the history file if it is not there (True: a new, empty file of gpuport's),
-        else check, read-only, that the file there is a gpuport history (False)."""
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-        except FileExistsError:
-            with self._connect(read_only=True):
-                return False  # a gpuport history: written to; anything else was refused
-        except OSError as exc:
-            raise GpuportError(
-                f"cannot create the history file {self.path}: {exc.strerror or exc}"
-            ) from None
-        os.close(fd)
-        return True
+        """Whether the history file is to be made (nothing there, not even a link); else check,
+        read-only, that the file there is a gpuport history (False)."""
+        if not (self.path.exists() or self.path.is_symlink()):
+            return True
+        with self._connect(read_only=True):
+            return False  # a gpuport history: written to; anything else was refused
 
     def in_project(self) -> bool:
         """Whether the history file is in (or reached through) a project this run leaves out:
@@ -271,16 +265,17 @@ class History:
     def _connect(
         self, *, read_only: bool = False, create: bool = False
     ) -> Iterator[sqlite3.Connection]:
-        """A connection to an existing file that holds gpuport's tables and nothing else;
-        any SQLite failure becomes one line. ``read_only``: opened so (list, get, compare);
-        ``create``: the file is the empty one :meth:`_create_new` just made, where the tables
-        are created. Any other file, a user's own database that ``GPUPORT_HISTORY`` named
-        (twenty-eighth re-run F1), is refused and left as it was. Each statement has
-        :data:`QUERY_LIMIT_S` seconds (a history whose ``schema_version`` was a view over an
-        endless recursive query hung ``assess --bench``), and a file whose tables are not
-        plain tables, or that holds triggers, is refused."""
+        """A connection to a file that holds gpuport's tables and nothing else; any SQLite
+        failure becomes one line. ``read_only``: opened so (list, get, compare); ``create``: no
+        file was there, it is made now and given the tables. Any other file, a user's own
+        database that ``GPUPORT_HISTORY`` named (twenty-eighth re-run F1), is refused and left
+        as it was. Each statement has :data:`QUERY_LIMIT_S` seconds (a history whose
+        ``schema_version`` was a view over an endless recursive query hung ``assess
+        --bench``), and a file whose tables are not plain tables, or that holds triggers, is
+        refused."""
         self._refuse_in_project()
-        uri = f"file:{quote(os.fsencode(self.path.absolute()))}?mode={'ro' if read_only else 'rw'}"
+        mode = "ro" if read_only else "rwc" if create else "rw"
+        uri = f"file:{quote(os.fsencode(self.path.absolute()))}?mode={mode}"
         try:
             conn = sqlite3.connect(uri, timeout=10, uri=True)
         except sqlite3.Error as exc:
@@ -295,8 +290,8 @@ class History:
             conn.set_progress_handler(_stop, 10_000)
             deadline[0] = time.monotonic() + QUERY_LIMIT_S
             self._check_objects(conn)
-            if create:
-                self._ensure_schema(conn)
+            if create and not conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall():
+                self._ensure_schema(conn)  # the file made now (not one that appeared since)
             else:
                 self._check_tables(conn)
                 self._check_version(conn, insert=not read_only)
@@ -342,7 +337,7 @@ class History:
             )
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
-        """Create the tables in the new, empty file :meth:`_create_new` made."""
+        """Create the tables in a new, empty file."""
         try:
             with conn:
                 for statement in _CREATE:

@@ -367,7 +367,7 @@ def _neutral_matplotlib() -> Iterator[ModuleType]:
         raise GpuportError(f"--chart: the current folder cannot be found: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="gpuport-chart-") as tmp:
         rc = Path(tmp, "matplotlibrc")
-        rc.write_bytes(b"")
+        write_atomic_bytes(rc, b"", mode=0o600)
         (config := Path(tmp, "config")).mkdir()
         try:
             os.environ.pop("MPLBACKEND", None)
