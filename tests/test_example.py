@@ -27,7 +27,8 @@ PLANTED = [
     ("requirements.txt", "bitsandbytes==0.43.1", "GP107", "major"),
     ("requirements.txt", "xformers==0.0.27", "GP102", "minor"),
     ("requirements.txt", "nvidia-ml-py>=12.535", "GP101", "major"),
-    ("csrc/fused_rmsnorm.cu", "#define WARP_SIZE 32", "GP303", "major"),
+    # the define is never used in its file: it decides nothing (issue 24, fourteenth sample)
+    ("csrc/fused_rmsnorm.cu", "#define WARP_SIZE 32", "GP303", "info"),
     ("csrc/fused_rmsnorm.cu", "for (int offset = 16; offset > 0; offset >>= 1)", "GP305", "major"),
     ("csrc/fused_rmsnorm.cu", "v += __shfl_xor_sync(0xffffffff, v, offset);", "GP302", "blocker"),
     ("csrc/fused_rmsnorm.cu", 'asm("rsqrt.approx.f32 %0, %1;"', "GP301", "blocker"),

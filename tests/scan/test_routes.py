@@ -136,7 +136,32 @@ def test_advice_is_minor_at_most(tmp_path: Path) -> None:
     by_rule = {f.rule_id: f.severity for f in r.findings}
     assert by_rule["GP404"] is Severity.MINOR
     assert by_rule["GP102"] is Severity.MINOR
-    assert r.verdict is Verdict.MINOR_WORK
+    # the findings stay advice, but a project with no ROCm route whose own build compiles
+    # CUDA has never been built for ROCm: major work (issue 24, eleventh and fifteenth)
+    assert r.verdict is Verdict.MAJOR_WORK
+    assert "no ROCm route, and its own build compiles 1 CUDA source file" in r.verdict_reason
+
+
+def test_a_project_with_a_route_or_no_cuda_of_its_own_stays_minor(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(name='k', ext_modules=[CUDAExtension('k', ['k.cu'])])\n"
+    )
+    readme = "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
+    routed = scan_files(
+        tmp_path / "a",
+        {
+            "setup.py": setup,
+            "k.cu": "__global__ void k() {}\n",
+            "requirements.txt": "torch>=2.1\n",
+            "README.md": readme,
+        },
+    )
+    assert routed.verdict in (Verdict.READY, Verdict.MINOR_WORK)
+    plain = scan_files(
+        tmp_path / "b", {"requirements.txt": "torch>=2.1\n", "a.py": "import torch\n"}
+    )
+    assert plain.verdict in (Verdict.READY, Verdict.MINOR_WORK)
 
 
 def test_install_steps_the_route_gives_are_info(tmp_path: Path) -> None:

@@ -19,7 +19,10 @@ KERNEL = "__global__ void add(float* x) { x[threadIdx.x] += 1.0f; }\n"
 
 
 def test_a_build_whose_sources_were_all_read_can_be_ready(tmp_path: Path) -> None:
-    files = {"setup.py": SETUP.format(sources="['csrc/add.cu']"), "csrc/add.cu": KERNEL}
+    # with a ROCm route: without one, its own CUDA build makes it major work (test_routes)
+    readme = "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2\n"
+    files = {"setup.py": SETUP.format(sources="['csrc/add.cu']"), "csrc/add.cu": KERNEL,
+             "README.md": readme}  # fmt: skip
     r = scan_files(tmp_path, files)
     assert r.verdict in (Verdict.READY, Verdict.MINOR_WORK)
     assert "could not see" not in r.verdict_reason

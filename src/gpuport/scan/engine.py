@@ -232,6 +232,8 @@ def scan_path(
         verdict, reason = _ready_on_route(verdict, reason, judged_findings)
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
         verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
+    if verdict in (Verdict.READY, Verdict.MINOR_WORK) and not route:
+        verdict, reason = _never_built_for_rocm(verdict, reason, view, candidates, findings)
     failed = sum(1 for s in skipped if s.internal)
     if failed:
         reason += (
@@ -458,6 +460,36 @@ def _ready_seen(
     return Verdict.MINOR_WORK, (
         f"nothing found in what gpuport read, but the build compiles native code it could not "
         f"see: {shown}"
+    )
+
+
+#: findings that say the project's own build compiles CUDA code (a CUDAExtension, a CMake CUDA
+#: language or target, nvcc in a Makefile, an extension built at run time)
+_OWN_CUDA_BUILD = frozenset({"GP404", "GP401", "GP408", "GP211"})
+
+
+def _never_built_for_rocm(
+    verdict: Verdict,
+    reason: str,
+    view: ProjectView,
+    candidates: Sequence[Candidate],
+    findings: Sequence[Finding],
+) -> tuple[Verdict, str]:
+    """With no ROCm route, a project whose own build compiles CUDA sources has never been
+    built for ROCm: bringing that up and validating its kernels is porting work however clean
+    the scan is, so the verdict is at least major work (issue 24: Pointnet2_PyTorch and
+    SqueezeLLM in the eleventh sample, lietorch in the fifteenth, all documented CUDA-only,
+    were "minor work, expected to run")."""
+    sources = device_files(candidates, view)
+    builds = sorted(
+        {f"{f.location.path}:{f.location.line}" for f in findings if f.rule_id in _OWN_CUDA_BUILD}
+    )
+    if not sources or not builds:
+        return verdict, reason
+    return Verdict.MAJOR_WORK, (
+        f"no ROCm route, and its own build compiles {sources} CUDA source file"
+        f"{'s' if sources != 1 else ''} ({builds[0]}) that no ROCm build has compiled yet: "
+        f"bring-up and validation on ROCm are porting work ({reason})"
     )
 
 
