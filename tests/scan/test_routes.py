@@ -162,6 +162,11 @@ def test_a_project_with_a_route_or_no_cuda_of_its_own_stays_minor(tmp_path: Path
         tmp_path / "b", {"requirements.txt": "torch>=2.1\n", "a.py": "import torch\n"}
     )
     assert plain.verdict in (Verdict.READY, Verdict.MINOR_WORK)
+    # a kernel a module loads at run time as an optional fast path (peft's BOFT tuner)
+    jit = "from torch.utils.cpp_extension import load\nk = load('k', sources=['k.cu'])\n"
+    lazy = scan_files(tmp_path / "c", {"pkg/fast.py": jit, "pkg/k.cu": "__global__ void k() {}\n",
+                                       "requirements.txt": "torch>=2.1\n"})  # fmt: skip
+    assert lazy.verdict in (Verdict.READY, Verdict.MINOR_WORK), lazy.verdict_reason
 
 
 def test_install_steps_the_route_gives_are_info(tmp_path: Path) -> None:

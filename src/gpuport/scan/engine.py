@@ -464,8 +464,9 @@ def _ready_seen(
 
 
 #: findings that say the project's own build compiles CUDA code (a CUDAExtension, a CMake CUDA
-#: language or target, nvcc in a Makefile, an extension built at run time)
-_OWN_CUDA_BUILD = frozenset({"GP404", "GP401", "GP408", "GP211"})
+#: language or target, nvcc in a Makefile); an extension a module loads at run time (GP211's
+#: `load()`) is an optional fast path as often as not (peft's BOFT tuner) and does not count
+_OWN_CUDA_BUILD = frozenset({"GP404", "GP401", "GP408"})
 
 
 def _never_built_for_rocm(
@@ -482,7 +483,14 @@ def _never_built_for_rocm(
     were "minor work, expected to run")."""
     sources = device_files(candidates, view)
     builds = sorted(
-        {f"{f.location.path}:{f.location.line}" for f in findings if f.rule_id in _OWN_CUDA_BUILD}
+        {
+            f"{f.location.path}:{f.location.line}"
+            for f in findings
+            if f.rule_id in _OWN_CUDA_BUILD
+            # a CUDAExtension in a build script not named setup.py (`setup_cuda.py`) is the
+            # build too; `load()` of sources at run time is not
+            or (f.rule_id == "GP211" and f.message.startswith("`CUDAExtension`"))
+        }
     )
     if not sources or not builds:
         return verdict, reason
