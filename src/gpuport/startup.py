@@ -145,7 +145,56 @@ def clean_start() -> None:
         # from the environment is used at all
         sys.pycache_prefix = None
         sys.dont_write_bytecode = True
+    _forget_library_roots(tops)
     _start_again_if_needed(tops)
+
+
+#: variables libraries read in gpuport's own process after start to find files to load or
+#: run: ``amdsmi`` loads ``$ROCM_PATH/lib/libamd_smi.so`` at import, CUDA/ROCm load the tool
+#: library a hook variable names (twenty-ninth re-run F4)
+_LIBRARY_ROOTS = (
+    "ROCM_PATH", "ROCM_HOME", "HIP_PATH", "HSA_PATH", "HIP_CLANG_PATH", "HIP_DEVICE_LIB_PATH",
+    "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_INJECTION64_PATH", "HSA_TOOLS_LIB",
+    "ROCP_TOOL_LIB", "ROCPROFILER_LIB",
+)  # fmt: skip
+
+
+def _home() -> str | None:
+    try:
+        import pwd
+
+        return os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError, OSError):
+        return None
+
+
+def _holds(entry: str, tops: list[str]) -> bool:
+    real = os.path.realpath(entry).rstrip(os.sep) + os.sep
+    return any(t.startswith(real) for t in tops)
+
+
+def _forget_library_roots(tops: list[str]) -> None:
+    """Inside a project, drop from this process's environment the library roots and tool
+    hooks that are relative, lie in the project or hold it (a checkout named ``lib`` below
+    ``ROCM_PATH``), and put back the user's own home for a ``HOME`` that is not it and lies
+    in or holds the project (a checkout named ``.local`` below it gave ROCm's Python tools the
+    project's ``usercustomize.py``; MIOpen and the CUDA JIT keep caches there: twenty-ninth
+    re-run F3). Programs gpuport starts get this environment, sanitized again."""
+    for name in _LIBRARY_ROOTS:
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        parts = [p for p in value.split(os.pathsep) if p]
+        if any(not os.path.isabs(p) or _reached_through(p, tops) or _holds(p, tops) for p in parts):
+            del os.environ[name]
+    home, own = os.environ.get("HOME"), _home()
+    if (
+        home
+        and own
+        and os.path.realpath(home) != own
+        and (not os.path.isabs(home) or _reached_through(home, tops) or _holds(home, tops))
+    ):
+        os.environ["HOME"] = own
 
 
 #: the widest terminal gpuport lays out for: rich pads every line to COLUMNS, and a project's

@@ -294,6 +294,15 @@ def safe_env(
                 # names to it (PYTHONPATH + torch/, ROCM_PATH + llvm/bin/clang++), and a
                 # checkout named so is then found (twenty-eighth re-run F6, F15)
                 and not (name in _ROOT_PATHS and part.startswith(os.sep) and _holds(part, folders))
+                # a HOME that is not the user's own and holds the project: below it a
+                # checkout named `.local` is the user site-packages of Python tools
+                # (twenty-ninth re-run F3)
+                and not (
+                    name == "HOME"
+                    and part.startswith(os.sep)
+                    and _holds(part, folders)
+                    and Path(os.path.realpath(part)) != _stops()[-1]
+                )
             ]
             if parts or not value:
                 kept_env[name] = os.pathsep.join(parts)

@@ -97,7 +97,9 @@ def test_plain_doctor_runs_no_tool_of_the_project_it_is_started_in(tmp_path: Pat
         done = _doctor(project, env)
         assert done.returncode in (0, 1), done.stderr
         assert not proof.exists(), env
-        assert "rocminfo not run: found only at" in done.stdout, env
+        if "ROCM_PATH" not in env:  # since the twenty-ninth re-run ROCM_PATH into the
+            # project is dropped at start: the project's rocminfo is not even found
+            assert "rocminfo not run: found only at" in done.stdout, env
     # the install root in a project is refused from outside it too
     done = _doctor(outside, {"ROCM_PATH": str(project / "r")})
     assert done.returncode in (0, 1), done.stderr

@@ -153,7 +153,7 @@ class Translation:
 def _parse_version(text: str) -> Version:
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a digit run past int()'s limit
         raise GpuportError(f"not a HIP version: {text!r} (expected e.g. 6.2 or 6.2.4)") from None
 
 
