@@ -121,21 +121,27 @@ def include_sides(texts: dict[str, str], false_names: frozenset[str] = frozenset
     ROCm never takes, and ``<proj/x.hpp>`` includes that name one project file count too."""
     seen: dict[str, set[int]] = {}
     where: dict[str, str] = {}
-    tails = _suffixes(texts) if false_names else {}
+    tails: dict[str, str | None] | None = _suffixes(texts) if false_names else None
     for rel, text in texts.items():
         if "include" not in text or ('"' not in text and not false_names):
             continue
         folder = posixpath.dirname(rel)
-        found = [
-            (m.start(), target)
-            for m in _QUOTED.finditer(text)
-            if (target := posixpath.normpath(posixpath.join(folder, m.group(1)))) in texts
-        ]
+        found = []
+        for m in _QUOTED.finditer(text):
+            target = posixpath.normpath(posixpath.join(folder, m.group(1)))
+            if target not in texts and "/" in m.group(1):
+                # "misc/hipify.hpp" through an include folder (qiskit-aer's src/): the one
+                # project file that ends so
+                if tails is None:
+                    tails = _suffixes(texts)
+                target = tails.get(m.group(1).lstrip("./")) or target
+            if target in texts:
+                found.append((m.start(), target))
         if false_names:
             found += [
                 (m.start(), tail)
                 for m in _ANGLED.finditer(text)
-                if (tail := tails.get(m.group(1).lstrip("./"))) is not None
+                if tails is not None and (tail := tails.get(m.group(1).lstrip("./"))) is not None
             ]
             found.sort()
         if not found:
