@@ -75,7 +75,11 @@ def _inside(path: str, tops: list[str]) -> bool:
 
 
 def _reached_through(path: str, tops: list[str]) -> bool:
-    """``path`` as written, or any folder on the way to it, resolves inside ``tops``."""
+    """``path`` as written, or any folder on the way to it, resolves inside ``tops``. A path
+    longer than any real one (4 KB, 256 folders) counts as reaching in: each folder on the way
+    is resolved, and a 16 KB ``/a/a/a...`` took a minute (thirtieth re-run F4)."""
+    if _too_long(path):
+        return True
     at = os.path.abspath(path)  # noqa: PTH100 - the links on the way are the point
     while True:
         if _inside(at, tops):
@@ -84,6 +88,10 @@ def _reached_through(path: str, tops: list[str]) -> bool:
         if parent == at:
             return False
         at = parent
+
+
+def _too_long(path: str) -> bool:
+    return len(path) > 4096 or path.count(os.sep) > 256
 
 
 def own_folders(package: str) -> list[str]:
@@ -155,7 +163,8 @@ def clean_start() -> None:
 _LIBRARY_ROOTS = (
     "ROCM_PATH", "ROCM_HOME", "HIP_PATH", "HSA_PATH", "HIP_CLANG_PATH", "HIP_DEVICE_LIB_PATH",
     "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_INJECTION64_PATH", "HSA_TOOLS_LIB",
-    "ROCP_TOOL_LIB", "ROCPROFILER_LIB",
+    "ROCP_TOOL_LIB", "ROCPROFILER_LIB", "NVTX_INJECTION64_PATH", "AMD_LOG_LEVEL_FILE",
+    "CUDA_CACHE_PATH", "MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR",
 )  # fmt: skip
 
 
@@ -209,8 +218,10 @@ def _bound_terminal_size() -> None:
         if value is None:
             continue
         value = value.strip()
-        if not value.isdigit() or len(value) > 6 or int(value) > most:
-            if value.isdigit() and len(value) <= 30:
+        # ASCII digits only: "²" is a digit to str.isdigit and not to int() (thirtieth F3)
+        digits = value.isascii() and value.isdigit()
+        if not digits or len(value) > 6 or int(value) > most:
+            if digits and len(value) <= 30:
                 os.environ[name] = str(most)
             else:
                 del os.environ[name]
@@ -230,7 +241,14 @@ def _start_again_if_needed(tops: list[str]) -> None:
         if value is None:
             continue
         parts = value.replace(";", os.pathsep).split(os.pathsep)
-        good = [p for p in parts if p and _plain(p) and not _reached_through(p, tops)]
+        # nor an entry that holds the project: the loader joins glibc-hwcaps/x86-64-v2, tls,
+        # x86_64, haswell... below each entry, and a checkout named so is searched
+        # (thirtieth re-run F1)
+        good = [
+            p
+            for p in parts
+            if p and _plain(p) and not _reached_through(p, tops) and not _holds(p, tops)
+        ]
         if good != value.split(os.pathsep):
             changed = True
             if good:
