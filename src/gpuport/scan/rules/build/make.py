@@ -79,11 +79,36 @@ def make_guards(lines: list[str]) -> list[tuple[int, int]]:
     return ranges + [(start, len(lines)) for start, rocm in stack if rocm]
 
 
+_CU_RULE = textre.compile(r"^(?:\.cu\.\w+\s*:|%\.\w+\s*:\s*%\.cu\b)")
+_HIP_RULE = textre.compile(r"^(?:\.hip\.\w+\s*:|%\.\w+\s*:\s*%\.hip\b)|\bhipcc\b|\$\(HIPCC\)")
+
+
+def cuda_rules_beside_hip(lines: list[str]) -> list[tuple[int, int]]:
+    """The ``.cu`` suffix and pattern rules (``.cu.lo:``, ``%.o: %.cu``) with their recipes,
+    in a Makefile that has the HIP rule beside them (``.hip.lo:``, hipcc): they run only for
+    ``.cu`` sources, which the HIP build does not compile (issue 24, fifteenth sample: elpa's
+    ``Makefile.am``)."""
+    if not any(_HIP_RULE.search(line) for line in lines):
+        return []
+    out: list[tuple[int, int]] = []
+    idx = 0
+    while idx < len(lines):
+        if _CU_RULE.match(lines[idx]):
+            end = idx + 1
+            while end < len(lines) and lines[end].startswith("\t"):
+                end += 1
+            out.append((idx + 1, end))  # 1-based, the rule's line through its recipe
+            idx = end
+        else:
+            idx += 1
+    return out
+
+
 @checker(FileKind.MAKEFILE)
 def check_makefile(ctx: FileContext) -> None:
     text = Text(strip_make_comments(ctx.text))
     lines = text.code.split("\n")
-    guards = Guards(make_guards(lines))
+    guards = Guards(make_guards(lines) + cuda_rules_beside_hip(lines))
     skip = [
         (text.starts[idx], text.starts[idx] + len(line))
         for idx, line in enumerate(lines)
