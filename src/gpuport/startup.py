@@ -30,7 +30,7 @@ import sys
 
 from gpuport.markers import MARKERS
 
-__all__ = ["clean_start", "foreign_import_path", "own_folders", "project_tops"]
+__all__ = ["clean_start", "foreign_import_path", "holds", "own_folders", "project_tops"]
 
 #: set in the environment of the interpreter started again, so that it is done once
 AGAIN = "GPUPORT_CLEAN_START"
@@ -169,15 +169,13 @@ _LIBRARY_ROOTS = (
 
 
 def _home() -> str | None:
-    try:
-        import pwd
-
-        return os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir)
-    except (ImportError, KeyError, OSError):
-        return None
+    """The user's own home folder as the password database has it (real), or None."""
+    stops = _stops()
+    return stops[1] if len(stops) > 1 else None
 
 
-def _holds(entry: str, tops: list[str]) -> bool:
+def holds(entry: str, tops: list[str]) -> bool:
+    """Whether ``entry`` (real) holds one of ``tops`` below it (real paths)."""
     real = os.path.realpath(entry).rstrip(os.sep) + os.sep
     return any(t.startswith(real) for t in tops)
 
@@ -194,14 +192,14 @@ def _forget_library_roots(tops: list[str]) -> None:
         if value is None:
             continue
         parts = [p for p in value.split(os.pathsep) if p]
-        if any(not os.path.isabs(p) or _reached_through(p, tops) or _holds(p, tops) for p in parts):
+        if any(not os.path.isabs(p) or _reached_through(p, tops) or holds(p, tops) for p in parts):
             del os.environ[name]
     home, own = os.environ.get("HOME"), _home()
     if (
         home
         and own
         and os.path.realpath(home) != own
-        and (not os.path.isabs(home) or _reached_through(home, tops) or _holds(home, tops))
+        and (not os.path.isabs(home) or _reached_through(home, tops) or holds(home, tops))
     ):
         os.environ["HOME"] = own
 
@@ -247,7 +245,7 @@ def _start_again_if_needed(tops: list[str]) -> None:
         good = [
             p
             for p in parts
-            if p and _plain(p) and not _reached_through(p, tops) and not _holds(p, tops)
+            if p and _plain(p) and not _reached_through(p, tops) and not holds(p, tops)
         ]
         if good != value.split(os.pathsep):
             changed = True

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from gpuport import sandbox, textre
 from gpuport.markers import MARKERS as PROJECT_MARKERS
+from gpuport.startup import holds
 
 __all__ = [
     "MARKERS",
@@ -295,14 +296,14 @@ def safe_env(
                 # nor a root that *holds* the project, but the home folder: a program joins
                 # names to it (PYTHONPATH + torch/, ROCM_PATH + llvm/bin/clang++), and a
                 # checkout named so is then found (twenty-eighth re-run F6, F15)
-                and not (name in _ROOT_PATHS and part.startswith(os.sep) and _holds(part, folders))
+                and not (name in _ROOT_PATHS and part.startswith(os.sep) and holds(part, folders))
                 # a HOME that is not the user's own and holds the project: below it a
                 # checkout named `.local` is the user site-packages of Python tools
                 # (twenty-ninth re-run F3)
                 and not (
                     name == "HOME"
                     and part.startswith(os.sep)
-                    and _holds(part, folders)
+                    and holds(part, folders)
                     and Path(os.path.realpath(part)) != _stops()[-1]
                 )
             ]
@@ -346,12 +347,6 @@ _ENV_PATHS = frozenset(
 #: path variables a program joins names below (every path variable but HOME, whose folder
 #: holds most projects, and PATH, which names programs only)
 _ROOT_PATHS = _ENV_PATHS - {"HOME"}
-
-
-def _holds(entry: str, folders: list[str]) -> bool:
-    """Whether ``entry`` (real) holds one of ``folders`` below it."""
-    real = os.path.realpath(entry).rstrip(os.sep) + os.sep
-    return any(f.startswith(real) for f in folders)
 
 
 def which(name: str, *, avoid: Iterable[Path | str] = (), path: str | None = None) -> str | None:
