@@ -23,6 +23,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set thirteenth  # issue 24's thirteenth (held-out)
     python benchmarks/real_repos.py TREES --set fourteenth  # issue 24's fourteenth (held-out)
     python benchmarks/real_repos.py TREES --set fifteenth  # issue 24's fifteenth (held-out)
+    python benchmarks/real_repos.py TREES --set sixteenth  # issue 24's sixteenth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -58,6 +59,7 @@ from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
 from real_repos_fourteenth import FOURTEENTH_ROUTE, FOURTEENTH_SET
 from real_repos_ninth import NINTH_ROUTE, NINTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
+from real_repos_sixteenth import SIXTEENTH_ROUTE, SIXTEENTH_SET
 from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
 from real_repos_tenth import TENTH_ROUTE, TENTH_SET
 from real_repos_thirteenth import THIRTEENTH_ROUTE, THIRTEENTH_SET
@@ -462,6 +464,7 @@ SETS = {
     "thirteenth": THIRTEENTH_SET,
     "fourteenth": FOURTEENTH_SET,
     "fifteenth": FIFTEENTH_SET,
+    "sixteenth": SIXTEENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -478,6 +481,7 @@ ROUTE_NAMES = (
     | frozenset(THIRTEENTH_ROUTE)
     | frozenset(FOURTEENTH_ROUTE)
     | frozenset(FIFTEENTH_ROUTE)
+    | frozenset(SIXTEENTH_ROUTE)
 )
 
 
