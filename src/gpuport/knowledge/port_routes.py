@@ -14,7 +14,7 @@ from gpuport import textre
 from gpuport.knowledge.plain import check_sources
 from gpuport.models import GpuportError
 
-__all__ = ["ImageRoute", "PortRoutes", "TorchIndex", "load_port_routes"]
+__all__ = ["ImageRoute", "PortRoutes", "PytorchImage", "TorchIndex", "load_port_routes"]
 
 _FILE = Path(__file__).with_name("port_routes.toml")
 
@@ -38,6 +38,20 @@ class TorchIndex:
     checked: dt.date
 
 
+@dataclass(frozen=True)
+class PytorchImage:
+    """An AMD ROCm PyTorch image (``rocm/pytorch:...``): its Python, Ubuntu and torch, and
+    the torch packages it ships."""
+
+    tag: str
+    python: tuple[int, int]
+    ubuntu: str
+    torch: str
+    ships: tuple[str, ...]
+    sources: tuple[str, ...]
+    checked: dt.date
+
+
 #: the distributions other than Ubuntu that CUDA image tags name (NVIDIA's tag scheme:
 #: ``<cuda>-<flavour>-<os><release>``)
 _OTHER_OS = r"-((?:ubi|rockylinux|centos|oraclelinux|amzn|rhel|opensuse|sles|debian)[0-9.]*)\b"
@@ -51,6 +65,14 @@ class PortRoutes:
     torch: tuple[TorchIndex, ...]
     #: the Ubuntu releases ROCm ``rocm`` ships packages (and ``rocm/dev-ubuntu-*`` images) for
     ubuntu: tuple[str, ...] = ()
+    #: ROCm PyTorch images for a Dockerfile on a plain Python image, oldest Python first
+    pytorch_images: tuple[PytorchImage, ...] = ()
+    #: Debian packages named the same on those images' Ubuntu releases
+    apt_same: frozenset[str] = frozenset()
+
+    def pytorch_image(self, python: tuple[int, int]) -> PytorchImage | None:
+        """The ROCm PyTorch image whose Python is ``python`` or the nearest newer one."""
+        return next((p for p in self.pytorch_images if p.python >= python), None)
 
     def unshipped_ubuntu(self, ref: str) -> str | None:
         """The Ubuntu release of image ``ref`` when its route names an image of that release
@@ -170,7 +192,48 @@ def parse(data: dict[str, Any]) -> PortRoutes:
         images=tuple(images),
         torch=tuple(torch),
         ubuntu=_ubuntu(data, _str(defaults, "default_ubuntu", "defaults")),
+        pytorch_images=_pytorch_images(data),
+        apt_same=_apt_same(data),
     )
+
+
+def _pytorch_images(data: dict[str, Any]) -> tuple[PytorchImage, ...]:
+    out: list[PytorchImage] = []
+    for i, raw in enumerate(data.get("pytorch_image", [])):
+        where = f"pytorch_image #{i + 1}"
+        sources, checked = _sourced(raw, where)
+        python = _str(raw, "python", where)
+        m = textre.fullmatch(r"3\.(\d+)", python)
+        if m is None:
+            raise GpuportError(f"{_FILE.name}: {where}: python must look like 3.12")
+        ships = raw.get("ships")
+        if not isinstance(ships, list) or not all(isinstance(x, str) for x in ships):
+            raise GpuportError(f"{_FILE.name}: {where}: ships must be a list of names")
+        out.append(
+            PytorchImage(
+                tag=_str(raw, "tag", where),
+                python=(3, int(m.group(1))),
+                ubuntu=_str(raw, "ubuntu", where),
+                torch=_str(raw, "torch", where),
+                ships=tuple(ships),
+                sources=sources,
+                checked=checked,
+            )
+        )
+    return tuple(sorted(out, key=lambda p: p.python))
+
+
+def _apt_same(data: dict[str, Any]) -> frozenset[str]:
+    table = data.get("python_image")
+    if table is None:
+        return frozenset()
+    if not isinstance(table, dict):
+        raise GpuportError(f"{_FILE.name}: python_image must be a table")
+    _sourced(table, "python_image")
+    raw = table.get("apt_same")
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise GpuportError(f"{_FILE.name}: python_image: apt_same must be a list of names")
+    return frozenset(raw)
 
 
 def _ubuntu(data: dict[str, Any], default: str) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.port.image_builds import built_images, image_repository
+from gpuport.port.python_image import refusal
 from gpuport.scan.finding import Finding
 
 __all__ = ["amd_named", "compose_name", "overlay", "propose"]
@@ -244,10 +245,13 @@ def _compose(
             )
             continue
         if built is not None and ported is None and not _rocm_based(ctx, built):
+            why = refusal(ctx, built)
             ctx.decline(
                 hits,
-                f"service {name} builds {built}, which gets no ROCm copy: AMD devices give "
-                "an image built for CUDA nothing to run on; left to a person",
+                f"service {name} builds {built}, which gets no ROCm copy"
+                + (f" ({why})" if why else "")
+                + ": AMD devices give an image built for CUDA nothing to run on; left to a "
+                "person",
             )
             continue
         mine = hits or routed.get(built or "", [])

@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
-from gpuport.port import docker_args, fix_compose, fix_deps
+from gpuport.port import docker_args, fix_compose, fix_deps, python_image
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.port.docker_pip import empty_install, no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
@@ -483,6 +483,24 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if text is None or ctx.exists(target):
             continue
         prop = _dockerfile(ctx, path, text, ctx.of(*_RULES, path=path) if path in kinds else [])
+        if prop is not None:
+            out.append(prop)
+            dockerfiles[path] = target
+            routed[path] = prop.findings
+    # a Dockerfile on a plain Python image that installs PyPI's torch: its steps on AMD's
+    # ROCm PyTorch image (session 13), wherever it is and whatever findings it has
+    cuda_built = ctx.cache.get("cuda-built")
+    for path in ctx.files_of("dockerfile"):
+        name = PurePosixPath(path).name.lower()
+        if path in dockerfiles or "rocm" in name or unrun(path) or not _is_dockerfile(path):
+            continue
+        if isinstance(cuda_built, set) and path in cuda_built:
+            continue
+        text = ctx.read(path)
+        target = dockerfile_name(path)
+        if text is None or ctx.exists(target):
+            continue
+        prop = python_image.copy(ctx, path, text, ctx.of(*_RULES, path=path))
         if prop is not None:
             out.append(prop)
             dockerfiles[path] = target

@@ -427,6 +427,9 @@ def _python_uses_gpu(ctx: PortContext, folder: str = "") -> bool:
     return any(_GPU_USE.search(t) is not None for t in texts.values())
 
 
+python_uses_gpu = _python_uses_gpu
+
+
 def _compute(ctx: PortContext) -> Routes:
     out: list[Proposal] = []
     copy: dict[str, str] = {}
