@@ -114,7 +114,7 @@ def test_pyproject_with_10000_dependencies_on_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["set", "if"])
 def test_cmake_argument_with_an_unterminated_quote(tmp_path: Path, command: str) -> None:
-    from gpuport.scan.rules.build.cmake import commands
+    from gpuport.scan.cmake_lex import commands
 
     text = f'{command}(x "' + '\\"' * 100_000 + ")\n"  # 200 KB
     (cmd,) = commands(text)

@@ -26,16 +26,9 @@ import re
 from collections.abc import Iterator
 
 from gpuport import textre
+from gpuport.scan.cmake_lex import Command, Word, commands, strip_cmake_comments
 from gpuport.scan.rules.base import FileContext, FileKind, checker, register
-from gpuport.scan.rules.build.cmake import (
-    Command,
-    Word,
-    commands,
-    cuda_only_spans,
-    dead_spans,
-    rocm_guards,
-    strip_cmake_comments,
-)
+from gpuport.scan.rules.build.cmake import cuda_only_spans, dead_spans, prose_spans, rocm_guards
 from gpuport.scan.rules.build.cmake_nvcc import cuda_var_spans, nvcc_only_spans, probe_spans
 from gpuport.scan.rules.build.common import (
     ARCH_ASSIGN,
@@ -213,6 +206,7 @@ def check_cmake(ctx: FileContext) -> None:
         *((c.start, c.end) for c in cmds if c.name == "message"),
         *probe_spans(live),
         *_doc_spans(live),
+        *prose_spans(live, code),
     ]
     tests: Spans = [(c.start, c.end) for c in cmds if c.name in _TESTS]
     # a flag inside a test is looked for, not passed on (issue 24)

@@ -1,109 +1,22 @@
-"""CMake syntax for the GP4xx checker: comments, commands, arguments, dead blocks.
+"""CMake for the GP4xx checker: ROCm guards, dead blocks, CUDA-only values, help strings.
 
-Nothing here is evaluated: commands are found by their ``name(...)`` shape,
-arguments are split the way CMake splits them (quotes kept together), and only
-literal constants decide whether an ``if()`` branch is dead.
+The lexical layer (comments, commands, arguments) is :mod:`gpuport.scan.cmake_lex`. Nothing
+here is evaluated: only literal constants decide whether an ``if()`` branch is dead.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-
 from gpuport import textre
+from gpuport.scan.cmake_lex import Command
 from gpuport.scan.rules.build.common import ROCM_COND, Guards
 from gpuport.scan.rules.build.text import Spans, Text
 
-_BRACKET = textre.compile(r"\[(=*)\[")
-_COMMAND = textre.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # (?<!\w): linear on long words
-# An unterminated quote runs to the end (as commands() reads it): a quoted alternative that
-# had to fail there made each search rescan the rest of the text, quadratic on `"\"\"\"...`.
-_WORD = textre.compile(r'"((?:[^"\\]|\\.)*)"?|[^\s"]+', re.S)
 # if(<constant>): CMake's false and true constants (a number other than 0 is true too).
 _FALSE = textre.compile(r'(?i)0+|off|no|false|n|ignore|notfound|""|\S*-notfound')
 _TRUE = textre.compile(r"(?i)0*[1-9]\d*|on|yes|true|y")
 # A generator expression whose condition is "compiling CUDA": $<$<COMPILE_LANGUAGE:CUDA>:...>,
 # $<$<COMPILE_LANG_AND_ID:CUDA,NVIDIA>:...>, or one of these inside $<AND:...>.
 _CUDA_LANG = textre.compile(r"\$<(?:COMPILE_LANGUAGE:CUDA|COMPILE_LANG_AND_ID:CUDA,[^>]*)>")
-
-
-def _blank(chars: list[str], start: int, end: int) -> None:
-    for i in range(start, end):
-        if chars[i] != "\n":
-            chars[i] = " "
-
-
-def strip_cmake_comments(text: str) -> str:
-    """Blank out ``#`` and ``#[[...]]`` comments, keeping strings and bracket arguments."""
-    chars = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-        elif c == "[" and (m := _BRACKET.match(text, i)):
-            end = text.find("]" + m.group(1) + "]", m.end())
-            i = n if end < 0 else end + len(m.group(1)) + 2
-        elif c == "#":
-            m = _BRACKET.match(text, i + 1)
-            if m:
-                end = text.find("]" + m.group(1) + "]", m.end())
-                end = n if end < 0 else end + len(m.group(1)) + 2
-            else:
-                end = text.find("\n", i)
-                end = n if end < 0 else end
-            _blank(chars, i, end)
-            i = end
-        else:
-            i += 1
-    return "".join(chars)
-
-
-@dataclass(frozen=True)
-class Word:
-    text: str  # without surrounding quotes
-    start: int  # offset in the file's text
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str  # lower case
-    args: str
-    start: int  # offset of the command name
-    args_start: int
-    end: int  # offset just past ')'
-
-    def words(self) -> list[Word]:
-        """The arguments, split on whitespace with quoted arguments kept whole."""
-        out: list[Word] = []
-        for m in _WORD.finditer(self.args):
-            quoted = m.group(1)  # the text between the quotes, or None
-            text = m.group(0) if quoted is None else quoted
-            out.append(Word(text, self.args_start + m.start()))
-        return out
-
-
-def commands(code: str) -> Iterator[Command]:
-    pos = 0
-    while (m := _COMMAND.search(code, pos)) is not None:
-        depth, j, n = 1, m.end(), len(code)
-        while j < n and depth:
-            ch = code[j]
-            if ch == '"':
-                j += 1
-                while j < n and code[j] != '"':
-                    j += 2 if code[j] == "\\" else 1
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-            j += 1
-        yield Command(m.group(1).lower(), code[m.end() : j - 1], m.start(), m.end(), j)
-        pos = j
 
 
 def _cond_tokens(args: str) -> list[str]:
@@ -222,4 +135,41 @@ def cuda_only_spans(code: str) -> Spans:
             ):
                 spans.append((colon + 1, j))
         j += 1
+    return spans
+
+
+#: words of running text: a help string has some (``the``, ``to``, ``for``...)
+_FUNCTION_WORDS = frozenset(
+    {"a", "an", "the", "to", "of", "for", "in", "on", "is", "are", "be", "by", "via", "with",
+     "this", "that", "which", "will", "and", "or", "if", "when", "e.g", "eg", "i.e", "use"}
+)  # fmt: skip
+_PROSE_WORD = textre.compile(r"[(\[]?[A-Za-z][a-z]+(?:\.[a-z])?[.,:;)\]]?")
+#: a bare command-line option (not inside backticks or quotes): ``-arch=sm_70``, ``--gpu``
+_BARE_FLAG = textre.compile(r"(?:^|\s)--?[A-Za-z]")
+_QUOTED_CODE = textre.compile(r"`[^`]*`")
+
+
+def prose_spans(cmds: list[Command], code: str) -> Spans:
+    """Quoted arguments that are running text, not values: a build flag's help string in a
+    project's own command (TeaLeaf's ``register_flag_required(CMAKE_CUDA_COMPILER "Path to
+    the CUDA nvcc compiler")``, ``"... (e.g `sm_70`) for nvcc"``; issue 24, fifteenth
+    sample). Running text: at least four words of letters, one of them a function word
+    (``the``, ``to``, ``for``...), and no option outside backticks (``sh -c "nvcc -arch=sm_70
+    ... && echo the build is done"`` runs nvcc)."""
+    spans: Spans = []
+    for cmd in cmds:
+        if cmd.name == "message" or '"' not in cmd.args:
+            continue
+        for w in cmd.words():
+            if code[w.start] != '"' or " " not in w.text:
+                continue
+            words = w.text.split()
+            letters = [t for t in words if _PROSE_WORD.fullmatch(t)]
+            plain = _QUOTED_CODE.sub(" ", w.text)
+            if (
+                len(letters) >= 4
+                and any(t.strip("()[].,:;").lower() in _FUNCTION_WORDS for t in letters)
+                and not _BARE_FLAG.search(plain)
+            ):
+                spans.append((w.start, w.start + len(w.text) + 2))
     return spans

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from gpuport import textre
-from gpuport.scan.rules.build.cmake import Command
+from gpuport.scan.cmake_lex import Command
 from gpuport.scan.rules.build.text import Spans, in_spans
 
 __all__ = ["cuda_var_spans", "nvcc_only_spans", "probe_spans"]
