@@ -14,7 +14,7 @@ __all__ = ["ROCM_MACRO", "const_value", "rocm_guard_expr", "rocm_polarity"]
 #: ``__GFX9__`` and the like. ``HIP``/``ROCM`` must start a word part, so
 #: ``OWNERSHIP`` or ``CHIP_ID`` do not count.
 ROCM_MACRO = textre.compile(
-    r"(?<![A-Za-z0-9])(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn)(?![a-z])"
+    r"(?<![A-Za-z0-9])(?:HIP|ROCM|ROCm|rocm|AMDGCN|AMDGPU|amdgcn|amdgpu)(?![a-z])"
     r"|\b__gfx\d+\w*__\b|\b__GFX\d+__\b"
 )
 

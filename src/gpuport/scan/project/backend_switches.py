@@ -43,7 +43,7 @@ _DIRECTIVE = textre.compile(
 _NAME = textre.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 _SWITCH_PARTS = frozenset(
     {"USE", "USES", "ENABLE", "ENABLED", "HAVE", "HAS", "WITH", "BUILD", "BACKEND", "ACTIVE",
-     "SUPPORT", "SUPPORTED", "COMPILE", "TARGET", "DEVICE", "GPU", "PLATFORM"}
+     "SUPPORT", "SUPPORTED", "COMPILE", "TARGET", "DEVICE", "GPU", "PLATFORM", "ARCH"}
 )  # fmt: skip
 _NEGATION = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "NONE"})
 _ROCM_NEAR = textre.compile(r"rocm|hip(?![a-z])", re.I)
@@ -69,11 +69,11 @@ def counterparts(name: str) -> list[str]:
     i = at[0]
     written = parts[i]
     if written.isupper():
-        subs = ["HIP", "ROCM"]
+        subs = ["HIP", "ROCM", "AMDGPU"]
     elif written.islower():
-        subs = ["hip", "rocm"]
+        subs = ["hip", "rocm", "amdgpu"]
     else:
-        subs = ["Hip", "Rocm", "HIP", "ROCm"]
+        subs = ["Hip", "Rocm", "HIP", "ROCm", "AMDGPU"]
     return ["_".join([*parts[:i], s, *parts[i + 1 :]]) for s in subs]
 
 

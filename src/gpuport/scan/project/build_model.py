@@ -24,11 +24,13 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
+from gpuport.scan.project.backend_folders import backend_folder_builds
 from gpuport.scan.project.backend_siblings import keep_included
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
+from gpuport.scan.project.cmake_calls import uncalled_bodies
 from gpuport.scan.project.files import rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes, resolve_names
 from gpuport.scan.project.on_route import make_flow_of
@@ -294,6 +296,12 @@ def build_model(
             # builds for ROCm at all; only what they leave out counts, as the folder a file
             # sits in decides the rest
             untested.append((rel, [u for u in uses if u.cuda_only], ranges))
+    hip_folders, cuda_folders = backend_folder_builds(files)  # `src/${MODEL}/model.cmake`
+    model.rocm_builds += [r for r in hip_folders if r not in model.rocm_builds]
+    for rel, why in cuda_folders.items():
+        model.not_built.setdefault(rel, why)
+    for rel, spans in uncalled_bodies(files).items():  # a function() nothing calls
+        model.cuda_lines.setdefault(rel, []).extend(spans)
     if model.rocm_builds:
         for rel, cuda_uses, ranges in untested:
             model.cuda_lines[rel] = [(a, b, f"{rel}:{t}") for a, b, t in ranges]

@@ -35,6 +35,27 @@ _CI = textre.compile(
 )
 
 
+_FROM_VAR = textre.compile(r"^[ \t]*FROM[ \t]+\$\{?(\w+)\}?", re.I | re.M)
+
+
+def _rocm_base(text: str) -> tuple[int, str] | None:
+    """Where a Dockerfile starts from a ROCm image, and the line: ``FROM rocm/pytorch:...``,
+    or ``FROM ${BASE_IMAGE}`` whose ``ARG BASE_IMAGE=rocm/pytorch:...`` default is one
+    (LLaMA-Factory's docker/docker-rocm/Dockerfile; issue 24, fifteenth sample)."""
+    m = _FROM_ROCM.search(text)
+    if m is not None:
+        return m.start(), _first_line(m.group())
+    for f in _FROM_VAR.finditer(text) if "ARG" in text.upper() else ():
+        arg = textre.search(
+            rf"^[ \t]*ARG[ \t]+{f.group(1)}[ \t]*=[ \t]*[\"']?([^\s\"']*rocm[^\s\"']*)",
+            text[: f.start()],
+            re.I | re.M,
+        )
+        if arg is not None:
+            return f.start(), f"{_first_line(f.group())} ({f.group(1)}={arg.group(1)})"
+    return None
+
+
 def working_route(routes: list[RouteEvidence]) -> bool:
     """A route the project really has: one piece of evidence that counts (issue 24: a docs
     page with ROCm install commands, a README support table with an AMD row, a single HIP
@@ -84,14 +105,14 @@ def find_routes(
     out: list[RouteEvidence] = []
     for rel, (kind, text) in sorted(texts.items()):
         if kind == "dockerfile":
-            m = _FROM_ROCM.search(text)
-            if m or is_rocm_variant_name(rel):
-                detail = _first_line(m.group()) if m else "ROCm variant by name"
+            base = _rocm_base(text)
+            if base or is_rocm_variant_name(rel):
+                detail = base[1] if base else "ROCm variant by name"
                 out.append(
                     RouteEvidence(
                         kind="docker",
                         path=rel,
-                        line=_line(text, m.start()) if m else None,
+                        line=_line(text, base[0]) if base else None,
                         detail=detail,
                         install=True,
                     )

@@ -44,6 +44,7 @@ from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.py_layout import module_level_line
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
+from gpuport.scan.project.route_installs import RouteInstalls, rocm_requirements
 from gpuport.scan.project.routes import (
     find_routes,
     is_rocm_variant_name,
@@ -212,54 +213,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         extras=extras,
         package=package,
         cuda_only_builds=cuda_only,
-        rocm_requirements=_rocm_requirements(route_files),
+        rocm_requirements=rocm_requirements(route_files),
     )
-
-
-_ROCM_INDEX = textre.compile(
-    r"download\.pytorch\.org/whl/(?:nightly/)?rocm|repo\.radeon\.com", re.I
-)
-_REQ_NAME = textre.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", re.M)
-
-
-def _norm(name: str) -> str:
-    return textre.sub(r"[-_.]+", "-", name).lower()
-
-
-def _rocm_requirements(
-    route_files: dict[str, tuple[str, str]],
-) -> dict[str, tuple[str, frozenset[str]]]:
-    """The ROCm requirements file of each folder (see ProjectView.rocm_requirements)."""
-    out: dict[str, tuple[str, frozenset[str]]] = {}
-    for rel, (kind, text) in sorted(route_files.items()):
-        if kind != FileKind.REQUIREMENTS.value or not is_rocm_variant_name(rel):
-            continue
-        if not _ROCM_INDEX.search(text):
-            continue
-        names = frozenset(_norm(m.group(1)) for m in _REQ_NAME.finditer(text))
-        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        out.setdefault(folder, (rel, names))
-    return out
-
-
-_PKG_IN_MESSAGE = textre.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?:[:=<>!~]|$)")
-
-
-def _routed_by(f: Finding, view: ProjectView) -> str | None:
-    """The ROCm requirements file beside ``f``'s manifest that installs what ``f`` is about
-    (the package it names, or, for a CUDA wheel index, the torch family), if any."""
-    path = f.location.path
-    if not f.rule_id.startswith("GP1") or is_rocm_variant_name(path):
-        return None
-    folder = path.rsplit("/", 1)[0] if "/" in path else ""
-    got = view.rocm_requirements.get(folder)
-    if got is None:
-        return None
-    rel, names = got
-    if f.rule_id == "GP104":
-        return rel if "torch" in names else None
-    m = _PKG_IN_MESSAGE.match(f.message)
-    return rel if m is not None and _norm(m.group(1)) in names else None
 
 
 def _lower(
@@ -453,6 +408,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
         if classify(r.path) is FileKind.REQUIREMENTS
     }
     has_route = working_route(view.routes)
+    route_installs = RouteInstalls(view.rocm_requirements, view.routes, view.root)
     siblings: dict[str, str | None] = {}  # folder -> its AMD/ROCm module (_vendor_sibling)
     installs = [r for r in view.routes if r.counts and r.install]
     install_route = bool(installs)
@@ -544,8 +500,8 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             r = installs[0]
             where = r.path + (f":{r.line}" if r.line else "")
             f = _lower(f, f"an install step the project's ROCm route gives: {where}")
-        elif (routed := _routed_by(f, view)) is not None:
-            f = _lower(f, f"the ROCm route installs it from {routed}")
+        elif (routed := route_installs.note(f)) is not None:
+            f = _lower(f, routed[0], scope=routed[1])
         elif has_route and extra is not None and _CUDA_VARIANT.search(extra):
             f = _lower(
                 f, f"CUDA variant extra {extra!r} beside the ROCm route", scope=Scope.EXTRA.value
