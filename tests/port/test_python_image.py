@@ -87,7 +87,8 @@ def test_the_nearest_python_is_taken_and_none_newer_is_refused(tmp_path: Path) -
     assert "rocm/pytorch:rocm7.1_ubuntu24.04_py3.13_pytorch_release_2.9.1" in created(
         report, "api/Dockerfile.rocm"
     )
-    report = run(_project(tmp_path / "b", DOCKERFILE.replace("3.11-slim", "3.14-slim")))
+    direct = DOCKERFILE.replace("-r requirements.txt", "torch fastapi")
+    report = run(_project(tmp_path / "b", direct.replace("3.11-slim", "3.14-slim")))
     assert "dockerfile-rocm:api/Dockerfile.rocm" not in fix_ids(report)
     assert "has Python 3.14 or newer" in _reason(report)
 
@@ -105,6 +106,7 @@ def test_a_cpu_project_gets_no_copy(tmp_path: Path) -> None:
         (("3.11-slim", "3.11-alpine"), "is an Alpine image"),
         (("apt-get update &&", "dnf makecache &&"), "runs dnf"),
         (("RUN pip install --no-cache-dir", "RUN python -m venv /v && pip install"), "venv"),
+        (("COPY app/", "RUN pip install torch==2.1.0\nCOPY app/"), "asks for torch==2.1.0"),
         (("ffmpeg curl", "ffmpeg libgl1-mesa-glx"), "Debian package libgl1-mesa-glx"),
         (("COPY app/", "RUN useradd -m -u 1000 app\nCOPY app/"), "ID 1000"),
         (("COPY app/", "RUN nvcc -o k k.cu\nCOPY app/"), "compiles CUDA code"),
@@ -116,16 +118,32 @@ def test_a_cpu_project_gets_no_copy(tmp_path: Path) -> None:
     ],
 )
 def test_refusals(tmp_path: Path, change: tuple[str, str], why: str) -> None:
-    report = run(_project(tmp_path, DOCKERFILE.replace(*change)))
+    direct = DOCKERFILE.replace("-r requirements.txt", "torch fastapi")
+    report = run(_project(tmp_path, direct.replace(*change)))
     assert "dockerfile-rocm:api/Dockerfile.rocm" not in fix_ids(report)
     assert "compose-rocm:compose.rocm.yaml" not in fix_ids(report)
     assert why in _reason(report)
 
 
-def test_torch_pinned_to_another_release_is_refused(tmp_path: Path) -> None:
+def test_rocm_wheels_where_amd_image_does_not_fit(tmp_path: Path) -> None:
+    """A requirements file with a ROCm wheel route and a reason AMD's image does not fit
+    (a pin of another torch, the Dockerfile's own venv): the wheels on the same image."""
     report = run(_project(tmp_path, **{"requirements.txt": "torch==2.1.0\nfastapi\n"}))
-    assert "dockerfile-rocm:api/Dockerfile.rocm" not in fix_ids(report)
-    assert "asks for torch==2.1.0" in _reason(report)
+    fix = next(f for f in report.fixes if f.id == "dockerfile-rocm:api/Dockerfile.rocm")
+    assert "not on AMD's PyTorch image, since requirements.txt asks for torch==2.1.0" in fix.note
+    text = created(report, "api/Dockerfile.rocm")
+    assert "FROM python:3.11-slim\n" in text and "-r requirements-rocm.txt" in text
+    assert "--group-add $(getent group render | cut -d: -f3)" in text
+    # the image has no render group: Docker would stop at its name
+    compose = created(report, "compose.rocm.yaml")
+    assert "- video  # this image has no render group" in compose
+    assert "- render" not in compose
+
+
+def test_amd_image_keeps_the_render_group(tmp_path: Path) -> None:
+    report = run(_project(tmp_path))
+    assert "      - render" in created(report, "compose.rocm.yaml")
+    assert "--group-add render" in created(report, "api/Dockerfile.rocm")
 
 
 def test_a_python_environment_copied_between_stages_is_refused(tmp_path: Path) -> None:
@@ -134,7 +152,7 @@ def test_a_python_environment_copied_between_stages_is_refused(tmp_path: Path) -
         "RUN pip install --prefix=/install -r requirements.txt\n"
         "FROM python:3.11-slim\nCOPY --from=build /install /usr/local\n"
     )
-    report = run(_project(tmp_path, dockerfile))
+    report = run(_project(tmp_path, dockerfile.replace("-r requirements.txt", "torch")))
     assert "copies a stage's files into another (--from=build)" in _reason(report)
 
 

@@ -277,9 +277,18 @@ def _compose(
             rel = PurePosixPath(given or "Dockerfile").with_name(PurePosixPath(ported).name)
             tail += ["    build:", f"      dockerfile: {rel}"]
         tail += ["    devices:", "      - /dev/kfd", "      - /dev/dri", "    group_add:"]
-        tail += [f"      - {_yaml_item(g)}" for g in groups]
-        if groups == ["video", "render"]:
-            tail[-1] += "  # an image without this group: the host's GID, getent group render"
+        plain = ctx.cache.get("copy-not-rocm")
+        if groups == ["video", "render"] and isinstance(plain, set) and built in plain:
+            # the copy keeps a plain (Debian) image, which has no render group: Docker stops
+            # at a group_add name the image lacks (J26, eleventh pass)
+            tail.append(
+                "      - video  # this image has no render group: add the host's GID "
+                "(getent group render)"
+            )
+        else:
+            tail += [f"      - {_yaml_item(g)}" for g in groups]
+            if groups == ["video", "render"]:
+                tail[-1] += "  # an image without this group: the host's GID, getent group render"
         if not sibling:
             deploy = _key(node, "deploy")
             res = _key(deploy, "resources") if isinstance(deploy, yaml.MappingNode) else None

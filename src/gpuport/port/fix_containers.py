@@ -480,8 +480,8 @@ def propose(ctx: PortContext) -> list[Proposal]:
             continue
         text = ctx.read(path)
         target = dockerfile_name(path)
-        if text is None or ctx.exists(target):
-            continue
+        if text is None or ctx.exists(target) or python_image.python_based(text):
+            continue  # (a plain Python image: below)
         prop = _dockerfile(ctx, path, text, ctx.of(*_RULES, path=path) if path in kinds else [])
         if prop is not None:
             out.append(prop)
@@ -500,11 +500,27 @@ def propose(ctx: PortContext) -> list[Proposal]:
         target = dockerfile_name(path)
         if text is None or ctx.exists(target):
             continue
-        prop = python_image.copy(ctx, path, text, ctx.of(*_RULES, path=path))
+        found = ctx.of(*_RULES, path=path)
+        prop = python_image.copy(ctx, path, text, found)
+        if prop is None and (path in candidates or python_image.wheels_instead(ctx, path)):
+            # AMD's image does not fit (the Dockerfile's own Python environment...): ROCm
+            # torch wheels on the same image, where its requirements have that route (D4)
+            prop = _dockerfile(ctx, path, text, found)
+            if prop is not None:
+                python_image.fell_back(ctx, path, prop)
         if prop is not None:
             out.append(prop)
             dockerfiles[path] = target
             routed[path] = prop.findings
+            if not python_image.rocm_final_stage(prop.creates[target]):
+                plain = ctx.cache.setdefault("copy-not-rocm", set())
+                if isinstance(plain, set):
+                    plain.add(path)
+                prop.creates[target] = prop.creates[target].replace(
+                    " --group-add video --group-add render",
+                    " --group-add video --group-add $(getent group render | cut -d: -f3)",
+                    1,
+                )
     compose = [p for p in candidates if not _is_dockerfile(p)]
     return out + fix_compose.propose(ctx, compose, dockerfiles, routed)
 

@@ -34,7 +34,7 @@ from gpuport.port.context import PortContext, Proposal, unique
 from gpuport.port.docker_pip import no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
 
-__all__ = ["copy", "refusal"]
+__all__ = ["copy", "fell_back", "python_based", "refusal", "rocm_final_stage", "wheels_instead"]
 
 _MARK = "# gpuport:"
 _FROM = textre.compile(r"(?i)^(\s*FROM\s+)((?:--platform=\S+\s+)?)(\S+)(.*)$")
@@ -61,6 +61,11 @@ _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _NV_WHEEL = textre.compile(r"(?im)^\s*(nvidia-[\w-]+-cu1\d+)\b")
 
 
+#: refusals the ROCm torch wheels on the Dockerfile's own image share (a CUDA-only package,
+#: an Alpine base, a base image the project passes): no wheel route is tried after them
+_SHARED = ("it installs ", "is an Alpine image", "its base image comes from")
+
+
 def refusal(ctx: PortContext, path: str) -> str | None:
     """Why ``path`` got no ROCm copy on a Python image (for the compose services that build
     it), or None."""
@@ -68,11 +73,48 @@ def refusal(ctx: PortContext, path: str) -> str | None:
     return got.get(path) if isinstance(got, dict) else None
 
 
+def wheels_instead(ctx: PortContext, path: str) -> bool:
+    """Whether ``path`` was refused AMD's image for a reason of that image only (its own
+    Python environment, an apt package, a user ID, a torch release...), so that ROCm torch
+    wheels on the Dockerfile's own image may still serve."""
+    why = refusal(ctx, path)
+    return why is not None and not any(w in why for w in _SHARED)
+
+
+def fell_back(ctx: PortContext, path: str, prop: Proposal) -> None:
+    """``path`` got the ROCm torch wheels on its own image instead: say why in the fix."""
+    why = refusal(ctx, path)
+    got = ctx.cache.get("python-image-refused")
+    if isinstance(got, dict):
+        got.pop(path, None)
+    if why is not None:
+        prop.note += f"; not on AMD's PyTorch image, since {why}"
+
+
 def _refuse(ctx: PortContext, path: str, found: list[Finding], why: str) -> None:
     table = ctx.cache.setdefault("python-image-refused", {})
     if isinstance(table, dict):
         table[path] = why
     ctx.decline(found, f"{path} gets no ROCm copy on AMD's PyTorch image: {why}; left to a person")
+
+
+def python_based(text: str) -> bool:
+    """Whether a Dockerfile starts a stage from a plain Python image (``python:3.X``, or an
+    argument whose default is one) and from no image a CUDA route knows."""
+    routes = load_port_routes()
+    refs = [m.group(3) for ln in no_comments(text).splitlines() if (m := _FROM.match(ln))]
+    if any(routes.image_for(r) is not None for r in refs):
+        return False
+    args = textre.findall(r"(?im)^\s*ARG\s+\w+=(\S+)", text)
+    return any(_PYTHON.match(r) for r in refs) or (
+        any("$" in r for r in refs) and any(_PYTHON.match(a.strip("\"'")) for a in args)
+    )
+
+
+def rocm_final_stage(text: str) -> bool:
+    """Whether a Dockerfile's last stage starts from a ROCm image (its ``render`` group)."""
+    refs = [m.group(3) for ln in text.splitlines() if (m := _FROM.match(ln))]
+    return bool(refs) and "rocm" in refs[-1].lower()
 
 
 def _torch_version(image: PytorchImage, name: str) -> Version | None:
