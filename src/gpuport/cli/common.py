@@ -163,6 +163,7 @@ def refuse_through_cwd_project(output: Path | None, what: str = "--output") -> N
         here = Path(os.getcwd())  # noqa: PTH109 - as the kernel has it
     except OSError:
         return
+    _refuse_climb_from_link(output, here, what)
     out = Path(os.path.abspath(output))  # noqa: PTH100 - the links on the way are the point
     tops = {Path(subproc.logical_top(here)), *map(Path, subproc.project_around(here))}
     for top in sorted(tops):
@@ -173,6 +174,33 @@ def refuse_through_cwd_project(output: Path | None, what: str = "--output") -> N
                     f"{what} {output} goes through a link in the project around the current "
                     f"folder ({link}); name the folder it leads to if you mean it"
                 )
+
+
+def _refuse_climb_from_link(output: Path, here: Path, what: str) -> None:
+    """Refuse ``..`` in a relative output from a folder the shell reached through a link the
+    project ships: ``cd P/sub`` (``sub`` -> a folder outside) then ``--output ../x`` means
+    ``P/x`` to the user, and the kernel resolves it from the link's target (thirtieth
+    re-run, F2). The shell's ``$PWD`` is taken only when it names the current folder."""
+    from gpuport import fileio, subproc
+    from gpuport.models import GpuportError
+
+    logical = os.environ.get("PWD", "")
+    if output.is_absolute() or ".." not in output.parts or not logical.startswith(os.sep):
+        return
+    if len(logical) > 4096 or Path(logical) == here:
+        return
+    try:
+        if not Path(logical).samefile(here):
+            return
+    except OSError:
+        return
+    link = fileio.link_below(Path(logical), Path(subproc.logical_top(logical)))
+    if link is not None:
+        raise GpuportError(
+            f"{what} {output} climbs out of {logical} with '..', and that folder is reached "
+            f"through a link the project ships ({link}), so '..' would start from {here}; "
+            "name the path without '..'"
+        )
 
 
 def write_atomic(path: Path, text: str, what: str = "--output") -> None:
@@ -266,6 +294,8 @@ def refuse_output_into_project(output: Path | None, path: Path, what: str = "--o
         return
     if output.name.endswith(fileio.BACKUP_SUFFIX):  # it would replace an original's backup
         raise GpuportError(f"{what} {output}: a name gpuport keeps for its backups")
+    with contextlib.suppress(OSError):
+        _refuse_climb_from_link(output, Path(os.getcwd()), what)  # noqa: PTH109 - the kernel's
     from gpuport import subproc
 
     root = Path(os.path.realpath(path))
@@ -312,6 +342,8 @@ def refuse_links_in_project(target: Path, project: Path, what: str) -> None:
     from gpuport import fileio, subproc
     from gpuport.models import GpuportError
 
+    with contextlib.suppress(OSError):  # `cd P/link; port .. --apply` means P, not outside
+        _refuse_climb_from_link(target, Path(os.getcwd()), what)  # noqa: PTH109 - the kernel's
     top = logical_project(project)
     here = Path(os.path.abspath(target))  # noqa: PTH100
     if not here.is_relative_to(top):
