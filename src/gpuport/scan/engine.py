@@ -228,6 +228,8 @@ def scan_path(
     judged_findings = judged(findings, opts.scope)
     route = [r.path for r in view.routes if r.counts]
     verdict, reason = decide(judged_findings, view.routes, RULES, lambda p: _component(view, p))
+    if verdict is Verdict.BLOCKED and not route:
+        verdict, reason = _only_the_image_blocks(verdict, reason, view, judged_findings)
     if verdict is Verdict.READY:
         verdict, reason = _ready_on_route(verdict, reason, judged_findings)
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
@@ -467,6 +469,24 @@ def _ready_seen(
 #: language or target, nvcc in a Makefile); an extension a module loads at run time (GP211's
 #: `load()`) is an optional fast path as often as not (peft's BOFT tuner) and does not count
 _OWN_CUDA_BUILD = frozenset({"GP404", "GP401", "GP408"})
+
+
+def _only_the_image_blocks(
+    verdict: Verdict, reason: str, view: ProjectView, findings: Sequence[Finding]
+) -> tuple[Verdict, str]:
+    """A project that installs or builds without its container (a package or build file at
+    its root) is not blocked when its only blockers are the CUDA base images of its
+    Dockerfiles: the image needs a ROCm base (a one-line change ``gpuport port`` writes beside
+    it), the project itself does not (issue 24, sixteenth sample: OpenRLHF, a Python package
+    whose one blocker was ``FROM nvcr.io/nvidia/pytorch``, was "blocked")."""
+    blockers = [f for f in findings if f.severity is Severity.BLOCKER]
+    if not view.package or not blockers or any(f.rule_id != "GP501" for f in blockers):
+        return verdict, reason
+    where = ", ".join(sorted({f"{f.location.path}:{f.location.line}" for f in blockers})[:3])
+    return Verdict.MAJOR_WORK, (
+        f"only its container images block ({where}: CUDA base images); {view.package} "
+        "installs without them, and each image needs a ROCm base"
+    )
 
 
 def _never_built_for_rocm(

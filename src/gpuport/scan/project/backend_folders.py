@@ -14,13 +14,18 @@ route: the project builds for ROCm by choosing that backend) and the CUDA folder
 read by it. Both files must exist; nothing is evaluated, and a folder with only a CUDA file
 (no HIP one to choose) stays as it is.
 
+A Windows port is such a folder too (``win/``, ``windows/``, ``msvc/``, ``vs2022/``...): when
+the project builds outside those folders as well, the port's build files and sources are not
+read by a ROCm build, which runs on Linux (gpu-burn's ``win/CMakeLists.txt``, ``build.bat`` and
+its own ``win/gpu_burn-drv.cpp`` beside the top-level Makefile; issue 24, sixteenth sample).
+
 Text only: nothing is run.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from gpuport import textre
 
@@ -28,6 +33,7 @@ __all__ = ["backend_folder_builds"]
 
 _CUDA = frozenset({"cuda"})
 _HIP = frozenset({"hip", "rocm"})
+_WINDOWS_DIR = textre.compile(r"(?i)^(?:win|windows|win32|win64|msvc|vs20\d\d|visualstudio)$")
 #: a variable where the backend folder goes: CMake ``${X}``, Make ``$(X)`` / ``${X}``
 _VAR = r"\$[{(]\w+[})]"
 
@@ -58,10 +64,30 @@ def _chosen(parent: str, name: str, texts: Mapping[str, str]) -> str | None:
     return None
 
 
-def backend_folder_builds(files: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+def _windows_port(files: Mapping[str, str], native: Iterable[str]) -> dict[str, str]:
+    """Build files and sources of a Windows port folder -> why, when the project has a build
+    file outside such folders."""
+
+    def folder(rel: str) -> str | None:
+        return next((p for p in rel.split("/")[:-1] if _WINDOWS_DIR.match(p)), None)
+
+    ported = [rel for rel in files if folder(rel) is not None]
+    if not ported or len(ported) == len(files):
+        return {}
+    out: dict[str, str] = {}
+    for rel in [*ported, *native]:
+        name = folder(rel)
+        if name is not None:
+            out[rel] = f"{rel}: a Windows port's file ({name}/: ROCm builds on Linux)"
+    return out
+
+
+def backend_folder_builds(
+    files: Mapping[str, str], native: Iterable[str] = ()
+) -> tuple[list[str], dict[str, str]]:
     """Of the project's build files (relative path -> text): the HIP backend folders' files a
-    variable chooses (ROCm builds), and the CUDA folders' files beside them -> why the ROCm
-    build does not read them."""
+    variable chooses (ROCm builds), and the files no ROCm build reads -> why: the CUDA
+    folders' build files beside them, a Windows port's build files and ``native`` sources."""
     groups: dict[tuple[str, str], dict[str, list[str]]] = {}
     for rel in files:
         got = _split(rel)
@@ -85,4 +111,6 @@ def backend_folder_builds(files: Mapping[str, str]) -> tuple[list[str], dict[str
                 f"the CUDA backend's build file: {where} includes one backend folder's "
                 f"{name}, chosen by a variable, and {hip[0]} is the HIP one"
             )
+    for rel, why in _windows_port(files, native).items():
+        not_read.setdefault(rel, why)
     return hip_builds, not_read

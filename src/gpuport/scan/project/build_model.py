@@ -30,7 +30,7 @@ from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
-from gpuport.scan.project.cmake_calls import uncalled_bodies
+from gpuport.scan.project.cmake_calls import never_run
 from gpuport.scan.project.files import rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes, resolve_names
 from gpuport.scan.project.on_route import make_flow_of
@@ -296,11 +296,11 @@ def build_model(
             # builds for ROCm at all; only what they leave out counts, as the folder a file
             # sits in decides the rest
             untested.append((rel, [u for u in uses if u.cuda_only], ranges))
-    hip_folders, cuda_folders = backend_folder_builds(files)  # `src/${MODEL}/model.cmake`
+    hip_folders, cuda_folders = backend_folder_builds(files, native)  # `src/${MODEL}/...`
     model.rocm_builds += [r for r in hip_folders if r not in model.rocm_builds]
     for rel, why in cuda_folders.items():
         model.not_built.setdefault(rel, why)
-    for rel, spans in uncalled_bodies(files).items():  # a function() nothing calls
+    for rel, spans in never_run(files).items():  # a function() nothing calls, Windows code
         model.cuda_lines.setdefault(rel, []).extend(spans)
     if model.rocm_builds:
         for rel, cuda_uses, ranges in untested:

@@ -1,4 +1,4 @@
-"""CMake functions and macros that nothing calls: their bodies never run.
+"""CMake lines no ROCm build runs: functions nothing calls, Windows-only branches and builds.
 
 taichi's ``runtime_module/CMakeLists.txt`` defines ``function(COMPILE_CUSTOM_CUDA_LIBRARY)``
 with an nvcc-style ``--cuda-gpu-arch=sm_60`` compile, and its only call is commented out
@@ -10,6 +10,12 @@ A ``function(NAME ...)`` or ``macro(NAME ...)`` counts when no CMake file the sc
 when a file calls commands by a computed name (``cmake_language(CALL ${f})``,
 ``cmake_language(EVAL ...)``, ``variable_watch``), or when the body has no end.
 
+ROCm builds on Linux, so a branch only a Windows build takes (``if(WIN32)``, ``if(MSVC)``,
+``if(CMAKE_CXX_COMPILER_ID STREQUAL "MSVC")``, ``CMAKE_SYSTEM_NAME STREQUAL "Windows"``, alone
+or with ``AND``; the ``else()`` of ``if(NOT WIN32)``) is not its (FLAMEGPU2's MSVC warning
+suppressions passing ``-Xcompiler /wd4100``, sixteenth sample; gunrock's, the tenth). A
+whole Windows port folder is :mod:`backend_folders`'.
+
 Text only: nothing is run.
 """
 
@@ -20,7 +26,7 @@ from collections.abc import Mapping
 from gpuport import textre
 from gpuport.scan.cmake_lex import commands, strip_cmake_comments
 
-__all__ = ["uncalled_bodies"]
+__all__ = ["never_run", "uncalled_bodies", "windows_only"]
 
 _ENDS = {"function": "endfunction", "macro": "endmacro"}
 _DYNAMIC = textre.compile(
@@ -61,4 +67,72 @@ def uncalled_bodies(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, 
         if name not in called:
             why = f"{rel}:{first}: {name}() is defined but never called"
             out.setdefault(rel, []).append((first, last, why))
+    return out
+
+
+#: a condition only a Windows build meets: the whole test, or one ``AND`` operand of it
+_WINDOWS_TERM = textre.compile(
+    r"(?i)^(?:WIN32|MSVC|CMAKE_HOST_WIN32|MSVC_VERSION\b.*"
+    r"|\$?\{?CMAKE_(?:CXX|C|CUDA)_COMPILER_ID\}?\s+(?:STREQUAL|MATCHES)\s+\"?MSVC\"?"
+    r"|\$?\{?CMAKE_(?:HOST_)?SYSTEM_NAME\}?\s+(?:STREQUAL|MATCHES)\s+\"?Windows\"?)$"
+)
+_WINDOWS_WORD = textre.compile(r"(?i)WIN|MSVC")
+_AND = textre.compile(r"(?i)\s+AND\s+")
+
+
+def _windows_cond(args: str) -> int:
+    """1 when only a Windows build takes ``if(args)``, -1 when only a non-Windows one does
+    (``NOT WIN32``), else 0. ``OR`` and parentheses are not read (0)."""
+    text = " ".join(args.split())
+    if not text or "(" in text or textre.search(r"(?i)\bOR\b", text):
+        return 0
+    if textre.fullmatch(r"(?i)NOT\s+\S+", text):
+        return -1 if _WINDOWS_TERM.match(text.split(None, 1)[1]) else 0
+    return 1 if any(_WINDOWS_TERM.match(t) for t in _AND.split(text)) else 0
+
+
+def _windows_branches(rel: str, code: str) -> list[tuple[int, int, str]]:
+    line_of = textre.line_finder(code)
+    out: list[tuple[int, int, str]] = []
+    # per open if(): [body start line, Windows-only branch?, sign of the if(), an elseif
+    # seen?, line of the test that opened the branch]
+    stack: list[list[int]] = []
+    for cmd in commands(code):
+        if cmd.name == "if":
+            sign = _windows_cond(cmd.args)
+            at = line_of(cmd.start)
+            stack.append([line_of(cmd.end), int(sign == 1), sign, 0, at])
+        elif cmd.name in ("elseif", "else", "endif") and stack:
+            frame = stack[-1]
+            if frame[1]:
+                why = f"{rel}:{frame[4]}: a Windows-only branch (ROCm builds on Linux)"
+                out.append((frame[0], line_of(cmd.start), why))
+            if cmd.name == "endif":
+                stack.pop()
+                continue
+            frame[0], frame[4] = line_of(cmd.end), line_of(cmd.start)
+            if cmd.name == "elseif":
+                frame[1], frame[3] = int(_windows_cond(cmd.args) == 1), 1
+            else:
+                frame[1] = int(frame[2] == -1 and not frame[3])
+    return out
+
+
+def windows_only(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Build file -> line ranges only a Windows build reads (see the module doc)."""
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for rel, text in files.items():
+        if not _is_cmake(rel) or not _WINDOWS_WORD.search(text):
+            continue
+        spans = _windows_branches(rel, strip_cmake_comments(text))
+        if spans:
+            out[rel] = spans
+    return out
+
+
+def never_run(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Build file -> line ranges no ROCm build runs: uncalled functions, Windows-only code."""
+    out = uncalled_bodies(files)
+    for rel, spans in windows_only(files).items():
+        out.setdefault(rel, []).extend(spans)
     return out

@@ -128,10 +128,14 @@ def cuda_only_spans(code: str) -> Spans:
         elif stack and ch == ">":
             start, colon = stack.pop()
             cond = code[start + 2 : colon] if colon >= 0 else ""
-            if _CUDA_LANG.fullmatch(cond) or (
-                cond.startswith("$<AND:")
-                and _CUDA_LANG.search(cond)
-                and not textre.search(r"\$<(?:OR|NOT):", cond)
+            if (
+                cond == "DEVICE_LINK"
+                or _CUDA_LANG.fullmatch(cond)
+                or (
+                    cond.startswith("$<AND:")
+                    and _CUDA_LANG.search(cond)
+                    and not textre.search(r"\$<(?:OR|NOT):", cond)
+                )
             ):
                 spans.append((colon + 1, j))
         j += 1
