@@ -280,11 +280,13 @@ def _compose(
         plain = ctx.cache.get("copy-not-rocm")
         if groups == ["video", "render"] and isinstance(plain, set) and built in plain:
             # the copy keeps a plain (Debian) image, which has no render group: Docker stops
-            # at a group_add name the image lacks (J26, eleventh pass)
-            tail.append(
-                "      - video  # this image has no render group: add the host's GID "
-                "(getent group render)"
-            )
+            # at a group_add name the image lacks (J26, eleventh pass); the host's ID, given
+            # (a default would be a guess: it differs between hosts), as D4's real port did
+            tail += [
+                "      - video",
+                '      - "${RENDER_GID:?set RENDER_GID to the host render group ID from getent '
+                'group render}"  # the image has no render group: its ID, not its name',
+            ]
         else:
             tail += [f"      - {_yaml_item(g)}" for g in groups]
             if groups == ["video", "render"]:
