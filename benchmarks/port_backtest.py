@@ -505,6 +505,46 @@ PORTS = (
         "4225983efaa9975b4ae07d56aefe4bd569e07186",
         "fresh9",
     ),
+    Port(
+        "J31",
+        "vptq",
+        "microsoft/VPTQ",
+        "abdc473988066e37472bd5a504104d6773522579",
+        "f169d8d68c12ffe493bd30fcecc04c8ef64842a7",
+        "fresh10",
+    ),
+    Port(
+        "J32",
+        "geniex",
+        "qualcomm/GenieX",
+        "da1f69b55f0e165aed62fc9be27b079c1be709c6",
+        "06c491959b16d2ebc8f08f8862e87ace02c30823",
+        "fresh10",
+    ),
+    Port(
+        "J33",
+        "lc0",
+        "LeelaChessZero/lc0",
+        "4e314e5318cf99a3541728563481e2cbe6a2804b",
+        "4e2baee10e476e29ee4ae2e36468a39caab44fa1",
+        "fresh10",
+    ),
+    Port(
+        "J34",
+        "ftorch",
+        "Cambridge-ICCS/FTorch",
+        "5227997e538b0043771ca9df7d9f9e23fe65c417",
+        "83ddb2bf2dcc70d2db6bffcd4782337992f50ff9",
+        "fresh10",
+    ),
+    Port(
+        "J35",
+        "llama-cpp-python",
+        "abetlen/llama-cpp-python",
+        "ab7a9b0c864cc82bdcfb7cae911c0bfc606883ba",
+        "3754c04a168ce35a3e5bbe8f600014fc70970415",
+        "fresh10",
+    ),
 )
 
 
@@ -562,7 +602,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh9``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh10``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -816,6 +856,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh7",
         "fresh8",
         "fresh9",
+        "fresh10",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
