@@ -24,6 +24,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set fourteenth  # issue 24's fourteenth (held-out)
     python benchmarks/real_repos.py TREES --set fifteenth  # issue 24's fifteenth (held-out)
     python benchmarks/real_repos.py TREES --set sixteenth  # issue 24's sixteenth (held-out)
+    python benchmarks/real_repos.py TREES --set seventeenth  # issue 24's seventeenth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -58,6 +59,7 @@ from real_repos_fifteenth import FIFTEENTH_ROUTE, FIFTEENTH_SET
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
 from real_repos_fourteenth import FOURTEENTH_ROUTE, FOURTEENTH_SET
 from real_repos_ninth import NINTH_ROUTE, NINTH_SET
+from real_repos_seventeenth import SEVENTEENTH_ROUTE, SEVENTEENTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
 from real_repos_sixteenth import SIXTEENTH_ROUTE, SIXTEENTH_SET
 from real_repos_sixth import SIXTH_ROUTE, SIXTH_SET
@@ -465,6 +467,7 @@ SETS = {
     "fourteenth": FOURTEENTH_SET,
     "fifteenth": FIFTEENTH_SET,
     "sixteenth": SIXTEENTH_SET,
+    "seventeenth": SEVENTEENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -482,6 +485,7 @@ ROUTE_NAMES = (
     | frozenset(FOURTEENTH_ROUTE)
     | frozenset(FIFTEENTH_ROUTE)
     | frozenset(SIXTEENTH_ROUTE)
+    | frozenset(SEVENTEENTH_ROUTE)
 )
 
 
