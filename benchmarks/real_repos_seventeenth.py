@@ -35,7 +35,7 @@ SEVENTEENTH_SET: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "CMake C++ particle-in-cell code on alpaka (vendored thirdParty/alpaka); 'ROCm/HIP ... "
         "required if you want to run on AMD GPUs' with rocm apt packages (INSTALL.rst:151-165, "
         "docs/source/install/dependencies.rst:151-159), pic-configure backends 'cuda, hip, "
-        "omp2b, ...' (bin/pic-configure:48,99), PIC_BACKEND=\"hip:gfx90a\" in the Frontier "
+        "omp2b, ...' (bin/pic-configure:48,99), PIC_BACKEND='hip:gfx90a' in the Frontier "
         "profile (etc/picongpu/frontier-ornl/batch_picongpu.profile.example:84), hipcc "
         "profiles (docs/source/install/profile.rst:72-75), cuda_memtest hip backend "
         "(include/picongpu/CMakeLists.txt:231-232)",
