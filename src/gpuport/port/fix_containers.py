@@ -501,7 +501,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if text is None or ctx.exists(target):
             continue
         found = ctx.of(*_RULES, path=path)
-        prop = python_image.copy(ctx, path, text, found)
+        prop = python_image.copy(ctx, path, text, found, _TOOLS)
         if prop is None and (path in candidates or python_image.wheels_instead(ctx, path)):
             # AMD's image does not fit (the Dockerfile's own Python environment...): ROCm
             # torch wheels on the same image, where its requirements have that route (D4)
@@ -523,6 +523,18 @@ def propose(ctx: PortContext) -> list[Proposal]:
                 )
     compose = [p for p in candidates if not _is_dockerfile(p)]
     return out + fix_compose.propose(ctx, compose, dockerfiles, routed)
+
+
+_TOOLS = python_image.Tools(
+    instructions=_instructions,
+    cuda_build=_cuda_build,
+    decline_cuda=_decline_cuda,
+    note_copies=_note_copies,
+    project_path=_project_path,
+    env=_env,
+    pip=_pip,
+    name=dockerfile_name,
+)
 
 
 def _is_dockerfile(path: str) -> bool:

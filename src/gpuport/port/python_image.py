@@ -22,6 +22,8 @@ the image's; torchaudio or NVIDIA's CUDA runtime wheels, which the image does no
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -34,7 +36,15 @@ from gpuport.port.context import PortContext, Proposal, unique
 from gpuport.port.docker_pip import no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
 
-__all__ = ["copy", "fell_back", "python_based", "refusal", "rocm_final_stage", "wheels_instead"]
+__all__ = [
+    "Tools",
+    "copy",
+    "fell_back",
+    "python_based",
+    "refusal",
+    "rocm_final_stage",
+    "wheels_instead",
+]
 
 _MARK = "# gpuport:"
 _FROM = textre.compile(r"(?i)^(\s*FROM\s+)((?:--platform=\S+\s+)?)(\S+)(.*)$")
@@ -59,6 +69,21 @@ _PIP_HERE = textre.compile(
 )
 _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _NV_WHEEL = textre.compile(r"(?im)^\s*(nvidia-[\w-]+-cu1\d+)\b")
+
+
+@dataclass(frozen=True)
+class Tools:
+    """What the CUDA image's copy (``fix_containers``) reads a Dockerfile with, handed in
+    (``fix_containers`` calls this module: an import back would be a cycle)."""
+
+    instructions: Callable[[list[str]], list[tuple[int, int]]]
+    cuda_build: Callable[[PortContext, str, str, dict[str, str]], str | None]
+    decline_cuda: Callable[[PortContext, str, list[Finding], str], None]
+    note_copies: Callable[[str, dict[str, str]], None]
+    project_path: Callable[[str], str]
+    env: Callable[[str, str], str | None]
+    pip: Callable[[str, str, bool, dict[str, str]], str | None]
+    name: Callable[[str], str]
 
 
 #: refusals the ROCm torch wheels on the Dockerfile's own image share (a CUDA-only package,
@@ -247,16 +272,16 @@ def _ours(ctx: PortContext, text: str, dep_copy: dict[str, str], pre: dict[str, 
     return fix_deps.python_uses_gpu(ctx)
 
 
-def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+def copy(
+    ctx: PortContext, path: str, text: str, found: list[Finding], fc: Tools
+) -> Proposal | None:
     """The ROCm copy of Dockerfile ``path`` (text ``text``, its findings ``found``) when it
     is built on a plain Python image and installs PyPI's torch; None otherwise (with the
     reason where it was such a Dockerfile)."""
-    from gpuport.port import fix_containers as fc
-
     routes = load_port_routes()
     lines = text.splitlines(keepends=True)
     eol = ctx.eol(text)
-    instructions = fc._instructions(lines)
+    instructions = fc.instructions(lines)
     dep_copy, pre = fix_deps.copy_routes(ctx), fix_deps.preinstall_routes(ctx)
     scope = docker_args.ArgScope()
     args = docker_args.BuildArgs(ctx, path, scope)
@@ -317,7 +342,7 @@ def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
             continue
         if image is None:
             if textre.match(r"(?i)^\s*(?:COPY|ADD)\s", chunk):
-                fc._note_copies(chunk, copied)
+                fc.note_copies(chunk, copied)
             continue
         if textre.match(r"(?i)^\s*(?:COPY|ADD)\s", chunk):
             src = textre.search(r"(?i)--from=(\S+)", chunk)
@@ -327,10 +352,10 @@ def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
                     "environment built there would not move with the image's Python"
                 )
                 break
-            fc._note_copies(chunk, copied)
+            fc.note_copies(chunk, copied)
             continue
         if textre.match(r"(?i)^\s*ENV\s", chunk):
-            env = fc._env(chunk, ctx.target.name)
+            env = fc.env(chunk, ctx.target.name)
             if env != chunk:
                 out[first] = (
                     env if env is not None else "".join(f"# {ln}" for ln in chunk.splitlines(True))
@@ -343,9 +368,9 @@ def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
             continue
         branches = args.branches(chunk)
         live = branches.live(chunk)
-        build = fc._cuda_build(ctx, path, live, copied)
+        build = fc.cuda_build(ctx, path, live, copied)
         if build is not None:
-            fc._decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build})")
+            fc.decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build})")
             return None
         deps = [f for f in hits if f.rule_id.startswith("GP1")]
         live_deps = [f for f in deps if args.live_finding(branches, chunk, first, f)]
@@ -366,7 +391,7 @@ def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
             used += hits
         for m2 in _PIP_R.finditer(no_comments(live)):
             given = m2.group(1)
-            full = copied.get(PurePosixPath(given).name, fc._project_path(given))
+            full = copied.get(PurePosixPath(given).name, fc.project_path(given))
             if full in dep_copy or full in pre:
                 torch_here = True
                 used += fix_deps.routed_findings(ctx, full)
@@ -382,7 +407,7 @@ def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
             torch_here = True
             used += [f for m_ in _MANIFESTS for f in fix_deps.routed_findings(ctx, m_)]
         if textre.search(r"\bpip3?\b", chunk):
-            piped = fc._pip(chunk, routes.torch[-1].index, True, {})
+            piped = fc.pip(chunk, routes.torch[-1].index, True, {})
             if piped is not None and piped != chunk:
                 before = set(chunk.splitlines(True))
                 out[first] = "".join(
@@ -397,7 +422,7 @@ def copy(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
         _refuse(ctx, path, found, why)
     if why is not None or not images or not torch_here or not ours or not used:
         return None
-    target = fc.dockerfile_name(path)
+    target = fc.name(path)
     head = [
         f"{_MARK} ROCm variant of {PurePosixPath(path).name}, written by `gpuport port`: the",
         "#   Python stages start from AMD's ROCm PyTorch image, whose torch pip keeps:",
