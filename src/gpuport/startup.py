@@ -21,7 +21,7 @@ reach and documented (docs/security.md).
 
 # os.path, not pathlib: nothing may be imported before the import path is cleaned here (a
 # project's fnmatch.py on PYTHONPATH would be pathlib's)
-# ruff: noqa: PTH117, PTH118, PTH120
+# ruff: noqa: PTH112, PTH113, PTH114, PTH117, PTH118, PTH120, PTH206
 
 from __future__ import annotations
 
@@ -38,13 +38,36 @@ AGAIN = "GPUPORT_CLEAN_START"
 
 def _stops() -> list[str]:
     out = [os.sep]
+    home = passwd_home()
+    if home:
+        out.append(os.path.realpath(home))
+    return out
+
+
+def passwd_home() -> str | None:
+    """The user's home folder from the password database, without loading a library the
+    environment can choose: glibc's NSS modules (``libnss_systemd.so.2``) are found through
+    ``LD_LIBRARY_PATH``, and a project's copy ran in gpuport before the restart that drops it
+    (thirty-first re-run F1). ``/etc/passwd`` is read directly; ``pwd`` (every NSS source) is
+    asked only when the loader's search path is the system's."""
+    uid = str(os.getuid())
+    try:
+        with open("/etc/passwd", "rb") as f:  # noqa: PTH123 - pathlib not loaded yet
+            text = f.read(1 << 22).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        fields = line.split(":")
+        if len(fields) >= 7 and fields[2] == uid and fields[5].startswith(os.sep):
+            return fields[5]
+    if os.environ.get("LD_LIBRARY_PATH") or os.environ.get("LD_PRELOAD"):
+        return None
     try:
         import pwd
 
-        out.append(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
+        return pwd.getpwuid(os.getuid()).pw_dir
     except (ImportError, KeyError, OSError):
-        pass
-    return out
+        return None
 
 
 def project_tops(folder: str) -> list[str]:
@@ -80,14 +103,19 @@ def _reached_through(path: str, tops: list[str]) -> bool:
     is resolved, and a 16 KB ``/a/a/a...`` took a minute (thirtieth re-run F4)."""
     if _too_long(path):
         return True
-    at = os.path.abspath(path)  # noqa: PTH100 - the links on the way are the point
-    while True:
-        if _inside(at, tops):
+    # each folder's real path from its parent's, resolving only the links on the way: a
+    # realpath per ancestor was quadratic in the depth, and many deep entries in a few
+    # variables stalled every command (thirty-first re-run F9)
+    resolved = os.sep
+    for part in os.path.abspath(path).split(os.sep):  # noqa: PTH100 - the links on the way
+        if not part:
+            continue
+        resolved = os.path.join(resolved, part)
+        if os.path.islink(resolved):
+            resolved = os.path.realpath(resolved)
+        if any(resolved == t or resolved.startswith(t.rstrip(os.sep) + os.sep) for t in tops):
             return True
-        parent = os.path.dirname(at)
-        if parent == at:
-            return False
-        at = parent
+    return False
 
 
 def _too_long(path: str) -> bool:
@@ -131,11 +159,14 @@ def clean_start() -> None:
     """Undo what the project around the current folder set for this interpreter (see the
     module's text); may start the interpreter again, and never returns then."""
     _bound_terminal_size()  # whoever set it
+    _drop_unneeded()
     try:
         here = os.path.realpath(os.getcwd())  # noqa: PTH109 - pathlib not loaded yet
     except OSError:
         return
     tops = project_tops(here)
+    for named in _named_paths():  # `cd ~; gpuport scan ~/proj` (thirty-first re-run F1)
+        tops += [t for t in project_tops(named) if t not in tops]
     if not tops:
         return
     own = own_folders(os.path.dirname(__file__))
@@ -168,6 +199,11 @@ _LIBRARY_ROOTS = (
 )  # fmt: skip
 
 
+#: a library root longer than this, or of more entries, is no real one (thirty-first re-run F9)
+_MOST_ROOT_CHARS = 2048
+_MOST_ROOT_ENTRIES = 8
+
+
 def _home() -> str | None:
     """The user's own home folder as the password database has it (real), or None."""
     stops = _stops()
@@ -192,7 +228,13 @@ def _forget_library_roots(tops: list[str]) -> None:
         if value is None:
             continue
         parts = [p for p in value.split(os.pathsep) if p]
-        if any(not os.path.isabs(p) or _reached_through(p, tops) or holds(p, tops) for p in parts):
+        if (
+            len(value) > _MOST_ROOT_CHARS
+            or len(parts) > _MOST_ROOT_ENTRIES  # a real root is one folder, or a few
+            or any(
+                not os.path.isabs(p) or _reached_through(p, tops) or holds(p, tops) for p in parts
+            )
+        ):
             del os.environ[name]
     home, own = os.environ.get("HOME"), _home()
     if (
@@ -211,7 +253,15 @@ _MOST_LINES = 10000
 
 
 def _bound_terminal_size() -> None:
-    for name, most in (("COLUMNS", _MOST_COLUMNS), ("LINES", _MOST_LINES)):
+    # typer's own TERMINAL_WIDTH and rich's JUPYTER_* sizes lay out help text the same way
+    # (thirty-first re-run F5)
+    for name, most in (
+        ("COLUMNS", _MOST_COLUMNS),
+        ("LINES", _MOST_LINES),
+        ("TERMINAL_WIDTH", _MOST_COLUMNS),
+        ("JUPYTER_COLUMNS", _MOST_COLUMNS),
+        ("JUPYTER_LINES", _MOST_LINES),
+    ):
         value = os.environ.get(name)
         if value is None:
             continue
@@ -225,10 +275,75 @@ def _bound_terminal_size() -> None:
                 del os.environ[name]
 
 
+def _named_paths() -> list[str]:
+    """The folders of the paths named on the command line (the first 16 words that are not
+    options and exist): the project gpuport is asked about, wherever it is run from."""
+    out: list[str] = []
+    for word in sys.argv[1:17]:
+        if word.startswith("-") or not word or len(word) > 4096 or "\0" in word:
+            continue
+        try:
+            real = os.path.realpath(word)
+            if os.path.isfile(real):
+                real = os.path.dirname(real)
+            if os.path.isdir(real) and real not in out:
+                out.append(real)
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+#: what gpuport's own process never needs and the standard library or a dependency would act
+#: on (thirty-first re-run): ``_PYTHON_SYSCONFIGDATA_NAME`` made ``sysconfig`` (through
+#: pydantic's ``zoneinfo``) import ``antigravity``, which ran ``$BROWSER`` (F3); libcrypto
+#: loads the modules ``OPENSSL_CONF``/``OPENSSL_MODULES`` name when ``hashlib`` starts (F6)
+_UNNEEDED_PREFIXES = ("_PYTHON_", "OPENSSL_")
+_UNNEEDED = frozenset({"BROWSER", "SSL_CERT_FILE", "SSL_CERT_DIR", "GCONV_PATH", "LOCPATH"})
+#: gettext reads ``<dir>/<name>/LC_MESSAGES/messages.mo`` for each name here (typer's help):
+#: an absolute "name" read a project's file whole (``/dev/zero``, a FIFO; F2)
+_LOCALE_NAMES = ("LANGUAGE", "LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE")
+
+
+def _drop_unneeded() -> None:
+    """Remove from this process's environment what it never needs (above), locale names that
+    are paths, and the interpreter's own debug settings that make every step slow or
+    quadratic (``PYTHONINTMAXSTRDIGITS=0``: a 3 MB integer in a setup.py took minutes, F4;
+    ``PYTHONTRACEMALLOC``: ``--version`` took 65-99 s, F8). Whoever set them: gpuport's own
+    process does not use them."""
+    for name in list(os.environ):
+        if name in _UNNEEDED or name.startswith(_UNNEEDED_PREFIXES):
+            del os.environ[name]
+    for name in _LOCALE_NAMES:
+        value = os.environ.get(name)
+        if value is not None and (
+            "/" in value or len(value) > 128 or not value.isascii() or not value.isprintable()
+        ):
+            del os.environ[name]
+    if sys.get_int_max_str_digits() == 0 or sys.get_int_max_str_digits() > 4300:
+        sys.set_int_max_str_digits(4300)
+    try:
+        import _tracemalloc
+
+        if _tracemalloc.is_tracing():
+            _tracemalloc.stop()
+    except ImportError:
+        pass
+
+
 def _plain(entry: str) -> bool:
     """An absolute path of plain characters: no ``$LIB``/``$ORIGIN`` token the loader expands,
     no ``;`` it splits on as well (twenty-seventh re-run)."""
     return entry.startswith("/") and all(c.isalnum() or c in "/._+@-" for c in entry)
+
+
+#: interpreter settings read only at start: a prompt on stdin (INSPECT), a module imported
+#: (STARTUP, WARNINGS), and debug modes that make every allocation or import slow (thirty-first
+#: re-run F8: MALLOC, DEVMODE, TRACEMALLOC...)
+_RESTART_PYTHON = (
+    "PYTHONINSPECT", "PYTHONSTARTUP", "PYTHONWARNINGS", "PYTHONMALLOC", "PYTHONMALLOCSTATS",
+    "PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONPROFILEIMPORTTIME", "PYTHONINTMAXSTRDIGITS",
+    "PYTHONVERBOSE", "PYTHONDEBUG", "PYTHONASYNCIODEBUG", "PYTHONDUMPREFS",
+)  # fmt: skip
 
 
 def _start_again_if_needed(tops: list[str]) -> None:
@@ -239,6 +354,8 @@ def _start_again_if_needed(tops: list[str]) -> None:
         if value is None:
             continue
         parts = value.replace(";", os.pathsep).split(os.pathsep)
+        if len(value) > 16 * _MOST_ROOT_CHARS or len(parts) > 16 * _MOST_ROOT_ENTRIES:
+            parts = []  # no loader path is that long: dropped whole (F9)
         # nor an entry that holds the project: the loader joins glibc-hwcaps/x86-64-v2, tls,
         # x86_64, haswell... below each entry, and a checkout named so is searched
         # (thirtieth re-run F1)
@@ -255,7 +372,7 @@ def _start_again_if_needed(tops: list[str]) -> None:
                 del env[name]
     # PYTHONWARNINGS=ignore::mod.Cat imports `mod` at start (twenty-eighth re-run,
     # observation): too late for this process, but not for the restarted one
-    for name in ("PYTHONINSPECT", "PYTHONSTARTUP", "PYTHONWARNINGS"):
+    for name in _RESTART_PYTHON:
         if env.pop(name, None) is not None:
             changed = True
     if env.pop("PYTHONPYCACHEPREFIX", None) is not None:  # as in clean_start (F10)

@@ -81,11 +81,10 @@ def _stops() -> tuple[Path, ...]:
     """Folders never taken for a project: ``/`` and the user's home folder, as the password
     database has it (``$HOME`` can be set by a project's ``.envrc`` to the project itself:
     twenty-third re-run)."""
-    try:
-        import pwd
+    from gpuport.startup import passwd_home
 
-        home = pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError, OSError):
+    home = passwd_home()  # no NSS module through a project's LD_LIBRARY_PATH
+    if not home:
         return (Path(os.sep),)
     return (Path(os.sep), Path(os.path.realpath(home)))
 
@@ -231,18 +230,25 @@ def neutral_tempdir(avoid: Iterable[Path | str]) -> None:
     import tempfile
 
     folders = avoided(avoid)
-    written = os.path.abspath(os.environ.get("TMPDIR") or os.sep)  # noqa: PTH100 - as written
     logical = [logical_top(f).rstrip(os.sep) + os.sep for f in avoid]
-    through = any(written.startswith(f) for f in logical)  # a link the project ships counts
-    # each folder on the way resolved as well: `/proc/self/cwd/tmp` is the project's `tmp`
-    # link when the user works in the project (twenty-seventh re-run)
-    through = through or reaches_into(written, avoid)
+    through = False
+    # TMPDIR, then TEMP and TMP, which tempfile honours too (thirty-first re-run F7)
+    for name in _TEMP_NAMES:
+        written = os.path.abspath(os.environ.get(name) or os.sep)  # noqa: PTH100 - as written
+        # a link the project ships counts; each folder on the way resolved as well:
+        # `/proc/self/cwd/tmp` is the project's `tmp` link (twenty-seventh re-run)
+        if any(written.startswith(f) for f in logical) or reaches_into(written, avoid):
+            through = True
     if through or _inside(tempfile.gettempdir(), folders):
         for candidate in ("/tmp", "/var/tmp"):  # noqa: S108  (the system folders, not a name)
             if Path(candidate).is_dir() and not _inside(candidate, folders):
                 tempfile.tempdir = candidate
-                os.environ.pop("TMPDIR", None)
+                for name in _TEMP_NAMES:
+                    os.environ.pop(name, None)
                 return
+
+
+_TEMP_NAMES = ("TMPDIR", "TEMP", "TMP")
 
 
 def safe_path(value: str | None = None, *, avoid: Iterable[Path | str] = ()) -> str:
