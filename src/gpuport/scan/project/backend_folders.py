@@ -14,6 +14,9 @@ route: the project builds for ROCm by choosing that backend) and the CUDA folder
 read by it. Both files must exist; nothing is evaluated, and a folder with only a CUDA file
 (no HIP one to choose) stays as it is.
 
+So is a folder whose only ``add_subdirectory`` is commented out
+(:func:`cmake_calls.commented_out_folders`: cudpp's ``#add_subdirectory(apps/satGL)``).
+
 A Windows port is such a folder too (``win/``, ``windows/``, ``msvc/``, ``vs2022/``...): when
 the project builds outside those folders as well, the port's build files and sources are not
 read by a ROCm build, which runs on Linux (gpu-burn's ``win/CMakeLists.txt``, ``build.bat`` and
@@ -28,6 +31,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from gpuport import textre
+from gpuport.scan.project.cmake_calls import commented_out_folders
 
 __all__ = ["backend_folder_builds"]
 
@@ -88,6 +92,7 @@ def backend_folder_builds(
     """Of the project's build files (relative path -> text): the HIP backend folders' files a
     variable chooses (ROCm builds), and the files no ROCm build reads -> why: the CUDA
     folders' build files beside them, a Windows port's build files and ``native`` sources."""
+    native = list(native)
     groups: dict[tuple[str, str], dict[str, list[str]]] = {}
     for rel in files:
         got = _split(rel)
@@ -113,4 +118,9 @@ def backend_folder_builds(
             )
     for rel, why in _windows_port(files, native).items():
         not_read.setdefault(rel, why)
+    off = commented_out_folders(files)
+    for rel in [*files, *native] if off else ():
+        top = next((f for f in off if rel.startswith(f + "/")), None)
+        if top is not None:
+            not_read.setdefault(rel, f"{rel}: not configured by the build ({off[top]})")
     return hip_builds, not_read

@@ -97,12 +97,20 @@ def rocm_value(
             return True
         if known is not None and _reads_cuda_switch(node, known):
             return False
-        return None
+        return _toolkit_env(node)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         documented = _documented(left, op, right, known)
         if documented is not None:
             return documented
+        if (
+            isinstance(op, ast.In | ast.NotIn)
+            and isinstance(left, ast.Constant)
+            and isinstance(left.value, str)
+            and (plain_dotted(right) or "").endswith("environ")
+            and (home := _TOOLKIT_HOME.get(left.value)) is not None
+        ):
+            return home if isinstance(op, ast.In) else not home  # "CUDA_HOME" in os.environ
         if isinstance(right, ast.Constant) and right.value is None:
             if isinstance(left, ast.Name) and flags.get(NONE_KEY + left.id):
                 return isinstance(op, ast.Is | ast.Eq)  # still None on ROCm
@@ -136,6 +144,24 @@ def rocm_value(
     if _CUDA_NAME.search(dotted):
         return False
     return None
+
+
+#: The toolkit folders' environment variables: a ROCm machine sets ROCm's (or none), never
+#: CUDA's, so ``"CUDA_HOME" in os.environ`` is false there (issue 24, seventeenth sample:
+#: fairseq builds its CUDA CppExtensions only then and falls back without them).
+_TOOLKIT_HOME = {
+    "CUDA_HOME": False, "CUDA_PATH": False, "CUDA_ROOT": False, "CUDA_TOOLKIT_ROOT_DIR": False,
+    "ROCM_HOME": True, "ROCM_PATH": True, "HIP_PATH": True,
+}  # fmt: skip
+
+
+def _toolkit_env(call: ast.Call) -> bool | None:
+    """``os.getenv("CUDA_HOME")`` / ``os.environ.get("CUDA_HOME")`` with no default: its truth
+    on a ROCm machine (:data:`_TOOLKIT_HOME`); a default (``"/usr/local/cuda"``) says nothing."""
+    var = env_name(call)
+    if var is None or len(call.args) > 1 or call.keywords:
+        return None
+    return _TOOLKIT_HOME.get(var)
 
 
 _TRUTHY = frozenset({True, "1", "ON", "on", "On", "TRUE", "true", "True", "yes", "YES", "y"})

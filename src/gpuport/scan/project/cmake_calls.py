@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from gpuport import textre
 from gpuport.scan.cmake_lex import commands, strip_cmake_comments
 
-__all__ = ["never_run", "uncalled_bodies", "windows_only"]
+__all__ = ["commented_out_folders", "never_run", "uncalled_bodies", "windows_only"]
 
 _ENDS = {"function": "endfunction", "macro": "endmacro"}
 _DYNAMIC = textre.compile(
@@ -136,3 +136,59 @@ def never_run(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]
     for rel, spans in windows_only(files).items():
         out.setdefault(rel, []).extend(spans)
     return out
+
+
+_ADD_SUBDIR = textre.compile(r"(?i)\badd_subdirectory\s*\(\s*\"?([\w./-]+)\"?")
+
+
+def _folder_of(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else ""
+
+
+def _joined(base: str, sub: str) -> str:
+    parts = [p for p in f"{base}/{sub}".split("/") if p not in ("", ".")]
+    out: list[str] = []
+    for p in parts:
+        if p == "..":
+            if not out:
+                return ""
+            out.pop()
+        else:
+            out.append(p)
+    return "/".join(out)
+
+
+def commented_out_folders(files: Mapping[str, str]) -> dict[str, str]:
+    """Folders whose only ``add_subdirectory`` is commented out (cudpp's
+    ``#add_subdirectory(apps/satGL)``, a step the project turned off; issue 24, seventeenth
+    sample) -> the evidence: no build of the project configures them. A folder some CMake
+    file adds outside a comment, one added by a computed name, or one another build file
+    (a setup.py, a Makefile) names, is not one."""
+    out: dict[str, str] = {}
+    live: set[str] = set()
+    for rel, text in files.items():
+        if not _is_cmake(rel) or "add_subdirectory" not in text.lower():
+            continue
+        code = strip_cmake_comments(text)
+        if textre.search(r"(?i)add_subdirectory\s*\(\s*\"?[^)\s\"]*\$", code):
+            return {}  # a folder added by a variable could be any of them
+        line_of = textre.line_finder(text)
+        for m in _ADD_SUBDIR.finditer(text):
+            folder = _joined(_folder_of(rel), m.group(1))
+            if not folder:
+                continue
+            if code[m.start() : m.end()] == m.group(0):
+                live.add(folder)
+            else:
+                out.setdefault(
+                    folder,
+                    f"{rel}:{line_of(m.start())}: add_subdirectory({m.group(1)}) is commented out",
+                )
+    # another build names the folder (QuaRot's setup.py compiles quarot/kernels/*.cu, whose
+    # CMake add_subdirectory is commented out): built there
+    others = [t for r, t in files.items() if not _is_cmake(r)]
+    return {
+        f: why
+        for f, why in out.items()
+        if f not in live and not any(f + "/" in t or f"{f}'" in t or f'{f}"' in t for t in others)
+    }

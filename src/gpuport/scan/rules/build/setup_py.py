@@ -459,14 +459,31 @@ def _consts(node: ast.AST) -> set[str]:
     }
 
 
-def _report_node(sp: _SetupPy, rule: str, node: ast.AST, message: str) -> None:
+def _report_node(
+    sp: _SetupPy, rule: str, node: ast.AST, message: str, *, guarded: bool = False
+) -> None:
     line = getattr(node, "lineno", 1)
     col = getattr(node, "col_offset", 0)
     raw = sp.ctx.line_text(line).encode("utf-8")[:col]
     column = len(raw.decode("utf-8", errors="replace")) + 1
     if (rule, line, column) not in sp.seen:
         sp.seen.add((rule, line, column))
-        sp.ctx.report(rule, line, column, message=message, guarded=line in sp.guards)
+        sp.ctx.report(rule, line, column, message=message, guarded=guarded or line in sp.guards)
+
+
+def _off_on_rocm(sp: _SetupPy, node: ast.AST) -> int | None:
+    """The line of an ``if`` around ``node`` whose branch a ROCm build does not take
+    (``if "CUDA_HOME" in os.environ:``: a ROCm machine sets no CUDA_HOME), else None."""
+    child, parent = node, sp.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.FunctionDef | ast.Module):
+        if isinstance(parent, ast.If):
+            value = rocm_value(parent.test)
+            if (value is False and child in parent.body) or (
+                value is True and child in parent.orelse
+            ):
+                return parent.lineno
+        child, parent = parent, sp.parents.get(parent)
+    return None
 
 
 def _check_extension_call(sp: _SetupPy, call: ast.Call, uses_build_ext: bool) -> None:
@@ -489,9 +506,8 @@ def _check_extension_call(sp: _SetupPy, call: ast.Call, uses_build_ext: bool) ->
             "check the kernels with the GP3xx rules",
         )
     elif cu and (name == "CppExtension" or uses_build_ext):
-        _report_node(
-            sp,
-            "GP405",
-            call.func,
-            f"{name} with CUDA sources ({', '.join(cu[:3])}) is not hipified on ROCm",
-        )
+        message = f"{name} with CUDA sources ({', '.join(cu[:3])}) is not hipified on ROCm"
+        off = _off_on_rocm(sp, call)
+        if off is not None:  # the build does not fail there: it leaves the extension out
+            message += f" (built only where line {off}'s test holds, which a ROCm build skips)"
+        _report_node(sp, "GP405", call.func, message, guarded=off is not None)

@@ -16,9 +16,11 @@
 from __future__ import annotations
 
 import bisect
+import re
 from collections import Counter
 from typing import Any
 
+from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.rules.native.common import Sink
 from gpuport.scan.rules.native.warp_meaning import Component, FileMeaning, analyze
@@ -156,13 +158,63 @@ class JudgedSink:
             # caller's own finding
             return True
         if not any(u.kind == "kernel" for _, u in comp.units):
-            return False
+            return comp.correct and not comp.host_uses and self._numbers_its_own_lanes(comp)
         if not comp.orphans:
             return True
         if self._names is None:  # every identifier of the file, counted once (linear)
             self._names = Counter(self._sink.code.translate(_NOT_NAME).split())
         defined = Counter(u.name for _rel, u in comp.units)
         return all(self._names[name] > defined[name] for name in comp.orphans)
+
+    def _numbers_its_own_lanes(self, comp: Component) -> bool:
+        """A block-level helper with no kernel in this file, right as written, is right
+        whoever calls it: each entry point (a device function nothing here calls) numbers its
+        lanes and warps itself from ``threadIdx``, synchronises the block, takes no lane or
+        warp number from its caller and returns none (issue 24, seventeenth sample: fairseq's
+        ``blockReduce`` with ``tid / 32``, ``tid % 32`` and xor shuffles 16..1; ColossalAI's
+        ``block_max``). A helper that returns a lane (``laneid()``), takes a ``warpid``, or
+        lives in another file is not: what its lane means is its caller's."""
+        rel, code = self._sink.ctx.rel, self._sink.code
+        lanes = [s.start for r, s in comp.sites if r == rel and s.kind == "lane"]
+        entries = [u for r, u in comp.units if u.name in comp.orphans and r == rel]
+        if not lanes or not entries or len(entries) != len(comp.orphans):
+            return False
+        for u in entries:
+            body_at = code.find("{", u.start, u.end)
+            head, body = code[u.start : max(body_at, u.start)], code[max(body_at, u.start) : u.end]
+            mine = [at for at in lanes if u.start <= at < u.end]
+            if body_at < 0 or not mine or "threadIdx" not in body or "__syncthreads" not in body:
+                return False
+            if _LANE_WORD.search(head.rsplit("(", 1)[-1] if "(" in head else ""):
+                return False  # a lane or warp number handed in by the caller
+            # names given a lane or warp number (`int wid = tid / 32`), not a value read with
+            # one (`T v = tid < n / 32 ? sums[lane] : 0`)
+            named = {
+                m.group(1)
+                for at in mine
+                for m in [_ASSIGNED.search(_statement(code, at))]
+                if m is not None and not any(c in m.group(2) for c in "[?")
+            }
+            returns = _RETURN.findall(body)
+            if not returns or any(
+                set(_IDENT_WORD.findall(r)) & named or "threadIdx" in r for r in returns
+            ):
+                return False
+        return True
+
+
+def _statement(code: str, at: int) -> str:
+    """The statement around offset ``at``: from the last ``;``, ``{`` or ``}`` before it to the
+    next ``;`` or ``{`` (an ``if (...)`` test, not the block it opens)."""
+    start = max(code.rfind(";", 0, at), code.rfind("{", 0, at), code.rfind("}", 0, at)) + 1
+    ends = [e for e in (code.find(";", at), code.find("{", at)) if e >= 0]
+    return code[start : min(ends) if ends else len(code)]
+
+
+_LANE_WORD = textre.compile(r"(?i)lane|warp|wid\b|\btid|wave")
+_ASSIGNED = textre.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)(.*)", re.S)
+_RETURN = textre.compile(r"\breturn\b([^;]*);")
+_IDENT_WORD = textre.compile(r"[A-Za-z_]\w*")
 
 
 #: every character that cannot be in an identifier, mapped to a space (names by str.split)
