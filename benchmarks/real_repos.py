@@ -25,6 +25,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set fifteenth  # issue 24's fifteenth (held-out)
     python benchmarks/real_repos.py TREES --set sixteenth  # issue 24's sixteenth (held-out)
     python benchmarks/real_repos.py TREES --set seventeenth  # issue 24's seventeenth (held-out)
+    python benchmarks/real_repos.py TREES --set eighteenth  # issue 24's eighteenth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -53,6 +54,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
+from real_repos_eighteenth import EIGHTEENTH_ROUTE, EIGHTEENTH_SET
 from real_repos_eighth import EIGHTH_ROUTE, EIGHTH_SET
 from real_repos_eleventh import ELEVENTH_ROUTE, ELEVENTH_SET
 from real_repos_fifteenth import FIFTEENTH_ROUTE, FIFTEENTH_SET
@@ -468,6 +470,7 @@ SETS = {
     "fifteenth": FIFTEENTH_SET,
     "sixteenth": SIXTEENTH_SET,
     "seventeenth": SEVENTEENTH_SET,
+    "eighteenth": EIGHTEENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -486,6 +489,7 @@ ROUTE_NAMES = (
     | frozenset(FIFTEENTH_ROUTE)
     | frozenset(SIXTEENTH_ROUTE)
     | frozenset(SEVENTEENTH_ROUTE)
+    | frozenset(EIGHTEENTH_ROUTE)
 )
 
 
