@@ -216,3 +216,26 @@ def test_no_ci_job_without_actions(tmp_path: Path) -> None:
     )
     report = run(project(tmp_path, {"setup.py": setup, "k.cu": "__global__ void k() {}\n"}))
     assert not any(f.path.startswith(".github") for f in report.files)
+
+
+def test_no_ci_job_whose_configure_cannot_reach_the_hip_build(tmp_path: Path) -> None:
+    """J34 (eleventh held-out set): the CUDA lookup sits under the project's own device
+    switch, which the job's configure does not pass, and libtorch is required but not in
+    AMD's image: such a job fails on every push and checks nothing, so none is written."""
+    actions = {".github/workflows/ci.yml": "on: push\n", "src/kern.cu": KERN}
+    switch = CMAKE.replace(
+        "find_package(CUDAToolkit REQUIRED)\nenable_language(CUDA)\n",
+        'set(GPU_DEVICE NONE CACHE STRING "GPU")\nif(GPU_DEVICE STREQUAL "CUDA")\n'
+        "  find_package(CUDAToolkit REQUIRED)\n  enable_language(CUDA)\nendif()\n",
+    )
+    report = run(project(tmp_path / "a", {"CMakeLists.txt": switch, **actions}))
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(report)
+    assert not any(i.startswith("rocm-ci") for i in fix_ids(report))
+    torch = CMAKE.replace(
+        "find_package(CUDAToolkit", "find_package(Torch REQUIRED)\nfind_package(CUDAToolkit"
+    )
+    report = run(project(tmp_path / "b", {"CMakeLists.txt": torch, **actions}))
+    assert not any(i.startswith("rocm-ci") for i in fix_ids(report))
+    # the plain project: the job is written
+    report = run(project(tmp_path / "c", {"CMakeLists.txt": CMAKE, **actions}))
+    assert "rocm-ci:.github/workflows/rocm.yml" in fix_ids(report)

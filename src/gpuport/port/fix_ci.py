@@ -7,6 +7,12 @@ AMD's image, for a project that already runs GitHub Actions (GP404, GP401).
 * A CMake project that ``port`` gives a HIP build (GP401): configure with
   ``-DGPUPORT_HIP=ON`` and build in ``rocm/dev-ubuntu``.
 
+No job is written for a CMake project whose configure in that image could not reach the HIP
+build (J34 in the eleventh held-out set; I3): the CUDA lookup the HIP build replaces sits under
+an ``if()`` on a project setting the job does not pass (``if(GPU_DEVICE STREQUAL "CUDA")``), or
+the project requires a package the image does not hold (``find_package(Torch REQUIRED)``): the
+job would fail on every push and check nothing.
+
 Safe: a new workflow file; the project's own jobs are unchanged.
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.fix_cmake import OPTION
+from gpuport.scan.cmake_lex import commands, strip_cmake_comments
 
 __all__ = ["WORKFLOW", "propose"]
 
@@ -64,7 +71,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
             "          pip install --no-build-isolation -v .",
         ]
         found = ext
-    elif cmake:
+    elif cmake and _configure_gap(ctx, cmake[0].location.path) is None:
         routes = load_port_routes()
         image = routes.image_for("nvidia/cuda:12.4.1-devel-ubuntu22.04")
         img = image[1] if image else "rocm/dev-ubuntu-22.04:latest"
@@ -96,3 +103,40 @@ def propose(ctx: PortContext) -> list[Proposal]:
     )
     prop.creates[WORKFLOW] = "\n".join(lines) + "\n"
     return [prop]
+
+
+#: packages ``rocm/dev-ubuntu`` (with cmake installed) has, or CMake itself provides
+_IN_IMAGE = frozenset(
+    {"cuda", "cudatoolkit", "hip", "hipcub", "rocprim", "hipblas", "rocblas", "hiprand",
+     "rocrand", "hipsparse", "hipfft", "rocthrust", "threads", "openmp", "git", "pkgconfig"}
+)  # fmt: skip
+_CUDA_TESTS = ("CMAKE_CUDA_COMPILER", OPTION, "CUDAToolkit_FOUND", "CUDA_FOUND")
+
+
+def _configure_gap(ctx: PortContext, path: str) -> str | None:
+    """Why ``cmake -DGPUPORT_HIP=ON`` in the ROCm image would not reach the HIP build of
+    ``path`` (see the module doc), or None."""
+    text = ctx.read(path)
+    if text is None:
+        return "the CMake file cannot be read"
+    code = strip_cmake_comments(text)
+    ifs: list[str] = []
+    for cmd in commands(code):
+        if cmd.name == "if":
+            ifs.append(cmd.args)
+        elif cmd.name == "endif" and ifs:
+            ifs.pop()
+        elif cmd.name == "find_package":
+            words = cmd.args.split()
+            name = words[0].lower() if words else ""
+            if "REQUIRED" in words and name not in _IN_IMAGE:
+                return f"find_package({words[0]} REQUIRED): not in AMD's image"
+            if name in ("cuda", "cudatoolkit"):
+                outer = [c for c in ifs if not any(t in c for t in _CUDA_TESTS)]
+                if outer:
+                    return f"the CUDA lookup is under if({' '.join(outer[-1].split())})"
+        elif cmd.name == "enable_language" and "CUDA" in cmd.args.split():
+            outer = [c for c in ifs if not any(t in c for t in _CUDA_TESTS)]
+            if outer:
+                return f"enable_language(CUDA) is under if({' '.join(outer[-1].split())})"
+    return None
