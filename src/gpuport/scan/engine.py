@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gpuport import fileio
 from gpuport.knowledge import PackageDB, TargetInfo, load_packages, resolve_target
 from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
@@ -33,6 +34,7 @@ from gpuport.scan.project.files import (
     walk,
 )
 from gpuport.scan.project.on_route import OFF_ROUTE
+from gpuport.scan.project.opt_in import opt_in_extensions
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project.py_layout import lowered, read_layout
 from gpuport.scan.project.routes import working_route
@@ -230,6 +232,8 @@ def scan_path(
     verdict, reason = decide(judged_findings, view.routes, RULES, lambda p: _component(view, p))
     if verdict is Verdict.BLOCKED and not route:
         verdict, reason = _only_the_image_blocks(verdict, reason, view, judged_findings)
+    if verdict is Verdict.BLOCKED and not route:
+        verdict, reason = _only_optional_extensions_block(verdict, reason, view, judged_findings)
     if verdict is Verdict.READY:
         verdict, reason = _ready_on_route(verdict, reason, judged_findings)
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
@@ -486,6 +490,31 @@ def _only_the_image_blocks(
     return Verdict.MAJOR_WORK, (
         f"only its container images block ({where}: CUDA base images); {view.package} "
         "installs without them, and each image needs a ROCm base"
+    )
+
+
+def _only_optional_extensions_block(
+    verdict: Verdict, reason: str, view: ProjectView, findings: Sequence[Finding]
+) -> tuple[Verdict, str]:
+    """A package whose every native extension a default install leaves out
+    (:func:`opt_in.opt_in_extensions`: Uni-Core's ``--enable-cuda-ext``), with no other build
+    of native code, is not blocked when its blockers all lie in that native code: it installs
+    and runs on ROCm without the extensions, and porting them is the work (issue 24,
+    eighteenth sample)."""
+    setup = view.root / "setup.py"
+    blockers = [f for f in findings if f.severity is Severity.BLOCKER]
+    if not blockers or view.build_texts or not setup.is_file():
+        return verdict, reason
+    if any(f.location.path not in view.native and f.location.path != "setup.py" for f in blockers):
+        return verdict, reason
+    text = fileio.read_text_or_none(setup, limit=4 << 20, root=view.root)
+    line = opt_in_extensions(text) if text is not None else None
+    if line is None:
+        return verdict, reason
+    return Verdict.MAJOR_WORK, (
+        f"its {len(blockers)} blocker{'s' if len(blockers) != 1 else ''} lie in native "
+        f"extensions a default install does not build (setup.py:{line}): the package runs "
+        "without them, and porting them is the work"
     )
 
 

@@ -27,7 +27,7 @@ from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.files import MOST_FOLDER_DEPTH
 
-__all__ = ["doc_routes", "rocm_settings"]
+__all__ = ["doc_routes", "doc_texts", "rocm_settings"]
 
 _ROCM_NAME = textre.compile(r"(?:^|[-_.\s])(?:rocm|amd|hip)(?:[-_.\d\s]|$)", re.I)
 _WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
@@ -120,6 +120,16 @@ def _short(text: str, limit: int = 120) -> str:
 
 def _read(path: Path, root: Path) -> str | None:
     return fileio.read_text_or_none(path, limit=_MAX_DOC_BYTES, root=root)
+
+
+def doc_texts(root: Path) -> dict[str, str]:
+    """The README files and documentation pages (relative path -> text), bounded."""
+    out: dict[str, str] = {}
+    for path in [*_readmes(root), *_doc_pages(root)]:
+        text = _read(path, root)
+        if text is not None:
+            out[path.relative_to(root).as_posix()] = text
+    return out
 
 
 def _readmes(root: Path) -> list[Path]:

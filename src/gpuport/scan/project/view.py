@@ -59,6 +59,7 @@ from gpuport.scan.project.scopes import (
     scope_of,
 )
 from gpuport.scan.project.undefined_macros import project_undefined
+from gpuport.scan.project.unnamed_envs import unnamed_conda_files
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["ProjectView", "apply", "view_of"]
@@ -110,6 +111,8 @@ class ProjectView:
     build_texts: dict[str, str] = field(default_factory=dict)
     #: Python file -> (first, last line, why) of a self-test block (:mod:`py_layout`)
     self_tests: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    #: conda environment files no other file names -> why (:mod:`unnamed_envs`)
+    unnamed_envs: dict[str, str] = field(default_factory=dict)
 
 
 def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
@@ -214,6 +217,12 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         package=package,
         cuda_only_builds=cuda_only,
         rocm_requirements=rocm_requirements(route_files),
+        unnamed_envs=unnamed_conda_files(
+            root,
+            candidates,
+            [*build_files.items(), *((r, t) for r, (_, t) in route_files.items())],
+            package,
+        ),
     )
 
 
@@ -500,6 +509,8 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             r = installs[0]
             where = r.path + (f":{r.line}" if r.line else "")
             f = _lower(f, f"an install step the project's ROCm route gives: {where}")
+        elif path in view.unnamed_envs and f.severity is not Severity.INFO:
+            f = _lower(f, view.unnamed_envs[path], scope=Scope.EXTRA.value)
         elif (routed := route_installs.note(f)) is not None:
             f = _lower(f, routed[0], scope=routed[1])
         elif has_route and extra is not None and _CUDA_VARIANT.search(extra):

@@ -104,11 +104,44 @@ def cuda_rules_beside_hip(lines: list[str]) -> list[tuple[int, int]]:
     return out
 
 
+_CUDA_VAR = r"(?:NVCC|NVCCFLAGS|NVCC_FLAGS|NVCC_OPTS|CUDAFLAGS|CUFLAGS|\w+_CUDA)"
+_CUDA_ASSIGN = textre.compile(rf"^\s*(?:override\s+|export\s+)?{_CUDA_VAR}\s*[:?+!]?=")
+_CUDA_USE = textre.compile(rf"\$[({{]{_CUDA_VAR}[)}}]")
+_HIP_VAR = textre.compile(r"^\s*(?:override\s+|export\s+)?(?:HIPCC|HIPCCFLAGS|\w+_HIP)\s*[:?+!]?=")
+#: a recipe that builds for ROCm: hipcc, or a sub-make of a HIP target (qsim's `$(MAKE) -C apps/
+#: qsim-hip`)
+_HIP_RECIPE = textre.compile(
+    r"^\t.*(?:\$[({]HIPCC[)}]|\bhipcc\b|\$[({]MAKE[)}].*(?:\bhip|-hip\b|\bhip-))"
+)
+_NVCC_PROBE = textre.compile(
+    r"^\s*(?:ifeq|ifneq)\b.*\$\(shell\s+(?:which|command\s+-v)\s+\$[({]NVCC[)}]"
+)
+
+
+def cuda_side_beside_hip(lines: list[str]) -> list[tuple[int, int]]:
+    """In a Makefile that builds with hipcc too (``HIPCC ?= hipcc``, ``PYBINDFLAGS_HIP``), the
+    lines that set the CUDA compiler's own variables (``NVCC ?= nvcc``, ``NVCCFLAGS +=
+    -Xcompiler ...``, ``PYBINDFLAGS_CUDA``) and the test that picks the HIP build when nvcc
+    is absent (``ifeq ($(shell which $(NVCC)),)``) are its CUDA side (issue 24, eighteenth
+    sample: qsim). Not when the HIP side reads those variables (``HIPCCFLAGS :=
+    $(NVCCFLAGS)``, a hipcc recipe with ``$(NVCCFLAGS)``): then they reach hipcc."""
+    hip = [line for line in lines if _HIP_VAR.match(line) or _HIP_RULE.search(line)]
+    if not any(_HIP_RECIPE.match(line) for line in lines):
+        return []  # a HIPCC variable no recipe runs builds nothing for ROCm
+    if any(_CUDA_USE.search(line) for line in hip):
+        return []
+    return [
+        (idx + 1, idx + 1)
+        for idx, line in enumerate(lines)
+        if _CUDA_ASSIGN.match(line) or _NVCC_PROBE.match(line)
+    ]
+
+
 @checker(FileKind.MAKEFILE)
 def check_makefile(ctx: FileContext) -> None:
     text = Text(strip_make_comments(ctx.text))
     lines = text.code.split("\n")
-    guards = Guards(make_guards(lines) + cuda_rules_beside_hip(lines))
+    guards = Guards(make_guards(lines) + cuda_rules_beside_hip(lines) + cuda_side_beside_hip(lines))
     skip = [
         (text.starts[idx], text.starts[idx] + len(line))
         for idx, line in enumerate(lines)
