@@ -472,7 +472,13 @@ def check_report(
     single = root.is_file()
     src_root = root.parent if single else root
     out_root = Path(report.out_dir) if report.out_dir is not None else None
-    roots = [_absolute(src_root)] + ([_absolute(out_root)] if out_root is not None else [])
+    # one file: the compile may read the project around it, never a folder that is no
+    # project (a kernel downloaded into the home folder included ~/.cache/huggingface/token
+    # and the first error quoted it: thirty-second re-run F2); a loose file is compiled from
+    # a copy, alone
+    loose = single and not _project_of(src_root)
+    read_from = [] if loose else [_project_of(src_root) or _absolute(src_root)]
+    roots = read_from + ([_absolute(out_root)] if out_root is not None else [])
     roots += [_absolute(a) for a in allowed]
     archs = list(offload_archs)
     included = {} if single else includers(report)
@@ -510,7 +516,7 @@ def check_report(
             )
             continue
         written = Path(f.output) if f.output is not None else source if in_place else None
-        if written is not None:
+        if written is not None and not loose:
             found = project_flags(src_root, source, out_root, allowed)
             done = run_compile(
                 chain,
@@ -523,10 +529,11 @@ def check_report(
             )
             cmd, error = done.command, done.error
         else:
-            found = project_flags(src_root, source, None, allowed)
-            own, why = project_flag("-I", str(_absolute(source.parent)), roots)
-            found.flags += own or []
-            found.dropped += [why] if why else []
+            found = ProjectFlags() if loose else project_flags(src_root, source, None, allowed)
+            if not loose:
+                own, why = project_flag("-I", str(_absolute(source.parent)), roots)
+                found.flags += own or []
+                found.dropped += [why] if why else []
             with tempfile.TemporaryDirectory(prefix="gpuport-hipify-") as tmp:
                 unit = Path(tmp) / Path(f.path).name
                 fileio.write_atomic_bytes(unit, encode(f.text), root=Path(tmp))
@@ -553,3 +560,12 @@ def check_report(
             command=cmd,
             notes=[f"project flag dropped: {d}" for d in found.dropped],
         )
+
+
+def _project_of(folder: Path) -> Path | None:
+    """The project ``folder`` lies in (its git work tree, or the highest folder with a project
+    file; never ``/`` or the home folder: :func:`gpuport.subproc.project_around`), or None."""
+    from gpuport import subproc
+
+    around = subproc.project_around(folder)
+    return _absolute(Path(around[0])) if around else None

@@ -96,7 +96,7 @@ def _probes_terminal(report: DoctorReport, console: Console) -> None:
     for p in report.probes:
         style = "red" if p.status in (ProbeStatus.ERROR, ProbeStatus.TIMEOUT) else ""
         table.add_row(
-            p.name,
+            _safe(p.name),  # a replayed snapshot's text (thirty-second re-run F3)
             p.layer.value,
             f"[{style}]{p.status.value}[/]" if style else p.status.value,
             f"{p.duration_s:.2f}",
@@ -138,7 +138,7 @@ def render_markdown(report: DoctorReport, *, verbose: bool = False) -> str:
             "\n## Probes\n\n| probe | layer | status | s | message |\n|---|---|---|---|---|\n"
         )
         out += [
-            f"| {p.name} | {md(p.layer.value)} | {p.status.value} | {p.duration_s:.2f} | "
+            f"| {md(p.name)} | {md(p.layer.value)} | {p.status.value} | {p.duration_s:.2f} | "
             f"{md(p.message or '')} |\n"
             for p in report.probes
         ]

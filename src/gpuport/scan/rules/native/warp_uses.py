@@ -5,7 +5,7 @@ launches in host code (issue 25)."""
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 from gpuport import textre
 from gpuport.scan.rules.native.common import int_value, is_32bit, trailing_type
@@ -41,16 +41,34 @@ _NAME_NOT_MEMBER = textre.compile(r"(?<![\w.>])\w+")
 _NAME_NOT_FIELD = textre.compile(r"(?<![\w.])\w+")
 
 
+#: a plain declaration of any name: ``unsigned long long name;`` / ``int name,``
+_DECLARATION = textre.compile(
+    r"(?P<t>(?:(?:const|volatile|unsigned|signed|int|long|short|uint|u?int(?:32|64)_t|auto)"
+    r"\s+)+)(?P<n>[A-Za-z_]\w*)\s*[;,]"
+)
+_DECLARATIONS: dict[tuple[int, int, int], dict[str, list[re.Match[str]]]] = {}
+
+
 def _declaration(code: str, name: str, lo: int, hi: int) -> re.Match[str] | None:
-    """``unsigned name;`` (or ``unsigned name,``) declared earlier in ``[lo, hi)``."""
-    found = None
-    pattern = textre.compile(
-        r"(?P<t>(?:(?:const|volatile|unsigned|signed|int|long|short|uint|u?int(?:32|64)_t|auto)"
-        rf"\s+)+){re.escape(name)}\s*[;,]"
-    )
-    for m in pattern.finditer(code, lo, hi):
-        found = m
-    return found
+    """``unsigned name;`` (or ``unsigned name,``) declared last in ``[lo, hi)``.
+
+    Every declaration from ``lo`` on is found in one pass and kept for the next ballot of the
+    same kernel (a new pattern per ballot, each searched from the kernel's start, kept a
+    4.75 MB file of ballots busy for a minute; thirty-second re-run F4)."""
+    key = (hash(code), len(code), lo)  # a str's hash is computed once, then kept
+    names = _DECLARATIONS.get(key)
+    if names is None:
+        if len(_DECLARATIONS) > 64:
+            _DECLARATIONS.clear()
+        names = {}
+        for m in _DECLARATION.finditer(code, lo):
+            names.setdefault(m.group("n"), []).append(m)
+        _DECLARATIONS[key] = names
+    found = names.get(name, [])
+    at = bisect_right([m.end() for m in found], hi) - 1 if len(found) > 1 else 0
+    if found and at >= 0 and found[at].end() <= hi:
+        return found[at]
+    return None
 
 
 _U64 = "unsigned long long"
