@@ -123,3 +123,12 @@ def test_a_conda_file_its_own_folders_readme_names_is_an_install(tmp_path: Path)
     r = scan_files(tmp_path, files)
     got = [f.severity for f in r.findings if f.location.path == "examples/agent/environment.yaml"]
     assert got and any(sev is not Severity.INFO for sev in got), got
+
+
+def test_a_conda_environment_another_file_names_is_an_install(tmp_path: Path) -> None:
+    # relion: CMake finds the environment by its name, `set(CONDA_ENV_NAME "relion-5.0" ...)`
+    files = {"setup.py": _SETUP, "dino/model.py": _CODE, "environment.yaml": _ENV,
+             "CMakeLists.txt": 'set(CONDA_ENV_NAME "dino" CACHE STRING "env")\n'}  # fmt: skip
+    r = scan_files(tmp_path, files)
+    got = [f.severity for f in r.findings if f.location.path == "environment.yaml"]
+    assert got and any(sev is not Severity.INFO for sev in got), got

@@ -7,7 +7,8 @@ Dockerfile, CI job or build file names; its documented install is ``pip install 
 its 23 blockers made the project "blocked". In a project that installs as a package (a
 ``setup.py`` or ``pyproject.toml`` at its root), such a file is nobody's install route: its
 findings are counted apart (scope extra) with the reason. One that any of those files names
-(``conda env create -f environment.yml`` in the README) stays core.
+(``conda env create -f environment.yml`` in the README), or whose environment another file
+names (relion's CMake looks the ``relion-5.0`` environment up), stays core.
 
 Files are read as text, bounded, inside the project; nothing is run.
 """
@@ -18,7 +19,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.scan.project.files import Candidate
 from gpuport.scan.project.routes_docs import doc_texts
 from gpuport.scan.rules.base import FileKind
@@ -26,6 +27,7 @@ from gpuport.scan.rules.base import FileKind
 __all__ = ["unnamed_conda_files"]
 
 _MAX_BYTES = 1 << 20
+_ENV_NAME = textre.compile(r"(?m)^name:[ \t]*[\"']?([\w.+-]+)")
 #: files that name an install step, read besides the build and route files the view has
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".ps1", ".bat", ".yml", ".yaml", ".cfg", ".ini", ".txt")
 
@@ -56,7 +58,10 @@ def unnamed_conda_files(
     for rel in conda:
         name = rel.rsplit("/", 1)[-1]
         texts.update(_folder_readmes(root, rel, texts))  # examples/x/README.md names it
-        if not _named(name, rel, texts):
+        own = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root) or ""
+        env = _ENV_NAME.search(own)  # relion's CMake finds its env by name ("relion-5.0")
+        names = [name] + ([env.group(1)] if env and len(env.group(1)) >= 4 else [])
+        if not any(_named(n, rel, texts) for n in names):
             out[rel] = (
                 f"a conda environment file no file of the project names; its install is {package}"
             )
