@@ -16,6 +16,7 @@ Files are read as text, bounded, inside the project; nothing is run.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -60,8 +61,8 @@ def unnamed_conda_files(
         texts.update(_folder_readmes(root, rel, texts))  # examples/x/README.md names it
         own = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root) or ""
         env = _ENV_NAME.search(own)  # relion's CMake finds its env by name ("relion-5.0")
-        names = [name] + ([env.group(1)] if env and len(env.group(1)) >= 4 else [])
-        if not any(_named(n, rel, texts) for n in names):
+        by_env = env is not None and _env_named(env.group(1), rel, texts)
+        if not by_env and not _named(name, rel, texts):
             out[rel] = (
                 f"a conda environment file no file of the project names; its install is {package}"
             )
@@ -89,3 +90,12 @@ def _folder_readmes(root: Path, rel: str, known: Mapping[str, str]) -> dict[str,
                 if got is not None:
                     out[key] = got
     return out
+
+
+def _env_named(env: str, rel: str, texts: Mapping[str, str]) -> bool:
+    """Whether another file names the environment on a line about conda (``conda activate
+    dino``, ``set(CONDA_ENV_NAME "relion-5.0")``): a package named like it is no mention."""
+    pattern = textre.compile(rf"(?im)conda[^\n]{{0,80}}[^\w.\n-]{re.escape(env)}(?:[^\w.-]|$)")
+    return any(
+        pattern.search(t) for other, t in texts.items() if other != rel and "onda" in t.lower()
+    )
