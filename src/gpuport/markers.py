@@ -5,8 +5,6 @@ avoided`, :func:`gpuport.startup.project_tops`): the highest folder above it wit
 below ``/`` and the home folder.
 """
 
-from __future__ import annotations
-
 __all__ = ["MARKERS"]
 
 MARKERS: tuple[str, ...] = (

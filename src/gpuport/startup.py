@@ -23,8 +23,6 @@ reach and documented (docs/security.md).
 # project's fnmatch.py on PYTHONPATH would be pathlib's)
 # ruff: noqa: PTH112, PTH113, PTH114, PTH117, PTH118, PTH120, PTH206
 
-from __future__ import annotations
-
 import os
 import sys
 

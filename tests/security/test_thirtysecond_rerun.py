@@ -55,3 +55,25 @@ def test_a_file_in_a_project_still_reads_the_project(tmp_path: Path) -> None:
     )
     done = _hipify(proj, "src/k.cu", "--check", "--format", "json")
     assert '"status": "ok"' in done.stdout or '"status":"ok"' in done.stdout, done.stdout[-600:]
+
+
+def test_nothing_but_gpuports_own_modules_loads_before_clean_start(tmp_path: Path) -> None:
+    """F1 (medium): ``from __future__`` and ``from typing`` in the modules loaded before
+    ``clean_start`` imported a project's ``__future__.py``/``typing.py`` through PYTHONPATH."""
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    for name in ("__future__", "typing", "contextlib", "warnings"):
+        (proj / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    code = (
+        "import sys\nbefore = set(sys.modules)\n"
+        "import gpuport.cli.entry, gpuport.startup\n"
+        "print(sorted(m for m in set(sys.modules) - before if not m.startswith('gpuport')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=proj, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": f"{SRC}:{proj}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        check=False,
+    )  # fmt: skip
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert not marker.exists()

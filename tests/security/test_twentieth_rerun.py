@@ -264,7 +264,9 @@ def test_kernels_that_name_a_macro_defined_many_times() -> None:
     meaning = analyze(files)["k.cu"]
     # one component: every kernel and every definition of W, joined through the name
     assert meaning.spans and max(len(s[2].units) for s in meaning.spans) >= 2 * n
-    _within(lambda: analyze(files), 2.0)
+    # the quadratic join took 7.1 s here; the linear one 1.5-1.9 s of CPU on the dev VM under
+    # load, which a 2.0 s bound failed once in CI (session 13): 3.0 still catches the stall
+    _within(lambda: analyze(files), 3.0)
 
 
 def test_a_pip_list_reached_through_one_merge_in_flow_style(tmp_path: Path) -> None:

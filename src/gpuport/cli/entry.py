@@ -11,12 +11,13 @@ accepts, and gives the command what typer would (``tests/cli/test_entry.py`` com
 option by option).
 """
 
-from __future__ import annotations
-
 import sys
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # nothing past the standard library's core before clean_start (startup.py)
+# Nothing past the interpreter's own modules before clean_start (startup.py): no
+# `from __future__` and no `typing` here, in startup.py or in markers.py, which a PYTHONPATH
+# into the project would otherwise supply (thirty-second re-run F1)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["hipify_arguments", "main"]
@@ -80,7 +81,7 @@ class _NotPlain(Exception):
     """The command line is not one this parser takes: typer parses it."""
 
 
-def hipify_arguments(words: list[str]) -> dict[str, Any] | None:
+def hipify_arguments(words: list[str]) -> "dict[str, Any] | None":
     """The keyword arguments of :func:`~gpuport.cli.hipify_run.run_hipify` for the words after
     ``hipify``, or None where typer must parse them (see the module's text)."""
     try:
@@ -89,7 +90,7 @@ def hipify_arguments(words: list[str]) -> dict[str, Any] | None:
         return None
 
 
-def _parse(words: list[str]) -> dict[str, Any]:
+def _parse(words: list[str]) -> "dict[str, Any]":
     kwargs: dict[str, Any] = {}
     positional: list[str] = []
     rest = list(words)
@@ -124,7 +125,7 @@ def _parse(words: list[str]) -> dict[str, Any]:
     return kwargs
 
 
-def _value(kind: str, value: str) -> Any:
+def _value(kind: str, value: str) -> "Any":
     if not value or value.startswith("-"):
         raise _NotPlain
     if kind == "path":
