@@ -12,15 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def _py(cwd: Path, code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120,
-        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin", "HOME": str(cwd.parent / "h"), **env},
-        check=False,
-    )  # fmt: skip
+from tests.security.startup_env import SRC, run_python
 
 
 def test_a_loader_path_that_holds_the_project_is_undone(tmp_path: Path) -> None:
@@ -34,7 +26,7 @@ def test_a_loader_path_that_holds_the_project_is_undone(tmp_path: Path) -> None:
         "os.execve = fake\n"
         "from gpuport import startup; startup.clean_start(); print('not restarted')\n"
     )
-    done = _py(proj, code, {"LD_LIBRARY_PATH": f"{tmp_path}:/usr/lib"})
+    done = run_python(proj, code, {"LD_LIBRARY_PATH": f"{tmp_path}:/usr/lib"})
     assert done.stdout.strip() == "'/usr/lib'", done.stdout + done.stderr
 
 

@@ -12,15 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def _py(cwd: Path, code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120,
-        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin", "HOME": str(cwd.parent / "h"), **env},
-        check=False,
-    )  # fmt: skip
+from tests.security.startup_env import SRC, run_python
 
 
 def _project(tmp_path: Path) -> Path:
@@ -54,13 +46,13 @@ _NO_NSS_BEFORE_RESTART = (
 def test_no_nss_lookup_before_the_restart_and_a_named_project_counts(tmp_path: Path) -> None:
     proj = _project(tmp_path)
     env = {"LD_LIBRARY_PATH": f"{proj / 'lib'}:/usr/lib"}
-    done = _py(proj, _NO_NSS_BEFORE_RESTART.replace("ARGS", "['--version']"), env)
+    done = run_python(proj, _NO_NSS_BEFORE_RESTART.replace("ARGS", "['--version']"), env)
     assert done.stdout.strip() == "restart [] '/usr/lib'", done.stdout + done.stderr
     # run from outside, the project named on the command line (F1, second part)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     code = _NO_NSS_BEFORE_RESTART.replace("ARGS", f"['scan', {str(proj)!r}]")
-    done = _py(outside, code, env)
+    done = run_python(outside, code, env)
     assert done.stdout.strip() == "restart [] '/usr/lib'", done.stdout + done.stderr
 
 
@@ -93,7 +85,7 @@ def test_what_gpuports_own_process_never_needs_is_gone(tmp_path: Path) -> None:
         "PYTHONTRACEMALLOC": "5",
         "GPUPORT_CLEAN_START": "1",  # as if restarted already: what the process itself undoes
     }
-    done = _py(tmp_path, _AFTER_START, env)  # from outside a project too
+    done = run_python(tmp_path, _AFTER_START, env)  # from outside a project too
     got = json.loads(done.stdout)
     assert got["env"] == {
         "LANGUAGE": None, "LANG": "C.UTF-8", "_PYTHON_SYSCONFIGDATA_NAME": None,
@@ -132,7 +124,7 @@ def test_tmp_and_temp_through_a_project_link_are_not_used(tmp_path: Path) -> Non
         "print(tempfile.gettempdir())\n"
     )
     for name in ("TMP", "TEMP"):
-        done = _py(proj, code, {name: str(proj / "tmp"), "GPUPORT_CLEAN_START": "1"})
+        done = run_python(proj, code, {name: str(proj / "tmp"), "GPUPORT_CLEAN_START": "1"})
         assert done.stdout.strip() in ("/tmp", "/var/tmp"), (name, done.stdout, done.stderr)
 
 
