@@ -476,8 +476,9 @@ def check_report(
     # project (a kernel downloaded into the home folder included ~/.cache/huggingface/token
     # and the first error quoted it: thirty-second re-run F2); a loose file is compiled from
     # a copy, alone
-    loose = single and not _project_of(src_root)
-    read_from = [] if loose else [_project_of(src_root) or _absolute(src_root)]
+    around = _project_of(src_root) if single else None
+    loose = single and around is None
+    read_from = [] if loose else [around or _absolute(src_root)]
     roots = read_from + ([_absolute(out_root)] if out_root is not None else [])
     roots += [_absolute(a) for a in allowed]
     archs = list(offload_archs)
