@@ -26,6 +26,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set sixteenth  # issue 24's sixteenth (held-out)
     python benchmarks/real_repos.py TREES --set seventeenth  # issue 24's seventeenth (held-out)
     python benchmarks/real_repos.py TREES --set eighteenth  # issue 24's eighteenth (held-out)
+    python benchmarks/real_repos.py TREES --set nineteenth  # issue 24's nineteenth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -60,6 +61,7 @@ from real_repos_eleventh import ELEVENTH_ROUTE, ELEVENTH_SET
 from real_repos_fifteenth import FIFTEENTH_ROUTE, FIFTEENTH_SET
 from real_repos_fifth import FIFTH_ROUTE, FIFTH_SET
 from real_repos_fourteenth import FOURTEENTH_ROUTE, FOURTEENTH_SET
+from real_repos_nineteenth import NINETEENTH_ROUTE, NINETEENTH_SET
 from real_repos_ninth import NINTH_ROUTE, NINTH_SET
 from real_repos_seventeenth import SEVENTEENTH_ROUTE, SEVENTEENTH_SET
 from real_repos_seventh import SEVENTH_ROUTE, SEVENTH_SET
@@ -471,6 +473,7 @@ SETS = {
     "sixteenth": SIXTEENTH_SET,
     "seventeenth": SEVENTEENTH_SET,
     "eighteenth": EIGHTEENTH_SET,
+    "nineteenth": NINETEENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -490,6 +493,7 @@ ROUTE_NAMES = (
     | frozenset(SIXTEENTH_ROUTE)
     | frozenset(SEVENTEENTH_ROUTE)
     | frozenset(EIGHTEENTH_ROUTE)
+    | frozenset(NINETEENTH_ROUTE)
 )
 
 
