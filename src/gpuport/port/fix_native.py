@@ -1,11 +1,7 @@
 """Kernels and their headers: single-source fixes that nvcc and hipcc both compile.
 
-* **Full-warp masks** (GP302, safe): a literal 32-bit full mask passed to a ``*_sync``
-  intrinsic (``__shfl_xor_sync(0xffffffff, v, o)``) or a mask constant defined as one
-  (``#define FULL_MASK 0xffffffff``) becomes ``GPUPORT_FULL_MASK``, defined once per file as
-  ``0xffffffffu`` for nvcc (the same value and type as before) and
-  ``0xffffffffffffffffull`` for HIP, whose ``*_sync`` intrinsics static_assert a 64-bit mask.
-  A build that compiled keeps compiling the same code; the HIP build did not compile.
+* **Full-warp masks** (GP302, safe): :mod:`gpuport.port.fix_masks` (64-bit on HIP, the same
+  value for nvcc; not where the call may run with only some of a wavefront's lanes).
 * **CUB and CUDA-only headers** (GP316, GP319, safe): a block of ``#include <cub/...>``
   lines becomes a HIP branch with ``<hipcub/hipcub.hpp>`` and ``namespace cub = hipcub;``
   (and ``CUB_WARP_THREADS(x)`` / ``CUB_PTX_WARP_THREADS`` defined as ``HIPCUB_WARP_THREADS``
@@ -48,30 +44,14 @@ from gpuport.hipify.wave64 import meaning_of
 from gpuport.models import Severity
 from gpuport.port.context import FIXED_SCOPES, PortContext, Proposal, unrun
 from gpuport.port.cxx_scope import cuda_compiler_only, function_scope
+from gpuport.port.fix_masks import HIP_TEST, MASK_MACRO, lexed_sources, propose_masks
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
-from gpuport.scan.rules.native.common import MASK32
 from gpuport.scan.rules.native.warp_meaning import FileMeaning
 
 __all__ = ["HIP_TEST", "MASK_MACRO", "propose"]
 
-#: The preprocessor test every HIP branch ``port`` writes uses: hip-clang (``__HIPCC__``),
-#: the HIP headers and CMake's hip::host (``__HIP_PLATFORM_AMD__``), torch's ROCm builds
-#: (``USE_ROCM``).
-HIP_TEST = "defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)"
-MASK_MACRO = "GPUPORT_FULL_MASK"
 _MARK = "// gpuport:"
-_SYNC = textre.compile(
-    r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|"
-    r"reduce_(?:add|min|max|and|or|xor))_sync\s*\("
-)
-_DEFINE_MASK = textre.compile(
-    r"^(\s*#\s*define\s+(\w+)\s+)(\(?\s*(?:0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*\)?)"
-)
-_CONST_MASK = textre.compile(
-    r"\b(?:static\s+)?(?:constexpr|const)\s+(?P<type>(?:unsigned|uint32_t|unsigned\s+int|int|auto)"
-    r"(?:\s+int)?)\s+(?P<name>\w+)\s*=\s*(?P<value>0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*;"
-)
 _INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
 _CUB = textre.compile(r"^cub/")
 _ARCH_IFDEF = textre.compile(
@@ -79,138 +59,6 @@ _ARCH_IFDEF = textre.compile(
     r"|if[ \t]+defined[ \t]*\(?[ \t]*__CUDA_ARCH__[ \t]*\)?)"
     r"([ \t]*(?://.*|/\*.*)?)$"
 )
-
-
-def mask_block(eol: str = "\n") -> str:
-    lines = [
-        f"#ifndef {MASK_MACRO} {_MARK} GP302 full-warp mask: 64-bit on HIP, which asserts it",
-        f"#if {HIP_TEST}",
-        f"#define {MASK_MACRO} 0xffffffffffffffffull",
-        "#else",
-        f"#define {MASK_MACRO} 0xffffffffu",
-        "#endif",
-        "#endif",
-    ]
-    return eol.join(lines) + eol
-
-
-def _include_guard(src: CxxSource) -> tuple[int, int] | None:
-    """(end of its ``#define`` line, offset of its ``#endif``) of a whole-file include guard:
-    ``#ifndef X`` / ``#define X`` first, its ``#endif`` the file's last directive. A
-    default-value block (``#ifndef vector`` / ``#define vector 1`` / ``#endif``) is not one."""
-    guard = textre.match(r"\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+(\w+)[^\n]*\n", src.code)
-    if guard is None or guard.group(1) != guard.group(2) or not src.directives:
-        return None
-    depth = 0
-    for i, d in enumerate(src.directives):
-        depth += d.kind in ("if", "ifdef", "ifndef")
-        depth -= d.kind == "endif"
-        if depth == 0:  # the guard's own #endif: it must close the file
-            return (guard.end(), d.offset) if i == len(src.directives) - 1 else None
-    return None
-
-
-def _depth(src: CxxSource, offset: int, skip: int = -1) -> int:
-    """How many conditionals are open at ``offset`` (the one opened at ``skip`` not counted)."""
-    depth = 0
-    for d in src.directives:
-        if d.offset >= offset:
-            break
-        if d.kind in ("if", "ifdef", "ifndef") and d.offset != skip:
-            depth += 1
-        elif d.kind == "endif":
-            depth -= 1
-    return depth
-
-
-def _insert_at(src: CxxSource, before: int) -> int:
-    """Offset at file scope before ``before`` to put a definition, outside every
-    conditional but a whole-file include guard (a definition inside ``#ifndef block_size_x``
-    vanishes when the tuner defines ``block_size_x``): after the last such ``#include``
-    above it, else after a leading ``#pragma once`` / include guard, else the file start."""
-    guard = _include_guard(src)
-    skip = -1
-    if guard is not None:
-        skip = next(d.offset for d in src.directives if d.kind == "ifndef")
-    best = None
-    opens = ("if", "ifdef", "ifndef")
-    steps = [
-        (d.offset, 1 if d.kind in opens and d.offset != skip else -(d.kind == "endif"))
-        for d in src.directives
-    ]
-    k = depth = 0  # the depth read on as the includes come in order, not from the top each
-    for m in _INCLUDE.finditer(src.text, 0, before):
-        while k < len(steps) and steps[k][0] < m.start():
-            depth += steps[k][1]
-            k += 1
-        if not src.code[m.start() : m.end()].strip().startswith("#"):
-            continue  # inside a comment
-        if depth == 0:
-            best = m.end()
-    if best is not None:
-        return best
-    once = textre.search(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n", src.text[:before], re.M)
-    if once is not None and _depth(src, once.start()) == 0:
-        return once.end()
-    if guard is not None and guard[0] <= before:
-        return guard[0]
-    return 0
-
-
-def _masks(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
-    src = lex(text)
-    eol = ctx.eol(text)
-    prop = Proposal(
-        id=f"full-mask:{path}",
-        family="kernels",
-        title=f"{path}: full-warp masks that HIP accepts (GPUPORT_FULL_MASK)",
-        safe=True,
-        why="nvcc sees 0xffffffffu, the value and type it saw; only the HIP build, which did "
-        "not compile, changes",
-        findings=[],
-    )
-    first = None
-    for f in found:
-        line = f.location.line
-        if line is None or line > src.line_count:
-            continue
-        lo, hi = src.line_span(line)
-        code_line = src.code[lo:hi]
-        m = _DEFINE_MASK.match(code_line)
-        if m is not None:
-            s, e = lo + m.start(3), lo + m.end(3)
-            prop.edit(path, s, e, MASK_MACRO, [f])
-            prop.findings.append(f)
-            first = s if first is None else min(first, s)
-            continue
-        c = _CONST_MASK.search(code_line)
-        if c is not None:
-            prop.edit(path, lo + c.start("type"), lo + c.end("type"), "auto", [f])
-            prop.edit(path, lo + c.start("value"), lo + c.end("value"), MASK_MACRO, [f])
-            prop.findings.append(f)
-            first = lo if first is None else min(first, lo)
-            continue
-        col = (f.location.column or 1) - 1
-        call = _SYNC.search(src.code, lo + col, hi + 1)
-        if call is None:
-            continue
-        args = src.call_args(call.end() - 1)
-        if not args:
-            continue
-        a0, a1 = args[0]
-        raw = src.code[a0:a1].strip()
-        if MASK32.fullmatch(raw) is None or raw == "-1":
-            continue
-        start = a0 + (len(src.code[a0:a1]) - len(src.code[a0:a1].lstrip()))
-        prop.edit(path, start, start + len(raw), MASK_MACRO, [f])
-        prop.findings.append(f)
-        first = start if first is None else min(first, start)
-    if first is None:
-        return None
-    if f"define {MASK_MACRO}" not in text:
-        at = _insert_at(src, first)
-        prop.edit(path, at, at, mask_block(eol))
-    return prop
 
 
 def _include_blocks(src: CxxSource, want: re.Pattern[str]) -> list[tuple[int, int, list[str]]]:
@@ -449,14 +297,9 @@ def _meanings(ctx: PortContext) -> dict[str, FileMeaning]:
     cached = ctx.cache.get("wave64-meaning")
     if isinstance(cached, dict):
         return cached
-    files: dict[str, CxxSource] = {}
-    for rel in ctx.files_of("cuda/c++"):
-        text = ctx.read(rel)
-        if text is not None:
-            files[rel] = lex(text)
+    files = lexed_sources(ctx)
     found = meaning_of(files)
     ctx.cache["wave64-meaning"] = found
-    ctx.cache["wave64-lexed"] = files
     return found
 
 
@@ -582,7 +425,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
             continue
         mine = ctx.of("GP3", path=path) + judged.get(path, [])
         for make, rules in (
-            (_masks, ("GP302",)),
+            (propose_masks, ("GP302",)),
             (_headers, ("GP316", "GP319")),
             (_wave64, ("GP303", "GP304", "GP305", "GP306", "GP307")),
             (_cuda_arch, ("GP317",)),

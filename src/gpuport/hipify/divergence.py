@@ -1,0 +1,445 @@
+"""Where a warp intrinsic may run with only some of a wavefront's lanes.
+
+HIP's ``*_sync`` warp functions (HIP >= 6.2) check their mask against the lanes that execute
+the call (``__hip_check_mask``: ``__builtin_trap()`` unless ``NDEBUG``). A 32-bit full mask
+does not compile on HIP; made 64-bit, it compiles, and then traps wherever fewer than the
+wavefront's 64 lanes reach the call. On NVIDIA a 32-lane branch (``if (lane < 16)``,
+``if (threadIdx.x < 32)``, ``if (warp_id == 0)`` with ``warp_id = threadIdx.x / 32``) can
+still hold a whole warp; on a 64-lane wavefront it never holds all 64. So a full mask is
+widened only where the call is not *lane-divergent*:
+
+* inside an ``if``/``else``, loop or ``switch`` whose condition depends on the thread or lane
+  index (``threadIdx``, ``__lane_id()``, a ``thread_rank()``, a variable or parameter named
+  for a lane or thread index, or a variable assigned from any of those, transitively);
+* after a ``return`` (or, in the same loop, a ``break``/``continue``) taken under such a
+  condition, in the same function;
+* in a function (or a function-like macro) that is called at such a place anywhere in the
+  files analysed together, or whose callers are, a few calls up.
+
+The analysis is lexical and conservative: it answers "divergent" whenever such a condition
+is seen, even one that is uniform per wavefront (``threadIdx.x / warpSize == 0``); a site it
+cannot place is judged by the function it is in. :class:`Divergence` reads a set of files
+once; :meth:`Divergence.why` answers for an offset.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass
+
+from gpuport import textre
+from gpuport.scan.cxx import CxxSource
+
+__all__ = ["Divergence"]
+
+_DIRECTIVE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_DEFINE = textre.compile(r"[ \t]*#[ \t]*define[ \t]+(\w+)\(")
+_SEP = textre.compile(r"[{};]")
+_NOT_FUNCTION = textre.compile(
+    r"^\s*(?:namespace|extern|class|struct|union|enum)\b|\b(?:if|for|while|switch|catch)\s*\($"
+    r"|^\s*(?:else|do|try)\s*$"
+)
+_ATTRIBUTE = frozenset(
+    {
+        "__launch_bounds__",
+        "__attribute__",
+        "alignas",
+        "__declspec",
+        "__align__",
+        "decltype",
+        "noexcept",
+        "throw",
+        "requires",
+        "sizeof",
+        "operator",
+        "if",
+        "for",
+        "while",
+        "switch",
+        "return",
+    }
+)
+_CLASS = textre.compile(r"\b(?:class|struct|union)\b")
+_LAMBDA = textre.compile(r"(\w+)\s*=\s*\[[^\]]*\]\s*(?:\(|$)")
+_CONTROL = textre.compile(r"\b(if|for|while|switch|do|else|return|break|continue)\b")
+_PAREN_AFTER = textre.compile(r"\s*(?:constexpr\s*)?\(")
+_ELSE = textre.compile(r"\s*else\b")
+_WHILE = textre.compile(r"\s*while\s*\(")
+_STATEMENT = textre.compile(r"(if|for|while|switch|do)\b")
+_IDENT = textre.compile(r"[A-Za-z_]\w*")
+_ASSIGN = textre.compile(r"\b([A-Za-z_]\w*)\s*(?:\[[^\]\n;]*\]\s*)*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+_WORDS = textre.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+#: names that are the thread or lane index whatever they are assigned from
+_SEEDS = frozenset({"threadIdx", "__lane_id", "__laneid", "thread_rank", "thread_index"})
+#: words that make a name a count or a size (``lane_count``), not an index
+_COUNTS = frozenset({"count", "size", "num", "width", "stride", "n", "bits", "per"})
+#: how many calls up a site's function is followed to its callers
+_DEPTH = 4
+
+
+@functools.lru_cache(maxsize=4096)
+def lane_named(name: str) -> bool:
+    """Whether ``name`` names a lane or thread index (``lane``, ``lane_id``, ``laneId``,
+    ``warpLane``, ``tid``, ``thread_id``, ``threadIdx``), not a count (``num_lanes``)."""
+    if name in _SEEDS:
+        return True
+    words = {w.lower() for w in _WORDS.findall(name)}
+    if words & _COUNTS:
+        return False
+    if words & {"lane", "laneid", "laneidx", "tid", "tidx", "ltid"}:
+        return True
+    return "thread" in words and bool(words & {"id", "idx", "index", "rank"})
+
+
+@dataclass(frozen=True)
+class _Region:
+    start: int  # the controlled statement: after the condition, to its end
+    end: int
+    cond: tuple[int, int]
+    kind: str  # if, else, for, while, do, switch
+
+
+@dataclass
+class _Function:
+    name: str
+    head: int  # where the head starts (after the previous `;`, `{` or `}`)
+    body: tuple[int, int]  # the braces
+    #: the class body a member function is defined in: called as ``x.name``, ``X::name``
+    #: (or from inside that class), never as a free function of that name
+    klass: tuple[int, int] | None = None
+    regions: list[_Region] | None = None
+    tainted: frozenset[str] | None = None
+    exits: list[tuple[int, str]] | None = None  # return/break/continue offsets
+    #: per region: whether its condition depends on the lane
+    lane: list[bool] | None = None
+    #: exits under a lane condition: (offset, keyword, end of the last such region, that
+    #: region, the loop a break/continue leaves or None)
+    lane_exits: list[tuple[int, str, int, _Region, _Region | None]] | None = None
+
+
+class _File:
+    def __init__(self, rel: str, src: CxxSource) -> None:
+        self.rel = rel
+        self.src = src
+        self.code = _DIRECTIVE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), src.code)
+        self.functions = self._functions()
+        self.starts = [f.body[0] for f in self.functions]
+
+    def _functions(self) -> list[_Function]:
+        code, out = self.code, []
+        # per open brace: a function body or inside one; the class body it is (else None)
+        stack: list[tuple[bool, tuple[int, int] | None]] = []
+        last = -1
+        for m in _SEP.finditer(code):
+            c = m.group()
+            if c == "{":
+                head = code[last + 1 : m.start()]
+                inside = bool(stack) and stack[-1][0]
+                mine = not inside and "(" in head and not _NOT_FUNCTION.search(head.strip())
+                close = self.src.match_close(m.start()) if not inside else None
+                klass = None
+                if mine and close is not None:
+                    owner = stack[-1][1] if stack else None
+                    out.append(_Function(_name(head), last + 1, (m.start(), close), owner))
+                elif not inside and close is not None and _CLASS.search(head):
+                    klass = (m.start(), close)
+                stack.append((inside or (mine and close is not None), klass))
+            elif c == "}" and stack:
+                stack.pop()
+            last = m.start()
+        return out
+
+    def function_at(self, offset: int) -> _Function | None:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        if i >= 0 and self.functions[i].body[0] < offset < self.functions[i].body[1]:
+            return self.functions[i]
+        return None
+
+    def macro_at(self, offset: int) -> str | None:
+        """The function-like macro whose definition holds ``offset``."""
+        line = self.src.line_of(offset)
+        while line > 1 and self.src.code_line(line - 1).rstrip().endswith("\\"):
+            line -= 1
+        m = _DEFINE.match(self.src.code_line(line))
+        return m.group(1) if m else None
+
+    # -- inside one function ---------------------------------------------------------------
+
+    def regions(self, fn: _Function) -> list[_Region]:
+        if fn.regions is not None:
+            return fn.regions
+        code, src = self.code, self.src
+        lo, hi = fn.body
+        out: list[_Region] = []
+        exits: list[tuple[int, str]] = []
+        for m in _CONTROL.finditer(code, lo + 1, hi):
+            kw = m.group(1)
+            if kw in ("return", "break", "continue"):
+                exits.append((m.start(), kw))
+                continue
+            if kw == "else":
+                continue  # read with its if
+            if kw == "do":
+                end = self._stmt_end(m.end(), hi)
+                w = _WHILE.match(code, end, hi)
+                if w is not None:
+                    open_ = w.end() - 1
+                    close = src.match_close(open_)
+                    if close is not None:
+                        out.append(_Region(m.end(), end, (open_ + 1, close), "do"))
+                continue
+            p = _PAREN_AFTER.match(code, m.end(), hi)
+            if p is None:
+                continue
+            close = src.match_close(p.end() - 1)
+            if close is None or close >= hi:
+                continue
+            end = self._stmt_end(close + 1, hi)
+            cond = (p.end(), close)
+            out.append(_Region(close + 1, end, cond, kw))
+            if kw == "if":
+                e = _ELSE.match(code, end, hi)
+                if e is not None:
+                    out.append(_Region(e.end(), self._stmt_end(e.end(), hi), cond, "else"))
+        fn.regions, fn.exits = out, exits
+        return out
+
+    def _stmt_end(self, pos: int, limit: int, depth: int = 0) -> int:
+        """The end of the statement that starts at ``pos`` (a block, a control statement or
+        an expression up to its ``;``)."""
+        code, src = self.code, self.src
+        while pos < limit and code[pos] in " \t\r\n":
+            pos += 1
+        if pos >= limit or depth > 50:
+            return limit
+        if code[pos] == "{":
+            close = src.match_close(pos)
+            return limit if close is None or close > limit else close + 1
+        k = _STATEMENT.match(code, pos, limit)
+        if k is not None and k.group(1) != "do":
+            p = _PAREN_AFTER.match(code, k.end(), limit)
+            close = src.match_close(p.end() - 1) if p is not None else None
+            if close is None or close >= limit:
+                return limit
+            end = self._stmt_end(close + 1, limit, depth + 1)
+            if k.group(1) == "if":
+                e = _ELSE.match(code, end, limit)
+                if e is not None:
+                    end = self._stmt_end(e.end(), limit, depth + 1)
+            return end
+        if k is not None:  # do ... while (...);
+            end = self._stmt_end(pos + 2, limit, depth + 1)
+            semi = next(iter(src.top_level(end, limit, ";")), None)
+            return limit if semi is None else semi + 1
+        semi = next(iter(src.top_level(pos, limit, ";")), None)
+        return limit if semi is None else semi + 1
+
+    def tainted(self, fn: _Function) -> frozenset[str]:
+        """The names in ``fn`` that hold a lane or thread index."""
+        if fn.tainted is not None:
+            return fn.tainted
+        code = self.code
+        lo, hi = fn.body
+        pairs: list[tuple[str, set[str]]] = []
+        names: set[str] = set()
+        for m in _ASSIGN.finditer(code, lo, hi):
+            used = set(_IDENT.findall(_rhs(code, m.end(), hi)))
+            if any(lane_named(w) for w in used):
+                names.add(m.group(1))
+            else:
+                pairs.append((m.group(1), used))
+        for _ in range(8):
+            grew = False
+            for lhs, used in pairs:
+                if lhs not in names and not used.isdisjoint(names):
+                    names.add(lhs)
+                    grew = True
+            if not grew:
+                break
+        fn.tainted = frozenset(names)
+        return fn.tainted
+
+    @staticmethod
+    def _depends(expr: str, names: set[str] | frozenset[str]) -> bool:
+        return any(w in names or lane_named(w) for w in _IDENT.findall(expr))
+
+    def _lane_facts(self, fn: _Function) -> None:
+        regions = self.regions(fn)
+        names = self.tainted(fn)
+        code = self.code
+        fn.lane = [self._depends(code[r.cond[0] : r.cond[1]], names) for r in regions]
+        out: list[tuple[int, str, int, _Region, _Region | None]] = []
+        for at, kw in fn.exits or []:
+            around = [i for i, r in enumerate(regions) if r.start <= at < r.end]
+            under = [regions[i] for i in around if fn.lane[i]]
+            if not under:
+                continue
+            loop = None
+            if kw != "return":  # a break/continue leaves its loop (or a switch) only
+                kinds = (
+                    ("for", "while", "do", "switch") if kw == "break" else ("for", "while", "do")
+                )
+                inner = [regions[i] for i in around if regions[i].kind in kinds]
+                if not inner or inner[-1].kind == "switch":
+                    continue
+                loop = inner[-1]
+            out.append((at, kw, max(r.end for r in under), under[0], loop))
+        fn.lane_exits = out
+
+    def divergent_in(self, fn: _Function, offset: int) -> str | None:
+        """Why ``offset`` in ``fn`` may run with some lanes only (None: all of them)."""
+        if fn.lane_exits is None:
+            self._lane_facts(fn)
+        regions, lane = fn.regions or [], fn.lane or []
+        for r, dep in zip(regions, lane, strict=True):
+            if dep and r.start <= offset < r.end:
+                return self._say(r, "inside")
+        for at, kw, last, r, loop in fn.lane_exits or []:
+            if at >= offset:
+                break
+            if offset < last:
+                continue  # in the same branch, after its exit: not reached by those lanes
+            if loop is not None and not loop.start <= offset < loop.end:
+                continue
+            return self._say(r, f"after the `{kw}` taken")
+        return None
+
+    def _say(self, r: _Region, where: str) -> str:
+        cond = " ".join(self.code[r.cond[0] : r.cond[1]].split())
+        if len(cond) > 60:
+            cond = cond[:57] + "..."
+        kw = "if" if r.kind == "else" else r.kind
+        line = self.src.line_of(r.cond[0])
+        return f"{where} `{kw} ({cond})` ({self.rel}:{line}), which depends on the lane"
+
+
+def _rhs(code: str, pos: int, limit: int) -> str:
+    """The expression assigned at ``pos``: up to a ``;``, a top-level ``,`` or the ``)`` that
+    closes an enclosing bracket (a ``for`` header's step)."""
+    depth = 0
+    for i in range(pos, min(limit, pos + 2000)):
+        c = code[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            if depth == 0:
+                return code[pos:i]
+            depth -= 1
+        elif c in ";{}" or (c == "," and depth == 0):
+            return code[pos:i]
+    return code[pos : min(limit, pos + 2000)]
+
+
+def _name(head: str) -> str:
+    lam = _LAMBDA.search(head)
+    if lam is not None:
+        return lam.group(1)
+    depth = 0
+    for m in textre.finditer(r"[()]|(\w+)\s*\(", head):
+        if m.group() == ")":
+            depth -= 1
+            continue
+        if depth == 0 and m.group(1) and m.group(1) not in _ATTRIBUTE:
+            return m.group(1)
+        depth += 1
+    return ""
+
+
+class Divergence:
+    """The lane-divergence of warp calls over ``files`` (relative path -> lexed source),
+    read together: a helper in a header is judged by its callers in every file."""
+
+    def __init__(self, files: dict[str, CxxSource]) -> None:
+        self.sources = files
+        self._files = {rel: _File(rel, src) for rel, src in files.items()}
+        self._calls: dict[str, list[tuple[_File, int]]] = {}
+        self._callers: dict[str, str | None] = {}
+
+    def why(self, rel: str, offset: int) -> str | None:
+        """Why the warp call at ``offset`` of ``rel`` may run with only some lanes (a
+        sentence), or None."""
+        f = self._files.get(rel)
+        if f is None:
+            return None
+        macro = f.macro_at(offset)
+        if macro is not None:
+            return self._called(macro, None, 0, set())
+        fn = f.function_at(offset)
+        if fn is None:
+            return None
+        got = f.divergent_in(fn, offset)
+        if got is not None:
+            return got
+        return self._called(fn.name, self._owner(f, fn), 0, set()) if fn.name else None
+
+    @staticmethod
+    def _owner(f: _File, fn: _Function) -> tuple[str, int, int] | None:
+        return None if fn.klass is None else (f.rel, *fn.klass)
+
+    def _called(
+        self, name: str, owner: tuple[str, int, int] | None, depth: int, seen: set[str]
+    ) -> str | None:
+        """Why a call of ``name`` (a function, a member of ``owner``'s class, or a macro)
+        may run with some lanes only."""
+        key = f"{name}@{owner}"
+        if depth >= _DEPTH or key in seen:
+            return None
+        seen.add(key)
+        if depth == 0 and key in self._callers:
+            return self._callers[key]
+        answer = None
+        for f, at in self._call_sites(name):
+            if owner is not None and not _member_call(f, at, owner):
+                continue
+            macro = f.macro_at(at)
+            if macro is not None:
+                got = self._called(macro, None, depth + 1, seen)
+            else:
+                fn = f.function_at(at)
+                if fn is None:
+                    continue
+                got = f.divergent_in(fn, at)
+                if got is not None:
+                    line = f.src.line_of(at)
+                    got = f"`{name}` is called at {f.rel}:{line}, {got}"
+                elif fn.name:
+                    got = self._called(fn.name, self._owner(f, fn), depth + 1, seen)
+            if got is not None:
+                answer = got
+                break
+        if depth == 0:
+            self._callers[key] = answer
+        return answer
+
+    def _call_sites(self, name: str) -> list[tuple[_File, int]]:
+        if name not in self._calls:
+            pat = textre.compile(
+                r"\b" + re.escape(name) + r"\s*(?:<[^;{}()<>]*(?:<[^;{}]*?>)?[^;{}()<>]*>)?\s*\("
+            )
+            out: list[tuple[_File, int]] = []
+            for f in self._files.values():
+                if name not in f.src.code:
+                    continue
+                for m in pat.finditer(f.src.code):
+                    if "<<<" in m.group():
+                        continue
+                    if f.function_at(m.start()) is None and f.macro_at(m.start()) is None:
+                        continue  # a declaration or a definition's head
+                    out.append((f, m.start()))
+            self._calls[name] = out
+        return self._calls[name]
+
+
+def _member_call(f: _File, at: int, owner: tuple[str, int, int]) -> bool:
+    """Whether the call at ``at`` can be of a member function of ``owner``'s class: through
+    an object or a qualifier, or from inside that class."""
+    rel, lo, hi = owner
+    if f.rel == rel and lo < at < hi:
+        return True
+    j = at - 1
+    code = f.src.code
+    while j >= 0 and code[j] in " \t\r\n":
+        j -= 1
+    return j >= 0 and code[j] in ".>:"
