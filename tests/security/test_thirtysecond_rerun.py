@@ -77,3 +77,57 @@ def test_nothing_but_gpuports_own_modules_loads_before_clean_start(tmp_path: Pat
     )  # fmt: skip
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     assert not marker.exists()
+
+
+# F4 (medium): a generated file of megabytes with a shuffle and a ballot on every line kept
+# `scan` busy for minutes (the lane-meaning reader, about a millisecond per warp operation).
+# The warp rules now judge one file up to a budget of warp tokens and say where they stopped.
+_DENSE = "v += __shfl_down_sync(0xffffffff, v, 16); b = __ballot_sync(0xffffffff, v > 0);\n"
+
+
+def _dense_kernels(count: int, lines: int) -> str:
+    return "".join(
+        f"__global__ void k{i}(float *x) {{ float v = x[threadIdx.x]; unsigned b;\n"
+        + _DENSE * lines
+        + "}\n"
+        for i in range(count)
+    )
+
+
+def test_warp_rules_stop_at_their_budget_and_say_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuport.scan.rules.native import warp_budget
+    from tests.scan.project_files import scan_files
+
+    monkeypatch.setattr(warp_budget, "WARP_TOKENS_BUDGET", 100)
+    # 10 kernels of 14 lines (2 warp tokens on each of 12, `threadIdx` in the first): 250
+    # tokens, so the 101st is the fifth kernel's first (lines 57-70): judged up to line 56
+    r = scan_files(tmp_path, {"src/gen.cu": _dense_kernels(10, 12)})
+    skipped = {s.path: s.reason for s in r.skipped}
+    assert "src/gen.cu" in skipped
+    assert "partly judged" in skipped["src/gen.cu"]
+    assert "stopped at line 57" in skipped["src/gen.cu"]
+    warp = [f for f in r.findings if f.rule_id in ("GP302", "GP305", "GP307")]
+    assert warp, "the kernels before the cut are judged"
+    assert max(f.location.line for f in warp) < 57
+    assert r.verdict.value != "ready"
+
+
+def test_a_file_within_the_budget_is_judged_whole(tmp_path: Path) -> None:
+    from tests.scan.project_files import scan_files
+
+    r = scan_files(tmp_path, {"src/gen.cu": _dense_kernels(10, 12)})
+    assert not r.skipped
+    assert max(f.location.line for f in r.findings if f.rule_id == "GP302") > 130
+
+
+def test_a_megabyte_of_warp_operations_is_cut_short(tmp_path: Path) -> None:
+    """Counted, not timed: at the real budget a 1.3 MB file is judged for its first four
+    kernels (1,011 tokens each) only; the whole file took 11 s on this machine before."""
+    from tests.scan.project_files import scan_files
+
+    r = scan_files(tmp_path, {"src/gen.cu": _dense_kernels(30, 505)})
+    reason = {s.path: s.reason for s in r.skipped}["src/gen.cu"]
+    assert "30,330 warp tokens" in reason and "more than the 5,000" in reason
+    assert "stopped at line 2029" in reason

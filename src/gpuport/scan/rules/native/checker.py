@@ -28,6 +28,7 @@ from gpuport.scan.rules.native.api import check_api
 from gpuport.scan.rules.native.common import Pass, Sink, iter_words, word_start
 from gpuport.scan.rules.native.libs import FOLDED_BY_CUTLASS, check_libraries, cutlass_match
 from gpuport.scan.rules.native.warp import check_warp
+from gpuport.scan.rules.native.warp_budget import judged_until
 
 register(
     Rule(
@@ -533,7 +534,20 @@ def check_native(ctx: FileContext) -> None:
     for run, ids in _PASSES:
         if sink.wants(*ids):
             run(sink)
-    check_warp(sink)
+    budget = judged_until(sink.src)
+    if budget is None:
+        check_warp(sink)
+    else:  # a generated file of thousands of warp operations: judged up to the budget
+        cut, line, count, most = budget
+        warp_sink = Sink(ctx, lex(ctx.text[:cut]))
+        warp_sink.fold = sink.fold
+        check_warp(warp_sink)
+        sink.folded += warp_sink.folded
+        ctx.skip_reason = (
+            f"partly judged: {count:,} warp tokens (shuffles, thread indices, 32s...), more than "
+            f"the {most:,} one file is judged for; the warp rules (GP302-GP308) "
+            f"stopped at line {line}"
+        )
     check_api(sink)
     check_libraries(sink)  # last: GP315 counts the findings folded into it
 
