@@ -353,14 +353,14 @@ class Divergence:
 
     def __init__(self, files: dict[str, CxxSource]) -> None:
         self.sources = files
-        self._files = {rel: _File(rel, src) for rel, src in files.items()}
+        self._files: dict[str, _File] = {}  # read when first asked about
         self._calls: dict[str, list[tuple[_File, int]]] = {}
         self._callers: dict[str, str | None] = {}
 
     def why(self, rel: str, offset: int) -> str | None:
         """Why the warp call at ``offset`` of ``rel`` may run with only some lanes (a
         sentence), or None."""
-        f = self._files.get(rel)
+        f = self._file(rel)
         if f is None:
             return None
         macro = f.macro_at(offset)
@@ -377,6 +377,14 @@ class Divergence:
     @staticmethod
     def _owner(f: _File, fn: _Function) -> tuple[str, int, int] | None:
         return None if fn.klass is None else (f.rel, *fn.klass)
+
+    def _file(self, rel: str) -> _File | None:
+        if rel not in self._files:
+            src = self.sources.get(rel)
+            if src is None:
+                return None
+            self._files[rel] = _File(rel, src)
+        return self._files[rel]
 
     def _called(
         self, name: str, owner: tuple[str, int, int] | None, depth: int, seen: set[str]
@@ -419,8 +427,11 @@ class Divergence:
                 r"\b" + re.escape(name) + r"\s*(?:<[^;{}()<>]*(?:<[^;{}]*?>)?[^;{}()<>]*>)?\s*\("
             )
             out: list[tuple[_File, int]] = []
-            for f in self._files.values():
-                if name not in f.src.code:
+            for rel, src in self.sources.items():
+                if name not in src.code:
+                    continue
+                f = self._file(rel)
+                if f is None:
                     continue
                 for m in pat.finditer(f.src.code):
                     if "<<<" in m.group():

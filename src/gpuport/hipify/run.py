@@ -35,7 +35,6 @@ from gpuport import fileio, subproc, textre, usercache
 from gpuport.knowledge import PackageDB, TargetInfo, packages_on_demand, resolve_target
 from gpuport.knowledge.api_map import ApiMap, load_api_map
 from gpuport.models import SCHEMA_VERSION, EnvFingerprint, EnvironmentProblem, GpuportError
-from gpuport.pathwalk import first_link_in
 from gpuport.plainjson import EXCLUDED
 from gpuport.safeparse import ParseError, json_value
 from gpuport.scan.check import check_text
@@ -45,6 +44,7 @@ from gpuport.scan.project.files import Skip, walk
 from gpuport.scan.rules import FileKind
 
 from .annotate import annotate as annotate_text
+from .divergence import Divergence
 from .hipheaders import HipHeaders, find_include, header_version
 from .io import encode, read_source
 from .translate import (
@@ -54,7 +54,7 @@ from .translate import (
     _parse_version,
     translate,
 )
-from .tree import other_files, uncopied
+from .tree import check_out_dir, other_files, uncopied
 from .wave64 import WaveMode
 
 _SURROGATE = textre.compile("[\udc80-\udcff]")
@@ -305,46 +305,6 @@ def compile_check(
     return CompileResult(ok=done.ok, offload_archs=archs, error=error, limited=done.limited)
 
 
-def _inside(child: Path, parent: Path) -> bool:
-    return child == parent or parent in child.parents
-
-
-def _check_out_dir(path: Path, out_dir: Path) -> None:
-    """An output folder is a real folder outside the input that does not hold it: a link
-    (``proj/hip_out -> ../home``, shipped by the project) or a folder above the input had
-    the whole tree, dotfiles too, written over the user's files (the project's ``.bashrc``
-    over ``~/.bashrc``; fourth review)."""
-    src = path.resolve()
-    dst = out_dir.resolve()
-    here = Path(os.path.abspath(path if src.is_dir() else path.parent))  # noqa: PTH100
-    out = Path(os.path.abspath(out_dir))  # noqa: PTH100 - the links on the way are the point
-    # each folder from the project down (fifth review), else the folder itself
-    link = fileio.link_below(out, here) if out.is_relative_to(here) else None
-    link = link or (out if out.is_symlink() else None)
-    # the walk as the kernel makes it: ``p/sub/../out`` follows ``sub`` before ``..``
-    link = link or first_link_in(out_dir / "x", Path(os.path.realpath(here)))
-    if link is not None:
-        raise GpuportError(
-            f"output folder {out_dir} goes through a symbolic link ({link}); name the "
-            "folder it leads to if you mean it"
-        )
-    if dst.exists() and not dst.is_dir():
-        raise GpuportError(f"output folder {out_dir} is a file")
-
-    if src.is_dir() and _inside(dst, src):
-        raise GpuportError(
-            f"output folder {out_dir} is inside the input {path}; choose a folder outside it"
-        )
-    if src.is_dir() and src.is_relative_to(dst):
-        raise GpuportError(
-            f"output folder {out_dir} holds the input {path}; choose a folder beside it"
-        )
-    if src.is_file() and dst == src.parent:
-        raise GpuportError(
-            f"output folder {out_dir} is the input's own folder; it would overwrite {path.name}"
-        )
-
-
 def hipify_path(
     path: Path,
     *,
@@ -374,7 +334,7 @@ def hipify_path(
     if out_dir is not None and in_place:
         raise GpuportError("--in-place and -o/--out-dir cannot be used together")
     if out_dir is not None:
-        _check_out_dir(path, out_dir)
+        check_out_dir(path, out_dir)
     if check:
         if subproc.which("hipcc", avoid=(path,)) is None:
             raise EnvironmentProblem(HIPCC_MISSING)
@@ -429,6 +389,7 @@ def hipify_path(
         from .wave64 import meaning_of
 
         meanings = meaning_of(lexed)
+    divergence = Divergence(lexed)  # a helper's masks judged by its callers in every file
     for rel, item_path, got, hazards, source in read:
         done = translate(
             source,
@@ -440,6 +401,7 @@ def hipify_path(
             unsafe=unsafe,
             meaning=meanings[rel] if meanings is not None else None,
             lexed=lexed.get(rel),
+            divergence=divergence,
         )
         output = out_dir / rel if out_dir is not None else None
         if in_place and done.text != got:

@@ -15,7 +15,9 @@ at the end, so every position reported refers to the input):
 * ``cub::`` (and ``using namespace cub``) become the map's namespace replacement (``hipcub``);
 * warp intrinsics follow the HIP version: below 6.2 the ``*_sync`` forms become the maskless
   forms with a trailing comment; from 6.2 the sync forms stay and a literal 32-bit full mask
-  becomes a 64-bit one (HIP's sync functions ``static_assert`` a 64-bit mask);
+  becomes a 64-bit one (HIP's sync functions ``static_assert`` a 64-bit mask), but not in a
+  call that may run on some lanes only (:mod:`gpuport.hipify.divergence`: HIP checks the mask
+  against the lanes that run the call and traps): that mask is left, and listed unsupported;
 * ``#include <hip/hip_runtime.h>`` is added after the leading comments / ``#pragma once`` /
   include guard when the file uses CUDA runtime or device code and does not include it.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -43,6 +46,7 @@ from gpuport.scan.cxx import CxxSource, lex, within
 
 from . import shims as shim
 from . import wave64 as wave
+from .divergence import Divergence
 from .hipheaders import HipHeaders
 from .launch import rewrite_launches
 from .wave64 import WaveChange, WaveLeft, WaveMode
@@ -65,6 +69,12 @@ LaunchSyntax = Literal["keep", "ggl"]
 LAUNCH_SYNTAXES: tuple[LaunchSyntax, ...] = ("keep", "ggl")
 
 DEFAULT_HIP_VERSION = "6.4"
+#: The start of the reason a full mask is left 32-bit (HIP >= 6.2).
+LEFT_32 = (
+    "full mask left 32-bit (the HIP build stops at it): a 64-bit mask would trap at run "
+    "time, since HIP checks a *_sync mask against the lanes that run the call, and this call "
+    "may run on some lanes only"
+)
 #: The comment written after a warp call whose mask was dropped (HIP < 6.2).
 MASK_DROPPED = "/* gpuport: mask dropped (HIP < 6.2) */"
 HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>"
@@ -216,12 +226,18 @@ def _skip_space(text: str, pos: int, end: int) -> int:
 
 
 def _warp_calls(
-    src: CxxSource, target: Version, edits: _Edits, counts: Counter[str]
+    src: CxxSource,
+    target: Version,
+    edits: _Edits,
+    counts: Counter[str],
+    divergent: Callable[[int], str | None],
+    left: list[Unsupported],
 ) -> tuple[bool, list[int]]:
     """Rewrite ``*_sync`` warp intrinsics for ``target`` (see the module docstring).
 
     Returns whether any warp call was seen (the file then needs the HIP runtime header) and
-    the offsets of the literal masks widened to 64 bits."""
+    the offsets of the literal masks widened to 64 bits. A full mask of a call that may run
+    on some lanes only (``divergent`` says why) is left 32-bit and listed in ``left``."""
     text, code = src.text, src.code
     seen = False
     widened: list[int] = []
@@ -242,6 +258,11 @@ def _warp_calls(
                     _FULL_MASK_32.fullmatch(literal)
                     and code[start : start + len(literal)] == literal
                 ):
+                    why = divergent(m.start())
+                    if why is not None:
+                        line, col = src.line_col(m.start())
+                        left.append(Unsupported(name, line, col, f"{LEFT_32}: {why}"))
+                        continue
                     edits.add(start, start + len(literal), wave.FULL_MASK_64)
                     widened.append(start)
             continue
@@ -306,6 +327,7 @@ def translate(
     meaning: FileMeaning | None = None,
     shims: bool = True,
     lexed: CxxSource | None = None,
+    divergence: Divergence | None = None,
 ) -> Translation:
     """Translate CUDA source ``text`` to HIP for ``hip_version`` (see the module docstring).
 
@@ -317,7 +339,8 @@ def translate(
     files together (:func:`gpuport.hipify.wave64.meaning_of`). ``shims``: write a small
     portable shim for an API the target HIP lacks (:mod:`gpuport.hipify.shims`) instead of
     leaving it unsupported. ``lexed``: ``text`` already lexed (a run that read every file
-    first)."""
+    first). ``divergence``: the lane-divergence of every file of the run, ``lexed`` among
+    them (a helper judged by its callers in other files; else this file is read alone)."""
     if launch_syntax not in LAUNCH_SYNTAXES:
         raise GpuportError(f"launch syntax must be keep or ggl, not {launch_syntax!r}")
     if wave64 not in wave.WAVE64_MODES:
@@ -365,7 +388,15 @@ def translate(
         if final in ("hip/hip_runtime.h", "hip_runtime.h"):
             has_runtime = True
 
-    warp_seen, widened = _warp_calls(src, target, edits, counts)
+    lanes: list[Divergence] = []
+
+    def divergent(at: int) -> str | None:
+        if not lanes:  # read only where a full mask is met
+            whole = divergence is not None and divergence.sources.get(path) is src
+            lanes.append(divergence if whole and divergence else Divergence({path: src}))
+        return lanes[0].why(path, at)
+
+    warp_seen, widened = _warp_calls(src, target, edits, counts, divergent, unsupported)
     if shims and target < _SYNC_WARP_FROM and shim.uses_syncwarp(code):
         needed.append(shim.Shim("__syncwarp", f"__syncwarp is not in HIP {hip_version}"))
     if needed:  # the shims go after the last include before their first use
@@ -382,6 +413,7 @@ def translate(
             widened=widened,
             unsafe=unsafe,
             meaning=meaning,
+            divergent=divergent,
         )
         for w_start, w_end, w_new in plan.edits:
             edits.add(w_start, w_end, w_new)

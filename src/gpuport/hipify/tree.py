@@ -12,11 +12,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from gpuport import fileio
+from gpuport.models import GpuportError
+from gpuport.pathwalk import first_link_in
 from gpuport.scan.finding import SkippedFile
 from gpuport.scan.project.files import Skip, classify, iter_entries
 from gpuport.scan.rules import FileKind
 
-__all__ = ["other_files", "uncopied"]
+__all__ = ["check_out_dir", "other_files", "uncopied"]
 
 
 #: the files that make a folder a git directory beside its ``objects/`` and ``refs/``
@@ -74,3 +77,43 @@ def other_files(root: Path) -> Iterator[str]:
             continue
         if regular and classify(rel if "/" in rel else f"{root_name}/{rel}") is not FileKind.NATIVE:
             yield rel
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def check_out_dir(path: Path, out_dir: Path) -> None:
+    """An output folder is a real folder outside the input that does not hold it: a link
+    (``proj/hip_out -> ../home``, shipped by the project) or a folder above the input had
+    the whole tree, dotfiles too, written over the user's files (the project's ``.bashrc``
+    over ``~/.bashrc``; fourth review)."""
+    src = path.resolve()
+    dst = out_dir.resolve()
+    here = Path(os.path.abspath(path if src.is_dir() else path.parent))  # noqa: PTH100
+    out = Path(os.path.abspath(out_dir))  # noqa: PTH100 - the links on the way are the point
+    # each folder from the project down (fifth review), else the folder itself
+    link = fileio.link_below(out, here) if out.is_relative_to(here) else None
+    link = link or (out if out.is_symlink() else None)
+    # the walk as the kernel makes it: ``p/sub/../out`` follows ``sub`` before ``..``
+    link = link or first_link_in(out_dir / "x", Path(os.path.realpath(here)))
+    if link is not None:
+        raise GpuportError(
+            f"output folder {out_dir} goes through a symbolic link ({link}); name the "
+            "folder it leads to if you mean it"
+        )
+    if dst.exists() and not dst.is_dir():
+        raise GpuportError(f"output folder {out_dir} is a file")
+
+    if src.is_dir() and _inside(dst, src):
+        raise GpuportError(
+            f"output folder {out_dir} is inside the input {path}; choose a folder outside it"
+        )
+    if src.is_dir() and src.is_relative_to(dst):
+        raise GpuportError(
+            f"output folder {out_dir} holds the input {path}; choose a folder beside it"
+        )
+    if src.is_file() and dst == src.parent:
+        raise GpuportError(
+            f"output folder {out_dir} is the input's own folder; it would overwrite {path.name}"
+        )

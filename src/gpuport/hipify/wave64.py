@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 WaveMode = Literal["fix", "report"]
+#: why the call at an offset may run on some lanes only, or None
+Divergent = Callable[[int], "str | None"]
 WAVE64_MODES: tuple[WaveMode, ...] = ("fix", "report")
 MACRO = WAVE
 MARK = "gpuport: wave64"
@@ -224,9 +226,24 @@ class _Planner:
                 unsafe=action == "unsafe",
             )
 
-    def masks(self) -> None:
+    def _divergent_use(self, name: str, divergent: Divergent | None) -> str | None:
+        """Why a ``*_sync`` call of this file with mask ``name`` may run on some lanes only."""
+        if divergent is None:
+            return None
+        for use in textre.finditer(_SYNC_FIRST + re.escape(name) + r"\b", self.code):
+            why = divergent(use.start())
+            if why is not None:
+                line = self.src.line_of(use.start())
+                return (
+                    f"{name} left 32-bit (a 64-bit mask would trap): the mask of the call at "
+                    f"line {line}, which may run on some lanes only: {why}"
+                )
+        return None
+
+    def masks(self, divergent: Divergent | None = None) -> None:
         """Named full masks used as ``*_sync`` masks, where the target HIP keeps the masks
-        (below 6.2 they are dropped at the calls and the constant is no longer used)."""
+        (below 6.2 they are dropped at the calls and the constant is no longer used); not
+        one a call that may run on some lanes only uses (``divergent`` says why)."""
         if not self.keep_masks:
             return
         src, code = self.src, self.code
@@ -237,6 +254,10 @@ class _Planner:
             ):
                 continue
             start, _ = src.line_span(line)
+            why = self._divergent_use(m.group("name"), divergent)
+            if why is not None:
+                self.leave(start + m.start("v"), "mask", why)
+                continue
             self.edit(
                 start + m.start("v"),
                 start + m.end("v"),
@@ -247,6 +268,10 @@ class _Planner:
         for m in _MASK_CONST.finditer(code):
             name = m.group("name")
             if not textre.search(_SYNC_FIRST + re.escape(name) + r"\b", code):
+                continue
+            why = self._divergent_use(name, divergent)
+            if why is not None:
+                self.leave(m.start("v"), "mask", why)
                 continue
             if self.edit(
                 m.start("type"), m.end("type"), "unsigned long long", "mask", f"{name}: 64-bit mask"
@@ -285,12 +310,15 @@ def plan(
     widened: Sequence[int] = (),
     unsafe: bool = False,
     meaning: FileMeaning | None = None,
+    divergent: Divergent | None = None,
 ) -> WavePlan:
     """The wave64 rewrites of ``src`` (see the module docstring). ``keep_masks``: the target
     HIP keeps the ``*_sync`` masks (>= 6.2), so full-mask constants must become 64-bit;
     ``widened``: offsets of literal masks the translator already widened (listed and marked
     here, not edited); ``unsafe``: ``--unsafe-fixes``; ``meaning``: this file's decisions
-    when the run analysed several files together (else this file is analysed alone)."""
+    when the run analysed several files together (else this file is analysed alone);
+    ``divergent``: why a call at an offset may run on some lanes only (a full-mask constant
+    such a call uses stays 32-bit)."""
     p = _Planner(src, keep_masks)
     for offset in widened:
         line = src.line_of(offset)
@@ -300,7 +328,7 @@ def plan(
             kinds.append("mask")
     if meaning is None:
         meaning = meaning_of({rel: src})[rel]
-    p.masks()
+    p.masks(divergent)
     p.warpsize_constants()
     p.decisions(meaning, unsafe)
     if p.out.needs_macro and f"define {MACRO}" in src.code:
