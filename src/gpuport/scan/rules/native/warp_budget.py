@@ -22,8 +22,8 @@ from gpuport.scan.rules.native.warp_units import find_units
 
 __all__ = ["WARP_TOKENS_BUDGET", "judged_until"]
 
-#: Warp tokens one file is judged for: about three times the most seen in a real file
-WARP_TOKENS_BUDGET = 5000
+#: Warp tokens one file is judged for: about six times the most seen in a real file
+WARP_TOKENS_BUDGET = 10_000
 
 #: what the lane-meaning reader reads (warp_facts' trigger) and every warp operation
 _WARP_TOKEN = textre.compile(
