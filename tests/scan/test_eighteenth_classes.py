@@ -132,3 +132,83 @@ def test_a_conda_environment_another_file_names_is_an_install(tmp_path: Path) ->
     r = scan_files(tmp_path, files)
     got = [f.severity for f in r.findings if f.location.path == "environment.yaml"]
     assert got and any(sev is not Severity.INFO for sev in got), got
+
+
+# qsim's state-vector kernels: `warp_size` is a template parameter with the default 32, the
+# stride of a layout of 32 real then 32 imaginary components, used only to index data
+_LAYOUT = """\
+template <typename FP, unsigned warp_size = 32>
+__global__ void SetStateUniformKernel(FP v, unsigned long size, FP* state) {
+  unsigned lane = threadIdx.x % warp_size;
+  unsigned long k = 2 * (blockIdx.x * blockDim.x + threadIdx.x) - lane;
+  state[k] = lane < size ? v : 0;
+  state[k + warp_size] = 0;
+}
+
+template <typename FP, unsigned warp_size = 32>
+__global__ void MultiplyKernel(FP a, FP* state) {
+  unsigned long k = blockIdx.x * blockDim.x + threadIdx.x;
+  state[k] *= a;
+}
+"""
+# the same template constant next to a ballot kept in 32 bits: wrong as written on wave64
+_BALLOT = """\
+template <typename FP, unsigned warp_size = 32>
+__global__ void CountKernel(const FP* x, unsigned* out) {
+  unsigned lane = threadIdx.x % warp_size;
+  unsigned b = __ballot_sync(0xffffffffu, x[threadIdx.x] > 0);
+  if (lane == 0) out[threadIdx.x / warp_size] = __popc(b);
+}
+"""
+
+
+def _gp303(root: Path, text: str) -> list[tuple[int, Severity, str]]:
+    r = scan_files(root, {"src/k.cu": text})
+    return [
+        (f.location.line, f.severity, f.message)
+        for f in r.findings
+        if f.rule_id == "GP303" and f.location.path == "src/k.cu"
+    ]
+
+
+def test_a_template_default_of_32_is_judged_with_its_function(tmp_path: Path) -> None:
+    got = _gp303(tmp_path / "a", _LAYOUT)
+    assert [line for line, _s, _m in got] == [1, 9], got
+    assert all(sev is Severity.INFO for _l, sev, _m in got), got
+    assert "correct on a 64-lane wavefront" in got[0][2]
+    assert "never uses it" in got[1][2]
+    # next to a 32-bit ballot the same constant is a real hazard
+    got = _gp303(tmp_path / "b", _BALLOT)
+    assert got and got[0][1] is not Severity.INFO, got
+
+
+# Uni-Core's rmsnorm: a struct's `static constexpr int WarpSize = 32;` (the finding is at the
+# name, the unit is the 32 before the `;`), rows of 32 threads reduced with width-32 shuffles
+_ROWS = """\
+template <typename T>
+__device__ T SHFL_XOR(T v, int m, int width) { return __shfl_xor_sync(0xffffffffu, v, m, width); }
+
+struct Params {
+    static constexpr int WarpSize = 32;
+    static constexpr int Stride = WarpSize * 4;
+};
+
+template <typename P>
+__global__ void rows(float *x) {
+    float v = x[threadIdx.y * P::Stride + threadIdx.x];
+    for (int offset = P::WarpSize / 2; offset > 0; offset /= 2) {
+        v += SHFL_XOR(v, offset, P::WarpSize);
+    }
+    x[threadIdx.y] = v;
+}
+"""
+
+
+def test_a_struct_member_warp_constant_is_judged_with_its_kernels(tmp_path: Path) -> None:
+    got = _gp303(tmp_path / "a", _ROWS)
+    assert [(line, sev) for line, sev, _m in got] == [(5, Severity.INFO)], got
+    ballot = _ROWS.replace(
+        "x[threadIdx.y] = v;", "x[threadIdx.y] = __popc(__ballot_sync(0xffffffffu, v > 0));"
+    )
+    got = _gp303(tmp_path / "b", ballot)
+    assert got and got[0][1] is not Severity.INFO, got

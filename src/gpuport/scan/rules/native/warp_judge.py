@@ -87,15 +87,34 @@ class JudgedSink:
         if rule_id in _JUDGED and not guarded and not compare:
             if rule_id == "GP304" and not self._lane_site_near(offset):
                 return False  # not a lane or warp number: a data index, a word, a check
+            if rule_id == "GP303" and self._unused_template_default(offset):
+                return self._sink.hit(
+                    rule_id,
+                    offset,
+                    f"{message or ''}; the function it is a template parameter of never uses "
+                    "it: it decides nothing".lstrip("; "),
+                    fix=fix,
+                    severity=severity,
+                    guarded=True,
+                )
             comp = self.meaning.component_at(offset)
             if comp is None and rule_id == "GP303":
                 # `#define WARP_SIZE 32`: the hit is at the name, the unit is its value
                 code = self._sink.code
                 eol = code.find("\n", offset)
                 end = eol if eol >= 0 else len(code)
-                while end > offset + 1 and code[end - 1] in " \t\r\\":
-                    end -= 1  # a trailing comment is blanked to spaces
+                while end > offset + 1 and code[end - 1] in " \t\r\\;":
+                    end -= 1  # a trailing comment is blanked to spaces; `WS = 32;`
                 comp = self.meaning.component_at(end - 1)
+            if comp is None and rule_id == "GP303" and self._sink.host_only_at(offset):
+                # `constexpr uint32_t warp_size = 32;` inside a host function: a launch shape
+                # (Nanoflow's `dim3 nthreads(warp_size, y)`; issue 24, nineteenth sample).
+                # What the kernel's lanes do with it is the kernel's own finding
+                guarded = True
+                message = (
+                    f"{message or ''}; set in host code, where it shapes a launch: the "
+                    "kernel's lanes are judged in the kernel"
+                ).lstrip("; ")
             if comp is not None and self._right_as_written(comp):
                 guarded = True
                 message = f"{message or ''}; {_why(comp)}".lstrip("; ")
@@ -117,6 +136,22 @@ class JudgedSink:
                 ).lstrip("; ")
                 self._widths.append(comp)
         return self._sink.hit(rule_id, offset, message, fix=fix, severity=severity, guarded=guarded)
+
+    def _unused_template_default(self, offset: int) -> bool:
+        """Whether ``offset`` is the name of a template parameter (``unsigned warp_size =
+        32``) that the function following the header never names (qsim's ``AddKernel``)."""
+        code = self._sink.code
+        head = code.rfind("template", max(0, offset - 300), offset + 1)
+        name = _IDENT_WORD.match(code, offset)
+        if head < 0 or name is None or any(c in code[head:offset] for c in ";{}"):
+            return False
+        body = code.find("{", offset, offset + 2000)
+        if body < 0 or ";" in code[offset:body]:
+            return False
+        close = self._sink.src.match_close(body)
+        if close is None:
+            return False
+        return textre.search(rf"\b{name.group()}\b", code[body:close]) is None
 
     def _on_unwidthed_line(self, comp: Component, offset: int) -> bool:
         """Whether the hit shares its line with a shuffle with no width (the finding there

@@ -66,6 +66,10 @@ _WARP_TOKENS = textre.compile(
     r"(?<![\w.])(?:32|31|16|0[xX]1[fF])(?![\w.])|threadIdx|__shfl|shfl|__ballot|__activemask"
     r"|warpSize|lane|warp|__popc|__ffs|blockDim|tiled_partition"
 )
+#: a template parameter with the default 32, in a template header (the name and the 32)
+_TEMPLATE32 = textre.compile(
+    r"\btemplate\s*<[^<>;{}]{0,300}?\b(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<v>32)[uU]?\s*[,>]"
+)
 _DEFINE32 = textre.compile(r"^\(?\s*32[uU]?\s*\)?$")
 _DECL_ASSIGN = textre.compile(r"(?P<name>[A-Za-z_]\w*)[ \t\r\n]*(?:=|\{)(?P<rhs>[^;={}]*)\}?$")
 #: a declaration longer than this is not a constant definition (and regexes stay linear)
@@ -218,6 +222,7 @@ class _Finder:
         kernel = "__global__" in head or _KERNEL_WORD.search(quals) is not None
         kernel = kernel or any(w in self.kernel_macros for w in quals.split())
         both = device and "__host__" in head
+        self._template32(head_start, params)
         kind: UnitKind = "kernel" if kernel else "device" if device else "host"
         self.units.append(
             Unit(
@@ -230,6 +235,18 @@ class _Finder:
                 both=both,
             )
         )
+
+    def _template32(self, start: int, end: int) -> None:
+        """A warp constant as a template parameter's default in the function's head
+        (``template <typename FP, unsigned warp_size = 32>``, qsim: issue 24, eighteenth
+        sample): a constant unit from its name to the 32, as ``const int WS = 32;`` is."""
+        for m in _TEMPLATE32.finditer(self.code, start, end):
+            if warpish(m.group("name")):
+                at = m.end("v") - 2
+                self.units.append(
+                    Unit(len(self.units), "decl", m.group("name"), m.start("name"), at + 2,
+                         value32=(at, at + 2))
+                )  # fmt: skip
 
     def _name(self, head: str, base: int) -> tuple[str | None, int | None]:
         """The function's name and where its parameter list opens (an offset in the file)."""
