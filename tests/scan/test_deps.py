@@ -115,7 +115,6 @@ def test_conda_renames_pytorch_and_flags_cuda_packages() -> None:
     text = "channels: [nvidia]\ndependencies:\n  - pytorch=2.3.1\n  - pytorch::pytorch-cuda=12.1\n"
     entries = conda_entries(text)
     assert [(e.kind, e.value.split()[0]) for e in entries] == [
-        ("conda", "the"),
         ("req", "torch==2.3.1"),
         ("conda", "pytorch::pytorch-cuda=12.1"),
     ]
@@ -351,12 +350,18 @@ def test_conda_channels_and_cuda_builds() -> None:
         "  - pytorch==2.1.0=py3.11_cpu_0\n"
         "  - conda-forge/label/a.b::cudatoolkit=11.8\n"
     )
+    # the channel serves the CUDA packages listed: those are the findings, not it too
     assert [(e.kind, e.value, e.line) for e in conda_entries(text)] == [
-        ("conda", "the nvidia/label/cuda-12.1.0 channel serves CUDA packages", 2),
         ("conda", "CUDA build of pytorch", 4),
         ("req", "torch==2.1.0", 4),
         ("req", "torch==2.1.0", 5),
         ("conda", "conda-forge/label/a.b::cudatoolkit=11.8 is part of the CUDA stack", 6),
+    ]
+    # with no CUDA package of its own listed, the channel is the finding (DPVO's `- nvidia`
+    # beside `pytorch-cuda=12.1` was two findings of one construct: issue 24, nineteenth)
+    alone = "channels:\n  - nvidia/label/cuda-12.1.0\ndependencies:\n  - numpy\n"
+    assert [(e.kind, e.value) for e in conda_entries(alone) if e.kind == "conda"] == [
+        ("conda", "the nvidia/label/cuda-12.1.0 channel serves CUDA packages")
     ]
 
 

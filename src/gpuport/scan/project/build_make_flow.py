@@ -303,3 +303,35 @@ class _UsedBy:
             counts[name] - (self.path in matched and name in self.own) > 0  # type: ignore[index]
             for matched, counts in self.parts
         )
+
+
+#: a Makefile variable set to flags that compile or link HIP for AMD GPUs (``CPPFLAGS = -x hip
+#: --offload-arch=gfx90a``, ``LDFLAGS = --hip-link``; Quicksilver's active configuration:
+#: issue 24, nineteenth sample)
+_HIP_FLAGS = textre.compile(
+    r"^[ \t]*[A-Za-z_]\w*[ \t]*[:+?]?=[^\n#]*?(?:-x[ \t]+hip\b|--offload-arch=gfx|--hip-link\b"
+    r"|-lamdhip64\b)",
+    re.M,
+)
+_COND = textre.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|endif)\b", re.M)
+
+
+def hip_flags_always(text: str) -> bool:
+    """Whether a Makefile sets HIP compile or link flags outside any conditional: every build
+    of it is a HIP build (a configuration block left active, the others commented out). One
+    pass over the conditionals and the flag lines together, in order."""
+    if "hip" not in text and "gfx" not in text:
+        return False
+    events = sorted(
+        [(m.start(), 0 if m.group(1) == "endif" else 1) for m in _COND.finditer(text)]
+        + [(m.start(), 2) for m in _HIP_FLAGS.finditer(text)]
+    )
+    depth = 0
+    for _at, kind in events:
+        if kind == 2 and depth == 0:
+            return True
+        if kind == 1:
+            depth += 1
+        elif kind == 0:
+            depth = max(0, depth - 1)
+    return False

@@ -28,6 +28,7 @@ from gpuport.scan.project.backend_folders import backend_folder_builds
 from gpuport.scan.project.backend_siblings import keep_included
 from gpuport.scan.project.build_cmake_model import cmake_uses, make_uses
 from gpuport.scan.project.build_cmake_vars import cuda_only_vars, false_var_ranges
+from gpuport.scan.project.build_make_flow import hip_flags_always
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
 from gpuport.scan.project.cmake_calls import never_run
@@ -272,9 +273,9 @@ def build_model(
             or rocm_makefile(name)
         ):
             uses, tested, ranges = make_uses(text)
-            if rocm_makefile(name) and _HIP_MAKE.search(text):
-                # makefile.hip beside the CUDA Makefile, calling hipcc: the ROCm build itself,
-                # every line of it (its sources are the ROCm route's)
+            if (rocm_makefile(name) and _HIP_MAKE.search(text)) or hip_flags_always(text):
+                # makefile.hip beside the CUDA Makefile, calling hipcc, or flags that compile
+                # HIP whatever is asked: the ROCm build itself, every line of it
                 tested, ranges = True, []
             if tested:
                 uses = _make_shown(rel, text, uses, files)

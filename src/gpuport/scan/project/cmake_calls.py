@@ -26,7 +26,13 @@ from collections.abc import Mapping
 from gpuport import textre
 from gpuport.scan.cmake_lex import commands, strip_cmake_comments
 
-__all__ = ["commented_out_folders", "never_run", "uncalled_bodies", "windows_only"]
+__all__ = [
+    "commented_out_folders",
+    "never_run",
+    "opt_in_tails",
+    "uncalled_bodies",
+    "windows_only",
+]
 
 _ENDS = {"function": "endfunction", "macro": "endmacro"}
 _DYNAMIC = textre.compile(
@@ -131,11 +137,69 @@ def windows_only(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str
 
 
 def never_run(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
-    """Build file -> line ranges no ROCm build runs: uncalled functions, Windows-only code."""
+    """Build file -> line ranges no ROCm build runs: uncalled functions, Windows-only code,
+    the rest of a file an option that is off by default returns from."""
     out = uncalled_bodies(files)
     for rel, spans in windows_only(files).items():
         out.setdefault(rel, []).extend(spans)
+    for rel, spans in opt_in_tails(files).items():
+        out.setdefault(rel, []).extend(spans)
     return out
+
+
+_OPTION_OFF = textre.compile(r'(?i)\boption\s*\(\s*(\w+)\s+(?:"[^"\n]*"|\S+)\s+OFF\s*\)')
+_NOT_NAME = textre.compile(r"(?i)^\s*NOT\s+(\w+)\s*$")
+
+
+def opt_in_tails(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Build file -> the lines after a top-level ``if(NOT X) return() endif()`` where ``X`` is
+    an ``option()`` that is ``OFF`` by default: a build that does not ask for ``-DX=ON``
+    configures none of them (FlagGems' ``FLAGGEMS_BUILD_C_EXTENSIONS``, an opt-in C extension
+    whose CUDA toolkit lookup follows; issue 24, nineteenth sample). An option some file sets
+    another way (``set(X ON)``) is not off by default."""
+    texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
+    off = {m.group(1) for t in texts.values() for m in _OPTION_OFF.finditer(t)}
+    if not off:
+        return {}
+    for code in texts.values():  # set(X ...) anywhere: not a plain default
+        off -= {
+            c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
+        }
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for rel, code in texts.items():
+        if "return" not in code:
+            continue
+        spans = _tail_after_return(rel, code, off)
+        if spans:
+            out[rel] = spans
+    return out
+
+
+def _tail_after_return(rel: str, code: str, off: set[str]) -> list[tuple[int, int, str]]:
+    line_of = textre.line_finder(code)
+    depth = 0
+    option: str | None = None  # the X of an open top-level if(NOT X)
+    opened = 0
+    returned = False
+    for cmd in commands(code):
+        if cmd.name == "if":
+            m = _NOT_NAME.match(cmd.args) if depth == 0 else None
+            option = m.group(1) if m and m.group(1) in off else (option if depth else None)
+            opened, returned = (line_of(cmd.start), False) if depth == 0 else (opened, returned)
+            depth += 1
+        elif cmd.name == "endif":
+            depth = max(0, depth - 1)
+            if depth == 0 and option is not None and returned:
+                why = f"{rel}:{opened}: configured only with -D{option}=ON (OFF by default)"
+                return [(line_of(cmd.end), code.count("\n") + 1, why)]
+            if depth == 0:
+                option = None
+        elif depth == 1 and option is not None:
+            if cmd.name == "return" and not returned:
+                returned = True
+            else:
+                option = None  # the branch does more than return, or has an else
+    return []
 
 
 _ADD_SUBDIR = textre.compile(r"(?i)\badd_subdirectory\s*\(\s*\"?([\w./-]+)\"?")

@@ -153,8 +153,46 @@ def find_routes(
                 else "builds for ROCm/HIP (a HIP branch chooses its sources or flags)",
             )
         )
-    out += _ci(root) + doc_routes(root)
+    out += _ci(root) + _autotools(root) + doc_routes(root)
     return out
+
+
+#: an autotools option that builds for ROCm: ``AC_ARG_WITH([rocr])`` (libfabric),
+#: ``AC_ARG_ENABLE([amd-gpu])`` (ELPA), ``--enable-accelerator=cuda|sycl|hip|none`` (Grid)
+#: (issue 24, eighteenth and nineteenth samples)
+_AUTOTOOLS = textre.compile(
+    r"AC_ARG_WITH\(\s*\[?(?P<with>rocm|rocr|hip|hsa)\b"
+    r"|AC_ARG_ENABLE\(\s*\[?(?P<enable>(?:amd[-_]gpu|hip|rocm)[\w-]*)"
+    r"|AS_HELP_STRING\(\s*\[(?P<choice>--enable-[\w-]+=[\w|]*\bhip\b[\w|]*)",
+    re.I,
+)
+
+
+def _autotools(root: Path) -> list[RouteEvidence]:
+    """A ROCm option of the project's own ``configure.ac``."""
+    for name in ("configure.ac", "configure.in"):
+        text = _read(root / name, root)
+        if text is None:
+            continue
+        m = _AUTOTOOLS.search(text)
+        if m is None:
+            continue
+        option = (
+            f"--with-{m.group('with')}"
+            if m.group("with")
+            else f"--enable-{m.group('enable')}"
+            if m.group("enable")
+            else m.group("choice")
+        )
+        return [
+            RouteEvidence(
+                kind="build",
+                path=name,
+                line=_line(text, m.start()),
+                detail=f"configure option {option} builds for ROCm/HIP",
+            )
+        ]
+    return []
 
 
 def _read(path: Path, root: Path) -> str | None:
@@ -162,6 +200,19 @@ def _read(path: Path, root: Path) -> str | None:
     a linked ``.github`` or ``workflows`` folder included (fourteenth re-run, F5: a folder link
     to an outside CI file was read and quoted as route evidence)."""
     return fileio.read_text_or_none(path, limit=2_000_000, root=root)
+
+
+#: a CI line that names ROCm without doing anything with it: a step's name, a comment, an echo
+#: (libfabric's "Install ROCm" step: `echo "Installing ROCm SDK"` and a TODO; issue 24,
+#: nineteenth sample)
+_CI_WORDS_ONLY = textre.compile(r"^\s*(?:-\s*)?(?:name:|#|echo\b|run:\s*echo\b)", re.I)
+
+
+def _acts(text: str, at: int) -> bool:
+    """Whether the line holding ``at`` does something (not a label, comment or echo)."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return _CI_WORDS_ONLY.match(text[start : end if end >= 0 else len(text)]) is None
 
 
 def _ci(root: Path) -> list[RouteEvidence]:
@@ -175,7 +226,7 @@ def _ci(root: Path) -> list[RouteEvidence]:
         text = _read(p, root)
         if text is None:
             continue
-        m = _CI.search(text)
+        m = next((m for m in _CI.finditer(text) if _acts(text, m.start())), None)
         if m:
             rel = p.relative_to(root).as_posix()
             line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end())]

@@ -60,6 +60,7 @@ from gpuport.scan.project.scopes import (
 )
 from gpuport.scan.project.undefined_macros import project_undefined
 from gpuport.scan.project.unnamed_envs import unnamed_conda_files
+from gpuport.scan.project.vendor_folders import amd_packages, vendor_package_of
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["ProjectView", "apply", "view_of"]
@@ -71,6 +72,9 @@ _ROUTE_KINDS = (
     FileKind.PYPROJECT,
     FileKind.SETUP_PY,
     FileKind.SETUP_CFG,
+)
+_AMD_PACKAGE = (
+    "a backend package for AMD/ROCm beside the NVIDIA one: the project loads it on AMD GPUs"
 )
 _CUDA_VARIANT = textre.compile(
     r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
@@ -181,6 +185,11 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         or rocm_makefile(rel.rsplit("/", 1)[-1])
     )
     routes = find_routes(root, route_files, build.rocm_builds, own_hip) if root.is_dir() else []
+    python = [c.rel for c in candidates if c.kind is FileKind.PYTHON]
+    routes += [
+        RouteEvidence(kind="code", path=f"{pkg}/", line=None, detail=_AMD_PACKAGE)
+        for pkg in (amd_packages(root, python) if root.is_dir() else [])
+    ]
     cuda_only = frozenset(
         rel
         for rel, text in build_files.items()
@@ -419,6 +428,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     has_route = working_route(view.routes)
     route_installs = RouteInstalls(view.rocm_requirements, view.routes, view.root)
     siblings: dict[str, str | None] = {}  # folder -> its AMD/ROCm module (_vendor_sibling)
+    packages: dict[str, tuple[str, str] | None] = {}  # folder -> its AMD/ROCm package
     installs = [r for r in view.routes if r.counts and r.install]
     install_route = bool(installs)
     route_files = {r.path for r in installs}
@@ -479,6 +489,10 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             sibling := _vendor_sibling(view.root, path, siblings)
         ):
             f = _lower(f, f"the NVIDIA side of a vendor split: {sibling} is the AMD/ROCm one")
+        elif f.severity is not Severity.INFO and (
+            package := vendor_package_of(view.root, path, packages)
+        ):
+            f = _lower(f, package)
         elif f.rule_id == "GP103" and path in route_files and f.severity is Severity.MAJOR:
             f = dataclasses.replace(
                 f,

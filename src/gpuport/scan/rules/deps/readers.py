@@ -399,12 +399,18 @@ def conda_entries(text: str) -> list[Entry]:
         return []
     lines = physical_lines(text)
     out: list[Entry] = []
-    for channel, line in _listed(data, node, "channels", text, lines):
-        if _nvidia_channel(channel):
-            out.append(Entry("conda", f"the {channel} channel serves CUDA packages", line))
+    channels = [
+        Entry("conda", f"the {channel} channel serves CUDA packages", line)
+        for channel, line in _listed(data, node, "channels", text, lines)
+        if _nvidia_channel(channel)
+    ]
     deps = data.get("dependencies")
     for dep, line in _listed(data, node, "dependencies", text, lines):
         out.extend(_conda_dep(dep, line))
+    if not any(e.kind == "conda" for e in out):
+        # the channel is a finding only where no CUDA package it serves is one: `- nvidia`
+        # beside `pytorch-cuda=12.1` is one construct (DPVO; issue 24, nineteenth sample)
+        out[:0] = channels
     dep_nodes = _value_node(node, "dependencies")
     if isinstance(deps, list):
         # one `pip:` mapping listed many times (`- *p`) is one Python dict: read once, as its

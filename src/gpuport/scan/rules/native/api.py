@@ -384,10 +384,21 @@ def _check_shared_memory(sink: Sink) -> None:
         seen.add(start)
         value = _ASSIGNED.match(code, ident.end())
         if value is not None:
-            over(start, int_value(value.group("value")), f"`{ident.group()}`")
+            over(start, _a_size(int_value(value.group("value"))), f"`{ident.group()}`")
     for name, (offset, value_text) in sink.defines.items():
         if _SMEM_WORD.search(name):
-            over(offset, int_value(value_text), f"`{name}`")
+            over(offset, _a_size(int_value(value_text)), f"`{name}`")
+
+
+#: more than any NVIDIA GPU gives one block (227 KiB on H100 and B200): a value named for
+#: shared memory that is larger is not its size in bytes (libfabric's capability bit
+#: ``FI_SHARED_AV (1ULL << 53)``: issue 24, nineteenth sample)
+_MOST_SHARED_ON_NVIDIA = 228 * 1024
+
+
+def _a_size(value: int | None) -> int | None:
+    """``value`` when it can be the shared-memory size of code that runs on NVIDIA."""
+    return value if value is not None and value <= _MOST_SHARED_ON_NVIDIA else None
 
 
 # -- GP319-GP321 -----------------------------------------------------------------------------
