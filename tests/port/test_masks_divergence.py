@@ -209,3 +209,27 @@ def test_lane_names() -> None:
         assert lane_named(name), name
     for name in ("plane", "num_lanes", "lane_count", "blockIdx", "thread_count", "kLanes"):
         assert not lane_named(name), name
+
+
+def test_a_long_function_is_read_whole_and_fast() -> None:
+    """A kernel longer than the lexer's bracket window (200,000 characters) is still one
+    function, and thousands of branches, returns and warp calls in it are answered without a
+    loop over every branch per question (each question walks up its enclosing branches)."""
+    ifs = "".join(f"  if (t == {j}) {{ y[{j}] = 1; return; }}\n" for j in range(7000))
+    calls = "".join(
+        f"  if (n == {j}) y[{j}] = 2;\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+        for j in range(3000)
+    )
+    text = (
+        "__global__ void k(float* y, int n) {\n  float v = y[0];\n  int t = threadIdx.x;\n"
+        + ifs
+        + calls
+        + "  y[0] = v;\n}\n"
+    )
+    assert len(text) > 200_000
+    files = {"k.cu": lex(text)}
+    div = Divergence(files)
+    code = files["k.cu"].code
+    offsets = [i for i in range(len(code)) if code.startswith("__shfl_xor_sync", i)]
+    answers = [div.why("k.cu", at) for at in offsets]
+    assert all(a is not None and "after the `return` taken `if (t == 0)`" in a for a in answers)

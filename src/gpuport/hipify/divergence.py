@@ -117,6 +117,9 @@ class _Function:
     #: exits under a lane condition: (offset, keyword, end of the last such region, that
     #: region, the loop a break/continue leaves or None)
     lane_exits: list[tuple[int, str, int, _Region, _Region | None]] | None = None
+    #: the regions sorted by start, their starts, each one's enclosing region and innermost
+    #: lane region (-1: none): a question is answered by a walk up, not a loop over all
+    nest: tuple[list[int], list[int], list[int], list[int]] | None = None
 
 
 class _File:
@@ -124,6 +127,7 @@ class _File:
         self.rel = rel
         self.src = src
         self.code = _DIRECTIVE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), src.code)
+        self.limit = len(self.code) + 1  # a function's braces however far apart
         self.functions = self._functions()
         self.starts = [f.body[0] for f in self.functions]
 
@@ -138,7 +142,7 @@ class _File:
                 head = code[last + 1 : m.start()]
                 inside = bool(stack) and stack[-1][0]
                 mine = not inside and "(" in head and not _NOT_FUNCTION.search(head.strip())
-                close = self.src.match_close(m.start()) if not inside else None
+                close = self.src.match_close(m.start(), self.limit) if not inside else None
                 klass = None
                 if mine and close is not None:
                     owner = stack[-1][1] if stack else None
@@ -215,7 +219,7 @@ class _File:
         if pos >= limit or depth > 50:
             return limit
         if code[pos] == "{":
-            close = src.match_close(pos)
+            close = src.match_close(pos, self.limit)
             return limit if close is None or close > limit else close + 1
         k = _STATEMENT.match(code, pos, limit)
         if k is not None and k.group(1) != "do":
@@ -271,8 +275,8 @@ class _File:
         code = self.code
         fn.lane = [self._depends(code[r.cond[0] : r.cond[1]], names) for r in regions]
         out: list[tuple[int, str, int, _Region, _Region | None]] = []
-        for at, kw in fn.exits or []:
-            around = [i for i, r in enumerate(regions) if r.start <= at < r.end]
+        exits = fn.exits or []
+        for (at, kw), around in zip(exits, _around(regions, [at for at, _ in exits]), strict=True):
             under = [regions[i] for i in around if fn.lane[i]]
             if not under:
                 continue
@@ -286,20 +290,39 @@ class _File:
                     continue
                 loop = inner[-1]
             out.append((at, kw, max(r.end for r in under), under[0], loop))
-        fn.lane_exits = out
+        # returns first, the earliest-ending one first (one is enough); then break/continue
+        out.sort(key=lambda e: (e[1] != "return", e[2] if e[1] == "return" else e[0]))
+        returns = [e for e in out if e[1] == "return"][:1]
+        fn.lane_exits = returns + [e for e in out if e[1] != "return"]
+        order = sorted(range(len(regions)), key=lambda i: (regions[i].start, -regions[i].end))
+        parent = [-1] * len(regions)
+        lane_up = [-1] * len(regions)  # the innermost lane region holding each (or itself)
+        stack: list[int] = []
+        for i in order:
+            while stack and regions[stack[-1]].end <= regions[i].start:
+                stack.pop()
+            parent[i] = stack[-1] if stack else -1
+            lane_up[i] = i if fn.lane[i] else (lane_up[parent[i]] if parent[i] != -1 else -1)
+            stack.append(i)
+        fn.nest = (order, [regions[i].start for i in order], parent, lane_up)
 
     def divergent_in(self, fn: _Function, offset: int) -> str | None:
         """Why ``offset`` in ``fn`` may run with some lanes only (None: all of them)."""
         if fn.lane_exits is None:
             self._lane_facts(fn)
-        regions, lane = fn.regions or [], fn.lane or []
-        for r, dep in zip(regions, lane, strict=True):
-            if dep and r.start <= offset < r.end:
-                return self._say(r, "inside")
+        regions, nest = fn.regions or [], fn.nest
+        if nest is not None and regions:
+            order, starts, parent, lane_up = nest
+            j = bisect.bisect_right(starts, offset) - 1
+            c = order[j] if j >= 0 else -1
+            while c != -1 and not regions[c].start <= offset < regions[c].end:
+                c = parent[c]  # the last region to start ended before: its enclosing ones
+            if c != -1 and lane_up[c] != -1:
+                return self._say(regions[lane_up[c]], "inside")
         for at, kw, last, r, loop in fn.lane_exits or []:
-            if at >= offset:
-                break
-            if offset < last:
+            if kw == "return" and last > offset:
+                continue  # the earliest-ending return (the only one kept) ends after offset
+            if at >= offset or offset < last:
                 continue  # in the same branch, after its exit: not reached by those lanes
             if loop is not None and not loop.start <= offset < loop.end:
                 continue
@@ -313,6 +336,22 @@ class _File:
         kw = "if" if r.kind == "else" else r.kind
         line = self.src.line_of(r.cond[0])
         return f"{where} `{kw} ({cond})` ({self.rel}:{line}), which depends on the lane"
+
+
+def _around(regions: list[_Region], points: list[int]) -> list[list[int]]:
+    """For each of ``points`` (ascending), the indices of the regions holding it, outer first:
+    one sweep over the regions sorted by start (statements nest), not regions x points."""
+    order = sorted(range(len(regions)), key=lambda i: (regions[i].start, -regions[i].end))
+    stack: list[int] = []
+    out: list[list[int]] = []
+    k = 0
+    for at in points:
+        while k < len(order) and regions[order[k]].start <= at:
+            stack.append(order[k])
+            k += 1
+        stack = [i for i in stack if regions[i].end > at] if stack else stack
+        out.append([i for i in stack if regions[i].start <= at])
+    return out
 
 
 def _rhs(code: str, pos: int, limit: int) -> str:
