@@ -210,3 +210,6 @@ def test_cmake_after_the_early_return_of_an_option_off_by_default(tmp_path: Path
     assert _gp401(tmp_path / "b", on) not in ([], ["info"])
     more = _CMAKE.replace("  return()\n", '  message(STATUS "no ext")\n')
     assert _gp401(tmp_path / "c", more) not in ([], ["info"])
+    # the switch of the GPU build itself (TurboTransformers' WITH_GPU): a ROCm build sets it
+    gpu = _CMAKE.replace("GEMS_BUILD_C_EXTENSIONS", "WITH_GPU")
+    assert _gp401(tmp_path / "d", gpu) not in ([], ["info"])

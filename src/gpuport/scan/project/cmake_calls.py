@@ -148,6 +148,10 @@ def never_run(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]
 
 
 _OPTION_OFF = textre.compile(r'(?i)\boption\s*\(\s*(\w+)\s+(?:"[^"\n]*"|\S+)\s+OFF\s*\)')
+#: an option that switches the GPU build itself on (``WITH_GPU``, ``USE_CUDA``,
+#: ``ENABLE_ACCELERATOR``): a ROCm build turns it on too, so what it guards is the component a
+#: port builds (TurboTransformers' ``if(NOT WITH_GPU) return()``), not an opt-in extra
+_GPU_SWITCH = textre.compile(r"(?i)GPU|CUDA|NVIDIA|\bNV_|DEVICE|ACCEL|HIP|ROCM|AMD")
 _NOT_NAME = textre.compile(r"(?i)^\s*NOT\s+(\w+)\s*$")
 
 
@@ -156,9 +160,15 @@ def opt_in_tails(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str
     an ``option()`` that is ``OFF`` by default: a build that does not ask for ``-DX=ON``
     configures none of them (FlagGems' ``FLAGGEMS_BUILD_C_EXTENSIONS``, an opt-in C extension
     whose CUDA toolkit lookup follows; issue 24, nineteenth sample). An option some file sets
-    another way (``set(X ON)``) is not off by default."""
+    another way (``set(X ON)``) is not off by default, and one that switches the GPU build
+    itself on (:data:`_GPU_SWITCH`) guards what a ROCm build turns on too."""
     texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
-    off = {m.group(1) for t in texts.values() for m in _OPTION_OFF.finditer(t)}
+    off = {
+        m.group(1)
+        for t in texts.values()
+        for m in _OPTION_OFF.finditer(t)
+        if not _GPU_SWITCH.search(m.group(1))
+    }
     if not off:
         return {}
     for code in texts.values():  # set(X ...) anywhere: not a plain default
