@@ -409,6 +409,8 @@ def _automake_cuda_blocks(lines: list[str]) -> dict[int, bool]:
     return out
 
 
+_AMD_GPU_VALUE = textre.compile(r"(?i)^(?:gpu[_-]amd|amd[_-]gpu|gpu[_-](?:hip|rocm))$")
+_NV_GPU_VALUE = textre.compile(r"(?i)^(?:gpu[_-](?:nvidia|cuda)|nvidia[_-]gpu)$")
 _MAKE_SRC = textre.compile(r"[\w./*-]+\.(?:cu|cuh|cpp|cc|cxx|c)\b")
 
 
@@ -447,11 +449,16 @@ def make_uses(text: str) -> tuple[list[Use], bool, list[tuple[int, int, int]]]:
             elif kind in ("ifeq", "ifneq"):
                 hip = any(_HIP_VAR.match(x) or _ROCM_WORD.match(x) for x in names)
                 cuda = any(_CUDA_VAR.match(x) or _NOT_ROCM_WORD.match(x) for x in names)
+                # a configuration named for the vendor's GPUs (Smilei's `$(call parse_config,
+                # gpu_amd)` / `gpu_nvidia`: issue 24, twentieth sample)
+                amd_gpu = any(_AMD_GPU_VALUE.match(x) for x in names)
+                nv_gpu = any(_NV_GPU_VALUE.match(x) for x in names)
+                hip, cuda = hip or amd_gpu, cuda or nv_gpu
                 br.tested = br.tested or hip
                 v = True if hip and not cuda else (False if cuda and not hip else None)
                 lower = [x.lower() for x in names]
                 selector = any(x in selectors for x in names)  # BUILD_TYPE=cublas|hipblas
-                if v is not None and not selector and (
+                if v is not None and not selector and not (amd_gpu or nv_gpu) and (
                     "1" not in names and "ON" not in names and "hip" not in lower
                     and "cuda" not in lower
                 ):  # fmt: skip

@@ -20,6 +20,7 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.arch_variants import recent_generation_variants
 from gpuport.scan.project.backend_choice import (
     docker_stage_off,
     may_choose_backend,
@@ -174,6 +175,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         resolved=resolved,
     )
     for rel, why in siblings.items():
+        build.not_built.setdefault(rel, why)
+    for rel, why in recent_generation_variants(native).items():  # tasks/hopper beside ampere
         build.not_built.setdefault(rel, why)
     if facts.not_on_rocm or siblings:
         # a header only those files include is not compiled by the ROCm route either

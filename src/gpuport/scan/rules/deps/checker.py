@@ -355,16 +355,11 @@ def check_requirement(
         lower = pkg.category == "monitoring"
         also = twin_note(ctx, pkg) if lower else ""  # its AMD replacement listed too: minor
         text += (" It installs, but its calls fail on AMD GPUs." + also) if lower else ""
-        ctx.report(
-            "GP101",
-            line,
-            column,
-            message=text,
-            fix=_route_fix(pkg),
-            severity=(Severity.MINOR if also else Severity.MAJOR) if lower else None,
-        )
+        severity = (Severity.MINOR if also else Severity.MAJOR) if lower else None
+        ctx.report("GP101", line, column, message=text, fix=_route_fix(pkg), severity=severity)
     elif pkg.status == "partial":
-        ctx.report("GP103", line, column, message=text, fix=_route_fix(pkg))
+        low = Severity.MINOR if pkg.category == "monitoring" else None  # output lost, not results
+        ctx.report("GP103", line, column, message=text, fix=_route_fix(pkg), severity=low)
     elif pkg.status == "works-with-route":
         if pkg.route.kind == "index" and rocm_index_in_file(ctx):
             return
