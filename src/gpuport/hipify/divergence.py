@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 
+from .narrow_blocks import NarrowBlocks
+
 __all__ = ["Divergence"]
 
 _DIRECTIVE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
@@ -395,23 +397,68 @@ class Divergence:
         self._files: dict[str, _File] = {}  # read when first asked about
         self._calls: dict[str, list[tuple[_File, int]]] = {}
         self._callers: dict[str, str | None] = {}
+        self._narrow = NarrowBlocks(files, self._body_at)
+        self._launched: dict[tuple[str, int], str | None] = {}
 
     def why(self, rel: str, offset: int) -> str | None:
         """Why the warp call at ``offset`` of ``rel`` may run with only some lanes (a
-        sentence), or None."""
+        sentence), or None: a lane branch or exit (above), or a kernel running it that is
+        launched with blocks that leave lanes of a 64-lane wavefront empty
+        (:mod:`.narrow_blocks`)."""
         f = self._file(rel)
         if f is None:
             return None
         macro = f.macro_at(offset)
         if macro is not None:
-            return self._called(macro, None, 0, set())
+            got = self._called(macro, None, 0, set())
+            return got if got is not None else self._launch_why(f, macro, None, -1)
         fn = f.function_at(offset)
         if fn is None:
             return None
         got = f.divergent_in(fn, offset)
-        if got is not None:
-            return got
-        return self._called(fn.name, self._owner(f, fn), 0, set()) if fn.name else None
+        if got is None and fn.name:
+            got = self._called(fn.name, self._owner(f, fn), 0, set())
+        if got is None and fn.name:
+            got = self._launch_why(f, fn.name, self._owner(f, fn), fn.body[0])
+        return got
+
+    def _body_at(self, rel: str, offset: int) -> tuple[int, int] | None:
+        f = self._file(rel)
+        fn = f.function_at(offset) if f is not None else None
+        return fn.body if fn is not None else None
+
+    def _launch_why(
+        self, f: _File, name: str, owner: tuple[str, int, int] | None, at: int
+    ) -> str | None:
+        """Why a kernel that runs ``name`` (itself, or a caller up to four calls up) may run
+        in blocks narrower than a wavefront (once per function or macro)."""
+        key = (f.rel if at >= 0 else "#" + name, at)
+        if key not in self._launched:
+            self._launched[key] = self._narrow.why(self._reaching(name, owner))
+        return self._launched[key]
+
+    def _reaching(self, name: str, owner: tuple[str, int, int] | None) -> list[str]:
+        """``name`` and the functions and macros that call it, up to four calls up (the
+        callers :meth:`_called` follows), nearest first."""
+        out = [name]
+        seen = {f"{name}@{owner}"}
+        level = [(name, owner)]
+        for _ in range(_DEPTH):
+            up: list[tuple[str, tuple[str, int, int] | None]] = []
+            for callee, klass in level:
+                for f, at in self._call_sites(callee):
+                    if klass is not None and not _member_call(f, at, klass):
+                        continue
+                    macro = f.macro_at(at)
+                    fn = None if macro is not None else f.function_at(at)
+                    caller = macro or (fn.name if fn is not None else "")
+                    cowner = self._owner(f, fn) if fn is not None else None
+                    if caller and f"{caller}@{cowner}" not in seen and len(seen) < 400:
+                        seen.add(f"{caller}@{cowner}")
+                        out.append(caller)
+                        up.append((caller, cowner))
+            level = up
+        return out
 
     @staticmethod
     def _owner(f: _File, fn: _Function) -> tuple[str, int, int] | None:
