@@ -79,6 +79,11 @@ NARROW = {
         "`(32, ny, 1)`",
         "made from a 32, its size unknown",
     ),
+    "a pointer to the kernel": (
+        "  auto kernel = &norm_f32;\n  kernel<<<nrows, WARP_SIZE, 0, stream>>>(x, dst, ncols);\n",
+        "`norm_f32` is launched at k.cu:13 with `WARP_SIZE`",
+        "32 threads",
+    ),
     "hipLaunchKernelGGL with WARP_SIZE": (
         "  hipLaunchKernelGGL(norm_f32, dim3(nrows), dim3(WARP_SIZE), 0, stream, x, dst, ncols);\n",
         "`norm_f32` is launched at k.cu:12",

@@ -95,7 +95,7 @@ class NarrowBlocks:
             code = src.code
             if "<<<" in code:
                 for lt, c0, c1 in launch_configs(code):
-                    name = _kernel_before(code, lt)
+                    name = self._pointee(rel, lt, _kernel_before(code, lt))
                     args = split_top_level(code[c0:c1])
                     if name and len(args) >= 2 and args[1].strip():
                         out.setdefault(name, []).append(_Launch(rel, lt, args[1].strip()))
@@ -110,6 +110,20 @@ class NarrowBlocks:
                         out.setdefault(k.group(1), []).append(_Launch(rel, m.start(), block))
         self._launches = out
         return out
+
+    def _pointee(self, rel: str, lt: int, name: str | None) -> str | None:
+        """The kernel a pointer variable launched at ``lt`` holds (``auto kernel =
+        &k<Traits>; kernel<<<...>>>``), else ``name``."""
+        body = self._body_at(rel, lt) if name else None
+        if body is None or name is None:
+            return name
+        pat = textre.compile(
+            rf"(?<![\w.>:]){re.escape(name)}\s*=\s*&?\s*(?:::)?(?:\w+\s*::\s*)*(\w+)\s*[<;]"
+        )
+        last = None
+        for m in pat.finditer(self.sources[rel].code, body[0], lt):
+            last = m
+        return last.group(1) if last is not None else name
 
     def _judge(self, kernel: str, launch: _Launch) -> str | None:
         if launch not in self._answers:
