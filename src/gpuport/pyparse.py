@@ -21,6 +21,16 @@ from collections.abc import Iterable
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 _KEEP = 4  # texts whose trees are kept (a project usually has one setup.py)
+#: Texts larger than this are not parsed: six readers walk a setup.py's tree, so a 2 MB one of
+#: 150,000 statements cost over a minute (thirty-third re-run F2); the largest real setup.py
+#: gpuport has read is under 100 KB
+PARSE_LIMIT = 1 << 20
+
+
+class TooLarge(SyntaxError):
+    """A text over :data:`PARSE_LIMIT`: not analysed (its message says so)."""
+
+
 _parsed: OrderedDict[str, ast.Module | str] = OrderedDict()
 _nodes: weakref.WeakKeyDictionary[ast.Module, list[ast.AST]] = weakref.WeakKeyDictionary()
 
@@ -29,6 +39,11 @@ def parse(text: str) -> ast.Module:
     """``ast.parse(text)``, the same tree for the same text while it is among the last
     few parsed. A text the parser refuses raises :class:`SyntaxError` with the parser's
     message, every time it is asked for (the failure is remembered too)."""
+    if len(text) > PARSE_LIMIT:
+        raise TooLarge(
+            f"too large to analyse ({len(text) / 1e6:.1f} MB; Python files whose structure is "
+            f"read, such as setup.py, are analysed up to {PARSE_LIMIT >> 20} MB)"
+        )
     hit = _parsed.get(text)
     if hit is None:
         try:

@@ -190,6 +190,8 @@ def _choice(value: Any, where: str, allowed: tuple[str, ...]) -> str:
 def _path(value: Any, where: str, base: Path) -> Path:
     """A path from a settings file is relative to that file's folder; from a flag, to cwd."""
     text = _str(value, where)
+    if "\0" in text:  # no file has such a name (os calls raise on it: thirty-third re-run F9)
+        raise GpuportError(f"{where}: {text!r} is not a file name (it holds a NUL byte)")
     try:
         path = Path(text).expanduser()
     except RuntimeError as exc:  # `~nosuchuser/...`: no such home folder

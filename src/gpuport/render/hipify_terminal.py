@@ -78,37 +78,44 @@ def render(report: HipifyReport, console: Console) -> None:
         _table(report, console, title)
     _render_families(report, console)
     for f in report.files:
-        for u in f.unsupported:
-            console.print(
-                clean_line(f"{f.path}:{u.line}:{u.col}: unsupported {u.name} ({u.reason})"),
-                highlight=False,
-                markup=False,
-            )
-        for w in f.wave64:
-            console.print(
-                clean_line(
-                    f"{f.path}:{w.line}: wave64 {'unsafe ' if w.unsafe else ''}ported "
-                    f"({w.kind}): {w.detail}"
-                ),
-                highlight=False,
-                markup=False,
-            )
-        for w in f.wave64_left:
-            console.print(
-                clean_line(f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}"),
-                highlight=False,
-                markup=False,
-            )
+        _print_capped(
+            console,
+            f.path,
+            "unsupported uses",
+            [
+                f"{f.path}:{u.line}:{u.col}: unsupported {u.name} ({u.reason})"
+                for u in f.unsupported
+            ],
+        )
+        _print_capped(
+            console,
+            f.path,
+            "wave64 ports",
+            [
+                f"{f.path}:{w.line}: wave64 {'unsafe ' if w.unsafe else ''}ported "
+                f"({w.kind}): {w.detail}"
+                for w in f.wave64
+            ],
+        )
+        _print_capped(
+            console,
+            f.path,
+            "wave64 sites left",
+            [f"{f.path}:{w.line}: wave64 left ({w.kind}): {w.detail}" for w in f.wave64_left],
+        )
         for shim in f.shims:
             console.print(
                 clean_line(f"{f.path}: shim written: {shim}"), highlight=False, markup=False
             )
-        for h in f.hazards:
-            console.print(
-                clean_line(f"{h.location.display()}: {h.rule_id} [{h.severity.value}] {h.title}"),
-                highlight=False,
-                markup=False,
-            )
+        _print_capped(
+            console,
+            f.path,
+            "hazards",
+            [
+                f"{h.location.display()}: {h.rule_id} [{h.severity.value}] {h.title}"
+                for h in f.hazards
+            ],
+        )
         if f.compile is not None and unchecked(f):
             why = f.compile.error or ""
             why = why if why.startswith("not compiled") else f"not compiled: {why}"
@@ -128,6 +135,21 @@ def render(report: HipifyReport, console: Console) -> None:
 
 #: Files beyond which the per-file counts are plain lines, not a table
 TABLE_ROWS = 300
+#: Lines of one kind listed per file in the terminal (the json and markdown formats list all):
+#: 800,000 unsupported uses in a generated file printed for minutes (thirty-third re-run F8)
+MOST_LINES_PER_FILE = 60
+
+
+def _print_capped(console: Console, path: str, what: str, lines: list[str]) -> None:
+    for line in lines[:MOST_LINES_PER_FILE]:
+        console.print(clean_line(line), highlight=False, markup=False)
+    if len(lines) > MOST_LINES_PER_FILE:
+        more = len(lines) - MOST_LINES_PER_FILE
+        console.print(
+            clean_line(f"{path}: {more:,} more {what} not listed (--format json lists all)"),
+            highlight=False,
+            markup=False,
+        )
 
 
 def _table(report: HipifyReport, console: Console, title: str) -> None:

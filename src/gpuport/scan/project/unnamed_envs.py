@@ -16,7 +16,6 @@ Files are read as text, bounded, inside the project; nothing is run.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -55,47 +54,89 @@ def unnamed_conda_files(
             got = fileio.read_text_or_none(root / c.rel, limit=_MAX_BYTES, root=root)
             if got is not None:
                 texts[c.rel] = got
+    readmes: dict[str, str] = {}
+    listed: set[str] = set()
+    for rel in conda:  # examples/x/README.md names it: each folder listed once
+        readmes.update(_folder_readmes(root, rel, texts, readmes, listed))
+    texts.update(readmes)
+    names = {rel: rel.rsplit("/", 1)[-1] for rel in conda}
+    envs: dict[str, str] = {}  # relion's CMake finds its env by name ("relion-5.0")
+    for rel in conda:
+        own = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root) or ""
+        env = _ENV_NAME.search(own)
+        if env is not None:
+            envs[rel] = env.group(1)
+    # one pass over each text for every name (a pass per conda file and text was quadratic:
+    # 3,000 conda files beside 8 MB of docs, > 60 s; thirty-third re-run F1)
+    found_in = _where_named(set(names.values()), texts)
+    env_in = _where_env_named(set(envs.values()), texts)
     out: dict[str, str] = {}
     for rel in conda:
-        name = rel.rsplit("/", 1)[-1]
-        texts.update(_folder_readmes(root, rel, texts))  # examples/x/README.md names it
-        own = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root) or ""
-        env = _ENV_NAME.search(own)  # relion's CMake finds its env by name ("relion-5.0")
-        by_env = env is not None and _env_named(env.group(1), rel, texts)
-        if not by_env and not _named(name, rel, texts):
-            out[rel] = (
-                f"a conda environment file no file of the project names; its install is {package}"
-            )
+        if found_in.get(names[rel], set()) - {rel} or (
+            rel in envs and env_in.get(envs[rel], set()) - {rel}
+        ):
+            continue
+        out[rel] = (
+            f"a conda environment file no file of the project names; its install is {package}"
+        )
     return out
 
 
-def _named(name: str, rel: str, texts: Mapping[str, str]) -> bool:
-    return any(name in text for other, text in texts.items() if other != rel)
+_FILE_WORD = textre.compile(r"[\w.+-]+")
 
 
-def _folder_readmes(root: Path, rel: str, known: Mapping[str, str]) -> dict[str, str]:
-    """The README files of the folders from ``rel``'s up to the root (relative path -> text)."""
+def _where_named(names: set[str], texts: Mapping[str, str]) -> dict[str, set[str]]:
+    """Name -> the texts it appears in (as a word of file-name characters: the way a command
+    line or a page names a file)."""
+    out: dict[str, set[str]] = {}
+    for rel, text in texts.items():
+        if ".y" not in text:  # every conda file name ends in .yml or .yaml
+            continue
+        for word in set(_FILE_WORD.findall(text)) & names:  # docs/environment.yml too
+            out.setdefault(word, set()).add(rel)
+    return out
+
+
+_CONDA_LINE = textre.compile(r"(?i)conda[^\n]{0,200}")
+_ENV_WORD = textre.compile(r"[\w.-]+")
+
+
+def _where_env_named(envs: set[str], texts: Mapping[str, str]) -> dict[str, set[str]]:
+    """Environment name -> the texts that name it on a line about conda, after the word
+    (``conda activate dino``, ``set(CONDA_ENV_NAME "relion-5.0")``): a package named like
+    it is no mention."""
+    out: dict[str, set[str]] = {}
+    if not envs:
+        return out
+    for rel, text in texts.items():
+        if "onda" not in text and "ONDA" not in text:
+            continue
+        for m in _CONDA_LINE.finditer(text):
+            for word in set(_ENV_WORD.findall(m.group()[5:])) & envs:
+                out.setdefault(word, set()).add(rel)
+    return out
+
+
+def _folder_readmes(
+    root: Path, rel: str, known: Mapping[str, str], seen: Mapping[str, str], listed: set[str]
+) -> dict[str, str]:
+    """The README files of the folders from ``rel``'s up to the root (relative path -> text),
+    but those in ``known`` or already read (``seen``); ``listed``: folders already listed."""
     out: dict[str, str] = {}
     parts = rel.split("/")[:-1]
     for depth in range(len(parts), 0, -1):
         folder = "/".join(parts[:depth])
+        if folder in listed:
+            continue
+        listed.add(folder)
         try:
             names = [e.name for e in os.scandir(root / folder) if e.is_file(follow_symlinks=False)]
         except OSError:
             continue
         for n in names:
             key = f"{folder}/{n}"
-            if n.lower().startswith("readme") and key not in known:
+            if n.lower().startswith("readme") and key not in known and key not in seen:
                 got = fileio.read_text_or_none(root / key, limit=_MAX_BYTES, root=root)
                 if got is not None:
                     out[key] = got
     return out
-
-
-def _env_named(env: str, rel: str, texts: Mapping[str, str]) -> bool:
-    """Whether another file names the environment on a line about conda (``conda activate
-    dino``, ``set(CONDA_ENV_NAME "relion-5.0")``): a package named like it is no mention."""
-    pattern = textre.compile(rf"(?im)conda[^\n]{{0,80}}[^\w.\n-]{re.escape(env)}(?:[^\w.-]|$)")
-    return any(
-        pattern.search(t) for other, t in texts.items() if other != rel and "onda" in t.lower()
-    )

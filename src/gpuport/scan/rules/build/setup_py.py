@@ -322,7 +322,10 @@ def check_setup_py(ctx: FileContext) -> None:
         tree = pyparse.parse(ctx.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         if ctx.skip_reason is None:
-            ctx.skip_reason = f"invalid Python: {getattr(exc, 'msg', None) or exc}"
+            why = getattr(exc, "msg", None) or exc
+            ctx.skip_reason = (
+                str(why) if isinstance(exc, pyparse.TooLarge) else f"invalid Python: {why}"
+            )
         return
     check_setup_generators(ctx, tree)
     sp = _SetupPy(ctx, tree)

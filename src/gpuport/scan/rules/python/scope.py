@@ -55,6 +55,7 @@ from gpuport.scan.rules.python.source import REDUCE_ABOVE
 
 Frame = tuple[ast.AST, int]
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_ASSIGNMENT = textre.compile(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Fields never worth entering: contexts, operators, and annotations (which never run).
 _FIELDS_SKIP = frozenset({"ctx", "op", "ops", "type_comment", "annotation", "returns"})
@@ -221,14 +222,15 @@ class GuardScope:
                 old = flags.get(name, (found, without))
                 flags[name] = (found & old[0], without & old[1])
             self.flags = {k: v for k, v in flags.items() if k not in bad}
-        if len(self.text) >= REDUCE_ABOVE:  # a partial parse may have blanked an assignment
-            for name in list(self.flags):
-                pattern = textre.compile(rf"(?m)^[ \t]*{name}[ \t]*(?::[^=\n]*)?=(?!=)")
-                for match in pattern.finditer(self.text):
-                    line = textre.line_finder(self.text)(match.start())
-                    if line not in lines.get(name, ()):
-                        del self.flags[name]
-                        break
+        if len(self.text) >= REDUCE_ABOVE and self.flags:
+            # a partial parse may have blanked an assignment: every assignment line of the
+            # text in one pass (a pattern and a pass per flag was flags x text: 40,000 flags in
+            # 1.8 MB > 100 s; thirty-third re-run F4)
+            line_of = textre.line_finder(self.text)
+            for match in _ASSIGNMENT.finditer(self.text):
+                name = match.group(1)
+                if name in self.flags and line_of(match.start()) not in lines.get(name, ()):
+                    del self.flags[name]
 
     def _platform_value(self, value: ast.expr) -> bool:
         """A keyword argument's value that names a flag candidate or a vendor
