@@ -95,6 +95,11 @@ def lane_named(name: str) -> bool:
     return "thread" in words and bool(words & {"id", "idx", "index", "rank"})
 
 
+def _blank_but_newlines(text: str) -> str:
+    """``text`` with every character but a newline made a space."""
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
 @dataclass(frozen=True)
 class _Region:
     start: int  # the controlled statement: after the condition, to its end
@@ -128,7 +133,7 @@ class _File:
     def __init__(self, rel: str, src: CxxSource) -> None:
         self.rel = rel
         self.src = src
-        self.code = _DIRECTIVE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), src.code)
+        self.code = _DIRECTIVE.sub(lambda m: _blank_but_newlines(m.group()), src.code)
         self.limit = len(self.code) + 1  # a function's braces however far apart
         self.functions = self._functions()
         self.starts = [f.body[0] for f in self.functions]

@@ -106,7 +106,7 @@ class JudgedSink:
                 while end > offset + 1 and code[end - 1] in " \t\r\\;":
                     end -= 1  # a trailing comment is blanked to spaces; `WS = 32;`
                 comp = self.meaning.component_at(end - 1)
-            if comp is None and rule_id == "GP303" and self._sink.host_only_at(offset):
+            if comp is None and rule_id == "GP303" and self._host_constant(offset):
                 # `constexpr uint32_t warp_size = 32;` inside a host function: a launch shape
                 # (Nanoflow's `dim3 nthreads(warp_size, y)`; issue 24, nineteenth sample).
                 # What the kernel's lanes do with it is the kernel's own finding
@@ -136,6 +136,16 @@ class JudgedSink:
                 ).lstrip("; ")
                 self._widths.append(comp)
         return self._sink.hit(rule_id, offset, message, fix=fix, severity=severity, guarded=guarded)
+
+    def _host_constant(self, offset: int) -> bool:
+        """Whether ``offset`` names a ``const``/``constexpr`` declared in a host function
+        (a launch shape), not a variable a host function assigns (a vendor switch's
+        ``warpSize = 32;`` is judged as the switch's)."""
+        code = self._sink.code
+        start = code.rfind("\n", 0, offset) + 1
+        return _CONST_DECL.search(code, start, offset) is not None and self._sink.host_only_at(
+            offset
+        )
 
     def _unused_template_default(self, offset: int) -> bool:
         """Whether ``offset`` is the name of a template parameter (``unsigned warp_size =
@@ -246,6 +256,7 @@ def _statement(code: str, at: int) -> str:
     return code[start : min(ends) if ends else len(code)]
 
 
+_CONST_DECL = textre.compile(r"\b(?:const|constexpr)\b")
 _LANE_WORD = textre.compile(r"(?i)lane|warp|wid\b|\btid|wave")
 _ASSIGNED = textre.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)(.*)", re.S)
 _RETURN = textre.compile(r"\breturn\b([^;]*);")
