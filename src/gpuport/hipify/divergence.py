@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from gpuport import textre
 from gpuport.scan.cxx import CxxSource
 
+from .divergence_sweeps import around as _around
+from .divergence_sweeps import rhs as _rhs
 from .narrow_blocks import NarrowBlocks
 
 __all__ = ["Divergence"]
@@ -124,6 +126,8 @@ class _Function:
     #: exits under a lane condition: (offset, keyword, end of the last such region, that
     #: region, the loop a break/continue leaves or None)
     lane_exits: list[tuple[int, str, int, _Region, _Region | None]] | None = None
+    #: why the function is too large to judge (its warp calls are then taken as divergent)
+    too_large: str | None = None
     #: the regions sorted by start, their starts, each one's enclosing region and innermost
     #: lane region (-1: none): a question is answered by a walk up, not a loop over all
     nest: tuple[list[int], list[int], list[int], list[int]] | None = None
@@ -265,8 +269,15 @@ class _File:
         lo, hi = fn.body
         pairs: list[tuple[str, set[str]]] = []
         names: set[str] = set()
+        budget = READ_PER_CHAR * (hi - lo) + 100_000  # right-hand sides read, in characters
         for m in _ASSIGN.finditer(code, lo, hi):
-            used = set(_IDENT.findall(_rhs(code, m.end(), hi)))
+            rhs = _rhs(code, m.end(), hi)
+            budget -= len(rhs)
+            if budget < 0:  # assignments chained over thousands of characters each
+                fn.too_large = _too_large("assignments that read more than the function holds")
+                fn.tainted = frozenset()
+                return fn.tainted
+            used = set(_IDENT.findall(rhs))
             if any(lane_named(w) for w in used):
                 names.add(m.group(1))
             else:
@@ -288,12 +299,21 @@ class _File:
 
     def _lane_facts(self, fn: _Function) -> None:
         regions = self.regions(fn)
+        if len(regions) > MOST_REGIONS or len(fn.exits or []) > MOST_REGIONS:
+            fn.too_large = _too_large(f"{len(regions):,} branches and loops")
+            return
         names = self.tainted(fn)
+        if fn.too_large is not None:
+            return
         code = self.code
         fn.lane = [self._depends(code[r.cond[0] : r.cond[1]], names) for r in regions]
         out: list[tuple[int, str, int, _Region, _Region | None]] = []
         exits = fn.exits or []
-        for (at, kw), around in zip(exits, _around(regions, [at for at, _ in exits]), strict=True):
+        holding = _around(regions, [at for at, _ in exits])
+        if holding is None:
+            fn.too_large = _too_large(f"{len(exits):,} exits under deeply nested branches")
+            return
+        for (at, kw), around in zip(exits, holding, strict=True):
             under = [regions[i] for i in around if fn.lane[i]]
             if not under:
                 continue
@@ -325,8 +345,10 @@ class _File:
 
     def divergent_in(self, fn: _Function, offset: int) -> str | None:
         """Why ``offset`` in ``fn`` may run with some lanes only (None: all of them)."""
-        if fn.lane_exits is None:
+        if fn.lane_exits is None and fn.too_large is None:
             self._lane_facts(fn)
+        if fn.too_large is not None:
+            return fn.too_large
         regions, nest = fn.regions or [], fn.nest
         if nest is not None and regions:
             order, starts, parent, lane_up = nest
@@ -355,37 +377,31 @@ class _File:
         return f"{where} `{kw} ({cond})` ({self.rel}:{line}), which depends on the lane"
 
 
-def _around(regions: list[_Region], points: list[int]) -> list[list[int]]:
-    """For each of ``points`` (ascending), the indices of the regions holding it, outer first:
-    one sweep over the regions sorted by start (statements nest), not regions x points."""
-    order = sorted(range(len(regions)), key=lambda i: (regions[i].start, -regions[i].end))
-    stack: list[int] = []
-    out: list[list[int]] = []
-    k = 0
-    for at in points:
-        while k < len(order) and regions[order[k]].start <= at:
-            stack.append(order[k])
-            k += 1
-        stack = [i for i in stack if regions[i].end > at] if stack else stack
-        out.append([i for i in stack if regions[i].start <= at])
-    return out
+#: Branches and loops (or exits) in one function the lane analysis reads; past it (or past
+#: 2,000,000 enclosing regions over all exits: 20,000 nested `if`s around 20,000 returns took
+#: > 2 GB; thirty-fourth re-run F2), its warp calls are taken as divergent (the mask stays
+#: 32-bit). Real kernels have a few hundred.
+MOST_REGIONS = 50_000
+#: Characters of right-hand sides read per character of a function (chained assignments
+#: `a+=a+=...` each read to the end of the chain: thirty-fourth re-run F3)
+READ_PER_CHAR = 8
 
 
-def _rhs(code: str, pos: int, limit: int) -> str:
-    """The expression assigned at ``pos``: up to a ``;``, a top-level ``,`` or the ``)`` that
-    closes an enclosing bracket (a ``for`` header's step)."""
-    depth = 0
-    for i in range(pos, min(limit, pos + 2000)):
-        c = code[i]
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            if depth == 0:
-                return code[pos:i]
-            depth -= 1
-        elif c in ";{}" or (c == "," and depth == 0):
-            return code[pos:i]
-    return code[pos : min(limit, pos + 2000)]
+#: Call sites the caller walks read over one run (every warp call asks): 3,000 helpers called
+#: from one function with 3,000 callers walked those callers per helper (thirty-fourth re-run
+#: F4). Past it, every later warp call is taken as divergent.
+MOST_SITES_READ = 200_000
+_SITES_SPENT = (
+    "not judged: the callers of these files' warp code are too many to follow (over "
+    f"{MOST_SITES_READ:,} call sites read), so it may run on some lanes only"
+)
+
+
+def _too_large(what: str) -> str:
+    return (
+        f"not judged: {what} (more than the lane analysis reads in one function), so it may "
+        "run on some lanes only"
+    )
 
 
 def _name(head: str) -> str:
@@ -414,6 +430,7 @@ class Divergence:
         self._callers: dict[str, str | None] = {}
         self._narrow = NarrowBlocks(files, self._body_at)
         self._launched: dict[tuple[str, int], str | None] = {}
+        self._sites_read = 0  # call sites read by every question so far (MOST_SITES_READ)
 
     def why(self, rel: str, offset: int) -> str | None:
         """Why the warp call at ``offset`` of ``rel`` may run with only some lanes (a
@@ -423,6 +440,8 @@ class Divergence:
         f = self._file(rel)
         if f is None:
             return None
+        if self._sites_read > MOST_SITES_READ:
+            return _SITES_SPENT
         macro = f.macro_at(offset)
         if macro is not None:
             got = self._called(macro, None, 0, set())
@@ -462,6 +481,9 @@ class Divergence:
             up: list[tuple[str, tuple[str, int, int] | None]] = []
             for callee, klass in level:
                 for f, at in self._call_sites(callee):
+                    self._sites_read += 1
+                    if self._sites_read > MOST_SITES_READ:
+                        return out
                     if klass is not None and not _member_call(f, at, klass):
                         continue
                     macro = f.macro_at(at)
@@ -500,6 +522,10 @@ class Divergence:
             return self._callers[key]
         answer = None
         for f, at in self._call_sites(name):
+            self._sites_read += 1
+            if self._sites_read > MOST_SITES_READ:
+                answer = _SITES_SPENT
+                break
             if owner is not None and not _member_call(f, at, owner):
                 continue
             macro = f.macro_at(at)

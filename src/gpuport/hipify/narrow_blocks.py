@@ -73,6 +73,10 @@ class NarrowBlocks:
         self._launches: dict[str, list[_Launch]] | None = None
         self._consts: dict[str, set[str]] | None = None
         self._answers: dict[_Launch, str | None] = {}
+        # what a name holds at a launch, each worked out once: a chain of #defines each
+        # summing copies of the one before was re-evaluated per copy, exponential (933 bytes,
+        # > 60 s in port; thirty-fourth re-run F6)
+        self._held: dict[tuple[str, int, str], _Size] = {}
 
     def why(self, kernels: Iterable[str]) -> str | None:
         """Why one of ``kernels`` (names, in order) may run in a block narrower than a
@@ -198,7 +202,15 @@ class NarrowBlocks:
 
     def _name(self, rel: str, at: int, name: str, depth: int) -> _Size:
         """What ``name`` holds at ``at``: its last definition before ``at`` in the function
-        holding ``at``, else a project constant."""
+        holding ``at``, else a project constant (worked out once per launch and name)."""
+        key = (rel, at, name)
+        held = self._held.get(key)
+        if held is None:
+            self._held[key] = _UNKNOWN  # a name defined through itself: unknown
+            held = self._held[key] = self._name_once(rel, at, name, depth)
+        return held
+
+    def _name_once(self, rel: str, at: int, name: str, depth: int) -> _Size:
         body = self._body_at(rel, at)
         if body is not None:
             code = self.sources[rel].code

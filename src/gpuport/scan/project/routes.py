@@ -205,14 +205,23 @@ def _read(path: Path, root: Path) -> str | None:
 #: a CI line that names ROCm without doing anything with it: a step's name, a comment, an echo
 #: (libfabric's "Install ROCm" step: `echo "Installing ROCm SDK"` and a TODO; issue 24,
 #: nineteenth sample)
-_CI_WORDS_ONLY = textre.compile(r"^\s*(?:-\s*)?(?:name:|#|echo\b|run:\s*echo\b)", re.I)
+_CI_WORDS_ONLY = textre.compile(r"[ \t]*(?:-[ \t]*)?(?:name:|#|echo\b|run:[ \t]*echo\b)", re.I)
 
 
-def _acts(text: str, at: int) -> bool:
-    """Whether the line holding ``at`` does something (not a label, comment or echo)."""
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return _CI_WORDS_ONLY.match(text[start : end if end >= 0 else len(text)]) is None
+def _acting_match(text: str) -> re.Match[str] | None:
+    """The first ROCm word on a line that does something (not a label, comment or echo):
+    each line looked at once (a line per match was matches x line length: a 1.5 MB comment
+    line of `rocm`s > 60 s; thirty-fourth re-run F7)."""
+    pos = 0
+    while (m := _CI.search(text, pos)) is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        if _CI_WORDS_ONLY.match(text, start) is None:
+            return m
+        end = text.find("\n", m.end())
+        if end < 0:
+            return None
+        pos = end + 1
+    return None
 
 
 def _ci(root: Path) -> list[RouteEvidence]:
@@ -226,7 +235,7 @@ def _ci(root: Path) -> list[RouteEvidence]:
         text = _read(p, root)
         if text is None:
             continue
-        m = next((m for m in _CI.finditer(text) if _acts(text, m.start())), None)
+        m = _acting_match(text)
         if m:
             rel = p.relative_to(root).as_posix()
             line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end())]

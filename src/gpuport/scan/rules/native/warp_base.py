@@ -65,6 +65,8 @@ class Facts:
 
 # -- patterns ----------------------------------------------------------------------------------
 
+#: the longest expression read as a definition's value (``int lane = threadIdx.x % 32;``)
+_LONGEST_DEF = 2000
 _THIRTY_TWO = textre.compile(
     r"(?<![\w.'])(?:32|31|0[xX]1[fF])(?:[uU]|[lL]{1,2}|[uU][lL]{1,2})?(?![\w.'])|32\.0*f?\b"
 )
@@ -349,8 +351,12 @@ class ReaderBase:
         code = self.code
         found: list[tuple[int, str, str]] = []
         for m in _DEF_EQ.finditer(code, self.a, self.b):
-            end = self._expr_end(m.end())
-            found.append((m.start(), m.group("name"), code[m.end() : end]))
+            # an expression of a definition ends within _LONGEST_DEF characters, or is none
+            # (`a=a=a=...;` read each link to the same `;`, quadratic: 120 KB > 60 s in
+            # hipify; thirty-fourth re-run F1)
+            end = self._expr_end(m.end(), m.end() + _LONGEST_DEF)
+            if end >= 0:
+                found.append((m.start(), m.group("name"), code[m.end() : end]))
         for m in _DEF_CTOR.finditer(code, self.a, self.b):
             close = self.src.match_close(m.end() - 1)
             if close is None or close > self.b:
@@ -387,11 +393,14 @@ class ReaderBase:
                     self.defs.setdefault(name, pos)
         self.kinds = {n: k for n, k in self.kinds.items() if k != "O"}
 
-    def _expr_end(self, pos: int) -> int:
+    def _expr_end(self, pos: int, window: int | None = None) -> int:
+        """Where the expression at ``pos`` ends (a top-level ``;`` or ``,``, or the bracket
+        that closes an enclosing one); -1 when it runs past ``window``."""
         depth = 0
         code = self.code
         i = pos
-        while i < self.b:
+        stop = self.b if window is None else min(self.b, window)
+        while i < stop:
             ch = code[i]
             if ch in "([{":
                 depth += 1
@@ -402,7 +411,7 @@ class ReaderBase:
             elif ch in ";," and depth == 0:
                 return i
             i += 1
-        return self.b
+        return self.b if stop == self.b else -1
 
     def _left(self, op: int) -> str:
         """The left operand of the binary operator at ``op``."""
