@@ -545,6 +545,46 @@ PORTS = (
         "3754c04a168ce35a3e5bbe8f600014fc70970415",
         "fresh10",
     ),
+    Port(
+        "J36",
+        "simple-gemm",
+        "williamfgc/simple-gemm",
+        "be24a262605acc7df089ccad184287f678fbc4f7",
+        "de25e10e15f8ac451819971617eb97fc5fbb1d05",
+        "fresh11",
+    ),
+    Port(
+        "J37",
+        "llm-perf-bench",
+        "mlc-ai/llm-perf-bench",
+        "c266707402223ae4ec2f67efba30c4a9472c9e39",
+        "7eb1a00d709b915f7a0b1bffbf68f276c324be14",
+        "fresh11",
+    ),
+    Port(
+        "J38",
+        "isaac",
+        "ComputationalRadiationPhysics/isaac",
+        "a39629ca7f6ee9f0a6d293981d1f21509c56705a",
+        "804129b9aae998cf6af783f1f950f0324c2cba35",
+        "fresh11",
+    ),
+    Port(
+        "J39",
+        "amgcl",
+        "ddemidov/amgcl",
+        "f572228a2f1f79aa38c0010bd03586ed240e01ec",
+        "28296c2a95894b3732a89b2f75f257a957b09857",
+        "fresh11",
+    ),
+    Port(
+        "J40",
+        "roll",
+        "alibaba/ROLL",
+        "fadc52aa6db0d30604857e17cbb834a3ea8a559f",
+        "89204bb3ffe561dfa565782751f04a0f11364116",
+        "fresh11",
+    ),
 )
 
 
@@ -602,7 +642,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh10``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh11``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -857,6 +897,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh8",
         "fresh9",
         "fresh10",
+        "fresh11",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
