@@ -37,6 +37,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ): "runs of one class: the alternatives share no character and nothing follows the "
     "repeat, so each character is looked at once",
     (
+        "scan/rules/python/source.py",
+        "re.compile('\\\\w+', re.ASCII)",
+    ): "runs of one class with nothing after the repeat: each character is looked at once",
+    (
         "validate/trace.py",
         "fnmatch.fnmatchcase(p, pat)",
     ): "the user's own --modules globs against their own model's module names; fnmatch "

@@ -41,6 +41,9 @@ _HEADER_END = textre.compile(r":[ \t]*(?:#[^\n]*)?$")
 _FLOW_CALLS = ("get_device_capability", "get_device_properties", "get_arch_list")
 _ASSIGN_LINE = textre.compile(r"[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*(?::[^=\n]*)?=(?!=)")
 _WORD = textre.compile(r"\w+")
+# The same runs for the per-line index, on Python's engine (see tests/test_textre.py): one
+# call per line of every reduced file, where RE2's per-call cost was most of the index.
+_WORD_RUNS = re.compile(r"\w+", re.ASCII)
 _FOR_LINE = textre.compile(r"\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]")
 
 
@@ -162,7 +165,7 @@ class WordLines:
         if self._index is None:
             index: dict[str, list[int]] = {}
             for line, text in enumerate(self.text.split("\n"), 1):
-                for word in set(_WORD.findall(text)):
+                for word in set(_WORD_RUNS.findall(text)):
                     index.setdefault(word, []).append(line)
             self._index = index
         odd = set()
