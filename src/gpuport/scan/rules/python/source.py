@@ -127,7 +127,10 @@ def _word_lines(text: str, names: set[str]) -> dict[int, str]:
     """
     found: dict[int, str] = {}
     size = len(text)
-    pattern = _compiled(trie_regex(sorted(names)))
+    regex = trie_regex(sorted(names))
+    if all(n[:1].isascii() and (n[:1].isalnum() or n[:1] == "_") for n in names):
+        regex = r"\b" + regex  # RE2 passes over matches inside a longer identifier itself
+    pattern = _compiled(regex)
     pos = 0
     while pos < size:
         match = pattern.search(text, pos)
