@@ -94,11 +94,19 @@ class PortContext:
     cache: dict[str, object] = field(default_factory=dict)
     #: (rule, path, line) -> why a family left the finding to a person
     declined: dict[tuple[str, str, int | None], str] = field(default_factory=dict)
+    #: what a family found itself (scan reads no such file) and left, with the reason: a
+    #: report line each (``unfixed``), not counted among the scan's findings
+    reports: list[tuple[Finding, str]] = field(default_factory=list)
 
     def decline(self, findings: Iterable[Finding], why: str) -> None:
         """Say why ``findings`` get no fix (shown in ``unfixed``)."""
         for f in findings:
             self.declined.setdefault((f.rule_id, f.location.path, f.location.line), why)
+
+    def report_line(self, finding: Finding, why: str) -> None:
+        """Say that ``finding`` (one a family read itself) gets no fix, and why."""
+        if all(f != finding for f, _ in self.reports):
+            self.reports.append((finding, why))
 
     def read(self, rel: str) -> str | None:
         """The text of project file ``rel`` (bad UTF-8 kept byte for byte), or None when it

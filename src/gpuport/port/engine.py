@@ -31,6 +31,7 @@ from gpuport.port import (
     fix_load,
     fix_native,
     fix_python,
+    fix_release,
     fix_setup,
     nvcc_tests,
     routes,
@@ -58,6 +59,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("containers", fix_containers.propose),
     ("python", fix_python.propose),
     ("ci", fix_ci.propose),
+    ("ci", fix_release.propose),
 )
 
 
@@ -392,6 +394,7 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
     fixed_keys = {_key(f) for p in plan.taken if p.resolves for f in p.findings}
     ctx.findings = strict + [f for f in lowered if _key(f) in fixed_keys]
     unfixed = _unfixed(ctx.findings, resolving, taken_ids, ctx.declined)
+    unfixed += [Unfixed(finding=ref(f), reason=why) for f, why in ctx.reports]
     safe_keys = {_key(f) for p in resolving if p.safe for f in p.findings}
     any_keys = {_key(f) for p in resolving for f in p.findings}
     written: list[str] = []
