@@ -277,12 +277,13 @@ def propose(ctx: PortContext) -> list[Proposal]:
     for path, text in texts.items():
         wf = read_workflow(path, text, table)
         if wf is None:
-            what = cuda_evidence(text)
-            if what is not None:
+            evidence = cuda_evidence(text)
+            if evidence is not None:
+                what, at = evidence
                 ctx.report_line(
-                    _finding(path, 1, f"builds CUDA artefacts ({what})"),
-                    f"no ROCm workflow: {what} builds the CUDA artefacts, and gpuport knows "
-                    "no HIP switch for it (knowledge/release_switches.toml)",
+                    _finding(path, at, f"builds CUDA artefacts ({what})"),
+                    f"no ROCm workflow: it builds CUDA artefacts ({what}) with no CMake "
+                    "switch gpuport knows a HIP counterpart of (knowledge/release_switches.toml)",
                 )
             continue
         if not wf.switches:

@@ -167,15 +167,17 @@ def _release(wf: CudaWorkflow, lines: list[str]) -> None:
         return
 
 
-def cuda_evidence(text: str) -> str | None:
+def cuda_evidence(text: str) -> tuple[str, int] | None:
     """What shows a workflow that builds artefacts builds CUDA ones without a CMake switch
-    (a toolkit setup action, an ``nvidia/cuda`` container, a CUDA torch index), or None."""
-    lines = [line for line in text.splitlines() if _code(line)]
-    if not any(_BUILDS.search(line) or "build-push-action" in line for line in lines):
+    (a toolkit setup action, an ``nvidia/cuda`` container, a CUDA torch index) and its
+    1-based line, or None."""
+    lines = text.splitlines()
+    if not any(_code(x) and (_BUILDS.search(x) or "build-push-action" in x) for x in lines):
         return None
     for what, pattern in _OTHER_CUDA:
-        if any(pattern.search(line) for line in lines):
-            return what
+        for i, line in enumerate(lines, 1):
+            if _code(line) and pattern.search(line):
+                return what, i
     return None
 
 
