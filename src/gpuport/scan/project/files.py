@@ -18,6 +18,7 @@ from gpuport import fileio, textre
 from gpuport.models import GpuportError
 from gpuport.scan.project.gitindex import GitFacts, git_facts
 from gpuport.scan.project.ignore_spec import IgnoreSpec
+from gpuport.scan.project.vendored_copies import copy_of
 from gpuport.scan.rules.base import FileKind
 
 NATIVE_SUFFIXES = {
@@ -336,7 +337,7 @@ def iter_entries(
                 yield Skip(rel + "/", _TOO_DEEP)
                 continue
             if is_dir:
-                why = _dir_skip_reason(Path(entry.path), include_vendored, rel, git)
+                why = _dir_skip_reason(Path(entry.path), include_vendored, rel, git, root)
                 if why is not None:
                     if why:
                         yield Skip(rel + "/", why)
@@ -402,7 +403,11 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
 
 
 def _dir_skip_reason(
-    folder: Path, include_vendored: bool, rel: str = "", git: GitFacts | None = None
+    folder: Path,
+    include_vendored: bool,
+    rel: str = "",
+    git: GitFacts | None = None,
+    root: Path | None = None,
 ) -> str | None:
     """None to enter the folder; "" to skip it silently; else the reason it is skipped.
 
@@ -419,6 +424,12 @@ def _dir_skip_reason(
         return "vendored code: not scanned (--include-vendored scans it)"
     if not include_vendored and git is not None and rel in git.submodules:
         return "git submodule (another repository): not scanned (--include-vendored scans it)"
+    copy = None if include_vendored or root is None else copy_of(folder, root)
+    if copy is not None:
+        return (
+            f"vendored code: a copy of {copy} (its own build declares it, with its own "
+            "licence): not scanned (--include-vendored scans it)"
+        )
     try:
         if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
             return "virtual environment: not scanned"

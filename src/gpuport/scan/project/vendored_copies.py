@@ -1,0 +1,67 @@
+"""Folders that are a whole copy of another project (issue 24, twenty-first sample).
+
+vattention keeps all of CUTLASS in ``pod_attn/csrc/cutlass`` (its setup.py would fetch it as a
+submodule, but the repository holds a plain copy): CUTLASS's headers, tests, tools and Python
+package gave 542 of the scan's 720 findings, while the project compiles only its own sources
+against a few of those headers. A folder named ``third_party`` or listed in ``.gitmodules`` is
+already someone else's code; this recognises one by what it is:
+
+* its ``CMakeLists.txt`` declares (first ``project(NAME``) or its ``pyproject.toml`` names
+  (``name = "..."``) a library of ``knowledge/vendored_projects.toml``, and
+* it carries a licence file of its own (``LICENSE*``, ``LICENCE*``, ``COPYING*``).
+
+Such a folder is skipped and listed like ``third_party/`` (``--include-vendored`` reads it).
+The project's own files that use the library still say so (GP315 on each file that includes
+CUTLASS), and a source the project's build names inside the copy keeps ``ready`` from being
+said (the engine's check of sources it could not read). The scanned folder itself is never a
+copy. Read through the file layer, the first 64 KB of each build file, nothing run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from gpuport import fileio, textre
+from gpuport.knowledge.vendored_projects import declared_names
+
+__all__ = ["copy_of"]
+
+_HEAD = 64 * 1024
+_CMAKE_PROJECT = textre.compile(r"^[ \t]*project[ \t]*\([ \t\r\n]*([A-Za-z0-9_.+-]+)", re.M | re.I)
+_PYPROJECT_NAME = textre.compile(r'^[ \t]*name[ \t]*=[ \t]*["\']([A-Za-z0-9_.+-]+)["\']', re.M)
+_LICENCE = textre.compile(r"(?:licen[cs]e|copying)(?:[-_.][\w.-]*)?", re.I)
+
+
+def _head(path: Path, root: Path) -> str:
+    try:
+        with fileio.open_regular(path, root=root) as f:
+            data = f.read(_HEAD)
+    except (fileio.ReadRefused, OSError):
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def copy_of(folder: Path, root: Path) -> str | None:
+    """The library ``folder`` is a whole copy of, or None (``folder`` below ``root``)."""
+    known = declared_names()
+    found = None
+    cmake = folder / "CMakeLists.txt"
+    if cmake.is_file() and not cmake.is_symlink():
+        m = _CMAKE_PROJECT.search(_head(cmake, root))
+        found = known.get(m.group(1).lower()) if m else None
+    pyproject = folder / "pyproject.toml"
+    if found is None and pyproject.is_file() and not pyproject.is_symlink():
+        m = _PYPROJECT_NAME.search(_head(pyproject, root))
+        found = known.get(m.group(1).lower()) if m else None
+    if found is None:
+        return None
+    try:
+        with os.scandir(folder) as entries:
+            licensed = any(
+                _LICENCE.fullmatch(e.name) and e.is_file(follow_symlinks=False) for e in entries
+            )
+    except OSError:
+        return None
+    return found if licensed else None
