@@ -87,3 +87,59 @@ def test_the_scanned_folder_itself_is_never_a_copy(tmp_path: Path) -> None:
     })  # fmt: skip
     found, _skipped = _paths(root)
     assert "include/cutlass/arch/mma.cuh" in found, found
+
+
+_TORCHANI_SETUP = """\
+import sys
+from setuptools import setup
+
+FLAGS = {"ext", "ext-all-sms"}
+
+
+def collect_all_sms():
+    sms = {"70", "80"}
+    return sms
+
+
+def setup_kwargs():
+    if "dist_info" in sys.argv or "egg_info" in sys.argv:
+        return dict()
+    from torch.utils.cpp_extension import CUDAExtension
+    sms: set = set()
+    for sm in ("70", "80"):
+        if f"ext-sm{sm}" in sys.argv:
+            sms.add(sm)
+    if "ext" in sys.argv:
+        sms.update(collect_all_sms())
+    if not sms:
+        print("Will not install the extensions")
+        return dict()
+    return {"ext_modules": [CUDAExtension("cuaev", ["aev.cu"])]}
+
+
+setup(name="ani", **setup_kwargs())
+"""
+
+
+def test_extensions_behind_an_early_return_no_default_flag_passes() -> None:
+    """torchani builds its CUDA extensions only with a bare ``ext`` flag (pip's
+    ``--global-option=ext``): ``sms`` stays empty by default and ``if not sms: return``."""
+    from gpuport.scan.project.opt_in import opt_in_extensions
+
+    assert (
+        opt_in_extensions(_TORCHANI_SETUP)
+        == _TORCHANI_SETUP.splitlines().index("    if not sms:") + 1
+    )
+    # filled outside any sys.argv test: built by default
+    filled = _TORCHANI_SETUP.replace("    if not sms:", "    sms.add('90')\n    if not sms:")
+    assert opt_in_extensions(filled) is None
+    # a setuptools command is no user's flag: pip passes egg_info itself
+    command = _TORCHANI_SETUP.replace('if "ext" in sys.argv', 'if "bdist_wheel" in sys.argv')
+    command = command.replace('if f"ext-sm{sm}" in sys.argv', 'if "--never" in sys.argv')
+    assert opt_in_extensions(command) is None
+    # the early return does not exit (no return): the extensions are built
+    no_exit = _TORCHANI_SETUP.replace(
+        '        print("Will not install the extensions")\n        return dict()',
+        '        print("Will not install the extensions")',
+    )
+    assert opt_in_extensions(no_exit) is None

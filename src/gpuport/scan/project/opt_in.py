@@ -16,6 +16,7 @@ read) or false on a ROCm machine (``"CUDA_HOME" in os.environ``). Read, never ru
 from __future__ import annotations
 
 import ast
+import re
 
 from gpuport import pyparse
 from gpuport.scan.project.build_rocm_value import rocm_value
@@ -85,14 +86,12 @@ def _default(test: ast.expr, names: dict[str, bool]) -> bool | None:
         v = _default(test.operand, names)
         return None if v is None else not v
     if isinstance(test, ast.Name) and test.id in names:
-        return names[test.id]
+        return names[test.id]  # a flag's default, or False: a collection empty by default
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
         and isinstance(test.ops[0], ast.In | ast.NotIn)
-        and isinstance(test.left, ast.Constant)
-        and isinstance(test.left.value, str)
-        and test.left.value.startswith("-")
+        and _is_flag(test.left)
         and _reads_argv(test.comparators[0])
     ):
         return isinstance(test.ops[0], ast.NotIn)  # a flag nobody passes by default
@@ -106,6 +105,129 @@ def _default(test: ast.expr, names: dict[str, bool]) -> bool | None:
     if _names_toolkit_home(test):  # "CUDA_HOME" in os.environ: unset on a ROCm machine
         value = rocm_value(test)
         return value if value is False else None
+    return None
+
+
+#: what pip and setuptools put in ``sys.argv`` themselves: not a user's flag
+_COMMANDS = frozenset(
+    {
+        "build", "build_ext", "build_py", "build_clib", "build_scripts", "install", "develop",
+        "bdist_wheel", "bdist_egg", "bdist", "sdist", "egg_info", "dist_info", "editable_wheel",
+        "install_lib", "install_scripts", "install_egg_info", "clean", "test", "check",
+        "--help", "-h", "--version", "-q", "-v", "--quiet", "--verbose",
+    }
+)  # fmt: skip
+_WORD = re.compile(r"-{0,2}[A-Za-z][\w-]*\Z", re.ASCII)
+
+
+def _is_flag(node: ast.expr) -> bool:
+    """A string tested against ``sys.argv`` that only a user passes (``--enable-cuda-ext``,
+    torchani's bare ``ext``, ``f"ext-sm{sm}"``), not a setuptools command (``egg_info``)."""
+    if isinstance(node, ast.JoinedStr):
+        head = node.values[0] if node.values else None
+        node = head if isinstance(head, ast.Constant) else node
+        if not isinstance(node, ast.Constant):
+            return False
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return False
+    word = node.value
+    return word not in _COMMANDS and _WORD.match(word) is not None
+
+
+def _gated(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` runs only for a user's flag: in the body of a test false by default
+    (``if "ext" in sys.argv``; not ``if "bdist_wheel" in sys.argv``, which pip passes), or
+    in a loop over ``sys.argv`` (whose tests compare each word with the flags)."""
+    cur, at = node, parents.get(node)
+    while at is not None:
+        if isinstance(at, ast.For) and _reads_argv(at.iter):
+            return True
+        if isinstance(at, ast.If) and cur in at.body and _default(at.test, {}) is False:
+            return True
+        cur, at = at, parents.get(at)
+    return False
+
+
+_EMPTY_CALLS = frozenset({"set", "list", "dict", "tuple", "frozenset"})
+_GROW = frozenset({"add", "update", "append", "extend", "insert", "setdefault", "__setitem__"})
+
+
+def _is_empty(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.List | ast.Set | ast.Tuple | ast.Dict):
+        return not (value.keys if isinstance(value, ast.Dict) else value.elts)
+    return (
+        isinstance(value, ast.Call)
+        and not value.args
+        and not value.keywords
+        and _name(value.func) in _EMPTY_CALLS
+    )
+
+
+def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> int:
+    """The function holding ``node`` (``node`` itself if it is one); 0 for the module."""
+    at: ast.AST | None = node
+    while at is not None and not isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef):
+        at = parents.get(at)
+    return id(at) if at is not None else 0
+
+
+def _empty_by_default(
+    tree: ast.Module, parents: dict[ast.AST, ast.AST]
+) -> dict[int, dict[str, bool]]:
+    """Per function, names given an empty collection and filled only under ``sys.argv``
+    tests (torchani's ``sms = set()``, added to only for ``"ext"`` flags): empty, so false,
+    by default."""
+    empty: set[tuple[int, str]] = set()
+    other: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        scope = _scope(node, parents)
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if not isinstance(t, ast.Name):
+                    continue
+                if not isinstance(node, ast.AugAssign) and _is_empty(node.value):
+                    empty.add((scope, t.id))
+                elif not _gated(node, parents):
+                    other.add((scope, t.id))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _GROW
+            and isinstance(node.func.value, ast.Name)
+            and not _gated(node, parents)
+        ):
+            other.add((scope, node.func.value.id))
+        elif isinstance(node, ast.For | ast.NamedExpr | ast.Global | ast.Nonlocal):
+            names = node.names if isinstance(node, ast.Global | ast.Nonlocal) else []
+            target = node.target if isinstance(node, ast.For | ast.NamedExpr) else None
+            other.update((scope, n) for n in names)
+            if isinstance(target, ast.Name):
+                other.add((scope, target.id))
+    out: dict[int, dict[str, bool]] = {}
+    for scope, name in empty - other:
+        out.setdefault(scope, {})[name] = False
+    return out
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Return | ast.Raise)
+
+
+def _early_exit(cur: ast.AST, at: ast.AST, names: dict[str, bool]) -> int | None:
+    """The line of an ``if <true by default>: ... return`` before ``cur`` in ``at``'s body."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(at, field, None)
+        if not isinstance(block, list) or cur not in block:
+            continue
+        for stmt in block[: block.index(cur)]:
+            if (
+                isinstance(stmt, ast.If)
+                and not stmt.orelse
+                and _exits(stmt.body)
+                and _default(stmt.test, names) is True
+            ):
+                return stmt.lineno
     return None
 
 
@@ -131,6 +253,7 @@ def opt_in_extensions(text: str) -> int | None:
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     names = _defaults(tree, parents)
+    empties = _empty_by_default(tree, parents)
     lines: list[int] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and _name(node.func) in _CALLS):
@@ -142,6 +265,8 @@ def opt_in_extensions(text: str) -> int | None:
                 v = _default(at.test, names)
                 if (v is False and cur in at.body) or (v is True and cur in at.orelse):
                     found = at.lineno
+            if found is None:  # an early return a default install takes (torchani)
+                found = _early_exit(cur, at, {**empties.get(_scope(at, parents), {}), **names})
             cur, at = at, parents.get(at)
         if found is None:
             return None
