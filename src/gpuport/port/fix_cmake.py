@@ -17,6 +17,10 @@ compatibility header the sources include on that build, as small ROCm ports writ
   map gpuport hipify uses). Each source's block of CUDA includes becomes ``#if <HIP> #include
   "gpuport_hip_compat.h" #else <the original includes> #endif``.
 
+No HIP branch where a handled CMake file calls a FindCUDA command (``cuda_add_library``,
+``cuda_select_nvcc_arch_flags``...): the shim does not define them, so the opt-in configure
+would stop; the findings say so (session 15; before, an unsafe fix).
+
 Safe: the option is off by default, so a CUDA configure runs the original lines, and nvcc
 compiles the original includes. ``project(... LANGUAGES CXX CUDA)`` loses CUDA, which is
 enabled right after it on the CUDA build (``cmake_project``: safe only where the CUDA
@@ -60,12 +64,14 @@ _ENABLE = textre.compile(
 )
 _PROJECT_CUDA = textre.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
 _CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
-#: FindCUDA's own commands (CMake's legacy CUDA module): the HIP shim stands in for the
-#: module but defines none of them, so a HIP configure stops at the first call
+#: FindCUDA's own commands (CMake's legacy CUDA module and its select_compute_arch helpers):
+#: the HIP shim stands in for the module but defines none of them, so a HIP configure stops
+#: at the first call ("Unknown CMake command"); such a project gets no HIP branch (session 15)
 _FINDCUDA_CALL = textre.compile(
     r"^[ \t]*(cuda_(?:add_library|add_executable|compile\w*|wrap_srcs|add_cu\w+_to_target|"
     r"include_directories|build_clean_target|link_separable_compilation_objs|"
-    r"compute_separable_compilation_object_file_name))[ \t]*\(",
+    r"compute_separable_compilation_object_file_name|select_nvcc_arch_flags|"
+    r"detect_installed_gpus))[ \t]*\(",
     re.M | re.I,
 )
 _INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
@@ -291,11 +297,6 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             "not build"
         )
     for rel, text in handled.items():
-        if (legacy := _FINDCUDA_CALL.search(text)) is not None:
-            return (
-                f"{rel} calls {legacy.group(1)}, a command of CMake's FindCUDA module, which "
-                "the HIP shim does not define: the HIP configure would stop there"
-            )
         why = flag_edits(text, OPTION, "\n", _MARK)[1]
         if why:
             return f"in {rel}, {why}"
@@ -414,6 +415,16 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if ctx.exists(shim_rel):
         return []
     handled = _handled(ctx, path, folder)
+    if (legacy := _findcuda_command(handled)) is not None:
+        ctx.decline(
+            found,
+            f"{legacy[0]} calls {legacy[1]}, a command of CMake's FindCUDA module, which the "
+            f"HIP branch gpuport writes (in place of find_package(CUDA)) does not define: a "
+            f"-D{OPTION}=ON configure would stop there (Unknown CMake command), so no HIP "
+            "branch is written; the FindCUDA targets need their HIP form (hip_add_library, "
+            "or add_library with the sources LANGUAGE HIP), left to a person",
+        )
+        return []
     libs = sorted(set(textre.findall(r"CUDA::(\w+)", " ".join(handled.values()))) | {"cudart"})
     broken = _unbuildable(ctx, folder, handled) or (proj.unsafe if proj else "")
     prop = Proposal(
@@ -476,6 +487,14 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
         if tests.edits:  # the branches name CUDA API the compat header maps
             out.append(tests)
     return out
+
+
+def _findcuda_command(handled: dict[str, str]) -> tuple[str, str] | None:
+    """(file, command) of the first FindCUDA command a handled CMake file calls."""
+    for rel, text in handled.items():
+        if (m := _FINDCUDA_CALL.search(text)) is not None:
+            return rel, m.group(1)
+    return None
 
 
 def _top(text: str) -> int:
@@ -558,5 +577,9 @@ def propose(ctx: PortContext) -> list[Proposal]:
         got = _cmake(ctx, path, text, ctx.of("GP401", "GP407", path=path))
         if got and path == "CMakeLists.txt" and got[0].safe:  # a CI job checks a safe build
             ctx.cache["cmake-hip"] = path
+        if got and got[0].safe:  # an image's ROCm copy serves this HIP build (containers)
+            safe_builds = ctx.cache.setdefault("cmake-hip-safe", set())
+            if isinstance(safe_builds, set):
+                safe_builds.add(path)
         out.extend(got)
     return out
