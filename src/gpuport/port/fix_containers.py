@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
-from gpuport.port import docker_args, fix_compose, fix_deps, python_image
+from gpuport.port import docker_args, docker_gpu, fix_compose, fix_deps, python_image
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.port.docker_pip import empty_install, no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
@@ -260,6 +260,10 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
                 why = args.unknown_note(branches, live, build)
                 _decline_cuda(ctx, path, found, f"builds or installs CUDA code ({build}){why}")
                 return None
+            own = docker_gpu.project_build(ctx, path, live, copied)
+            if own is not None:  # the project's CUDA build, which a ROCm image cannot take
+                _decline_cuda(ctx, path, found, f"builds the project's own CUDA code: {own}")
+                return None
             lines_here = range(first + 1, last + 2)
             deps = [f for f in dep_hits if f.location.line in lines_here]
             live_deps = [f for f in deps if args.live_finding(branches, chunk, first, f)]
@@ -469,6 +473,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
     out: list[Proposal] = []
     dockerfiles: dict[str, str] = {}
     routed: dict[str, list[Finding]] = {}
+    copies: dict[str, Proposal] = {}  # a Dockerfile -> its copy
     kinds = {f.location.path for f in ctx.findings}
     candidates = sorted(
         p
@@ -487,6 +492,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
             out.append(prop)
             dockerfiles[path] = target
             routed[path] = prop.findings
+            copies[path] = prop
     # a Dockerfile on a plain Python image that installs PyPI's torch: its steps on AMD's
     # ROCm PyTorch image (session 13), wherever it is and whatever findings it has
     cuda_built = ctx.cache.get("cuda-built")
@@ -512,6 +518,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
             out.append(prop)
             dockerfiles[path] = target
             routed[path] = prop.findings
+            copies[path] = prop
             if not python_image.rocm_final_stage(prop.creates[target]):
                 plain = ctx.cache.setdefault("copy-not-rocm", set())
                 if isinstance(plain, set):
@@ -521,6 +528,10 @@ def propose(ctx: PortContext) -> list[Proposal]:
                     " --group-add video --group-add $(getent group render | cut -d: -f3)",
                     1,
                 )
+    for path in docker_gpu.twins(ctx, copies):  # CUDA-version variants: one ROCm copy
+        out.remove(copies[path])
+        dockerfiles.pop(path)
+        routed.pop(path)
     compose = [p for p in candidates if not _is_dockerfile(p)]
     return out + fix_compose.propose(ctx, compose, dockerfiles, routed)
 
