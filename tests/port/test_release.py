@@ -209,6 +209,14 @@ def test_no_workflow_without_a_known_switch_on_a_linux_wheel_build(
         assert lines[0].reason.startswith("no ROCm workflow: ")
 
 
+def test_a_hip_switch_turned_off_is_no_rocm_build(tmp_path: Path) -> None:
+    cpu = CUDA_WF.replace("-DGGML_CUDA=on", "-DGGML_CUDA=off -DGGML_HIP=off")
+    cpu = cpu.replace("(CUDA)", "(CPU)")
+    root = project(tmp_path, _files(**{".github/workflows/build-wheels-cpu.yaml": cpu}))
+    files = [f.path for f in run(root, unsafe_fixes=True).files]
+    assert ".github/workflows/build-wheels-rocm.yaml" in files
+
+
 def test_no_workflow_where_the_project_builds_for_rocm_already(tmp_path: Path) -> None:
     rocm = CUDA_WF.replace("-DGGML_CUDA=on", "-DGGML_HIP=on").replace("CUDA)", "ROCm)")
     root = project(tmp_path, _files(**{".github/workflows/build-wheels-hip.yaml": rocm}))

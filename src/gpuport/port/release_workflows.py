@@ -45,7 +45,9 @@ _OTHER_CUDA = (
 )
 #: a ROCm build already there: a ROCm image, a HIP switch, ROCm's compiler
 _ROCM = textre.compile(
-    r"rocm/dev-ubuntu|rocm/pytorch|-D[A-Z_]*HIP(?:BLAS)?=|\bhipcc\b|whl/rocm\d", re.I
+    r"rocm/dev-ubuntu|rocm/pytorch|-D[A-Z_]*HIP(?:BLAS)?=(?:on|1|true|yes)\b|\bhipcc\b"
+    r"|whl/rocm\d",
+    re.I,
 )
 _VERSIONS = textre.compile(r"['\"](3\.\d{1,2})['\"]")
 _PY_KEY = textre.compile(r"pyver|python-version|python_version|\bpython\b", re.I)
