@@ -143,3 +143,71 @@ def test_extensions_behind_an_early_return_no_default_flag_passes() -> None:
         '        print("Will not install the extensions")',
     )
     assert opt_in_extensions(no_exit) is None
+
+
+_CUDA_IMAGE = "FROM pytorch/pytorch:2.5.1-cuda12.4-cudnn9-devel\nRUN pip install -e .\n"
+_CI_BUILD = """\
+on: pull_request
+jobs:
+  build-image:
+    runs-on: [self-hosted]
+    steps:
+      - uses: docker/build-push-action@v5
+        with:
+          tags: ani-ci:latest
+      - run: docker run --gpus all ani-ci:latest pytest .
+"""
+
+
+def _image_findings(root: Path, files: dict[str, str]) -> list[tuple[str, str]]:
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    return [
+        (f.severity.value, f.scope)
+        for f in r.findings
+        if f.location.path == "Dockerfile" and f.rule_id == "GP501"
+    ]
+
+
+def test_a_dockerfile_only_ci_builds_for_its_jobs_is_not_the_install(tmp_path: Path) -> None:
+    base = {"setup.py": "from setuptools import setup\nsetup(name='ani')\n",
+            "ani/__init__.py": "import torch\n", "Dockerfile": _CUDA_IMAGE,
+            ".github/workflows/ci.yaml": _CI_BUILD}  # fmt: skip
+    assert _image_findings(tmp_path / "ci", base) == [("info", "extra")]
+    # no file names it at all: core (the sixteenth's "only its container images block")
+    bare = {k: v for k, v in base.items() if not k.startswith(".github")}
+    assert _image_findings(tmp_path / "bare", bare) == [("blocker", "core")]
+    # CI pushes the image: users pull it, so it is an install route
+    pushed = {**base, ".github/workflows/ci.yaml": _CI_BUILD.replace(
+        "tags: ani-ci:latest", "push: true\n          tags: org/ani:latest")}  # fmt: skip
+    assert _image_findings(tmp_path / "push", pushed) == [("blocker", "core")]
+    # the README builds it: the documented install
+    readme = {**base, "README.md": "# ani\n\n    docker build -t ani .\n"}
+    assert _image_findings(tmp_path / "readme", readme) == [("blocker", "core")]
+    # not an installable package: the image may be how the project runs
+    app = {k: v for k, v in base.items() if k != "setup.py"}
+    assert _image_findings(tmp_path / "app", app) == [("blocker", "core")]
+
+
+def test_a_cmake_build_beside_the_opt_in_extension_sources_is_the_same_extension(
+    tmp_path: Path,
+) -> None:
+    kernel = (
+        "__global__ void k(float* x) {\n"
+        "  float v = x[threadIdx.x];\n"
+        "  v += __shfl_down_sync(0xFFFFFFFF, v, 16);\n"
+        "  x[threadIdx.x] = v;\n}\n"
+    )
+    files = {
+        "setup.py": _TORCHANI_SETUP.replace('"aev.cu"', '"ani/csrc/aev.cu"'),
+        "ani/__init__.py": "import torch\n",
+        "ani/csrc/aev.cu": kernel,
+        "ani/csrc/CMakeLists.txt": "project(AniExt LANGUAGES CXX CUDA)\n"
+        "add_library(aev SHARED aev.cu)\n",
+    }
+    r = scan_path(write(tmp_path / "a", files), ScanOptions(jobs=1))
+    assert r.verdict.value == "major work", (r.verdict, r.verdict_reason)
+    # a CMake build elsewhere (the project's own other native build): still blocked
+    other = {**files, "tools/CMakeLists.txt": "project(T LANGUAGES CUDA)\nadd_executable(t t.cu)\n",
+             "tools/t.cu": kernel}  # fmt: skip
+    r = scan_path(write(tmp_path / "b", other), ScanOptions(jobs=1))
+    assert r.verdict.value == "blocked", (r.verdict, r.verdict_reason)

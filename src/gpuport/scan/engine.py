@@ -504,7 +504,11 @@ def _only_optional_extensions_block(
     eighteenth sample)."""
     setup = view.root / "setup.py"
     blockers = [f for f in findings if f.severity is Severity.BLOCKER]
-    if not blockers or view.build_texts or not setup.is_file():
+    # a CMake/Make file beside the extensions' own sources builds the same extensions another
+    # way (torchani's torchani/csrc/CMakeLists.txt, for C++ users): no other native build
+    folders = {f.location.path.rpartition("/")[0] for f in blockers}
+    other = [b for b in view.build_texts if b.rpartition("/")[0] not in folders]
+    if not blockers or other or not setup.is_file():
         return verdict, reason
     if any(f.location.path not in view.native and f.location.path != "setup.py" for f in blockers):
         return verdict, reason

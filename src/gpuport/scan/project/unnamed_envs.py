@@ -24,7 +24,7 @@ from gpuport.scan.project.files import Candidate
 from gpuport.scan.project.routes_docs import doc_texts
 from gpuport.scan.rules.base import FileKind
 
-__all__ = ["unnamed_conda_files"]
+__all__ = ["naming_texts", "unnamed_conda_files"]
 
 _MAX_BYTES = 1 << 20
 _ENV_NAME = textre.compile(r"(?m)^name:[ \t]*[\"']?([\w.+-]+)")
@@ -45,20 +45,7 @@ def unnamed_conda_files(
     conda = [c.rel for c in candidates if c.kind is FileKind.CONDA_ENV]
     if not conda:
         return {}
-    texts: dict[str, str] = dict(known_texts)
-    texts.update(doc_texts(root))
-    for c in candidates:
-        if c.rel in texts or c.kind is FileKind.CONDA_ENV:
-            continue
-        if c.rel.startswith(".github/") or c.rel.endswith(_SCRIPT_SUFFIXES):
-            got = fileio.read_text_or_none(root / c.rel, limit=_MAX_BYTES, root=root)
-            if got is not None:
-                texts[c.rel] = got
-    readmes: dict[str, str] = {}
-    listed: set[str] = set()
-    for rel in conda:  # examples/x/README.md names it: each folder listed once
-        readmes.update(_folder_readmes(root, rel, texts, readmes, listed))
-    texts.update(readmes)
+    texts = naming_texts(root, candidates, known_texts, FileKind.CONDA_ENV, conda)
     names = {rel: rel.rsplit("/", 1)[-1] for rel in conda}
     envs: dict[str, str] = {}  # relion's CMake finds its env by name ("relion-5.0")
     for rel in conda:
@@ -80,6 +67,33 @@ def unnamed_conda_files(
             f"a conda environment file no file of the project names; its install is {package}"
         )
     return out
+
+
+def naming_texts(
+    root: Path,
+    candidates: Sequence[Candidate],
+    known_texts: Iterable[tuple[str, str]],
+    kind: FileKind,
+    files: Sequence[str],
+) -> dict[str, str]:
+    """The texts that may name one of ``files`` (of ``kind``) as an install or run step:
+    the view's build and route files, READMEs and pages, CI files and scripts, and the
+    READMEs of the folders from each file's up to the root (relative path -> text)."""
+    texts: dict[str, str] = dict(known_texts)
+    texts.update(doc_texts(root))
+    for c in candidates:
+        if c.rel in texts or c.kind is kind:
+            continue
+        if c.rel.startswith(".github/") or c.rel.endswith(_SCRIPT_SUFFIXES):
+            got = fileio.read_text_or_none(root / c.rel, limit=_MAX_BYTES, root=root)
+            if got is not None:
+                texts[c.rel] = got
+    readmes: dict[str, str] = {}
+    listed: set[str] = set()
+    for rel in files:  # examples/x/README.md names it: each folder listed once
+        readmes.update(_folder_readmes(root, rel, texts, readmes, listed))
+    texts.update(readmes)
+    return texts
 
 
 _FILE_WORD = textre.compile(r"[\w.+-]+")

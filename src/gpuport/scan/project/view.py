@@ -33,6 +33,7 @@ from gpuport.scan.project.backend_switches import (
     nvidia_library_switches,
 )
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
+from gpuport.scan.project.ci_images import ci_only_images
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
 from gpuport.scan.project.extras import (
@@ -116,7 +117,8 @@ class ProjectView:
     build_texts: dict[str, str] = field(default_factory=dict)
     #: Python file -> (first, last line, why) of a self-test block (:mod:`py_layout`)
     self_tests: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    #: conda environment files no other file names -> why (:mod:`unnamed_envs`)
+    #: conda environment files no other file names, Dockerfiles only CI builds -> why
+    #: (:mod:`unnamed_envs`, :mod:`ci_images`)
     unnamed_envs: dict[str, str] = field(default_factory=dict)
 
 
@@ -209,6 +211,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         in_extra = extras.get(rel, {}) if rel not in route_installs else {}
         declared |= {n for n, line in declared_names(kind, text).items() if line not in in_extra}
     setup_sources = [rel for rel, (_, by_setup) in build.sources.items() if by_setup]
+    named = [*build_files.items(), *((r, t) for r, (_, t) in route_files.items())]
     return ProjectView(
         # read on first use (a finding of a project with a route asks)
         on_route=RouteShown(native, build, setup_sources, build_files, resolved),
@@ -229,12 +232,10 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         package=package,
         cuda_only_builds=cuda_only,
         rocm_requirements=rocm_requirements(route_files),
-        unnamed_envs=unnamed_conda_files(
-            root,
-            candidates,
-            [*build_files.items(), *((r, t) for r, (_, t) in route_files.items())],
-            package,
-        ),
+        unnamed_envs={
+            **unnamed_conda_files(root, candidates, named, package),
+            **ci_only_images(root, candidates, named, package),
+        },
     )
 
 

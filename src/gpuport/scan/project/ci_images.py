@@ -1,0 +1,118 @@
+"""Dockerfiles of an installable package that are nobody's install: CI's own build images.
+
+torchani installs with ``pip install`` (a ``setup.py`` at its root); its ``Dockerfile`` and
+``conda.Dockerfile`` start from ``pytorch/pytorch:...-cuda12.4-...`` and are built only by its
+GitHub workflows, to run its tests and benchmarks on its own NVIDIA runners and to build its
+conda package; no README, page, script or compose file names them, and no workflow pushes the
+image (issue 24, twenty-first sample). Counted as core, their two GP501 blockers made the
+package "blocked".
+
+In a project that installs as a package, a Dockerfile whose every mention is in a CI file that
+does not push an image (``push: true``, ``docker push``, ``--push``, a registry login) is
+counted apart (scope extra) with the reason. One no file names at all stays core (the
+sixteenth sample's rule then says "only its container images block": GroundingDINO). One named by a README, page,
+script, Makefile or compose file (``docker build -t x .``, ``build: .``), or built and pushed by
+CI (an image users pull), stays core. A file named ``Dockerfile`` is named by any plain
+``docker build``: what the command builds is a folder's ``Dockerfile``.
+
+Files are read as text, bounded, inside the project; nothing is run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from gpuport import fileio, textre
+from gpuport.scan.project.files import Candidate
+from gpuport.scan.project.unnamed_envs import naming_texts
+from gpuport.scan.rules.base import FileKind
+
+__all__ = ["ci_only_images"]
+
+_CI = (
+    ".github/workflows/",
+    ".gitlab-ci",
+    ".circleci/",
+    ".buildkite/",
+    "azure-pipelines",
+    ".travis",
+)
+_BUILD = textre.compile(
+    r"\b(?:docker|podman)(?:[ \t]+buildx|-compose|[ \t]+compose)?[ \t]+build\b"
+    r"|build-push-action|^[ \t]*build:",
+    re.M,
+)
+_PUSH = textre.compile(
+    r"^[ \t]*push:[ \t]*(?:true|\$\{\{)|\b(?:docker|podman)[ \t]+push\b|[ \t]--push\b"
+    r"|docker/login-action|\bdocker[ \t]+login\b",
+    re.M,
+)
+_WORD = textre.compile(r"[\w.+-]+")
+
+
+_CI_FILES = (".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", ".travis.yml",
+             "Jenkinsfile")  # fmt: skip
+_MOST_WORKFLOWS = 200
+_MAX_BYTES = 1 << 20
+
+
+def _ci_texts(root: Path) -> dict[str, str]:
+    """The CI files (hidden folders are not walked by the scan): GitHub workflows, at most
+    :data:`_MOST_WORKFLOWS` of them, and the other services' usual files, bounded."""
+    paths = [root / rel for rel in _CI_FILES]
+    try:
+        with os.scandir(root / ".github" / "workflows") as entries:
+            names = sorted(e.name for e in entries if e.name.endswith((".yml", ".yaml")))
+        paths += [root / ".github" / "workflows" / n for n in names[:_MOST_WORKFLOWS]]
+    except OSError:
+        pass
+    out: dict[str, str] = {}
+    for path in paths:
+        text = fileio.read_text_or_none(path, limit=_MAX_BYTES, root=root)
+        if text is not None:
+            out[path.relative_to(root).as_posix()] = text
+    return out
+
+
+def _is_ci(rel: str) -> bool:
+    return rel.startswith(_CI) or rel.rsplit("/", 1)[-1] == "Jenkinsfile"
+
+
+def _mentions(rel: str, texts: Mapping[str, str], words: Mapping[str, set[str]]) -> list[str]:
+    name = rel.rsplit("/", 1)[-1]
+    generic = name.lower() == "dockerfile"
+    return sorted(
+        t
+        for t, text in texts.items()
+        if t != rel and (name in words[t] or (generic and _BUILD.search(text) is not None))
+    )
+
+
+def ci_only_images(
+    root: Path,
+    candidates: Sequence[Candidate],
+    known_texts: Iterable[tuple[str, str]],
+    package: str,
+) -> dict[str, str]:
+    """Dockerfiles nobody's install uses -> why their findings are not core."""
+    if not package or not root.is_dir():
+        return {}
+    images = [c.rel for c in candidates if c.kind is FileKind.DOCKERFILE]
+    if not images:
+        return {}
+    texts = naming_texts(root, candidates, known_texts, FileKind.DOCKERFILE, images)
+    texts.update(_ci_texts(root))
+    texts = {t: text for t, text in texts.items() if t not in images}
+    words = {t: set(_WORD.findall(text)) for t, text in texts.items()}
+    out: dict[str, str] = {}
+    for rel in images:
+        named = _mentions(rel, texts, words)
+        if named and all(_is_ci(t) and _PUSH.search(texts[t]) is None for t in named):
+            out[rel] = (
+                f"a Dockerfile only CI builds for its own jobs ({named[0]}), no image pushed: "
+                f"not the project's install ({package})"
+            )
+    return out
