@@ -211,3 +211,46 @@ def test_a_cmake_build_beside_the_opt_in_extension_sources_is_the_same_extension
              "tools/t.cu": kernel}  # fmt: skip
     r = scan_path(write(tmp_path / "b", other), ScanOptions(jobs=1))
     assert r.verdict.value == "blocked", (r.verdict, r.verdict_reason)
+
+
+_SHFL_HEADER = (
+    "#pragma once\n"
+    "__device__ float red(float v) { return v + __shfl_down_sync(0xffffffff, v, 16); }\n"
+)
+
+
+def _header_findings(root: Path, files: dict[str, str]) -> set[tuple[str, str]]:
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    return {(f.severity.value, f.scope) for f in r.findings if f.location.path == "src/old.cuh"}
+
+
+def test_a_header_no_source_includes_is_not_built(tmp_path: Path) -> None:
+    main = '#include "kernels.cuh"\nint main() { return 0; }\n'
+    files = {
+        "Makefile": "align: src/main.cu\n\tnvcc -o align src/main.cu\n",
+        "src/main.cu": main,
+        "src/kernels.cuh": "#pragma once\n__global__ void k(float* x) { x[0] = 1.f; }\n",
+        # named only by a line no compiler accepts (CUDASW4's gridsearch.cu)
+        "src/grid.cu": '#include old.cuh"\nint grid() { return 1; }\n',
+        "src/old.cuh": _SHFL_HEADER,
+    }
+    assert _header_findings(tmp_path / "a", files) == {("info", "core")}
+    # included by a source, even through another header: built
+    chained = {**files, "src/kernels.cuh": files["src/kernels.cuh"] + '#include "old.cuh"\n'}
+    assert ("blocker", "core") in _header_findings(tmp_path / "b", chained)
+    # a kernel file Python reads and compiles at run time: built
+    runtime = {**files, "run.py": 'import cupy\nsrc = open("src/old.cuh").read()\n'}
+    assert ("blocker", "core") in _header_findings(tmp_path / "c", runtime)
+    # a header-only library: no source, its headers are its product
+    lib = {"src/old.cuh": _SHFL_HEADER, "Makefile": "all:\n\ttrue\n"}
+    assert ("blocker", "core") in _header_findings(tmp_path / "d", lib)
+    # a CMake build (its include folders may serve other builds): not judged
+    cmake = "project(x CUDA)\ninstall(DIRECTORY src/ DESTINATION include)\n"
+    installed = {**files, "CMakeLists.txt": cmake}
+    assert ("blocker", "core") in _header_findings(tmp_path / "e", installed)
+    # no build file at all: what is compiled is not known
+    unbuilt = {k: v for k, v in files.items() if k != "Makefile"}
+    assert ("blocker", "core") in _header_findings(tmp_path / "g", unbuilt)
+    # an include of a macro's value: what it names is not known
+    computed = {**files, "src/pick.cu": "#define H <old.cuh>\n#include KERNEL_HEADER\n"}
+    assert ("blocker", "core") in _header_findings(tmp_path / "f", computed)

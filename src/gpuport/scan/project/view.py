@@ -61,6 +61,7 @@ from gpuport.scan.project.scopes import (
     scope_of,
 )
 from gpuport.scan.project.undefined_macros import project_undefined
+from gpuport.scan.project.unincluded import unincluded_headers
 from gpuport.scan.project.unnamed_envs import unnamed_conda_files
 from gpuport.scan.project.vendor_folders import amd_packages, vendor_package_of
 from gpuport.scan.rules.base import FileKind
@@ -179,6 +180,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     for rel, why in siblings.items():
         build.not_built.setdefault(rel, why)
     for rel, why in recent_generation_variants(native).items():  # tasks/hopper beside ampere
+        build.not_built.setdefault(rel, why)
+    for rel, why in unincluded_headers(root, candidates, native, includes, build_files).items():
         build.not_built.setdefault(rel, why)
     if facts.not_on_rocm or siblings:
         # a header only those files include is not compiled by the ROCm route either

@@ -1,0 +1,110 @@
+"""Headers that no source of the project includes, directly or through other headers.
+
+A header is compiled only as part of a source that includes it. CUDASW4's ``oldkernels.cuh``
+(72 of its 138 findings) is named only by ``#include oldkernels.cuh"`` -- a line no compiler
+accepts, in a source of a make target the default build leaves out; QuaRot's vendored
+FlashInfer ``mma.cuh`` is included only by headers that nothing of its extension includes
+(issue 24: twenty-first and fifteenth samples). Such a header is not built by the project, so
+its findings are not blockers of it ("not compiled": lowered to info, with the reason).
+
+Conservative by construction: an include counts by its last path part (any header of that
+name is taken as included), a header is reached from every source of the project (``.cu``,
+``.cpp``, ``.c`` ..., whatever the build says), and nothing is said
+
+* in a project with no source at all (a header-only library: its headers are its product),
+* unless the project builds with a Makefile or a setup.py (builds that list their sources)
+  and has no CMake (whose include folders, installs and exports hand headers to other
+  builds too often to tell),
+* in a project that includes a macro's value anywhere (``#include KERNEL_HEADER``),
+* for a header whose file name any Python file or build file of the project mentions (a
+  kernel file read and compiled at run time: ``cupy.RawModule(code=open("k.cuh").read())``),
+* past :data:`MOST_PY_BYTES` of Python to read for those mentions.
+
+Text only, through the file layer; nothing is compiled or run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gpuport import fileio, textre
+from gpuport.scan.project.files import Candidate, classify
+from gpuport.scan.rules.base import FileKind
+
+__all__ = ["unincluded_headers"]
+
+_SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".c++", ".hip", ".cl")
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp")
+_WORD = textre.compile(r"[\w.+-]+")
+#: an include of a macro's value (``#include CUB_HEADER``, ``#include NAME(x)``)
+_COMPUTED = textre.compile(r"^[ \t]*\#[ \t]*include[ \t]+[A-Za-z_]\w*[ \t]*(?:\(|/[/*]|$)", re.M)
+MOST_PY_BYTES = 32 << 20
+_MAX_BYTES = 1 << 20
+
+
+def _reached(native: Mapping[str, frozenset[str]]) -> set[str]:
+    """File names (last path part) of headers some source includes, followed through them."""
+    by_name: dict[str, list[str]] = {}
+    for rel in native:
+        by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    names: set[str] = set()
+    todo = [rel for rel in native if rel.lower().endswith(_SOURCES)]
+    seen = set(todo)
+    while todo:
+        for name in native.get(todo.pop(), frozenset()):
+            if name in names:
+                continue
+            names.add(name)
+            for rel in by_name.get(name, ()):
+                if rel not in seen:
+                    seen.add(rel)
+                    todo.append(rel)
+    return names
+
+
+def unincluded_headers(
+    root: Path,
+    candidates: Sequence[Candidate],
+    native: Mapping[str, str],
+    includes: Mapping[str, frozenset[str]],
+    build_files: Mapping[str, str],
+) -> dict[str, str]:
+    """Headers of the project no source includes (transitively) -> why they are not built."""
+    if not any(rel.lower().endswith(_SOURCES) for rel in includes):
+        return {}
+    if any("include" in text and _COMPUTED.search(text) for text in native.values()):
+        return {}  # `#include HEADER_OF(x)`: what it names is not known
+    kinds = {classify(rel) for rel in build_files}
+    if FileKind.CMAKE in kinds or not kinds & {FileKind.MAKEFILE, FileKind.SETUP_PY}:
+        return {}  # no build that lists its sources, or CMake (headers for other builds)
+    reached = _reached(includes)
+    left = {
+        rel: rel.rsplit("/", 1)[-1]
+        for rel in includes
+        if rel.lower().endswith(_HEADERS) and rel.rsplit("/", 1)[-1] not in reached
+    }
+    if not left:
+        return {}
+    wanted = set(left.values())
+    mentioned: set[str] = set()
+    for text in build_files.values():
+        mentioned |= wanted & set(_WORD.findall(text))
+    spent = 0
+    for c in candidates:
+        if c.kind is not FileKind.PYTHON:
+            continue
+        py = fileio.read_text_or_none(c.path, limit=_MAX_BYTES, root=root)
+        if py is None:
+            continue
+        spent += len(py)
+        if spent > MOST_PY_BYTES:
+            return {}  # a mention may be in a file not read: say nothing
+        if any(name in py for name in wanted):
+            mentioned |= wanted & set(_WORD.findall(py))
+    return {
+        rel: "a header no source of the project includes, directly or through other headers"
+        for rel, name in left.items()
+        if name not in mentioned
+    }
