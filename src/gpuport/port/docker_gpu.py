@@ -13,8 +13,8 @@ person's call; the reason names the HIP build where ``port`` writes one). A buil
 the same RUN fetches (``git clone ... && cmake -S ...``) is someone else's and is not read; a
 development image that builds nothing of the project (J6) keeps its copy.
 
-CUDA-version variants of one image (``Dockerfile-
-cuda11.8``, ``Dockerfile-cuda12.0``) whose copies are the same file byte for byte get one copy.
+CUDA-version variants of one image (``Dockerfile-cuda11.8``, ``Dockerfile-cuda12.0``) whose
+copies are the same file byte for byte get one copy (:func:`twins`).
 """
 
 from __future__ import annotations
