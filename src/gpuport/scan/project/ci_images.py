@@ -10,9 +10,9 @@ package "blocked".
 In a project that installs as a package, a Dockerfile whose every mention is in a CI file that
 does not push an image (``push: true``, ``docker push``, ``--push``, a registry login) is
 counted apart (scope extra) with the reason. One no file names at all stays core (the
-sixteenth sample's rule then says "only its container images block": GroundingDINO). One named by a README, page,
-script, Makefile or compose file (``docker build -t x .``, ``build: .``), or built and pushed by
-CI (an image users pull), stays core. A file named ``Dockerfile`` is named by any plain
+sixteenth sample's rule then says "only its container images block": GroundingDINO). One
+named by a README, page, script, Makefile or compose file (``docker build -t x .``, ``build:
+.``), or built and pushed by CI (an image users pull), stays core. A file named ``Dockerfile`` is named by any plain
 ``docker build``: what the command builds is a folder's ``Dockerfile``.
 
 Files are read as text, bounded, inside the project; nothing is run.
