@@ -12,8 +12,9 @@ does not push an image (``push: true``, ``docker push``, ``--push``, a registry 
 counted apart (scope extra) with the reason. One no file names at all stays core (the
 sixteenth sample's rule then says "only its container images block": GroundingDINO). One
 named by a README, page, script, Makefile or compose file (``docker build -t x .``, ``build:
-.``), or built and pushed by CI (an image users pull), stays core. A file named ``Dockerfile`` is named by any plain
-``docker build``: what the command builds is a folder's ``Dockerfile``.
+.``), or built and pushed by CI (an image users pull), stays core. A file named
+``Dockerfile`` is named by any plain ``docker build``: what the command builds is a folder's
+``Dockerfile``.
 
 Files are read as text, bounded, inside the project; nothing is run.
 """
