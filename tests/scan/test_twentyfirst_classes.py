@@ -254,3 +254,18 @@ def test_a_header_no_source_includes_is_not_built(tmp_path: Path) -> None:
     # an include of a macro's value: what it names is not known
     computed = {**files, "src/pick.cu": "#define H <old.cuh>\n#include KERNEL_HEADER\n"}
     assert ("blocker", "core") in _header_findings(tmp_path / "f", computed)
+
+
+def test_the_vendored_projects_knowledge_validates_whole_and_reads_without_pydantic() -> None:
+    from pydantic import TypeAdapter
+
+    from gpuport.knowledge import _entries
+    from gpuport.knowledge.vendored_projects import (
+        VENDORED_TOML,
+        VendoredProject,
+        load_vendored_projects,
+    )
+
+    raw = _entries(VENDORED_TOML, "project")
+    checked = [TypeAdapter(VendoredProject).validate_python(e) for e in raw]
+    assert checked == load_vendored_projects() and all(p.sources for p in checked)

@@ -20,9 +20,11 @@ project's integer constants (:func:`gpuport.scan.cxx_ints.int_constants`).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gpuport import textre
 from gpuport.scan.cxx import CxxSource, launch_configs
@@ -77,6 +79,9 @@ class NarrowBlocks:
         # summing copies of the one before was re-evaluated per copy, exponential (933 bytes,
         # > 60 s in port; thirty-fourth re-run F6)
         self._held: dict[tuple[str, int, str], _Size] = {}
+        self._matches: dict[
+            tuple[str, tuple[int, int], str], tuple[list[int], list[re.Match[str]]]
+        ] = {}
 
     def why(self, kernels: Iterable[str]) -> str | None:
         """Why one of ``kernels`` (names, in order) may run in a block narrower than a
@@ -121,13 +126,22 @@ class NarrowBlocks:
         body = self._body_at(rel, lt) if name else None
         if body is None or name is None:
             return name
-        pat = textre.compile(
-            rf"(?<![\w.>:]){re.escape(name)}\s*=\s*&?\s*(?:::)?(?:\w+\s*::\s*)*(\w+)\s*[<;]"
-        )
-        last = None
-        for m in pat.finditer(self.sources[rel].code, body[0], lt):
-            last = m
+        last = self._last_before(rel, body, _pointer_pattern(name), lt)
         return last.group(1) if last is not None else name
+
+    def _last_before(
+        self, rel: str, body: tuple[int, int], pat: re.Pattern[str], at: int
+    ) -> re.Match[str] | None:
+        """The last match of ``pat`` in the function ``body`` that ends by ``at``: the body is
+        searched once per pattern, not once per launch (10,000 launches in one function were
+        quadratic, > 60 s; thirty-fifth re-run F1)."""
+        key = (rel, body, pat.pattern)
+        found = self._matches.get(key)
+        if found is None:
+            ms = list(pat.finditer(self.sources[rel].code, body[0], body[1]))
+            found = self._matches[key] = ([m.end() for m in ms], ms)
+        i = bisect.bisect_right(found[0], at) - 1
+        return found[1][i] if i >= 0 else None
 
     def _judge(self, kernel: str, launch: _Launch) -> str | None:
         if launch not in self._answers:
@@ -214,12 +228,7 @@ class NarrowBlocks:
         body = self._body_at(rel, at)
         if body is not None:
             code = self.sources[rel].code
-            pat = textre.compile(
-                rf"(?<![\w.>:])(?P<type>dim3\s+|\w+\s+)?{re.escape(name)}\s*(?P<op>[({{]|=(?!=))"
-            )
-            last = None
-            for m in pat.finditer(code, body[0], at):
-                last = m
+            last = self._last_before(rel, body, _definition_pattern(name), at)
             if last is not None:
                 op = last.group("op")
                 if op == "=":
@@ -242,6 +251,20 @@ class NarrowBlocks:
         if first is not None and all(s.threads == first for s in sizes):
             return _Size(first, from32, sizes[0].shown)
         return _Size(None, from32, " or ".join(s.shown for s in sizes))
+
+
+@lru_cache(maxsize=4096)
+def _pointer_pattern(name: str) -> re.Pattern[str]:
+    return textre.compile(
+        rf"(?<![\w.>:]){re.escape(name)}\s*=\s*&?\s*(?:::)?(?:\w+\s*::\s*)*(\w+)\s*[<;]"
+    )
+
+
+@lru_cache(maxsize=4096)
+def _definition_pattern(name: str) -> re.Pattern[str]:
+    return textre.compile(
+        rf"(?<![\w.>:])(?P<type>dim3\s+|\w+\s+)?{re.escape(name)}\s*(?P<op>[({{]|=(?!=))"
+    )
 
 
 def _lead(code: str, span: tuple[int, int]) -> int:

@@ -1,32 +1,55 @@
 """Libraries projects copy whole into their tree (``vendored_projects.toml``).
 
 :mod:`gpuport.scan.project.vendored_copies` recognises such a copy by the name its own build
-files declare. Every entry carries its sources and the date they were checked.
+files declare. Every entry carries its sources and the date they were checked. A stdlib
+dataclass read plainly (the file layer walk behind ``gpuport hipify`` consults it, and hipify
+starts without pydantic: issue 18); pydantic validates the file when it does not plainly fit,
+and the test suite validates it whole.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
 from functools import cache
-
-from pydantic import Field
+from typing import Any
 
 from gpuport.knowledge import KNOWLEDGE_DIR, _entries, _validated
-from gpuport.knowledge.schema import Sourced
+from gpuport.knowledge.plain import FORBID_EXTRA, check_sources, plain_record
 
-__all__ = ["VendoredProject", "declared_names"]
+__all__ = ["VendoredProject", "declared_names", "load_vendored_projects"]
 
 VENDORED_TOML = KNOWLEDGE_DIR / "vendored_projects.toml"
 
 
-class VendoredProject(Sourced):
+@dataclass(frozen=True)
+class VendoredProject:
     """One library and the names its own CMakeLists.txt / pyproject.toml declare."""
 
+    __pydantic_config__ = FORBID_EXTRA
+
+    sources: list[str]
+    checked: dt.date
     name: str
-    declares: list[str] = Field(min_length=1)
+    declares: list[str]
+
+    def __post_init__(self) -> None:
+        check_sources(self.sources)
+        if not self.declares:
+            raise ValueError("declares: at least one name is needed")
+
+
+def load_vendored_projects() -> list[VendoredProject]:
+    """The bundled entries, read plainly when every one fits, else validated by pydantic."""
+    raw: list[Any] = _entries(VENDORED_TOML, "project")
+    plain = [plain_record(VendoredProject, e) if isinstance(e, dict) else None for e in raw]
+    items = [p for p in plain if p is not None]
+    if len(items) != len(raw):
+        items = _validated(VendoredProject, VENDORED_TOML, raw)
+    return items
 
 
 @cache
 def declared_names() -> dict[str, str]:
-    """Declared name (lower case) -> the library's name, from the bundled file."""
-    items = _validated(VendoredProject, VENDORED_TOML, _entries(VENDORED_TOML, "project"))
-    return {d.lower(): item.name for item in items for d in item.declares}
+    """Declared name (lower case) -> the library's name."""
+    return {d.lower(): p.name for p in load_vendored_projects() for d in p.declares}

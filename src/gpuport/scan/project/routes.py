@@ -36,6 +36,9 @@ _CI = textre.compile(
 
 
 _FROM_VAR = textre.compile(r"^[ \t]*FROM[ \t]+\$\{?(\w+)\}?", re.I | re.M)
+_ARG_ROCM = textre.compile(
+    r"^[ \t]*ARG[ \t]+(\w+)[ \t]*=[ \t]*[\"']?([^\s\"']*rocm[^\s\"']*)", re.I | re.M
+)
 
 
 def _rocm_base(text: str) -> tuple[int, str] | None:
@@ -45,14 +48,17 @@ def _rocm_base(text: str) -> tuple[int, str] | None:
     m = _FROM_ROCM.search(text)
     if m is not None:
         return m.start(), _first_line(m.group())
-    for f in _FROM_VAR.finditer(text) if "ARG" in text.upper() else ():
-        arg = textre.search(
-            rf"^[ \t]*ARG[ \t]+{f.group(1)}[ \t]*=[ \t]*[\"']?([^\s\"']*rocm[^\s\"']*)",
-            text[: f.start()],
-            re.I | re.M,
-        )
-        if arg is not None:
-            return f.start(), f"{_first_line(f.group())} ({f.group(1)}={arg.group(1)})"
+    if "ARG" not in text.upper():
+        return None
+    # every ARG with a ROCm default, read once (a search of the text before each FROM was
+    # quadratic: 60,000 `FROM $V` lines, > 60 s; thirty-fifth re-run F2)
+    args: dict[str, tuple[int, str]] = {}
+    for a in _ARG_ROCM.finditer(text):
+        args.setdefault(a.group(1).lower(), (a.start(), a.group(2)))
+    for f in _FROM_VAR.finditer(text) if args else ():
+        got = args.get(f.group(1).lower())
+        if got is not None and got[0] < f.start():
+            return f.start(), f"{_first_line(f.group())} ({f.group(1)}={got[1]})"
     return None
 
 
