@@ -241,6 +241,9 @@ def test_a_header_no_source_includes_is_not_built(tmp_path: Path) -> None:
     # a kernel file Python reads and compiles at run time: built
     runtime = {**files, "run.py": 'import cupy\nsrc = open("src/old.cuh").read()\n'}
     assert ("blocker", "core") in _header_findings(tmp_path / "c", runtime)
+    # a JIT code generator writes an include of it into the code it compiles (jittor)
+    jit = {**files, "src/jit.cpp": 'const char* head = R"(#include "old.cuh")";\n'}
+    assert ("blocker", "core") in _header_findings(tmp_path / "j", jit)
     # a header-only library: no source, its headers are its product
     lib = {"src/old.cuh": _SHFL_HEADER, "Makefile": "all:\n\ttrue\n"}
     assert ("blocker", "core") in _header_findings(tmp_path / "d", lib)
@@ -269,3 +272,16 @@ def test_the_vendored_projects_knowledge_validates_whole_and_reads_without_pydan
     raw = _entries(VENDORED_TOML, "project")
     checked = [TypeAdapter(VendoredProject).validate_python(e) for e in raw]
     assert checked == load_vendored_projects() and all(p.sources for p in checked)
+
+
+def test_a_setup_py_that_builds_no_extension_judges_no_header(tmp_path: Path) -> None:
+    """jittor: a pure-Python package whose C++ its own JIT compiles at run time, including
+    what it wants; nothing says which headers that is."""
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='jit')\n",
+        "jit/src/op.cc": "int op() { return 0; }\n",
+        "jit/src/misc/old.cuh": _SHFL_HEADER,
+    }
+    r = scan_path(write(tmp_path / "j", files), ScanOptions(jobs=1))
+    got = {f.severity.value for f in r.findings if f.location.path == "jit/src/misc/old.cuh"}
+    assert "blocker" in got, got

@@ -12,12 +12,14 @@ name is taken as included), a header is reached from every source of the project
 ``.cpp``, ``.c`` ..., whatever the build says), and nothing is said
 
 * in a project with no source at all (a header-only library: its headers are its product),
-* unless the project builds with a Makefile or a setup.py (builds that list their sources)
-  and has no CMake (whose include folders, installs and exports hand headers to other
-  builds too often to tell),
+* unless the project builds with a Makefile that compiles or a setup.py that builds
+  extensions (builds that list their sources) and has no CMake (whose include folders,
+  installs and exports hand headers to other builds too often to tell),
 * in a project that includes a macro's value anywhere (``#include KERNEL_HEADER``),
-* for a header whose file name any Python file or build file of the project mentions (a
-  kernel file read and compiled at run time: ``cupy.RawModule(code=open("k.cuh").read())``),
+* for a header whose file name any Python file, build file or C/C++ text (outside its
+  include lines) of the project mentions (a kernel file read and compiled at run time:
+  ``cupy.RawModule(code=open("k.cuh").read())``, jittor's JIT code generator writing
+  ``#include "misc/cuda_atomic.h"`` into the sources it compiles),
 * past :data:`MOST_PY_BYTES` of Python to read for those mentions.
 
 Text only, through the file layer; nothing is compiled or run.
@@ -40,6 +42,15 @@ _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp")
 _WORD = textre.compile(r"[\w.+-]+")
 #: an include of a macro's value (``#include CUB_HEADER``, ``#include NAME(x)``)
 _COMPUTED = textre.compile(r"^[ \t]*\#[ \t]*include[ \t]+[A-Za-z_]\w*[ \t]*(?:\(|/[/*]|$)", re.M)
+#: an include directive, well formed or not (CUDASW4's `#include oldkernels.cuh"` names
+#: nothing a compiler would read)
+_INCLUDE_LINE = textre.compile(r"^[ \t]*\#[ \t]*include\b[^\n]*", re.M)
+#: a Makefile that compiles, a setup.py that builds extensions (jittor's setup.py builds
+#: none: its C++ is compiled at run time by its own JIT, which includes what it wants)
+_COMPILES = textre.compile(
+    r"\b(?:nvcc|hipcc|g\+\+|gcc|clang\+\+|clang|icpx)\b|\$[({](?:CXX|CC|NVCC|HIPCC|COMPILER)[)}]"
+)
+_EXTENSIONS = textre.compile(r"\b(?:CUDAExtension|CppExtension|Extension|ext_modules)\b")
 MOST_PY_BYTES = 32 << 20
 _MAX_BYTES = 1 << 20
 
@@ -76,9 +87,13 @@ def unincluded_headers(
         return {}
     if any("include" in text and _COMPUTED.search(text) for text in native.values()):
         return {}  # `#include HEADER_OF(x)`: what it names is not known
-    kinds = {classify(rel) for rel in build_files}
-    if FileKind.CMAKE in kinds or not kinds & {FileKind.MAKEFILE, FileKind.SETUP_PY}:
-        return {}  # no build that lists its sources, or CMake (headers for other builds)
+    kinds = {rel: classify(rel) for rel in build_files}
+    if FileKind.CMAKE in kinds.values() or not any(
+        (kind is FileKind.MAKEFILE and _COMPILES.search(build_files[rel]))
+        or (kind is FileKind.SETUP_PY and _EXTENSIONS.search(build_files[rel]))
+        for rel, kind in kinds.items()
+    ):
+        return {}  # no build that compiles listed sources, or CMake (headers for other builds)
     reached = _reached(includes)
     left = {
         rel: rel.rsplit("/", 1)[-1]
@@ -91,6 +106,9 @@ def unincluded_headers(
     mentioned: set[str] = set()
     for text in build_files.values():
         mentioned |= wanted & set(_WORD.findall(text))
+    for rel, text in native.items():  # jittor's JIT code: `R"(#include "misc/x.h")"`
+        if rel not in left:
+            mentioned |= wanted & set(_WORD.findall(_INCLUDE_LINE.sub("", text)))
     spent = 0
     for c in candidates:
         if c.kind is not FileKind.PYTHON:
