@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,6 +96,7 @@ def parse(data: dict[str, Any]) -> ReleaseSwitches:
 
 @functools.cache
 def load_release_switches() -> ReleaseSwitches:
-    """The bundled table (read once)."""
-    with _FILE.open("rb") as fh:
-        return parse(tomllib.load(fh))
+    """The bundled table (read once, through the file layer as every knowledge file)."""
+    from gpuport.knowledge import _read_toml
+
+    return parse(_read_toml(_FILE))
