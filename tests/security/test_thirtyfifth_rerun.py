@@ -16,6 +16,8 @@ Each bound is the stall tests' CPU-time bound; the inputs took 2-10 s on the cod
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuport.hipify.divergence import Divergence
 from gpuport.scan.cxx import lex
 from gpuport.scan.project.routes import _rocm_base
@@ -92,3 +94,50 @@ def test_f3_a_caller_in_a_lane_branch_is_still_found() -> None:
     files = {"a.cu": lex(text)}
     why = Divergence(files).why("a.cu", files["a.cu"].code.find("__shfl"))
     assert why is not None and "red" in why
+
+
+# F4-F6: found by the same reviewer (its report was cut short; the repros were complete):
+# a pattern per mask name (scan's GP302 mask constants, hipify's 64-bit mask plan), a search
+# per `v += 32` statement and lane name (the stride check), a pattern per `#define`d name
+# (the macros a ROCm build leaves 0) -- each over the whole file or function.
+
+
+def _scan_one(tmp_path: Path, name: str, text: str) -> int:
+    from gpuport.scan import ScanOptions, scan_path
+
+    (tmp_path / name).write_text(text)
+    return len(scan_path(tmp_path, ScanOptions(jobs=1)).findings)
+
+
+def test_f4_many_mask_defines(tmp_path: Path) -> None:
+    from gpuport.hipify.run import hipify_path
+
+    text = "".join(f"#define FULL_MASK_{i} 0xffffffff\n" for i in range(16_000))
+    assert _scan_one(tmp_path, "m.cuh", text) > 0
+    _within(lambda: _scan_one(tmp_path, "m.cuh", text), 3.0)
+    used = text + "__device__ float f(float v){return __shfl_xor_sync(FULL_MASK_7, v, 1);}\n"
+    (tmp_path / "u.cuh").write_text(used)
+    out = hipify_path(tmp_path / "u.cuh", target="gfx942", hip_version="6.4")
+    text_out = out.files[0].text or ""
+    assert "#define FULL_MASK_7 0xffffffffffffffff" in text_out  # the used one: 64-bit
+    assert "#define FULL_MASK_8 0xffffffff\n" in text_out  # an unused one: as it was
+    _within(lambda: hipify_path(tmp_path / "u.cuh", target="gfx942", hip_version="6.4"), 3.0)
+
+
+def test_f5_many_strides_beside_many_lane_names(tmp_path: Path) -> None:
+    text = (
+        "__global__ void k(float* x) {\n"
+        + "".join(f"  int l{i} = threadIdx.x % 32;\n" for i in range(100))
+        + "  int o = 0;\n"
+        + "  o += 32;\n" * 3000
+        + "  x[l0 + l1] = __shfl_xor_sync(0xffffffff, x[o], 1);\n}\n"
+    )
+    _within(lambda: _scan_one(tmp_path, "k.cu", text), 2.0)
+
+
+def test_f6_many_arch_gated_defines(tmp_path: Path) -> None:
+    text = "".join(
+        f"#if __CUDA_ARCH__ >= 900\n#define X_{i} 1\n#else\n#define X_{i} 0\n#endif\n"
+        for i in range(4000)
+    )
+    _within(lambda: _scan_one(tmp_path, "k.cu", text + "__global__ void k() {}\n"), 3.0)

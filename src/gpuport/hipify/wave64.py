@@ -37,7 +37,6 @@ host code also uses is never ported. Running :func:`plan` on its own output chan
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
@@ -123,6 +122,7 @@ _MASK_CONST = textre.compile(
     r"(?P<v>0[xX][fF]{8}[uU]?)\s*;"
 )
 _SYNC_FIRST = r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all)_sync\s*\(\s*"
+_SYNC_USE = textre.compile(_SYNC_FIRST + r"(\w+)")
 _OTHER_SIMT = textre.compile(
     r"\[\[\s*(?:thread|threads|simdgroup|threadgroup|quadgroup|simdgroups|dispatch)_\w*\s*\]\]"
     r"|<metal_stdlib>|\bmetal::|\bsycl::|<sycl/|<CL/|\bcl::|__kernel\b|\bsub_group"
@@ -177,6 +177,7 @@ class _Planner:
     def __init__(self, src: CxxSource, keep_masks: bool) -> None:
         self.src = src
         self.code = src.code
+        self._uses: dict[str, list[int]] | None = None
         self.keep_masks = keep_masks
         self.out = WavePlan()
         self.taken = _Taken()
@@ -230,15 +231,26 @@ class _Planner:
         """Why a ``*_sync`` call of this file with mask ``name`` may run on some lanes only."""
         if divergent is None:
             return None
-        for use in textre.finditer(_SYNC_FIRST + re.escape(name) + r"\b", self.code):
-            why = divergent(use.start())
+        for at in self._sync_uses().get(name, ()):
+            why = divergent(at)
             if why is not None:
-                line = self.src.line_of(use.start())
+                line = self.src.line_of(at)
                 return (
                     f"{name} left 32-bit (a 64-bit mask would trap): the mask of the call at "
                     f"line {line}, which may run on some lanes only: {why}"
                 )
         return None
+
+    def _sync_uses(self) -> dict[str, list[int]]:
+        """Name -> where a ``*_sync`` call takes it as its mask, read once per file (a pattern
+        per mask name over the file was quadratic: 24,000 mask defines, > 60 s; thirty-fifth
+        re-run F4)."""
+        if self._uses is None:
+            uses: dict[str, list[int]] = {}
+            for m in _SYNC_USE.finditer(self.code):
+                uses.setdefault(m.group(1), []).append(m.start())
+            self._uses = uses
+        return self._uses
 
     def masks(self, divergent: Divergent | None = None) -> None:
         """Named full masks used as ``*_sync`` masks, where the target HIP keeps the masks
@@ -249,9 +261,7 @@ class _Planner:
         src, code = self.src, self.code
         for line in range(1, src.line_count + 1):
             m = _MASK_DEFINE.match(src.code_line(line))
-            if m is None or not textre.search(
-                _SYNC_FIRST + re.escape(m.group("name")) + r"\b", code
-            ):
+            if m is None or m.group("name") not in self._sync_uses():
                 continue
             start, _ = src.line_span(line)
             why = self._divergent_use(m.group("name"), divergent)
@@ -267,7 +277,7 @@ class _Planner:
             )
         for m in _MASK_CONST.finditer(code):
             name = m.group("name")
-            if not textre.search(_SYNC_FIRST + re.escape(name) + r"\b", code):
+            if name not in self._sync_uses():
                 continue
             why = self._divergent_use(name, divergent)
             if why is not None:

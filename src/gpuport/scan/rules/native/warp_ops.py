@@ -414,6 +414,7 @@ class OpsPasses(ReaderBase):
         if not lanes:
             return
         body = code[self.a : self.b]
+        sums: set[tuple[str, str]] | None = None
         for m in textre.finditer(
             r"(?<![\w.])(?P<v>[A-Za-z_]\w*)\s*\+=\s*(?P<k>32)\b(?![.\w])", body
         ):
@@ -421,13 +422,22 @@ class OpsPasses(ReaderBase):
             at = self.a + m.start("k")
             if self.is_explained(at):
                 continue
-            ok = any(
-                textre.search(
-                    rf"\b(?:{re.escape(lane)}\s*\+\s*{re.escape(v)}|{re.escape(v)}\s*\+\s*"
-                    rf"{re.escape(lane)})\b",
-                    body,
-                )
-                for lane in lanes
-            )
-            if ok:
+            if sums is None:  # `a + b` pairs of the body, read once (a search per statement
+                sums = _sums(body)  # and lane name was cubic; thirty-fifth re-run F5)
+            if any((lane, v) in sums for lane in lanes):
                 self.site(at, at + 2, WAVE, "lane", f"stride {v} += 32 -> {WAVE}")
+
+
+_TOKEN = textre.compile(r"\w+")
+
+
+def _sums(body: str) -> set[tuple[str, str]]:
+    """The pairs of whole words written ``a + b`` in ``body``, both ways round."""
+    out: set[tuple[str, str]] = set()
+    prev = None
+    for m in _TOKEN.finditer(body):
+        if prev is not None and body[prev.end() : m.start()].strip() == "+":
+            out.add((prev.group(), m.group()))
+            out.add((m.group(), prev.group()))
+        prev = m
+    return out
