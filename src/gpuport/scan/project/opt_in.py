@@ -16,9 +16,8 @@ read) or false on a ROCm machine (``"CUDA_HOME" in os.environ``). Read, never ru
 from __future__ import annotations
 
 import ast
-import re
 
-from gpuport import pyparse
+from gpuport import pyparse, textre
 from gpuport.scan.project.build_rocm_value import rocm_value
 
 __all__ = ["opt_in_extensions"]
@@ -117,7 +116,7 @@ _COMMANDS = frozenset(
         "--help", "-h", "--version", "-q", "-v", "--quiet", "--verbose",
     }
 )  # fmt: skip
-_WORD = re.compile(r"-{0,2}[A-Za-z][\w-]*\Z", re.ASCII)
+_WORD = textre.compile(r"-{0,2}[A-Za-z][\w-]*")
 
 
 def _is_flag(node: ast.expr) -> bool:
@@ -131,7 +130,7 @@ def _is_flag(node: ast.expr) -> bool:
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return False
     word = node.value
-    return word not in _COMMANDS and _WORD.match(word) is not None
+    return word not in _COMMANDS and _WORD.fullmatch(word) is not None
 
 
 def _gated(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:

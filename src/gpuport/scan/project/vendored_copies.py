@@ -47,14 +47,16 @@ def copy_of(folder: Path, root: Path) -> str | None:
     """The library ``folder`` is a whole copy of, or None (``folder`` below ``root``)."""
     known = declared_names()
     found = None
-    cmake = folder / "CMakeLists.txt"
-    if cmake.is_file() and not cmake.is_symlink():
-        m = _CMAKE_PROJECT.search(_head(cmake, root))
+    for name, pattern in (("CMakeLists.txt", _CMAKE_PROJECT), ("pyproject.toml", _PYPROJECT_NAME)):
+        path = folder / name
+        try:  # a path past PATH_MAX, a file gone: no declaration read
+            plain = path.is_file() and not path.is_symlink()
+        except OSError:
+            plain = False
+        m = pattern.search(_head(path, root)) if plain else None
         found = known.get(m.group(1).lower()) if m else None
-    pyproject = folder / "pyproject.toml"
-    if found is None and pyproject.is_file() and not pyproject.is_symlink():
-        m = _PYPROJECT_NAME.search(_head(pyproject, root))
-        found = known.get(m.group(1).lower()) if m else None
+        if found is not None:
+            break
     if found is None:
         return None
     try:
