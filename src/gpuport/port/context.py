@@ -20,6 +20,7 @@ from gpuport.models import GpuportError, Severity
 from gpuport.port.model import FindingRef
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport
+from gpuport.scan.project.files import safe_name
 
 __all__ = ["PortContext", "Proposal", "ref", "rules_in", "unique", "unrun"]
 
@@ -130,8 +131,14 @@ class PortContext:
         path = self.root / rel
         if fileio.outside_root(path, self.root) is not None or not path.is_dir():
             return []
-        try:
-            return sorted(p.name for p in path.iterdir())
+        try:  # a name that is not UTF-8 or holds a control character (a newline) is never
+            # listed: it would reach a file gpuport writes, or a report (thirty-sixth re-run
+            # F3, F9: a workflow named with a newline became live YAML in the ROCm copy)
+            return sorted(
+                p.name
+                for p in path.iterdir()
+                if p.name.isprintable() and safe_name(p.name) == p.name
+            )
         except OSError:
             return []
 

@@ -59,6 +59,10 @@ def amd_named(path: str) -> bool:
     return bool(_AMD_WORD.search(PurePosixPath(path).stem))
 
 
+#: the Compose specification's service name (a key of ``services``)
+_SERVICE_NAME = textre.compile(r"[a-zA-Z0-9._-]+")
+
+
 def _services(text: str) -> dict[str, tuple[int, int, yaml.MappingNode]]:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -72,10 +76,13 @@ def _services(text: str) -> dict[str, tuple[int, int, yaml.MappingNode]]:
             and k.value == "services"
             and isinstance(v, yaml.MappingNode)
         ):
-            return {
+            return {  # only names Compose accepts: a quoted key may hold newlines, which
+                # the override would write as live YAML (thirty-sixth re-run F4)
                 sk.value: (sv.start_mark.line + 1, sv.end_mark.line + 1, sv)
                 for sk, sv in v.value
-                if isinstance(sk, yaml.ScalarNode) and isinstance(sv, yaml.MappingNode)
+                if isinstance(sk, yaml.ScalarNode)
+                and isinstance(sv, yaml.MappingNode)
+                and _SERVICE_NAME.fullmatch(sk.value) is not None
             }
     return {}
 

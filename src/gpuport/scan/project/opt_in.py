@@ -16,6 +16,7 @@ read) or false on a ROCm machine (``"CUDA_HOME" in os.environ``). Read, never ru
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from gpuport import pyparse, textre
 from gpuport.scan.project.build_rocm_value import rocm_value
@@ -38,7 +39,7 @@ def _reads_argv(node: ast.AST) -> bool:
     )
 
 
-def _defaults(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> dict[str, bool]:
+def _defaults(tree: ast.Module, facts: _Facts) -> dict[str, bool]:
     """Module-level names given a bool constant and changed only under ``sys.argv``."""
     first: dict[str, bool] = {}
     for stmt in tree.body:
@@ -68,13 +69,7 @@ def _defaults(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> dict[str, bo
                     out.pop(name, None)
                 seen.add(name)
                 continue
-            at, argv = parents.get(node), False
-            while at is not None and not argv:
-                argv = isinstance(at, ast.For | ast.If | ast.While) and _reads_argv(
-                    at.iter if isinstance(at, ast.For) else at.test
-                )
-                at = parents.get(at)
-            if not argv:
+            if id(node) not in facts.under_argv:
                 out.pop(name, None)
     return out
 
@@ -133,20 +128,6 @@ def _is_flag(node: ast.expr) -> bool:
     return word not in _COMMANDS and _WORD.fullmatch(word) is not None
 
 
-def _gated(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    """Whether ``node`` runs only for a user's flag: in the body of a test false by default
-    (``if "ext" in sys.argv``; not ``if "bdist_wheel" in sys.argv``, which pip passes), or
-    in a loop over ``sys.argv`` (whose tests compare each word with the flags)."""
-    cur, at = node, parents.get(node)
-    while at is not None:
-        if isinstance(at, ast.For) and _reads_argv(at.iter):
-            return True
-        if isinstance(at, ast.If) and cur in at.body and _default(at.test, {}) is False:
-            return True
-        cur, at = at, parents.get(at)
-    return False
-
-
 _EMPTY_CALLS = frozenset({"set", "list", "dict", "tuple", "frozenset"})
 _GROW = frozenset({"add", "update", "append", "extend", "insert", "setdefault", "__setitem__"})
 
@@ -162,24 +143,54 @@ def _is_empty(value: ast.expr | None) -> bool:
     )
 
 
-def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> int:
-    """The function holding ``node`` (``node`` itself if it is one); 0 for the module."""
-    at: ast.AST | None = node
-    while at is not None and not isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef):
-        at = parents.get(at)
-    return id(at) if at is not None else 0
+@dataclass
+class _Facts:
+    """What each node of a setup.py sits under, worked out in one pass from the top (a climb
+    to the root per statement, re-reading each test on the way, was quadratic: a 206 KB
+    setup.py past 60 s; thirty-sixth re-run F2)."""
+
+    #: nodes that run only for a user's flag: in the body of a test false by default
+    #: (``if "ext" in sys.argv``; not ``if "bdist_wheel" in sys.argv``, which pip passes),
+    #: or in a loop over ``sys.argv`` (whose tests compare each word with the flags)
+    gated: set[int] = field(default_factory=set)
+    #: nodes under any loop or test that reads ``sys.argv``
+    under_argv: set[int] = field(default_factory=set)
+    #: node -> the function holding it (a function: itself); 0 for the module
+    scope: dict[int, int] = field(default_factory=dict)
 
 
-def _empty_by_default(
-    tree: ast.Module, parents: dict[ast.AST, ast.AST]
-) -> dict[int, dict[str, bool]]:
+def _facts(tree: ast.Module) -> _Facts:
+    out = _Facts()
+    todo: list[tuple[ast.AST, bool, bool, int]] = [(tree, False, False, 0)]
+    while todo:
+        node, gated, argv, scope = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope = id(node)
+        out.scope[id(node)] = scope
+        if gated:
+            out.gated.add(id(node))
+        if argv:
+            out.under_argv.add(id(node))
+        reads = isinstance(node, ast.For | ast.If | ast.While) and _reads_argv(
+            node.iter if isinstance(node, ast.For) else node.test
+        )
+        loop_gate = isinstance(node, ast.For) and reads
+        body: set[int] = set()
+        if isinstance(node, ast.If) and _default(node.test, {}) is False:
+            body = {id(n) for n in node.body}
+        for child in ast.iter_child_nodes(node):
+            todo.append((child, gated or loop_gate or id(child) in body, argv or reads, scope))
+    return out
+
+
+def _empty_by_default(tree: ast.Module, facts: _Facts) -> dict[int, dict[str, bool]]:
     """Per function, names given an empty collection and filled only under ``sys.argv``
     tests (torchani's ``sms = set()``, added to only for ``"ext"`` flags): empty, so false,
     by default."""
     empty: set[tuple[int, str]] = set()
     other: set[tuple[int, str]] = set()
     for node in ast.walk(tree):
-        scope = _scope(node, parents)
+        scope = facts.scope.get(id(node), 0)
         if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -187,14 +198,14 @@ def _empty_by_default(
                     continue
                 if not isinstance(node, ast.AugAssign) and _is_empty(node.value):
                     empty.add((scope, t.id))
-                elif not _gated(node, parents):
+                elif id(node) not in facts.gated:
                     other.add((scope, t.id))
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in _GROW
             and isinstance(node.func.value, ast.Name)
-            and not _gated(node, parents)
+            and id(node) not in facts.gated
         ):
             other.add((scope, node.func.value.id))
         elif isinstance(node, ast.For | ast.NamedExpr | ast.Global | ast.Nonlocal):
@@ -213,21 +224,22 @@ def _exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], ast.Return | ast.Raise)
 
 
-def _early_exit(cur: ast.AST, at: ast.AST, names: dict[str, bool]) -> int | None:
-    """The line of an ``if <true by default>: ... return`` before ``cur`` in ``at``'s body."""
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(at, field, None)
-        if not isinstance(block, list) or cur not in block:
-            continue
-        for stmt in block[: block.index(cur)]:
-            if (
-                isinstance(stmt, ast.If)
-                and not stmt.orelse
-                and _exits(stmt.body)
-                and _default(stmt.test, names) is True
-            ):
-                return stmt.lineno
-    return None
+def _early_exits(block: list[ast.stmt], names: dict[str, bool]) -> list[int | None]:
+    """Per statement of ``block``, the line of the first ``if <true by default>: ...
+    return`` before it (None: none), in one pass over the block."""
+    out: list[int | None] = []
+    first: int | None = None
+    for stmt in block:
+        out.append(first)
+        if (
+            first is None
+            and isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and _exits(stmt.body)
+            and _default(stmt.test, names) is True
+        ):
+            first = stmt.lineno
+    return out
 
 
 _CUDA_HOMES = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")
@@ -247,12 +259,38 @@ def opt_in_extensions(text: str) -> int | None:
         tree = pyparse.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    try:
+        return _opt_in_line(tree)
+    except RecursionError:  # `not not ... x` 2,000 deep (thirty-sixth re-run F12): unknown
+        return None
+
+
+def _opt_in_line(tree: ast.Module) -> int | None:
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-    names = _defaults(tree, parents)
-    empties = _empty_by_default(tree, parents)
+    facts = _facts(tree)
+    names = _defaults(tree, facts)
+    empties = _empty_by_default(tree, facts)
+    blocks: dict[tuple[int, str], tuple[dict[int, int], list[int | None]]] = {}
+    bodies: dict[int, set[int]] = {}
+
+    def exit_before(cur: ast.AST, at: ast.AST) -> int | None:
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(at, name, None)
+            if not isinstance(block, list):
+                continue
+            key = (id(at), name)
+            if key not in blocks:
+                scoped = {**empties.get(facts.scope.get(id(at), 0), {}), **names}
+                index = {id(stmt): i for i, stmt in enumerate(block)}
+                blocks[key] = (index, _early_exits(block, scoped))
+            index, first = blocks[key]
+            if id(cur) in index and first[index[id(cur)]] is not None:
+                return first[index[id(cur)]]
+        return None
+
     lines: list[int] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and _name(node.func) in _CALLS):
@@ -262,10 +300,13 @@ def opt_in_extensions(text: str) -> int | None:
         while at is not None and found is None:
             if isinstance(at, ast.If):
                 v = _default(at.test, names)
-                if (v is False and cur in at.body) or (v is True and cur in at.orelse):
+                if id(at) not in bodies:
+                    bodies[id(at)] = {id(n) for n in at.body}
+                in_body = id(cur) in bodies[id(at)]
+                if (v is False and in_body) or (v is True and cur in at.orelse):
                     found = at.lineno
             if found is None:  # an early return a default install takes (torchani)
-                found = _early_exit(cur, at, {**empties.get(_scope(at, parents), {}), **names})
+                found = exit_before(cur, at)
             cur, at = at, parents.get(at)
         if found is None:
             return None
