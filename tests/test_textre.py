@@ -38,7 +38,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     "repeat, so each character is looked at once",
     (
         "scan/rules/python/source.py",
-        "re.compile('\\\\w+', re.ASCII)",
+        "re.compile('\\\\w+')",
     ): "runs of one class with nothing after the repeat: each character is looked at once",
     (
         "validate/trace.py",

@@ -31,6 +31,7 @@ def _project(copy_cmake: str = _CUTLASS_CMAKE, licence: bool = True) -> dict[str
         "setup.py": "from setuptools import setup\nsetup(name='x')\n",
         "csrc/kernel.cu": _OWN,
         "csrc/cutlass/CMakeLists.txt": copy_cmake,
+        "csrc/cutlass/include/cutlass/cutlass.h": "#pragma once\n",
         "csrc/cutlass/include/cutlass/arch/mma.cuh": _PTX,
         "csrc/cutlass/python/cutlass/backend.py": "import torch\ntorch.cuda.synchronize()\n",
     }
@@ -77,6 +78,37 @@ def test_without_its_licence_or_under_another_name_the_folder_is_the_projects(
     # "project(CUTLASS" only in a comment or a later call of another name: not a declaration
     commented = _project(copy_cmake="# project(CUTLASS)\nproject(mine)\n")
     found, skipped = _paths(write(tmp_path / "c", commented))
+    assert "csrc/cutlass/" not in skipped
+
+
+def test_a_declaration_without_the_librarys_layout_or_named_by_the_build_is_no_copy(
+    tmp_path: Path,
+) -> None:
+    """Two small files (a `project(CUTLASS)` line, a licence) do not make the project's own
+    kernel folder a copy (thirty-sixth re-run F7): the library's main header must be there,
+    and no build file around it may name its sources."""
+    files = _project()
+    del files["csrc/cutlass/include/cutlass/cutlass.h"]
+    found, skipped = _paths(write(tmp_path / "l", files))
+    assert "csrc/cutlass/" not in skipped and "csrc/cutlass/include/cutlass/arch/mma.cuh" in found
+    # the project's setup.py compiles sources inside it (a glob or a path): its own code
+    for setup in (
+        "import glob\nsetup(name='x', ext_modules=[E('k', glob.glob('csrc/cutlass/*.cu'))])\n",
+        "setup(name='x', ext_modules=[E('k', ['csrc/cutlass/k.cu'])])\n",
+    ):
+        named = {**_project(), "setup.py": "from setuptools import setup\n" + setup}
+        found, skipped = _paths(write(tmp_path / f"n{len(setup)}", named))
+        assert "csrc/cutlass/" not in skipped, skipped
+    # an include folder inside it is no source: still a copy
+    inc = "setup(name='x', include_dirs=['csrc/cutlass/include'])\n"
+    named = {**_project(), "setup.py": "from setuptools import setup\n" + inc}
+    _found, skipped = _paths(write(tmp_path / "inc", named))
+    assert "csrc/cutlass/" in skipped
+    # a pyproject name outside its [project] table declares nothing
+    other = _project(copy_cmake="")
+    del other["csrc/cutlass/CMakeLists.txt"]
+    other["csrc/cutlass/pyproject.toml"] = '[tool.x]\nname = "nvidia-cutlass"\n'
+    _found, skipped = _paths(write(tmp_path / "t", other))
     assert "csrc/cutlass/" not in skipped
 
 

@@ -32,11 +32,14 @@ class VendoredProject:
     checked: dt.date
     name: str
     declares: list[str]
+    layout: list[str]
 
     def __post_init__(self) -> None:
         check_sources(self.sources)
         if not self.declares:
             raise ValueError("declares: at least one name is needed")
+        if not self.layout or any(p.startswith("/") or ".." in p for p in self.layout):
+            raise ValueError("layout: at least one relative path inside the copy is needed")
 
 
 def load_vendored_projects() -> list[VendoredProject]:
@@ -50,6 +53,6 @@ def load_vendored_projects() -> list[VendoredProject]:
 
 
 @cache
-def declared_names() -> dict[str, str]:
-    """Declared name (lower case) -> the library's name."""
-    return {d.lower(): p.name for p in load_vendored_projects() for d in p.declares}
+def declared_names() -> dict[str, VendoredProject]:
+    """Declared name (lower case) -> the library."""
+    return {d.lower(): p for p in load_vendored_projects() for d in p.declares}

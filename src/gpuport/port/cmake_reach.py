@@ -19,6 +19,7 @@ never sees:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from gpuport import textre
@@ -99,8 +100,10 @@ def _patterns(args: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=64)
 def cu_globs(text: str) -> list[tuple[re.Match[str], list[str]]]:
-    """The ``file(GLOB ...)`` statements whose patterns can take ``.cu`` files, with them."""
+    """The ``file(GLOB ...)`` statements whose patterns can take ``.cu`` files, with them
+    (read once per text: a glob check per source re-read them; thirty-sixth re-run F10)."""
     out = []
     for m in _GLOB.finditer(text):
         pats = [p for p in _patterns(m.group(4)) if _CAN_CU.search(p)]

@@ -106,8 +106,11 @@ def _in_run(ctx: PortContext, path: str, code: str) -> str | None:
         for name in ("Makefile", "makefile", "GNUmakefile"):
             for base in dict.fromkeys((folder, ".")):
                 rel = name if base in (".", "") else f"{base}/{name}"
-                text = ctx.read(rel)
-                if text is not None and _NVCC.search(no_comments(text)):
+                key = f"make-nvcc:{rel}"
+                if key not in ctx.cache:
+                    text = ctx.read(rel)
+                    ctx.cache[key] = text is not None and bool(_NVCC.search(no_comments(text)))
+                if ctx.cache[key]:
                     return (
                         f"`make` builds {rel}, which compiles with nvcc: the ROCm image has no nvcc"
                     )
@@ -130,8 +133,11 @@ def project_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str
             text = ctx.read(cand) if cand and not cand.startswith("/") else None
             if text is None:
                 continue
-            inner = _in_run(ctx, path, _code(text))
-            if inner is not None:
+            key = f"docker-gpu-script:{path}\0{cand}"  # each script read once, however
+            if key not in ctx.cache:  # many RUNs name it (thirty-sixth re-run F8)
+                ctx.cache[key] = _in_run(ctx, path, _code(text))
+            inner = ctx.cache[key]
+            if isinstance(inner, str):
                 return f"{cand}, which the RUN runs: {inner}"
             break
     return None

@@ -395,9 +395,13 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
             text = ctx.read(cand) if cand and not cand.startswith("/") else None
             if text is None:
                 continue
-            inner = _CUDA_BUILD.search(no_comments(text))
-            if inner is not None:
-                return f"{cand} runs {inner.group(0).strip()}"
+            key = f"cuda-build-script:{cand}"  # each script read once (36th re-run F8)
+            if key not in ctx.cache:
+                hit = _CUDA_BUILD.search(no_comments(text))
+                ctx.cache[key] = hit.group(0).strip() if hit is not None else None
+            inner = ctx.cache[key]
+            if isinstance(inner, str):
+                return f"{cand} runs {inner}"
             break
     return None
 

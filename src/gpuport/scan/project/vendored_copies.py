@@ -28,19 +28,52 @@ from gpuport.knowledge.vendored_projects import declared_names
 
 __all__ = ["copy_of"]
 
-_HEAD = 64 * 1024
+_BUILD_FILES = ("setup.py", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "meson.build")
+_BUILD_HEAD = 1 << 20
 _CMAKE_PROJECT = textre.compile(r"^[ \t]*project[ \t]*\([ \t\r\n]*([A-Za-z0-9_.+-]+)", re.M | re.I)
-_PYPROJECT_NAME = textre.compile(r'^[ \t]*name[ \t]*=[ \t]*["\']([A-Za-z0-9_.+-]+)["\']', re.M)
+#: `name = "..."` of the `[project]` table (the first line of the file's text after it)
+_PYPROJECT_NAME = textre.compile(
+    r"^\[project\][ \t]*\r?\n(?:[^\[\n][^\n]*\n|\n)*?"
+    r'[ \t]*name[ \t]*=[ \t]*["\']([A-Za-z0-9_.+-]+)["\']',
+    re.M,
+)
 _LICENCE = textre.compile(r"(?:licen[cs]e|copying)(?:[-_.][\w.-]*)?", re.I)
 
 
-def _head(path: Path, root: Path) -> str:
+def _head(path: Path, root: Path, size: int = 64 * 1024) -> str:
     try:
         with fileio.open_regular(path, root=root) as f:
-            data = f.read(_HEAD)
+            data = f.read(size)
     except (fileio.ReadRefused, OSError):
         return ""
     return data.decode("utf-8", "replace")
+
+
+def _is_file(path: Path) -> bool:
+    try:  # a path past PATH_MAX, a file gone: not there
+        return path.is_file() and not path.is_symlink()
+    except OSError:
+        return False
+
+
+def _named_by_builds(folder: Path, root: Path) -> bool:
+    """Whether a build file of the project around ``folder`` (in a folder from its parent up
+    to ``root``) names a source or a glob inside it (``glob.glob("csrc/*.cu")``,
+    ``add_library(k csrc/k.cu)``): then it is the project's own code, whatever it declares
+    (thirty-sixth re-run F7: two small files made a project's kernel folder a "copy")."""
+    at = folder.parent
+    while True:
+        rel = folder.relative_to(at).as_posix()
+        inside = textre.compile(
+            textre.escape(rel) + r"/[^\s\"')]*(?:\*|\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b)"
+        )
+        for name in _BUILD_FILES:
+            path = at / name
+            if _is_file(path) and inside.search(_head(path, root, _BUILD_HEAD)):
+                return True
+        if at == root or root not in at.parents:
+            return False
+        at = at.parent
 
 
 def copy_of(folder: Path, root: Path) -> str | None:
@@ -49,15 +82,11 @@ def copy_of(folder: Path, root: Path) -> str | None:
     found = None
     for name, pattern in (("CMakeLists.txt", _CMAKE_PROJECT), ("pyproject.toml", _PYPROJECT_NAME)):
         path = folder / name
-        try:  # a path past PATH_MAX, a file gone: no declaration read
-            plain = path.is_file() and not path.is_symlink()
-        except OSError:
-            plain = False
-        m = pattern.search(_head(path, root)) if plain else None
+        m = pattern.search(_head(path, root)) if _is_file(path) else None
         found = known.get(m.group(1).lower()) if m else None
         if found is not None:
             break
-    if found is None:
+    if found is None or not any(_is_file(folder / rel) for rel in found.layout):
         return None
     try:
         with os.scandir(folder) as entries:
@@ -66,4 +95,6 @@ def copy_of(folder: Path, root: Path) -> str | None:
             )
     except OSError:
         return None
-    return found if licensed else None
+    if not licensed or _named_by_builds(folder, root):
+        return None
+    return found.name

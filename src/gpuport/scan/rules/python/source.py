@@ -43,7 +43,10 @@ _ASSIGN_LINE = textre.compile(r"[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*(?::[^=\n]*)?=(
 _WORD = textre.compile(r"\w+")
 # The same runs for the per-line index, on Python's engine (see tests/test_textre.py): one
 # call per line of every reduced file, where RE2's per-call cost was most of the index.
-_WORD_RUNS = re.compile(r"\w+", re.ASCII)
+_WORD_RUNS = re.compile(r"\w+")  # Unicode: `import nvtx as ñ1` is a name too
+#: searches of the whole text for names the index cannot hold (dotted), per file; past it
+#: every line is kept (thirty-sixth re-run F6: a pass per import statement was quadratic)
+MOST_ODD_PASSES = 64
 _FOR_LINE = textre.compile(r"\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]")
 
 
@@ -162,6 +165,7 @@ class WordLines:
     def __init__(self, text: str) -> None:
         self.text = text
         self._index: dict[str, list[int]] | None = None
+        self._odd_passes = 0
 
     def mark(self, names: set[str], mask: bytearray) -> None:
         """Like :func:`mark_words`: mark lines where one of ``names`` is a whole identifier."""
@@ -173,12 +177,16 @@ class WordLines:
             self._index = index
         odd = set()
         for name in names:
-            if _WORD.fullmatch(name) is None:
+            if not name.isidentifier():
                 odd.add(name)
             for line in self._index.get(name, ()):
                 mask[line] = 1
         if odd:
-            mark_words(self.text, odd, mask)
+            self._odd_passes += 1
+            if self._odd_passes > MOST_ODD_PASSES:
+                mask[1:] = b"\x01" * (len(mask) - 1)  # every line kept: linear, and safe
+            else:
+                mark_words(self.text, odd, mask)
 
 
 def flow_names(text: str) -> set[str]:
