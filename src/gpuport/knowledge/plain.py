@@ -15,7 +15,7 @@ import datetime as dt
 import types
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["FORBID_EXTRA", "check_sources", "plain_record"]
+__all__ = ["FORBID_EXTRA", "check_sources", "plain_record", "sourced"]
 
 # pydantic's config for a stdlib dataclass (``__pydantic_config__``): no unknown keys, as every
 # knowledge entry
@@ -30,6 +30,19 @@ def check_sources(value: list[str], *, at_least_one: bool = True) -> list[str]:
         if not url.startswith(("https://", "http://")):
             raise ValueError(f"source is not a URL: {url!r}")
     return value
+
+
+def sourced(raw: dict[str, Any], where: str) -> tuple[tuple[str, ...], dt.date]:
+    """A hand-read entry's ``sources`` and ``checked`` date, or ValueError naming ``where``
+    (the knowledge files read without pydantic: port routes, release switches)."""
+    try:
+        sources = tuple(check_sources(list(raw.get("sources", []))))
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    checked = raw.get("checked")
+    if not isinstance(checked, dt.date) or isinstance(checked, dt.datetime):
+        raise ValueError(f"{where}: checked must be a date")
+    return sources, checked
 
 
 class _NotPlain(Exception):

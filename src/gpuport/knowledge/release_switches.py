@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuport import textre
-from gpuport.knowledge.plain import check_sources
+from gpuport.knowledge.plain import sourced
 from gpuport.models import GpuportError
 
 __all__ = ["ReleaseSwitches", "Switch", "load_release_switches", "parse"]
@@ -43,13 +43,9 @@ class ReleaseSwitches:
 
 def _sourced(raw: dict[str, Any], where: str) -> tuple[tuple[str, ...], dt.date]:
     try:
-        sources = tuple(check_sources(list(raw.get("sources", []))))
+        return sourced(raw, where)
     except ValueError as exc:
-        raise GpuportError(f"{_FILE.name}: {where}: {exc}") from None
-    checked = raw.get("checked")
-    if not isinstance(checked, dt.date) or isinstance(checked, dt.datetime):
-        raise GpuportError(f"{_FILE.name}: {where}: checked must be a date")
-    return sources, checked
+        raise GpuportError(f"{_FILE.name}: {exc}") from None
 
 
 def _option(value: Any, where: str) -> str:

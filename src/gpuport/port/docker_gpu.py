@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.port.context import PortContext, Proposal, unrun
-from gpuport.port.docker_pip import no_comments
+from gpuport.port.docker_pip import SCRIPT, no_comments
 
 __all__ = ["hip_build", "project_build", "twins"]
 
@@ -54,7 +54,6 @@ _CMAKE_HIP = textre.compile(
     r"|find_package[ \t]*\([ \t]*hip\b|hip_add_(?:library|executable)[ \t]*\()"
 )
 _NVCC = textre.compile(r"\bnvcc\b")
-_SCRIPT = textre.compile(r"(?<![\w.$/-])((?:\.{1,2}/|/)?[\w./-]*[\w-]\.(?:sh|bash))(?![\w.-])")
 _VERSION = textre.compile(r"(?i)(?:cuda|cu)[-_.]?(\d+(?:\.\d+)*)")
 
 
@@ -126,7 +125,7 @@ def project_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str
     if got is not None:
         return got
     here = PurePosixPath(path).parent
-    for m in _SCRIPT.finditer(code):
+    for m in SCRIPT.finditer(code):
         given = m.group(1)
         rel = given[2:] if given.startswith("./") else given
         for cand in (copied.get(PurePosixPath(given).name), str(here / rel), rel):

@@ -8,9 +8,11 @@ from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.scan.finding import Finding
 
-__all__ = ["empty_install", "no_comments", "pypi_torch", "unrouted_package"]
+__all__ = ["SCRIPT", "empty_install", "no_comments", "pypi_torch", "unrouted_package"]
 
 _MARK = "# gpuport:"
+#: a script a RUN runs (``./build.sh``, ``bash scripts/setup.sh 3.11``)
+SCRIPT = textre.compile(r"(?<![\w.$/-])((?:\.{1,2}/|/)?[\w./-]*[\w-]\.(?:sh|bash))(?![\w.-])")
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
 

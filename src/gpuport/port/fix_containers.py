@@ -27,7 +27,13 @@ from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.port import docker_args, docker_gpu, fix_compose, fix_deps, python_image
 from gpuport.port.context import PortContext, Proposal, unique, unrun
-from gpuport.port.docker_pip import empty_install, no_comments, pypi_torch, unrouted_package
+from gpuport.port.docker_pip import (
+    SCRIPT,
+    empty_install,
+    no_comments,
+    pypi_torch,
+    unrouted_package,
+)
 from gpuport.scan.finding import Finding
 
 __all__ = ["dockerfile_name", "propose"]
@@ -68,8 +74,6 @@ _NV_MANIFEST = textre.compile(
     r"(?i)\S*nvidia[\w.-]*\.json\s+\S*(?:egl_vendor|vulkan/icd|_layer)\.d\S*"
     r"|\S*(?:egl_vendor|vulkan/icd|_layer)\.d/\S*nvidia\S*"
 )
-#: a script a RUN runs (``./build.sh``, ``bash scripts/setup.sh 3.11``)
-_SCRIPT = textre.compile(r"(?<![\w.$/-])((?:\.{1,2}/|/)?[\w./-]*[\w-]\.(?:sh|bash))(?![\w.-])")
 _CUDA_INDEX = textre.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
 _LOCAL_CU = textre.compile(r"\+cu\d+")
 _PIP_R = textre.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
@@ -388,7 +392,7 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
     if build is not None:
         return build.group(0).strip()
     here = PurePosixPath(path).parent
-    for m in _SCRIPT.finditer(code):
+    for m in SCRIPT.finditer(code):
         given = m.group(1)
         name = PurePosixPath(given).name
         for cand in (copied.get(name), str(here / _project_path(given)), _project_path(given)):
