@@ -126,6 +126,9 @@ def find_project_cuda(text: str, others: str = "") -> ProjectCuda | None:
     return None
 
 
+_PLAIN_SOURCE = textre.compile(r"[\w./+-]+")
+
+
 def cuda_language_sources(text: str) -> tuple[list[str], int]:
     """The literal source names ``set_source_files_properties(... PROPERTIES LANGUAGE CUDA)``
     gives the CUDA language (``.cu`` files too), and the end of the last such statement (0
@@ -139,8 +142,9 @@ def cuda_language_sources(text: str) -> tuple[list[str], int]:
             for i, p in enumerate(props)
         ):
             continue
-        for w in m.group(1).split():
-            if "$" not in w and "<" not in w and w not in names:
+        for w in m.group(1).split():  # plain names only: a quoted piece split at a blank
+            # would change the quote parity of what is written back (37th re-run F8)
+            if _PLAIN_SOURCE.fullmatch(w) is not None and w not in names:
                 names.append(w)
         end = m.end()
     return names, end

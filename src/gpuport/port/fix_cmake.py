@@ -354,11 +354,14 @@ def _named_elsewhere(
     return None
 
 
+_PLAIN_NAME = textre.compile(r"[\w./+-]+")  # written back into CMake: nothing it would parse
+
+
 def _mark_named(text: str, eol: str) -> tuple[int, str] | None:
     """After the statement naming the file's last .cu source: those sources are HIP on the
     HIP build."""
     extra, after = cuda_language_sources(text)  # sources given LANGUAGE CUDA (a .cpp too)
-    cu = sorted(set(_CU.findall(text)) | set(extra))
+    cu = sorted(c for c in set(_CU.findall(text)) | set(extra) if _PLAIN_NAME.fullmatch(c))
     if not cu:
         return None
     last = max(max(text.find(c) for c in cu), after - 1)

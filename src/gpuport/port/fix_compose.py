@@ -59,6 +59,9 @@ def amd_named(path: str) -> bool:
     return bool(_AMD_WORD.search(PurePosixPath(path).stem))
 
 
+#: a value written back into the override as a plain YAML scalar: an image reference or a
+#: path (interpolation `${X}` allowed), nothing YAML would read as structure
+_PLAIN = textre.compile(r"[A-Za-z0-9._/@+$-][A-Za-z0-9._/:@+${}-]*")
 #: the Compose specification's service name (a key of ``services``)
 _SERVICE_NAME = textre.compile(r"[a-zA-Z0-9._-]+")
 
@@ -262,11 +265,23 @@ def _compose(
             )
             continue
         mine = hits or routed.get(built or "", [])
-        head = [f"  {name}:"]
-        guess: list[str] = []
+        given = _given_dockerfile(node) or (
+            _given_dockerfile(base[name][2]) if name in base else None
+        )
         image = _key(node, "image")
         if image is None and name in base:
             image = _key(base[name][2], "image")
+        odd = next((str(v.value) for v in (image,) if isinstance(v, yaml.ScalarNode)
+                    and _PLAIN.fullmatch(str(v.value)) is None), None)  # fmt: skip
+        if odd is not None or (given is not None and _PLAIN.fullmatch(given) is None):
+            ctx.decline(  # a quoted value may hold newlines: never written into the override
+                mine,  # (thirty-seventh re-run F6, F7: live `privileged: true` keys)
+                f"service {name}'s image or build.dockerfile is not a plain name or path "
+                "gpuport writes back; left to a person",
+            )
+            continue
+        head = [f"  {name}:"]
+        guess: list[str] = []
         cuda_image = False
         if isinstance(image, yaml.ScalarNode) and (hit := _rocm_image(str(image.value))):
             (head if hit[1] else guess).append(f"    image: {hit[0]}")
@@ -277,9 +292,6 @@ def _compose(
             cuda_image = "rocm" not in str(image.value).lower()
         tail: list[str] = []
         if ported is not None:
-            given = _given_dockerfile(node) or (
-                _given_dockerfile(base[name][2]) if name in base else None
-            )
             # relative to the build context, as the service names its Dockerfile
             rel = PurePosixPath(given or "Dockerfile").with_name(PurePosixPath(ported).name)
             tail += ["    build:", f"      dockerfile: {rel}"]

@@ -435,13 +435,19 @@ def _swap_name(given: str, routed: str) -> str:
 
 def _preinstall_run(chunk: str, given: str, routed: str, eol: str) -> str:
     name = _swap_name(given, routed)
-    pip = textre.search(
-        r"((?:python3?\s+-m\s+)?pip3?\s+install)((?:\s+--?[\w-]+(?:=\S+)?)*?)\s+(?:-r|--requirement)\b",
+    if _PLAIN_ARG.fullmatch(name) is None:
+        return ""  # not a plain path: never written into a RUN (thirty-seventh re-run F11)
+    pip = textre.search(  # options of plain words only: no `;`, `$`, `|`, quotes, backticks
+        r"((?:python3?\s+-m\s+)?pip3?\s+install)((?:\s+--?[\w-]+(?:=[\w./@+:-]+)?)*?)"
+        r"\s+(?:-r|--requirement)\b",
         chunk,
     )
     cmd = pip.group(1) if pip else "pip install"
     opts = pip.group(2).strip() if pip else ""  # --prefix, --user...: where the rest goes too
     return f"RUN {cmd}{' ' + opts if opts else ''} -r {name}  {_MARK} GP102 ROCm builds first{eol}"
+
+
+_PLAIN_ARG = textre.compile(r"[\w./@+-]+")
 
 
 def _note_copies(chunk: str, copied: dict[str, str]) -> None:

@@ -77,7 +77,9 @@ def _hip_names(ctx: PortContext, names: tuple[str, ...]) -> tuple[tuple[str, ...
             if textre.search(rf"-D{name}=", text):
                 return (name,), f"{doc} builds with -D{name}"
     gitmodules = ctx.read(".gitmodules") or ""
-    for m in textre.finditer(r"(?m)^\s*path\s*=\s*(\S+)\s*$", gitmodules):
+    for m in textre.finditer(r"(?m)^\s*path\s*=\s*([\w./+-]+)\s*$", gitmodules):
+        # a plain path only: it is quoted in the workflow's comments (thirty-seventh re-run
+        # F3: U+2028, a YAML line break, and ESC came through `\S`)
         for sub in ("CMakeLists.txt", "ggml/CMakeLists.txt", "vendor/llama.cpp/CMakeLists.txt"):
             text = ctx.read(f"{m.group(1)}/{sub}") or ""
             for name in names:

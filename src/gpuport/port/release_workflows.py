@@ -106,11 +106,19 @@ def _block(lines: list[str], key: str) -> list[str]:
     return out
 
 
+#: text of the CUDA workflow written back into the ROCm one: plain words only, nothing YAML
+#: or a shell would read as structure (thirty-seventh re-run F2, F4)
+_PLAIN_NAME = textre.compile(r"[\w .()+/-]+")
+_PLAIN_COMMAND = textre.compile(r"[\w ./=:@+,-]+")
+_PLAIN_EXPR = textre.compile(r"[\w .${}()'=!<>,/&|*\[\]-]+")
+
+
 def _top_name(lines: list[str]) -> str:
     for line in lines:
         m = textre.match(r"^name:\s*(.*?)\s*$", line)
         if m:
-            return m.group(1).strip("\"'")
+            name = m.group(1).strip("\"'")
+            return name if _PLAIN_NAME.fullmatch(name) else ""
     return ""
 
 
@@ -125,7 +133,7 @@ def read_workflow(path: str, text: str, table: ReleaseSwitches) -> CudaWorkflow 
         if not wf.build_line and _BUILDS.search(line):
             wf.build_line = i
             cmd = line.strip().removeprefix("run:").strip()
-            if "$" not in cmd and not cmd.endswith("|") and _BUILDS.match(cmd):
+            if _PLAIN_COMMAND.fullmatch(cmd) and _BUILDS.match(cmd):
                 wf.build = cmd
         if "CMAKE_ARGS" in line:
             for m in _OPTION.finditer(line):
@@ -160,10 +168,10 @@ def _release(wf: CudaWorkflow, lines: list[str]) -> None:
             if lines[j].lstrip().startswith("- "):
                 break
             cond = textre.match(r"^\s*if:\s*(.*?)\s*$", lines[j])
-            if cond:
+            if cond and _PLAIN_EXPR.fullmatch(cond.group(1)):
                 wf.release_if = cond.group(1)
             tag = _TAG.match(lines[j])
-            if tag and CU_SUFFIX.search(tag.group(2)):
+            if tag and CU_SUFFIX.search(tag.group(2)) and _PLAIN_EXPR.fullmatch(tag.group(2)):
                 wf.release_tag = tag.group(2)
             j += 1
         return
