@@ -140,10 +140,11 @@ def _env(text: str, target: str) -> str | None:
             key in ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH")
             and "/usr/local/cuda" in value
         ):
+            quote = value[0] if value[:1] in ("'", '"') else ""  # kept: an unquoted value
             parts = [p for p in value.strip("\"'").split(":") if "/usr/local/cuda" not in p]
-            if key == "PATH":
+            if key == "PATH":  # with a blank would split into a new ENV pair (37th re-run F13)
                 parts.insert(0, "/opt/rocm/bin")
-            out = out[:s] + f"{key}={':'.join(parts)}" + out[e:]
+            out = out[:s] + f"{key}={quote}{':'.join(parts)}{quote}" + out[e:]
     body = out[head.end() :].replace("\\\n", " ").strip()
     if not body or body == "\\":
         return None
