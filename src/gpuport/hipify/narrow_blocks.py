@@ -52,6 +52,14 @@ class _Size:
 
 
 _UNKNOWN = _Size(None, False, "")
+#: names the launch check evaluates in one run (and 5 more per launch): a project constant
+#: is worked out again per launch (its value may read the launching function's names), so a
+#: wide #define tree times
+#: many launches was a stall (a 47 KB file, 26 s; thirty-seventh re-run F9); past it every
+#: launch is "not judged", which leaves its masks 32-bit (only a fix lost; the most in a real
+#: tree of the port backtest: 11, ggml)
+MOST_EVALUATIONS = 2_000
+EVALUATIONS_PER_LAUNCH = 5
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,7 @@ class NarrowBlocks:
         # summing copies of the one before was re-evaluated per copy, exponential (933 bytes,
         # > 60 s in port; thirty-fourth re-run F6)
         self._held: dict[tuple[str, int, str], _Size] = {}
+        self._evals = 0  # names evaluated for every launch so far (MOST_EVALUATIONS)
         self._matches: dict[
             tuple[str, tuple[int, int], str], tuple[list[int], list[re.Match[str]]]
         ] = {}
@@ -143,6 +152,10 @@ class NarrowBlocks:
         i = bisect.bisect_right(found[0], at) - 1
         return found[1][i] if i >= 0 else None
 
+    def _budget(self) -> int:
+        launches = sum(len(v) for v in self._all_launches().values())
+        return MOST_EVALUATIONS + EVALUATIONS_PER_LAUNCH * launches
+
     def _judge(self, kernel: str, launch: _Launch) -> str | None:
         if launch not in self._answers:
             size = self._size(launch.rel, launch.offset, launch.block, 0)
@@ -150,7 +163,12 @@ class NarrowBlocks:
             where = f"`{kernel}` is launched at {launch.rel}:{line} with `{_short(launch.block)}`"
             shown = "" if size.shown == launch.block.strip() else f" (`{_short(size.shown)}`)"
             answer = None
-            if size.threads is not None and size.threads > 0:
+            if self._evals > self._budget():
+                answer = (
+                    f"{where}: not judged (over {self._budget():,} names evaluated for the "
+                    "launches' block sizes), so its blocks may leave wavefront lanes empty"
+                )
+            elif size.threads is not None and size.threads > 0:
                 if size.threads < WAVEFRONT or size.threads % WAVEFRONT:
                     answer = (
                         f"{where} threads per block{shown}: {size.threads} threads, not whole "
@@ -225,6 +243,9 @@ class NarrowBlocks:
         return held
 
     def _name_once(self, rel: str, at: int, name: str, depth: int) -> _Size:
+        self._evals += 1
+        if self._evals > self._budget():
+            return _UNKNOWN  # the launch is "not judged" (see _judge): the mask stays 32-bit
         body = self._body_at(rel, at)
         if body is not None:
             code = self.sources[rel].code
