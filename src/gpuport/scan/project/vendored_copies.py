@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from gpuport import fileio, textre
@@ -49,11 +50,46 @@ def _head(path: Path, root: Path, size: int = 64 * 1024) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _is_file(path: Path) -> bool:
+def _is_file(path: Path, root: Path | None = None) -> bool:
+    """A regular file (not a link) at ``path``, reached without leaving ``root`` (a folder
+    link out of the project would tell whether an outside file exists; 37th re-run F14)."""
     try:  # a path past PATH_MAX, a file gone: not there
+        if root is not None and fileio.outside_root(path, root) is not None:
+            return False
         return path.is_file() and not path.is_symlink()
     except OSError:
         return False
+
+
+_QUOTED = textre.compile(r"[\"']([\w.+-]+)[\"']")
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".hip")
+_SOURCE_REF = textre.compile(r"([^\s\"'()]+)/[^\s\"')/]*(?:\*|\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b)")
+
+
+@lru_cache(maxsize=256)
+def _cached_dirs(path: str, root: str, stamp: tuple[int, int]) -> frozenset[str]:
+    """The folders (every run of whole path parts) a build file names a source or a glob
+    in, read once per version of the file (37th re-run F12: re-read and searched for each
+    candidate folder under it)."""
+    out: set[str] = set()
+    text = _head(Path(path), Path(root), _BUILD_HEAD)
+    # quoted parts, as `os.path.join("kern", "k.cu")` names them (37th re-run F1): kept
+    # with a leading "'" so they cannot meet a folder path
+    out.update("'" + q for q in _QUOTED.findall(text) if "/" not in q)
+    for m in _SOURCE_REF.finditer(text):
+        parts = [p for p in m.group(1).split("/") if p]
+        for i in range(len(parts)):
+            for j in range(i + 1, min(len(parts), i + 8) + 1):
+                out.add("/".join(parts[i:j]))
+    return frozenset(out)
+
+
+def _source_dirs(path: Path, root: Path) -> frozenset[str]:
+    try:
+        st = path.stat()
+    except OSError:
+        return frozenset()
+    return _cached_dirs(str(path), str(root), (st.st_mtime_ns, st.st_size))
 
 
 def _named_by_builds(folder: Path, root: Path) -> bool:
@@ -64,12 +100,17 @@ def _named_by_builds(folder: Path, root: Path) -> bool:
     at = folder.parent
     while True:
         rel = folder.relative_to(at).as_posix()
-        inside = textre.compile(
-            textre.escape(rel) + r"/[^\s\"')]*(?:\*|\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b)"
-        )
         for name in _BUILD_FILES:
             path = at / name
-            if _is_file(path) and inside.search(_head(path, root, _BUILD_HEAD)):
+            dirs = _source_dirs(path, root) if _is_file(path, root) else frozenset()
+            if rel in dirs:
+                return True
+            if (
+                "'" + folder.name in dirs
+                and any(  # the folder and a source of it, quoted
+                    q.endswith(_SOURCE_SUFFIXES) and _is_file(folder / q[1:], root) for q in dirs
+                )
+            ):
                 return True
         if at == root or root not in at.parents:
             return False
@@ -86,7 +127,7 @@ def copy_of(folder: Path, root: Path) -> str | None:
         found = known.get(m.group(1).lower()) if m else None
         if found is not None:
             break
-    if found is None or not any(_is_file(folder / rel) for rel in found.layout):
+    if found is None or not any(_is_file(folder / rel, root) for rel in found.layout):
         return None
     try:
         with os.scandir(folder) as entries:
