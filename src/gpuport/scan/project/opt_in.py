@@ -71,6 +71,24 @@ def _defaults(tree: ast.Module, facts: _Facts) -> dict[str, bool]:
                 continue
             if id(node) not in facts.under_argv:
                 out.pop(name, None)
+    # bound any other way (a tuple target, `:=`, a `for`/`with`/`except`/`import` name, a
+    # definition) or named as a string (`globals()["X"] = False`): not judged (37th re-run F5)
+    plain: set[int] = set()  # whole `X = ...` targets, judged above
+    for node in ast.walk(tree) if out else ():
+        if isinstance(node, ast.Assign):
+            plain.update(id(t) for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(node.target, ast.Name):
+            plain.add(id(node.target))
+    for node in ast.walk(tree) if out else ():
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            if id(node) not in plain:
+                out.pop(node.id, None)
+        elif isinstance(node, ast.alias):
+            out.pop((node.asname or node.name).split(".")[0], None)
+        elif isinstance(node, ast.ExceptHandler | ast.FunctionDef | ast.ClassDef):
+            out.pop(node.name or "", None)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.pop(node.value, None)
     return out
 
 
