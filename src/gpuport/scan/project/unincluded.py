@@ -40,6 +40,9 @@ __all__ = ["unincluded_headers"]
 _SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".c++", ".hip", ".cl")
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp")
 _WORD = textre.compile(r"[\w.+-]+")
+#: a directive a compiler joins across a backslash-newline before reading it (`#include
+#: "ker\` / `nels.cuh"`, `#\` / `include`), or the `%:` digraph of `#` (37th re-run F10)
+_SPLICED = textre.compile(r"^[ \t]*(?:\#|%:)[ \t]*(?:\\\r?$|i[^\n]*\\\r?$)|%:[ \t]*include", re.M)
 #: an include of a macro's value (``#include CUB_HEADER``, ``#include NAME(x)``)
 _COMPUTED = textre.compile(r"^[ \t]*\#[ \t]*include[ \t]+[A-Za-z_]\w*[ \t]*(?:\(|/[/*]|$)", re.M)
 #: an include directive, well formed or not (CUDASW4's `#include oldkernels.cuh"` names
@@ -85,8 +88,11 @@ def unincluded_headers(
     """Headers of the project no source includes (transitively) -> why they are not built."""
     if not any(rel.lower().endswith(_SOURCES) for rel in includes):
         return {}
-    if any("include" in text and _COMPUTED.search(text) for text in native.values()):
-        return {}  # `#include HEADER_OF(x)`: what it names is not known
+    if any(
+        ("include" in text and _COMPUTED.search(text)) or _SPLICED.search(text)
+        for text in native.values()
+    ):  # `#include HEADER_OF(x)`, `#include "ker\` + newline, `%:include`: not known
+        return {}
     kinds = {rel: classify(rel) for rel in build_files}
     if FileKind.CMAKE in kinds.values() or not any(
         (kind is FileKind.MAKEFILE and _COMPILES.search(build_files[rel]))
