@@ -317,3 +317,29 @@ def test_a_setup_py_that_builds_no_extension_judges_no_header(tmp_path: Path) ->
     r = scan_path(write(tmp_path / "j", files), ScanOptions(jobs=1))
     got = {f.severity.value for f in r.findings if f.location.path == "jit/src/misc/old.cuh"}
     assert "blocker" in got, got
+
+
+def test_a_copy_named_in_quoted_parts_or_laid_out_through_a_link_is_no_copy(
+    tmp_path: Path,
+) -> None:
+    """Thirty-seventh re-run F1 and F14: `os.path.join("kern", "k.cu")` names the folder's
+    source as well as a path does; a layout file reached through a folder link out of the
+    project does not count (its existence outside would show in the verdict)."""
+    files = {
+        "LICENSE": "Copyright (c) Example Corp.\n",
+        "setup.py": "import os\nfrom setuptools import setup\n"
+        "setup(name='x', ext_modules=[E('k', [os.path.join('kern', 'k.cu')])])\n",
+        "kern/k.cu": _PTX,
+        "kern/CMakeLists.txt": _CUTLASS_CMAKE,
+        "kern/include/cutlass/cutlass.h": "#pragma once\n",
+        "kern/LICENSE": "Copyright (c) NVIDIA\n",
+    }
+    found, skipped = _paths(write(tmp_path / "q", files))
+    assert "kern/" not in skipped and "kern/k.cu" in found
+    outside = write(tmp_path / "outside", {"cutlass/cutlass.h": "#pragma once\n"})
+    linked = {k: v for k, v in files.items() if not k.startswith("kern/include")}
+    linked["setup.py"] = "from setuptools import setup\nsetup(name='x')\n"
+    root = write(tmp_path / "l", linked)
+    (root / "kern" / "include").symlink_to(outside, target_is_directory=True)
+    _found, skipped = _paths(root)
+    assert "kern/" not in skipped
