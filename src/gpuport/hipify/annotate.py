@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from gpuport import textre
+from gpuport.linebreaks import odd_line_break
 from gpuport.scan.finding import Finding
 
 __all__ = ["COMMENT_PREFIX", "annotate", "comment_for"]
@@ -38,7 +39,11 @@ def _logical_start(lines: list[str], index: int) -> int:
 
 
 def annotate(text: str, hazards: Iterable[Finding]) -> str:
-    """``text`` with a comment line above each hazard's line (see the module docstring)."""
+    """``text`` with a comment line above each hazard's line (see the module docstring);
+    unchanged when it holds a line break the compiler would not see where ``splitlines``
+    does (a form feed in a ``//`` comment: the comment's tail would become code)."""
+    if odd_line_break(text) is not None:
+        return text
     lines = text.splitlines(keepends=True)
     wanted: dict[int, list[str]] = {}
     for h in hazards:

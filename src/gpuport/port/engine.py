@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gpuport import fileio
 from gpuport.knowledge import load_packages
+from gpuport.linebreaks import odd_line_break
 from gpuport.models import EnvFingerprint, GpuportError
 from gpuport.port import (
     fix_ci,
@@ -154,16 +155,20 @@ def _plan(ctx: PortContext, proposals: list[Proposal], unsafe: bool) -> _Plan:
 
 
 def _conflict(ctx: PortContext, plan: _Plan, prop: Proposal) -> str | None:
-    for path in prop.creates:
+    for path, created in prop.creates.items():
         if path in plan.creates:
             return f"{path} is created by fix {plan.creates[path][1]} already"
         if ctx.exists(path):
             return f"{path} exists already"
+        if (odd := odd_line_break(path + created)) is not None:
+            return f"{path} would hold {odd}, a line break not every reader of it sees"
     for path, spans in prop.edits.items():
         if path not in plan.files:
             text = ctx.read(path)
             if text is None:
                 return f"{path} cannot be read"
+            if (odd := odd_line_break(text)) is not None:
+                return f"{path} holds {odd}, a line break not every reader of it sees"
             plan.files[path] = FileEdits(path, text)
         fe = plan.files[path]
         for s, e, new, _ in spans:

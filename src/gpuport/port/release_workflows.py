@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from gpuport import textre
 from gpuport.knowledge.release_switches import ReleaseSwitches
+from gpuport.linebreaks import odd_line_break
 
 __all__ = [
     "CU_SUFFIX",
@@ -125,7 +126,9 @@ def _top_name(lines: list[str]) -> str:
 def read_workflow(path: str, text: str, table: ReleaseSwitches) -> CudaWorkflow | None:
     """The workflow as a model for a ROCm one, when it builds wheels with a CMake option
     turned on whose name says CUDA (known to ``table`` or not); else None."""
-    lines = text.splitlines()
+    if odd_line_break(text) is not None:
+        return None  # blocks are copied line by line: a break YAML reads otherwise is not
+    lines = text.splitlines()  # copied (thirty-eighth re-run F1: a form feed in a comment)
     wf = CudaWorkflow(path=path, name=_top_name(lines))
     for i, line in enumerate(lines, 1):
         if not _code(line):
