@@ -114,14 +114,14 @@ def test_f4_many_mask_defines(tmp_path: Path) -> None:
 
     text = "".join(f"#define FULL_MASK_{i} 0xffffffff\n" for i in range(16_000))
     assert _scan_one(tmp_path, "m.cuh", text) > 0
-    _within(lambda: _scan_one(tmp_path, "m.cuh", text), 3.0)
+    _within(lambda: _scan_one(tmp_path, "m.cuh", text), 6.0)
     used = text + "__device__ float f(float v){return __shfl_xor_sync(FULL_MASK_7, v, 1);}\n"
     (tmp_path / "u.cuh").write_text(used)
     out = hipify_path(tmp_path / "u.cuh", target="gfx942", hip_version="6.4")
     text_out = out.files[0].text or ""
     assert "#define FULL_MASK_7 0xffffffffffffffff" in text_out  # the used one: 64-bit
     assert "#define FULL_MASK_8 0xffffffff\n" in text_out  # an unused one: as it was
-    _within(lambda: hipify_path(tmp_path / "u.cuh", target="gfx942", hip_version="6.4"), 3.0)
+    _within(lambda: hipify_path(tmp_path / "u.cuh", target="gfx942", hip_version="6.4"), 6.0)
 
 
 def test_f5_many_strides_beside_many_lane_names(tmp_path: Path) -> None:
