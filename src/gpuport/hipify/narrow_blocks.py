@@ -88,6 +88,7 @@ class NarrowBlocks:
         # > 60 s in port; thirty-fourth re-run F6)
         self._held: dict[tuple[str, int, str], _Size] = {}
         self._evals = 0  # names evaluated for every launch so far (MOST_EVALUATIONS)
+        self._most: int | None = None  # the run's budget of evaluations, worked out once
         self._matches: dict[
             tuple[str, tuple[int, int], str], tuple[list[int], list[re.Match[str]]]
         ] = {}
@@ -153,8 +154,10 @@ class NarrowBlocks:
         return found[1][i] if i >= 0 else None
 
     def _budget(self) -> int:
-        launches = sum(len(v) for v in self._all_launches().values())
-        return MOST_EVALUATIONS + EVALUATIONS_PER_LAUNCH * launches
+        if self._most is None:  # once: it is asked per evaluation
+            launches = sum(len(v) for v in self._all_launches().values())
+            self._most = MOST_EVALUATIONS + EVALUATIONS_PER_LAUNCH * launches
+        return self._most
 
     def _judge(self, kernel: str, launch: _Launch) -> str | None:
         if launch not in self._answers:
