@@ -585,6 +585,46 @@ PORTS = (
         "89204bb3ffe561dfa565782751f04a0f11364116",
         "fresh11",
     ),
+    Port(
+        "J41",
+        "ollama-helm",
+        "otwld/ollama-helm",
+        "dc4e7a782ce2f5fd226e6c267faacce2612e62af",
+        "65c4af757aedb2c09577f71a10e2dac22f529271",
+        "fresh12",
+    ),
+    Port(
+        "J42",
+        "nwchem",
+        "nwchemgit/nwchem",
+        "b959e5ee075f415224898c56c8d2f72c13b98bb5",
+        "b6f69c90a5344de1d6afdf2cd93e2f740ec9f2a4",
+        "fresh12",
+    ),
+    Port(
+        "J43",
+        "crystools",
+        "crystian/ComfyUI-Crystools",
+        "2783fe71cf5575b515fe4b0e72dd11e36370e36b",
+        "e7962c38fed15c2b49540c9e5e216ba38c79b3d4",
+        "fresh12",
+    ),
+    Port(
+        "J44",
+        "alpaka-llama",
+        "alpaka-group/llama",
+        "f4c17b9348a45ca192f9c2bbd76ba1656b183813",
+        "3ec39978ce8ab8eb5a2e22a53ed223e76bd35f12",
+        "fresh12",
+    ),
+    Port(
+        "J45",
+        "kernelbench",
+        "ScalingIntelligence/KernelBench",
+        "b6c52595fbb7980b6082e75cb5b208a15a5d8eca",
+        "7a0fae93624b60b8e9b67a862acabb5dbf8f0951",
+        "fresh12",
+    ),
 )
 
 
@@ -642,7 +682,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh11``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh12``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -898,6 +938,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh9",
         "fresh10",
         "fresh11",
+        "fresh12",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
