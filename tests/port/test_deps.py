@@ -180,3 +180,25 @@ def test_a_folders_own_torch_scripts_decide_its_route(tmp_path: Path) -> None:
     }
     c = run(project(tmp_path / "c", served))
     assert [f.path for f in c.files] == ["models/requirements-rocm.txt"]
+
+
+def test_a_bounded_torch_takes_the_index_of_the_newest_release_it_allows(tmp_path: Path) -> None:
+    """J45 (KernelBench): `torch==2.9.*` beside `triton==3.5.*`; the default index serves only
+    the newest torch, so pip took PyPI's CUDA wheel. The index of the newest release the
+    specifier allows is the one (knowledge/port_routes.toml: 2.9 -> rocm6.4)."""
+    for spec, index in (
+        ("torch==2.9.*", "rocm6.4"),
+        ("torch~=2.6.0", "rocm6.2.4"),
+        ("torch>=2.5,<2.8", "rocm6.3"),
+    ):
+        reqs = f"{spec}\ntriton==3.5.*\nnumpy\n"
+        files = {"requirements.txt": reqs, "app.py": GPU_APP}
+        root = project(tmp_path / index / spec.replace("*", "x"), files)
+        text = created(run(root), "requirements-rocm.txt")
+        assert f"https://download.pytorch.org/whl/{index}\n" in text, (spec, text)
+        assert str(Requirement(spec)) in text.splitlines()
+    # an open upper end: the default index (the newest torch satisfies it)
+    files = {"requirements.txt": "torch>=2.5\ntriton==3.5.*\n", "app.py": GPU_APP}
+    root = project(tmp_path / "open", files)
+    text = created(run(root), "requirements-rocm.txt")
+    assert "whl/rocm7.2" in text, text

@@ -88,11 +88,32 @@ def _pinned(req: Requirement) -> str | None:
     return None
 
 
-def _torch_release(reqs: list[Requirement]) -> str | None:
-    """The torch release a set of requirements pins (torchvision/torchaudio pins name it too)."""
+def _bounded(req: Requirement, minors: list[str]) -> str | None:
+    """The newest of ``minors`` (the releases with a known ROCm index) that a torch
+    specifier allows, when it allows none newer (``torch==2.9.*``, ``~=2.8.0``, ``<2.10``:
+    the default index serves only the newest torch, so pip would take PyPI's CUDA wheel;
+    J45, KernelBench's requirements)."""
+    spec = req.specifier
+    if not spec or not minors:
+        return None
+    newest = max(minors, key=lambda m: tuple(int(p) for p in m.split(".")))
+    major, minor = (int(p) for p in newest.split("."))
+    later = [f"{major}.{minor + k}.{p}" for k in range(1, 12) for p in (0, 5)]
+    if any(spec.contains(v, prereleases=True) for v in [*later, f"{major + 1}.0.0"]):
+        return None  # a release newer than the table's may satisfy it: the default index
+    allowed = [m for m in minors if any(spec.contains(f"{m}.{p}") for p in range(10))]
+    return max(allowed, key=lambda m: tuple(int(p) for p in m.split("."))) if allowed else None
+
+
+def _torch_release(reqs: list[Requirement], minors: list[str] | None = None) -> str | None:
+    """The torch release a set of requirements pins (torchvision/torchaudio pins name it too),
+    or the newest of ``minors`` a bounded torch specifier allows (:func:`_bounded`)."""
     by = {_dist(r.name): _pinned(r) for r in reqs}
     if by.get("torch"):
         return by["torch"]
+    torch = next((r for r in reqs if _dist(r.name) == "torch"), None)
+    if torch is not None and (got := _bounded(torch, minors or [])):
+        return got
     vision = by.get("torchvision")
     if vision and (m := textre.match(r"0\.(\d+)", vision)) and int(m.group(1)) >= 15:
         return f"2.{int(m.group(1)) - 15}"
@@ -222,7 +243,7 @@ def _copy_route(
     routes = load_port_routes()
     logical = _logical(text)
     reqs = [r for _, _, t in logical if not t.lstrip().startswith(("-", "#")) if (r := _req(t))]
-    release = _torch_release(reqs)
+    release = _torch_release(reqs, [t.minor for t in routes.torch])
     index = _index_for(ctx, routes, release)
     if index is None:
         return None
@@ -291,7 +312,7 @@ def _preinstall(
     reqs: dict[str, Requirement] = {}
     for _, req in items:
         reqs.setdefault(_dist(req.name), req)
-    release = _torch_release(list(reqs.values()))
+    release = _torch_release(list(reqs.values()), [t.minor for t in routes.torch])
     index = _index_for(ctx, routes, release)
     target = f"{folder}/requirements-rocm.txt" if folder else "requirements-rocm.txt"
     if index is None or target in taken or ctx.exists(target):
