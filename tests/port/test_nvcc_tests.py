@@ -68,6 +68,13 @@ def test_the_simple_forms_also_take_hipcc() -> None:
         "#ifdef __CUDACC__\nint c = CUBLASLT_ALGO_CAP_ATOMIC_SYNC;\n#endif\n",
         # a negated test whose chain goes on with #elif
         "#ifndef __CUDACC__\nint a;\n#elif X\nint b;\n#endif\n",
+        # nvcc's own diagnostic pragmas (J44, llama.hpp:34, macros.hpp:127): hip-clang warns
+        # "unknown pragma ignored" in every unit
+        "#ifdef __NVCC__\n#  pragma nv_diag_suppress 940\n#endif\n",
+        "#if defined(__NVCC__)\n#pragma diag_suppress 940\n#else\n#endif\n",
+        '#ifdef __NVCC__\n#define BEGIN_SUPPRESS _Pragma("nv_diag_suppress 20011")\n#endif\n',
+        "#ifdef __CUDACC__\n#pragma hd_warning_disable\ntemplate <class F> void f(F g) {}\n"
+        "#endif\n",
         # dead code, a ROCm branch
         "#if 0\n#ifdef __CUDACC__\nint a;\n#endif\n#endif\n",
         "#ifdef USE_ROCM\n#ifdef __CUDACC__\nint a;\n#endif\n#endif\n",

@@ -62,6 +62,13 @@ _NVIDIA_ONLY = textre.compile(
     + "|".join(sorted(HIP_UNDEFINED))
     + r")\b"
 )
+#: pragmas only nvcc knows (EDG diagnostic numbers, host/device warning switches): hip-clang
+#: warns "unknown pragma ignored" at each, under -Wall in every unit that includes them
+_NV_PRAGMA = textre.compile(
+    r"#[ \t]*pragma[ \t]+(?:nv_)?(?:diag_\w+|diagnostic\b|hd_warning_disable|exec_check_disable)"
+    r"|_Pragma[ \t]*\([ \t]*\"[ \t]*(?:nv_)?(?:diag_\w+|diagnostic\b|hd_warning_disable"
+    r"|exec_check_disable)"
+)
 _INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]", re.M)
 _CUDA_IDENT = textre.compile(
     r"\b(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|curand|cufft|cusparse|cusolver|nccl|__nv_)\w*"
@@ -124,6 +131,8 @@ def _refusal(branch: str, raw: str) -> str | None:
     """Why hip-clang cannot take ``branch`` (comments blanked; ``raw``: the same text)."""
     if _ASM.search(branch):
         return "inline assembly"
+    if _NV_PRAGMA.search(raw):  # llama.hpp's `#pragma nv_diag_suppress 940` (J44)
+        return "nvcc's own diagnostic pragmas, which hip-clang warns are unknown"
     amap = load_api_map()
     for m in _INCLUDE.finditer(raw):
         name = m.group(1)
