@@ -239,3 +239,23 @@ def test_no_ci_job_whose_configure_cannot_reach_the_hip_build(tmp_path: Path) ->
     # the plain project: the job is written
     report = run(project(tmp_path / "c", {"CMakeLists.txt": CMAKE, **actions}))
     assert "rocm-ci:.github/workflows/rocm.yml" in fix_ids(report)
+
+
+def test_no_compat_include_under_a_test_no_rocm_build_passes(tmp_path: Path) -> None:
+    """J44 (alpaka-group/llama): includes under `#if __has_include(<cuda_runtime.h>)` (false
+    on a ROCm machine) or a multi-backend library's CUDA backend switch
+    (`ALPAKA_ACC_GPU_CUDA_ENABLED`; the HIP build sets the HIP one) are never compiled by a
+    ROCm build: no HIP branch there. The same include outside such a block gets it."""
+    helper = (
+        "#if __has_include(<cuda_runtime.h>)\n#include <cuda_runtime.h>\n"
+        "inline void* dev_alloc(size_t n) { void* p; cudaMalloc(&p, n); return p; }\n#endif\n"
+    )
+    stream = (
+        "#ifdef ALPAKA_ACC_GPU_CUDA_ENABLED\n#include <cuda_runtime.h>\n#endif\nvoid sync() {}\n"
+    )
+    files = {"CMakeLists.txt": CMAKE, "src/kern.cu": KERN, "src/alloc.cuh": helper,
+             "src/stream.cu": stream}  # fmt: skip
+    report = run(project(tmp_path / "g", files))
+    edited = {f.path for f in report.files if f.action != "create"}
+    assert "src/kern.cu" in edited, edited  # the plain include: a HIP branch
+    assert "src/alloc.cuh" not in edited and "src/stream.cu" not in edited, edited

@@ -18,10 +18,22 @@ _PP = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)
 _CUDACC = textre.compile(r"^\s*(?:defined\s*\(?\s*)?__CUDACC__\b\s*\)?\s*(?://.*|/\*.*)?$")
 
 
-def cuda_compiler_only(code: str) -> Callable[[int], bool]:
+#: a test a ROCm build of the project never passes: a CUDA header present (false on a ROCm
+#: machine), a multi-backend library's CUDA backend switch (alpaka's
+#: ``ALPAKA_ACC_GPU_CUDA_ENABLED``, Kokkos' ``KOKKOS_ENABLE_CUDA``: a HIP build sets the HIP
+#: one); J44's compat includes there were never compiled (llama's AlpakaStream.cpp,
+#: BlobAllocators.hpp)
+_CUDA_GATE = textre.compile(
+    r"^\s*(?:__has_include\s*\(\s*[<\"]cuda[\w.]*[>\"]\s*\)"
+    r"|(?:defined\s*\(?\s*)?\w*(?:CUDA_ENABLED|ENABLE_CUDA)\b\s*\)?)\s*(?://.*|/\*.*)?$"
+)
+
+
+def cuda_compiler_only(code: str, gates: bool = False) -> Callable[[int], bool]:
     """``at(offset)``: whether ``offset`` lies in the taken branch of ``#ifdef __CUDACC__``
     (or ``#if defined(__CUDACC__)``): code only nvcc compiles, since hip-clang does not define
-    ``__CUDACC__``. A HIP branch put there is never compiled. ``code`` is the source with
+    ``__CUDACC__``. A HIP branch put there is never compiled. With ``gates``, also the taken
+    branch of a test no ROCm build passes (:data:`_CUDA_GATE`). ``code`` is the source with
     comments blanked (the lexer's ``code``). Offsets asked in order are read on from the last
     one (reading from the top for each ``#include`` was quadratic: red-team re-run 11, 400 KB
     of includes, 12.5 s); an earlier offset starts again from the top."""
@@ -39,7 +51,8 @@ def cuda_compiler_only(code: str) -> Callable[[int], bool]:
             word, rest = m.group(1), m.group(2)
             outer = bool(stack) and stack[-2] if len(stack) > 1 else False
             if word in ("if", "ifdef"):
-                mine = bool(_CUDACC.match(rest.replace("defined", "defined ", 1)))
+                test = rest.replace("defined", "defined ", 1)
+                mine = bool(_CUDACC.match(test)) or (gates and bool(_CUDA_GATE.match(rest)))
                 stack.append(mine or (bool(stack) and stack[-1]))
             elif word == "ifndef":
                 stack.append(bool(stack) and stack[-1])

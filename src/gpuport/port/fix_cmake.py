@@ -173,7 +173,7 @@ def _cuda_includes(text: str) -> list[tuple[int, int, list[str]]]:
     src = lex(text)
     out: list[tuple[int, int, list[str]]] = []
     cur: tuple[int, int, list[str]] | None = None
-    nvcc_only = cuda_compiler_only(src.code)
+    nvcc_only = cuda_compiler_only(src.code, gates=True)
     for m in _INCLUDE.finditer(text):
         if src.guarded_at(m.start()) or not src.code[m.start() : m.end()].lstrip().startswith("#"):
             continue
