@@ -325,6 +325,22 @@ def test_a_fallback_for_older_gpus_is_compiled_on_rocm_only_with_unsafe_fixes(
     assert run(root, unsafe_fixes=True).files == []
 
 
+def test_a_branch_that_refuses_older_gpus_is_no_fallback(tmp_path: Path) -> None:
+    """J44 (llama's nbody.cu): `#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600` holding a
+    static_assert (no 64-bit atomics there) checks old GPUs, it provides nothing: compiled on
+    ROCm it would fail every AMD build. Left, even with --unsafe-fixes."""
+    refuse = (
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600\n"
+        'static_assert(!kTrace, "tracing needs compute capability >= 60 for 64bit atomics");\n'
+        "#endif\n"
+    )
+    for body in (refuse, refuse.replace("static_assert", "#error x\n//")):
+        root = project(tmp_path / str(len(body)), {"a.cuh": FALLBACK + body})
+        report = run(root, unsafe_fixes=True)
+        new = "\n".join(ln for f in report.files for h in f.hunks for ln in h.lines)
+        assert "< 700) ||" in new and "< 600) ||" not in new, new
+
+
 def test_the_fallback_test_keeps_nvcc_and_takes_hip(tmp_path: Path) -> None:
     """The rewritten test, preprocessed: nvcc's arch 700 and host pass skip it as before,
     arch 600 takes it, and a HIP compile takes it."""

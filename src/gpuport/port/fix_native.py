@@ -170,6 +170,11 @@ _ARCH_FALLBACK = textre.compile(
 )
 
 
+#: a branch that refuses older GPUs (``static_assert(!tracing, "needs compute capability >=
+#: 60")``, ``#error``, a trap) rather than providing a path for them: every AMD GPU would fail it
+_REFUSES = textre.compile(r"\bstatic_assert\b|#[ \t]*error\b|\b__trap[ \t]*\(|\bassert[ \t]*\(")
+
+
 def _explicit(src: CxxSource, line: int) -> tuple[int, int, str] | None:
     """``#if __CUDA_ARCH__ < 700`` -> ``#if __CUDA_ARCH__ < 700 || defined(...)``: the branch
     hip-clang already takes (``__CUDA_ARCH__`` is 0 there), now said so."""
@@ -221,6 +226,9 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         if fb is not None and "never compiles this branch" in f.message:
             if in_function(lo):
                 continue  # a pass-specific path (a host function's is dead code): left as is
+            body = src.code[hi : src.line_span(_matching_endif(src, line))[0]]
+            if _REFUSES.search(body):
+                continue  # a check that old GPUs cannot run it, no fallback (J44's nbody.cu)
             # both of hip-clang's passes: the host pass checks device code's calls too
             expr = fb.group(2).strip()
             new = f"({expr}) || {HIP_TEST}" if not expr.startswith("(") else f"{expr} || {HIP_TEST}"
