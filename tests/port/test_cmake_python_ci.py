@@ -259,3 +259,27 @@ def test_no_compat_include_under_a_test_no_rocm_build_passes(tmp_path: Path) -> 
     edited = {f.path for f in report.files if f.action != "create"}
     assert "src/kern.cu" in edited, edited  # the plain include: a HIP branch
     assert "src/alloc.cuh" not in edited and "src/stream.cu" not in edited, edited
+
+
+def test_a_hip_build_of_sources_using_a_type_gated_on_a_cuda_header_is_unsafe(
+    tmp_path: Path,
+) -> None:
+    """J44 (llama's raw-CUDA examples): viewcopy.cu allocates with `CudaMalloc`, which the
+    project's header declares only `#if __has_include(<cuda_runtime.h>)`: on a ROCm machine
+    the test is false, so the opt-in HIP build would not compile; not offered as safe."""
+    header = (
+        "#pragma once\n#if __has_include(<cuda_runtime.h>)\n#include <cuda_runtime.h>\n"
+        "struct CudaMalloc { void* operator()(size_t n) const; };\n#endif\n"
+        "struct Vector {};\n"
+    )
+    user = '#include "alloc.hpp"\n' + KERN.replace("float* d;", "CudaMalloc m; float* d;")
+    files = {"CMakeLists.txt": CMAKE, "src/kern.cu": user, "src/alloc.hpp": header}
+    fix = next(f for f in run(project(tmp_path / "g", files)).fixes if f.id.startswith("cmake-hip"))
+    assert not fix.safe and "CudaMalloc" in fix.why and "__has_include" in fix.why, fix.why
+    # a type declared outside the gate: the build is offered as before
+    plain = {
+        **files,
+        "src/kern.cu": '#include "alloc.hpp"\n' + KERN.replace("float* d;", "Vector v; float* d;"),
+    }
+    fix = next(f for f in run(project(tmp_path / "p", plain)).fixes if f.id.startswith("cmake-hip"))
+    assert fix.safe, fix.why

@@ -8,11 +8,12 @@ an earlier offset.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from gpuport import textre
+from gpuport.scan.cxx import lex
 
-__all__ = ["cuda_compiler_only", "function_scope"]
+__all__ = ["cuda_compiler_only", "cuda_gated_names", "function_scope", "gated_use"]
 
 _PP = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
 _CUDACC = textre.compile(r"^\s*(?:defined\s*\(?\s*)?__CUDACC__\b\s*\)?\s*(?://.*|/\*.*)?$")
@@ -102,3 +103,58 @@ def function_scope(code: str) -> Callable[[int], bool]:
         return bool(inside) and inside[-1]
 
     return at
+
+
+_HAS_CUDA = textre.compile(
+    r"^[ \t]*#[ \t]*if[ \t]+__has_include[ \t]*\([ \t]*<cuda[\w.]*>[ \t]*\)", re.M
+)
+_PP_LINE = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+_MOST_GATES = 64  # per file: each is followed to its #endif
+_DECLARED = textre.compile(r"\b(?:struct|class|using|enum)[ \t]+([A-Za-z_]\w*)")
+
+
+def cuda_gated_names(code: str) -> dict[str, int]:
+    """Types a header declares only where a CUDA header exists (``#if
+    __has_include(<cuda_runtime.h>)`` ... ``struct CudaMalloc``) -> the line of the test: on a
+    ROCm machine the test is false and users of these names do not compile (J44: llama's
+    examples allocate with ``llama::bloballoc::CudaMalloc``). ``code``: comments blanked."""
+    out: dict[str, int] = {}
+    for n, m in enumerate(_HAS_CUDA.finditer(code)):
+        if n >= _MOST_GATES:
+            break
+        depth, end = 0, len(code)
+        for d in _PP_LINE.finditer(code, m.end()):
+            word = d.group(1)
+            if word.startswith("if"):
+                depth += 1
+            elif word == "endif" and depth:
+                depth -= 1
+            elif not depth:  # this test's #elif/#else/#endif
+                end = d.start()
+                break
+        line = code.count("\n", 0, m.start()) + 1
+        for name in _DECLARED.findall(code, m.end(), end):
+            out.setdefault(name, line)
+    return out
+
+
+_NAME = textre.compile(r"[A-Za-z_]\w*")
+
+
+def gated_use(
+    sources: Mapping[str, str], headers: Mapping[str, str]
+) -> tuple[str, str, str] | None:
+    """(source, name, where) for a source that uses a type some header declares only where a
+    CUDA header exists (:func:`cuda_gated_names`), or None."""
+    gated: dict[str, str] = {}
+    for rel, text in headers.items():
+        if "__has_include" in text:
+            gated.update((k, f"{rel}:{v}") for k, v in cuda_gated_names(lex(text).code).items())
+    if not gated:
+        return None
+    for rel, text in sources.items():
+        used = set(_NAME.findall(lex(text).code)) & set(gated)
+        if used:
+            name = min(used)
+            return rel, name, gated[name]
+    return None

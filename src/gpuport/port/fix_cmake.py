@@ -44,7 +44,7 @@ from gpuport.port.cmake_project import (
 )
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.cxx_scope import cuda_compiler_only
+from gpuport.port.cxx_scope import cuda_compiler_only, gated_use
 from gpuport.port.fix_native import HIP_TEST
 from gpuport.port.nvcc_tests import cmake_proposal, project_sources
 from gpuport.scan.cxx import lex
@@ -54,6 +54,7 @@ __all__ = ["COMPAT", "OPTION", "propose"]
 
 OPTION = "GPUPORT_HIP"
 COMPAT = "gpuport_hip_compat.h"
+_GATED_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl")
 SHIM = "cmake/gpuport_hip.cmake"
 _MARK = "# gpuport:"
 _FIND = textre.compile(
@@ -320,6 +321,12 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
                 families.add(entry.family)
             if entry is not None and entry.hip and entry.hip != m.group():
                 renamed.setdefault(rel, m.group())
+    headers = {r: ctx.read(r) or "" for r in project_sources(ctx, "", _GATED_HEADERS)}
+    if gated := gated_use({r: texts.get(r) or "" for r in sources}, headers):
+        return (
+            f"{gated[0]} uses {gated[1]}, declared only where a CUDA header exists "
+            f"({gated[2]}: __has_include): the HIP build would not compile it"
+        )
     mapped = {rel for rel, text in texts.items() if _cuda_includes(text)}
     if (bare := unmapped_sources(texts, mapped, renamed)) is not None:
         return (
