@@ -119,6 +119,7 @@ def cuda_gated_names(code: str) -> dict[str, int]:
     ROCm machine the test is false and users of these names do not compile (J44: llama's
     examples allocate with ``llama::bloballoc::CudaMalloc``). ``code``: comments blanked."""
     out: dict[str, int] = {}
+    line_of = textre.line_finder(code)
     for n, m in enumerate(_HAS_CUDA.finditer(code)):
         if n >= _MOST_GATES:
             break
@@ -132,7 +133,7 @@ def cuda_gated_names(code: str) -> dict[str, int]:
             elif not depth:  # this test's #elif/#else/#endif
                 end = d.start()
                 break
-        line = code.count("\n", 0, m.start()) + 1
+        line = line_of(m.start())
         for name in _DECLARED.findall(code, m.end(), end):
             out.setdefault(name, line)
     return out

@@ -35,14 +35,20 @@ from gpuport import fileio, textre
 from gpuport.scan.project.files import Candidate, classify
 from gpuport.scan.rules.base import FileKind
 
-__all__ = ["unincluded_headers"]
+__all__ = ["SPLICED", "unincluded_headers"]
 
 _SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".c++", ".hip", ".cl")
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp")
 _WORD = textre.compile(r"[\w.+-]+")
-#: a directive a compiler joins across a backslash-newline before reading it (`#include
-#: "ker\` / `nels.cuh"`, `#\` / `include`), or the `%:` digraph of `#` (37th re-run F10)
-_SPLICED = textre.compile(r"^[ \t]*(?:\#|%:)[ \t]*(?:\\\r?$|i[^\n]*\\\r?$)|%:[ \t]*include", re.M)
+#: an include a compiler joins across a backslash-newline before reading it (`#include
+#: "ker\` / `nels.cuh"`, `#\` / `include`, `#inc\` / `lude`), or the `%:` digraph of `#`
+#: (37th re-run F10); a continued `#if ... \` says nothing about includes (GMP's gmp.h
+#: turned the rule off for KeyHunt-Cuda; issue 24, twenty-second sample)
+SPLICED = textre.compile(
+    r"^[ \t]*(?:\#|%:)[ \t]*(?:i|in|inc|incl|inclu|includ|include\b[^\n]*)?\\\r?$"
+    r"|%:[ \t]*include",
+    re.M,
+)
 #: an include of a macro's value (``#include CUB_HEADER``, ``#include NAME(x)``)
 _COMPUTED = textre.compile(r"^[ \t]*\#[ \t]*include[ \t]+[A-Za-z_]\w*[ \t]*(?:\(|/[/*]|$)", re.M)
 #: an include directive, well formed or not (CUDASW4's `#include oldkernels.cuh"` names
@@ -89,7 +95,7 @@ def unincluded_headers(
     if not any(rel.lower().endswith(_SOURCES) for rel in includes):
         return {}
     if any(
-        ("include" in text and _COMPUTED.search(text)) or _SPLICED.search(text)
+        ("include" in text and _COMPUTED.search(text)) or SPLICED.search(text)
         for text in native.values()
     ):  # `#include HEADER_OF(x)`, `#include "ker\` + newline, `%:include`: not known
         return {}

@@ -34,6 +34,8 @@ from gpuport.scan.project.backend_switches import (
 )
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.ci_images import ci_only_images
+from gpuport.scan.project.cmake_versions import cmake_dead_branches
+from gpuport.scan.project.config_variants import cuda_config_variants
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
 from gpuport.scan.project.extras import (
@@ -46,6 +48,7 @@ from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.py_layout import module_level_line
 from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
+from gpuport.scan.project.route_code import code_routes
 from gpuport.scan.project.route_installs import RouteInstalls, rocm_requirements
 from gpuport.scan.project.routes import (
     find_routes,
@@ -63,7 +66,8 @@ from gpuport.scan.project.scopes import (
 from gpuport.scan.project.undefined_macros import project_undefined
 from gpuport.scan.project.unincluded import unincluded_headers
 from gpuport.scan.project.unnamed_envs import unnamed_conda_files
-from gpuport.scan.project.vendor_folders import amd_packages, vendor_package_of
+from gpuport.scan.project.unnamed_sources import unnamed_sources
+from gpuport.scan.project.vendor_folders import vendor_package_of
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["ProjectView", "apply", "view_of"]
@@ -75,9 +79,6 @@ _ROUTE_KINDS = (
     FileKind.PYPROJECT,
     FileKind.SETUP_PY,
     FileKind.SETUP_CFG,
-)
-_AMD_PACKAGE = (
-    "a backend package for AMD/ROCm beside the NVIDIA one: the project loads it on AMD GPUs"
 )
 _CUDA_VARIANT = textre.compile(
     r"(?:^|[-_.])(?:cuda|cu\d{2,3}|nvidia|gpu|trt\w*|tensorrt)(?:[-_.\d]|$)", re.I
@@ -99,6 +100,8 @@ class ProjectView:
     #: CMake files and Makefiles that never mention ROCm/HIP (their GP4xx findings describe
     #: a CUDA variant when another build file of the project builds for ROCm)
     cuda_only_builds: frozenset[str] = frozenset()
+    #: per-machine configuration files that choose CUDA -> the sibling choosing HIP
+    config_variants: dict[str, str] = field(default_factory=dict)
     #: kernels the project's Python refuses on ROCm at run time (issue 24), read after the
     #: rules (:func:`read_refusals`)
     refused: Refusals = field(default_factory=Refusals)
@@ -160,6 +163,8 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
     build = build_model(build_files, native, includes, settings, resolved=resolved)
+    for rel, spans in cmake_dead_branches(build_files).items():  # CMAKE_VERSION fallbacks
+        build.cuda_lines.setdefault(rel, []).extend(spans)
     switches = nvidia_library_switches(native, build_files)
     switches.update(cuda_switches(native, build_files))
     switches.update(project_undefined(native, candidates, max_bytes, root))
@@ -183,7 +188,10 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         build.not_built.setdefault(rel, why)
     for rel, why in unincluded_headers(root, candidates, native, includes, build_files).items():
         build.not_built.setdefault(rel, why)
-    if facts.not_on_rocm or siblings:
+    unnamed = unnamed_sources(root, candidates, native, build_files)  # pod_attn's variants
+    for rel, why in unnamed.items():
+        build.not_built.setdefault(rel, why)
+    if facts.not_on_rocm or siblings or unnamed:
         # a header only those files include is not compiled by the ROCm route either
         build.refused({}, native, resolved)
     own_hip = frozenset(
@@ -194,10 +202,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     )
     routes = find_routes(root, route_files, build.rocm_builds, own_hip) if root.is_dir() else []
     python = [c.rel for c in candidates if c.kind is FileKind.PYTHON]
-    routes += [
-        RouteEvidence(kind="code", path=f"{pkg}/", line=None, detail=_AMD_PACKAGE)
-        for pkg in (amd_packages(root, python) if root.is_dir() else [])
-    ]
+    routes += code_routes(root, python)  # AMD backend packages, installer scripts
     cuda_only = frozenset(
         rel
         for rel, text in build_files.items()
@@ -234,6 +239,7 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
         extras=extras,
         package=package,
         cuda_only_builds=cuda_only,
+        config_variants=cuda_config_variants(build_files),
         rocm_requirements=rocm_requirements(route_files),
         unnamed_envs={
             **unnamed_conda_files(root, candidates, named, package),
@@ -477,6 +483,9 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
                 f"NVIDIA-only component {comp.path}/ ({comp.evidence}): replace or drop it on ROCm"
             )
             f = _lower(f, why, not_built=comp.evidence)
+        elif f.rule_id.startswith("GP4") and path in view.config_variants:
+            why = f"CUDA machine configuration; {view.config_variants[path]} chooses HIP"
+            f = _lower(f, why, scope=Scope.EXTRA.value)
         elif (
             view.build.rocm_builds
             and f.rule_id.startswith("GP4")

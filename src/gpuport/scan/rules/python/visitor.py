@@ -58,7 +58,8 @@ from gpuport.scan.rules.python.scope import DEFS, Frame
 #: for ``nvidia-smi`` is still GP204 (it tells "no GPU" on an AMD host) unless the same
 #: function probes for the AMD side too (``rocm``/``amd-smi``/``hip`` names or strings):
 #: then it tells the vendors apart, like a ``torch.version.hip`` sibling branch.
-ORT_AMD = frozenset({ORT_ROCM, "MIGraphXExecutionProvider"})
+_MIGRAPHX = "MIGraphXExecutionProvider"
+ORT_AMD = frozenset({ORT_ROCM, _MIGRAPHX})
 AMD_PROBE = textre.compile(r"rocm|amd-smi|rocminfo|(?<![a-z])hip(?![a-z])", re.I)
 PRESENCE_PROBES = frozenset({"which", "find_executable", "exists", "isfile", "lexists"})
 
@@ -78,6 +79,7 @@ class PythonScan(DtypeRules, NativeRules):
         self.imports_seen: dict[tuple[str, bool], bool] = {}  # -> whether only lazily so far
         self.torch_nvtx_seen = False
         self._amd_probe: dict[int, bool] = {}  # function id -> it probes for ROCm/AMD too
+        self.legacy_rocm: set[int] = set()  # ROCMExecutionProvider beside MIGraphX's
         self.handlers: dict[type[ast.AST], Callable[[Any, int], None]] = {
             ast.Import: self._import,
             ast.ImportFrom: self._import,
@@ -368,11 +370,16 @@ class PythonScan(DtypeRules, NativeRules):
                 "silently falls back to the CPU",
             )
         elif value == ORT_ROCM:
+            # the same table offers the rule's own advice beside it (facefusion's provider
+            # map: 'rocm' and 'migraphx'; issue 24, twenty-second sample): a legacy choice,
+            # not a blocker of the AMD path
+            both = id(node) in self.legacy_rocm
             self.report(
                 "GP214",
                 node,
-                guarded=False,
-                message="ROCMExecutionProvider was removed from ONNX Runtime (1.23+)",
+                guarded=both,
+                message="ROCMExecutionProvider was removed from ONNX Runtime (1.23+)"
+                + ("; the same table offers MIGraphXExecutionProvider" if both else ""),
             )
         elif value == "bfx9":
             self.report(
@@ -438,6 +445,8 @@ class PythonScan(DtypeRules, NativeRules):
         names = {id(n): str_value(n) for n in items if isinstance(n, ast.Constant)}
         if any(v in ORT_AMD for v in names.values()):
             self.quiet.update(k for k, v in names.items() if v in ORT_CUDA)
+        if _MIGRAPHX in names.values():  # the ROCm provider offered beside its successor
+            self.legacy_rocm.update(k for k, v in names.items() if v == ORT_ROCM)
 
     def _class(self, node: ast.ClassDef, guard: int) -> None:
         self._provider_table(
