@@ -33,6 +33,7 @@ class VendoredProject:
     name: str
     declares: list[str]
     layout: list[str]
+    licence: list[str]
 
     def __post_init__(self) -> None:
         check_sources(self.sources)
@@ -40,6 +41,8 @@ class VendoredProject:
             raise ValueError("declares: at least one name is needed")
         if not self.layout or any(p.startswith("/") or ".." in p for p in self.layout):
             raise ValueError("layout: at least one relative path inside the copy is needed")
+        if not self.licence or not all(w.strip() for w in self.licence):
+            raise ValueError("licence: at least one word its licence file holds is needed")
 
 
 def load_vendored_projects() -> list[VendoredProject]:

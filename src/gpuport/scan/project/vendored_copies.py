@@ -8,7 +8,14 @@ already someone else's code; this recognises one by what it is:
 
 * its ``CMakeLists.txt`` declares (first ``project(NAME``) or its ``pyproject.toml`` names
   (``name = "..."``) a library of ``knowledge/vendored_projects.toml``, and
-* it carries a licence file of its own (``LICENSE*``, ``LICENCE*``, ``COPYING*``).
+* it holds one of the library's layout files (its main header) with content, and
+* it carries a licence file of its own (``LICENSE*``, ``LICENCE*``, ``COPYING*``) that names
+  the library's copyright holder (or its licence's title, ``licence`` in the knowledge), and
+* its own build files compile no source inside it (the libraries' top build files name none).
+
+Thirty-ninth re-run F7: ``project(pybind11)``, an empty header and an empty LICENSE in the
+project's kernel folder (which its own ``add_library(k k.cu)`` compiles) turned BLOCKED into
+READY. In doubt, a folder is the project's own code.
 
 Such a folder is skipped and listed like ``third_party/`` (``--include-vendored`` reads it).
 The project's own files that use the library still say so (GP315 on each file that includes
@@ -19,6 +26,7 @@ copy. Read through the file layer, the first 64 KB of each build file, nothing r
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from functools import lru_cache
@@ -66,7 +74,7 @@ _SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".hip")
 _SOURCE_REF = textre.compile(r"([^\s\"'()]+)/[^\s\"')/]*(?:\*|\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b)")
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _cached_dirs(path: str, root: str, stamp: tuple[int, int]) -> frozenset[str]:
     """The folders (every run of whole path parts) a build file names a source or a glob
     in, read once per version of the file (37th re-run F12: re-read and searched for each
@@ -92,6 +100,24 @@ def _source_dirs(path: Path, root: Path) -> frozenset[str]:
     return _cached_dirs(str(path), str(root), (st.st_mtime_ns, st.st_size))
 
 
+@lru_cache(maxsize=4096)
+def _cached_build_files(at: str, root: str, stamp: int) -> tuple[str, ...]:
+    """The build files in folder ``at``, checked once per version of the folder's entries
+    (39th re-run F22: every candidate copy re-checked 6 names in every folder above it, a
+    realpath each: copies x depth^2)."""
+    folder = Path(at)
+    return tuple(str(folder / name) for name in _BUILD_FILES if _is_file(folder / name, Path(root)))
+
+
+def _build_dirs(at: Path, root: Path) -> list[frozenset[str]]:
+    try:
+        stamp = at.stat().st_mtime_ns
+    except OSError:
+        return []
+    files = _cached_build_files(str(at), str(root), stamp)
+    return [_source_dirs(Path(f), root) for f in files]
+
+
 def _named_by_builds(folder: Path, root: Path) -> bool:
     """Whether a build file of the project around ``folder`` (in a folder from its parent up
     to ``root``) names a source or a glob inside it (``glob.glob("csrc/*.cu")``,
@@ -100,9 +126,7 @@ def _named_by_builds(folder: Path, root: Path) -> bool:
     at = folder.parent
     while True:
         rel = folder.relative_to(at).as_posix()
-        for name in _BUILD_FILES:
-            path = at / name
-            dirs = _source_dirs(path, root) if _is_file(path, root) else frozenset()
+        for dirs in _build_dirs(at, root):
             if rel in dirs:
                 return True
             if (
@@ -117,8 +141,77 @@ def _named_by_builds(folder: Path, root: Path) -> bool:
         at = at.parent
 
 
+#: a source file or a glob of sources a build file names (`add_library(k k.cu)`,
+#: `file(GLOB S src/*.cu)`, `sources=["k.cu"]`)
+_OWN_SOURCE = textre.compile(r"[\w./*+-]*\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b")
+
+
+def _builds_own_sources(folder: Path, root: Path) -> bool:
+    """Whether the folder's own build files name a source inside it (39th re-run F7:
+    ``project(pybind11)`` + ``add_library(k k.cu)`` made the project's kernels a "copy"). The
+    libraries' own top build files name no source (CUTLASS's adds subdirectories, globs
+    headers only), so a copy that compiles one of its own is the project's code."""
+    for path in _build_dirs_files(folder, root):
+        for m in _OWN_SOURCE.finditer(_head(path, root, _BUILD_HEAD)):
+            rel = m.group(0).lstrip("./")
+            if not rel or ".." in rel.split("/"):
+                continue
+            if "*" not in rel:
+                if _is_file(folder / rel, root):
+                    return True
+                continue
+            head, _, pattern = rel.rpartition("/")
+            if "*" in head:
+                return True  # a glob of folders: in doubt, its own code
+            try:
+                with os.scandir(folder / head if head else folder) as entries:
+                    if any(fnmatch.fnmatch(e.name, pattern) for e in entries):
+                        return True
+            except OSError:
+                continue
+    return False
+
+
+def _build_dirs_files(folder: Path, root: Path) -> list[Path]:
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return []
+    return [Path(f) for f in _cached_build_files(str(folder), str(root), stamp)]
+
+
+def _has_content(path: Path, root: Path) -> bool:
+    """A regular file inside ``root`` holding more than blanks (an empty header named like
+    the library's main one is no copy of it: 39th re-run F7)."""
+    return _is_file(path, root) and bool(_head(path, root, 4096).strip())
+
+
+def _licensed(folder: Path, root: Path, words: list[str]) -> bool:
+    """Whether a licence file of the folder names the library (its copyright holder or its
+    licence's title, ``licence`` in the knowledge): an empty LICENSE is anyone's."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [
+                e.name
+                for e in entries
+                if _LICENCE.fullmatch(e.name) and e.is_file(follow_symlinks=False)
+            ]
+    except OSError:
+        return False
+    wanted = [w.lower() for w in words]
+    for name in sorted(names)[:16]:
+        text = " ".join(_head(folder / name, root).lower().split())
+        if any(w in text for w in wanted):
+            return True
+    return False
+
+
 def copy_of(folder: Path, root: Path) -> str | None:
-    """The library ``folder`` is a whole copy of, or None (``folder`` below ``root``)."""
+    """The library ``folder`` is a whole copy of, or None (``folder`` below ``root``).
+
+    In doubt, the project's own code: the copy must look like the library (its main header
+    with content, a licence file naming it), and neither its own build files nor the
+    project's around it may compile sources inside it."""
     known = declared_names()
     found = None
     for name, pattern in (("CMakeLists.txt", _CMAKE_PROJECT), ("pyproject.toml", _PYPROJECT_NAME)):
@@ -127,15 +220,10 @@ def copy_of(folder: Path, root: Path) -> str | None:
         found = known.get(m.group(1).lower()) if m else None
         if found is not None:
             break
-    if found is None or not any(_is_file(folder / rel, root) for rel in found.layout):
+    if found is None or not any(_has_content(folder / rel, root) for rel in found.layout):
         return None
-    try:
-        with os.scandir(folder) as entries:
-            licensed = any(
-                _LICENCE.fullmatch(e.name) and e.is_file(follow_symlinks=False) for e in entries
-            )
-    except OSError:
+    if not _licensed(folder, root, found.licence):
         return None
-    if not licensed or _named_by_builds(folder, root):
+    if _builds_own_sources(folder, root) or _named_by_builds(folder, root):
         return None
     return found.name

@@ -1,0 +1,100 @@
+"""Thirty-ninth re-run (red team 39), the scan's verdict-skew and stall findings: a cheap
+trick in a hostile project must not hide its real CUDA blockers, nor stall the scan.
+
+F7: ``project(pybind11)``, an empty header and an empty LICENSE made the project's kernel
+folder a "vendored copy" (BLOCKED -> READY). F22: candidate copies cost copies x depth^2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.scan import ScanOptions, scan_path
+from tests.scan.project_files import write
+from tests.security.test_stalls import _within
+
+_PTX_KERNEL = (
+    "#include <cuda_runtime.h>\n"
+    "__global__ void k(unsigned* x){\n"
+    "  unsigned v;\n"
+    '  asm volatile("mov.u32 %0, %%laneid;" : "=r"(v));\n'
+    "  x[threadIdx.x] = __shfl_sync(0xffffffff, v, 0) + __ballot_sync(0xffffffff, v > 3);\n"
+    "}\n"
+    "void run(unsigned* x){ k<<<1,32>>>(x); }\n"
+)
+
+
+def _verdict(root: Path) -> str:
+    return scan_path(root, ScanOptions(jobs=1)).verdict.value
+
+
+def _skipped(root: Path) -> dict[str, str]:
+    return {s.path: s.reason for s in scan_path(root, ScanOptions(jobs=1)).skipped}
+
+
+def _cmake_kernels(extra: dict[str, str]) -> dict[str, str]:
+    return {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.18)\nproject(app LANGUAGES CXX)\n"
+        "add_subdirectory(kernels)\nadd_executable(app main.cpp)\n"
+        "target_link_libraries(app k)\n",
+        "main.cpp": "void run(unsigned*);\nint main(){ run(nullptr); }\n",
+        "kernels/CMakeLists.txt": "project(pybind11)\nenable_language(CUDA)\nadd_library(k k.cu)\n",
+        "kernels/k.cu": _PTX_KERNEL,
+        **extra,
+    }
+
+
+def test_f7_empty_files_and_a_declaration_make_no_copy(tmp_path: Path) -> None:
+    fake = {"kernels/include/pybind11/pybind11.h": "", "kernels/LICENSE": ""}
+    root = write(tmp_path / "a", _cmake_kernels(fake))
+    assert "kernels/" not in _skipped(root)
+    assert _verdict(root) == "blocked"
+
+
+def test_f7_a_copy_whose_own_build_compiles_its_sources_is_own_code(tmp_path: Path) -> None:
+    """Even with a header with content and a licence naming pybind11's holder, a folder whose
+    own CMakeLists.txt compiles its .cu file is the project's code."""
+    real_looking = {
+        "kernels/include/pybind11/pybind11.h": "#pragma once\n",
+        "kernels/LICENSE": "Copyright (c) 2016 Wenzel Jakob <wenzel.jakob@epfl.ch>\n",
+    }
+    root = write(tmp_path / "b", _cmake_kernels(real_looking))
+    assert "kernels/" not in _skipped(root)
+    assert _verdict(root) == "blocked"
+    # a glob of its own sources too
+    globbed = _cmake_kernels(real_looking)
+    globbed["kernels/CMakeLists.txt"] = (
+        "project(pybind11)\nfile(GLOB S *.cu)\nadd_library(k ${S})\n"
+    )
+    assert "kernels/" not in _skipped(write(tmp_path / "g", globbed))
+
+
+def test_f7_a_licence_that_does_not_name_the_library_makes_no_copy(tmp_path: Path) -> None:
+    files = {
+        "CMakeLists.txt": "project(app LANGUAGES CXX CUDA)\nadd_library(k src/k.cu)\n",
+        "src/k.cu": "__global__ void k() {}\n",
+        "ext/pybind11/CMakeLists.txt": "project(pybind11)\n",
+        "ext/pybind11/include/pybind11/pybind11.h": "#pragma once\n",
+        "ext/pybind11/tools/k.cuh": _PTX_KERNEL,
+        "ext/pybind11/LICENSE": "Copyright (c) Example Corp.\n",
+    }
+    assert "ext/pybind11/" not in _skipped(write(tmp_path / "c", files))
+    # the real licence names its holder: a copy, skipped as before
+    files["ext/pybind11/LICENSE"] = "Copyright (c) 2016 Wenzel Jakob <wenzel.jakob@epfl.ch>\n"
+    assert "a copy of pybind11" in _skipped(write(tmp_path / "d", files))["ext/pybind11/"]
+
+
+def test_f22_many_deep_candidate_copies_take_linear_time(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    deep = root
+    for i in range(60):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text("project(app CUDA)\n")
+    for i in range(400):
+        c = deep / f"c{i}"
+        (c / "include" / "pybind11").mkdir(parents=True)
+        (c / "CMakeLists.txt").write_text("project(pybind11)\n")
+        (c / "include" / "pybind11" / "pybind11.h").write_text("#pragma once\n")
+        (c / "LICENSE").write_text("Copyright (c) 2016 Wenzel Jakob\n")
+    _within(lambda: scan_path(root, ScanOptions(jobs=1)), 3.0)  # was ~16 s
