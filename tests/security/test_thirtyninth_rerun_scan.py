@@ -98,3 +98,30 @@ def test_f22_many_deep_candidate_copies_take_linear_time(tmp_path: Path) -> None
         (c / "include" / "pybind11" / "pybind11.h").write_text("#pragma once\n")
         (c / "LICENSE").write_text("Copyright (c) 2016 Wenzel Jakob\n")
     _within(lambda: scan_path(root, ScanOptions(jobs=1)), 3.0)  # was ~16 s
+
+
+_KERN_CUH = (
+    "#pragma once\n"
+    '__device__ unsigned lane(){ unsigned v; asm volatile("mov.u32 %0, %%laneid;" : "=r"(v));'
+    " return v; }\n"
+    "__global__ void k(unsigned* x){ x[threadIdx.x] = __shfl_sync(0xffffffff, lane(), 0); }\n"
+)
+_MAIN_BODY = "int main(){ unsigned* x; cudaMalloc(&x, 128); k<<<1,32>>>(x); return 0; }\n"
+
+
+def test_f8_a_spliced_include_after_a_comment_keeps_the_header_built(tmp_path: Path) -> None:
+    """`/**/#include "kern.cu\\` + `h"` includes kern.cuh (comments are spaces before
+    directives are read, the splice joins the name): the header is built, its blockers stay."""
+    for i, line in enumerate(
+        (
+            '/**/#include "kern.cu\\\nh"\n',
+            '#/**/include "kern.cu\\\nh"\n',
+            '/* a\n */ # include "kern.cu\\\nh"\n',
+        )
+    ):
+        files = {
+            "kern.cuh": _KERN_CUH,
+            "Makefile": "all:\n\tnvcc -o app main.cu\n",
+            "main.cu": line + _MAIN_BODY,
+        }
+        assert _verdict(write(tmp_path / f"p{i}", files)) == "blocked", line

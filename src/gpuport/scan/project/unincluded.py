@@ -40,12 +40,18 @@ __all__ = ["SPLICED", "unincluded_headers"]
 _SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".c++", ".hip", ".cl")
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp")
 _WORD = textre.compile(r"[\w.+-]+")
+#: blanks and one-line block comments (a comment is a space before directives are read)
+_GAP = r"(?:[ \t]|/\*[^\n]*?\*/)*"
 #: an include a compiler joins across a backslash-newline before reading it (`#include
 #: "ker\` / `nels.cuh"`, `#\` / `include`, `#inc\` / `lude`), or the `%:` digraph of `#`
 #: (37th re-run F10); a continued `#if ... \` says nothing about includes (GMP's gmp.h
-#: turned the rule off for KeyHunt-Cuda; issue 24, twenty-second sample)
+#: turned the rule off for KeyHunt-Cuda; issue 24, twenty-second sample). Comments before
+#: the `#` or between it and `include` (`/**/#include "k.cu\`, a comment closing a line
+#: above, `#/*` + newline + `*/include`) hide no directive either (39th re-run F8).
 SPLICED = textre.compile(
-    r"^[ \t]*(?:\#|%:)[ \t]*(?:i|in|inc|incl|inclu|includ|include\b[^\n]*)?\\\r?$"
+    rf"^(?:[^\n]*\*/)?{_GAP}(?:\#|%:){_GAP}"
+    r"(?:i|in|inc|incl|inclu|includ|include\b[^\n]*)?\\[ \t]*\r?$"
+    rf"|^(?:[^\n]*\*/)?{_GAP}(?:\#|%:){_GAP}/\*[^\n]*$"
     r"|%:[ \t]*include",
     re.M,
 )
