@@ -73,6 +73,19 @@ def test_a_source_any_build_script_or_include_names_stays(tmp_path: Path) -> Non
     # another source includes it (a unity build)
     unity = _files(**{"csrc/api.cpp": '#include "fwd_hdim64_sm80.cu"\n'})
     assert "blocker" in _severities(tmp_path / "u", unity, path)
+    # a pattern rule that puts words around the stem (fastmoe: `test_% : %.cu` builds
+    # prune_gate.cu for the target test_prune_gate)
+    affixed = _files(
+        **{"tests/Makefile": "all: test_fwd_hdim64_sm80\ntest_% : %.cu\n\tnvcc $< -o $@\n"}
+    )
+    moved = {
+        k.replace("csrc/", "tests/"): v
+        for k, v in affixed.items()
+        if k.startswith("csrc/fwd_hdim64")
+    }
+    assert "blocker" in _severities(
+        tmp_path / "a", {**affixed, **moved}, "tests/fwd_hdim64_sm80.cu"
+    )
     # a Python JIT loader names it
     jit = _files(**{"attn/jit.py": "from torch.utils.cpp_extension import load\n"
                     "m = load('f', sources=['csrc/fwd_hdim64_sm80.cu'])\n"})  # fmt: skip

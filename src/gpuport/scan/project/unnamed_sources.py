@@ -63,6 +63,11 @@ _MADE = textre.compile(
 )
 #: a Makefile pattern rule (`%.o: %.cu`): compiles what an object list names, by stem
 _PATTERN_RULE = textre.compile(r"^[^\n#]*%\.\w+[ \t]*:[^\n]*$", re.M)
+#: a pattern rule whose target puts words around the stem (fastmoe's tests: `test_% : %.cu`
+#: builds prune_gate.cu for `test_prune_gate`): the stem is not a word of its own there
+_AFFIXED = textre.compile(
+    r"^[ \t]*[^\s:#=]*(?:\w%|%\w)[^\s:#=]*[ \t]*:[^\n]*%" + _SUFFIX + r"\b", re.M
+)
 #: a Python file that builds or compiles (not a generator that only writes kernels)
 _BUILDS = textre.compile(
     r"\b(?:cpp_extension|CUDAExtension|CppExtension|Extension|ext_modules|nvcc|hipcc|nvrtc"
@@ -130,6 +135,8 @@ def unnamed_sources(
     named: set[str] = set()
     unknown: set[str] = set()  # folders whose sources a build may name at run time
     for rel, text in build_files.items():
+        if kinds[rel] is FileKind.MAKEFILE and _AFFIXED.search(text):
+            unknown.add(_reach(rel, text))  # `test_% : %.cu`: names inside other words
         if _made(text, kinds[rel] is FileKind.MAKEFILE):
             if kinds[rel] is not FileKind.MAKEFILE:
                 return {}
