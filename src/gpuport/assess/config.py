@@ -436,6 +436,12 @@ def load_settings(root: Path, flags: Mapping[str, Any] | None = None) -> Setting
             continue
         if key in _FILE_KEYS:
             _inside_project(values[_ATTR.get(key, key)], root, _where(label, key))
+        if key == "exclude" and values[key]:  # it hides files from the scan: say so (F24)
+            shown = ", ".join(values[key][:5]) + (" ..." if len(values[key]) > 5 else "")
+            notes.append(
+                f"exclude = [{shown}] in {label}: the project's own settings leave these paths "
+                "out of the scan and the verdict; pass --exclude to choose them yourself"
+            )
         origins[_ATTR.get(key, key)] = file_origin or "gpuport.toml"
     given = {
         _ATTR.get(key, key): _FIELDS[key](value, _where("flag", key), Path.cwd())

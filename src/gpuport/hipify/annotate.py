@@ -33,7 +33,10 @@ def comment_for(finding: Finding) -> str:
 
 
 def _logical_start(lines: list[str], index: int) -> int:
-    while index > 0 and lines[index - 1].rstrip("\r\n").endswith("\\"):
+    """The first physical line of the logical line ``index`` is part of: gcc and clang splice
+    a backslash followed by blanks and the newline too (with a warning), so ``\\ `` continues
+    the line as ``\\`` does (39th re-run F27: the comment landed inside a macro)."""
+    while index > 0 and lines[index - 1].rstrip("\r\n").rstrip(" \t\f\v").endswith("\\"):
         index -= 1
     return index
 

@@ -15,6 +15,7 @@ nvcc through :mod:`gpuport.port.check`.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -222,12 +223,32 @@ def _diffs(plan: _Plan) -> tuple[list[FileDiff], dict[str, str]]:
 _BOM = b"\xef\xbb\xbf"
 
 
+def _creatable(path: Path, root: Path, rel: str) -> None:
+    """Refuse, before anything is written, a file to create where a file already stands or
+    where one of its folders is a file (``cmake`` a regular file, ``cmake/gpuport_hip.cmake``
+    to create): the write would fail half-way, after other files were rewritten."""
+    if os.path.lexists(path):
+        raise GpuportError(f"cannot create {rel}: it exists already (nothing written)")
+    folder = path.parent
+    while folder != root and folder != folder.parent:
+        if os.path.lexists(folder):
+            if not folder.is_dir():
+                where = folder.relative_to(root).as_posix()
+                raise GpuportError(
+                    f"cannot create {rel}: {where} is a file, not a folder (nothing written)"
+                )
+            return
+        folder = folder.parent
+
+
 def _write(root: Path, files: list[FileDiff], texts: dict[str, str]) -> tuple[list[str], list[str]]:
     """Check every destination first, then back up and write (see the module docstring)."""
     originals: dict[str, bytes] = {}
     for f in files:
         path = root / f.path
         fileio.check_destination(path, root)
+        if f.action != "modify":  # a file where a folder of it goes (39th re-run F21)
+            _creatable(path, root, f.path)
         if f.action == "modify":
             data = fileio.read_bytes(path, limit=fileio.LIMIT_SOURCE, root=root)
             originals[f.path] = data
@@ -246,7 +267,7 @@ def _write(root: Path, files: list[FileDiff], texts: dict[str, str]) -> tuple[li
                 fileio.backup(path, originals[f.path], root=root)
             backups.append(f.path + fileio.BACKUP_SUFFIX)
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            fileio.make_dirs(path.parent)
             fileio.check_destination(path, root)
         text = texts[f.path]
         if f.action == "modify" and originals[f.path].startswith(_BOM) and text[:1] != "\ufeff":
