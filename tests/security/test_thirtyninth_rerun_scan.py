@@ -125,3 +125,39 @@ def test_f8_a_spliced_include_after_a_comment_keeps_the_header_built(tmp_path: P
             "main.cu": line + _MAIN_BODY,
         }
         assert _verdict(write(tmp_path / f"p{i}", files)) == "blocked", line
+
+
+_SHFL_CU = (
+    "#include <cuda_runtime.h>\n"
+    '__global__ void k(unsigned* x){ unsigned v; asm volatile("mov.u32 %0, %%laneid;" : "=r"(v));'
+    " x[threadIdx.x] = __shfl_sync(0xffffffff, v, 0); }\n"
+)
+_LEGACY = (
+    'if "--with-legacy" in sys.argv:\n'
+    "    from setuptools import Extension\n"
+    '    exts.append(Extension("legacy", ["legacy.c"]))\n'
+)
+
+
+def test_f9_an_aliased_extension_built_by_default_is_seen(tmp_path: Path) -> None:
+    """`CUDAExtension as CE` (or `ext = CUDAExtension`, a subclass, `getattr`) built by
+    default: one opt-in `Extension` does not make every extension opt-in."""
+    heads = (
+        "from torch.utils.cpp_extension import CUDAExtension as CE, BuildExtension\n",
+        "from torch.utils.cpp_extension import CUDAExtension, BuildExtension\nCE = CUDAExtension\n",
+        "from torch.utils.cpp_extension import CUDAExtension, BuildExtension\n"
+        "class CE(CUDAExtension):\n    pass\n",
+        "import torch.utils.cpp_extension as cx\n"
+        "from torch.utils.cpp_extension import BuildExtension\n"
+        'CE = getattr(cx, "CUDAExtension")\n',
+    )
+    for i, head in enumerate(heads):
+        setup = (
+            "import sys\nfrom setuptools import setup\n"
+            + head
+            + 'exts = [CE("k", ["k.cu"])]\n'
+            + _LEGACY
+            + 'setup(name="x", ext_modules=exts, cmdclass={"build_ext": BuildExtension})\n'
+        )
+        root = write(tmp_path / f"p{i}", {"k.cu": _SHFL_CU, "setup.py": setup})
+        assert _verdict(root) == "blocked", head

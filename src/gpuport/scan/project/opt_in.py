@@ -283,11 +283,56 @@ def opt_in_extensions(text: str) -> int | None:
         return None
 
 
+def _extension_names(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> set[str] | None:
+    """The names that create an extension in this file: the classes, their import aliases
+    (``CUDAExtension as CE``), plain re-bindings (``ext = CUDAExtension``) and subclasses
+    (``class CMakeExtension(Extension)``); None when a class is reached any other way
+    (``getattr(m, "CUDAExtension")``, passed as a value): then which calls make an extension is
+    not known (39th re-run F9: an aliased extension built by default was not seen, and one
+    opt-in ``Extension`` made "every extension" opt-in)."""
+    names = set(_CALLS)
+    bound: set[int] = set()  # the Name/Attribute nodes read as a binding's value or a base
+    for _ in range(8):  # re-bindings of re-bindings
+        before = len(names)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name in names and alias.asname:
+                        names.add(alias.asname)
+            elif isinstance(node, ast.Assign) and _name(node.value) in names:
+                if not isinstance(node.value, ast.Name | ast.Attribute):
+                    continue
+                if all(isinstance(t, ast.Name) for t in node.targets):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+                    bound.add(id(node.value))
+            elif isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    if _name(base) in names:
+                        names.add(node.name)
+                        bound.add(id(base))
+        if len(names) == before:
+            break
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in names:
+                return None  # getattr(cpp_extension, "CUDAExtension"), globals()["CE"]
+        elif isinstance(node, ast.Name | ast.Attribute) and _name(node) in names:
+            parent = parents.get(node)
+            called = isinstance(parent, ast.Call) and parent.func is node
+            stored = isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+            if not (called or stored or id(node) in bound):
+                return None  # handed on as a value: its calls are not seen
+    return names
+
+
 def _opt_in_line(tree: ast.Module) -> int | None:
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
+    calls = _extension_names(tree, parents)
+    if calls is None:
+        return None
     facts = _facts(tree)
     names = _defaults(tree, facts)
     empties = _empty_by_default(tree, facts)
@@ -311,7 +356,7 @@ def _opt_in_line(tree: ast.Module) -> int | None:
 
     lines: list[int] = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _name(node.func) in _CALLS):
+        if not (isinstance(node, ast.Call) and _name(node.func) in calls):
             continue
         cur: ast.AST = node
         at, found = parents.get(node), None
