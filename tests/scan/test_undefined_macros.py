@@ -63,3 +63,15 @@ def test_toolkit_and_outside_library_macros_are_never_taken_for_undefined(tmp_pa
     assert got["MYLIB_FAST"].startswith("a.cu:6:")
     # a file that cannot be read might define it: nothing is decided
     assert undefined_macros(native, ["x"], lambda _c: None, tmp_path) == {}
+
+
+def test_a_commented_out_define_defines_nothing(tmp_path: Path) -> None:
+    """KeyHunt-Cuda's GPUHash.h: `//#define ASSEMBLY_SIGMA` above `#ifdef ASSEMBLY_SIGMA`
+    (PTX helpers): no build defines it (issue 24, twenty-second sample)."""
+    header = "//#define ASSEMBLY_SIGMA\n#ifdef ASSEMBLY_SIGMA\nint a;\n#endif\n"
+    got = undefined_macros({"h.h": header}, [], lambda _c: None, tmp_path)
+    assert set(got) == {"ASSEMBLY_SIGMA"}
+    # a live define, or a mention outside a whole-line comment, still counts
+    for live in ("#define ASSEMBLY_SIGMA\n", "int x = 1; // ASSEMBLY_SIGMA on\n"):
+        got = undefined_macros({"h.h": live + header}, [], lambda _c: None, tmp_path)
+        assert got == {}, live

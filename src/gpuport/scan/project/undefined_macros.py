@@ -40,6 +40,9 @@ _TEST = textre.compile(
 )
 #: a line that only tests or closes: `#ifdef X`, `#if defined(X)`, `#endif // X`, `#else // X`
 _TEST_LINE = textre.compile(r"^[ \t]*\#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*$", re.M)
+#: a whole-line `//` comment: a commented-out `#define` defines nothing (KeyHunt-Cuda's
+#: `//#define ASSEMBLY_SIGMA`; issue 24, twenty-second sample)
+_COMMENT_LINE = textre.compile(r"^[ \t]*//[^\n]*$", re.M)
 _KNOWN_PREFIX = textre.compile(
     r"^(?:CUDA|CUDART|CUB|THRUST|NV|NVCC|NVTX|CUTLASS|CUTE|CUBLAS|CUDNN|NCCL|HIP|ROCM|USE_ROCM"
     r"|HIPCUB|ROCPRIM|TORCH|C10|AT|ATEN|PYBIND11|PY|GOOGLE|GTEST|EIGEN|BOOST|FMT|SPDLOG|GLOG"
@@ -93,7 +96,9 @@ def undefined_macros(
     tested = {n: w for n, w in tested.items() if n.split("_", 1)[0].lower() not in outside}
     used: set[str] = set()
     for text in native.values():  # identifiers by one split per file, however many names
-        used |= _names_in(_TEST_LINE.sub("", text) if "#" in text else text, tested)
+        if "#" in text:  # tests and whole-line comments (`//#define ASSEMBLY_SIGMA`) say nothing
+            text = _COMMENT_LINE.sub("", _TEST_LINE.sub("", text))
+        used |= _names_in(text, tested)
     budget = MAX_READ
     for item in others:
         if len(used) == len(tested):
