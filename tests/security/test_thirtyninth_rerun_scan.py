@@ -161,3 +161,19 @@ def test_f9_an_aliased_extension_built_by_default_is_seen(tmp_path: Path) -> Non
         )
         root = write(tmp_path / f"p{i}", {"k.cu": _SHFL_CU, "setup.py": setup})
         assert _verdict(root) == "blocked", head
+
+
+def test_f19_a_recent_generation_folder_beside_any_folder_is_still_built(tmp_path: Path) -> None:
+    """Kernels in sm90/ beside a one-line common/u.cpp (or a common/k.cpp with no device code)
+    are the project's kernels; a common/k.cu variant of them makes sm90/ a variant."""
+    base = {"sm90/k.cu": _PTX_KERNEL, "Makefile": "all:\n\tnvcc -o app sm90/k.cu\n"}
+    for i, extra in enumerate(
+        (
+            {"common/u.cpp": "int helper(){return 1;}\n"},
+            {"common/k.cpp": "int helper(){return 1;}\n"},
+            {"common/k.cu": "// nothing here\n"},
+        )
+    ):
+        assert _verdict(write(tmp_path / f"p{i}", {**base, **extra})) == "blocked", extra
+    variant = {"common/k.cu": "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"}
+    assert _verdict(write(tmp_path / "v", {**base, **variant})) != "blocked"
