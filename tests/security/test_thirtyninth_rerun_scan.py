@@ -177,3 +177,21 @@ def test_f19_a_recent_generation_folder_beside_any_folder_is_still_built(tmp_pat
         assert _verdict(write(tmp_path / f"p{i}", {**base, **extra})) == "blocked", extra
     variant = {"common/k.cu": "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"}
     assert _verdict(write(tmp_path / "v", {**base, **variant})) != "blocked"
+
+
+def test_f20_an_empty_hip_twin_does_not_hide_a_compiled_cuda_file(tmp_path: Path) -> None:
+    """An empty (comment-only) src/hip/k.cu beside the src/cuda/k.cu a build compiles is no
+    HIP counterpart; one with code is."""
+    builds = (
+        {"Makefile": "all:\n\tnvcc -o app src/cuda/k.cu\n"},
+        {"CMakeLists.txt": "project(app LANGUAGES CXX CUDA)\nadd_library(k src/cuda/k.cu)\n"},
+    )
+    for i, build in enumerate(builds):
+        for j, hip in enumerate(
+            ("// HIP port: todo\n", "#pragma once\n#include <hip/hip_runtime.h>\n")
+        ):
+            files = {"src/cuda/k.cu": _PTX_KERNEL, "src/hip/k.cu": hip, **build}
+            assert _verdict(write(tmp_path / f"p{i}{j}", files)) == "blocked", (build, hip)
+    hip_code = "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"
+    files = {"src/cuda/k.cu": _PTX_KERNEL, "src/hip/k.cu": hip_code, **builds[0]}
+    assert _verdict(write(tmp_path / "real", files)) != "blocked"

@@ -14,15 +14,21 @@ A file stays built when a HIP-side file includes it (``hip/x.hip.cpp`` with
 ``#include "../cuda/x.cu"``: the HIP build compiles the CUDA text), and nothing is decided
 without the counterpart itself (``ggml-hip/`` holds only a CMakeLists.txt that compiles
 ``ggml-cuda/*.cu``, so no ``ggml-cuda`` file has a HIP counterpart), and a file that a ROCm
-build file names outside its CUDA-only branches is built whatever its name. Text only.
+build file names outside its CUDA-only branches is built whatever its name.
+
+For a file a build compiles (it names it), and for a whole backend folder, the HIP side must
+hold code (thirty-ninth re-run F20: an empty ``hip/k.cu`` hid the blockers of the
+``cuda/k.cu`` a Makefile compiles): a declaration, a definition or a macro with a value, not
+only comments, blank lines, an include guard or includes. Text only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from gpuport import textre
+from gpuport.scan.cxx import lex
 from gpuport.scan.project.include_paths import owners_by_name, resolve_includes, resolve_one
 
 __all__ = ["backend_siblings", "keep_included"]
@@ -58,6 +64,26 @@ def _key(rel: str) -> tuple[str, str] | None:
         return None
     out.append(_WORD.sub("<B>", stem))
     return "/".join(out), vendors.pop()
+
+
+#: a preprocessor line (continued lines too), and a macro given a value
+_PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_VALUED_DEFINE = textre.compile(r"^[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?[ \t]+\S", re.M)
+
+
+def _has_code(text: str) -> bool:
+    """Whether ``text`` holds code, comments and bare directives aside (an include guard,
+    includes, ``#pragma once``): a statement, a declaration, a body, a macro with a value."""
+    if "{" not in text and ";" not in text and "define" not in text:
+        return False
+    try:
+        code = lex(text).code
+    except (RecursionError, ValueError):
+        return True  # not read: in doubt, as before
+    if _VALUED_DEFINE.search(code):
+        return True
+    rest = _PP_LINE.sub("", code)
+    return "{" in rest or ";" in rest
 
 
 _DIRECTIVE = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b(.*)$", re.M)
@@ -119,6 +145,14 @@ def backend_siblings(
     hip_includes = {
         path for h, v in vendor_of.items() if v == "hip" for path in resolved.get(h, frozenset())
     }
+    has_code: dict[str, bool] = {}
+
+    def real(rels: list[str]) -> list[str]:
+        for r in rels:
+            if r not in has_code:
+                has_code[r] = _has_code(native.get(r, ""))
+        return [r for r in rels if has_code[r]]
+
     for members in groups.values():
         hip = members.get("hip")
         if not hip or len(members) < 2:
@@ -127,17 +161,20 @@ def backend_siblings(
             if vendor == "hip":
                 continue
             for rel in rels:
+                # a file a build compiles counts as replaced only by a twin with code
+                twins = real(hip) if rel in named else hip
                 if (
-                    rel in rocm_named
+                    not twins
+                    or rel in rocm_named
                     or rel in hip_includes
                     or any(_adds_vendor_dir(d, rel) for d in rocm_dirs)
                 ):
                     continue
                 ext = rel.rsplit(".", 1)[-1]
-                twin = min(hip, key=lambda h: (h.rsplit(".", 1)[-1] != ext, h))
+                twin = min(twins, key=lambda h: (h.rsplit(".", 1)[-1] != ext, h))
                 out[rel] = f"{twin}: the HIP counterpart the ROCm build compiles"
     if rocm_build:
-        _folder_siblings(out, native, resolved, rocm_named, rocm_dirs, named)
+        _folder_siblings(out, native, resolved, rocm_named, rocm_dirs, named, real)
     if out:
         _keep_shared_includes(out, native, includes, vendor_of)
     return out
@@ -161,6 +198,7 @@ def _folder_siblings(
     rocm_named: Collection[str],
     rocm_dirs: Collection[str],
     named: Collection[str],
+    real: Callable[[list[str]], list[str]],
 ) -> None:
     """A whole backend folder beside its HIP sibling (``tl_templates/cuda/`` beside
     ``tl_templates/hip/``, ``src/cuda/`` beside ``src/rocm/``): every file of the CUDA (or
@@ -175,10 +213,10 @@ def _folder_siblings(
             folders.setdefault((got[0], got[1]), got[2])
     found: dict[str, str] = {}
     for above, members in sides.items():
-        hip = members.get("hip")
-        if not hip or len(members) < 2:
+        hip = real(members.get("hip", [])) if len(members) >= 2 else []
+        if not hip:
             continue
-        hip_includes = {path for h in hip for path in resolved.get(h, frozenset())}
+        hip_includes = {path for h in members["hip"] for path in resolved.get(h, frozenset())}
         hip_folder = folders[(above, "hip")]
         for vendor, rels in members.items():
             if vendor == "hip":
