@@ -195,3 +195,20 @@ def test_f20_an_empty_hip_twin_does_not_hide_a_compiled_cuda_file(tmp_path: Path
     hip_code = "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"
     files = {"src/cuda/k.cu": _PTX_KERNEL, "src/hip/k.cu": hip_code, **builds[0]}
     assert _verdict(write(tmp_path / "real", files)) != "blocked"
+
+
+def test_f14_a_hedged_or_asked_claim_is_no_documented_route(tmp_path: Path) -> None:
+    """A README sentence that states support stays a documented route (issue 24, by design);
+    one that hedges or asks states nothing and lowers no blocker."""
+    base = {"k.cu": _PTX_KERNEL, "Makefile": "all:\n\tnvcc -o app k.cu\n"}
+    for i, readme in enumerate(
+        (
+            "It should work on AMD GPUs too.\n",
+            "In theory this runs on AMD GPUs as well.\n",
+            "Does it run on AMD GPUs?\n",
+        )
+    ):
+        root = write(tmp_path / f"p{i}", {**base, "README.md": readme})
+        assert _verdict(root) == "blocked", readme
+    stated = write(tmp_path / "s", {**base, "README.md": "Runs on AMD GPUs too.\n"})
+    assert _verdict(stated) != "blocked"

@@ -10,7 +10,10 @@ it does not, why (issue 24):
   whatever its name;
 * a support table with a positive mark for AMD/ROCm (a cell ``✅ Vulkan, ROCm``, or ``✅``
   under an ``AMD GPU`` column or beside an ``AMD`` row) counts;
-* a sentence that says the project supports or runs on AMD GPUs / ROCm counts;
+* a sentence that says the project supports or runs on AMD GPUs / ROCm counts (issue 24
+  takes a documented route as a route: thirty-ninth re-run F14 kept this), but not a hedge
+  (``may``/``might``/``should``/``could`` work, ``in theory``, ``untested``) nor a question
+  (``Does it run on AMD?``), which state nothing;
 * a page under ``docs/`` named for ROCm/AMD counts;
 * a heading alone, or a line that says ROCm is not supported (``on hold``, ``not yet``,
   ``unsupported``), is listed but does not count, and says so.
@@ -55,6 +58,14 @@ _CLAIM = textre.compile(
     r"|tested\s+on|support\s+for)\b[^\n.]{0,80}?\b(?:ROCm|AMD\s+(?:GPU|Instinct|Radeon)"
     r"|AMD\b|Instinct|Radeon|MI[23]\d\dX?)\b"
     r"|\b(?:ROCm|AMD\s+GPUs?)\b[^\n.]{0,40}?\b(?:is|are)\s+(?:supported|fully\s+supported)\b",
+    re.I,
+)
+#: A claim that states nothing: hedged ("should work on AMD GPUs", "may run on ROCm", "in
+#: theory", "untested") or asked ("Does it run on AMD?"); 39th re-run F14.
+_HEDGE = textre.compile(
+    r"\b(?:may|might|could|should|would|probably|possibly|hopefully|likely|theoretically"
+    r"|in\s+theory|untested|unverified|not\s+sure|maybe|perhaps)\b"
+    r"|\?[ \t*_)\]]*$",
     re.I,
 )
 #: A version requirement on ROCm, as requirement tables give it: "AMD ROCm >= 4.0" (a
@@ -273,7 +284,10 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         elif _CLAIM.search(line):
             if _AMD_CPU.search(line) and not _GPU_WORD.search(line):
                 continue  # an AMD CPU, not a GPU route
-            what, counts, why = "says it supports", not negated, no
+            hedged = not negated and _HEDGE.search(line) is not None
+            if hedged:
+                no = "the line hedges or asks, which states no support"
+            what, counts, why = "says it supports", not (negated or hedged), no
         elif _REQUIRES.search(line):
             what, counts, why = "requires", not negated, no
         elif negated and _WORD.search(line):
