@@ -212,3 +212,22 @@ def test_f14_a_hedged_or_asked_claim_is_no_documented_route(tmp_path: Path) -> N
         assert _verdict(root) == "blocked", readme
     stated = write(tmp_path / "s", {**base, "README.md": "Runs on AMD GPUs too.\n"})
     assert _verdict(stated) != "blocked"
+
+
+def test_f26_a_whole_file_nvidia_branch_with_nothing_in_its_place_keeps_blockers(
+    tmp_path: Path,
+) -> None:
+    """`#ifndef __HIP_PLATFORM_AMD__` ... `#endif` around the whole file (no #else): the ROCm
+    build compiles an empty file, the kernels still need a port. With a ROCm side (an #else
+    that defines the same), the NVIDIA branch is lowered as before."""
+    cmake = "cmake_minimum_required(VERSION 3.18)\nproject(app LANGUAGES CXX CUDA)\n"
+    cmake += "add_library(k src/k.cu)\n"
+    for i, guard in enumerate(("#ifndef __HIP_PLATFORM_AMD__\n", "#if !defined(USE_ROCM)\n")):
+        files = {"CMakeLists.txt": cmake, "src/k.cu": guard + _PTX_KERNEL + "#endif\n"}
+        assert _verdict(write(tmp_path / f"p{i}", files)) == "blocked", guard
+    rocm_side = "#else\nvoid run(unsigned* x){ (void)x; }\n"
+    files = {
+        "CMakeLists.txt": cmake,
+        "src/k.cu": "#ifndef __HIP_PLATFORM_AMD__\n" + _PTX_KERNEL + rocm_side + "#endif\n",
+    }
+    assert _verdict(write(tmp_path / "else", files)) != "blocked"
