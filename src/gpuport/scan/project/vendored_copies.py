@@ -143,6 +143,7 @@ def _named_by_builds(folder: Path, root: Path) -> bool:
 
 #: a source file or a glob of sources a build file names (`add_library(k k.cu)`,
 #: `file(GLOB S src/*.cu)`, `sources=["k.cu"]`)
+_MOST_OWN_NAMES = 256
 _OWN_SOURCE = textre.compile(r"[\w./*+-]*\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b")
 
 
@@ -151,24 +152,31 @@ def _builds_own_sources(folder: Path, root: Path) -> bool:
     ``project(pybind11)`` + ``add_library(k k.cu)`` made the project's kernels a "copy"). The
     libraries' own top build files name no source (CUTLASS's adds subdirectories, globs
     headers only), so a copy that compiles one of its own is the project's code."""
+    names: set[str] = set()
     for path in _build_dirs_files(folder, root):
         for m in _OWN_SOURCE.finditer(_head(path, root, _BUILD_HEAD)):
             rel = m.group(0).lstrip("./")
-            if not rel or ".." in rel.split("/"):
-                continue
-            if "*" not in rel:
-                if _is_file(folder / rel, root):
-                    return True
-                continue
-            head, _, pattern = rel.rpartition("/")
-            if "*" in head:
-                return True  # a glob of folders: in doubt, its own code
+            if rel and ".." not in rel.split("/"):
+                names.add(rel)
+            if len(names) > _MOST_OWN_NAMES:
+                return True  # a build naming that many sources is no library's top file
+    listings: dict[str, list[str]] = {}
+    for rel in sorted(names):
+        if "*" not in rel:
+            if _is_file(folder / rel, root):
+                return True
+            continue
+        head, _, pattern = rel.rpartition("/")
+        if "*" in head:
+            return True  # a glob of folders: in doubt, its own code
+        if head not in listings:
             try:
                 with os.scandir(folder / head if head else folder) as entries:
-                    if any(fnmatch.fnmatch(e.name, pattern) for e in entries):
-                        return True
+                    listings[head] = [e.name for e in entries][: _MOST_OWN_NAMES * 16]
             except OSError:
-                continue
+                listings[head] = []
+        if any(fnmatch.fnmatch(name, pattern) for name in listings[head]):
+            return True
     return False
 
 
