@@ -527,10 +527,13 @@ class BuildArgs:
         why = branches.why_dead(pos) if pos >= 0 else None
         if why is None and branches.dead:
             why = branches.dead[0][2]
-        return (
-            f"{MARK} {what}, a CUDA build, is in a branch that {self.describe(why or '')}: "
-            f"a build with these values does not take it; keep them for ROCm{eol}"
+        if textre.search(r"[\\\r\n]", what) or len(what) > 120:
+            what = "a step over several lines"  # never quoted in a note (39th re-run F10)
+        note = (
+            f"{what}, a CUDA build, is in a branch that {self.describe(why or '')}: "
+            "a build with these values does not take it; keep them for ROCm"
         )
+        return f"{MARK} {' '.join(note.split())}{eol}"  # one line, whatever a value holds
 
     def live_finding(self, branches: Branches, chunk: str, first: int, f: Finding) -> bool:
         """Whether a finding on the RUN's lines is in code a build takes."""
