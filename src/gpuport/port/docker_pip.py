@@ -4,11 +4,22 @@ scan found has no ROCm route there. Text only: nothing is run."""
 
 from __future__ import annotations
 
+import shlex
+
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
+from gpuport.port import docker_text
 from gpuport.scan.finding import Finding
 
-__all__ = ["SCRIPT", "empty_install", "no_comments", "pypi_torch", "unrouted_package"]
+__all__ = [
+    "SCRIPT",
+    "drop_torch",
+    "empty_install",
+    "no_comments",
+    "pypi_torch",
+    "torch_unread",
+    "unrouted_package",
+]
 
 _MARK = "# gpuport:"
 #: a script a RUN runs (``./build.sh``, ``bash scripts/setup.sh 3.11``)
@@ -55,6 +66,71 @@ _PIP_CMD = textre.compile(
 )
 _TORCH_WORD = textre.compile(r"^(torch|torchvision|torchaudio)(?:([=<>~!]=?)([^\s,;]*))?$")
 _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+#: a pip install and its arguments up to the end of the command, over continuation lines
+_PIP_ARGS = textre.compile(
+    r"((?:[\w./-]*/)?(?:uv[ \t]+|python3?(?:\.\d+)?[ \t]+-m[ \t]+)?pip3?[ \t]+install)"
+    r"((?:\\\r?\n|[^\n\r&;|\\]|\\.)*)"
+)
+#: a torch requirement written back (39th re-run F11): the name, an operator, a version
+_TORCH_PLAIN = textre.compile(
+    r"(torch|torchvision|torchaudio)(?:(===?|>=|<=|~=|!=|<|>)([0-9][0-9A-Za-z.+*!]*))?"
+)
+_TORCH_NAMED = textre.compile(r"(?:torch|torchvision|torchaudio)(?:[^\w.-]|$)")
+
+
+def _torch_words(args: str) -> list[tuple[str, str, int, int]] | None:
+    """The torch words of one pip install's arguments: (text, requirement, start, end),
+    options and their values skipped; None when a word that may name torch is not read
+    exactly (quotes around only part of it, ``$``, a redirection, a comment...)."""
+    words = docker_text.shell_words(args)
+    if words is None:
+        return None if "torch" in args.lower() else []
+    out: list[tuple[str, str, int, int]] = []
+    skip = False
+    for text, value, s, e in words:
+        if skip:
+            skip = False
+            continue
+        if text.startswith("-"):
+            skip = text in _PIP_VALUED
+            continue
+        if value is None:
+            if "torch" in text.lower():
+                return None
+            continue
+        if _TORCH_PLAIN.fullmatch(value) is not None:
+            out.append((text, value, s, e))
+        elif _TORCH_NAMED.match(value) is not None:
+            return None  # torch[extra], torch>=2,<3: not a word written back
+    return out
+
+
+def torch_unread(chunk: str) -> str | None:
+    """The first pip install of ``chunk`` whose torch words are not read exactly (written
+    back, they could change how the shell reads the RUN), or None."""
+    for m in _PIP_ARGS.finditer(no_comments(chunk)):
+        if _torch_words(m.group(2)) is None:
+            return " ".join(m.group(0).split())[:120]
+    return None
+
+
+def drop_torch(run: str) -> str | None:
+    """``run`` without the torch words of its pip installs (whole words only: 39th re-run
+    F16, ``import torch`` elsewhere in the RUN is not a package); None when one is not
+    read exactly."""
+    out: list[str] = []
+    pos = 0
+    for m in _PIP_ARGS.finditer(run):
+        words = _torch_words(m.group(2))
+        if words is None:
+            return None
+        if not words:
+            continue
+        out.append(run[pos : m.start(2)])
+        out.append(docker_text.remove_words(m.group(2), [(s, e) for _, _, s, e in words]))
+        pos = m.end(2)
+    out.append(run[pos:])
+    return "".join(out)
 
 
 def pypi_torch(chunk: str, eol: str) -> str | None:
@@ -62,35 +138,29 @@ def pypi_torch(chunk: str, eol: str) -> str | None:
     builds): the ROCm builds installed first, from the ROCm index of the pinned release (the
     latest known one when unpinned), so the RUN finds them satisfied. None when the RUN
     installs no torch from PyPI (an index of its own: the project chose it); ``""`` when a
-    pinned release has no ROCm index gpuport knows."""
-    for m in _PIP_CMD.finditer(no_comments(chunk)):
-        words = [w.strip("\"'") for w in m.group(2).replace("\\\n", " ").split()]
-        if any(w in _INDEX_OPTS or w.split("=", 1)[0] in _INDEX_OPTS for w in words):
+    pinned release has no ROCm index gpuport knows, or a torch word is not read exactly
+    (:func:`torch_unread`). The words are written quoted (39th re-run F11)."""
+    for m in _PIP_ARGS.finditer(no_comments(chunk)):
+        words = _torch_words(m.group(2))
+        if words is None:
+            return ""
+        given = [w.split("=", 1)[0].strip("\"'") for w in m.group(2).split()]
+        if any(w in _INDEX_OPTS for w in given):
             continue
-        pkgs: list[str] = []
+        if not words:
+            continue
         release: str | None = None
-        skip = False
-        for w in words:
-            if skip:
-                skip = False
-                continue
-            if w.startswith("-"):
-                skip = w in _PIP_VALUED
-                continue
-            t = _TORCH_WORD.match(w)
-            if t is None:
-                continue
-            pkgs.append(w)
-            if t.group(1) == "torch" and t.group(2) == "==":
+        for _, value, _, _ in words:
+            t = _TORCH_PLAIN.fullmatch(value)
+            if t is not None and t.group(1) == "torch" and t.group(2) == "==":
                 release = t.group(3)
-        if not pkgs:
-            continue
         routes = load_port_routes()
         hit = routes.torch_index(release) if release else routes.torch[-1]
         if hit is None:
             return ""
+        pkgs = " ".join(shlex.quote(value) for _, value, _, _ in words)
         return (
-            f"RUN {m.group(1)} --index-url {hit.index} {' '.join(pkgs)}  {_MARK} ROCm builds "
+            f"RUN {m.group(1)} --index-url {hit.index} {pkgs}  {_MARK} ROCm builds "
             f"of torch first: PyPI's are CUDA builds{eol}"
         )
     return None
