@@ -25,13 +25,22 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
-from gpuport.port import docker_args, docker_gpu, fix_compose, fix_deps, python_image
+from gpuport.port import (
+    docker_args,
+    docker_gpu,
+    docker_text,
+    fix_compose,
+    fix_deps,
+    python_image,
+)
 from gpuport.port.context import PortContext, Proposal, unique, unrun
 from gpuport.port.docker_pip import (
     SCRIPT,
+    drop_torch,
     empty_install,
     no_comments,
     pypi_torch,
+    torch_unread,
     unrouted_package,
 )
 from gpuport.scan.finding import Finding
@@ -77,11 +86,6 @@ _NV_MANIFEST = textre.compile(
 _CUDA_INDEX = textre.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d+/?")
 _LOCAL_CU = textre.compile(r"\+cu\d+")
 _PIP_R = textre.compile(r"(?<![\w-])(-r|--requirement)(\s+|=)(\S+)")
-_NV_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA")
-_CUDA_ENV = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDACXX")
-_TORCH_PKG = textre.compile(
-    r"(?<![\w./-])(?:torch|torchvision|torchaudio)(?:[=<>~!]=?[^\s\"']*)?(?![\w.-])"
-)
 _MARK = "# gpuport:"
 _RULES = ("GP501", "GP502", "GP503", "GP504", "GP104", "GP105", "GP102", "GP109")
 
@@ -96,60 +100,6 @@ def dockerfile_name(path: str) -> str:
         return str(p.with_name(f"{base}.rocm.dockerfile"))
     swapped = textre.sub(r"(?i)([-_.])(?:cuda\d*|gpu|nvidia|cu\d{2,3})$", r"\1rocm", name)
     return str(p.with_name(swapped if swapped != name else f"{name}.rocm"))
-
-
-def _instructions(lines: list[str]) -> list[tuple[int, int]]:
-    """(first, last) 0-based physical lines of each instruction (continuations joined)."""
-    out: list[tuple[int, int]] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip() or line.lstrip().startswith("#"):
-            i += 1
-            continue
-        first = i
-        while lines[i].rstrip("\r\n").endswith("\\") and i + 1 < len(lines):
-            i += 1
-        out.append((first, i))
-        i += 1
-    return out
-
-
-def _env(text: str, target: str) -> str | None:
-    """An ENV instruction without the NVIDIA/CUDA pairs; None when nothing is left."""
-    head = _ENV_START.match(text)
-    if head is None:
-        return text
-    rest = text[head.end() :]
-    if "=" not in rest.split()[0]:  # legacy form: ENV KEY value
-        key = rest.split()[0]
-        if key in _NV_ENV or key in _CUDA_ENV:
-            return None
-        if key == "TORCH_CUDA_ARCH_LIST":
-            return f"{text[: head.end()]}PYTORCH_ROCM_ARCH {target}\n"
-        return text
-    out = text
-    for m in list(textre.finditer(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S*)", rest))[::-1]:
-        key, value = m.group(1), m.group(2)
-        s, e = head.end() + m.start(), head.end() + m.end()
-        if key in _NV_ENV or key in _CUDA_ENV:
-            out = out[:s] + out[e:]
-        elif key == "TORCH_CUDA_ARCH_LIST":
-            out = out[:s] + f"PYTORCH_ROCM_ARCH={target}" + out[e:]
-        elif (
-            key in ("PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH")
-            and "/usr/local/cuda" in value
-        ):
-            quote = value[0] if value[:1] in ("'", '"') else ""  # kept: an unquoted value
-            parts = [p for p in value.strip("\"'").split(":") if "/usr/local/cuda" not in p]
-            if key == "PATH":  # with a blank would split into a new ENV pair (37th re-run F13)
-                parts.insert(0, "/opt/rocm/bin")
-            out = out[:s] + f"{key}={quote}{':'.join(parts)}{quote}" + out[e:]
-    body = out[head.end() :].replace("\\\n", " ").strip()
-    if not body or body == "\\":
-        return None
-    out = out[: head.end()].rstrip() + " " + out[head.end() :].lstrip(" \t")
-    return textre.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", out)
 
 
 _PIN = textre.compile(r"(?<![\w.-])(torch|torchvision|torchaudio)==([0-9][\w.]*)")
@@ -174,7 +124,10 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
     for src, dst in routed.items():
         out = textre.sub(rf"(?<![\w/.-]){re.escape(src)}(?![\w.-])", dst, out)
     if framework and textre.search(r"\bpip3?\s+install\b", out):
-        out = _TORCH_PKG.sub("", out)
+        dropped = drop_torch(out)  # the install's words only (39th re-run F16)
+        if dropped is None:
+            return None
+        out = dropped
         if empty_install(out):  # the image ships them: nothing left to install
             out = "".join(f"# {ln}" if ln.strip() else ln for ln in text.splitlines(True))
             out = f"{_MARK} the ROCm image ships torch, which this RUN installed\n" + out
@@ -205,7 +158,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
     scope = docker_args.ArgScope()
     args = docker_args.BuildArgs(ctx, path, scope)
     notes: dict[int, str] = {}  # a RUN's first line -> a note on its branches
-    for first, last in _instructions(lines):
+    for first, last in docker_text.instructions(lines):
         chunk = "".join(lines[first : last + 1])
         scope.feed(chunk)
         hits = [f for ln in range(first + 1, last + 2) for f in by_line.get(ln, [])]
@@ -250,7 +203,7 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             image = f"${{{named[0]}:-{image}}}" if named else image
             new = chunk[: m.start(2)] + image + chunk[m.end(2) :]
         elif _ENV_START.match(chunk) and any(f.rule_id in ("GP502", "GP504") for f in hits):
-            env = _env(chunk, ctx.target.name)
+            env = docker_text.env_without_cuda(chunk, ctx.target.name)
             new = (
                 env
                 if env is not None
@@ -291,7 +244,25 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
             if textre.search(
                 r"\b(?:apt-get|apt|yum|dnf)\b[^\n]*\binstall\b", chunk
             ) and _CUDA_APT.search(chunk):
-                new = _drop_packages(new)
+                dropped = docker_text.drop_packages(new)
+                if dropped is None:  # 39th re-run F16: package words only, plain ones
+                    ctx.decline(
+                        found,
+                        f"{path} installs a CUDA package (line {first + 1}) with words that "
+                        "are not plain (quotes, `$`, globs): which to leave out is not read; "
+                        "left to a person",
+                    )
+                    return None
+                new = dropped
+            unread = torch_unread(chunk) if framework or rocm_base else None
+            if unread is not None:  # its torch words would be rewritten (39th re-run F11)
+                ctx.decline(
+                    found,
+                    f"{path} installs torch with words that are not plain (`{unread}`: "
+                    "quotes around part of a word, `$`, a redirection...): how the shell "
+                    "reads them is not read; left to a person",
+                )
+                return None
             if textre.search(r"\bpip3?\b|python3?\s+-m\s+pip", new):
                 routed = {}
                 for m2 in _PIP_R.finditer(new):
@@ -411,20 +382,6 @@ def _cuda_build(ctx: PortContext, path: str, chunk: str, copied: dict[str, str])
     return None
 
 
-def _drop_packages(chunk: str) -> str:
-    """A package-manager RUN without its CUDA/NVIDIA packages (a line left with only a
-    ``\\`` continuation is dropped)."""
-    out: list[str] = []
-    for ln in chunk.splitlines(keepends=True):
-        new = _CUDA_APT.sub("", ln)
-        if new != ln:
-            new = textre.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", new)
-            if not new.strip(" \t\\\r\n"):
-                continue
-        out.append(new)
-    return "".join(out)
-
-
 def _project_path(rel: str) -> str:
     return str(PurePosixPath(rel.lstrip("./") if rel.startswith("./") else rel))
 
@@ -502,7 +459,10 @@ def propose(ctx: PortContext) -> list[Proposal]:
         target = dockerfile_name(path)
         if text is None or ctx.exists(target) or python_image.python_based(text):
             continue  # (a plain Python image: below)
-        prop = _dockerfile(ctx, path, text, ctx.of(*_RULES, path=path) if path in kinds else [])
+        found = ctx.of(*_RULES, path=path) if path in kinds else []
+        if _unsure(ctx, path, text, found):
+            continue
+        prop = _dockerfile(ctx, path, text, found)
         if prop is not None:
             out.append(prop)
             dockerfiles[path] = target
@@ -522,6 +482,8 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if text is None or ctx.exists(target):
             continue
         found = ctx.of(*_RULES, path=path)
+        if _unsure(ctx, path, text, found):
+            continue
         prop = python_image.copy(ctx, path, text, found, _TOOLS)
         if prop is None and (path in candidates or python_image.wheels_instead(ctx, path)):
             # AMD's image does not fit (the Dockerfile's own Python environment...): ROCm
@@ -551,13 +513,23 @@ def propose(ctx: PortContext) -> list[Proposal]:
     return out + fix_compose.propose(ctx, compose, dockerfiles, routed)
 
 
+def _unsure(ctx: PortContext, path: str, text: str, found: list[Finding]) -> bool:
+    """Whether ``path`` is read otherwise by Docker than by the copy's plain grammar (an
+    escape directive, a comment line inside a continuation, a quoted ENV word...: 39th
+    re-run F3, F4, F15): then no copy, with the reason."""
+    why = docker_text.unreadable(path, text)
+    if why is not None:
+        ctx.decline(found, f"{path} gets no ROCm copy: {why}; left to a person")
+    return why is not None
+
+
 _TOOLS = python_image.Tools(
-    instructions=_instructions,
+    instructions=docker_text.instructions,
     cuda_build=_cuda_build,
     decline_cuda=_decline_cuda,
     note_copies=_note_copies,
     project_path=_project_path,
-    env=_env,
+    env=docker_text.env_without_cuda,
     pip=_pip,
     name=dockerfile_name,
 )
