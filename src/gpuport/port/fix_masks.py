@@ -20,6 +20,7 @@ import re
 from gpuport import textre
 from gpuport.hipify.divergence import Divergence
 from gpuport.port.context import PortContext, Proposal
+from gpuport.port.cxx_lines import edge_runs_on
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
 from gpuport.scan.rules.native.common import MASK32
@@ -115,7 +116,11 @@ def _insert_at(src: CxxSource, before: int) -> int:
     if best is not None:
         return best
     once = textre.search(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n", src.text[:before], re.M)
-    if once is not None and _depth(src, once.start()) == 0:
+    if (
+        once is not None
+        and src.code[once.start() : once.end()].strip().startswith("#")
+        and (_depth(src, once.start()) == 0)
+    ):
         return once.end()
     if guard is not None and guard[0] <= before:
         return guard[0]
@@ -186,6 +191,15 @@ def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) 
         return None
     if f"define {MASK_MACRO}" not in text:
         at = _insert_at(src, first)
+        if edge_runs_on(text, at, at):  # the block would not be read as directives (F12)
+            ctx.decline(
+                prop.findings,
+                f"full mask left 32-bit: the line above where {MASK_MACRO}'s definition "
+                f"goes ({path}:{src.line_of(max(0, at - 1))}) runs onto the next line (a "
+                "backslash at its end, or a comment or quote left open), so the preprocessor "
+                "would not read the inserted block as directives; the file is left",
+            )
+            return None
         prop.edit(path, at, at, mask_block(eol))
     return prop
 

@@ -43,6 +43,7 @@ from gpuport.hipify.translate import port_wave64
 from gpuport.hipify.wave64 import meaning_of
 from gpuport.models import Severity
 from gpuport.port.context import FIXED_SCOPES, PortContext, Proposal, unrun
+from gpuport.port.cxx_lines import closed_tail, edge_runs_on, spliced_before
 from gpuport.port.cxx_scope import cuda_compiler_only, function_scope
 from gpuport.port.fix_masks import HIP_TEST, MASK_MACRO, lexed_sources, propose_masks
 from gpuport.scan.cxx import CxxSource, lex
@@ -121,6 +122,14 @@ def _cub_macros(src: CxxSource) -> list[str]:
     return out
 
 
+#: why an include block is left (39th re-run F12)
+_RUNS_ON = (
+    "the include lines at {where} run on from or onto another line (a backslash at a line's "
+    "end, or a comment or quote left open): the #if/#endif gpuport would put around them "
+    "would not be read as directives, so they are left"
+)
+
+
 def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
     src = lex(text)
     eol = ctx.eol(text)
@@ -140,6 +149,9 @@ def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Pr
             continue
         hip = ["#include <hipcub/hipcub.hpp>", "namespace cub = hipcub;", *_cub_macros(src)]
         hits = hits or [f for f in found if f.rule_id == "GP316" and "CUB" in f.message][:1]
+        if edge_runs_on(text, start, end):
+            ctx.decline(hits, _RUNS_ON.format(where=f"{path}:{src.line_of(start)}"))
+            continue
         new = _branch(text[start:end], hip, "GP316 CUB is hipCUB on ROCm", eol)
         prop.edit(path, start, end, new, hits)
         prop.findings += hits
@@ -147,6 +159,9 @@ def _headers(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Pr
         line = src.line_of(start)
         hits = [f for f in found if f.location.line == line and f.rule_id == "GP319"]
         if not hits:
+            continue
+        if edge_runs_on(text, start, end):
+            ctx.decline(hits, _RUNS_ON.format(where=f"{path}:{line}"))
             continue
         new = _branch(
             text[start:end], ["#include <hip/hip_bf16.h>"], "GP319 bf16 header of HIP", eol
@@ -175,6 +190,27 @@ _ARCH_FALLBACK = textre.compile(
 _REFUSES = textre.compile(r"\bstatic_assert\b|#[ \t]*error\b|\b__trap[ \t]*\(|\bassert[ \t]*\(")
 
 
+_PART_TEST = (
+    "the __CUDA_ARCH__ test at {where} holds a comment, goes on past one or runs onto another "
+    "line: gpuport cannot be sure what it would extend is the whole test (nvcc's branch could "
+    "change), so it is left"
+)
+
+
+def _whole_test(text: str, lo: int, m: re.Match[str]) -> bool:
+    """Whether group 2 of ``m`` (a directive line's match at ``lo``) is the directive's whole
+    test: no comment inside it, only comments that end on the line after it, and neither
+    this line nor the one before spliced by a backslash. ``A /* c */ && B`` extended after
+    ``A`` was ``A || H /* c */ && B``, a change of nvcc's branch (thirty-ninth re-run F13)."""
+    return (
+        "/*" not in m.group(2)
+        and "//" not in m.group(2)
+        and "\\" not in m.group(2)
+        and closed_tail(m.group(3))
+        and not spliced_before(text, lo)
+    )
+
+
 def _explicit(src: CxxSource, line: int) -> tuple[int, int, str] | None:
     """``#if __CUDA_ARCH__ < 700`` -> ``#if __CUDA_ARCH__ < 700 || defined(...)``: the branch
     hip-clang already takes (``__CUDA_ARCH__`` is 0 there), now said so."""
@@ -182,8 +218,10 @@ def _explicit(src: CxxSource, line: int) -> tuple[int, int, str] | None:
     m = _ARCH_BELOW.match(src.text[lo:hi])
     if m is None or "__HIP" in m.group(2) or "USE_ROCM" in m.group(2):
         return None
+    if not _whole_test(src.text, lo, m):
+        return None  # a comment inside the test or a line that runs on: left (F13)
     expr = m.group(2).rstrip()
-    wrapped = f"({expr})" if "||" in expr or "&&" in expr else expr
+    wrapped = f"({expr})" if any(op in expr for op in ("||", "&&", "?", ",")) else expr
     return lo + m.start(2), lo + m.start(2) + len(m.group(2).rstrip()), f"{wrapped} || {_HIP_DEV}"
 
 
@@ -222,6 +260,12 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         if line is None or line > src.line_count:
             continue
         lo, hi = src.line_span(line)
+        if any(
+            (a := p.match(src.text[lo:hi])) is not None and not _whole_test(src.text, lo, a)
+            for p in (_ARCH_FALLBACK, _ARCH_IFDEF, _ARCH_BELOW)
+        ):  # the test goes on past a comment or onto another line (F13)
+            ctx.decline([f], _PART_TEST.format(where=f"{path}:{line}"))
+            continue
         fb = _ARCH_FALLBACK.match(src.text[lo:hi])
         if fb is not None and "never compiles this branch" in f.message:
             if in_function(lo):
