@@ -24,11 +24,23 @@ _KEYWORDS = {"PRIVATE", "PUBLIC", "INTERFACE", "BEFORE"}
 _ARCH = textre.compile(r"^(?:arch=)?compute_\d+|^sm_\d+$|^code=")
 _QUOTED = textre.compile(r'"(?:\\.|[^"\\])*"?')
 _CUDA_LANG = textre.compile(r"COMPILE_LANG(?:UAGE|_AND_ID):CUDA\b")
+_BRACKET = textre.compile(r"\[=*\[")
+
+
+class _Unreadable(Exception):
+    """A statement gpuport cannot read word by word (39th re-run F5)."""
+
+
+#: what a kept generator expression may hold: one line, no parentheses, quotes, comments or
+#: escapes (a ``$<1:-g)`` ran over ``)`` and lines, and a command after it became live)
+_PLAIN_GENEX = textre.compile(r"[^\n()\"#\\]*")
 
 
 def _tokens(text: str, start: int) -> tuple[int, list[str]] | None:
     """The arguments of the call whose ``(`` is at ``start`` and the offset of its ``)``
-    (quoted strings and ``$<...>`` kept whole), or None when it does not close."""
+    (quoted strings and ``$<...>`` kept whole), or None when it does not close. Raises
+    ``_Unreadable`` at a bracket comment or argument, an escape outside quotes or a generator
+    expression that spans lines or holds a parenthesis: CMake reads those otherwise."""
     out: list[str] = []
     i, n, cur = start + 1, len(text), ""
     while i < n:
@@ -51,10 +63,16 @@ def _tokens(text: str, start: int) -> tuple[int, list[str]] | None:
                     if depth == 0:
                         break
                 j += 1
+            if j >= n or not _PLAIN_GENEX.fullmatch(text, i, j + 1):
+                raise _Unreadable(text[i : i + 40])
             cur += text[i : j + 1]
             i = j + 1
             continue
+        if c == "\\" or (c == "[" and _BRACKET.match(text, i)):
+            raise _Unreadable(text[i : i + 40])
         if c == "#":
+            if _BRACKET.match(text, i + 1):
+                raise _Unreadable(text[i : i + 40])
             i = text.find("\n", i)
             i = n if i < 0 else i
             continue
@@ -96,7 +114,14 @@ def flag_edits(
     still get one (empty when it would not)."""
     edits: list[tuple[int, int, str]] = []
     for m in _STMT.finditer(text):
-        got = _tokens(text, m.end() - 1)
+        try:
+            got = _tokens(text, m.end() - 1)
+        except _Unreadable as e:
+            return [], (
+                f"{m.group(2)}() holds {str(e).split(chr(10))[0]!r}, which gpuport cannot read "
+                "word by word (a bracket comment, an escape or a generator expression over "
+                "lines or parentheses): nvcc's own options there may reach the HIP compiler"
+            )
         if got is None:
             continue
         close, toks = got

@@ -43,7 +43,9 @@ from gpuport.port.cmake_project import (
     unmapped_sources,
 )
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
+from gpuport.port.cmake_text import bracket_at, mark_named
 from gpuport.port.context import PortContext, Proposal
+from gpuport.port.cxx_lines import edge_runs_on
 from gpuport.port.cxx_scope import cuda_compiler_only, gated_use
 from gpuport.port.fix_native import HIP_TEST
 from gpuport.port.nvcc_tests import cmake_proposal, project_sources
@@ -195,7 +197,9 @@ def _cuda_includes(text: str) -> list[tuple[int, int, list[str]]]:
         cur = (m.start(), m.end(), [name])
     if cur is not None:
         out.append(cur)
-    return out
+    # a run whose #if/#endif would not be read as directives (a backslash or an open comment
+    # at its edge: 39th re-run F12) is left, and the file counts as unmapped
+    return [r for r in out if not edge_runs_on(text, r[0], r[1])]
 
 
 def _native_sources(ctx: PortContext, folder: str) -> list[str]:
@@ -361,31 +365,11 @@ def _named_elsewhere(
     return None
 
 
-_PLAIN_NAME = textre.compile(r"[\w./+-]+")  # written back into CMake: nothing it would parse
-
-
 def _mark_named(text: str, eol: str) -> tuple[int, str] | None:
     """After the statement naming the file's last .cu source: those sources are HIP on the
-    HIP build."""
+    HIP build (``cmake_text``: the statement's own ``)``, found as CMake reads it)."""
     extra, after = cuda_language_sources(text)  # sources given LANGUAGE CUDA (a .cpp too)
-    cu = sorted(c for c in set(_CU.findall(text)) | set(extra) if _PLAIN_NAME.fullmatch(c))
-    if not cu:
-        return None
-    last = max(max(text.find(c) for c in cu), after - 1)
-    ls = text.rfind("\n", 0, last) + 1
-    indent = textre.match(r"[ \t]*", text[ls:]).group(0)  # type: ignore[union-attr]
-    end = text.find("\n", last)
-    end = len(text) if end < 0 else end
-    close = text.find(")", last)  # after the statement naming the last .cu file closes
-    if close >= 0:
-        nl = text.find("\n", close)
-        end = len(text) if nl < 0 else nl
-    block = (
-        f"{eol}{indent}if({OPTION})  {_MARK} the CUDA sources are HIP on the HIP build{eol}"
-        f"{indent}    set_source_files_properties({' '.join(cu)} PROPERTIES LANGUAGE HIP){eol}"
-        f"{indent}endif()"
-    )
-    return end, block
+    return mark_named(text, eol, OPTION, _MARK, extra, after)
 
 
 def _reach(prop: Proposal, ctx: PortContext, handled: dict[str, str], path: str) -> None:
@@ -425,6 +409,16 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if ctx.exists(shim_rel):
         return []
     handled = _handled(ctx, path, folder)
+    for rel, txt in handled.items():  # text CMake reads otherwise than line by line: left
+        if (at := bracket_at(txt)) is not None:
+            ctx.decline(
+                found,
+                f"{rel}:{_line(txt, at)} opens a CMake bracket comment or argument "
+                f"({txt[at : at + 3]!r}), which gpuport does not read: the HIP branch "
+                "could take its text for live arguments, or it could swallow a line gpuport "
+                "inserts, so no HIP branch is written (left to a person)",
+            )
+            return []
     if (legacy := _findcuda_command(handled)) is not None:
         ctx.decline(
             found,
