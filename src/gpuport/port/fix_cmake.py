@@ -487,9 +487,6 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     tests, tested = cmake_proposal(ctx, path, folder, found, COMPAT)
     compat = _compat_proposal(ctx, folder, found, tested)
     if compat is not None:
-        if not prop.safe:  # read only by that build: without it, dead lines (J44's examples)
-            compat.safe = tests.safe = False
-            compat.why = tests.why = f"only the HIP build reads it, an unsafe fix: {broken}"
         out.append(compat)
         if tests.edits:  # the branches name CUDA API the compat header maps
             out.append(tests)
