@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 
 from gpuport.port.context import PortContext, Proposal
+from gpuport.port.py_imports import foreign_cookie, import_at
 from gpuport.scan.finding import Finding
 
 __all__ = ["propose"]
@@ -53,25 +54,6 @@ def _imports(tree: ast.Module) -> set[str]:
         if isinstance(stmt, ast.Import):
             names.update(a.asname or a.name for a in stmt.names if "." not in a.name or a.asname)
     return names
-
-
-def _import_at(tree: ast.Module, starts: list[int], text: str) -> int:
-    last = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
-            last = stmt
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and last is None:
-            continue
-        elif last is not None:
-            break
-    if last is None:
-        doc = tree.body[0] if tree.body else None
-        if isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant):
-            line = doc.end_lineno or doc.lineno
-            return starts[line] if line < len(starts) else len(text)
-        return 0
-    line = last.end_lineno or last.lineno
-    return starts[line] if line < len(starts) else len(text)
 
 
 def _asks_newer(node: ast.Compare) -> bool | None:
@@ -124,7 +106,8 @@ def _gates(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Prop
     return prop if prop.findings else None
 
 
-def _smi(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Proposal | None:
+def _smi(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Proposal | str | None:
+    """The proposal, None, or why the statements are not rewritten."""
     starts = _starts(text)
     lines = {f.location.line: f for f in found}
     prop = Proposal(
@@ -159,6 +142,8 @@ def _smi(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Propos
         s = _off(text, starts, arg.lineno, arg.col_offset)
         e = _off(text, starts, arg.end_lineno or arg.lineno, arg.end_col_offset or 0)
         quote = text[s]
+        if text[s:e] != f"{quote}nvidia-smi{quote}" or quote not in "\"'":
+            continue  # a prefixed (r"", u"") or implicitly joined literal: not rewritten
         nv, amd = f"{quote}nvidia-smi{quote}", f"{quote}amd-smi{quote}"
         new = f"({nv} if shutil.which({nv}) else {amd})"
         prop.edit(path, s, e, new, [f])
@@ -166,8 +151,11 @@ def _smi(path: str, text: str, tree: ast.Module, found: list[Finding]) -> Propos
     if not prop.findings:
         return None
     if "shutil" not in _imports(tree):
-        at = _import_at(tree, starts, text)
-        prop.edit(path, at, at, "import shutil  # gpuport: GP204 shutil.which picks the GPU tool\n")
+        line = "import shutil  # gpuport: GP204 shutil.which picks the GPU tool\n"
+        at = import_at(tree, text, starts, line)  # below a shebang or cookie (F25)
+        if at is None:
+            return "no place for `import shutil` that Python reads as one import"
+        prop.edit(path, at[0], at[0], at[1])
     return prop
 
 
@@ -179,6 +167,9 @@ def propose(ctx: PortContext) -> list[Proposal]:
         text = ctx.read(path)
         if text is None:
             continue
+        if (why := foreign_cookie(text)) is not None:
+            ctx.decline(ctx.of("GP204", "GP205", path=path), f"not edited: {why}")
+            continue
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
@@ -187,6 +178,8 @@ def propose(ctx: PortContext) -> list[Proposal]:
             found = ctx.of(rule, path=path)
             if found:
                 prop = make(path, text, tree, found)
-                if prop is not None:
+                if isinstance(prop, str):
+                    ctx.decline(found, prop)
+                elif prop is not None:
                     out.append(prop)
     return out

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from gpuport import textre
 from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
+from gpuport.port.py_imports import foreign_cookie, import_at
 from gpuport.scan.finding import Finding
 
 __all__ = ["CLANG_SPELLING", "NVCC_ONLY", "NVCC_VALUED", "hip_flags", "propose"]
@@ -284,23 +285,25 @@ def _guarded(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+_TORCH_LINE = f"import torch  {_MARK} torch.version.hip selects the ROCm build's flags\n"
+
+
+def _imports_torch(tree: ast.Module) -> bool:
+    return any(
+        isinstance(stmt, ast.Import)
+        and any(a.name == "torch" and a.asname is None for a in stmt.names)
+        for stmt in tree.body
+    )
+
+
 def _torch_import(tree: ast.Module, text: str, starts: list[int]) -> tuple[int, str] | None:
-    """Where to add ``import torch`` when the module does not import it by that name."""
-    last: ast.stmt | None = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Import):
-            if any(a.name == "torch" and a.asname is None for a in stmt.names):
-                return None
-            last = stmt
-        elif isinstance(stmt, ast.ImportFrom):
-            last = stmt
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue  # the docstring
-        elif last is not None:
-            break
-    line = (last.end_lineno or last.lineno) if last is not None else 0
-    pos = starts[line] if line < len(starts) else len(text)
-    return pos, f"import torch  {_MARK} torch.version.hip selects the ROCm build's flags\n"
+    """Where to add ``import torch`` when the module does not import it by that name: below
+    a shebang or coding cookie, the docstring and the opening imports (thirty-ninth re-run
+    F25: it went above ``#!``, so the shell ran the script). :func:`parse` has checked that
+    such a place exists (it gives no module otherwise)."""
+    if _imports_torch(tree):
+        return None
+    return import_at(tree, text, starts, _TORCH_LINE)
 
 
 def _covering(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
@@ -426,34 +429,22 @@ def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
             new = f"({text[s:e]} or IS_HIP_EXTENSION)"
         prop.edit(path, s, e, new, by_line.within(t.lineno, t.end_lineno or t.lineno))
     if not has_hip:
-        pos = _after_imports(tree, text, starts)
-        prop.edit(
-            path,
-            pos,
-            pos,
-            f"from torch.utils.cpp_extension import IS_HIP_EXTENSION  {_MARK} GP409 ROCm torch\n",
-        )
+        line = f"from torch.utils.cpp_extension import IS_HIP_EXTENSION  {_MARK} GP409 ROCm torch\n"
+        at = import_at(tree, text, starts, line)  # below a shebang or cookie (F25)
+        if at is None:
+            ctx.decline(found, "no place for the IS_HIP_EXTENSION import that Python reads as one")
+            return None
+        prop.edit(path, at[0], at[0], at[1])
     return prop
-
-
-def _after_imports(tree: ast.Module, text: str, starts: list[int]) -> int:
-    """After the last top-level import of the file's opening block."""
-    last: ast.stmt | None = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
-            last = stmt
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        elif last is not None:
-            break
-    line = (last.end_lineno or last.lineno) if last is not None else 0
-    return starts[line] if line < len(starts) else len(text)
 
 
 def propose(ctx: PortContext) -> list[Proposal]:
     out: list[Proposal] = []
     for path in ctx.files_with("GP409"):
         text = ctx.read(path)
+        if text is not None and (why := foreign_cookie(text)) is not None:
+            ctx.decline(ctx.of("GP409", path=path), f"not edited: {why}")
+            continue
         if path.endswith("setup.py") and text is not None:
             got = _cuda_home(ctx, path, text, ctx.of("GP409", path=path))
             if got is not None:
@@ -463,6 +454,9 @@ def propose(ctx: PortContext) -> list[Proposal]:
             continue
         text = ctx.read(path)
         if text is None:
+            continue
+        if (why := foreign_cookie(text)) is not None:
+            ctx.decline(ctx.of("GP402", "GP403", path=path), f"not edited: {why}")
             continue
         prop = _fix(path, text, ctx.of("GP402", "GP403", path=path))
         if prop is not None:
@@ -494,12 +488,20 @@ def hip_list(
 
 
 def parse(text: str) -> tuple[ast.Module, list[int], list[tuple[int, int]]] | None:
-    """The module, its line offsets and the line ranges already under a ROCm test."""
+    """The module, its line offsets and the line ranges already under a ROCm test; None
+    when gpuport does not edit it: Python reads it otherwise (a coding cookie,
+    :func:`~gpuport.port.py_imports.foreign_cookie`) or ``import torch``, which every edit
+    here needs, has no safe place in it (thirty-ninth re-run F25)."""
+    if foreign_cookie(text) is not None:
+        return None
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return tree, _lines(text), _guarded(tree)
+    starts = _lines(text)
+    if not _imports_torch(tree) and import_at(tree, text, starts, _TORCH_LINE) is None:
+        return None
+    return tree, starts, _guarded(tree)
 
 
 def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
