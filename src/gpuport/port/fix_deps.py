@@ -25,6 +25,7 @@ another name (GP101, ``onnxruntime-gpu`` -> ``onnxruntime-migraphx``). Without
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -52,6 +53,10 @@ _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 #: NVIDIA's CUDA runtime wheels (``nvidia-cublas-cu12``, ``nvidia-nccl-cu11``)
 _NV_RUNTIME = textre.compile(r"^nvidia-[a-z0-9-]+-cu\d+$")
 _NOTE = "# gpuport:"
+#: a manifest path written into a new requirements file (its comments name it): plain words
+#: only; a name with a line break made project text live requirement lines (thirty-ninth
+#: re-run F17). Python's ``\w`` (letters and digits of every script, no control character).
+_PLAIN_PATH = re.compile(r"[\w./+@,=~ -]+")
 _PREVIOUS = "https://pytorch.org/get-started/previous-versions/"
 
 
@@ -256,6 +261,7 @@ def _copy_route(
     out: list[str] = []
     has_index = False
     nv_runtime: list[Finding] = []
+    new_lines: list[str] = []  # the lines gpuport writes (not copied as they were)
     lines = text.splitlines()  # once: per line it was quadratic (400 KB of wheels: 28 s)
     for first, last, joined in logical:
         hits = [f for ln in range(first, last + 1) for f in by_line.get(ln, [])]
@@ -273,6 +279,7 @@ def _copy_route(
             out.extend(lines[first - 1 : last])
             continue
         new = _copy_line(ctx, joined, hits, index, label, unsafe, route)
+        new_lines += new
         has_index = has_index or any(
             ln.startswith(("--index-url", "--extra-index-url", "-i ")) for ln in new
         )
@@ -287,6 +294,8 @@ def _copy_route(
     ]
     if not has_index:
         head.append(f"--extra-index-url {index}")
+    if any(ln.endswith("\\") for ln in new_lines):
+        return None  # a spec ending in `\` (`===a\`) joins the next line for pip
     body = eol.join(head + out) + eol
     prop = Proposal(
         id=f"deps-route:{rocm_name(path)}",
@@ -328,6 +337,8 @@ def _preinstall(
         f"--index-url {index}",
         *(_spec(r) for r in reqs.values()),
     ]
+    if any(ln.endswith("\\") for ln in lines) or not all(_PLAIN_PATH.fullmatch(x) for x in sources):
+        return None  # a spec ending in `\` joins the next line for pip; paths: see _compute
     prop = Proposal(
         id=f"deps-preinstall:{target}",
         family="dependencies",
@@ -460,6 +471,13 @@ def _compute(ctx: PortContext) -> Routes:
     pre: dict[str, list[tuple[Finding, Requirement]]] = {}
     for path in ctx.files_with(*DEP_RULES):
         name = PurePosixPath(path).name
+        if not _PLAIN_PATH.fullmatch(path):
+            ctx.decline(
+                ctx.of(*DEP_RULES, path=path),
+                "its path holds characters gpuport does not write into a requirements file "
+                "(a line break would make the rest of the name requirement lines): no ROCm route",
+            )
+            continue
         if textre.search(r"(?i)(?:^|[-_.])(?:rocm|amd|hip)(?:[-_.\d]|$)", name):
             continue
         if _OTHER_PLATFORM.search(PurePosixPath(name).stem):
