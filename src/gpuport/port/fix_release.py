@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+import yaml
+
 from gpuport import textre
 from gpuport.knowledge.port_routes import load_port_routes
 from gpuport.knowledge.release_switches import ReleaseSwitches, load_release_switches
@@ -38,12 +40,15 @@ from gpuport.port.context import PortContext, Proposal
 from gpuport.port.release_workflows import (
     CU_SUFFIX,
     CudaWorkflow,
+    compose_workflow,
     cuda_evidence,
     index_lines,
     link_lines,
     linux_build,
     read_workflow,
     rocm_present,
+    run_texts,
+    shell_code,
 )
 from gpuport.scan.finding import Finding
 
@@ -53,6 +58,14 @@ __all__ = ["RULE", "propose"]
 RULE = "port-rocm-release"
 _DIR = ".github/workflows"
 _DROP = textre.compile(r"CUDA|CUBLAS|NVCC|CUDNN|NVIDIA|^CMAKE_(?:C|CXX)_COMPILER", 0)
+#: options that load code into the configure or the build (a script, a toolchain file, a
+#: compiler launcher): never carried into the ROCm build (thirty-ninth re-run F2)
+_LOADS = textre.compile(
+    r"^CMAKE_PROJECT_\w*INCLUDE|TOOLCHAIN_FILE|_LAUNCHER$|USER_MAKE_RULES_OVERRIDE|^CMAKE_\w*_PATH$",
+    0,
+)
+#: an option value written back into a double-quoted ``CMAKE_ARGS``: plain words only
+_PLAIN_VALUE = textre.compile(r"[\w.,;:/+=@%-]+")
 _DOCS = ("README.md", "README.rst", "README", "docs/install.md", "docs/build.md")
 
 
@@ -102,7 +115,11 @@ def _cmake_args(ctx: PortContext, wf: CudaWorkflow, table: ReleaseSwitches) -> t
             hip, why = _hip_names(ctx, entry.hip)
             out += [f"-D{h}={value}" for h in hip]
             whence.append(f"{name} -> {'/'.join(hip)} ({why})")
-        elif not _DROP.search(name.upper()) and value and "$" not in value:
+        elif (
+            not _DROP.search(name.upper())
+            and not _LOADS.search(name.upper())
+            and _PLAIN_VALUE.fullmatch(value)
+        ):
             out.append(f"-D{name}={value}")
     return " ".join(dict.fromkeys(out)), "; ".join(dict.fromkeys(whence))
 
@@ -224,27 +241,78 @@ def _index_edits(
     short: str, version: str, found: Finding,
 ) -> list[str]:  # fmt: skip
     """The wheel index's entries: a page for the ROCm tag beside the CUDA pages, the index
-    workflow run after the ROCm one, the index script's link. Returns the files edited."""
+    workflow run after the ROCm one, the index script's link. Returns the files edited; an
+    entry gpuport cannot place as the shell reads it is left out, said in the note."""
     edited: list[str] = []
     for path, text in texts.items():
         rows = index_lines(text)
         if path == wf.path or not rows:
             continue
         i, line = rows[-1]
+        why = _workflow_line_refusal(text, i)
+        if why is not None:
+            _left_out(prop, f"{path}:{i + 1} {why}")
+            continue
         new = textre.sub(r"whl/cu\d+", f"whl/{short}", line)
         new = textre.sub(r"-cu\d+", f"-{short}", new)
         prop.edit(path, *_pos(text, i, new), (found,))
-        lines = text.splitlines()
-        for j, row in enumerate(lines):
-            stripped = row.strip()
-            if stripped.startswith("workflows:") and "[" in row and "CUDA" in row and "]" in row:
-                end = sum(len(x) for x in text.splitlines(keepends=True)[:j]) + row.rindex("]")
-                prop.edit(path, end, end, f', "{name}"', (found,))
-                break
+        end = _workflows_list_end(text)
+        if end is not None:
+            prop.edit(path, end, end, f', "{name}"', (found,))
         edited.append(path)
         for script in dict.fromkeys(textre.findall(r"(?:\./)?([\w./-]+\.sh)\b", line)):
             _link_edit(ctx, prop, script.removeprefix("./"), short, version, found, edited)
     return edited
+
+
+def _left_out(prop: Proposal, what: str) -> None:
+    prop.note = f"{prop.note}; wheel index entry not added ({what})"
+
+
+def _line_refusal(before: list[str], code: list[str] | str) -> str | None:
+    """Why a line (the last of ``before``) is not copied as one more command: the shell
+    text up to it is not followed (a heredoc, an open quote: thirty-ninth re-run F1), or it
+    continues a command or is continued."""
+    if isinstance(code, str):
+        return code
+    if len(before) > 1 and before[-2].rstrip().endswith("\\"):
+        return "it continues the line above"
+    if before[-1].rstrip().endswith("\\"):
+        return "it is continued on the next line"
+    return None
+
+
+def _workflow_line_refusal(text: str, index: int) -> str | None:
+    """Why 0-based line ``index`` of a workflow is not copied: it must be a line of a run
+    step's shell text that gpuport follows up to it (:func:`_line_refusal`)."""
+    root = compose_workflow(text)
+    lines = text.splitlines()
+    runs = run_texts(root, lines) if root is not None else "not YAML gpuport reads"
+    if isinstance(runs, str):
+        return runs
+    for first, body in runs:
+        if first <= index < first + len(body):
+            before = body[: index - first + 1]
+            return _line_refusal(before, shell_code(before))
+    return "not a line of a run step"
+
+
+def _workflows_list_end(text: str) -> int | None:
+    """Where ``, "name"`` goes in ``on: workflow_run: workflows: [..., "... (CUDA)"]``: the
+    offset of the one-line flow list's ``]``, read from the YAML (not a line like it)."""
+    node: yaml.Node | None = compose_workflow(text)
+    for key in ("on", "workflow_run", "workflows"):
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        node = next((v for k, v in node.value if getattr(k, "value", None) == key), None)
+    if not isinstance(node, yaml.SequenceNode) or not node.flow_style:
+        return None
+    if node.start_mark.line != node.end_mark.line:
+        return None
+    if not any(isinstance(x, yaml.ScalarNode) and "CUDA" in str(x.value) for x in node.value):
+        return None
+    end = node.end_mark.index - 1
+    return end if 0 <= end < len(text) and text[end] == "]" else None
 
 
 def _pos(text: str, index: int, new: str) -> tuple[int, int, str]:
@@ -263,6 +331,11 @@ def _link_edit(
     if not rows:
         return
     i, line = rows[-1]
+    before = text.splitlines()[: i + 1]
+    why = _line_refusal(before, shell_code(before, bash=True))
+    if why is not None:
+        _left_out(prop, f"{script}:{i + 1} {why}")
+        return
     new = textre.sub(r"cu\d+/", f"{short}/", line)
     new = textre.sub(r"CUDA [\d.]+", f"ROCm {version}", new)
     prop.edit(script, *_pos(text, i, new), (found,))
@@ -278,6 +351,12 @@ def propose(ctx: PortContext) -> list[Proposal]:
     routes = load_port_routes()
     for path, text in texts.items():
         wf = read_workflow(path, text, table)
+        if wf is not None and wf.refused:
+            ctx.report_line(
+                _finding(path, wf.build_line, "builds CUDA wheels with a CMake switch"),
+                f"no ROCm workflow: {wf.refused}",
+            )
+            continue
         if wf is None:
             evidence = cuda_evidence(text)
             if evidence is not None:

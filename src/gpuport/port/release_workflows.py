@@ -2,16 +2,23 @@
 (:mod:`gpuport.port.fix_release`): which workflow builds CUDA artefacts, with which CUDA
 switch, and where its wheel index (PEP 503) lists them.
 
-Text only, line by line: the workflows are YAML with PowerShell or bash inside, and what is
-read is what a person would copy (the ``-DGGML_CUDA=on`` options, the Python versions of the
-matrix, the ``on:`` block, the release step's tag). A line whose first non-blank character
-is ``#`` is a comment and never evidence.
+The workflows are YAML with PowerShell or bash inside, and what is read is what a person
+would copy (the ``-DGGML_CUDA=on`` options, the Python versions of the matrix, the ``on:``
+block, the release step's tag). The YAML is composed first (a workflow PyYAML does not read
+is not a model) and every copied text is one both readings agree on (thirty-ninth re-run
+F2, F18): the build command and the ``-D`` options come only from the lines of a ``run:``
+step's shell text (never from a heredoc, a comment or the data of a quoted string: a run
+text whose quoting gpuport cannot follow is declined with the reason), the ``on:`` and
+``permissions:`` blocks only from the top-level mapping's own key, re-read alone to the same
+nodes. A line whose first non-blank character is ``#`` is a comment and never evidence.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+import yaml
 
 from gpuport import textre
 from gpuport.knowledge.release_switches import ReleaseSwitches
@@ -20,6 +27,7 @@ from gpuport.linebreaks import odd_line_break
 __all__ = [
     "CU_SUFFIX",
     "CudaWorkflow",
+    "compose_workflow",
     "cuda_evidence",
     "cuda_name",
     "index_lines",
@@ -27,6 +35,8 @@ __all__ = [
     "linux_build",
     "read_workflow",
     "rocm_present",
+    "run_texts",
+    "shell_code",
 ]
 
 #: a step that builds a wheel (what the ROCm workflow builds the same way)
@@ -52,8 +62,6 @@ _ROCM = textre.compile(
 )
 _VERSIONS = textre.compile(r"['\"](3\.\d{1,2})['\"]")
 _PY_KEY = textre.compile(r"pyver|python-version|python_version|\bpython\b", re.I)
-_TOP_KEY = textre.compile(r"^([A-Za-z_\"'][^:#]*):")
-_TAG = textre.compile(r"^(\s*)tag_name:\s*(.*?)\s*$")
 CU_SUFFIX = textre.compile(r"-cu(?:da)?(?:\$\{\{[^}]*\}\}|\d+(?:\.\d+)*)")
 
 
@@ -83,6 +91,9 @@ class CudaWorkflow:
     release_tag: str | None = None
     #: 1-based line of the first wheel build
     build_line: int = 0
+    #: why no ROCm workflow is modelled on this one (a text gpuport cannot read as the shell
+    #: or YAML does), or "" (thirty-ninth re-run F2)
+    refused: str = ""
 
 
 def rocm_present(text: str) -> bool:
@@ -90,93 +101,282 @@ def rocm_present(text: str) -> bool:
     return any(_code(line) and _ROCM.search(line) for line in text.splitlines())
 
 
-def _block(lines: list[str], key: str) -> list[str]:
-    """The top-level ``key:`` block of a workflow, verbatim (the key's line and the indented
-    lines under it), or []."""
-    out: list[str] = []
-    for line in lines:
-        m = _TOP_KEY.match(line)
-        if out:
-            if m or (line and not line[0].isspace() and not line.startswith("#")):
-                break
-            out.append(line)
-        elif m and m.group(1).strip("\"'") == key:
-            out.append(line)
-    while out and not out[-1].strip():
-        out.pop()
-    return out
-
-
 #: text of the CUDA workflow written back into the ROCm one: plain words only, nothing YAML
 #: or a shell would read as structure (thirty-seventh re-run F2, F4)
 _PLAIN_NAME = textre.compile(r"[\w .()+/-]+")
 _PLAIN_COMMAND = textre.compile(r"[\w ./=:@+,-]+")
 _PLAIN_EXPR = textre.compile(r"[\w .${}()'=!<>,/&|*\[\]-]+")
+#: shell text gpuport does not follow the same way bash and PowerShell do: a heredoc or
+#: here-string, a PowerShell block comment, a backtick
+_UNSURE_SHELL = (("<<", "a heredoc"), ("<#", "a block comment"), ("`", "a backtick"))
 
 
-def _top_name(lines: list[str]) -> str:
-    for line in lines:
-        m = textre.match(r"^name:\s*(.*?)\s*$", line)
-        if m:
-            name = m.group(1).strip("\"'")
+def compose_workflow(text: str) -> yaml.MappingNode | None:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    return root if isinstance(root, yaml.MappingNode) else None
+
+
+def _same(a: yaml.Node, b: yaml.Node) -> bool:
+    """Whether two composed nodes read the same (type, tag, value; order kept)."""
+    if type(a) is not type(b) or a.tag != b.tag:
+        return False
+    if isinstance(a, yaml.ScalarNode):
+        return bool(a.value == b.value)
+    if len(a.value) != len(b.value):
+        return False
+    if isinstance(a, yaml.SequenceNode):
+        return all(_same(x, y) for x, y in zip(a.value, b.value, strict=True))
+    return all(
+        _same(k1, k2) and _same(v1, v2) for (k1, v1), (k2, v2) in zip(a.value, b.value, strict=True)
+    )
+
+
+def _block(root: yaml.MappingNode, lines: list[str], key: str) -> list[str]:
+    """The top-level ``key:`` block of a workflow, verbatim, or [] when the YAML and the
+    lines do not agree on it: the key once in the top-level mapping, at column 0, and its
+    lines (up to the next top-level key) read alone to the same nodes (thirty-ninth re-run
+    F18: a decoy ``on:`` line inside a flow mapping, the real key spelled ``on :``)."""
+    keys = root.value
+    hits = [i for i, (k, _) in enumerate(keys) if isinstance(k, yaml.ScalarNode) and k.value == key]
+    if len(hits) != 1:
+        return []
+    k, v = keys[hits[0]]
+    if k.start_mark.column != 0:
+        return []
+    first = k.start_mark.line
+    last = keys[hits[0] + 1][0].start_mark.line if hits[0] + 1 < len(keys) else len(lines)
+    out = lines[first:last]
+    while out and (not out[-1].strip() or out[-1].startswith("#")):
+        out.pop()
+    alone = compose_workflow("\n".join(out) + "\n")
+    if (
+        alone is None
+        or len(alone.value) != 1
+        or alone.value[0][0].value != key
+        or not _same(alone.value[0][1], v)
+    ):
+        return []
+    return out
+
+
+def _top_name(root: yaml.MappingNode) -> str:
+    for k, v in root.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "name" and isinstance(v, yaml.ScalarNode):
+            name = str(v.value)
             return name if _PLAIN_NAME.fullmatch(name) else ""
     return ""
 
 
+def _walk(root: yaml.Node) -> list[tuple[yaml.ScalarNode, yaml.Node, yaml.MappingNode]]:
+    """(key, value, mapping) of every mapping entry with a plain key, each node once."""
+    out: list[tuple[yaml.ScalarNode, yaml.Node, yaml.MappingNode]] = []
+    seen: set[int] = set()
+    todo: list[yaml.Node] = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    out.append((k, v, node))
+                todo.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            todo += node.value
+    out.sort(key=lambda e: (e[0].start_mark.line, e[0].start_mark.column))
+    return out
+
+
+def run_texts(root: yaml.Node, lines: list[str]) -> list[tuple[int, list[str]]] | str:
+    """The shell text of each ``run:`` step as (0-based file line of its first line, its
+    lines), or why the workflow is not read: a run text written over lines other than as a
+    literal block (``|``), whose lines gpuport cannot place in the file."""
+    out: list[tuple[int, list[str]]] = []
+    for k, v, _ in _walk(root):
+        if k.value != "run" or not isinstance(v, yaml.ScalarNode):
+            continue
+        text = str(v.value)
+        if v.style == "|":
+            body = text.removesuffix("\n").split("\n")
+            first = v.start_mark.line + 1
+            where = lines[first : first + len(body)]
+            if len(where) != len(body) or any(
+                a.strip() != b.strip() for a, b in zip(where, body, strict=True)
+            ):
+                return f"the run step at line {v.start_mark.line + 1} is not read line by line"
+            out.append((first, body))
+        elif v.start_mark.line == v.end_mark.line and "\n" not in text:
+            out.append((v.start_mark.line, [text]))
+        else:
+            return f"the run step at line {v.start_mark.line + 1} is folded over lines"
+    return out
+
+
+def shell_code(body: list[str], bash: bool = False) -> list[str] | str:
+    """The code of each line of a shell text (comments cut), or why gpuport cannot follow
+    it as the shell does: a heredoc, a quoted string or a ``$(...)`` over lines, an escape
+    inside quotes (bash and PowerShell read ``\\`` and a backtick differently, so a
+    workflow's run text, ``bash=False``, has none), a trailing comment holding an option or
+    a build (thirty-ninth re-run F1, F2)."""
+    out: list[str] = []
+    for n, line in enumerate(body, 1):
+        stack: list[str] = []  # open quotes and parentheses, innermost last
+        code = line
+        i = 0
+        while i < len(line):
+            c = line[i]
+            top = stack[-1] if stack else ""
+            if top == "'":
+                if c == "'":
+                    stack.pop()
+            elif c == "\\":
+                if i == len(line) - 1 and not stack:
+                    break  # a continuation
+                if not bash:
+                    return f"line {n} has a backslash, which bash and PowerShell read otherwise"
+                i += 1
+            elif line.startswith("$(", i):
+                stack.append("(")
+                i += 1
+            elif top == '"':
+                if c == "`":
+                    return f"line {n} holds a backtick"
+                if c == '"':
+                    stack.pop()
+            elif c in "'\"(":
+                stack.append(c)
+            elif c == ")":
+                if top != "(":
+                    return f"line {n} closes a parenthesis it did not open"
+                stack.pop()
+            elif c == "#" and (i == 0 or line[i - 1] in " \t;&|()"):
+                if stack:
+                    return f"line {n} has a comment inside parentheses"
+                code = line[:i]
+                if code.strip() and ("-D" in line[i:] or _BUILDS.search(line[i:])):
+                    return f"line {n} has a comment holding a build option"
+                break
+            else:
+                for mark, what in _UNSURE_SHELL:
+                    if line.startswith(mark, i):
+                        return f"line {n} holds {what}"
+            i += 1
+        if stack:
+            return f"line {n} opens a quoted string or a parenthesis it does not close"
+        out.append(code)
+    return out
+
+
 def read_workflow(path: str, text: str, table: ReleaseSwitches) -> CudaWorkflow | None:
     """The workflow as a model for a ROCm one, when it builds wheels with a CMake option
-    turned on whose name says CUDA (known to ``table`` or not); else None."""
+    turned on whose name says CUDA (known to ``table`` or not); else None. A workflow that
+    builds with such an option but whose text gpuport cannot read as GitHub and the shell do
+    comes back with :attr:`CudaWorkflow.refused` set."""
     if odd_line_break(text) is not None:
         return None  # blocks are copied line by line: a break YAML reads otherwise is not
     lines = text.splitlines()  # copied (thirty-eighth re-run F1: a form feed in a comment)
-    wf = CudaWorkflow(path=path, name=_top_name(lines))
-    for i, line in enumerate(lines, 1):
-        if not _code(line):
-            continue
-        if not wf.build_line and _BUILDS.search(line):
-            wf.build_line = i
-            cmd = line.strip().removeprefix("run:").strip()
-            if _PLAIN_COMMAND.fullmatch(cmd) and _BUILDS.match(cmd):
-                wf.build = cmd
-        if "CMAKE_ARGS" in line:
-            for m in _OPTION.finditer(line):
-                wf.options.append((m.group(1), m.group(2), i))
-                if m.group(2).lower() not in _ON:
-                    continue
-                if table.hip_for(m.group(1)) is not None:
-                    wf.switches.append((m.group(1), i))
-                elif _CUDA_NAME.search(m.group(1)):
-                    wf.unknown.append((m.group(1), i))
-        if not wf.pythons and _PY_KEY.search(line):
+    root = compose_workflow(text)
+    if root is None:
+        return _refused(path, lines, table, "the workflow is not YAML gpuport reads")
+    wf = CudaWorkflow(path=path, name=_top_name(root))
+    runs = run_texts(root, lines)
+    if isinstance(runs, str):
+        return _refused(path, lines, table, runs)
+    for first, body in runs:
+        code = shell_code(body)
+        if isinstance(code, str):
+            return _refused(path, lines, table, f"the run step at line {first + 1}: {code}")
+        for n, line in enumerate(code):
+            i = first + n + 1
+            if not _code(line):
+                continue
+            if not wf.build_line and _BUILDS.search(line):
+                wf.build_line = i
+                cmd = line.strip().removeprefix("run:").strip()
+                if _PLAIN_COMMAND.fullmatch(cmd) and _BUILDS.match(cmd):
+                    wf.build = cmd
+            if "CMAKE_ARGS" in line:
+                _options(wf, table, line, i)
+    for k, v, _ in _walk(root):
+        if (
+            k.value == "CMAKE_ARGS"
+            and isinstance(v, yaml.ScalarNode)
+            and v.start_mark.line == v.end_mark.line
+            and "\n" not in str(v.value)
+        ):
+            _options(wf, table, str(v.value), v.start_mark.line + 1)
+    for line in lines:
+        if _code(line) and not wf.pythons and _PY_KEY.search(line):
             wf.pythons = list(dict.fromkeys(_VERSIONS.findall(line)))
     if not wf.build_line or not (wf.switches or wf.unknown):
         return None
-    wf.on_block = _block(lines, "on") or _block(lines, "true")
-    wf.permissions = _block(lines, "permissions")
-    _release(wf, lines)
+    wf.on_block = _block(root, lines, "on")
+    wf.permissions = _block(root, lines, "permissions")
+    _release(wf, root)
     return wf
 
 
-def _release(wf: CudaWorkflow, lines: list[str]) -> None:
-    """The release step (``softprops/action-gh-release``): its ``if:`` and its tag, when the
-    tag names the CUDA build (``${{ github.ref_name }}-cu${{ env.CUDA_VERSION }}``)."""
-    for i, line in enumerate(lines):
-        if not _code(line) or "softprops/action-gh-release" not in line:
+def _options(wf: CudaWorkflow, table: ReleaseSwitches, line: str, i: int) -> None:
+    for m in _OPTION.finditer(line):
+        wf.options.append((m.group(1), m.group(2), i))
+        if m.group(2).lower() not in _ON:
             continue
-        indent = len(line) - len(line.lstrip(" -"))
-        j = i + 1
-        while j < len(lines) and (
-            not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip(" ")) >= indent
-        ):
-            if lines[j].lstrip().startswith("- "):
-                break
-            cond = textre.match(r"^\s*if:\s*(.*?)\s*$", lines[j])
-            if cond and _PLAIN_EXPR.fullmatch(cond.group(1)):
-                wf.release_if = cond.group(1)
-            tag = _TAG.match(lines[j])
-            if tag and CU_SUFFIX.search(tag.group(2)) and _PLAIN_EXPR.fullmatch(tag.group(2)):
-                wf.release_tag = tag.group(2)
-            j += 1
+        if table.hip_for(m.group(1)) is not None:
+            wf.switches.append((m.group(1), i))
+        elif _CUDA_NAME.search(m.group(1)):
+            wf.unknown.append((m.group(1), i))
+
+
+def _refused(path: str, lines: list[str], table: ReleaseSwitches, why: str) -> CudaWorkflow | None:
+    """A workflow that seems to build wheels with a CUDA switch but is not read: the
+    switch's first line, and why (None when it does not seem to)."""
+    if not any(_code(x) and _BUILDS.search(x) for x in lines):
+        return None
+    for i, line in enumerate(lines, 1):
+        if not _code(line) or "CMAKE_ARGS" not in line:
+            continue
+        for m in _OPTION.finditer(line):
+            name = m.group(1)
+            if m.group(2).lower() in _ON and (table.hip_for(name) or _CUDA_NAME.search(name)):
+                return CudaWorkflow(path=path, name="", build_line=i, refused=why)
+    return None
+
+
+def _plain_scalar(v: yaml.Node) -> str | None:
+    """A one-line plain scalar's text when writing it back after ``key: `` reads the same."""
+    if not isinstance(v, yaml.ScalarNode) or v.style is not None:
+        return None
+    value = str(v.value)
+    if v.start_mark.line != v.end_mark.line or not _PLAIN_EXPR.fullmatch(value):
+        return None
+    try:
+        again = yaml.safe_load(f"k: {value}\n")
+    except yaml.YAMLError:
+        return None
+    return value if again == {"k": value} else None
+
+
+def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> None:
+    """The release step (``softprops/action-gh-release``): its ``if:`` and its tag, when the
+    tag names the CUDA build (``${{ github.ref_name }}-cu${{ env.CUDA_VERSION }}``); read
+    from the step's own mapping (a line of another text that looks like one is not)."""
+    for k, v, step in _walk(root):
+        if k.value != "uses" or not isinstance(v, yaml.ScalarNode):
+            continue
+        if not str(v.value).startswith("softprops/action-gh-release"):
+            continue
+        for sk, sv in step.value:
+            if isinstance(sk, yaml.ScalarNode) and sk.value == "if":
+                wf.release_if = _plain_scalar(sv) or ""
+            if isinstance(sk, yaml.ScalarNode) and sk.value == "with":
+                for wk, wv in sv.value if isinstance(sv, yaml.MappingNode) else []:
+                    tag = _plain_scalar(wv)
+                    if wk.value == "tag_name" and tag is not None and CU_SUFFIX.search(tag):
+                        wf.release_tag = tag
         return
 
 
