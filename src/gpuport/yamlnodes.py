@@ -10,15 +10,18 @@ them only when :func:`has_merge` says no mapping merges another, and otherwise w
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import yaml
 
-__all__ = ["MERGE_TAG", "has_merge"]
+__all__ = ["MERGE_TAG", "has_merge", "nodes"]
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def has_merge(root: yaml.Node) -> bool:
-    """Whether any mapping under ``root`` has a merge key (each node looked at once)."""
+def nodes(root: yaml.Node) -> Iterator[yaml.Node]:
+    """Every node under ``root`` (mapping keys and values, sequence items), each once: an
+    alias is the same node, so a tree of aliases is walked in linear time."""
     seen: set[int] = set()
     todo: list[yaml.Node] = [root]
     while todo:
@@ -26,11 +29,17 @@ def has_merge(root: yaml.Node) -> bool:
         if id(node) in seen:
             continue
         seen.add(id(node))
+        yield node
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
-                if key.tag == MERGE_TAG:
-                    return True
                 todo += (key, value)
         elif isinstance(node, yaml.SequenceNode):
             todo += node.value
-    return False
+
+
+def has_merge(root: yaml.Node) -> bool:
+    """Whether any mapping under ``root`` has a merge key (each node looked at once)."""
+    return any(
+        isinstance(node, yaml.MappingNode) and any(k.tag == MERGE_TAG for k, _ in node.value)
+        for node in nodes(root)
+    )

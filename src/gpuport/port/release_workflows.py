@@ -23,6 +23,7 @@ import yaml
 from gpuport import textre
 from gpuport.knowledge.release_switches import ReleaseSwitches
 from gpuport.linebreaks import odd_line_break
+from gpuport.yamlnodes import nodes
 
 __all__ = [
     "CU_SUFFIX",
@@ -172,21 +173,13 @@ def _top_name(root: yaml.MappingNode) -> str:
 
 def _walk(root: yaml.Node) -> list[tuple[yaml.ScalarNode, yaml.Node, yaml.MappingNode]]:
     """(key, value, mapping) of every mapping entry with a plain key, each node once."""
-    out: list[tuple[yaml.ScalarNode, yaml.Node, yaml.MappingNode]] = []
-    seen: set[int] = set()
-    todo: list[yaml.Node] = [root]
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode):
-                    out.append((k, v, node))
-                todo.append(v)
-        elif isinstance(node, yaml.SequenceNode):
-            todo += node.value
+    out: list[tuple[yaml.ScalarNode, yaml.Node, yaml.MappingNode]] = [
+        (k, v, node)
+        for node in nodes(root)
+        if isinstance(node, yaml.MappingNode)
+        for k, v in node.value
+        if isinstance(k, yaml.ScalarNode)
+    ]
     out.sort(key=lambda e: (e[0].start_mark.line, e[0].start_mark.column))
     return out
 
