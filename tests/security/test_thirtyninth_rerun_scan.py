@@ -212,6 +212,9 @@ def test_f14_a_hedged_or_asked_claim_is_no_documented_route(tmp_path: Path) -> N
         assert _verdict(root) == "blocked", readme
     stated = write(tmp_path / "s", {**base, "README.md": "Runs on AMD GPUs too.\n"})
     assert _verdict(stated) != "blocked"
+    # a caveat beside stated support is no hedge of it (llamafile's README, tenth sample)
+    caveat = "Multiple GPU support may be broken on AMD Radeon systems.\n"
+    assert _verdict(write(tmp_path / "c", {**base, "README.md": caveat})) != "blocked"
 
 
 def test_f26_a_whole_file_nvidia_branch_with_nothing_in_its_place_keeps_blockers(

@@ -62,9 +62,12 @@ _CLAIM = textre.compile(
 )
 #: A claim that states nothing: hedged ("should work on AMD GPUs", "may run on ROCm", "in
 #: theory", "untested") or asked ("Does it run on AMD?"); 39th re-run F14.
+#: The hedge must be about the support itself: llamafile's "Multiple GPU support may be broken
+#: on AMD Radeon systems" beside its stated AMD support is a caveat, not a hedge (tenth sample).
 _HEDGE = textre.compile(
-    r"\b(?:may|might|could|should|would|probably|possibly|hopefully|likely|theoretically"
-    r"|in\s+theory|untested|unverified|not\s+sure|maybe|perhaps)\b"
+    r"\b(?:may|might|could|should|would|probably|possibly|hopefully|likely|maybe|perhaps)"
+    r"\s+(?:also\s+|even\s+|well\s+)?(?:work|run|be\s+(?:supported|compatible|usable|fine))\b"
+    r"|\b(?:in\s+theory|theoretically|untested|unverified|not\s+sure)\b"
     r"|\?[ \t*_)\]]*$",
     re.I,
 )
