@@ -25,7 +25,6 @@ another name (GP101, ``onnxruntime-gpu`` -> ``onnxruntime-migraphx``). Without
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -56,7 +55,13 @@ _NOTE = "# gpuport:"
 #: a manifest path written into a new requirements file (its comments name it): plain words
 #: only; a name with a line break made project text live requirement lines (thirty-ninth
 #: re-run F17). Python's ``\w`` (letters and digits of every script, no control character).
-_PLAIN_PATH = re.compile(r"[\w./+@,=~ -]+")
+_PATH_SIGNS = frozenset("_./+@,=~ -")
+
+
+def _plain_path(path: str) -> bool:
+    return bool(path) and all(c.isalnum() or c in _PATH_SIGNS for c in path)
+
+
 _PREVIOUS = "https://pytorch.org/get-started/previous-versions/"
 
 
@@ -337,7 +342,7 @@ def _preinstall(
         f"--index-url {index}",
         *(_spec(r) for r in reqs.values()),
     ]
-    if any(ln.endswith("\\") for ln in lines) or not all(_PLAIN_PATH.fullmatch(x) for x in sources):
+    if any(ln.endswith("\\") for ln in lines) or not all(_plain_path(x) for x in sources):
         return None  # a spec ending in `\` joins the next line for pip; paths: see _compute
     prop = Proposal(
         id=f"deps-preinstall:{target}",
@@ -471,7 +476,7 @@ def _compute(ctx: PortContext) -> Routes:
     pre: dict[str, list[tuple[Finding, Requirement]]] = {}
     for path in ctx.files_with(*DEP_RULES):
         name = PurePosixPath(path).name
-        if not _PLAIN_PATH.fullmatch(path):
+        if not _plain_path(path):
             ctx.decline(
                 ctx.of(*DEP_RULES, path=path),
                 "its path holds characters gpuport does not write into a requirements file "

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import ast
 import codecs
-import re
+
+from gpuport import textre
 
 __all__ = ["foreign_cookie", "import_at"]
 
 #: PEP 263's cookie, as the tokenizer reads it (on line 1 or 2)
-_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
-_FIRST_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_COOKIE = textre.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_FIRST_LINES = textre.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 #: encodings that read an ASCII text as ASCII (one byte a character, no shift states)
-_ASCII_SAFE = re.compile(r"ascii|iso8859-\d+|cp125\d|latin-1|koi8-[ru]|mac-roman")
+_ASCII_SAFE = textre.compile(r"ascii|iso8859-\d+|cp125\d|latin-1|koi8-[ru]|mac-roman")
 
 
 def foreign_cookie(text: str) -> str | None:

@@ -26,7 +26,6 @@ copy. Read through the file layer, the first 64 KB of each build file, nothing r
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from functools import lru_cache
@@ -175,7 +174,8 @@ def _builds_own_sources(folder: Path, root: Path) -> bool:
                     listings[head] = [e.name for e in entries][: _MOST_OWN_NAMES * 16]
             except OSError:
                 listings[head] = []
-        if any(fnmatch.fnmatch(name, pattern) for name in listings[head]):
+        matcher = textre.glob(pattern)
+        if any(matcher.match(name) for name in listings[head]):
             return True
     return False
 
