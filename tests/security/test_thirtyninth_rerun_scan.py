@@ -177,6 +177,17 @@ def test_f19_a_recent_generation_folder_beside_any_folder_is_still_built(tmp_pat
         assert _verdict(write(tmp_path / f"p{i}", {**base, **extra})) == "blocked", extra
     variant = {"common/k.cu": "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"}
     assert _verdict(write(tmp_path / "v", {**base, **variant})) != "blocked"
+    # mirage's layout: blackwell/ files named otherwise than ampere/'s, which holds kernels of
+    # its own: blackwell/ is still the recent-generation variant (twentieth sample, 281 findings)
+    kern = "__global__ void {n}(float* x){{ x[threadIdx.x] = 0; }}\n"
+    tasks = {f"tasks/ampere/{n}.cuh": kern.format(n=n) for n in ("linear", "norm", "embed")}
+    tasks["tasks/blackwell/attention_sm100.cuh"] = _PTX_KERNEL
+    tasks["tasks/blackwell/linear_fp8_sm100.cuh"] = _PTX_KERNEL
+    tasks["Makefile"] = "all:\n\tnvcc -o app main.cu\n"
+    tasks["main.cu"] = (
+        '#include "tasks/ampere/linear.cuh"\n#include "tasks/blackwell/attention_sm100.cuh"\n'
+    )
+    assert _verdict(write(tmp_path / "m", tasks)) != "blocked"
 
 
 def test_f20_an_empty_hip_twin_does_not_hide_a_compiled_cuda_file(tmp_path: Path) -> None:

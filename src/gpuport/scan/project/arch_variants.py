@@ -37,22 +37,9 @@ _OLDER = textre.compile(
 )
 
 
-#: a generation word inside a file name (`linear_sm100`, `gemm-hopper`, `attn_sm90a`)
-_GEN_WORD = textre.compile(
-    r"[_.-]?(?:hopper|blackwell|rubin|ampere|ada|turing|volta|sm_?\d{2,3}[af]?|gb\d{3}|h100|h200"
-    r"|b200)(?:$|(?=[_.-]))",
-    re.I,
-)
 _DEVICE = textre.compile(r"\b__(?:global|device)__\b")
 #: a function body: `name(...) {` (a definition, not a declaration)
 _BODY = textre.compile(r"\w[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()\n]*\{")
-
-
-def _stem(name: str) -> str:
-    """The file name without its suffix and generation words (``linear_sm100.cuh`` ->
-    ``linear``)."""
-    base = name.rsplit(".", 1)[0] if "." in name else name
-    return _GEN_WORD.sub("", base).lower() or base.lower()
 
 
 def _code(text: str) -> tuple[bool, bool]:
@@ -61,14 +48,12 @@ def _code(text: str) -> tuple[bool, bool]:
 
 
 def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
-    """Native file -> why a ROCm build does not compile it (see the module docstring)."""
-    by_stem: dict[tuple[str, str], list[str]] = {}  # (older folder, stem) -> its files
-    for rel in native:
-        folder, _, name = rel.rpartition("/")
-        parts = folder.split("/") if folder else []
-        for depth in range(len(parts)):
-            if _OLDER.match(parts[depth]):
-                by_stem.setdefault(("/".join(parts[: depth + 1]), _stem(name)), []).append(rel)
+    """Native file -> why a ROCm build does not compile it (see the module docstring).
+
+    The older sibling must be a variant of the recent code, not any folder (39th re-run F19:
+    a one-line ``common/u.cpp`` beside ``sm90/`` hid its kernels): it holds files with code of
+    their own -- device code where the recent folder has some -- at least a quarter as many
+    as the recent folder holds (mirage's ``ampere/`` beside ``blackwell/``)."""
     folders: dict[str, set[str]] = {}  # parent -> child folders that hold native files
     for rel in native:
         parts = rel.split("/")
@@ -79,17 +64,20 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
         for parent, children in folders.items()
         if any(_RECENT.match(c) for c in children)
     }
-    code: dict[str, tuple[bool, bool]] = {}  # each file read once (not once per variant)
-
-    def variant_of(recent: str, older: str) -> bool:
-        """Whether ``older`` is a variant of the code in ``recent``: code of its own, device
-        code where the recent file has some."""
-        for rel in (recent, older):
-            if rel not in code:
-                code[rel] = _code(native[rel])
-        body, device = code[older]
-        return body and (device or not code[recent][1])
-
+    if not older:
+        return {}
+    # per folder below such a parent: (native files, files with a body, with device code too)
+    counts: dict[str, list[int]] = {}
+    for rel, text in native.items():
+        parts = rel.split("/")
+        for depth in range(len(parts) - 1):
+            parent = "/".join(parts[:depth])
+            if parent in older and (_OLDER.match(parts[depth]) or _RECENT.match(parts[depth])):
+                body, device = _code(text)
+                c = counts.setdefault("/".join(parts[: depth + 1]), [0, 0, 0])
+                c[0] += 1
+                c[1] += int(body)
+                c[2] += int(body and device)
     out: dict[str, str] = {}
     for rel in native:
         parts = rel.split("/")
@@ -98,14 +86,13 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
             siblings = older.get(parent)
             if not (siblings and _RECENT.match(parts[depth])):
                 continue
-            stem = _stem(parts[-1])
+            mine = counts.get("/".join(parts[: depth + 1]), [1, 0, 0])
+            need = max(1, -(-mine[0] // 4))
             real = [
                 sib
                 for sib in siblings
-                if any(
-                    variant_of(rel, other)
-                    for other in by_stem.get((f"{parent}/{sib}" if parent else sib, stem), ())[:8]
-                )
+                if (got := counts.get(f"{parent}/{sib}" if parent else sib))
+                and got[2 if mine[2] else 1] >= need
             ]
             if real:
                 where = f"{parent}/{real[0]}" if parent else real[0]
