@@ -116,3 +116,17 @@ def test_f13_a_comment_inside_an_arch_test_leaves_it(tmp_path: Path) -> None:
     run(tmp_path / "b", apply=True)
     text2 = (tmp_path / "b" / "k.cu").read_text()
     assert "#if __CUDA_ARCH__ < 900 || defined(__HIP_DEVICE_COMPILE__) /* c */\n" in text2
+
+
+def test_f5_a_one_line_genex_with_a_plain_quoted_part_is_read(tmp_path: Path) -> None:
+    """swaptube (J6): `$<$<COMPILE_LANGUAGE:CUDA>:"--diag_suppress=20012">` is one argument to
+    CMake; refusing it took J6's acceptable safe HIP build. A quoted part with spaces, a
+    parenthesis or a `#` is still refused."""
+    ok = 'add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:"--diag_suppress=20012">)\n'
+    assert "cannot read" not in flag_edits(ok, "GPUPORT_HIP", "\n", "# gpuport:")[1]
+    for bad in ('"--x y"', '"--x)"', '"#x"'):
+        stmt = f"add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:{bad}>)\n"
+        assert "cannot read" in flag_edits(stmt, "GPUPORT_HIP", "\n", "# gpuport:")[1], bad
+    cmake = _HEAD + "add_library(k kern.cu)\n" + ok
+    report = run(project(tmp_path, {"CMakeLists.txt": cmake, "kern.cu": _KERN}))
+    assert any(f.id == "cmake-hip:CMakeLists.txt" and f.safe for f in report.fixes)

@@ -31,9 +31,11 @@ class _Unreadable(Exception):
     """A statement gpuport cannot read word by word (39th re-run F5)."""
 
 
-#: what a kept generator expression may hold: one line, no parentheses, quotes, comments or
-#: escapes (a ``$<1:-g)`` ran over ``)`` and lines, and a command after it became live)
-_PLAIN_GENEX = textre.compile(r"[^\n()\"#\\]*")
+#: what a kept generator expression may hold: one line, no parentheses, comments or escapes
+#: (a ``$<1:-g)`` ran over ``)`` and lines, and a command after it became live); a quoted
+#: part only of plain characters (swaptube's
+#: ``$<$<COMPILE_LANGUAGE:CUDA>:"--diag_suppress=20012">``: one argument to CMake, read whole)
+_PLAIN_GENEX = textre.compile(r"(?:[^\n()\"#\\]|\"[^\"\n()#\\\s;$]*\")*")
 
 
 def _tokens(text: str, start: int) -> tuple[int, list[str]] | None:
