@@ -92,7 +92,8 @@ def test_f2_many_module_level_flags_in_a_setup_py() -> None:
         "setup(name='pkg', ext_modules=ext)\n"
     )
     assert opt_in_extensions(text) == 60_005
-    _within(lambda: opt_in_extensions(text), 4.0)
+    # 12 s: about 2-5 s CPU on the shared VM, more when it is loaded (the stall took minutes)
+    _within(lambda: opt_in_extensions(text), 12.0)
 
 
 def test_f2_a_setup_py_over_the_parse_limit_is_listed_not_analysed(tmp_path: Path) -> None:

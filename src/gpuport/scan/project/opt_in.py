@@ -292,9 +292,13 @@ def _extension_names(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> set[s
     opt-in ``Extension`` made "every extension" opt-in)."""
     names = set(_CALLS)
     bound: set[int] = set()  # the Name/Attribute nodes read as a binding's value or a base
+    # the nodes once, from the parent map the caller built (a walk per pass tripled the time
+    # of a 700 KB setup.py of module-level flags; thirty-third re-run F2's guard)
+    every = [tree, *parents]
+    binders = [n for n in every if isinstance(n, ast.ImportFrom | ast.Assign | ast.ClassDef)]
     for _ in range(8):  # re-bindings of re-bindings
         before = len(names)
-        for node in ast.walk(tree):
+        for node in binders:
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if alias.name in names and alias.asname:
@@ -312,15 +316,15 @@ def _extension_names(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> set[s
                         bound.add(id(base))
         if len(names) == before:
             break
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in names:
+    for item in every:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            if item.value in names:
                 return None  # getattr(cpp_extension, "CUDAExtension"), globals()["CE"]
-        elif isinstance(node, ast.Name | ast.Attribute) and _name(node) in names:
-            parent = parents.get(node)
-            called = isinstance(parent, ast.Call) and parent.func is node
-            stored = isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-            if not (called or stored or id(node) in bound):
+        elif isinstance(item, ast.Name | ast.Attribute) and _name(item) in names:
+            parent = parents.get(item)
+            called = isinstance(parent, ast.Call) and parent.func is item
+            stored = isinstance(item, ast.Name) and not isinstance(item.ctx, ast.Load)
+            if not (called or stored or id(item) in bound):
                 return None  # handed on as a value: its calls are not seen
     return names
 
