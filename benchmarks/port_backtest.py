@@ -625,6 +625,46 @@ PORTS = (
         "7a0fae93624b60b8e9b67a862acabb5dbf8f0951",
         "fresh12",
     ),
+    Port(
+        "J46",
+        "mcx",
+        "fangq/mcx",
+        "6d7a81a24d5ef388ef721a7c3eaec5b47b93a1d9",
+        "7826eb9172848ff6e94e233599ab5f2ff10e8b65",
+        "fresh13",
+    ),
+    Port(
+        "J47",
+        "hops-util-py",
+        "logicalclocks/hops-util-py",
+        "7a052deac1c2035e35222b643bf9208bf8e30e79",
+        "c67a1b093e3478e1e39dc4c3f078c1b76cae474e",
+        "fresh13",
+    ),
+    Port(
+        "J48",
+        "tclb",
+        "CFD-GO/TCLB",
+        "926273206c1fb82a9d7a4633255aa6031133d7ac",
+        "ff3c85302b9e5e1bc6464efc4ece5e36a9c64acc",
+        "fresh13",
+    ),
+    Port(
+        "J49",
+        "tf-benchmarks",
+        "tensorflow/benchmarks",
+        "eff144652a8065871c729f189d8ef4d353300fed",
+        "5bb83a14718980c556105709e7c5f0a89d79083f",
+        "fresh13",
+    ),
+    Port(
+        "J50",
+        "torchchat",
+        "pytorch/torchchat",
+        "2739023967513ef96857eed840237502928bb9fa",
+        "7a674295edb105e23361caa95228624fb5f1f3ac",
+        "fresh13",
+    ),
 )
 
 
@@ -682,7 +722,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh12``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh13``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -939,6 +979,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh10",
         "fresh11",
         "fresh12",
+        "fresh13",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
