@@ -30,6 +30,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set twentieth  # issue 24's twentieth (held-out)
     python benchmarks/real_repos.py TREES --set twentyfirst  # issue 24's twenty-first (held-out)
     python benchmarks/real_repos.py TREES --set twentysecond  # issue 24's twenty-second (held-out)
+    python benchmarks/real_repos.py TREES --set twentythird  # issue 24's twenty-third (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -76,6 +77,7 @@ from real_repos_twelfth import TWELFTH_ROUTE, TWELFTH_SET
 from real_repos_twentieth import TWENTIETH_ROUTE, TWENTIETH_SET
 from real_repos_twentyfirst import TWENTYFIRST_ROUTE, TWENTYFIRST_SET
 from real_repos_twentysecond import TWENTYSECOND_ROUTE, TWENTYSECOND_SET
+from real_repos_twentythird import TWENTYTHIRD_ROUTE, TWENTYTHIRD_SET
 
 from gpuport.models import Severity
 from gpuport.scan import ScanOptions, scan_path
@@ -483,6 +485,7 @@ SETS = {
     "twentieth": TWENTIETH_SET,
     "twentyfirst": TWENTYFIRST_SET,
     "twentysecond": TWENTYSECOND_SET,
+    "twentythird": TWENTYTHIRD_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -506,6 +509,7 @@ ROUTE_NAMES = (
     | frozenset(TWENTIETH_ROUTE)
     | frozenset(TWENTYFIRST_ROUTE)
     | frozenset(TWENTYSECOND_ROUTE)
+    | frozenset(TWENTYTHIRD_ROUTE)
 )
 
 
