@@ -173,6 +173,19 @@ GUARDED = {
     "class-sibling": f"class ROCmTuner:\n    pass\nclass CUDATuner:\n    x = {SMI}\n",
     "register-keyword": f"@register(register=torch.version.hip is None)\nclass H:\n    x = {SMI}\n",
     "or-one-vendor": f"if torch.version.cuda or torch.version.hip is None:\n    {SMI}\n",
+    # a swallowed failure: on an AMD host the probe reports nothing and the program goes on
+    # (facefusion, FlagGems; issue 24, nineteenth and twenty-second samples)
+    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
+    "bare-except": f"try:\n    {SMI}\nexcept:\n    pass\n",
+    "caller-swallows": (
+        f"def run_smi():\n    return {SMI}\ndef detect():\n    try:\n        out = run_smi()\n"
+        "    except Exception:\n        out = None\n    return out\n"
+    ),
+    "method-caller-swallows": (
+        f"class M:\n    def _smi(self):\n        {SMI}\n    def devices(self):\n"
+        "        try:\n            return self._smi()\n"
+        "        except OSError:\n            return []\n"
+    ),
 }
 
 UNGUARDED = {
@@ -197,8 +210,11 @@ UNGUARDED = {
     "func-named-nvidia": f"def nvidia_info():\n    {SMI}\n",
     "class-named-nvidia": f"class NvidiaMonitor:\n    def run(self):\n        {SMI}\n",
     "user-option-nvidia": f"if args.use_nvidia_dali:\n    {SMI}\n",
-    "except-exception": f"try:\n    {SMI}\nexcept Exception:\n    pass\n",
-    "bare-except": f"try:\n    {SMI}\nexcept:\n    pass\n",
+    "except-exception-exits": f"try:\n    {SMI}\nexcept Exception:\n    sys.exit(1)\n",
+    "bare-except-reraises": f"try:\n    {SMI}\nexcept:\n    log()\n    raise\n",
+    "called-outside-try-too": (
+        f"def probe():\n    {SMI}\ntry:\n    probe()\nexcept Exception:\n    pass\nprobe()\n"
+    ),
     "import-error-reraised": (
         f"try:\n    import x\n    {SMI}\nexcept ImportError as e:\n    raise E() from e\n"
     ),

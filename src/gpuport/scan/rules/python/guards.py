@@ -39,8 +39,9 @@ decorators discriminate the platform (``@skipIfRocm``,
 ``try`` whose handler catches ``ImportError``/``ModuleNotFoundError`` (an
 optional import of an NVIDIA-only module). A handler for
 ``Exception``/``BaseException`` or anything (a bare ``except``) sets the
-:data:`IMPORT` bit: it makes the imports in the body optional, nothing else. A
-handler that re-raises (has a ``raise``) guards nothing. A handler for
+:data:`IMPORT` bit (it makes the imports in the body optional) and the :data:`SUBPROC`
+bit (a missing ``nvidia-smi`` raises an ``Exception`` too). A handler that re-raises (has a
+``raise``) or ends the program (``sys.exit``) guards nothing. A handler for
 ``OSError``/``FileNotFoundError``/``subprocess.CalledProcessError`` (what a missing
 ``nvidia-smi`` raises) sets
 the :data:`SUBPROC` bit, which only the nvidia-smi rule honours.
@@ -335,11 +336,11 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
     """
     flags = 0
     for handler in node.handlers:
-        if any(isinstance(n, ast.Raise) for n in ast.walk(handler)):
-            continue  # the handler re-raises: what the body does is required, not optional
+        if any(isinstance(n, ast.Raise) or _exits(n) for n in ast.walk(handler)):
+            continue  # the handler re-raises or exits: what the body does is required
         kinds = handler.type
         if kinds is None:
-            flags |= IMPORT
+            flags |= IMPORT | SUBPROC
             continue
         elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
         for elt in elts:
@@ -347,10 +348,21 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
             if name in _IMPORT_ERRORS:
                 flags |= PLATFORM
             elif name in _BROAD_ERRORS:
-                flags |= IMPORT
+                # a missing executable's FileNotFoundError is an Exception too: a probe whose
+                # failure is swallowed reports nothing on an AMD host and the program goes on
+                # (facefusion, FlagGems; issue 24, nineteenth and twenty-second samples)
+                flags |= IMPORT | SUBPROC
             elif name in _OS_ERRORS:
                 flags |= SUBPROC
     return flags
+
+
+_EXIT_CALLS = frozenset({"exit", "_exit", "quit", "abort"})
+
+
+def _exits(node: ast.AST) -> bool:
+    """``sys.exit(...)``/``os._exit(...)``/``exit()``: a handler that ends the program."""
+    return isinstance(node, ast.Call) and last_name(node.func) in _EXIT_CALLS
 
 
 class Aliases:

@@ -145,10 +145,14 @@ class GuardScope:
         self.tree: ast.Module | None = None
         self._amd_arms: set[tuple[str, ...]] | None = None
         self._amd_defs: set[tuple[str, ...]] | None = None
+        #: functions the file calls only inside a ``try`` that swallows a failed program
+        self.swallowed: frozenset[str] = frozenset()
 
     def prepare(self, tree: ast.Module) -> None:
         """Before the walk: find the flag variables (every assignment a platform test)."""
         self.tree = tree
+        if "nvidia-smi" in self.text:
+            self.swallowed = _swallowed_callees(tree)
         if not self.candidates:
             return
         assigns: list[tuple[int, str, ast.expr]] = []
@@ -256,6 +260,8 @@ class GuardScope:
     def def_flags(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
         """Guard bits of a function or class body: its name, decorators and siblings."""
         flags = ident_flags(node.name)
+        if node.name in self.swallowed:
+            flags |= SUBPROC
         for deco in node.decorator_list:
             flags |= self.test_flags(deco)
         if not flags & PLATFORM and self.nvidia_arm(node.name):
@@ -433,3 +439,31 @@ def _status_checked(stmt: ast.stmt, after: ast.stmt) -> bool:
         return False  # a raise makes the failure the caller's
     names = {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(after.test))
+
+
+def _swallowed_callees(tree: ast.Module) -> frozenset[str]:
+    """Names of the functions this file calls, each call inside the body of a ``try`` whose
+    handler swallows what a missing program raises (``except Exception: return []``).
+
+    facefusion's ``run_nvidia_smi()`` is called only from ``detect_execution_devices()``,
+    inside such a ``try``: on an AMD host the probe fails quietly and the program goes on
+    (issue 24, twenty-second sample). One call outside such a ``try`` and the name is out.
+    """
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try | ast.TryStar) and handler_flags(node) & SUBPROC:
+            for stmt in node.body:
+                inside.update(id(n) for n in ast.walk(stmt) if isinstance(n, ast.Call))
+    caught: set[str] = set()
+    loose: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                name = func.id
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                name = func.attr  # self.probe() / cls.probe() / module.probe()
+            else:
+                continue
+            (caught if id(node) in inside else loose).add(name)
+    return frozenset(caught - loose)

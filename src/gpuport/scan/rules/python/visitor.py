@@ -355,11 +355,17 @@ class PythonScan(DtypeRules, NativeRules):
             return
         guarded = bool(guard & PLATFORM)
         if "nvidia-smi" in value and NVIDIA_SMI_CMD.fullmatch(value) and id(node) not in self.quiet:
+            caught = not guard & PLATFORM and guard & SUBPROC
             self.report(
                 "GP204",
                 node,
                 guarded=bool(guard & (PLATFORM | SUBPROC)),
-                message="runs `nvidia-smi`, which does not exist on an AMD GPU host",
+                message="runs `nvidia-smi`, which does not exist on an AMD GPU host"
+                + (
+                    "; its failure is caught, so there the program goes on without what it reports"
+                    if caught
+                    else ""
+                ),
             )
         elif value in ORT_CUDA and id(node) not in self.quiet:
             self.report(
