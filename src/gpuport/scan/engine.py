@@ -29,6 +29,7 @@ from gpuport.scan.project.files import (
     DEFAULT_MAX_BYTES,
     Candidate,
     Skip,
+    header_template,
     read_text,
     safe_name,
     walk,
@@ -184,16 +185,22 @@ def scan_path(
 
     candidates: list[Candidate] = []
     skipped: list[SkippedFile] = []
-    for item in walk(root, include_vendored=opts.include_vendored, exclude=opts.exclude):
+    templates: list[Candidate] = []  # header templates: read for the macro facts only
+    walked = walk(
+        root, include_vendored=opts.include_vendored, exclude=opts.exclude, templates=True
+    )
+    for item in walked:
         if isinstance(item, Skip):
             skipped.append(SkippedFile(path=item.rel, reason=item.reason))
+        elif header_template(item.rel):
+            templates.append(item)
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
     if not candidates:
         raise NothingToScan(_nothing_to_scan(root, skipped, opts.kinds))
     own = own_names(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
 
-    view = view_of(root, candidates, opts.max_bytes)
+    view = view_of(root, candidates, opts.max_bytes, templates)
     opts = replace(opts, facts=view.facts)
     results: list[tuple[list[Finding], SkippedFile | None]] = []
     total = len(candidates)

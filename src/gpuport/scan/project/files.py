@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -220,13 +220,31 @@ def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
     return False
 
 
+#: a header template a build configures into the header it compiles (VTK-m's
+#: ``vtkm/internal/Configure.h.in`` -> ``Configure.h``, by CMake's ``configure_file``)
+_HEADER_TEMPLATE = textre.compile(r".*\.(?:h|hh|hpp|hxx|cuh)(?:\.cmake)?\.in$", re.I)
+
+
+def header_template(rel_path: str) -> bool:
+    """Whether a file is a header template (read for the preprocessor facts, never judged)."""
+    return _HEADER_TEMPLATE.match(rel_path.rsplit("/", 1)[-1]) is not None
+
+
+def read_texts(candidates: Iterable[Candidate], max_bytes: int) -> dict[str, str]:
+    """Relative path -> text of the candidates that read as text (the others are left out)."""
+    return {c.rel: t for c in candidates if isinstance(t := read_text(c.path, max_bytes), str)}
+
+
 def walk(
     root: Path,
     *,
     include_vendored: bool = False,
     exclude: tuple[str, ...] = (),
+    templates: bool = False,
 ) -> Iterator[Candidate | Skip]:
     """Yield the files to scan under ``root`` (or root itself if it is a file).
+
+    ``templates``: yield header templates too (:func:`header_template`), as native files.
 
     Every ``.gitignore`` from the root down is honoured for the folder it sits
     in. Symlinked directories are not followed (so loops cannot happen);
@@ -252,6 +270,8 @@ def walk(
             continue
         rel, entry = item
         kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
+        if kind is None and templates and header_template(rel):
+            kind = FileKind.NATIVE
         if kind is None:
             if _is_link(entry) and _is_dir_link(Path(entry.path)):
                 yield Skip(rel, "symbolic link to a folder: not followed")

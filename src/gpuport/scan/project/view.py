@@ -43,7 +43,7 @@ from gpuport.scan.project.extras import (
     setup_cfg_extra_lines,
     setup_py_extra_lines,
 )
-from gpuport.scan.project.files import Candidate, classify, read_text, rocm_makefile
+from gpuport.scan.project.files import Candidate, classify, read_text, read_texts, rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.py_layout import module_level_line
@@ -126,8 +126,11 @@ class ProjectView:
     unnamed_envs: dict[str, str] = field(default_factory=dict)
 
 
-def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> ProjectView:
-    """Read what the project says about its build (never running any of it)."""
+def view_of(
+    root: Path, candidates: Sequence[Candidate], max_bytes: int, templates: Sequence[Candidate] = ()
+) -> ProjectView:
+    """Read what the project says about its build (never running any of it); ``templates``:
+    header templates, read for the preprocessor facts only."""
     build_files: dict[str, str] = {}
     route_files: dict[str, tuple[str, str]] = {}
     native: dict[str, str] = {}
@@ -168,8 +171,9 @@ def view_of(root: Path, candidates: Sequence[Candidate], max_bytes: int) -> Proj
     switches = nvidia_library_switches(native, build_files)
     switches.update(cuda_switches(native, build_files))
     switches.update(project_undefined(native, candidates, max_bytes, root))
+    texts = {**native, **read_texts(templates, max_bytes)}
     facts = cxx_facts(
-        native, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
+        texts, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
     )
     for header, include in facts.not_on_rocm.items():
         build.not_built.setdefault(header, f"{include}: included only where ROCm does not compile")

@@ -1,0 +1,66 @@
+"""Issue 24 classes taken up in session 17 from the held-out samples' judgments (the
+twenty-second's VTK-m, the twelfth's torch-harmonics): a macro a header *template* defines
+only under ``__CUDA_ARCH__`` is never defined on a ROCm pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.scan import ScanOptions, scan_path
+from tests.scan.project_files import write
+
+_CONFIGURE = (
+    "#ifndef vtk_m_internal_Configure_h\n#define vtk_m_internal_Configure_h\n"
+    "#ifdef __CUDA_ARCH__\n#define VTKM_CUDA_DEVICE_PASS\n#endif\n"
+    "#cmakedefine VTKM_ENABLE_KOKKOS\n#endif\n"
+)
+_UNREACHABLE = (
+    "#include <vtkm/internal/Configure.h>\n"
+    "#if defined(VTKM_CUDA_DEVICE_PASS)\n"
+    '#define VTKM_UNREACHABLE_ABORT() asm("trap;")\n'
+    "#else\n#define VTKM_UNREACHABLE_ABORT() abort()\n#endif\n"
+)
+_CMAKE = (
+    "cmake_minimum_required(VERSION 3.15)\nproject(vtkm LANGUAGES CXX)\n"
+    "configure_file(vtkm/internal/Configure.h.in vtkm/internal/Configure.h)\n"
+    "add_library(vtkm vtkm/internal/x.cu)\n"
+)
+
+
+def _ptx(root: Path, files: dict[str, str], **opts: object) -> list[str]:
+    r = scan_path(write(root, files), ScanOptions(jobs=1, **opts))  # type: ignore[arg-type]
+    return [f.severity.value for f in r.findings if f.rule_id == "GP301"]
+
+
+def _files(template: str) -> dict[str, str]:
+    return {
+        "CMakeLists.txt": _CMAKE,
+        "vtkm/internal/x.cu": "__global__ void k() {}\n",
+        "vtkm/internal/Unreachable.h": _UNREACHABLE,
+        "vtkm/internal/Configure.h.in": template,
+    }
+
+
+def test_a_macro_a_header_template_defines_only_under_cuda_arch_is_false_on_rocm(
+    tmp_path: Path,
+) -> None:
+    assert _ptx(tmp_path / "a", _files(_CONFIGURE)) == ["info"]
+
+
+def test_a_template_that_defines_the_macro_outside_that_branch_keeps_the_blocker(
+    tmp_path: Path,
+) -> None:
+    live = _CONFIGURE.replace("#cmakedefine", "#define VTKM_CUDA_DEVICE_PASS\n#cmakedefine")
+    assert _ptx(tmp_path / "b", _files(live)) == ["blocker"]
+    # no template at all: the macro's definition is unseen, the PTX stays a blocker
+    files = _files(_CONFIGURE)
+    del files["vtkm/internal/Configure.h.in"]
+    assert _ptx(tmp_path / "c", files) == ["blocker"]
+
+
+def test_a_template_is_read_for_facts_never_judged_and_exclude_holds(tmp_path: Path) -> None:
+    files = _files(_CONFIGURE + 'inline void t() { asm("trap;"); }\n')
+    r = scan_path(write(tmp_path / "d", files), ScanOptions(jobs=1))
+    assert not [f for f in r.findings if f.location.path.endswith(".h.in")]
+    # the user's --exclude of the template is honoured: its facts are not read either
+    assert _ptx(tmp_path / "e", _files(_CONFIGURE), exclude=("*.h.in",)) == ["blocker"]
