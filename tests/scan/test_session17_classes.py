@@ -64,3 +64,34 @@ def test_a_template_is_read_for_facts_never_judged_and_exclude_holds(tmp_path: P
     assert not [f for f in r.findings if f.location.path.endswith(".h.in")]
     # the user's --exclude of the template is honoured: its facts are not read either
     assert _ptx(tmp_path / "e", _files(_CONFIGURE), exclude=("*.h.in",)) == ["blocker"]
+
+
+_KERNEL = "__global__ void fused(float* x) { x[threadIdx.x] *= 2.0f; }\n"
+_LOAD = (
+    "import os\nfrom torch.utils.cpp_extension import load\n"
+    "here = os.path.dirname(__file__)\n"
+)
+
+
+def _verdict(root: Path, op: str) -> tuple[str, str]:
+    files = {"op/fused.py": op, "op/fused_kernel.cu": _KERNEL, "train.py": "import op.fused\n"}
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    return r.verdict.value, r.verdict_reason
+
+
+def test_a_module_level_jit_build_is_the_projects_own_cuda_build(tmp_path: Path) -> None:
+    """stylegan2-pytorch (twenty-third sample): `fused = load(sources=[...cu])` at a module's
+    top level runs on import, so the project builds CUDA code no ROCm build has compiled."""
+    top = _LOAD + 'fused = load("fused", sources=[os.path.join(here, "fused_kernel.cu")])\n'
+    verdict, reason = _verdict(tmp_path / "a", top)
+    assert verdict == "major work", reason
+    assert "op/fused.py:4" in reason
+
+
+def test_a_jit_build_inside_a_function_stays_an_optional_fast_path(tmp_path: Path) -> None:
+    inner = (
+        _LOAD + "def get():\n"
+        '    return load("fused", sources=[os.path.join(here, "fused_kernel.cu")])\n'
+    )
+    verdict, reason = _verdict(tmp_path / "b", inner)
+    assert verdict != "major work", reason

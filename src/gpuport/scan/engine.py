@@ -37,7 +37,7 @@ from gpuport.scan.project.files import (
 from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.opt_in import opt_in_extensions
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
-from gpuport.scan.project.py_layout import lowered, read_layout
+from gpuport.scan.project.py_layout import lowered, module_level_line, read_layout
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
 from gpuport.scan.rules import FileKind, load_all
@@ -538,10 +538,8 @@ def _never_built_for_rocm(
     findings: Sequence[Finding],
 ) -> tuple[Verdict, str]:
     """With no ROCm route, a project whose own build compiles CUDA sources has never been
-    built for ROCm: bringing that up and validating its kernels is porting work however clean
-    the scan is, so the verdict is at least major work (issue 24: Pointnet2_PyTorch and
-    SqueezeLLM in the eleventh sample, lietorch in the fifteenth, all documented CUDA-only,
-    were "minor work, expected to run")."""
+    built for ROCm: that bring-up is porting work however clean the scan is, so at least major
+    work (issue 24: Pointnet2_PyTorch, SqueezeLLM, lietorch were "minor work")."""
     sources = device_files(candidates, view)
     builds = sorted(
         {
@@ -549,8 +547,14 @@ def _never_built_for_rocm(
             for f in findings
             if f.rule_id in _OWN_CUDA_BUILD
             # a CUDAExtension in a build script not named setup.py (`setup_cuda.py`) is the
-            # build too; `load()` of sources at run time is not
+            # build too; `load()` at run time only at a module's top level, run on import
+            # (stylegan2-pytorch, twenty-third sample), not in a function (peft's BOFT)
             or (f.rule_id == "GP211" and f.message.startswith("`CUDAExtension`"))
+            or (
+                f.rule_id == "GP211"
+                and f.message.startswith("`load`")
+                and module_level_line(view.root / f.location.path, f.location.line)
+            )
         }
     )
     if not sources or not builds:
