@@ -553,7 +553,7 @@ def _never_built_for_rocm(
             or (
                 f.rule_id == "GP211"
                 and f.message.startswith("`load`")
-                and module_level_line(view.root / f.location.path, f.location.line)
+                and module_level_line(view.root / f.location.path, f.location.line or 0)
             )
         }
     )
