@@ -67,10 +67,7 @@ def test_a_template_is_read_for_facts_never_judged_and_exclude_holds(tmp_path: P
 
 
 _KERNEL = "__global__ void fused(float* x) { x[threadIdx.x] *= 2.0f; }\n"
-_LOAD = (
-    "import os\nfrom torch.utils.cpp_extension import load\n"
-    "here = os.path.dirname(__file__)\n"
-)
+_LOAD = "import os\nfrom torch.utils.cpp_extension import load\nhere = os.path.dirname(__file__)\n"
 
 
 def _verdict(root: Path, op: str) -> tuple[str, str]:
@@ -95,3 +92,38 @@ def test_a_jit_build_inside_a_function_stays_an_optional_fast_path(tmp_path: Pat
     )
     verdict, reason = _verdict(tmp_path / "b", inner)
     assert verdict != "major work", reason
+
+
+_LOADER = (
+    "typedef CUresult CUDAAPI tcuTexRefCreate(CUtexref *pTexRef);\n"
+    "typedef CUresult CUDAAPI tcuTensorMapEncodeTiled(CUtensorMap *tensorMap, int rank);\n"
+    "extern tcuTexRefCreate *cuTexRefCreate_oro;\n"
+    "extern tcuTensorMapEncodeTiled *cuTensorMapEncodeTiled_oro;\n"
+    "#define cuTexRefCreate cuTexRefCreate_oro\n"
+    "#define cuTensorMapEncodeTiled cuTensorMapEncodeTiled_oro\n"
+    "tcuTexRefCreate *cuTexRefCreate_oro = nullptr;\n"
+)
+
+
+def _api_hits(root: Path, text: str) -> list[tuple[str, int]]:
+    r = scan_path(write(root, {"cuew.h": text, "CMakeLists.txt": _CMAKE}), ScanOptions(jobs=1))
+    return sorted(
+        (f.rule_id, f.location.line)
+        for f in r.findings
+        if f.rule_id in ("GP309", "GP312") and f.location.path == "cuew.h"
+    )
+
+
+def test_a_dynamic_loaders_declarations_are_not_uses_of_the_api(tmp_path: Path) -> None:
+    """cuew (bundled by Orochi, twenty-third sample) declares the driver API it loads by name:
+    function-type typedefs, pointer variables and renaming #defines are no uses."""
+    assert _api_hits(tmp_path / "a", _LOADER) == []
+
+
+def test_calls_and_macro_bodies_that_use_the_api_still_count(tmp_path: Path) -> None:
+    uses = (
+        _LOADER + "void f(CUtexref *r) { cuTexRefCreate(r); }\n"
+        "#define BIND(r) cuTexRefSetArray(r, 0, 0)\n"
+        "CUtensorMap global_map;\n"
+    )
+    assert _api_hits(tmp_path / "b", uses) == [("GP309", 8), ("GP309", 9), ("GP312", 10)]

@@ -25,7 +25,13 @@ from gpuport.models import Severity
 from gpuport.scan.cxx import lex, within
 from gpuport.scan.rules.base import Family, FileContext, FileKind, Rule, checker, register
 from gpuport.scan.rules.native.api import check_api
-from gpuport.scan.rules.native.common import Pass, Sink, iter_words, word_start
+from gpuport.scan.rules.native.common import (
+    Pass,
+    Sink,
+    iter_words,
+    loader_declaration,
+    word_start,
+)
 from gpuport.scan.rules.native.libs import FOLDED_BY_CUTLASS, check_libraries, cutlass_match
 from gpuport.scan.rules.native.warp import check_warp
 from gpuport.scan.rules.native.warp_budget import judged_until
@@ -336,6 +342,8 @@ def _check_textures(sink: Sink) -> None:
             "were removed in CUDA 12 and are deprecated in HIP; use a texture object",
         )
     for m in iter_words(_TEXREF_API, code):
+        if loader_declaration(code, m.start()):
+            continue
         sink.hit(
             "GP309",
             m.start(),
@@ -431,6 +439,8 @@ def _check_device_features(sink: Sink) -> None:
     for m in iter_words(_ASYNC, code):
         if _PROBE.search(code, max(0, m.start() - 40), m.start()):
             continue  # `#if __has_include(<cuda/pipeline>)`: a probe, false on ROCm
+        if loader_declaration(code, m.start()):
+            continue
         sink.hit("GP312", m.start(), f"`{m.group()}` has no HIP equivalent")
     family = sink.ctx.target.family
     for m in iter_words(_MANAGED, code):

@@ -299,6 +299,27 @@ def word_start(code: str, pos: int) -> bool:
     return pos == 0 or not (code[pos - 1].isalnum() or code[pos - 1] == "_")
 
 
+def loader_declaration(code: str, pos: int) -> bool:
+    """Whether the NVIDIA API name at ``pos`` is declared by a dynamic loader, not used: the
+    name a ``#define`` gives (``#define cuTexRefCreate cuTexRefCreate_oro``), a function
+    pointer it declares (``extern tcuTexRefCreate *cuTexRefCreate_oro;``, ``... = nullptr;``)
+    or a type in a function type's ``typedef`` (``typedef CUresult CUDAAPI
+    tcuTensorMapEncodeTiled(CUtensorMap *tensorMap, ...);``). cuew, bundled by Orochi
+    (twenty-third sample) and others, loads the driver API by name: its uses are elsewhere."""
+    line_start = code.rfind("\n", 0, pos) + 1
+    head = code[line_start:pos].strip()
+    end = pos
+    while end < len(code) and (code[end].isalnum() or code[end] == "_"):
+        end += 1
+    rest = code[end : code.find("\n", end) if "\n" in code[end : end + 400] else end + 400]
+    words = head.replace("#", " ").split()
+    if words[:1] == ["define"] and (len(words) == 1 or (len(words) == 2 and not rest.strip())):
+        return True  # the name defined, or a rename's whole body (`#define cuX cuX_oro`)
+    if head.startswith("typedef") and "(" in head:
+        return True
+    return head.endswith("*") and rest.lstrip()[:1] in (";", "=", ",")
+
+
 def iter_words(pattern: re.Pattern[str], code: str, start: int = 0) -> Iterator[re.Match[str]]:
     """Matches of ``pattern`` that start at a word boundary.
 
