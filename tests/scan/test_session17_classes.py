@@ -127,3 +127,15 @@ def test_calls_and_macro_bodies_that_use_the_api_still_count(tmp_path: Path) -> 
         "CUtensorMap global_map;\n"
     )
     assert _api_hits(tmp_path / "b", uses) == [("GP309", 8), ("GP309", 9), ("GP312", 10)]
+
+
+def test_a_namespaced_surface_template_is_no_texture_reference(tmp_path: Path) -> None:
+    """traccc (twenty-third sample): `detray::geometry::surface<detector_t> sf` is detray's
+    surface class, not CUDA's `surface<void, 2>` reference."""
+    text = (
+        "void f(const detray::geometry::surface<detector_t> sf);\n"
+        "auto g(const obj.surface<int> s);\n"
+        "texture<float, 1, cudaReadModeElementType> tex;\n"
+        "::surface<void, 2> surf;\n"
+    )
+    assert _api_hits(tmp_path / "a", text) == [("GP309", 3), ("GP309", 4)]

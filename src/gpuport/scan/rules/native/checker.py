@@ -320,6 +320,8 @@ _TEXREF_DECL = textre.compile(
     r"(?:texture|surface)\s*<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*&?\s*"
     r"(?P<name>[A-Za-z_]\w*)"
 )
+#: a name qualified by a namespace or reached through an object, right before the match
+_QUALIFIED = textre.compile(r"(?:\w\s*::|\.|->)\s*$")
 _TEXREF_API = textre.compile(
     r"cu(?:da(?:BindTexture(?:2D|ToArray|ToMipmappedArray)?|UnbindTexture|GetTextureReference|"
     r"GetTextureAlignmentOffset|BindSurfaceToArray|GetSurfaceReference)\b|TexRef\w+|SurfRef\w+)"
@@ -334,6 +336,8 @@ def _check_textures(sink: Sink) -> None:
     code = sink.code
     names: set[str] = set()
     for m in iter_words(_TEXREF_DECL, code):
+        if _QUALIFIED.search(code, max(0, m.start() - 80), m.start()):
+            continue  # `detray::geometry::surface<detector_t> sf` (traccc): another `surface`
         names.add(m.group("name"))
         sink.hit(
             "GP309",
