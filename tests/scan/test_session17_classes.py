@@ -139,3 +139,17 @@ def test_a_namespaced_surface_template_is_no_texture_reference(tmp_path: Path) -
         "::surface<void, 2> surf;\n"
     )
     assert _api_hits(tmp_path / "a", text) == [("GP309", 3), ("GP309", 4)]
+
+
+def _nvcc_hits(root: Path, cmake: str) -> list[int]:
+    r = scan_path(write(root, {"CMakeLists.txt": cmake, "a.cu": _KERNEL}), ScanOptions(jobs=1))
+    return [f.location.line for f in r.findings if f.rule_id == "GP408"]
+
+
+def test_nvcc_among_a_cache_entrys_offered_values_runs_nothing(tmp_path: Path) -> None:
+    """vecmem (twenty-third sample): the HIP platform choices of a cache entry."""
+    head = "cmake_minimum_required(VERSION 3.20)\nproject(v LANGUAGES CXX)\n"
+    choices = 'set_property( CACHE CMAKE_HIP_PLATFORM\n   PROPERTY STRINGS "hcc" "nvcc" "amd" )\n'
+    assert _nvcc_hits(tmp_path / "a", head + choices) == []
+    run = 'set(CMAKE_CUDA_COMPILER "/usr/local/cuda/bin/nvcc")\n'
+    assert _nvcc_hits(tmp_path / "b", head + choices + run) == [5]

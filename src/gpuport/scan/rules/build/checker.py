@@ -240,6 +240,7 @@ def check_cmake(ctx: FileContext) -> None:
             or _forwarded(code, m)
             or _genex_test(code, m.start())
             or _dependency(code, m.start())
+            or _CHOICES.search(code, max(0, m.start() - 400), m.start())
         ):
             continue
         line, col = text.pos(m.start())
@@ -253,6 +254,10 @@ def check_cmake(ctx: FileContext) -> None:
                 guarded=line in guards,
             )
 
+
+#: the values a cache entry offers (``set_property(CACHE CMAKE_HIP_PLATFORM PROPERTY STRINGS
+#: "hcc" "nvcc" "amd")``, vecmem, twenty-third sample): a list of choices runs nothing
+_CHOICES = textre.compile(r"(?i)\bset_property\s*\([^()]*\bPROPERTY\s+STRINGS\b[^()]*$")
 
 #: Generator expressions that compare (``$<STREQUAL:${HIP_PLATFORM},nvcc>``) or ask for a
 #: compiler id: a word in them is tested for, not run.
