@@ -153,3 +153,38 @@ def test_nvcc_among_a_cache_entrys_offered_values_runs_nothing(tmp_path: Path) -
     assert _nvcc_hits(tmp_path / "a", head + choices) == []
     run = 'set(CMAKE_CUDA_COMPILER "/usr/local/cuda/bin/nvcc")\n'
     assert _nvcc_hits(tmp_path / "b", head + choices + run) == [5]
+
+
+def _lanes(root: Path, cu: str) -> list[tuple[str, bool]]:
+    """GP304 severities, each with whether it says "logical 32-thread groups"."""
+    r = scan_path(write(root, {"k.cu": cu}), ScanOptions(jobs=1))
+    return [
+        (f.severity.value, "logical 32-thread groups" in f.message)
+        for f in r.findings
+        if f.rule_id == "GP304"
+    ]
+
+
+_GROUPS = (
+    "__global__ void absorb(unsigned long long* s, const unsigned long long* d) {\n"
+    "  const int lane = threadIdx.x % 32;\n"
+    "  if (lane < 25) s[lane] ^= d[lane];\n"
+    "  __syncwarp();\n"
+    "}\n"
+)
+
+
+def test_a_lane_that_only_numbers_logical_groups_in_memory_is_info(tmp_path: Path) -> None:
+    """icicle's SHA-3 kernels (twenty-third sample): 32-thread groups addressed through
+    memory, no shuffle, vote or ballot in the file."""
+    assert _lanes(tmp_path / "a", _GROUPS) == [("info", True)]
+
+
+def test_a_lane_beside_a_shuffle_or_returned_is_judged_as_before(tmp_path: Path) -> None:
+    # beside a shuffle the warp judge decides (here: info, the break reported at the shuffle)
+    shuffled = _GROUPS.replace("  __syncwarp();\n", "  s[0] = __shfl_sync(~0ull, s[1], lane);\n")
+    assert _lanes(tmp_path / "a", shuffled) == [("info", False)]
+    returned = "__device__ inline int lane_of(int tid) { return tid & 31; }\n"
+    assert _lanes(tmp_path / "b", returned) == [("major", False)]
+    collective = _GROUPS.replace("__syncwarp();", "typedef cub::WarpReduce<int> R;")
+    assert _lanes(tmp_path / "c", collective) == [("major", False)]

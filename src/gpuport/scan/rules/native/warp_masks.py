@@ -210,8 +210,22 @@ def in_32_tile(sink: Sink, pos: int) -> str | None:
     return None
 
 
+#: what makes a lane number a hardware lane: shuffles, votes, ballots, matches, warp
+#: reductions, the lane-id register, cooperative-groups tiles and CUB's warp collectives
+_HW_LANE = textre.compile(
+    r"__(?:shfl|ballot|any|all|activemask|match|reduce_\w+_sync|lane_?id|uni)\w*\s*\("
+    r"|%%?laneid|\blaneid\b|\b(?:tiled_partition|coalesced_threads|thread_block_tile)\b"
+    r"|\bWarp(?:Reduce|Scan|Load|Store|Exchange|MergeSort)\b|\.(?:shfl\w*|ballot|any|all)\s*\("
+)
+
+
 def check_lane_math(sink: Sink) -> None:
     code = sink.code
+    # no warp-level operation anywhere in the file: `lane = threadIdx.x % 32` can only number
+    # logical 32-thread groups addressed through memory, which a 64-lane wavefront runs as two
+    # such groups in lockstep (icicle's SHA-3 kernels, twenty-third sample); a lane a callee
+    # elsewhere shuffles is reported at that shuffle
+    hw_lanes: bool | None = None
     for m in _LANE_OP.finditer(code):
         op, k = m.group("op"), m.group("k").lower()
         if k not in _PAIRS[op] or not _plain_operator(code, m.start(), op):
@@ -231,6 +245,19 @@ def check_lane_math(sink: Sink) -> None:
                     f"({tile}), which HIP gives on a 64-lane wavefront too: "
                     "consistent, though not the fastest split on AMD",
                     guarded=True,  # lowered to info, like code the ROCm build handles
+                )
+                continue
+            if hw_lanes is None:
+                hw_lanes = _HW_LANE.search(code) is not None
+            returned = code[statement_left(code, m.start()) : m.start()].lstrip()
+            if not hw_lanes and not returned.startswith("return"):  # a returned lane escapes
+                sink.hit(
+                    "GP304",
+                    m.start(),
+                    f"`{expr}` numbers logical 32-thread groups: no shuffle, vote, ballot or "
+                    "warp collective in this file uses a hardware lane, and a 64-lane "
+                    "wavefront runs two such groups in lockstep",
+                    guarded=True,
                 )
                 continue
             sink.hit(
