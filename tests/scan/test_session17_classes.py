@@ -188,3 +188,30 @@ def test_a_lane_beside_a_shuffle_or_returned_is_judged_as_before(tmp_path: Path)
     assert _lanes(tmp_path / "b", returned) == [("major", False)]
     collective = _GROUPS.replace("__syncwarp();", "typedef cub::WarpReduce<int> R;")
     assert _lanes(tmp_path / "c", collective) == [("major", False)]
+
+
+def test_an_nvidia_binary_named_beside_its_amd_twin_is_the_other_vendors_arm(
+    tmp_path: Path,
+) -> None:
+    """Orochi (twenty-third sample): `isAmd ? "k.hipfb" : "k.fatbin"` and a prebuilt
+    .fatbin shipped with its .hipfb twin."""
+    loader = (
+        "void load(bool isAmd) {\n"
+        '  std::string p = isAmd ? "kernels.hipfb" : "kernels.fatbin";\n'
+        '  std::string q = "other.fatbin";\n'
+        "}\n"
+    )
+    files = {"load.cpp": loader, "bin/kernels.fatbin": "x", "bin/kernels.hipfb": "x",
+             "bin/alone.cubin": "x"}  # fmt: skip
+    r = scan_path(write(tmp_path / "a", files), ScanOptions(jobs=1))
+    got = sorted(
+        (f.rule_id, f.location.path, f.location.line or 0, f.severity.value)
+        for f in r.findings
+        if f.rule_id in ("GP322", "GP323")
+    )
+    assert got == [
+        ("GP322", "bin/alone.cubin", 1, "blocker"),
+        ("GP322", "bin/kernels.fatbin", 1, "info"),
+        ("GP323", "load.cpp", 2, "info"),
+        ("GP323", "load.cpp", 3, "major"),
+    ]

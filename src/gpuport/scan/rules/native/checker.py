@@ -463,6 +463,7 @@ _MODULE_LOAD = textre.compile(
     r"|CU_JIT_INPUT_(?:PTX|CUBIN|FATBINARY)\b|nvrtcGet(?:PTX|CUBIN)(?:Size)?\s*\("
 )
 _BINARY_PATH = textre.compile(r"\.(?:ptx|cubin|fatbin)$", re.I)
+_AMD_BINARY = textre.compile(r"\.(?:hipfb|hsaco|co|hipfatbin)$|amdgcn|gfx\d", re.I)
 
 
 _RETURN_TYPE = textre.compile(r"[A-Za-z_][\w:]*[\s*&]+$")
@@ -520,13 +521,24 @@ def _check_module_loading(sink: Sink) -> None:
             f"`{name}` loads NVIDIA PTX/cubin; AMD GPUs load code "
             "objects (hipModuleLoadData after hiprtcGetCode or hipcc --genco)",
         )
-    for lit in sink.src.strings:
+    strings = sink.src.strings
+    for i, lit in enumerate(strings):
         body = sink.src.string_body(lit)
         if body[-4:].lower() in (".ptx", "ubin", "tbin") and _BINARY_PATH.search(body):
+            # `isAmd ? "k.hipfb" : "k.fatbin"` (Orochi, twenty-third sample): the other arm
+            end = sink.code.find(";", lit.start, lit.start + 400)
+            left = sink.code.rfind(";", max(0, lit.start - 400), lit.start)
+            amd = any(
+                _AMD_BINARY.search(sink.src.string_body(other))
+                for other in strings[max(0, i - 4) : i + 5]
+                if other is not lit and left < other.start < (end if end >= 0 else lit.start)
+            )
             sink.hit(
                 "GP323",
                 lit.start,
-                f'"{body}" names an NVIDIA binary; build and load an AMD code object instead',
+                f'"{body}" names an NVIDIA binary; build and load an AMD code object instead'
+                + ("; the same statement names the AMD one beside it" if amd else ""),
+                guarded=amd,
             )
 
 
@@ -580,4 +592,8 @@ def check_gpu_binary(ctx: FileContext) -> None:
             f"{ctx.rel} is a prebuilt NVIDIA binary ({suffix}) that cannot run on AMD "
             "GPUs; rebuild it from source"
         )
-    ctx.report("GP322", 1, None, message=message)
+    # the AMD build shipped beside it (Orochi's .fatbin/.hipfb): the loader picks per vendor
+    amd = next((s for s in (".hipfb", ".hsaco", ".co") if ctx.path.with_suffix(s).is_file()), "")
+    if amd:
+        message += f"; {ctx.path.with_suffix(amd).name} beside it is the AMD build"
+    ctx.report("GP322", 1, None, message=message, guarded=bool(amd))
