@@ -215,3 +215,31 @@ def test_an_nvidia_binary_named_beside_its_amd_twin_is_the_other_vendors_arm(
         ("GP323", "load.cpp", 2, "info"),
         ("GP323", "load.cpp", 3, "major"),
     ]
+
+
+_HIP_NV = (
+    "#ifndef HIP_INCLUDE_HIP_NVIDIA_DETAIL_HIP_RUNTIME_API_H\n"
+    "#define HIP_INCLUDE_HIP_NVIDIA_DETAIL_HIP_RUNTIME_API_H\n"
+    '__device__ inline void hipTrap() { asm volatile("trap;"); }\n'
+    "#endif\n"
+)
+
+
+def test_a_bundled_copy_of_hips_nvidia_platform_header_is_not_built_on_rocm(
+    tmp_path: Path,
+) -> None:
+    """Orochi (twenty-third sample) bundles HIP's nvidia_detail runtime header, which HIP
+    includes only where it targets NVIDIA GPUs."""
+    files = {
+        "oro/nvidia_hip_runtime_api_oro.h": _HIP_NV,
+        "oro/use.cpp": '#include "nvidia_hip_runtime_api_oro.h"\n',
+    }
+    r = scan_path(write(tmp_path / "a", files), ScanOptions(jobs=1))
+    got = {(f.rule_id, f.severity.value) for f in r.findings if f.rule_id == "GP301"}
+    assert got == {("GP301", "info")}, got
+    # a guard that only looks like it (two different names) is no such header
+    fake = _HIP_NV.replace("#define HIP_INCLUDE_HIP_NVIDIA_DETAIL_HIP_RUNTIME_API_H", "#define X")
+    files["oro/nvidia_hip_runtime_api_oro.h"] = fake
+    r = scan_path(write(tmp_path / "b", files), ScanOptions(jobs=1))
+    got = {(f.rule_id, f.severity.value) for f in r.findings if f.rule_id == "GP301"}
+    assert got == {("GP301", "blocker")}, got

@@ -44,6 +44,7 @@ from gpuport.scan.project.extras import (
     setup_py_extra_lines,
 )
 from gpuport.scan.project.files import Candidate, classify, read_text, read_texts, rocm_makefile
+from gpuport.scan.project.hip_platform import hip_nvidia_headers
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.py_layout import module_level_line
@@ -186,15 +187,12 @@ def view_of(
         rocm_build=bool(build.rocm_builds),
         resolved=resolved,
     )
-    for rel, why in siblings.items():
-        build.not_built.setdefault(rel, why)
-    for rel, why in recent_generation_variants(native).items():  # tasks/hopper beside ampere
-        build.not_built.setdefault(rel, why)
-    for rel, why in unincluded_headers(root, candidates, native, includes, build_files).items():
-        build.not_built.setdefault(rel, why)
+    variants = recent_generation_variants(native)  # tasks/hopper beside ampere
+    unincluded = unincluded_headers(root, candidates, native, includes, build_files)
     unnamed = unnamed_sources(root, candidates, native, build_files)  # pod_attn's variants
-    for rel, why in unnamed.items():
-        build.not_built.setdefault(rel, why)
+    for found in (siblings, variants, unincluded, unnamed, hip_nvidia_headers(native)):
+        for rel, why in found.items():
+            build.not_built.setdefault(rel, why)
     if facts.not_on_rocm or siblings or unnamed:
         # a header only those files include is not compiled by the ROCm route either
         build.refused({}, native, resolved)
