@@ -21,6 +21,10 @@ in another native file (``#include "kernel.cu"``, JIT code), and nothing is said
   (``glob("*.cu")``, ``$(wildcard``), a listing (``os.listdir``), a formatted or joined name
   (``f"fwd_{hdim}.cu"``, ``name + ".cu"``, ``endswith(".cu")``), or imports a project module
   that makes names (FlashAttention's setup.py forms every kernel's name in a loop),
+* for the folder of a build that reads a file whose name it does not spell out
+  (``open(path)``) or that the project does not hold; a file it reads that the project holds
+  (``open("kernels.txt")``: a source list kept as data, fortieth re-run F6) is searched for
+  the names like any build file,
 * in a project with an include directive split across lines (``#include "k\\`` newline
   ``ernel.cu"``: its words are not the name),
 * past :data:`MOST_BYTES` of Python and scripts to read, or :data:`MOST_ENTRIES` files.
@@ -30,11 +34,13 @@ Text only, through the file layer; nothing is compiled or run.
 
 from __future__ import annotations
 
+import ast
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gpuport import fileio, textre
+from gpuport import fileio, pyparse, textre
 from gpuport.scan.project.files import Candidate, Skip, classify, iter_entries
 from gpuport.scan.project.unincluded import SPLICED
 from gpuport.scan.rules.base import FileKind
@@ -82,6 +88,16 @@ _COMPILES = textre.compile(
 #: a run of `../` (or `..\\`): how far above its folder a Makefile or script reaches
 _UP = textre.compile(r"(?:\.\.[/\\])+")
 _COMMENT_LINE = textre.compile(r"^[ \t]*(?:#|//|REM\b|::)[^\n]*", re.M)
+#: a call that reads a file by its path (``open``, ``Path(...).read_text()``, numpy's loaders)
+_READERS = frozenset({"open", "read_text", "read_bytes", "loadtxt", "genfromtxt", "fromfile"})
+_READS = textre.compile(r"\b(?:open|read_text|read_bytes|loadtxt|genfromtxt|fromfile)\b")
+#: a file a setup.py reads for its metadata, not its sources, where the project lacks it
+_META = textre.compile(
+    r"^(?:readme|licen[cs]e|copying|changelog|changes|history|authors|contributors|notice"
+    r"|version|about|requirements|__init__|__version__|_version|__about__)\b[\w.-]*$"
+    r"|\.(?:md|rst)$",
+    re.I,
+)
 MOST_BYTES = 32 << 20
 MOST_SOURCES = 5_000
 MOST_ENTRIES = 50_000
@@ -149,6 +165,12 @@ def unnamed_sources(
     for rel, text in [*build_files.items(), *texts.items()]:
         if rel.endswith(".py") and _BUILDS.search(text):
             imported |= _imports(text)
+            data = _data_read(root, rel, text)
+            if data is None:
+                unknown.add(_reach(rel, text))  # a file read that may list its sources
+            else:
+                for body in data:
+                    named |= set(mention.findall(body))
     for rel, text in texts.items():
         if _made(text, False):
             module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
@@ -197,6 +219,69 @@ def _imports(text: str) -> set[str]:
         parts = name.strip(".").split(".")
         out |= {".".join(parts[: i + 1]) for i in range(len(parts))}
     return out
+
+
+def _data_read(root: Path, rel: str, text: str) -> list[str] | None:
+    """The texts of the project files the Python build ``rel`` reads (a source list kept as
+    data: ``open("kernels.txt")``), or None where it reads a file it does not name, or one the
+    project does not hold and that is no metadata file (README, version, requirements), or
+    where ``text`` is not parsed: then its sources are not known."""
+    if not _READS.search(text):
+        return []
+    try:
+        tree = pyparse.parse(text)
+    except SyntaxError:
+        return None
+    out: list[str] = []
+    for node in pyparse.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name not in _READERS or _writes(node):
+            continue
+        paths = [
+            c.value
+            for c in ast.walk(node)
+            if isinstance(c, ast.Constant)
+            and isinstance(c.value, str)
+            and ("." in c.value or "/" in c.value)
+            and not any(ch.isspace() for ch in c.value)
+            and len(c.value) < 300
+        ]
+        if not paths:
+            return None  # `open(path)`: which file is not written here
+        for path in paths:
+            body = _project_text(root, _folder(rel), path)
+            if body is not None:
+                out.append(body)
+            elif not _META.search(path.rsplit("/", 1)[-1]):
+                return None
+    return out
+
+
+def _writes(call: ast.Call) -> bool:
+    """Whether an ``open`` call opens its file for writing (``"w"``, ``"a"``, ``"x"``)."""
+    modes = [k.value for k in call.keywords if k.arg == "mode"] + call.args[1:2]
+    return any(
+        isinstance(m, ast.Constant) and isinstance(m.value, str) and bool(set(m.value) & set("wax"))
+        for m in modes
+    )
+
+
+def _project_text(root: Path, folder: str, path: str) -> str | None:
+    """The text of ``path`` (relative to ``folder``, else to the root) when the project holds
+    it, or None."""
+    for base in (folder, ""):
+        rel = posixpath.normpath(posixpath.join(base, path))
+        if rel.startswith(("../", "/")) or rel == "..":
+            continue
+        full = root / rel
+        if full.is_file():
+            text = fileio.read_text_or_none(full, limit=_MAX_BYTES, root=root)
+            if text is not None:
+                return text
+    return None
 
 
 def _folder(rel: str) -> str:
