@@ -188,6 +188,10 @@ def test_a_lane_beside_a_shuffle_or_returned_is_judged_as_before(tmp_path: Path)
     assert _lanes(tmp_path / "b", returned) == [("major", False)]
     collective = _GROUPS.replace("__syncwarp();", "typedef cub::WarpReduce<int> R;")
     assert _lanes(tmp_path / "c", collective) == [("major", False)]
+    # a project's own shuffle wrapper (apex's WARP_SHFL, defined in another header) is a
+    # shuffle too: the warp judge decides, as beside __shfl_sync
+    wrapped = _GROUPS.replace("__syncwarp();", "s[0] = WARP_SHFL(s[1], lane);")
+    assert _lanes(tmp_path / "d", wrapped) == [("info", False)]
 
 
 def test_an_nvidia_binary_named_beside_its_amd_twin_is_the_other_vendors_arm(

@@ -212,10 +212,12 @@ def in_32_tile(sink: Sink, pos: int) -> str | None:
 
 #: what makes a lane number a hardware lane: shuffles, votes, ballots, matches, warp
 #: reductions, the lane-id register, cooperative-groups tiles and CUB's warp collectives
+#: (a project's own wrapper counts by its name: apex's `WARP_SHFL(sigma2, srcLaneB)`)
 _HW_LANE = textre.compile(
-    r"__(?:shfl|ballot|any|all|activemask|match|reduce_\w+_sync|lane_?id|uni)\w*\s*\("
+    r"__(?:any|all|match|reduce_\w+_sync|uni)\w*\s*\("
+    r"|\w*(?i:shfl|shuffle|ballot|activemask|lane_?id|vote)\w*\s*\("
     r"|%%?laneid|\blaneid\b|\b(?:tiled_partition|coalesced_threads|thread_block_tile)\b"
-    r"|\bWarp(?:Reduce|Scan|Load|Store|Exchange|MergeSort)\b|\.(?:shfl\w*|ballot|any|all)\s*\("
+    r"|\bWarp(?:Reduce|Scan|Load|Store|Exchange|MergeSort)\b|\.(?:any|all)\s*\("
 )
 
 
