@@ -121,18 +121,35 @@ def compose_workflow(text: str) -> yaml.MappingNode | None:
 
 
 def _same(a: yaml.Node, b: yaml.Node) -> bool:
-    """Whether two composed nodes read the same (type, tag, value; order kept)."""
-    if type(a) is not type(b) or a.tag != b.tag:
-        return False
-    if isinstance(a, yaml.ScalarNode):
-        return bool(a.value == b.value)
-    if len(a.value) != len(b.value):
-        return False
-    if isinstance(a, yaml.SequenceNode):
-        return all(_same(x, y) for x, y in zip(a.value, b.value, strict=True))
-    return all(
-        _same(k1, k2) and _same(v1, v2) for (k1, v1), (k2, v2) in zip(a.value, b.value, strict=True)
-    )
+    """Whether two composed nodes read the same (type, tag, value; order kept) and share
+    their aliases alike: each node of ``a`` is paired with one node of ``b`` and back, so the
+    walk visits each node once (fortieth re-run F11: following every alias path of nested
+    anchors was exponential, and deep nesting overflowed the recursion). A tree read twice
+    from the same lines pairs that way; one that does not is not the same block."""
+    pair: dict[int, int] = {}
+    back: dict[int, int] = {}
+    todo: list[tuple[yaml.Node, yaml.Node]] = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if pair.get(id(x), id(y)) != id(y) or back.get(id(y), id(x)) != id(x):
+            return False
+        if id(x) in pair:
+            continue
+        pair[id(x)], back[id(y)] = id(y), id(x)
+        if type(x) is not type(y) or x.tag != y.tag:
+            return False
+        if isinstance(x, yaml.ScalarNode):
+            if x.value != y.value:
+                return False
+            continue
+        if len(x.value) != len(y.value):
+            return False
+        if isinstance(x, yaml.SequenceNode):
+            todo += zip(x.value, y.value, strict=True)
+        else:
+            for (k1, v1), (k2, v2) in zip(x.value, y.value, strict=True):
+                todo += ((k1, k2), (v1, v2))
+    return True
 
 
 def _block(root: yaml.MappingNode, lines: list[str], key: str) -> list[str]:
