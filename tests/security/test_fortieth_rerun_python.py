@@ -65,6 +65,48 @@ def _port_workflow(root: Path, wf: str) -> tuple[str | None, list[str]]:
     return (out.read_text(encoding="utf-8") if out.exists() else None), _reasons(report)
 
 
+# F4 -------------------------------------------------------------------------------------
+
+
+def test_f4_a_quoted_release_gate_declines_the_workflow(tmp_path: Path) -> None:
+    written, reasons = _port_workflow(tmp_path, _WF)
+    assert written is None
+    assert any("`if:` gate" in r for r in reasons), reasons
+
+
+def test_f4_a_plain_release_gate_is_still_copied(tmp_path: Path) -> None:
+    written, _ = _port_workflow(tmp_path, _WF.replace(_QUOTED_IF, _PLAIN_IF))
+    assert written is not None
+    steps = yaml.safe_load(written)["jobs"]["build_wheels"]["steps"]
+    release = next(s for s in steps if "action-gh-release" in s.get("uses", ""))
+    assert release["if"] == "startsWith(github.ref, 'refs/tags/')"
+
+
+def test_f4_gates_and_inputs_not_copied_decline(tmp_path: Path) -> None:
+    plain = _WF.replace(_QUOTED_IF, _PLAIN_IF)
+    variants = {
+        "job if": plain.replace(
+            "    runs-on:", "    if: github.ref == 'refs/heads/main'\n    runs-on:"
+        ),
+        "environment": plain.replace("    runs-on:", "    environment: release\n    runs-on:"),
+        "matrix gate": plain.replace(_PLAIN_IF, "        if: matrix.os != 'windows-2022'\n"),
+        "env gate": plain.replace(_PLAIN_IF, "        if: env.RELEASE != 'false'\n"),
+        "draft": plain.replace(
+            "          files: dist/*\n", "          files: dist/*\n          draft: true\n"
+        ),
+        "merged step": plain.replace(_PLAIN_IF, '        <<: {if: "false"}\n'),
+        "build gate": plain.replace(
+            "      - name: Build Wheel\n",
+            "      - name: Build Wheel\n        if: github.event_name == 'push'\n",
+        ),
+    }
+    for what, wf in variants.items():
+        root = tmp_path / what.replace(" ", "_")
+        written, reasons = _port_workflow(root, wf)
+        assert written is None, what
+        assert any("no ROCm workflow" in r for r in reasons), (what, reasons)
+
+
 # F11 / F11b -----------------------------------------------------------------------------
 
 

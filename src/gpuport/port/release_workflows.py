@@ -23,7 +23,7 @@ import yaml
 from gpuport import textre
 from gpuport.knowledge.release_switches import ReleaseSwitches
 from gpuport.linebreaks import odd_line_break
-from gpuport.yamlnodes import nodes
+from gpuport.yamlnodes import MERGE_TAG, nodes
 
 __all__ = [
     "CU_SUFFIX",
@@ -326,7 +326,9 @@ def read_workflow(path: str, text: str, table: ReleaseSwitches) -> CudaWorkflow 
         return None
     wf.on_block = _block(root, lines, "on")
     wf.permissions = _block(root, lines, "permissions")
-    _release(wf, root)
+    why = _release(wf, root)
+    if why is not None:
+        wf.refused = why  # a gate of the CUDA release not copied: no ROCm workflow (F4)
     return wf
 
 
@@ -370,24 +372,118 @@ def _plain_scalar(v: yaml.Node) -> str | None:
     return value if again == {"k": value} else None
 
 
-def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> None:
+#: a context an ``if:`` expression reads that the ROCm workflow has as the CUDA one does:
+#: the event, the ``on:`` block's inputs (copied), the repository's variables and secrets
+_SAME_CONTEXTS = frozenset({"github", "inputs", "vars", "secrets"})
+_QUOTED_EXPR = textre.compile(r"'(?:[^']|'')*'")
+_CONTEXT = textre.compile(r"(?:^|[^\w.-])([A-Za-z_][\w-]*)\s*[.\[]")
+#: ``with:`` inputs of the release step whose loss does not change what is published
+_RELEASE_INPUTS = frozenset({"files", "tag_name", "name", "body", "fail_on_unmatched_files"})
+
+
+def _gate(v: yaml.Node, what: str) -> tuple[str, str | None]:
+    """An ``if:`` value written back as it is (its text, None), or why it is not: not a
+    plain one-line expression, or one reading a context the ROCm job sets otherwise (a
+    matrix, env, step outputs: its result there is not the CUDA job's)."""
+    expr = _plain_scalar(v)
+    if expr is None:
+        return "", f"{what}'s `if:` gate is not a plain one-line expression gpuport copies"
+    for m in _CONTEXT.finditer(_QUOTED_EXPR.sub("''", expr)):
+        if m.group(1) not in _SAME_CONTEXTS:
+            return (
+                "",
+                f"{what}'s `if:` gate reads `{m.group(1)}`, which the ROCm job sets otherwise",
+            )
+    return expr, None
+
+
+def _keys(node: yaml.MappingNode) -> dict[str, yaml.Node] | None:
+    """A mapping's plain keys and values, or None when a key is repeated, merged or not a
+    scalar (which of two GitHub reads is not certain)."""
+    out: dict[str, yaml.Node] = {}
+    for k, v in node.value:
+        if not isinstance(k, yaml.ScalarNode) or k.tag == MERGE_TAG or str(k.value) in out:
+            return None
+        out[str(k.value)] = v
+    return out
+
+
+def _jobs(root: yaml.MappingNode) -> list[tuple[yaml.MappingNode, list[yaml.Node]]]:
+    """(job, its steps) of each job of the workflow."""
+    top = _keys(root) or {}
+    jobs = top.get("jobs")
+    out: list[tuple[yaml.MappingNode, list[yaml.Node]]] = []
+    for _, job in jobs.value if isinstance(jobs, yaml.MappingNode) else []:
+        if isinstance(job, yaml.MappingNode):
+            steps = (_keys(job) or {}).get("steps")
+            out.append((job, list(steps.value) if isinstance(steps, yaml.SequenceNode) else []))
+    return out
+
+
+def _job_gate(job: yaml.MappingNode, what: str) -> str | None:
+    """Why a job's gates are not carried into the ROCm job: its ``if:`` or its deployment
+    ``environment:`` (reviewers, secrets), which the ROCm job does not have."""
+    keys = _keys(job)
+    if keys is None:
+        return f"{what}'s keys are repeated or merged"
+    if "if" in keys:
+        return f"{what} has an `if:` gate, which the ROCm job does not copy"
+    if "environment" in keys:
+        return f"{what} runs in a deployment environment, which the ROCm job does not copy"
+    return None
+
+
+def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> str | None:
     """The release step (``softprops/action-gh-release``): its ``if:`` and its tag, when the
     tag names the CUDA build (``${{ github.ref_name }}-cu${{ env.CUDA_VERSION }}``); read
-    from the step's own mapping (a line of another text that looks like one is not)."""
-    for k, v, step in _walk(root):
-        if k.value != "uses" or not isinstance(v, yaml.ScalarNode):
-            continue
-        if not str(v.value).startswith("softprops/action-gh-release"):
-            continue
-        for sk, sv in step.value:
-            if isinstance(sk, yaml.ScalarNode) and sk.value == "if":
-                wf.release_if = _plain_scalar(sv) or ""
-            if isinstance(sk, yaml.ScalarNode) and sk.value == "with":
-                for wk, wv in sv.value if isinstance(sv, yaml.MappingNode) else []:
-                    tag = _plain_scalar(wv)
-                    if wk.value == "tag_name" and tag is not None and CU_SUFFIX.search(tag):
-                        wf.release_tag = tag
-        return
+    from the step's own mapping (a line of another text that looks like one is not). Returns
+    why the ROCm workflow would not keep the CUDA one's release policy (fortieth re-run F4: a
+    quoted ``if:`` was dropped, so it published on every trigger): a gate or an input of the
+    release step, or a gate of the jobs that build and release, that is not copied."""
+    steps = [
+        step
+        for k, v, step in _walk(root)
+        if k.value == "uses"
+        and isinstance(v, yaml.ScalarNode)
+        and str(v.value).startswith("softprops/action-gh-release")
+    ]
+    line = wf.build_line - 1
+    released = {id(step) for step in steps}
+    for job, job_steps in _jobs(root):
+        inside = job.start_mark.line <= line < job.end_mark.line
+        if inside or any(id(s) in released for s in job_steps):
+            why = _job_gate(job, "the job that builds or releases")
+            if why is not None:
+                return why
+        for step in job_steps if inside else []:
+            builds = step.start_mark.line <= line < step.end_mark.line
+            keys = _keys(step) if isinstance(step, yaml.MappingNode) else None
+            if builds and (keys is None or "if" in keys):
+                return "the build step has an `if:` gate (or merged keys), not copied"
+    if not steps:
+        return None
+    if len(steps) > 1:
+        return "it has more than one release step"
+    keys = _keys(steps[0])
+    if keys is None:
+        return "the release step's keys are repeated or merged"
+    with_ = keys.get("with")
+    inputs = _keys(with_) if isinstance(with_, yaml.MappingNode) else None
+    if inputs is None:
+        return "the release step's `with:` is not a plain mapping"
+    tag = _plain_scalar(inputs["tag_name"]) if "tag_name" in inputs else None
+    if tag is None or not CU_SUFFIX.search(tag):
+        return None  # not released as the CUDA build: the ROCm wheels stay artifacts
+    extra = sorted(set(inputs) - _RELEASE_INPUTS)
+    if extra:
+        return f"the release step's `with: {extra[0]}` is not carried into the ROCm release"
+    if "if" in keys:
+        expr, why = _gate(keys["if"], "the release step")
+        if why is not None:
+            return why
+        wf.release_if = expr
+    wf.release_tag = tag
+    return None
 
 
 def cuda_evidence(text: str) -> tuple[str, int] | None:
