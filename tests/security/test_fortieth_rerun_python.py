@@ -145,3 +145,102 @@ def test_same_pairs_aliases_alike() -> None:
     d = compose_workflow("a: &y [1, 2]\nb: [1, 3]\n")
     assert a is not None and b is not None and c is not None and d is not None
     assert _same(a, c) and not _same(a, b) and not _same(c, d)
+
+
+# F14 ------------------------------------------------------------------------------------
+
+_TRY_SETUP = """\
+from setuptools import setup
+
+try:
+    from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+    ext = [CUDAExtension("fastk", ["k.cu"], extra_compile_args={"nvcc": ["--use_fast_math"]})]
+    cmd = {"build_ext": BuildExtension}
+except ImportError:  # no torch: the pure-Python fallback is installed
+    ext, cmd = [], {}
+
+setup(name="fastk", version="0.1", py_modules=["fastk_py"], ext_modules=ext, cmdclass=cmd)
+"""
+_KERNEL = "#include <cuda_runtime.h>\n__global__ void k(float* x) { x[0] = 1; }\n"
+
+
+def _run_without_torch(text: str) -> dict[str, Any]:
+    """Run a setup.py text where torch is not installed (setuptools stubbed)."""
+    called: dict[str, Any] = {}
+    stub = types.ModuleType("setuptools")
+    stub.setup = lambda **kw: called.update(kw)  # type: ignore[attr-defined]
+    real = builtins.__import__
+
+    def fake(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return stub if name == "setuptools" else real(name, *args, **kwargs)
+
+    scope = {"__builtins__": {**vars(builtins), "__import__": fake}}
+    exec(compile(text, "setup.py", "exec"), scope)  # noqa: S102 (the test's own stubbed run)
+    return called
+
+
+def test_f14_import_torch_stays_inside_the_guarded_block(tmp_path: Path) -> None:
+    project(tmp_path, {"setup.py": _TRY_SETUP, "k.cu": _KERNEL})
+    run(tmp_path, apply=True, verify=False)
+    text = (tmp_path / "setup.py").read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    assert not any(
+        isinstance(s, ast.Import | ast.ImportFrom) and "torch" in ast.dump(s) for s in tree.body
+    )
+    assert _run_without_torch(text)["version"] == "0.1"  # a torch-less install still runs
+    if text != _TRY_SETUP:  # fixed: the flags chosen by torch.version.hip inside the try
+        assert "    import torch  # gpuport" in text and "torch.version.hip" in text
+
+
+def test_f14_flags_outside_the_guarded_import_decline(tmp_path: Path) -> None:
+    setup = _TRY_SETUP.replace(
+        '    ext = [CUDAExtension("fastk", ["k.cu"], extra_compile_args={"nvcc": '
+        '["--use_fast_math"]})]\n',
+        "",
+    ).replace(
+        'setup(name="fastk"',
+        'FLAGS = ["-O3", "--use_fast_math"]\n'
+        'ext = [CUDAExtension("fastk", ["k.cu"], extra_compile_args={"nvcc": FLAGS})] '
+        "if cmd else []\n"
+        'setup(name="fastk"',
+    )
+    project(tmp_path, {"setup.py": setup, "k.cu": _KERNEL})
+    report = run(tmp_path, apply=True, verify=False)
+    assert (tmp_path / "setup.py").read_text(encoding="utf-8") == setup
+    assert any("import torch" in r for r in _reasons(report)), _reasons(report)
+
+
+def test_f14_cuda_home_import_stays_inside_the_guarded_block(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import setup\n"
+        "try:\n"
+        "    from torch.utils.cpp_extension import CUDA_HOME\n"
+        "    ext = ['k'] if CUDA_HOME is not None else []\n"
+        "except ImportError:\n"
+        "    ext = []\n"
+        'setup(name="x", version="0.1")\n'
+    )
+    project(tmp_path, {"setup.py": setup, "k.cu": _KERNEL})
+    run(tmp_path, apply=True, unsafe_fixes=True, verify=False)
+    text = (tmp_path / "setup.py").read_text(encoding="utf-8")
+    assert _run_without_torch(text)["version"] == "0.1"
+    assert "    from torch.utils.cpp_extension import IS_HIP_EXTENSION  # gpuport" in text
+
+
+def test_f14_a_load_module_with_a_guarded_import_is_not_given_one(tmp_path: Path) -> None:
+    module = (
+        "try:\n"
+        "    from torch.utils.cpp_extension import load\n"
+        "except ImportError:\n"
+        "    load = None\n"
+        "\n"
+        "def build():\n"
+        '    return load(name="k", sources=["k.cu"], extra_cuda_cflags=["--use_fast_math"])\n'
+    )
+    project(tmp_path, {"ext.py": module, "k.cu": _KERNEL})
+    run(tmp_path, apply=True, verify=False)
+    text = (tmp_path / "ext.py").read_text(encoding="utf-8")
+    ast.parse(text)
+    assert "\nimport torch" not in text and not text.startswith("import torch")

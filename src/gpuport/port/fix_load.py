@@ -20,7 +20,7 @@ import ast
 
 from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.fix_setup import _Spans, _torch_import, hip_list, parse
+from gpuport.port.fix_setup import _Spans, hip_list, parse, torch_imports
 from gpuport.scan.finding import Finding
 
 __all__ = ["propose"]
@@ -66,7 +66,8 @@ def _flag_lists(tree: ast.AST) -> list[tuple[ast.List | ast.Tuple, int]]:
     return out
 
 
-def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+def _fix(path: str, text: str, found: list[Finding]) -> Proposal | str | None:
+    """The proposal, None, or why it is not made."""
     got = parse(text)
     if got is None:
         return None
@@ -83,6 +84,7 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
         note="the extension is still built at run time (GP211): check that it builds on ROCm",
     )
     done: set[int] = set()
+    sites: list[tuple[int, int]] = []
     taken: set[int] = set()  # ids of the findings in prop.findings (all alive in `found`)
     by_line = ByLine(found)  # a filter of every finding per list was quadratic
     inside = _Spans(len(starts))  # a scan of every guarded range per list was quadratic
@@ -98,14 +100,17 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
             mine = [*by_line.at(call_line), *mine]
         if hip_list(prop, path, text, starts, node, mine):
             done.add(id(node))
+            sites.append((lo, hi))
             new = [f for f in mine if id(f) not in taken]  # a set: `in` a list was quadratic
             taken.update(id(f) for f in new)
             prop.findings.extend(new)
     if not prop.edits or not prop.findings:
         return None
-    add = _torch_import(tree, text, starts)
-    if add is not None:
-        prop.edit(path, add[0], add[0], add[1])
+    adds = torch_imports(tree, text, starts, sites)
+    if isinstance(adds, str):  # never a top-level import where torch's is guarded (F14)
+        return f"no `import torch` that runs whenever the flags are read: {adds}"
+    for at, line in adds:
+        prop.edit(path, at, at, line)
     return prop
 
 
@@ -117,7 +122,10 @@ def propose(ctx: PortContext) -> list[Proposal]:
         text = ctx.read(path)
         if text is None or "cpp_extension" not in text:
             continue
-        prop = _fix(path, text, ctx.of("GP211", path=path))
-        if prop is not None:
+        found = ctx.of("GP211", path=path)
+        prop = _fix(path, text, found)
+        if isinstance(prop, str):
+            ctx.decline(found, prop)
+        elif prop is not None:
             out.append(prop)
     return out

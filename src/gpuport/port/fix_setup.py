@@ -25,7 +25,7 @@ from collections.abc import Callable
 from gpuport import textre
 from gpuport.port.by_line import ByLine
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.py_imports import foreign_cookie, import_at
+from gpuport.port.py_imports import foreign_cookie, import_after
 from gpuport.scan.finding import Finding
 
 __all__ = ["CLANG_SPELLING", "NVCC_ONLY", "NVCC_VALUED", "hip_flags", "propose"]
@@ -288,22 +288,33 @@ def _guarded(tree: ast.AST) -> list[tuple[int, int]]:
 _TORCH_LINE = f"import torch  {_MARK} torch.version.hip selects the ROCm build's flags\n"
 
 
-def _imports_torch(tree: ast.Module) -> bool:
-    return any(
-        isinstance(stmt, ast.Import)
-        and any(a.name == "torch" and a.asname is None for a in stmt.names)
-        for stmt in tree.body
+def _imports_torch(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` imports torch or a module of it (``import torch``, ``from
+    torch.utils.cpp_extension import ...``)."""
+    if isinstance(stmt, ast.Import):
+        return any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
+    return (
+        isinstance(stmt, ast.ImportFrom)
+        and not stmt.level
+        and (stmt.module == "torch" or (stmt.module or "").startswith("torch."))
     )
 
 
-def _torch_import(tree: ast.Module, text: str, starts: list[int]) -> tuple[int, str] | None:
-    """Where to add ``import torch`` when the module does not import it by that name: below
-    a shebang or coding cookie, the docstring and the opening imports (thirty-ninth re-run
-    F25: it went above ``#!``, so the shell ran the script). :func:`parse` has checked that
-    such a place exists (it gives no module otherwise)."""
-    if _imports_torch(tree):
-        return None
-    return import_at(tree, text, starts, _TORCH_LINE)
+def _binds_torch(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Import) and any(
+        (a.name == "torch" or a.name.startswith("torch.")) and a.asname is None for a in stmt.names
+    )
+
+
+def torch_imports(
+    tree: ast.Module, text: str, starts: list[int], sites: list[tuple[int, int]]
+) -> list[tuple[int, str]] | str:
+    """Where to add ``import torch`` so that the edits at ``sites`` (1-based line ranges)
+    read ``torch.version.hip``: right after an import of torch that runs whenever they do,
+    never at the top of a file that imports torch only under ``try``/``if`` or in a function
+    (fortieth re-run F14: a torch-less install stopped); below a shebang or coding cookie
+    (thirty-ninth re-run F25), as it follows a statement. Or why there is no such place."""
+    return import_after(tree, text, starts, _imports_torch, _binds_torch, _TORCH_LINE, sites)
 
 
 def _covering(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
@@ -430,12 +441,30 @@ def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         prop.edit(path, s, e, new, by_line.within(t.lineno, t.end_lineno or t.lineno))
     if not has_hip:
         line = f"from torch.utils.cpp_extension import IS_HIP_EXTENSION  {_MARK} GP409 ROCm torch\n"
-        at = import_at(tree, text, starts, line)  # below a shebang or cookie (F25)
-        if at is None:
-            ctx.decline(found, "no place for the IS_HIP_EXTENSION import that Python reads as one")
+        sites = [(t.lineno, t.end_lineno or t.lineno) for t in tests]
+        adds = import_after(tree, text, starts, _imports_home, _binds_hip, line, sites)
+        if isinstance(adds, str):  # beside CUDA_HOME's own import, never above it (F14)
+            ctx.decline(found, f"no place for the IS_HIP_EXTENSION import: {adds}")
             return None
-        prop.edit(path, at[0], at[0], at[1])
+        for at, insert in adds:
+            prop.edit(path, at, at, insert)
     return prop
+
+
+def _imports_home(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.module == "torch.utils.cpp_extension"
+        and any(a.name == "CUDA_HOME" and a.asname is None for a in stmt.names)
+    )
+
+
+def _binds_hip(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.module == "torch.utils.cpp_extension"
+        and any(a.name == "IS_HIP_EXTENSION" and a.asname is None for a in stmt.names)
+    )
 
 
 def propose(ctx: PortContext) -> list[Proposal]:
@@ -458,8 +487,11 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if (why := foreign_cookie(text)) is not None:
             ctx.decline(ctx.of("GP402", "GP403", path=path), f"not edited: {why}")
             continue
-        prop = _fix(path, text, ctx.of("GP402", "GP403", path=path))
-        if prop is not None:
+        found = ctx.of("GP402", "GP403", path=path)
+        prop = _fix(path, text, found)
+        if isinstance(prop, str):
+            ctx.decline(found, prop)
+        elif prop is not None:
             out.append(prop)
     return out
 
@@ -490,8 +522,8 @@ def hip_list(
 def parse(text: str) -> tuple[ast.Module, list[int], list[tuple[int, int]]] | None:
     """The module, its line offsets and the line ranges already under a ROCm test; None
     when gpuport does not edit it: Python reads it otherwise (a coding cookie,
-    :func:`~gpuport.port.py_imports.foreign_cookie`) or ``import torch``, which every edit
-    here needs, has no safe place in it (thirty-ninth re-run F25)."""
+    :func:`~gpuport.port.py_imports.foreign_cookie`). Where ``import torch`` goes, which
+    every edit here needs, is asked once the edits are known (:func:`torch_imports`)."""
     if foreign_cookie(text) is not None:
         return None
     try:
@@ -499,12 +531,11 @@ def parse(text: str) -> tuple[ast.Module, list[int], list[tuple[int, int]]] | No
     except (SyntaxError, ValueError, RecursionError):
         return None
     starts = _lines(text)
-    if not _imports_torch(tree) and import_at(tree, text, starts, _TORCH_LINE) is None:
-        return None
     return tree, starts, _guarded(tree)
 
 
-def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
+def _fix(path: str, text: str, found: list[Finding]) -> Proposal | str | None:
+    """The proposal, None, or why it is not made."""
     got = parse(text)
     if got is None:
         return None
@@ -561,7 +592,9 @@ def _fix(path: str, text: str, found: list[Finding]) -> Proposal | None:
     prop.findings = [f for f in found if f.location.line and held(f.location.line)]
     if not prop.findings:
         return None
-    add = _torch_import(tree, text, starts)
-    if add is not None:
-        prop.edit(path, add[0], add[0], add[1])
+    adds = torch_imports(tree, text, starts, covered)
+    if isinstance(adds, str):
+        return f"no `import torch` that runs whenever the edits do: {adds}"
+    for at, line in adds:
+        prop.edit(path, at, at, line)
     return prop

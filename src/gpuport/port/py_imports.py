@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import ast
 import codecs
+from collections.abc import Callable
 
 from gpuport import textre
 
-__all__ = ["foreign_cookie", "import_at"]
+__all__ = ["foreign_cookie", "import_after", "import_at"]
 
 #: PEP 263's cookie, as the tokenizer reads it (on line 1 or 2)
 _COOKIE = textre.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -111,3 +112,122 @@ def import_at(tree: ast.Module, text: str, starts: list[int], line: str) -> tupl
         if dump == added and got[:j] + got[j + 1 :] == old and not (docstring and j == 0):
             return pos, insert
     return None
+
+
+def _bound(node: ast.AST, name: str) -> bool:
+    """Whether ``name`` is read, bound or declared anywhere under ``node``."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id == name:
+            return True
+        if isinstance(n, ast.alias) and (n.asname or n.name.partition(".")[0]) == name:
+            return True
+        if isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return True
+        if isinstance(n, ast.arg) and n.arg == name:
+            return True
+    return False
+
+
+def _blocks(tree: ast.Module) -> list[tuple[list[ast.stmt], ast.AST]]:
+    """Each statement list with its scope (the module or the function it runs in); the
+    statement lists of class bodies are left out (a name they import is no variable)."""
+    out: list[tuple[list[ast.stmt], ast.AST]] = []
+    todo: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while todo:
+        node, scope = todo.pop()
+        defines = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+        inner = node if isinstance(node, defines) else scope
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            listed = isinstance(body, list) and body and isinstance(body[0], ast.stmt)
+            if listed and not isinstance(inner, ast.ClassDef):
+                out.append((body, inner))  # type: ignore[arg-type]
+        for child in ast.iter_child_nodes(node):
+            todo.append((child, inner))
+    return out
+
+
+def import_after(
+    tree: ast.Module,
+    text: str,
+    starts: list[int],
+    imports: Callable[[ast.stmt], bool],
+    binds: Callable[[ast.stmt], bool],
+    line: str,
+    sites: list[tuple[int, int]],
+) -> list[tuple[int, str]] | str:
+    """Where to add the import ``line`` (one statement ending in a newline, binding one name)
+    so that every edit in ``sites`` (1-based line ranges) reads that name, or why there is no
+    such place (fortieth re-run F14). The import goes right after a statement ``imports``
+    accepts (one that imports the same package: the new import runs only where it did, and
+    cannot fail where it did not), in the same statement list at its indentation, and serves
+    the edits after it in that list. An edit with no such statement before it (the package
+    imported only in a ``try``/``if`` the edit is not in, or not at all) gets none: a
+    module-level import would stop every run without the package. Returns the insertions
+    (none where a statement ``binds`` the name already), checked by parsing the result."""
+    name = ast.parse(line).body[0]
+    names = [a.asname or a.name.partition(".")[0] for a in getattr(name, "names", [])]
+    if len(names) != 1:
+        return "the import binds no one name"
+    placed: list[tuple[list[ast.stmt], int, ast.stmt]] = []
+    for first, last in sites:
+        best: tuple[list[ast.stmt], int, ast.stmt] | None = None
+        for body, scope in _blocks(tree):
+            end = body[-1].end_lineno or body[-1].lineno
+            for i, stmt in enumerate(body):
+                stop = stmt.end_lineno or stmt.lineno
+                if stop >= first:
+                    break
+                if last > end or not imports(stmt):
+                    continue
+                if binds(stmt):
+                    best = (body, -1, stmt)
+                    break
+                if isinstance(scope, ast.Module) or not _bound(scope, names[0]):
+                    best = best or (body, i, stmt)
+            if best is not None and best[1] < 0:
+                break
+        if best is None:
+            return f"line {first} has no import of the package before it that runs whenever it does"
+        if best[1] >= 0 and all(p[2] is not best[2] for p in placed):
+            placed.append(best)
+    if placed and _bound_elsewhere(tree, names[0], binds):
+        return f"the module binds `{names[0]}` otherwise"
+    out: list[tuple[int, str]] = []
+    for _body, _, stmt in placed:
+        row = stmt.end_lineno or stmt.lineno
+        head = text[starts[stmt.lineno - 1] : starts[stmt.lineno - 1] + stmt.col_offset]
+        if head.strip() or row >= len(starts):
+            return f"the import at line {stmt.lineno} does not end its line"
+        out.append((starts[row], head + line))
+    for body, i, _ in sorted(placed, key=lambda p: p[1], reverse=True):
+        body.insert(i + 1, name)  # the highest first: the lower indices stay
+    try:
+        expected = ast.dump(tree)
+    finally:
+        for body, _, _ in placed:
+            body[:] = [x for x in body if x is not name]
+    new = text
+    for pos, insert in sorted(out, reverse=True):
+        new = new[:pos] + insert + new[pos:]
+    try:
+        got = ast.dump(ast.parse(new))
+    except (SyntaxError, ValueError, RecursionError):
+        return "the file with the import added does not parse"
+    return out if got == expected else "the import added is not read as one statement there"
+
+
+def _bound_elsewhere(tree: ast.Module, name: str, binds: Callable[[ast.stmt], bool]) -> bool:
+    """Whether the module binds ``name`` other than by the package's own import."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import | ast.ImportFrom) and binds(n):
+            continue
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, ast.Import | ast.ImportFrom) and any(
+            (a.asname or a.name.partition(".")[0]) == name for a in n.names
+        ):
+            return True
+        if isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return True
+    return False
