@@ -59,3 +59,28 @@ def test_f6_a_source_list_read_from_a_data_file_names_its_sources(tmp_path: Path
     readme = 'long = open("README.md").read()\nsrcs = ["csrc/main.cu"]\n'
     files = {**base, "README.md": "# attn\n", "setup.py": head + readme + tail}
     assert "csrc/fused_reduce.cu" in _not_built(write(tmp_path / "r", files))
+
+
+def test_f7_a_lone_kernel_in_common_is_no_older_variant_of_sm90(tmp_path: Path) -> None:
+    """kernels/sm90/gemm.cu beside an unrelated kernels/common/fill.cu, both compiled by a
+    glob: gemm.cu is the project's kernel. A common/gemm.cu with device code is its variant."""
+    setup = (
+        "import glob\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        'setup(name="g", ext_modules=[CUDAExtension("g_ext", glob.glob("kernels/**/*.cu",'
+        ' recursive=True))], cmdclass={"build_ext": BuildExtension})\n'
+    )
+    fill = "__global__ void fill(float* x){ x[threadIdx.x] = 0; }\n"
+    files = {"kernels/sm90/gemm.cu": _PTX_KERNEL, "kernels/common/fill.cu": fill}
+    root = write(tmp_path / "a", {**files, "setup.py": setup})
+    assert "kernels/sm90/gemm.cu" not in _not_built(root)
+    assert _verdict(root) == "blocked"
+    # headers too: a lone common/fill.cuh shares no name with sm90/gemm.cuh
+    headers = {"kernels/sm90/gemm.cuh": _PTX_KERNEL, "kernels/common/fill.cuh": fill}
+    main = '#include "kernels/sm90/gemm.cuh"\n#include "kernels/common/fill.cuh"\n'
+    build = {"main.cu": main, "Makefile": "all:\n\tnvcc -o app main.cu\n"}
+    assert _verdict(write(tmp_path / "h", {**headers, **build})) == "blocked"
+    # the same kernel for the older generation: sm90/gemm.cu is the variant a ROCm build skips
+    twin = {"kernels/common/gemm.cu": fill}
+    root = write(tmp_path / "v", {**files, **twin, "setup.py": setup})
+    assert "kernels/sm90/gemm.cu" in _not_built(root)

@@ -13,11 +13,18 @@ the files of the recent-generation folder are not built by a ROCm build. Without
 sibling (a Hopper-only library: its Hopper code is the library) nothing is decided.
 
 The older sibling must be a variant of the same code (thirty-ninth re-run F19: kernels in
-``sm90/`` beside a one-line ``common/u.cpp`` were "not built on ROCm"): a recent-generation
-file is judged only when the sibling holds a file of the same name, once generation words are
-taken out (``hopper/linear.cuh``, ``blackwell/linear_sm100.cuh`` and ``ampere/linear.cuh``),
-that has code: device code (``__global__``/``__device__``) where the recent file has some, a
-function body at least. Text only, from paths and those files.
+``sm90/`` beside a one-line ``common/u.cpp`` were "not built on ROCm"): it holds files with
+code (device code, ``__global__``/``__device__``, where the recent folder has some; a
+function body at least), at least a quarter as many as the recent folder, and the two share
+a file-name word once generation words are taken out (``blackwell/linear_fp8_sm100.cuh`` and
+``ampere/linear.cuh``; fortieth re-run F7: a lone ``common/fill.cu`` beside ``sm90/gemm.cu``
+is another kernel, not a variant of it).
+
+A source file (``.cu``, ``.cpp``...) is compiled by whatever build names it, a glob over both
+folders compiles both: one in the recent folder is judged only where the sibling holds its
+counterpart, a source of the same name (``sm90/gemm.cu`` beside ``sm80/gemm.cu``) with code,
+which a build picks instead of it. Headers (mirage's tasks are ``.cuh`` files a header
+includes per generation) are judged by folder. Text only, from paths and those files.
 """
 
 from __future__ import annotations
@@ -37,6 +44,15 @@ _OLDER = textre.compile(
 )
 
 
+#: a generation word inside a file name (`linear_sm100`, `gemm-hopper`, `attn_sm90a`)
+_GEN_WORD = textre.compile(
+    r"[_.-]?(?:hopper|blackwell|rubin|ampere|ada|turing|volta|sm_?\d{2,3}[af]?|gb\d{3}|h100|h200"
+    r"|b200)(?:$|(?=[_.-]))",
+    re.I,
+)
+_NAME_WORD = textre.compile(r"[A-Za-z0-9]+")
+#: translation units: what a build compiles by name (headers are included)
+_SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".c", ".hip", ".mm")
 _DEVICE = textre.compile(r"\b__(?:global|device)__\b")
 #: a function body: `name(...) {` (a definition, not a declaration)
 _BODY = textre.compile(r"\w[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()\n]*\{")
@@ -45,6 +61,14 @@ _BODY = textre.compile(r"\w[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()
 def _code(text: str) -> tuple[bool, bool]:
     """Whether ``text`` has a function body, and device code."""
     return bool(_BODY.search(text)), bool(_DEVICE.search(text))
+
+
+def _stem(rel: str) -> str:
+    """The file name without its suffix and generation words (``linear_sm100.cuh`` ->
+    ``linear``)."""
+    name = rel.rsplit("/", 1)[-1]
+    base = name.rsplit(".", 1)[0] if "." in name else name
+    return _GEN_WORD.sub("", base).lower() or base.lower()
 
 
 def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
@@ -68,16 +92,24 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
         return {}
     # per folder below such a parent: (native files, files with a body, with device code too)
     counts: dict[str, list[int]] = {}
+    words: dict[str, set[str]] = {}  # such a folder -> the words of its file names
+    # (such a folder, a file's stem) -> (a file with a body, one with device code too)
+    stems: dict[tuple[str, str], tuple[bool, bool]] = {}
     for rel, text in native.items():
         parts = rel.split("/")
         for depth in range(len(parts) - 1):
             parent = "/".join(parts[:depth])
             if parent in older and (_OLDER.match(parts[depth]) or _RECENT.match(parts[depth])):
                 body, device = _code(text)
-                c = counts.setdefault("/".join(parts[: depth + 1]), [0, 0, 0])
+                folder = "/".join(parts[: depth + 1])
+                c = counts.setdefault(folder, [0, 0, 0])
                 c[0] += 1
                 c[1] += int(body)
                 c[2] += int(body and device)
+                stem = _stem(rel)
+                words.setdefault(folder, set()).update(_NAME_WORD.findall(stem))
+                had = stems.get((folder, stem), (False, False))
+                stems[(folder, stem)] = (had[0] or body, had[1] or (body and device))
     out: dict[str, str] = {}
     for rel in native:
         parts = rel.split("/")
@@ -86,14 +118,25 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
             siblings = older.get(parent)
             if not (siblings and _RECENT.match(parts[depth])):
                 continue
-            mine = counts.get("/".join(parts[: depth + 1]), [1, 0, 0])
+            recent = "/".join(parts[: depth + 1])
+            mine = counts.get(recent, [1, 0, 0])
             need = max(1, -(-mine[0] // 4))
             real = [
                 sib
                 for sib in siblings
                 if (got := counts.get(f"{parent}/{sib}" if parent else sib))
                 and got[2 if mine[2] else 1] >= need
+                and words.get(recent, set())
+                & words.get(f"{parent}/{sib}" if parent else sib, set())
             ]
+            if rel.lower().endswith(_SOURCES):  # a source: its own counterpart, picked instead
+                device = _code(native[rel])[1]
+                real = [
+                    sib
+                    for sib in real
+                    if (twin := stems.get((f"{parent}/{sib}" if parent else sib, _stem(rel))))
+                    and twin[1 if device else 0]
+                ]
             if real:
                 where = f"{parent}/{real[0]}" if parent else real[0]
                 out[rel] = (
