@@ -84,3 +84,23 @@ def test_f7_a_lone_kernel_in_common_is_no_older_variant_of_sm90(tmp_path: Path) 
     twin = {"kernels/common/gemm.cu": fill}
     root = write(tmp_path / "v", {**files, **twin, "setup.py": setup})
     assert "kernels/sm90/gemm.cu" in _not_built(root)
+
+
+def test_f8_a_readme_comment_is_no_documented_route(tmp_path: Path) -> None:
+    """Text inside an HTML comment (closed or not), an RST comment, or a TODO line is not
+    documentation a user reads: no route. The same step shown is one."""
+    base = {"k.cu": _PTX_KERNEL, "CMakeLists.txt": _CMAKE}
+    step = "docker run --device=/dev/kfd rocm/pytorch"
+    readmes = (
+        ("README.md", f"# kdemo\n\nFast kernels.\n\n<!--\n{step}\n-->\n"),
+        ("README.md", f"# kdemo\n\n<!-- {step}\n"),
+        ("README.md", f"# kdemo\n\nTODO(someday): {step}\n"),
+        ("README.rst", f"kdemo\n=====\n\n..\n   {step}\n\nFast kernels.\n"),
+        ("README.rst", f"kdemo\n=====\n\n.. {step}\n"),
+    )
+    for i, (name, text) in enumerate(readmes):
+        assert _verdict(write(tmp_path / f"p{i}", {**base, name: text})) == "blocked", text
+    shown = f"# kdemo\n\n<!-- a note -->\n\n    {step}\n"
+    assert _verdict(write(tmp_path / "s", {**base, "README.md": shown})) != "blocked"
+    rst = f"kdemo\n=====\n\n.. code-block:: bash\n\n   {step}\n"
+    assert _verdict(write(tmp_path / "r", {**base, "README.rst": rst})) != "blocked"

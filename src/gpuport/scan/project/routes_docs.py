@@ -16,7 +16,12 @@ it does not, why (issue 24):
   (``Does it run on AMD?``), which state nothing;
 * a page under ``docs/`` named for ROCm/AMD counts;
 * a heading alone, or a line that says ROCm is not supported (``on hold``, ``not yet``,
-  ``unsupported``), is listed but does not count, and says so.
+  ``unsupported``) or is a to-do (``TODO``, ``FIXME``), is listed but does not count, and
+  says so.
+
+Only text a reader sees is read: an HTML comment (``<!-- ... -->``, an unclosed one to the
+end of the page) and a reStructuredText comment (``..`` and its indented block) are not
+(fortieth re-run F8: ``docker run --device=/dev/kfd`` inside a README comment was a route).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.files import MOST_FOLDER_DEPTH
 
-__all__ = ["doc_routes", "doc_texts", "rocm_settings"]
+__all__ = ["NEGATION", "doc_routes", "doc_texts", "rocm_settings"]
 
 _ROCM_NAME = textre.compile(r"(?:^|[-_.\s])(?:rocm|amd|hip)(?:[-_.\d\s]|$)", re.I)
 _WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
@@ -96,11 +101,20 @@ _NEGATION = textre.compile(
     r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
     re.I,
 )
+#: a text that says ROCm is not supported (route_code reads an installer's strings with it)
+NEGATION = _NEGATION
 #: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming".
 _LATER = r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap)\b"
 _PROMISE = textre.compile(
     rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}", re.I
 )
+#: A to-do, not a route: "TODO(someday): docker run --device=/dev/kfd rocm/pytorch".
+_TODO = textre.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b")
+#: An HTML comment (Markdown pages hide it), or one left open to the end of the page.
+_HTML_COMMENT = textre.compile(r"<!--.*?(?:-->|$)", re.S)
+#: A reStructuredText explicit markup line that is no comment: a directive (``.. note::``),
+#: a link target (``.. _x:``), a substitution (``.. |x|``), a footnote or citation (``.. [1]``).
+_RST_MARKUP = textre.compile(r"^\.\.[ \t]+(?:[\w:.+-]+::|_|\||\[)")
 _HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
 _POSITIVE = textre.compile(
     r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
@@ -266,6 +280,29 @@ def _around_mention(line: str) -> str:
     return "... " + line[found.start() - 30 :]
 
 
+def _blank(match: re.Match[str]) -> str:
+    return "\n" * match.group(0).count("\n")  # the line numbers stay
+
+
+def _shown(rel: str, text: str) -> str:
+    """``text`` with its comments blanked (see the module docstring)."""
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(_blank, text)
+    if not rel.lower().endswith(".rst") or ".." not in text:
+        return text
+    lines = text.split("\n")
+    inside = False
+    for i, line in enumerate(lines):
+        if inside and (not line.strip() or line[:1] in " \t"):
+            lines[i] = ""
+            continue
+        inside = line.startswith("..") and (line == ".." or line[2:3] in " \t")
+        inside = inside and not _RST_MARKUP.match(line)
+        if inside:
+            lines[i] = ""
+    return "\n".join(lines)
+
+
 def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
     """Install steps, claims of support and headings naming ROCm/AMD, each with whether it
     counts."""
@@ -275,10 +312,13 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         if not _MENTION.search(line):
             continue
         heading = _HEADING.match(line)
-        promised = _PROMISE.search(line) is not None
+        todo = _TODO.search(line) is not None
+        promised = todo or _PROMISE.search(line) is not None
         negated = promised or _NEGATION.search(line) is not None
         no = (
-            "the line promises it for later, which is not a route yet"
+            "the line is a to-do, which is not a route yet"
+            if todo
+            else "the line promises it for later, which is not a route yet"
             if promised
             else "the line says it is not supported"
         )
@@ -327,6 +367,7 @@ def doc_routes(root: Path) -> list[RouteEvidence]:
         text = _read(p, root)
         if text is None:
             continue
+        text = _shown(p.name, text)
         out += _table_evidence(p.name, text) + _line_evidence(p.name, text, page=False)
     named = 0
     for p in _doc_pages(root):
@@ -340,6 +381,7 @@ def doc_routes(root: Path) -> list[RouteEvidence]:
         text = _read(p, root)
         if text is None or not _MENTION.search(text):
             continue
+        text = _shown(rel, text)
         found = [r for r in _line_evidence(rel, text, page=True) if r.counts]
         out += (_table_evidence(rel, text) + found)[:1]
     return out
