@@ -104,3 +104,23 @@ def test_f8_a_readme_comment_is_no_documented_route(tmp_path: Path) -> None:
     assert _verdict(write(tmp_path / "s", {**base, "README.md": shown})) != "blocked"
     rst = f"kdemo\n=====\n\n.. code-block:: bash\n\n   {step}\n"
     assert _verdict(write(tmp_path / "r", {**base, "README.rst": rst})) != "blocked"
+
+
+def test_f9_an_installer_comment_or_negation_is_no_route(tmp_path: Path) -> None:
+    """install.py's comment or docstring naming a +rocm build, or a string that says AMD is
+    not supported, is no route; a ROCm package the installer passes to pip is one."""
+    base = {"k.cu": _PTX_KERNEL, "CMakeLists.txt": _CMAKE}
+    pip = (
+        "import subprocess, sys\n"
+        'subprocess.check_call([sys.executable, "-m", "pip", "install", "-r", "r.txt"])\n'
+    )
+    decoys = (
+        "# NOTE: AMD is NOT supported -- torch 2.3.0+rocm6.0 wheels crash on import\n",
+        '"""Installs the CUDA build (the +rocm6.0 wheels are for later)."""\n',
+        'print("AMD is not supported: torch 2.3.0+rocm6.0 crashes")\n',
+    )
+    for i, decoy in enumerate(decoys):
+        root = write(tmp_path / f"p{i}", {**base, "install.py": decoy + pip})
+        assert _verdict(root) == "blocked", decoy
+    real = pip + 'subprocess.check_call(["pip", "install", "onnxruntime-rocm==1.22"])\n'
+    assert _verdict(write(tmp_path / "r", {**base, "install.py": real})) != "blocked"

@@ -10,16 +10,21 @@ verdict). An installer is a Python file whose name says so (``install*.py``,
 pip and names a ROCm build: a ROCm wheel index (``download.pytorch.org/whl/rocm``,
 ``repo.radeon.com``, ``repo.amd.com/rocm``), a ``+rocm`` version, or a package whose name is
 AMD's build of another (``onnxruntime-rocm``, ``onnxruntime-migraphx``, ``tensorflow-rocm``,
-``jax-rocm``...). Text only: nothing is imported or run.
+``jax-rocm``...). Only the installer's code is read, its string constants (fortieth re-run
+F9: a comment naming ``+rocm6.0``, even "AMD is NOT supported", made a route): not comments,
+docstrings or a string that says ROCm is not supported; an installer Python cannot parse
+holds no route. Text only: nothing is imported or run.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
-from gpuport import fileio, textre
+from gpuport import fileio, pyparse, textre
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.routes_docs import NEGATION
 from gpuport.scan.project.vendor_folders import amd_packages
 
 __all__ = ["code_routes"]
@@ -52,12 +57,18 @@ def code_routes(root: Path, python: list[str]) -> list[RouteEvidence]:
     ]
     for rel in installers[:_MOST_FILES]:
         text = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root)
-        if text is None or not _PIP.search(text):
+        if text is None or not _PIP.search(text) or not _ROCM_BUILD.search(text):
             continue
-        m = _ROCM_BUILD.search(text)
-        if m is None:
+        strings = _strings(text)
+        if not any(_PIP.search(s) for _, s in strings):
             continue
-        line = textre.line_finder(text)(m.start())
+        found = next(
+            ((n, m) for n, s in strings if (m := _ROCM_BUILD.search(s)) and not NEGATION.search(s)),
+            None,
+        )
+        if found is None:
+            continue
+        line, m = found
         what = m.group(0).strip("\"' =<>~!")
         out.append(
             RouteEvidence(
@@ -69,3 +80,22 @@ def code_routes(root: Path, python: list[str]) -> list[RouteEvidence]:
             )
         )
     return out
+
+
+def _strings(text: str) -> list[tuple[int, str]]:
+    """The string constants of a Python text (line, the string quoted, as the patterns read
+    it), docstrings and other bare string statements aside; none where it is not parsed."""
+    try:
+        tree = pyparse.parse(text)
+    except SyntaxError:
+        return []
+    bare = {
+        id(node.value)
+        for node in pyparse.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    return [
+        (node.lineno, f'"{node.value}"')
+        for node in pyparse.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in bare
+    ]
