@@ -124,3 +124,19 @@ def test_f9_an_installer_comment_or_negation_is_no_route(tmp_path: Path) -> None
         assert _verdict(root) == "blocked", decoy
     real = pip + 'subprocess.check_call(["pip", "install", "onnxruntime-rocm==1.22"])\n'
     assert _verdict(write(tmp_path / "r", {**base, "install.py": real})) != "blocked"
+
+
+def test_f12_a_hip_twin_no_build_compiles_and_that_defines_nothing_hides_nothing(
+    tmp_path: Path,
+) -> None:
+    """cuda/k.cu compiled by the only (CUDA) build beside a hip/k.cu holding one variable:
+    blocked. A twin that defines the kernel, or one a build names, stands in for it."""
+    cmake = "cmake_minimum_required(VERSION 3.18)\nproject(k LANGUAGES CXX CUDA)\n"
+    base = {"cuda/k.cu": _PTX_KERNEL, "CMakeLists.txt": cmake + "add_library(k cuda/k.cu)\n"}
+    stub = "// HIP port: work in progress\nint hip_port_version = 0;\n"
+    root = write(tmp_path / "a", {**base, "hip/k.cu": stub})
+    assert "cuda/k.cu" not in _not_built(root)
+    assert _verdict(root) == "blocked"
+    kernel = "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"
+    root = write(tmp_path / "b", {**base, "hip/k.cu": kernel})
+    assert "cuda/k.cu" in _not_built(root)

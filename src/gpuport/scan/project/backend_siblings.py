@@ -19,7 +19,11 @@ build file names outside its CUDA-only branches is built whatever its name.
 For a file a build compiles (it names it), and for a whole backend folder, the HIP side must
 hold code (thirty-ninth re-run F20: an empty ``hip/k.cu`` hid the blockers of the
 ``cuda/k.cu`` a Makefile compiles): a declaration, a definition or a macro with a value, not
-only comments, blank lines, an include guard or includes. Text only.
+only comments, blank lines, an include guard or includes. And a HIP twin stands in for a
+file a build compiles only where a build names the twin too or the twin defines a function
+or kernel the CUDA file defines (fortieth re-run F12: a two-line ``hip/k.cu`` that no build
+compiles, one variable, hid the blockers of the ``cuda/k.cu`` the only, CUDA, build
+compiles). Text only.
 """
 
 from __future__ import annotations
@@ -84,6 +88,20 @@ def _has_code(text: str) -> bool:
         return True
     rest = _PP_LINE.sub("", code)
     return "{" in rest or ";" in rest
+
+
+#: a function definition's name: `name(...) {` (a body, not a declaration)
+_DEFINES = textre.compile(r"(\w+)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()]*\{")
+_NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "defined"})
+
+
+def _defines(text: str) -> frozenset[str]:
+    """The names of the functions and kernels ``text`` defines (a body), comments aside."""
+    try:
+        code = lex(text).code
+    except (RecursionError, ValueError):
+        return frozenset()
+    return frozenset(_DEFINES.findall(code)) - _NOT_NAMES
 
 
 _DIRECTIVE = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b(.*)$", re.M)
@@ -153,6 +171,18 @@ def backend_siblings(
                 has_code[r] = _has_code(native.get(r, ""))
         return [r for r in rels if has_code[r]]
 
+    defines: dict[str, frozenset[str]] = {}
+
+    def defined(rel: str) -> frozenset[str]:
+        if rel not in defines:
+            defines[rel] = _defines(native.get(rel, ""))
+        return defines[rel]
+
+    def stands_in(rel: str, twins: list[str]) -> list[str]:
+        """The twins of ``rel`` (a file a build compiles) a ROCm build takes instead: named
+        by a build, or defining what ``rel`` defines."""
+        return [t for t in twins if t in named or t in rocm_named or (defined(t) & defined(rel))]
+
     for members in groups.values():
         hip = members.get("hip")
         if not hip or len(members) < 2:
@@ -162,7 +192,7 @@ def backend_siblings(
                 continue
             for rel in rels:
                 # a file a build compiles counts as replaced only by a twin with code
-                twins = real(hip) if rel in named else hip
+                twins = stands_in(rel, real(hip)) if rel in named else hip
                 if (
                     not twins
                     or rel in rocm_named
