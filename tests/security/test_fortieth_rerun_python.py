@@ -244,3 +244,15 @@ def test_f14_a_load_module_with_a_guarded_import_is_not_given_one(tmp_path: Path
     text = (tmp_path / "ext.py").read_text(encoding="utf-8")
     ast.parse(text)
     assert "\nimport torch" not in text and not text.startswith("import torch")
+
+
+# F19 ------------------------------------------------------------------------------------
+
+
+def test_f19_a_version_past_the_int_digit_limit_is_not_read(tmp_path: Path) -> None:
+    digits = "1" * 5000
+    for name, pin in (("vision", f"torchvision==0.{digits}"), ("bounded", f"torch~=2.{digits}")):
+        root = tmp_path / name
+        index = "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+        project(root, {"requirements.txt": index + pin + "\n", "k.cu": _KERNEL})
+        run(root, verify=False)  # no ValueError from int() of the digits

@@ -83,12 +83,19 @@ def _dist(name: str) -> str:
     return textre.sub(r"[-_.]+", "-", name).lower()
 
 
+#: a number no version or marker has (the version parser's int() raises past 4,300 digits)
+_LONG_NUMBER = textre.compile(r"\d{19}")
+
+
 def _req(text: str) -> Requirement | None:
     spec = textre.split(r"\s--?[a-z]", text.split(" #", 1)[0].strip(), maxsplit=1)[0]
     try:
-        return Requirement(spec)
+        req = Requirement(spec)
     except InvalidRequirement:
         return None
+    if _LONG_NUMBER.search(f"{req.specifier};{req.marker or ''}"):
+        return None  # packaging's int() of it stops at 4,300 digits (fortieth re-run F19)
+    return req
 
 
 def _pinned(req: Requirement) -> str | None:
@@ -125,10 +132,10 @@ def _torch_release(reqs: list[Requirement], minors: list[str] | None = None) -> 
     if torch is not None and (got := _bounded(torch, minors or [])):
         return got
     vision = by.get("torchvision")
-    if vision and (m := textre.match(r"0\.(\d+)", vision)) and int(m.group(1)) >= 15:
+    if vision and (m := textre.match(r"0\.(\d{1,4})(?:\D|$)", vision)) and int(m.group(1)) >= 15:
         return f"2.{int(m.group(1)) - 15}"
     audio = by.get("torchaudio")
-    if audio and (m := textre.match(r"2\.(\d+)", audio)):
+    if audio and (m := textre.match(r"2\.(\d{1,4})(?:\D|$)", audio)):
         return f"2.{m.group(1)}"
     return None
 
