@@ -114,6 +114,10 @@ def import_at(tree: ast.Module, text: str, starts: list[int], line: str) -> tupl
     return None
 
 
+#: imports of one package followed before the edits are declined (each edit looks at each)
+_MANY = 64
+
+
 def _bound(node: ast.AST, name: str) -> bool:
     """Whether ``name`` is read, bound or declared anywhere under ``node``."""
     for n in ast.walk(node):
@@ -169,26 +173,33 @@ def import_after(
     names = [a.asname or a.name.partition(".")[0] for a in getattr(name, "names", [])]
     if len(names) != 1:
         return "the import binds no one name"
+    # each import of the package, once (per site, a walk of every block was quadratic)
+    cands: list[tuple[list[ast.stmt], int, ast.stmt, ast.AST, int]] = [
+        (body, i, stmt, scope, body[-1].end_lineno or body[-1].lineno)
+        for body, scope in _blocks(tree)
+        for i, stmt in enumerate(body)
+        if imports(stmt)
+    ]
+    if len(cands) > _MANY:
+        return f"it imports the package more than {_MANY} times"
+    cands.sort(key=lambda c: (not binds(c[2]), c[2].lineno))  # one binding the name first
+    free: dict[int, bool] = {}  # per function scope: the name appears nowhere in it
     placed: list[tuple[list[ast.stmt], int, ast.stmt]] = []
     for first, last in sites:
         best: tuple[list[ast.stmt], int, ast.stmt] | None = None
-        for body, scope in _blocks(tree):
-            end = body[-1].end_lineno or body[-1].lineno
-            for i, stmt in enumerate(body):
-                stop = stmt.end_lineno or stmt.lineno
-                if stop >= first:
-                    break
-                if last > end or not imports(stmt):
-                    continue
-                if binds(stmt):
-                    best = (body, -1, stmt)
-                    break
-                if isinstance(scope, ast.Module) or not _bound(scope, names[0]):
-                    best = best or (body, i, stmt)
-            if best is not None and best[1] < 0:
+        for body, i, stmt, scope, end in cands:
+            if (stmt.end_lineno or stmt.lineno) >= first or last > end:
+                continue  # not before the edit, or the edit is not in its block
+            if binds(stmt):
+                best = (body, -1, stmt)
+                break
+            if not isinstance(scope, ast.Module) and id(scope) not in free:
+                free[id(scope)] = not _bound(scope, names[0])
+            if isinstance(scope, ast.Module) or free[id(scope)]:
+                best = (body, i, stmt)
                 break
         if best is None:
-            return f"line {first} has no import of the package before it that runs whenever it does"
+            return f"line {first} has no import of the package before it, in its block"
         if best[1] >= 0 and all(p[2] is not best[2] for p in placed):
             placed.append(best)
     if placed and _bound_elsewhere(tree, names[0], binds):
