@@ -140,3 +140,30 @@ def test_f12_a_hip_twin_no_build_compiles_and_that_defines_nothing_hides_nothing
     kernel = "__global__ void k(unsigned* x){ x[threadIdx.x] = 0; }\n"
     root = write(tmp_path / "b", {**base, "hip/k.cu": kernel})
     assert "cuda/k.cu" in _not_built(root)
+
+
+def test_f17_a_toolkit_home_the_setup_py_sets_itself_is_no_opt_in(tmp_path: Path) -> None:
+    """`if "CUDA_HOME" in os.environ:` after the file sets CUDA_HOME itself (setdefault, an
+    item, update, putenv, an alias) is always true: the extension is built by default. Read
+    from the user's environment, it is opt-in (fairseq, seventeenth sample)."""
+    head = (
+        "import os\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+    )
+    tail = (
+        'ext = []\nif "CUDA_HOME" in os.environ:\n    ext.append(CUDAExtension("kext", ["k.cu"]))\n'
+        'setup(name="kpkg", ext_modules=ext, cmdclass={"build_ext": BuildExtension})\n'
+    )
+    writes = (
+        'os.environ.setdefault("CUDA_HOME", "/usr/local/cuda")\n',
+        'os.environ["CUDA_HOME"] = "/usr/local/cuda"\n',
+        'os.environ.update({"CUDA_HOME": "/usr/local/cuda"})\n',
+        'os.putenv("CUDA_HOME", "/usr/local/cuda")\n',
+        'env = os.environ\nenv["CUDA_HOME"] = "/usr/local/cuda"\n',
+    )
+    for i, set_home in enumerate(writes):
+        root = write(tmp_path / f"p{i}", {"k.cu": _PTX_KERNEL, "setup.py": head + set_home + tail})
+        assert _verdict(root) == "blocked", set_home
+    other = 'os.environ["MAX_JOBS"] = "4"\n'
+    root = write(tmp_path / "o", {"k.cu": _PTX_KERNEL, "setup.py": head + other + tail})
+    assert _verdict(root) != "blocked"

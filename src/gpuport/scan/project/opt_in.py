@@ -10,7 +10,10 @@ the verdict is then not "blocked" (:func:`gpuport.scan.engine`).
 :func:`opt_in_extensions` says so only when *every* extension call of the file lies in a branch
 a default install skips: a test that is false unless the user passes a flag (``"--x" in
 sys.argv``, a name given a constant at module level and changed only where ``sys.argv`` is
-read) or false on a ROCm machine (``"CUDA_HOME" in os.environ``). Read, never run.
+read) or false on a ROCm machine (``"CUDA_HOME" in os.environ``), unless the file sets that
+variable itself (``os.environ.setdefault("CUDA_HOME", ...)``, ``os.environ[...] =``,
+``.update``, ``putenv``, an alias of ``os.environ``: fortieth re-run F17, an extension always
+built was "not built by default"). Read, never run.
 """
 
 from __future__ import annotations
@@ -92,10 +95,12 @@ def _defaults(tree: ast.Module, facts: _Facts) -> dict[str, bool]:
     return out
 
 
-def _default(test: ast.expr, names: dict[str, bool]) -> bool | None:
-    """The value of ``test`` in a default install on a ROCm machine, or None."""
+def _default(test: ast.expr, names: dict[str, bool], homes: bool = True) -> bool | None:
+    """The value of ``test`` in a default install on a ROCm machine, or None. ``homes``:
+    whether a test of a toolkit home in the environment is read (not where the file sets
+    one itself)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        v = _default(test.operand, names)
+        v = _default(test.operand, names, homes)
         return None if v is None else not v
     if isinstance(test, ast.Name) and test.id in names:
         return names[test.id]  # a flag's default, or False: a collection empty by default
@@ -108,13 +113,13 @@ def _default(test: ast.expr, names: dict[str, bool]) -> bool | None:
     ):
         return isinstance(test.ops[0], ast.NotIn)  # a flag nobody passes by default
     if isinstance(test, ast.BoolOp):
-        values = [_default(v, names) for v in test.values]
+        values = [_default(v, names, homes) for v in test.values]
         if isinstance(test.op, ast.And) and False in values:
             return False
         if isinstance(test.op, ast.Or) and True in values:
             return True
         return None
-    if _names_toolkit_home(test):  # "CUDA_HOME" in os.environ: unset on a ROCm machine
+    if homes and _names_toolkit_home(test):  # "CUDA_HOME" in os.environ: unset on ROCm
         value = rocm_value(test)
         return value if value is False else None
     return None
@@ -177,7 +182,7 @@ class _Facts:
     scope: dict[int, int] = field(default_factory=dict)
 
 
-def _facts(tree: ast.Module) -> _Facts:
+def _facts(tree: ast.Module, homes: bool = True) -> _Facts:
     out = _Facts()
     todo: list[tuple[ast.AST, bool, bool, int]] = [(tree, False, False, 0)]
     while todo:
@@ -194,7 +199,7 @@ def _facts(tree: ast.Module) -> _Facts:
         )
         loop_gate = isinstance(node, ast.For) and reads
         body: set[int] = set()
-        if isinstance(node, ast.If) and _default(node.test, {}) is False:
+        if isinstance(node, ast.If) and _default(node.test, {}, homes) is False:
             body = {id(n) for n in node.body}
         for child in ast.iter_child_nodes(node):
             todo.append((child, gated or loop_gate or id(child) in body, argv or reads, scope))
@@ -242,7 +247,9 @@ def _exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], ast.Return | ast.Raise)
 
 
-def _early_exits(block: list[ast.stmt], names: dict[str, bool]) -> list[int | None]:
+def _early_exits(
+    block: list[ast.stmt], names: dict[str, bool], homes: bool = True
+) -> list[int | None]:
     """Per statement of ``block``, the line of the first ``if <true by default>: ...
     return`` before it (None: none), in one pass over the block."""
     out: list[int | None] = []
@@ -254,13 +261,53 @@ def _early_exits(block: list[ast.stmt], names: dict[str, bool]) -> list[int | No
             and isinstance(stmt, ast.If)
             and not stmt.orelse
             and _exits(stmt.body)
-            and _default(stmt.test, names) is True
+            and _default(stmt.test, names, homes) is True
         ):
             first = stmt.lineno
     return out
 
 
 _CUDA_HOMES = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return _name(node) == "environ"
+
+
+def _sets_toolkit_home(tree: ast.Module) -> bool:
+    """Whether the file writes a toolkit home into its environment, or writes the environment
+    under a name not written out (``os.environ.update(...)``, ``env = os.environ``)."""
+
+    def named(arg: ast.AST | None) -> bool:
+        return not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)) or (
+            arg.value in _CUDA_HOMES
+        )
+
+    for node in pyparse.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript) and _is_environ(t.value) and named(t.slice):
+                    return True
+                if _is_environ(t):
+                    return True  # os.environ |= {...}
+            if node.value is not None and _is_environ(node.value):
+                return True  # an alias: its writes are not followed
+        elif isinstance(node, ast.Call):
+            func = node.func
+            first = node.args[0] if node.args else None
+            if _name(func) == "putenv" and named(first):
+                return True
+            if (
+                isinstance(func, ast.Attribute)
+                and _is_environ(func.value)
+                and (
+                    func.attr == "update"
+                    or (func.attr in ("setdefault", "__setitem__") and named(first))
+                )
+            ):
+                return True
+    return False
 
 
 def _names_toolkit_home(test: ast.expr) -> bool:
@@ -337,7 +384,8 @@ def _opt_in_line(tree: ast.Module) -> int | None:
     calls = _extension_names(tree, parents)
     if calls is None:
         return None
-    facts = _facts(tree)
+    homes = not _sets_toolkit_home(tree)
+    facts = _facts(tree, homes)
     names = _defaults(tree, facts)
     empties = _empty_by_default(tree, facts)
     blocks: dict[tuple[int, str], tuple[dict[int, int], list[int | None]]] = {}
@@ -352,7 +400,7 @@ def _opt_in_line(tree: ast.Module) -> int | None:
             if key not in blocks:
                 scoped = {**empties.get(facts.scope.get(id(at), 0), {}), **names}
                 index = {id(stmt): i for i, stmt in enumerate(block)}
-                blocks[key] = (index, _early_exits(block, scoped))
+                blocks[key] = (index, _early_exits(block, scoped, homes))
             index, first = blocks[key]
             if id(cur) in index and first[index[id(cur)]] is not None:
                 return first[index[id(cur)]]
@@ -366,7 +414,7 @@ def _opt_in_line(tree: ast.Module) -> int | None:
         at, found = parents.get(node), None
         while at is not None and found is None:
             if isinstance(at, ast.If):
-                v = _default(at.test, names)
+                v = _default(at.test, names, homes)
                 if id(at) not in bodies:
                     bodies[id(at)] = {id(n) for n in at.body}
                 in_body = id(cur) in bodies[id(at)]
