@@ -167,3 +167,46 @@ def test_f17_a_toolkit_home_the_setup_py_sets_itself_is_no_opt_in(tmp_path: Path
     other = 'os.environ["MAX_JOBS"] = "4"\n'
     root = write(tmp_path / "o", {"k.cu": _PTX_KERNEL, "setup.py": head + other + tail})
     assert _verdict(root) != "blocked"
+
+
+def _gpu_cmake_majors(root: Path) -> int:
+    report = scan_path(root, ScanOptions(jobs=1))
+    return sum(
+        1
+        for f in report.findings
+        if f.location.path == "cmake/gpu.cmake" and f.severity.value == "major"
+    )
+
+
+def test_f18_a_cpu_cache_file_that_names_hip_in_a_message_chooses_no_hip(
+    tmp_path: Path,
+) -> None:
+    """A sibling initial-cache file selects HIP by a set() value (AMReX_GPU_BACKEND HIP) or a
+    HIP setting turned on, not by a word in message()."""
+    cmake = (
+        "cmake_minimum_required(VERSION 3.18)\nproject(sim LANGUAGES CXX)\n"
+        'option(SIM_GPU "GPU build" OFF)\nif(SIM_GPU)\n  enable_language(CUDA)\nendif()\n'
+        "add_executable(sim main.cpp)\n"
+    )
+    gpu = (
+        'set(SIM_GPU ON CACHE BOOL "")\nset(CMAKE_CUDA_COMPILER nvcc CACHE STRING "")\n'
+        'set(CMAKE_CUDA_ARCHITECTURES 80 CACHE STRING "")\n'
+        'set(CMAKE_CUDA_FLAGS "-gencode arch=compute_80,code=sm_80" CACHE STRING "")\n'
+    )
+    base = {
+        "CMakeLists.txt": cmake,
+        "main.cpp": "int main() { return 0; }\n",
+        "cmake/gpu.cmake": gpu,
+    }
+    plain = _gpu_cmake_majors(write(tmp_path / "plain", base))
+    assert plain > 0
+    decoys = (
+        'set(SIM_GPU OFF CACHE BOOL "")\nmessage(STATUS "CPU-only build: no CUDA, no HIP")\n',
+        'set(SIM_GPU OFF CACHE BOOL "")\nmessage(STATUS "ROCm/gfx90a: see docs/hip.md")\n',
+    )
+    for i, cpu in enumerate(decoys):
+        root = write(tmp_path / f"d{i}", {**base, "cmake/cpu.cmake": cpu})
+        assert _gpu_cmake_majors(root) == plain, cpu
+    # quokka's layout: a machine file that sets the HIP backend is the AMD alternative
+    hip = 'set(AMReX_GPU_BACKEND HIP CACHE STRING "")\nset(AMReX_AMD_ARCH gfx90a CACHE STRING "")\n'
+    assert _gpu_cmake_majors(write(tmp_path / "h", {**base, "cmake/amd.cmake": hip})) == 0

@@ -11,7 +11,11 @@ machine switch in the twentieth was the same choice).
 A file is such an alternative when it is a ``.cmake`` file no other build file names (an
 initial-cache file, read only through ``cmake -C``), holds only ``set``/``option``/``message``
 commands, never mentions HIP, ROCm or an AMD GPU, and a sibling of the same kind in its
-folder selects HIP. Text only.
+folder selects HIP: a ``set()`` gives a HIP value (``AMReX_GPU_BACKEND HIP``, ``gfx90a``,
+``hipcc``) or turns a HIP setting on (``Kokkos_ENABLE_HIP ON``, ``AMReX_AMD_ARCH gfx908``),
+not a word in a ``message()`` nor a HIP setting turned off (fortieth re-run F18: a CPU-only
+``cpu.cmake`` whose message said "no CUDA, no HIP" was the sibling that "chose HIP"). Text
+only.
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ __all__ = ["cuda_config_variants"]
 _HIP = textre.compile(
     r"\bhip\b|\brocm\b|\bamdgpu\b|\bgfx\d{3,4}[a-z]?\b|enable_hip\b|_hip_|amd_arch\b", re.I
 )
+#: a value that selects HIP, or a setting that does when it is on
+_HIP_VALUE = textre.compile(
+    r"\bhip\b|\brocm\b|\bamdgpu\b|\bgfx\d{3,4}[a-z]?\b|\bhipcc\b|\bamdclang", re.I
+)
+#: `set(NAME VALUE`: the first value, quoted or not
+_SET = textre.compile(
+    r"^[ \t]*set[ \t]*\([ \t]*([\w.+-]+)[ \t]+(\"[^\"]*\"|[^\s\")]+)", re.M | re.I
+)
+#: a value that turns a setting off
+_OFF = textre.compile(r"^(?:off|0|false|no|n|ignore|notfound|.*-notfound|)$", re.I)
 #: a command other than set/option/message/comments: the file does more than choose values
 _COMMAND = textre.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 _PLAIN = frozenset({"set", "option", "message", "unset"})
@@ -40,6 +54,15 @@ def _is_cache(text: str) -> bool:
 
 def _strip(text: str) -> str:
     return textre.sub(r"#[^\n]*", "", text)
+
+
+def _selects_hip(text: str) -> bool:
+    """Whether a ``set()`` of ``text`` selects HIP (see the module docstring)."""
+    for m in _SET.finditer(_strip(text)):
+        name, value = m.group(1), m.group(2).strip('"').strip()
+        if _HIP_VALUE.search(value) or (_HIP.search(name) and not _OFF.match(value)):
+            return True
+    return False
 
 
 def cuda_config_variants(build_files: Mapping[str, str]) -> dict[str, str]:
@@ -63,10 +86,11 @@ def cuda_config_variants(build_files: Mapping[str, str]) -> dict[str, str]:
         by_folder.setdefault(rel.rsplit("/", 1)[0] if "/" in rel else "", []).append(rel)
     out: dict[str, str] = {}
     for members in by_folder.values():
-        hip = sorted(rel for rel in members if _HIP.search(_strip(caches[rel])))
+        hip = sorted(rel for rel in members if _selects_hip(caches[rel]))
         if not hip:
             continue
         for rel in members:
-            if rel not in hip and "cuda" in _strip(caches[rel]).lower():
+            text = _strip(caches[rel])
+            if rel not in hip and not _HIP.search(text) and "cuda" in text.lower():
                 out[rel] = hip[0]
     return out
