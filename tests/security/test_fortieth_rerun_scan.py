@@ -210,3 +210,28 @@ def test_f18_a_cpu_cache_file_that_names_hip_in_a_message_chooses_no_hip(
     # quokka's layout: a machine file that sets the HIP backend is the AMD alternative
     hip = 'set(AMReX_GPU_BACKEND HIP CACHE STRING "")\nset(AMReX_AMD_ARCH gfx90a CACHE STRING "")\n'
     assert _gpu_cmake_majors(write(tmp_path / "h", {**base, "cmake/amd.cmake": hip})) == 0
+
+
+def test_f20_a_readme_that_denies_retracts_or_wishes_is_no_route(tmp_path: Path) -> None:
+    """Sentences that deny, retract, wish for or ask about AMD support state no support;
+    a stated one still does, and so does llamafile's caveat beside it."""
+    base = {"k.cu": _PTX_KERNEL, "CMakeLists.txt": _CMAKE}
+    for i, line in enumerate(
+        (
+            "Does not yet support AMD GPUs.",
+            "Support for ROCm was removed in v2.0.",
+            "Support for ROCm was dropped in 2023.",
+            "We would love support for AMD GPUs (PRs welcome).",
+            "Support for AMD GPUs is wanted: see #123.",
+            "It should support AMD GPUs via HIP, but nobody has tried.",
+            "AMD GPUs are supported? No.",
+            "Someone asked whether it runs on AMD Instinct; we don't know.",
+        )
+    ):
+        root = write(tmp_path / f"p{i}", {**base, "README.md": f"# k\n\n{line}\n"})
+        assert _verdict(root) == "blocked", line
+    for i, line in enumerate(
+        ("Runs on AMD GPUs too.", "Multiple GPU support may be broken on AMD Radeon systems.")
+    ):
+        root = write(tmp_path / f"s{i}", {**base, "README.md": f"# k\n\n{line}\n"})
+        assert _verdict(root) != "blocked", line

@@ -69,11 +69,16 @@ _CLAIM = textre.compile(
 #: theory", "untested") or asked ("Does it run on AMD?"); 39th re-run F14.
 #: The hedge must be about the support itself: llamafile's "Multiple GPU support may be broken
 #: on AMD Radeon systems" beside its stated AMD support is a caveat, not a hedge (tenth sample).
+#: Fortieth re-run F20: "should support", "haven't tested", "we don't know", "asked whether",
+#: a question mark inside the line ("AMD GPUs are supported? No.").
 _HEDGE = textre.compile(
     r"\b(?:may|might|could|should|would|probably|possibly|hopefully|likely|maybe|perhaps)"
-    r"\s+(?:also\s+|even\s+|well\s+)?(?:work|run|be\s+(?:supported|compatible|usable|fine))\b"
-    r"|\b(?:in\s+theory|theoretically|untested|unverified|not\s+sure)\b"
-    r"|\?[ \t*_)\]]*$",
+    r"\s+(?:also\s+|even\s+|well\s+)?(?:work|run|support"
+    r"|be\s+(?:supported|compatible|usable|fine))\b"
+    r"|\b(?:in\s+theory|theoretically|untested|unverified|not\s+sure|whether)\b"
+    r"|\b(?:have|has)\s*n[o']t\s+(?:been\s+)?(?:tested|tried|verified)\b|\bnobody\s+has\b"
+    r"|\b(?:do|does)\s*(?:n't|\s+not)\s+know\b"
+    r"|\?\s|\?[ \t*_)\]]*$",
     re.I,
 )
 #: A version requirement on ROCm, as requirement tables give it: "AMD ROCm >= 4.0" (a
@@ -96,7 +101,8 @@ _GPU_WORD = textre.compile(
 )
 _NEGATION = textre.compile(
     r"\bnot\s+(?:yet\s+)?(?:supported|available|work|tested|officially)|\bunsupported\b"
-    r"|\bon\s+hold\b|\bno\s+longer\b|\bdoes\s*n[o']t\s+(?:support|work)|\bcannot\b"
+    r"|\bon\s+hold\b|\bno\s+longer\b|\bdoes\s*n[o']t\s+(?:yet\s+)?(?:support|work|run)|\bcannot\b"
+    r"|\b(?:removed|dropped|discontinued|abandoned)\b"
     r"|\bcoming\s+soon\b|\bplanned\b|\bno\s+(?:ROCm|AMD)\b|\bwithout\s+(?:ROCm|AMD)\b"
     r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
     re.I,
@@ -106,7 +112,11 @@ NEGATION = _NEGATION
 #: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming".
 _LATER = r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap)\b"
 _PROMISE = textre.compile(
-    rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}", re.I
+    rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}"
+    # a wish: "we would love support for AMD GPUs (PRs welcome)", "AMD support is wanted"
+    r"|\bwould\s+(?:love|like|welcome)\b|\b(?:is|are)\s+wanted\b|\bhelp\s+wanted\b"
+    r"|\b(?:PRs?|pull\s+requests?|contributions?)\s+(?:are\s+)?welcome\b|\bfeature\s+request\b",
+    re.I,
 )
 #: A to-do, not a route: "TODO(someday): docker run --device=/dev/kfd rocm/pytorch".
 _TODO = textre.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b")
