@@ -235,3 +235,21 @@ def test_f20_a_readme_that_denies_retracts_or_wishes_is_no_route(tmp_path: Path)
     ):
         root = write(tmp_path / f"s{i}", {**base, "README.md": f"# k\n\n{line}\n"})
         assert _verdict(root) != "blocked", line
+
+
+def test_f22_a_page_named_for_amd_that_says_it_is_unsupported_is_no_route(
+    tmp_path: Path,
+) -> None:
+    """docs/amd.md that only says AMD GPUs are not supported is no route by its name; a page
+    so named that gives a step, or says nothing against it, still is."""
+    base = {"k.cu": _PTX_KERNEL, "CMakeLists.txt": _CMAKE}
+    no = "# AMD GPUs\n\nAMD GPUs are not supported. This library needs NVIDIA Hopper.\n"
+    assert _verdict(write(tmp_path / "n", {**base, "docs/amd.md": no})) == "blocked"
+    for i, page in enumerate(
+        (
+            "# AMD GPUs\n\nBuild with `cmake -DUSE_HIP=ON ..` on a ROCm machine.\n",
+            "# AMD GPUs\n\nSee the build guide.\n",
+        )
+    ):
+        root = write(tmp_path / f"y{i}", {**base, "docs/amd.md": page})
+        assert _verdict(root) != "blocked", page

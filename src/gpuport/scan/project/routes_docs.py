@@ -14,7 +14,8 @@ it does not, why (issue 24):
   takes a documented route as a route: thirty-ninth re-run F14 kept this), but not a hedge
   (``may``/``might``/``should``/``could`` work, ``in theory``, ``untested``) nor a question
   (``Does it run on AMD?``), which state nothing;
-* a page under ``docs/`` named for ROCm/AMD counts;
+* a page under ``docs/`` named for ROCm/AMD counts, unless its own lines only say support
+  is absent, promised or hedged;
 * a heading alone, or a line that says ROCm is not supported (``on hold``, ``not yet``,
   ``unsupported``) or is a to-do (``TODO``, ``FIXME``), is listed but does not count, and
   says so.
@@ -384,9 +385,7 @@ def doc_routes(root: Path) -> list[RouteEvidence]:
         rel = p.relative_to(root).as_posix()
         if _ROCM_NAME.search(p.stem) and named < _PER_KIND:
             named += 1
-            out.append(
-                RouteEvidence(kind="docs", path=rel, line=None, detail="ROCm/AMD page by name")
-            )
+            out.append(_named_page(p, rel, root))
             continue
         text = _read(p, root)
         if text is None or not _MENTION.search(text):
@@ -395,6 +394,23 @@ def doc_routes(root: Path) -> list[RouteEvidence]:
         found = [r for r in _line_evidence(rel, text, page=True) if r.counts]
         out += (_table_evidence(rel, text) + found)[:1]
     return out
+
+
+def _named_page(path: Path, rel: str, root: Path) -> RouteEvidence:
+    """A page named for ROCm/AMD: a route, unless its own lines say only that support is
+    absent, promised or hedged (fortieth re-run F22: ``docs/amd.md`` saying "AMD GPUs are
+    not supported" was a route by its name)."""
+    evidence = RouteEvidence(kind="docs", path=rel, line=None, detail="ROCm/AMD page by name")
+    text = _read(path, root)
+    if text is None:
+        return evidence
+    found = _line_evidence(rel, _shown(rel, text), page=True)
+    against = [r for r in found if not r.counts]
+    if any(r.counts for r in found) or not against:
+        return evidence
+    return evidence.model_copy(
+        update={"counts": False, "why": f"the page's line {against[0].line}: {against[0].why}"}
+    )
 
 
 def rocm_settings(root: Path, texts: dict[str, str]) -> dict[str, str]:
