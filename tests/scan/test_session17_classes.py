@@ -247,3 +247,13 @@ def test_a_bundled_copy_of_hips_nvidia_platform_header_is_not_built_on_rocm(
     r = scan_path(write(tmp_path / "b", files), ScanOptions(jobs=1))
     got = {(f.rule_id, f.severity.value) for f in r.findings if f.rule_id == "GP301"}
     assert got == {("GP301", "blocker")}, got
+
+
+def test_an_import_a_script_skips_on_stays_optional(tmp_path: Path) -> None:
+    """triton-server's QA scripts: `except ImportError: print("skipping"); sys.exit(0)`."""
+    skip = (
+        "import sys\ntry:\n    import torch_tensorrt\nexcept ImportError:\n"
+        '    print("skipping")\n    sys.exit(0)\n'
+    )
+    r = scan_path(write(tmp_path / "a", {"gen.py": skip}), ScanOptions(jobs=1))
+    assert [f.severity.value for f in r.findings if f.rule_id == "GP201"] == ["info"]

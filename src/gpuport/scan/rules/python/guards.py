@@ -41,7 +41,7 @@ optional import of an NVIDIA-only module). A handler for
 ``Exception``/``BaseException`` or anything (a bare ``except``) sets the
 :data:`IMPORT` bit (it makes the imports in the body optional) and the :data:`SUBPROC`
 bit (a missing ``nvidia-smi`` raises an ``Exception`` too). A handler that re-raises (has a
-``raise``) or ends the program (``sys.exit``) guards nothing. A handler for
+``raise``) guards nothing; one that ends the program (``sys.exit``) no probe. A handler for
 ``OSError``/``FileNotFoundError``/``subprocess.CalledProcessError`` (what a missing
 ``nvidia-smi`` raises) sets
 the :data:`SUBPROC` bit, which only the nvidia-smi rule honours.
@@ -336,11 +336,14 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
     """
     flags = 0
     for handler in node.handlers:
-        if any(isinstance(n, ast.Raise) or _exits(n) for n in ast.walk(handler)):
-            continue  # the handler re-raises or exits: what the body does is required
+        if any(isinstance(n, ast.Raise) for n in ast.walk(handler)):
+            continue  # the handler re-raises: what the body does is required, not optional
+        # a handler that ends the program swallows no failed probe (an import it skips on,
+        # `print("skipping"); sys.exit(0)`, is still optional: triton-server's QA scripts)
+        probe = 0 if any(_exits(n) for n in ast.walk(handler)) else SUBPROC
         kinds = handler.type
         if kinds is None:
-            flags |= IMPORT | SUBPROC
+            flags |= IMPORT | probe
             continue
         elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
         for elt in elts:
@@ -351,9 +354,9 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
                 # a missing executable's FileNotFoundError is an Exception too: a probe whose
                 # failure is swallowed reports nothing on an AMD host and the program goes on
                 # (facefusion, FlagGems; issue 24, nineteenth and twenty-second samples)
-                flags |= IMPORT | SUBPROC
+                flags |= IMPORT | probe
             elif name in _OS_ERRORS:
-                flags |= SUBPROC
+                flags |= probe
     return flags
 
 
