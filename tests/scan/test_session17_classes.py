@@ -192,6 +192,13 @@ def test_a_lane_beside_a_shuffle_or_returned_is_judged_as_before(tmp_path: Path)
     # shuffle too: the warp judge decides, as beside __shfl_sync
     wrapped = _GROUPS.replace("__syncwarp();", "s[0] = WARP_SHFL(s[1], lane);")
     assert _lanes(tmp_path / "d", wrapped) == [("info", False)]
+    # the hardware's warpSize beside the literal (PowerInfer's ssm-scan: 64 on AMD, so the
+    # two disagree), a warp reduction or lane-mask helper of the project's: not logical groups
+    for i, line in enumerate(
+        ("s[lane * warpSize] = 0;", "s[0] = warp_reduce_sum(s[lane]);", "s[0] = lanemask_lt();")
+    ):
+        other = _GROUPS.replace("__syncwarp();", line)
+        assert ("info", True) not in _lanes(tmp_path / f"e{i}", other), line
 
 
 def test_an_nvidia_binary_named_beside_its_amd_twin_is_the_other_vendors_arm(

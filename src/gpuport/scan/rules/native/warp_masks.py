@@ -212,10 +212,15 @@ def in_32_tile(sink: Sink, pos: int) -> str | None:
 
 #: what makes a lane number a hardware lane: shuffles, votes, ballots, matches, warp
 #: reductions, the lane-id register, cooperative-groups tiles and CUB's warp collectives
-#: (a project's own wrapper counts by its name: apex's `WARP_SHFL(sigma2, srcLaneB)`)
+#: (a project's own wrapper counts by its name: apex's `WARP_SHFL(sigma2, srcLaneB)`, ggml's
+#: `warp_reduce_sum(`, gunrock's `lanemask_lt()`), warp-wide matrix loads (`ldmatrix`, `wmma`)
+#: and the hardware's own `warpSize`, which a literal 32 beside it contradicts on AMD
+#: (PowerInfer's `(wid * warpSize + i) * stride + wtid`, `wid = tid / 32`)
 _HW_LANE = textre.compile(
     r"__(?:any|all|match|reduce_\w+_sync|uni)\w*\s*\("
-    r"|\w*(?i:shfl|shuffle|ballot|activemask|lane_?id|vote)\w*\s*\("
+    r"|\w*(?i:shfl|shuffle|ballot|activemask|lane_?id|lane_?mask|vote|ldmatrix|wmma)\w*\s*\("
+    r"|\w*(?i:warp)_?(?i:reduce|all_?reduce|scan|sum|max|min|broadcast)\w*\s*\("
+    r"|\bmma\w*\s*\(|\bwarpSize\b"
     r"|%%?laneid|\blaneid\b|\b(?:tiled_partition|coalesced_threads|thread_block_tile)\b"
     r"|\bWarp(?:Reduce|Scan|Load|Store|Exchange|MergeSort)\b|\.(?:any|all)\s*\("
 )
