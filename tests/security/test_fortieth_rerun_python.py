@@ -256,3 +256,38 @@ def test_f19_a_version_past_the_int_digit_limit_is_not_read(tmp_path: Path) -> N
         index = "--extra-index-url https://download.pytorch.org/whl/cu121\n"
         project(root, {"requirements.txt": index + pin + "\n", "k.cu": _KERNEL})
         run(root, verify=False)  # no ValueError from int() of the digits
+
+
+# F21 ------------------------------------------------------------------------------------
+
+_INDEX_ONE_LINE = """\
+name: Wheels Index
+on:
+  workflow_run:
+    workflows: ["Build Wheels (CUDA)"]
+    types: [completed]
+jobs:
+  index:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build index
+        run: ./scripts/releases-to-pep-503.sh index/whl/cu124 '^[v]?[0-9]+-cu124$'
+      - uses: actions/upload-pages-artifact@v3
+"""
+
+
+def test_f21_a_one_line_run_gets_no_second_run_key(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": _PYPROJECT,
+        ".github/workflows/build-wheels-cuda.yaml": _WF.replace(_QUOTED_IF, _PLAIN_IF),
+        ".github/workflows/generate-index.yaml": _INDEX_ONE_LINE,
+        "scripts/releases-to-pep-503.sh": 'echo "<a href=\\"cu124/\\">CUDA 12.4</a><br>"\n',
+    }
+    project(tmp_path, files)
+    report = run(tmp_path, apply=True, unsafe_fixes=True, verify=False)
+    index = (tmp_path / ".github/workflows/generate-index.yaml").read_text(encoding="utf-8")
+    assert index == _INDEX_ONE_LINE
+    assert (tmp_path / ".github/workflows/build-wheels-rocm.yaml").exists()
+    fix = next(f for f in report.fixes if f.id.startswith("rocm-release:"))
+    assert "one-line `run:`" in (fix.note or "")

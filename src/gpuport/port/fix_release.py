@@ -284,7 +284,8 @@ def _line_refusal(before: list[str], code: list[str] | str) -> str | None:
 
 def _workflow_line_refusal(text: str, index: int) -> str | None:
     """Why 0-based line ``index`` of a workflow is not copied: it must be a line of a run
-    step's shell text that gpuport follows up to it (:func:`_line_refusal`)."""
+    step's literal block, the file line being the shell line, that gpuport follows up to it
+    (:func:`_line_refusal`)."""
     root = compose_workflow(text)
     lines = text.splitlines()
     runs = run_texts(root, lines) if root is not None else "not YAML gpuport reads"
@@ -292,6 +293,10 @@ def _workflow_line_refusal(text: str, index: int) -> str | None:
         return runs
     for first, body in runs:
         if first <= index < first + len(body):
+            if lines[index].strip() != body[index - first].strip():
+                # a one-line `run: cmd`: the copy would be a second `run:` key of the step,
+                # which GitHub rejects (fortieth re-run F21)
+                return "it is a one-line `run:` value, not a line of a run block"
             before = body[: index - first + 1]
             return _line_refusal(before, shell_code(before))
     return "not a line of a run step"
