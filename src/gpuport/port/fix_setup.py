@@ -451,20 +451,17 @@ def _cuda_home(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
     return prop
 
 
-def _imports_home(stmt: ast.stmt) -> bool:
-    return (
+def _from_cpp_extension(name: str) -> Callable[[ast.stmt], bool]:
+    """``stmt -> whether it is from torch.utils.cpp_extension import name``."""
+    return lambda stmt: (
         isinstance(stmt, ast.ImportFrom)
         and stmt.module == "torch.utils.cpp_extension"
-        and any(a.name == "CUDA_HOME" and a.asname is None for a in stmt.names)
+        and any(a.name == name and a.asname is None for a in stmt.names)
     )
 
 
-def _binds_hip(stmt: ast.stmt) -> bool:
-    return (
-        isinstance(stmt, ast.ImportFrom)
-        and stmt.module == "torch.utils.cpp_extension"
-        and any(a.name == "IS_HIP_EXTENSION" and a.asname is None for a in stmt.names)
-    )
+_imports_home = _from_cpp_extension("CUDA_HOME")
+_binds_hip = _from_cpp_extension("IS_HIP_EXTENSION")
 
 
 def propose(ctx: PortContext) -> list[Proposal]:
