@@ -36,6 +36,8 @@ def strip_cmake_comments(text: str) -> str:
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
             i = j + 1
+        elif c == "\\":  # an escape outside quotes (\# \" \[): the next character is literal
+            i += 2
         elif c == "[" and (m := _BRACKET.match(text, i)):
             end = text.find("]" + m.group(1) + "]", m.end())
             i = n if end < 0 else end + len(m.group(1)) + 2
@@ -88,10 +90,17 @@ def commands(code: str) -> Iterator[Command]:
                 j += 1
                 while j < n and code[j] != '"':
                     j += 2 if code[j] == "\\" else 1
+            elif ch == "\\":  # an escaped character (\( \) \"): no paren, no quote
+                j += 1
+            elif ch == "[" and (b := _BRACKET.match(code, j)) is not None:
+                # a bracket argument: its parentheses and quotes are its text (to its end)
+                close = code.find("]" + b.group(1) + "]", b.end())
+                j = n - 1 if close < 0 else close + len(b.group(1)) + 1
             elif ch == "(":
                 depth += 1
             elif ch == ")":
                 depth -= 1
             j += 1
+        j = min(j, len(code))  # an escape as the last character
         yield Command(m.group(1).lower(), code[m.end() : j - 1], m.start(), m.end(), j)
         pos = j

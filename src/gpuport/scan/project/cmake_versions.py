@@ -10,6 +10,13 @@ that configures the project runs that branch, so its findings describe nothing a
 of the project starts. Only a test that is one comparison of ``CMAKE_VERSION`` with a version
 (``NOT`` allowed) is read; the branch it rules out, to the next ``elseif``/``else``/``endif``
 of the same ``if``, and after a true test every later branch, is not taken. Text only.
+
+Both are read as CMake reads them (``cmake_lex``): a ``cmake_minimum_required`` in a comment,
+a bracket comment or a quoted argument is none, nor is one inside an ``if()``, a loop or a
+function, which not every configure runs (fortieth re-run F5: a commented-out
+``# cmake_minimum_required(VERSION 3.30)`` ruled out the branch every CMake 3.18-3.29 takes);
+and the ``if`` family is found in one pass over the commands (a scan for the closing ``)``
+of each ``if(`` line was quadratic on a file of 5,000 unclosed ones: F16).
 """
 
 from __future__ import annotations
@@ -19,16 +26,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuport import textre
-from gpuport.scan.project.build_cmake_model import close_paren
+from gpuport.scan.cmake_lex import Command, commands, strip_cmake_comments
 
 __all__ = ["cmake_dead_branches"]
 
-_MIN = textre.compile(r"\bcmake_minimum_required\s*\(\s*VERSION\s+(\d+(?:\.\d+){0,3})", re.I)
-_CMD = textre.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(", re.M | re.I)
+#: digit runs bounded: int() of a 5,000-digit version raised (exit 4: fortieth re-run F19)
+_MIN = textre.compile(r"(\d{1,9}(?:\.\d{1,9}){0,3})(?:\.\.\.\S*)?")
+_BRANCH = frozenset({"if", "elseif", "else", "endif"})
+#: blocks whose body not every configure runs (a cmake_minimum_required there is no minimum)
+_OPEN = frozenset({"if", "foreach", "while", "function", "macro", "block"})
+_CLOSE = frozenset({"endif", "endforeach", "endwhile", "endfunction", "endmacro", "endblock"})
 _TEST = textre.compile(
     r"^\s*(NOT\s+)?\"?\$?\{?CMAKE_VERSION\}?\"?\s+"
     r"(VERSION_LESS|VERSION_LESS_EQUAL|VERSION_GREATER|VERSION_GREATER_EQUAL|VERSION_EQUAL)"
-    r"\s+\"?(\d+(?:\.\d+){0,3})\"?\s*$",
+    r"\s+\"?(\d{1,9}(?:\.\d{1,9}){0,3})\"?\s*$",
     re.I,
 )
 _MOST_BRANCHES = 5_000
@@ -72,7 +83,7 @@ def cmake_dead_branches(build_files: Mapping[str, str]) -> dict[str, list[tuple[
     minimums: dict[str, tuple[int, ...]] = {}
     for rel, text in build_files.items():
         if rel.rsplit("/", 1)[-1].lower() == "cmakelists.txt":
-            versions = [_version(m.group(1)) for m in _MIN.finditer(text)]
+            versions = _minimums(list(commands(strip_cmake_comments(text))))
             if versions:
                 minimums[rel.rsplit("/", 1)[0] if "/" in rel else ""] = max(versions)
     out: dict[str, list[tuple[int, int, str]]] = {}
@@ -102,18 +113,34 @@ class _If:
     decided: bool  # every test so far is decided
 
 
+def _minimums(cmds: list[Command]) -> list[tuple[int, ...]]:
+    """The versions of the ``cmake_minimum_required(VERSION min[...max])`` calls every
+    configure of the file runs (outside any block), as CMake reads the commands."""
+    out: list[tuple[int, ...]] = []
+    depth = 0
+    for cmd in cmds:
+        if cmd.name in _OPEN:
+            depth += 1
+        elif cmd.name in _CLOSE:
+            depth = max(0, depth - 1)
+        elif cmd.name == "cmake_minimum_required" and depth == 0:
+            words = [w.text for w in cmd.words()]
+            if len(words) >= 2 and words[0] == "VERSION" and (m := _MIN.fullmatch(words[1])):
+                out.append(_version(m.group(1)))
+    return out
+
+
 def _spans(text: str, least: tuple[int, ...]) -> list[tuple[int, int]]:
     """Line ranges of the branches ``least`` rules out."""
     line_of = textre.line_finder(text)
     stack: list[_If] = []
     spans: list[tuple[int, int]] = []
-    for n, m in enumerate(_CMD.finditer(text)):
+    branches = (c for c in commands(strip_cmake_comments(text)) if c.name in _BRANCH)
+    for n, c in enumerate(branches):
         if n > _MOST_BRANCHES:
             break
-        cmd = m.group(1).lower()
-        end = close_paren(text, m.end() - 1)
-        args = text[m.end() : end] if end > 0 else ""
-        line = line_of(m.start())
+        cmd, args = c.name, c.args
+        line = line_of(c.start)
         if cmd == "if":
             value = _decided(args, least)
             stack.append(_If(value is True, line, value is False, value is not None))
