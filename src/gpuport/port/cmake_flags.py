@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from gpuport import textre
+from gpuport.port.cmake_text import Statements
 from gpuport.port.fix_setup import CLANG_SPELLING, NVCC_ONLY, NVCC_VALUED
 
 __all__ = ["flag_edits"]
@@ -115,7 +116,10 @@ def flag_edits(
     """The edits keeping nvcc's options from the HIP build, and why the HIP build would
     still get one (empty when it would not)."""
     edits: list[tuple[int, int, str]] = []
+    live = Statements(text)
     for m in _STMT.finditer(text):
+        if not live.starts(m.start(2)):
+            continue  # a line of a quoted argument or a comment: string text (40th re-run F3)
         try:
             got = _tokens(text, m.end() - 1)
         except _Unreadable as e:

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 from gpuport import textre
+from gpuport.port.cmake_text import Statements
 
 __all__ = ["ProjectCuda", "cuda_language_sources", "find_project_cuda", "names_a_hook"]
 
@@ -67,10 +68,13 @@ def find_project_cuda(text: str, others: str = "") -> ProjectCuda | None:
     """The first ``project()`` call of ``text`` that names CUDA as a language, read word by
     word; None when there is none or it cannot be read. ``others``: the text of the
     project's other CMake files (for project-include hooks)."""
+    live = Statements(text)
     for m in _PROJECT.finditer(text):
         body = m.group(2)
         if "CUDA" not in body.upper():
             continue
+        if not live.starts(m.start() + len(m.group(1))):
+            continue  # a line of a quoted argument or a comment: no call (40th re-run F3)
         if any(c in body for c in "#$<"):
             return None  # a variable, a comment or a generator expression: not read
         words = [(w.group(0), w.start(), w.end()) for w in _WORD.finditer(body)]

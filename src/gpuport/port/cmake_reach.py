@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from gpuport import textre
+from gpuport.port.cmake_text import Statements
 from gpuport.scan.project.build_cmake_model import close_paren
 
 __all__ = ["cu_globs", "glob_covers", "glob_marks", "reach_edits"]
@@ -60,7 +61,10 @@ def reach_edits(text: str, option: str) -> tuple[list[tuple[int, int, str]], int
     into ``(<option> OR CMAKE_CUDA_COMPILER)``, and the number of ``NOT`` tests left."""
     edits: list[tuple[int, int, str]] = []
     negated = 0
+    live = Statements(text)
     for head in _IF_HEAD.finditer(text):
+        if not live.starts(head.end() - len(head.group().lstrip(" \t"))):
+            continue  # a line of a quoted argument or a comment (fortieth re-run F3)
         close = _condition(text, head.end() - 1)
         if close < 0:
             continue
@@ -105,7 +109,12 @@ def cu_globs(text: str) -> list[tuple[re.Match[str], list[str]]]:
     """The ``file(GLOB ...)`` statements whose patterns can take ``.cu`` files, with them
     (read once per text: a glob check per source re-read them; thirty-sixth re-run F10)."""
     out = []
+    live = Statements(text)
     for m in _GLOB.finditer(text):
+        # the statement CMake reads, to its own ')' with only a comment after it on the line
+        # (a glob line inside a quoted argument is the string's text: fortieth re-run F3)
+        if not live.exact(m.start() + len(m.group(1)), m.end(4) + 1, m.end()):
+            continue
         pats = [p for p in _patterns(m.group(4)) if _CAN_CU.search(p)]
         if pats:
             out.append((m, pats))

@@ -9,18 +9,32 @@ A file holding one is left, with the reason. The HIP-marking block goes after th
 closes the statement naming the last ``.cu`` source, found with CMake's lexical rules
 (comments blanked, quoted arguments kept whole), not after the first ``)`` following the
 first mention of a name (a comment, a quoted ``"util(x).cpp"``: F23).
+
+The statements the fix edits are found by line patterns, then kept only where CMake's lexical
+rules (``Statements``) read a command there: a ``find_package(CUDA...)``, ``project()`` or
+``if(`` line inside a multi-line quoted argument is the string's text, and a ``# ")`` after
+it closes the string rather than starting a comment (fortieth re-run F3). The fix's option
+goes after the ``project()`` call CMake reads, to its real ``)`` (F13).
 """
 
 from __future__ import annotations
 
-from gpuport import textre
-from gpuport.scan.cmake_lex import commands, strip_cmake_comments
+import re
 
-__all__ = ["bracket_at", "mark_named"]
+from gpuport import textre
+from gpuport.scan.cmake_lex import Command, commands, strip_cmake_comments
+
+__all__ = ["Statements", "after_head", "bracket_at", "cuda_lookups", "mark_named"]
 
 _OPENER = textre.compile(r"[\"#\\]|\[=*\[")
 _BRACKET = textre.compile(r"\[=*\[")
 _CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
+_FIND = textre.compile(
+    r"^([ \t]*)(find_package\s*\(\s*(?:CUDAToolkit|CUDA)\b[^)]*\))[ \t]*(#[^\n]*)?$", re.M | re.I
+)
+_ENABLE = textre.compile(
+    r"^([ \t]*)(enable_language\s*\(\s*CUDA\s*\))[ \t]*(#[^\n]*)?$", re.M | re.I
+)
 _PLAIN_NAME = textre.compile(r"[\w./+-]+")  # written back into CMake: nothing it would parse
 
 
@@ -84,3 +98,60 @@ def mark_named(
         f"{indent}endif()"
     )
     return end, block
+
+
+class Statements:
+    """The commands CMake reads in a text (comments blanked, quoted and bracket arguments
+    whole), by the offset of their name: a ``name(`` inside a string is none of them."""
+
+    def __init__(self, text: str) -> None:
+        self.code = strip_cmake_comments(text)
+        self.by_start: dict[int, Command] = {c.start: c for c in commands(self.code)}
+
+    def starts(self, start: int) -> bool:
+        """Whether a command CMake reads starts (its name) at ``start``."""
+        return start in self.by_start
+
+    def exact(self, start: int, end: int, line_end: int | None = None) -> bool:
+        """Whether a command CMake reads runs from ``start`` to ``end`` (just past its ``)``),
+        with only blanks and a line comment after it to ``line_end``."""
+        cmd = self.by_start.get(start)
+        if cmd is None or cmd.end != end or self.code[end - 1 : end] != ")":
+            return False
+        return line_end is None or not self.code[end:line_end].strip()
+
+
+def after_head(text: str, names: tuple[str, ...]) -> int:
+    """The offset after the line that ends the run of ``names`` calls the file opens with
+    (comments and blank lines between them), as CMake reads them; 0 when there is none."""
+    st = Statements(text)
+    pos = 0
+    for cmd in sorted(st.by_start.values(), key=lambda c: c.start):
+        if cmd.name not in names or st.code[pos : cmd.start].strip():
+            break
+        nl = text.find("\n", cmd.end)
+        if nl < 0 or not st.exact(cmd.start, cmd.end, nl):
+            break  # unclosed, or another statement on its closing line: nothing after it
+        pos = nl + 1
+    return pos
+
+
+def cuda_lookups(text: str) -> tuple[list[re.Match[str]], str]:
+    """The CUDA lookups (``find_package(CUDA...)``, ``enable_language(CUDA)``) CMake reads as
+    commands, in order, and why one it reads cannot be wrapped line by line (empty if none).
+    A line inside a multi-line quoted argument is the string's text, not a lookup: wrapped,
+    its ``# ")`` closed the string and gpuport's ``endif()`` became live (fortieth re-run F3)."""
+    st = Statements(text)
+    out: list[re.Match[str]] = []
+    why = ""
+    for m in sorted([*_FIND.finditer(text), *_ENABLE.finditer(text)], key=lambda x: x.start()):
+        if st.exact(m.start(2), m.end(2), m.end()):
+            out.append(m)
+        elif st.starts(m.start(2)) and not why:
+            at = textre.line_finder(text)(m.start(2))
+            why = (
+                f"line {at}: {m.group(2)[:60]!r} is a CMake command "
+                "gpuport does not read to its end line by line (a quoted ')' or text after "
+                "it), so no HIP branch is written (left to a person)"
+            )
+    return out, why

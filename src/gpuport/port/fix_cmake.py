@@ -43,7 +43,7 @@ from gpuport.port.cmake_project import (
     unmapped_sources,
 )
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
-from gpuport.port.cmake_text import bracket_at, mark_named
+from gpuport.port.cmake_text import after_head, bracket_at, cuda_lookups, mark_named
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_lines import edge_runs_on
 from gpuport.port.cxx_scope import cuda_compiler_only, gated_use
@@ -59,12 +59,6 @@ COMPAT = "gpuport_hip_compat.h"
 _GATED_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl")
 SHIM = "cmake/gpuport_hip.cmake"
 _MARK = "# gpuport:"
-_FIND = textre.compile(
-    r"^([ \t]*)(find_package\s*\(\s*(?:CUDAToolkit|CUDA)\b[^)]*\))[ \t]*(#[^\n]*)?$", re.M | re.I
-)
-_ENABLE = textre.compile(
-    r"^([ \t]*)(enable_language\s*\(\s*CUDA\s*\))[ \t]*(#[^\n]*)?$", re.M | re.I
-)
 _PROJECT_CUDA = textre.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
 _CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
 #: FindCUDA's own commands (CMake's legacy CUDA module and its select_compute_arch helpers):
@@ -249,9 +243,7 @@ _LIB_FAMILIES = {
 
 def _own_lookup(text: str) -> bool:
     """A CMake file with a CUDA lookup of its own (it gets its own fix)."""
-    return bool(
-        _PROJECT_CUDA.search(text) or OPTION in text or _FIND.search(text) or _ENABLE.search(text)
-    )
+    return bool(_PROJECT_CUDA.search(text) or OPTION in text or any(cuda_lookups(text)))
 
 
 def _handled(ctx: PortContext, path: str, folder: str) -> dict[str, str]:
@@ -401,9 +393,11 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
         proj = find_project_cuda(text, others)
         if proj is None:
             return []  # a project() call gpuport cannot read word by word: left
-    finds = list(_FIND.finditer(text))
-    enables = list(_ENABLE.finditer(text))
-    if not finds and not enables and proj is None:
+    lookups, unread = cuda_lookups(text)
+    if unread:
+        ctx.decline(found, unread)
+        return []
+    if not lookups and proj is None:
         return []
     shim_rel = f"{folder}/{SHIM}" if folder else SHIM
     if ctx.exists(shim_rel):
@@ -461,7 +455,7 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
             f"enable_language(CUDA)  {_MARK} was in project(){eol}{ind}endif()"
         )
         prop.edit(path, proj.start, proj.end, new, by_line.get(_line(text, proj.start), []))
-    for m in sorted([*finds, *enables], key=lambda x: x.start()):
+    for m in lookups:
         ind = m.group(1)
         orig = m.group(2) + (f"  {m.group(3)}" if m.group(3) else "")
         if not done_first:
@@ -503,14 +497,9 @@ def _findcuda_command(handled: dict[str, str]) -> tuple[str, str] | None:
 
 def _top(text: str) -> int:
     """After the ``cmake_minimum_required``/``project`` calls the file opens with (comments
-    and blank lines between allowed), else 0: the option goes at file scope."""
-    pos = 0
-    head = textre.compile(
-        r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:cmake_minimum_required|project)\s*\([^)]*\)[^\n]*\n", re.I
-    )
-    while (m := head.match(text, pos)) is not None:
-        pos = m.end()
-    return pos
+    and blank lines between allowed), else 0: the option goes at file scope. Their ``)`` as
+    CMake reads it: a ``)`` in a quoted DESCRIPTION is not the end (fortieth re-run F13)."""
+    return after_head(text, ("cmake_minimum_required", "project"))
 
 
 def _line(text: str, offset: int) -> int:
