@@ -98,6 +98,8 @@ def _torch_words(args: str) -> list[tuple[str, str, int, int]] | None:
             if "torch" in text.lower():
                 return None
             continue
+        if "torch" not in value:  # (both patterns below name torch: 40th re-run F10)
+            continue
         if _TORCH_PLAIN.fullmatch(value) is not None:
             out.append((text, value, s, e))
         elif _TORCH_NAMED.match(value) is not None:

@@ -8,13 +8,24 @@ inside a continuation, a ``\\`` followed by blanks, heredocs, quotes inside a wo
 copy edited by the plain reading there turned data into live instructions (F3, F4, F15).
 Where the text does not fit the plain grammar the copy is not written, and the reason says
 which line; nothing here runs anything.
+
+The fortieth re-run read further as BuildKit's parser does: a line ends an instruction at an
+escaped backslash (``\\\\``, where older builders continue it: declined, F2); blanks before
+a comment, a directive or a keyword are Go's ``unicode.IsSpace`` (a line led by one other
+than a space or a tab is declined, F15), lines break at ``\\n`` only; a heredoc opener is
+any word ``^(\\d*)<<(-?)([^<]*)$`` of a RUN, COPY, ADD or ONBUILD with its continuations
+joined (F1). Reading is linear in the text (F10).
 """
 
 from __future__ import annotations
 
+import string
+
 from gpuport import textre
 
 __all__ = [
+    "continues",
+    "directive_lines",
     "drop_packages",
     "env_without_cuda",
     "env_words",
@@ -24,10 +35,32 @@ __all__ = [
     "unreadable",
 ]
 
-_DIRECTIVE = textre.compile(r"(?i)^\ufeff?[ \t]*#[ \t]*escape[ \t]*=[ \t]*(\S*)")
-_TRAILING_BLANKS = textre.compile(r"\\[ \t]+\r?\n?$")
-_HEREDOC = textre.compile(r"(?<!<)<<-?[ \t]*[\"']?[A-Za-z_]")
-_KEYWORD = textre.compile(r"(?i)^\s*(\w+)")
+#: the blanks Go's ``unicode.IsSpace`` knows: BuildKit trims them from a line's head before
+#: it reads a comment, a parser directive or an instruction (40th re-run F15)
+GO_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
+)
+_SPACE_CLASS = r"[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+_DIRECTIVE = textre.compile(
+    rf"(?i)^\ufeff?{_SPACE_CLASS}*#{_SPACE_CLASS}*escape{_SPACE_CLASS}*={_SPACE_CLASS}*(\S*)"
+)
+#: BuildKit's parser directives (``reDirectives``, keys it knows): they stay first in a copy
+_PARSER_DIRECTIVE = textre.compile(
+    r"(?i)^#[\t\n\f\r ]*(syntax|escape|check)[\t\n\f\r ]*=[\t\n\f\r ]*[^\t\n\f\r ]"
+)
+#: a line break Python's ``splitlines`` sees and Docker does not (it splits at ``\n`` only)
+_ODD_BREAK = textre.compile(r"[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+#: a heredoc opener as BuildKit finds one (40th re-run F1): a word ``^(\d*)<<(-?)([^<]*)$``
+#: of the instruction with its continuations joined (``<<EOF``, ``<<\EOF``, ``<<1``,
+#: ``<<"9 x"``, ``2<<-$X``); and the shell's own ``cat<<EOF``, ``<< EOF``, read as one before
+_HEREDOC = textre.compile(
+    rf"(?:^|{_SPACE_CLASS})\d*<<-?[^<\t\n\v\f\r ]|(?<!<)<<-?[ \t]*[\"']?[A-Za-z_]"
+)
+#: the instructions whose heredocs BuildKit reads (heredocDirectives, and ONBUILD's
+#: heredocCompoundDirectives)
+_HEREDOC_KEYWORDS = ("RUN", "COPY", "ADD", "ONBUILD")
 #: ENV variables the copy drops or rewrites (fix_containers); an ENV naming one is edited
 ENV_KEYS = (
     "NVIDIA_VISIBLE_DEVICES",
@@ -44,7 +77,21 @@ ENV_KEYS = (
 
 
 def _blank_or_comment(line: str) -> bool:
-    return not line.strip() or line.lstrip().startswith("#")
+    bare = line.lstrip(GO_SPACE)
+    return not bare or bare.startswith("#")
+
+
+def _body(line: str) -> str:
+    """A line as BuildKit's continuation test sees it: no line end, no trailing blanks."""
+    return line.rstrip("\r\n").rstrip(" \t")
+
+
+def continues(line: str) -> bool:
+    """Whether BuildKit continues ``line`` onto the next one: it ends in ``\\`` (blanks
+    after it allowed) not led by another ``\\`` (``([^\\])\\[ \t]*$|^\\[ \t]*$``: a
+    final ``\\\\`` is an escaped backslash, the instruction ends there; 40th re-run F2)."""
+    body = _body(line)
+    return body.endswith("\\") and not body.endswith("\\\\")
 
 
 def instructions(lines: list[str]) -> list[tuple[int, int]]:
@@ -57,11 +104,49 @@ def instructions(lines: list[str]) -> list[tuple[int, int]]:
             i += 1
             continue
         first = i
-        while lines[i].rstrip("\r\n").endswith("\\") and i + 1 < len(lines):
+        while continues(lines[i]) and i + 1 < len(lines):
             i += 1
         out.append((first, i))
         i += 1
     return out
+
+
+def directive_lines(lines: list[str]) -> int:
+    """How many lines at the head of a Dockerfile are parser directives Docker honours
+    (``# syntax=``, ``# escape=``, ``# check=``, blanks before the ``#`` trimmed as BuildKit
+    trims them): a header written into a copy goes after them (40th re-run F15)."""
+    n = 0
+    for i, line in enumerate(lines):
+        bare = (line.removeprefix("\ufeff") if i == 0 else line).lstrip(GO_SPACE)
+        if _PARSER_DIRECTIVE.match(bare) is None:
+            break
+        n += 1
+    return n
+
+
+def _joined(lines: list[str], first: int, last: int) -> str:
+    """An instruction as BuildKit joins it: each continuation's ``\\`` (and the blanks
+    after it) and line end taken out."""
+    parts = []
+    for line in lines[first : last + 1]:
+        body = line.rstrip("\r\n")
+        if continues(line):
+            body = _body(line)[:-1]
+        parts.append(body)
+    return "".join(parts)
+
+
+def _keyword(chunk: str) -> str:
+    """An instruction's keyword, upper case (its leading ASCII letters)."""
+    bare = chunk.lstrip(" \t")
+    n = 0
+    while n < len(bare) and n < 12 and bare[n].isascii() and bare[n].isalpha():
+        n += 1
+    return bare[:n].upper()
+
+
+def _blank_name(ch: str) -> str:
+    return f"U+{ord(ch):04X}"
 
 
 def unreadable(path: str, text: str) -> str | None:
@@ -69,17 +154,38 @@ def unreadable(path: str, text: str) -> str | None:
     or None."""
     if any(ch < " " or ch == "\x7f" for ch in path):
         return "its name holds a control character, which a note naming it would carry"
+    odd = _ODD_BREAK.search(text)
+    if odd is not None or text.count("\r") != text.count("\r\n"):
+        what = _blank_name(odd.group(0)) if odd is not None else "a carriage return"
+        return (
+            f"it holds {what}, which Python splits lines at and Docker does not (it splits "
+            "at line feeds only)"
+        )
     lines = text.splitlines(keepends=True)
-    for n, line in enumerate(lines, 1):
-        d = _DIRECTIVE.match(line)
+    for n, line in enumerate(lines, 1):  # plain string tests: a line costs no pattern
+        d = _DIRECTIVE.match(line) if "escape" in line.lower() else None
         if d is not None and d.group(1) != "\\":
             return (
                 f"line {n} is an `# escape=` parser directive: Docker continues its lines "
                 "with another character than `\\`, which gpuport does not read"
             )
-        if _TRAILING_BLANKS.search(line):
+        bare = line.removeprefix("\ufeff") if n == 1 else line
+        lead = bare[: len(bare) - len(bare.lstrip(GO_SPACE))]
+        odd_blank = next((ch for ch in lead if ch not in " \t\r\n"), None)
+        if odd_blank is not None and bare.strip(GO_SPACE):
+            return (
+                f"line {n} begins with a blank other than a space or a tab "
+                f"({_blank_name(odd_blank)}), which Docker trims where gpuport does not"
+            )
+        body = _body(line)
+        if body.endswith("\\") and len(body) < len(line.rstrip("\r\n")):
             return (
                 f"line {n} ends in a `\\` followed by blanks, which Docker reads as a continuation"
+            )
+        if body.endswith("\\\\") and not _blank_or_comment(line):
+            return (
+                f"line {n} ends in `\\\\`: BuildKit reads an escaped backslash and ends the "
+                "instruction there, older builders continue it onto the next line"
             )
     for first, last in instructions(lines):
         if last > first and _blank_or_comment(lines[last]):
@@ -89,9 +195,12 @@ def unreadable(path: str, text: str) -> str | None:
                 "part of that instruction"
             )
         chunk = "".join(lines[first : last + 1])
-        kw = _KEYWORD.match(chunk)
-        word = kw.group(1).upper() if kw else ""
-        if word in ("RUN", "COPY", "ADD") and _HEREDOC.search(chunk):
+        word = _keyword(chunk)
+        if (
+            word in _HEREDOC_KEYWORDS
+            and "<" in chunk
+            and _HEREDOC.search(_joined(lines, first, last))
+        ):
             return f"line {first + 1} opens a heredoc, whose lines Docker reads as data"
         if word == "ENV" and any(k in chunk for k in ENV_KEYS) and env_words(chunk) is None:
             return (
@@ -198,6 +307,25 @@ _CUDA_WORD = textre.compile(rf"(?:{_CUDA_PKG.pattern})(?![\w.+-])")
 _PLAIN_ARGS = textre.compile(r"(?:[\w.,=+:/@%~ \t-]|\\\r?\n)*")
 
 
+#: a text each ``_CUDA_PKG`` alternative holds: a word without one is not looked at
+_CUDA_NEEDLES = (
+    "cuda",
+    "cudnn",
+    "nccl",
+    "nvidia-",
+    "cublas",
+    "cusparse",
+    "cufft",
+    "curand",
+    "libnv",
+    "tensorrt",
+)
+
+
+def _maybe_cuda(word: str) -> bool:
+    return any(n in word for n in _CUDA_NEEDLES)
+
+
 def drop_packages(chunk: str) -> str | None:
     """A RUN without the CUDA/NVIDIA packages of its package manager's install commands:
     whole argument words only (``command -v nvidia-smi``, ``/usr/local/cuda/...`` elsewhere
@@ -212,11 +340,12 @@ def drop_packages(chunk: str) -> str | None:
             if _CUDA_WORD.search(args):
                 return None
             continue
-        if not any(_CUDA_WORD.search(w) for w, _, _, _ in words):
+        named = [x for x in words if _maybe_cuda(x[0]) and _CUDA_WORD.search(x[0])]
+        if not named:
             continue
         if _PLAIN_ARGS.fullmatch(args) is None:
             return None
-        drop = [(s, e) for w, _, s, e in words if _CUDA_PKG.fullmatch(w.split("=", 1)[0])]
+        drop = [(s, e) for w, _, s, e in named if _CUDA_PKG.fullmatch(w.split("=", 1)[0])]
         out.append(chunk[pos : m.start(1)])
         out.append(remove_words(args, drop))
         pos = m.end(1)
@@ -225,10 +354,10 @@ def drop_packages(chunk: str) -> str | None:
 
 
 _TOKEN = textre.compile(r"(?:[^\s'\"\\]+|'[^']*'|\"[^\"\\]*\")+")
-_BARE = textre.compile(r"[\w.,=~!+@%:/-]+")
 _SINGLE = textre.compile(r"'([^']*)'")
 _DOUBLE = textre.compile(r"\"([^\"\\$`]*)\"")
-_CONT = textre.compile(r"\\\r?\n")
+#: a continuation with no blank on either side: Docker joins the two lines into one word
+_JOINED = textre.compile(r"(?:^|[^ \t])\\\r?\n(?:[^ \t]|$)")
 
 
 def shell_words(args: str) -> list[tuple[str, str | None, int, int]] | None:
@@ -236,41 +365,98 @@ def shell_words(args: str) -> list[tuple[str, str | None, int, int]] | None:
     them): (text, its literal value or None when it is not plain, start, end). None when
     the words are not read exactly: an unpaired quote, a backslash that is not a
     continuation, a continuation with no blank on either side (Docker joins the two lines
-    into one word), a ``#`` comment."""
-    flat = args
-    for c in _CONT.finditer(args):
-        before = args[c.start() - 1 : c.start()]
-        after = args[c.end() : c.end() + 1]
-        if before not in (" ", "\t") and after not in (" ", "\t"):
-            return None
-        flat = flat[: c.start()] + " " * (c.end() - c.start()) + flat[c.end() :]
+    into one word), a ``#`` comment. Linear in ``args`` (40th re-run F10: the text was
+    rebuilt once per continuation)."""
+    if _JOINED.search(args) is not None:
+        return None
+    # each continuation becomes as many blanks: offsets stay those of ``args``
+    flat = args.replace("\\\r\n", "   ").replace("\\\n", "  ")
+    if not any(q in flat for q in "'\"\\"):
+        return _plain_words(flat)
     out: list[tuple[str, str | None, int, int]] = []
     pos = 0
     for m in _TOKEN.finditer(flat):
         if flat[pos : m.start()].strip(" \t") or m.group(0).startswith("#"):
             return None
         text = m.group(0)
-        lit = _SINGLE.fullmatch(text) or _DOUBLE.fullmatch(text)
-        value = lit.group(1) if lit else (text if _BARE.fullmatch(text) else None)
-        out.append((text, value, m.start(), m.end()))
+        out.append((text, _literal(text), m.start(), m.end()))
         pos = m.end()
     if flat[pos:].strip(" \t"):
         return None
     return out
 
 
+def _plain_words(flat: str) -> list[tuple[str, str | None, int, int]] | None:
+    """:func:`shell_words` of a text with no quote and no backslash: its words are the runs
+    of characters between blanks (what ``_TOKEN`` finds there, without a match per word)."""
+    if any(c in flat for c in "\n\r\f\v"):
+        return None  # (a gap of other blanks than spaces and tabs)
+    out: list[tuple[str, str | None, int, int]] = []
+    pos = 0
+    for word in flat.replace("\t", " ").split(" "):
+        if word:
+            if word.startswith("#"):
+                return None
+            out.append((word, _literal(word), pos, pos + len(word)))
+        pos += len(word) + 1
+    return out
+
+
+#: the characters of a bare word (``_BARE``), deleted by ``str.translate``
+_BARE_CHARS = str.maketrans("", "", "_.,=~!+@%:/-" + string.ascii_letters + string.digits)
+
+
+def _literal(text: str) -> str | None:
+    """The value of a shell word when it is plain (quoted whole, or bare characters)."""
+    if text.isascii() and text.isalnum():
+        return text
+    lit = None
+    if text[:1] == "'":
+        lit = _SINGLE.fullmatch(text)
+    elif text[:1] == '"':
+        lit = _DOUBLE.fullmatch(text)
+    if lit is not None:
+        return lit.group(1)
+    return text if text and not text.translate(_BARE_CHARS) else None
+
+
 def remove_words(args: str, spans: list[tuple[int, int]]) -> str:
     """``args`` without the words at ``spans`` (each with the blanks before it); a line
     left with no word goes, with the continuation that led to it (a continuation into an
-    empty line would run into the next instruction)."""
-    out = args
-    for s, e in sorted(spans, reverse=True):
-        while s > 0 and out[s - 1] in " \t":
+    empty line would run into the next instruction). Linear in ``args`` (40th re-run F10)."""
+    pieces: list[str] = []
+    pos = 0
+    for s, e in sorted(spans):
+        while s > pos and args[s - 1] in " \t":
             s -= 1
-        out = out[:s] + out[e:]
-    parts = textre.split(r"(\\\r?\n)", out)  # segment, continuation, segment, ...
+        pieces.append(args[pos:s])
+        pos = max(pos, e)
+    pieces.append(args[pos:])
+    out = "".join(pieces)
+    parts = _continued(out)
     kept = [parts[0] if parts[0].strip() else " "]
     for i in range(1, len(parts), 2):
         if parts[i + 1].strip():
             kept += [parts[i], parts[i + 1]]
     return "".join(kept)
+
+
+def _continued(text: str) -> list[str]:
+    """``text`` as segment, continuation (``\\`` and a line end), segment, ... (what
+    ``textre.split(r"(\\\r?\n)", text)`` gives, with no match object per line)."""
+    parts: list[str] = []
+    cur: list[str] = []
+    rows = text.split("\n")
+    for k, row in enumerate(rows):
+        if k == len(rows) - 1:
+            cur.append(row)
+        elif row.endswith("\\\r"):
+            parts += ["".join([*cur, row[:-2]]), "\\\r\n"]
+            cur = []
+        elif row.endswith("\\"):
+            parts += ["".join([*cur, row[:-1]]), "\\\n"]
+            cur = []
+        else:
+            cur.append(row + "\n")
+    parts.append("".join(cur))
+    return parts

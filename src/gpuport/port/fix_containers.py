@@ -323,12 +323,8 @@ def _dockerfile(ctx: PortContext, path: str, text: str, found: list[Finding]) ->
         "#   docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
     ]
     body = "".join(out)
-    split = 0
-    for ln in lines:  # parser directives (# syntax=, # escape=) must stay first
-        if textre.match(r"^\s*#\s*(?:syntax|escape|check)\s*=", ln, re.I):
-            split += len(ln)
-        else:
-            break
+    # parser directives (# syntax=, # escape=) stay first, as Docker finds them (40th F15)
+    split = len("".join(out[: docker_text.directive_lines(lines)]))
     content = body[:split] + eol.join(head) + eol + body[split:]
     prop = Proposal(
         id=f"dockerfile-rocm:{target}",

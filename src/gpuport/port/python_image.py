@@ -22,6 +22,7 @@ the image's; torchaudio or NVIDIA's CUDA runtime wheels, which the image does no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -31,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from gpuport import textre
 from gpuport.knowledge.port_routes import PytorchImage, load_port_routes
-from gpuport.port import docker_args, fix_deps
+from gpuport.port import docker_args, docker_text, fix_deps
 from gpuport.port.context import PortContext, Proposal, unique
 from gpuport.port.docker_pip import no_comments, pypi_torch, unrouted_package
 from gpuport.scan.finding import Finding
@@ -123,11 +124,16 @@ def _refuse(ctx: PortContext, path: str, found: list[Finding], why: str) -> None
     ctx.decline(found, f"{path} gets no ROCm copy on AMD's PyTorch image: {why}; left to a person")
 
 
+def _from(line: str) -> re.Match[str] | None:
+    """``_FROM`` on a line that names FROM (a line that does not costs no match: 40th F10)."""
+    return _FROM.match(line) if "from" in line.lower() else None
+
+
 def python_based(text: str) -> bool:
     """Whether a Dockerfile starts a stage from a plain Python image (``python:3.X``, or an
     argument whose default is one) and from no image a CUDA route knows."""
     routes = load_port_routes()
-    refs = [m.group(3) for ln in no_comments(text).splitlines() if (m := _FROM.match(ln))]
+    refs = [m.group(3) for ln in no_comments(text).splitlines() if (m := _from(ln))]
     if any(routes.image_for(r) is not None for r in refs):
         return False
     args = textre.findall(r"(?im)^\s*ARG\s+\w+=(\S+)", text)
@@ -138,7 +144,7 @@ def python_based(text: str) -> bool:
 
 def rocm_final_stage(text: str) -> bool:
     """Whether a Dockerfile's last stage starts from a ROCm image (its ``render`` group)."""
-    refs = [m.group(3) for ln in text.splitlines() if (m := _FROM.match(ln))]
+    refs = [m.group(3) for ln in text.splitlines() if (m := _from(ln))]
     return bool(refs) and "rocm" in refs[-1].lower()
 
 
@@ -430,12 +436,8 @@ def copy(
         "#   docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render",
     ]
     body = "".join(out)
-    split = 0
-    for ln in lines:  # parser directives (# syntax=, # escape=) must stay first
-        if textre.match(r"(?i)^\s*#\s*(?:syntax|escape|check)\s*=", ln):
-            split += len(ln)
-        else:
-            break
+    # parser directives (# syntax=, # escape=) stay first, as Docker finds them (40th F15)
+    split = len("".join(out[: docker_text.directive_lines(lines)]))
     prop = Proposal(
         id=f"dockerfile-rocm:{target}",
         family="containers",
