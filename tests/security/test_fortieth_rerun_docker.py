@@ -1,10 +1,11 @@
 """The fortieth re-run (a red team on the thirty-ninth's Dockerfile reader), the Dockerfile
 findings: heredoc openers BuildKit reads and the copy did not (``<<\\NAME``, ``<<1``,
 ``<<"9 x"``, ``ONBUILD RUN <<EOF``), a line ending in an escaped backslash (``\\\\``), which
-BuildKit does not continue, an ``# escape=`` directive led by a Unicode blank, and a quadratic
-reading of a long continued ``apt-get install``. The copy now reads as BuildKit does
-(``gpuport.port.docker_text``) and, where Docker's builders differ or the text is not read
-with certainty, is not written, with the reason. Each test fails on the code before."""
+BuildKit does not continue, an ``# escape=`` directive led by a Unicode blank, a quadratic
+reading of a long continued ``apt-get install`` and (F19) a version of 5,000 digits, past
+``int()``'s limit. The copy now reads as BuildKit does (``gpuport.port.docker_text``) and,
+where Docker's builders differ or the text is not read with certainty, is not written, with
+the reason. Each test fails on the code before."""
 
 from __future__ import annotations
 
@@ -140,3 +141,20 @@ def test_a_line_break_docker_does_not_see_gets_no_copy(tmp_path: Path, brk: str)
     report = run(tmp_path, apply=True)
     assert _copy(tmp_path) is None, _copy(tmp_path)
     assert "line feeds only" in _reasons(report), _reasons(report)
+
+
+# --- F19 (its Dockerfile part): a version of 5,000 digits is not read, not a crash -------
+
+
+@pytest.mark.parametrize(
+    "df",
+    [
+        _CUDA + "RUN pip install torchvision==0." + "1" * 5000 + " --index-url "
+        "https://download.pytorch.org/whl/cu121\n",
+        "FROM python:3." + "1" * 5000 + "-slim\nRUN pip install torch numpy\n",
+    ],
+)
+def test_f19_a_version_past_the_digit_limit_is_not_read(tmp_path: Path, df: str) -> None:
+    run(project(tmp_path, {"Dockerfile": df}), apply=True)  # ValueError before
+    text = _copy(tmp_path)
+    assert text is None or "1" * 5000 not in text.replace("0." + "1" * 5000, ""), text

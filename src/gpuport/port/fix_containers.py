@@ -112,6 +112,8 @@ def _pip(text: str, index: str, framework: bool, routed: dict[str, str]) -> str 
     release = pins.get("torch")
     if release is None and "torchvision" in pins:
         m = textre.match(r"0\.(\d+)", pins["torchvision"])
+        if m and len(m.group(1)) > 6:  # no release gpuport knows (and past int()'s 4,300
+            return None  # digits: 40th re-run F19): left to a person
         release = f"2.{int(m.group(1)) - 15}" if m and int(m.group(1)) >= 15 else None
     if release is not None and (_CUDA_INDEX.search(text) or _LOCAL_CU.search(text)):
         hit = load_port_routes().torch_index(release)

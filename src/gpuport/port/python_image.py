@@ -324,6 +324,9 @@ def copy(
                     f"{ref} is an Alpine image, whose apk steps the Ubuntu-based image would break"
                 )
                 break
+            elif py is not None and len(py.group(1)) > 6:  # past int()'s limit (40th F19)
+                why = f"{ref[:40]}... names a Python release no ROCm PyTorch image has"
+                break
             elif py is not None:
                 minor = int(py.group(1))
                 image = routes.pytorch_image((3, minor))
