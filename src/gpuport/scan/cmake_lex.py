@@ -101,6 +101,5 @@ def commands(code: str) -> Iterator[Command]:
             elif ch == ")":
                 depth -= 1
             j += 1
-        j = min(j, len(code))  # an escape as the last character
         yield Command(m.group(1).lower(), code[m.end() : j - 1], m.start(), m.end(), j)
         pos = j
