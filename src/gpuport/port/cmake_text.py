@@ -38,6 +38,19 @@ _ENABLE = textre.compile(
 _PLAIN_NAME = textre.compile(r"[\w./+-]+")  # written back into CMake: nothing it would parse
 
 
+#: what makes a CUDA lookup matter: the CUDA language, FindCUDA's variables and commands,
+#: CUDAToolkit's targets and variables
+_CUDA_USE = textre.compile(
+    r"\$\{CUDA_\w+\}|\bCUDA_(?:FOUND|\w+_LIBRAR\w*|INCLUDE\w*)\b|(?i:\bcuda_add_\w+)"
+    r"|\bCUDA::\w+|\bCUDAToolkit_\w+|(?i:\benable_language\s*\(\s*CUDA\b)"
+)
+
+
+def uses_cuda(text: str) -> bool:
+    """Whether CMake text enables CUDA or reads what a CUDA lookup gives."""
+    return _CUDA_USE.search(text) is not None
+
+
 def bracket_at(text: str) -> int | None:
     """Offset of the first bracket comment or bracket argument outside quoted arguments and
     line comments, or None."""

@@ -43,7 +43,7 @@ from gpuport.port.cmake_project import (
     unmapped_sources,
 )
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
-from gpuport.port.cmake_text import after_head, bracket_at, cuda_lookups, mark_named
+from gpuport.port.cmake_text import after_head, bracket_at, cuda_lookups, mark_named, uses_cuda
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_lines import edge_runs_on
 from gpuport.port.cxx_scope import cuda_compiler_only, gated_use
@@ -413,6 +413,19 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
                 "inserts, so no HIP branch is written (left to a person)",
             )
             return []
+    if (
+        proj is None
+        and not uses_cuda(" ".join(handled.values()))
+        and not _walk_sources(ctx, folder)
+    ):
+        ctx.decline(
+            found,
+            f"{path} looks CUDA up, but the project compiles no CUDA source (no .cu/.cuh, no "
+            "host file including a CUDA header), enables no CUDA language and reads no result "
+            "of the lookup (CUDA_* variables, CUDA:: targets): a HIP branch would build nothing "
+            "more (torchchat's libtorch runner, J50); nothing written",
+        )
+        return []
     if (legacy := _findcuda_command(handled)) is not None:
         ctx.decline(
             found,
