@@ -306,17 +306,21 @@ def loader_declaration(code: str, pos: int) -> bool:
     or a type in a function type's ``typedef`` (``typedef CUresult CUDAAPI
     tcuTensorMapEncodeTiled(CUtensorMap *tensorMap, ...);``). cuew, bundled by Orochi
     (twenty-third sample) and others, loads the driver API by name: its uses are elsewhere."""
-    line_start = code.rfind("\n", 0, pos) + 1
-    head = code[line_start:pos].strip()
+    # a window on each side, not the whole line: a minified one-line file has many matches
+    lo = max(0, pos - 400)
+    newline = code.rfind("\n", lo, pos)
+    head = code[max(newline + 1, lo) : pos].strip()
     end = pos
-    while end < len(code) and (code[end].isalnum() or code[end] == "_"):
+    while end < min(len(code), pos + 200) and (code[end].isalnum() or code[end] == "_"):
         end += 1
-    rest = code[end : code.find("\n", end) if "\n" in code[end : end + 400] else end + 400]
-    words = head.replace("#", " ").split()
-    if words[:1] == ["define"] and (len(words) == 1 or (len(words) == 2 and not rest.strip())):
-        return True  # the name defined, or a rename's whole body (`#define cuX cuX_oro`)
-    if head.startswith("typedef") and "(" in head:
-        return True
+    stop = code.find("\n", end, end + 400)
+    rest = code[end : stop if stop >= 0 else end + 400]
+    if newline >= 0 or lo == 0:  # the line's start is in the window
+        words = head.replace("#", " ").split()
+        if words[:1] == ["define"] and (len(words) == 1 or (len(words) == 2 and not rest.strip())):
+            return True  # the name defined, or a rename's whole body (`#define cuX cuX_oro`)
+        if head.startswith("typedef") and "(" in head:
+            return True
     return head.endswith("*") and rest.lstrip()[:1] in (";", "=", ",")
 
 
