@@ -665,6 +665,46 @@ PORTS = (
         "7a674295edb105e23361caa95228624fb5f1f3ac",
         "fresh13",
     ),
+    Port(
+        "J51",
+        "vision-pilot",
+        "autowarefoundation/vision_pilot",
+        "9350e7cf2bef0b68d06ed0cc7124cb48a2e20d8c",
+        "d2234c8837128a942e8cef65c5cfa66e6b633add",
+        "fresh14",
+    ),
+    Port(
+        "J52",
+        "openmm-torch",
+        "openmm/openmm-torch",
+        "681adc2329943b9d75d7171826ce35ae185da6e3",
+        "b659e3638a6ba86655229599fd9b39590be5f070",
+        "fresh14",
+    ),
+    Port(
+        "J53",
+        "sparta",
+        "sparta/sparta",
+        "1d62956275e1cfa0e9b78bb08815cd41c45ee7af",
+        "878245b7c331fb9a0990630498013c2676ead24c",
+        "fresh14",
+    ),
+    Port(
+        "J54",
+        "instructlab",
+        "instructlab/instructlab",
+        "9ed29712555f21ccd4cf8ec548a25939f936e2bf",
+        "374abafc85d50b5c006de880521cd1f17dee2b5f",
+        "fresh14",
+    ),
+    Port(
+        "J55",
+        "md-bench",
+        "HPC-Dwarfs/MD-Bench",
+        "56c890ff1cfdf1bdb1f89bff6fb68890bd115d76",
+        "2e6e887b1057c4d6d5bcdbd929a38100058c9b2f",
+        "fresh14",
+    ),
 )
 
 
@@ -722,7 +762,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh13``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh14``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -980,6 +1020,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh11",
         "fresh12",
         "fresh13",
+        "fresh14",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
