@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpuport.port.cmake_reach import glob_covers, reach_edits
 from gpuport.render.port_render import render_markdown as port_markdown
-from tests.port.helpers import fix_ids, project, run
+from tests.port.helpers import created, fix_ids, project, run
 
 KERN = """\
 #include <cuda_runtime.h>
@@ -214,17 +214,21 @@ endif()
 """
 
 
-def test_findcuda_commands_refuse_the_hip_build(tmp_path: Path) -> None:
-    """FindCUDA's cuda_add_library is not defined by the HIP shim: the opt-in HIP configure
-    would stop there (J20's CUDA_ADD_LIBRARY targets), so no HIP branch is offered, even with
-    --unsafe-fixes (session 15; before, an unsafe fix), and the reason is reported; a lookup
-    followed by plain add_library stays safe."""
+def test_findcuda_commands_on_the_hip_build(tmp_path: Path) -> None:
+    """FindCUDA's cuda_add_library (J20's CUDA_ADD_LIBRARY targets) is defined by the HIP
+    shim since session 18 (before: no HIP branch, session 15; before that, an unsafe fix), so
+    the safe branch is written; cuda_wrap_srcs, which makes nvcc's objects by hand, still
+    refuses the branch even with --unsafe-fixes, the reason reported."""
     root = project(tmp_path, {"CMakeLists.txt": LEGACY, "src/kern.cu": KERN, "src/cpu.c": ""})
-    for report in (run(root), run(root, unsafe_fixes=True)):
+    report = run(root)
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(report, applied=True)
+    assert "function(cuda_add_library name)" in created(report, "cmake/gpuport_hip.cmake")
+
+    wrap = LEGACY.replace(
+        "cuda_add_library(demo src/kern.cu)", "cuda_wrap_srcs(demo OBJ objs src/kern.cu)"
+    )
+    root2 = project(tmp_path / "wrap", {"CMakeLists.txt": wrap, "src/kern.cu": KERN})
+    for report in (run(root2), run(root2, unsafe_fixes=True)):
         assert not any(f.startswith("cmake-hip:") for f in fix_ids(report))
         reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP401"]
-        assert reasons and all("cuda_add_library" in r for r in reasons)
-
-    plain = LEGACY.replace("cuda_add_library(demo src/kern.cu)", "add_library(demo src/kern.cu)")
-    root2 = project(tmp_path / "plain", {"CMakeLists.txt": plain, "src/kern.cu": KERN})
-    assert "cmake-hip:CMakeLists.txt" in fix_ids(run(root2), applied=True)
+        assert reasons and all("cuda_wrap_srcs" in r for r in reasons)

@@ -17,9 +17,10 @@ compatibility header the sources include on that build, as small ROCm ports writ
   map gpuport hipify uses). Each source's block of CUDA includes becomes ``#if <HIP> #include
   "gpuport_hip_compat.h" #else <the original includes> #endif``.
 
-No HIP branch where a handled CMake file calls a FindCUDA command (``cuda_add_library``,
-``cuda_select_nvcc_arch_flags``...): the shim does not define them, so the opt-in configure
-would stop; the findings say so (session 15; before, an unsafe fix).
+FindCUDA's target commands (``cuda_add_library``, ``cuda_add_executable``...) are defined by
+the shim in their HIP form (``cmake_findcuda``, session 18); a handled CMake file calling one
+of FindCUDA's object-making commands (``cuda_compile``, ``cuda_wrap_srcs``...) gets no HIP
+branch: the opt-in configure would stop there, and the findings say so (session 15).
 
 Safe: the option is off by default, so a CUDA configure runs the original lines, and nvcc
 compiles the original includes. ``project(... LANGUAGES CXX CUDA)`` loses CUDA, which is
@@ -36,6 +37,7 @@ from pathlib import PurePosixPath
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
 from gpuport.port.cmake_files import handled_files, hook_texts
+from gpuport.port.cmake_findcuda import findcuda_calls, findcuda_shim
 from gpuport.port.cmake_flags import flag_edits
 from gpuport.port.cmake_project import (
     cuda_language_sources,
@@ -61,16 +63,6 @@ SHIM = "cmake/gpuport_hip.cmake"
 _MARK = "# gpuport:"
 _PROJECT_CUDA = textre.compile(r"^\s*project\s*\([^)]*\bCUDA\b", re.M | re.I)
 _CU = textre.compile(r"(?<![\w${}/.-])([\w./-]+\.cu)(?![\w.])")
-#: FindCUDA's own commands (CMake's legacy CUDA module and its select_compute_arch helpers):
-#: the HIP shim stands in for the module but defines none of them, so a HIP configure stops
-#: at the first call ("Unknown CMake command"); such a project gets no HIP branch (session 15)
-_FINDCUDA_CALL = textre.compile(
-    r"^[ \t]*(cuda_(?:add_library|add_executable|compile\w*|wrap_srcs|add_cu\w+_to_target|"
-    r"include_directories|build_clean_target|link_separable_compilation_objs|"
-    r"compute_separable_compilation_object_file_name|select_nvcc_arch_flags|"
-    r"detect_installed_gpus))[ \t]*\(",
-    re.M | re.I,
-)
 _INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
 _IDENT = textre.compile(
     r"\b(?:cuda|cu[A-Z]|CU[A-Z_]|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE|nccl|NCCL)\w*"
@@ -97,7 +89,7 @@ _HEADERS_FOR_FAMILY = {
 }
 
 
-def _shim(libs: list[str]) -> str:
+def _shim(libs: list[str], findcuda: set[str]) -> str:
     packages = sorted({pkg for lib in libs if (pkg := _TWINS.get(lib, (None, None))[1])})
     core = {"hipblas"}  # the rest (hipBLASLt, hipFFT...) only where the code uses them
     lines = [
@@ -127,7 +119,7 @@ def _shim(libs: list[str]) -> str:
             "endif()",
         ]
     lines += ["set(CUDAToolkit_FOUND TRUE)", "set(CUDA_FOUND TRUE)"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + findcuda_shim(findcuda)
 
 
 def _compat(ctx: PortContext, sources: dict[str, str], headers: list[str]) -> str:
@@ -426,14 +418,16 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
             "more (torchchat's libtorch runner, J50); nothing written",
         )
         return []
-    if (legacy := _findcuda_command(handled)) is not None:
+    findcuda, legacy = findcuda_calls(handled)
+    if legacy is not None:
         ctx.decline(
             found,
-            f"{legacy[0]} calls {legacy[1]}, a command of CMake's FindCUDA module, which the "
-            f"HIP branch gpuport writes (in place of find_package(CUDA)) does not define: a "
-            f"-D{OPTION}=ON configure would stop there (Unknown CMake command), so no HIP "
-            "branch is written; the FindCUDA targets need their HIP form (hip_add_library, "
-            "or add_library with the sources LANGUAGE HIP), left to a person",
+            f"{legacy[0]} calls {legacy[1]}, a command of CMake's FindCUDA module that makes "
+            f"nvcc's objects by hand; the HIP branch gpuport writes (in place of "
+            f"find_package(CUDA)) defines only FindCUDA's target commands (cuda_add_library, "
+            f"cuda_add_executable...): a -D{OPTION}=ON configure would stop there (Unknown "
+            "CMake command), so no HIP branch is written; that step needs its HIP form, left "
+            "to a person",
         )
         return []
     libs = sorted(set(textre.findall(r"CUDA::(\w+)", " ".join(handled.values()))) | {"cudart"})
@@ -489,7 +483,7 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if (named := _mark_named(text, eol)) is not None:
         prop.edit(path, named[0], named[0], named[1])
     _reach(prop, ctx, handled, path)
-    prop.creates[shim_rel] = _shim(libs)
+    prop.creates[shim_rel] = _shim(libs, findcuda)
     out = [prop]
     tests, tested = cmake_proposal(ctx, path, folder, found, COMPAT)
     compat = _compat_proposal(ctx, folder, found, tested)
@@ -498,14 +492,6 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
         if tests.edits:  # the branches name CUDA API the compat header maps
             out.append(tests)
     return out
-
-
-def _findcuda_command(handled: dict[str, str]) -> tuple[str, str] | None:
-    """(file, command) of the first FindCUDA command a handled CMake file calls."""
-    for rel, text in handled.items():
-        if (m := _FINDCUDA_CALL.search(text)) is not None:
-            return rel, m.group(1)
-    return None
 
 
 def _top(text: str) -> int:
