@@ -31,6 +31,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set twentyfirst  # issue 24's twenty-first (held-out)
     python benchmarks/real_repos.py TREES --set twentysecond  # issue 24's twenty-second (held-out)
     python benchmarks/real_repos.py TREES --set twentythird  # issue 24's twenty-third (held-out)
+    python benchmarks/real_repos.py TREES --set twentyfourth  # issue 24's twenty-fourth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -76,6 +77,7 @@ from real_repos_thirteenth import THIRTEENTH_ROUTE, THIRTEENTH_SET
 from real_repos_twelfth import TWELFTH_ROUTE, TWELFTH_SET
 from real_repos_twentieth import TWENTIETH_ROUTE, TWENTIETH_SET
 from real_repos_twentyfirst import TWENTYFIRST_ROUTE, TWENTYFIRST_SET
+from real_repos_twentyfourth import TWENTYFOURTH_ROUTE, TWENTYFOURTH_SET
 from real_repos_twentysecond import TWENTYSECOND_ROUTE, TWENTYSECOND_SET
 from real_repos_twentythird import TWENTYTHIRD_ROUTE, TWENTYTHIRD_SET
 
@@ -486,6 +488,7 @@ SETS = {
     "twentyfirst": TWENTYFIRST_SET,
     "twentysecond": TWENTYSECOND_SET,
     "twentythird": TWENTYTHIRD_SET,
+    "twentyfourth": TWENTYFOURTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -510,6 +513,7 @@ ROUTE_NAMES = (
     | frozenset(TWENTYFIRST_ROUTE)
     | frozenset(TWENTYSECOND_ROUTE)
     | frozenset(TWENTYTHIRD_ROUTE)
+    | frozenset(TWENTYFOURTH_ROUTE)
 )
 
 
