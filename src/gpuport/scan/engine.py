@@ -24,6 +24,7 @@ from gpuport.models import EnvFingerprint, GpuportError, Severity
 from gpuport.scan.check import check_text
 from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.model import ScanReport, Verdict
+from gpuport.scan.project.after_rules import read_after_rules
 from gpuport.scan.project.cxx_facts import CxxFacts
 from gpuport.scan.project.files import (
     DEFAULT_MAX_BYTES,
@@ -39,7 +40,7 @@ from gpuport.scan.project.opt_in import opt_in_extensions
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project.py_layout import lowered, module_level_line, read_layout
 from gpuport.scan.project.routes import working_route
-from gpuport.scan.project.view import ProjectView, apply, read_refusals, view_of
+from gpuport.scan.project.view import ProjectView, apply, view_of
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import decide, estimate_effort, judged
@@ -207,8 +208,7 @@ def scan_path(
     if opts.jobs > 1 and total >= PARALLEL_THRESHOLD:
         chunks = [candidates[i : i + CHUNK] for i in range(0, total, CHUNK)]
         ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        # never more workers than chunks or cores: the fork context starts them all at once
-        # (`-j 100000` forked until killed; twenty-second re-run)
+        # never more workers than chunks or cores (`-j 100000` forked until killed; 22nd re-run)
         workers = max(1, min(opts.jobs, len(chunks), os.cpu_count() or 1))
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             done = 0
@@ -227,7 +227,7 @@ def scan_path(
     findings = one_per_construct(one_per_line(f for found, _ in results for f in found))
     skipped.extend(skip for _, skip in results if skip is not None)
     read = total - sum(1 for _, s in results if s is not None)
-    read_refusals(view, findings, opts.max_bytes)
+    read_after_rules(view, findings, opts.max_bytes, candidates, packages, opts.kinds)
     layout = read_layout(root, findings, opts.max_bytes)
     view.self_tests = layout.blocks
     findings = lowered(apply(findings, view), layout.dead)

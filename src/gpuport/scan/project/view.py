@@ -48,7 +48,7 @@ from gpuport.scan.project.hip_platform import hip_nvidia_headers
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
 from gpuport.scan.project.py_layout import module_level_line
-from gpuport.scan.project.refusals import Refusals, may_refuse, refusals
+from gpuport.scan.project.refusals import Refusals
 from gpuport.scan.project.route_code import code_routes
 from gpuport.scan.project.route_installs import RouteInstalls, rocm_requirements
 from gpuport.scan.project.routes import (
@@ -118,6 +118,8 @@ class ProjectView:
     rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     #: native files the ROCm route is shown to compile -> why (:mod:`on_route`)
     on_route: RouteShown = field(default_factory=RouteShown)
+    #: (manifest, line) of a monitoring dependency nothing imports -> why (:mod:`after_rules`)
+    unimported: dict[tuple[str, int], str] = field(default_factory=dict)
     #: CMake files and Makefiles (relative path -> text), for the branch of a finding's line
     build_texts: dict[str, str] = field(default_factory=dict)
     #: Python file -> (first, last line, why) of a self-test block (:mod:`py_layout`)
@@ -369,38 +371,6 @@ def optional_backends(
     return out, lazy
 
 
-_REFUSAL_BYTES = 64_000
-
-
-def read_refusals(view: ProjectView, findings: Sequence[Finding], max_bytes: int) -> None:
-    """Kernels refused on ROCm at run time (issue 24), read after the rules and only where it
-    can matter: Python files that build a JIT extension (GP211 marks every
-    ``cpp_extension.load``) or hold a finding above info. Their refused sources join the
-    files the ROCm build does not compile."""
-    loads = {f.location.path for f in findings if f.rule_id == "GP211"}
-    files = sorted(
-        loads
-        | {
-            f.location.path
-            for f in findings
-            if f.location.path.endswith(".py") and f.severity is not Severity.INFO
-        }
-    )
-    texts: dict[str, str] = {}
-    for rel in files:
-        got = read_text(view.root / rel, max_bytes, view.root)
-        # a kernel wrapper is a small module; a very large one (a framework's utilities) is
-        # read only when it builds a JIT extension itself: parsing it costs more than it says
-        small = isinstance(got, str) and (rel in loads or len(got) <= _REFUSAL_BYTES)
-        if small and isinstance(got, str) and may_refuse(got):
-            texts[rel] = got
-    if not texts:
-        return
-    view.refused = refusals(texts, set(view.native))
-    if view.refused.not_built:
-        view.build.refused(view.refused.not_built, view.native, view.resolved)
-
-
 def installs_of(view: ProjectView) -> list[RouteEvidence]:
     """The route evidence that installs for ROCm (a requirements file, an image, an extra)."""
     return [r for r in view.routes if r.counts and r.install]
@@ -568,6 +538,9 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             f = _lower(f, other)
         elif has_route and f.severity is not Severity.INFO and (off := _off_route(f, view)):
             f = _lower(f, off)
+        unused = view.unimported.get((path, f.location.line or 0))
+        if unused is not None and f.severity is not Severity.INFO:
+            f = _lower(f, unused)
         out.append(f)
     return out
 

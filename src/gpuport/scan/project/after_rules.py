@@ -1,0 +1,115 @@
+"""What the project view reads after the rules, only where a finding makes it matter.
+
+* Kernels refused on ROCm at run time (issue 24): :func:`read_refusals`.
+* A GPU-monitoring dependency nothing imports (issue 24, twenty-third sample: FoundationPose's
+  ``GPUtil==1.4.0`` in a kitchen-sink requirements.txt): a monitoring library (NVML readers,
+  nvidia-smi wrappers: the knowledge base's category ``monitoring``) installs on an AMD host,
+  and only its calls fail. When no Python file of the project names any of its import names,
+  nothing calls it there, so its GP101/GP103 finding is lowered to info with that reason.
+  Read only when such a finding exists; when the project has no Python file, a Python file
+  could not be read, or Python files were not part of the scan (``--kind``), nothing is
+  lowered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from gpuport import textre
+from gpuport.knowledge import PackageDB, PackageInfo
+from gpuport.models import Severity
+from gpuport.scan.finding import Finding
+from gpuport.scan.project.files import Candidate, read_text
+from gpuport.scan.project.refusals import may_refuse, refusals
+from gpuport.scan.project.view import ProjectView
+from gpuport.scan.rules.base import FileKind
+
+__all__ = ["read_after_rules", "read_refusals", "unimported_monitors"]
+
+_REFUSAL_BYTES = 64_000
+_DIST = textre.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?[ \t]*:")
+
+
+def read_after_rules(
+    view: ProjectView,
+    findings: Sequence[Finding],
+    max_bytes: int,
+    candidates: Sequence[Candidate],
+    packages: PackageDB,
+    kinds: Collection[FileKind] | None,
+) -> None:
+    """Both reads; ``kinds``: the file kinds the scan was limited to (None: all)."""
+    read_refusals(view, findings, max_bytes)
+    if kinds is None or FileKind.PYTHON in kinds:
+        view.unimported = unimported_monitors(findings, candidates, packages, max_bytes)
+
+
+def read_refusals(view: ProjectView, findings: Sequence[Finding], max_bytes: int) -> None:
+    """Kernels refused on ROCm at run time (issue 24), read after the rules and only where it
+    can matter: Python files that build a JIT extension (GP211 marks every
+    ``cpp_extension.load``) or hold a finding above info. Their refused sources join the
+    files the ROCm build does not compile."""
+    loads = {f.location.path for f in findings if f.rule_id == "GP211"}
+    files = sorted(
+        loads
+        | {
+            f.location.path
+            for f in findings
+            if f.location.path.endswith(".py") and f.severity is not Severity.INFO
+        }
+    )
+    texts: dict[str, str] = {}
+    for rel in files:
+        got = read_text(view.root / rel, max_bytes, view.root)
+        # a kernel wrapper is a small module; a very large one (a framework's utilities) is
+        # read only when it builds a JIT extension itself: parsing it costs more than it says
+        small = isinstance(got, str) and (rel in loads or len(got) <= _REFUSAL_BYTES)
+        if small and isinstance(got, str) and may_refuse(got):
+            texts[rel] = got
+    if not texts:
+        return
+    view.refused = refusals(texts, set(view.native))
+    if view.refused.not_built:
+        view.build.refused(view.refused.not_built, view.native, view.resolved)
+
+
+def unimported_monitors(
+    findings: Sequence[Finding],
+    candidates: Sequence[Candidate],
+    packages: PackageDB,
+    max_bytes: int,
+) -> dict[tuple[str, int], str]:
+    """(manifest, line) of each GP101/GP103 finding above info on a monitoring package that
+    no Python file of the project names -> the reason to lower it."""
+    wanted: dict[tuple[str, int], PackageInfo] = {}
+    for f in findings:
+        if f.rule_id not in ("GP101", "GP103") or f.severity is Severity.INFO:
+            continue
+        m = _DIST.match(f.message)
+        pkg = packages.by_dist(m.group(1)) if m else None
+        if pkg is None or pkg.category != "monitoring" or not pkg.imports:
+            continue
+        wanted[(f.location.path, f.location.line or 0)] = pkg
+    if not wanted:
+        return {}
+    names = sorted({n.split(".", 1)[0] for p in wanted.values() for n in p.imports})
+    word = textre.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
+    named: set[str] = set()
+    python = [c for c in candidates if c.kind is FileKind.PYTHON]
+    if not python:
+        return {}  # no code of the project's own to judge by (a manifest-only scan)
+    for c in python:
+        text = read_text(c.path, max_bytes)
+        if not isinstance(text, str):
+            return {}  # a Python file gpuport could not read may import it
+        named.update(word.findall(text))
+    out: dict[tuple[str, int], str] = {}
+    for key, pkg in wanted.items():
+        tops = {n.split(".", 1)[0] for n in pkg.imports}
+        if not tops & named:
+            out[key] = (
+                f"no Python file of the project names {' or '.join(sorted(tops))}: a "
+                "monitoring library that installs on an AMD host and is never called there"
+            )
+    return out

@@ -1,0 +1,57 @@
+"""Issue 24 classes taken up in session 18 from the held-out samples' judgments.
+
+A GPU-monitoring dependency nothing imports (the twenty-third sample's FoundationPose:
+``GPUtil==1.4.0`` in a kitchen-sink requirements.txt, no file naming GPUtil): the library
+installs on an AMD host and only its calls fail, so with no Python file naming it nothing
+fails there; its GP101 is info with that reason (``scan.project.after_rules``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.scan import ScanOptions, scan_path
+from gpuport.scan.rules import FileKind
+from tests.scan.project_files import write
+
+_REQS = "jupyterlab\nGPUtil==1.4.0\nnumpy\n"
+
+
+def _gp101(root: Path, files: dict[str, str], **opts: object) -> list[tuple[str, str]]:
+    r = scan_path(write(root, files), ScanOptions(jobs=1, **opts))  # type: ignore[arg-type]
+    return [(f.severity.value, f.message) for f in r.findings if f.rule_id == "GP101"]
+
+
+def test_a_monitoring_requirement_nothing_imports_is_info(tmp_path: Path) -> None:
+    files = {"requirements.txt": _REQS, "run.py": "import numpy\nprint(numpy.zeros(3))\n"}
+    got = _gp101(tmp_path / "a", files)
+    assert len(got) == 1 and got[0][0] == "info", got
+    assert "no Python file of the project names GPUtil" in got[0][1]
+
+
+def test_a_monitoring_requirement_the_project_imports_keeps_its_severity(tmp_path: Path) -> None:
+    for name, code in {
+        "top": "import GPUtil\n",
+        "from": "from GPUtil import getGPUs\n",
+        "dynamic": "import importlib\nmod = importlib.import_module('GPUtil')\n",
+    }.items():
+        files = {"requirements.txt": _REQS, "tools/mon.py": code}
+        got = _gp101(tmp_path / name, files)
+        assert [s for s, _ in got] == ["major"], (name, got)
+
+
+def test_not_lowered_when_python_files_were_not_scanned_or_read(tmp_path: Path) -> None:
+    """Only requirements scanned (--kind): whether something imports it is unknown, so the
+    finding keeps its severity; a non-monitoring NVIDIA-only package (it fails to install)
+    is never lowered by this."""
+    files = {"requirements.txt": _REQS, "run.py": "import GPUtil\n"}
+    got = _gp101(tmp_path / "k", files, kinds=frozenset({FileKind.REQUIREMENTS}))
+    assert [s for s, _ in got] == ["major"], got
+    reqs = "nvidia-dali-cuda120==1.30\n"
+    got = _gp101(tmp_path / "n", {"requirements.txt": reqs, "run.py": "print(1)\n"})
+    assert got and all(s != "info" for s, _ in got), got
+
+
+def test_a_manifest_without_python_code_is_not_judged(tmp_path: Path) -> None:
+    """No Python file at all (a manifest-only project): nothing to judge imports by."""
+    got = _gp101(tmp_path / "m", {"requirements.txt": _REQS})
+    assert [s for s, _ in got] == ["major"], got
