@@ -55,3 +55,30 @@ def test_a_manifest_without_python_code_is_not_judged(tmp_path: Path) -> None:
     """No Python file at all (a manifest-only project): nothing to judge imports by."""
     got = _gp101(tmp_path / "m", {"requirements.txt": _REQS})
     assert [s for s, _ in got] == ["major"], got
+
+
+# --- a 0xffffffff "mask" macro no call takes: data, not a lane mask (J55, MD-Bench) ---------
+
+_NB_H = "#define NBNXN_INTERACTION_MASK_ALL 0xffffffffU\n#define FULL_WARP_MASK 0xffffffff\n"
+_NB_CU = (
+    '#include "nb.h"\n'
+    "#define SHFL(m, v, o) __shfl_down_sync(m, v, o)\n"
+    "__global__ void k(unsigned int* excl, float* x, int n) {\n"
+    "  int i = threadIdx.x;\n"
+    "  if (i < n) excl[i] = NBNXN_INTERACTION_MASK_ALL;\n"
+    "  x[i] += SHFL(FULL_WARP_MASK, x[i], 1);\n"
+    "}\n"
+)
+
+
+def test_a_mask_macro_no_call_takes_is_info(tmp_path: Path) -> None:
+    """The data bitmask is info with the reason; the one a wrapper macro passes to a warp
+    call stays a major."""
+    r = scan_path(write(tmp_path, {"src/nb.h": _NB_H, "src/nb.cu": _NB_CU}), ScanOptions(jobs=1))
+    got = {
+        f.location.line: (f.severity.value, f.message)
+        for f in r.findings
+        if f.rule_id == "GP302" and f.location.path == "src/nb.h"
+    }
+    assert got[1][0] == "info" and "no call of the project takes it" in got[1][1], got
+    assert got[2][0] == "major", got

@@ -41,6 +41,7 @@ _SYNC = textre.compile(
 _DEFINE_MASK = textre.compile(
     r"^(\s*#\s*define\s+(\w+)\s+)(\(?\s*(?:0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*\)?)"
 )
+_OWN_LINE = textre.compile(r"[ \t]*#[ \t]*(?:define|undef|ifn?def)\b")
 _CONST_MASK = textre.compile(
     r"\b(?:static\s+)?(?:constexpr|const)\s+(?P<type>(?:unsigned|uint32_t|unsigned\s+int|int|auto)"
     r"(?:\s+int)?)\s+(?P<name>\w+)\s*=\s*(?P<value>0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*;"
@@ -148,7 +149,7 @@ def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) 
         code_line = src.code[lo:hi]
         m = _DEFINE_MASK.match(code_line)
         if m is not None:
-            why = _divergent(ctx, path, None, m.group(2))
+            why = _not_only_a_mask(ctx, m.group(2)) or _divergent(ctx, path, None, m.group(2))
             if why is not None:
                 _leave(ctx, f, why)
                 continue
@@ -159,7 +160,8 @@ def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) 
             continue
         c = _CONST_MASK.search(code_line)
         if c is not None:
-            why = _divergent(ctx, path, None, c.group("name"))
+            name = c.group("name")
+            why = _not_only_a_mask(ctx, name) or _divergent(ctx, path, None, name)
             if why is not None:
                 _leave(ctx, f, why)
                 continue
@@ -242,6 +244,38 @@ def _uses(ctx: PortContext, name: str) -> list[tuple[str, int]]:
             if args and word.search(src.code[args[0][0] : args[0][1]]):
                 out.append((rel, call.start()))
     return out
+
+
+def _not_only_a_mask(ctx: PortContext, name: str) -> str | None:
+    """Why the constant ``name`` is not only a ``*_sync`` mask, or None: a constant no such
+    call takes (a bitmask of data: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL``, J55), or one
+    used as data too, where a 64-bit value would change what the HIP build computes
+    (``x == FULL_MASK`` with a 32-bit ``x``)."""
+    uses = _uses(ctx, name)
+    if not uses:
+        return f"{name} is passed to no *_sync call of the project: it is not a warp mask"
+    word = textre.compile(r"\b" + re.escape(name) + r"\b")
+    for rel, src in _divergence(ctx).sources.items():
+        if name not in src.code:
+            continue
+        mask_args = []
+        for r, at in uses:
+            call = _SYNC.match(src.code, at) if r == rel else None
+            args = src.call_args(call.end() - 1) if call is not None else []
+            if args:
+                mask_args.append(args[0])
+        for m in word.finditer(src.code):
+            if any(a <= m.start() < b for a, b in mask_args):
+                continue
+            line = src.line_of(m.start())
+            lo, hi = src.line_span(line)
+            if _OWN_LINE.match(src.code, lo) or _CONST_MASK.search(src.code[lo:hi]):
+                continue  # its definition (or a test whether it is defined)
+            return (
+                f"{name} is also used as data ({rel}:{line}), where a 64-bit value would "
+                "change what the HIP build computes"
+            )
+    return None
 
 
 def _divergent(ctx: PortContext, path: str, at: int | None, name: str | None) -> str | None:

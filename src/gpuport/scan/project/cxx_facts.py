@@ -85,6 +85,9 @@ class CxxFacts:
     #: 32-bit lane-mask macros every ``*_sync`` use of which sits in a branch hip-clang never
     #: compiles (``#if CUDART_VERSION >= 9000``) -> one such use ("file:line")
     nv_only_masks: dict[str, str] = field(default_factory=dict)
+    #: 32-bit mask macros (``#define X_MASK 0xffffffff``) that no call of the project takes
+    #: as its first argument (a wrapper's ``SHFL(FULL_MASK, v, o)`` counts as one): data
+    data_masks: frozenset[str] = frozenset()
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -217,6 +220,7 @@ def cxx_facts(
             not_on_rocm.setdefault(header, where)
     return CxxFacts(
         nv_only_masks=_nv_only_masks(texts, frozenset(false)),
+        data_masks=_data_masks(texts),
         false_macros=false,
         shims=shims,
         rocm_only=rocm_only,
@@ -262,3 +266,21 @@ def _nv_only_masks(texts: dict[str, str], false: frozenset[str]) -> dict[str, st
             elif not src.dead(line):
                 live.add(name)
     return {n: where for n, where in dead_use.items() if n not in live}
+
+
+_FIRST_ARG = textre.compile(r"\b\w+[ \t]*\([ \t]*\(?[ \t]*(\w+)")
+
+
+def _data_masks(texts: dict[str, str]) -> frozenset[str]:
+    """The 32-bit mask macros of the project that no call takes as its first argument
+    (issue 30, J55: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL`` is a data bitmask no call
+    takes). One pass per file that names such a macro."""
+    names = {m.group(1) for text in texts.values() if "MASK" in text.upper()
+             for m in _MASK_DEFINE.finditer(text)}  # fmt: skip
+    if not names:
+        return frozenset()
+    out: set[str] = set()
+    for text in texts.values():
+        if any(n in text for n in names):
+            out.update(n for n in _FIRST_ARG.findall(text) if n in names)
+    return frozenset(names - out)

@@ -131,6 +131,15 @@ def check_mask_constants(sink: Sink, *, device: bool) -> None:
         facts = sink.ctx.facts
         if facts is not None and name in facts.nv_only_masks:
             continue  # every use is in code hip-clang never compiles (thirteenth, darknet)
+        if facts is not None and name in facts.data_masks:
+            sink.hit(
+                "GP302",
+                offset,
+                f"`{name}` is 0xffffffff, but no call of the project takes it as a lane mask "
+                "(a bitmask of data): nothing to change for wave64",
+                severity=Severity.INFO,
+            )
+            continue
         sink.hit(
             "GP302",
             offset,

@@ -1,0 +1,79 @@
+"""Issue 30 classes taken up in session 18 from the fifteenth held-out set (J51-J55).
+
+A ``#define X 0xffffffff`` is a full-warp mask only where a ``*_sync`` call takes it: J55
+(MD-Bench) has ``NBNXN_INTERACTION_MASK_ALL``, a cluster-pair interaction bitmask kept in an
+``unsigned int`` and never given to a warp call; the GP302 fix made it 64-bit on HIP. A
+constant a warp call takes *and* that is used as data (``x == FULL_MASK``) is left too: there
+the 64-bit value changes what the HIP build computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.port.helpers import fix_ids, project, run
+
+NB_H = (
+    "#define NBNXN_INTERACTION_MASK_ALL 0xffffffffU\n"
+    "__device__ unsigned pack(unsigned bits, int i);\n"
+)
+DATA_MASK = """\
+#include "nb.h"
+__global__ void k(unsigned int* excl, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) excl[i] = pack(NBNXN_INTERACTION_MASK_ALL, i);
+  float v = __shfl_down_sync(0xffffffff, 1.0f, 1);
+  excl[0] += (unsigned)v;
+}
+"""
+
+MASK_H = "#define FULL_MASK 0xffffffff\n"
+WARP_MASK = """\
+#include "mask.h"
+__global__ void k(float* x) {
+  float v = x[threadIdx.x];
+  v += __shfl_down_sync(FULL_MASK, v, 16);
+  x[threadIdx.x] = v;
+}
+"""
+
+
+def _reasons(report: object) -> list[str]:
+    return [u.reason for u in report.unfixed if u.finding.rule_id == "GP302"]  # type: ignore[attr-defined]
+
+
+def _new_text(report: object, path: str) -> str:
+    return "\n".join(
+        ln
+        for f in report.files  # type: ignore[attr-defined]
+        if f.path == path
+        for h in f.hunks
+        for ln in h.lines
+        if ln.startswith("+")
+    )
+
+
+def test_a_data_bitmask_no_warp_call_takes_stays_32_bit(tmp_path: Path) -> None:
+    """Passed to a function of the project (so scan keeps its GP302: it cannot tell), but to
+    no warp call: left, with the reason."""
+    report = run(project(tmp_path, {"src/nb.cu": DATA_MASK, "src/nb.h": NB_H}))
+    assert "NBNXN_INTERACTION_MASK_ALL GPUPORT_FULL_MASK" not in _new_text(report, "src/nb.h")
+    added = _new_text(report, "src/nb.cu")
+    # the literal mask of the real warp call is still widened
+    assert "__shfl_down_sync(GPUPORT_FULL_MASK, 1.0f, 1)" in added, added
+    assert any("NBNXN_INTERACTION_MASK_ALL is passed to no *_sync" in r for r in _reasons(report))
+
+
+def test_a_warp_mask_also_used_as_data_stays_32_bit(tmp_path: Path) -> None:
+    mixed = WARP_MASK.replace(
+        "  x[threadIdx.x] = v;\n",
+        "  unsigned m = __activemask();\n  if (m == FULL_MASK) x[threadIdx.x] = v;\n",
+    )
+    report = run(project(tmp_path, {"k.cu": mixed, "mask.h": MASK_H}))
+    assert "FULL_MASK GPUPORT_FULL_MASK" not in _new_text(report, "mask.h")
+    assert any("FULL_MASK is also used as data (k.cu:6)" in r for r in _reasons(report))
+
+
+def test_a_mask_only_warp_calls_take_is_still_widened(tmp_path: Path) -> None:
+    report = run(project(tmp_path, {"k.cu": WARP_MASK, "mask.h": MASK_H}))
+    assert "full-mask:mask.h" in fix_ids(report)
+    assert "#define FULL_MASK GPUPORT_FULL_MASK" in _new_text(report, "mask.h")
