@@ -82,3 +82,42 @@ def test_a_mask_macro_no_call_takes_is_info(tmp_path: Path) -> None:
     }
     assert got[1][0] == "info" and "no call of the project takes it" in got[1][1], got
     assert got[2][0] == "major", got
+
+
+# --- a pip freeze no file names (KIVI, twenty-fourth sample) --------------------------------
+
+_FREEZE = "".join(f"pkg{i}=={i}.0.1\n" for i in range(24)) + "nvidia-cublas-cu12==12.1.3.1\n"
+_PYPROJECT = '[project]\nname = "kivi"\nversion = "0.1"\n'
+
+
+def _freeze_scopes(root: Path, files: dict[str, str]) -> set[str]:
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    return {
+        f.scope
+        for f in r.findings
+        if f.location.path == "requirements.txt" and f.rule_id.startswith("GP1")
+    }
+
+
+def test_a_pip_freeze_no_file_names_is_not_core(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": _PYPROJECT,
+        "requirements.txt": _FREEZE,
+        "README.md": "pip install -e .\n",
+    }
+    assert _freeze_scopes(tmp_path / "a", files) == {"extra"}
+
+
+def test_a_named_or_hand_written_requirements_file_stays_core(tmp_path: Path) -> None:
+    named = {
+        "pyproject.toml": _PYPROJECT,
+        "requirements.txt": _FREEZE,
+        "README.md": "pip install -r requirements.txt\n",
+    }
+    assert _freeze_scopes(tmp_path / "n", named) == {"core"}
+    ranges = _FREEZE.replace("==", ">=")
+    files = {"pyproject.toml": _PYPROJECT, "requirements.txt": ranges, "README.md": "x\n"}
+    assert "core" in _freeze_scopes(tmp_path / "r", files)
+    # no packaging of its own: the requirements file is how it installs
+    bare = {"requirements.txt": _FREEZE, "README.md": "x\n"}
+    assert _freeze_scopes(tmp_path / "b", bare) == {"core"}

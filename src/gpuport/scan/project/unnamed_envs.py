@@ -10,6 +10,13 @@ findings are counted apart (scope extra) with the reason. One that any of those 
 (``conda env create -f environment.yml`` in the README), or whose environment another file
 names (relion's CMake looks the ``relion-5.0`` environment up), stays core.
 
+The same holds for a ``pip freeze`` of someone's machine kept as a requirements file (the
+twenty-fourth sample's KIVI: 181 of 182 lines pinned with ``==``, ``nvidia-*-cu12`` among them,
+its documented install ``pip install -e .``): a requirements file of 20 requirements or more,
+nine in ten pinned exactly, that no other file names (no ``-r``/``pip install -r`` line, no
+``setup.py`` reading it, no page) is counted apart in a project that installs as a package.
+A hand-written requirements file (ranges, few pins) stays core whether or not it is named.
+
 Files are read as text, bounded, inside the project; nothing is run.
 """
 
@@ -24,7 +31,7 @@ from gpuport.scan.project.files import Candidate
 from gpuport.scan.project.routes_docs import doc_texts
 from gpuport.scan.rules.base import FileKind
 
-__all__ = ["naming_texts", "unnamed_conda_files"]
+__all__ = ["naming_texts", "unnamed_conda_files", "unnamed_freezes"]
 
 _MAX_BYTES = 1 << 20
 _ENV_NAME = textre.compile(r"(?m)^name:[ \t]*[\"']?([\w.+-]+)")
@@ -69,6 +76,52 @@ def unnamed_conda_files(
     return out
 
 
+_REQ_LINE = textre.compile(r"(?m)^[ \t]*([A-Za-z0-9][^\s#;]*)")
+_PINNED = textre.compile(r"^[A-Za-z0-9][\w.\[\],-]*==[^=*]+$")
+_MIN_FREEZE = 20
+
+
+def _is_freeze(text: str) -> bool:
+    """Twenty requirements or more, nine in ten pinned exactly (``name==1.2.3``)."""
+    reqs = _REQ_LINE.findall(text)
+    if len(reqs) < _MIN_FREEZE:
+        return False
+    return sum(1 for r in reqs if _PINNED.match(r)) * 10 >= len(reqs) * 9
+
+
+def unnamed_freezes(
+    root: Path,
+    candidates: Sequence[Candidate],
+    known_texts: Iterable[tuple[str, str]],
+    package: str,
+) -> dict[str, str]:
+    """Requirements files that are a ``pip freeze`` no other file names -> why their findings
+    are not core (see the module's docstring)."""
+    if not package or not root.is_dir():
+        return {}
+    reqs = [c.rel for c in candidates if c.kind is FileKind.REQUIREMENTS]
+    freezes = []
+    others: dict[str, str] = {}
+    for rel in reqs:
+        text = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root)
+        if text is None:
+            continue
+        if _is_freeze(text):
+            freezes.append(rel)
+        others[rel] = text  # ``-r requirements.txt`` in another requirements file names it
+    if not freezes:
+        return {}
+    texts = naming_texts(root, candidates, known_texts, FileKind.REQUIREMENTS, freezes)
+    texts.update(others)
+    names = {rel: rel.rsplit("/", 1)[-1] for rel in freezes}
+    found_in = _where_named(set(names.values()), texts, ".t")
+    return {
+        rel: f"a pip freeze no file of the project names; its install is {package}"
+        for rel in freezes
+        if not found_in.get(names[rel], set()) - {rel}
+    }
+
+
 def naming_texts(
     root: Path,
     candidates: Sequence[Candidate],
@@ -99,12 +152,14 @@ def naming_texts(
 _FILE_WORD = textre.compile(r"[\w.+-]+")
 
 
-def _where_named(names: set[str], texts: Mapping[str, str]) -> dict[str, set[str]]:
+def _where_named(
+    names: set[str], texts: Mapping[str, str], hint: str = ".y"
+) -> dict[str, set[str]]:
     """Name -> the texts it appears in (as a word of file-name characters: the way a command
-    line or a page names a file)."""
+    line or a page names a file); ``hint``: text every name contains."""
     out: dict[str, set[str]] = {}
     for rel, text in texts.items():
-        if ".y" not in text:  # every conda file name ends in .yml or .yaml
+        if hint not in text:  # every conda file name ends in .yml or .yaml
             continue
         for word in set(_FILE_WORD.findall(text)) & names:  # docs/environment.yml too
             out.setdefault(word, set()).add(rel)

@@ -66,7 +66,7 @@ from gpuport.scan.project.scopes import (
 )
 from gpuport.scan.project.undefined_macros import project_undefined
 from gpuport.scan.project.unincluded import unincluded_headers
-from gpuport.scan.project.unnamed_envs import unnamed_conda_files
+from gpuport.scan.project.unnamed_envs import unnamed_conda_files, unnamed_freezes
 from gpuport.scan.project.unnamed_sources import unnamed_sources
 from gpuport.scan.project.vendor_folders import vendor_package_of
 from gpuport.scan.rules.base import FileKind
@@ -247,6 +247,7 @@ def view_of(
         rocm_requirements=rocm_requirements(route_files),
         unnamed_envs={
             **unnamed_conda_files(root, candidates, named, package),
+            **unnamed_freezes(root, candidates, named, package),
             **ci_only_images(root, candidates, named, package),
         },
     )
