@@ -121,3 +121,26 @@ def test_a_named_or_hand_written_requirements_file_stays_core(tmp_path: Path) ->
     # no packaging of its own: the requirements file is how it installs
     bare = {"requirements.txt": _FREEZE, "README.md": "x\n"}
     assert _freeze_scopes(tmp_path / "b", bare) == {"core"}
+
+
+# --- an architecture menu that lists AMD targets too (SeisSol, twenty-fourth sample) --------
+
+_MENU = (
+    "cmake_minimum_required(VERSION 3.20)\nproject(s CXX)\n"
+    'set(DEVICE_ARCH "auto" CACHE STRING "GPU architecture")\n'
+    "set(DEVICE_ARCH_OPTIONS auto sm_60 sm_70 sm_80 sm_90  # Nvidia\n"
+    "        {amd})  # AMD\n"
+    "set_property(CACHE DEVICE_ARCH PROPERTY STRINGS ${{DEVICE_ARCH_OPTIONS}})\n"
+)
+
+
+def _gp403(root: Path, cmake: str) -> list[str]:
+    r = scan_path(write(root, {"CMakeLists.txt": cmake}), ScanOptions(jobs=1))
+    return [f.severity.value for f in r.findings if f.rule_id == "GP403"]
+
+
+def test_an_arch_menu_with_gfx_targets_is_not_nvidia_only(tmp_path: Path) -> None:
+    assert _gp403(tmp_path / "a", _MENU.format(amd="gfx90a gfx942 gfx1100")) == []
+    # no AMD target in the menu (or only in a comment): the NVIDIA-only setting stays
+    assert _gp403(tmp_path / "b", _MENU.format(amd="generic")) == ["major"]
+    assert _gp403(tmp_path / "c", _MENU.format(amd="generic # gfx90a later")) == ["major"]

@@ -52,8 +52,11 @@ _ARCH_WORD = textre.compile(
     r"(?i)\d{2,3}[a-z]?(?:-real|-virtual)?|\d{1,2}\.\d[a-z]?(?:\+ptx)?"
     r"|(?:sm|compute)_\d{2,3}[a-z]?|all|all-major"
 )
+# an AMD target named: a ROCm architecture setting, or a bare gfx target in the file's code
+# (SeisSol's DEVICE_ARCH_OPTIONS menu lists sm_90 and gfx942 side by side; twenty-fourth sample)
 ROCM_ARCH = textre.compile(
     r"PYTORCH_ROCM_ARCH|(?<![\w])GPU_TARGETS|AMDGPU_TARGET|--offload-arch|HIP_ARCHITECTURES"
+    r"|(?<![\w])gfx(?:9\d[\da-f]|1\d{3})(?![\w])"
 )
 HALF_MACRO = textre.compile(r"(?<![\w-])-[UD]\s*__CUDA_NO_\w+__")
 CUDA_LIB_NAMES = {
