@@ -77,3 +77,35 @@ def test_a_mask_only_warp_calls_take_is_still_widened(tmp_path: Path) -> None:
     report = run(project(tmp_path, {"k.cu": WARP_MASK, "mask.h": MASK_H}))
     assert "full-mask:mask.h" in fix_ids(report)
     assert "#define FULL_MASK GPUPORT_FULL_MASK" in _new_text(report, "mask.h")
+
+
+# --- the compatibility header goes with its HIP build (J52, openmm-torch) -------------------
+
+_CMAKE = """\
+cmake_minimum_required(VERSION 3.21)
+project(app CXX)
+find_package(CUDAToolkit REQUIRED)
+enable_language(CUDA)
+add_library(kern src/kern.cu)
+"""
+_BLAS = """\
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+__global__ void k(float* x) { x[threadIdx.x] = 0; }
+void run(float* x) { cublasHandle_t h; cublasCreate(&h); k<<<1, 32>>>(x); }
+"""
+
+
+def test_the_compat_header_is_unsafe_when_its_hip_build_is(tmp_path: Path) -> None:
+    """The HIP build is unsafe here (the sources call cuBLAS, which no CUDA:: target links):
+    the header and the include branches only that build reads are not taken in the safe
+    run either; with --unsafe-fixes all of them are."""
+    root = project(tmp_path, {"CMakeLists.txt": _CMAKE, "src/kern.cu": _BLAS})
+    report = run(root)
+    fixes = {f.id: f for f in report.fixes}
+    assert not fixes["cmake-hip:CMakeLists.txt"].safe
+    compat = fixes["hip-compat:src/gpuport_hip_compat.h"]
+    assert not compat.safe and "read only by the HIP build" in compat.why
+    assert not any(f.path == "src/kern.cu" for f in report.files), "safe run edited kern.cu"
+    unsafe = run(root, unsafe_fixes=True)
+    assert any(f.path == "src/kern.cu" for f in unsafe.files)
