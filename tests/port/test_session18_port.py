@@ -109,3 +109,29 @@ def test_the_compat_header_is_unsafe_when_its_hip_build_is(tmp_path: Path) -> No
     assert not any(f.path == "src/kern.cu" for f in report.files), "safe run edited kern.cu"
     unsafe = run(root, unsafe_fixes=True)
     assert any(f.path == "src/kern.cu" for f in unsafe.files)
+
+
+# --- a CUDA lookup that serves TensorRT (J51, VisionPilot) ----------------------------------
+
+_TRT = """\
+cmake_minimum_required(VERSION 3.21)
+project(models CXX)
+find_package(CUDA REQUIRED)
+find_library(TENSORRT_LIBRARY nvinfer)
+add_library(models src/kern.cu src/trt_backend.cpp)
+target_link_libraries(models ${TENSORRT_LIBRARY} ${CUDA_LIBRARIES})
+"""
+
+
+def test_no_hip_branch_for_a_build_that_links_tensorrt(tmp_path: Path) -> None:
+    files = {"CMakeLists.txt": _TRT, "src/kern.cu": _BLAS, "src/trt_backend.cpp": "int x;\n"}
+    for unsafe in (False, True):
+        report = run(project(tmp_path, files), unsafe_fixes=unsafe)
+        assert not any(i.startswith(("cmake-hip:", "hip-compat:")) for i in fix_ids(report))
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP401"]
+        assert reasons and "looks TensorRT up (nvinfer)" in reasons[0], reasons
+    # a comment naming TensorRT does not refuse the branch
+    commented = _TRT.replace("find_library(TENSORRT_LIBRARY nvinfer)", "# TensorRT: nvinfer later")
+    commented = commented.replace("${TENSORRT_LIBRARY} ", "")
+    report = run(project(tmp_path / "c", {**files, "CMakeLists.txt": commented}), unsafe_fixes=True)
+    assert "cmake-hip:CMakeLists.txt" in fix_ids(report)

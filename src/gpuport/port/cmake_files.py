@@ -8,10 +8,11 @@ import bisect
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from gpuport import textre
 from gpuport.port.cmake_project import names_a_hook
 from gpuport.port.context import PortContext
 
-__all__ = ["handled_files", "hook_texts"]
+__all__ = ["handled_files", "hook_texts", "tensorrt_lookup"]
 
 _Index = tuple[list[str], dict[str, tuple[str, bool]], dict[str, dict[str, str]]]
 
@@ -70,3 +71,19 @@ def hook_texts(ctx: PortContext) -> list[tuple[str, str]]:
             (r, t) for r in ctx.files_of("cmake") if names_a_hook(t := ctx.read(r) or "")
         ]
     return got  # type: ignore[return-value]
+
+
+#: a TensorRT lookup or link outside a comment: NVIDIA's inference library has no ROCm build
+_TENSORRT = textre.compile(
+    r"(?im)^[^#\n]*?\b(nvinfer(?:_plugin)?|nvonnxparser|NvInfer\.h|"
+    r"find_package[ \t]*\([ \t]*TensorRT)"
+)
+
+
+def tensorrt_lookup(handled: dict[str, str]) -> tuple[str, str] | None:
+    """(file, what) of the first TensorRT lookup or link a handled CMake file makes (J51: a
+    ``find_package(CUDA)`` that serves TensorRT gets no HIP branch)."""
+    for rel, text in handled.items():
+        if (m := _TENSORRT.search(text)) is not None:
+            return rel, m.group(1)
+    return None

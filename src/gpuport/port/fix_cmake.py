@@ -36,7 +36,7 @@ from pathlib import PurePosixPath
 
 from gpuport import textre
 from gpuport.knowledge.api_map import load_api_map
-from gpuport.port.cmake_files import handled_files, hook_texts
+from gpuport.port.cmake_files import handled_files, hook_texts, tensorrt_lookup
 from gpuport.port.cmake_findcuda import findcuda_calls, findcuda_shim
 from gpuport.port.cmake_flags import flag_edits
 from gpuport.port.cmake_project import (
@@ -428,6 +428,15 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
             f"cuda_add_executable...): a -D{OPTION}=ON configure would stop there (Unknown "
             "CMake command), so no HIP branch is written; that step needs its HIP form, left "
             "to a person",
+        )
+        return []
+    if (trt := tensorrt_lookup(handled)) is not None:
+        ctx.decline(
+            found,
+            f"{trt[0]} looks TensorRT up ({trt[1]}), an NVIDIA inference library with no ROCm "
+            "build: a HIP branch in place of the CUDA lookup would configure on no machine "
+            "(the CUDA lookup serves TensorRT); a ROCm port replaces that backend (MIGraphX, "
+            "ONNX Runtime's ROCm/MIGraphX providers), left to a person (J51)",
         )
         return []
     libs = sorted(set(textre.findall(r"CUDA::(\w+)", " ".join(handled.values()))) | {"cudart"})
