@@ -135,3 +135,22 @@ def test_no_hip_branch_for_a_build_that_links_tensorrt(tmp_path: Path) -> None:
     commented = commented.replace("${TENSORRT_LIBRARY} ", "")
     report = run(project(tmp_path / "c", {**files, "CMakeLists.txt": commented}), unsafe_fixes=True)
     assert "cmake-hip:CMakeLists.txt" in fix_ids(report)
+
+
+def test_a_source_outside_the_cmake_folder_makes_the_hip_build_unsafe(tmp_path: Path) -> None:
+    """J51's visualization/: a .cu named through ../ gets no compatibility include (that
+    header reaches the sources under the CMake file's folder), so the HIP build would not
+    compile it: not a safe fix, and neither is the header."""
+    cmake = _CMAKE.replace("add_library(kern src/kern.cu)", "add_library(kern ../common/k.cu)")
+    files = {"app/CMakeLists.txt": cmake, "common/k.cu": KERN_PLAIN, "app/src/a.cu": KERN_PLAIN}
+    report = run(project(tmp_path, files))
+    fix = next(f for f in report.fixes if f.id == "cmake-hip:app/CMakeLists.txt")
+    assert not fix.safe and "compiles ../common/k.cu, outside its folder" in fix.why
+    assert not any(f.safe for f in report.fixes if f.id.startswith("hip-compat:"))
+
+
+KERN_PLAIN = """\
+#include <cuda_runtime.h>
+__global__ void k(float* x) { x[threadIdx.x] = 0; }
+void launch(float* x) { k<<<1, 32>>>(x); cudaDeviceSynchronize(); }
+"""

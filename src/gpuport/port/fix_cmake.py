@@ -286,6 +286,9 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             "not build"
         )
     for rel, text in handled.items():
+        if out := next((c for c in _CU.findall(text) if c.startswith("../")), None):
+            # J51: the compat header reaches the sources under the CMake file's folder only
+            return f"{rel} compiles {out}, outside its folder: that source gets no HIP names"
         why = flag_edits(text, OPTION, "\n", _MARK)[1]
         if why:
             return f"in {rel}, {why}"
