@@ -144,3 +144,28 @@ def test_an_arch_menu_with_gfx_targets_is_not_nvidia_only(tmp_path: Path) -> Non
     # no AMD target in the menu (or only in a comment): the NVIDIA-only setting stays
     assert _gp403(tmp_path / "b", _MENU.format(amd="generic")) == ["major"]
     assert _gp403(tmp_path / "c", _MENU.format(amd="generic # gfx90a later")) == ["major"]
+
+
+# --- a vendored copy of Kokkos (J53 SPARTA's lib/kokkos) ------------------------------------
+
+
+def _kokkos(root: Path, licence: str) -> list[str]:
+    files = {
+        "CMakeLists.txt": "project(sparta CXX)\nadd_executable(spa src/main.cpp)\n",
+        "src/main.cpp": "int main() { return 0; }\n",
+        "lib/kokkos/CMakeLists.txt": "cmake_minimum_required(VERSION 3.16)\nPROJECT(Kokkos CXX)\n",
+        "lib/kokkos/core/src/Kokkos_Core.hpp": "#pragma once\nnamespace Kokkos {}\n",
+        "lib/kokkos/LICENSE": licence,
+        "lib/kokkos/core/src/impl/atomic.hpp": '__device__ void f() { asm("membar.gl;"); }\n',
+    }
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    return [s.path for s in r.skipped if "vendored" in s.reason]
+
+
+def test_a_kokkos_copy_is_vendored_code(tmp_path: Path) -> None:
+    assert _kokkos(
+        tmp_path / "a",
+        "Copyright (2020) National Technology & Engineering\nSolutions of Sandia, LLC (NTESS).\n",
+    ) == ["lib/kokkos/"]
+    # a licence naming someone else: the folder is the project's own code
+    assert _kokkos(tmp_path / "b", "Copyright 2020 Someone Else\n") == []
