@@ -183,14 +183,23 @@ def import_after(
     if len(cands) > _MANY:
         return f"it imports the package more than {_MANY} times"
     cands.sort(key=lambda c: (not binds(c[2]), c[2].lineno))  # one binding the name first
+    scopes = _Scopes(tree, names[0], binds)
+    if len(scopes.binders) > _MANY:
+        return f"it binds `{names[0]}` in more than {_MANY} functions or classes"
     free: dict[int, bool] = {}  # per function scope: the name appears nowhere in it
     placed: list[tuple[list[ast.stmt], int, ast.stmt]] = []
     for first, last in sites:
         best: tuple[list[ast.stmt], int, ast.stmt] | None = None
+        hidden = False
         for body, i, stmt, scope, end in cands:
             if (stmt.end_lineno or stmt.lineno) >= first or last > end:
                 continue  # not before the edit, or the edit is not in its block
+            if scopes.shadowed(first, last, scope):
+                hidden = True  # a function around the edit has its own `torch` (F16)
+                continue
             if binds(stmt):
+                if id(scope) in scopes.other:
+                    continue  # the scope also binds the name otherwise: not surely the import
                 best = (body, -1, stmt)
                 break
             if not isinstance(scope, ast.Module) and id(scope) not in free:
@@ -198,6 +207,11 @@ def import_after(
             if isinstance(scope, ast.Module) or free[id(scope)]:
                 best = (body, i, stmt)
                 break
+        if best is None and hidden:
+            return (
+                f"line {first} is in a function or class that binds `{names[0]}` itself, "
+                "so it would not read the module's import there"
+            )
         if best is None:
             return f"line {first} has no import of the package before it, in its block"
         if best[1] >= 0 and all(p[2] is not best[2] for p in placed):
@@ -242,3 +256,80 @@ def _bound_elsewhere(tree: ast.Module, name: str, binds: Callable[[ast.stmt], bo
         if isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
             return True
     return False
+
+
+_SCOPE_NODES = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+
+
+def _binding(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` itself (not what is under it) binds ``name`` in the scope it runs in
+    (a star import may bind any name)."""
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.alias):
+        return node.name == "*" or (node.asname or node.name.partition(".")[0]) == name
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return name in node.names
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return node.name == name
+    if isinstance(node, ast.MatchMapping):
+        return node.rest == name
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name == name
+    return False
+
+
+class _Scopes:
+    """Which scopes (the module, each function, lambda and class) bind a name themselves
+    (forty-first re-run F16: a module's ``import torch`` is not what a function reads whose
+    own later ``import torch.utils.cpp_extension`` makes ``torch`` one of its locals).
+    Comprehensions are read as part of the scope around them (binding more, never less)."""
+
+    def __init__(self, tree: ast.Module, name: str, binds: Callable[[ast.stmt], bool]) -> None:
+        self.depth: dict[int, int] = {id(tree): 0}
+        #: scopes binding the name other than by an import ``binds`` accepts
+        self.other: set[int] = set()
+        #: (first line, last line, depth) of each function, lambda or class binding the name
+        self.binders: list[tuple[int, int, int]] = []
+        bound: set[int] = set()
+        todo: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+        while todo:
+            node, scope = todo.pop()
+            if isinstance(node, ast.Import | ast.ImportFrom) and binds(node):
+                bound.add(id(scope))
+                continue
+            if _binding(node, name):
+                bound.add(id(scope))
+                self.other.add(id(scope))
+            if not isinstance(node, _SCOPE_NODES):
+                todo += [(child, scope) for child in ast.iter_child_nodes(node)]
+                continue
+            self.depth[id(node)] = self.depth[id(scope)] + 1
+            outer: list[ast.AST] = [] if isinstance(node, ast.Lambda) else [*node.decorator_list]
+            inner: list[ast.AST] = []
+            if isinstance(node, ast.ClassDef):
+                outer += [*node.bases, *node.keywords]
+                inner += node.body
+            else:
+                a = node.args
+                params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+                params += [p for p in (a.vararg, a.kwarg) if p is not None]
+                outer += [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
+                outer += [p.annotation for p in params if p.annotation is not None]
+                if not isinstance(node, ast.Lambda) and node.returns is not None:
+                    outer.append(node.returns)
+                if any(p.arg == name for p in params):
+                    bound.add(id(node))
+                    self.other.add(id(node))
+                inner += [node.body] if isinstance(node, ast.Lambda) else node.body
+            todo += [(x, scope) for x in outer] + [(x, node) for x in inner]
+        for node in ast.walk(tree):
+            if isinstance(node, _SCOPE_NODES) and id(node) in bound:
+                end = node.end_lineno or node.lineno
+                self.binders.append((node.lineno, end, self.depth[id(node)]))
+
+    def shadowed(self, first: int, last: int, scope: ast.AST) -> bool:
+        """Whether a function, lambda or class inside ``scope`` around lines first..last
+        binds the name itself (read by lines, so a same-line one counts too)."""
+        depth = self.depth.get(id(scope), 0)
+        return any(a <= first and last <= b and d > depth for a, b, d in self.binders)

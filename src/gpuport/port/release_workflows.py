@@ -430,6 +430,55 @@ def _job_gate(job: yaml.MappingNode, what: str) -> str | None:
         return f"{what} has an `if:` gate, which the ROCm job does not copy"
     if "environment" in keys:
         return f"{what} runs in a deployment environment, which the ROCm job does not copy"
+    if "needs" in keys:  # a skipped or failed need skips the job (forty-first re-run F1)
+        return f"{what} `needs:` another job, whose gates the ROCm job does not copy"
+    return None
+
+
+#: text reading the trigger (ref, event, dispatch input, variable) or whether HEAD is tagged
+_TRIGGER = textre.compile(
+    r"\bgithub\s*(?:\.\s*(?:ref|event|head_ref|base_ref)|\[)|\btojson\s*\(\s*github\b"
+    r"|github_(?:ref|event|head_ref|base_ref)|\b(?:inputs|vars)\s*\.|--points-at"
+    r"|\bdescribe\b.*--exact",
+    re.I,
+)
+
+
+def _step_gates(
+    job: yaml.MappingNode, steps: list[yaml.Node], env: yaml.Node | None, what: str
+) -> str | None:
+    """Why a step of a job that builds or releases may gate the release where the ROCm job,
+    whose steps are its own, would not (forty-first re-run F1: ``run: test
+    "$GITHUB_REF_TYPE" = tag`` failed the CUDA job off tags): a step ``if:`` reading more
+    than the runner, or a text of the job or of the workflow's ``env:`` reading the trigger
+    (the release step's ``if:`` and inputs, copied or not gates, and names are not read)."""
+    copied: set[int] = set()
+    for step in steps:
+        keys = _keys(step) if isinstance(step, yaml.MappingNode) else None
+        if keys is None:
+            return f"a step of {what} has repeated or merged keys"
+        uses = keys.get("uses")
+        if isinstance(uses, yaml.ScalarNode) and str(uses.value).startswith(
+            "softprops/action-gh-release"
+        ):
+            copied |= {id(n) for k in ("if", "with") if k in keys for n in nodes(keys[k])}
+        elif "if" in keys:
+            cond = keys["if"]
+            text = str(cond.value) if isinstance(cond, yaml.ScalarNode) else ""
+            contexts = {m.group(1) for m in _CONTEXT.finditer(_QUOTED_EXPR.sub("''", text))}
+            if not text or contexts - {"runner"}:
+                line = cond.start_mark.line + 1
+                return f"a step of {what} has an `if:` gate (line {line}), not copied"
+    for node in [*nodes(job), *(nodes(env) if env is not None else [])]:
+        if isinstance(node, yaml.MappingNode):
+            copied |= {id(v) for k, v in node.value if getattr(k, "value", None) == "name"}
+        elif isinstance(node, yaml.ScalarNode) and id(node) not in copied:
+            m = _TRIGGER.search(str(node.value))
+            if m is not None:
+                return (
+                    f"{what} reads `{m.group(0)}` (line {node.start_mark.line + 1}), which may "
+                    "gate its release; the ROCm job does not copy it"
+                )
     return None
 
 
@@ -452,7 +501,9 @@ def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> str | None:
     for job, job_steps in _jobs(root):
         inside = job.start_mark.line <= line < job.end_mark.line
         if inside or any(id(s) in released for s in job_steps):
-            why = _job_gate(job, "the job that builds or releases")
+            what = "the job that builds or releases"
+            env = (_keys(root) or {}).get("env")
+            why = _job_gate(job, what) or _step_gates(job, job_steps, env, what)
             if why is not None:
                 return why
         for step in job_steps if inside else []:
