@@ -270,13 +270,30 @@ def _early_exits(
 _CUDA_HOMES = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")
 
 
-def _is_environ(node: ast.AST) -> bool:
-    return _name(node) == "environ"
+def _is_environ(node: ast.AST, names: frozenset[str] = frozenset({"environ"})) -> bool:
+    """``os.environ`` (any module's name before it), ``environ``, or a name ``environ`` was
+    imported as (``from os import environ as env``: forty-first re-run F7)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "environ"
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def _imported_as(tree: ast.Module, name: str) -> frozenset[str]:
+    """``name`` and the local names a ``from ... import name as x`` binds it to."""
+    out = {name}
+    for node in pyparse.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            out.update(a.asname for a in node.names if a.name == name and a.asname)
+    return frozenset(out)
 
 
 def _sets_toolkit_home(tree: ast.Module) -> bool:
     """Whether the file writes a toolkit home into its environment, or writes the environment
-    under a name not written out (``os.environ.update(...)``, ``env = os.environ``)."""
+    under a name not written out (``os.environ.update(...)``, ``env = os.environ``). An
+    imported alias of ``environ`` or ``putenv`` is the same (``from os import environ as
+    env; env.setdefault("CUDA_HOME", ...)``)."""
+    environ = _imported_as(tree, "environ")
+    putenv = _imported_as(tree, "putenv")
 
     def named(arg: ast.AST | None) -> bool:
         return not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)) or (
@@ -287,20 +304,27 @@ def _sets_toolkit_home(tree: ast.Module) -> bool:
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                if isinstance(t, ast.Subscript) and _is_environ(t.value) and named(t.slice):
+                if (
+                    isinstance(t, ast.Subscript)
+                    and _is_environ(t.value, environ)
+                    and named(t.slice)
+                ):
                     return True
-                if _is_environ(t):
+                if _is_environ(t, environ):
                     return True  # os.environ |= {...}
-            if node.value is not None and _is_environ(node.value):
+            if node.value is not None and _is_environ(node.value, environ):
                 return True  # an alias: its writes are not followed
         elif isinstance(node, ast.Call):
             func = node.func
             first = node.args[0] if node.args else None
-            if _name(func) == "putenv" and named(first):
+            if (
+                (isinstance(func, ast.Attribute) and func.attr == "putenv")
+                or (isinstance(func, ast.Name) and func.id in putenv)
+            ) and named(first):
                 return True
             if (
                 isinstance(func, ast.Attribute)
-                and _is_environ(func.value)
+                and _is_environ(func.value, environ)
                 and (
                     func.attr == "update"
                     or (func.attr in ("setdefault", "__setitem__") and named(first))

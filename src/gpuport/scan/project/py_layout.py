@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from pathlib import Path
 
-from gpuport import textre
+from gpuport import pyparse, textre
 from gpuport.intervals import first_holding
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
@@ -59,8 +60,58 @@ def module_level_line(path: Path, line: int) -> bool:
     for back in range(line - 2, -1, -1):
         above = lines[back]
         if above.strip() and above[:1] not in (" ", "\t", "#"):
-            return above.rstrip().endswith("try:") and above.startswith("try")
-    return False
+            if above.rstrip().endswith("try:") and above.startswith("try"):
+                return True
+            break
+    return line in _run_on_import(text)
+
+
+def _run_on_import(text: str) -> frozenset[int]:
+    """The lines of the top-level functions the module calls at import (forty-first re-run
+    F18): ``def _build(): return load(...)`` and ``_ext = _build()`` compile on every import,
+    as a ``load()`` at column 0 does. Read from the ``ast``: a call by the function's name in
+    the module's own statements (not inside a function, a class body or the
+    ``if __name__ == "__main__":`` block), one level deep."""
+    try:
+        tree = pyparse.parse(text)
+    except pyparse.PARSE_ERRORS:
+        return frozenset()
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    if not defs:
+        return frozenset()
+    called: set[str] = set()
+    pending: list[ast.AST] = [
+        n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.ClassDef | ast.Lambda) or _is_main_test(node):
+            if isinstance(node, ast.ClassDef):
+                pending.extend(node.decorator_list)  # decorators run on import
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            pending.extend(node.decorator_list)  # a nested def's decorators run, its body not
+            pending.extend(node.args.defaults)
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+        pending.extend(ast.iter_child_nodes(node))
+    lines: set[int] = set()
+    for name in called & defs.keys():
+        fn = defs[name]
+        for stmt in fn.body:
+            lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return frozenset(lines)
+
+
+def _is_main_test(node: ast.AST) -> bool:
+    """``if __name__ == "__main__":`` (run as a program, not on import)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    sides = [node.test.left, *node.test.comparators]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
 
 
 def main_block(text: str) -> tuple[int, int] | None:

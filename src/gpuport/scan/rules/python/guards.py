@@ -363,6 +363,53 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
 _EXIT_CALLS = frozenset({"exit", "_exit", "quit", "abort"})
 
 
+def gating_calls(tree: ast.AST) -> set[str]:
+    """Names of the functions whose result decides whether the program stops: called in the
+    test of an ``if`` with a ``raise``/``sys.exit()`` in a branch, or of an ``assert``, or
+    assigned to a name such a test reads (``ok = gpu_available()`` / ``if not ok:
+    sys.exit(...)``). A probe such a function swallows (``except Exception: return False``)
+    stops the program on an AMD host: it is no handled failure (forty-first re-run F11)."""
+    tests: list[ast.expr] = []
+    assigned: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.If)
+            and any(
+                isinstance(n, ast.Raise) or _exits(n)
+                for stmt in (*node.body, *node.orelse)
+                for n in ast.walk(stmt)
+            )
+        ) or isinstance(node, ast.Assert):
+            tests.append(node.test)
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            callee = last_name(node.value.func)
+            for t in targets:
+                if isinstance(t, ast.Name) and callee:
+                    assigned.setdefault(t.id, set()).add(callee)
+    out: set[str] = set()
+    for test in tests:
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call):
+                out.add(last_name(n.func))
+            elif isinstance(n, ast.Name):
+                out.update(assigned.get(n.id, ()))
+    out.discard("")
+    return out
+
+
+def gated_tries(tree: ast.AST, gates: set[str]) -> set[int]:
+    """Ids of the ``try`` statements inside the functions named in ``gates``
+    (:func:`gating_calls`): their swallowed failures stop the program."""
+    out: set[int] = set()
+    if not gates:
+        return out
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in gates:
+            out.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Try | ast.TryStar))
+    return out
+
+
 def _exits(node: ast.AST) -> bool:
     """``sys.exit(...)``/``os._exit(...)``/``exit()``: a handler that ends the program."""
     return isinstance(node, ast.Call) and last_name(node.func) in _EXIT_CALLS

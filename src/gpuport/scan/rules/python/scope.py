@@ -36,12 +36,15 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from pathlib import Path
 
 from gpuport import textre
 from gpuport.scan.rules.python.guards import (
     LAZY,
     PLATFORM,
     SUBPROC,
+    gated_tries,
+    gating_calls,
     guard_flags,
     handler_flags,
     ident_flags,
@@ -147,12 +150,22 @@ class GuardScope:
         self._amd_defs: set[tuple[str, ...]] | None = None
         #: functions the file calls only inside a ``try`` that swallows a failed program
         self.swallowed: frozenset[str] = frozenset()
+        #: ids of the ``try`` statements whose swallowed failure stops the program
+        self.gated: set[int] = set()
 
-    def prepare(self, tree: ast.Module) -> None:
-        """Before the walk: find the flag variables (every assignment a platform test)."""
+    def prepare(self, tree: ast.Module, root: Path | None = None, rel: str = "") -> None:
+        """Before the walk: find the flag variables (every assignment a platform test).
+
+        ``root`` (the scanned project's folder) and ``rel`` (this file in it): the
+        project's other Python files are read for the callers of a probe this file swallows.
+        """
         self.tree = tree
         if "nvidia-smi" in self.text:
-            self.swallowed = _swallowed_callees(tree)
+            self.gated = gated_tries(tree, gating_calls(tree))
+            self.swallowed = _swallowed_callees(tree, self.gated)
+            if self.swallowed and root is not None and root.is_dir():
+                self.swallowed, gates = _seen_elsewhere(self.swallowed, root, rel)
+                self.gated |= gated_tries(tree, gates)
         if not self.candidates:
             return
         assigns: list[tuple[int, str, ast.expr]] = []
@@ -366,7 +379,8 @@ class GuardScope:
                 (v, guard | (0 if f else total)) for v, f in zip(node.values, flags, strict=True)
             ]
         if isinstance(node, (ast.Try, ast.TryStar)):
-            inner = guard | handler_flags(node)
+            caught = handler_flags(node)
+            inner = guard | (caught & ~SUBPROC if id(node) in self.gated else caught)
             return [
                 *self.block(node.body, inner),
                 *self.block(node.orelse, inner),
@@ -441,19 +455,24 @@ def _status_checked(stmt: ast.stmt, after: ast.stmt) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(after.test))
 
 
-def _swallowed_callees(tree: ast.Module) -> frozenset[str]:
+def _swallowed_callees(tree: ast.Module, gated: set[int]) -> frozenset[str]:
     """Names of the functions this file calls, each call inside the body of a ``try`` whose
     handler swallows what a missing program raises (``except Exception: return []``).
 
     facefusion's ``run_nvidia_smi()`` is called only from ``detect_execution_devices()``,
     inside such a ``try``: on an AMD host the probe fails quietly and the program goes on
-    (issue 24, twenty-second sample). One call outside such a ``try`` and the name is out.
+    (issue 24, twenty-second sample). One call outside such a ``try`` and the name is out;
+    so is a ``try`` in a function whose result stops the program (``gated``:
+    :func:`~gpuport.scan.rules.python.guards.gated_tries`; forty-first re-run F11).
     """
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Try | ast.TryStar) and handler_flags(node) & SUBPROC:
-            for stmt in node.body:
-                inside.update(id(n) for n in ast.walk(stmt) if isinstance(n, ast.Call))
+    caught, loose = _calls_by_kind(tree, gated)
+    return frozenset(caught - loose)
+
+
+def _calls_by_kind(tree: ast.Module, gated: set[int]) -> tuple[set[str], set[str]]:
+    """The names the file calls inside a ``try`` that swallows a failed program, and those it
+    calls elsewhere."""
+    inside = _swallowing_calls(tree, gated)
     caught: set[str] = set()
     loose: set[str] = set()
     for node in ast.walk(tree):
@@ -466,4 +485,111 @@ def _swallowed_callees(tree: ast.Module) -> frozenset[str]:
             else:
                 continue
             (caught if id(node) in inside else loose).add(name)
-    return frozenset(caught - loose)
+    return caught, loose
+
+
+def _swallowing_calls(tree: ast.Module, gated: set[int]) -> set[int]:
+    """Ids of the calls in the body of a ``try`` that swallows a failed program."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Try | ast.TryStar)
+            and id(node) not in gated
+            and handler_flags(node) & SUBPROC
+        ):
+            for stmt in node.body:
+                inside.update(id(n) for n in ast.walk(stmt) if isinstance(n, ast.Call))
+    return inside
+
+
+#: how much of the project is read for the other callers of a swallowed probe; past it only
+#: a private (``_``) probe stays swallowed: a public one's callers are not all seen
+MOST_FILES = 20_000
+MOST_BYTES = 64 * 1024 * 1024
+_FILE_BYTES = 1024 * 1024
+_PY_FILES: dict[str, list[tuple[str, str]]] = {}  # project root -> its Python files
+
+
+def _python_files(root: Path) -> list[tuple[str, str]] | None:
+    """(relative path, path) of the project's Python files, listed once per process;
+    None past :data:`MOST_FILES`."""
+    key = str(root)
+    got = _PY_FILES.get(key)
+    if got is None:
+        from gpuport.scan.project.files import iter_entries  # the project layer, when needed
+
+        got = []
+        for item in iter_entries(root):
+            if isinstance(item, tuple) and item[0].endswith(".py"):
+                got.append((item[0], item[1].path))
+                if len(got) > MOST_FILES:
+                    break
+        if len(_PY_FILES) >= 8:
+            _PY_FILES.clear()
+        _PY_FILES[key] = got
+    return got if len(got) <= MOST_FILES else None
+
+
+def _seen_elsewhere(names: frozenset[str], root: Path, rel: str) -> tuple[frozenset[str], set[str]]:
+    """``names`` (probes this file calls only where their failure is swallowed) less those
+    another Python file of the project uses otherwise: calls outside such a ``try``, a use
+    other than a call (a callback, an ``__all__`` entry), a file that does not parse
+    (forty-first re-run F4: ``from pkg.gpu import gpu_names`` and an unguarded call crash on
+    an AMD host); and the names another file's test stops the program on (returned too).
+    Past the bounds only the private names (``_probe``) stay: a public one's callers are not
+    all seen."""
+    from gpuport.scan.project.files import read_text
+
+    private = frozenset(n for n in names if n.startswith("_"))
+    files = _python_files(root)
+    if files is None:
+        return private, set()
+    words = textre.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    kept = set(names)
+    gates: set[str] = set()
+    spent = 0
+    for other, path in files:
+        if other == rel or not kept:
+            continue
+        text = read_text(Path(path), _FILE_BYTES, root)
+        if not isinstance(text, str):
+            continue
+        spent += len(text)
+        if spent > MOST_BYTES:
+            return private & kept, gates
+        seen = set(words.findall(text)) & kept
+        if not seen:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            kept -= seen
+            continue
+        gate = gating_calls(tree)
+        inside = _swallowing_calls(tree, gated_tries(tree, gate))
+        callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        loose: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = _callee_name(node.func)
+                if name in seen and id(node) not in inside:
+                    loose.add(name)  # `gpu_names()`, `pkg.gpu.gpu_names()` unguarded
+            elif id(node) not in callees and _reference(node) in seen:
+                loose.add(_reference(node))
+        gates |= seen & gate
+        kept -= seen & (loose | gate)
+    return frozenset(kept), gates
+
+
+def _reference(node: ast.AST) -> str:
+    """The name a node reads: ``f`` (loaded), ``mod.f``, a string ``"f"`` (``__all__``,
+    ``getattr``)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return node.attr
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ""

@@ -110,7 +110,7 @@ class PythonScan(DtypeRules, NativeRules):
 
     def run(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.scope.prepare(tree)
+        self.scope.prepare(tree, self.ctx.root, self.ctx.rel)
         stack: list[Frame] = [(tree, 0)]
         find = self.mask.find
         handlers = self.handlers
