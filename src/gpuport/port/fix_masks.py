@@ -19,6 +19,7 @@ import re
 
 from gpuport import textre
 from gpuport.hipify.divergence import Divergence
+from gpuport.intervals import in_any
 from gpuport.port.context import PortContext, Proposal
 from gpuport.port.cxx_lines import edge_runs_on
 from gpuport.scan.cxx import CxxSource, lex
@@ -265,7 +266,7 @@ def _not_only_a_mask(ctx: PortContext, name: str) -> str | None:
             if args:
                 mask_args.append(args[0])
         for m in word.finditer(src.code):
-            if any(a <= m.start() < b for a, b in mask_args):
+            if in_any(mask_args, m.start()):
                 continue
             line = src.line_of(m.start())
             lo, hi = src.line_span(line)
