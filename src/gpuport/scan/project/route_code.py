@@ -12,8 +12,10 @@ pip and names a ROCm build: a ROCm wheel index (``download.pytorch.org/whl/rocm`
 AMD's build of another (``onnxruntime-rocm``, ``onnxruntime-migraphx``, ``tensorflow-rocm``,
 ``jax-rocm``...). Only the installer's code is read, its string constants (fortieth re-run
 F9: a comment naming ``+rocm6.0``, even "AMD is NOT supported", made a route): not comments,
-docstrings or a string that says ROCm is not supported; an installer Python cannot parse
-holds no route. Text only: nothing is imported or run.
+docstrings or a string that says ROCm is not supported, however the denial is spelled
+(routes_docs' ``NEGATION``: "aren't supported", "won't work", "no support for AMD"; forty-first
+re-run F14); an installer Python cannot parse holds no route. Text only: nothing is imported
+or run.
 """
 
 from __future__ import annotations

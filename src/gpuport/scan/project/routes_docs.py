@@ -20,9 +20,12 @@ it does not, why (issue 24):
   ``unsupported``) or is a to-do (``TODO``, ``FIXME``), is listed but does not count, and
   says so.
 
-Only text a reader sees is read: an HTML comment (``<!-- ... -->``, an unclosed one to the
-end of the page) and a reStructuredText comment (``..`` and its indented block) are not
-(fortieth re-run F8: ``docker run --device=/dev/kfd`` inside a README comment was a route).
+Only text a reader sees is read (:mod:`gpuport.scan.project.doc_shown`): not an HTML
+comment, a reStructuredText comment at any indentation, an AsciiDoc comment, a Markdown
+``[//]: # (...)`` comment, nor struck-out text (fortieth re-run F8, forty-first re-run F2,
+F9, F17); a page named for ROCm that shows nothing but headings is no route (forty-first
+re-run F8). A denial is one however it is written: "isn't supported", "won't work", "no
+support for AMD", "lacks support" (forty-first re-run F14).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
+from gpuport.scan.project.doc_shown import shown, shows_text
 from gpuport.scan.project.files import MOST_FOLDER_DEPTH
 
 __all__ = ["NEGATION", "doc_routes", "doc_texts", "rocm_settings"]
@@ -100,9 +104,20 @@ _AMD_CPU = textre.compile(
 _GPU_WORD = textre.compile(
     r"\b(?:GPUs?|ROCm|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*|accelerators?)\b", re.I
 )
+#: A denial: "not (yet) supported", and every negated auxiliary the same way, contracted or
+#: not, with a straight or curly apostrophe or none ("isn't supported", "aren't supported",
+#: "won't work", "can't run", "doesn't support", "will never be supported", "isnt
+#: supported"), "no (official) support", "lacks support", "incompatible" (forty-first re-run
+#: F14: the contractions read as routes, in READMEs and in installers' strings).
 _NEGATION = textre.compile(
-    r"\bnot\s+(?:yet\s+)?(?:supported|available|work|tested|officially)|\bunsupported\b"
-    r"|\bon\s+hold\b|\bno\s+longer\b|\bdoes\s*n[o']t\s+(?:yet\s+)?(?:support|work|run)|\bcannot\b"
+    r"(?:\bnot|\bnever|n['’]t|\b(?:is|are|was|were|wo|ca|do|does|did|has|have)nt)"
+    r"(?:\s+(?:yet|currently|officially|really|fully|be|been|being|going\s+to|able\s+to"
+    r"|ever|at\s+all))*\s+(?:supported|support(?:s|ing)?|work(?:s|ing)?|run(?:s|ning)?"
+    r"|available|tested|compatible|function(?:s|al)?|build|compile|officially|possible"
+    r"|usable|installable)\b"
+    r"|\bunsupported\b|\bincompatible\b|\bno\s+(?:[\w/+-]+\s+){0,2}?support(?:ed)?\b"
+    r"|\black(?:s|ing)?\s+(?:of\s+)?(?:[\w/+-]+\s+){0,2}?support\b"
+    r"|\bon\s+hold\b|\bno\s+longer\b|\bcannot\b"
     r"|\b(?:removed|dropped|discontinued|abandoned)\b"
     r"|\bcoming\s+soon\b|\bplanned\b|\bno\s+(?:ROCm|AMD)\b|\bwithout\s+(?:ROCm|AMD)\b"
     r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
@@ -121,11 +136,6 @@ _PROMISE = textre.compile(
 )
 #: A to-do, not a route: "TODO(someday): docker run --device=/dev/kfd rocm/pytorch".
 _TODO = textre.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b")
-#: An HTML comment (Markdown pages hide it), or one left open to the end of the page.
-_HTML_COMMENT = textre.compile(r"<!--.*?(?:-->|$)", re.S)
-#: A reStructuredText explicit markup line that is no comment: a directive (``.. note::``),
-#: a link target (``.. _x:``), a substitution (``.. |x|``), a footnote or citation (``.. [1]``).
-_RST_MARKUP = textre.compile(r"^\.\.[ \t]+(?:[\w:.+-]+::|_|\||\[)")
 _HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
 _POSITIVE = textre.compile(
     r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
@@ -291,27 +301,9 @@ def _around_mention(line: str) -> str:
     return "... " + line[found.start() - 30 :]
 
 
-def _blank(match: re.Match[str]) -> str:
-    return "\n" * match.group(0).count("\n")  # the line numbers stay
-
-
 def _shown(rel: str, text: str) -> str:
-    """``text`` with its comments blanked (see the module docstring)."""
-    if "<!--" in text:
-        text = _HTML_COMMENT.sub(_blank, text)
-    if not rel.lower().endswith(".rst") or ".." not in text:
-        return text
-    lines = text.split("\n")
-    inside = False
-    for i, line in enumerate(lines):
-        if inside and (not line.strip() or line[:1] in " \t"):
-            lines[i] = ""
-            continue
-        inside = line.startswith("..") and (line == ".." or line[2:3] in " \t")
-        inside = inside and not _RST_MARKUP.match(line)
-        if inside:
-            lines[i] = ""
-    return "\n".join(lines)
+    """``text`` as a reader sees it (see :mod:`gpuport.scan.project.doc_shown`)."""
+    return shown(rel, text)
 
 
 def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
@@ -399,12 +391,17 @@ def doc_routes(root: Path) -> list[RouteEvidence]:
 def _named_page(path: Path, rel: str, root: Path) -> RouteEvidence:
     """A page named for ROCm/AMD: a route, unless its own lines say only that support is
     absent, promised or hedged (fortieth re-run F22: ``docs/amd.md`` saying "AMD GPUs are
-    not supported" was a route by its name)."""
+    not supported" was a route by its name), or it shows no text but headings (forty-first
+    re-run F8: a page holding only ``<!-- TODO: write the ROCm guide -->``)."""
     evidence = RouteEvidence(kind="docs", path=rel, line=None, detail="ROCm/AMD page by name")
     text = _read(path, root)
     if text is None:
         return evidence
-    found = _line_evidence(rel, _shown(rel, text), page=True)
+    text = _shown(rel, text)
+    if not shows_text(text):
+        why = "the page shows nothing but headings: its other text is comments or struck out"
+        return evidence.model_copy(update={"counts": False, "why": why})
+    found = _line_evidence(rel, text, page=True)
     against = [r for r in found if not r.counts]
     if any(r.counts for r in found) or not against:
         return evidence

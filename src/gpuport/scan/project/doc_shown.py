@@ -1,0 +1,216 @@
+"""The text of a documentation page that a reader sees (routes_docs reads only that).
+
+Blanked, keeping the line numbers:
+
+* in any page, an HTML comment (``<!-- ... -->``, an unclosed one to the end of the page);
+* in Markdown (any page neither reStructuredText nor AsciiDoc): struck-out text (``~~...~~``,
+  GitHub's ``~...~``, ``<del>``/``<s>``/``<strike>`` to their closing tag or the paragraph's
+  end: forty-first re-run F9) and what a link reference definition holds besides its
+  destination, never rendered: the ``[//]: # (...)`` / ``[comment]: <> (...)`` comment idiom
+  (forty-first re-run F2);
+* in reStructuredText, a comment (``..`` and the block indented under it) at any
+  indentation, inside a list item or a directive's body too (forty-first re-run F17), but not
+  a directive, a link target, a substitution or a footnote, nor text inside a literal block;
+* in AsciiDoc (``.adoc``, ``.asciidoc``, ``.asc``), a ``////`` comment block, a ``//``
+  comment line, a ``[comment]`` block or paragraph, and ``[.line-through]#...#`` (F2).
+
+:func:`shows_text` says whether anything but headings is left: a page of comments only is
+empty (forty-first re-run F8).
+
+Every pattern runs on RE2 (:mod:`gpuport.textre`) and each pass is linear in the page.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuport import textre
+
+__all__ = ["shown", "shows_text"]
+
+#: An HTML comment (Markdown pages hide it), or one left open to the end of the page.
+_HTML_COMMENT = textre.compile(r"<!--.*?(?:-->|$)", re.S)
+#: Struck-out Markdown text: ``~~...~~`` (no blank line inside), a single-tilde ``~...~`` as
+#: GitHub renders it (not ``~/path``, not "~10x ... ~8x"), and the HTML strike elements, to
+#: their closing tag or the paragraph's end.
+_STRUCK = textre.compile(
+    r"(?<!~)~~[^~\s](?:[^~\n]|~[^~\n]|\n[ \t]*[^\s~])*?~~"
+    r"|(?:^|[\s(*_])~[^\s~/](?:[^~\n]*[^\s~])?~(?:[\s.,;:!?)*_]|$)"
+    r"|<(?:del|s|strike)(?:\s[^>]*)?>.*?(?:</(?:del|s|strike)\s*>|\n[ \t]*\n|$)",
+    re.S,
+)
+#: A Markdown link reference definition: its label, its destination (group 1), and the title
+#: after it (never shown as page text).
+_LINK_DEF = textre.compile(r"^ {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(<[^>\n]*>|\S+)?")
+_FENCE = textre.compile(r"^ {0,3}(?:```|~~~)")
+_ATX = textre.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+#: A reStructuredText explicit markup line that is no comment: a directive (``.. note::``),
+#: a link target (``.. _x:``, ``.. __:``), a substitution (``.. |x|``), a footnote or citation
+#: (``.. [1]``).
+_RST_MARKUP = textre.compile(r"^\.\.[ \t]+(?:[\w:.+-]+::|_|\||\[)")
+#: A directive whose body is literal text: a ``..`` in it is code, not a comment.
+_RST_LITERAL = textre.compile(
+    r"^\.\.[ \t]+(?:code|code-block|sourcecode|parsed-literal|highlight|literalinclude)::", re.I
+)
+_ADOC_SUFFIXES = (".adoc", ".asciidoc", ".asc")
+_ADOC_STRUCK = textre.compile(r"\[\.?line-through\](?:##.*?##|#[^#\n]*#)")
+#: An AsciiDoc delimited block: its delimiter line (a comment one is ``////``).
+_ADOC_DELIMITER = textre.compile(r"^(?:/{4,}|-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|--)$")
+#: A page line that is no text of its own: a heading (Markdown, HTML, AsciiDoc), a rule or a
+#: title's adornment (punctuation only), a blank line.
+_ADORNMENT = textre.compile(r"^[ \t]*[^\w\s]{2,}[ \t]*$")
+_NO_TEXT = textre.compile(
+    r"^[ \t]*(?:#{1,6}(?:[ \t].*)?|<h[1-6][^>]*>.*</h[1-6]>|={1,6}[ \t].*|[^\w\s]*)[ \t]*$", re.I
+)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return "\n" * match.group(0).count("\n")  # the line numbers stay
+
+
+def _indent(line: str) -> int:
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(8))
+
+
+def shown(rel: str, text: str) -> str:
+    """``text`` with what a reader of the rendered page does not see blanked (see the module
+    docstring); ``rel`` names the page, its suffix its markup."""
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(_blank, text)
+    name = rel.lower()
+    if name.endswith(".rst"):
+        return _rst_shown(text) if ".." in text else text
+    if name.endswith(_ADOC_SUFFIXES):
+        return _adoc_shown(text)
+    if "~" in text or "<" in text:
+        text = _STRUCK.sub(_blank, text)
+    return _markdown_defs(text) if "]:" in text else text
+
+
+def _markdown_defs(text: str) -> str:
+    """Link reference definitions kept to their destination: a label or title is never
+    rendered, a destination may be a ROCm wheel index a route names. A definition cannot
+    interrupt a paragraph, and a fenced code block holds none."""
+    lines = text.split("\n")
+    fenced = False
+    open_title = ""  # the closer of a title that runs on past its definition's line
+    after_break = True  # the line before is blank, a heading or a definition
+    for i, line in enumerate(lines):
+        if open_title:
+            if not line.strip():
+                open_title = ""
+            else:
+                lines[i] = ""
+                open_title = "" if line.rstrip().endswith(open_title) else open_title
+                after_break = True
+                continue
+        if _FENCE.match(line):
+            fenced, after_break = not fenced, True
+            continue
+        if fenced:
+            continue
+        m = _LINK_DEF.match(line) if after_break and "]:" in line else None
+        if m is None:
+            after_break = not line.strip() or _ATX.match(line) is not None
+            continue
+        destination = m.group(1) or ""
+        title = line[m.end() :].strip()
+        closer = {"(": ")", '"': '"', "'": "'"}.get(title[:1], "")
+        if closer and (len(title) == 1 or not title.endswith(closer)):
+            open_title = closer
+        elif not title and destination and i + 1 < len(lines):
+            nxt = lines[i + 1].strip()  # a title may stand on the next line alone
+            open_title = {"(": ")", '"': '"', "'": "'"}.get(nxt[:1], "")
+        # an anchor (``#``, ``#(a comment)``), an empty ``<>`` or one with spaces leads nowhere
+        kept = destination.strip("<>")
+        lines[i] = "" if not kept or kept[:1] in "#/" or " " in kept else kept
+        after_break = True
+    return "\n".join(lines)
+
+
+def _rst_shown(text: str) -> str:
+    """reStructuredText comments blanked: ``..`` alone or followed by text that is no
+    directive, target, substitution or footnote, at any indentation, with the lines after it
+    that are blank or indented deeper. An empty comment (``..`` then a blank line) holds
+    nothing after it; a literal block (after ``::``, a code directive) holds no comment."""
+    lines = text.split("\n")
+    comment: int | None = None  # the indentation of the comment the lines are in
+    literal: int | None = None  # the indentation of the line a literal block hangs from
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        depth = _indent(line)
+        if comment is not None:
+            if not stripped or depth > comment:
+                lines[i] = ""
+                continue
+            comment = None
+        if literal is not None:
+            if not stripped or depth > literal:
+                continue
+            literal = None
+        if stripped.startswith("..") and (stripped == ".." or stripped[2:3] in " \t"):
+            if _RST_MARKUP.match(stripped):
+                literal = depth if _RST_LITERAL.match(stripped) else None
+                continue
+            lines[i] = ""
+            empty = stripped == ".." and (i + 1 == len(lines) or not lines[i + 1].strip())
+            comment = None if empty else depth
+            continue
+        if stripped.endswith("::"):
+            literal = depth
+    return "\n".join(lines)
+
+
+def _adoc_shown(text: str) -> str:
+    """AsciiDoc comments and struck text blanked; a listing, literal or passthrough block
+    (``----``, ``....``, ``++++``) is verbatim, its ``//`` lines are no comments."""
+    if "line-through" in text:
+        text = _ADOC_STRUCK.sub(_blank, text)
+    if "//" not in text and "[comment]" not in text.lower():
+        return text
+    lines = text.split("\n")
+    closer = ""  # the delimiter that ends the comment or verbatim block the lines are in
+    hidden = False  # whether that block is a comment
+    paragraph = False  # inside a [comment] paragraph, to its blank line
+    pending = False  # a [comment] line was just seen
+    for i, line in enumerate(lines):
+        stripped = line.rstrip()
+        if closer:
+            closer = "" if stripped == closer else closer
+            lines[i] = "" if hidden else line
+            continue
+        if paragraph:
+            if stripped:
+                lines[i] = ""
+                continue
+            paragraph = False
+        delimiter = _ADOC_DELIMITER.match(stripped) is not None
+        if pending:
+            pending = False
+            if delimiter:  # a [comment] block, of any delimiter
+                closer, hidden, lines[i] = stripped, True, ""
+                continue
+            if stripped:  # a [comment] paragraph
+                paragraph, lines[i] = True, ""
+                continue
+        if delimiter and stripped[:1] in "/-.+" and stripped != "--":
+            closer, hidden = stripped, stripped[:1] == "/"
+            lines[i] = "" if hidden else line
+        elif stripped.lower() == "[comment]":
+            pending, lines[i] = True, ""
+        elif stripped.startswith("//") and stripped[2:3] != "/":
+            lines[i] = ""
+    return "\n".join(lines)
+
+
+def shows_text(text: str) -> bool:
+    """Whether a shown page has a line besides headings (a title over its adornment too),
+    rules and blank lines."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    for i, line in enumerate(lines):
+        if _NO_TEXT.match(line):
+            continue
+        underlined = i + 1 < len(lines) and _ADORNMENT.match(lines[i + 1]) is not None
+        if not underlined:
+            return True
+    return False
