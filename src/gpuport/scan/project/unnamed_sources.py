@@ -39,6 +39,7 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeGuard
 
 from gpuport import fileio, pyparse, textre
 from gpuport.scan.project.files import Candidate, Skip, classify, iter_entries
@@ -88,9 +89,29 @@ _COMPILES = textre.compile(
 #: a run of `../` (or `..\\`): how far above its folder a Makefile or script reaches
 _UP = textre.compile(r"(?:\.\.[/\\])+")
 _COMMENT_LINE = textre.compile(r"^[ \t]*(?:#|//|REM\b|::)[^\n]*", re.M)
-#: a call that reads a file by its path (``open``, ``Path(...).read_text()``, numpy's loaders)
-_READERS = frozenset({"open", "read_text", "read_bytes", "loadtxt", "genfromtxt", "fromfile"})
-_READS = textre.compile(r"\b(?:open|read_text|read_bytes|loadtxt|genfromtxt|fromfile)\b")
+#: a call that reads a file by its path (``open``, ``Path(...).read_text()``, numpy's and
+#: pandas' loaders, configparser's ``read``): one that names no file leaves its sources unknown
+_READERS = frozenset(
+    {
+        "open",
+        "read_text",
+        "read_bytes",
+        "loadtxt",
+        "genfromtxt",
+        "fromfile",
+        "read",
+        "read_csv",
+        "read_table",
+        "read_json",
+        "read_fwf",
+        "read_excel",
+    }
+)
+_READS = textre.compile(r"\b(?:" + "|".join(sorted(_READERS)) + r")\b")
+#: readers whose name is also a handle's method (``f.read()``): a reader only given a path
+_ARGUED = frozenset({"read"})
+#: code files are searched as code, not as data a build reads
+_CODE = (*_SOURCES, ".c", ".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl", ".py", ".pyx")
 #: a file a setup.py reads for its metadata, not its sources, where the project lacks it
 _META = textre.compile(
     r"^(?:readme|licen[cs]e|copying|changelog|changes|history|authors|contributors|notice"
@@ -162,14 +183,25 @@ def unnamed_sources(
     if texts is None:
         return {}
     imported: set[str] = set()  # modules a build (setup.py, a JIT loader) imports
+    # each data file is read and searched once per scan, however often builds name it
+    # (20,000 `open("kernels.txt")` lines read it 20,000 times: fortyfirst re-run F12)
+    read: dict[str, str | None] = {}
+    searched: set[str] = set()
+    seen: set[str] = set()
     for rel, text in [*build_files.items(), *texts.items()]:
+        if rel in seen:
+            continue
+        seen.add(rel)
         if rel.endswith(".py") and _BUILDS.search(text):
             imported |= _imports(text)
-            data = _data_read(root, rel, text)
+            data = _data_read(root, rel, text, read)
             if data is None:
                 unknown.add(_reach(rel, text))  # a file read that may list its sources
-            else:
-                for body in data:
+                continue
+            for held in data:
+                body = read.get(held)
+                if held not in searched and body is not None:
+                    searched.add(held)
                     named |= set(mention.findall(body))
     for rel, text in texts.items():
         if _made(text, False):
@@ -221,43 +253,76 @@ def _imports(text: str) -> set[str]:
     return out
 
 
-def _data_read(root: Path, rel: str, text: str) -> list[str] | None:
-    """The texts of the project files the Python build ``rel`` reads (a source list kept as
-    data: ``open("kernels.txt")``), or None where it reads a file it does not name, or one the
-    project does not hold and that is no metadata file (README, version, requirements), or
-    where ``text`` is not parsed: then its sources are not known."""
-    if not _READS.search(text):
-        return []
+def _data_read(root: Path, rel: str, text: str, read: dict[str, str | None]) -> set[str] | None:
+    """The project files (rels) the Python build ``rel`` reads as data, their texts put in
+    ``read`` (rel -> text, each file read once whatever the count of calls naming it): a
+    source list kept as data (``open("kernels.txt")``, ``cfg.read("build.cfg")``,
+    ``pd.read_csv("k.csv")``). Any string of the code that names a data file the project
+    holds counts as a read of it, whatever call takes it (fortyfirst re-run F13: a
+    configparser ``read`` was no known reader). None where a reader (:data:`_READERS`)
+    takes a file it does not name, or one the project does not hold and that is no
+    metadata file (README, version, requirements), or where ``text`` is not parsed: then its
+    sources are not known."""
     try:
         tree = pyparse.parse(text)
     except SyntaxError:
-        return None
-    out: list[str] = []
+        return set() if _READS.search(text) is None else None
+    folder = _folder(rel)
+    resolved: dict[str, str | None] = {}  # a path as written -> the project file it names
+
+    def held(path: str) -> str | None:
+        if path not in resolved:
+            resolved[path] = _project_file(root, folder, path)
+        return resolved[path]
+
+    out: set[str] = set()
     for node in pyparse.walk(tree):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if _path_like(value):
+            found = held(value)
+            if found is not None and not found.lower().endswith(_CODE):
+                out.add(found)
+            continue
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
         if name not in _READERS or _writes(node):
             continue
-        paths = [
-            c.value
-            for c in ast.walk(node)
-            if isinstance(c, ast.Constant)
-            and isinstance(c.value, str)
-            and ("." in c.value or "/" in c.value)
-            and not any(ch.isspace() for ch in c.value)
-            and len(c.value) < 300
-        ]
+        if name in _ARGUED and not _takes_path(node):
+            continue  # `f.read()`, `f.read(4096)`: a handle's read, not a file's
+        paths = [v for c in ast.walk(node) if _path_like(v := getattr(c, "value", None))]
         if not paths:
-            return None  # `open(path)`: which file is not written here
+            return None  # `open(path)`, `cfg.read(path)`: which file is not written here
         for path in paths:
-            body = _project_text(root, _folder(rel), path)
-            if body is not None:
-                out.append(body)
+            found = held(path)
+            if found is not None:
+                out.add(found)
             elif not _META.search(path.rsplit("/", 1)[-1]):
                 return None
+    for found in out:
+        if found not in read:
+            read[found] = fileio.read_text_or_none(root / found, limit=_MAX_BYTES, root=root)
     return out
+
+
+def _path_like(value: object) -> TypeGuard[str]:
+    """Whether a constant may be a file's path (a dot or slash, no space, not long)."""
+    return (
+        isinstance(value, str)
+        and ("." in value or "/" in value)
+        and len(value) < 300
+        and not any(ch.isspace() for ch in value)
+    )
+
+
+def _takes_path(call: ast.Call) -> bool:
+    """Whether a ``read``-like call is given something that may be a path (not nothing,
+    not a byte count)."""
+    args = [*call.args, *(k.value for k in call.keywords)]
+    return any(
+        not (isinstance(a, ast.Constant) and isinstance(a.value, int | type(None))) for a in args
+    )
 
 
 def _writes(call: ast.Call) -> bool:
@@ -269,18 +334,18 @@ def _writes(call: ast.Call) -> bool:
     )
 
 
-def _project_text(root: Path, folder: str, path: str) -> str | None:
-    """The text of ``path`` (relative to ``folder``, else to the root) when the project holds
-    it, or None."""
+def _project_file(root: Path, folder: str, path: str) -> str | None:
+    """The project file (its rel) ``path`` names, relative to ``folder``, else to the root,
+    or None when the project holds no such file."""
     for base in (folder, ""):
         rel = posixpath.normpath(posixpath.join(base, path))
-        if rel.startswith(("../", "/")) or rel == "..":
+        if rel.startswith(("../", "/")) or rel in ("..", "."):
             continue
-        full = root / rel
-        if full.is_file():
-            text = fileio.read_text_or_none(full, limit=_MAX_BYTES, root=root)
-            if text is not None:
-                return text
+        try:
+            if (root / rel).is_file():
+                return rel
+        except (OSError, ValueError):
+            continue
     return None
 
 
