@@ -36,6 +36,7 @@ from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
 from gpuport.scan.project.cxx_includes import include_sides
 from gpuport.scan.project.cxx_selectors import selector_macros
+from gpuport.scan.project.lane_helpers import lane_functions
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
@@ -88,6 +89,9 @@ class CxxFacts:
     #: 32-bit mask macros (``#define X_MASK 0xffffffff``) that no call of the project takes
     #: as its first argument (a wrapper's ``SHFL(FULL_MASK, v, o)`` counts as one): data
     data_masks: frozenset[str] = frozenset()
+    #: functions of the project whose body uses a hardware lane (a shuffle, a ballot), or
+    #: calls one that does: a lane passed to one is a hardware lane (fortyfirst re-run F3)
+    lane_functions: frozenset[str] = frozenset()
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -229,6 +233,7 @@ def cxx_facts(
         tile_defines=tiles,
         unused_defines=unused,
         selectors=selector_macros(texts),
+        lane_functions=lane_functions(texts),
     )
 
 

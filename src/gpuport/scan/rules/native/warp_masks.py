@@ -14,6 +14,7 @@ import re
 from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx_ints import int_constants, known_ints
+from gpuport.scan.project.lane_helpers import HW_LANE, called_names
 from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words, trailing_type
 from gpuport.scan.rules.native.warp_base import left_operand
 
@@ -219,29 +220,24 @@ def in_32_tile(sink: Sink, pos: int) -> str | None:
     return None
 
 
-#: what makes a lane number a hardware lane: shuffles, votes, ballots, matches, warp
-#: reductions, the lane-id register, cooperative-groups tiles and CUB's warp collectives
-#: (a project's own wrapper counts by its name: apex's `WARP_SHFL(sigma2, srcLaneB)`, ggml's
-#: `warp_reduce_sum(`, gunrock's `lanemask_lt()`), warp-wide matrix loads (`ldmatrix`, `wmma`)
-#: and the hardware's own `warpSize`, which a literal 32 beside it contradicts on AMD
-#: (PowerInfer's `(wid * warpSize + i) * stride + wtid`, `wid = tid / 32`)
-_HW_LANE = textre.compile(
-    r"__(?:any|all|match|reduce_\w+_sync|uni)\w*\s*\("
-    r"|\w*(?i:shfl|shuffle|ballot|activemask|lane_?id|lane_?mask|vote|ldmatrix|wmma)\w*\s*\("
-    r"|\w*(?i:warp)_?(?i:reduce|all_?reduce|scan|sum|max|min|broadcast)\w*\s*\("
-    r"|\bmma\w*\s*\(|\bwarpSize\b"
-    r"|%%?laneid|\blaneid\b|\b(?:tiled_partition|coalesced_threads|thread_block_tile)\b"
-    r"|\bWarp(?:Reduce|Scan|Load|Store|Exchange|MergeSort)\b|\.(?:any|all)\s*\("
-)
+def _lane_callees(sink: Sink) -> list[str]:
+    """The project functions the file calls whose body (here or in another file: an
+    included header's) uses a hardware lane (see :mod:`gpuport.scan.project.lane_helpers`)."""
+    facts = sink.ctx.facts
+    if facts is None or not facts.lane_functions:
+        return []
+    return sorted(facts.lane_functions & called_names(sink.code))
 
 
 def check_lane_math(sink: Sink) -> None:
     code = sink.code
     # no warp-level operation anywhere in the file: `lane = threadIdx.x % 32` can only number
     # logical 32-thread groups addressed through memory, which a 64-lane wavefront runs as two
-    # such groups in lockstep (icicle's SHA-3 kernels, twenty-third sample); a lane a callee
-    # elsewhere shuffles is reported at that shuffle
+    # such groups in lockstep (icicle's SHA-3 kernels, twenty-third sample); a call of a
+    # project function whose definition (an included header's) shuffles or ballots counts
+    # as a hardware-lane use (fortyfirst re-run F3: `read_lane(v, (lane + 1) % 32)`)
     hw_lanes: bool | None = None
+    callees: list[str] = []  # helpers elsewhere that shuffle, when this file shows no shuffle
     for m in _LANE_OP.finditer(code):
         op, k = m.group("op"), m.group("k").lower()
         if k not in _PAIRS[op] or not _plain_operator(code, m.start(), op):
@@ -264,7 +260,10 @@ def check_lane_math(sink: Sink) -> None:
                 )
                 continue
             if hw_lanes is None:
-                hw_lanes = _HW_LANE.search(code) is not None
+                hw_lanes = HW_LANE.search(code) is not None
+                if not hw_lanes:
+                    callees = _lane_callees(sink)
+                    hw_lanes = bool(callees)
             returned = code[statement_left(code, m.start()) : m.start()].lstrip()
             if not hw_lanes and not returned.startswith("return"):  # a returned lane escapes
                 sink.hit(
@@ -274,6 +273,18 @@ def check_lane_math(sink: Sink) -> None:
                     "warp collective in this file uses a hardware lane, and a 64-lane "
                     "wavefront runs two such groups in lockstep",
                     guarded=True,
+                )
+                continue
+            if callees:
+                # the lane-meaning analysis judges this file alone, where no shuffle shows:
+                # the helper's shuffle is in another file, so its judgement is not asked
+                plain = getattr(sink, "_sink", sink)
+                plain.hit(
+                    "GP304",
+                    m.start(),
+                    f"`{expr}` assumes 32 lanes per warp; a wavefront on this target has 64 "
+                    f"(this file calls `{callees[0]}`, a project function that shuffles, "
+                    "votes or otherwise reads hardware lanes)",
                 )
                 continue
             sink.hit(
