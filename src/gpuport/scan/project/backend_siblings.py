@@ -24,6 +24,13 @@ file a build compiles only where a build names the twin too or the twin defines 
 or kernel the CUDA file defines (fortieth re-run F12: a two-line ``hip/k.cu`` that no build
 compiles, one variable, hid the blockers of the ``cuda/k.cu`` the only, CUDA, build
 compiles). Text only.
+
+A twin no build names stands in only by covering the CUDA file's entry points: every kernel
+(``__global__``) it defines, or, with no kernel, every function other files can call (not
+``static``, ``inline``, ``__device__``). One shared helper is no evidence (fortyfirst re-run
+F6: a two-line ``hip/k.cu`` defining only the ``static inline ceil_div`` that ``cuda/k.cu``
+also defines hid the blocker of its ``vote`` kernel). A CUDA file with no entry point of its
+own is stood in for only by a twin a build names.
 """
 
 from __future__ import annotations
@@ -104,6 +111,34 @@ def _defines(text: str) -> frozenset[str]:
     return frozenset(_DEFINES.findall(code)) - _NOT_NAMES
 
 
+#: what makes a definition a helper, not an entry point other files call
+_HELPER = textre.compile(r"\b(?:static|inline|__forceinline__|__device__|__host__|constexpr)\b")
+
+
+def _entries(text: str) -> frozenset[str]:
+    """The entry points ``text`` defines: its kernels (``__global__``), or where it has none,
+    its functions other files can call (not static, inline or device-only helpers)."""
+    try:
+        code = lex(text).code
+    except (RecursionError, ValueError):
+        return frozenset()
+    kernels: set[str] = set()
+    external: set[str] = set()
+    for m in _DEFINES.finditer(code):
+        name = m.group(1)
+        if name in _NOT_NAMES:
+            continue
+        lo = max(0, m.start() - 300)
+        head = code[lo : m.start()]
+        cut = max(head.rfind(";"), head.rfind("{"), head.rfind("}"), head.rfind("\n#"))
+        head = head[cut + 1 :]
+        if "__global__" in head:
+            kernels.add(name)
+        elif _HELPER.search(head) is None and "::" not in head[-2:]:
+            external.add(name)
+    return frozenset(kernels or external)
+
+
 _DIRECTIVE = textre.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b(.*)$", re.M)
 _GUARD = textre.compile(
     r"^[ \t]*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n[ \t]*#[ \t]*define[ \t]+(\w+)", re.M
@@ -180,8 +215,11 @@ def backend_siblings(
 
     def stands_in(rel: str, twins: list[str]) -> list[str]:
         """The twins of ``rel`` (a file a build compiles) a ROCm build takes instead: named
-        by a build, or defining what ``rel`` defines."""
-        return [t for t in twins if t in named or t in rocm_named or (defined(t) & defined(rel))]
+        by a build, or defining every entry point (kernel) ``rel`` defines."""
+        entries = _entries(native.get(rel, ""))
+        return [
+            t for t in twins if t in named or t in rocm_named or (entries and entries <= defined(t))
+        ]
 
     for members in groups.values():
         hip = members.get("hip")
