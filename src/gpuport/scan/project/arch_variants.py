@@ -25,14 +25,26 @@ folders compiles both: one in the recent folder is judged only where the sibling
 counterpart, a source of the same name (``sm90/gemm.cu`` beside ``sm80/gemm.cu``) with code,
 which a build picks instead of it. Headers (mirage's tasks are ``.cuh`` files a header
 includes per generation) are judged by folder. Text only, from paths and those files.
+
+Nothing a build is shown to compile is set aside (fortyfirst re-run F5, F15): a source a
+HIP build names (a CMake file enabling HIP, or a ROCm build file outside its CUDA-only
+branches), a source a build names beside its older twin (a build listing both
+``sm80/gemm.cu`` and ``sm90/gemm.cu`` compiles both: it picks neither), and every file such
+a HIP-built source includes, directly or through other headers (``ops.cu``, compiled as HIP,
+including ``sm90/gemm_utils.cuh``). A header included only where ROCm does not compile is
+set aside by the preprocessor facts, before this. A recent source only a CUDA build names,
+beside a twin no build names, is still the variant (the ROCm build takes the twin), and so
+is a recent header a CUDA build's source includes beside its older twin.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from gpuport import textre
+from gpuport.scan.project.files import classify
+from gpuport.scan.rules.base import FileKind
 
 __all__ = ["recent_generation_variants"]
 
@@ -71,8 +83,69 @@ def _stem(rel: str) -> str:
     return _GEN_WORD.sub("", base).lower() or base.lower()
 
 
-def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
-    """Native file -> why a ROCm build does not compile it (see the module docstring).
+#: a build file that compiles HIP: a CMake file enabling the HIP language (``project(x
+#: LANGUAGES CXX HIP)``, ``enable_language(HIP)``, a source's ``LANGUAGE HIP``), finding HIP,
+#: or a Makefile calling hipcc
+_HIP_CMAKE = textre.compile(
+    r"(?i:^[ \t]*(?:enable_language[ \t]*\([ \t]*HIP\b|find_package[ \t]*\([ \t]*hip\b"
+    r"|hip_add_(?:library|executable)\b))"
+    r"|(?i:^[ \t]*project)[ \t]*\([^)]*\bHIP\b|\bLANGUAGES?[ \t]+(?:[A-Z]+[ \t]+)*HIP\b",
+    re.M,
+)
+_HIPCC = textre.compile(r"\bhipcc\b")
+
+
+def _hip_build(rel: str, text: str) -> bool:
+    kind = classify(rel)
+    if kind is FileKind.CMAKE:
+        return _HIP_CMAKE.search(text) is not None
+    return kind is FileKind.MAKEFILE and _HIPCC.search(text) is not None
+
+
+def named_sources(
+    sources: Mapping[str, tuple[str, bool]],
+    not_built: Collection[str],
+    rocm_named: Collection[str],
+    build_files: Mapping[str, str],
+) -> tuple[set[str], set[str]]:
+    """(the sources a build names, set aside by nothing yet; those of them a HIP build
+    compiles: named by a ROCm build file outside its CUDA-only branches, by a CMake file
+    that enables HIP, or by a Makefile calling hipcc). ``sources``: source ->
+    ("build file:line", by a setup.py)."""
+    named = {rel for rel in sources if rel not in not_built}
+    hip: set[str] = {rel for rel in rocm_named if rel not in not_built}
+    own: dict[str, bool] = {}
+    for rel in named:
+        build = sources[rel][0].rsplit(":", 1)[0]
+        if build not in own:
+            own[build] = _hip_build(build, build_files.get(build, ""))
+        if own[build]:
+            hip.add(rel)
+    return named, hip
+
+
+def compiled_closure(compiled: Collection[str], resolved: Mapping[str, frozenset[str]]) -> set[str]:
+    """``compiled`` and every project file they include, directly or not (each file is
+    followed once: linear in the includes)."""
+    seen = set(compiled)
+    todo = list(seen)
+    while todo:
+        for header in resolved.get(todo.pop(), ()):
+            if header not in seen:
+                seen.add(header)
+                todo.append(header)
+    return seen
+
+
+def recent_generation_variants(
+    native: Mapping[str, str],
+    named: tuple[Collection[str], Collection[str]] = ((), ()),
+    resolved: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, str]:
+    """Native file -> why a ROCm build does not compile it (see the module docstring);
+    ``named``: the sources a build names and those a HIP build compiles
+    (:func:`named_sources`), ``resolved``: the project files each native file's includes
+    denote. What a build is shown to compile is never a variant set aside.
 
     The older sibling must be a variant of the recent code, not any folder (39th re-run F19:
     a one-line ``common/u.cpp`` beside ``sm90/`` hid its kernels): it holds files with code of
@@ -110,8 +183,11 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
                 words.setdefault(folder, set()).update(_NAME_WORD.findall(stem))
                 had = stems.get((folder, stem), (False, False))
                 stems[(folder, stem)] = (had[0] or body, had[1] or (body and device))
+    built, hip_built = named
     out: dict[str, str] = {}
     for rel in native:
+        if rel in hip_built:
+            continue  # the HIP build compiles it
         parts = rel.split("/")
         for depth in range(len(parts) - 1):
             parent = "/".join(parts[:depth])
@@ -136,6 +212,7 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
                     for sib in real
                     if (twin := stems.get((f"{parent}/{sib}" if parent else sib, _stem(rel))))
                     and twin[1 if device else 0]
+                    and not (rel in built and _named_twin(rel, parent, sib, built))
                 ]
             if real:
                 where = f"{parent}/{real[0]}" if parent else real[0]
@@ -144,4 +221,23 @@ def recent_generation_variants(native: Mapping[str, str]) -> dict[str, str]:
                     f"generation beside {where}/: a ROCm build compiles that one"
                 )
                 break
+    if out and hip_built:
+        # what a source the HIP build compiles includes is compiled with it (a CUDA build's
+        # includes of both generations are its own choice: a ROCm port takes the older)
+        seeds = {r for r in hip_built if r not in out}
+        for rel in compiled_closure(seeds, resolved or {}):
+            out.pop(rel, None)
     return out
+
+
+def _named_twin(rel: str, parent: str, sib: str, built: Collection[str]) -> bool:
+    """Whether a build also names a same-stem twin of ``rel`` in the older folder ``sib``
+    (then it compiles both: it picks neither)."""
+    folder = f"{parent}/{sib}" if parent else sib
+    stem = _stem(rel)
+    return any(
+        other.startswith(folder + "/")
+        and "/" not in other[len(folder) + 1 :]
+        and _stem(other) == stem
+        for other in built
+    )

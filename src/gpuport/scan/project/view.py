@@ -20,7 +20,7 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import RouteEvidence
-from gpuport.scan.project.arch_variants import recent_generation_variants
+from gpuport.scan.project.arch_variants import named_sources, recent_generation_variants
 from gpuport.scan.project.backend_choice import (
     docker_stage_off,
     may_choose_backend,
@@ -44,6 +44,7 @@ from gpuport.scan.project.extras import (
     setup_py_extra_lines,
 )
 from gpuport.scan.project.files import Candidate, classify, read_text, read_texts, rocm_makefile
+from gpuport.scan.project.header_templates import configured_templates
 from gpuport.scan.project.hip_platform import hip_nvidia_headers
 from gpuport.scan.project.include_paths import resolve_includes
 from gpuport.scan.project.on_route import RouteShown, off_route
@@ -174,7 +175,8 @@ def view_of(
     switches = nvidia_library_switches(native, build_files)
     switches.update(cuda_switches(native, build_files))
     switches.update(project_undefined(native, candidates, max_bytes, root))
-    texts = {**native, **read_texts(templates, max_bytes)}
+    templated = read_texts(templates, max_bytes)  # only those a build configures count
+    texts = {**native, **configured_templates(templated, build_files, includes, root)}
     facts = cxx_facts(
         texts, includes, {**switches, **build.cuda_defines}, build_defined(build_files)
     )
@@ -189,7 +191,8 @@ def view_of(
         rocm_build=bool(build.rocm_builds),
         resolved=resolved,
     )
-    variants = recent_generation_variants(native)  # tasks/hopper beside ampere
+    by_builds = named_sources(build.sources, build.not_built, build.rocm_named, build_files)
+    variants = recent_generation_variants(native, by_builds, resolved)  # hopper beside ampere
     unincluded = unincluded_headers(root, candidates, native, includes, build_files)
     unnamed = unnamed_sources(root, candidates, native, build_files)  # pod_attn's variants
     for found in (siblings, variants, unincluded, unnamed, hip_nvidia_headers(native)):
