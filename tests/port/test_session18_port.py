@@ -118,6 +118,9 @@ cmake_minimum_required(VERSION 3.21)
 project(models CXX)
 find_package(CUDA REQUIRED)
 find_library(TENSORRT_LIBRARY nvinfer)
+if(NOT TENSORRT_LIBRARY)
+    message(FATAL_ERROR "Failed to find TensorRT.")
+endif()
 add_library(models src/kern.cu src/trt_backend.cpp)
 target_link_libraries(models ${TENSORRT_LIBRARY} ${CUDA_LIBRARIES})
 """
@@ -129,12 +132,19 @@ def test_no_hip_branch_for_a_build_that_links_tensorrt(tmp_path: Path) -> None:
         report = run(project(tmp_path, files), unsafe_fixes=unsafe)
         assert not any(i.startswith(("cmake-hip:", "hip-compat:")) for i in fix_ids(report))
         reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP401"]
-        assert reasons and "looks TensorRT up (nvinfer)" in reasons[0], reasons
-    # a comment naming TensorRT does not refuse the branch
-    commented = _TRT.replace("find_library(TENSORRT_LIBRARY nvinfer)", "# TensorRT: nvinfer later")
-    commented = commented.replace("${TENSORRT_LIBRARY} ", "")
-    report = run(project(tmp_path / "c", {**files, "CMakeLists.txt": commented}), unsafe_fixes=True)
-    assert "cmake-hip:CMakeLists.txt" in fix_ids(report)
+        assert reasons and "requires TensorRT (message(FATAL_ERROR" in reasons[0], reasons
+    # a REQUIRED lookup refuses it too
+    req = _TRT.replace("find_library(TENSORRT_LIBRARY nvinfer)", "find_package(TensorRT REQUIRED)")
+    req = req.replace('    message(FATAL_ERROR "Failed to find TensorRT.")\n', "")
+    report = run(project(tmp_path / "r", {**files, "CMakeLists.txt": req}))
+    assert not any(i.startswith("cmake-hip:") for i in fix_ids(report))
+    # an optional TensorRT (found if present: HOT-Step-CPP, H2), or one named in a comment only,
+    # does not refuse the branch
+    optional = _TRT.replace('    message(FATAL_ERROR "Failed to find TensorRT.")\n', "")
+    commented = optional.replace("find_library(TENSORRT_LIBRARY nvinfer)", "# TensorRT REQUIRED")
+    for name, text in (("o", optional), ("c", commented)):
+        report = run(project(tmp_path / name, {**files, "CMakeLists.txt": text}), unsafe_fixes=True)
+        assert "cmake-hip:CMakeLists.txt" in fix_ids(report), name
 
 
 def test_a_source_outside_the_cmake_folder_makes_the_hip_build_unsafe(tmp_path: Path) -> None:

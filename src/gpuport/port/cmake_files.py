@@ -73,17 +73,20 @@ def hook_texts(ctx: PortContext) -> list[tuple[str, str]]:
     return got  # type: ignore[return-value]
 
 
-#: a TensorRT lookup or link outside a comment: NVIDIA's inference library has no ROCm build
+#: TensorRT required outside a comment (NVIDIA's inference library has no ROCm build): a
+#: REQUIRED lookup, or a FATAL_ERROR message naming it; an optional one (found if present,
+#: HOT-Step-CPP's H2) does not stop a configure without it
 _TENSORRT = textre.compile(
-    r"(?im)^[^#\n]*?\b(nvinfer(?:_plugin)?|nvonnxparser|NvInfer\.h|"
-    r"find_package[ \t]*\([ \t]*TensorRT)"
+    r"(?im)^[^#\n]*?\b(find_package[ \t]*\([ \t]*TensorRT\b[^)]*\bREQUIRED|"
+    r"find_library[ \t]*\([^)]*\bnv(?:infer|onnxparser)\b[^)]*\bREQUIRED|"
+    r"message[ \t]*\([ \t]*FATAL_ERROR[^)]*TensorRT)"
 )
 
 
 def tensorrt_lookup(handled: dict[str, str]) -> tuple[str, str] | None:
-    """(file, what) of the first TensorRT lookup or link a handled CMake file makes (J51: a
-    ``find_package(CUDA)`` that serves TensorRT gets no HIP branch)."""
+    """(file, what) of the first lookup a handled CMake file makes that requires TensorRT (J51:
+    a ``find_package(CUDA)`` serving a required TensorRT gets no HIP branch)."""
     for rel, text in handled.items():
         if (m := _TENSORRT.search(text)) is not None:
-            return rel, m.group(1)
+            return rel, " ".join(m.group(1).split())
     return None

@@ -436,8 +436,8 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
     if (trt := tensorrt_lookup(handled)) is not None:
         ctx.decline(
             found,
-            f"{trt[0]} looks TensorRT up ({trt[1]}), an NVIDIA inference library with no ROCm "
-            "build: a HIP branch in place of the CUDA lookup would configure on no machine "
+            f"{trt[0]} requires TensorRT ({trt[1]}...), an NVIDIA inference library with no "
+            "ROCm build: a HIP branch in place of the CUDA lookup would configure on no machine "
             "(the CUDA lookup serves TensorRT); a ROCm port replaces that backend (MIGraphX, "
             "ONNX Runtime's ROCm/MIGraphX providers), left to a person (J51)",
         )
