@@ -79,7 +79,7 @@ def test_a_mask_only_warp_calls_take_is_still_widened(tmp_path: Path) -> None:
     assert "#define FULL_MASK GPUPORT_FULL_MASK" in _new_text(report, "mask.h")
 
 
-# --- the compatibility header goes with its HIP build (J52, openmm-torch) -------------------
+# --- CMake builds (J51, VisionPilot) --------------------------------------------------------
 
 _CMAKE = """\
 cmake_minimum_required(VERSION 3.21)
@@ -94,21 +94,6 @@ _BLAS = """\
 __global__ void k(float* x) { x[threadIdx.x] = 0; }
 void run(float* x) { cublasHandle_t h; cublasCreate(&h); k<<<1, 32>>>(x); }
 """
-
-
-def test_the_compat_header_is_unsafe_when_its_hip_build_is(tmp_path: Path) -> None:
-    """The HIP build is unsafe here (the sources call cuBLAS, which no CUDA:: target links):
-    the header and the include branches only that build reads are not taken in the safe
-    run either; with --unsafe-fixes all of them are."""
-    root = project(tmp_path, {"CMakeLists.txt": _CMAKE, "src/kern.cu": _BLAS})
-    report = run(root)
-    fixes = {f.id: f for f in report.fixes}
-    assert not fixes["cmake-hip:CMakeLists.txt"].safe
-    compat = fixes["hip-compat:src/gpuport_hip_compat.h"]
-    assert not compat.safe and "read only by the HIP build" in compat.why
-    assert not any(f.path == "src/kern.cu" for f in report.files), "safe run edited kern.cu"
-    unsafe = run(root, unsafe_fixes=True)
-    assert any(f.path == "src/kern.cu" for f in unsafe.files)
 
 
 # --- a CUDA lookup that serves TensorRT (J51, VisionPilot) ----------------------------------
@@ -156,7 +141,6 @@ def test_a_source_outside_the_cmake_folder_makes_the_hip_build_unsafe(tmp_path: 
     report = run(project(tmp_path, files))
     fix = next(f for f in report.fixes if f.id == "cmake-hip:app/CMakeLists.txt")
     assert not fix.safe and "compiles ../common/k.cu, outside its folder" in fix.why
-    assert not any(f.safe for f in report.fixes if f.id.startswith("hip-compat:"))
 
 
 KERN_PLAIN = """\

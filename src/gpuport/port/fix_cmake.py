@@ -503,10 +503,6 @@ def _cmake(ctx: PortContext, path: str, text: str, found: list[Finding]) -> list
         out.append(compat)
         if tests.edits:  # the branches name CUDA API the compat header maps
             out.append(tests)
-    if broken:  # only the HIP build reads them: taken with that build or not at all (J52)
-        for p in out[1:]:
-            p.safe = False
-            p.why = f"read only by the HIP build of {path}, an unsafe fix here: {broken}"
     return out
 
 
