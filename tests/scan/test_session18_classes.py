@@ -63,10 +63,12 @@ _NB_H = "#define NBNXN_INTERACTION_MASK_ALL 0xffffffffU\n#define FULL_WARP_MASK 
 _NB_CU = (
     '#include "nb.h"\n'
     "#define SHFL(m, v, o) __shfl_down_sync(m, v, o)\n"
-    "__global__ void k(unsigned int* excl, float* x, int n) {\n"
-    "  int i = threadIdx.x;\n"
-    "  if (i < n) excl[i] = NBNXN_INTERACTION_MASK_ALL;\n"
-    "  x[i] += SHFL(FULL_WARP_MASK, x[i], 1);\n"
+    "__global__ void k(float* x) { x[threadIdx.x] += SHFL(FULL_WARP_MASK, x[0], 1); }\n"
+)
+_NB_DATA = (
+    '#include "nb.h"\n'
+    "void fill(unsigned int* excl, int n) {\n"
+    "  for (int i = 0; i < n; ++i) excl[i] = NBNXN_INTERACTION_MASK_ALL;\n"
     "}\n"
 )
 
@@ -74,7 +76,10 @@ _NB_CU = (
 def test_a_mask_macro_no_call_takes_is_info(tmp_path: Path) -> None:
     """The data bitmask is info with the reason; the one a wrapper macro passes to a warp
     call stays a major."""
-    r = scan_path(write(tmp_path, {"src/nb.h": _NB_H, "src/nb.cu": _NB_CU}), ScanOptions(jobs=1))
+    r = scan_path(
+        write(tmp_path, {"src/nb.h": _NB_H, "src/nb.cu": _NB_CU, "src/fill.cpp": _NB_DATA}),
+        ScanOptions(jobs=1),
+    )
     got = {
         f.location.line: (f.severity.value, f.message)
         for f in r.findings
@@ -169,3 +174,17 @@ def test_a_kokkos_copy_is_vendored_code(tmp_path: Path) -> None:
     ) == ["lib/kokkos/"]
     # a licence naming someone else: the folder is the project's own code
     assert _kokkos(tmp_path / "b", "Copyright 2020 Someone Else\n") == []
+
+
+def test_a_mask_macro_a_warp_file_passes_on_stays_a_lane_mask(tmp_path: Path) -> None:
+    """moderngpu's ``MEMBERMASK``: a default argument of a ballot wrapper, never a call's
+    first argument, in a file that makes warp calls: still a lane mask (major)."""
+    hxx = (
+        "#define MEMBERMASK 0xffffffff\n"
+        "__device__ unsigned ballot(int p, unsigned mask = MEMBERMASK) {\n"
+        "  return __ballot_sync(mask, p);\n}\n"
+    )
+    cu = '#include "intrinsics.hxx"\n__global__ void k(unsigned* o) { o[0] = ballot(1); }\n'
+    r = scan_path(write(tmp_path, {"src/intrinsics.hxx": hxx, "src/k.cu": cu}), ScanOptions(jobs=1))
+    got = [f.severity.value for f in r.findings if f.rule_id == "GP302" and f.location.line == 1]
+    assert got == ["major"], got

@@ -273,19 +273,27 @@ def _nv_only_masks(texts: dict[str, str], false: frozenset[str]) -> dict[str, st
     return {n: where for n, where in dead_use.items() if n not in live}
 
 
+_WARP_CALL = textre.compile(r"_sync[ \t]*\(|\b__(?:shfl|ballot|any|all|activemask)\w*[ \t]*\(")
 _FIRST_ARG = textre.compile(r"\b\w+[ \t]*\([ \t]*\(?[ \t]*(\w+)")
 
 
 def _data_masks(texts: dict[str, str]) -> frozenset[str]:
-    """The 32-bit mask macros of the project that no call takes as its first argument
-    (issue 30, J55: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL`` is a data bitmask no call
-    takes). One pass per file that names such a macro."""
+    """The 32-bit mask macros of the project that no call takes as its first argument and no
+    file making warp calls names (issue 30, J55: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL`` is a
+    data bitmask no call takes). One pass per file that names such a macro."""
     names = {m.group(1) for text in texts.values() if "MASK" in text.upper()
              for m in _MASK_DEFINE.finditer(text)}  # fmt: skip
     if not names:
         return frozenset()
     out: set[str] = set()
     for text in texts.values():
-        if any(n in text for n in names):
-            out.update(n for n in _FIRST_ARG.findall(text) if n in names)
+        named = {n for n in names if n in text}
+        if not named:
+            continue
+        if _WARP_CALL.search(text) is not None:
+            # a file that makes warp calls may pass it on through a variable or a default
+            # argument (moderngpu's ``ballot(int p, unsigned mask=MEMBERMASK)``): a lane mask
+            out |= named
+            continue
+        out.update(n for n in _FIRST_ARG.findall(text) if n in named)
     return frozenset(names - out)
