@@ -188,3 +188,42 @@ def test_a_mask_macro_a_warp_file_passes_on_stays_a_lane_mask(tmp_path: Path) ->
     r = scan_path(write(tmp_path, {"src/intrinsics.hxx": hxx, "src/k.cu": cu}), ScanOptions(jobs=1))
     got = [f.severity.value for f in r.findings if f.rule_id == "GP302" and f.location.line == 1]
     assert got == ["major"], got
+
+
+# --- GP304: a lane number counts as a hardware lane only where it reaches a shuffling helper --
+
+_HELPER = (
+    "#pragma once\n"
+    "__device__ float read_lane(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }\n"
+    "__device__ float group_sum(float v, bool on) {\n"
+    "  return on ? __shfl_xor_sync(0xffffffffu, v, 1) : v;\n}\n"
+)
+
+
+def _gp304(root: Path, body: str) -> list[str]:
+    cu = '#include "util.cuh"\n__global__ void k(const float* in, float* out) {\n' + body + "}\n"
+    r = scan_path(write(root, {"util.cuh": _HELPER, "k.cu": cu}), ScanOptions(jobs=1))
+    return [
+        f.severity.value for f in r.findings if f.rule_id == "GP304" and f.location.path == "k.cu"
+    ]
+
+
+def test_a_lane_passed_to_a_shuffling_helper_is_a_hardware_lane(tmp_path: Path) -> None:
+    body = (
+        "  int lane = threadIdx.x % 32;\n  out[threadIdx.x] = read_lane(in[0], (lane + 1) % 32);\n"
+    )
+    assert "major" in _gp304(tmp_path / "a", body)
+
+
+def test_a_group_number_beside_a_shuffling_helper_is_not(tmp_path: Path) -> None:
+    """The file calls the helper, but the lane goes elsewhere (memory), or only as a predicate
+    (icicle's ``sampleNTT5(..., lane < 30)``): logical 32-thread groups, info."""
+    memory = (
+        "  int warp = threadIdx.x / 32;\n  out[warp] = in[warp];\n"
+        "  out[threadIdx.x] = read_lane(in[threadIdx.x], 0);\n"
+    )
+    assert set(_gp304(tmp_path / "m", memory)) == {"info"}
+    predicate = (
+        "  int lane = threadIdx.x % 32;\n  out[threadIdx.x] = group_sum(in[0], lane < 30);\n"
+    )
+    assert set(_gp304(tmp_path / "p", predicate)) == {"info"}

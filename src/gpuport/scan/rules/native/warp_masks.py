@@ -229,6 +229,62 @@ def _lane_callees(sink: Sink) -> list[str]:
     return sorted(facts.lane_functions & called_names(sink.code))
 
 
+def _args_text(code: str, start: int, limit: int = 400) -> str:
+    """The text of a call's arguments from just after its ``(`` to the matching ``)`` (at
+    most ``limit`` characters; a definition's parameters, never its body)."""
+    depth = 1
+    end = min(len(code), start + limit)
+    for i in range(start, end):
+        ch = code[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return code[start:i]
+        elif ch in ";{":
+            break
+    return code[start:end].split(";", 1)[0].split("{", 1)[0]
+
+
+_COMPARE = textre.compile(r"[<>]=?|[!=]=|&&|\|\|")
+
+
+def _split_args(text: str) -> list[str]:
+    """``text`` split at its top-level commas (``f(a, g(b, c))`` -> ``a``, ``g(b, c)``)."""
+    out: list[str] = []
+    depth = 0
+    last = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[last:i])
+            last = i + 1
+    out.append(text[last:])
+    return out
+
+
+def _passed_to(code: str, callees: list[str], var: str) -> str | None:
+    """The first of ``callees`` a call of which in ``code`` passes ``var`` (the lane variable
+    the statement assigns): the F3 shape, ``read_lane(v, (lane + 1) % 32)``."""
+    if not callees or not var.isidentifier():
+        return None
+    word = textre.compile(r"\b" + re.escape(var) + r"\b")
+    for callee in callees:
+        for n, m in enumerate(textre.finditer(r"\b" + re.escape(callee) + r"\s*\(", code)):
+            if n >= 64:
+                break
+            for arg in _split_args(_args_text(code, m.end())):
+                # the lane itself (``(lane + 1) % 32``), not a predicate on it (icicle's
+                # ``sampleNTT5(..., lane < 30)``: whether the thread takes part)
+                if word.search(arg) is not None and _COMPARE.search(arg) is None:
+                    return callee
+    return None
+
+
 def check_lane_math(sink: Sink) -> None:
     code = sink.code
     # no warp-level operation anywhere in the file: `lane = threadIdx.x % 32` can only number
@@ -275,7 +331,21 @@ def check_lane_math(sink: Sink) -> None:
                     guarded=True,
                 )
                 continue
-            if callees:
+            passed = _passed_to(code, callees, target.group(1) if target else "")
+            if callees and passed is None:
+                # the lane goes to no helper that shuffles: a logical group's number (the
+                # file calls such a helper for something else: icicle, DeepEP, ggml)
+                sink.hit(
+                    "GP304",
+                    m.start(),
+                    f"`{expr}` numbers logical 32-thread groups: this file passes it to no "
+                    "shuffle, vote or ballot, so a 64-lane wavefront runs two such groups "
+                    "in lockstep",
+                    guarded=True,
+                )
+                continue
+            if passed is not None:
+                callees = [passed]
                 # the lane-meaning analysis judges this file alone, where no shuffle shows:
                 # the helper's shuffle is in another file, so its judgement is not asked
                 plain = getattr(sink, "_sink", sink)
