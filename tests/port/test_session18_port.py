@@ -148,3 +148,26 @@ KERN_PLAIN = """\
 __global__ void k(float* x) { x[threadIdx.x] = 0; }
 void launch(float* x) { k<<<1, 32>>>(x); cudaDeviceSynchronize(); }
 """
+
+
+def test_a_cuda_header_hip_does_not_ship_makes_the_hip_build_unsafe(tmp_path: Path) -> None:
+    """J46 (mcx, fresh13): ``mcx_utils.h`` includes ``<vector_types.h>``, which ROCm does not
+    ship and the compatibility header does not map, so the opt-in HIP build stops there: not a
+    safe fix, the include named. Inside a conditional (which side HIP takes is not read) or
+    a project file of that name: the branch stays safe."""
+    kern = '#include "utils.h"\n' + KERN_PLAIN
+    utils = (
+        "#ifndef UTILS_H\n#define UTILS_H\n#include <stdio.h>\n#include <vector_types.h>\n#endif\n"
+    )
+    files = {"CMakeLists.txt": _CMAKE, "src/kern.cu": kern, "src/utils.h": utils}
+    fix = next(f for f in run(project(tmp_path / "a", files)).fixes if f.id.startswith("cmake-hip"))
+    assert not fix.safe and "src/utils.h:4 includes <vector_types.h>" in fix.why, fix.why
+    guarded = utils.replace(
+        "#include <vector_types.h>\n", "#ifdef __CUDACC__\n#include <vector_types.h>\n#endif\n"
+    )
+    root = project(tmp_path / "g", {**files, "src/utils.h": guarded})
+    assert next(f for f in run(root).fixes if f.id.startswith("cmake-hip")).safe
+    own = {**files, "src/vector_types.h": "typedef struct { float x, y; } float2_t;\n"}
+    assert next(
+        f for f in run(project(tmp_path / "o", own)).fixes if f.id.startswith("cmake-hip")
+    ).safe

@@ -47,6 +47,7 @@ from gpuport.port.cmake_project import (
 from gpuport.port.cmake_reach import glob_covers, glob_marks, reach_edits
 from gpuport.port.cmake_text import after_head, bracket_at, cuda_lookups, mark_named, uses_cuda
 from gpuport.port.context import PortContext, Proposal
+from gpuport.port.cuda_headers import unshipped_include
 from gpuport.port.cxx_lines import edge_runs_on
 from gpuport.port.cxx_scope import cuda_compiler_only, gated_use
 from gpuport.port.fix_native import HIP_TEST
@@ -285,6 +286,8 @@ def _unbuildable(ctx: PortContext, folder: str, handled: dict[str, str]) -> str:
             ".cu files the CMake files it edits name are marked HIP, so the HIP build would "
             "not build"
         )
+    if hit := unshipped_include(ctx, project_sources(ctx, folder, (".cu", ".cuh", ".c", *_HOST))):
+        return f"{hit[0]}:{hit[1]} includes <{hit[2]}>, a CUDA header HIP does not ship"
     for rel, text in handled.items():
         if out := next((c for c in _CU.findall(text) if c.startswith("../")), None):
             # J51: the compat header reaches the sources under the CMake file's folder only
