@@ -15,7 +15,14 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.cxx_ints import int_constants, known_ints
 from gpuport.scan.project.lane_helpers import HW_LANE, called_names
-from gpuport.scan.rules.native.common import MASK32, Sink, is_32bit, iter_words, trailing_type
+from gpuport.scan.rules.native.common import (
+    MASK32,
+    Sink,
+    is_32bit,
+    iter_words,
+    split_top_level,
+    trailing_type,
+)
 from gpuport.scan.rules.native.warp_base import left_operand
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -250,23 +257,6 @@ def _args_text(code: str, start: int, limit: int = 400) -> str:
 _COMPARE = textre.compile(r"[<>]=?|[!=]=|&&|\|\|")
 
 
-def _split_args(text: str) -> list[str]:
-    """``text`` split at its top-level commas (``f(a, g(b, c))`` -> ``a``, ``g(b, c)``)."""
-    out: list[str] = []
-    depth = 0
-    last = 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[last:i])
-            last = i + 1
-    out.append(text[last:])
-    return out
-
-
 def _passed_to(code: str, callees: list[str], var: str) -> str | None:
     """The first of ``callees`` a call of which in ``code`` passes ``var`` (the lane variable
     the statement assigns): the F3 shape, ``read_lane(v, (lane + 1) % 32)``."""
@@ -277,7 +267,7 @@ def _passed_to(code: str, callees: list[str], var: str) -> str | None:
         for n, m in enumerate(textre.finditer(r"\b" + re.escape(callee) + r"\s*\(", code)):
             if n >= 64:
                 break
-            for arg in _split_args(_args_text(code, m.end())):
+            for arg in split_top_level(_args_text(code, m.end())):
                 # the lane itself (``(lane + 1) % 32``), not a predicate on it (icicle's
                 # ``sampleNTT5(..., lane < 30)``: whether the thread takes part)
                 if word.search(arg) is not None and _COMPARE.search(arg) is None:
