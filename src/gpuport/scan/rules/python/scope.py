@@ -39,6 +39,7 @@ import warnings
 from pathlib import Path
 
 from gpuport import textre
+from gpuport.scan.rules.python.elsewhere import callee_name, seen_elsewhere, swallowing_calls
 from gpuport.scan.rules.python.guards import (
     LAZY,
     PLATFORM,
@@ -163,8 +164,12 @@ class GuardScope:
         if "nvidia-smi" in self.text:
             self.gated = gated_tries(tree, gating_calls(tree))
             self.swallowed = _swallowed_callees(tree, self.gated)
-            if self.swallowed and root is not None and root.is_dir():
-                self.swallowed, gates = _seen_elsewhere(self.swallowed, root, rel)
+            # only this file's own functions can be a probe another module calls (the
+            # builtins and library methods called in the same `try` are not read for)
+            own = self.swallowed & {n.name for n in ast.walk(tree) if isinstance(n, DEFS)}
+            if own and root is not None and root.is_dir():
+                kept, gates = seen_elsewhere(own, root, rel)
+                self.swallowed = (self.swallowed - own) | kept
                 self.gated |= gated_tries(tree, gates)
         if not self.candidates:
             return
@@ -213,7 +218,7 @@ class GuardScope:
                 if arg.arg in passed:
                     params.setdefault(arg.arg, set()).add(fn.name)
         for call in calls if params else ():
-            callee = _callee_name(call.func)
+            callee = callee_name(call.func)
             for name, funcs in params.items():
                 if callee not in funcs:
                     continue
@@ -416,15 +421,6 @@ class GuardScope:
         return out
 
 
-def _callee_name(func: ast.expr) -> str:
-    """``f`` of ``f(...)``, ``mod.f(...)`` and ``kernel[grid](...)``."""
-    while isinstance(func, ast.Subscript):
-        func = func.value
-    if isinstance(func, ast.Name):
-        return func.id
-    return func.attr if isinstance(func, ast.Attribute) else ""
-
-
 def _bound(targets: list[ast.expr], candidates: set[str]) -> set[str]:
     """Candidate names bound by assignment targets (inside tuples, starred, ...)."""
     return {
@@ -472,7 +468,7 @@ def _swallowed_callees(tree: ast.Module, gated: set[int]) -> frozenset[str]:
 def _calls_by_kind(tree: ast.Module, gated: set[int]) -> tuple[set[str], set[str]]:
     """The names the file calls inside a ``try`` that swallows a failed program, and those it
     calls elsewhere."""
-    inside = _swallowing_calls(tree, gated)
+    inside = swallowing_calls(tree, gated)
     caught: set[str] = set()
     loose: set[str] = set()
     for node in ast.walk(tree):
@@ -486,110 +482,3 @@ def _calls_by_kind(tree: ast.Module, gated: set[int]) -> tuple[set[str], set[str
                 continue
             (caught if id(node) in inside else loose).add(name)
     return caught, loose
-
-
-def _swallowing_calls(tree: ast.Module, gated: set[int]) -> set[int]:
-    """Ids of the calls in the body of a ``try`` that swallows a failed program."""
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Try | ast.TryStar)
-            and id(node) not in gated
-            and handler_flags(node) & SUBPROC
-        ):
-            for stmt in node.body:
-                inside.update(id(n) for n in ast.walk(stmt) if isinstance(n, ast.Call))
-    return inside
-
-
-#: how much of the project is read for the other callers of a swallowed probe; past it only
-#: a private (``_``) probe stays swallowed: a public one's callers are not all seen
-MOST_FILES = 20_000
-MOST_BYTES = 64 * 1024 * 1024
-_FILE_BYTES = 1024 * 1024
-_PY_FILES: dict[str, list[tuple[str, str]]] = {}  # project root -> its Python files
-
-
-def _python_files(root: Path) -> list[tuple[str, str]] | None:
-    """(relative path, path) of the project's Python files, listed once per process;
-    None past :data:`MOST_FILES`."""
-    key = str(root)
-    got = _PY_FILES.get(key)
-    if got is None:
-        from gpuport.scan.project.files import iter_entries  # the project layer, when needed
-
-        got = []
-        for item in iter_entries(root):
-            if isinstance(item, tuple) and item[0].endswith(".py"):
-                got.append((item[0], item[1].path))
-                if len(got) > MOST_FILES:
-                    break
-        if len(_PY_FILES) >= 8:
-            _PY_FILES.clear()
-        _PY_FILES[key] = got
-    return got if len(got) <= MOST_FILES else None
-
-
-def _seen_elsewhere(names: frozenset[str], root: Path, rel: str) -> tuple[frozenset[str], set[str]]:
-    """``names`` (probes this file calls only where their failure is swallowed) less those
-    another Python file of the project uses otherwise: calls outside such a ``try``, a use
-    other than a call (a callback, an ``__all__`` entry), a file that does not parse
-    (forty-first re-run F4: ``from pkg.gpu import gpu_names`` and an unguarded call crash on
-    an AMD host); and the names another file's test stops the program on (returned too).
-    Past the bounds only the private names (``_probe``) stay: a public one's callers are not
-    all seen."""
-    from gpuport.scan.project.files import read_text
-
-    private = frozenset(n for n in names if n.startswith("_"))
-    files = _python_files(root)
-    if files is None:
-        return private, set()
-    words = textre.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
-    kept = set(names)
-    gates: set[str] = set()
-    spent = 0
-    for other, path in files:
-        if other == rel or not kept:
-            continue
-        text = read_text(Path(path), _FILE_BYTES, root)
-        if not isinstance(text, str):
-            continue
-        spent += len(text)
-        if spent > MOST_BYTES:
-            return private & kept, gates
-        seen = set(words.findall(text)) & kept
-        if not seen:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            kept -= seen
-            continue
-        gate = gating_calls(tree)
-        inside = _swallowing_calls(tree, gated_tries(tree, gate))
-        callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        loose: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                name = _callee_name(node.func)
-                if name in seen and id(node) not in inside:
-                    loose.add(name)  # `gpu_names()`, `pkg.gpu.gpu_names()` unguarded
-            elif id(node) not in callees and _reference(node) in seen:
-                loose.add(_reference(node))
-        gates |= seen & gate
-        kept -= seen & (loose | gate)
-    return frozenset(kept), gates
-
-
-def _reference(node: ast.AST) -> str:
-    """The name a node reads: ``f`` (loaded), ``mod.f``, a string ``"f"`` (``__all__``,
-    ``getattr``)."""
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-        return node.attr
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return ""
