@@ -227,3 +227,45 @@ def test_a_group_number_beside_a_shuffling_helper_is_not(tmp_path: Path) -> None
         "  int lane = threadIdx.x % 32;\n  out[threadIdx.x] = group_sum(in[0], lane < 30);\n"
     )
     assert set(_gp304(tmp_path / "p", predicate)) == {"info"}
+
+
+# --- an explicit uv index only an extra pins to (curobo, twenty-fourth sample) --------------
+
+_UV = """\
+[project]
+name = "robo"
+version = "1.0"
+dependencies = ["numpy"]
+
+[project.optional-dependencies]
+cu13-torch = ["torch"]
+
+[[tool.uv.index]]
+name = "pytorch-cu130"
+url = "https://download.pytorch.org/whl/cu130"
+explicit = true
+
+[tool.uv.sources]
+torch = [{ index = "pytorch-cu130", extra = "cu13-torch" }]
+"""
+
+
+def _gp104(root: Path, text: str) -> list[tuple[str, str]]:
+    r = scan_path(write(root, {"pyproject.toml": text}), ScanOptions(jobs=1))
+    return [(f.severity.value, f.message) for f in r.findings if f.rule_id == "GP104"]
+
+
+def test_an_explicit_uv_index_of_an_extra_is_info(tmp_path: Path) -> None:
+    got = _gp104(tmp_path / "e", _UV)
+    assert [s for s, _ in got] == ["info"], got
+    assert "only the cu13-torch extra(s) use" in got[0][1]
+    unused = _UV.replace('torch = [{ index = "pytorch-cu130", extra = "cu13-torch" }]\n', "")
+    assert [s for s, _ in _gp104(tmp_path / "u", unused)] == ["info"]
+
+
+def test_an_index_every_install_uses_keeps_its_severity(tmp_path: Path) -> None:
+    """Pinned without an extra, or not explicit (uv then searches it for every package)."""
+    pinned = _UV.replace(', extra = "cu13-torch"', "")
+    assert [s for s, _ in _gp104(tmp_path / "p", pinned)] not in ([], ["info"])
+    implicit = _UV.replace("explicit = true\n", "")
+    assert [s for s, _ in _gp104(tmp_path / "i", implicit)] not in ([], ["info"])

@@ -255,8 +255,11 @@ def rocm_index_in_file(ctx: FileContext) -> bool:
     return found
 
 
-def check_index_url(ctx: FileContext, url: str, line: int, column: int | None = None) -> None:
-    """Report an index or find-links URL that serves CUDA wheels (GP104)."""
+def check_index_url(
+    ctx: FileContext, url: str, line: int, column: int | None = None, note: str = ""
+) -> None:
+    """Report an index or find-links URL that serves CUDA wheels (GP104); info with ``note``
+    where no default install uses it."""
     if _CUDA_INDEX.search(url):
         torch = ctx.packages.by_dist("torch")
         rocm = torch.route.index_url if torch is not None else None
@@ -266,8 +269,9 @@ def check_index_url(ctx: FileContext, url: str, line: int, column: int | None = 
             if rocm
             else None
         )
+        text = f"index {_one_line(url)} serves CUDA wheels" + (f" ({note})" if note else "")
         ctx.report(
-            "GP104", line, column, message=f"index {_one_line(url)} serves CUDA wheels", fix=fix
+            "GP104", line, column, message=text, fix=fix, severity=Severity.INFO if note else None
         )
 
 
@@ -583,7 +587,7 @@ def check_manifest(ctx: FileContext) -> None:
     seen = {str(ctx.path.resolve())}
     for entry in entries:
         if entry.kind == "index":
-            check_index_url(ctx, entry.value, entry.line)
+            check_index_url(ctx, entry.value, entry.line, note=entry.note)
         elif entry.kind == "conda":
             ctx.report("GP108", entry.line, message=_one_line(entry.value))
         elif entry.kind == "pip":  # a conda pip: line; -r paths are relative to the env file

@@ -196,7 +196,8 @@ def pyproject_entries(text: str) -> list[Entry]:
         urls_in_order = InOrder(lines)
         for index in uv.get("index") or []:
             if isinstance(index, dict) and isinstance(index.get("url"), str):
-                out.append(Entry("index", index["url"], urls_in_order.line(index["url"])))
+                line, note = urls_in_order.line(index["url"]), _explicit(index, uv.get("sources"))
+                out.append(Entry("index", index["url"], line, note=note))
         for key in ("index-url", "extra-index-url", "find-links"):
             value = uv.get(key)
             urls = value if isinstance(value, list) else [value]
@@ -206,6 +207,27 @@ def pyproject_entries(text: str) -> list[Entry]:
         for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
             add_reqs(uv.get(key), "tool.uv")
     return out
+
+
+def _explicit(index: dict[str, Any], sources: Any) -> str:
+    """Why an explicit uv index (``explicit = true``: only the packages ``[tool.uv.sources]``
+    pins to it use it) is no default install's -- every pin to it under an extra or a group
+    (curobo's ``{ index = "pytorch-cu130", extra = "cu13-torch" }``), or no pin at all; "" when
+    a pin applies to every install (or to a marker gpuport does not judge)."""
+    name = index.get("name")
+    if index.get("explicit") is not True or not isinstance(name, str):
+        return ""
+    extras: set[str] = set()
+    for spec in sources.values() if isinstance(sources, dict) else ():
+        for pin in spec if isinstance(spec, list) else [spec]:
+            if isinstance(pin, dict) and pin.get("index") == name:
+                cond = pin.get("extra") or pin.get("group")
+                if not isinstance(cond, str):
+                    return ""
+                extras.add(cond)
+    if not extras:
+        return "an explicit uv index that no [tool.uv.sources] entry uses"
+    return f"an explicit uv index only the {', '.join(sorted(extras))} extra(s) use"
 
 
 def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]:

@@ -18,6 +18,7 @@ class Entry:
     value: str
     line: int
     partial: bool = False  # built from an f-string: some parts are unknown ("X")
+    note: str = ""  # why the entry is no default install's (an explicit uv index of an extra)
 
 
 # --- pip options (shared by requirements files and conda ``pip:`` sections) ---------
