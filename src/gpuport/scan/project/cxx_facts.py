@@ -274,20 +274,22 @@ def _nv_only_masks(texts: dict[str, str], false: frozenset[str]) -> dict[str, st
 
 
 _WARP_CALL = textre.compile(r"_sync[ \t]*\(|\b__(?:shfl|ballot|any|all|activemask)\w*[ \t]*\(")
+_MASK_WORD = textre.compile(r"\w*(?i:mask)\w*")
 _FIRST_ARG = textre.compile(r"\b\w+[ \t]*\([ \t]*\(?[ \t]*(\w+)")
 
 
 def _data_masks(texts: dict[str, str]) -> frozenset[str]:
     """The 32-bit mask macros of the project that no call takes as its first argument and no
     file making warp calls names (issue 30, J55: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL`` is a
-    data bitmask no call takes). One pass per file that names such a macro."""
+    data bitmask no call takes). One pass per file for the words naming a mask (a test per
+    name and file was names x files: the thirty-fifth re-run's 24,000 mask defines)."""
     names = {m.group(1) for text in texts.values() if "MASK" in text.upper()
              for m in _MASK_DEFINE.finditer(text)}  # fmt: skip
     if not names:
         return frozenset()
     out: set[str] = set()
     for text in texts.values():
-        named = {n for n in names if n in text}
+        named = set(_MASK_WORD.findall(text)) & names if "ask" in text or "ASK" in text else set()
         if not named:
             continue
         if _WARP_CALL.search(text) is not None:
