@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpuport import fileio
+from gpuport import fileio, textre
 from gpuport.knowledge import load_packages
 from gpuport.linebreaks import odd_line_break
 from gpuport.models import EnvFingerprint, GpuportError
@@ -40,12 +40,16 @@ from gpuport.port import (
 )
 from gpuport.port.context import PortContext, Proposal, fixable, ref
 from gpuport.port.edits import Edit, FileEdits, created_hunk, hunks
+from gpuport.port.fix_cmake import COMPAT
 from gpuport.port.model import FileDiff, Fix, PortReport, Unfixed, Verification
 from gpuport.scan.engine import ScanOptions, scan_path
 from gpuport.scan.finding import Finding
 from gpuport.scan.model import ScanReport
+from gpuport.scan.project.on_route import has_hip_mark
 
 __all__ = ["FAMILIES", "PortOptions", "port_path", "safe_fix_counts"]
+
+_NATIVE = textre.compile(r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hxx|inl)$")
 
 Family = Callable[[PortContext], list[Proposal]]
 
@@ -392,9 +396,17 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
     )
     proposals = _documented_route(report, _propose(ctx, opts.families), lowered)
     plan = _plan(ctx, proposals, opts.unsafe_fixes)
-    setups = [f.location.path for p in plan.taken for f in p.findings if f.rule_id == "GP409"]
-    built = fixable(report, routes.built_by_fix(report, setups)) if setups else []
-    if built:  # the extension now builds on ROCm: its kernels' findings count (idempotence)
+    counted: set[tuple[str, str, int | None]] = set()
+    for _ in range(3):  # what a taken fix puts on the route counts (idempotence), to a fixed point
+        setups = [f.location.path for p in plan.taken for f in p.findings if f.rule_id == "GP409"]
+        built = [
+            f
+            for f in fixable(report, routes.built_by_fix(report, setups, _hip_written(plan)))
+            if _key(f) not in counted
+        ]
+        if not built:
+            break
+        counted.update(_key(f) for f in built)
         strict = strict + built
         ctx.findings = strict + lowered
         proposals = _documented_route(report, _propose(ctx, opts.families), lowered)
@@ -453,6 +465,21 @@ def port_path(root: Path, opts: PortOptions | None = None) -> PortReport:
         fingerprint=EnvFingerprint.collect(),
         duration_s=round(time.perf_counter() - started, 3),
     )
+
+
+def _hip_written(plan: _Plan) -> list[str]:
+    """Native files a taken fix writes HIP text into (a HIP macro test, a ``hip/`` header,
+    the include of the project's new compatibility header): scan counts such a file as code
+    written for the ROCm route (:func:`gpuport.scan.project.on_route.has_hip_mark`), so a
+    second run would judge its findings at their own severity."""
+    out: list[str] = []
+    for prop in plan.taken:
+        for path, spans in prop.edits.items():
+            if _NATIVE.search(path) and any(
+                has_hip_mark(new) or COMPAT in new for _s, _e, new, _f in spans
+            ):
+                out.append(path)
+    return out
 
 
 def _documented_route(

@@ -282,10 +282,13 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
             continue
         m = _ARCH_IFDEF.match(src.text[lo:hi])
         if m is not None:
+            end = _matching_endif(src, line)
+            if (used := _arch_value_use(src, line, end)) is not None:
+                ctx.decline([f], _ARCH_VALUE.format(where=f"{path}:{line}", use=used))
+                continue
             new = f"{m.group(1)}if defined(__CUDA_ARCH__) || {_HIP_DEV}"
             risky.edit(path, lo, lo + m.end(2), new, [f])
             risky.findings.append(f)
-            end = _matching_endif(src, line)
             for inner in range(line + 1, end):
                 got = _explicit(src, inner)
                 if got is not None:
@@ -296,6 +299,25 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
             safe.edit(path, *got, [f])
             safe.findings.append(f)
     return [p for p in (safe, risky, fallback) if p.findings]
+
+
+_ARCH_VALUE = (
+    "the __CUDA_ARCH__ branch at {where} uses __CUDA_ARCH__'s value itself ({use}), which "
+    "hip-clang never defines: taking that branch on the HIP device pass would make it an "
+    "undefined name (mcx's `#define __CUDA_ARCH_LIST__ __CUDA_ARCH__`, J46); left to a person"
+)
+_TEST_LINE = textre.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b")
+
+
+def _arch_value_use(src: CxxSource, line: int, end: int) -> str | None:
+    """The first line inside the conditional ``line``..``end`` (as ``line N: text``) that uses
+    ``__CUDA_ARCH__`` other than in a test (a ``#define`` to it, code printing it), or None.
+    Tests inside are extended by the fix itself."""
+    for ln in range(line + 1, end):
+        code = src.code_line(ln)
+        if "__CUDA_ARCH__" in code and _TEST_LINE.match(code) is None:
+            return f"line {ln}: {code.strip()[:60]}"
+    return None
 
 
 def _matching_endif(src: CxxSource, line: int) -> int:

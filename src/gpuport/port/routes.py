@@ -16,6 +16,7 @@ or CI job) is a route the project already wrote: its findings stay lowered and u
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from gpuport.models import Severity
@@ -66,20 +67,26 @@ def note(report: ScanReport) -> str:
     )
 
 
-def built_by_fix(report: ScanReport, setups: list[str]) -> list[Finding]:
+def built_by_fix(
+    report: ScanReport, setups: list[str], sources: Iterable[str] = ()
+) -> list[Finding]:
     """The findings scan lowered as "not shown to be built by the ROCm route" in the
     extensions of ``setups`` (setup.py files a taken fix makes build on ROCm torch: the
-    ``CUDA_HOME is None`` test also taking ``IS_HIP_EXTENSION``), at their own severity
-    again: a second run would see them so (pytorch/ao's fp6_llm kernels), and ``port`` is
-    idempotent, so the first run takes them."""
+    ``CUDA_HOME is None`` test also taking ``IS_HIP_EXTENSION``) and in ``sources`` (files a
+    taken fix makes include the project's new HIP compatibility header, which scan counts
+    as code written for the route), at their own severity again: a second run would see
+    them so (pytorch/ao's fp6_llm kernels; mcx's ``__CUDA_ARCH__`` tests, J46), and ``port``
+    is idempotent, so the first run takes them."""
     folders = [str(PurePosixPath(s).parent) for s in setups]
+    exact = frozenset(sources)
     out: list[Finding] = []
     for f in report.findings:
         if f.severity is not Severity.INFO or f.guarded or f.default_severity is None:
             continue
         if f.default_severity is Severity.INFO or OFF_ROUTE not in f.message:
             continue
-        if not any(d == "." or f.location.path.startswith(f"{d}/") for d in folders):
+        path = f.location.path
+        if path not in exact and not any(d == "." or path.startswith(f"{d}/") for d in folders):
             continue
         out.append(dataclasses.replace(f, severity=f.default_severity, not_built=None))
     return out
