@@ -18,7 +18,11 @@ it does not, why (issue 24):
   is absent, promised or hedged;
 * a heading alone, or a line that says ROCm is not supported (``on hold``, ``not yet``,
   ``unsupported``) or is a to-do (``TODO``, ``FIXME``), is listed but does not count, and
-  says so.
+  says so; a promise is read to the end of its sentence where a paragraph wraps it ("via
+  ROCm is still / under development": mcx, session 19);
+* a claim whose sentence gives AMD support through another API (OpenCL, Vulkan, SYCL...)
+  and names neither ROCm nor HIP does not count: another program's route, not a ROCm build
+  of this code (mcx's MCXCL, session 19).
 
 Only text a reader sees is read (:mod:`gpuport.scan.project.doc_shown`): not an HTML
 comment, a reStructuredText comment at any indentation, an AsciiDoc comment, a Markdown
@@ -30,6 +34,7 @@ support for AMD", "lacks support" (forty-first re-run F14).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -125,8 +130,13 @@ _NEGATION = textre.compile(
 )
 #: a text that says ROCm is not supported (route_code reads an installer's strings with it)
 NEGATION = _NEGATION
-#: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming".
-_LATER = r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap)\b"
+#: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming",
+#: "ROCm support is still under development".
+_LATER = (
+    r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap"
+    # "support for AMD GPUs via ROCm is still under development" (mcx, J46)
+    r"|(?:under|in)\s+(?:active\s+)?development|being\s+(?:developed|worked\s+on)|planned)\b"
+)
 _PROMISE = textre.compile(
     rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}"
     # a wish: "we would love support for AMD GPUs (PRs welcome)", "AMD support is wanted"
@@ -292,6 +302,66 @@ def _table_evidence(rel: str, text: str) -> list[RouteEvidence]:
     return out
 
 
+#: where a wrapped sentence ends: a full stop, "!" or "?" before a space or the line's end
+_STOP = textre.compile(r"[.!?](?:\s|$)")
+_ABBREV = ("i.e", "e.g", "etc", " vs", "cf")
+_OTHER_API = textre.compile(r"\b(?:OpenCL|Vulkan|SYCL|DirectML|Metal|oneAPI|WebGPU)\b", re.I)
+_ROCM_API = textre.compile(r"\b(?:ROCm|HIP|hipcc|hipBLAS)\b", re.I)
+
+
+def _stops(text: str) -> list[int]:
+    """Where sentences end in ``text`` (the offset after each stop), not after "i.e."."""
+    return [
+        m.end()
+        for m in _STOP.finditer(text)
+        if not text[max(0, m.start() - 3) : m.start()].lower().endswith(_ABBREV)
+    ]
+
+
+def _wraps(line: str) -> bool:
+    """Whether a paragraph line is one a wrapped sentence may go on from or into."""
+    return bool(line.strip()) and not _HEADING.match(line) and line.lstrip()[:1] not in "-*|#>`"
+
+
+def _sentence(line: str, lines: list[str], number: int) -> str:
+    """``line`` and, where its sentence is wrapped onto the next lines of a paragraph, the
+    rest of that sentence (two lines at most): "support via ROCm is still / under
+    development" is a promise (mcx, J46)."""
+    if line.rstrip().endswith((".", "!", "?")):
+        return line
+    out = [line]
+    for nxt in lines[number : number + 2]:
+        if not _wraps(nxt):
+            break
+        ends = _stops(nxt)
+        out.append(nxt[: ends[0]] if ends else nxt)
+        if ends:
+            break
+    return " ".join(out)
+
+
+def _other_api(line: str, lines: list[str], number: int) -> bool:
+    """Whether the sentence of a claim of AMD support names another GPU API (OpenCL, Vulkan,
+    SYCL...) and neither ROCm nor HIP, read back to where the sentence starts (two lines at
+    most): "A more portable OpenCL implementation of MCX ... supports almost all
+    NVIDIA/AMD/Intel CPU and GPU models" is another program's route (mcx, J46)."""
+    before: list[str] = []
+    for prev in reversed(lines[max(0, number - 3) : number - 1]):
+        if not _wraps(prev):
+            break
+        ends = _stops(prev)
+        before.insert(0, prev[ends[-1] :] if ends else prev)
+        if ends:
+            break
+    said = " ".join([*before, _sentence(line, lines, number)])
+    cuts = [0, *_stops(said), len(said)]
+    for a, b in itertools.pairwise(cuts):  # the sentences that name AMD
+        part = said[a:b]
+        if _WORD.search(part) and _OTHER_API.search(part) and not _ROCM_API.search(part):
+            return True
+    return False
+
+
 def _around_mention(line: str) -> str:
     """The line, from a little before its first ROCm/AMD word when that lies far in (a long
     table row shows the AMD cell, not the OS column)."""
@@ -311,12 +381,14 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
     counts."""
     out: list[RouteEvidence] = []
     kept: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
         if not _MENTION.search(line):
             continue
         heading = _HEADING.match(line)
+        said = _sentence(line, lines, number)  # the sentence goes on past a wrapped line
         todo = _TODO.search(line) is not None
-        promised = todo or _PROMISE.search(line) is not None
+        promised = todo or _PROMISE.search(said) is not None
         negated = promised or _NEGATION.search(line) is not None
         no = (
             "the line is a to-do, which is not a route yet"
@@ -331,9 +403,15 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
             if _AMD_CPU.search(line) and not _GPU_WORD.search(line):
                 continue  # an AMD CPU, not a GPU route
             hedged = not negated and _HEDGE.search(line) is not None
+            other = not (negated or hedged) and _other_api(line, lines, number)
             if hedged:
                 no = "the line hedges or asks, which states no support"
-            what, counts, why = "says it supports", not (negated or hedged), no
+            elif other:
+                no = (
+                    "the sentence gives AMD support through another API (OpenCL, Vulkan, "
+                    "SYCL...), not a ROCm/HIP build of this code"
+                )
+            what, counts, why = "says it supports", not (negated or hedged or other), no
         elif _REQUIRES.search(line):
             what, counts, why = "requires", not negated, no
         elif negated and _WORD.search(line):
