@@ -705,6 +705,46 @@ PORTS = (
         "2e6e887b1057c4d6d5bcdbd929a38100058c9b2f",
         "fresh14",
     ),
+    Port(
+        "J56",
+        "cp2k",
+        "cp2k/cp2k",
+        "dbd2db90d7191427d91c2724d21a85b8d158aeb6",
+        "d62620d3af19fd1923dacf5bd7c16971c96dff56",
+        "fresh15",
+    ),
+    Port(
+        "J57",
+        "aks-rdma-infiniband",
+        "Azure/aks-rdma-infiniband",
+        "a6f968d480a2963a93624595042f27d1be05f8a9",
+        "6517b207b2b6de4f61d6fbd9594fb479a61c73e1",
+        "fresh15",
+    ),
+    Port(
+        "J58",
+        "mpich",
+        "pmodels/mpich",
+        "2009bc6c2f7a1856ec55ecbd18d277700e225c58",
+        "8ba79f1f32c2f3536f950272449772df858c39b5",
+        "fresh15",
+    ),
+    Port(
+        "J59",
+        "stable-fast-3d",
+        "Stability-AI/stable-fast-3d",
+        "b21d14b546b6c7d1e1b22edd3d820b47e65deca8",
+        "ff21fc491b4dc5314bf6734c7c0dabd86b5f5bb2",
+        "fresh15",
+    ),
+    Port(
+        "J60",
+        "perun",
+        "Helmholtz-AI-Energy/perun",
+        "73cd82a829c4ad19201be48b8b06f1db1f0971cf",
+        "229f1e2e6c019a2d4e6100610102b4be4b4b9a16",
+        "fresh15",
+    ),
 )
 
 
@@ -762,7 +802,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh14``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh15``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -1021,6 +1061,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh12",
         "fresh13",
         "fresh14",
+        "fresh15",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
