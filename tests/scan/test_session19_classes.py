@@ -55,3 +55,47 @@ def test_a_claim_naming_rocm_beside_opencl_and_a_plain_claim_still_count(tmp_pat
             tmp_path / "b", "# m\n\nM supports AMD Instinct GPUs. Our OpenCL port is\nplanned.\n"
         )
     )
+
+
+# PyFR (twenty-fourth sample): its GPU kernels are Mako templates rendered and compiled at run
+# time (NVRTC/hiprtc); the scan read only its Python and called it `ready` with nothing seen.
+_MAKO = (
+    "<%namespace module='pyfr.backends.base.makoutil' name='pyfr'/>\n"
+    "__global__ void k(${t}* x) { x[threadIdx.x] = 0; }\n"
+)
+_PY = "import numpy\n\ndef run():\n    return numpy.zeros(3)\n"
+
+
+def test_gpu_kernel_templates_not_read_make_ready_minor_work_and_are_listed(
+    tmp_path: Path,
+) -> None:
+    root = write(
+        tmp_path,
+        {
+            "pkg/run.py": _PY,
+            "pkg/backends/cuda/kernels/axnpby.mako": _MAKO,
+            "pkg/web/page.j2": "<html>{{ title }}</html>\n",
+        },
+    )
+    r = scan_path(root, ScanOptions(jobs=1))
+    assert r.verdict.value == "minor work", r.verdict_reason
+    assert "1 GPU kernel template" in r.verdict_reason
+    assert "pkg/backends/cuda/kernels/" in r.verdict_reason
+    skipped = {s.path: s.reason for s in r.skipped}
+    assert "GPU kernel template" in skipped["pkg/backends/cuda/kernels/axnpby.mako"]
+    assert "pkg/web/page.j2" not in skipped  # a template with no GPU kernel is not one
+
+
+def test_without_kernel_templates_ready_stays_ready(tmp_path: Path) -> None:
+    root = write(tmp_path, {"pkg/run.py": _PY, "pkg/web/page.j2": "<p>{{ x }}</p>\n"})
+    r = scan_path(root, ScanOptions(jobs=1))
+    assert r.verdict.value == "ready" and r.skipped == []
+
+
+def test_a_linked_kernel_template_is_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.mako"
+    outside.write_text(_MAKO)
+    root = write(tmp_path / "p", {"pkg/run.py": _PY})
+    (root / "k.mako").symlink_to(outside)
+    r = scan_path(root, ScanOptions(jobs=1))
+    assert r.verdict.value == "ready" and r.skipped == []

@@ -147,8 +147,9 @@ def test_f5_many_commented_out_subdirectories_beside_a_large_makefile() -> None:
 def test_f6_many_unread_sources_beside_many_skipped_files() -> None:
     """20,000 sources the build names against 20,000 skipped files: a walk of the skipped
     list per source."""
-    from gpuport.scan.engine import _skip_reason, _skip_reasons
     from gpuport.scan.finding import SkippedFile
+    from gpuport.scan.ready_evidence import skip_reason as _skip_reason
+    from gpuport.scan.ready_evidence import skip_reasons as _skip_reasons
 
     skipped = [SkippedFile(path=f"b/b{i}.cpp", reason="binary") for i in range(20_000)]
     skipped.append(SkippedFile(path="vendor/", reason="vendored"))

@@ -13,7 +13,7 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,12 +35,17 @@ from gpuport.scan.project.files import (
     safe_name,
     walk,
 )
-from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.opt_in import opt_in_extensions
 from gpuport.scan.project.own_names import PACKAGING, OwnNames, own_names
 from gpuport.scan.project.py_layout import lowered, module_level_line, read_layout
 from gpuport.scan.project.routes import working_route
 from gpuport.scan.project.view import ProjectView, apply, view_of
+from gpuport.scan.ready_evidence import (
+    ready_on_route,
+    ready_seen,
+    ready_templates,
+    unread_kernel_templates,
+)
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
 from gpuport.scan.verdict import decide, estimate_effort, judged
@@ -187,8 +192,13 @@ def scan_path(
     candidates: list[Candidate] = []
     skipped: list[SkippedFile] = []
     templates: list[Candidate] = []  # header templates: read for the macro facts only
+    texts: list[tuple[str, Path]] = []  # text templates, looked into for GPU kernels
     walked = walk(
-        root, include_vendored=opts.include_vendored, exclude=opts.exclude, templates=True
+        root,
+        include_vendored=opts.include_vendored,
+        exclude=opts.exclude,
+        templates=True,
+        kernel_templates=texts,
     )
     for item in walked:
         if isinstance(item, Skip):
@@ -197,6 +207,8 @@ def scan_path(
             templates.append(item)
         elif opts.kinds is None or item.kind in opts.kinds:
             candidates.append(item)
+    unread = unread_kernel_templates(texts, opts.max_bytes)
+    skipped.extend(unread)
     if not candidates:
         raise NothingToScan(_nothing_to_scan(root, skipped, opts.kinds))
     own = own_names(root, {c.path.parent for c in candidates if c.path.name in PACKAGING})
@@ -242,9 +254,10 @@ def scan_path(
     if verdict is Verdict.BLOCKED and not route:
         verdict, reason = _only_optional_extensions_block(verdict, reason, view, judged_findings)
     if verdict is Verdict.READY:
-        verdict, reason = _ready_on_route(verdict, reason, judged_findings)
+        verdict, reason = ready_on_route(verdict, reason, judged_findings)
     if verdict in (Verdict.READY, Verdict.MINOR_WORK):
-        verdict, reason = _ready_seen(verdict, reason, view, candidates, skipped)
+        verdict, reason = ready_seen(verdict, reason, view, candidates, skipped)
+        verdict, reason = ready_templates(verdict, reason, unread)
     if verdict in (Verdict.READY, Verdict.MINOR_WORK) and not route:
         verdict, reason = _never_built_for_rocm(verdict, reason, view, candidates, findings)
     failed = sum(1 for s in skipped if s.internal)
@@ -419,64 +432,6 @@ def _nothing_to_scan(
     )
 
 
-def _ready_on_route(
-    verdict: Verdict, reason: str, judged_findings: Sequence[Finding]
-) -> tuple[Verdict, str]:
-    """``ready`` beside blockers or majors lowered only because the ROCm route is not shown to
-    build their code (issue 24, eighth round) is minor work: someone has to check that code
-    is really off the route."""
-    off = [
-        f
-        for f in judged_findings
-        if f.severity is Severity.INFO
-        and f.default_severity in (Severity.BLOCKER, Severity.MAJOR)
-        and OFF_ROUTE in f.message
-    ]
-    if not off:
-        return verdict, reason
-    f = off[0]
-    return Verdict.MINOR_WORK, (
-        f"{reason}, but {len(off)} blocker/major finding{'s' if len(off) != 1 else ''} in code "
-        f"the ROCm route is not shown to build (listed as info, such as "
-        f"{f.location.path}:{f.location.line}): check that it is off the route"
-    )
-
-
-def _ready_seen(
-    verdict: Verdict,
-    reason: str,
-    view: ProjectView,
-    candidates: Sequence[Candidate],
-    skipped: Sequence[SkippedFile],
-) -> tuple[Verdict, str]:
-    """``ready`` needs positive evidence that nothing native is built unseen (issue 24): a
-    source the build names that the scan did not read (not in the tree, written at build
-    time, vendored or skipped) makes it minor work, saying what could not be seen."""
-    read = {c.rel for c in candidates} - {s.path for s in skipped}
-    reasons = _skip_reasons(skipped)
-    unseen = []
-    for src, (evidence, by_setup) in sorted(view.build.sources.items()):
-        if src in read:
-            continue
-        why = _skip_reason(src, reasons)
-        if why:
-            unseen.append(f"{src} ({evidence}: not read: {why})")
-        elif by_setup:
-            unseen.append(f"{src} ({evidence}: not in the tree; written at build time or fetched)")
-    if not unseen:
-        return verdict, reason
-    shown = "; ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
-    if verdict is Verdict.MINOR_WORK:
-        return (
-            verdict,
-            f"{reason}; the build also compiles native code gpuport could not see: {shown}",
-        )
-    return Verdict.MINOR_WORK, (
-        f"nothing found in what gpuport read, but the build compiles native code it could not "
-        f"see: {shown}"
-    )
-
-
 #: findings that say the project's own build compiles CUDA code (a CUDAExtension, a CMake CUDA
 #: language or target, nvcc in a Makefile); an extension a module loads at run time (GP211's
 #: `load()`) is an optional fast path as often as not (peft's BOFT tuner) and does not count
@@ -564,28 +519,6 @@ def _never_built_for_rocm(
         f"{'s' if sources != 1 else ''} ({builds[0]}) that no ROCm build has compiled yet: "
         f"bring-up and validation on ROCm are porting work ({reason})"
     )
-
-
-def _skip_reasons(skipped: Sequence[SkippedFile]) -> dict[str, str]:
-    """Skipped path (a folder ends in ``/``) -> its reason, the first listed."""
-    out: dict[str, str] = {}
-    for s in skipped:
-        out.setdefault(s.path, s.reason)
-    return out
-
-
-def _skip_reason(src: str, reasons: Mapping[str, str]) -> str:
-    """Why ``src`` was not read: it or a folder above it skipped (looked up, not a walk of
-    every skipped file per source: sources x skipped, 15,000 each, > 60 s; thirty-third
-    re-run F6)."""
-    if src in reasons:
-        return reasons[src]
-    parts = src.split("/")
-    for depth in range(1, len(parts)):
-        why = reasons.get("/".join(parts[:depth]) + "/")
-        if why is not None:
-            return why
-    return ""
 
 
 def _component(view: ProjectView, path: str) -> str:

@@ -230,6 +230,15 @@ def header_template(rel_path: str) -> bool:
     return _HEADER_TEMPLATE.match(rel_path.rsplit("/", 1)[-1]) is not None
 
 
+#: a text template a program renders into code (PyFR's Mako kernels, compiled at run time)
+_TEXT_TEMPLATE = textre.compile(r".*\.(?:mako|jinja2?|j2|tmpl|tpl|template|cu\.in)$", re.I)
+
+
+def text_template(rel_path: str) -> bool:
+    """Whether a file is named like a text template (Mako, Jinja, ``.tmpl``, ``.cu.in``)."""
+    return _TEXT_TEMPLATE.match(rel_path.rsplit("/", 1)[-1]) is not None
+
+
 def read_texts(candidates: Iterable[Candidate], max_bytes: int) -> dict[str, str]:
     """Relative path -> text of the candidates that read as text (the others are left out)."""
     return {c.rel: t for c in candidates if isinstance(t := read_text(c.path, max_bytes), str)}
@@ -241,10 +250,14 @@ def walk(
     include_vendored: bool = False,
     exclude: tuple[str, ...] = (),
     templates: bool = False,
+    kernel_templates: list[tuple[str, Path]] | None = None,
 ) -> Iterator[Candidate | Skip]:
     """Yield the files to scan under ``root`` (or root itself if it is a file).
 
     ``templates``: yield header templates too (:func:`header_template`), as native files.
+    ``kernel_templates``: a list this appends ``(relative path, path)`` of every file named
+    like a text template (:func:`text_template`: Mako, Jinja...) to, for the caller to look
+    into; such files are never yielded.
 
     Every ``.gitignore`` from the root down is honoured for the folder it sits
     in. Symlinked directories are not followed (so loops cannot happen);
@@ -272,6 +285,10 @@ def walk(
         kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
         if kind is None and templates and header_template(rel):
             kind = FileKind.NATIVE
+        if kind is None and kernel_templates is not None and text_template(rel):
+            if not _is_link(entry):  # a link is never read here (it could leave the root)
+                kernel_templates.append((rel, Path(entry.path)))
+            continue
         if kind is None:
             if _is_link(entry) and _is_dir_link(Path(entry.path)):
                 yield Skip(rel, "symbolic link to a folder: not followed")

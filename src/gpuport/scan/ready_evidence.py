@@ -1,0 +1,163 @@
+"""What a ``ready`` verdict needs besides no findings: positive evidence that nothing the
+project builds or compiles went unseen (issue 24, "silent READY").
+
+* blockers or majors lowered only because the ROCm route is not shown to build their code
+  make ``ready`` minor work (:func:`ready_on_route`);
+* a source the build names that the scan did not read (not in the tree, written at build
+  time, skipped) makes it minor work, saying what could not be seen (:func:`ready_seen`);
+* GPU kernels kept as text templates a program renders and compiles (PyFR's Mako kernels,
+  compiled at run time by NVRTC or hiprtc; session 19) are not read as C++: each is listed as
+  not read, and ``ready`` becomes minor work naming them (:func:`unread_kernel_templates`,
+  :func:`ready_templates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gpuport import textre
+from gpuport.models import Severity
+from gpuport.scan.finding import Finding, SkippedFile
+from gpuport.scan.model import Verdict
+from gpuport.scan.project.files import Candidate, read_text
+from gpuport.scan.project.on_route import OFF_ROUTE
+from gpuport.scan.project.view import ProjectView
+
+__all__ = [
+    "KERNEL_TEMPLATE",
+    "ready_on_route",
+    "ready_seen",
+    "ready_templates",
+    "skip_reason",
+    "skip_reasons",
+    "unread_kernel_templates",
+]
+
+#: the reason a kernel template is listed as not read
+KERNEL_TEMPLATE = (
+    "a GPU kernel template (Mako, Jinja...) the project renders and compiles at run or build "
+    "time: not read as C++, so not judged"
+)
+#: GPU kernel code in a template's text
+_KERNEL = textre.compile(r"__global__|__device__|\bthreadIdx\b|\bblockIdx\b|__syncthreads\s*\(")
+#: at most this many templates are looked into (each read to the scan's byte limit)
+_MOST_TEMPLATES = 2_000
+
+
+def unread_kernel_templates(found: Sequence[tuple[str, Path]], max_bytes: int) -> list[SkippedFile]:
+    """The text templates of ``found`` (relative path, path) that hold GPU kernel code, each
+    as a file not read; past :data:`_MOST_TEMPLATES`, one entry says how many were not
+    looked into."""
+    out: list[SkippedFile] = []
+    for rel, path in found[:_MOST_TEMPLATES]:
+        text = read_text(path, max_bytes)
+        if isinstance(text, str) and _KERNEL.search(text):
+            out.append(SkippedFile(path=rel, reason=KERNEL_TEMPLATE))
+    if len(found) > _MOST_TEMPLATES:
+        out.append(
+            SkippedFile(
+                path=found[_MOST_TEMPLATES][0],
+                reason=f"{len(found) - _MOST_TEMPLATES} more text templates not looked into "
+                f"(past {_MOST_TEMPLATES:,}): GPU kernels among them would not be judged",
+            )
+        )
+    return out
+
+
+def ready_templates(
+    verdict: Verdict, reason: str, unread: Sequence[SkippedFile]
+) -> tuple[Verdict, str]:
+    """``ready`` beside GPU kernel templates gpuport did not read is minor work: their kernels
+    are compiled (at run time or in the build) and nothing judged them; minor work says so."""
+    if not unread:
+        return verdict, reason
+    where = sorted({s.path.rsplit("/", 1)[0] + "/" if "/" in s.path else s.path for s in unread})
+    shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more folders" if len(where) > 3 else "")
+    said = (
+        f"{len(unread)} GPU kernel template{'s' if len(unread) != 1 else ''} (compiled at run or "
+        f"build time) not read: {shown}"
+    )
+    if verdict is Verdict.READY:
+        return Verdict.MINOR_WORK, f"nothing found in what gpuport read, but {said}"
+    return verdict, f"{reason}; {said}"
+
+
+def ready_on_route(
+    verdict: Verdict, reason: str, judged_findings: Sequence[Finding]
+) -> tuple[Verdict, str]:
+    """``ready`` beside blockers or majors lowered only because the ROCm route is not shown to
+    build their code (issue 24, eighth round) is minor work: someone has to check that code
+    is really off the route."""
+    off = [
+        f
+        for f in judged_findings
+        if f.severity is Severity.INFO
+        and f.default_severity in (Severity.BLOCKER, Severity.MAJOR)
+        and OFF_ROUTE in f.message
+    ]
+    if not off:
+        return verdict, reason
+    f = off[0]
+    return Verdict.MINOR_WORK, (
+        f"{reason}, but {len(off)} blocker/major finding{'s' if len(off) != 1 else ''} in code "
+        f"the ROCm route is not shown to build (listed as info, such as "
+        f"{f.location.path}:{f.location.line}): check that it is off the route"
+    )
+
+
+def ready_seen(
+    verdict: Verdict,
+    reason: str,
+    view: ProjectView,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[SkippedFile],
+) -> tuple[Verdict, str]:
+    """``ready`` needs positive evidence that nothing native is built unseen (issue 24): a
+    source the build names that the scan did not read (not in the tree, written at build
+    time, vendored or skipped) makes it minor work, saying what could not be seen."""
+    read = {c.rel for c in candidates} - {s.path for s in skipped}
+    reasons = skip_reasons(skipped)
+    unseen = []
+    for src, (evidence, by_setup) in sorted(view.build.sources.items()):
+        if src in read:
+            continue
+        why = skip_reason(src, reasons)
+        if why:
+            unseen.append(f"{src} ({evidence}: not read: {why})")
+        elif by_setup:
+            unseen.append(f"{src} ({evidence}: not in the tree; written at build time or fetched)")
+    if not unseen:
+        return verdict, reason
+    shown = "; ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
+    if verdict is Verdict.MINOR_WORK:
+        return (
+            verdict,
+            f"{reason}; the build also compiles native code gpuport could not see: {shown}",
+        )
+    return Verdict.MINOR_WORK, (
+        f"nothing found in what gpuport read, but the build compiles native code it could not "
+        f"see: {shown}"
+    )
+
+
+def skip_reasons(skipped: Sequence[SkippedFile]) -> dict[str, str]:
+    """Skipped path (a folder ends in ``/``) -> its reason, the first listed."""
+    out: dict[str, str] = {}
+    for s in skipped:
+        out.setdefault(s.path, s.reason)
+    return out
+
+
+def skip_reason(src: str, reasons: Mapping[str, str]) -> str:
+    """Why ``src`` was not read: it or a folder above it skipped (looked up, not a walk of
+    every skipped file per source: sources x skipped, 15,000 each, > 60 s; thirty-third
+    re-run F6)."""
+    if src in reasons:
+        return reasons[src]
+    parts = src.split("/")
+    for depth in range(1, len(parts)):
+        why = reasons.get("/".join(parts[:depth]) + "/")
+        if why is not None:
+            return why
+    return ""
