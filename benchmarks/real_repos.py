@@ -32,6 +32,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set twentysecond  # issue 24's twenty-second (held-out)
     python benchmarks/real_repos.py TREES --set twentythird  # issue 24's twenty-third (held-out)
     python benchmarks/real_repos.py TREES --set twentyfourth  # issue 24's twenty-fourth (held-out)
+    python benchmarks/real_repos.py TREES --set twentyfifth  # issue 24's twenty-fifth (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -76,6 +77,7 @@ from real_repos_tenth import TENTH_ROUTE, TENTH_SET
 from real_repos_thirteenth import THIRTEENTH_ROUTE, THIRTEENTH_SET
 from real_repos_twelfth import TWELFTH_ROUTE, TWELFTH_SET
 from real_repos_twentieth import TWENTIETH_ROUTE, TWENTIETH_SET
+from real_repos_twentyfifth import TWENTYFIFTH_ROUTE, TWENTYFIFTH_SET
 from real_repos_twentyfirst import TWENTYFIRST_ROUTE, TWENTYFIRST_SET
 from real_repos_twentyfourth import TWENTYFOURTH_ROUTE, TWENTYFOURTH_SET
 from real_repos_twentysecond import TWENTYSECOND_ROUTE, TWENTYSECOND_SET
@@ -489,6 +491,7 @@ SETS = {
     "twentysecond": TWENTYSECOND_SET,
     "twentythird": TWENTYTHIRD_SET,
     "twentyfourth": TWENTYFOURTH_SET,
+    "twentyfifth": TWENTYFIFTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -514,6 +517,7 @@ ROUTE_NAMES = (
     | frozenset(TWENTYSECOND_ROUTE)
     | frozenset(TWENTYTHIRD_ROUTE)
     | frozenset(TWENTYFOURTH_ROUTE)
+    | frozenset(TWENTYFIFTH_ROUTE)
 )
 
 
