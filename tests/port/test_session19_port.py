@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from gpuport.port import PortOptions, port_path
-from tests.port.helpers import fix_ids, project, run
+from tests.port.helpers import created, fix_ids, project, run
 
 README = "# k\n\nBuild for AMD GPUs with ROCm: `cmake -DGPU=hip .. && make`.\n"
 CMAKE = """\
@@ -85,3 +85,37 @@ def test_the_device_pass_fix_is_declined_where_the_branch_uses_cuda_arch_itself(
     shutil.copytree(root, copy)
     port_path(copy, PortOptions(jobs=1, unsafe_fixes=True, apply=True))
     assert run(copy, unsafe_fixes=True).files == []
+
+
+# J57 (Azure/aks-rdma-infiniband #148): the nccl-tests image was copied for ROCm with only its
+# FROM line changed; it still built NVIDIA's nccl-tests with nvcc (`make ...
+# NVCC_GENCODE="$CUDA12_GENCODE"`) and installed NVIDIA's DCGM from the CUDA apt repository.
+_NCCL_TESTS = """\
+FROM nvidia/cuda:13.2.0-devel-ubuntu24.04 as base
+RUN apt-get -qq update && apt-get -qq install -y build-essential wget {pkg} && \\
+    apt-get clean
+ENV CUDA12_GENCODE='-gencode=arch=compute_90,code=sm_90'
+WORKDIR /opt/nccl-tests
+RUN wget -q -O - https://github.com/NVIDIA/nccl-tests/archive/da0b547.tar.gz | tar -xzf - && \\
+    make -j20 MPI=1 {make}
+"""
+
+
+def test_an_image_handing_nvcc_flags_to_make_gets_no_rocm_copy(tmp_path: Path) -> None:
+    for i, make in enumerate(
+        ('NVCC_GENCODE="$CUDA12_GENCODE"', "CUDA_FLAGS=-gencode=arch=compute_90,code=sm_90")
+    ):
+        df = _NCCL_TESTS.format(pkg="curl", make=make)
+        report = run(project(tmp_path / str(i), {"Dockerfile": df}), unsafe_fixes=True)
+        assert report.files == [], make
+        reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP501"]
+        assert reasons and "builds or installs CUDA code" in reasons[0], reasons
+
+
+def test_nvidia_dcgm_is_left_out_of_the_rocm_copy(tmp_path: Path) -> None:
+    df = (
+        "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
+        "RUN apt-get update && apt-get install -y curl datacenter-gpu-manager libdcgm-dev\n"
+    )
+    text = created(run(project(tmp_path, {"Dockerfile": df})), "Dockerfile.rocm")
+    assert "dcgm" not in text and "datacenter-gpu-manager" not in text and "curl" in text

@@ -24,6 +24,7 @@ import string
 from gpuport import textre
 
 __all__ = [
+    "CUDA_PACKAGE",
     "continues",
     "directive_lines",
     "drop_packages",
@@ -295,8 +296,12 @@ def env_without_cuda(text: str, target: str) -> str | None:
 _CUDA_PKG = textre.compile(
     r"(?:cuda(?:-[\w.+-]+)?|libcudnn[\w.+=-]*|libnccl[\w.+=-]*|nvidia-[\w.+=-]+"
     r"|libcublas[\w.+=-]*|libcusparse[\w.+=-]*|libcufft[\w.+=-]*|libcurand[\w.+=-]*"
-    r"|libnv[\w.+=-]*|tensorrt[\w.+=-]*)"
+    r"|libnv[\w.+=-]*|tensorrt[\w.+=-]*"
+    # NVIDIA's Data Center GPU Manager, from NVIDIA's CUDA apt repository (J57)
+    r"|datacenter-gpu-manager[\w.+=-]*|libdcgm[\w.+=-]*)"
 )
+#: an apt/yum package of NVIDIA's CUDA stack (the words :func:`drop_packages` leaves out)
+CUDA_PACKAGE = _CUDA_PKG.pattern
 #: one package manager's install command and its arguments, up to the end of the command
 #: (``&&``, ``;``, ``|``, a line end that is not a continuation)
 _INSTALL = textre.compile(
@@ -319,6 +324,8 @@ _CUDA_NEEDLES = (
     "curand",
     "libnv",
     "tensorrt",
+    "datacenter-gpu-manager",
+    "libdcgm",
 )
 
 

@@ -52,16 +52,15 @@ _ARG = textre.compile(r"^(\s*ARG\s+\w+=)(\S+)", re.I)
 _ENV_START = textre.compile(r"^\s*ENV\s+", re.I)
 _RUN = textre.compile(r"^\s*RUN\s", re.I)
 _COPY = textre.compile(r"^(\s*(?:COPY|ADD)\s+(?:--\S+\s+)*)(.+?)(\s+\S+\s*)$", re.I)
-_CUDA_APT = textre.compile(
-    r"(?<![\w.-])(?:cuda(?:-[\w.+-]+)?|libcudnn[\w.+=-]*|libnccl[\w.+=-]*|nvidia-[\w.+=-]+"
-    r"|libcublas[\w.+=-]*|libcusparse[\w.+=-]*|libcufft[\w.+=-]*|libcurand[\w.+=-]*"
-    r"|libnv[\w.+=-]*|tensorrt[\w.+=-]*)(?![\w.-])"
-)
+_CUDA_APT = textre.compile(rf"(?<![\w.-]){docker_text.CUDA_PACKAGE}(?![\w.-])")
 #: a RUN that compiles CUDA code or installs a CUDA-only build: a ROCm image would need the
 #: project's HIP build (or another package), which is a person's call
 _CUDA_BUILD = textre.compile(
     r"(?i)-D[ \t]*\w*(?:CUDA|CUBLAS)\w*=(?:ON|1|TRUE)\b|\b\w*(?:CUDA|CUBLAS)=1\b"
     r"|CMAKE_CUDA_ARCHITECTURES|CUDA_DOCKER_ARCH|\bnvcc\b"
+    # nvcc's own settings handed to a build (``make NVCC_GENCODE="-gencode=arch=compute_90,..."``:
+    # nccl-tests, J57), its architecture flags
+    r"|\bNVCC_?\w*=|-gencode\b|\barch=(?:compute|sm)_\d+"
     r"|\[[\w,-]*\b(?:cublas|cuda\d*|cu1\d+x?)\b[\w,-]*\]"
     r"|(?<![\w.-])(?:cupy-cuda\w*|[\w.-]+-cu1\d+x?)(?![\w.-])"
     # the CUDA toolkit's binary tools (pruning cuBLAS for an arch, reading a fatbinary)
