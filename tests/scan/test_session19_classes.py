@@ -99,3 +99,61 @@ def test_a_linked_kernel_template_is_never_read(tmp_path: Path) -> None:
     (root / "k.mako").symlink_to(outside)
     r = scan_path(root, ScanOptions(jobs=1))
     assert r.verdict.value == "ready" and r.skipped == []
+
+
+# Librett (twenty-fifth sample): its Makefile.hip (the documented `make hip` route) keeps the
+# CUDA Makefile's GENCODE_* variables, which no HIP compile line reads (they pass
+# --amdgpu-target), and links NVTX only under `ifdef ENABLE_NVTOOLS` (make ENABLE_NVTOOLS=1).
+_MAKE_HIP = """\
+CUDAC = hipcc
+GENCODE_SM35  := -gencode arch=compute_35,code=sm_35
+GENCODE_SM70  := -gencode arch=compute_70,code=sm_70
+GENCODE_FLAGS := $(GENCODE_SM70)
+CUDA_CFLAGS = --offload-arch=gfx90a -std=c++17
+CUDA_LFLAGS = -fPIC
+ifdef ENABLE_NVTOOLS
+CUDA_LFLAGS += -lnvToolsExt
+endif
+{extra}
+build/%.o: src/%.cu
+\thipcc -c $< -o $@ $(CUDA_CFLAGS)
+lib/libk.a: build/k.o
+\tar rcs $@ $^ $(CUDA_LFLAGS)
+-include $(OBJS:.o=.d)
+"""
+_README = "# k\n\nBuild for AMD GPUs: `make -f Makefile.hip`, which uses hipcc for ROCm.\n"
+
+
+def _make_findings(root: Path, extra: str = "", **more: str) -> dict[tuple[str, int], str]:
+    files = {
+        "README.md": _README,
+        "Makefile.hip": _MAKE_HIP.format(extra=extra),
+        "src/k.cu": "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n",
+        **more,
+    }
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    return {
+        (f.rule_id, f.location.line or 0): f.severity.value
+        for f in r.findings
+        if f.location.path == "Makefile.hip"
+    }
+
+
+def test_unread_make_variables_and_opt_in_links_of_a_hip_makefile_are_info(
+    tmp_path: Path,
+) -> None:
+    got = _make_findings(tmp_path)
+    assert got[("GP402", 2)] == "info" and got[("GP402", 3)] == "info", got
+    assert got[("GP407", 8)] == "info", got
+
+
+def test_a_variable_the_makefile_reads_or_exports_keeps_its_severity(tmp_path: Path) -> None:
+    # read by the compile rule
+    read = _make_findings(tmp_path / "a", extra="CUDA_CFLAGS += $(GENCODE_FLAGS)")
+    assert read[("GP402", 3)] == "major", read
+    # every variable exported to sub-makes: a sub-make may read it
+    exported = _make_findings(tmp_path / "b", extra="export")
+    assert exported[("GP402", 2)] == "major", exported
+    # another Makefile includes this one: it may read it
+    included = _make_findings(tmp_path / "c", **{"Makefile": "include Makefile.hip\n"})
+    assert included[("GP402", 2)] == "major", included

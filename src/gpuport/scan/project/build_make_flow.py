@@ -14,7 +14,12 @@ that gives ``.cu`` files to hipcc).
 Uses are ``$(V)``, ``${V}``, ``$(V:a=b)`` and a name passed to ``$(call f,V)``; a variable
 named only as a bare word (a list of names printed into a configuration string) is not used.
 A variable that is exported, used by a Makefile this one includes, or not used in this file at
-all (a ``defaults.mk`` another Makefile includes) counts as on the route.
+all (a ``defaults.mk`` another Makefile includes) counts as on the route -- except in a
+Makefile no other build file includes, that exports nothing as a whole (no bare ``export``, no
+``.EXPORT_ALL_VARIABLES``) and names no variable by a computed name (``$($(X)_FLAGS)``,
+``$(eval``, ``$(value``): there a variable nothing reads is read by no build (Librett's
+``GENCODE_FLAGS`` in its ``Makefile.hip``, whose HIP compile lines pass ``--amdgpu-target``;
+issue 24, twenty-fifth sample), and :attr:`MakeFlow.unused` lists it.
 ``$(info ...)``/``$(warning ...)``/``$(error ...)`` only print. Text only: nothing is run;
 one pass over the lines and one over the uses.
 """
@@ -68,6 +73,9 @@ class MakeFlow:
     assigned_at: dict[int, str] = field(default_factory=dict)
     #: physical lines of recipes of CUDA-source rules the ROCm build is not shown to run
     cuda_recipes: set[int] = field(default_factory=set)
+    #: variables nothing reads, in a Makefile whose variables no other file or program can
+    #: read either (see the module docstring) -> their first assignment's line
+    unused: dict[str, int] = field(default_factory=dict)
 
 
 def _logical(text: str) -> list[tuple[int, int, str]]:
@@ -97,12 +105,25 @@ def _uses(line: str) -> set[str]:
     return found
 
 
+#: an include of the compiler's dependency files: ``$(OBJS:.o=.d)``, ``$(DEPS)`` of ``*.d``
+_DEPS = textre.compile(r"=\.d\)$|\.d\)?$|\$[({]DEPS?[)}]$", re.I)
+#: what lets a variable be read by a name this file does not spell, or by every sub-make
+_OPEN_NAMES = textre.compile(
+    r"\$[({]\$|\$[({](?:eval|value|origin|flavor)[ \t]|^[ \t]*export[ \t]*$|\.EXPORT_ALL_VARIABLES",
+    re.M,
+)
+
+
 def make_flow(
-    text: str, shown: Callable[[int], bool], included: Container[str] = frozenset()
+    text: str,
+    shown: Callable[[int], bool],
+    included: Container[str] = frozenset(),
+    top: bool = False,
 ) -> MakeFlow:
     """The variables of a Makefile and which of them reach the ROCm route (see the module
     docstring). ``shown(line)``: whether a ROCm build is shown to take every conditional
-    around ``line``; ``included``: the names the Makefiles this one includes use."""
+    around ``line``; ``included``: the names the Makefiles this one includes use; ``top``: no
+    other build file of the project includes this one."""
     flow = MakeFlow()
     # per use: (variable used, line, the variable whose value it is or "" for a rule/recipe,
     # the line of the rule a recipe belongs to or 0, a recipe of a CUDA-source rule)
@@ -167,7 +188,14 @@ def make_flow(
     # a variable this file never uses is for a file that includes it, a sub-make or the
     # environment: on the route, as is what its value uses
     used = {u[0] for u in uses}
-    on.update(name for name in flow.assigns if name not in used)
+    closed = top and _OPEN_NAMES.search(text) is None
+    for name, lines in flow.assigns.items():
+        if name in used:
+            continue
+        if closed and name not in on:
+            flow.unused[name] = lines[0]
+        else:
+            on.add(name)
     # who is fed by whom: a use inside the value of ``into`` reaches the route when ``into``
     # does and its line is shown
     feeds: dict[str, list[tuple[str, int]]] = {}
@@ -229,6 +257,7 @@ class MakeIncludes:
         self.budget = _MATCH_BUDGET
         self._uses: dict[str, frozenset[str]] = {}
         self._matched: dict[str, tuple[frozenset[str], Counter[str]] | None] = {}
+        self._included: frozenset[str] | None = None
 
     def uses(self, rel: str) -> frozenset[str]:
         got = self._uses.get(rel)
@@ -256,6 +285,24 @@ class MakeIncludes:
             got = (matched, counts)
         self._matched[pattern] = got
         return got
+
+    def included(self, path: str) -> bool:
+        """Whether some build file may include ``path``: an ``include`` naming its file name,
+        or one whose name is computed or a glob (any file, then)."""
+        if self._included is None:
+            names: set[str] = set()
+            for text in self.texts.values():
+                if "include" not in text:
+                    continue
+                for m in _INCLUDES.finditer(text):
+                    for word in m.group(1).split():
+                        if _DEPS.search(word):
+                            continue  # the compiler's dependency files (-include $(OBJS:.o=.d))
+                        if "$" in word or "*" in word or "?" in word or "[" in word:
+                            names.add("*")
+                        names.add(word.rsplit("/", 1)[-1])
+            self._included = frozenset(names)
+        return "*" in self._included or path.rsplit("/", 1)[-1] in self._included
 
     def used_by_included(self, path: str, text: str) -> Container[str]:
         """The names the Makefiles that ``path`` includes use (all names, when its includes

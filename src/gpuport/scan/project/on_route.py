@@ -380,7 +380,7 @@ def _branches(path: str, text: str) -> tuple[list[int], list[int | None]] | None
     (until the next one); None for a file that is neither CMake nor a Makefile."""
     name = path.rsplit("/", 1)[-1].lower()
     cmake = name == "cmakelists.txt" or name.endswith(".cmake")
-    if not cmake and not (name in ("makefile", "gnumakefile") or name.endswith(".mk")):
+    if not cmake and not _is_makefile(path):
         return None
     # per open conditional: [line of the current branch's test, it is shown taken, an
     # earlier branch is taken, every earlier branch is false]
@@ -498,9 +498,14 @@ def _outer_genexes(src: str) -> list[tuple[int, int]]:
     return out
 
 
+#: a Makefile by name: ``Makefile``, ``GNUmakefile``, ``*.mk`` and named variants
+#: (``Makefile.hip``, ``makefile.linux``); not Automake's ``Makefile.am``/``.in`` (another syntax)
+_MAKE_NAME = textre.compile(r"^(?:gnu)?makefile(?:[._-]\w+)?$|\.mk$", re.I)
+
+
 def _is_makefile(path: str) -> bool:
     name = path.rsplit("/", 1)[-1].lower()
-    return name in ("makefile", "gnumakefile") or name.endswith(".mk")
+    return _MAKE_NAME.search(name) is not None and not name.endswith((".am", ".in"))
 
 
 def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]) -> str | None:
@@ -516,6 +521,11 @@ def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]
         return (
             f"{name} is used only where a ROCm build is not shown to go "
             f"({path}:{flow.unshown[name]})"
+        )
+    if name is not None and name in flow.unused:
+        return (
+            f"{name} is read by nothing: no rule, recipe or used variable of {path} names it, "
+            "no other build file includes it and it exports nothing"
         )
     if line in flow.cuda_recipes:
         return "a recipe of the Makefile's CUDA-source rule (its HIP sources have their own)"
@@ -536,7 +546,8 @@ def make_flow_of(path: str, text: str, build_texts: Mapping[str, str]) -> MakeFl
     if not _INDEX or _INDEX[0][0] is not build_texts:
         _INDEX[:] = [(build_texts, MakeIncludes(build_texts))]
     included = _INDEX[0][1].used_by_included(path, text)
-    flow = make_flow(text, lambda n: open_branch(path, text, n) is None, included)
+    top = not _INDEX[0][1].included(path)
+    flow = make_flow(text, lambda n: open_branch(path, text, n) is None, included, top)
     while len(_FLOWS) >= 32:
         del _FLOWS[next(iter(_FLOWS))]
     _FLOWS[path] = (text, build_texts, flow)
