@@ -157,3 +157,40 @@ def test_a_variable_the_makefile_reads_or_exports_keeps_its_severity(tmp_path: P
     # another Makefile includes this one: it may read it
     included = _make_findings(tmp_path / "c", **{"Makefile": "include Makefile.hip\n"})
     assert included[("GP402", 2)] == "major", included
+
+
+# gadgetron (twenty-fourth sample): `option(GADGETRON_CUDA_ALL_COMPUTE_MODEL ... OFF)` and an
+# `if (...)` block that only adds -gencode flags for older GPUs.
+_CMAKE_OPT = """\
+cmake_minimum_required(VERSION 3.18)
+project(g LANGUAGES CXX CUDA)
+option({name} "Build CUDA components for all computing models" OFF)
+if ({name})
+    message("Compiling for all compute models")
+    set(CUDA_NVCC_FLAGS ${{CUDA_NVCC_FLAGS}} "-gencode arch=compute_35,code=sm_35")
+    {more}
+endif ()
+add_library(g k.cu)
+"""
+
+
+def _gp403(root: Path, name: str, more: str = "") -> str:
+    files = {
+        "CMakeLists.txt": _CMAKE_OPT.format(name=name, more=more),
+        "k.cu": "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n",
+    }
+    r = scan_path(write(root, files), ScanOptions(jobs=1))
+    hits = [f for f in r.findings if f.rule_id == "GP403" and f.location.line == 6]
+    assert hits, [(f.rule_id, f.location.line) for f in r.findings]
+    return hits[0].severity.value
+
+
+def test_flags_under_an_opt_in_option_that_is_off_by_default_are_info(tmp_path: Path) -> None:
+    assert _gp403(tmp_path, "GADGETRON_CUDA_ALL_COMPUTE_MODEL") == "info"
+
+
+def test_a_gpu_switch_or_a_block_that_builds_more_keeps_its_severity(tmp_path: Path) -> None:
+    # a switch of the GPU build itself: a ROCm build may turn it on
+    assert _gp403(tmp_path / "a", "MYLIB_USE_GPU") == "major"
+    # the block adds a target: a component, not a flag tuning
+    assert _gp403(tmp_path / "b", "WITH_EXTRAS", "add_library(x x.cu)") == "major"

@@ -30,6 +30,7 @@ __all__ = [
     "commented_out_folders",
     "never_run",
     "opt_in_tails",
+    "opt_in_tunings",
     "uncalled_bodies",
     "windows_only",
 ]
@@ -143,6 +144,8 @@ def never_run(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]
     for rel, spans in windows_only(files).items():
         out.setdefault(rel, []).extend(spans)
     for rel, spans in opt_in_tails(files).items():
+        out.setdefault(rel, []).extend(spans)
+    for rel, spans in opt_in_tunings(files).items():
         out.setdefault(rel, []).extend(spans)
     return out
 
@@ -282,4 +285,76 @@ def _named_folders(text: str) -> set[str]:
         while at > 0:
             out.add(word[:at])
             at = word.find("/", at + 1)
+    return out
+
+
+#: what a block that only tunes flags does: sets variables and prints
+_TUNING_CMDS = frozenset({"set", "list", "string", "message"})
+#: the words an option that switches a GPU build itself on ends with (``USE_CUDA``,
+#: ``MYLIB_ENABLE_GPU``, ``WITH_CUDA_BACKEND``): a ROCm build may turn such a switch on
+_SWITCH_TAIL = textre.compile(
+    r"(?i)(?:^|_)(?:GPU|CUDA|HIP|ROCM|NVIDIA|DEVICE|ACCEL\w*)(?:_(?:BACKEND|SUPPORT|ENABLED|BUILD))?$"
+)
+
+
+def opt_in_tunings(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Build file -> the lines of an ``if(X)`` block that only sets variables (flags) where
+    ``X`` is an ``option()`` that is ``OFF`` by default, set nowhere else and not a switch of
+    the GPU build itself (:data:`_SWITCH_TAIL`): gadgetron's
+    ``if (GADGETRON_CUDA_ALL_COMPUTE_MODEL)`` adding ``-gencode`` flags for older GPUs is
+    configured only with ``-DGADGETRON_CUDA_ALL_COMPUTE_MODEL=ON`` (issue 24, twenty-fourth
+    sample). A block that does more (adds targets, looks packages up, includes files) is left:
+    it may be a component a build wants."""
+    texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
+    off = {
+        m.group(1)
+        for t in texts.values()
+        if "OFF" in t or "off" in t
+        for m in _OPTION_OFF.finditer(t)
+        if not _SWITCH_TAIL.search(m.group(1))
+    }
+    if not off:
+        return {}
+    for code in texts.values():  # set(X ...) anywhere: not a plain default
+        off -= {
+            c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
+        }
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for rel, code in texts.items():
+        if not off.intersection(_WORDS.findall(code)):
+            continue
+        spans = _tuning_blocks(rel, code, off)
+        if spans:
+            out[rel] = spans
+    return out
+
+
+_WORDS = textre.compile(r"\w+")
+_PLAIN_NAME = textre.compile(r"^\s*\$?\{?(\w+)\}?\s*$")
+
+
+def _tuning_blocks(rel: str, code: str, off: set[str]) -> list[tuple[int, int, str]]:
+    """The ``if(X) <set/list/string/message only> endif()`` blocks of one CMake file."""
+    line_of = textre.line_finder(code)
+    out: list[tuple[int, int, str]] = []
+    opened: list[tuple[str, int]] = []  # per open if(): (option it tests or "", its line)
+    tuning: list[bool] = []  # per open if(): only tuning commands so far, one branch
+    for cmd in commands(code):
+        if cmd.name == "if":
+            m = _PLAIN_NAME.match(cmd.args)
+            opened.append((m.group(1) if m and m.group(1) in off else "", line_of(cmd.start)))
+            tuning.append(True)
+        elif not opened:
+            continue
+        elif cmd.name in ("elseif", "else"):
+            tuning[-1] = False  # another branch: the block is not one opt-in
+        elif cmd.name == "endif":
+            (name, at), only = opened.pop(), tuning.pop()
+            if name and only:
+                why = f"{rel}:{at}: configured only with -D{name}=ON (OFF by default)"
+                out.append((at, line_of(cmd.end), why))
+            if tuning and not only:
+                tuning[-1] = False
+        elif cmd.name not in _TUNING_CMDS:
+            tuning[:] = [False] * len(tuning)
     return out
