@@ -7,6 +7,10 @@ line of a conda ``pip:`` section (checked like a requirements-file line).
 nothing from the project is ever executed. :class:`Entry` and the pip option
 table live in :mod:`gpuport.scan.rules.deps.readers_common`; all are importable
 from here.
+
+An explicit uv index pinned under a dependency group is a default install's when a plain
+``uv sync`` installs that group (``dev``, or ``[tool.uv] default-groups``, with the groups
+they include; forty-second re-run F4): only extras and other groups are opt-in.
 """
 
 from __future__ import annotations
@@ -196,7 +200,8 @@ def pyproject_entries(text: str) -> list[Entry]:
         urls_in_order = InOrder(lines)
         for index in uv.get("index") or []:
             if isinstance(index, dict) and isinstance(index.get("url"), str):
-                line, note = urls_in_order.line(index["url"]), _explicit(index, uv.get("sources"))
+                line = urls_in_order.line(index["url"])
+                note = _explicit(index, uv, data.get("dependency-groups"))
                 out.append(Entry("index", index["url"], line, note=note))
         for key in ("index-url", "extra-index-url", "find-links"):
             value = uv.get(key)
@@ -209,25 +214,72 @@ def pyproject_entries(text: str) -> list[Entry]:
     return out
 
 
-def _explicit(index: dict[str, Any], sources: Any) -> str:
+def _explicit(index: dict[str, Any], uv: dict[str, Any], groups: Any) -> str:
     """Why an explicit uv index (``explicit = true``: only the packages ``[tool.uv.sources]``
-    pins to it use it) is no default install's -- every pin to it under an extra or a group
-    (curobo's ``{ index = "pytorch-cu130", extra = "cu13-torch" }``), or no pin at all; "" when
-    a pin applies to every install (or to a marker gpuport does not judge)."""
+    pins to it use it) is no default install's -- every pin to it under an extra (curobo's
+    ``{ index = "pytorch-cu130", extra = "cu13-torch" }``) or a group ``uv sync`` leaves out,
+    or no pin at all; "" when a pin applies to every install (or to a marker gpuport does not
+    judge). A group is no extra: uv installs its default groups (``dev`` unless
+    ``[tool.uv] default-groups`` says otherwise, and the groups they include) on a plain
+    ``uv sync``/``uv run`` (forty-second re-run F4)."""
     name = index.get("name")
     if index.get("explicit") is not True or not isinstance(name, str):
         return ""
+    sources = uv.get("sources")
+    default = _default_groups(uv, groups)
     extras: set[str] = set()
     for spec in sources.values() if isinstance(sources, dict) else ():
         for pin in spec if isinstance(spec, list) else [spec]:
             if isinstance(pin, dict) and pin.get("index") == name:
-                cond = pin.get("extra") or pin.get("group")
-                if not isinstance(cond, str):
+                extra, group = pin.get("extra"), pin.get("group")
+                if isinstance(extra, str) and extra:
+                    extras.add(f"{extra} extra")
+                elif isinstance(group, str) and group and default is not None:
+                    if _normal_group(group) in default:
+                        return ""  # installed by a plain ``uv sync``
+                    extras.add(f"{group} group")
+                else:
                     return ""
-                extras.add(cond)
     if not extras:
         return "an explicit uv index that no [tool.uv.sources] entry uses"
-    return f"an explicit uv index only the {', '.join(sorted(extras))} extra(s) use"
+    return f"an explicit uv index only the {', '.join(sorted(extras))}(s) use"
+
+
+def _normal_group(name: str) -> str:
+    """A group's name as uv compares it (PEP 503: runs of ``-_.`` are one ``-``, lower case)."""
+    out = "-".join(p for p in name.lower().replace("_", "-").replace(".", "-").split("-") if p)
+    return out if out else name
+
+
+def _default_groups(uv: dict[str, Any], groups: Any) -> set[str] | None:
+    """The dependency groups a plain ``uv sync`` installs (normalised names), the groups they
+    include (``{ include-group = "x" }``) with them; None when every group is (``"all"``) or
+    the setting is not one gpuport reads."""
+    chosen = uv.get("default-groups", ["dev"])
+    if chosen == "all" or not isinstance(chosen, list):
+        return None
+    if not all(isinstance(g, str) for g in chosen):
+        return None
+    table = (
+        {_normal_group(k): v for k, v in groups.items() if isinstance(k, str)}
+        if isinstance(groups, dict)
+        else {}
+    )
+    out: set[str] = set()
+    todo = [_normal_group(g) for g in chosen]
+    while todo:
+        group = todo.pop()
+        if group in out:
+            continue
+        out.add(group)
+        items = table.get(group)
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict):
+                inc = item.get("include-group")
+                if not isinstance(inc, str):
+                    return None  # a table gpuport does not read
+                todo.append(_normal_group(inc))
+    return out
 
 
 def _poetry_entries(poetry: dict[str, Any], lines: list[str]) -> Iterator[Entry]:

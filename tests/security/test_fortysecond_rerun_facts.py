@@ -1,0 +1,68 @@
+"""Forty-second re-run, findings F1, F4, F5 and F17: project facts that lowered or moved
+findings they do not describe.
+
+* F1: a monitoring dependency nothing imports lowered every finding on its manifest line
+  (a ``jax[cuda12]`` blocker beside ``GPUtil`` on one ``dependencies = [...]`` line).
+* F4: an explicit CUDA uv index pinned under the ``dev`` dependency group (which a plain
+  ``uv sync`` installs) was read as an opt-in extra's.
+* F5: a pip freeze that install.sh, a CI workflow and tox.ini install was "named by no file".
+* F17: "no Python file names it" missed a monitor run as a command (``gpustat`` in a shell
+  script) and Python files without a ``.py`` name (a ``#!/usr/bin/env python`` tool).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuport.scan import ScanOptions, scan_path
+from tests.scan.project_files import write
+
+
+def _scan(root: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return scan_path(write(root, files), ScanOptions(jobs=1))
+
+
+def _sev(report, rule: str, start: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [
+        f.severity.value
+        for f in report.findings
+        if f.rule_id == rule and f.message.startswith(start)
+    ]
+
+
+_UV_GROUP = """\
+[project]
+name = "mypkg"
+version = "0.1"
+dependencies = ["numpy"]
+
+[dependency-groups]
+dev = ["torch==2.4.0"]
+docs = ["sphinx"]
+
+[tool.uv.sources]
+torch = [{ index = "pytorch-cu121", group = "dev" }]
+
+[[tool.uv.index]]
+name = "pytorch-cu121"
+url = "https://download.pytorch.org/whl/cu121"
+explicit = true
+"""
+
+
+def test_a_cuda_uv_index_of_a_default_group_keeps_its_severity(tmp_path: Path) -> None:
+    """F4: ``uv sync`` installs the dev group, so its pin to the CUDA index is the default
+    install's; a group the default leaves out stays opt-in."""
+    files = {"mypkg/__init__.py": "import torch\n"}
+    r = _scan(tmp_path / "dev", {**files, "pyproject.toml": _UV_GROUP})
+    gp104 = [f.severity.value for f in r.findings if f.rule_id == "GP104"]
+    assert gp104 and "info" not in gp104, gp104
+    chosen = _UV_GROUP.replace('group = "dev"', 'group = "docs"').replace(
+        "[tool.uv.sources]", '[tool.uv]\ndefault-groups = ["dev", "docs"]\n\n[tool.uv.sources]'
+    )
+    r = _scan(tmp_path / "chosen", {**files, "pyproject.toml": chosen})
+    assert "info" not in [f.severity.value for f in r.findings if f.rule_id == "GP104"]
+    opt_in = _UV_GROUP.replace('group = "dev"', 'group = "docs"')
+    r = _scan(tmp_path / "docs", {**files, "pyproject.toml": opt_in})
+    msgs = [(f.severity.value, f.message) for f in r.findings if f.rule_id == "GP104"]
+    assert [s for s, _ in msgs] == ["info"] and "docs group" in msgs[0][1], msgs
