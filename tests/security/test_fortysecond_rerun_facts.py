@@ -66,3 +66,47 @@ def test_a_cuda_uv_index_of_a_default_group_keeps_its_severity(tmp_path: Path) -
     r = _scan(tmp_path / "docs", {**files, "pyproject.toml": opt_in})
     msgs = [(f.severity.value, f.message) for f in r.findings if f.rule_id == "GP104"]
     assert [s for s, _ in msgs] == ["info"] and "docs group" in msgs[0][1], msgs
+
+
+def test_a_monitor_nothing_imports_lowers_only_its_own_finding(tmp_path: Path) -> None:
+    """F1: GPUtil's "never called there" lowered the ``jax[cuda12]`` blocker on its line."""
+    deps = 'dependencies = ["GPUtil==1.4.0", "jax[cuda12]"]\n'
+    r = _scan(
+        tmp_path / "p",
+        {
+            "pkg/__init__.py": "import numpy\n",
+            "pyproject.toml": f'[project]\nname = "pkg"\nversion = "0.1"\n{deps}',
+        },
+    )
+    assert _sev(r, "GP106", "jax[cuda12]") == ["blocker"]
+    assert r.verdict.value == "blocked"
+    gputil = [f for f in r.findings if f.rule_id == "GP101" and f.message.startswith("GPUtil")]
+    assert [f.severity.value for f in gputil] == ["info"]  # its own finding is still lowered
+    assert "never called there" in gputil[0].message
+
+
+def test_a_monitor_run_by_a_script_or_imported_outside_py_files_is_called(
+    tmp_path: Path,
+) -> None:
+    """F17: ``gpustat --json`` in a shell script runs it; ``import GPUtil`` in a ``#!python``
+    tool, a ``.pyx`` or a notebook imports it. A line that only installs it calls nothing."""
+    reqs = "numpy\ngpustat==1.1.1\nGPUtil==1.4.0\n"
+    base = {"requirements.txt": reqs, "main.py": "import numpy\n"}
+    for name, extra in {
+        "cli": {
+            "monitor.sh": "#!/bin/sh\ngpustat --json > gpu.json\n",
+            "tools/gpuwatch": "#!/usr/bin/env python\nimport GPUtil\nprint(GPUtil.getGPUs())\n",
+        },
+        "cython": {
+            "ext/mon.pyx": "import GPUtil\n",
+            "nb/look.ipynb": '{"cells": [{"source": ["import gpustat\\n"]}]}\n',
+        },
+    }.items():
+        r = _scan(tmp_path / name, {**base, **extra})
+        got = {f.message.split(":", 1)[0]: f.severity.value for f in r.findings
+               if f.rule_id == "GP101"}  # fmt: skip
+        assert got.get("gpustat") not in (None, "info"), (name, got)
+        assert got.get("GPUtil") not in (None, "info"), (name, got)
+    only_installs = {"install.sh": "#!/bin/sh\npip install gpustat GPUtil\n"}
+    r = _scan(tmp_path / "inst", {**base, **only_installs})
+    assert {f.severity.value for f in r.findings if f.rule_id == "GP101"} == {"info"}

@@ -6,6 +6,10 @@
   nvidia-smi wrappers: the knowledge base's category ``monitoring``) installs on an AMD host,
   and only its calls fail. When no Python file of the project names any of its import names,
   nothing calls it there, so its GP101/GP103 finding is lowered to info with that reason.
+  That finding only: never another package's on its line, nor one other findings were folded
+  into (forty-second re-run F1). Its command run by a script or CI step, or an import in
+  Python not named ``*.py`` (Cython, notebooks, ``#!python`` tools), names it too
+  (forty-second re-run F17); when such a file cannot be read, nothing is lowered.
   Read only when such a finding exists; when the project has no Python file, a Python file
   could not be read, or Python files were not part of the scan (``--kind``), nothing is
   lowered.
@@ -22,7 +26,8 @@ from gpuport.models import Severity
 from gpuport.scan.finding import Finding
 from gpuport.scan.project.files import Candidate, read_text
 from gpuport.scan.project.refusals import may_refuse, refusals
-from gpuport.scan.project.view import ProjectView
+from gpuport.scan.project.script_texts import project_scripts, without_install_lines
+from gpuport.scan.project.view import ProjectView, monitor_key
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["read_after_rules", "read_refusals", "unimported_monitors"]
@@ -79,37 +84,68 @@ def unimported_monitors(
     candidates: Sequence[Candidate],
     packages: PackageDB,
     max_bytes: int,
-) -> dict[tuple[str, int], str]:
-    """(manifest, line) of each GP101/GP103 finding above info on a monitoring package that
-    no Python file of the project names -> the reason to lower it."""
-    wanted: dict[tuple[str, int], PackageInfo] = {}
+) -> dict[tuple[str, int, str, str], str]:
+    """Each GP101/GP103 finding above info on a monitoring package (:func:`monitor_key`) that
+    no file of the project names -> the reason to lower it. Named: an import name in the
+    project's Python (``*.py``, Cython, notebooks, ``#!python`` tools) or scripts, or its
+    command (the distribution's name) in its scripts and CI, install lines left out."""
+    wanted: dict[tuple[str, int, str, str], PackageInfo] = {}
     for f in findings:
         if f.rule_id not in ("GP101", "GP103") or f.severity is Severity.INFO:
             continue
+        if f.message.endswith(" more on this line)"):
+            continue  # other packages' findings folded into it: the reason is not theirs
         m = _DIST.match(f.message)
         pkg = packages.by_dist(m.group(1)) if m else None
         if pkg is None or pkg.category != "monitoring" or not pkg.imports:
             continue
-        wanted[(f.location.path, f.location.line or 0)] = pkg
+        wanted[monitor_key(f)] = pkg
     if not wanted:
         return {}
-    names = sorted({n.split(".", 1)[0] for p in wanted.values() for n in p.imports})
-    word = textre.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
-    named: set[str] = set()
     python = [c for c in candidates if c.kind is FileKind.PYTHON]
     if not python:
         return {}  # no code of the project's own to judge by (a manifest-only scan)
+    scripts = project_scripts(python[0].root, candidates)
+    if not scripts.complete:
+        return {}  # a file gpuport could not read may call it
+    names = {n.split(".", 1)[0] for p in wanted.values() for n in p.imports}
+    commands = {c for p in wanted.values() for c in _commands(p)}
+    word = textre.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    # a command as a shell runs it: a word of its own (``--trace=cuda,nvtx`` runs no nvtx)
+    command = textre.compile(
+        r"(?m)(?:^|[\s;&|(`'\"])(" + "|".join(re.escape(n) for n in sorted(commands))
+        + r")(?:$|[\s;&|)`'\"])"
+    )  # fmt: skip
+    named: set[str] = set()
     for c in python:
         text = read_text(c.path, max_bytes)
         if not isinstance(text, str):
             return {}  # a Python file gpuport could not read may import it
         named.update(word.findall(text))
-    out: dict[tuple[str, int], str] = {}
+    for text in scripts.python.values():
+        named.update(word.findall(text))
+    runs = [t for rel, t in scripts.config.items() if rel.startswith(_CI)]
+    for text in [*scripts.run.values(), *runs]:  # a CI step runs it; a config only lists it
+        text = without_install_lines(text)
+        named.update(word.findall(text))
+        named.update(command.findall(text))
+    out: dict[tuple[str, int, str, str], str] = {}
     for key, pkg in wanted.items():
         tops = {n.split(".", 1)[0] for n in pkg.imports}
-        if not tops & named:
+        if not (tops | set(_commands(pkg))) & named:
             out[key] = (
-                f"no Python file of the project names {' or '.join(sorted(tops))}: a "
+                f"no Python file of the project names {' or '.join(sorted(tops))}, no script "
+                "runs it: a "
                 "monitoring library that installs on an AMD host and is never called there"
             )
     return out
+
+
+_CI = (".github/", ".gitlab-ci", ".circleci/", ".buildkite/", ".travis", ".devcontainer/",
+       "azure-pipelines")  # fmt: skip
+
+
+def _commands(pkg: PackageInfo) -> list[str]:
+    """The command a monitoring distribution installs, as scripts run it: its name, lower
+    case (``gpustat``, ``nvitop``)."""
+    return sorted({pkg.name.lower(), pkg.name})

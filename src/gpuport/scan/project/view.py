@@ -5,7 +5,8 @@ Before: read the build files, manifests and CUDA/C++ headers (text only) into a
 ROCm route, the components. After: give every finding its scope, lower to info
 what the ROCm build never compiles (naming the evidence), what lies in an
 NVIDIA-only component of a project that has a ROCm route, and CUDA variants that
-sit beside a ROCm variant.
+sit beside a ROCm variant. A monitoring dependency nothing calls lowers its own finding
+only, never another package's on its manifest line (forty-second re-run F1).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ from gpuport.scan.project.unnamed_sources import unnamed_sources
 from gpuport.scan.project.vendor_folders import vendor_package_of
 from gpuport.scan.rules.base import FileKind
 
-__all__ = ["ProjectView", "apply", "view_of"]
+__all__ = ["ProjectView", "apply", "monitor_key", "view_of"]
 
 _BUILD_KINDS = (FileKind.SETUP_PY, FileKind.CMAKE, FileKind.MAKEFILE, FileKind.PYPROJECT)
 _ROUTE_KINDS = (
@@ -119,8 +120,9 @@ class ProjectView:
     rocm_requirements: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     #: native files the ROCm route is shown to compile -> why (:mod:`on_route`)
     on_route: RouteShown = field(default_factory=RouteShown)
-    #: (manifest, line) of a monitoring dependency nothing imports -> why (:mod:`after_rules`)
-    unimported: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: the finding (:func:`monitor_key`) of a monitoring dependency nothing imports -> why
+    #: (:mod:`after_rules`): that finding only, never the others on its line
+    unimported: dict[tuple[str, int, str, str], str] = field(default_factory=dict)
     #: CMake files and Makefiles (relative path -> text), for the branch of a finding's line
     build_texts: dict[str, str] = field(default_factory=dict)
     #: Python file -> (first, last line, why) of a self-test block (:mod:`py_layout`)
@@ -428,6 +430,7 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
     texts: dict[str, str] = {}
     out: list[Finding] = []
     for f in findings:
+        unused = view.unimported.get(monitor_key(f))  # before a note changes its message
         path = f.location.path
         extra = view.extras.get(path, {}).get(f.location.line or 0)
         comp = view.build.component_of(path)
@@ -542,11 +545,17 @@ def apply(findings: Sequence[Finding], view: ProjectView) -> list[Finding]:
             f = _lower(f, other)
         elif has_route and f.severity is not Severity.INFO and (off := _off_route(f, view)):
             f = _lower(f, off)
-        unused = view.unimported.get((path, f.location.line or 0))
         if unused is not None and f.severity is not Severity.INFO:
             f = _lower(f, unused)
         out.append(f)
     return out
+
+
+def monitor_key(f: Finding) -> tuple[str, int, str, str]:
+    """What :attr:`ProjectView.unimported` knows a finding by: its place, rule and message, so
+    a monitoring dependency's reason lowers its own finding, not another package's on the same
+    manifest line (forty-second re-run F1: a ``jax[cuda12]`` blocker beside ``GPUtil``)."""
+    return (f.location.path, f.location.line or 0, f.rule_id, f.message)
 
 
 def _in_file(f: Finding, view: ProjectView, texts: dict[str, str], route: bool) -> str | None:

@@ -1,0 +1,182 @@
+"""The project's scripts, CI files and task-runner files, which the scan does not read.
+
+Shell scripts, CI workflows (hidden folders: the walk never enters them), ``tox.ini``,
+``noxfile.py`` and the like run the project's install and tool steps; Cython sources,
+notebooks and extensionless ``#!/usr/bin/env python`` tools are Python no ``*.py`` walk
+sees. Rules that conclude "no file of the project names X" read these too (forty-second
+re-run F5: a pip freeze ``install.sh``, CI and tox install was "named by no file"; F17: a
+``gpustat`` run by a shell script, ``GPUtil`` imported by ``tools/gpuwatch``, were "never
+called"). The walk is the scan's (``.gitignore``, vendored and hidden folders), bounded; when
+a bound is met, or a file that may name it cannot be read, :attr:`Scripts.complete` is False
+and a caller concludes nothing.
+
+Files are read as text, bounded, inside the project; nothing is run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuport import fileio, textre
+from gpuport.errors import GpuportError
+from gpuport.scan.project.files import Candidate, classify, iter_entries, safe_name
+
+__all__ = ["Scripts", "project_scripts", "without_install_lines"]
+
+_MAX_BYTES = 1 << 20
+_MOST_ENTRIES = 200_000  # entries walked
+_MOST_READ = 3_000  # files read (whole, or a head for a ``#!`` line)
+_MOST_WORKFLOWS = 200
+#: shell, batch and task files: they run steps
+_RUN_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".ps1", ".bat", ".cmd", ".mk", ".just")
+_RUN_NAMES = {"justfile", "taskfile.yml", "taskfile.yaml", "procfile", "jenkinsfile"}
+#: files that name an install step (``tox.ini``'s ``deps = -r``, a config's command)
+_CONFIG_SUFFIXES = (".yml", ".yaml", ".cfg", ".ini", ".toml", ".json")
+#: Python files by name that run install steps (nox, invoke, fabric)
+_TASK_PY = {"noxfile.py", "tasks.py", "fabfile.py"}
+#: Python that the walk's ``*.py`` misses
+_PYTHON_SUFFIXES = (".pyx", ".pxd", ".pxi", ".pyw", ".ipynb")
+#: CI files in hidden folders (the walk does not enter them)
+_HIDDEN = (
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    ".circleci/config.yml",
+    ".buildkite/pipeline.yml",
+    ".devcontainer/devcontainer.json",
+    ".devcontainer/postCreateCommand.sh",
+)
+_PY_SHEBANG = textre.compile(r"^#![^\n]*\bpython[\d.]*\b")
+
+
+@dataclass
+class Scripts:
+    #: relative path -> text: scripts, CI and task files (``run``) and Python not named .py
+    run: dict[str, str] = field(default_factory=dict)
+    config: dict[str, str] = field(default_factory=dict)
+    python: dict[str, str] = field(default_factory=dict)
+    #: False: a bound was met or a file could not be read (conclude nothing from absence)
+    complete: bool = True
+
+
+def project_scripts(root: Path, candidates: Sequence[Candidate]) -> Scripts:
+    """The project's scripts, CI, config and task files and its Python not named ``*.py``
+    (relative path -> text), with whether all of them were read."""
+    out = Scripts()
+    if not root.is_dir():
+        return out
+    reads = 0
+    entries = 0
+    for item in iter_entries(root):
+        if isinstance(item, tuple):
+            entries += 1
+            if entries > _MOST_ENTRIES:
+                out.complete = False
+                break
+            rel, entry = item
+            if reads >= _MOST_READ and _wanted(rel) is not None:
+                out.complete = False
+                break
+            reads += _take(root, rel, entry, out)
+    for rel in [*_HIDDEN, *_workflows(root)]:
+        text = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root)
+        if text is not None:
+            (out.config if rel.endswith((".yml", ".yaml", ".json")) else out.run)[rel] = text
+    return out
+
+
+def _wanted(rel: str) -> str | None:
+    """Which texts a file belongs to: "run", "config", "python", "head" (extensionless: its
+    ``#!`` line says), or None."""
+    name = rel.rsplit("/", 1)[-1]
+    lower = name.lower()
+    if lower.endswith(_RUN_SUFFIXES) or lower in _RUN_NAMES:
+        return "run"
+    if lower in _TASK_PY:
+        return "run"
+    if lower.endswith(_PYTHON_SUFFIXES):
+        return "python"
+    if classify(rel) is not None:
+        return None  # a manifest or source the scan reads itself
+    if lower.endswith(_CONFIG_SUFFIXES):
+        return "config"
+    if "." not in name:
+        return "head"
+    return None
+
+
+def _take(root: Path, rel: str, entry: os.DirEntry[str], out: Scripts) -> int:
+    """Read ``rel`` into ``out`` if it is one of the files wanted; 1 if it was read."""
+    kind = _wanted(rel)
+    if kind is None:
+        return 0
+    try:
+        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            return 0
+    except OSError:
+        return 0
+    if kind == "head":
+        text = _python_tool(root / rel, root)
+        if text is None:
+            return 1
+        if text == "":
+            out.complete = False  # a #!python tool too large to read
+            return 1
+        out.python[rel] = text
+        return 1
+    text = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root)
+    if text is None:
+        if kind != "config":
+            out.complete = False
+        return 1
+    {"run": out.run, "config": out.config, "python": out.python}[kind][rel] = text
+    return 1
+
+
+def _python_tool(path: Path, root: Path) -> str | None:
+    """An extensionless file's text when its first line is a ``#!`` line naming python; None
+    when it is not one (or cannot be opened); "" when it is one too large to read."""
+    try:
+        with fileio.open_regular(path, root=root) as fh:
+            head = fh.read(256)  # a data file without a suffix is not read whole
+            if not head.startswith(b"#!") or not _PY_SHEBANG.match(
+                head.decode("utf-8", errors="replace")
+            ):
+                return None
+            data = head + fh.read(_MAX_BYTES + 1 - len(head))
+    except (GpuportError, OSError):
+        return None
+    return "" if len(data) > _MAX_BYTES else data.decode("utf-8", errors="replace")
+
+
+def _workflows(root: Path) -> list[str]:
+    out: list[str] = []
+    for folder in (".github/workflows", ".github/actions"):
+        try:
+            with os.scandir(root / folder) as entries:
+                names = sorted(e.name for e in entries if safe_name(e.name) == e.name)
+        except OSError:
+            continue
+        for n in names[:_MOST_WORKFLOWS]:
+            if folder.endswith("workflows"):
+                if n.endswith((".yml", ".yaml")):
+                    out.append(f"{folder}/{n}")
+            else:  # a composite action: .github/actions/<name>/action.yml
+                out += [f"{folder}/{n}/action.yml", f"{folder}/{n}/action.yaml"]
+    return out
+
+
+_INSTALL_LINE = textre.compile(
+    r"(?m)^[^\n]*\b(?:pip3?|pipx|conda|mamba|micromamba|uv|poetry|pdm|pixi)\b[^\n]*"
+    r"\b(?:install|add|sync)\b[^\n]*$"
+)
+
+
+def without_install_lines(text: str) -> str:
+    """``text`` without its package-install lines (``pip install gpustat`` installs it; a
+    line that runs ``gpustat`` calls it)."""
+    if "install" not in text and "add" not in text and "sync" not in text:
+        return text
+    return _INSTALL_LINE.sub("", text)
