@@ -5,12 +5,15 @@ Blanked, keeping the line numbers:
 * in any page, an HTML comment (``<!-- ... -->``, an unclosed one to the end of the page);
 * in Markdown (any page neither reStructuredText nor AsciiDoc): struck-out text (``~~...~~``,
   GitHub's ``~...~``, ``<del>``/``<s>``/``<strike>`` to their closing tag or the paragraph's
-  end: forty-first re-run F9) and what a link reference definition holds besides its
-  destination, never rendered: the ``[//]: # (...)`` / ``[comment]: <> (...)`` comment idiom
-  (forty-first re-run F2);
+  end: forty-first re-run F9) and a link reference definition, never rendered: the
+  ``[//]: # (...)`` / ``[comment]: <> (...)`` comment idiom (forty-first re-run F2); only
+  the destination of one that the page references is kept (forty-second re-run F16), and a
+  line is a definition only as CommonMark reads one, so ``[Status]: AMD GPUs are not
+  supported.`` is shown text (forty-second re-run F14);
 * in reStructuredText, a comment (``..`` and the block indented under it) at any
   indentation, inside a list item or a directive's body too (forty-first re-run F17), but not
   a directive, a link target, a substitution or a footnote, nor text inside a literal block;
+  a ``.. todo::`` and its body, which Sphinx hides by default (forty-second re-run F15);
 * in AsciiDoc (``.adoc``, ``.asciidoc``, ``.asc``), a ``////`` comment block, a ``//``
   comment line, a ``[comment]`` block or paragraph, and ``[.line-through]#...#`` (F2).
 
@@ -39,9 +42,14 @@ _STRUCK = textre.compile(
     r"|<(?:del|s|strike)(?:\s[^>]*)?>.*?(?:</(?:del|s|strike)\s*>|\n[ \t]*\n|$)",
     re.S,
 )
-#: A Markdown link reference definition: its label, its destination (group 1), and the title
-#: after it (never shown as page text).
-_LINK_DEF = textre.compile(r"^ {0,3}\[(?:[^\]\\\n]|\\.)+\]:[ \t]*(<[^>\n]*>|\S+)?")
+#: A Markdown link reference definition: its label (group 1), its destination (group 2), and
+#: the title after it (never shown as page text).
+_LINK_DEF = textre.compile(r"^ {0,3}\[((?:[^\]\\\n]|\\.)+)\]:[ \t]*(<[^>\n]*>|\S+)?")
+#: A destination on the line after its label.
+_DESTINATION = textre.compile(r"^[ \t]*(<[^>\n]*>|\S+)")
+#: A bracketed text: a link's text or a reference's label (``[text][label]``, ``[label]``).
+_BRACKETED = textre.compile(r"\[([^\[\]\n]+)\]")
+_CLOSERS = {"(": ")", '"': '"', "'": "'"}
 _FENCE = textre.compile(r"^ {0,3}(?:```|~~~)")
 _ATX = textre.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 #: A reStructuredText explicit markup line that is no comment: a directive (``.. note::``),
@@ -49,6 +57,9 @@ _ATX = textre.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 #: (``.. [1]``).
 _RST_MARKUP = textre.compile(r"^\.\.[ \t]+(?:[\w:.+-]+::|_|\||\[)")
 #: A directive whose body is literal text: a ``..`` in it is code, not a comment.
+#: A directive whose body no reader sees: Sphinx renders a ``todo`` only where the build
+#: sets ``todo_include_todos``, and a to-do is no route either way (forty-second re-run F15).
+_RST_HIDDEN = textre.compile(r"^\.\.[ \t]+todo::", re.I)
 _RST_LITERAL = textre.compile(
     r"^\.\.[ \t]+(?:code|code-block|sourcecode|parsed-literal|highlight|literalinclude)::", re.I
 )
@@ -88,51 +99,116 @@ def shown(rel: str, text: str) -> str:
 
 
 def _markdown_defs(text: str) -> str:
-    """Link reference definitions kept to their destination: a label or title is never
-    rendered, a destination may be a ROCm wheel index a route names. A definition cannot
-    interrupt a paragraph, and a fenced code block holds none."""
+    """Link reference definitions blanked as CommonMark reads them, keeping a destination
+    that a reference on the page uses (it may be a ROCm wheel index a route names): a label
+    or title is never rendered, nor is a definition nothing references (forty-second re-run
+    F16). A line is a definition only when what follows its destination is a title, closed
+    before a blank line, and nothing else: ``[Status]: AMD GPUs are not supported.`` is a
+    paragraph, shown (F14). A definition cannot interrupt a paragraph, and a fenced code
+    block holds none."""
     lines = text.split("\n")
     fenced = False
-    open_title = ""  # the closer of a title that runs on past its definition's line
     after_break = True  # the line before is blank, a heading or a definition
-    for i, line in enumerate(lines):
-        if open_title:
-            if not line.strip():
-                open_title = ""
-            else:
-                lines[i] = ""
-                open_title = "" if line.rstrip().endswith(open_title) else open_title
-                after_break = True
-                continue
-        if _FENCE.match(line):
-            fenced, after_break = not fenced, True
+    kept: list[tuple[int, str, str]] = []  # (line, label, destination) of each definition
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        head = line.lstrip(" ")[:1]  # the regexes run only on lines that may match
+        if head in "`~" and head and _FENCE.match(line):
+            fenced, after_break, i = not fenced, True, i + 1
             continue
-        if fenced:
+        m = _LINK_DEF.match(line) if not fenced and after_break and "]:" in line else None
+        found = _definition(lines, i, m) if m is not None else None
+        if m is None or found is None:
+            after_break = (
+                fenced or not line.strip() or (head == "#" and _ATX.match(line) is not None)
+            )
+            i += 1
             continue
-        m = _LINK_DEF.match(line) if after_break and "]:" in line else None
-        if m is None:
-            after_break = not line.strip() or _ATX.match(line) is not None
-            continue
-        destination = m.group(1) or ""
-        title = line[m.end() :].strip()
-        closer = {"(": ")", '"': '"', "'": "'"}.get(title[:1], "")
-        if closer and (len(title) == 1 or not title.endswith(closer)):
-            open_title = closer
-        elif not title and destination and i + 1 < len(lines):
-            nxt = lines[i + 1].strip()  # a title may stand on the next line alone
-            open_title = {"(": ")", '"': '"', "'": "'"}.get(nxt[:1], "")
+        end, destination = found
+        kept.append((i, m.group(1), destination))
+        for j in range(i, end + 1):
+            lines[j] = ""
+        after_break, i = True, end + 1
+    if not kept:
+        return text
+    used = {_label(r.group(1)) for r in _BRACKETED.finditer("\n".join(lines))}
+    for i, label, destination in kept:
+        target = destination.strip("<>")
         # an anchor (``#``, ``#(a comment)``), an empty ``<>`` or one with spaces leads nowhere
-        kept = destination.strip("<>")
-        lines[i] = "" if not kept or kept[:1] in "#/" or " " in kept else kept
-        after_break = True
+        if _label(label) in used and target and target[:1] not in "#/" and " " not in target:
+            lines[i] = target
     return "\n".join(lines)
+
+
+def _label(label: str) -> str:
+    return " ".join(label.split()).casefold()
+
+
+def _definition(lines: list[str], i: int, m: re.Match[str]) -> tuple[int, str] | None:
+    """Where the link reference definition that ``m`` starts on line ``i`` ends, and its
+    destination; None when the line is no definition but paragraph text. A destination with
+    an unbalanced ``(`` (``#(a comment)``) ends before it, a title starting there."""
+    line, at = lines[i], m.end()
+    destination = m.group(2)
+    if destination is None:  # the destination may stand on the next line
+        if line[at:].strip() or i + 1 >= len(lines) or not lines[i + 1].strip():
+            return None
+        i += 1
+        line = lines[i]
+        d = _DESTINATION.match(line)
+        if d is None:
+            return None
+        destination, at = d.group(1), d.end()
+    lenient = False  # a title glued to the destination, ``#(a comment)``, reads as one
+    if not destination.startswith("<") and destination.count("(") > destination.count(")"):
+        cut = destination.index("(")
+        at -= len(destination) - cut
+        destination, lenient = destination[:cut], True
+    rest = line[at:]
+    if not rest.strip():  # a title may stand on the next lines; a line that is none is text
+        end = _title(lines, i + 1, 0) if i + 1 < len(lines) else None
+        return (i if end is None else end), destination
+    if rest[:1] not in " \t" and not lenient:
+        return None
+    end = _title(lines, i, at)
+    return None if end is None else (end, destination)
+
+
+def _title(lines: list[str], i: int, at: int) -> int | None:
+    """The line a link title opening on line ``i`` at ``at`` (after blanks) closes on, with
+    nothing after it on that line; None when there is no title there or it does not close
+    before a blank line."""
+    line = lines[i]
+    start = len(line) - len(line[at:].lstrip(" \t"))
+    closer = _CLOSERS.get(line[start : start + 1], "")
+    if not closer:
+        return None
+    pos = start + 1
+    while True:
+        escaped = False
+        for k in range(pos, len(line)):
+            c = line[k]
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == closer:
+                return i if not line[k + 1 :].strip() else None
+            elif closer == ")" and c == "(":
+                return None
+        i += 1
+        if i >= len(lines) or not lines[i].strip():
+            return None
+        line, pos = lines[i], 0
 
 
 def _rst_shown(text: str) -> str:
     """reStructuredText comments blanked: ``..`` alone or followed by text that is no
     directive, target, substitution or footnote, at any indentation, with the lines after it
-    that are blank or indented deeper. An empty comment (``..`` then a blank line) holds
-    nothing after it; a literal block (after ``::``, a code directive) holds no comment."""
+    that are blank or indented deeper; a ``.. todo::`` and its body the same way. An empty
+    comment (``..`` then a blank line) holds nothing after it; a literal block (after ``::``,
+    a code directive) holds no comment."""
     lines = text.split("\n")
     comment: int | None = None  # the indentation of the comment the lines are in
     literal: int | None = None  # the indentation of the line a literal block hangs from
@@ -149,6 +225,9 @@ def _rst_shown(text: str) -> str:
                 continue
             literal = None
         if stripped.startswith("..") and (stripped == ".." or stripped[2:3] in " \t"):
+            if _RST_HIDDEN.match(stripped):  # the directive and the block under it
+                lines[i], comment = "", depth
+                continue
             if _RST_MARKUP.match(stripped):
                 literal = depth if _RST_LITERAL.match(stripped) else None
                 continue

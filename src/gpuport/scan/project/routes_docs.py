@@ -17,9 +17,10 @@ it does not, why (issue 24):
 * a page under ``docs/`` named for ROCm/AMD counts, unless its own lines only say support
   is absent, promised or hedged;
 * a heading alone, or a line that says ROCm is not supported (``on hold``, ``not yet``,
-  ``unsupported``) or is a to-do (``TODO``, ``FIXME``), is listed but does not count, and
-  says so; a promise is read to the end of its sentence where a paragraph wraps it ("via
-  ROCm is still / under development": mcx, session 19);
+  ``unsupported``) or is a to-do (``TODO``, ``FIXME``, ``Todo:`` in any case as a label:
+  forty-second re-run F15), is listed but does not count, and says so; a promise is read
+  to the end of its sentence where a paragraph wraps it ("via ROCm is still / under
+  development": mcx, session 19);
 * a claim whose sentence gives AMD support through another API (OpenCL, Vulkan, SYCL...)
   and names neither ROCm nor HIP does not count: another program's route, not a ROCm build
   of this code (mcx's MCXCL, session 19).
@@ -144,8 +145,14 @@ _PROMISE = textre.compile(
     r"|\b(?:PRs?|pull\s+requests?|contributions?)\s+(?:are\s+)?welcome\b|\bfeature\s+request\b",
     re.I,
 )
-#: A to-do, not a route: "TODO(someday): docker run --device=/dev/kfd rocm/pytorch".
+#: A to-do, not a route: "TODO(someday): docker run --device=/dev/kfd rocm/pytorch"; in any
+#: case as a label ("Todo: docker run ...", "- to-do ...": forty-second re-run F15).
 _TODO = textre.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b")
+_TODO_LABEL = textre.compile(
+    r"\b(?:to-?do|fixme)\b(?:[ \t]*\([^)\n]{0,40}\))?[ \t*_]*:"
+    r"|^[ \t>*_+-]*(?:\d+[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?[*_]*(?:to-?do|fixme)\b",
+    re.I,
+)
 _HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
 _POSITIVE = textre.compile(
     r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
@@ -387,7 +394,7 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
             continue
         heading = _HEADING.match(line)
         said = _sentence(line, lines, number)  # the sentence goes on past a wrapped line
-        todo = _TODO.search(line) is not None
+        todo = _TODO.search(line) is not None or _TODO_LABEL.search(line) is not None
         promised = todo or _PROMISE.search(said) is not None
         negated = promised or _NEGATION.search(line) is not None
         no = (
