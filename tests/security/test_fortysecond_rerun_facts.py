@@ -110,3 +110,36 @@ def test_a_monitor_run_by_a_script_or_imported_outside_py_files_is_called(
     only_installs = {"install.sh": "#!/bin/sh\npip install gpustat GPUtil\n"}
     r = _scan(tmp_path / "inst", {**base, **only_installs})
     assert {f.severity.value for f in r.findings if f.rule_id == "GP101"} == {"info"}
+
+
+_FREEZE = "".join(
+    f"{n}==1.{i}.0\n"
+    for i, n in enumerate(
+        ["numpy", "scipy", "torch", "nvidia-cublas-cu12", "nvidia-cudnn-cu12", "triton"]
+        + [f"pkg{k}" for k in range(16)]
+    )
+)
+_PACKAGE = '[build-system]\nrequires = ["setuptools"]\n[project]\nname = "m"\nversion = "0.1"\n'
+
+
+def test_a_freeze_a_script_ci_or_tox_installs_stays_core(tmp_path: Path) -> None:
+    """F5: ``pip install -r requirements.txt`` in install.sh, a CI workflow, tox.ini's
+    ``deps``, a noxfile, or glued (``-rrequirements.txt``), names the freeze: it stays core.
+    Named by nothing, it is still counted apart."""
+    base = {"m/__init__.py": "import torch\n", "pyproject.toml": _PACKAGE}
+    base["requirements.txt"] = _FREEZE
+
+    def blocked(name: str, extra: dict[str, str]) -> bool:
+        r = _scan(tmp_path / name, {**base, **extra})
+        return r.verdict.value == "blocked"
+
+    assert not blocked("alone", {})  # the freeze nothing names: counted apart
+    for name, extra in {
+        "sh": {"install.sh": "#!/bin/sh\npip install -r requirements.txt\n"},
+        "ci": {".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n"
+               "      - run: pip install -r requirements.txt\n"},
+        "tox": {"tox.ini": "[testenv]\ndeps = -r requirements.txt\n"},
+        "nox": {"noxfile.py": 'def t(session):\n    session.install("-r", "requirements.txt")\n'},
+        "glued": {"scripts/setup.sh": "pip install -rrequirements.txt\n"},
+    }.items():  # fmt: skip
+        assert blocked(name, extra), name

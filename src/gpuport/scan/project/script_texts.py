@@ -152,20 +152,15 @@ def _python_tool(path: Path, root: Path) -> str | None:
 
 
 def _workflows(root: Path) -> list[str]:
-    out: list[str] = []
-    for folder in (".github/workflows", ".github/actions"):
-        try:
-            with os.scandir(root / folder) as entries:
-                names = sorted(e.name for e in entries if safe_name(e.name) == e.name)
-        except OSError:
-            continue
-        for n in names[:_MOST_WORKFLOWS]:
-            if folder.endswith("workflows"):
-                if n.endswith((".yml", ".yaml")):
-                    out.append(f"{folder}/{n}")
-            else:  # a composite action: .github/actions/<name>/action.yml
-                out += [f"{folder}/{n}/action.yml", f"{folder}/{n}/action.yaml"]
-    return out
+    """The GitHub workflow files, at most :data:`_MOST_WORKFLOWS` of them."""
+    try:
+        with os.scandir(root / ".github" / "workflows") as entries:
+            names = sorted(e.name for e in entries if safe_name(e.name) == e.name)
+    except OSError:
+        return []
+    return [f".github/workflows/{n}" for n in names if n.endswith((".yml", ".yaml"))][
+        :_MOST_WORKFLOWS
+    ]
 
 
 _INSTALL_LINE = textre.compile(

@@ -17,6 +17,12 @@ nine in ten pinned exactly, that no other file names (no ``-r``/``pip install -r
 ``setup.py`` reading it, no page) is counted apart in a project that installs as a package.
 A hand-written requirements file (ranges, few pins) stays core whether or not it is named.
 
+The files that may name one are the view's build and route files, the READMEs and pages, and
+the project's scripts, CI workflows, ``tox.ini``, ``noxfile.py`` and configs
+(:mod:`script_texts`: the scan reads none of these; forty-second re-run F5, a freeze
+``install.sh``, CI and tox install was "named by no file"); an option glued to the file
+(``-rrequirements.txt``) names it too. When not all of them could be read, nothing is moved.
+
 Files are read as text, bounded, inside the project; nothing is run.
 """
 
@@ -29,6 +35,7 @@ from pathlib import Path
 from gpuport import fileio, textre
 from gpuport.scan.project.files import Candidate
 from gpuport.scan.project.routes_docs import doc_texts
+from gpuport.scan.project.script_texts import project_scripts
 from gpuport.scan.rules.base import FileKind
 
 __all__ = ["naming_texts", "unnamed_conda_files", "unnamed_freezes"]
@@ -52,7 +59,9 @@ def unnamed_conda_files(
     conda = [c.rel for c in candidates if c.kind is FileKind.CONDA_ENV]
     if not conda:
         return {}
-    texts = naming_texts(root, candidates, known_texts, FileKind.CONDA_ENV, conda)
+    texts, complete = _naming_texts(root, candidates, known_texts, FileKind.CONDA_ENV, conda)
+    if not complete:
+        return {}  # a script gpuport could not read may name it
     names = {rel: rel.rsplit("/", 1)[-1] for rel in conda}
     envs: dict[str, str] = {}  # relion's CMake finds its env by name ("relion-5.0")
     for rel in conda:
@@ -111,7 +120,9 @@ def unnamed_freezes(
         others[rel] = text  # ``-r requirements.txt`` in another requirements file names it
     if not freezes:
         return {}
-    texts = naming_texts(root, candidates, known_texts, FileKind.REQUIREMENTS, freezes)
+    texts, complete = _naming_texts(root, candidates, known_texts, FileKind.REQUIREMENTS, freezes)
+    if not complete:
+        return {}  # a script gpuport could not read may name it
     texts.update(others)
     names = {rel: rel.rsplit("/", 1)[-1] for rel in freezes}
     found_in = _where_named(set(names.values()), texts, ".t")
@@ -132,8 +143,23 @@ def naming_texts(
     """The texts that may name one of ``files`` (of ``kind``) as an install or run step:
     the view's build and route files, READMEs and pages, CI files and scripts, and the
     READMEs of the folders from each file's up to the root (relative path -> text)."""
+    return _naming_texts(root, candidates, known_texts, kind, files)[0]
+
+
+def _naming_texts(
+    root: Path,
+    candidates: Sequence[Candidate],
+    known_texts: Iterable[tuple[str, str]],
+    kind: FileKind,
+    files: Sequence[str],
+) -> tuple[dict[str, str], bool]:
+    """:func:`naming_texts`, and whether every script that may name one was read."""
     texts: dict[str, str] = dict(known_texts)
     texts.update(doc_texts(root))
+    scripts = project_scripts(root, candidates)  # shell, CI, tox, nox: never candidates
+    for rel, text in [*scripts.run.items(), *scripts.config.items()]:
+        if rel not in files:
+            texts.setdefault(rel, text)
     for c in candidates:
         if c.rel in texts or c.kind is kind:
             continue
@@ -146,7 +172,7 @@ def naming_texts(
     for rel in files:  # examples/x/README.md names it: each folder listed once
         readmes.update(_folder_readmes(root, rel, texts, readmes, listed))
     texts.update(readmes)
-    return texts
+    return texts, scripts.complete
 
 
 _FILE_WORD = textre.compile(r"[\w.+-]+")
@@ -161,7 +187,11 @@ def _where_named(
     for rel, text in texts.items():
         if hint not in text:  # every conda file name ends in .yml or .yaml
             continue
-        for word in set(_FILE_WORD.findall(text)) & names:  # docs/environment.yml too
+        words = set(_FILE_WORD.findall(text))
+        # an option glued to its value names the file too: ``-rrequirements.txt``,
+        # ``-fenvironment.yml`` (forty-second re-run F5)
+        words |= {w[2:] for w in words if len(w) > 2 and w[0] == "-" and w[1].isalpha()}
+        for word in words & names:  # docs/environment.yml too
             out.setdefault(word, set()).add(rel)
     return out
 
