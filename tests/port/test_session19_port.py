@@ -119,3 +119,61 @@ def test_nvidia_dcgm_is_left_out_of_the_rocm_copy(tmp_path: Path) -> None:
     )
     text = created(run(project(tmp_path, {"Dockerfile": df})), "Dockerfile.rocm")
     assert "dcgm" not in text and "datacenter-gpu-manager" not in text and "curl" in text
+
+
+# J59 (Stability-AI/stable-fast-3d #76) and J12 (stable-point-aware-3d #30): a torch
+# extension's setup.py adds `libraries += ["cudart", "c10_cuda"]`; ROCm torch has neither and
+# links the HIP runtime and c10_hip itself. The real ports leave them out on ROCm.
+_SETUP_LIBS = """\
+import glob
+import os
+
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+
+def get_extensions():
+    libraries = []
+    sources = glob.glob("csrc/*.cpp")
+    sources += glob.glob("csrc/*.cu")
+    libraries += {libs}
+    return [CUDAExtension("baker._C", sources, libraries=libraries)]
+
+
+setup(name="baker", ext_modules=get_extensions(), cmdclass={{"build_ext": BuildExtension}})
+"""
+_KERNEL = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+
+
+def _setup_project(root: Path, libs: str) -> Path:
+    return project(
+        root,
+        {"setup.py": _SETUP_LIBS.format(libs=libs), "csrc/k.cu": _KERNEL, "csrc/b.cpp": "int b;\n"},
+    )
+
+
+def test_the_cuda_runtime_libraries_are_left_out_of_the_rocm_link_safely(tmp_path: Path) -> None:
+    import ast
+
+    root = _setup_project(tmp_path, '["cudart", "c10_cuda"]')
+    report = run(root)
+    assert "setup-hip-libs:setup.py" in fix_ids(report, applied=True)
+    port_path(root, PortOptions(jobs=1, apply=True))
+    text = (root / "setup.py").read_text()
+    assert 'libraries += ([] if torch.version.hip else ["cudart", "c10_cuda"])' in text
+    tree = ast.parse(text)  # `torch` is bound before the edit reads it
+    imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
+    assert any(a.name == "torch" for n in imports for a in n.names), text
+    # what a CUDA torch (torch.version.hip is None) evaluates: the original list
+    ns: dict[str, object] = {}
+    expr = text.split("libraries += ", 1)[1].split("\n", 1)[0]
+    torch_stub = type("T", (), {"version": type("V", (), {"hip": None})})
+    assert eval(expr, {"torch": torch_stub}, ns) == ["cudart", "c10_cuda"]  # noqa: S307
+    assert run(root).files == []  # idempotent
+
+
+def test_a_link_list_naming_a_library_that_needs_a_hip_twin_is_left(tmp_path: Path) -> None:
+    report = run(_setup_project(tmp_path, '["cudart", "cublas"]'))
+    assert "setup-hip-libs:setup.py" not in fix_ids(report)
+    reasons = [u.reason for u in report.unfixed if u.finding.rule_id == "GP407"]
+    assert any("also links cublas" in r for r in reasons), reasons

@@ -35,6 +35,7 @@ from gpuport.port import (
     fix_python,
     fix_release,
     fix_setup,
+    fix_setup_libs,
     nvcc_tests,
     routes,
 )
@@ -59,6 +60,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("kernels", fix_native.propose),
     ("kernels", nvcc_tests.propose),
     ("setup.py", fix_setup.propose),
+    ("setup.py", fix_setup_libs.propose),
     ("cpp_extension.load", fix_load.propose),
     ("cmake", fix_cmake.propose),
     ("dependencies", fix_deps.propose),

@@ -1,0 +1,130 @@
+"""GP407 in a torch extension's setup.py: the CUDA runtime libraries a ROCm build must not link.
+
+``libraries += ["cudart", "c10_cuda"]`` (stable-fast-3d's texture baker, J59; its twin in
+stable-point-aware-3d, J12) makes a ROCm torch build fail to link: ROCm has no ``libcudart``
+nor ``libc10_cuda``, and torch's ``CUDAExtension`` already links the HIP runtime and
+``c10_hip`` when it builds for ROCm. The real ports leave those names out on ROCm. The fix
+writes the list as ``([] if torch.version.hip else ["cudart", "c10_cuda"])``: ``torch.version.hip``
+is None on CUDA (and CPU) torch, so every other build evaluates and links what it did; it is
+*safe*.
+
+Only a list (or tuple) of plain strings, every one of them a library torch links itself on
+ROCm (:data:`RUNTIME_LIBS`), given to ``libraries`` (``libraries += [...]``,
+``libraries = [...]``, ``libraries.extend([...])``, ``libraries=[...]`` in a call). A list that
+also names cuBLAS, cuFFT... needs the HIP library in its place, a person's call; a list
+already under a ROCm test, or a file Python would read otherwise, is left as it is. Text and
+``ast`` only: nothing of the project is run.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from gpuport.port.context import PortContext, Proposal
+from gpuport.port.fix_setup import _span as span  # the offsets of a node, UTF-8 columns read
+from gpuport.port.fix_setup import parse, torch_imports
+from gpuport.scan.finding import Finding
+
+__all__ = ["RUNTIME_LIBS", "propose"]
+
+#: what torch links itself on ROCm, in HIP form, for a CUDAExtension
+RUNTIME_LIBS = frozenset(
+    {"cudart", "cudart_static", "cuda", "c10_cuda", "torch_cuda", "torch_cuda_cu", "torch_cuda_cpp"}
+)
+
+
+def _target(node: ast.AST) -> bool:
+    """Whether ``node`` names a ``libraries`` list (``libraries``, ``self.libraries``)."""
+    if isinstance(node, ast.Name):
+        return node.id == "libraries"
+    return isinstance(node, ast.Attribute) and node.attr == "libraries"
+
+
+def _given(node: ast.AST) -> ast.AST | None:
+    """The value ``node`` gives to ``libraries``, or None."""
+    if isinstance(node, ast.AugAssign):
+        return node.value if isinstance(node.op, ast.Add) and _target(node.target) else None
+    if isinstance(node, ast.Assign):
+        return node.value if len(node.targets) == 1 and _target(node.targets[0]) else None
+    if isinstance(node, ast.keyword):
+        return node.value if node.arg == "libraries" else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "extend"
+        and _target(node.func.value)
+        and len(node.args) == 1
+    ):
+        return node.args[0]
+    return None
+
+
+def _lists(tree: ast.Module) -> list[ast.List | ast.Tuple]:
+    """The list/tuple literals a statement or call gives to ``libraries``."""
+    return [v for node in ast.walk(tree) if isinstance(v := _given(node), ast.List | ast.Tuple)]
+
+
+def _names(node: ast.List | ast.Tuple) -> list[str] | None:
+    names = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return names if len(names) == len(node.elts) else None
+
+
+def _fix(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
+    got = parse(text)
+    if got is None:
+        return None
+    tree, starts, guarded = got
+    prop = Proposal(
+        id=f"setup-hip-libs:{path}",
+        family="setup.py",
+        title=f"{path}: no CUDA runtime libraries in the ROCm build's link",
+        safe=True,
+        why="torch.version.hip is None on CUDA torch: a CUDA build links what it did; ROCm "
+        "torch links the HIP runtime and c10_hip itself, and has no libcudart to link",
+        findings=[],
+    )
+    sites: list[tuple[int, int]] = []
+    for node in _lists(tree):
+        lo, hi = node.lineno, node.end_lineno or node.lineno
+        hits = [f for f in found if f.location.line is not None and lo <= f.location.line <= hi]
+        names = _names(node)
+        if not hits or names is None or not names:
+            continue
+        if any(a <= lo and hi <= b for a, b in guarded):
+            continue  # already under a ROCm test
+        others = sorted(set(names) - RUNTIME_LIBS)
+        if others:
+            ctx.decline(
+                hits,
+                f"{path}:{lo} also links {', '.join(others)}: the ROCm build needs the HIP "
+                "library in its place (hipBLAS, hipFFT...), a person's call",
+            )
+            continue
+        s, e = span(node, starts, text)
+        new = f"([] if torch.version.hip else {text[s:e]})"  # no other build changes
+        prop.edit(path, s, e, new, hits)
+        prop.findings += hits
+        sites.append((lo, hi))
+    if not sites:
+        return None
+    adds = torch_imports(tree, text, starts, sites)
+    if isinstance(adds, str):
+        ctx.decline(prop.findings, f"no place for `import torch`: {adds}")
+        return None
+    for at, insert in adds:
+        prop.edit(path, at, at, insert)
+    return prop
+
+
+def propose(ctx: PortContext) -> list[Proposal]:
+    out: list[Proposal] = []
+    for path in ctx.files_with("GP407"):
+        if not path.endswith("setup.py"):
+            continue
+        text = ctx.read(path)
+        if text is None:
+            continue
+        got = _fix(ctx, path, text, ctx.of("GP407", path=path))
+        if got is not None:
+            out.append(got)
+    return out
