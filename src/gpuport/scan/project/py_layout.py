@@ -1,6 +1,8 @@
 """Where a line of a Python module sits, read as text (never imported or run).
 
-* :func:`module_level_line`: a statement at module level (a module-level import runs on import).
+* :func:`module_level_line`: a statement at module level (a module-level import runs on import),
+  or in a top-level function the module's own statements call, a class body's included
+  (forty-second re-run F19).
 * :func:`read_layout`: the ``if __name__ == "__main__":`` block of a module inside a package,
   which importing the package never runs (issue 24, tenth sample: lightllm's Triton kernel
   modules end in FP8 self-tests that made a serving engine ``blocked``). Such a block is the
@@ -70,8 +72,9 @@ def _run_on_import(text: str) -> frozenset[int]:
     """The lines of the top-level functions the module calls at import (forty-first re-run
     F18): ``def _build(): return load(...)`` and ``_ext = _build()`` compile on every import,
     as a ``load()`` at column 0 does. Read from the ``ast``: a call by the function's name in
-    the module's own statements (not inside a function, a class body or the
-    ``if __name__ == "__main__":`` block), one level deep."""
+    the module's own statements, a class body's included (``class Device: ctx = _context()``
+    runs on import: forty-second re-run F19), not inside a function or a lambda or the
+    ``if __name__ == "__main__":`` block, one level deep."""
     try:
         tree = pyparse.parse(text)
     except pyparse.PARSE_ERRORS:
@@ -85,13 +88,12 @@ def _run_on_import(text: str) -> frozenset[int]:
     ]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.ClassDef | ast.Lambda) or _is_main_test(node):
-            if isinstance(node, ast.ClassDef):
-                pending.extend(node.decorator_list)  # decorators run on import
+        if isinstance(node, ast.Lambda) or _is_main_test(node):
             continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             pending.extend(node.decorator_list)  # a nested def's decorators run, its body not
             pending.extend(node.args.defaults)
+            pending.extend(d for d in node.args.kw_defaults if d is not None)
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             called.add(node.func.id)

@@ -7,16 +7,19 @@ parse, or a test that stops the program on its result (F11). Each other file is 
 once per process and version (its facts are kept by path, size and modification time: the
 first version parsed every file that named a probe once per file calling it, 17 s more on
 unsloth's 1,800 files); past the bounds only private (``_probe``) names stay swallowed.
+Forty-second re-run: a call under an ``import ... as`` name is a call of the probe, and a file
+over 1 MiB or not UTF-8 that names it is a use not judged, not a file passed over (F10); the
+files naming each probe come from one read of the project a scan, not one per probe (F20).
 """
 
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from pathlib import Path
 
-from gpuport import textre
+from gpuport import fileio
+from gpuport.scan.rules.python import probe_index
 from gpuport.scan.rules.python.guards import (
     SUBPROC,
     gated_tries,
@@ -24,7 +27,7 @@ from gpuport.scan.rules.python.guards import (
     handler_flags,
 )
 
-__all__ = ["callee_name", "seen_elsewhere", "swallowing_calls"]
+__all__ = ["callee_name", "seen_elsewhere", "swallowing_calls", "swallowing_nodes"]
 
 
 def callee_name(func: ast.expr) -> str:
@@ -38,7 +41,13 @@ def callee_name(func: ast.expr) -> str:
 
 def swallowing_calls(tree: ast.Module, gated: set[int]) -> set[int]:
     """Ids of the calls in the body of a ``try`` that swallows a failed program."""
-    inside: set[int] = set()
+    return {n for n, call in swallowing_nodes(tree, gated).items() if call}
+
+
+def swallowing_nodes(tree: ast.Module, gated: set[int]) -> dict[int, bool]:
+    """Ids of the nodes in the body of a ``try`` that swallows a failed program (each with
+    whether it is a call)."""
+    inside: dict[int, bool] = {}
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Try | ast.TryStar)
@@ -46,113 +55,99 @@ def swallowing_calls(tree: ast.Module, gated: set[int]) -> set[int]:
             and handler_flags(node) & SUBPROC
         ):
             for stmt in node.body:
-                inside.update(id(n) for n in ast.walk(stmt) if isinstance(n, ast.Call))
+                inside.update((id(n), isinstance(n, ast.Call)) for n in ast.walk(stmt))
     return inside
 
 
-#: how much of the project is read for the other callers of a swallowed probe; past it only
-#: a private (``_``) probe stays swallowed: a public one's callers are not all seen
-MOST_FILES = 20_000
-MOST_BYTES = 64 * 1024 * 1024
-_FILE_BYTES = 1024 * 1024
-_PY_FILES: dict[str, list[tuple[str, str]]] = {}  # project root -> its Python files
+#: a file larger than this is not parsed: a probe it names is a use not judged
+_PARSE_BYTES = 1024 * 1024
 #: (path, size, mtime) -> None (does not parse) or (names used otherwise than a swallowed
 #: call, names whose result stops the program)
 _FACTS: dict[tuple[str, int, int], tuple[frozenset[str], frozenset[str]] | None] = {}
 _MOST_FACTS = 50_000
 
 
-def _python_files(root: Path) -> list[tuple[str, str]] | None:
-    """(relative path, path) of the project's Python files, listed once per process;
-    None past :data:`MOST_FILES`."""
-    key = str(root)
-    got = _PY_FILES.get(key)
-    if got is None:
-        from gpuport.scan.project.files import iter_entries  # the project layer, when needed
-
-        got = []
-        for item in iter_entries(root):
-            if isinstance(item, tuple) and item[0].endswith(".py"):
-                got.append((item[0], item[1].path))
-                if len(got) > MOST_FILES:
-                    break
-        if len(_PY_FILES) >= 8:
-            _PY_FILES.clear()
-        _PY_FILES[key] = got
-    return got if len(got) <= MOST_FILES else None
-
-
-def _file_facts(path: str, text: str) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The names a file uses otherwise than inside a swallowing ``try``, and the names its
-    tests stop the program on; None when it does not parse. Kept per file version."""
+def _file_facts(path: str, root: Path) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The names a file uses otherwise than inside a swallowing ``try`` (called under an
+    ``import ... as`` name too: forty-second re-run F10), and the names its tests stop the
+    program on; None when it is not read or does not parse. Kept per file version."""
     try:
         st = Path(path).stat()
-        key: tuple[str, int, int] | None = (path, st.st_size, st.st_mtime_ns)
     except OSError:
-        key = None
-    if key is not None and key in _FACTS:
+        return None
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key in _FACTS:
         return _FACTS[key]
     try:
+        data = fileio.read_bytes(Path(path), limit=_PARSE_BYTES, root=root)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.parse(data)  # bytes: a coding declaration is honoured
+    except (fileio.ReadRefused, SyntaxError, ValueError, RecursionError, MemoryError):
         facts = None
     else:
-        gate = gating_calls(tree)
-        inside = swallowing_calls(tree, gated_tries(tree, gate))
-        callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        loose: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                if id(node) not in inside:
-                    loose.add(callee_name(node.func))  # `gpu_names()`, `pkg.gpu.gpu_names()`
-            elif id(node) not in callees:
-                ref = _reference(node)
-                if ref.isidentifier():
-                    loose.add(ref)
-        facts = (frozenset(loose), frozenset(gate))
-    if key is not None:
-        if len(_FACTS) >= _MOST_FACTS:
-            _FACTS.clear()
-        _FACTS[key] = facts
+        facts = _facts(tree)
+    if len(_FACTS) >= _MOST_FACTS:
+        _FACTS.clear()
+    _FACTS[key] = facts
     return facts
+
+
+def _facts(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
+    renamed: dict[str, set[str]] = {}  # `from pkg.gpu import gpu_names as probe`
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.asname and alias.asname != alias.name:
+                    renamed.setdefault(alias.asname, set()).add(alias.name)
+    gate = gating_calls(tree)
+    inside = swallowing_calls(tree, gated_tries(tree, gate))
+    callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    loose: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if id(node) not in inside:
+                loose.add(callee_name(node.func))  # `gpu_names()`, `pkg.gpu.gpu_names()`
+        elif id(node) not in callees:
+            ref = _reference(node)
+            if ref.isidentifier():
+                loose.add(ref)
+    for local, originals in renamed.items():  # a call by the local name is one of the original
+        if local in loose:
+            loose |= originals
+        if local in gate:
+            gate |= originals
+    return frozenset(loose), frozenset(gate)
 
 
 def seen_elsewhere(names: frozenset[str], root: Path, rel: str) -> tuple[frozenset[str], set[str]]:
     """``names`` (probes this file calls only where their failure is swallowed) less those
     another Python file of the project uses otherwise (see the module's docstring); and the
-    names another file's test stops the program on (returned too)."""
-    from gpuport.scan.project.files import read_text
-
+    names another file's test stops the program on (returned too). The files that name each
+    probe come from one read of the project a scan (:mod:`.probe_index`)."""
     private = frozenset(n for n in names if n.startswith("_"))
-    files = _python_files(root)
-    if files is None:
+    index = probe_index.lookup(root, rel, names)
+    if index is None:
         return private, set()
-    words = textre.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     kept = set(names)
     gates: set[str] = set()
-    spent = 0
-    for other, path in files:
+    for i in sorted({i for n in names for i in index.named.get(n, ())}):
+        other, path = index.files[i]
         if other == rel or not kept:
             continue
-        text = read_text(Path(path), _FILE_BYTES, root)
-        if not isinstance(text, str):
-            continue
-        spent += len(text)
-        if spent > MOST_BYTES:
-            return private & kept, gates
-        seen = set(words.findall(text)) & kept
+        seen = index.words[i] & kept
         if not seen:
             continue
-        facts = _file_facts(path, text)
+        facts = _file_facts(path, root)
         if facts is None:
-            kept -= seen
+            kept -= seen  # a use not judged
             continue
         loose, gate = facts
         gates |= seen & gate
         kept -= seen & (loose | gate)
-    return frozenset(kept), gates
+    if not index.complete:
+        return private & kept, gates
+    return frozenset(kept - (names - index.names - private)), gates
 
 
 def _reference(node: ast.AST) -> str:

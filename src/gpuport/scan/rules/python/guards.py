@@ -44,7 +44,9 @@ bit (a missing ``nvidia-smi`` raises an ``Exception`` too). A handler that re-ra
 ``raise``) guards nothing; one that ends the program (``sys.exit``) no probe. A handler for
 ``OSError``/``FileNotFoundError``/``subprocess.CalledProcessError`` (what a missing
 ``nvidia-smi`` raises) sets
-the :data:`SUBPROC` bit, which only the nvidia-smi rule honours.
+the :data:`SUBPROC` bit, which only the nvidia-smi rule honours. A ``try`` in a function whose
+result stops the program (:func:`gating_calls`: an ``if``/``assert`` that exits, or ``detect()
+or sys.exit(...)``, forty-second re-run F11) swallows no probe.
 
 A call that probes for an optional module (``try_import_cutlass()``,
 ``importlib.util.find_spec(...)``) in a test sets the :data:`IMPORT` bit, which
@@ -367,8 +369,11 @@ def gating_calls(tree: ast.AST) -> set[str]:
     """Names of the functions whose result decides whether the program stops: called in the
     test of an ``if`` with a ``raise``/``sys.exit()`` in a branch, or of an ``assert``, or
     assigned to a name such a test reads (``ok = gpu_available()`` / ``if not ok:
-    sys.exit(...)``). A probe such a function swallows (``except Exception: return False``)
-    stops the program on an AMD host: it is no handled failure (forty-first re-run F11)."""
+    sys.exit(...)``), or in an operand of ``and``/``or`` before one that exits, or in the
+    test of a conditional expression with an exit in a branch (``GPUS = detect() or
+    sys.exit(...)``: forty-second re-run F11). A probe such a function swallows (``except
+    Exception: return False``) stops the program on an AMD host: it is no handled failure
+    (forty-first re-run F11)."""
     tests: list[ast.expr] = []
     assigned: dict[str, set[str]] = {}
     for node in ast.walk(tree):
@@ -381,6 +386,14 @@ def gating_calls(tree: ast.AST) -> set[str]:
             )
         ) or isinstance(node, ast.Assert):
             tests.append(node.test)
+        elif isinstance(node, ast.BoolOp):  # `detect() or sys.exit(...)`: F11
+            for k, value in enumerate(node.values):
+                if k and any(_exits(n) for n in ast.walk(value)):
+                    tests.extend(node.values[:k])
+        elif isinstance(node, ast.IfExp) and any(
+            _exits(n) for part in (node.body, node.orelse) for n in ast.walk(part)
+        ):
+            tests.append(node.test)  # `sys.exit(...) if not detect() else None`
         elif isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             callee = last_name(node.value.func)

@@ -22,6 +22,10 @@
   ``ROCmConfigHeuristic``. Its body is guarded. The AMD twin must be a real
   ``def``/``class`` (not a line of a docstring). A name with an NVIDIA word
   and no twin is not a guard by itself (``def query_nvidia_gpus()``).
+* **Swallowed probes.** A function the file calls only inside a ``try`` that swallows a failed
+  program (an ``nvidia-smi`` probe) guards GP204 in its body, unless the file reads it as a
+  value elsewhere (``PROBES = {"nvidia": gpu_names}``: forty-second re-run F12) or another
+  file uses it otherwise (:mod:`.elsewhere`).
 * **Module probes.** ``if has_triton(): import triton`` (and an early exit or
   ``assert`` on ``has_triton()``) guards the imports of the module the probe
   names, nothing else.
@@ -39,7 +43,12 @@ import warnings
 from pathlib import Path
 
 from gpuport import textre
-from gpuport.scan.rules.python.elsewhere import callee_name, seen_elsewhere, swallowing_calls
+from gpuport.scan.rules.python.elsewhere import (
+    callee_name,
+    seen_elsewhere,
+    swallowing_calls,
+    swallowing_nodes,
+)
 from gpuport.scan.rules.python.guards import (
     LAZY,
     PLATFORM,
@@ -467,13 +476,18 @@ def _swallowed_callees(tree: ast.Module, gated: set[int]) -> frozenset[str]:
 
 def _calls_by_kind(tree: ast.Module, gated: set[int]) -> tuple[set[str], set[str]]:
     """The names the file calls inside a ``try`` that swallows a failed program, and those it
-    calls elsewhere."""
+    calls or uses otherwise elsewhere: a function read as a value (``PROBES = {"nvidia":
+    gpu_names}``, ``probe = gpu_names``, a callback) outside such a ``try`` may be called
+    anywhere (forty-second re-run F12)."""
     inside = swallowing_calls(tree, gated)
+    within = swallowing_nodes(tree, gated)
+    callees: set[int] = set()
     caught: set[str] = set()
     loose: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
+            callees.add(id(func))
             if isinstance(func, ast.Name):
                 name = func.id
             elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -481,4 +495,9 @@ def _calls_by_kind(tree: ast.Module, gated: set[int]) -> tuple[set[str], set[str
             else:
                 continue
             (caught if id(node) in inside else loose).add(name)
+    for node in ast.walk(tree):
+        if id(node) in callees or id(node) in within:
+            continue
+        if isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Load):
+            loose.add(node.id if isinstance(node, ast.Name) else node.attr)
     return caught, loose
