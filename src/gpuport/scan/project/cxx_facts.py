@@ -20,6 +20,9 @@
   name agrees (a ``#define WARP_SIZE 64`` in a ROCm branch, or one from
   ``ROCM_WAVEFRONT_SIZE``, leaves it unknown). The warp rules use it to tell a
   ``tiled_partition<WARP_SIZE>`` of 32 threads from a hardware wavefront.
+* **Data masks.** A ``#define X_MASK 0xffffffff`` no call takes first (past line breaks
+  and casts) and no file making warp calls, or calling a project function or macro that
+  makes them, names: a bitmask of data (forty-second re-run F9).
 
 Only text is read (never compiled or run); each file is lexed only when it
 defines a macro next to a ``__CUDA_ARCH__`` test or a ROCm macro.
@@ -36,7 +39,7 @@ from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
 from gpuport.scan.project.cxx_includes import include_sides
 from gpuport.scan.project.cxx_selectors import selector_macros
-from gpuport.scan.project.lane_helpers import lane_functions
+from gpuport.scan.project.lane_helpers import called_names, lane_functions
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
@@ -214,6 +217,7 @@ def cxx_facts(
             break
         false = new
     ints = known_ints(values)
+    lanes = lane_functions(texts)
     unused: dict[tuple[str, str], str] = {}
     tiles = tile_only_defines(texts, includes_of, ints, includes, unused)
     not_on_rocm = dict(sides.not_on_rocm)
@@ -224,7 +228,7 @@ def cxx_facts(
             not_on_rocm.setdefault(header, where)
     return CxxFacts(
         nv_only_masks=_nv_only_masks(texts, frozenset(false)),
-        data_masks=_data_masks(texts),
+        data_masks=_data_masks(texts, lanes),
         false_macros=false,
         shims=shims,
         rocm_only=rocm_only,
@@ -233,7 +237,7 @@ def cxx_facts(
         tile_defines=tiles,
         unused_defines=unused,
         selectors=selector_macros(texts),
-        lane_functions=lane_functions(texts),
+        lane_functions=lanes,
     )
 
 
@@ -275,10 +279,17 @@ def _nv_only_masks(texts: dict[str, str], false: frozenset[str]) -> dict[str, st
 
 _WARP_CALL = textre.compile(r"_sync[ \t]*\(|\b__(?:shfl|ballot|any|all|activemask)\w*[ \t]*\(")
 _MASK_WORD = textre.compile(r"\w*(?i:mask)\w*")
-_FIRST_ARG = textre.compile(r"\b\w+[ \t]*\([ \t]*\(?[ \t]*(\w+)")
+#: the first word of a call's first argument, past line breaks, parentheses and casts
+#: (``SHFL(\n FULL_MASK``, ``SHFL((unsigned)FULL_MASK``, ``static_cast<unsigned>(FULL_MASK)``,
+#: ``SHFL(unsigned(FULL_MASK)``): forty-second re-run F9
+_FIRST_ARG = textre.compile(
+    r"(?:\b\w+|>)\s*\(\s*"
+    r"(?:\(\s*[A-Za-z_][\w:\s*]*\)\s*|[A-Za-z_][\w:]*\s*(?:<[\w:\s*]*>\s*)?\(\s*|\(\s*)*"
+    r"(\w+)"
+)
 
 
-def _data_masks(texts: dict[str, str]) -> frozenset[str]:
+def _data_masks(texts: dict[str, str], lanes: frozenset[str] = frozenset()) -> frozenset[str]:
     """The 32-bit mask macros of the project that no call takes as its first argument and no
     file making warp calls names (issue 30, J55: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL`` is a
     data bitmask no call takes). One pass per file for the words naming a mask (a test per
@@ -292,8 +303,10 @@ def _data_masks(texts: dict[str, str]) -> frozenset[str]:
         named = set(_MASK_WORD.findall(text)) & names if "ask" in text or "ASK" in text else set()
         if not named:
             continue
-        if _WARP_CALL.search(text) is not None:
-            # a file that makes warp calls may pass it on through a variable or a default
+        if _WARP_CALL.search(text) is not None or (lanes and called_names(text) & lanes):
+            # a file that makes warp calls, or calls a project function or macro that makes
+            # them (``lanes``: ``SHFL_DOWN(FULL_MASK, v, o)`` in any argument, forty-second
+            # re-run F9), may pass it on through a variable or a default
             # argument (moderngpu's ``ballot(int p, unsigned mask=MEMBERMASK)``): a lane mask
             out |= named
             continue

@@ -9,6 +9,10 @@ memory. A file that passes the lane to a helper of the project whose definition 
 body uses a hardware lane (:data:`HW_LANE`), or calls one that does, so the rule can count
 a call of one as a hardware-lane use.
 
+A project's function-like macro counts like a function (``#define READ_LANE(v, l)
+__shfl_sync(__activemask(), v, l)``, continued lines included): its body is read the same
+way (forty-second re-run F13).
+
 Conservative: a definition anywhere in the project counts (an included header, a file
 compiled with relocatable device code), and a name defined twice counts when one of its
 definitions shuffles. Text only, one pass per file, linear in the text.
@@ -16,7 +20,9 @@ definitions shuffles. Text only, one pass per file, linear in the text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import re
+from collections.abc import Iterable, Mapping
 
 from gpuport import textre
 
@@ -41,6 +47,10 @@ HW_LANE = textre.compile(
 _DEFINITION = textre.compile(
     r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*"
     r"(?:const\s*|noexcept\s*|override\s*|final\s*|->\s*[\w:<>,\s*&]+?\s*)*\{"
+)
+#: a function-like macro: its name, then its body up to the end of the (continued) line
+_MACRO = textre.compile(
+    r"^[ \t]*\#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)\n]*\)((?:\\\r?\n|\\.|[^\\\n])*)", re.M
 )
 _CALL = textre.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _BRACE = textre.compile(r"[{}]")
@@ -89,13 +99,16 @@ def lane_functions(texts: Mapping[str, str]) -> frozenset[str]:
     calls: dict[str, set[str]] = {}  # callee -> the functions that call it
     count = 0
     for text in texts.values():
-        if "(" not in text or "{" not in text:
+        if "(" not in text:
             continue
-        for name, start, end in _bodies(text):
+        macros = _MACRO.finditer(text) if "define" in text else ()
+        found: Iterable[tuple[str, str]] = ((m.group(1), m.group(2)) for m in macros)
+        if "{" in text:
+            found = itertools.chain(found, ((n, text[s:e]) for n, s, e in _bodies(text)))
+        for name, body in found:
             count += 1
             if count > MOST_DEFINITIONS:
                 return frozenset(direct)
-            body = text[start:end]
             if HW_LANE.search(body) is not None:
                 direct.add(name)
                 continue

@@ -3,7 +3,9 @@
 A 32-bit mask passed to a ``*_sync`` intrinsic (GP302), lane or warp indices
 computed with ``& 31``, ``% 32``, ``>> 5`` or ``/ 32`` (GP304), and ballot
 results kept in 32 bits (GP307). :func:`gpuport.scan.rules.native.warp.check_warp`
-runs these passes with the other warp-size ones.
+runs these passes with the other warp-size ones. A lane passed to a project helper that
+shuffles is found from one pass over the file's calls (forty-second re-run F8: not once per
+lane statement and helper).
 """
 
 from __future__ import annotations
@@ -257,22 +259,38 @@ def _args_text(code: str, start: int, limit: int = 400) -> str:
 _COMPARE = textre.compile(r"[<>]=?|[!=]=|&&|\|\|")
 
 
-def _passed_to(code: str, callees: list[str], var: str) -> str | None:
-    """The first of ``callees`` a call of which in ``code`` passes ``var`` (the lane variable
-    the statement assigns): the F3 shape, ``read_lane(v, (lane + 1) % 32)``."""
-    if not callees or not var.isidentifier():
-        return None
-    word = textre.compile(r"\b" + re.escape(var) + r"\b")
-    for callee in callees:
-        for n, m in enumerate(textre.finditer(r"\b" + re.escape(callee) + r"\s*\(", code)):
-            if n >= 64:
-                break
-            for arg in split_top_level(_args_text(code, m.end())):
-                # the lane itself (``(lane + 1) % 32``), not a predicate on it (icicle's
-                # ``sampleNTT5(..., lane < 30)``: whether the thread takes part)
-                if word.search(arg) is not None and _COMPARE.search(arg) is None:
-                    return callee
-    return None
+_WORD = textre.compile(r"\w+")
+
+
+def _passed_lanes(code: str, callees: list[str]) -> dict[str, str]:
+    """Each name a call in ``code`` of one of ``callees`` passes as (part of) an argument ->
+    the first such callee (sorted order): the F3 shape, ``read_lane(v, (lane + 1) % 32)``.
+    Read once per file, one pass over its calls (a pattern per lane statement and callee
+    over the whole file was N x M x L: 800 lanes x 200 helpers in 44 KB, > 20 s;
+    forty-second re-run F8)."""
+    wanted = set(callees)
+    seen: dict[str, int] = {}
+    out: dict[str, str] = {}
+    for m in _CALL_NAME.finditer(code):
+        callee = m.group(1)
+        if callee not in wanted:
+            continue
+        n = seen.get(callee, 0)
+        if n >= 64:
+            continue
+        seen[callee] = n + 1
+        for arg in split_top_level(_args_text(code, m.end())):
+            # the lane itself (``(lane + 1) % 32``), not a predicate on it (icicle's
+            # ``sampleNTT5(..., lane < 30)``: whether the thread takes part)
+            if _COMPARE.search(arg) is not None:
+                continue
+            for word in _WORD.findall(arg):
+                if word not in out or callee < out[word]:
+                    out[word] = callee
+    return out
+
+
+_CALL_NAME = textre.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def check_lane_math(sink: Sink) -> None:
@@ -284,6 +302,7 @@ def check_lane_math(sink: Sink) -> None:
     # as a hardware-lane use (fortyfirst re-run F3: `read_lane(v, (lane + 1) % 32)`)
     hw_lanes: bool | None = None
     callees: list[str] = []  # helpers elsewhere that shuffle, when this file shows no shuffle
+    passes: dict[str, str] | None = None  # lane name -> the helper a call passes it to
     for m in _LANE_OP.finditer(code):
         op, k = m.group("op"), m.group("k").lower()
         if k not in _PAIRS[op] or not _plain_operator(code, m.start(), op):
@@ -321,7 +340,12 @@ def check_lane_math(sink: Sink) -> None:
                     guarded=True,
                 )
                 continue
-            passed = _passed_to(code, callees, target.group(1) if target else "")
+            passed = None
+            if callees:
+                if passes is None:
+                    passes = _passed_lanes(code, callees)
+                var = target.group(1) if target else ""
+                passed = passes.get(var) if var.isidentifier() else None
             if callees and passed is None:
                 # the lane goes to no helper that shuffles: a logical group's number (the
                 # file calls such a helper for something else: icicle, DeepEP, ggml)
@@ -335,7 +359,6 @@ def check_lane_math(sink: Sink) -> None:
                 )
                 continue
             if passed is not None:
-                callees = [passed]
                 # the lane-meaning analysis judges this file alone, where no shuffle shows:
                 # the helper's shuffle is in another file, so its judgement is not asked
                 plain = getattr(sink, "_sink", sink)
@@ -343,7 +366,7 @@ def check_lane_math(sink: Sink) -> None:
                     "GP304",
                     m.start(),
                     f"`{expr}` assumes 32 lanes per warp; a wavefront on this target has 64 "
-                    f"(this file calls `{callees[0]}`, a project function that shuffles, "
+                    f"(this file calls `{passed}`, a project function that shuffles, "
                     "votes or otherwise reads hardware lanes)",
                 )
                 continue
