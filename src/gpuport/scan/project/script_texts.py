@@ -28,7 +28,9 @@ __all__ = ["Scripts", "project_scripts", "without_install_lines"]
 
 _MAX_BYTES = 1 << 20
 _MOST_ENTRIES = 200_000  # entries walked
-_MOST_READ = 3_000  # files read (whole, or a head for a ``#!`` line)
+_MOST_READ = 3_000  # files read whole
+_MOST_BYTES = 64 << 20  # text kept in all
+_MOST_HEADS = 30_000  # extensionless files whose first bytes are read (a ``#!`` line)
 _MOST_WORKFLOWS = 200
 #: shell, batch and task files: they run steps
 _RUN_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".ps1", ".bat", ".cmd", ".mk", ".just")
@@ -61,13 +63,29 @@ class Scripts:
     complete: bool = True
 
 
+#: the last walk: (root, the candidate list it was asked with, what it found). A scan asks
+#: twice (a freeze before the rules, a monitor after them) with the same list: one walk. The
+#: list is held, so another list can never be taken for it.
+_LAST: list[tuple[str, Sequence[Candidate], Scripts]] = []
+
+
 def project_scripts(root: Path, candidates: Sequence[Candidate]) -> Scripts:
     """The project's scripts, CI, config and task files and its Python not named ``*.py``
     (relative path -> text), with whether all of them were read."""
+    key = str(root)
+    if _LAST and _LAST[0][0] == key and _LAST[0][1] is candidates:
+        return _LAST[0][2]
+    out = _walk(root)
+    _LAST[:] = [(key, candidates, out)]
+    return out
+
+
+def _walk(root: Path) -> Scripts:
     out = Scripts()
     if not root.is_dir():
         return out
-    reads = 0
+    reads = {"whole": 0, "head": 0}
+    kept = 0
     entries = 0
     for item in iter_entries(root):
         if isinstance(item, tuple):
@@ -76,10 +94,19 @@ def project_scripts(root: Path, candidates: Sequence[Candidate]) -> Scripts:
                 out.complete = False
                 break
             rel, entry = item
-            if reads >= _MOST_READ and _wanted(rel) is not None:
+            kind = _wanted(rel)
+            if kind is None:
+                continue
+            key = "head" if kind == "head" else "whole"
+            if reads[key] >= (_MOST_HEADS if key == "head" else _MOST_READ):
                 out.complete = False
                 break
-            reads += _take(root, rel, entry, out)
+            reads[key] += _take(root, rel, entry, out, kind)
+            if key == "whole" or rel in out.python:
+                kept += len(out.python.get(rel) or out.run.get(rel) or out.config.get(rel) or "")
+                if kept > _MOST_BYTES:
+                    out.complete = False
+                    break
     for rel in [*_HIDDEN, *_workflows(root)]:
         text = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root)
         if text is not None:
@@ -107,11 +134,8 @@ def _wanted(rel: str) -> str | None:
     return None
 
 
-def _take(root: Path, rel: str, entry: os.DirEntry[str], out: Scripts) -> int:
-    """Read ``rel`` into ``out`` if it is one of the files wanted; 1 if it was read."""
-    kind = _wanted(rel)
-    if kind is None:
-        return 0
+def _take(root: Path, rel: str, entry: os.DirEntry[str], out: Scripts, kind: str) -> int:
+    """Read ``rel`` (wanted as ``kind``) into ``out``; 1 if it was read."""
     try:
         if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
             return 0
