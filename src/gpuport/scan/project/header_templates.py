@@ -18,8 +18,11 @@ So a template counts only where
   output the call names, or the template's name without ``.in`` and ``.cmake``).
 
 Anything else (a meson ``configure_file``, a name made in a variable) is not counted: a
-macro it would define stays unseen, so a blocker stays a blocker. Text only, one pass per
-build file.
+macro it would define stays unseen, so a blocker stays a blocker. A call in a comment
+configures nothing (forty-second re-run F2: ``# configure_file(...)`` in CMake, ``dnl`` or
+``#`` before ``AC_CONFIG_HEADERS`` in configure.ac made the F10 template count again). Text
+only, one pass per build file; what is included is followed as a worklist, each template
+looked at once (forty-second re-run F21: a pass per template of a chain was quadratic).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gpuport import fileio, textre
+from gpuport.scan.cmake_lex import strip_cmake_comments
 from gpuport.scan.project.cxx_facts import includes_of
 
 __all__ = ["configured_templates"]
@@ -37,6 +41,8 @@ _AUTOCONF = textre.compile(
     r"\b(?:AC_CONFIG_HEADERS?|AC_CONFIG_FILES|AM_CONFIG_HEADER)[ \t]*\(\[?([^\])]*)"
 )
 _AUTOCONF_FILES = ("configure.ac", "configure.in")
+#: m4's quotes and, outside them, its comments: ``#`` (copied, not expanded) and ``dnl``
+_M4_TOKEN = textre.compile(r"\[|\]|#|(?<![\w$])dnl(?![\w])")
 _MAX_BYTES = 1 << 20
 
 
@@ -57,6 +63,8 @@ def _cmake_outputs(texts: Iterable[str], wanted: set[str]) -> dict[str, set[str]
     for text in texts:
         if "onfigure_file" not in text.lower():
             continue
+        if "#" in text:  # a call in a comment configures nothing (forty-second re-run F2)
+            text = strip_cmake_comments(text)
         for m in _CMAKE_CONFIGURE.finditer(text):
             words = [_base(w) for w in m.group(1).split()]
             for name in set(words) & wanted:
@@ -65,13 +73,39 @@ def _cmake_outputs(texts: Iterable[str], wanted: set[str]) -> dict[str, set[str]
     return out
 
 
+def _m4_code(text: str) -> str:
+    """``text`` (configure.ac) without its m4 comments: ``dnl`` to the end of the line and
+    ``#`` to the end of the line, each outside m4's ``[...]`` quotes (inside them both are
+    text). Unbalanced quotes leave the rest as it is."""
+    if "#" not in text and "dnl" not in text:
+        return text
+    parts: list[str] = []
+    depth = 0
+    last = 0
+    pos = 0
+    while m := _M4_TOKEN.search(text, pos):
+        mark = m.group(0)
+        pos = m.end()
+        if mark == "[":
+            depth += 1
+        elif mark == "]":
+            depth = max(0, depth - 1)
+        elif depth == 0:  # a comment: to the end of the line
+            end = text.find("\n", pos)
+            pos = len(text) if end < 0 else end
+            parts.append(text[last : m.start()])
+            last = pos
+    parts.append(text[last:])
+    return "".join(parts)
+
+
 def _autoconf_outputs(root: Path, wanted: set[str]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for name in _AUTOCONF_FILES:
         path = root / name
         if not path.is_file():
             continue
-        text = fileio.read_text_or_none(path, limit=_MAX_BYTES, root=root) or ""
+        text = _m4_code(fileio.read_text_or_none(path, limit=_MAX_BYTES, root=root) or "")
         for m in _AUTOCONF.finditer(text):
             for token in m.group(1).replace(",", " ").split():
                 output, _, inputs = token.partition(":")
@@ -98,14 +132,23 @@ def configured_templates(
     if root.is_dir():
         for name, outputs in _autoconf_outputs(root, wanted).items():
             made.setdefault(name, set()).update(outputs)
+    # a worklist over header names: each name included once wakes the templates making it
+    # (a pass over every pending template per template found was quadratic on a chain)
+    makers: dict[str, list[str]] = {}
+    for rel in templates:
+        for header in made.get(_base(rel), ()):
+            makers.setdefault(header, []).append(rel)
     included: set[str] = {name for names in includes.values() for name in names}
+    todo = [name for name in makers if name in included]
     out: dict[str, str] = {}
-    pending = {rel: text for rel, text in templates.items() if _base(rel) in made}
-    while True:  # a template counts once what it makes is included; it may include another
-        found = {rel: text for rel, text in pending.items() if made[_base(rel)] & included}
-        if not found:
-            return out
-        for rel, text in found.items():
-            out[rel] = text
-            del pending[rel]
-            included |= includes_of(text)
+    while todo:
+        for rel in makers.get(todo.pop(), ()):
+            if rel in out:
+                continue
+            out[rel] = text = templates[rel]
+            for name in includes_of(text):
+                if name not in included:
+                    included.add(name)
+                    if name in makers:
+                        todo.append(name)
+    return out
