@@ -31,6 +31,10 @@ A twin no build names stands in only by covering the CUDA file's entry points: e
 F6: a two-line ``hip/k.cu`` defining only the ``static inline ceil_div`` that ``cuda/k.cu``
 also defines hid the blocker of its ``vote`` kernel). A CUDA file with no entry point of its
 own is stood in for only by a twin a build names.
+
+Code in a branch no compiler sees (``#if 0``, ``#if false``) is no code: neither a body nor a
+definition nor an entry point (forty-second re-run F3: a ``hip/k.cu`` placeholder whose only
+kernel sat under ``#if 0`` stood in for the ``cuda/k.cu`` the only, CUDA, build compiles).
 """
 
 from __future__ import annotations
@@ -82,13 +86,25 @@ _PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _VALUED_DEFINE = textre.compile(r"^[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?[ \t]+\S", re.M)
 
 
+def _live_code(text: str) -> str:
+    """``text``'s code (comments and literals blanked, :func:`lex`) with the lines of the
+    branches no compiler sees (``#if 0``) blanked too; offsets are kept. Raises what
+    :func:`lex` raises."""
+    src = lex(text)
+    code = src.code
+    if "#" not in code or not any(d.value is not None for d in src.directives):
+        return code
+    lines = code.split("\n")
+    return "\n".join(" " * len(line) if src.dead(i) else line for i, line in enumerate(lines, 1))
+
+
 def _has_code(text: str) -> bool:
     """Whether ``text`` holds code, comments and bare directives aside (an include guard,
     includes, ``#pragma once``): a statement, a declaration, a body, a macro with a value."""
     if "{" not in text and ";" not in text and "define" not in text:
         return False
     try:
-        code = lex(text).code
+        code = _live_code(text)
     except (RecursionError, ValueError):
         return True  # not read: in doubt, as before
     if _VALUED_DEFINE.search(code):
@@ -103,9 +119,10 @@ _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "return", "size
 
 
 def _defines(text: str) -> frozenset[str]:
-    """The names of the functions and kernels ``text`` defines (a body), comments aside."""
+    """The names of the functions and kernels ``text`` defines (a body), comments and
+    never-compiled branches aside."""
     try:
-        code = lex(text).code
+        code = _live_code(text)
     except (RecursionError, ValueError):
         return frozenset()
     return frozenset(_DEFINES.findall(code)) - _NOT_NAMES
@@ -119,7 +136,7 @@ def _entries(text: str) -> frozenset[str]:
     """The entry points ``text`` defines: its kernels (``__global__``), or where it has none,
     its functions other files can call (not static, inline or device-only helpers)."""
     try:
-        code = lex(text).code
+        code = _live_code(text)
     except (RecursionError, ValueError):
         return frozenset()
     kernels: set[str] = set()
