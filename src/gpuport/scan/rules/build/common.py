@@ -3,15 +3,21 @@
 CMake, Makefiles and setup.py name the same nvcc flags, NVIDIA architectures,
 half-precision macros and CUDA libraries; the patterns here find them in any of
 the three, and :func:`flag_fix` / :func:`lib_fix` say what to use on ROCm.
+
+:data:`ROCM_ARCH` takes a bare gfx word as an AMD target only where the build could use it,
+not in what it prints (``message()``, ``$(warning ...)``, ``echo``) or in a quoted sentence
+(forty-second re-run F18: ``message(STATUS "AMD gfx942 is not supported")`` hid GP403).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from re import Match
 
 from gpuport import textre
-from gpuport.intervals import in_any
+from gpuport.intervals import Intervals, in_any
 from gpuport.models import Severity
+from gpuport.scan.cmake_lex import commands
 
 NVCC_ONLY = textre.compile(
     r"(?<![\w-])((?:--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda"
@@ -54,10 +60,72 @@ _ARCH_WORD = textre.compile(
 )
 # an AMD target named: a ROCm architecture setting, or a bare gfx target in the file's code
 # (SeisSol's DEVICE_ARCH_OPTIONS menu lists sm_90 and gfx942 side by side; twenty-fourth sample)
-ROCM_ARCH = textre.compile(
+_ROCM_SETTING = textre.compile(
     r"PYTORCH_ROCM_ARCH|(?<![\w])GPU_TARGETS|AMDGPU_TARGET|--offload-arch|HIP_ARCHITECTURES"
-    r"|(?<![\w])gfx(?:9\d[\da-f]|1\d{3})(?![\w])"
 )
+_GFX = textre.compile(r"(?<![\w])gfx(?:9\d[\da-f]|1\d{3})(?![\w])")
+#: text a build prints: Make's $(info/warning/error ...), an echo or printf (to the line's end)
+_PRINTED = textre.compile(
+    r"\$[({](?:info|warning|error)[ \t][^\n]*|(?<![\w-])(?:echo|printf)(?![\w-])[^\n;&|]*"
+)
+#: words of running text (a sentence, not a list of values)
+_SENTENCE_WORDS = frozenset(
+    {"a", "an", "the", "to", "of", "for", "in", "on", "is", "are", "be", "by", "with", "this",
+     "that", "which", "will", "and", "or", "not", "no", "only", "yet", "supported", "e.g"}
+)  # fmt: skip
+_LETTERS = textre.compile(r"[(\[]?[A-Za-z][A-Za-z]+(?:\.[a-z])?[.,:;!)\]]?")
+
+
+def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The quoted strings of the line ``text[start:end]`` that are running text (offsets in
+    ``text``): at least four words of letters, one of them a word of sentences (``is``,
+    ``not``, ``the``)."""
+    out: list[tuple[int, int]] = []
+    i = text.find('"', start, end)
+    while i >= 0:
+        j = text.find('"', i + 1, end)
+        if j < 0:
+            break
+        letters = [w for w in text[i + 1 : j].split() if _LETTERS.fullmatch(w)]
+        if len(letters) >= 4 and any(
+            w.strip("()[].,:;!").lower() in _SENTENCE_WORDS for w in letters
+        ):
+            out.append((i, j))
+        i = text.find('"', j + 1, end)
+    return out
+
+
+class _RocmArch:
+    """``ROCM_ARCH.search(text)``: the first AMD target ``text`` names (a ROCm architecture
+    setting, or a bare gfx word the build could use), or None. A gfx word in what the build
+    prints (CMake ``message()``, Make's ``$(info ...)``, ``echo``) or in a quoted sentence is
+    not one (forty-second re-run F18)."""
+
+    def search(self, text: str) -> Match[str] | None:
+        found = _ROCM_SETTING.search(text)
+        if found is not None:
+            return found
+        said: Intervals | None = None
+        line_end = -1
+        sentences = Intervals([])
+        for m in _GFX.finditer(text):
+            at = m.start()
+            if said is None:
+                spans = [p.span() for p in _PRINTED.finditer(text)]
+                if "essage" in text or "ESSAGE" in text:
+                    spans += [(c.start, c.end) for c in commands(text) if c.name == "message"]
+                said = Intervals(spans)
+            if at > line_end:  # each line's quoted sentences, once
+                line_start = text.rfind("\n", 0, at) + 1
+                line_end = text.find("\n", at)
+                line_end = len(text) if line_end < 0 else line_end
+                sentences = Intervals(_sentences(text, line_start, line_end))
+            if at not in said and at not in sentences:
+                return m
+        return None
+
+
+ROCM_ARCH = _RocmArch()
 HALF_MACRO = textre.compile(r"(?<![\w-])-[UD]\s*__CUDA_NO_\w+__")
 CUDA_LIB_NAMES = {
     "cudart": "hip::host (libamdhip64)",
