@@ -48,6 +48,7 @@ from gpuport.scan.ready_evidence import (
 )
 from gpuport.scan.rules import FileKind, load_all
 from gpuport.scan.rules.base import RULES
+from gpuport.scan.rules.python import probe_index
 from gpuport.scan.verdict import decide, estimate_effort, judged
 
 __all__ = ["NothingToScan", "ScanOptions", "check_text", "scan_path"]
@@ -189,6 +190,7 @@ def scan_path(
         if not any(r.startswith(rid) for r in RULES):
             raise GpuportError(f"no rule matches {rid!r} (see `gpuport rules`)")
 
+    probe_index.new_scan()  # a project read by a rule is read again for each scan
     candidates: list[Candidate] = []
     skipped: list[SkippedFile] = []
     templates: list[Candidate] = []  # header templates: read for the macro facts only

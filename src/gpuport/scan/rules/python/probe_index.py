@@ -8,7 +8,8 @@ whatever the number of probes: once for the functions defined in its files that 
 ``nvidia-smi`` (the probes), once for the files each of those names is a word of. A file over
 1 MiB (read within the bounds) and one that is not UTF-8 are read too: a name found there is
 a use not judged, not a file passed over (forty-second re-run F10). A scan asks about a file
-once: the second ask about one is the next scan, which reads the project again.
+once: the second ask about one is the next scan, which reads the project again; and each
+scan starts with none (:func:`new_scan`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from gpuport import fileio, textre
 
-__all__ = ["MOST_BYTES", "MOST_FILES", "ProbeIndex", "lookup"]
+__all__ = ["MOST_BYTES", "MOST_FILES", "ProbeIndex", "lookup", "new_scan"]
 
 #: how much of the project is read for the other callers of a swallowed probe; past it only
 #: a private (``_``) probe stays swallowed: a public one's callers are not all seen
@@ -47,6 +48,12 @@ class ProbeIndex:
 
 
 _INDEX: dict[str, ProbeIndex | None] = {}  # project root -> its index (None: past MOST_FILES)
+
+
+def new_scan() -> None:
+    """Forget every index: a scan starts (``scan_path`` calls it, before any worker forks), so
+    no scan reads another's, as ``port``'s scan after its edits would."""
+    _INDEX.clear()
 
 
 def lookup(root: Path, rel: str, names: frozenset[str]) -> ProbeIndex | None:
