@@ -11,6 +11,11 @@ or in a helper called there, anywhere in the project's CUDA/C++ files): HIP chec
 mask against the lanes that run the call and traps when they differ, so there the 64-bit mask
 would turn the HIP build's compile error into a run-time trap. Such a mask (and a constant any
 such call uses) is left, with the reason in ``unfixed``.
+
+Nor a constant used as anything but a ``*_sync`` mask (``bits == ALL_SET``), read in every
+C-family file of the project (host ``.c`` files too), through plain ``#define`` aliases, and
+with only the constant's own definition and ``defined`` tests not counted as uses (forty-second
+re-run F6).
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ _SYNC = textre.compile(
 _DEFINE_MASK = textre.compile(
     r"^(\s*#\s*define\s+(\w+)\s+)(\(?\s*(?:0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*\)?)"
 )
-_OWN_LINE = textre.compile(r"[ \t]*#[ \t]*(?:define|undef|ifn?def)\b")
 _CONST_MASK = textre.compile(
     r"\b(?:static\s+)?(?:constexpr|const)\s+(?P<type>(?:unsigned|uint32_t|unsigned\s+int|int|auto)"
     r"(?:\s+int)?)\s+(?P<name>\w+)\s*=\s*(?P<value>0[xX]0*[fF]{8}[uU]?|~0[uU]?)\s*;"
@@ -237,8 +241,9 @@ def _uses(ctx: PortContext, name: str) -> list[tuple[str, int]]:
     div = _divergence(ctx)
     out: list[tuple[str, int]] = []
     word = textre.compile(r"\b" + re.escape(name) + r"\b")
-    for rel, src in div.sources.items():
-        if name not in src.code:
+    for rel in _naming(ctx).get(name, ()):
+        src = div.sources.get(rel)
+        if src is None:
             continue
         for call in _SYNC.finditer(src.code):
             args = src.call_args(call.end() - 1)
@@ -252,31 +257,122 @@ def _not_only_a_mask(ctx: PortContext, name: str) -> str | None:
     call takes (a bitmask of data: MD-Bench's ``NBNXN_INTERACTION_MASK_ALL``, J55), or one
     used as data too, where a 64-bit value would change what the HIP build computes
     (``x == FULL_MASK`` with a 32-bit ``x``)."""
-    uses = _uses(ctx, name)
-    if not uses:
+    if not _uses(ctx, name):
         return f"{name} is passed to no *_sync call of the project: it is not a warp mask"
+    return _data_use(ctx, name, (name,))
+
+
+def _data_use(ctx: PortContext, name: str, seen: tuple[str, ...]) -> str | None:
+    """Where ``name`` is used as anything but a ``*_sync`` mask, or None. Read in every
+    C-family file of the project (a host ``.c`` including the header too, forty-second re-run
+    F6); only ``name``'s own definition, ``#undef`` / ``#ifdef`` / ``defined()`` tests of it
+    are no use; a macro defined as exactly ``name`` (``#define ALL_SET FULL_MASK``) is read on
+    the same way, and any other directive or declaration naming it is a use."""
     word = textre.compile(r"\b" + re.escape(name) + r"\b")
-    for rel, src in _divergence(ctx).sources.items():
-        if name not in src.code:
+    for rel in _naming(ctx).get(name, ()):
+        src = _c_source(ctx, rel)
+        if src is None:
             continue
         mask_args = []
-        for r, at in uses:
-            call = _SYNC.match(src.code, at) if r == rel else None
-            args = src.call_args(call.end() - 1) if call is not None else []
-            if args:
+        for call in _SYNC.finditer(src.code):
+            args = src.call_args(call.end() - 1)
+            if args and word.search(src.code, args[0][0], args[0][1]):
                 mask_args.append(args[0])
         for m in word.finditer(src.code):
             if in_any(mask_args, m.start()):
                 continue
             line = src.line_of(m.start())
             lo, hi = src.line_span(line)
-            if _OWN_LINE.match(src.code, lo) or _CONST_MASK.search(src.code[lo:hi]):
-                continue  # its definition (or a test whether it is defined)
+            if _own_definition(src.code, lo, hi, m.start(), name):
+                continue
+            alias = _ALIAS.match(src.code, lo, hi)
+            if alias is not None and alias.start("value") == m.start():
+                other = alias.group("name")
+                if other in seen:
+                    continue  # a cycle: the preprocessor stops there
+                why = _data_use(ctx, other, (*seen, other))
+                if why is None:
+                    continue
+                return f"{name} is used through {other} ({rel}:{line}): {why}"
             return (
                 f"{name} is also used as data ({rel}:{line}), where a 64-bit value would "
                 "change what the HIP build computes"
             )
     return None
+
+
+#: ``#define OTHER NAME`` (or ``(NAME)``): a plain alias, read on by :func:`_data_use`
+_ALIAS = textre.compile(
+    r"[ \t]*#[ \t]*define[ \t]+(?P<name>\w+)[ \t]+\(?[ \t]*(?P<value>\w+)[ \t]*\)?[ \t\r]*$", re.M
+)
+_NAMES_IT = textre.compile(
+    r"[ \t]*#[ \t]*(?:define|undef|ifn?def)[ \t]+(\w+)|\bdefined[ \t]*\(?[ \t]*(\w+)"
+)
+
+
+def _own_definition(code: str, lo: int, hi: int, at: int, name: str) -> bool:
+    """Whether the ``name`` at ``at`` is its own definition (``#define name``, a
+    ``const unsigned name = ~0u;``) or a test whether it is defined, not a use."""
+    for m in _NAMES_IT.finditer(code, lo, hi):
+        for g in (1, 2):
+            if m.start(g) == at and m.group(g) == name and (g == 2 or m.start() == lo):
+                return True
+    return any(
+        c.start("name") == at and c.group("name") == name
+        for c in _CONST_MASK.finditer(code, lo, hi)
+    )
+
+
+#: C-family files the CUDA/C++ scan kind may leave out but a header can still reach
+_HOST_SUFFIXES = (".c", ".m", ".mm", ".ipp", ".tpp", ".tcc", ".hip")
+
+
+def _c_source(ctx: PortContext, rel: str) -> CxxSource | None:
+    """The lexed code of C-family file ``rel`` (a CUDA/C++ one or a host one), once a run."""
+    src = lexed_sources(ctx).get(rel)
+    if src is not None:
+        return src
+    host = ctx.cache.get("mask-host-lexed")
+    if not isinstance(host, dict):
+        host = ctx.cache["mask-host-lexed"] = {}
+    if rel not in host:
+        text = ctx.read(rel)
+        host[rel] = None if text is None else lex(text)
+    found: CxxSource | None = host[rel]
+    return found
+
+
+def _naming(ctx: PortContext) -> dict[str, list[str]]:
+    """Identifier -> the C-family files of the project whose code names it (read once)."""
+    cached = ctx.cache.get("mask-naming")
+    if isinstance(cached, dict):
+        return cached
+    from gpuport.scan.project.files import Skip, iter_entries
+
+    rels = set(lexed_sources(ctx))
+    if ctx.root.is_dir():
+        for item in iter_entries(ctx.root):
+            if not isinstance(item, Skip) and item[0].lower().endswith(_HOST_SUFFIXES):
+                rels.add(item[0])
+    index: dict[str, list[str]] = {}
+    for rel in sorted(rels):
+        src = _c_source(ctx, rel)
+        if src is None:
+            continue
+        for w in set(src.code.translate(_WORDS).split()):
+            index.setdefault(w, []).append(rel)
+    ctx.cache["mask-naming"] = index
+    return index
+
+
+class _Blank(dict[int, str]):
+    """str.translate table: identifier characters kept, every other character a space."""
+
+    def __missing__(self, key: int) -> str:
+        return " "
+
+
+_WORDS = _Blank({c: chr(c) for c in range(128) if chr(c).isalnum() or chr(c) == "_"})
 
 
 def _divergent(ctx: PortContext, path: str, at: int | None, name: str | None) -> str | None:
