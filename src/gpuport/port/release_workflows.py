@@ -11,6 +11,9 @@ step's shell text (never from a heredoc, a comment or the data of a quoted strin
 text whose quoting gpuport cannot follow is declined with the reason), the ``on:`` and
 ``permissions:`` blocks only from the top-level mapping's own key, re-read alone to the same
 nodes. A line whose first non-blank character is ``#`` is a comment and never evidence.
+The gates of the jobs that build and release are read by :mod:`gpuport.port.release_gates`
+(a step asking git for HEAD's branch or tag, or a script action reading ``context.ref``,
+declines the ROCm workflow: forty-second re-run F7).
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ import yaml
 from gpuport import textre
 from gpuport.knowledge.release_switches import ReleaseSwitches
 from gpuport.linebreaks import odd_line_break
-from gpuport.yamlnodes import MERGE_TAG, nodes
+from gpuport.port.release_gates import (
+    CONTEXT,
+    QUOTED_EXPR,
+    SAME_CONTEXTS,
+    job_gate,
+    plain_keys,
+    step_gates,
+)
+from gpuport.yamlnodes import nodes
 
 __all__ = [
     "CU_SUFFIX",
@@ -372,11 +383,6 @@ def _plain_scalar(v: yaml.Node) -> str | None:
     return value if again == {"k": value} else None
 
 
-#: a context an ``if:`` expression reads that the ROCm workflow has as the CUDA one does:
-#: the event, the ``on:`` block's inputs (copied), the repository's variables and secrets
-_SAME_CONTEXTS = frozenset({"github", "inputs", "vars", "secrets"})
-_QUOTED_EXPR = textre.compile(r"'(?:[^']|'')*'")
-_CONTEXT = textre.compile(r"(?:^|[^\w.-])([A-Za-z_][\w-]*)\s*[.\[]")
 #: ``with:`` inputs of the release step whose loss does not change what is published
 _RELEASE_INPUTS = frozenset({"files", "tag_name", "name", "body", "fail_on_unmatched_files"})
 
@@ -388,8 +394,8 @@ def _gate(v: yaml.Node, what: str) -> tuple[str, str | None]:
     expr = _plain_scalar(v)
     if expr is None:
         return "", f"{what}'s `if:` gate is not a plain one-line expression gpuport copies"
-    for m in _CONTEXT.finditer(_QUOTED_EXPR.sub("''", expr)):
-        if m.group(1) not in _SAME_CONTEXTS:
+    for m in CONTEXT.finditer(QUOTED_EXPR.sub("''", expr)):
+        if m.group(1) not in SAME_CONTEXTS:
             return (
                 "",
                 f"{what}'s `if:` gate reads `{m.group(1)}`, which the ROCm job sets otherwise",
@@ -397,89 +403,16 @@ def _gate(v: yaml.Node, what: str) -> tuple[str, str | None]:
     return expr, None
 
 
-def _keys(node: yaml.MappingNode) -> dict[str, yaml.Node] | None:
-    """A mapping's plain keys and values, or None when a key is repeated, merged or not a
-    scalar (which of two GitHub reads is not certain)."""
-    out: dict[str, yaml.Node] = {}
-    for k, v in node.value:
-        if not isinstance(k, yaml.ScalarNode) or k.tag == MERGE_TAG or str(k.value) in out:
-            return None
-        out[str(k.value)] = v
-    return out
-
-
 def _jobs(root: yaml.MappingNode) -> list[tuple[yaml.MappingNode, list[yaml.Node]]]:
     """(job, its steps) of each job of the workflow."""
-    top = _keys(root) or {}
+    top = plain_keys(root) or {}
     jobs = top.get("jobs")
     out: list[tuple[yaml.MappingNode, list[yaml.Node]]] = []
     for _, job in jobs.value if isinstance(jobs, yaml.MappingNode) else []:
         if isinstance(job, yaml.MappingNode):
-            steps = (_keys(job) or {}).get("steps")
+            steps = (plain_keys(job) or {}).get("steps")
             out.append((job, list(steps.value) if isinstance(steps, yaml.SequenceNode) else []))
     return out
-
-
-def _job_gate(job: yaml.MappingNode, what: str) -> str | None:
-    """Why a job's gates are not carried into the ROCm job: its ``if:`` or its deployment
-    ``environment:`` (reviewers, secrets), which the ROCm job does not have."""
-    keys = _keys(job)
-    if keys is None:
-        return f"{what}'s keys are repeated or merged"
-    if "if" in keys:
-        return f"{what} has an `if:` gate, which the ROCm job does not copy"
-    if "environment" in keys:
-        return f"{what} runs in a deployment environment, which the ROCm job does not copy"
-    if "needs" in keys:  # a skipped or failed need skips the job (forty-first re-run F1)
-        return f"{what} `needs:` another job, whose gates the ROCm job does not copy"
-    return None
-
-
-#: text reading the trigger (ref, event, dispatch input, variable) or whether HEAD is tagged
-_TRIGGER = textre.compile(
-    r"\bgithub\s*(?:\.\s*(?:ref|event|head_ref|base_ref)|\[)|\btojson\s*\(\s*github\b"
-    r"|github_(?:ref|event|head_ref|base_ref)|\b(?:inputs|vars)\s*\.|--points-at"
-    r"|\bdescribe\b.*--exact",
-    re.I,
-)
-
-
-def _step_gates(
-    job: yaml.MappingNode, steps: list[yaml.Node], env: yaml.Node | None, what: str
-) -> str | None:
-    """Why a step of a job that builds or releases may gate the release where the ROCm job,
-    whose steps are its own, would not (forty-first re-run F1: ``run: test
-    "$GITHUB_REF_TYPE" = tag`` failed the CUDA job off tags): a step ``if:`` reading more
-    than the runner, or a text of the job or of the workflow's ``env:`` reading the trigger
-    (the release step's ``if:`` and inputs, copied or not gates, and names are not read)."""
-    copied: set[int] = set()
-    for step in steps:
-        keys = _keys(step) if isinstance(step, yaml.MappingNode) else None
-        if keys is None:
-            return f"a step of {what} has repeated or merged keys"
-        uses = keys.get("uses")
-        if isinstance(uses, yaml.ScalarNode) and str(uses.value).startswith(
-            "softprops/action-gh-release"
-        ):
-            copied |= {id(n) for k in ("if", "with") if k in keys for n in nodes(keys[k])}
-        elif "if" in keys:
-            cond = keys["if"]
-            text = str(cond.value) if isinstance(cond, yaml.ScalarNode) else ""
-            contexts = {m.group(1) for m in _CONTEXT.finditer(_QUOTED_EXPR.sub("''", text))}
-            if not text or contexts - {"runner"}:
-                line = cond.start_mark.line + 1
-                return f"a step of {what} has an `if:` gate (line {line}), not copied"
-    for node in [*nodes(job), *(nodes(env) if env is not None else [])]:
-        if isinstance(node, yaml.MappingNode):
-            copied |= {id(v) for k, v in node.value if getattr(k, "value", None) == "name"}
-        elif isinstance(node, yaml.ScalarNode) and id(node) not in copied:
-            m = _TRIGGER.search(str(node.value))
-            if m is not None:
-                return (
-                    f"{what} reads `{m.group(0)}` (line {node.start_mark.line + 1}), which may "
-                    "gate its release; the ROCm job does not copy it"
-                )
-    return None
 
 
 def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> str | None:
@@ -502,24 +435,24 @@ def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> str | None:
         inside = job.start_mark.line <= line < job.end_mark.line
         if inside or any(id(s) in released for s in job_steps):
             what = "the job that builds or releases"
-            env = (_keys(root) or {}).get("env")
-            why = _job_gate(job, what) or _step_gates(job, job_steps, env, what)
+            env = (plain_keys(root) or {}).get("env")
+            why = job_gate(job, what) or step_gates(job, job_steps, env, what)
             if why is not None:
                 return why
         for step in job_steps if inside else []:
             builds = step.start_mark.line <= line < step.end_mark.line
-            keys = _keys(step) if isinstance(step, yaml.MappingNode) else None
+            keys = plain_keys(step) if isinstance(step, yaml.MappingNode) else None
             if builds and (keys is None or "if" in keys):
                 return "the build step has an `if:` gate (or merged keys), not copied"
     if not steps:
         return None
     if len(steps) > 1:
         return "it has more than one release step"
-    keys = _keys(steps[0])
+    keys = plain_keys(steps[0])
     if keys is None:
         return "the release step's keys are repeated or merged"
     with_ = keys.get("with")
-    inputs = _keys(with_) if isinstance(with_, yaml.MappingNode) else None
+    inputs = plain_keys(with_) if isinstance(with_, yaml.MappingNode) else None
     if inputs is None:
         return "the release step's `with:` is not a plain mapping"
     tag = _plain_scalar(inputs["tag_name"]) if "tag_name" in inputs else None
