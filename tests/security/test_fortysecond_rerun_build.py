@@ -125,3 +125,24 @@ def test_f21_a_chain_of_configured_header_templates_is_followed_in_linear_time(
     report = _scan(tmp_path / "a", files)
     assert _gp302(report, "k.cu") == ["info"]
     assert spent and sum(spent) < 2.0, spent
+
+
+def test_f18_a_gfx_word_in_a_setup_py_sentence_is_no_amd_target(tmp_path: Path) -> None:
+    """The same class in setup.py, whose strings were joined before the gfx search."""
+    setup = (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "print({said!r})\n"
+        "setup(name='k', ext_modules=[CUDAExtension('k', ['k.cu'],\n"
+        "      extra_compile_args={{'nvcc': ['-gencode=arch=compute_80,code=sm_80']}})],\n"
+        "      cmdclass={{'build_ext': BuildExtension}})\n"
+    )
+    kernel = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+
+    def gp403(root: Path, said: str) -> list[str]:
+        r = _scan(root, {"setup.py": setup.format(said=said), "k.cu": kernel})
+        return [f.severity.value for f in r.findings if f.rule_id == "GP403"]
+
+    # GP403 reported (folded into the line's GP402): the sentence names no target
+    assert gp403(tmp_path / "s", "gfx942 is not supported by this build") != []
+    assert gp403(tmp_path / "t", "gfx942") == []  # a bare target the build may use

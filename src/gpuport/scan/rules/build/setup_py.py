@@ -337,7 +337,11 @@ def check_setup_py(ctx: FileContext) -> None:
 
 def _check_setup_nodes(ctx: FileContext, tree: ast.Module, sp: _SetupPy) -> None:
     names = _names(tree)
-    rocm_arch = bool(ROCM_ARCH.search(" ".join(_consts(tree) | names)))
+    # each string as the quoted text it is: "gfx942 is not supported" is a sentence, not a
+    # target (forty-second re-run F18, in setup.py)
+    rocm_arch = bool(ROCM_ARCH.search(" ".join(names))) or any(
+        ROCM_ARCH.search(f'"{c}"') for c in _consts(tree) if "gfx" in c or "rocm" in c.lower()
+    )
     uses_build_ext = "BuildExtension" in names
     in_args: set[int] = set()
     for node in pyparse.walk(tree):
