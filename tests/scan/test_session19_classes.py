@@ -194,3 +194,43 @@ def test_a_gpu_switch_or_a_block_that_builds_more_keeps_its_severity(tmp_path: P
     assert _gp403(tmp_path / "a", "MYLIB_USE_GPU") == "major"
     # the block adds a target: a component, not a flag tuning
     assert _gp403(tmp_path / "b", "WITH_EXTRAS", "add_library(x x.cu)") == "major"
+
+
+# The every-set comparison after the forty-second re-run's fixes (which read the project's
+# scripts, CI and config files for names): two verdicts went wrong and were put back.
+_ENV = "name: dino\nchannels:\n  - nvidia\ndependencies:\n  - cuda-cudart=12.1.105=0\n"
+_SETUP_DINO = 'from setuptools import setup\nsetup(name="dino", install_requires=["numpy"])\n'
+
+
+def test_a_large_notebook_is_read_for_names_not_taken_as_unreadable(tmp_path: Path) -> None:
+    # GroundingDINO: two demo notebooks of 1.6 and 2.2 MB made the search "incomplete", so its
+    # unnamed conda export (22 blockers) was back in core and the verdict `blocked`
+    cell = '{"cell_type": "code", "source": ["print(1)"], "outputs": [{"data": "%s"}]}'
+    notebook = '{"cells": [' + cell % ("A" * (2 << 20)) + "]}\n"
+    files = {
+        "setup.py": _SETUP_DINO,
+        "dino/model.py": "import torch\nm = torch.nn.Linear(2, 2).cuda()\n",
+        "environment.yaml": _ENV,
+        "demo/big.ipynb": notebook,
+    }
+    r = scan_path(write(tmp_path, files), ScanOptions(jobs=1))
+    got = [(f.severity.value, f.scope) for f in r.findings if f.location.path == "environment.yaml"]
+    assert got and all(sev == "info" and scope == "extra" for sev, scope in got), got
+
+
+def test_a_conda_recipes_build_key_builds_no_docker_image(tmp_path: Path) -> None:
+    # torchani: `build:` in recipe/meta.yaml was read as a compose build of the Dockerfile,
+    # which CI alone builds, and its CUDA base image became a core blocker
+    workflow = (
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: docker/build-push-action@v5\n        with:\n          push: false\n"
+    )
+    files = {
+        "setup.py": _SETUP_DINO,
+        "Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install .\n",
+        ".github/workflows/ci.yaml": workflow,
+        "recipe/meta.yaml": "package:\n  name: dino\nbuild:\n  number: 0\n",
+    }
+    r = scan_path(write(tmp_path, files), ScanOptions(jobs=1))
+    got = [(f.severity.value, f.scope) for f in r.findings if f.rule_id == "GP501"]
+    assert got and all(scope != "core" for _sev, scope in got), got

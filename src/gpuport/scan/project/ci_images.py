@@ -98,7 +98,7 @@ def ci_only_images(
     images = [c.rel for c in candidates if c.kind is FileKind.DOCKERFILE]
     if not images:
         return {}
-    texts = naming_texts(root, candidates, known_texts, FileKind.DOCKERFILE, images)
+    texts = naming_texts(root, candidates, known_texts, FileKind.DOCKERFILE, images, configs=False)
     texts.update(_ci_texts(root))
     texts = {t: text for t, text in texts.items() if t not in images}
     # each text read once, each file name judged once: a search per image and text was

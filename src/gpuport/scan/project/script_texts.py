@@ -27,6 +27,9 @@ from gpuport.scan.project.files import Candidate, classify, iter_entries, safe_n
 __all__ = ["Scripts", "project_scripts", "without_install_lines"]
 
 _MAX_BYTES = 1 << 20
+#: a notebook holds its outputs (images as base64): two demo notebooks of 1.6 and 2.2 MB made
+#: GroundingDINO's scan conclude nothing about its conda file (session 19)
+_MAX_NOTEBOOK_BYTES = 16 << 20
 _MOST_ENTRIES = 200_000  # entries walked
 _MOST_READ = 3_000  # files read whole
 _MOST_BYTES = 64 << 20  # text kept in all
@@ -150,7 +153,8 @@ def _take(root: Path, rel: str, entry: os.DirEntry[str], out: Scripts, kind: str
             return 1
         out.python[rel] = text
         return 1
-    text = fileio.read_text_or_none(root / rel, limit=_MAX_BYTES, root=root)
+    limit = _MAX_NOTEBOOK_BYTES if rel.endswith(".ipynb") else _MAX_BYTES
+    text = fileio.read_text_or_none(root / rel, limit=limit, root=root)
     if text is None:
         if kind != "config":
             out.complete = False

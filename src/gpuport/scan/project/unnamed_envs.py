@@ -139,11 +139,15 @@ def naming_texts(
     known_texts: Iterable[tuple[str, str]],
     kind: FileKind,
     files: Sequence[str],
+    configs: bool = True,
 ) -> dict[str, str]:
     """The texts that may name one of ``files`` (of ``kind``) as an install or run step:
     the view's build and route files, READMEs and pages, CI files and scripts, and the
-    READMEs of the folders from each file's up to the root (relative path -> text)."""
-    return _naming_texts(root, candidates, known_texts, kind, files)[0]
+    READMEs of the folders from each file's up to the root (relative path -> text).
+    ``configs``: also the project's config files (``tox.ini``'s ``deps = -r``); not for a
+    question a config's own keys would answer wrongly (a conda recipe's ``build:`` is no
+    image build: torchani's ``recipe/meta.yaml``, session 19)."""
+    return _naming_texts(root, candidates, known_texts, kind, files, configs)[0]
 
 
 def _naming_texts(
@@ -152,12 +156,14 @@ def _naming_texts(
     known_texts: Iterable[tuple[str, str]],
     kind: FileKind,
     files: Sequence[str],
+    configs: bool = True,
 ) -> tuple[dict[str, str], bool]:
     """:func:`naming_texts`, and whether every script that may name one was read."""
     texts: dict[str, str] = dict(known_texts)
     texts.update(doc_texts(root))
     scripts = project_scripts(root, candidates)  # shell, CI, tox, nox: never candidates
-    for rel, text in [*scripts.run.items(), *scripts.config.items()]:
+    read = [*scripts.run.items(), *(scripts.config.items() if configs else ())]
+    for rel, text in read:
         if rel not in files:
             texts.setdefault(rel, text)
     for c in candidates:
