@@ -6,7 +6,10 @@ the three, and :func:`flag_fix` / :func:`lib_fix` say what to use on ROCm.
 
 :data:`ROCM_ARCH` takes a bare gfx word as an AMD target only where the build could use it,
 not in what it prints (``message()``, ``$(warning ...)``, ``echo``) or in a quoted sentence
-(forty-second re-run F18: ``message(STATUS "AMD gfx942 is not supported")`` hid GP403).
+(forty-second re-run F18: ``message(STATUS "AMD gfx942 is not supported")`` hid GP403),
+nor in a test whose branch fails the build (``if(ARCH STREQUAL "gfx906") message(FATAL_ERROR)``,
+``ifeq`` + ``$(error)``), a denylist (``set(AMD_UNSUPPORTED gfx906)``), a ``list(REMOVE_ITEM)``
+or a ``$(filter-out)`` (forty-third re-run F10: each of these hid GP403).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from re import Match
 from gpuport import textre
 from gpuport.intervals import Intervals, in_any
 from gpuport.models import Severity
-from gpuport.scan.cmake_lex import commands
+from gpuport.scan.cmake_lex import Command, commands
 
 NVCC_ONLY = textre.compile(
     r"(?<![\w-])((?:--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda"
@@ -95,11 +98,79 @@ def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
+#: a variable whose name says its values are refused (a denylist, not targets to build)
+_REFUSING = frozenset(
+    {"UNSUPPORTED", "UNSUPP", "NOSUPPORT", "DENY", "DENIED", "DENYLIST", "BLACKLIST",
+     "BLACKLISTED", "BLOCKLIST", "BLOCKED", "EXCLUDE", "EXCLUDED", "EXCLUDES", "BANNED",
+     "DISALLOW", "DISALLOWED", "BROKEN", "SKIP", "SKIPPED", "IGNORE", "IGNORED", "REJECT",
+     "REJECTED", "DEPRECATED", "INVALID", "BAD"}
+)  # fmt: skip
+_CONDITIONS = frozenset({"if", "elseif", "while", "ifeq", "ifneq", "ifdef", "ifndef"})
+_FAILS = frozenset({"FATAL_ERROR", "SEND_ERROR"})
+#: a Make assignment's variable (``NAME := value``, ``override NAME += value``), to the line end
+_MAKE_SET = textre.compile(
+    r"(?m)^[ \t]*(?:(?:export|override)[ \t]+)*([A-Za-z_][\w.-]*)[ \t]*[:+?!]*=[^\n]*"
+)
+_FILTER_OUT = textre.compile(r"\$[({]filter-out[ \t][^,)}]*")
+
+
+def _refusing(name: str) -> bool:
+    """Whether a variable's name says it lists what the build refuses (``AMD_UNSUPPORTED``,
+    ``GPU_DENYLIST``, ``NOT_SUPPORTED_ARCHS``)."""
+    parts = textre.split(r"[^A-Z0-9]+", name.upper())
+    return any(w in _REFUSING for w in parts) or "NOT_SUPPORTED" in name.upper()
+
+
+def _fails_next(text: str, cmds: list[Command], k: int) -> bool:
+    """Whether the branch the condition ``cmds[k]`` opens starts by failing the build: CMake's
+    ``message(FATAL_ERROR ...)`` / ``return()``, or Make's ``$(error ...)`` on the next line."""
+    end = cmds[k].end
+    nxt = cmds[k + 1] if k + 1 < len(cmds) else None
+    if nxt is not None and not text[end : nxt.start].strip():
+        if nxt.name == "return":
+            return True
+        words = nxt.args.split(None, 1) if nxt.name == "message" else []
+        if words and words[0].strip('"').upper() in _FAILS:
+            return True
+    line_end = text.find("\n", end)
+    if line_end < 0:
+        return False
+    stop = len(text) if nxt is None else nxt.start
+    body = text[line_end:stop].lstrip()  # Make's body is not a CMake command: up to the next
+    return body.startswith(("$(error", "${error"))
+
+
+def _not_targets(text: str) -> Intervals:
+    """The spans of ``text`` whose gfx words are no AMD target the build uses: what it prints,
+    a condition whose branch fails the build, a denylist, an item removed or filtered out."""
+    spans = [p.span() for p in _PRINTED.finditer(text)]
+    spans += [p.span() for p in _FILTER_OUT.finditer(text)]
+    spans += [m.span() for m in _MAKE_SET.finditer(text) if _refusing(m.group(1))]
+    cmds = list(commands(text))
+    for k, c in enumerate(cmds):
+        if c.name == "message":
+            spans.append((c.start, c.end))
+        elif c.name in _CONDITIONS:
+            if _fails_next(text, cmds, k):
+                spans.append((c.start, c.end))
+        elif c.name in ("set", "list"):
+            words = c.args.split(None, 2)
+            if c.name == "list" and words and words[0].upper() in ("REMOVE_ITEM", "FILTER"):
+                if words[0].upper() == "REMOVE_ITEM" or "EXCLUDE" in c.args.upper():
+                    spans.append((c.start, c.end))
+                continue
+            name = words[0] if c.name == "set" else (words[1] if len(words) > 1 else "")
+            if words and _refusing(name):
+                spans.append((c.start, c.end))
+    return Intervals(spans)
+
+
 class _RocmArch:
     """``ROCM_ARCH.search(text)``: the first AMD target ``text`` names (a ROCm architecture
     setting, or a bare gfx word the build could use), or None. A gfx word in what the build
     prints (CMake ``message()``, Make's ``$(info ...)``, ``echo``) or in a quoted sentence is
-    not one (forty-second re-run F18)."""
+    not one (forty-second re-run F18), nor one in a rejection test or a denylist (forty-third
+    re-run F10)."""
 
     def search(self, text: str) -> Match[str] | None:
         found = _ROCM_SETTING.search(text)
@@ -111,10 +182,7 @@ class _RocmArch:
         for m in _GFX.finditer(text):
             at = m.start()
             if said is None:
-                spans = [p.span() for p in _PRINTED.finditer(text)]
-                if "essage" in text or "ESSAGE" in text:
-                    spans += [(c.start, c.end) for c in commands(text) if c.name == "message"]
-                said = Intervals(spans)
+                said = _not_targets(text)
             if at > line_end:  # each line's quoted sentences, once
                 line_start = text.rfind("\n", 0, at) + 1
                 line_end = text.find("\n", at)
