@@ -15,11 +15,13 @@ such call uses) is left, with the reason in ``unfixed``.
 Nor a constant used as anything but a ``*_sync`` mask (``bits == ALL_SET``), read in every
 C-family file of the project (host ``.c`` files too), through plain ``#define`` aliases, and
 with only the constant's own definition and ``defined`` tests not counted as uses (forty-second
-re-run F6).
+re-run F6); files those include under any suffix (``check.def``, ``.cuinc``) are read too
+(forty-third re-run F17).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from gpuport import textre
@@ -350,10 +352,15 @@ def _naming(ctx: PortContext) -> dict[str, list[str]]:
     from gpuport.scan.project.files import Skip, iter_entries
 
     rels = set(lexed_sources(ctx))
+    by_name: dict[str, list[str]] = {}
     if ctx.root.is_dir():
         for item in iter_entries(ctx.root):
-            if not isinstance(item, Skip) and item[0].lower().endswith(_HOST_SUFFIXES):
+            if isinstance(item, Skip):
+                continue
+            by_name.setdefault(posixpath.basename(item[0]), []).append(item[0])
+            if item[0].lower().endswith(_HOST_SUFFIXES):
                 rels.add(item[0])
+    rels |= _included(ctx, rels, by_name)
     index: dict[str, list[str]] = {}
     for rel in sorted(rels):
         src = _c_source(ctx, rel)
@@ -363,6 +370,35 @@ def _naming(ctx: PortContext) -> dict[str, list[str]]:
             index.setdefault(w, []).append(rel)
     ctx.cache["mask-naming"] = index
     return index
+
+
+def _included(ctx: PortContext, rels: set[str], by_name: dict[str, list[str]]) -> set[str]:
+    """The project files ``#include``d, directly or through others, by the files ``rels``,
+    whatever their suffix (``check.def``, ``.cuinc``, ``.cu.inc``: compiled into the
+    translation unit all the same, forty-third re-run F17): the path beside the including
+    file, else every project file whose path ends with the included name."""
+    out: set[str] = set()
+    todo = sorted(rels)
+    while todo:
+        cur = todo.pop()
+        src = _c_source(ctx, cur)
+        if src is None:
+            continue
+        for m in _INCLUDE.finditer(src.text):
+            if not src.code[m.start() : m.end()].strip().startswith("#"):
+                continue  # inside a comment or a string
+            name = posixpath.normpath(m.group(1).strip())
+            beside = posixpath.normpath(posixpath.join(posixpath.dirname(cur), name))
+            found = [
+                r
+                for r in by_name.get(posixpath.basename(name), ())
+                if r in (name, beside) or r.endswith("/" + name)
+            ]
+            for rel in found:
+                if rel not in rels and rel not in out:
+                    out.add(rel)
+                    todo.append(rel)
+    return out
 
 
 class _Blank(dict[int, str]):
