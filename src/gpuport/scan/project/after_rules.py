@@ -9,7 +9,10 @@
   That finding only: never another package's on its line, nor one other findings were folded
   into (forty-second re-run F1). Its command run by a script or CI step, or an import in
   Python not named ``*.py`` (Cython, notebooks, ``#!python`` tools), names it too
-  (forty-second re-run F17); when such a file cannot be read, nothing is lowered.
+  (forty-second re-run F17); so does a command in the build and container files the
+  scan reads itself (a Makefile recipe, a Dockerfile's ``RUN``/``CMD``, a compose
+  ``command:``, a ``pyproject.toml`` task table) or a local GitHub action (forty-third re-run
+  F13: all were "run by no script"); when such a file cannot be read, nothing is lowered.
   Read only when such a finding exists; when the project has no Python file, a Python file
   could not be read, or Python files were not part of the scan (``--kind``), nothing is
   lowered.
@@ -125,6 +128,12 @@ def unimported_monitors(
     for text in scripts.python.values():
         named.update(word.findall(text))
     runs = [t for rel, t in scripts.config.items() if rel.startswith(_CI)]
+    for c in candidates:  # the build and container files the scan reads: their commands
+        if c.kind in _RUNS or c.kind is FileKind.PYPROJECT:
+            text = read_text(c.path, max_bytes)
+            if not isinstance(text, str):
+                return {}  # a recipe gpuport could not read may run it
+            runs.append(text if c.kind in _RUNS else _task_tables(text))
     for text in [*scripts.run.values(), *runs]:  # a CI step runs it; a config only lists it
         text = without_install_lines(text)
         named.update(word.findall(text))
@@ -139,6 +148,30 @@ def unimported_monitors(
                 "monitoring library that installs on an AMD host and is never called there"
             )
     return out
+
+
+#: files whose every line is a command or runs one (their install lines left out)
+_RUNS = (FileKind.MAKEFILE, FileKind.DOCKERFILE, FileKind.COMPOSE)
+#: a TOML table header; a task runner's tables (``[tool.poe.tasks]``, ``[tool.pdm.scripts]``,
+#: ``[tool.hatch.envs.test.scripts]``, ``[tool.taskipy.tasks]``) hold commands, the others
+#: list packages (a dependency list names the monitor without running it)
+_TABLE = textre.compile(
+    r"^[ \t]*\[\[?[ \t]*([A-Za-z0-9_-][\w.\-\" \t]*?)[ \t]*\]\]?[ \t]*(?:#[^\n]*)?$"
+)
+_TASK_TABLE = textre.compile(r"^tool\.(?:poe|taskipy)\b|\.(?:scripts|tasks)\b")
+
+
+def _task_tables(text: str) -> str:
+    """The lines of a ``pyproject.toml``'s task-runner tables."""
+    keep: list[str] = []
+    on = False
+    for line in text.splitlines():
+        head = _TABLE.match(line)
+        if head is not None:
+            on = _TASK_TABLE.search(head.group(1)) is not None
+        elif on:
+            keep.append(line)
+    return "\n".join(keep)
 
 
 _CI = (".github/", ".gitlab-ci", ".circleci/", ".buildkite/", ".travis", ".devcontainer/",

@@ -15,6 +15,8 @@ named by a README, page, script, Makefile or compose file (``docker build -t x .
 .``), or built and pushed by CI (an image users pull), stays core. A file named
 ``Dockerfile`` is named by any plain ``docker build``: what the command builds is a folder's
 ``Dockerfile``.
+The project's Python is not among the naming texts here (forty-third re-run F3 added it for
+install files only): a mention in code is no image build.
 
 Files are read as text, bounded, inside the project; nothing is run.
 """
@@ -98,7 +100,11 @@ def ci_only_images(
     images = [c.rel for c in candidates if c.kind is FileKind.DOCKERFILE]
     if not images:
         return {}
-    texts = naming_texts(root, candidates, known_texts, FileKind.DOCKERFILE, images, configs=False)
+    # the project's Python is not read here: what it names is no image build (forty-third
+    # re-run F3 added it for install files only)
+    texts = naming_texts(
+        root, candidates, known_texts, FileKind.DOCKERFILE, images, configs=False, python=False
+    )
     texts.update(_ci_texts(root))
     texts = {t: text for t, text in texts.items() if t not in images}
     # each text read once, each file name judged once: a search per image and text was

@@ -6,7 +6,9 @@ notebooks and extensionless ``#!/usr/bin/env python`` tools are Python no ``*.py
 sees. Rules that conclude "no file of the project names X" read these too (forty-second
 re-run F5: a pip freeze ``install.sh``, CI and tox install was "named by no file"; F17: a
 ``gpustat`` run by a shell script, ``GPUtil`` imported by ``tools/gpuwatch``, were "never
-called"). The walk is the scan's (``.gitignore``, vendored and hidden folders), bounded; when
+called"). GitHub's local actions (``.github/actions/*/action.yml``, a composite action's
+steps) are CI files too (forty-third re-run F13: a monitor run by one was "run by no
+script"). The walk is the scan's (``.gitignore``, vendored and hidden folders), bounded; when
 a bound is met, or a file that may name it cannot be read, :attr:`Scripts.complete` is False
 and a caller concludes nothing.
 
@@ -180,15 +182,39 @@ def _python_tool(path: Path, root: Path) -> str | None:
 
 
 def _workflows(root: Path) -> list[str]:
-    """The GitHub workflow files, at most :data:`_MOST_WORKFLOWS` of them."""
+    """The GitHub workflow files and local actions' ``action.yml`` files (their folders up
+    to :data:`_ACTION_DEPTH` deep), at most :data:`_MOST_WORKFLOWS` of each."""
+    out = [
+        f".github/workflows/{n}"
+        for n in _names(root, ".github/workflows")
+        if n.endswith((".yml", ".yaml"))
+    ][:_MOST_WORKFLOWS]
+    actions: list[str] = []
+    folders = [".github/actions"]
+    for _ in range(_ACTION_DEPTH):
+        deeper: list[str] = []
+        for folder in folders:
+            for n in _names(root, folder):
+                rel = f"{folder}/{n}"
+                if n in ("action.yml", "action.yaml"):
+                    actions.append(rel)
+                elif (root / rel).is_dir() and not (root / rel).is_symlink():
+                    deeper.append(rel)
+        folders = deeper[:_MOST_WORKFLOWS]
+    return out + sorted(actions)[:_MOST_WORKFLOWS]
+
+
+#: how deep local actions are looked for under ``.github/actions``
+_ACTION_DEPTH = 3
+
+
+def _names(root: Path, folder: str) -> list[str]:
+    """The names in ``root/folder`` (sorted; a name that is not UTF-8 left out)."""
     try:
-        with os.scandir(root / ".github" / "workflows") as entries:
-            names = sorted(e.name for e in entries if safe_name(e.name) == e.name)
+        with os.scandir(root / folder) as entries:
+            return sorted(e.name for e in entries if safe_name(e.name) == e.name)
     except OSError:
         return []
-    return [f".github/workflows/{n}" for n in names if n.endswith((".yml", ".yaml"))][
-        :_MOST_WORKFLOWS
-    ]
 
 
 _INSTALL_LINE = textre.compile(

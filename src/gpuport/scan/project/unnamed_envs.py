@@ -21,7 +21,11 @@ The files that may name one are the view's build and route files, the READMEs an
 the project's scripts, CI workflows, ``tox.ini``, ``noxfile.py`` and configs
 (:mod:`script_texts`: the scan reads none of these; forty-second re-run F5, a freeze
 ``install.sh``, CI and tox install was "named by no file"); an option glued to the file
-(``-rrequirements.txt``) names it too. When not all of them could be read, nothing is moved.
+(``-rrequirements.txt``) names it too. The project's own Python names it as well: its
+``*.py`` files and its Python not named so (``#!python`` tools, notebooks), as an installer
+that runs ``pip install -r requirements.txt`` (forty-third re-run F3: ``tools/install_deps.py``
+installed a freeze "named by no file", and the scan said READY). When not all of them could
+be read, nothing is moved.
 
 Files are read as text, bounded, inside the project; nothing is run.
 """
@@ -33,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gpuport import fileio, textre
-from gpuport.scan.project.files import Candidate
+from gpuport.scan.project.files import Candidate, read_text
 from gpuport.scan.project.routes_docs import doc_texts
 from gpuport.scan.project.script_texts import project_scripts
 from gpuport.scan.rules.base import FileKind
@@ -140,14 +144,16 @@ def naming_texts(
     kind: FileKind,
     files: Sequence[str],
     configs: bool = True,
+    python: bool = True,
 ) -> dict[str, str]:
     """The texts that may name one of ``files`` (of ``kind``) as an install or run step:
     the view's build and route files, READMEs and pages, CI files and scripts, and the
     READMEs of the folders from each file's up to the root (relative path -> text).
     ``configs``: also the project's config files (``tox.ini``'s ``deps = -r``); not for a
     question a config's own keys would answer wrongly (a conda recipe's ``build:`` is no
-    image build: torchani's ``recipe/meta.yaml``, session 19)."""
-    return _naming_texts(root, candidates, known_texts, kind, files, configs)[0]
+    image build: torchani's ``recipe/meta.yaml``, session 19). ``python``: also the
+    project's Python, each file kept as what names a file (see :func:`_python_names`)."""
+    return _naming_texts(root, candidates, known_texts, kind, files, configs, python)[0]
 
 
 def _naming_texts(
@@ -157,12 +163,23 @@ def _naming_texts(
     kind: FileKind,
     files: Sequence[str],
     configs: bool = True,
+    python: bool = True,
 ) -> tuple[dict[str, str], bool]:
     """:func:`naming_texts`, and whether every script that may name one was read."""
     texts: dict[str, str] = dict(known_texts)
     texts.update(doc_texts(root))
     scripts = project_scripts(root, candidates)  # shell, CI, tox, nox: never candidates
+    complete = scripts.complete
     read = [*scripts.run.items(), *(scripts.config.items() if configs else ())]
+    if python:  # an installer in Python: ``tools/install_deps.py``, a notebook's ``!pip``
+        read += [(rel, _python_names(text)) for rel, text in scripts.python.items()]
+        for c in candidates:
+            if c.kind is FileKind.PYTHON and c.rel not in texts:
+                code = read_text(c.path, root=root)
+                if not isinstance(code, str):
+                    complete = False  # a Python file gpuport could not read may name it
+                    continue
+                texts[c.rel] = _python_names(code)
     for rel, text in read:
         if rel not in files:
             texts.setdefault(rel, text)
@@ -178,10 +195,19 @@ def _naming_texts(
     for rel in files:  # examples/x/README.md names it: each folder listed once
         readmes.update(_folder_readmes(root, rel, texts, readmes, listed))
     texts.update(readmes)
-    return texts, scripts.complete
+    return texts, complete
 
 
 _FILE_WORD = textre.compile(r"[\w.+-]+")
+
+
+def _python_names(text: str) -> str:
+    """What of a Python file can name an install file or a conda environment: its words of
+    file-name characters (each once) and its lines about conda. A project's Python is read
+    whole only when such a file exists; what is kept of it stays small."""
+    words = set(_FILE_WORD.findall(text))
+    conda = _CONDA_LINE.findall(text) if "onda" in text or "ONDA" in text else []
+    return "\n".join([*sorted(words), *conda])
 
 
 def _where_named(
