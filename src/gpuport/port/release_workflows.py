@@ -13,7 +13,8 @@ text whose quoting gpuport cannot follow is declined with the reason), the ``on:
 nodes. A line whose first non-blank character is ``#`` is a comment and never evidence.
 The gates of the jobs that build and release are read by :mod:`gpuport.port.release_gates`
 (a step asking git for HEAD's branch or tag, or a script action reading ``context.ref``,
-declines the ROCm workflow: forty-second re-run F7).
+declines the ROCm workflow: forty-second re-run F7), also inside the project scripts and
+local actions those jobs run (forty-third re-run F1).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from gpuport.port.release_gates import (
     CONTEXT,
     QUOTED_EXPR,
     SAME_CONTEXTS,
+    Reader,
     job_gate,
     plain_keys,
     step_gates,
@@ -292,11 +294,14 @@ def shell_code(body: list[str], bash: bool = False) -> list[str] | str:
     return out
 
 
-def read_workflow(path: str, text: str, table: ReleaseSwitches) -> CudaWorkflow | None:
+def read_workflow(
+    path: str, text: str, table: ReleaseSwitches, read: Reader | None = None
+) -> CudaWorkflow | None:
     """The workflow as a model for a ROCm one, when it builds wheels with a CMake option
     turned on whose name says CUDA (known to ``table`` or not); else None. A workflow that
     builds with such an option but whose text gpuport cannot read as GitHub and the shell do
-    comes back with :attr:`CudaWorkflow.refused` set."""
+    comes back with :attr:`CudaWorkflow.refused` set. ``read`` gives the project files the
+    jobs run (scripts, local actions), read for gates too (forty-third re-run F1)."""
     if odd_line_break(text) is not None:
         return None  # blocks are copied line by line: a break YAML reads otherwise is not
     lines = text.splitlines()  # copied (thirty-eighth re-run F1: a form feed in a comment)
@@ -337,7 +342,7 @@ def read_workflow(path: str, text: str, table: ReleaseSwitches) -> CudaWorkflow 
         return None
     wf.on_block = _block(root, lines, "on")
     wf.permissions = _block(root, lines, "permissions")
-    why = _release(wf, root)
+    why = _release(wf, root, read)
     if why is not None:
         wf.refused = why  # a gate of the CUDA release not copied: no ROCm workflow (F4)
     return wf
@@ -415,7 +420,7 @@ def _jobs(root: yaml.MappingNode) -> list[tuple[yaml.MappingNode, list[yaml.Node
     return out
 
 
-def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> str | None:
+def _release(wf: CudaWorkflow, root: yaml.MappingNode, read: Reader | None) -> str | None:
     """The release step (``softprops/action-gh-release``): its ``if:`` and its tag, when the
     tag names the CUDA build (``${{ github.ref_name }}-cu${{ env.CUDA_VERSION }}``); read
     from the step's own mapping (a line of another text that looks like one is not). Returns
@@ -436,7 +441,7 @@ def _release(wf: CudaWorkflow, root: yaml.MappingNode) -> str | None:
         if inside or any(id(s) in released for s in job_steps):
             what = "the job that builds or releases"
             env = (plain_keys(root) or {}).get("env")
-            why = job_gate(job, what) or step_gates(job, job_steps, env, what)
+            why = job_gate(job, what) or step_gates(job, job_steps, env, what, read, wf.build)
             if why is not None:
                 return why
         for step in job_steps if inside else []:
