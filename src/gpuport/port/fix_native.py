@@ -29,7 +29,8 @@
   inside a function body is a pass-specific path (in a host function, dead code) and is left.
 * **``#ifdef __CUDA_ARCH__``** (GP317, unsafe): ``|| defined(__HIP_DEVICE_COMPILE__)`` is
   added, so hip-clang's device pass takes the branch nvcc's device pass takes; what it
-  compiles on ROCm changes.
+  compiles on ROCm changes. Not where the branch uses ``__CUDA_ARCH__``'s value, itself or
+  through a project macro that expands to it, defined anywhere (forty-third re-run F18).
 """
 
 from __future__ import annotations
@@ -283,7 +284,7 @@ def _cuda_arch(ctx: PortContext, path: str, text: str, found: list[Finding]) -> 
         m = _ARCH_IFDEF.match(src.text[lo:hi])
         if m is not None:
             end = _matching_endif(src, line)
-            if (used := _arch_value_use(src, line, end)) is not None:
+            if (used := _arch_value_use(src, line, end, _arch_aliases(ctx))) is not None:
                 ctx.decline([f], _ARCH_VALUE.format(where=f"{path}:{line}", use=used))
                 continue
             new = f"{m.group(1)}if defined(__CUDA_ARCH__) || {_HIP_DEV}"
@@ -309,15 +310,51 @@ _ARCH_VALUE = (
 _TEST_LINE = textre.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b")
 
 
-def _arch_value_use(src: CxxSource, line: int, end: int) -> str | None:
+def _arch_value_use(src: CxxSource, line: int, end: int, aliases: frozenset[str]) -> str | None:
     """The first line inside the conditional ``line``..``end`` (as ``line N: text``) that uses
-    ``__CUDA_ARCH__`` other than in a test (a ``#define`` to it, code printing it), or None.
-    Tests inside are extended by the fix itself."""
+    ``__CUDA_ARCH__`` or a macro of the project that expands to it (``aliases``) other than in
+    a test (a ``#define`` to it, code printing it), or None. Tests inside are extended by the
+    fix itself."""
     for ln in range(line + 1, end):
         code = src.code_line(ln)
-        if "__CUDA_ARCH__" in code and _TEST_LINE.match(code) is None:
+        if _TEST_LINE.match(code) is not None:
+            continue
+        if any(w in aliases for w in _IDENT.findall(code)):
             return f"line {ln}: {code.strip()[:60]}"
     return None
+
+
+_DEFINE = textre.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\\]|\\\r?\n|\\[^\n])*)", re.M
+)
+_IDENT = textre.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _arch_aliases(ctx: PortContext) -> frozenset[str]:
+    """``__CUDA_ARCH__`` and every macro of the project's CUDA/C++ files whose body expands to
+    it, directly or through another (``#define ARCH_NOW __CUDA_ARCH__``, defined anywhere: a
+    use inside the branch reads the value as much as ``__CUDA_ARCH__`` itself; forty-third
+    re-run F18), once per run."""
+    cached = ctx.cache.get("cuda-arch-aliases")
+    if isinstance(cached, frozenset):
+        return cached
+    users: dict[str, set[str]] = {}  # a name -> the macros whose body names it
+    for src in lexed_sources(ctx).values():
+        if "define" not in src.code:
+            continue
+        for m in _DEFINE.finditer(src.code):
+            for word in set(_IDENT.findall(m.group(2))):
+                users.setdefault(word, set()).add(m.group(1))
+    found = {"__CUDA_ARCH__"}
+    todo = ["__CUDA_ARCH__"]
+    while todo:
+        for name in users.get(todo.pop(), ()):
+            if name not in found:
+                found.add(name)
+                todo.append(name)
+    out = frozenset(found)
+    ctx.cache["cuda-arch-aliases"] = out
+    return out
 
 
 def _matching_endif(src: CxxSource, line: int) -> int:

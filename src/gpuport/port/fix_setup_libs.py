@@ -12,7 +12,11 @@ Only a list (or tuple) of plain strings, every one of them a library torch links
 ROCm (:data:`RUNTIME_LIBS`), given to ``libraries`` (``libraries += [...]``,
 ``libraries = [...]``, ``libraries.extend([...])``, ``libraries=[...]`` in a call). A list that
 also names cuBLAS, cuFFT... needs the HIP library in its place, a person's call; a list
-already under a ROCm test, or a file Python would read otherwise, is left as it is. Text and
+already under a ROCm test, or a file Python would read otherwise, is left as it is. A tuple
+keeps its type on ROCm (``()``) and a bare one (``libraries = "cudart", "c10_cuda"``) is put in
+parentheses first (forty-third re-run F9). A list on a line that also links another NVIDIA
+library outside it (``extra_link_args=["-lcublas"]``) is declined: the scan's one GP407 for the
+line covers that link too, and claiming it would hide it (forty-third re-run F7). Text and
 ``ast`` only: nothing of the project is run.
 """
 
@@ -24,6 +28,7 @@ from gpuport.port.context import PortContext, Proposal
 from gpuport.port.fix_setup import _span as span  # the offsets of a node, UTF-8 columns read
 from gpuport.port.fix_setup import parse, torch_imports
 from gpuport.scan.finding import Finding
+from gpuport.scan.rules.build.common import CUDA_LIB_NAMES, LINK
 
 __all__ = ["RUNTIME_LIBS", "propose"]
 
@@ -69,11 +74,57 @@ def _names(node: ast.List | ast.Tuple) -> list[str] | None:
     return names if len(names) == len(node.elts) else None
 
 
+def _empty(node: ast.List | ast.Tuple) -> str:
+    """The empty value of the literal's own type: ``()`` for a tuple, ``[]`` for a list (a
+    later ``libraries + ("m",)`` keeps working on ROCm)."""
+    return "()" if isinstance(node, ast.Tuple) else "[]"
+
+
+def _operand(node: ast.List | ast.Tuple, starts: list[int], text: str) -> str:
+    """The literal's text as one operand of the conditional: a bare tuple
+    (``libraries = "cudart", "c10_cuda"``, ``libraries += "cudart",``) in parentheses, or the
+    conditional would take only its first item (forty-third re-run F9)."""
+    s, e = span(node, starts, text)
+    if isinstance(node, ast.Tuple) and node.elts and span(node.elts[0], starts, text)[0] == s:
+        return f"({text[s:e]})"
+    return text[s:e]
+
+
+def _links_by_line(tree: ast.Module) -> dict[int, list[tuple[ast.Constant, str]]]:
+    """The strings the scan reads as an NVIDIA link (``"-lcublas"``, ``"cudart"``), by each
+    line they cover, with the name read."""
+    out: dict[int, list[tuple[ast.Constant, str]]] = {}
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Constant) and isinstance(n.value, str)):
+            continue
+        m = LINK.search(n.value)
+        name = m.group(0) if m is not None else n.value if n.value in CUDA_LIB_NAMES else None
+        if name is not None:
+            for ln in range(n.lineno, (n.end_lineno or n.lineno) + 1):
+                out.setdefault(ln, []).append((n, name))
+    return out
+
+
+def _other_link(
+    links: dict[int, list[tuple[ast.Constant, str]]], node: ast.AST, lines: set[int]
+) -> str | None:
+    """A link on one of ``lines`` outside ``node`` (``extra_link_args=["-lcublas"]`` beside
+    ``libraries=["cudart"]``), or None. The scan reports one GP407 a line, so that link shares
+    the finding this fix would claim (forty-third re-run F7)."""
+    inside = {id(n) for n in ast.walk(node)}
+    for ln in sorted(lines):
+        for const, name in links.get(ln, ()):
+            if id(const) not in inside:
+                return name
+    return None
+
+
 def _fix(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
     got = parse(text)
     if got is None:
         return None
     tree, starts, guarded = got
+    links = _links_by_line(tree)
     prop = Proposal(
         id=f"setup-hip-libs:{path}",
         family="setup.py",
@@ -100,9 +151,16 @@ def _fix(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Propos
                 "library in its place (hipBLAS, hipFFT...), a person's call",
             )
             continue
-        s, e = span(node, starts, text)
-        new = f"([] if torch.version.hip else {text[s:e]})"  # no other build changes
-        prop.edit(path, s, e, new, hits)
+        on = {f.location.line for f in hits if f.location.line is not None}
+        if (other := _other_link(links, node, on)) is not None:
+            ctx.decline(
+                hits,
+                f"{path}:{lo}: the line's one GP407 finding also covers {other}, linked outside "
+                "this list: rewriting the list would hide that link; a person's call",
+            )
+            continue
+        new = f"({_empty(node)} if torch.version.hip else {_operand(node, starts, text)})"
+        prop.edit(path, *span(node, starts, text), new, hits)
         prop.findings += hits
         sites.append((lo, hi))
     if not sites:
