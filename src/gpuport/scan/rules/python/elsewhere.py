@@ -10,6 +10,8 @@ unsloth's 1,800 files); past the bounds only private (``_probe``) names stay swa
 Forty-second re-run: a call under an ``import ... as`` name is a call of the probe, and a file
 over 1 MiB or not UTF-8 that names it is a use not judged, not a file passed over (F10); the
 files naming each probe come from one read of the project a scan, not one per probe (F20).
+Forty-third re-run F5: an extensionless ``#!`` python tool and a notebook's code cells are other
+Python files too (a notebook is read up to 16 MiB: its outputs take room).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def swallowing_nodes(tree: ast.Module, gated: set[int]) -> dict[int, bool]:
 
 #: a file larger than this is not parsed: a probe it names is a use not judged
 _PARSE_BYTES = 1024 * 1024
+_NOTEBOOK_BYTES = 16 * 1024 * 1024  # a notebook holds its outputs (images as base64)
 #: (path, size, mtime) -> None (does not parse) or (names used otherwise than a swallowed
 #: call, names whose result stops the program)
 _FACTS: dict[tuple[str, int, int], tuple[frozenset[str], frozenset[str]] | None] = {}
@@ -79,10 +82,14 @@ def _file_facts(path: str, root: Path) -> tuple[frozenset[str], frozenset[str]] 
     if key in _FACTS:
         return _FACTS[key]
     try:
-        data = fileio.read_bytes(Path(path), limit=_PARSE_BYTES, root=root)
+        limit = _NOTEBOOK_BYTES if path.endswith(".ipynb") else _PARSE_BYTES
+        data = fileio.read_bytes(Path(path), limit=limit, root=root)
+        code = probe_index.python_source(path, data)  # a notebook's code cells (F5)
+        if len(code) > _PARSE_BYTES:
+            raise ValueError(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(data)  # bytes: a coding declaration is honoured
+            tree = ast.parse(code)  # bytes: a coding declaration is honoured
     except (fileio.ReadRefused, SyntaxError, ValueError, RecursionError, MemoryError):
         facts = None
     else:

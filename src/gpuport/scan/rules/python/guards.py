@@ -46,7 +46,9 @@ bit (a missing ``nvidia-smi`` raises an ``Exception`` too). A handler that re-ra
 ``nvidia-smi`` raises) sets
 the :data:`SUBPROC` bit, which only the nvidia-smi rule honours. A ``try`` in a function whose
 result stops the program (:func:`gating_calls`: an ``if``/``assert`` that exits, or ``detect()
-or sys.exit(...)``, forty-second re-run F11) swallows no probe.
+or sys.exit(...)``, forty-second re-run F11; a ``parser.error(...)``, or a ``return 1`` in a
+``main()`` or a function ``sys.exit()`` takes the result of: forty-third re-run F4) swallows
+no probe.
 
 A call that probes for an optional module (``try_import_cutlass()``,
 ``importlib.util.find_spec(...)``) in a test sets the :data:`IMPORT` bit, which
@@ -363,11 +365,17 @@ def handler_flags(node: ast.Try | ast.TryStar) -> int:
 
 
 _EXIT_CALLS = frozenset({"exit", "_exit", "quit", "abort"})
+#: a function whose result is the exit status by convention (a console-script entry point)
+_STATUS_NAMES = frozenset({"main", "_main"})
+#: word parts of a name that holds a failure status (``EXIT_FAILURE``, ``ERROR_NO_GPU``)
+_FAILURE_PARTS = frozenset({"fail", "failure", "failed", "error", "err"})
 
 
 def gating_calls(tree: ast.AST) -> set[str]:
     """Names of the functions whose result decides whether the program stops: called in the
-    test of an ``if`` with a ``raise``/``sys.exit()`` in a branch, or of an ``assert``, or
+    test of an ``if`` with a ``raise``/``sys.exit()``/``parser.error()`` in a branch, or with a
+    ``return 1`` in a function whose result is the exit status (``sys.exit(main())``, a
+    ``main()``: forty-third re-run F4), or of an ``assert``, or
     assigned to a name such a test reads (``ok = gpu_available()`` / ``if not ok:
     sys.exit(...)``), or in an operand of ``and``/``or`` before one that exits, or in the
     test of a conditional expression with an exit in a branch (``GPUS = detect() or
@@ -376,11 +384,12 @@ def gating_calls(tree: ast.AST) -> set[str]:
     (forty-first re-run F11)."""
     tests: list[ast.expr] = []
     assigned: dict[str, set[str]] = {}
+    failing = _failing_returns(tree)
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.If)
             and any(
-                isinstance(n, ast.Raise) or _exits(n)
+                isinstance(n, ast.Raise) or _exits(n) or id(n) in failing
                 for stmt in (*node.body, *node.orelse)
                 for n in ast.walk(stmt)
             )
@@ -411,6 +420,84 @@ def gating_calls(tree: ast.AST) -> set[str]:
     return out
 
 
+def _failing_returns(tree: ast.AST) -> set[int]:
+    """Ids of the ``return <failure status>`` statements (``return 1``, ``return -1``,
+    ``return "no GPU"``, ``return EXIT_FAILURE``) of the functions whose result is the
+    program's exit status: a ``main``, a function whose result ``sys.exit()``/``exit()``/
+    ``raise SystemExit`` takes (directly or through a name assigned from it), and one such a
+    function returns the result of (``def main(): return run()``): forty-third re-run F4."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    status: set[str] = set()
+    assigned: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.setdefault(node.name, []).append(node)
+            if node.name in _STATUS_NAMES:
+                status.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    assigned.setdefault(t.id, set()).add(last_name(node.value.func))
+    for node in ast.walk(tree):
+        taken: list[ast.expr] = []
+        if isinstance(node, ast.Call) and last_name(node.func) in _EXIT_CALLS:
+            taken = list(node.args)
+        elif isinstance(node, ast.Raise) and last_name(node.exc or node) == "SystemExit":
+            taken = list(node.exc.args) if isinstance(node.exc, ast.Call) else []
+        for arg in taken:
+            if isinstance(arg, ast.Call):
+                status.add(last_name(arg.func))
+            elif isinstance(arg, ast.Name):
+                status.update(assigned.get(arg.id, ()))
+    out: set[int] = set()
+    pending = [n for n in status if n in defs]
+    done: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in done:
+            continue
+        done.add(name)
+        for fn in defs[name]:
+            for ret in _own_returns(fn):
+                if isinstance(ret.value, ast.Call):
+                    callee = last_name(ret.value.func)
+                    if callee in defs and callee not in done:
+                        pending.append(callee)
+                elif _failure_status(ret.value):
+                    out.add(id(ret))
+    return out
+
+
+def _own_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The ``return`` statements of ``fn`` itself (not of a function or class inside it)."""
+    out: list[ast.Return] = []
+    pending: list[ast.AST] = list(fn.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return):
+            out.append(node)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            pending.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _failure_status(value: ast.expr | None) -> bool:
+    """An exit status that says the program failed: a non-zero int, ``True``, a non-empty
+    string (``sys.exit("no GPU")`` exits 1), or a name with a failure word in it."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        value = value.operand
+    if isinstance(value, ast.Constant):
+        return value.value is True or (
+            isinstance(value.value, int | str)
+            and not isinstance(value.value, bool)
+            and bool(value.value)
+        )
+    if isinstance(value, ast.Name | ast.Attribute):
+        name = value.id if isinstance(value, ast.Name) else value.attr
+        return any(p in _FAILURE_PARTS for p in word_parts(name))
+    return False
+
+
 def gated_tries(tree: ast.AST, gates: set[str]) -> set[int]:
     """Ids of the ``try`` statements inside the functions named in ``gates``
     (:func:`gating_calls`): their swallowed failures stop the program."""
@@ -424,8 +511,17 @@ def gated_tries(tree: ast.AST, gates: set[str]) -> set[int]:
 
 
 def _exits(node: ast.AST) -> bool:
-    """``sys.exit(...)``/``os._exit(...)``/``exit()``: a handler that ends the program."""
-    return isinstance(node, ast.Call) and last_name(node.func) in _EXIT_CALLS
+    """``sys.exit(...)``/``os._exit(...)``/``exit()``/``parser.error(...)`` (argparse prints
+    and exits 2: forty-third re-run F4): a call that ends the program."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = last_name(node.func)
+    if name in _EXIT_CALLS:
+        return True
+    if name != "error" or not isinstance(node.func, ast.Attribute):
+        return False
+    receiver = word_parts(last_name(node.func.value))
+    return bool(receiver) and receiver[-1].endswith("parser")
 
 
 class Aliases:

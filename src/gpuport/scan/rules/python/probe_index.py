@@ -9,17 +9,21 @@ whatever the number of probes: once for the functions defined in its files that 
 1 MiB (read within the bounds) and one that is not UTF-8 are read too: a name found there is
 a use not judged, not a file passed over (forty-second re-run F10). A scan asks about a file
 once: the second ask about one is the next scan, which reads the project again; and each
-scan starts with none (:func:`new_scan`).
+scan starts with none (:func:`new_scan`). Forty-third re-run F5: the project's Python is not
+only its ``*.py`` files: ``*.pyw``, extensionless tools whose ``#!`` line names python and the
+code cells of notebooks (:func:`python_source`) are read for callers too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from gpuport import fileio, textre
+from gpuport.errors import GpuportError
 
-__all__ = ["MOST_BYTES", "MOST_FILES", "ProbeIndex", "lookup", "new_scan"]
+__all__ = ["MOST_BYTES", "MOST_FILES", "ProbeIndex", "lookup", "new_scan", "python_source"]
 
 #: how much of the project is read for the other callers of a swallowed probe; past it only
 #: a private (``_``) probe stays swallowed: a public one's callers are not all seen
@@ -28,6 +32,11 @@ MOST_BYTES = 64 * 1024 * 1024
 #: names asked about that the first read did not find defined: read again at most this often
 _MOST_REREADS = 4
 _DEF_NAME = textre.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([^\s(:\[]+)")
+#: extensionless files whose first bytes are read for a ``#!...python`` line
+_MOST_HEADS = 30_000
+_PY_SHEBANG = textre.compile(r"^#![^\n]*\bpython[\d.]*\b")
+#: cell magics whose body is still Python (``%%time``); any other cell magic's body is not
+_PY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 #: every ASCII byte that cannot be in an identifier, mapped to a space (words by bytes.split)
 _NOT_NAME = bytes(
     c if c >= 128 or chr(c).isalnum() or chr(c) == "_" else ord(" ") for c in range(256)
@@ -75,16 +84,74 @@ def lookup(root: Path, rel: str, names: frozenset[str]) -> ProbeIndex | None:
 
 
 def _python_files(root: Path) -> list[tuple[str, str]] | None:
-    """(relative path, path) of the project's Python files; None past :data:`MOST_FILES`."""
+    """(relative path, path) of the project's Python files: ``*.py``/``*.pyw``, notebooks and
+    extensionless ``#!`` python tools (forty-third re-run F5); None past :data:`MOST_FILES`
+    (or :data:`_MOST_HEADS` extensionless files looked at)."""
     from gpuport.scan.project.files import iter_entries  # the project layer, when needed
 
     got: list[tuple[str, str]] = []
+    heads = 0
     for item in iter_entries(root):
-        if isinstance(item, tuple) and item[0].endswith(".py"):
-            got.append((item[0], item[1].path))
-            if len(got) > MOST_FILES:
+        if not isinstance(item, tuple):
+            continue
+        rel, entry = item
+        name = rel.rsplit("/", 1)[-1]
+        if "." not in name:
+            heads += 1
+            if heads > _MOST_HEADS:
                 return None
+            if not _python_tool(entry.path, root):
+                continue
+        elif not name.endswith((".py", ".pyw", ".ipynb")):
+            continue
+        got.append((rel, entry.path))
+        if len(got) > MOST_FILES:
+            return None
     return got
+
+
+def _python_tool(path: str, root: Path) -> bool:
+    """Is ``path`` a file whose first line is a ``#!`` line naming python?"""
+    try:
+        if Path(path).is_symlink():
+            return False
+        with fileio.open_regular(Path(path), root=root) as fh:
+            head = fh.read(256)
+    except (GpuportError, OSError):
+        return False
+    return head.startswith(b"#!") and bool(_PY_SHEBANG.match(head.decode("utf-8", "replace")))
+
+
+def python_source(path: str, data: bytes) -> bytes:
+    """The Python of a file read as ``data``: a notebook's code cells, one after the other (an
+    IPython ``%magic``/``!shell`` line becomes ``pass``, a cell under another language's cell
+    magic is left out); any other file as it is. A notebook that is not JSON is returned as it
+    is (it then does not parse: a use not judged)."""
+    if not path.endswith(".ipynb"):
+        return data
+    try:
+        cells = json.loads(data).get("cells", [])
+    except (ValueError, AttributeError, RecursionError):
+        return data
+    out: list[str] = []
+    for cell in cells if isinstance(cells, list) else ():
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        text = "".join(p for p in src if isinstance(p, str)) if isinstance(src, list) else src
+        if not isinstance(text, str):
+            continue
+        lines = text.split("\n")
+        if lines[0].startswith("%%"):
+            if lines[0][2:].split(" ", 1)[0] not in _PY_CELL_MAGICS:
+                continue
+            lines[0] = ""
+        for line in lines:
+            body = line.lstrip()
+            if body.startswith(("%", "!")):
+                line = line[: len(line) - len(body)] + "pass"
+            out.append(line)
+    return "\n".join(out).encode("utf-8", "surrogateescape")
 
 
 def _bytes(path: str, root: Path, budget: int) -> bytes | None:
@@ -118,6 +185,7 @@ def _read(
         if data is None:
             continue
         spent += len(data)
+        data = python_source(path, data)
         if b"nvidia-smi" in data:
             text = data.decode("utf-8", "surrogateescape")
             names.update(n for n in _DEF_NAME.findall(text) if n.isidentifier())
@@ -133,6 +201,7 @@ def _read(
         if data is None:
             continue
         spent += len(data)
+        data = python_source(path, data)
         hits = frozenset(wanted[w] for w in set(data.translate(_NOT_NAME).split()) & wanted.keys())
         if hits:
             for name in hits:
