@@ -137,15 +137,18 @@ def windows_only(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str
     return out
 
 
-def never_run(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+def never_run(
+    files: Mapping[str, str], configure: Mapping[str, str] | None = None
+) -> dict[str, list[tuple[int, int, str]]]:
     """Build file -> line ranges no ROCm build runs: uncalled functions, Windows-only code,
-    the rest of a file an option that is off by default returns from."""
+    the rest of a file an option that is off by default returns from. ``configure``: the
+    project's other texts that may configure it (scripts, CI, ``CMakePresets.json``)."""
     out = uncalled_bodies(files)
     for rel, spans in windows_only(files).items():
         out.setdefault(rel, []).extend(spans)
-    for rel, spans in opt_in_tails(files).items():
+    for rel, spans in opt_in_tails(files, configure).items():
         out.setdefault(rel, []).extend(spans)
-    for rel, spans in opt_in_tunings(files).items():
+    for rel, spans in opt_in_tunings(files, configure).items():
         out.setdefault(rel, []).extend(spans)
     return out
 
@@ -158,13 +161,16 @@ _GPU_SWITCH = textre.compile(r"(?i)GPU|CUDA|NVIDIA|\bNV_|DEVICE|ACCEL|HIP|ROCM|A
 _NOT_NAME = textre.compile(r"(?i)^\s*NOT\s+(\w+)\s*$")
 
 
-def opt_in_tails(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+def opt_in_tails(
+    files: Mapping[str, str], configure: Mapping[str, str] | None = None
+) -> dict[str, list[tuple[int, int, str]]]:
     """Build file -> the lines after a top-level ``if(NOT X) return() endif()`` where ``X`` is
     an ``option()`` that is ``OFF`` by default: a build that does not ask for ``-DX=ON``
     configures none of them (FlagGems' ``FLAGGEMS_BUILD_C_EXTENSIONS``, an opt-in C extension
     whose CUDA toolkit lookup follows; issue 24, nineteenth sample). An option some file sets
     another way (``set(X ON)``) is not off by default, and one that switches the GPU build
-    itself on (:data:`_GPU_SWITCH`) guards what a ROCm build turns on too."""
+    itself on (:data:`_GPU_SWITCH`) guards what a ROCm build turns on too; nor is one the
+    project's configure turns on (:func:`_turned_on`, forty-third re-run F11)."""
     texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
     off = {
         m.group(1)
@@ -178,6 +184,9 @@ def opt_in_tails(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str
         off -= {
             c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
         }
+    off -= _turned_on({**files, **(configure or {})}, off)
+    if not off:
+        return {}
     out: dict[str, list[tuple[int, int, str]]] = {}
     for rel, code in texts.items():
         if "return" not in code:
@@ -297,14 +306,19 @@ _SWITCH_TAIL = textre.compile(
 )
 
 
-def opt_in_tunings(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+def opt_in_tunings(
+    files: Mapping[str, str], configure: Mapping[str, str] | None = None
+) -> dict[str, list[tuple[int, int, str]]]:
     """Build file -> the lines of an ``if(X)`` block that only sets variables (flags) where
     ``X`` is an ``option()`` that is ``OFF`` by default, set nowhere else and not a switch of
     the GPU build itself (:data:`_SWITCH_TAIL`): gadgetron's
     ``if (GADGETRON_CUDA_ALL_COMPUTE_MODEL)`` adding ``-gencode`` flags for older GPUs is
     configured only with ``-DGADGETRON_CUDA_ALL_COMPUTE_MODEL=ON`` (issue 24, twenty-fourth
     sample). A block that does more (adds targets, looks packages up, includes files) is left:
-    it may be a component a build wants."""
+    it may be a component a build wants. An option the project's own configure turns on is
+    not off by default: ``-DX=ON`` in any build file or ``configure`` text (a setup.py's or a
+    script's cmake call), ``"X": "ON"`` in a preset or a pyproject's ``cmake.define``
+    (forty-third re-run F11)."""
     texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
     off = {
         m.group(1)
@@ -319,6 +333,9 @@ def opt_in_tunings(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, s
         off -= {
             c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
         }
+    off -= _turned_on({**files, **(configure or {})}, off)
+    if not off:
+        return {}
     out: dict[str, list[tuple[int, int, str]]] = {}
     for rel, code in texts.items():
         if not off.intersection(_WORDS.findall(code)):
@@ -326,6 +343,34 @@ def opt_in_tunings(files: Mapping[str, str]) -> dict[str, list[tuple[int, int, s
         spans = _tuning_blocks(rel, code, off)
         if spans:
             out[rel] = spans
+    return out
+
+
+#: ``-DX=value`` on a configure line (a script's or setup.py's cmake call, CMAKE_ARGS)
+_DEFINE = textre.compile(r"-D[ \t]*([A-Za-z_]\w*)(?::\w+)?=[\"']?([^\s\"';)\]},]*)")
+_FALSE = frozenset({"OFF", "FALSE", "NO", "N", "0", "IGNORE", "NOTFOUND", ""})
+#: a cache value given in a config file: a preset's ``"X": "ON"`` or ``"X": {"type": "BOOL",
+#: "value": "ON"}``, a pyproject's ``cmake.define`` ``X = "ON"``, a YAML ``X: ON``
+_CACHE_ON = textre.compile(
+    r"(?i)[\"']?([A-Za-z_]\w*)[\"']?[ \t]*[:=][ \t]*(?:\{[^{}]*?[\"']value[\"'][ \t]*:[ \t]*)?"
+    r"[\"']?(?:ON|TRUE|YES|Y|1)[\"']?(?![\w.])"
+)
+_CONFIG_NAME = (".json", ".toml", ".yml", ".yaml", ".cfg", ".ini")
+
+
+def _turned_on(texts: Mapping[str, str], off: set[str]) -> set[str]:
+    """The names of ``off`` that some text turns on: ``-DX=<not false>`` in any text, a true
+    cache value in a config file (one pass per text, names looked up in a set)."""
+    out: set[str] = set()
+    for rel, text in texts.items():
+        if "-D" in text:
+            out.update(
+                m.group(1)
+                for m in _DEFINE.finditer(text)
+                if m.group(1) in off and m.group(2).upper() not in _FALSE
+            )
+        if rel.lower().endswith(_CONFIG_NAME):
+            out.update(m.group(1) for m in _CACHE_ON.finditer(text) if m.group(1) in off)
     return out
 
 
@@ -339,6 +384,9 @@ def _tuning_blocks(rel: str, code: str, off: set[str]) -> list[tuple[int, int, s
     out: list[tuple[int, int, str]] = []
     opened: list[tuple[str, int]] = []  # per open if(): (option it tests or "", its line)
     tuning: list[bool] = []  # per open if(): only tuning commands so far, one branch
+    # the open if()s below this depth met a command that is no tuning: a mark, not a rewrite
+    # of every open frame per command (O(depth x commands); forty-third re-run, stalls)
+    spoilt = 0
     for cmd in commands(code):
         if cmd.name == "if":
             m = _PLAIN_NAME.match(cmd.args)
@@ -349,12 +397,14 @@ def _tuning_blocks(rel: str, code: str, off: set[str]) -> list[tuple[int, int, s
         elif cmd.name in ("elseif", "else"):
             tuning[-1] = False  # another branch: the block is not one opt-in
         elif cmd.name == "endif":
-            (name, at), only = opened.pop(), tuning.pop()
+            only = tuning.pop() and len(tuning) >= spoilt
+            name, at = opened.pop()
+            spoilt = min(spoilt, len(tuning))
             if name and only:
                 why = f"{rel}:{at}: configured only with -D{name}=ON (OFF by default)"
                 out.append((at, line_of(cmd.end), why))
             if tuning and not only:
                 tuning[-1] = False
         elif cmd.name not in _TUNING_CMDS:
-            tuning[:] = [False] * len(tuning)
+            spoilt = len(tuning)
     return out
