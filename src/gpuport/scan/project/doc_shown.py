@@ -7,13 +7,16 @@ Blanked, keeping the line numbers:
   GitHub's ``~...~``, ``<del>``/``<s>``/``<strike>`` to their closing tag or the paragraph's
   end: forty-first re-run F9) and a link reference definition, never rendered: the
   ``[//]: # (...)`` / ``[comment]: <> (...)`` comment idiom (forty-first re-run F2); only
-  the destination of one that the page references is kept (forty-second re-run F16), and a
-  line is a definition only as CommonMark reads one, so ``[Status]: AMD GPUs are not
+  the destination of one that the page references outside code (a fenced block, a code
+  span: forty-third re-run F14) is kept (forty-second re-run F16), and a line is a
+  definition only as CommonMark reads one, so ``[Status]: AMD GPUs are not
   supported.`` is shown text (forty-second re-run F14);
 * in reStructuredText, a comment (``..`` and the block indented under it) at any
   indentation, inside a list item or a directive's body too (forty-first re-run F17), but not
   a directive, a link target, a substitution or a footnote, nor text inside a literal block;
   a ``.. todo::`` and its body, which Sphinx hides by default (forty-second re-run F15);
+  an ``.. only::`` and its body where no builder's tags plus the project's own make its
+  expression true (``.. only:: draft``: forty-third re-run F16);
 * in AsciiDoc (``.adoc``, ``.asciidoc``, ``.asc``), a ``////`` comment block, a ``//``
   comment line, a ``[comment]`` block or paragraph, and ``[.line-through]#...#`` (F2).
 
@@ -25,6 +28,7 @@ Every pattern runs on RE2 (:mod:`gpuport.textre`) and each pass is linear in the
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from gpuport import textre
@@ -49,6 +53,7 @@ _LINK_DEF = textre.compile(r"^ {0,3}\[((?:[^\]\\\n]|\\.)+)\]:[ \t]*(<[^>\n]*>|\S
 _DESTINATION = textre.compile(r"^[ \t]*(<[^>\n]*>|\S+)")
 #: A bracketed text: a link's text or a reference's label (``[text][label]``, ``[label]``).
 _BRACKETED = textre.compile(r"\[([^\[\]\n]+)\]")
+_TICKS = textre.compile(r"`+")
 _CLOSERS = {"(": ")", '"': '"', "'": "'"}
 _FENCE = textre.compile(r"^ {0,3}(?:```|~~~)")
 _ATX = textre.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -60,6 +65,23 @@ _RST_MARKUP = textre.compile(r"^\.\.[ \t]+(?:[\w:.+-]+::|_|\||\[)")
 #: A directive whose body no reader sees: Sphinx renders a ``todo`` only where the build
 #: sets ``todo_include_todos``, and a to-do is no route either way (forty-second re-run F15).
 _RST_HIDDEN = textre.compile(r"^\.\.[ \t]+todo::", re.I)
+#: ``.. only:: <expression>``: its body is rendered only where the expression of Sphinx tags
+#: holds (forty-third re-run F16: ``.. only:: draft``).
+_RST_ONLY = textre.compile(r"^\.\.[ \t]+only::(.*)$", re.I)
+_TAG_TOKEN = textre.compile(r"[()]|[A-Za-z_]\w*|\S+")
+#: the builders a default build may run, (name, format): each sets the tags ``name``,
+#: ``format``, ``builder_<name>`` and ``format_<format>``
+_BUILDERS = (
+    *(
+        (name, "html")
+        for name in (
+            "html", "dirhtml", "singlehtml", "epub", "json", "pickle",
+            "readthedocs", "readthedocsdirhtml", "readthedocssinglehtml",
+        )
+    ),
+    ("latex", "latex"), ("text", "text"), ("man", "man"), ("texinfo", "texinfo"),
+    ("xml", "xml"), ("pseudoxml", "pseudoxml"),
+)  # fmt: skip
 _RST_LITERAL = textre.compile(
     r"^\.\.[ \t]+(?:code|code-block|sourcecode|parsed-literal|highlight|literalinclude)::", re.I
 )
@@ -83,14 +105,16 @@ def _indent(line: str) -> int:
     return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(8))
 
 
-def shown(rel: str, text: str) -> str:
+def shown(rel: str, text: str, tags: frozenset[str] | None = frozenset()) -> str:
     """``text`` with what a reader of the rendered page does not see blanked (see the module
-    docstring); ``rel`` names the page, its suffix its markup."""
+    docstring); ``rel`` names the page, its suffix its markup. ``tags``: the Sphinx tags the
+    project's own build sets besides the builder's (``tags.add`` in ``conf.py``, ``-t``);
+    None when it sets some that cannot be read, so every ``.. only::`` body is shown."""
     if "<!--" in text:
         text = _HTML_COMMENT.sub(_blank, text)
     name = rel.lower()
     if name.endswith(".rst"):
-        return _rst_shown(text) if ".." in text else text
+        return _rst_shown(text, tags) if ".." in text else text
     if name.endswith(_ADOC_SUFFIXES):
         return _adoc_shown(text)
     if "~" in text or "<" in text:
@@ -110,13 +134,17 @@ def _markdown_defs(text: str) -> str:
     fenced = False
     after_break = True  # the line before is blank, a heading or a definition
     kept: list[tuple[int, str, str]] = []  # (line, label, destination) of each definition
+    code: list[int] = []  # the lines of fenced code blocks, fences included
     i = 0
     while i < len(lines):
         line = lines[i]
         head = line.lstrip(" ")[:1]  # the regexes run only on lines that may match
         if head in "`~" and head and _FENCE.match(line):
+            code.append(i)
             fenced, after_break, i = not fenced, True, i + 1
             continue
+        if fenced:
+            code.append(i)
         m = _LINK_DEF.match(line) if not fenced and after_break and "]:" in line else None
         found = _definition(lines, i, m) if m is not None else None
         if m is None or found is None:
@@ -132,13 +160,56 @@ def _markdown_defs(text: str) -> str:
         after_break, i = True, end + 1
     if not kept:
         return text
-    used = {_label(r.group(1)) for r in _BRACKETED.finditer("\n".join(lines))}
+    prose = list(lines)  # no link is made inside code (forty-third re-run F14)
+    for i in code:
+        prose[i] = ""
+    used = {_label(r.group(1)) for r in _BRACKETED.finditer(_without_code_spans(prose))}
     for i, label, destination in kept:
         target = destination.strip("<>")
         # an anchor (``#``, ``#(a comment)``), an empty ``<>`` or one with spaces leads nowhere
         if _label(label) in used and target and target[:1] not in "#/" and " " not in target:
             lines[i] = target
     return "\n".join(lines)
+
+
+def _without_code_spans(lines: list[str]) -> str:
+    """The lines joined, each inline code span (a run of backticks to the next run of the
+    same length in its paragraph) blanked: CommonMark makes no link inside one. A run with
+    no closing run is literal text. Linear but for a log factor: each paragraph's runs are
+    listed once and each closing run is found by bisecting the runs of its length."""
+    paras: list[list[str]] = [[]]
+    for line in lines:  # a blank line (spaces only too) ends a paragraph
+        if line.strip():
+            paras[-1].append(line)
+        elif paras[-1]:
+            paras.append([])
+    out: list[str] = []
+    for para in ("\n".join(p) for p in paras):
+        if "`" not in para:
+            out.append(para)
+            continue
+        runs = [(m.start(), m.end()) for m in _TICKS.finditer(para)]
+        by_length: dict[int, list[int]] = {}
+        for k, (a, b) in enumerate(runs):
+            by_length.setdefault(b - a, []).append(k)
+        pieces: list[str] = []
+        done = 0  # the offset of para copied so far
+        k = 0
+        while k < len(runs):
+            a, b = runs[k]
+            same = by_length[b - a]
+            n = bisect.bisect_right(same, k)
+            if n == len(same):
+                k += 1
+                continue
+            close = same[n]
+            pieces.append(para[done:b])
+            pieces.append(" " * (runs[close][0] - b))
+            done = runs[close][0]
+            k = close + 1
+        pieces.append(para[done:])
+        out.append("".join(pieces))
+    return "\n".join(out)
 
 
 def _label(label: str) -> str:
@@ -203,7 +274,70 @@ def _title(lines: list[str], i: int, at: int) -> int | None:
         line, pos = lines[i], 0
 
 
-def _rst_shown(text: str) -> str:
+def _only_holds(expression: str, tags: frozenset[str] | None) -> bool:
+    """Whether an ``.. only::`` expression may hold in a build of the project: under some
+    builder's tags plus ``tags`` (True when ``tags`` is None or the expression does not
+    parse, where Sphinx keeps the body too)."""
+    if tags is None:
+        return True
+    tokens = [m.group() for m in _TAG_TOKEN.finditer(expression)][:200]
+    if not tokens:
+        return True
+    for name, fmt in _BUILDERS:
+        on = tags | {name, fmt, f"builder_{name}", f"format_{fmt}"}
+        value = _evaluate(tokens, on)
+        if value is None or value:
+            return True
+    return False
+
+
+def _evaluate(tokens: list[str], on: frozenset[str]) -> bool | None:
+    """A Sphinx tag expression (names, ``and``, ``or``, ``not``, parentheses) under the
+    tags ``on``; None when it does not parse."""
+    at = 0
+
+    def atom(depth: int) -> bool | None:
+        nonlocal at
+        if at >= len(tokens) or depth > 50:
+            return None
+        word = tokens[at]
+        at += 1
+        if word == "not":
+            value = atom(depth + 1)
+            return None if value is None else not value
+        if word == "(":
+            value = either(depth + 1)
+            if value is None or at >= len(tokens) or tokens[at] != ")":
+                return None
+            at += 1
+            return value
+        if word in ("and", "or", ")") or not (word[0].isalpha() or word[0] == "_"):
+            return None
+        return word in on
+
+    def both(depth: int) -> bool | None:
+        nonlocal at
+        value = atom(depth)
+        while value is not None and at < len(tokens) and tokens[at] == "and":
+            at += 1
+            right = atom(depth)
+            value = None if right is None else value and right
+        return value
+
+    def either(depth: int) -> bool | None:
+        nonlocal at
+        value = both(depth)
+        while value is not None and at < len(tokens) and tokens[at] == "or":
+            at += 1
+            right = both(depth)
+            value = None if right is None else value or right
+        return value
+
+    value = either(0)
+    return value if at == len(tokens) else None
+
+
+def _rst_shown(text: str, tags: frozenset[str] | None = frozenset()) -> str:
     """reStructuredText comments blanked: ``..`` alone or followed by text that is no
     directive, target, substitution or footnote, at any indentation, with the lines after it
     that are blank or indented deeper; a ``.. todo::`` and its body the same way. An empty
@@ -225,7 +359,10 @@ def _rst_shown(text: str) -> str:
                 continue
             literal = None
         if stripped.startswith("..") and (stripped == ".." or stripped[2:3] in " \t"):
-            if _RST_HIDDEN.match(stripped):  # the directive and the block under it
+            only = _RST_ONLY.match(stripped)
+            if _RST_HIDDEN.match(stripped) or (
+                only is not None and not _only_holds(only.group(1), tags)
+            ):  # the directive and the block under it
                 lines[i], comment = "", depth
                 continue
             if _RST_MARKUP.match(stripped):

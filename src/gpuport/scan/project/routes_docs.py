@@ -20,7 +20,10 @@ it does not, why (issue 24):
   ``unsupported``) or is a to-do (``TODO``, ``FIXME``, ``Todo:`` in any case as a label:
   forty-second re-run F15), is listed but does not count, and says so; a promise is read
   to the end of its sentence where a paragraph wraps it ("via ROCm is still / under
-  development": mcx, session 19);
+  development": mcx, session 19), and so is a denial or hedge right after the ROCm/AMD word
+  ("through ROCm is / not available yet": forty-third re-run F8), but not one in the next
+  sentence or after another subject; a stated plan ("we plan to support ... in a future
+  release") is a promise (forty-third re-run F15);
 * a claim whose sentence gives AMD support through another API (OpenCL, Vulkan, SYCL...)
   and names neither ROCm nor HIP does not count: another program's route, not a ROCm build
   of this code (mcx's MCXCL, session 19).
@@ -28,9 +31,11 @@ it does not, why (issue 24):
 Only text a reader sees is read (:mod:`gpuport.scan.project.doc_shown`): not an HTML
 comment, a reStructuredText comment at any indentation, an AsciiDoc comment, a Markdown
 ``[//]: # (...)`` comment, nor struck-out text (fortieth re-run F8, forty-first re-run F2,
-F9, F17); a page named for ROCm that shows nothing but headings is no route (forty-first
-re-run F8). A denial is one however it is written: "isn't supported", "won't work", "no
-support for AMD", "lacks support" (forty-first re-run F14).
+F9, F17), nor a reST ``.. only::`` body no build's tags show (the tags ``conf.py`` or a
+docs Makefile sets are read: forty-third re-run F16); a page named for ROCm that shows
+nothing but headings is no route (forty-first re-run F8). A denial is one however it is
+written: "isn't supported", "won't work", "no support for AMD", "lacks support" (forty-first
+re-run F14).
 """
 
 from __future__ import annotations
@@ -136,7 +141,11 @@ NEGATION = _NEGATION
 _LATER = (
     r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap"
     # "support for AMD GPUs via ROCm is still under development" (mcx, J46)
-    r"|(?:under|in)\s+(?:active\s+)?development|being\s+(?:developed|worked\s+on)|planned)\b"
+    r"|(?:under|in)\s+(?:active\s+)?development|being\s+(?:developed|worked\s+on)|planned"
+    # a stated plan: "we plan to support AMD GPUs through ROCm in a future release" (forty-
+    # third re-run F15)
+    r"|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to"
+    r"|(?:a|an|the)\s+(?:future|later)\s+(?:release|version)|future\s+(?:releases|versions))\b"
 )
 _PROMISE = textre.compile(
     rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}"
@@ -347,6 +356,40 @@ def _sentence(line: str, lines: list[str], number: int) -> str:
     return " ".join(out)
 
 
+#: a subject other than the ROCm/AMD support a wrapped sentence went on about: a negation
+#: after it is about that subject ("ROCm is supported, while Windows is / not supported")
+_OTHER_SUBJECT = textre.compile(
+    r"\b(?:NVIDIA|CUDA|Intel|Apple|Metal|Windows|mac\s?OS|OS\s?X|CPUs?|Vulkan|OpenCL|SYCL"
+    r"|oneAPI|DirectML|while|whereas|however|although|except)\b",
+    re.I,
+)
+_NEAR = 60  # characters from the ROCm/AMD word to a wrapped negation or hedge
+
+
+def _wrapped_against(line: str, said: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` (a denial or a hedge) reads on the part of ``line``'s last
+    sentence that a paragraph wraps onto the next lines ("Support for AMD GPUs through ROCm
+    is / not available yet.": forty-third re-run F8). Only that sentence is read, only when
+    it names ROCm/AMD, and only a match that reaches past the wrap, starts after the last
+    ROCm/AMD word, within :data:`_NEAR` characters of it and with no other subject between
+    (NVIDIA, Windows, CPU, "while"...): a true claim is not denied by a negation about
+    something else in the next sentence or the next clause. ``said``: :func:`_sentence`."""
+    if len(said) <= len(line):
+        return False  # the sentence ends on the line: read there
+    ends = _stops(line)
+    start = ends[-1] if ends else 0
+    mentions = [m.end() for m in _WORD.finditer(line, start)]
+    if not mentions:
+        return False
+    at = mentions[-1]
+    for m in pattern.finditer(said, at):
+        if m.end() <= len(line) or m.start() - at > _NEAR:
+            continue
+        if _OTHER_SUBJECT.search(said[at : m.start()]) is None:
+            return True
+    return False
+
+
 def _other_api(line: str, lines: list[str], number: int) -> bool:
     """Whether the sentence of a claim of AMD support names another GPU API (OpenCL, Vulkan,
     SYCL...) and neither ROCm nor HIP, read back to where the sentence starts (two lines at
@@ -378,9 +421,38 @@ def _around_mention(line: str) -> str:
     return "... " + line[found.start() - 30 :]
 
 
-def _shown(rel: str, text: str) -> str:
+#: a Sphinx tag the project's build sets: ``tags.add("draft")`` in ``conf.py``, ``-t draft``
+#: on a ``sphinx-build`` line of a docs Makefile or the Read the Docs settings
+_TAG_ADD = textre.compile(r"\btags\.add\(\s*(?:[\"']([A-Za-z_]\w*)[\"']\s*\))?")
+_TAG_OPTION = textre.compile(r"(?:^|\s)-t[ \t]*([A-Za-z_]\w*|\$)")
+_TAG_FILES = (
+    *(f"{d}/{s}conf.py" for d in _DOC_FOLDERS for s in ("", "source/")),
+    *(f"{d}/{m}" for d in _DOC_FOLDERS for m in ("Makefile", "make.bat")),
+    ".readthedocs.yaml",
+    ".readthedocs.yml",
+)
+
+
+def _sphinx_tags(root: Path) -> frozenset[str] | None:
+    """The Sphinx tags the project's docs build sets beyond the builder's, for ``..
+    only::`` (forty-third re-run F16); None when it sets one that cannot be read (a
+    ``tags.add(variable)``, ``-t $(TAG)``), so that no ``.. only::`` body is hidden."""
+    found: set[str] = set()
+    for rel in _TAG_FILES:
+        text = _read(root / rel, root)
+        if text is None:
+            continue
+        pattern = _TAG_ADD if rel.endswith(".py") else _TAG_OPTION
+        for m in pattern.finditer(text):
+            if m.group(1) is None or m.group(1) == "$":
+                return None
+            found.add(m.group(1))
+    return frozenset(found)
+
+
+def _shown(rel: str, text: str, tags: frozenset[str] | None = frozenset()) -> str:
     """``text`` as a reader sees it (see :mod:`gpuport.scan.project.doc_shown`)."""
-    return shown(rel, text)
+    return shown(rel, text, tags)
 
 
 def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
@@ -396,7 +468,11 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         said = _sentence(line, lines, number)  # the sentence goes on past a wrapped line
         todo = _TODO.search(line) is not None or _TODO_LABEL.search(line) is not None
         promised = todo or _PROMISE.search(said) is not None
-        negated = promised or _NEGATION.search(line) is not None
+        negated = (
+            promised
+            or _NEGATION.search(line) is not None
+            or _wrapped_against(line, said, _NEGATION)
+        )
         no = (
             "the line is a to-do, which is not a route yet"
             if todo
@@ -409,7 +485,9 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         elif _CLAIM.search(line):
             if _AMD_CPU.search(line) and not _GPU_WORD.search(line):
                 continue  # an AMD CPU, not a GPU route
-            hedged = not negated and _HEDGE.search(line) is not None
+            hedged = not negated and (
+                _HEDGE.search(line) is not None or _wrapped_against(line, said, _HEDGE)
+            )
             other = not (negated or hedged) and _other_api(line, lines, number)
             if hedged:
                 no = "the line hedges or asks, which states no support"
@@ -451,29 +529,32 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
 def doc_routes(root: Path) -> list[RouteEvidence]:
     """Route evidence from the README files at the root and the pages under ``docs/``."""
     out: list[RouteEvidence] = []
+    tags = _sphinx_tags(root)
     for p in _readmes(root):
         text = _read(p, root)
         if text is None:
             continue
-        text = _shown(p.name, text)
+        text = _shown(p.name, text, tags)
         out += _table_evidence(p.name, text) + _line_evidence(p.name, text, page=False)
     named = 0
     for p in _doc_pages(root):
         rel = p.relative_to(root).as_posix()
         if _ROCM_NAME.search(p.stem) and named < _PER_KIND:
             named += 1
-            out.append(_named_page(p, rel, root))
+            out.append(_named_page(p, rel, root, tags))
             continue
         text = _read(p, root)
         if text is None or not _MENTION.search(text):
             continue
-        text = _shown(rel, text)
+        text = _shown(rel, text, tags)
         found = [r for r in _line_evidence(rel, text, page=True) if r.counts]
         out += (_table_evidence(rel, text) + found)[:1]
     return out
 
 
-def _named_page(path: Path, rel: str, root: Path) -> RouteEvidence:
+def _named_page(
+    path: Path, rel: str, root: Path, tags: frozenset[str] | None = frozenset()
+) -> RouteEvidence:
     """A page named for ROCm/AMD: a route, unless its own lines say only that support is
     absent, promised or hedged (fortieth re-run F22: ``docs/amd.md`` saying "AMD GPUs are
     not supported" was a route by its name), or it shows no text but headings (forty-first
@@ -482,7 +563,7 @@ def _named_page(path: Path, rel: str, root: Path) -> RouteEvidence:
     text = _read(path, root)
     if text is None:
         return evidence
-    text = _shown(rel, text)
+    text = _shown(rel, text, tags)
     if not shows_text(text):
         why = "the page shows nothing but headings: its other text is comments or struck out"
         return evidence.model_copy(update={"counts": False, "why": why})
