@@ -19,7 +19,10 @@ Makefile no other build file includes, that exports nothing as a whole (no bare 
 ``.EXPORT_ALL_VARIABLES``) and names no variable by a computed name (``$($(X)_FLAGS)``,
 ``$(eval``, ``$(value``): there a variable nothing reads is read by no build (Librett's
 ``GENCODE_FLAGS`` in its ``Makefile.hip``, whose HIP compile lines pass ``--amdgpu-target``;
-issue 24, twenty-fifth sample), and :attr:`MakeFlow.unused` lists it.
+issue 24, twenty-fifth sample), and :attr:`MakeFlow.unused` lists it. A Makefile is
+combined with others by ``make -f config.mk -f kernels/Makefile`` and ``MAKEFILES=`` too, and
+a Makefile with no rule of its own is a fragment only such a combination reads (perhaps from
+a script the scan does not read): neither is closed (forty-third re-run F12).
 ``$(info ...)``/``$(warning ...)``/``$(error ...)`` only print. Text only: nothing is run;
 one pass over the lines and one over the uses.
 """
@@ -135,6 +138,7 @@ def make_flow(
     cu_lines: set[int] = set()  # recipe lines of CUDA-source rules
     hip_rule = False  # a rule of its own compiles HIP sources (with hipcc)
     cu_by_hip = False  # a CUDA-source rule runs hipcc
+    has_rule = False
     for first, last, line in _logical(text):
         code = line if line.startswith("\t") else line.split("#", 1)[0]
         if not code.strip():
@@ -178,7 +182,7 @@ def make_flow(
                 uses.append((v, first, "", 0, False))
             continue
         if ":" in code:  # a rule (or a target-specific assignment)
-            rule, cu_rule = first, bool(_CU_RULE.search(code))
+            rule, cu_rule, has_rule = first, bool(_CU_RULE.search(code)), True
             hip_rule = hip_rule or bool(_HIP_RULE.search(code))
             if _CU_NAME.search(_VAR_NAME.sub(" ", code.split(":", 1)[1])):
                 cu_named.append((first, ""))
@@ -188,7 +192,8 @@ def make_flow(
     # a variable this file never uses is for a file that includes it, a sub-make or the
     # environment: on the route, as is what its value uses
     used = {u[0] for u in uses}
-    closed = top and _OPEN_NAMES.search(text) is None
+    # a Makefile without a rule of its own is a fragment another Makefile is combined with
+    closed = top and has_rule and _OPEN_NAMES.search(text) is None
     for name, lines in flow.assigns.items():
         if name in used:
             continue
@@ -288,10 +293,14 @@ class MakeIncludes:
 
     def included(self, path: str) -> bool:
         """Whether some build file may include ``path``: an ``include`` naming its file name,
-        or one whose name is computed or a glob (any file, then)."""
+        or one whose name is computed or a glob (any file, then); a make command that
+        combines it with another (``make -f config.mk -f kernels/Makefile``) or ``MAKEFILES``
+        naming it (forty-third re-run F12)."""
         if self._included is None:
             names: set[str] = set()
             for text in self.texts.values():
+                if "-f" in text or "--file" in text or "--makefile" in text or "MAKEFILES" in text:
+                    names.update(combined_makefiles(text))
                 if "include" not in text:
                     continue
                 for m in _INCLUDES.finditer(text):
@@ -327,6 +336,29 @@ class MakeIncludes:
             if got[0] - {path}:
                 parts.append(got)
         return _UsedBy(path, self.uses(path) if path in self.texts else frozenset(), parts)
+
+
+#: a make command line (to the end of its shell command) and ``MAKEFILES=`` (its value)
+_MAKE_RUN = textre.compile(r"(?:\$[({]MAKE[)}]|(?<![\w.-])g?make(?![\w.-]))[^\n;&|]*")
+_MAKEFILE_OPT = textre.compile(r"(?:^|[ \t])(?:-f[ \t]*|--file[= ]|--makefile[= ])([^\s\"']+)")
+_MAKEFILES_VAR = textre.compile(r"(?<![\w])MAKEFILES[ \t]*[:+?]?=[ \t]*[\"']?([^\n;&|\"']*)")
+
+
+def combined_makefiles(text: str) -> set[str]:
+    """The file names ``text`` has make read together with another Makefile: each of two or
+    more ``-f`` files of one make command, a ``MAKEFILES=`` value (read before every
+    Makefile); ``*`` for a computed name."""
+    out: set[str] = set()
+    runs = [m.group(1) for m in _MAKEFILES_VAR.finditer(text)]
+    for m in _MAKE_RUN.finditer(text):
+        named = [f.group(1) for f in _MAKEFILE_OPT.finditer(m.group(0))]
+        if len(named) >= 2:
+            runs.append(" ".join(named))
+    for words in runs:
+        for word in words.split():
+            name = word.rsplit("/", 1)[-1]
+            out.add("*" if "$" in name or "*" in name else name)
+    return out
 
 
 class _Every:

@@ -26,7 +26,8 @@ by :func:`gpuport.scan.project.view.apply`, naming the route, never dropped.
 
 A build-file line (CMake, Make) is shown on the route when every conditional around it is
 one a ROCm build takes (or it is outside any): :func:`open_branch`, the innermost test of
-unknown (or false) value around a line, says otherwise.
+unknown (or false) value around a line, says otherwise. A Makefile variable is "read by
+nothing" only in a Makefile nothing combines (forty-third re-run F12: ``make -f a -f b``).
 """
 
 from __future__ import annotations
@@ -512,7 +513,10 @@ def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]
     """Why a Makefile line outside any conditional the ROCm build skips is still not shown on
     the route: it assigns a variable none of whose uses reach it (``NVCC ?= nvcc`` used only
     by the ``%.o: %.cu`` rule of a Makefile with its own HIP rule), or it is a recipe line of
-    such a CUDA-source rule (:mod:`build_make_flow`); None otherwise."""
+    such a CUDA-source rule (:mod:`build_make_flow`); None otherwise. A Makefile another
+    build file combines with others (``make -f config.mk -f kernels/Makefile``,
+    ``MAKEFILES=``) or one with no rule of its own is never "read by nothing" (forty-third
+    re-run F12)."""
     if not _is_makefile(path):
         return None
     flow = make_flow_of(path, text, build_texts)
@@ -525,7 +529,8 @@ def make_unshown(path: str, text: str, line: int, build_texts: Mapping[str, str]
     if name is not None and name in flow.unused:
         return (
             f"{name} is read by nothing: no rule, recipe or used variable of {path} names it, "
-            "no other build file includes it and it exports nothing"
+            "no other build file includes it or runs make with it and another Makefile, "
+            "and it exports nothing"
         )
     if line in flow.cuda_recipes:
         return "a recipe of the Makefile's CUDA-source rule (its HIP sources have their own)"
