@@ -35,16 +35,24 @@ own is stood in for only by a twin a build names.
 Code in a branch no compiler sees (``#if 0``, ``#if false``) is no code: neither a body nor a
 definition nor an entry point (forty-second re-run F3: a ``hip/k.cu`` placeholder whose only
 kernel sat under ``#if 0`` stood in for the ``cuda/k.cu`` the only, CUDA, build compiles).
+For a twin no build names, a branch under a project macro no native file defines
+(``#ifdef VOTE_PORTED``, :func:`undefined_macros`; a name with a backend word such as
+``HIP``/``GPU`` is the ROCm build's switch and stays live) is no code either, and a definition
+with an empty body (``{ /* TODO port */ }``, ``{ return; }``) defines nothing: a placeholder
+is no ROCm code (forty-third re-run F2).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from os import devnull
+from pathlib import Path
 
 from gpuport import textre
-from gpuport.scan.cxx import lex
+from gpuport.scan.cxx import Directive, lex
 from gpuport.scan.project.include_paths import owners_by_name, resolve_includes, resolve_one
+from gpuport.scan.project.undefined_macros import undefined_macros
 
 __all__ = ["backend_siblings", "keep_included"]
 
@@ -86,16 +94,52 @@ _PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _VALUED_DEFINE = textre.compile(r"^[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?[ \t]+\S", re.M)
 
 
-def _live_code(text: str) -> str:
+#: the macro a ``#ifdef NAME`` / ``#if defined(NAME)`` / ``#if defined NAME`` tests
+_DEFINED_TEST = textre.compile(r"^[ \t]*(?:defined[ \t]*\(?[ \t]*)?(\w+)[ \t]*\)?[ \t]*$")
+
+
+def _live_code(text: str, never: Collection[str] = ()) -> str:
     """``text``'s code (comments and literals blanked, :func:`lex`) with the lines of the
-    branches no compiler sees (``#if 0``) blanked too; offsets are kept. Raises what
-    :func:`lex` raises."""
+    branches no compiler sees (``#if 0``, and ``#ifdef NAME`` for a NAME of ``never``)
+    blanked too; offsets are kept. Raises what :func:`lex` raises."""
     src = lex(text)
     code = src.code
-    if "#" not in code or not any(d.value is not None for d in src.directives):
+    if "#" not in code:
+        return code
+    off = _never_lines(src.directives, never) if never else set()
+    if not off and not any(d.value is not None for d in src.directives):
         return code
     lines = code.split("\n")
-    return "\n".join(" " * len(line) if src.dead(i) else line for i, line in enumerate(lines, 1))
+    return "\n".join(
+        " " * len(line) if i in off or src.dead(i) else line for i, line in enumerate(lines, 1)
+    )
+
+
+def _never_lines(directives: Iterable[Directive], never: Collection[str]) -> set[int]:
+    """The lines of the branches that test a macro of ``never`` for being defined
+    (``#ifdef NAME`` or ``#if defined(NAME)`` up to its ``#else``/``#elif``/``#endif``)."""
+    out: set[int] = set()
+    stack: list[int] = []  # per open #if: the line its dead branch starts at, or 0
+    for d in directives:
+        if d.kind in ("if", "ifdef"):
+            m = _DEFINED_TEST.match(d.expr)
+            name = m.group(1) if m is not None else ""
+            stack.append(
+                d.line
+                if name in never and (d.kind == "ifdef" or d.expr.lstrip().startswith("defined"))
+                else 0
+            )
+        elif d.kind == "ifndef":
+            stack.append(0)
+        elif stack:
+            start = stack[-1]
+            if start:
+                out.update(range(start, d.line))
+            if d.kind == "endif":
+                stack.pop()
+            else:
+                stack[-1] = 0
+    return out
 
 
 def _has_code(text: str) -> bool:
@@ -116,16 +160,23 @@ def _has_code(text: str) -> bool:
 #: a function definition's name: `name(...) {` (a body, not a declaration)
 _DEFINES = textre.compile(r"(\w+)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()]*\{")
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "defined"})
+#: an empty body after its ``{`` (comments already blank): a placeholder, no code
+_EMPTY_BODY = textre.compile(r"\s*(?:return[ \t]*;\s*)?\}")
 
 
-def _defines(text: str) -> frozenset[str]:
-    """The names of the functions and kernels ``text`` defines (a body), comments and
-    never-compiled branches aside."""
+def _defines(text: str, never: Collection[str] = ()) -> frozenset[str]:
+    """The names of the functions and kernels ``text`` defines with a body that is not empty,
+    comments and never-compiled branches aside."""
     try:
-        code = _live_code(text)
+        code = _live_code(text, never)
     except (RecursionError, ValueError):
         return frozenset()
-    return frozenset(_DEFINES.findall(code)) - _NOT_NAMES
+    return (
+        frozenset(
+            m.group(1) for m in _DEFINES.finditer(code) if not _EMPTY_BODY.match(code, m.end())
+        )
+        - _NOT_NAMES
+    )
 
 
 #: what makes a definition a helper, not an entry point other files call
@@ -143,8 +194,8 @@ def _entries(text: str) -> frozenset[str]:
     external: set[str] = set()
     for m in _DEFINES.finditer(code):
         name = m.group(1)
-        if name in _NOT_NAMES:
-            continue
+        if name in _NOT_NAMES or _EMPTY_BODY.match(code, m.end()):
+            continue  # an empty body needs no ROCm twin
         lo = max(0, m.start() - 300)
         head = code[lo : m.start()]
         cut = max(head.rfind(";"), head.rfind("{"), head.rfind("}"), head.rfind("\n#"))
@@ -180,6 +231,11 @@ def _unconditional_includes(text: str) -> set[str]:
         elif depth <= 0:
             out.add(m.group(2).strip().strip('<>"'))
     return out
+
+
+def _unread(_: object) -> str | None:
+    """No other file is given to :func:`undefined_macros` here (only the native texts)."""
+    return None
 
 
 def backend_siblings(
@@ -224,10 +280,15 @@ def backend_siblings(
         return [r for r in rels if has_code[r]]
 
     defines: dict[str, frozenset[str]] = {}
+    never: list[frozenset[str]] = []  # the project macros nothing defines, looked up once
 
     def defined(rel: str) -> frozenset[str]:
         if rel not in defines:
-            defines[rel] = _defines(native.get(rel, ""))
+            if not never:  # no build text here: a -D only a build file gives reads as
+                # undefined, so a twin under it does not stand in and the findings stay
+                # (no root either: an include prefix counts as outside unless a folder here)
+                never.append(frozenset(undefined_macros(native, (), _unread, Path(devnull))))
+            defines[rel] = _defines(native.get(rel, ""), never[0])
         return defines[rel]
 
     def stands_in(rel: str, twins: list[str]) -> list[str]:
