@@ -8,11 +8,15 @@ project builds or compiles went unseen (issue 24, "silent READY").
 * GPU kernels kept as text templates a program renders and compiles (PyFR's Mako kernels,
   compiled at run time by NVRTC or hiprtc; session 19) are not read as C++: each is listed as
   not read, and ``ready`` becomes minor work naming them (:func:`unread_kernel_templates`,
-  :func:`ready_templates`).
+  :func:`ready_templates`). Any template engine's suffix counts, and header templates a build
+  configures (``k.cuh.in``, whose code outside the macros is never judged); kernel code is a
+  kernel qualifier, a thread index, a barrier or a warp intrinsic (``__shfl_xor_sync``,
+  ``warpSize``), not only ``__global__`` (forty-third re-run F6).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,11 +24,12 @@ from gpuport import textre
 from gpuport.models import Severity
 from gpuport.scan.finding import Finding, SkippedFile
 from gpuport.scan.model import Verdict
-from gpuport.scan.project.files import Candidate, read_text
+from gpuport.scan.project.files import Candidate, header_template, read_text
 from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.view import ProjectView
 
 __all__ = [
+    "HEADER_TEMPLATE",
     "KERNEL_TEMPLATE",
     "ready_on_route",
     "ready_seen",
@@ -39,8 +44,20 @@ KERNEL_TEMPLATE = (
     "a GPU kernel template (Mako, Jinja...) the project renders and compiles at run or build "
     "time: not read as C++, so not judged"
 )
-#: GPU kernel code in a template's text
-_KERNEL = textre.compile(r"__global__|__device__|\bthreadIdx\b|\bblockIdx\b|__syncthreads\s*\(")
+#: the reason a header template (read only for its macros) with kernel code is listed
+HEADER_TEMPLATE = (
+    "a header template (CMake configure_file, autoconf) holding GPU kernel code: read only for "
+    "its macros, its code not judged"
+)
+#: GPU kernel code in a template's text: qualifiers, thread indices, barriers, warp intrinsics
+_KERNEL = textre.compile(
+    r"__global__|__device__|__shared__|__constant__|__launch_bounds__"
+    r"|\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize)\b|__syncthreads\s*\(|__syncwarp\b"
+    r"|__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(|__ballot(?:_sync)?\s*\(|__activemask\s*\("
+    r"|__(?:any|all|uni)_sync\s*\(|__match_(?:any|all)_sync\s*\("
+)
+#: a preprocessor line (continued lines too): a header template's macros are read elsewhere
+_PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 #: at most this many templates are looked into (each read to the scan's byte limit)
 _MOST_TEMPLATES = 2_000
 
@@ -52,8 +69,13 @@ def unread_kernel_templates(found: Sequence[tuple[str, Path]], max_bytes: int) -
     out: list[SkippedFile] = []
     for rel, path in found[:_MOST_TEMPLATES]:
         text = read_text(path, max_bytes)
-        if isinstance(text, str) and _KERNEL.search(text):
-            out.append(SkippedFile(path=rel, reason=KERNEL_TEMPLATE))
+        if not isinstance(text, str):
+            continue
+        header = header_template(rel)
+        if header and "#" in text:
+            text = _PP_LINE.sub("", text)  # its macros are read (view); its code is not
+        if _KERNEL.search(text):
+            out.append(SkippedFile(path=rel, reason=HEADER_TEMPLATE if header else KERNEL_TEMPLATE))
     if len(found) > _MOST_TEMPLATES:
         out.append(
             SkippedFile(

@@ -230,12 +230,19 @@ def header_template(rel_path: str) -> bool:
     return _HEADER_TEMPLATE.match(rel_path.rsplit("/", 1)[-1]) is not None
 
 
-#: a text template a program renders into code (PyFR's Mako kernels, compiled at run time)
-_TEXT_TEMPLATE = textre.compile(r".*\.(?:mako|jinja2?|j2|tmpl|tpl|template|cu\.in)$", re.I)
+#: a text template a program renders into code (PyFR's Mako kernels, compiled at run time):
+#: a template engine's suffix, or ``.in`` after a source suffix (``configure_file``'s
+#: ``k.cu.in``, ``k.cpp.in``); forty-third re-run F6: ``.cu.mustache``, ``.mak``...
+_TEXT_TEMPLATE = textre.compile(
+    r".*\.(?:mako|mak|jinja2?|j2|tmpl|tpl|template|mustache|hbs|handlebars|njk|nunjucks|tera"
+    r"|liquid|ejs|erb|twig|(?:cu|cpp|cc|cxx|c|hip|inl)\.in)$",
+    re.I,
+)
 
 
 def text_template(rel_path: str) -> bool:
-    """Whether a file is named like a text template (Mako, Jinja, ``.tmpl``, ``.cu.in``)."""
+    """Whether a file is named like a text template (Mako, Jinja, Mustache, ``.tmpl``,
+    ``.cu.in``)."""
     return _TEXT_TEMPLATE.match(rel_path.rsplit("/", 1)[-1]) is not None
 
 
@@ -257,7 +264,8 @@ def walk(
     ``templates``: yield header templates too (:func:`header_template`), as native files.
     ``kernel_templates``: a list this appends ``(relative path, path)`` of every file named
     like a text template (:func:`text_template`: Mako, Jinja...) to, for the caller to look
-    into; such files are never yielded.
+    into; such files are never yielded. Header templates are appended too (a ``k.cuh.in``
+    kernel header is never judged; forty-third re-run F6), and still yielded.
 
     Every ``.gitignore`` from the root down is honoured for the folder it sits
     in. Symlinked directories are not followed (so loops cannot happen);
@@ -283,8 +291,11 @@ def walk(
             continue
         rel, entry = item
         kind = classify(rel if "/" in rel else f"{root_name}/{rel}")
-        if kind is None and templates and header_template(rel):
-            kind = FileKind.NATIVE
+        if kind is None and header_template(rel):
+            if kernel_templates is not None and not _is_link(entry):
+                kernel_templates.append((rel, Path(entry.path)))  # looked into for kernels
+            if templates:
+                kind = FileKind.NATIVE
         if kind is None and kernel_templates is not None and text_template(rel):
             if not _is_link(entry):  # a link is never read here (it could leave the root)
                 kernel_templates.append((rel, Path(entry.path)))
