@@ -140,7 +140,10 @@ def test_f6_a_hip_stub_sharing_one_helper_does_not_stand_in(tmp_path: Path) -> N
     report = _scan(tmp_path / "a", files)
     assert "src/cuda/k.cu" not in report.not_built
     assert report.verdict.value == "blocked"
-    port = stub + "__global__ void vote(const float* x, unsigned long long* o) { }\n"
+    port = (
+        stub
+        + "__global__ void vote(const float* x, unsigned long long* o) { o[blockIdx.x] = 0; }\n"
+    )
     assert "src/cuda/k.cu" in _scan(tmp_path / "b", {**files, "src/hip/k.cu": port}).not_built
 
 

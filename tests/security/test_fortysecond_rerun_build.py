@@ -69,7 +69,7 @@ def test_f3_a_hip_twin_whose_kernels_are_compiled_out_stands_in_for_nothing(
     tmp_path: Path,
 ) -> None:
     cmake = _CMAKE + "add_library(k cuda/k.cu)\n"
-    kernel = "__global__ void vote(int *out, const int *in) {}\n"
+    kernel = "__global__ void vote(int *out, const int *in) { out[0] = in[0]; }\n"
     placeholder = f"// HIP port: not written yet\n#if 0\n{kernel}#endif\n"
     files = {"CMakeLists.txt": cmake, "cuda/k.cu": _BALLOT, "hip/k.cu": placeholder}
     report = _scan(tmp_path / "a", files)
