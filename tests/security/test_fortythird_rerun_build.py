@@ -113,3 +113,33 @@ def test_f12_a_makefile_combined_by_make_f_is_not_read_by_nothing(tmp_path: Path
     # a Makefile run on its own (make -f config.mk) and nothing reads: still lowered
     alone = {"Makefile": "all:\n\t$(MAKE) -f config.mk\n"}
     assert _gp402_config(tmp_path / "alone", rule, **alone) == ["info"]
+
+
+def test_f11_an_option_a_preset_or_script_turns_on_is_not_off_by_default(tmp_path: Path) -> None:
+    """The scan passes the project's scripts and config files (read only when an OFF option is
+    asked about) to the opt-in reading: CMakePresets.json or build.sh turning it on."""
+    from gpuport.scan import ScanOptions, scan_path
+    from tests.scan.project_files import write
+
+    cmake = (
+        "cmake_minimum_required(VERSION 3.18)\nproject(g LANGUAGES CXX CUDA)\n"
+        'option(G_ALL_MODELS "all compute models" OFF)\n'
+        "if (G_ALL_MODELS)\n"
+        '    set(CUDA_NVCC_FLAGS ${CUDA_NVCC_FLAGS} "-gencode arch=compute_35,code=sm_35")\n'
+        "endif ()\nadd_library(g k.cu)\n"
+    )
+    kernel = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+    turned_on = {
+        "CMakePresets.json": '{"configurePresets": [{"name": "all", '
+        '"cacheVariables": {"G_ALL_MODELS": "ON"}}]}\n',
+        "build.sh": "cmake -B build -DG_ALL_MODELS=ON .\n",
+    }
+    for i, (name, text) in enumerate(turned_on.items()):
+        files = {"CMakeLists.txt": cmake, "k.cu": kernel, name: text}
+        r = scan_path(write(tmp_path / str(i), files), ScanOptions(jobs=1))
+        got = [f.severity.value for f in r.findings if f.rule_id == "GP403"]
+        assert got and "info" not in got, (name, got)
+    r = scan_path(
+        write(tmp_path / "off", {"CMakeLists.txt": cmake, "k.cu": kernel}), ScanOptions(jobs=1)
+    )
+    assert [f.severity.value for f in r.findings if f.rule_id == "GP403"] == ["info"]

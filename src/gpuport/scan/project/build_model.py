@@ -252,6 +252,7 @@ def build_model(
     includes: dict[str, frozenset[str]] | None = None,
     settings: dict[str, str] | None = None,
     resolved: Mapping[str, frozenset[str]] | None = None,
+    configure: Mapping[str, str] | None = None,  # scripts, presets: what turns options on
 ) -> BuildModel:
     """``files``: build and packaging files (relative path -> text); ``native``: every
     CUDA/C++ file of the scan; ``includes``: the header names each native file includes;
@@ -301,7 +302,7 @@ def build_model(
     model.rocm_builds += [r for r in hip_folders if r not in model.rocm_builds]
     for rel, why in cuda_folders.items():
         model.not_built.setdefault(rel, why)
-    for rel, spans in never_run(files).items():  # a function() nothing calls, Windows code
+    for rel, spans in never_run(files, configure).items():  # uncalled functions, Windows code
         model.cuda_lines.setdefault(rel, []).extend(spans)
     if model.rocm_builds:
         for rel, cuda_uses, ranges in untested:

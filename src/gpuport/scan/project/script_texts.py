@@ -18,7 +18,7 @@ Files are read as text, bounded, inside the project; nothing is run.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from gpuport import fileio, textre
 from gpuport.errors import GpuportError
 from gpuport.scan.project.files import Candidate, classify, iter_entries, safe_name
 
-__all__ = ["Scripts", "project_scripts", "without_install_lines"]
+__all__ = ["Scripts", "project_scripts", "scripts_lazily", "without_install_lines"]
 
 _MAX_BYTES = 1 << 20
 #: a notebook holds its outputs (images as base64): two demo notebooks of 1.6 and 2.2 MB made
@@ -83,6 +83,37 @@ def project_scripts(root: Path, candidates: Sequence[Candidate]) -> Scripts:
     out = _walk(root)
     _LAST[:] = [(key, candidates, out)]
     return out
+
+
+class _Lazy(Mapping[str, str]):
+    """The project's scripts and config files (relative path -> text), read on first use: a
+    question most scans never ask (an option OFF by default whose block a script may turn on)
+    costs no walk."""
+
+    def __init__(self, root: Path, candidates: Sequence[Candidate]) -> None:
+        self._args = (root, candidates)
+        self._texts: dict[str, str] | None = None
+
+    def _got(self) -> dict[str, str]:
+        if self._texts is None:
+            s = project_scripts(*self._args)
+            self._texts = {**s.run, **s.config}
+        return self._texts
+
+    def __getitem__(self, key: str) -> str:
+        return self._got()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._got())
+
+    def __len__(self) -> int:
+        return len(self._got())
+
+
+def scripts_lazily(root: Path, candidates: Sequence[Candidate]) -> Mapping[str, str]:
+    """:func:`project_scripts`' scripts and config files as one mapping, walked on first use
+    (forty-third re-run F11: ``CMakePresets.json``, ``build.sh`` turning an option on)."""
+    return _Lazy(root, candidates)
 
 
 def _walk(root: Path) -> Scripts:

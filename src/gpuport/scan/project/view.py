@@ -66,6 +66,7 @@ from gpuport.scan.project.scopes import (
     optional_requirements,
     scope_of,
 )
+from gpuport.scan.project.script_texts import scripts_lazily
 from gpuport.scan.project.undefined_macros import project_undefined
 from gpuport.scan.project.unincluded import unincluded_headers
 from gpuport.scan.project.unnamed_envs import unnamed_conda_files, unnamed_freezes
@@ -171,7 +172,8 @@ def view_of(
     resolved = resolve_includes(native)
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
-    build = build_model(build_files, native, includes, settings, resolved=resolved)
+    configure = scripts_lazily(root, candidates)  # walked only if an OFF option is asked
+    build = build_model(build_files, native, includes, settings, resolved, configure)
     for rel, spans in cmake_dead_branches(build_files).items():  # CMAKE_VERSION fallbacks
         build.cuda_lines.setdefault(rel, []).extend(spans)
     switches = nvidia_library_switches(native, build_files)
