@@ -21,6 +21,7 @@ Text only: nothing is run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from gpuport import textre
@@ -161,6 +162,31 @@ _GPU_SWITCH = textre.compile(r"(?i)GPU|CUDA|NVIDIA|\bNV_|DEVICE|ACCEL|HIP|ROCM|A
 _NOT_NAME = textre.compile(r"(?i)^\s*NOT\s+(\w+)\s*$")
 
 
+def _off_options(
+    files: Mapping[str, str], configure: Mapping[str, str] | None, switch: re.Pattern[str]
+) -> tuple[dict[str, str], set[str]]:
+    """The CMake files' texts (comments out), and the ``option()``s that are ``OFF`` by
+    default, whose name ``switch`` does not match, that no file ``set()``s and that neither a
+    build file nor ``configure`` turns on (:func:`_turned_on`); the configure texts are read
+    only when such an option exists."""
+    texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
+    off = {
+        m.group(1)
+        for t in texts.values()
+        for m in _OPTION_OFF.finditer(t)
+        if not switch.search(m.group(1))
+    }
+    if not off:
+        return texts, off
+    for code in texts.values():  # set(X ...) anywhere: not a plain default
+        off -= {
+            c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
+        }
+    if off:
+        off -= _turned_on({**files, **(configure or {})}, off)
+    return texts, off
+
+
 def opt_in_tails(
     files: Mapping[str, str], configure: Mapping[str, str] | None = None
 ) -> dict[str, list[tuple[int, int, str]]]:
@@ -171,20 +197,7 @@ def opt_in_tails(
     another way (``set(X ON)``) is not off by default, and one that switches the GPU build
     itself on (:data:`_GPU_SWITCH`) guards what a ROCm build turns on too; nor is one the
     project's configure turns on (:func:`_turned_on`, forty-third re-run F11)."""
-    texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
-    off = {
-        m.group(1)
-        for t in texts.values()
-        for m in _OPTION_OFF.finditer(t)
-        if not _GPU_SWITCH.search(m.group(1))
-    }
-    if not off:
-        return {}
-    for code in texts.values():  # set(X ...) anywhere: not a plain default
-        off -= {
-            c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
-        }
-    off -= _turned_on({**files, **(configure or {})}, off)
+    texts, off = _off_options(files, configure, _GPU_SWITCH)
     if not off:
         return {}
     out: dict[str, list[tuple[int, int, str]]] = {}
@@ -319,21 +332,7 @@ def opt_in_tunings(
     not off by default: ``-DX=ON`` in any build file or ``configure`` text (a setup.py's or a
     script's cmake call), ``"X": "ON"`` in a preset or a pyproject's ``cmake.define``
     (forty-third re-run F11)."""
-    texts = {rel: strip_cmake_comments(t) for rel, t in files.items() if _is_cmake(rel)}
-    off = {
-        m.group(1)
-        for t in texts.values()
-        if "OFF" in t or "off" in t
-        for m in _OPTION_OFF.finditer(t)
-        if not _SWITCH_TAIL.search(m.group(1))
-    }
-    if not off:
-        return {}
-    for code in texts.values():  # set(X ...) anywhere: not a plain default
-        off -= {
-            c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
-        }
-    off -= _turned_on({**files, **(configure or {})}, off)
+    texts, off = _off_options(files, configure, _SWITCH_TAIL)
     if not off:
         return {}
     out: dict[str, list[tuple[int, int, str]]] = {}
