@@ -234,3 +234,36 @@ def test_a_conda_recipes_build_key_builds_no_docker_image(tmp_path: Path) -> Non
     r = scan_path(write(tmp_path, files), ScanOptions(jobs=1))
     got = [(f.severity.value, f.scope) for f in r.findings if f.rule_id == "GP501"]
     assert got and all(scope != "core" for _sev, scope in got), got
+
+
+# cuckoo (twenty-fifth sample): each variant folder has its own kernel.cuh; the one in
+# cuckarooz/ is included by nothing of its folder, but `#include "kernel.cuh"` of the other
+# folders' sources (and their Makefiles' `kernel.cuh`) made it count as included.
+_PTX = (
+    "__device__ void st(unsigned* p, unsigned a) {\n"
+    '  asm("st.global.cg.u32 [%0], %1;" :: "l"(p), "r"(a));\n}\n'
+)
+_MAIN = '#include "kernel.cuh"\n__global__ void k(unsigned* p) { st(p, threadIdx.x); }\n'
+_VARIANT_MAKE = "cuda: main.cu {dep} Makefile\n\tnvcc -o k main.cu\n"
+
+
+def test_a_header_only_other_folders_same_named_headers_are_included_by_is_not_built(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "a/main.cu": _MAIN,
+        "a/kernel.cuh": _PTX,
+        "a/Makefile": _VARIANT_MAKE.format(dep="kernel.cuh"),
+        "b/main.cu": "__global__ void k(unsigned* p) { p[threadIdx.x] = 0; }\n",
+        "b/kernel.cuh": _PTX,
+        "b/Makefile": _VARIANT_MAKE.format(dep=""),
+    }
+    r = scan_path(write(tmp_path / "p", files), ScanOptions(jobs=1))
+    sev = {f.location.path: f.severity.value for f in r.findings if f.rule_id == "GP301"}
+    assert sev == {"a/kernel.cuh": "blocker", "b/kernel.cuh": "info"}, sev
+    assert "b/kernel.cuh" in r.not_built and "a/kernel.cuh" not in r.not_built
+    # b's own Makefile naming its kernel.cuh keeps it
+    named = {**files, "b/Makefile": _VARIANT_MAKE.format(dep="kernel.cuh")}
+    r = scan_path(write(tmp_path / "q", named), ScanOptions(jobs=1))
+    sev = {f.location.path: f.severity.value for f in r.findings if f.rule_id == "GP301"}
+    assert sev == {"a/kernel.cuh": "blocker", "b/kernel.cuh": "blocker"}, sev

@@ -8,7 +8,9 @@ FlashInfer ``mma.cuh`` is included only by headers that nothing of its extension
 its findings are not blockers of it ("not compiled": lowered to info, with the reason).
 
 Conservative by construction: an include counts by its last path part (any header of that
-name is taken as included), a header is reached from every source of the project (``.cu``,
+name is taken as included; only a quoted include of a file beside its includer, which the
+compiler takes first, counts as that file alone: cuckoo's same-named ``kernel.cuh`` in each
+variant folder), a header is reached from every source of the project (``.cu``,
 ``.cpp``, ``.c`` ..., whatever the build says), and nothing is said
 
 * in a project with no source at all (a header-only library: its headers are its product),
@@ -17,7 +19,8 @@ name is taken as included), a header is reached from every source of the project
   installs and exports hand headers to other builds too often to tell),
 * in a project that includes a macro's value anywhere (``#include KERNEL_HEADER``),
 * for a header whose file name any Python file, build file or C/C++ text (outside its
-  include lines) of the project mentions (a kernel file read and compiled at run time:
+  include lines) of the project mentions (a build file naming a file of that name in its own
+  folder names that file only) (a kernel file read and compiled at run time:
   ``cupy.RawModule(code=open("k.cuh").read())``, jittor's JIT code generator writing
   ``#include "misc/cuda_atomic.h"`` into the sources it compiles),
 * past :data:`MOST_PY_BYTES` of Python to read for those mentions.
@@ -27,6 +30,7 @@ Text only, through the file layer; nothing is compiled or run.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +44,7 @@ __all__ = ["SPLICED", "unincluded_headers"]
 _SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".c++", ".hip", ".cl")
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp")
 _WORD = textre.compile(r"[\w.+-]+")
+_QUOTED = textre.compile(r'^[ \t]*\#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 #: blanks and one-line block comments (a comment is a space before directives are read)
 _GAP = r"(?:[ \t]|/\*[^\n]*?\*/)*"
 #: an include a compiler joins across a backslash-newline before reading it (`#include
@@ -70,24 +75,43 @@ MOST_PY_BYTES = 32 << 20
 _MAX_BYTES = 1 << 20
 
 
-def _reached(native: Mapping[str, frozenset[str]]) -> set[str]:
-    """File names (last path part) of headers some source includes, followed through them."""
+def _reached(
+    includes: Mapping[str, frozenset[str]], texts: Mapping[str, str] | None = None
+) -> set[str]:
+    """The headers (relative paths) some source includes, followed through them. An include
+    counts by its last path part (any header of that name) -- except a quoted one that names
+    a file beside its includer, which the compiler always takes first: that file alone
+    (cuckoo's ``#include "kernel.cuh"`` in ``cuckarood/`` and ``cuckaroom/`` is not
+    ``cuckarooz/kernel.cuh``; issue 24, twenty-fifth sample)."""
     by_name: dict[str, list[str]] = {}
-    for rel in native:
+    for rel in includes:
         by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
-    names: set[str] = set()
-    todo = [rel for rel in native if rel.lower().endswith(_SOURCES)]
+    known = set(texts or ()) | set(includes)
+    reached: set[str] = set()
+    todo = [rel for rel in includes if rel.lower().endswith(_SOURCES)]
     seen = set(todo)
     while todo:
-        for name in native.get(todo.pop(), frozenset()):
-            if name in names:
+        rel = todo.pop()
+        text = (texts or {}).get(rel)
+        beside: set[str] = set()  # names this file includes from its own folder
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        for m in _QUOTED.finditer(text) if text and "include" in text else ():
+            here = posixpath.normpath(posixpath.join(folder, m.group(1).strip()))
+            if here in known and "/" not in m.group(1).strip():
+                beside.add(here.rsplit("/", 1)[-1])
+                reached.add(here)
+                if here not in seen:
+                    seen.add(here)
+                    todo.append(here)
+        for name in includes.get(rel, frozenset()):
+            if name in beside:
                 continue
-            names.add(name)
-            for rel in by_name.get(name, ()):
-                if rel not in seen:
-                    seen.add(rel)
-                    todo.append(rel)
-    return names
+            for other in by_name.get(name, ()):
+                reached.add(other)
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+    return reached
 
 
 def unincluded_headers(
@@ -112,18 +136,25 @@ def unincluded_headers(
         for rel, kind in kinds.items()
     ):
         return {}  # no build that compiles listed sources, or CMake (headers for other builds)
-    reached = _reached(includes)
+    reached = _reached(includes, native)
     left = {
         rel: rel.rsplit("/", 1)[-1]
         for rel in includes
-        if rel.lower().endswith(_HEADERS) and rel.rsplit("/", 1)[-1] not in reached
+        if rel.lower().endswith(_HEADERS) and rel not in reached
     }
     if not left:
         return {}
     wanted = set(left.values())
     mentioned: set[str] = set()
-    for text in build_files.values():
-        mentioned |= wanted & set(_WORD.findall(text))
+    beside: set[str] = set()  # headers a build file names as a file of its own folder
+    for build, text in build_files.items():
+        folder = build.rsplit("/", 1)[0] if "/" in build else ""
+        for word in wanted & set(_WORD.findall(text)):
+            here = posixpath.normpath(posixpath.join(folder, word))
+            if here in left or here in includes:  # cuckarood/Makefile's `kernel.cuh`
+                beside.add(here)
+            else:
+                mentioned.add(word)
     for rel, text in native.items():  # jittor's JIT code: `R"(#include "misc/x.h")"`
         if rel not in left:
             mentioned |= wanted & set(_WORD.findall(_INCLUDE_LINE.sub("", text)))
@@ -142,5 +173,5 @@ def unincluded_headers(
     return {
         rel: "a header no source of the project includes, directly or through other headers"
         for rel, name in left.items()
-        if name not in mentioned
+        if name not in mentioned and rel not in beside
     }
