@@ -267,3 +267,34 @@ def test_a_header_only_other_folders_same_named_headers_are_included_by_is_not_b
     r = scan_path(write(tmp_path / "q", named), ScanOptions(jobs=1))
     sev = {f.location.path: f.severity.value for f in r.findings if f.rule_id == "GP301"}
     assert sev == {"a/kernel.cuh": "blocker", "b/kernel.cuh": "blocker"}, sev
+
+
+# The every-set comparison after the forty-third re-run's fixes: FlagGems' opt-in C extension
+# (a CI job turns FLAGGEMS_BUILD_C_EXTENSIONS on to test it) and OpenRLHF's pynvml (its
+# Dockerfile runs `pip uninstall ... pynvml`) had gone back to major.
+def test_a_ci_job_testing_an_opt_in_option_does_not_make_it_the_default(tmp_path: Path) -> None:
+    cmake = (
+        "cmake_minimum_required(VERSION 3.18)\nproject(g LANGUAGES CXX)\n"
+        'option(G_BUILD_C_EXTENSIONS "C extension" OFF)\n'
+        "if(NOT G_BUILD_C_EXTENSIONS)\n  return()\nendif()\n"
+        "find_package(CUDAToolkit REQUIRED)\nadd_library(g k.cpp)\n"
+    )
+    job = (
+        "on: push\njobs:\n  c:\n    runs-on: ubuntu-latest\n    steps:\n"
+        '      - run: SKBUILD_CMAKE_ARGS="-DG_BUILD_C_EXTENSIONS=ON" pip install -e .\n'
+    )
+    files = {"CMakeLists.txt": cmake, "k.cpp": "int k;\n", ".github/workflows/c.yaml": job}
+    r = scan_path(write(tmp_path, files), ScanOptions(jobs=1))
+    got = [f.severity.value for f in r.findings if f.rule_id == "GP401" and f.location.line == 7]
+    assert got == ["info"], [(f.rule_id, f.location.line, f.severity.value) for f in r.findings]
+
+
+def test_a_dockerfile_uninstalling_a_monitor_does_not_run_it(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": '[project]\nname = "o"\ndependencies = ["pynvml", "numpy"]\n',
+        "o/__init__.py": "import numpy\n",
+        "Dockerfile": "FROM python:3.11\nRUN pip uninstall -y flash_attn pynvml\n",
+    }
+    r = scan_path(write(tmp_path, files), ScanOptions(jobs=1))
+    got = [f.severity.value for f in r.findings if f.rule_id == "GP101" and "pynvml" in f.message]
+    assert got == ["info"], got

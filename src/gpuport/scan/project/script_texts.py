@@ -97,7 +97,9 @@ class _Lazy(Mapping[str, str]):
     def _got(self) -> dict[str, str]:
         if self._texts is None:
             s = project_scripts(*self._args)
-            self._texts = {**s.run, **s.config}
+            # not CI: a workflow that tests an opt-in configuration (FlagGems' C extension
+            # job) does not make it the project's default
+            self._texts = {rel: text for rel, text in {**s.run, **s.config}.items() if not _ci(rel)}
         return self._texts
 
     def __getitem__(self, key: str) -> str:
@@ -108,6 +110,10 @@ class _Lazy(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._got())
+
+
+def _ci(rel: str) -> bool:
+    return rel.startswith((".github/", ".gitlab", ".circleci/", ".buildkite/", ".travis"))
 
 
 def scripts_lazily(root: Path, candidates: Sequence[Candidate]) -> Mapping[str, str]:
@@ -250,13 +256,14 @@ def _names(root: Path, folder: str) -> list[str]:
 
 _INSTALL_LINE = textre.compile(
     r"(?m)^[^\n]*\b(?:pip3?|pipx|conda|mamba|micromamba|uv|poetry|pdm|pixi)\b[^\n]*"
-    r"\b(?:install|add|sync)\b[^\n]*$"
+    r"\b(?:install|uninstall|add|remove|sync)\b[^\n]*$"
 )
 
 
 def without_install_lines(text: str) -> str:
-    """``text`` without its package-install lines (``pip install gpustat`` installs it; a
-    line that runs ``gpustat`` calls it)."""
-    if "install" not in text and "add" not in text and "sync" not in text:
+    """``text`` without its package-manager lines (``pip install gpustat`` installs it, ``pip
+    uninstall pynvml`` removes it: OpenRLHF's Dockerfile; a line that runs ``gpustat`` calls
+    it)."""
+    if "install" not in text and "add" not in text and "sync" not in text and "remove" not in text:
         return text
     return _INSTALL_LINE.sub("", text)
