@@ -243,7 +243,7 @@ class _Follow:
                 return "runs more project files than gpuport follows; the ROCm job copies none"
             m = _TRIGGER.search(body) or _GIT_REFS.search(body)
             if m is not None:
-                line = body.count("\n", 0, m.start()) + 1
+                line = textre.line_finder(body)(m.start())
                 return (
                     f"runs `{rel}`, which reads `{m.group(0)}` (line {line}) and may gate its "
                     "release; the ROCm job does not copy it"
