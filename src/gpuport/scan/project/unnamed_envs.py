@@ -199,13 +199,28 @@ def _naming_texts(
 
 
 _FILE_WORD = textre.compile(r"[\w.+-]+")
+#: every ASCII character that is not a file-name character, to a space (``str.translate``)
+_NOT_FILE_CHAR = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) in "_.+-")}
+
+
+def _file_words(text: str) -> set[str]:
+    """The words of file-name characters of ``text`` (``[\\w.+-]+``), split at C speed: a
+    pattern match per word was 6 million matches for unsloth's 1,800 Python files (20 s);
+    only a word with non-ASCII characters is split by the pattern."""
+    words = set(text.translate(_NOT_FILE_CHAR).split())
+    odd = {w for w in words if not w.isascii()}
+    if odd:
+        words -= odd
+        for w in odd:
+            words.update(_FILE_WORD.findall(w))
+    return words
 
 
 def _python_names(text: str) -> str:
     """What of a Python file can name an install file or a conda environment: its words of
     file-name characters (each once) and its lines about conda. A project's Python is read
     whole only when such a file exists; what is kept of it stays small."""
-    words = set(_FILE_WORD.findall(text))
+    words = _file_words(text)
     conda = _CONDA_LINE.findall(text) if "onda" in text or "ONDA" in text else []
     return "\n".join([*sorted(words), *conda])
 
@@ -219,7 +234,7 @@ def _where_named(
     for rel, text in texts.items():
         if hint not in text:  # every conda file name ends in .yml or .yaml
             continue
-        words = set(_FILE_WORD.findall(text))
+        words = _file_words(text)
         # an option glued to its value names the file too: ``-rrequirements.txt``,
         # ``-fenvironment.yml`` (forty-second re-run F5)
         words |= {w[2:] for w in words if len(w) > 2 and w[0] == "-" and w[1].isalpha()}
