@@ -527,6 +527,33 @@ def _judged_defines(ctx: PortContext) -> dict[str, list[Finding]]:
     return out
 
 
+def _folded(ctx: PortContext, path: str, mine: list[Finding]) -> list[Finding]:
+    """Width/offset findings the scan folded into a GP302 mask finding of the same shuffle
+    (one construct, counted once, :func:`gpuport.scan.engine.one_per_construct`): the mask
+    fix leaves the call's other 32-lane assumptions as they were, so the wave64 pass takes
+    them in the same run -- otherwise a second run, with the mask fixed and the finding no
+    longer folded, would propose the width (not idempotent: AutoAWQ_kernels, F2)."""
+    masked = {
+        f.location.line for f in mine if f.rule_id == "GP302" and f.severity is not Severity.INFO
+    }
+    return [
+        f
+        for f in ctx.report.findings
+        if f.location.path == path
+        and f.location.line in masked
+        and f.rule_id in _FOLDED_INTO_MASK
+        and f.severity is Severity.INFO
+        and f.default_severity is not None
+        and f.default_severity is not Severity.INFO
+        and f.scope in FIXED_SCOPES
+    ]
+
+
+#: The rules of a shuffle's other sides the wave64 pass can fix (the 32s of its width,
+#: offset and lane arithmetic).
+_FOLDED_INTO_MASK = frozenset({"GP304", "GP305", "GP307"})
+
+
 def propose(ctx: PortContext) -> list[Proposal]:
     out: list[Proposal] = []
     judged = _judged_defines(ctx)
@@ -535,6 +562,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
         if text is None:
             continue
         mine = ctx.of("GP3", path=path) + judged.get(path, [])
+        mine += _folded(ctx, path, mine)
         for make, rules in (
             (propose_masks, ("GP302",)),
             (_headers, ("GP316", "GP319")),
