@@ -51,4 +51,3 @@ def test_a_broadcast_whose_mask_is_fixed_gets_its_width_in_the_same_run(tmp_path
     assert "__shfl_sync(GPUPORT_FULL_MASK, sum, 0, 32)" in text, text
     again = run(root)
     assert again.files == [], [f.path for f in again.files]
-
