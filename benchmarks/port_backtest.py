@@ -745,6 +745,46 @@ PORTS = (
         "229f1e2e6c019a2d4e6100610102b4be4b4b9a16",
         "fresh15",
     ),
+    Port(
+        "J61",
+        "cyclecloud-slurm",
+        "Azure/cyclecloud-slurm",
+        "7e4834efdf71996d8b495b6aba38bcbb4c76033f",
+        "9e1797097dd0a6367b8fc9698b5917fb019a1f94",
+        "fresh16",
+    ),
+    Port(
+        "J62",
+        "perftest",
+        "linux-rdma/perftest",
+        "e0d1e179d3b481d985fe214ec082fbbd852f4fea",
+        "5fb4f10a7e7827ed15e53c25810a10be279d6e23",
+        "fresh16",
+    ),
+    Port(
+        "J63",
+        "image-builder",
+        "kubernetes-sigs/image-builder",
+        "e03fb5a0de2b36bf201f417b55f5c7468304cae2",
+        "63cd7cc8105a5758f0533cb1ce9c997405b936e5",
+        "fresh16",
+    ),
+    Port(
+        "J64",
+        "kubeai",
+        "kubeai-project/kubeai",
+        "063dfff677551bc2add73d8c22e55d21b8c450f9",
+        "26737469f9f580e922ad675cbbffe1ec94b46178",
+        "fresh16",
+    ),
+    Port(
+        "J65",
+        "cb-tumblebug",
+        "cloud-barista/cb-tumblebug",
+        "4298516954eed7d5989796702a4d3d45962765ed",
+        "31cc77b54973fa331278d90914ee9c0ddcdb2158",
+        "fresh16",
+    ),
 )
 
 
@@ -802,7 +842,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
 
 def _chosen(split: str, only: str = "") -> list[Port]:
     """The ports of a split; "all" is the original backtest (dev and held-out): the fresh
-    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh15``)."""
+    held-out sets are run only by name (``--split fresh``, ``fresh2`` ... ``fresh16``)."""
     ids = {x for x in only.split(",") if x}
     if split == "all":
         return [p for p in PORTS if not p.split.startswith("fresh") and (not ids or p.id in ids)]
@@ -1062,6 +1102,7 @@ def main(argv: list[str] | None = None) -> None:
         "fresh13",
         "fresh14",
         "fresh15",
+        "fresh16",
         "all",
     )
     e.add_argument("--split", default="all", choices=splits)
