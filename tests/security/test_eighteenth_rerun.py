@@ -104,7 +104,7 @@ def test_a_call_chain_written_callee_last() -> None:
 def test_a_chain_of_headers_ending_in_cutlass(tmp_path: Path) -> None:
     """F4: a file that includes a CUTLASS user was found one per pass over every file
     (800 KB of headers: 54.5 s); a worklist from the users to their includers now."""
-    from gpuport.scan.project.build_model import _cutlass_folders
+    from gpuport.scan.project.cutlass_folders import cutlass_folders as _cutlass_folders
 
     n = 12_000
     native = {f"inc/h{i:05}.h": f'#include "h{i + 1:05}.h"\n' for i in range(n - 1)}

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from gpuport import textre
-from gpuport.scan.cxx_ints import nearest
 from gpuport.scan.model import ComponentInfo
 from gpuport.scan.project.backend_folders import backend_folder_builds
 from gpuport.scan.project.backend_siblings import keep_included
@@ -32,6 +31,7 @@ from gpuport.scan.project.build_make_flow import hip_flags_always
 from gpuport.scan.project.build_settings import evidence_at
 from gpuport.scan.project.build_setup_ast import Use, setup_uses
 from gpuport.scan.project.cmake_calls import never_run
+from gpuport.scan.project.cutlass_folders import cutlass_folders, left_out
 from gpuport.scan.project.files import rocm_makefile
 from gpuport.scan.project.include_paths import resolve_includes, resolve_names
 from gpuport.scan.project.on_route import make_flow_of
@@ -333,17 +333,17 @@ def build_model(
     model.components = _components(files, set(model.rocm_builds))
     if isinstance(native, Mapping):
         taken = [c.path + "/" for c in model.components]
-        model.components += [
-            c
-            for c in _cutlass_folders(native, includes or {})
-            if not any((c.path + "/").startswith(t) or t.startswith(c.path + "/") for t in taken)
-            # a folder the ROCm build already leaves out has nothing to replace or drop
-            and not all(
-                r in model.not_built or _host_binding(r, native[r])
-                for r in native
-                if r.startswith(c.path + "/")
-            )
-        ]
+        model.components += left_out(
+            [
+                c
+                for c in cutlass_folders(native, includes or {})
+                if not any(
+                    (c.path + "/").startswith(t) or t.startswith(c.path + "/") for t in taken
+                )
+            ],
+            native,
+            model.not_built,
+        )
     return model
 
 
@@ -404,73 +404,6 @@ def _cuda_defines(
                     name, f"{rel}:{line}: -D{name} only in a branch ROCm does not take ({hit})"
                 )
     return {n: ev for n, ev in only.items() if n not in elsewhere}
-
-
-_CUTLASS_USE = textre.compile(r"cutlass::|cute::|include[ \t]*[<\"](?:cutlass|cute)/")
-_MIN_KERNEL_FILES = 3
-_DEVICE_CODE = textre.compile(r"__global__|__device__|<<<|\bthreadIdx\b")
-
-
-def _host_binding(rel: str, text: str) -> bool:
-    """A host-only C++ source (the torch binding of an op): no device code of its own."""
-    return rel.endswith((".cpp", ".cc", ".cxx")) and _DEVICE_CODE.search(text) is None
-
-
-def _cutlass_folders(
-    native: Mapping[str, str], includes: dict[str, frozenset[str]]
-) -> list[Component]:
-    """Folders whose every CUDA/C++ file builds on CUTLASS/CuTe, directly or through a header
-    of the project that does, beside at most host-only bindings (DeepSpeed's Evoformer op:
-    its .cu entry points include CUTLASS kernel headers, its attention.cpp only declares
-    them to torch): kernels written on an NVIDIA-only library, which a ROCm build can only
-    replace or leave out. The topmost such folder with a CUTLASS .cu source and at least
-    three files is one NVIDIA-only component."""
-    uses = {rel for rel, text in native.items() if "cut" in text and _CUTLASS_USE.search(text)}
-    if not uses:
-        return []
-    owners: dict[str, list[str]] = {}
-    for rel in native:
-        owners.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
-    # a file that includes one that uses CUTLASS uses it too: a worklist from the users to
-    # their includers, each include looked at once (passes over every file until none changed
-    # took a pass per header of a chain written against the files' order: eighteenth re-run,
-    # 800 KB 54.5 s)
-    includers: dict[str, list[str]] = {}
-    for rel in native:
-        for name in includes.get(rel, frozenset()):
-            for target in nearest(rel, owners.get(name, [])):
-                includers.setdefault(target, []).append(rel)
-    todo = list(uses)
-    while todo:
-        for rel in includers.pop(todo.pop(), ()):
-            if rel not in uses:
-                uses.add(rel)
-                todo.append(rel)
-    by_folder: dict[str, list[str]] = {}
-    for rel in native:
-        parts = rel.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            by_folder.setdefault("/".join(parts[:i]), []).append(rel)
-    found: list[Component] = []
-    for folder in sorted(by_folder, key=lambda f: f.count("/")):
-        inside = by_folder[folder]
-        if any(folder.startswith(c.path + "/") for c in found):
-            continue
-        if (
-            len(inside) >= _MIN_KERNEL_FILES
-            and all(r in uses or _host_binding(r, native[r]) for r in inside)
-            and any(r.endswith(".cu") and r in uses for r in inside)
-        ):
-            found.append(
-                Component(
-                    path=folder,
-                    packaging="",
-                    nvidia_only=True,
-                    builds_native=True,
-                    evidence=f"all {len(inside)} of its C/C++ files build on CUTLASS/CuTe",
-                )
-            )
-    return found
 
 
 def _mark_not_built(

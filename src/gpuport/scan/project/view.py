@@ -37,6 +37,7 @@ from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.ci_images import ci_only_images
 from gpuport.scan.project.cmake_versions import cmake_dead_branches
 from gpuport.scan.project.config_variants import cuda_config_variants
+from gpuport.scan.project.cutlass_folders import left_out
 from gpuport.scan.project.cxx_facts import CxxFacts, cxx_facts, includes_of
 from gpuport.scan.project.declared import declared_names, normalize
 from gpuport.scan.project.extras import (
@@ -205,6 +206,7 @@ def view_of(
     if facts.not_on_rocm or siblings or unnamed:
         # a header only those files include is not compiled by the ROCm route either
         build.refused({}, native, resolved)
+        build.components = left_out(build.components, native, build.not_built)
     own_hip = frozenset(
         rel
         for rel in build.rocm_builds
