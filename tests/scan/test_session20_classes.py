@@ -62,7 +62,8 @@ endif()
 _UTILS = """\
 #pragma once
 #include "cutlass/cutlass.h"
-#define check(x) do { cutlass::Status e = (x); if (e != cutlass::Status::kSuccess) abort(); } while (0)
+#define check(x) \\
+  do { cutlass::Status e = (x); if (e != cutlass::Status::kSuccess) abort(); } while (0)
 """
 _GEMM = """\
 #include "cutlass/gemm/device/gemm.h"
