@@ -40,6 +40,11 @@ For a twin no build names, a branch under a project macro no native file defines
 ``HIP``/``GPU`` is the ROCm build's switch and stays live) is no code either, and a definition
 with an empty body (``{ /* TODO port */ }``, ``{ return; }``) defines nothing: a placeholder
 is no ROCm code (forty-third re-run F2).
+
+Forty-fourth re-run F4: a plain ``#if NAME`` (or ``NAME && ...``) of a macro no native text
+mentions outside a conditional test is 0, so its branch is no code either; a name with a
+backend word stays live only where the project has a ROCm build that may define it; and a body
+of only ``;``, ``(void)x;`` and ``return;`` is a stub that defines nothing.
 """
 
 from __future__ import annotations
@@ -94,19 +99,28 @@ _PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _VALUED_DEFINE = textre.compile(r"^[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?[ \t]+\S", re.M)
 
 
-#: the macro a ``#ifdef NAME`` / ``#if defined(NAME)`` / ``#if defined NAME`` tests
-_DEFINED_TEST = textre.compile(r"^[ \t]*(?:defined[ \t]*\(?[ \t]*)?(\w+)[ \t]*\)?[ \t]*$")
+#: the macro a ``#ifdef NAME`` / ``#if defined(NAME)`` / ``#if defined NAME`` / ``#if NAME``
+#: tests (one term of a ``&&`` chain)
+_DEFINED_TEST = textre.compile(r"^[ \t]*(?:defined[ \t]*\(?[ \t]*)?([A-Za-z_]\w*)[ \t]*\)?[ \t]*$")
+
+Never = Callable[[str], bool]
 
 
-def _live_code(text: str, never: Collection[str] = ()) -> str:
+def _no_names(_: str) -> bool:
+    return False
+
+
+def _live_code(text: str, never: Never | Collection[str] = ()) -> str:
     """``text``'s code (comments and literals blanked, :func:`lex`) with the lines of the
-    branches no compiler sees (``#if 0``, and ``#ifdef NAME`` for a NAME of ``never``)
-    blanked too; offsets are kept. Raises what :func:`lex` raises."""
+    branches no compiler sees (``#if 0``, and ``#ifdef NAME``/``#if NAME`` for a NAME
+    ``never`` holds) blanked too; offsets are kept. Raises what :func:`lex` raises."""
     src = lex(text)
     code = src.code
     if "#" not in code:
         return code
-    off = _never_lines(src.directives, never) if never else set()
+    if not callable(never):
+        never = never.__contains__ if never else _no_names
+    off = _never_lines(src.directives, never) if never is not _no_names else set()
     if not off and not any(d.value is not None for d in src.directives):
         return code
     lines = code.split("\n")
@@ -115,20 +129,29 @@ def _live_code(text: str, never: Collection[str] = ()) -> str:
     )
 
 
-def _never_lines(directives: Iterable[Directive], never: Collection[str]) -> set[int]:
-    """The lines of the branches that test a macro of ``never`` for being defined
-    (``#ifdef NAME`` or ``#if defined(NAME)`` up to its ``#else``/``#elif``/``#endif``)."""
+def _tests_never(kind: str, expr: str, never: Never) -> bool:
+    """Whether ``#ifdef expr`` / ``#if expr`` is false for a macro ``never`` holds: the
+    macro itself, ``defined(NAME)``, or one term of a ``&&`` chain (no ``||``, no ``!``)."""
+    if kind == "ifdef":
+        m = _DEFINED_TEST.match(expr)
+        return m is not None and not expr.lstrip().startswith("defined") and never(m.group(1))
+    if "||" in expr or "!" in expr or "?" in expr:
+        return False
+    for term in expr.split("&&"):
+        m = _DEFINED_TEST.match(term.strip().strip("()"))
+        if m is not None and m.group(1) != "defined" and never(m.group(1)):
+            return True
+    return False
+
+
+def _never_lines(directives: Iterable[Directive], never: Never) -> set[int]:
+    """The lines of the branches that test a macro ``never`` holds (``#ifdef NAME``,
+    ``#if NAME``, ``#if defined(NAME) && ...`` up to its ``#else``/``#elif``/``#endif``)."""
     out: set[int] = set()
     stack: list[int] = []  # per open #if: the line its dead branch starts at, or 0
     for d in directives:
         if d.kind in ("if", "ifdef"):
-            m = _DEFINED_TEST.match(d.expr)
-            name = m.group(1) if m is not None else ""
-            stack.append(
-                d.line
-                if name in never and (d.kind == "ifdef" or d.expr.lstrip().startswith("defined"))
-                else 0
-            )
+            stack.append(d.line if _tests_never(d.kind, d.expr, never) else 0)
         elif d.kind == "ifndef":
             stack.append(0)
         elif stack:
@@ -160,11 +183,15 @@ def _has_code(text: str) -> bool:
 #: a function definition's name: `name(...) {` (a body, not a declaration)
 _DEFINES = textre.compile(r"(\w+)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()]*\{")
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "defined"})
-#: an empty body after its ``{`` (comments already blank): a placeholder, no code
-_EMPTY_BODY = textre.compile(r"\s*(?:return[ \t]*;\s*)?\}")
+#: an empty body after its ``{`` (comments already blank): a placeholder, no code; a stub of
+#: only ``;``, ``(void)x;``/``static_cast<void>(x);`` and ``return;`` is empty too (F4)
+_EMPTY_BODY = textre.compile(
+    r"(?:\s|;|\(\s*void\s*\)\s*\(?\s*[\w.]+\s*\)?\s*;"
+    r"|static_cast\s*<\s*void\s*>\s*\(\s*[\w.]+\s*\)\s*;|return\s*;)*\}"
+)
 
 
-def _defines(text: str, never: Collection[str] = ()) -> frozenset[str]:
+def _defines(text: str, never: Never | Collection[str] = ()) -> frozenset[str]:
     """The names of the functions and kernels ``text`` defines with a body that is not empty,
     comments and never-compiled branches aside."""
     try:
@@ -233,6 +260,24 @@ def _unconditional_includes(text: str) -> set[str]:
     return out
 
 
+#: a backend word in a macro name: the switch a ROCm build file may define (``USE_HIP``)
+_BACKEND = textre.compile(r"HIP|ROCM|AMD")
+#: a line that only tests or closes, or a whole-line ``//`` comment: no mention of a name
+_TEST_OR_COMMENT = textre.compile(
+    r"^[ \t]*(?:\#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b|//)[^\n]*$", re.M
+)
+_NOT_NAME = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
+
+
+def _mentioned(texts: Iterable[str]) -> frozenset[str]:
+    """Every identifier the texts use outside conditional tests and ``//`` comment lines (a
+    ``#define``, a use): a macro in none of them is defined by no native text."""
+    out: set[str] = set()
+    for text in texts:
+        out.update(_TEST_OR_COMMENT.sub("", text).translate(_NOT_NAME).split())
+    return frozenset(out)
+
+
 def _unread(_: object) -> str | None:
     """No other file is given to :func:`undefined_macros` here (only the native texts)."""
     return None
@@ -281,6 +326,16 @@ def backend_siblings(
 
     defines: dict[str, frozenset[str]] = {}
     never: list[frozenset[str]] = []  # the project macros nothing defines, looked up once
+    mentioned: list[frozenset[str]] = []  # names native text uses outside a test, once
+
+    def never_defined(name: str) -> bool:
+        if name in never[0]:
+            return True
+        if name.startswith("_") or name.isdigit() or (rocm_build and _BACKEND.search(name)):
+            return False  # the compiler's, or a switch of the project's ROCm build
+        if not mentioned:
+            mentioned.append(_mentioned(native.values()))
+        return name not in mentioned[0]
 
     def defined(rel: str) -> frozenset[str]:
         if rel not in defines:
@@ -288,7 +343,7 @@ def backend_siblings(
                 # undefined, so a twin under it does not stand in and the findings stay
                 # (no root either: an include prefix counts as outside unless a folder here)
                 never.append(frozenset(undefined_macros(native, (), _unread, Path(devnull))))
-            defines[rel] = _defines(native.get(rel, ""), never[0])
+            defines[rel] = _defines(native.get(rel, ""), never_defined)
         return defines[rel]
 
     def stands_in(rel: str, twins: list[str]) -> list[str]:
