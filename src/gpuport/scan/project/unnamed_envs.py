@@ -27,6 +27,11 @@ that runs ``pip install -r requirements.txt`` (forty-third re-run F3: ``tools/in
 installed a freeze "named by no file", and the scan said READY). When not all of them could
 be read, nothing is moved.
 
+A name built from a variable names every file its pattern could match (forty-fourth re-run
+F7: ``pip install -r requirements-${FLAVOR}.txt`` in ``install.sh``, or
+``f"requirements-{flavor}.txt"`` in a Python installer, names ``requirements-cuda.txt``): a
+computed name is "maybe named", and a freeze maybe named stays core.
+
 Files are read as text, bounded, inside the project; nothing is run.
 """
 
@@ -130,11 +135,82 @@ def unnamed_freezes(
     texts.update(others)
     names = {rel: rel.rsplit("/", 1)[-1] for rel in freezes}
     found_in = _where_named(set(names.values()), texts, ".t")
+    unnamed = [rel for rel in freezes if not found_in.get(names[rel], set()) - {rel}]
+    patterns = _computed_names(texts) if unnamed else {}
     return {
         rel: f"a pip freeze no file of the project names; its install is {package}"
-        for rel in freezes
-        if not found_in.get(names[rel], set()) - {rel}
+        for rel in unnamed
+        if not _maybe_named(rel, patterns)
     }
+
+
+#: a file name built from a variable: literal file-name characters around one placeholder or
+#: more (``${X}``, ``$(X)``, ``$X``, ``{x}``/``{{ x }}``, ``%s``/``%(x)s``, ``%X%``, ``<x>``)
+_PLACEHOLDER = (
+    r"(?:\$\{[^}\n]{1,80}\}|\$\([^)\n]{1,80}\)|\$[A-Za-z_]\w*|\{\{[^}\n]{0,80}\}\}"
+    r"|\{[^{}\n]{0,80}\}|%\(\w+\)s|%s|%[A-Za-z_]\w*%|<[A-Za-z_]\w*>)"
+)
+_COMPUTED = textre.compile(
+    r"(?P<before>[\w./+-]*)"
+    + _PLACEHOLDER
+    + r"(?:[\w.+-]*"
+    + _PLACEHOLDER
+    + r")*(?P<after>[\w.+-]*)"
+)
+#: a bare extension: ``${X}.txt`` alone could name any requirements file; too weak to count
+_BARE_EXT = textre.compile(r"^\.\w*$")
+
+
+def _computed_names(texts: Mapping[str, str]) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(a file name's literal start, its literal end after the last variable) -> the folder
+    written before it -> the texts that build it, for each file name built from a variable
+    with a literal start, a folder, or more than an extension after it. One pass a text."""
+    out: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for rel, text in texts.items():
+        if "$" not in text and "{" not in text and "%" not in text and "<" not in text:
+            continue
+        for m in _COMPUTED.finditer(text):
+            key = _key_of(m)
+            if key is not None:
+                out.setdefault(key[1:], {}).setdefault(key[0], set()).add(rel)
+    return out
+
+
+def _key_of(m: textre.TextMatch) -> tuple[str, str, str] | None:
+    """(folder, literal start, literal end) of a name built from a variable, or None when too
+    little of it is literal to name a file: no start, and no folder or only an extension."""
+    before, after = m.group("before") or "", m.group("after") or ""
+    folder, _, start = before.rpartition("/")
+    folder = folder.lstrip("./")
+    if not start and (not after or (not folder and _BARE_EXT.match(after))):
+        return None
+    return folder, start, after
+
+
+def _maybe_named(rel: str, patterns: Mapping[tuple[str, str], Mapping[str, set[str]]]) -> bool:
+    """Whether a file name built from a variable (:func:`_computed_names`), in a text other
+    than ``rel`` itself, could be ``rel``: each split of its name into a literal start and end
+    is looked up (not each pattern tried); with no literal start, the folder written before
+    the variable must end ``rel``'s folder."""
+    if not patterns:
+        return False
+    folder, _, name = rel.rpartition("/")
+    name = name[:255]
+    parts = folder.split("/") if folder else []
+    tails = {"", *("/".join(parts[k:]) for k in range(len(parts)))}
+    starts = {key[0] for key in patterns}
+    for i in range(len(name) + 1):
+        start = name[:i]
+        if start not in starts:
+            continue
+        for j in range(i, len(name) + 1):
+            by_folder = patterns.get((start, name[j:]))
+            if not by_folder:
+                continue
+            for f, where in by_folder.items():
+                if (start or f in tails) and where - {rel}:
+                    return True
+    return False
 
 
 def naming_texts(
@@ -222,7 +298,13 @@ def _python_names(text: str) -> str:
     whole only when such a file exists; what is kept of it stays small."""
     words = _file_words(text)
     conda = _CONDA_LINE.findall(text) if "onda" in text or "ONDA" in text else []
-    return "\n".join([*sorted(words), *conda])
+    # a name built from a variable (``f"requirements-{flavor}.txt"``) is kept as written
+    computed = (
+        {m.group() for m in _COMPUTED.finditer(text) if _key_of(m) is not None}
+        if "{" in text or "%" in text or "$" in text
+        else set()
+    )
+    return "\n".join([*sorted(words), *conda, *sorted(computed)])
 
 
 def _where_named(
