@@ -9,7 +9,11 @@ not in what it prints (``message()``, ``$(warning ...)``, ``echo``) or in a quot
 (forty-second re-run F18: ``message(STATUS "AMD gfx942 is not supported")`` hid GP403),
 nor in a test whose branch fails the build (``if(ARCH STREQUAL "gfx906") message(FATAL_ERROR)``,
 ``ifeq`` + ``$(error)``), a denylist (``set(AMD_UNSUPPORTED gfx906)``), a ``list(REMOVE_ITEM)``
-or a ``$(filter-out)`` (forty-third re-run F10: each of these hid GP403).
+or a ``$(filter-out)`` (forty-third re-run F10: each of these hid GP403). Forty-fourth re-run
+F10: a branch fails anywhere in it (not only first), ``string(REPLACE "gfx906" "")`` and
+``$(subst)`` replace, a list used only to remove or refuse (``set(OLD gfx803)`` +
+``list(REMOVE_ITEM GPU_TARGETS ${OLD})``) is no target list, and a ROCm setting only removed
+from is no setting given.
 """
 
 from __future__ import annotations
@@ -105,7 +109,6 @@ _REFUSING = frozenset(
      "DISALLOW", "DISALLOWED", "BROKEN", "SKIP", "SKIPPED", "IGNORE", "IGNORED", "REJECT",
      "REJECTED", "DEPRECATED", "INVALID", "BAD"}
 )  # fmt: skip
-_CONDITIONS = frozenset({"if", "elseif", "while", "ifeq", "ifneq", "ifdef", "ifndef"})
 _FAILS = frozenset({"FATAL_ERROR", "SEND_ERROR"})
 #: a Make assignment's variable (``NAME := value``, ``override NAME += value``), to the line end
 _MAKE_SET = textre.compile(
@@ -121,48 +124,152 @@ def _refusing(name: str) -> bool:
     return any(w in _REFUSING for w in parts) or "NOT_SUPPORTED" in name.upper()
 
 
-def _fails_next(text: str, cmds: list[Command], k: int) -> bool:
-    """Whether the branch the condition ``cmds[k]`` opens starts by failing the build: CMake's
-    ``message(FATAL_ERROR ...)`` / ``return()``, or Make's ``$(error ...)`` on the next line."""
-    end = cmds[k].end
-    nxt = cmds[k + 1] if k + 1 < len(cmds) else None
-    if nxt is not None and not text[end : nxt.start].strip():
-        if nxt.name == "return":
-            return True
-        words = nxt.args.split(None, 1) if nxt.name == "message" else []
-        if words and words[0].strip('"').upper() in _FAILS:
-            return True
-    line_end = text.find("\n", end)
-    if line_end < 0:
-        return False
-    stop = len(text) if nxt is None else nxt.start
-    body = text[line_end:stop].lstrip()  # Make's body is not a CMake command: up to the next
-    return body.startswith(("$(error", "${error"))
+def _fails(c: Command) -> bool:
+    """``message(FATAL_ERROR|SEND_ERROR ...)`` or ``return()``."""
+    if c.name == "return":
+        return True
+    words = c.args.split(None, 1) if c.name == "message" else []
+    return bool(words) and words[0].strip('"').upper() in _FAILS
 
 
-def _not_targets(text: str) -> Intervals:
+def _failing_branches(cmds: list[Command]) -> list[tuple[int, int]]:
+    """The spans of the CMake conditions (``if``/``elseif``/``while``) whose own branch fails
+    the build anywhere in it, not only as its first command (forty-fourth re-run F10: a
+    ``message(WARNING)`` first). One pass with a stack; a failure in a nested branch fails
+    only that branch."""
+    out: list[tuple[int, int]] = []
+    stack: list[list[int]] = []  # per open block: [condition start, end (-1: else), fails]
+    for c in cmds:
+        if c.name in ("if", "while"):
+            stack.append([c.start, c.end, 0])
+        elif c.name in ("elseif", "else", "endif", "endwhile") and stack:
+            top = stack[-1]
+            if top[2] and top[1] >= 0:
+                out.append((top[0], top[1]))
+            if c.name in ("endif", "endwhile"):
+                stack.pop()
+            else:
+                stack[-1] = [c.start, c.end if c.name == "elseif" else -1, 0]
+        elif stack and _fails(c):
+            stack[-1][2] = 1
+    return out
+
+
+#: a Make conditional's lines: open (``ifeq``...), ``else`` (maybe ``else ifeq``), ``endif``,
+#: and ``$(error ...)``
+_MAKE_COND = textre.compile(
+    r"(?m)^[ \t]*(?:(ifeq|ifneq|ifdef|ifndef)\b|(else)\b|(endif)\b|(\$[({]error[ \t]))[^\n]*"
+)
+
+
+def _make_failing(text: str) -> list[tuple[int, int]]:
+    """The lines of Make conditionals whose own branch fails with ``$(error ...)`` (one pass,
+    a stack, as :func:`_failing_branches`)."""
+    out: list[tuple[int, int]] = []
+    stack: list[list[int]] = []
+    for m in _MAKE_COND.finditer(text):
+        if m.group(1):
+            stack.append([m.start(), m.end(), 0])
+        elif (m.group(2) or m.group(3)) and stack:
+            top = stack[-1]
+            if top[2] and top[1] >= 0:
+                out.append((top[0], top[1]))
+            if m.group(3):
+                stack.pop()
+            else:
+                conditional = textre.search(r"\b(?:ifeq|ifneq|ifdef|ifndef)\b", m.group(0))
+                stack[-1] = [m.start(), m.end() if conditional else -1, 0]
+        elif m.group(4) and stack:
+            stack[-1][2] = 1
+    return out
+
+
+#: the pattern argument of Make's ``$(subst gfx906,,...)`` / ``$(patsubst ...)``: replaced
+_SUBST = textre.compile(r"\$[({](?:subst|patsubst)[ \t][^,)}]*")
+#: a variable use: ``${X}``, ``$(X)``, or a bare name (a condition's ``X IN_LIST OLD``)
+_NAME = textre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _replaced(c: Command) -> list[tuple[int, int]]:
+    """The spans of ``string(REPLACE <match> <replace> <out> ...)`` (or ``REGEX REPLACE``)
+    that name no kept target (forty-fourth re-run F10: ``string(REPLACE "gfx906" "" ...)``):
+    all but its replacement, which is what the build keeps."""
+    words = c.words()
+    if len(words) < 3 or words[0].text.upper() not in ("REPLACE", "REGEX"):
+        return []
+    at = 2
+    if words[0].text.upper() == "REGEX":
+        if words[1].text.upper() not in ("REPLACE", "REPLACE_ALL") or len(words) < 4:
+            return []
+        at = 3
+    keep = words[at].start
+    return [(c.start, keep), (keep + len(words[at].text) + 2, c.end)]
+
+
+def _not_targets(text: str) -> tuple[Intervals, Intervals]:
     """The spans of ``text`` whose gfx words are no AMD target the build uses: what it prints,
-    a condition whose branch fails the build, a denylist, an item removed or filtered out."""
+    a condition whose branch fails the build, a denylist, an item removed, filtered out or
+    replaced, and a list whose every use is such a removal or refusal (forty-fourth re-run F10:
+    ``set(AMD_OLD_ARCHS gfx803)`` + ``list(REMOVE_ITEM GPU_TARGETS ${AMD_OLD_ARCHS})``)."""
     spans = [p.span() for p in _PRINTED.finditer(text)]
-    spans += [p.span() for p in _FILTER_OUT.finditer(text)]
-    spans += [m.span() for m in _MAKE_SET.finditer(text) if _refusing(m.group(1))]
+    dropped = [p.span() for p in _FILTER_OUT.finditer(text)]
+    dropped += [p.span() for p in _SUBST.finditer(text)]
+    lists: dict[str, list[tuple[int, int]]] = {}  # name -> its assignments (candidates)
+    for m in _MAKE_SET.finditer(text):
+        (spans if _refusing(m.group(1)) else lists.setdefault(m.group(1), [])).append(m.span())
     cmds = list(commands(text))
-    for k, c in enumerate(cmds):
+    for c in cmds:
         if c.name == "message":
             spans.append((c.start, c.end))
-        elif c.name in _CONDITIONS:
-            if _fails_next(text, cmds, k):
-                spans.append((c.start, c.end))
+        elif c.name == "string":
+            dropped += _replaced(c)
         elif c.name in ("set", "list"):
             words = c.args.split(None, 2)
             if c.name == "list" and words and words[0].upper() in ("REMOVE_ITEM", "FILTER"):
                 if words[0].upper() == "REMOVE_ITEM" or "EXCLUDE" in c.args.upper():
-                    spans.append((c.start, c.end))
+                    dropped.append((c.start, c.end))
                 continue
             name = words[0] if c.name == "set" else (words[1] if len(words) > 1 else "")
             if words and _refusing(name):
                 spans.append((c.start, c.end))
-    return Intervals(spans)
+            elif c.name == "set" and words:
+                lists.setdefault(name, []).append((c.start, c.end))
+    removed = dropped + _failing_branches(cmds) + _make_failing(text)
+    spans += removed
+    lists = {n: own for n, own in lists.items() if any(_GFX.search(text[a:b]) for a, b in own)}
+    if lists:
+        spans += _only_refused(text, lists, Intervals(removed), Intervals(list(spans)))
+    return Intervals(spans), Intervals(dropped)
+
+
+def _only_refused(
+    text: str,
+    lists: dict[str, list[tuple[int, int]]],
+    removed: Intervals,
+    said: Intervals,
+) -> list[tuple[int, int]]:
+    """The assignments of the variables whose every use (outside their own assignments) is
+    in what is removed, refused or printed, with at least one removal or refusal: a list of
+    what the build drops, not of targets. One pass over the names of ``text``; two rounds, so
+    a list built of such a list counts too."""
+    uses: dict[str, list[int]] = {}
+    for m in _NAME.finditer(text):
+        if m.group(0) in lists:
+            uses.setdefault(m.group(0), []).append(m.start())
+    out: list[tuple[int, int]] = []
+    mine = {name: Intervals(own) for name, own in lists.items()}
+    for _round in range(2):
+        done = Intervals(out)
+        for name, own in list(lists.items()):
+            at = [u for u in uses.get(name, ()) if u not in mine[name]]
+            if (
+                at
+                and any(u in removed or u in done for u in at)
+                and all(u in said or u in done for u in at)
+            ):
+                out += own
+                del lists[name]
+    return out
 
 
 class _RocmArch:
@@ -170,19 +277,23 @@ class _RocmArch:
     setting, or a bare gfx word the build could use), or None. A gfx word in what the build
     prints (CMake ``message()``, Make's ``$(info ...)``, ``echo``) or in a quoted sentence is
     not one (forty-second re-run F18), nor one in a rejection test or a denylist (forty-third
-    re-run F10)."""
+    re-run F10), nor a setting or gfx word only removed or replaced (``list(REMOVE_ITEM
+    GPU_TARGETS ...)``, ``string(REPLACE "gfx906" "" ...)``), nor a list used only to remove
+    or refuse targets (forty-fourth re-run F10)."""
 
     def search(self, text: str) -> Match[str] | None:
-        found = _ROCM_SETTING.search(text)
-        if found is not None:
-            return found
         said: Intervals | None = None
+        for found in _ROCM_SETTING.finditer(text):
+            if said is None:
+                said, dropped = _not_targets(text)
+            if found.start() not in dropped:
+                return found
         line_end = -1
         sentences = Intervals([])
         for m in _GFX.finditer(text):
             at = m.start()
             if said is None:
-                said = _not_targets(text)
+                said, dropped = _not_targets(text)
             if at > line_end:  # each line's quoted sentences, once
                 line_start = text.rfind("\n", 0, at) + 1
                 line_end = text.find("\n", at)
