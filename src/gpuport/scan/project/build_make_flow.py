@@ -22,7 +22,10 @@ Makefile no other build file includes, that exports nothing as a whole (no bare 
 issue 24, twenty-fifth sample), and :attr:`MakeFlow.unused` lists it. A Makefile is
 combined with others by ``make -f config.mk -f kernels/Makefile`` and ``MAKEFILES=`` too, and
 a Makefile with no rule of its own is a fragment only such a combination reads (perhaps from
-a script the scan does not read): neither is closed (forty-third re-run F12).
+a script the scan does not read): neither is closed (forty-third re-run F12). Nor is a
+variable another Makefile uses but never assigns (forty-fourth re-run F12: ``kernels/Makefile``
+reads ``$(GENCODE)`` from ``config.mk`` through ``make -f config.mk -f kernels/Makefile`` in a
+script), unless a build file runs this Makefile alone.
 ``$(info ...)``/``$(warning ...)``/``$(error ...)`` only print. Text only: nothing is run;
 one pass over the lines and one over the uses.
 """
@@ -122,11 +125,13 @@ def make_flow(
     shown: Callable[[int], bool],
     included: Container[str] = frozenset(),
     top: bool = False,
+    needed: Container[str] = frozenset(),
 ) -> MakeFlow:
     """The variables of a Makefile and which of them reach the ROCm route (see the module
     docstring). ``shown(line)``: whether a ROCm build is shown to take every conditional
     around ``line``; ``included``: the names the Makefiles this one includes use; ``top``: no
-    other build file of the project includes this one."""
+    other build file of the project includes this one; ``needed``: names another Makefile
+    uses but never assigns (this one may provide them: never "read by nothing")."""
     flow = MakeFlow()
     # per use: (variable used, line, the variable whose value it is or "" for a rule/recipe,
     # the line of the rule a recipe belongs to or 0, a recipe of a CUDA-source rule)
@@ -197,7 +202,7 @@ def make_flow(
     for name, lines in flow.assigns.items():
         if name in used:
             continue
-        if closed and name not in on:
+        if closed and name not in on and name not in needed:
             flow.unused[name] = lines[0]
         else:
             on.add(name)
@@ -263,6 +268,26 @@ class MakeIncludes:
         self._uses: dict[str, frozenset[str]] = {}
         self._matched: dict[str, tuple[frozenset[str], Counter[str]] | None] = {}
         self._included: frozenset[str] | None = None
+        self._needed: Counter[str] | None = None
+        self._alone: set[str] = set()  # Makefiles a build file runs alone (make -f X)
+
+    def needed(self, path: str, text: str) -> Container[str]:
+        """The names another Makefile of the project uses but never assigns: it reads them
+        from a Makefile it is combined with (``make -f config.mk -f kernels/Makefile`` in a
+        script the scan does not read, ``include`` from elsewhere) or from the environment, so
+        a Makefile that assigns one may be what provides it (forty-fourth re-run F12). Each
+        Makefile's uses and assignments are read once per scan. A Makefile a build file runs
+        alone (``$(MAKE) -f config.mk``) is shown to be read alone: nothing."""
+        self.included(path)  # reads which Makefiles are run alone
+        if path.rsplit("/", 1)[-1] in self._alone:
+            return frozenset()
+        if self._needed is None:
+            self._needed = Counter()
+            for rel, body in self.texts.items():
+                if _MAKE_FILE.search(rel.rsplit("/", 1)[-1]) and "$" in body:
+                    self._needed.update(self.uses(rel) - _assigned(body))
+        own = self.uses(path) - _assigned(text) if path in self.texts else frozenset()
+        return _Needed(self._needed, own)
 
     def uses(self, rel: str) -> frozenset[str]:
         got = self._uses.get(rel)
@@ -300,7 +325,9 @@ class MakeIncludes:
             names: set[str] = set()
             for text in self.texts.values():
                 if "-f" in text or "--file" in text or "--makefile" in text or "MAKEFILES" in text:
-                    names.update(combined_makefiles(text))
+                    combined, alone = _make_files(text)
+                    names.update(combined)
+                    self._alone.update(alone)
                 if "include" not in text:
                     continue
                 for m in _INCLUDES.finditer(text):
@@ -348,17 +375,48 @@ def combined_makefiles(text: str) -> set[str]:
     """The file names ``text`` has make read together with another Makefile: each of two or
     more ``-f`` files of one make command, a ``MAKEFILES=`` value (read before every
     Makefile); ``*`` for a computed name."""
+    return _make_files(text)[0]
+
+
+def _make_files(text: str) -> tuple[set[str], set[str]]:
+    """:func:`combined_makefiles`, and the file names of make commands that read one Makefile
+    alone (``$(MAKE) -f config.mk``)."""
     out: set[str] = set()
+    alone: set[str] = set()
     runs = [m.group(1) for m in _MAKEFILES_VAR.finditer(text)]
     for m in _MAKE_RUN.finditer(text):
         named = [f.group(1) for f in _MAKEFILE_OPT.finditer(m.group(0))]
         if len(named) >= 2:
             runs.append(" ".join(named))
+        elif named:
+            alone.add(named[0].rsplit("/", 1)[-1])
     for words in runs:
         for word in words.split():
             name = word.rsplit("/", 1)[-1]
             out.add("*" if "$" in name or "*" in name else name)
-    return out
+    return out, alone
+
+
+#: a Makefile by name (``Makefile``, ``GNUmakefile``, ``Makefile.hip``, ``*.mk``)
+_MAKE_FILE = textre.compile(r"(?i)^(?:gnu)?makefile(?:[._-]\w+)?$|\.mk$")
+_ASSIGNS = textre.compile(
+    r"(?m)^[ \t]*(?:(?:export|override|private|define)[ \t]+)*([A-Za-z_][\w.-]*)[ \t]*"
+    r"(?:\?|:{1,3}|\+|!)?=|^[ \t]*define[ \t]+([A-Za-z_][\w.-]*)"
+)
+
+
+def _assigned(text: str) -> frozenset[str]:
+    return frozenset(m.group(1) or m.group(2) for m in _ASSIGNS.finditer(text))
+
+
+class _Needed:
+    """Whether a Makefile other than one (whose own needs are ``own``) needs a name."""
+
+    def __init__(self, counts: Counter[str], own: frozenset[str]) -> None:
+        self.counts, self.own = counts, own
+
+    def __contains__(self, name: object) -> bool:
+        return self.counts[name] - (name in self.own) > 0  # type: ignore[index]
 
 
 class _Every:

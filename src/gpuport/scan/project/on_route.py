@@ -27,7 +27,8 @@ by :func:`gpuport.scan.project.view.apply`, naming the route, never dropped.
 A build-file line (CMake, Make) is shown on the route when every conditional around it is
 one a ROCm build takes (or it is outside any): :func:`open_branch`, the innermost test of
 unknown (or false) value around a line, says otherwise. A Makefile variable is "read by
-nothing" only in a Makefile nothing combines (forty-third re-run F12: ``make -f a -f b``).
+nothing" only in a Makefile nothing combines (forty-third re-run F12: ``make -f a -f b``) and
+that no other Makefile needs (uses without assigning it; forty-fourth re-run F12).
 """
 
 from __future__ import annotations
@@ -552,7 +553,8 @@ def make_flow_of(path: str, text: str, build_texts: Mapping[str, str]) -> MakeFl
         _INDEX[:] = [(build_texts, MakeIncludes(build_texts))]
     included = _INDEX[0][1].used_by_included(path, text)
     top = not _INDEX[0][1].included(path)
-    flow = make_flow(text, lambda n: open_branch(path, text, n) is None, included, top)
+    needed = _INDEX[0][1].needed(path, text) if top else frozenset()
+    flow = make_flow(text, lambda n: open_branch(path, text, n) is None, included, top, needed)
     while len(_FLOWS) >= 32:
         del _FLOWS[next(iter(_FLOWS))]
     _FLOWS[path] = (text, build_texts, flow)
