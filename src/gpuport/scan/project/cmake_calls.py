@@ -16,18 +16,25 @@ or with ``AND``; the ``else()`` of ``if(NOT WIN32)``) is not its (FLAMEGPU2's MS
 suppressions passing ``-Xcompiler /wd4100``, sixteenth sample; gunrock's, the tenth). A
 whole Windows port folder is :mod:`backend_folders`'.
 
+An option ``OFF`` by default counts as never turned on only where no text that may configure
+the build turns it on: build files, scripts, config files, and (forty-fourth re-run F11) the
+project's Dockerfiles (``RUN cmake -DX=ON``) and Python helpers that call cmake (any mention of
+the name there: a computed ``-D`` cannot be ruled out), read by :class:`ConfigureTexts`.
+
 Text only: nothing is run.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
-from gpuport import textre
+from gpuport import fileio, textre
 from gpuport.scan.cmake_lex import commands, strip_cmake_comments
 
 __all__ = [
+    "ConfigureTexts",
     "commented_out_folders",
     "never_run",
     "opt_in_tails",
@@ -183,7 +190,9 @@ def _off_options(
             c.args.split(None, 1)[0] for c in commands(code) if c.name == "set" and c.args.strip()
         }
     if off:
-        off -= _turned_on({**files, **(configure or {})}, off)
+        off -= _turned_on(files, off)
+    if off and configure:
+        off -= _turned_on(configure, off)
     return texts, off
 
 
@@ -359,7 +368,10 @@ _CONFIG_NAME = (".json", ".toml", ".yml", ".yaml", ".cfg", ".ini")
 
 def _turned_on(texts: Mapping[str, str], off: set[str]) -> set[str]:
     """The names of ``off`` that some text turns on: ``-DX=<not false>`` in any text, a true
-    cache value in a config file (one pass per text, names looked up in a set)."""
+    cache value in a config file, and any mention of the name in a Python helper other than
+    setup.py (``f"-D{opt}=ON"``, ``"-DX=" + value``: a computed define cannot be ruled
+    out); all of ``off`` when ``texts`` could not all be read (one pass per text, names
+    looked up in a set; forty-fourth re-run F11)."""
     out: set[str] = set()
     for rel, text in texts.items():
         if "-D" in text:
@@ -368,9 +380,71 @@ def _turned_on(texts: Mapping[str, str], off: set[str]) -> set[str]:
                 for m in _DEFINE.finditer(text)
                 if m.group(1) in off and m.group(2).upper() not in _FALSE
             )
-        if rel.lower().endswith(_CONFIG_NAME):
+        lower = rel.lower()
+        if lower.endswith(_CONFIG_NAME):
             out.update(m.group(1) for m in _CACHE_ON.finditer(text) if m.group(1) in off)
+        elif lower.endswith(_PY_HELPER) and lower.rsplit("/", 1)[-1] != "setup.py":
+            out.update(off.intersection(_WORDS.findall(text)))
+        if out >= off:
+            return out
+    if not getattr(texts, "complete", True):
+        return set(off)
     return out
+
+
+_PY_HELPER = (".py", ".pyw", ".pyx")
+#: bounds on the Python helpers :class:`ConfigureTexts` reads; past them, nothing is lowered
+_MOST_HELPERS = 20_000
+_MOST_HELPER_BYTES = 64 << 20
+_HELPER_LIMIT = 1 << 20
+
+
+class ConfigureTexts(Mapping[str, str]):
+    """The texts that may configure a project's CMake build, read on first use: ``scripts``
+    (its scripts and config files), ``recipes`` (its Dockerfiles: ``RUN cmake -DX=ON``) and
+    every Python file of ``candidates`` (a ``tools/build.py`` calling cmake; forty-fourth
+    re-run F11). :attr:`complete` is False when a bound was met or a Python file could not be
+    read: then no option counts as never turned on."""
+
+    def __init__(
+        self,
+        scripts: Mapping[str, str],
+        recipes: Mapping[str, str],
+        python: Sequence[tuple[str, Path, Path]],
+    ) -> None:
+        self._scripts, self._recipes, self._python = scripts, recipes, python
+        self._texts: dict[str, str] | None = None
+        self.complete = True
+
+    def _got(self) -> dict[str, str]:
+        if self._texts is None:
+            texts = {**self._scripts, **self._recipes}
+            kept = 0
+            if len(self._python) > _MOST_HELPERS:
+                self.complete = False
+            for rel, path, root in self._python if self.complete else ():
+                text = fileio.read_text_or_none(path, limit=_HELPER_LIMIT, root=root)
+                if text is None:
+                    self.complete = False
+                    break
+                kept += len(text)
+                if kept > _MOST_HELPER_BYTES:
+                    self.complete = False
+                    break
+                if "cmake" in text.lower():  # a helper that may configure the build
+                    texts[rel] = text
+            self.complete = self.complete and getattr(self._scripts, "complete", True)
+            self._texts = texts
+        return self._texts
+
+    def __getitem__(self, key: str) -> str:
+        return self._got()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._got())
+
+    def __len__(self) -> int:
+        return len(self._got())
 
 
 _WORDS = textre.compile(r"\w+")
