@@ -16,24 +16,36 @@ Nor a constant used as anything but a ``*_sync`` mask (``bits == ALL_SET``), rea
 C-family file of the project (host ``.c`` files too), through plain ``#define`` aliases, and
 with only the constant's own definition and ``defined`` tests not counted as uses (forty-second
 re-run F6); files those include under any suffix (``check.def``, ``.cuinc``) are read too
-(forty-third re-run F17).
+(forty-third re-run F17), and those included through a macro the project defines as a
+header name (``#include CHECK_FILE``). The rewrite of a constant is declined, with the reason,
+where a use may be unread (forty-fourth re-run F9): the constant is named in CUDA source held
+in a string (a cupy ``RawKernel``, NVRTC source in C++) or in a file of another language, or
+its header is compiled with an ``#include MACRO`` gpuport cannot resolve to a file.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass
 
-from gpuport import textre
+from gpuport import fileio, textre
 from gpuport.hipify.divergence import Divergence
 from gpuport.intervals import in_any
 from gpuport.port.context import PortContext, Proposal
-from gpuport.port.cxx_lines import edge_runs_on
+from gpuport.port.cxx_lines import INCLUDE_LINE, edge_runs_on, insert_at
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
 from gpuport.scan.rules.native.common import MASK32
 
-__all__ = ["HIP_TEST", "MASK_MACRO", "lexed_sources", "mask_block", "propose_masks"]
+__all__ = [
+    "HIP_TEST",
+    "MASK_MACRO",
+    "c_family_sources",
+    "lexed_sources",
+    "mask_block",
+    "propose_masks",
+]
 
 #: The preprocessor test every HIP branch ``port`` writes uses: hip-clang (``__HIPCC__``),
 #: the HIP headers and CMake's hip::host (``__HIP_PLATFORM_AMD__``), torch's ROCm builds
@@ -41,7 +53,7 @@ __all__ = ["HIP_TEST", "MASK_MACRO", "lexed_sources", "mask_block", "propose_mas
 HIP_TEST = "defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)"
 MASK_MACRO = "GPUPORT_FULL_MASK"
 _MARK = "// gpuport:"
-_INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*\n?", re.M)
+_INCLUDE = INCLUDE_LINE
 _SYNC = textre.compile(
     r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|"
     r"reduce_(?:add|min|max|and|or|xor))_sync\s*\("
@@ -68,73 +80,6 @@ def mask_block(eol: str = "\n") -> str:
     return eol.join(lines) + eol
 
 
-def _include_guard(src: CxxSource) -> tuple[int, int] | None:
-    """(end of its ``#define`` line, offset of its ``#endif``) of a whole-file include guard:
-    ``#ifndef X`` / ``#define X`` first, its ``#endif`` the file's last directive. A
-    default-value block (``#ifndef vector`` / ``#define vector 1`` / ``#endif``) is not one."""
-    guard = textre.match(r"\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+(\w+)[^\n]*\n", src.code)
-    if guard is None or guard.group(1) != guard.group(2) or not src.directives:
-        return None
-    depth = 0
-    for i, d in enumerate(src.directives):
-        depth += d.kind in ("if", "ifdef", "ifndef")
-        depth -= d.kind == "endif"
-        if depth == 0:  # the guard's own #endif: it must close the file
-            return (guard.end(), d.offset) if i == len(src.directives) - 1 else None
-    return None
-
-
-def _depth(src: CxxSource, offset: int, skip: int = -1) -> int:
-    """How many conditionals are open at ``offset`` (the one opened at ``skip`` not counted)."""
-    depth = 0
-    for d in src.directives:
-        if d.offset >= offset:
-            break
-        if d.kind in ("if", "ifdef", "ifndef") and d.offset != skip:
-            depth += 1
-        elif d.kind == "endif":
-            depth -= 1
-    return depth
-
-
-def _insert_at(src: CxxSource, before: int) -> int:
-    """Offset at file scope before ``before`` to put a definition, outside every
-    conditional but a whole-file include guard (a definition inside ``#ifndef block_size_x``
-    vanishes when the tuner defines ``block_size_x``): after the last such ``#include``
-    above it, else after a leading ``#pragma once`` / include guard, else the file start."""
-    guard = _include_guard(src)
-    skip = -1
-    if guard is not None:
-        skip = next(d.offset for d in src.directives if d.kind == "ifndef")
-    best = None
-    opens = ("if", "ifdef", "ifndef")
-    steps = [
-        (d.offset, 1 if d.kind in opens and d.offset != skip else -(d.kind == "endif"))
-        for d in src.directives
-    ]
-    k = depth = 0  # the depth read on as the includes come in order, not from the top each
-    for m in _INCLUDE.finditer(src.text, 0, before):
-        while k < len(steps) and steps[k][0] < m.start():
-            depth += steps[k][1]
-            k += 1
-        if not src.code[m.start() : m.end()].strip().startswith("#"):
-            continue  # inside a comment
-        if depth == 0:
-            best = m.end()
-    if best is not None:
-        return best
-    once = textre.search(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n", src.text[:before], re.M)
-    if (
-        once is not None
-        and src.code[once.start() : once.end()].strip().startswith("#")
-        and (_depth(src, once.start()) == 0)
-    ):
-        return once.end()
-    if guard is not None and guard[0] <= before:
-        return guard[0]
-    return 0
-
-
 def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) -> Proposal | None:
     src = lex(text)
     eol = ctx.eol(text)
@@ -156,7 +101,12 @@ def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) 
         code_line = src.code[lo:hi]
         m = _DEFINE_MASK.match(code_line)
         if m is not None:
-            why = _not_only_a_mask(ctx, m.group(2)) or _divergent(ctx, path, None, m.group(2))
+            name = m.group(2)
+            why = (
+                _not_only_a_mask(ctx, name)
+                or _unread(ctx, name, path)
+                or _divergent(ctx, path, None, name)
+            )
             if why is not None:
                 _leave(ctx, f, why)
                 continue
@@ -168,7 +118,11 @@ def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) 
         c = _CONST_MASK.search(code_line)
         if c is not None:
             name = c.group("name")
-            why = _not_only_a_mask(ctx, name) or _divergent(ctx, path, None, name)
+            why = (
+                _not_only_a_mask(ctx, name)
+                or _unread(ctx, name, path)
+                or _divergent(ctx, path, None, name)
+            )
             if why is not None:
                 _leave(ctx, f, why)
                 continue
@@ -199,7 +153,7 @@ def propose_masks(ctx: PortContext, path: str, text: str, found: list[Finding]) 
     if first is None:
         return None
     if f"define {MASK_MACRO}" not in text:
-        at = _insert_at(src, first)
+        at = insert_at(src, first)
         if edge_runs_on(text, at, at):  # the block would not be read as directives (F12)
             ctx.decline(
                 prop.findings,
@@ -344,6 +298,18 @@ def _c_source(ctx: PortContext, rel: str) -> CxxSource | None:
     return found
 
 
+def c_family_sources(ctx: PortContext) -> dict[str, CxxSource]:
+    """Every C-family file the mask analysis reads: the CUDA/C++ ones, host C files, and the
+    files those include under any suffix, by a literal name or through a macro the project
+    defines as one (``#include CHECK_FILE``, forty-fourth re-run F9, F18), once a run."""
+    out: dict[str, CxxSource] = {}
+    for rel in _read(ctx).files:
+        src = _c_source(ctx, rel)
+        if src is not None:
+            out[rel] = src
+    return out
+
+
 def _naming(ctx: PortContext) -> dict[str, list[str]]:
     """Identifier -> the C-family files of the project whose code names it (read once)."""
     cached = ctx.cache.get("mask-naming")
@@ -353,14 +319,17 @@ def _naming(ctx: PortContext) -> dict[str, list[str]]:
 
     rels = set(lexed_sources(ctx))
     by_name: dict[str, list[str]] = {}
+    every: list[str] = []
     if ctx.root.is_dir():
         for item in iter_entries(ctx.root):
             if isinstance(item, Skip):
                 continue
+            every.append(item[0])
             by_name.setdefault(posixpath.basename(item[0]), []).append(item[0])
             if item[0].lower().endswith(_HOST_SUFFIXES):
                 rels.add(item[0])
-    rels |= _included(ctx, rels, by_name)
+    more, unknown, edges = _included(ctx, rels, by_name)
+    rels |= more
     index: dict[str, list[str]] = {}
     for rel in sorted(rels):
         src = _c_source(ctx, rel)
@@ -369,36 +338,216 @@ def _naming(ctx: PortContext) -> dict[str, list[str]]:
         for w in set(src.code.translate(_WORDS).split()):
             index.setdefault(w, []).append(rel)
     ctx.cache["mask-naming"] = index
+    ctx.cache["mask-read"] = _Read(sorted(rels), every, unknown, edges)
     return index
 
 
-def _included(ctx: PortContext, rels: set[str], by_name: dict[str, list[str]]) -> set[str]:
+@dataclass(frozen=True)
+class _Read:
+    """What :func:`_naming` read: the C-family files, every file of the project, the files
+    with an ``#include MACRO`` not resolved (-> the macro), and the include edges."""
+
+    files: list[str]
+    every: list[str]
+    unknown: dict[str, str]
+    edges: dict[str, set[str]]
+
+
+def _read(ctx: PortContext) -> _Read:
+    _naming(ctx)
+    found = ctx.cache["mask-read"]
+    return found if isinstance(found, _Read) else _Read([], [], {}, {})
+
+
+#: ``#include NAME``: a header named through a macro
+_MACRO_INCLUDE = textre.compile(r"^[ \t]*#[ \t]*include[ \t]+([A-Za-z_]\w*)", re.M)
+#: ``#define NAME body`` without parameters (the body read from the text: strings kept)
+_PLAIN_DEFINE = textre.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]+([^\n]*))?$", re.M
+)
+_HEADER_NAME = textre.compile(r"\s*(?:\"([^\"\n]+)\"|<([^>\n]+)>)\s*")
+
+
+def _header_names(
+    macro: str, defines: dict[str, list[str]], seen: tuple[str, ...] = ()
+) -> list[str] | None:
+    """The header names ``#include macro`` may name by the project's own definitions of
+    ``macro`` (read through plain aliases), or None when one is not a plain header name (a
+    computed name, or none defined in the project: the file is not known)."""
+    bodies = defines.get(macro)
+    if not bodies or macro in seen:
+        return None
+    out: list[str] = []
+    for body in bodies:
+        h = _HEADER_NAME.fullmatch(body)
+        if h is not None:
+            out.append(h.group(1) or h.group(2))
+            continue
+        if textre.fullmatch(r"[A-Za-z_]\w*", body) is None:
+            return None
+        more = _header_names(body, defines, (*seen, macro))
+        if more is None:
+            return None
+        out += more
+    return out
+
+
+def _included(
+    ctx: PortContext, rels: set[str], by_name: dict[str, list[str]]
+) -> tuple[set[str], dict[str, str], dict[str, set[str]]]:
     """The project files ``#include``d, directly or through others, by the files ``rels``,
     whatever their suffix (``check.def``, ``.cuinc``, ``.cu.inc``: compiled into the
     translation unit all the same, forty-third re-run F17): the path beside the including
-    file, else every project file whose path ends with the included name."""
+    file, else every project file whose path ends with the included name. A name given by a
+    macro is read through the project's definitions of it (every one); where one is not a
+    plain header name the include is unknown (forty-fourth re-run F9). Returns the files, the
+    unknown includes (file -> macro) and the include edges."""
     out: set[str] = set()
+    edges: dict[str, set[str]] = {}
+    defines: dict[str, list[str]] = {}
+    pending: list[tuple[str, str]] = []
     todo = sorted(rels)
-    while todo:
-        cur = todo.pop()
-        src = _c_source(ctx, cur)
-        if src is None:
-            continue
-        for m in _INCLUDE.finditer(src.text):
-            if not src.code[m.start() : m.end()].strip().startswith("#"):
-                continue  # inside a comment or a string
-            name = posixpath.normpath(m.group(1).strip())
-            beside = posixpath.normpath(posixpath.join(posixpath.dirname(cur), name))
-            found = [
-                r
-                for r in by_name.get(posixpath.basename(name), ())
-                if r in (name, beside) or r.endswith("/" + name)
-            ]
-            for rel in found:
+
+    def add(cur: str, name: str) -> None:
+        name = posixpath.normpath(name.strip())
+        beside = posixpath.normpath(posixpath.join(posixpath.dirname(cur), name))
+        for rel in by_name.get(posixpath.basename(name), ()):
+            if rel in (name, beside) or rel.endswith("/" + name):
+                edges.setdefault(cur, set()).add(rel)
                 if rel not in rels and rel not in out:
                     out.add(rel)
                     todo.append(rel)
-    return out
+
+    while True:
+        while todo:
+            cur = todo.pop()
+            src = _c_source(ctx, cur)
+            if src is None or ("include" not in src.code and "define" not in src.code):
+                continue
+            for d in _PLAIN_DEFINE.finditer(src.code):
+                body = src.text[d.start(2) : d.end(2)] if d.group(2) is not None else ""
+                defines.setdefault(d.group(1), []).append(body.strip())
+            for m in _INCLUDE.finditer(src.text):
+                if src.code[m.start() : m.end()].strip().startswith("#"):
+                    add(cur, m.group(1))  # (else inside a comment or a string)
+            pending += [(cur, m.group(1)) for m in _MACRO_INCLUDE.finditer(src.code)]
+        still: list[tuple[str, str]] = []
+        for cur, macro in pending:
+            names = _header_names(macro, defines)
+            if names is None:
+                still.append((cur, macro))
+            for name in names or ():
+                add(cur, name)
+        if not todo:  # no new file: what is left is not known
+            return out, dict(still), edges
+        pending = still
+
+
+def _unknown_include(ctx: PortContext, path: str) -> str | None:
+    """Why a translation unit that reads ``path`` also includes a file gpuport cannot name
+    (``#include MACRO`` the project defines as no plain header name), or None."""
+    read = _read(ctx)
+    unknown, edges = read.unknown, read.edges
+    if not unknown:
+        return None
+    back: dict[str, list[str]] = {}
+    for a, bs in edges.items():
+        for b in bs:
+            back.setdefault(b, []).append(a)
+    tops = _reach({path}, back)  # the files that include path, directly or not
+    for rel in sorted(_reach(tops, {a: list(bs) for a, bs in edges.items()})):
+        if rel in unknown:
+            return (
+                f"{rel} is compiled with {path} and includes a file named by the macro "
+                f"{unknown[rel]}, which gpuport cannot resolve to a file: a use there as data "
+                "would not be seen"
+            )
+    return None
+
+
+def _reach(start: set[str], edges: dict[str, list[str]]) -> set[str]:
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+#: what marks text as CUDA source (a kernel a program compiles at run time from a string)
+_KERNEL_MARKS = ("__global__", "__device__", "#include")
+#: prose: a sample there is compiled by no one
+_DOC_SUFFIXES = (".md", ".markdown", ".rst", ".adoc", ".html", ".htm", ".tex", ".org")
+_PY_SUFFIXES = (".py", ".pyw", ".pyx", ".pyi")
+
+
+def _embedded(ctx: PortContext) -> dict[str, list[str]]:
+    """Identifier -> the project files that name it in CUDA source gpuport does not read as
+    code: the string literals of a file one of whose strings holds CUDA source (a cupy
+    ``RawKernel``, NVRTC/hiprtc source in a C++ string), or the whole of a file of another
+    language (or a template) that does (forty-fourth re-run F9). Read once a run."""
+    cached = ctx.cache.get("mask-embedded")
+    if isinstance(cached, dict):
+        return cached
+    read = _read(ctx)
+    c_files = set(read.files)
+    index: dict[str, list[str]] = {}
+    for rel in read.every:
+        if rel.lower().endswith(_DOC_SUFFIXES):
+            continue
+        # read past ctx's cache: every file of the project is looked at once, and kept not
+        text = fileio.read_text_or_none(ctx.root / rel, limit=fileio.LIMIT_SOURCE, root=ctx.root)
+        if text is None or "\x00" in text or not any(k in text for k in _KERNEL_MARKS):
+            continue  # (a NUL: a binary file)
+        if rel in c_files:
+            src = _c_source(ctx, rel)
+            pieces = [] if src is None else [src.string_body(s) for s in src.strings]
+        elif rel.lower().endswith(_PY_SUFFIXES):
+            pieces = _python_strings(text)
+        else:
+            pieces = [text]
+        if not any(k in p for p in pieces for k in _KERNEL_MARKS):
+            continue
+        words: set[str] = set()
+        for piece in pieces:
+            words.update(piece.translate(_WORDS).split())
+        for w in words:
+            index.setdefault(w, []).append(rel)
+    ctx.cache["mask-embedded"] = index
+    return index
+
+
+def _python_strings(text: str) -> list[str]:
+    """The string constants of a Python text (the whole text where it does not parse)."""
+    import ast
+
+    from gpuport import pyparse
+
+    try:
+        tree = pyparse.parse(text)
+    except pyparse.PARSE_ERRORS:
+        return [text]
+    return [
+        n.value
+        for n in pyparse.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
+def _unread(ctx: PortContext, name: str, path: str) -> str | None:
+    """Why the project may use the constant ``name`` (defined in ``path``) where gpuport
+    does not read it, or None: named in CUDA source held in a string or a file of another
+    language, or compiled with a file included through a macro gpuport cannot resolve."""
+    where = _embedded(ctx).get(name)
+    if where:
+        return (
+            f"{name} is named in {where[0]}, in CUDA source gpuport does not read as code (a "
+            "kernel compiled at run time from a string, a template): a use there as data "
+            "would not be seen"
+        )
+    return _unknown_include(ctx, path)
 
 
 class _Blank(dict[int, str]):

@@ -30,7 +30,8 @@
 * **``#ifdef __CUDA_ARCH__``** (GP317, unsafe): ``|| defined(__HIP_DEVICE_COMPILE__)`` is
   added, so hip-clang's device pass takes the branch nvcc's device pass takes; what it
   compiles on ROCm changes. Not where the branch uses ``__CUDA_ARCH__``'s value, itself or
-  through a project macro that expands to it, defined anywhere (forty-third re-run F18).
+  through a project macro that expands to it, defined anywhere, in an included ``.def`` file
+  too (forty-third, forty-fourth re-run F18).
 """
 
 from __future__ import annotations
@@ -46,7 +47,13 @@ from gpuport.models import Severity
 from gpuport.port.context import FIXED_SCOPES, PortContext, Proposal, unrun
 from gpuport.port.cxx_lines import closed_tail, edge_runs_on, spliced_before
 from gpuport.port.cxx_scope import cuda_compiler_only, function_scope
-from gpuport.port.fix_masks import HIP_TEST, MASK_MACRO, lexed_sources, propose_masks
+from gpuport.port.fix_masks import (
+    HIP_TEST,
+    MASK_MACRO,
+    c_family_sources,
+    lexed_sources,
+    propose_masks,
+)
 from gpuport.scan.cxx import CxxSource, lex
 from gpuport.scan.finding import Finding
 from gpuport.scan.rules.native.warp_meaning import FileMeaning
@@ -331,7 +338,8 @@ _IDENT = textre.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _arch_aliases(ctx: PortContext) -> frozenset[str]:
-    """``__CUDA_ARCH__`` and every macro of the project's CUDA/C++ files whose body expands to
+    """``__CUDA_ARCH__`` and every macro of the project's C-family files (and the files they
+    include under any suffix, ``arch.def``: forty-fourth re-run F18) whose body expands to
     it, directly or through another (``#define ARCH_NOW __CUDA_ARCH__``, defined anywhere: a
     use inside the branch reads the value as much as ``__CUDA_ARCH__`` itself; forty-third
     re-run F18), once per run."""
@@ -339,7 +347,7 @@ def _arch_aliases(ctx: PortContext) -> frozenset[str]:
     if isinstance(cached, frozenset):
         return cached
     users: dict[str, set[str]] = {}  # a name -> the macros whose body names it
-    for src in lexed_sources(ctx).values():
+    for src in c_family_sources(ctx).values():
         if "define" not in src.code:
             continue
         for m in _DEFINE.finditer(src.code):
