@@ -11,7 +11,11 @@ project builds or compiles went unseen (issue 24, "silent READY").
   :func:`ready_templates`). Any template engine's suffix counts, and header templates a build
   configures (``k.cuh.in``, whose code outside the macros is never judged); kernel code is a
   kernel qualifier, a thread index, a barrier or a warp intrinsic (``__shfl_xor_sync``,
-  ``warpSize``), not only ``__global__`` (forty-third re-run F6).
+  ``warpSize``), not only ``__global__`` (forty-third re-run F6). A header template's macros
+  are judged nowhere (the view reads them only for facts): a macro body with running kernel
+  code (a thread index, a barrier, a warp intrinsic, ``warpSize``) lists it too, a bare
+  qualifier alias (``#define EXEC __device__``) does not; and any suffix after a source one
+  is a template (``k.cu.m4``, ``.cu.gotmpl``; forty-fourth re-run F8).
 """
 
 from __future__ import annotations
@@ -46,8 +50,8 @@ KERNEL_TEMPLATE = (
 )
 #: the reason a header template (read only for its macros) with kernel code is listed
 HEADER_TEMPLATE = (
-    "a header template (CMake configure_file, autoconf) holding GPU kernel code: read only for "
-    "its macros, its code not judged"
+    "a header template (CMake configure_file, autoconf) holding GPU kernel code: its code and "
+    "its macros are not judged"
 )
 #: GPU kernel code in a template's text: qualifiers, thread indices, barriers, warp intrinsics
 _KERNEL = textre.compile(
@@ -56,8 +60,17 @@ _KERNEL = textre.compile(
     r"|__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(|__ballot(?:_sync)?\s*\(|__activemask\s*\("
     r"|__(?:any|all|uni)_sync\s*\(|__match_(?:any|all)_sync\s*\("
 )
-#: a preprocessor line (continued lines too): a header template's macros are read elsewhere
+#: running kernel code in a macro: no bare qualifier (a config header's ``__device__``
+#: alias), but thread indices, barriers and warp intrinsics
+_RUNNING = textre.compile(
+    r"\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize)\b|__syncthreads\s*\(|__syncwarp\b"
+    r"|__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(|__ballot(?:_sync)?\s*\(|__activemask\s*\("
+    r"|__(?:any|all|uni)_sync\s*\(|__match_(?:any|all)_sync\s*\("
+)
+#: a preprocessor line (continued lines too): a header template's macros
 _PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+#: a header's suffix before a template's (``reduce.cuh.m4``, ``config.h.cmake``)
+_HEADER_THEN = textre.compile(r".*\.(?:h|hh|hpp|hxx|cuh)\.[^/]+$", re.I)
 #: at most this many templates are looked into (each read to the scan's byte limit)
 _MOST_TEMPLATES = 2_000
 
@@ -71,10 +84,18 @@ def unread_kernel_templates(found: Sequence[tuple[str, Path]], max_bytes: int) -
         text = read_text(path, max_bytes)
         if not isinstance(text, str):
             continue
-        header = header_template(rel)
+        header = header_template(rel) or _HEADER_THEN.match(rel.rsplit("/", 1)[-1]) is not None
         if header and "#" in text:
-            text = _PP_LINE.sub("", text)  # its macros are read (view); its code is not
-        if _KERNEL.search(text):
+            # its macros are judged nowhere (the view reads them for facts only): running
+            # kernel code in them counts, a qualifier alias does not (forty-fourth re-run F8)
+            macros = "\n".join(_PP_LINE.findall(text))
+            kernel = (
+                _RUNNING.search(macros) is not None
+                or _KERNEL.search(_PP_LINE.sub("", text)) is not None
+            )
+        else:
+            kernel = _KERNEL.search(text) is not None
+        if kernel:
             out.append(SkippedFile(path=rel, reason=HEADER_TEMPLATE if header else KERNEL_TEMPLATE))
     if len(found) > _MOST_TEMPLATES:
         out.append(

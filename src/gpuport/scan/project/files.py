@@ -238,12 +238,32 @@ _TEXT_TEMPLATE = textre.compile(
     r"|liquid|ejs|erb|twig|(?:cu|cpp|cc|cxx|c|hip|inl)\.in)$",
     re.I,
 )
+#: a source or header suffix followed by any other (forty-fourth re-run F8: the list above is
+#: closed, and ``k.cu.m4``, ``.cu.gotmpl``, ``.cu.tt``, ``.cu.ftl``, ``.cu.in.in`` escaped
+#: it): the suffix after the source one, the last group
+_SOURCE_THEN = textre.compile(
+    r".*\.(?:cu|cuh|cpp|cc|cxx|c|h|hh|hpp|hxx|hip|inl|cl)(?:\.[A-Za-z0-9_-]+)*\.([A-Za-z0-9_-]+)$",
+    re.I,
+)
+#: what such a last suffix is when the file is no template: a backup, a build output, a
+#: document, an archive or a patch (never compiled as it stands)
+_NOT_TEMPLATE = frozenset(
+    {"bak", "orig", "old", "rej", "swp", "swo", "save", "backup", "tmp", "temp", "disabled",
+     "o", "obj", "d", "ptx", "cubin", "fatbin", "ii", "i", "s", "ll", "bc", "gch", "pch",
+     "gcda", "gcno", "log", "html", "htm", "pdf", "png", "svg", "md", "rst", "json", "gz",
+     "bz2", "xz", "zst", "zip", "tar", "diff", "patch", "orig~", "dox"}
+)  # fmt: skip
 
 
 def text_template(rel_path: str) -> bool:
     """Whether a file is named like a text template (Mako, Jinja, Mustache, ``.tmpl``,
-    ``.cu.in``)."""
-    return _TEXT_TEMPLATE.match(rel_path.rsplit("/", 1)[-1]) is not None
+    ``.cu.in``, or any suffix after a source suffix but a backup's, an output's, a
+    document's: ``.cu.m4``, ``.cu.gotmpl``)."""
+    name = rel_path.rsplit("/", 1)[-1]
+    if _TEXT_TEMPLATE.match(name) is not None:
+        return True
+    m = _SOURCE_THEN.match(name)
+    return m is not None and m.group(1).lower() not in _NOT_TEMPLATE
 
 
 def read_texts(candidates: Iterable[Candidate], max_bytes: int) -> dict[str, str]:
