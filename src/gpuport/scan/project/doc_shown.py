@@ -8,15 +8,18 @@ Blanked, keeping the line numbers:
   end: forty-first re-run F9) and a link reference definition, never rendered: the
   ``[//]: # (...)`` / ``[comment]: <> (...)`` comment idiom (forty-first re-run F2); only
   the destination of one that the page references outside code (a fenced block, a code
-  span: forty-third re-run F14) is kept (forty-second re-run F16), and a line is a
-  definition only as CommonMark reads one, so ``[Status]: AMD GPUs are not
-  supported.`` is shown text (forty-second re-run F14);
+  span: forty-third re-run F14; an indented code block: forty-fourth re-run F20) is kept
+  (forty-second re-run F16), and a line is a definition only as CommonMark reads one, so
+  ``[Status]: AMD GPUs are not supported.`` is shown text (forty-second re-run F14);
 * in reStructuredText, a comment (``..`` and the block indented under it) at any
   indentation, inside a list item or a directive's body too (forty-first re-run F17), but not
   a directive, a link target, a substitution or a footnote, nor text inside a literal block;
   a ``.. todo::`` and its body, which Sphinx hides by default (forty-second re-run F15);
   an ``.. only::`` and its body where no builder's tags plus the project's own make its
-  expression true (``.. only:: draft``: forty-third re-run F16);
+  expression true (``.. only:: draft``: forty-third re-run F16), and an ``.. ifconfig::``
+  and its body where ``conf.py``'s literal values make it false (forty-fourth re-run F17);
+* in Markdown (MyST), a ``{only}``, ``{ifconfig}`` or ``{todo}`` directive fence and its
+  body by the same rules (``:::{only} draft``: forty-fourth re-run F17);
 * in AsciiDoc (``.adoc``, ``.asciidoc``, ``.asc``), a ``////`` comment block, a ``//``
   comment line, a ``[comment]`` block or paragraph, and ``[.line-through]#...#`` (F2).
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping
 
 from gpuport import textre
 
@@ -55,6 +59,8 @@ _DESTINATION = textre.compile(r"^[ \t]*(<[^>\n]*>|\S+)")
 _BRACKETED = textre.compile(r"\[([^\[\]\n]+)\]")
 _TICKS = textre.compile(r"`+")
 _CLOSERS = {"(": ")", '"': '"', "'": "'"}
+#: a list item's marker and the blanks after it (group 1; of more than four, one is the item's)
+_LIST_ITEM = textre.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])([ \t]+|$)")
 _FENCE = textre.compile(r"^ {0,3}(?:```|~~~)")
 _ATX = textre.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 #: A reStructuredText explicit markup line that is no comment: a directive (``.. note::``),
@@ -68,6 +74,13 @@ _RST_HIDDEN = textre.compile(r"^\.\.[ \t]+todo::", re.I)
 #: ``.. only:: <expression>``: its body is rendered only where the expression of Sphinx tags
 #: holds (forty-third re-run F16: ``.. only:: draft``).
 _RST_ONLY = textre.compile(r"^\.\.[ \t]+only::(.*)$", re.I)
+#: ``.. ifconfig:: <expression>`` (sphinx.ext.ifconfig): its body is rendered only where the
+#: expression over ``conf.py``'s values holds (forty-fourth re-run F17)
+_RST_IFCONFIG = textre.compile(r"^\.\.[ \t]+ifconfig::(.*)$", re.I)
+#: a MyST directive fence (backticks or a colon fence) of a directive whose body a build may
+#: hide: ``:::{only} draft``, ``` ```{ifconfig} rocm_ready ```, ``:::{todo}``
+_MYST_OPEN = textre.compile(r"^ {0,3}(`{3,}|:{3,}|~{3,})\{(only|ifconfig|todo)\}(.*)$", re.I)
+_MYST_FENCE = textre.compile(r"^ {0,3}(`{3,}|:{3,}|~{3,})")
 _TAG_TOKEN = textre.compile(r"[()]|[A-Za-z_]\w*|\S+")
 #: the builders a default build may run, (name, format): each sets the tags ``name``,
 #: ``format``, ``builder_<name>`` and ``format_<format>``
@@ -105,18 +118,28 @@ def _indent(line: str) -> int:
     return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(8))
 
 
-def shown(rel: str, text: str, tags: frozenset[str] | None = frozenset()) -> str:
+def shown(
+    rel: str,
+    text: str,
+    tags: frozenset[str] | None = frozenset(),
+    config: Mapping[str, bool] | None = None,
+) -> str:
     """``text`` with what a reader of the rendered page does not see blanked (see the module
     docstring); ``rel`` names the page, its suffix its markup. ``tags``: the Sphinx tags the
     project's own build sets besides the builder's (``tags.add`` in ``conf.py``, ``-t``);
-    None when it sets some that cannot be read, so every ``.. only::`` body is shown."""
+    None when it sets some that cannot be read, so every ``.. only::`` body is shown.
+    ``config``: the truth of the literal values ``conf.py`` gives its names, for
+    ``ifconfig`` (a name not in it leaves the body shown)."""
     if "<!--" in text:
         text = _HTML_COMMENT.sub(_blank, text)
     name = rel.lower()
+    known = config or {}
     if name.endswith(".rst"):
-        return _rst_shown(text, tags) if ".." in text else text
+        return _rst_shown(text, tags, known) if ".." in text else text
     if name.endswith(_ADOC_SUFFIXES):
         return _adoc_shown(text)
+    if "{" in text:
+        text = _myst_shown(text, tags, known)
     if "~" in text or "<" in text:
         text = _STRUCK.sub(_blank, text)
     return _markdown_defs(text) if "]:" in text else text
@@ -134,7 +157,9 @@ def _markdown_defs(text: str) -> str:
     fenced = False
     after_break = True  # the line before is blank, a heading or a definition
     kept: list[tuple[int, str, str]] = []  # (line, label, destination) of each definition
-    code: list[int] = []  # the lines of fenced code blocks, fences included
+    code: list[int] = []  # the lines of code blocks, fences included
+    indented = False  # the line before is in an indented code block
+    listed = 0  # the column the content of the open list item starts at (0: in no list)
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -145,6 +170,18 @@ def _markdown_defs(text: str) -> str:
             continue
         if fenced:
             code.append(i)
+        elif line.strip():
+            width = len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+            if (after_break or indented) and width >= listed + 4:
+                code.append(i)  # an indented code block (forty-fourth re-run F20)
+                indented, after_break, i = True, True, i + 1
+                continue
+            indented = False
+            item = _LIST_ITEM.match(line) if head in "-*+0123456789" else None
+            if item is not None:
+                listed = len(item.group(0)) if len(item.group(1)) <= 4 else item.start(1) + 1
+            elif after_break and width < listed:
+                listed = 0  # the list ended
         m = _LINK_DEF.match(line) if not fenced and after_break and "]:" in line else None
         found = _definition(lines, i, m) if m is not None else None
         if m is None or found is None:
@@ -337,7 +374,72 @@ def _evaluate(tokens: list[str], on: frozenset[str]) -> bool | None:
     return value if at == len(tokens) else None
 
 
-def _rst_shown(text: str, tags: frozenset[str] | None = frozenset()) -> str:
+def _ifconfig_holds(expression: str, config: Mapping[str, bool]) -> bool:
+    """Whether an ``ifconfig`` expression may hold: False only where it is names joined by
+    ``and``/``or``/``not`` and parentheses, each a name ``conf.py`` gives a literal value,
+    and false under those values."""
+    tokens = [m.group() for m in _TAG_TOKEN.finditer(expression)][:200]
+    names = [t for t in tokens if t not in ("and", "or", "not", "(", ")")]
+    if not names or any(n not in config for n in names):
+        return True
+    value = _evaluate(tokens, frozenset(n for n in names if config[n]))
+    return value is None or value
+
+
+def _hides(
+    directive: str, expression: str, tags: frozenset[str] | None, config: Mapping[str, bool]
+) -> bool:
+    """Whether a build hides the body of a directive (``only``, ``ifconfig``, ``todo``)."""
+    name = directive.lower()
+    if name == "todo":
+        return True
+    if name == "only":
+        return not _only_holds(expression, tags)
+    return not _ifconfig_holds(expression, config)
+
+
+def _myst_shown(text: str, tags: frozenset[str] | None, config: Mapping[str, bool]) -> str:
+    """MyST directives whose body the Sphinx build hides blanked: ``:::{only} draft`` to its
+    closing fence, ``{ifconfig}`` where ``conf.py``'s values make it false, ``{todo}``
+    (forty-fourth re-run F17), also inside another directive; a fence inside a code block
+    is code."""
+    lines = text.split("\n")
+    closer = ""  # the fence of the open code block or hidden directive
+    hidden = False
+    open_: list[str] = []  # the fences of the shown directives the line is inside
+
+    def closes(fence: str, line: str, opener: str) -> bool:
+        return line.strip() == fence and fence[0] == opener[0] and len(fence) >= len(opener)
+
+    for i, line in enumerate(lines):
+        head = line.lstrip(" ")[:1]
+        m = _MYST_FENCE.match(line) if head in "`:~" and head else None
+        fence = "" if m is None else m.group(1)
+        if closer:
+            lines[i] = "" if hidden else line
+            if fence and closes(fence, line, closer):
+                closer = ""
+            continue
+        if not fence:
+            continue
+        if open_ and closes(fence, line, open_[-1]):
+            open_.pop()
+            continue
+        opened = _MYST_OPEN.match(line)
+        if opened is not None and _hides(opened.group(2), opened.group(3).strip(), tags, config):
+            closer, hidden, lines[i] = fence, True, ""
+        elif line.lstrip(" ")[len(fence) :].lstrip().startswith("{"):
+            open_.append(fence)  # a shown directive: its body is page text
+        else:
+            closer, hidden = fence, False
+    return "\n".join(lines)
+
+
+def _rst_shown(
+    text: str,
+    tags: frozenset[str] | None = frozenset(),
+    config: Mapping[str, bool] | None = None,
+) -> str:
     """reStructuredText comments blanked: ``..`` alone or followed by text that is no
     directive, target, substitution or footnote, at any indentation, with the lines after it
     that are blank or indented deeper; a ``.. todo::`` and its body the same way. An empty
@@ -360,8 +462,11 @@ def _rst_shown(text: str, tags: frozenset[str] | None = frozenset()) -> str:
             literal = None
         if stripped.startswith("..") and (stripped == ".." or stripped[2:3] in " \t"):
             only = _RST_ONLY.match(stripped)
-            if _RST_HIDDEN.match(stripped) or (
-                only is not None and not _only_holds(only.group(1), tags)
+            ifconfig = _RST_IFCONFIG.match(stripped)
+            if (
+                _RST_HIDDEN.match(stripped)
+                or (only is not None and not _only_holds(only.group(1), tags))
+                or (ifconfig is not None and not _ifconfig_holds(ifconfig.group(1), config or {}))
             ):  # the directive and the block under it
                 lines[i], comment = "", depth
                 continue

@@ -23,24 +23,29 @@ it does not, why (issue 24):
   development": mcx, session 19), and so is a denial or hedge right after the ROCm/AMD word
   ("through ROCm is / not available yet": forty-third re-run F8), but not one in the next
   sentence or after another subject; a stated plan ("we plan to support ... in a future
-  release") is a promise (forty-third re-run F15);
-* a claim whose sentence gives AMD support through another API (OpenCL, Vulkan, SYCL...)
-  and names neither ROCm nor HIP does not count: another program's route, not a ROCm build
-  of this code (mcx's MCXCL, session 19).
+  release") is a promise (forty-third re-run F15); a sentence counts only when it states
+  present support: "on our roadmap", "will be added later this year" are promises, and a
+  parenthetical insertion before a wrapped denial does not hide it (forty-fourth re-run
+  F14, F15: :mod:`gpuport.scan.project.route_words`);
+* a claim whose sentence gives AMD support through another API (OpenCL, Vulkan, SYCL, or any
+  means "through/via/using X" that is no ROCm/HIP, ROCm install or way of building this
+  code: DirectX 12, OpenGL, wgpu, Kompute) and names neither ROCm nor HIP does not count:
+  another program's route, not a ROCm build of this code (mcx's MCXCL, session 19;
+  forty-fourth re-run F16).
 
 Only text a reader sees is read (:mod:`gpuport.scan.project.doc_shown`): not an HTML
 comment, a reStructuredText comment at any indentation, an AsciiDoc comment, a Markdown
 ``[//]: # (...)`` comment, nor struck-out text (fortieth re-run F8, forty-first re-run F2,
 F9, F17), nor a reST ``.. only::`` body no build's tags show (the tags ``conf.py`` or a
-docs Makefile sets are read: forty-third re-run F16); a page named for ROCm that shows
-nothing but headings is no route (forty-first re-run F8). A denial is one however it is
-written: "isn't supported", "won't work", "no support for AMD", "lacks support" (forty-first
-re-run F14).
+docs Makefile sets are read: forty-third re-run F16), nor a MyST ``{only}`` or an
+``ifconfig`` body ``conf.py``'s values hide (forty-fourth re-run F17); a page named for
+ROCm that shows nothing but headings is no route (forty-first re-run F8). A denial is one
+however it is written: "isn't supported", "won't work", "no support for AMD", "lacks
+support" (forty-first re-run F14).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -50,11 +55,16 @@ from gpuport import fileio, textre
 from gpuport.scan.model import RouteEvidence
 from gpuport.scan.project.doc_shown import shown, shows_text
 from gpuport.scan.project.files import MOST_FOLDER_DEPTH
+from gpuport.scan.project.route_words import HEADING as _HEADING
+from gpuport.scan.project.route_words import PROMISE as _PROMISE
+from gpuport.scan.project.route_words import WORD as _WORD
+from gpuport.scan.project.route_words import other_api as _other_api
+from gpuport.scan.project.route_words import sentence as _sentence
+from gpuport.scan.project.route_words import wrapped_against as _wrapped_against
 
 __all__ = ["NEGATION", "doc_routes", "doc_texts", "rocm_settings"]
 
 _ROCM_NAME = textre.compile(r"(?:^|[-_.\s])(?:rocm|amd|hip)(?:[-_.\d\s]|$)", re.I)
-_WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
 #: A line worth reading: it names ROCm/AMD somewhere, also inside a word (``whl/rocm6.2``,
 #: ``-DGGML_HIP=ON``).
 _MENTION = textre.compile(r"rocm|\bamd|hip\b|_hip|hipblas|radeon|instinct|/dev/kfd|gfx\d", re.I)
@@ -136,24 +146,6 @@ _NEGATION = textre.compile(
 )
 #: a text that says ROCm is not supported (route_code reads an installer's strings with it)
 NEGATION = _NEGATION
-#: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming",
-#: "ROCm support is still under development".
-_LATER = (
-    r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress|on\s+the\s+roadmap"
-    # "support for AMD GPUs via ROCm is still under development" (mcx, J46)
-    r"|(?:under|in)\s+(?:active\s+)?development|being\s+(?:developed|worked\s+on)|planned"
-    # a stated plan: "we plan to support AMD GPUs through ROCm in a future release" (forty-
-    # third re-run F15)
-    r"|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to"
-    r"|(?:a|an|the)\s+(?:future|later)\s+(?:release|version)|future\s+(?:releases|versions))\b"
-)
-_PROMISE = textre.compile(
-    rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}"
-    # a wish: "we would love support for AMD GPUs (PRs welcome)", "AMD support is wanted"
-    r"|\bwould\s+(?:love|like|welcome)\b|\b(?:is|are)\s+wanted\b|\bhelp\s+wanted\b"
-    r"|\b(?:PRs?|pull\s+requests?|contributions?)\s+(?:are\s+)?welcome\b|\bfeature\s+request\b",
-    re.I,
-)
 #: A to-do, not a route: "TODO(someday): docker run --device=/dev/kfd rocm/pytorch"; in any
 #: case as a label ("Todo: docker run ...", "- to-do ...": forty-second re-run F15).
 _TODO = textre.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b")
@@ -162,7 +154,6 @@ _TODO_LABEL = textre.compile(
     r"|^[ \t>*_+-]*(?:\d+[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?[*_]*(?:to-?do|fixme)\b",
     re.I,
 )
-_HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
 _POSITIVE = textre.compile(
     r"✅|✓|✔|☑|:white_check_mark:|:heavy_check_mark:|^\s*(?:yes|supported)\b", re.I
 )
@@ -318,100 +309,6 @@ def _table_evidence(rel: str, text: str) -> list[RouteEvidence]:
     return out
 
 
-#: where a wrapped sentence ends: a full stop, "!" or "?" before a space or the line's end
-_STOP = textre.compile(r"[.!?](?:\s|$)")
-_ABBREV = ("i.e", "e.g", "etc", " vs", "cf")
-_OTHER_API = textre.compile(r"\b(?:OpenCL|Vulkan|SYCL|DirectML|Metal|oneAPI|WebGPU)\b", re.I)
-_ROCM_API = textre.compile(r"\b(?:ROCm|HIP|hipcc|hipBLAS)\b", re.I)
-
-
-def _stops(text: str) -> list[int]:
-    """Where sentences end in ``text`` (the offset after each stop), not after "i.e."."""
-    return [
-        m.end()
-        for m in _STOP.finditer(text)
-        if not text[max(0, m.start() - 3) : m.start()].lower().endswith(_ABBREV)
-    ]
-
-
-def _wraps(line: str) -> bool:
-    """Whether a paragraph line is one a wrapped sentence may go on from or into."""
-    return bool(line.strip()) and not _HEADING.match(line) and line.lstrip()[:1] not in "-*|#>`"
-
-
-def _sentence(line: str, lines: list[str], number: int) -> str:
-    """``line`` and, where its sentence is wrapped onto the next lines of a paragraph, the
-    rest of that sentence (two lines at most): "support via ROCm is still / under
-    development" is a promise (mcx, J46)."""
-    if line.rstrip().endswith((".", "!", "?")):
-        return line
-    out = [line]
-    for nxt in lines[number : number + 2]:
-        if not _wraps(nxt):
-            break
-        ends = _stops(nxt)
-        out.append(nxt[: ends[0]] if ends else nxt)
-        if ends:
-            break
-    return " ".join(out)
-
-
-#: a subject other than the ROCm/AMD support a wrapped sentence went on about: a negation
-#: after it is about that subject ("ROCm is supported, while Windows is / not supported")
-_OTHER_SUBJECT = textre.compile(
-    r"\b(?:NVIDIA|CUDA|Intel|Apple|Metal|Windows|mac\s?OS|OS\s?X|CPUs?|Vulkan|OpenCL|SYCL"
-    r"|oneAPI|DirectML|while|whereas|however|although|except)\b",
-    re.I,
-)
-_NEAR = 60  # characters from the ROCm/AMD word to a wrapped negation or hedge
-
-
-def _wrapped_against(line: str, said: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``pattern`` (a denial or a hedge) reads on the part of ``line``'s last
-    sentence that a paragraph wraps onto the next lines ("Support for AMD GPUs through ROCm
-    is / not available yet.": forty-third re-run F8). Only that sentence is read, only when
-    it names ROCm/AMD, and only a match that reaches past the wrap, starts after the last
-    ROCm/AMD word, within :data:`_NEAR` characters of it and with no other subject between
-    (NVIDIA, Windows, CPU, "while"...): a true claim is not denied by a negation about
-    something else in the next sentence or the next clause. ``said``: :func:`_sentence`."""
-    if len(said) <= len(line):
-        return False  # the sentence ends on the line: read there
-    ends = _stops(line)
-    start = ends[-1] if ends else 0
-    mentions = [m.end() for m in _WORD.finditer(line, start)]
-    if not mentions:
-        return False
-    at = mentions[-1]
-    for m in pattern.finditer(said, at):
-        if m.end() <= len(line) or m.start() - at > _NEAR:
-            continue
-        if _OTHER_SUBJECT.search(said[at : m.start()]) is None:
-            return True
-    return False
-
-
-def _other_api(line: str, lines: list[str], number: int) -> bool:
-    """Whether the sentence of a claim of AMD support names another GPU API (OpenCL, Vulkan,
-    SYCL...) and neither ROCm nor HIP, read back to where the sentence starts (two lines at
-    most): "A more portable OpenCL implementation of MCX ... supports almost all
-    NVIDIA/AMD/Intel CPU and GPU models" is another program's route (mcx, J46)."""
-    before: list[str] = []
-    for prev in reversed(lines[max(0, number - 3) : number - 1]):
-        if not _wraps(prev):
-            break
-        ends = _stops(prev)
-        before.insert(0, prev[ends[-1] :] if ends else prev)
-        if ends:
-            break
-    said = " ".join([*before, _sentence(line, lines, number)])
-    cuts = [0, *_stops(said), len(said)]
-    for a, b in itertools.pairwise(cuts):  # the sentences that name AMD
-        part = said[a:b]
-        if _WORD.search(part) and _OTHER_API.search(part) and not _ROCM_API.search(part):
-            return True
-    return False
-
-
 def _around_mention(line: str) -> str:
     """The line, from a little before its first ROCm/AMD word when that lies far in (a long
     table row shows the AMD cell, not the OS column)."""
@@ -433,26 +330,56 @@ _TAG_FILES = (
 )
 
 
-def _sphinx_tags(root: Path) -> frozenset[str] | None:
+#: a name ``conf.py`` gives a value at the top level (``rocm_ready = False``), or a default
+#: an extension declares (``app.add_config_value("rocm_ready", False, "env")``), and a
+#: ``-D name=value`` override on the build line (the value is then unknown)
+_CONF_VALUE = textre.compile(r"^([A-Za-z_]\w*)[ \t]*=[ \t]*([^#\n]*?)[ \t]*(?:#.*)?$", re.M)
+_ADD_CONFIG = textre.compile(r"add_config_value\(\s*[\"']([A-Za-z_]\w*)[\"']\s*,\s*([^,)\n]*)")
+_DEFINE = textre.compile(r"(?:^|\s)-D[ \t]*([A-Za-z_]\w*)=")
+_FALSE = ("False", "None", "0", '""', "''", "[]", "{}", "()")
+_TRUE = ("True", "1")
+
+
+def _sphinx_build(root: Path) -> tuple[frozenset[str] | None, dict[str, bool]]:
     """The Sphinx tags the project's docs build sets beyond the builder's, for ``..
     only::`` (forty-third re-run F16); None when it sets one that cannot be read (a
-    ``tags.add(variable)``, ``-t $(TAG)``), so that no ``.. only::`` body is hidden."""
-    found: set[str] = set()
+    ``tags.add(variable)``, ``-t $(TAG)``), so that no ``.. only::`` body is hidden. And the
+    truth of each literal config value (``rocm_ready = False``) for ``ifconfig``
+    (forty-fourth re-run F17): a name given another value, twice, or overridden with ``-D``
+    is left out, so its ``ifconfig`` body is shown."""
+    found: set[str] | None = set()
+    values: dict[str, bool | None] = {}
     for rel in _TAG_FILES:
         text = _read(root / rel, root)
         if text is None:
             continue
-        pattern = _TAG_ADD if rel.endswith(".py") else _TAG_OPTION
-        for m in pattern.finditer(text):
+        python = rel.endswith(".py")
+        for m in (_TAG_ADD if python else _TAG_OPTION).finditer(text):
             if m.group(1) is None or m.group(1) == "$":
-                return None
-            found.add(m.group(1))
-    return frozenset(found)
+                found = None
+            elif found is not None:
+                found.add(m.group(1))
+        assigned = [*_CONF_VALUE.finditer(text), *_ADD_CONFIG.finditer(text)] if python else []
+        for m in assigned:
+            value = m.group(2).strip()
+            truth = False if value in _FALSE else True if value in _TRUE else None
+            if truth is None and value[:1] in "\"'" and len(value) > 2 and value[-1] == value[0]:
+                truth = True  # a non-empty string
+            known = values.get(m.group(1), truth)
+            values[m.group(1)] = truth if known == truth else None
+        for m in _DEFINE.finditer(text) if not python else ():
+            values[m.group(1)] = None
+    config = {k: v for k, v in values.items() if v is not None}
+    return (None if found is None else frozenset(found)), config
 
 
-def _shown(rel: str, text: str, tags: frozenset[str] | None = frozenset()) -> str:
+def _shown(
+    rel: str,
+    text: str,
+    build: tuple[frozenset[str] | None, dict[str, bool]] = (frozenset(), {}),
+) -> str:
     """``text`` as a reader sees it (see :mod:`gpuport.scan.project.doc_shown`)."""
-    return shown(rel, text, tags)
+    return shown(rel, text, *build)
 
 
 def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
@@ -529,31 +456,34 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
 def doc_routes(root: Path) -> list[RouteEvidence]:
     """Route evidence from the README files at the root and the pages under ``docs/``."""
     out: list[RouteEvidence] = []
-    tags = _sphinx_tags(root)
+    build = _sphinx_build(root)
     for p in _readmes(root):
         text = _read(p, root)
         if text is None:
             continue
-        text = _shown(p.name, text, tags)
+        text = _shown(p.name, text, build)
         out += _table_evidence(p.name, text) + _line_evidence(p.name, text, page=False)
     named = 0
     for p in _doc_pages(root):
         rel = p.relative_to(root).as_posix()
         if _ROCM_NAME.search(p.stem) and named < _PER_KIND:
             named += 1
-            out.append(_named_page(p, rel, root, tags))
+            out.append(_named_page(p, rel, root, build))
             continue
         text = _read(p, root)
         if text is None or not _MENTION.search(text):
             continue
-        text = _shown(rel, text, tags)
+        text = _shown(rel, text, build)
         found = [r for r in _line_evidence(rel, text, page=True) if r.counts]
         out += (_table_evidence(rel, text) + found)[:1]
     return out
 
 
 def _named_page(
-    path: Path, rel: str, root: Path, tags: frozenset[str] | None = frozenset()
+    path: Path,
+    rel: str,
+    root: Path,
+    build: tuple[frozenset[str] | None, dict[str, bool]] = (frozenset(), {}),
 ) -> RouteEvidence:
     """A page named for ROCm/AMD: a route, unless its own lines say only that support is
     absent, promised or hedged (fortieth re-run F22: ``docs/amd.md`` saying "AMD GPUs are
@@ -563,7 +493,7 @@ def _named_page(
     text = _read(path, root)
     if text is None:
         return evidence
-    text = _shown(rel, text, tags)
+    text = _shown(rel, text, build)
     if not shows_text(text):
         why = "the page shows nothing but headings: its other text is comments or struck out"
         return evidence.model_copy(update={"counts": False, "why": why})

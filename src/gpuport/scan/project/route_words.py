@@ -1,0 +1,218 @@
+"""The words and sentences of a documented ROCm route claim (read by
+:mod:`gpuport.scan.project.routes_docs`).
+
+* :data:`PROMISE`: a sentence that puts ROCm/AMD support in the future ("coming soon", "we
+  plan to", "in a future release") states no present support; so do "is on our roadmap",
+  "will be added later this year", "next release", "we are working on" (forty-fourth re-run
+  F15);
+* :func:`sentence` reads a claim to the end of its sentence where a paragraph wraps it, and
+  :func:`wrapped_against` reads a denial or hedge there; a parenthetical insertion (",
+  as of the 2.3 release ..., ", "(...)", "-- ... --") between the ROCm/AMD word and the
+  denial is skipped, so it is neither counted in the distance nor read as another subject
+  (forty-fourth re-run F14);
+* :func:`other_api`: a claim of AMD support whose sentence names no ROCm/HIP (nor a ROCm
+  install) but gives its means, "through/via/using X" or an "X backend" with X neither a way
+  of building or packaging this code nor the hardware, is another API's route (DirectX 12,
+  OpenGL, wgpu, Kompute... as OpenCL or Vulkan): no ROCm build of this code (forty-fourth
+  re-run F16).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from gpuport import textre
+
+__all__ = ["HEADING", "PROMISE", "WORD", "other_api", "sentence", "wrapped_against"]
+
+WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
+HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
+
+#: A promise, not a route: "NVIDIA GPUs, soon AMD & Intel setups", "AMD support is upcoming",
+#: "ROCm support is still under development".
+_LATER = (
+    r"\b(?:soon|upcoming|in\s+the\s+future|work\s+in\s+progress"
+    # "is on our roadmap", "on the 2025 roadmap" (forty-fourth re-run F15)
+    r"|on\s+(?:the|our|its|their|my)\s+(?:[\w-]+\s+)?road-?map|road-?map\s+item"
+    # "support for AMD GPUs via ROCm is still under development" (mcx, J46)
+    r"|(?:under|in)\s+(?:active\s+)?development|being\s+(?:developed|worked\s+on)|planned"
+    r"|being\s+(?:added|ported|implemented)|in\s+the\s+works|eventually|some\s?day"
+    # a stated plan: "we plan to support AMD GPUs through ROCm in a future release" (forty-
+    # third re-run F15)
+    r"|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to"
+    r"|(?:a|an|the)\s+(?:future|later)\s+(?:release|version)|future\s+(?:releases|versions)"
+    # future tense and dates: "will be added later this year", "in the next release",
+    # "we are working on it" (forty-fourth re-run F15)
+    r"|will\s+(?:soon\s+|eventually\s+|also\s+|then\s+)?(?:be\s+)?(?:added|implemented"
+    r"|introduced|released|ported|landing|arriving|coming)"
+    r"|(?:yet\s+)?to\s+be\s+(?:added|implemented|ported|released|done)"
+    r"|(?:later|earlier)\s+this\s+(?:year|month|quarter|spring|summer|fall|autumn|winter)"
+    r"|(?:by|before|at)\s+the\s+end\s+of\s+(?:the|this|next)\s+(?:year|month|quarter)"
+    r"|(?:the|our|a)\s+(?:next|coming|upcoming)\s+(?:major\s+|minor\s+)?(?:release|version)"
+    r"|(?:we\s+are|we['’]re|I\s+am|I['’]m)\s+(?:currently\s+|actively\s+|still\s+)?"
+    r"working\s+on)\b"
+)
+PROMISE = textre.compile(
+    rf"{_LATER}[^.\n]{{0,30}}\b(?:ROCm|AMD|HIP)\b|\b(?:ROCm|AMD|HIP)\b[^.\n]{{0,40}}{_LATER}"
+    # a wish: "we would love support for AMD GPUs (PRs welcome)", "AMD support is wanted"
+    r"|\bwould\s+(?:love|like|welcome)\b|\b(?:is|are)\s+wanted\b|\bhelp\s+wanted\b"
+    r"|\b(?:PRs?|pull\s+requests?|contributions?)\s+(?:are\s+)?welcome\b|\bfeature\s+request\b",
+    re.I,
+)
+
+#: where a wrapped sentence ends: a full stop, "!" or "?" before a space or the line's end
+_STOP = textre.compile(r"[.!?](?:\s|$)")
+_ABBREV = ("i.e", "e.g", "etc", " vs", "cf")
+_OTHER_API = textre.compile(r"\b(?:OpenCL|Vulkan|SYCL|DirectML|Metal|oneAPI|WebGPU)\b", re.I)
+#: ROCm, HIP or a ROCm install named, also inside a word (``whl/rocm6.2``, ``hipcc``,
+#: ``rocBLAS``, ``AMDGPU.jl``, ``repo.radeon.com``)
+_ROCM_API = textre.compile(
+    r"(?:^|[^a-z])(?:rocm|hip(?:cc|ify|blas\w*|fft|rand|sparse|solver|cub|_\w+)?(?:[^a-z]|$)"
+    r"|roc(?:blas|fft|rand|sparse|solver|prim|thrust|wmma)|miopen|rccl|migraphx|amdgpu"
+    r"|repo\.radeon)",
+    re.I,
+)
+#: the means a sentence gives AMD support by: "through the DirectX 12 backend", "via Kompute",
+#: "using wgpu", "on top of OpenGL"; cut at a conjunction or another preposition
+_MEANS = textre.compile(
+    r"\b(?:through|via|using|atop|on\s+top\s+of|by\s+(?:means|way)\s+of|thanks\s+to"
+    r"|(?:backed|powered|driven)\s+by|built\s+on)\s+([^.,;:!?()\[\]\n]{1,60})"
+    r"|\b((?:[\w.+-]+\s+){0,2}?[\w.+-]+)\s+back-?end\b",
+    re.I,
+)
+_MEANS_CUT = textre.compile(
+    r"\s(?:and|or|on|for|with|in|to|when|if|as|but|where|which|that|while|from)\s", re.I
+)
+#: a means that is the hardware itself ("using AMD or NVIDIA GPUs") or a way of building or
+#: packaging this code ("through JIT fused-kernel compilation", "via the Docker image"), or a
+#: framework whose AMD build is the ROCm one: not another GPU API
+_HARDWARE = textre.compile(
+    r"\b(?:[GCNT]PUs?|cards?|devices?|hardware|accelerators?|AMD|NVIDIA|CUDA|Intel|Apple)\b",
+    re.I,
+)
+_GENERIC = textre.compile(
+    r"\b(?:compil\w*|JIT|kernels?|build\w*|wheels?|pip|conda|docker\w*|containers?|images?"
+    r"|packages?|install\w*|scripts?|flags?|options?|binar\w*|releases?|sources?|code|cmake"
+    r"|make\w*|setup\.py|environment|variables?|settings?|config\w*|patch\w*|PyTorch|torch"
+    r"|JAX|TensorFlow|Triton|Kokkos|RAJA|same|default|generic|portable|common|this|it|own)\b",
+    re.I,
+)
+
+
+def _stops(text: str) -> list[int]:
+    """Where sentences end in ``text`` (the offset after each stop), not after "i.e."."""
+    return [
+        m.end()
+        for m in _STOP.finditer(text)
+        if not text[max(0, m.start() - 3) : m.start()].lower().endswith(_ABBREV)
+    ]
+
+
+def _wraps(line: str) -> bool:
+    """Whether a paragraph line is one a wrapped sentence may go on from or into."""
+    return bool(line.strip()) and not HEADING.match(line) and line.lstrip()[:1] not in "-*|#>`"
+
+
+def sentence(line: str, lines: list[str], number: int) -> str:
+    """``line`` and, where its sentence is wrapped onto the next lines of a paragraph, the
+    rest of that sentence (two lines at most): "support via ROCm is still / under
+    development" is a promise (mcx, J46)."""
+    if line.rstrip().endswith((".", "!", "?")):
+        return line
+    out = [line]
+    for nxt in lines[number : number + 2]:
+        if not _wraps(nxt):
+            break
+        ends = _stops(nxt)
+        out.append(nxt[: ends[0]] if ends else nxt)
+        if ends:
+            break
+    return " ".join(out)
+
+
+#: a subject other than the ROCm/AMD support a wrapped sentence went on about: a negation
+#: after it is about that subject ("ROCm is supported, while Windows is / not supported")
+_OTHER_SUBJECT = textre.compile(
+    r"\b(?:NVIDIA|CUDA|Intel|Apple|Metal|Windows|mac\s?OS|OS\s?X|CPUs?|Vulkan|OpenCL|SYCL"
+    r"|oneAPI|DirectML|while|whereas|however|although|except)\b",
+    re.I,
+)
+#: a parenthetical insertion: a phrase set off by commas that opens with a preposition or an
+#: adverb (", as of the 2.3 release of this library and its CUDA 12 builds, "), brackets or
+#: dashes; the clause goes on after it (forty-fourth re-run F14)
+_INSERTION = textre.compile(
+    r",\s*(?:as\s+of|as\s+yet|at|in|for|from|since|to\s+date|with|on|until|by|under|after"
+    r"|before|currently|unfortunately|sadly|regrettably|still|yet|so\s+far|today|now"
+    r"|right\s+now|for\s+now|at\s+present|presently|alas)\b(?:[^,;.!?]|\.\w){0,200},"
+    r"|\([^()]{0,200}\)|\s[–—]\s?[^–—]{0,200}?\s?[–—]\s|\s--\s[^\n]{0,200}?\s--\s",
+    re.I,
+)
+_NEAR = 60  # characters from the ROCm/AMD word to a wrapped negation or hedge
+
+
+def wrapped_against(line: str, said: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` (a denial or a hedge) reads on the part of ``line``'s last
+    sentence that a paragraph wraps onto the next lines ("Support for AMD GPUs through ROCm
+    is / not available yet.": forty-third re-run F8). Only that sentence is read, only when
+    it names ROCm/AMD, and only a match that reaches past the wrap, starts after the last
+    ROCm/AMD word, within :data:`_NEAR` characters of it and with no other subject between
+    (NVIDIA, Windows, CPU, "while"...), both read with parenthetical insertions left out
+    (forty-fourth re-run F14): a true claim is not denied by a negation about something
+    else in the next sentence or the next clause. ``said``: :func:`sentence`."""
+    if len(said) <= len(line):
+        return False  # the sentence ends on the line: read there
+    ends = _stops(line)
+    start = ends[-1] if ends else 0
+    mentions = [m.end() for m in WORD.finditer(line, start)]
+    if not mentions:
+        return False
+    at = mentions[-1]
+    for m in pattern.finditer(said, at):
+        if m.end() <= len(line):
+            continue
+        between = _INSERTION.sub(" ", said[at : m.start()])
+        if len(between) <= _NEAR and _OTHER_SUBJECT.search(between) is None:
+            return True
+    return False
+
+
+def _names_other_api(part: str) -> bool:
+    """Whether a sentence that names AMD but no ROCm/HIP gives its support through another
+    API: a listed one (OpenCL, Vulkan...), or a means that is no way of building or packaging
+    this code, nor the hardware."""
+    if _OTHER_API.search(part):
+        return True
+    for m in _MEANS.finditer(part):
+        phrase = m.group(1) if m.group(1) is not None else m.group(2) + " backend"
+        phrase = phrase[: c.start()] if (c := _MEANS_CUT.search(phrase)) else phrase
+        if not phrase.strip():
+            continue
+        if WORD.search(phrase) or _HARDWARE.search(phrase):
+            continue  # the hardware, not a means
+        if _GENERIC.search(phrase) is None:
+            return True
+    return False
+
+
+def other_api(line: str, lines: list[str], number: int) -> bool:
+    """Whether the sentence of a claim of AMD support gives it through another GPU API and
+    names neither ROCm nor HIP, read back to where the sentence starts (two lines at most):
+    "A more portable OpenCL implementation of MCX ... supports almost all NVIDIA/AMD/Intel
+    CPU and GPU models" is another program's route (mcx, J46); "AMD GPUs are supported
+    through the DirectX 12 backend" is no ROCm build (forty-fourth re-run F16)."""
+    before: list[str] = []
+    for prev in reversed(lines[max(0, number - 3) : number - 1]):
+        if not _wraps(prev):
+            break
+        ends = _stops(prev)
+        before.insert(0, prev[ends[-1] :] if ends else prev)
+        if ends:
+            break
+    said = " ".join([*before, sentence(line, lines, number)])
+    cuts = [0, *_stops(said), len(said)]
+    for a, b in itertools.pairwise(cuts):  # the sentences that name AMD
+        part = said[a:b]
+        if WORD.search(part) and not _ROCM_API.search(part) and _names_other_api(part):
+            return True
+    return False
