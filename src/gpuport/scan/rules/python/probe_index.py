@@ -11,7 +11,10 @@ a use not judged, not a file passed over (forty-second re-run F10). A scan asks 
 once: the second ask about one is the next scan, which reads the project again; and each
 scan starts with none (:func:`new_scan`). Forty-third re-run F5: the project's Python is not
 only its ``*.py`` files: ``*.pyw``, extensionless tools whose ``#!`` line names python and the
-code cells of notebooks (:func:`python_source`) are read for callers too.
+code cells of notebooks (:func:`python_source`) are read for callers too. Forty-fourth re-run
+F6: so are Cython (``.pyx``/``.pxd``/``.pxi``), tools run by ``uv run --script``/``pipx run``
+or holding a PEP 723 ``# /// script`` block, and ``#!`` python tools with a dot in their name
+(``tools/check.v2``). F19: a notebook's lone surrogate (valid JSON) no longer crashes the scan.
 """
 
 from __future__ import annotations
@@ -34,7 +37,22 @@ _MOST_REREADS = 4
 _DEF_NAME = textre.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([^\s(:\[]+)")
 #: extensionless files whose first bytes are read for a ``#!...python`` line
 _MOST_HEADS = 30_000
-_PY_SHEBANG = textre.compile(r"^#![^\n]*\bpython[\d.]*\b")
+_PY_SHEBANG = textre.compile(r"^#![^\n]*(?:\b(?:python|pypy)[\d.]*\b|\b(?:uv|pipx)[ \t]+run\b)")
+#: a PEP 723 inline-metadata block: the file is a Python script (run by uv, pipx, hatch)
+_PEP723 = b"# /// script"
+#: Python read whole by its suffix (Cython's too: a caller there is a use, judged or not)
+_PY_SUFFIXES = (".py", ".pyw", ".ipynb", ".pyx", ".pxd", ".pxi")
+#: suffixes that are no Python tool (their first bytes are not read for a ``#!`` line)
+_NOT_TOOL_WORDS = (
+    ".md .rst .txt .json .yaml .yml .toml .cfg .ini .csv .tsv .xml .html .htm .css .js .ts"
+    " .png .jpg .jpeg .gif .svg .ico .pdf .zip .gz .tgz .bz2 .xz .tar .whl .so .a .o .dll"
+    " .dylib .exe .bin .pt .pth .onnx .npy .npz .pkl .h5 .safetensors .ckpt .lock .log"
+    " .c .cc .cpp .cxx .h .hh .hpp .hxx .cu .cuh .cl .metal .cmake .mk .sh .bash .zsh .bat"
+    " .ps1 .cmd .go .rs .java .kt .scala .rb .pl .php .lua .jl .r .m .swift .pyi .pyc .pyo"
+    " .ptx .cubin .fatbin .hip .inc .in .def .proto .s .asm .mat .wav .mp3 .mp4 .ttf .woff"
+    " .jsonl .parquet .arrow .tfrecord .mlir .ll .td .ply .obj .stl .vtk .npz .dat .raw .jpg"
+)
+_NOT_TOOL_SUFFIXES = frozenset(_NOT_TOOL_WORDS.split())
 #: cell magics whose body is still Python (``%%time``); any other cell magic's body is not
 _PY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 #: every ASCII byte that cannot be in an identifier, mapped to a space (words by bytes.split)
@@ -84,9 +102,9 @@ def lookup(root: Path, rel: str, names: frozenset[str]) -> ProbeIndex | None:
 
 
 def _python_files(root: Path) -> list[tuple[str, str]] | None:
-    """(relative path, path) of the project's Python files: ``*.py``/``*.pyw``, notebooks and
-    extensionless ``#!`` python tools (forty-third re-run F5); None past :data:`MOST_FILES`
-    (or :data:`_MOST_HEADS` extensionless files looked at)."""
+    """(relative path, path) of the project's Python files: ``*.py``/``*.pyw``, notebooks,
+    Cython and ``#!`` python tools (forty-third re-run F5, forty-fourth F6); None past
+    :data:`MOST_FILES` (or :data:`_MOST_HEADS` files' first bytes looked at)."""
     from gpuport.scan.project.files import iter_entries  # the project layer, when needed
 
     got: list[tuple[str, str]] = []
@@ -96,14 +114,15 @@ def _python_files(root: Path) -> list[tuple[str, str]] | None:
             continue
         rel, entry = item
         name = rel.rsplit("/", 1)[-1]
-        if "." not in name:
-            heads += 1
+        if not name.endswith(_PY_SUFFIXES):
+            dot = name.rfind(".")
+            if dot > 0 and name[dot:].lower() in _NOT_TOOL_SUFFIXES:
+                continue
+            heads += 1  # extensionless, or a dotted name (`check.v2`): its #! line says
             if heads > _MOST_HEADS:
                 return None
             if not _python_tool(entry.path, root):
                 continue
-        elif not name.endswith((".py", ".pyw", ".ipynb")):
-            continue
         got.append((rel, entry.path))
         if len(got) > MOST_FILES:
             return None
@@ -119,7 +138,9 @@ def _python_tool(path: str, root: Path) -> bool:
             head = fh.read(256)
     except (GpuportError, OSError):
         return False
-    return head.startswith(b"#!") and bool(_PY_SHEBANG.match(head.decode("utf-8", "replace")))
+    if head.startswith(b"#!") and _PY_SHEBANG.match(head.decode("utf-8", "replace")):
+        return True
+    return _PEP723 in head  # a PEP 723 script run as `uv run tools/check` (no #! line)
 
 
 def python_source(path: str, data: bytes) -> bytes:
@@ -151,7 +172,9 @@ def python_source(path: str, data: bytes) -> bytes:
             if body.startswith(("%", "!")):
                 line = line[: len(line) - len(body)] + "pass"
             out.append(line)
-    return "\n".join(out).encode("utf-8", "surrogateescape")
+    # a lone surrogate (`"\\ud800"` is valid JSON) cannot be encoded: it becomes "?", and the
+    # notebook is still read (forty-fourth re-run F19: UnicodeEncodeError crashed the scan)
+    return "\n".join(out).encode("utf-8", "replace")
 
 
 def _bytes(path: str, root: Path, budget: int) -> bytes | None:
