@@ -48,7 +48,8 @@ the :data:`SUBPROC` bit, which only the nvidia-smi rule honours. A ``try`` in a 
 result stops the program (:func:`gating_calls`: an ``if``/``assert`` that exits, or ``detect()
 or sys.exit(...)``, forty-second re-run F11; a ``parser.error(...)``, or a ``return 1`` in a
 ``main()`` or a function ``sys.exit()`` takes the result of: forty-third re-run F4) swallows
-no probe.
+no probe. Forty-fourth re-run F5: so is a console-script entry point's (``status=``); a
+returned ``os.EX_*`` or any value not plainly a success is a failure, and ``ap.error()`` exits.
 
 A call that probes for an optional module (``try_import_cutlass()``,
 ``importlib.util.find_spec(...)``) in a test sets the :data:`IMPORT` bit, which
@@ -369,9 +370,10 @@ _EXIT_CALLS = frozenset({"exit", "_exit", "quit", "abort"})
 _STATUS_NAMES = frozenset({"main", "_main"})
 #: word parts of a name that holds a failure status (``EXIT_FAILURE``, ``ERROR_NO_GPU``)
 _FAILURE_PARTS = frozenset({"fail", "failure", "failed", "error", "err"})
+_SUCCESS_PARTS = frozenset({"success", "succeeded", "ok", "okay", "passed", "none", "false"})
 
 
-def gating_calls(tree: ast.AST) -> set[str]:
+def gating_calls(tree: ast.AST, status: frozenset[str] = frozenset()) -> set[str]:
     """Names of the functions whose result decides whether the program stops: called in the
     test of an ``if`` with a ``raise``/``sys.exit()``/``parser.error()`` in a branch, or with a
     ``return 1`` in a function whose result is the exit status (``sys.exit(main())``, a
@@ -381,15 +383,17 @@ def gating_calls(tree: ast.AST) -> set[str]:
     test of a conditional expression with an exit in a branch (``GPUS = detect() or
     sys.exit(...)``: forty-second re-run F11). A probe such a function swallows (``except
     Exception: return False``) stops the program on an AMD host: it is no handled failure
-    (forty-first re-run F11)."""
+    (forty-first re-run F11). ``status``: more functions whose result is the exit status (the
+    project's console-script entry points in this module: forty-fourth re-run F5)."""
     tests: list[ast.expr] = []
     assigned: dict[str, set[str]] = {}
-    failing = _failing_returns(tree)
+    failing = _failing_returns(tree, status)
+    parsers = _parser_names(tree)
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.If)
             and any(
-                isinstance(n, ast.Raise) or _exits(n) or id(n) in failing
+                isinstance(n, ast.Raise) or _exits(n, parsers) or id(n) in failing
                 for stmt in (*node.body, *node.orelse)
                 for n in ast.walk(stmt)
             )
@@ -397,10 +401,10 @@ def gating_calls(tree: ast.AST) -> set[str]:
             tests.append(node.test)
         elif isinstance(node, ast.BoolOp):  # `detect() or sys.exit(...)`: F11
             for k, value in enumerate(node.values):
-                if k and any(_exits(n) for n in ast.walk(value)):
+                if k and any(_exits(n, parsers) for n in ast.walk(value)):
                     tests.extend(node.values[:k])
         elif isinstance(node, ast.IfExp) and any(
-            _exits(n) for part in (node.body, node.orelse) for n in ast.walk(part)
+            _exits(n, parsers) for part in (node.body, node.orelse) for n in ast.walk(part)
         ):
             tests.append(node.test)  # `sys.exit(...) if not detect() else None`
         elif isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
@@ -420,14 +424,14 @@ def gating_calls(tree: ast.AST) -> set[str]:
     return out
 
 
-def _failing_returns(tree: ast.AST) -> set[int]:
+def _failing_returns(tree: ast.AST, entry: frozenset[str] = frozenset()) -> set[int]:
     """Ids of the ``return <failure status>`` statements (``return 1``, ``return -1``,
     ``return "no GPU"``, ``return EXIT_FAILURE``) of the functions whose result is the
     program's exit status: a ``main``, a function whose result ``sys.exit()``/``exit()``/
     ``raise SystemExit`` takes (directly or through a name assigned from it), and one such a
     function returns the result of (``def main(): return run()``): forty-third re-run F4."""
     defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    status: set[str] = set()
+    status: set[str] = set(entry)
     assigned: dict[str, set[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -482,20 +486,20 @@ def _own_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]
 
 
 def _failure_status(value: ast.expr | None) -> bool:
-    """An exit status that says the program failed: a non-zero int, ``True``, a non-empty
-    string (``sys.exit("no GPU")`` exits 1), or a name with a failure word in it."""
+    """An exit status that may say the program failed: anything but ``None``, a false
+    constant or a name that says success (``EXIT_SUCCESS``, ``os.EX_OK``): a non-zero int, a
+    string (``sys.exit("no GPU")`` exits 1), ``os.EX_UNAVAILABLE``, ``errno.ENODEV``, a code
+    held in a name (forty-fourth re-run F5: when unsure, the failure is not handled)."""
+    if value is None:
+        return False
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
         value = value.operand
     if isinstance(value, ast.Constant):
-        return value.value is True or (
-            isinstance(value.value, int | str)
-            and not isinstance(value.value, bool)
-            and bool(value.value)
-        )
+        return bool(value.value)
     if isinstance(value, ast.Name | ast.Attribute):
-        name = value.id if isinstance(value, ast.Name) else value.attr
-        return any(p in _FAILURE_PARTS for p in word_parts(name))
-    return False
+        parts = word_parts(value.id if isinstance(value, ast.Name) else value.attr)
+        return not (_SUCCESS_PARTS & set(parts)) or bool(_FAILURE_PARTS & set(parts))
+    return not isinstance(value, ast.Call | ast.Await)  # a call: its own returns are read
 
 
 def gated_tries(tree: ast.AST, gates: set[str]) -> set[int]:
@@ -510,18 +514,34 @@ def gated_tries(tree: ast.AST, gates: set[str]) -> set[int]:
     return out
 
 
-def _exits(node: ast.AST) -> bool:
+def _exits(node: ast.AST, parsers: frozenset[str] = frozenset()) -> bool:
     """``sys.exit(...)``/``os._exit(...)``/``exit()``/``parser.error(...)`` (argparse prints
-    and exits 2: forty-third re-run F4): a call that ends the program."""
-    if not isinstance(node, ast.Call):
-        return False
-    name = last_name(node.func)
+    and exits 2: forty-third re-run F4; any name in ``parsers`` too, ``ap.error()``, and
+    click's ``ctx.fail()``: forty-fourth F5): a call that ends the program."""
+    func = node.func if isinstance(node, ast.Call) else None
+    name = last_name(func) if func is not None else ""
     if name in _EXIT_CALLS:
         return True
-    if name != "error" or not isinstance(node.func, ast.Attribute):
+    if name not in ("error", "fail") or not isinstance(func, ast.Attribute):
         return False
-    receiver = word_parts(last_name(node.func.value))
-    return bool(receiver) and receiver[-1].endswith("parser")
+    held = last_name(func.value)
+    receiver = word_parts(held)
+    if name == "fail":
+        return receiver[-1:] in (["ctx"], ["context"])
+    return held in parsers or (bool(receiver) and receiver[-1].endswith("parser"))
+
+
+def _parser_names(tree: ast.AST) -> frozenset[str]:
+    """Names bound to an argument parser (``ap = argparse.ArgumentParser()``,
+    ``sub.add_parser(...)``): their ``.error()`` exits (forty-fourth re-run F5)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        call = node.value if isinstance(node, ast.Assign) else None
+        if isinstance(call, ast.Call) and last_name(call.func).lower().endswith("parser"):
+            out.update(last_name(t) for t in targets)
+    out.discard("")
+    return frozenset(out)
 
 
 class Aliases:
