@@ -13,6 +13,10 @@
   scan reads itself (a Makefile recipe, a Dockerfile's ``RUN``/``CMD``, a compose
   ``command:``, a ``pyproject.toml`` task table) or a local GitHub action (forty-third re-run
   F13: all were "run by no script"); when such a file cannot be read, nothing is lowered.
+  Forty-fourth re-run F13: so does a command in a deployment or package config (a Kubernetes
+  manifest's ``command:``/``args:``, ``supervisord.conf``'s ``command=``, ``package.json``'s
+  ``scripts``, ``pixi.toml``'s ``[tasks]``: :func:`_config_commands`); a dependency list there
+  still only lists it.
   Read only when such a finding exists; when the project has no Python file, a Python file
   could not be read, or Python files were not part of the scan (``--kind``), nothing is
   lowered.
@@ -128,6 +132,9 @@ def unimported_monitors(
     for text in scripts.python.values():
         named.update(word.findall(text))
     runs = [t for rel, t in scripts.config.items() if rel.startswith(_CI)]
+    for rel, t in scripts.config.items():  # a config that names it: its commands (F13)
+        if not rel.startswith(_CI) and (word.search(t) or command.search(t)):
+            runs.append(_config_commands(rel, t))
     for c in candidates:  # the build and container files the scan reads: their commands
         if c.kind in _RUNS or c.kind is FileKind.PYPROJECT:
             text = read_text(c.path, max_bytes)
@@ -158,7 +165,41 @@ _RUNS = (FileKind.MAKEFILE, FileKind.DOCKERFILE, FileKind.COMPOSE)
 _TABLE = textre.compile(
     r"^[ \t]*\[\[?[ \t]*([A-Za-z0-9_-][\w.\-\" \t]*?)[ \t]*\]\]?[ \t]*(?:#[^\n]*)?$"
 )
-_TASK_TABLE = textre.compile(r"^tool\.(?:poe|taskipy)\b|\.(?:scripts|tasks)\b")
+_TASK_TABLE = textre.compile(
+    r"^tool\.(?:poe|taskipy)\b|\.(?:scripts|tasks)\b|^(?:tasks|scripts)\b"
+)  # `[tasks]`, `[feature.gpu.tasks]`: pixi.toml
+#: a config line's key (YAML ``command:``, ``- args:``, JSON ``"scripts":``, INI ``command=``)
+_KEY = textre.compile(r"^([ \t]*)(?:-[ \t]+)?[\"']?([A-Za-z_][\w.-]*)[\"']?[ \t]*[:=]")
+#: the ends of keys whose values are commands (``command``, ``postCreateCommand``, ``args``,
+#: ``ExecStart``, ``before_script``, ``scripts``, ``entrypoint``, ``tasks``)
+_COMMAND_KEYS = (
+    "command", "commands", "cmd", "args", "arguments", "entrypoint", "exec", "execstart",
+    "execstartpre", "script", "scripts", "run", "tasks", "shell",
+)  # fmt: skip
+
+
+def _config_commands(rel: str, text: str) -> str:
+    """The commands a (non-CI) config file holds: the values of its command keys (with the
+    lines nested under them: a YAML list, a JSON object, an INI continuation), or a TOML
+    file's task tables. Its other lines (a dependency list) only name a package."""
+    if rel.endswith(".toml"):
+        return _task_tables(text)
+    keep: list[str] = []
+    under = -1  # the indent of the command key whose nested lines are kept; -1: none
+    for line in text.splitlines():
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        if under >= 0 and not body:
+            continue  # a blank line inside a YAML block
+        if under >= 0 and (indent > under or (indent == under and body[0] in "-]}")):
+            keep.append(line)
+            continue
+        under = -1
+        key = _KEY.match(line)
+        if key is not None and key.group(2).lower().endswith(_COMMAND_KEYS):
+            keep.append(line)
+            under = len(key.group(1))
+    return "\n".join(keep)
 
 
 def _task_tables(text: str) -> str:
