@@ -38,6 +38,7 @@ Files are read as text, bounded, inside the project; nothing is run.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -176,7 +177,7 @@ def _computed_names(texts: Mapping[str, str]) -> dict[tuple[str, str], dict[str,
     return out
 
 
-def _key_of(m: textre.TextMatch) -> tuple[str, str, str] | None:
+def _key_of(m: re.Match[str]) -> tuple[str, str, str] | None:
     """(folder, literal start, literal end) of a name built from a variable, or None when too
     little of it is literal to name a file: no start, and no folder or only an extension."""
     before, after = m.group("before") or "", m.group("after") or ""
