@@ -149,6 +149,7 @@ _INSERTION = textre.compile(
     re.I,
 )
 _NEAR = 60  # characters from the ROCm/AMD word to a wrapped negation or hedge
+_FAR = 600  # the same with the insertions left in
 
 
 def wrapped_against(line: str, said: str, pattern: re.Pattern[str]) -> bool:
@@ -169,6 +170,8 @@ def wrapped_against(line: str, said: str, pattern: re.Pattern[str]) -> bool:
         return False
     at = mentions[-1]
     for m in pattern.finditer(said, at):
+        if m.start() - at > _FAR:
+            break  # past any insertions: each read below stays short
         if m.end() <= len(line):
             continue
         between = _INSERTION.sub(" ", said[at : m.start()])
