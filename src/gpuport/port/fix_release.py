@@ -21,7 +21,9 @@ A CUDA switch the table does not know, or CUDA artefacts built another way (a to
 an ``nvidia/cuda`` container, a CUDA torch index), get no workflow: a report line says why.
 So does a gate of the CUDA release job the ROCm one would not copy, also one inside a project
 script or a local action the job runs (``./scripts/check_release.sh`` running ``git describe
---exact-match``: forty-third re-run F1).
+--exact-match``: forty-third re-run F1), a make target, a ``python -m`` module or a nested
+local action it runs, read through the project's files and folder listings (forty-fourth
+re-run F1, F2, F3).
 
 The CUDA workflows are not touched (their bytes are the same); the index workflow and script
 get one line each beside their CUDA lines. **Unsafe**: publishing is release policy. Once
@@ -358,7 +360,7 @@ def propose(ctx: PortContext) -> list[Proposal]:
     table = load_release_switches()
     routes = load_port_routes()
     for path, text in texts.items():
-        wf = read_workflow(path, text, table, ctx.read)
+        wf = read_workflow(path, text, table, ctx.read, ctx.listdir)
         if wf is not None and wf.refused:
             ctx.report_line(
                 _finding(path, wf.build_line, "builds CUDA wheels with a CMake switch"),

@@ -1,21 +1,16 @@
 """Gates of a CUDA release job that the ROCm release workflow (:mod:`gpuport.port.fix_release`)
-would not keep: the job's own ``if:`` / ``environment:`` / ``needs:``, a step ``if:``, and a
-step that may fail the job from what triggered it, which the ROCm job, whose steps are its
-own, does not run.
-
-A step reads the trigger when any text of the job (or of the workflow's ``env:``) reads the
-GitHub context (``github.ref``, ``$GITHUB_REF_TYPE``, ``inputs.``, ``vars.``), when a shell
-line asks git which branch or tag HEAD is (``git branch --show-current``, ``git describe``,
-``git rev-parse --abbrev-ref``, ``--points-at``...), or when a step runs a script action
-(``actions/github-script``: its ``context`` is the trigger, its ``core.setFailed`` fails the
-job). Each declines the ROCm workflow with the reason (forty-second re-run F7: a
-``git branch --show-current`` or ``context.ref`` gate was dropped, so the copy published on
-every tag push where the CUDA job never did). The project files the job runs are read the
-same way: a script a step names (``./scripts/check_release.sh``, ``python tools/x.py``, and
-the scripts those name), a local action (``uses: ./.github/actions/x``: its ``action.yml``
-and the files it runs); one gpuport cannot read declines too (forty-third re-run F1: a
-``git describe --exact-match`` in such a script was dropped, so the copy published from any
-dispatched branch).
+would not keep: a step that may fail the job from what triggered it, which the ROCm job,
+whose steps are its own, does not run: a text of the job (or the workflow's ``env:``)
+reading the GitHub context (``github.ref``, ``$GITHUB_REF_TYPE``, ``inputs.``), a shell
+line asking git which branch or tag HEAD is (``git describe``, ``--points-at``...), a
+script action (``actions/github-script``). Each declines the ROCm workflow with the reason
+(forty-second re-run F7). The project files the job runs are read the same way (forty-third
+re-run F1): a script a step names and those it names, a local action (its ``action.yml``),
+and now a make target's recipe (and its prerequisites' and the variables they read), a
+``python -m`` module, a bare-named script (``sh check_release``) and a local action nested
+in another (forty-fourth re-run F1, F2); one gpuport cannot read exactly declines. Each
+step is resolved from its own working directory and the root only, each folder listed once:
+linear time (forty-fourth re-run F3: every token against every ``working-directory:``).
 """
 
 from __future__ import annotations
@@ -23,6 +18,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import yaml
 
@@ -32,19 +28,18 @@ from gpuport.yamlnodes import MERGE_TAG, nodes
 __all__ = [
     "CONTEXT",
     "QUOTED_EXPR",
-    "SAME_CONTEXTS",
+    "Lister",
     "Reader",
-    "job_gate",
     "plain_keys",
     "step_gates",
+    "workflow_workdirs",
 ]
 
 #: the text of a project file by its relative path, or None (missing, not a file, too large)
 Reader = Callable[[str], "str | None"]
+#: the names in a project folder by its relative path (none: not a folder of the project)
+Lister = Callable[[str], "list[str]"]
 
-#: a context an ``if:`` expression reads that the ROCm workflow has as the CUDA one does:
-#: the event, the ``on:`` block's inputs (copied), the repository's variables and secrets
-SAME_CONTEXTS = frozenset({"github", "inputs", "vars", "secrets"})
 QUOTED_EXPR = textre.compile(r"'(?:[^']|'')*'")
 CONTEXT = textre.compile(r"(?:^|[^\w.-])([A-Za-z_][\w-]*)\s*[.\[]")
 
@@ -58,21 +53,6 @@ def plain_keys(node: yaml.MappingNode) -> dict[str, yaml.Node] | None:
             return None
         out[str(k.value)] = v
     return out
-
-
-def job_gate(job: yaml.MappingNode, what: str) -> str | None:
-    """Why a job's gates are not carried into the ROCm job: its ``if:`` or its deployment
-    ``environment:`` (reviewers, secrets), which the ROCm job does not have."""
-    keys = plain_keys(job)
-    if keys is None:
-        return f"{what}'s keys are repeated or merged"
-    if "if" in keys:
-        return f"{what} has an `if:` gate, which the ROCm job does not copy"
-    if "environment" in keys:
-        return f"{what} runs in a deployment environment, which the ROCm job does not copy"
-    if "needs" in keys:  # a skipped or failed need skips the job (forty-first re-run F1)
-        return f"{what} `needs:` another job, whose gates the ROCm job does not copy"
-    return None
 
 
 #: text reading the trigger (ref, event, dispatch input, variable; a script action's
@@ -109,6 +89,8 @@ def step_gates(
     what: str,
     read: Reader | None = None,
     keep: str = "",
+    listdir: Lister | None = None,
+    workdirs: tuple[str, ...] = (),
 ) -> str | None:
     """Why a step of a job that builds or releases may gate the release where the ROCm job,
     whose steps are its own, would not (forty-first re-run F1: ``run: test
@@ -117,10 +99,12 @@ def step_gates(
     reading the trigger or asking git for HEAD's branch or tag (forty-second re-run F7; the
     release step's ``if:`` and inputs, copied or not gates, and names are not read), also in
     the project scripts and local actions the job runs, read through ``read`` (forty-third
-    re-run F1; a file named in ``keep``, the build command the ROCm job copies, is not)."""
+    re-run F1; a file named in ``keep``, the build command the ROCm job copies, is not).
+    A step's texts are resolved from its own ``working-directory:`` (or the job's and
+    workflow's default, ``workdirs``) and the root only (forty-fourth re-run F3)."""
     copied: set[int] = set()
     actions: set[int] = set()  # ``uses:`` values: read as actions, not as paths
-    follow = _Follow(read or (lambda _rel: None), set(_paths(keep)))
+    follow = _Follow(read or (lambda _rel: None), keep, listdir)
     for step in steps:
         keys = plain_keys(step) if isinstance(step, yaml.MappingNode) else None
         if keys is None:
@@ -149,15 +133,8 @@ def step_gates(
             if not text or contexts - {"runner"}:
                 line = cond.start_mark.line + 1
                 return f"a step of {what} has an `if:` gate (line {line}), not copied"
-    where = [""]
-    for node in nodes(job):
-        if isinstance(node, yaml.MappingNode):
-            where += [
-                str(v.value)
-                for k, v in node.value
-                if getattr(k, "value", None) == "working-directory"
-                and isinstance(v, yaml.ScalarNode)
-            ]
+    defaults = [*_workdir((plain_keys(job) or {}).get("defaults")), *workdirs, ""]
+    bases = _step_bases(steps, defaults)
     for node in [*nodes(job), *(nodes(env) if env is not None else [])]:
         if isinstance(node, yaml.MappingNode):
             copied |= {id(v) for k, v in node.value if getattr(k, "value", None) == "name"}
@@ -169,10 +146,53 @@ def step_gates(
                     f"{what} reads `{m.group(0)}` (line {node.start_mark.line + 1}), which may "
                     "gate its release; the ROCm job does not copy it"
                 )
+            where = bases.get(id(node), defaults)
             why = None if id(node) in actions else follow.text(text, where)
             if why is not None:
                 return f"{what} (line {node.start_mark.line + 1}) {why}"
     return None
+
+
+def _workdir(defaults: yaml.Node | None) -> list[str]:
+    """A ``defaults: run: working-directory:`` value (of a job or a workflow), or none."""
+    run = (
+        (plain_keys(defaults) or {}).get("run") if isinstance(defaults, yaml.MappingNode) else None
+    )
+    wd = (
+        (plain_keys(run) or {}).get("working-directory")
+        if isinstance(run, yaml.MappingNode)
+        else None
+    )
+    return [str(wd.value)] if isinstance(wd, yaml.ScalarNode) else []
+
+
+def workflow_workdirs(root: yaml.MappingNode) -> tuple[str, ...]:
+    """The workflow's default ``working-directory:`` (``defaults: run:``), if any."""
+    return tuple(_workdir((plain_keys(root) or {}).get("defaults")))
+
+
+def _step_bases(steps: list[yaml.Node], defaults: list[str]) -> dict[int, list[str]]:
+    """The folders each step's texts are resolved from: the root, the defaults and the
+    step's own ``working-directory:``; each node once (an alias keeps its first step's),
+    so the work is linear in the job, not steps x working-directories (forty-fourth re-run
+    F3: a 158 KB workflow of 160 steps took 42 s)."""
+    out: dict[int, list[str]] = {}
+    for step in steps:
+        keys = plain_keys(step) if isinstance(step, yaml.MappingNode) else None
+        wd = (keys or {}).get("working-directory")
+        own = [str(wd.value), *defaults] if isinstance(wd, yaml.ScalarNode) else defaults
+        todo: list[yaml.Node] = [step]
+        while todo:
+            node = todo.pop()
+            if id(node) in out:
+                continue
+            out[id(node)] = own
+            if isinstance(node, yaml.MappingNode):
+                for k, v in node.value:
+                    todo += (k, v)
+            elif isinstance(node, yaml.SequenceNode):
+                todo += node.value
+    return out
 
 
 #: a path a text names: a run line's script, an action's ``main:``, a script's own call
@@ -182,6 +202,40 @@ _RUN_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".py", ".pl", ".rb", ".js", ".m
 #: at most this many project files are read behind one job, and paths read in one text
 _FILES = 64
 _TOKENS = 2000
+#: where a shell command starts: a line, after a separator, or after a word that runs the
+#: next one (``sudo``, ``uv run``, ``then``), with ``NAME=value`` assignments before it
+_AT = (
+    r"(?:^|[;&|(`{]|\b(?:then|do|else|exec|sudo|time|env|run|xargs)\b:?)[ \t]*['\"]?[@+-]*"
+    r"(?:[A-Za-z_]\w*=[^\s;&|]*[ \t]+)*"
+)
+#: a make run (``make check``, ``$(MAKE) -C sub all``): the words up to the command's end
+_MAKE = textre.compile(
+    r"(?m)" + _AT + r"(?:g?make|\$[({]MAKE[)}])"
+    r"((?:[ \t]+(?:\$\([^)\n]*\)|[^\s;&|)`#'\"])+)*)[ \t]*(?:$|[;&|)`#'\"])"
+)
+#: make run from a list of arguments (a Python or JS script), which gpuport does not read
+_MAKE_LIST = textre.compile(r"['\"]g?make['\"]\s*,")
+#: a Python module run (``python -m pkg.mod``, ``[sys.executable, "-m", "pkg.mod"]``)
+_MODULE = textre.compile(
+    r"\bpy(?:thon[\d.]*)?(?:[ \t]+-[A-Za-z]\w*)*[ \t]+-m[ \t]*([A-Za-z_][\w.]*)"
+    r"|['\"]-m['\"]\s*,\s*['\"]([A-Za-z_][\w.]*)['\"]"
+)
+#: an interpreter given a file by a bare name (``sh check_release``: no slash, no suffix)
+_BARE = textre.compile(
+    r"(?m)" + _AT + r"(sh|bash|dash|zsh|ksh|source|python[\d.]*|perl|ruby|node)"
+    r"((?:[ \t]+-[\w-]+)*)[ \t]+([A-Za-z_][\w-]*)(?:$|[ \t;&|)])"
+)
+#: a local action a text runs (a composite action's step)
+_LOCAL_USES = textre.compile(r"(?m)\buses\s*:\s*['\"]?(\./[^\s'\"#]*)")
+_SCRIPT_USES = textre.compile(r"\buses\s*:\s*['\"]?actions/github-script\b")
+_DOCKER = textre.compile(r"\busing\s*:\s*['\"]?docker", re.I)
+#: a Makefile line: an include, a rule (``a b: c d ; recipe``), an assignment
+_MK_INCLUDE = textre.compile(r"^[ \t]*-?s?include[ \t]+(.*)$")
+_MK_RULE = textre.compile(r"^([^\t#:=][^:=#]*?)[ \t]*::?(.*)$")
+_MK_ASSIGN = textre.compile(
+    r"^[ \t]*(?:(?:export|override|private)[ \t]+)*([\w.-]+)[ \t]*(?:::|[:+?!])?="
+)
+_MK_REF = textre.compile(r"\$[({]([\w.-]+)|\$(\w)")
 
 
 def _paths(text: str) -> list[str]:
@@ -199,28 +253,76 @@ def _paths(text: str) -> list[str]:
     return list(out)
 
 
+def _modules(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in _MODULE.finditer(text)))
+
+
+def _make_runs(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(1).strip() for m in _MAKE.finditer(text)))
+
+
 class _Follow:
     """The project files a job runs, read once each: whether any may gate the release."""
 
-    def __init__(self, read: Reader, keep: set[str]) -> None:
+    def __init__(self, read: Reader, keep: str, listdir: Lister | None = None) -> None:
         self.read = read
-        self.keep = keep
+        self.listdir = listdir
+        self.keep = {*_paths(keep), *(f"-m {m}" for m in _modules(keep))}
+        self.keep |= {f"make {w}" for w in _make_runs(keep)}
         self.seen: set[str] = set()
+        self._names: dict[str, frozenset[str]] = {}
+        self._mk: dict[str, _Makefile | None] = {}
+
+    def _has(self, rel: str) -> bool:
+        """Whether the project has a file or folder ``rel``: each folder listed once, so a
+        missing name costs no read (forty-fourth re-run F3)."""
+        if self.listdir is None:
+            return True
+        parent, name = posixpath.split(rel)
+        names = self._names.get(parent)
+        if names is None and len(self._names) > 4096:
+            return True  # past the bound on listings: the file is read (one syscall)
+        if names is None:
+            names = self._names[parent] = frozenset(self.listdir(parent))
+        return name in names
+
+    def _file(self, rel: str) -> str | None:
+        return self.read(rel) if self._has(rel) else None
 
     def _resolve(self, token: str, bases: list[str]) -> tuple[str, str] | None:
-        for base in bases:
+        for base in dict.fromkeys(bases):
             rel = posixpath.normpath(posixpath.join(base, token))
             if rel.startswith(("..", "/")) or rel in (".", ""):
                 continue
-            text = self.read(rel)
+            text = self._file(rel)
             if text is not None:
                 return rel, text
         return None
 
+    def _body(
+        self, rel: str, body: str, bases: list[str], depth: int, how: str, key: str = ""
+    ) -> str | None:
+        """Why a project file (read as ``rel``; ``body`` what of it is run) may gate."""
+        if (key or rel) in self.seen:
+            return None
+        self.seen.add(key or rel)
+        if len(self.seen) > _FILES or depth > 8:
+            return "runs more project files than gpuport follows; the ROCm job copies none"
+        m = _TRIGGER.search(body) or _GIT_REFS.search(body)
+        if m is not None:
+            line = "" if key else f" (line {textre.line_finder(body)(m.start())})"
+            return (
+                f"runs {how}, which reads `{m.group(0)}`{line} and may gate its "
+                "release; the ROCm job does not copy it"
+            )
+        return self.text(body, [posixpath.dirname(rel), *bases], depth + 2)
+
     def text(self, text: str, bases: list[str], depth: int = 0) -> str | None:
         """Why a file the text runs may gate the release (it reads the trigger or asks git
         for HEAD's branch or tag; a script the workflow or an action names that gpuport
-        cannot read may too), or None."""
+        cannot read may too), or None. Also followed: a make target's recipe, a ``python
+        -m`` module, an interpreter's bare-named file, a nested local action (forty-fourth
+        re-run F1, F2); one gpuport cannot read exactly declines."""
         tokens = _paths(text)
         if len(tokens) > _TOKENS:
             return "names more paths than gpuport follows; the ROCm job does not copy them"
@@ -236,43 +338,259 @@ class _Follow:
                     )
                 continue
             rel, body = found
-            if rel in self.seen:
+            why = self._body(rel, body, bases, depth, f"`{rel}`")
+            if why is not None:
+                return why
+        for m in _LOCAL_USES.finditer(text):
+            why = self.action(m.group(1))
+            if why is not None:
+                return why
+        if _SCRIPT_USES.search(text):  # a script action in a composite action
+            return "runs a script action (`actions/github-script`), which may fail the job"
+        return self._programs(text, bases, depth)
+
+    def _programs(self, text: str, bases: list[str], depth: int) -> str | None:
+        """Make targets, ``python -m`` modules and bare-named scripts the text runs."""
+        if "\\\n" in text:
+            text = text.replace("\\\r\n", " ").replace("\\\n", " ")
+        m = _MAKE_LIST.search(text)
+        if m is not None:
+            return f"runs make (`{m.group(0)}`) in a form gpuport does not read; not copied"
+        for words in _make_runs(text):
+            if f"make {words}" not in self.keep:
+                why = self._make(words, bases, depth)
+                if why is not None:
+                    return why
+        for mod in _modules(text):
+            if f"-m {mod}" not in self.keep:
+                why = self._module(mod, bases, depth)
+                if why is not None:
+                    return why
+        for m in _BARE.finditer(text) if depth <= 1 else []:
+            opts, name = m.group(2).split(), m.group(3)
+            if any(o in ("-c", "-m", "-e", "-E", "--eval", "--command") for o in opts):
                 continue
-            self.seen.add(rel)
-            if len(self.seen) > _FILES or depth > 8:
-                return "runs more project files than gpuport follows; the ROCm job copies none"
-            m = _TRIGGER.search(body) or _GIT_REFS.search(body)
-            if m is not None:
-                line = textre.line_finder(body)(m.start())
+            found = self._resolve(name, bases)
+            if found is None and m.group(1) == "source":
+                continue  # ``source activate``: a name sourced from PATH
+            if found is None:
                 return (
-                    f"runs `{rel}`, which reads `{m.group(0)}` (line {line}) and may gate its "
-                    "release; the ROCm job does not copy it"
+                    f"runs `{m.group(0).strip()}`, a file gpuport cannot read in the project "
+                    "and which may gate its release; the ROCm job does not copy it"
                 )
-            why = self.text(body, [posixpath.dirname(rel), *bases], depth + 2)
+            why = self._body(found[0], found[1], bases, depth, f"`{found[0]}`")
             if why is not None:
                 return why
         return None
 
+    def _module(self, mod: str, bases: list[str], depth: int) -> str | None:
+        """A ``python -m`` module: its file followed when the project has it; a module of a
+        package the project holds that gpuport cannot read declines."""
+        path = mod.replace(".", "/")
+        roots = [*bases, *(posixpath.join(b, "src") for b in bases)]
+        for rel in (f"{path}.py", f"{path}/__main__.py"):
+            found = self._resolve(rel, roots)
+            if found is not None:
+                return self._body(
+                    found[0], found[1], bases, depth, f"`python -m {mod}` (`{found[0]}`)"
+                )
+        top = path.split("/")[0]
+        if self._resolve(f"{top}/__init__.py", roots) is not None:
+            return (
+                f"runs `python -m {mod}`, a module of the project gpuport cannot read "
+                "and which may gate its release; the ROCm job does not copy it"
+            )
+        return None
+
+    def _make(self, words: str, bases: list[str], depth: int) -> str | None:
+        """A make run: the recipes of its targets (and of their prerequisites) in the
+        Makefile, followed; a run or a Makefile gpuport cannot read exactly declines."""
+        cant = f"runs `{f'make {words}'.strip()}`{_CANT}"
+        run = _make_words(words)
+        if run is None:
+            return cant
+        folder, files, targets = run
+        for base in dict.fromkeys(bases):
+            here = posixpath.normpath(posixpath.join(base, folder))
+            for name in files or ["GNUmakefile", "makefile", "Makefile"]:
+                rel = posixpath.normpath(posixpath.join(here, name))
+                text = None if rel.startswith(("..", "/")) else self._file(rel)
+                if text is None:
+                    continue
+                if f"{rel}:{words}" in self.seen:
+                    return None  # the key is counted in ``seen``: at most _FILES walks
+                if rel not in self._mk:
+                    self._mk[rel] = self._makefile(text, "" if here == "." else here)
+                body = _recipes(self._mk[rel], targets)
+                if body is None:
+                    return cant
+                how = f"`{f'make {words}'.strip()}` (`{rel}`)"
+                return self._body(rel, body, [here], depth, how, f"{rel}:{words}")
+        return cant if depth <= 1 or files else None
+
+    def _makefile(self, text: str, here: str) -> _Makefile | None:
+        """A Makefile's rules, other lines and assignments by name, its includes read in
+        place (relative to ``here``, where make runs); None for one not read exactly."""
+        lines: list[str] = []
+        todo = text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()[::-1]
+        while todo:
+            line = todo.pop()
+            inc = _MK_INCLUDE.match(line)
+            for name in inc.group(1).split() if inc is not None else []:
+                rel = posixpath.normpath(posixpath.join(here, name))
+                body = None if "$" in rel or rel.startswith(("..", "/")) else self._file(rel)
+                if body is None and not line.lstrip().startswith(("-", "s")):
+                    return None
+                if body is not None and len(lines) + len(todo) < 100_000:
+                    todo += body.replace("\\\n", " ").splitlines()[::-1]
+            if inc is None:
+                lines.append(line)
+        mk = _Makefile()
+        current: list[str] | None = None
+        for line in lines:
+            if line.startswith("\t") and current is not None:
+                current.append(line)
+                continue
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            a = _MK_ASSIGN.match(line)
+            r = None if a is not None else _MK_RULE.match(line)
+            if ".DEFAULT_GOAL" in line or ".RECIPEPREFIX" in line:
+                return None
+            if r is None:
+                current = None
+                if a is not None and not line.lstrip().startswith("export"):
+                    mk.assigns.setdefault(a.group(1), []).append(line)
+                else:
+                    mk.other.append(line)
+                continue
+            deps, _, inline = r.group(2).partition(";")
+            current = [inline] if inline.strip() else []
+            for t in r.group(1).split():
+                mk.rules.setdefault(t, []).append((deps.split(), current))
+                mk.patterns |= "%" in t
+                if not mk.first and not t.startswith(".") and "%" not in t:
+                    mk.first = t
+        return mk
+
     def action(self, uses: str) -> str | None:
-        """Why a local action (``uses: ./.github/actions/x``) may gate the release."""
+        """Why a local action (``uses: ./.github/actions/x``) may gate the release; one
+        inside it (a composite step) is followed too (forty-fourth re-run F2)."""
         folder = posixpath.normpath(uses.split("@")[0])
+        if folder.startswith(("..", "/")) or folder == ".":
+            return f"runs the local action `{uses}`, which gpuport cannot read"
         for name in ("action.yml", "action.yaml"):
             rel = posixpath.join(folder, name)
-            text = self.read(rel)
+            text = self._file(rel)
             if text is None:
                 continue
+            if rel in self.seen:
+                return None
             if _DOCKER.search(text):
                 return f"runs the local Docker action `{folder}`, which gpuport does not follow"
             self.seen.add(rel)
+            if len(self.seen) > _FILES:
+                return "runs more project files than gpuport follows; the ROCm job copies none"
             m = _TRIGGER.search(text) or _GIT_REFS.search(text)
             if m is not None:
                 return (
                     f"runs the local action `{folder}`, which reads `{m.group(0)}` and may gate "
                     "its release; the ROCm job does not copy it"
                 )
-            why = self.text(text, [folder, ""], 1)
+            why = self.text(text, [folder, ""], 1)  # each action.yml once: bounded
             return None if why is None else f"runs the local action `{folder}`, which {why}"
         return f"runs the local action `{folder}`, which gpuport cannot read"
 
 
-_DOCKER = textre.compile(r"\busing\s*:\s*['\"]?docker", re.I)
+#: make's options that take the next word (``-C dir``): C a folder, f a Makefile
+_MAKE_ARG = dict.fromkeys(
+    ("-I", "--include-dir", "-o", "--old-file", "--assume-old", "-W", "--what-if", "--new-file"),
+    "",
+) | {"-C": "C", "--directory": "C", "-f": "f", "--file": "f", "--makefile": "f"}
+_CANT = ", which gpuport cannot read exactly and which may gate its release; not copied"
+
+
+def _make_words(words: str) -> tuple[str, list[str], list[str]] | None:
+    """A make run's folder (``-C``), Makefiles (``-f``) and targets; None when a word is
+    not plain (a variable, a quote, a glob: what make is given is not known)."""
+    folder, files, targets = "", [], []
+    it = iter(words.split())
+    for w in it:
+        opt, eq, arg = w.partition("=")
+        if w in ("-j", "--jobs", "-l", "--load-average"):
+            w = next(it, "")  # the number it may read (``-j $(nproc)``), or a target
+            if w.isdigit() or w.startswith("$("):
+                continue
+        elif w.startswith("-") and opt not in _MAKE_ARG and w[:2] not in ("-C", "-f"):
+            continue  # an option without a word (``-j$(nproc)``, ``-k``)
+        if any(c in w for c in "$'\"*?[`\\"):
+            return None
+        opt, eq, arg = w.partition("=")
+        if w in _MAKE_ARG:
+            kind, arg = _MAKE_ARG[w], next(it, "")
+            if not arg:
+                return None
+        elif eq and opt in _MAKE_ARG and opt.startswith("--"):
+            kind = _MAKE_ARG[opt]
+        elif w[:2] in ("-C", "-f"):
+            kind, arg = _MAKE_ARG[w[:2]], w[2:]
+        elif eq or not w:
+            continue  # a variable given on the command line
+        else:
+            targets.append(w)
+            continue
+        if kind == "C":
+            folder = posixpath.join(folder, arg)
+        elif kind == "f":
+            files.append(arg)
+    return folder, files, targets
+
+
+@dataclass
+class _Makefile:
+    rules: dict[str, list[tuple[list[str], list[str]]]] = field(default_factory=dict)
+    other: list[str] = field(default_factory=list)  # directives, exported assignments
+    assigns: dict[str, list[str]] = field(default_factory=dict)
+    first: str = ""
+    patterns: bool = False
+
+
+def _recipes(mk: _Makefile | None, targets: list[str]) -> str | None:
+    """What make runs for ``targets`` (the default goal when none): their recipes and their
+    prerequisites', with the Makefile's lines those may read (the assignments they name,
+    exported ones, conditionals); None when not read exactly (a target no explicit rule
+    makes, a prerequisite through a variable)."""
+    if mk is None:
+        return None
+    want = list(targets or ([mk.first] if mk.first else []))
+    if not want:
+        return None
+    out: list[str] = []
+    done: set[str] = set()
+    while want:
+        t = want.pop()
+        if t in done:
+            continue
+        done.add(t)
+        if t not in mk.rules:
+            if t in targets or mk.patterns:
+                return None
+            continue  # a file prerequisite
+        for deps, recipe in mk.rules[t]:
+            if any("$" in d for d in deps):
+                return None
+            want += [d for d in deps if d != "|"]
+            out += recipe
+    names = [n for line in [*out, *mk.other] for n in _refs(line)]
+    used: set[str] = set()
+    while names:
+        n = names.pop()
+        if n not in used:
+            used.add(n)
+            out += mk.assigns.get(n, [])
+            names += [r for line in mk.assigns.get(n, []) for r in _refs(line)]
+    return "\n".join([*mk.other, *out])
+
+
+def _refs(line: str) -> list[str]:
+    return [m.group(1) or m.group(2) for m in _MK_REF.finditer(line)]

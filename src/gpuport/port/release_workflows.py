@@ -14,7 +14,9 @@ nodes. A line whose first non-blank character is ``#`` is a comment and never ev
 The gates of the jobs that build and release are read by :mod:`gpuport.port.release_gates`
 (a step asking git for HEAD's branch or tag, or a script action reading ``context.ref``,
 declines the ROCm workflow: forty-second re-run F7), also inside the project scripts and
-local actions those jobs run (forty-third re-run F1).
+local actions those jobs run (forty-third re-run F1), the make targets, ``python -m``
+modules and nested local actions they run, each step from its own working directory
+(forty-fourth re-run F1, F2, F3).
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ from gpuport.linebreaks import odd_line_break
 from gpuport.port.release_gates import (
     CONTEXT,
     QUOTED_EXPR,
-    SAME_CONTEXTS,
+    Lister,
     Reader,
-    job_gate,
     plain_keys,
     step_gates,
+    workflow_workdirs,
 )
 from gpuport.yamlnodes import nodes
 
@@ -295,13 +297,18 @@ def shell_code(body: list[str], bash: bool = False) -> list[str] | str:
 
 
 def read_workflow(
-    path: str, text: str, table: ReleaseSwitches, read: Reader | None = None
+    path: str,
+    text: str,
+    table: ReleaseSwitches,
+    read: Reader | None = None,
+    listdir: Lister | None = None,
 ) -> CudaWorkflow | None:
     """The workflow as a model for a ROCm one, when it builds wheels with a CMake option
     turned on whose name says CUDA (known to ``table`` or not); else None. A workflow that
     builds with such an option but whose text gpuport cannot read as GitHub and the shell do
     comes back with :attr:`CudaWorkflow.refused` set. ``read`` gives the project files the
-    jobs run (scripts, local actions), read for gates too (forty-third re-run F1)."""
+    jobs run (scripts, local actions), read for gates too (forty-third re-run F1); ``listdir``
+    the names in a project folder (a missing file costs no read: forty-fourth re-run F3)."""
     if odd_line_break(text) is not None:
         return None  # blocks are copied line by line: a break YAML reads otherwise is not
     lines = text.splitlines()  # copied (thirty-eighth re-run F1: a form feed in a comment)
@@ -342,7 +349,7 @@ def read_workflow(
         return None
     wf.on_block = _block(root, lines, "on")
     wf.permissions = _block(root, lines, "permissions")
-    why = _release(wf, root, read)
+    why = _release(wf, root, read, listdir)
     if why is not None:
         wf.refused = why  # a gate of the CUDA release not copied: no ROCm workflow (F4)
     return wf
@@ -420,7 +427,29 @@ def _jobs(root: yaml.MappingNode) -> list[tuple[yaml.MappingNode, list[yaml.Node
     return out
 
 
-def _release(wf: CudaWorkflow, root: yaml.MappingNode, read: Reader | None) -> str | None:
+#: a context an ``if:`` expression reads that the ROCm workflow has as the CUDA one does:
+#: the event, the ``on:`` block's inputs (copied), the repository's variables and secrets
+SAME_CONTEXTS = frozenset({"github", "inputs", "vars", "secrets"})
+
+
+def job_gate(job: yaml.MappingNode, what: str) -> str | None:
+    """Why a job's gates are not carried into the ROCm job: its ``if:`` or its deployment
+    ``environment:`` (reviewers, secrets), which the ROCm job does not have."""
+    keys = plain_keys(job)
+    if keys is None:
+        return f"{what}'s keys are repeated or merged"
+    if "if" in keys:
+        return f"{what} has an `if:` gate, which the ROCm job does not copy"
+    if "environment" in keys:
+        return f"{what} runs in a deployment environment, which the ROCm job does not copy"
+    if "needs" in keys:  # a skipped or failed need skips the job (forty-first re-run F1)
+        return f"{what} `needs:` another job, whose gates the ROCm job does not copy"
+    return None
+
+
+def _release(
+    wf: CudaWorkflow, root: yaml.MappingNode, read: Reader | None, listdir: Lister | None = None
+) -> str | None:
     """The release step (``softprops/action-gh-release``): its ``if:`` and its tag, when the
     tag names the CUDA build (``${{ github.ref_name }}-cu${{ env.CUDA_VERSION }}``); read
     from the step's own mapping (a line of another text that looks like one is not). Returns
@@ -441,7 +470,9 @@ def _release(wf: CudaWorkflow, root: yaml.MappingNode, read: Reader | None) -> s
         if inside or any(id(s) in released for s in job_steps):
             what = "the job that builds or releases"
             env = (plain_keys(root) or {}).get("env")
-            why = job_gate(job, what) or step_gates(job, job_steps, env, what, read, wf.build)
+            why = job_gate(job, what) or step_gates(
+                job, job_steps, env, what, read, wf.build, listdir, workflow_workdirs(root)
+            )
             if why is not None:
                 return why
         for step in job_steps if inside else []:
