@@ -41,7 +41,7 @@ _MOST_WORKFLOWS = 200
 _RUN_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".ps1", ".bat", ".cmd", ".mk", ".just")
 _RUN_NAMES = {"justfile", "taskfile.yml", "taskfile.yaml", "procfile", "jenkinsfile"}
 #: files that name an install step (``tox.ini``'s ``deps = -r``, a config's command)
-_CONFIG_SUFFIXES = (".yml", ".yaml", ".cfg", ".ini", ".toml", ".json")
+_CONFIG_SUFFIXES = (".yml", ".yaml", ".cfg", ".ini", ".toml", ".json", ".conf", ".service")
 #: Python files by name that run install steps (nox, invoke, fabric)
 _TASK_PY = {"noxfile.py", "tasks.py", "fabfile.py"}
 #: Python that the walk's ``*.py`` misses

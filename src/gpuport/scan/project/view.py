@@ -35,6 +35,7 @@ from gpuport.scan.project.backend_switches import (
 )
 from gpuport.scan.project.build_model import BuildModel, Component, build_model
 from gpuport.scan.project.ci_images import ci_only_images
+from gpuport.scan.project.cmake_calls import ConfigureTexts
 from gpuport.scan.project.cmake_versions import cmake_dead_branches
 from gpuport.scan.project.config_variants import cuda_config_variants
 from gpuport.scan.project.cutlass_folders import left_out
@@ -173,7 +174,9 @@ def view_of(
     resolved = resolve_includes(native)
     recipes = {rel: text for rel, (kind, text) in route_files.items() if kind == "dockerfile"}
     settings = rocm_settings(root, recipes) if root.is_dir() else {}
-    configure = scripts_lazily(root, candidates)  # walked only if an OFF option is asked
+    helpers = [(c.rel, c.path, c.root) for c in candidates if c.kind is FileKind.PYTHON]
+    # walked only if an OFF option is asked: scripts, Dockerfiles, Python build helpers
+    configure = ConfigureTexts(scripts_lazily(root, candidates), recipes, helpers)
     build = build_model(build_files, native, includes, settings, resolved, configure)
     for rel, spans in cmake_dead_branches(build_files).items():  # CMAKE_VERSION fallbacks
         build.cuda_lines.setdefault(rel, []).extend(spans)

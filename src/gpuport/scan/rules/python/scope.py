@@ -45,6 +45,7 @@ from pathlib import Path
 from gpuport import textre
 from gpuport.scan.rules.python.elsewhere import (
     callee_name,
+    entry_points,
     seen_elsewhere,
     swallowing_calls,
     swallowing_nodes,
@@ -171,7 +172,8 @@ class GuardScope:
         """
         self.tree = tree
         if "nvidia-smi" in self.text:
-            self.gated = gated_tries(tree, gating_calls(tree))
+            entries = entry_points(root, rel) if root is not None and root.is_dir() else frozenset()
+            self.gated = gated_tries(tree, gating_calls(tree, entries))
             self.swallowed = _swallowed_callees(tree, self.gated)
             # only this file's own functions can be a probe another module calls (the
             # builtins and library methods called in the same `try` are not read for)
