@@ -1,16 +1,22 @@
 """The .gitignore matcher on RE2 (gpuport.scan.project.ignore_spec) answers as pathspec's own
-GitIgnoreSpec does, on random .gitignores and paths (issue 23, item 4)."""
+GitIgnoreSpec does on random .gitignores and file paths (issue 23, item 4), and the walk keeps
+the files git keeps (folder paths: pathspec reads a pattern's match of a folder itself as a
+match of something inside it; git is the reference there)."""
 
 from __future__ import annotations
 
 import random
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pathspec
 import pytest
 
+from gpuport.models import GpuportError
 from gpuport.scan.project import ignore_spec
+from gpuport.scan.project.files import Candidate, walk
 from gpuport.scan.project.ignore_spec import IgnoreSpec
 
 PARTS = ["a", "b", "*", "**", "?", "[ab]", "[!a]", "/", "!", "\\", ".o", "build", "x", "dir/",
@@ -37,7 +43,6 @@ def test_matches_pathspec_on_random_gitignores() -> None:
                 for _ in range(15):
                     depth = rng.randint(1, 4)
                     path = "/".join(rng.choice(NAMES) for _ in range(depth))
-                    path += rng.choice(["", "/"])
                     assert mine.match_file(path) == ref.match_file(path), (lines, path)
                     compared += 1
         finally:
@@ -91,3 +96,46 @@ def test_costly_gitignore_lines_are_left_out_and_said(cli: Any, tmp_path: Path) 
     assert res.code == 0, res.err
     assert "line 1, 2, 3, 4, 5 and 60 more is not a valid pattern" in res.out
     assert "pycuda" not in res.out  # the good lines still apply
+
+
+_TREE_PARTS = ["a", "b", "*", "**", "?", "[ab]", "/", "!", "k", ".cu", "x"]
+_TREE_FILES = ["x.cu", "a/k.cu", "a/b/k.cu", "b/x.cu", "ab/k.cu", "x/a/ab.cu", "k.cu/a.cu",
+               "a/x/k.cu", "b/b/b.cu", "xa.cu", "k/k.cu"]  # fmt: skip
+
+
+def test_the_walk_keeps_what_git_keeps(tmp_path: Path) -> None:
+    """Git itself is the reference for which files a .gitignore leaves (``git ls-files
+    --others --exclude-standard``): pathspec reads a folder pattern's match of the folder
+    itself as a match of something inside it, so "ignore everything but folders and
+    ``*.*``" (``*``, ``!/**/``, ``!*.*``: libparanumal, the twenty-sixth sample) hid every
+    file in a subfolder."""
+    git = shutil.which("git")
+    assert git is not None, "the test needs git (installed wherever the repository is cloned)"
+    rng = random.Random(26)  # noqa: S311 - test inputs
+    idioms = [["*", "!/**/", "!*.*"], ["*", "!*/", "!*.cu"], ["*", "!**/", "!k.cu"]]
+    cases = idioms + [
+        ["".join(rng.choice(_TREE_PARTS) for _ in range(rng.randint(1, 4)))
+         for _ in range(rng.randint(1, 5))]
+        for _ in range(60)
+    ]  # fmt: skip
+    compared = 0
+    for i, lines in enumerate(cases):
+        root = tmp_path / str(i)
+        for rel in _TREE_FILES:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text("__global__ void k() {}\n")
+        (root / ".gitignore").write_text("\n".join(lines) + "\n")
+        env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+        subprocess.run([git, "init", "-q", str(root)], check=True, env=env)
+        out = subprocess.run(
+            [git, "-C", str(root), "ls-files", "--others", "--exclude-standard"],
+            check=True, capture_output=True, text=True, env=env,
+        ).stdout  # fmt: skip
+        kept_by_git = {p for p in out.splitlines() if p.endswith(".cu")}
+        try:
+            walked = {c.rel for c in walk(root) if isinstance(c, Candidate)}
+        except GpuportError:
+            continue  # a line gpuport refuses (said so in the scan): not compared
+        assert walked == kept_by_git, (lines, sorted(walked ^ kept_by_git))
+        compared += 1
+    assert compared > 40

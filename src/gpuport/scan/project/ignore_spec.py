@@ -23,31 +23,41 @@ BLOCK = 64
 _DIR_MARK = "ps_d"  # pathspec's group for the "/" after a folder a pattern matched
 
 
+def _names_folders(line: str) -> bool:
+    """Whether a line's match through the folder mark can be the folder itself (``*/``,
+    ``/**/``, ``build/``, ``[ab]*``): any line with a name part. A bare ``/`` (pathspec reads it
+    as every folder) matches nothing for git."""
+    return line.rstrip(" ").removeprefix("!").strip("/") != ""
+
+
 class IgnoreSpec:
     """The patterns of one .gitignore (or of ``--exclude``), with ``match_file``."""
 
     def __init__(self, lines: Sequence[str]) -> None:
         from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-        used: list[tuple[str, bool]] = []
+        used: list[tuple[str, bool, bool]] = []
         for line in lines:  # pathspec's reading of each line (a bad one raises ValueError)
             regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
             if include is not None and regex:
-                used.append((regex, include))
+                used.append((regex, include, _names_folders(line)))
         # blocks in reverse, each in reverse: the last pattern that matches decides
-        self._blocks: list[tuple[textre.TextPattern, list[tuple[re.Pattern[str], bool]]]] = []
+        self._blocks: list[tuple[textre.TextPattern, list[tuple[re.Pattern[str], bool, bool]]]]
+        self._blocks = []
         for start in range(0, len(used), BLOCK):
             self._add_block(used[start : start + BLOCK][::-1])
         self._blocks.reverse()
 
-    def _add_block(self, block: list[tuple[str, bool]]) -> None:
+    def _add_block(self, block: list[tuple[str, bool, bool]]) -> None:
         """One alternation for ``block`` (already reversed), or two for its halves where RE2
         refuses the whole as too large: a few long wildcard patterns are enough for that, and
         each of them alone is a valid line. A single pattern RE2 refuses raises Unsupported."""
         # each pattern compiled when first used (a block whose alternation matches); the
         # alternation is compiled now, so a pattern RE2 refuses is found while lines are read
-        patterns = [(textre.compile(regex), include) for regex, include in block]
-        either = "|".join(f"(?:{regex.replace(f'(?P<{_DIR_MARK}>', '(?:')})" for regex, _ in block)
+        patterns = [(textre.compile(regex), include, folders) for regex, include, folders in block]
+        either = "|".join(
+            f"(?:{regex.replace(f'(?P<{_DIR_MARK}>', '(?:')})" for regex, _, _ in block
+        )
         try:
             whole = textre.TextPattern(either).check()
         except textre.Unsupported:
@@ -70,11 +80,29 @@ class IgnoreSpec:
         for either, block in self._blocks:
             if either.search(path) is None:
                 continue
-            for pattern, includes in block:
+            for pattern, includes, folders in block:
                 m = pattern.search(path)
                 if m is None:
                     continue
-                level = 1 if m.groupdict().get(_DIR_MARK) else 2
+                level = 2
+                if m.groupdict().get(_DIR_MARK):
+                    level = 1  # a match through the folder mark is about a folder above
+                    # ... unless the mark can be the path's own closing `/`: `!*/` or
+                    # `!/**/` then names this folder itself (git's "ignore all but folders
+                    # and *.*" idiom: libparanumal's `*`, `!/**/`, `!*.*` hid 861 of its 862
+                    # files; issue 24, twenty-sixth sample)
+                    if (
+                        folders
+                        and path.endswith("/")
+                        and (
+                            m.end(_DIR_MARK) == len(path)
+                            or (
+                                (own := pattern.search(path, len(path) - 1)) is not None
+                                and own.end(_DIR_MARK) == len(path)
+                            )
+                        )
+                    ):
+                        level = 2
                 if level > priority:
                     include, priority = includes, level
                 if level == 2:
