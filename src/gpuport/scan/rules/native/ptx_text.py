@@ -2,9 +2,10 @@
 each idiom, and the operand constraints that only host assemblers know.
 
 ARM NEON's ``vadd.f16`` reads like a PTX video instruction; its operands are ``"w"`` (a NEON
-register), which PTX has no constraint for. PTX operands take only ``h r l f d n C`` (with
-``= + &``): an asm statement with any other operand constraint is host assembly (MegEngine's
-``dnn/src/arm_common/simd_macro/marm_neon.h``; issue 24, twenty-sixth sample).
+register), which PTX has no constraint for. PTX operands take only ``h r l q f d n C`` (``q``
+is 128-bit) with ``= + &`` and matching digits: an asm statement with any other operand
+constraint is host assembly (MegEngine's ``dnn/src/arm_common/simd_macro/marm_neon.h``, papi's
+AVR32 atomics; issue 24, twenty-sixth sample).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ PTX_IDIOMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 #: the letters of PTX's inline-asm operand constraints, and the modifiers
-_PTX_CONSTRAINT = frozenset("hrlfdnC=+&")
+_PTX_CONSTRAINT = frozenset("hrlqfdnC0123456789=+&")
 _OPERAND = textre.compile(r"\s*\(")
 
 
