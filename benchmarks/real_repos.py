@@ -34,6 +34,7 @@ N blocker/major core findings across the set, for a hand review of precision.
     python benchmarks/real_repos.py TREES --set twentyfourth  # issue 24's twenty-fourth (held-out)
     python benchmarks/real_repos.py TREES --set twentyfifth  # issue 24's twenty-fifth (held-out)
     python benchmarks/real_repos.py TREES --set twentysixth  # issue 24's twenty-sixth (held-out)
+    python benchmarks/real_repos.py TREES --set twentyseventh  # issue 24's 27th (held-out)
 
 ``--set second`` scans a second sample of public repositories that no rule was tuned on
 (docs/scan.md, "A second sample"), to check that fixes are of classes, not of the dev set.
@@ -82,6 +83,7 @@ from real_repos_twentyfifth import TWENTYFIFTH_ROUTE, TWENTYFIFTH_SET
 from real_repos_twentyfirst import TWENTYFIRST_ROUTE, TWENTYFIRST_SET
 from real_repos_twentyfourth import TWENTYFOURTH_ROUTE, TWENTYFOURTH_SET
 from real_repos_twentysecond import TWENTYSECOND_ROUTE, TWENTYSECOND_SET
+from real_repos_twentyseventh import TWENTYSEVENTH_ROUTE, TWENTYSEVENTH_SET
 from real_repos_twentysixth import TWENTYSIXTH_ROUTE, TWENTYSIXTH_SET
 from real_repos_twentythird import TWENTYTHIRD_ROUTE, TWENTYTHIRD_SET
 
@@ -495,6 +497,7 @@ SETS = {
     "twentyfourth": TWENTYFOURTH_SET,
     "twentyfifth": TWENTYFIFTH_SET,
     "twentysixth": TWENTYSIXTH_SET,
+    "twentyseventh": TWENTYSEVENTH_SET,
 }
 #: repositories with a documented ROCm route, for --by-route
 ROUTE_NAMES = (
@@ -522,6 +525,7 @@ ROUTE_NAMES = (
     | frozenset(TWENTYFOURTH_ROUTE)
     | frozenset(TWENTYFIFTH_ROUTE)
     | frozenset(TWENTYSIXTH_ROUTE)
+    | frozenset(TWENTYSEVENTH_ROUTE)
 )
 
 
