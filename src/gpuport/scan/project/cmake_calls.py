@@ -27,11 +27,12 @@ Text only: nothing is run.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpuport import fileio, textre
 from gpuport.scan.cmake_lex import commands, strip_cmake_comments
+from gpuport.scan.project.script_texts import LazyTexts
 
 __all__ = [
     "ConfigureTexts",
@@ -399,7 +400,7 @@ _MOST_HELPER_BYTES = 64 << 20
 _HELPER_LIMIT = 1 << 20
 
 
-class ConfigureTexts(Mapping[str, str]):
+class ConfigureTexts(LazyTexts):
     """The texts that may configure a project's CMake build, read on first use: ``scripts``
     (its scripts and config files), ``recipes`` (its Dockerfiles: ``RUN cmake -DX=ON``) and
     every Python file of ``candidates`` (a ``tools/build.py`` calling cmake; forty-fourth
@@ -436,15 +437,6 @@ class ConfigureTexts(Mapping[str, str]):
             self.complete = self.complete and getattr(self._scripts, "complete", True)
             self._texts = texts
         return self._texts
-
-    def __getitem__(self, key: str) -> str:
-        return self._got()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._got())
-
-    def __len__(self) -> int:
-        return len(self._got())
 
 
 _WORDS = textre.compile(r"\w+")

@@ -26,7 +26,7 @@ from gpuport import fileio, textre
 from gpuport.errors import GpuportError
 from gpuport.scan.project.files import Candidate, classify, iter_entries, safe_name
 
-__all__ = ["Scripts", "project_scripts", "scripts_lazily", "without_install_lines"]
+__all__ = ["LazyTexts", "Scripts", "project_scripts", "scripts_lazily", "without_install_lines"]
 
 _MAX_BYTES = 1 << 20
 #: a notebook holds its outputs (images as base64): two demo notebooks of 1.6 and 2.2 MB made
@@ -85,7 +85,23 @@ def project_scripts(root: Path, candidates: Sequence[Candidate]) -> Scripts:
     return out
 
 
-class _Lazy(Mapping[str, str]):
+class LazyTexts(Mapping[str, str]):
+    """Texts by relative path that :meth:`_got` reads on first use."""
+
+    def _got(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> str:
+        return self._got()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._got())
+
+    def __len__(self) -> int:
+        return len(self._got())
+
+
+class _Lazy(LazyTexts):
     """The project's scripts and config files (relative path -> text), read on first use: a
     question most scans never ask (an option OFF by default whose block a script may turn on)
     costs no walk."""
@@ -101,15 +117,6 @@ class _Lazy(Mapping[str, str]):
             # job) does not make it the project's default
             self._texts = {rel: text for rel, text in {**s.run, **s.config}.items() if not _ci(rel)}
         return self._texts
-
-    def __getitem__(self, key: str) -> str:
-        return self._got()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._got())
-
-    def __len__(self) -> int:
-        return len(self._got())
 
 
 def _ci(rel: str) -> bool:
