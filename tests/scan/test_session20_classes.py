@@ -104,3 +104,51 @@ def test_a_utility_header_naming_cutlass_does_not_make_its_includers_a_component
     report = scan_path(write(tmp_path, files), ScanOptions(jobs=1))
     paths = [c.path for c in report.components if c.nvidia_only]
     assert paths == ["ops/gemm"], paths
+
+
+# The twenty-seventh sample: LC-framework defines its warp size from the wavefront size
+# (`#if defined(__AMDGCN_WAVEFRONT_SIZE) && (__AMDGCN_WAVEFRONT_SIZE == 64)` / `#define WS 64`
+# / `#else` / `#define WS 32`) and writes both sides of `#if defined(WS) && (WS == 64)`; ggml
+# defines AMD_MFMA_AVAILABLE only in a HIP branch. A conditional on such a macro is a ROCm
+# test: its branches are judged as the ROCm branches they are.
+_WS = """\
+#if defined(__AMDGCN_WAVEFRONT_SIZE) && (__AMDGCN_WAVEFRONT_SIZE == 64)
+#define WS 64
+#else
+#define WS 32
+#endif
+"""
+_SUM = """\
+#include "ws.h"
+__global__ void k(float* out, const float* in) {
+  float v = in[threadIdx.x];
+#if defined(WS) && (WS == 64)
+  for (int o = 32; o > 0; o /= 2) v += __shfl_xor(v, o);
+#else
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+#endif
+  if (threadIdx.x % WS == 0) out[blockIdx.x] = v;
+}
+"""
+
+
+def _core(root: Path) -> list[tuple[str, str, int | None]]:
+    report = scan_path(root, ScanOptions(jobs=1))
+    return [
+        (f.rule_id, f.location.path, f.location.line)
+        for f in report.findings
+        if f.severity.value in ("blocker", "major")
+    ]
+
+
+def test_a_conditional_on_a_macro_defined_from_the_wavefront_size_is_a_rocm_test(
+    tmp_path: Path,
+) -> None:
+    assert _core(write(tmp_path / "ws", {"ws.h": _WS, "k.cu": _SUM})) == []
+    # the same macro defined plainly (32 everywhere) is no ROCm test: the 32-lane side counts
+    plain = write(tmp_path / "plain", {"ws.h": "#define WS 32\n", "k.cu": _SUM})
+    assert ("GP302", "k.cu", 7) in _core(plain)
+    # and one a build file defines is not either
+    cmake = "project(k LANGUAGES CXX CUDA)\nadd_compile_definitions(WS=32)\nadd_library(k k.cu)\n"
+    built = write(tmp_path / "built", {"ws.h": _WS, "k.cu": _SUM, "CMakeLists.txt": cmake})
+    assert ("GP302", "k.cu", 7) in _core(built)

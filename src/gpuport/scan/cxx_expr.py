@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuport import textre
 
-__all__ = ["ROCM_MACRO", "const_value", "rocm_guard_expr", "rocm_polarity"]
+__all__ = ["ROCM_MACRO", "const_value", "names_rocm", "rocm_guard_expr", "rocm_polarity"]
 
 #: A controlling expression that mentions one of these names discriminates
 #: ROCm: ``__HIP_PLATFORM_AMD__``, ``__HIP_PLATFORM_HCC__``, ``__HIPCC__``,
@@ -49,27 +49,44 @@ def rocm_polarity(term: str) -> int:
     """1 when ``term`` tests ROCm positively (``defined(USE_ROCM)``, ``HIP_VERSION >=
     50000``), -1 when negated (``!defined(__HIPCC__)``), 0 when it names no ROCm macro
     or mixes both (``defined(USE_ROCM) && !defined(__HIPCC__)``)."""
+    return _polarity(term, frozenset())
+
+
+def _polarity(term: str, extra: frozenset[str]) -> int:
     signs = {
         -1 if conj.startswith("!") else 1
         for conj in map(_strip_parens, _split_top(term, "&&"))
-        if ROCM_MACRO.search(conj)
+        if names_rocm(conj, extra)
     }
     return signs.pop() if len(signs) == 1 else 0
 
 
-def rocm_guard_expr(kind: str, expr: str) -> bool:
+_WORD = textre.compile(r"[A-Za-z_]\w*")
+
+
+def names_rocm(expr: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether ``expr`` names a ROCm macro, or one of ``extra`` (the project's own macros
+    whose every definition sits in a ROCm-discriminating branch:
+    :attr:`gpuport.scan.project.cxx_facts.CxxFacts.rocm_names`)."""
+    if ROCM_MACRO.search(expr) is not None:
+        return True
+    return bool(extra) and not extra.isdisjoint(_WORD.findall(expr))
+
+
+def rocm_guard_expr(kind: str, expr: str, extra: frozenset[str] = frozenset()) -> bool:
     """Whether a conditional directive discriminates ROCm: its expression names a ROCm
     macro, and when it is a disjunction (``a || b``) every disjunct tests ROCm with the
     same polarity. ``!defined(USE_ROCM) || ROCM_VERSION >= 60200`` and
-    ``defined(__HIP_PLATFORM_AMD__) || defined(__CUDACC__)`` are both compiled on ROCm."""
-    if ROCM_MACRO.search(expr) is None:
+    ``defined(__HIP_PLATFORM_AMD__) || defined(__CUDACC__)`` are both compiled on ROCm.
+    ``extra``: project macros that stand for a ROCm test (:func:`names_rocm`)."""
+    if not names_rocm(expr, extra):
         return False
     if kind not in ("if", "elif"):
         return True
     disjuncts = [_strip_parens(d) for d in _split_top(_strip_parens(expr), "||")]
     if len(disjuncts) < 2:
         return True
-    signs = {rocm_polarity(d) for d in disjuncts}
+    signs = {_polarity(d, extra) for d in disjuncts}
     return len(signs) == 1 and 0 not in signs
 
 

@@ -95,6 +95,10 @@ class CxxFacts:
     #: functions of the project whose body uses a hardware lane (a shuffle, a ballot), or
     #: calls one that does: a lane passed to one is a hardware lane (fortyfirst re-run F3)
     lane_functions: frozenset[str] = frozenset()
+    #: project macros every ``#define`` of which sits in a ROCm-discriminating branch (and
+    #: that no build file defines): a conditional on one is a ROCm test (``WS`` defined 64 or
+    #: 32 by ``__AMDGCN_WAVEFRONT_SIZE``; issue 24, twenty-seventh sample)
+    rocm_names: frozenset[str] = frozenset()
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -227,6 +231,7 @@ def cxx_facts(
         for header, where in include_sides(texts, frozenset(false)).not_on_rocm.items():
             not_on_rocm.setdefault(header, where)
     return CxxFacts(
+        rocm_names=_rocm_names(texts, build_live),
         nv_only_masks=_nv_only_masks(texts, frozenset(false)),
         data_masks=_data_masks(texts, lanes),
         false_macros=false,
@@ -312,3 +317,20 @@ def _data_masks(texts: dict[str, str], lanes: frozenset[str] = frozenset()) -> f
             continue
         out.update(n for n in _FIRST_ARG.findall(text) if n in named)
     return frozenset(names - out)
+
+
+def _rocm_names(texts: dict[str, str], build_live: frozenset[str]) -> frozenset[str]:
+    """The project macros every definition of which is in a ROCm-discriminating branch
+    (:attr:`CxxFacts.rocm_names`); a file that tests no ROCm macro defines plainly."""
+    guarded: set[str] = set()
+    plain: set[str] = set(build_live)
+    for text in texts.values():
+        if "define" not in text:
+            continue
+        if ROCM_MACRO.search(text) is None:
+            plain.update(_DEFINE.findall(text))
+            continue
+        src = lex(text)
+        for m in _DEFINE.finditer(src.code):
+            (guarded if src.guarded(src.line_of(m.start())) else plain).add(m.group(1))
+    return frozenset(guarded - plain)

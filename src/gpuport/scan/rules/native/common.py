@@ -14,15 +14,16 @@ compiled (``#if 0``), and reports each rule at most once per line.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable, Iterator
 
 from gpuport import textre
 from gpuport.intervals import first_holding, in_any
 from gpuport.models import Severity
-from gpuport.scan.cxx import CxxSource, Directive
+from gpuport.scan.cxx import CxxSource, Directive, _guard_map
 from gpuport.scan.cxx_cond import nvidia_only_lines
-from gpuport.scan.cxx_expr import rocm_polarity
+from gpuport.scan.cxx_expr import rocm_guard_expr, rocm_polarity
 from gpuport.scan.cxx_ints import constexpr_rocm_lines
 from gpuport.scan.project.cxx_selectors import dropped_spans
 from gpuport.scan.rules.base import RULES, FileContext
@@ -48,6 +49,7 @@ class Sink:
             src.directives, src.line_count, facts.false_names if facts else frozenset()
         )
         self._shims = facts.shims if facts else {}
+        self._derived = _derived_guard(src, facts.rocm_names if facts else frozenset())
         self._selectors = facts.selectors if facts else {}
         self._dropped: list[tuple[int, int, str]] | None = None
         self._constexpr: list[tuple[int, int]] | None = None
@@ -62,6 +64,9 @@ class Sink:
         """Whether 1-based ``line`` is in a ROCm branch or in a branch that only a compiler
         defining ``__CUDA_ARCH__`` sees (hip-clang never does)."""
         if self.src.guarded(line) and not self._in_bare_branch(line):
+            return True
+        derived = self._derived
+        if derived is not None and 0 < line < len(derived) and derived[line]:
             return True
         if self._constexpr is None:  # `if constexpr (<ROCm test>)` chains, found once
             self._constexpr = constexpr_rocm_lines(self.src)
@@ -463,3 +468,23 @@ def _never_on_rocm(d: Directive) -> bool:
     if not d.rocm:
         return False
     return d.kind == "ifndef" or (d.kind == "if" and rocm_polarity(d.expr.strip()) == -1)
+
+
+def _derived_guard(src: CxxSource, names: frozenset[str]) -> bytearray | None:
+    """Lines inside a conditional on a project macro that stands for a ROCm test (every
+    ``#define`` of it sits in a ROCm-discriminating branch: LC-framework's ``WS`` defined 64
+    or 32 by ``__AMDGCN_WAVEFRONT_SIZE``, ggml's ``AMD_MFMA_AVAILABLE``; issue 24,
+    twenty-seventh sample); None when no directive of the file names one."""
+    if not names:
+        return None
+    changed = False
+    directives: list[Directive] = []
+    for d in src.directives:
+        if not d.rocm and d.kind in _COND_KINDS and rocm_guard_expr(d.kind, d.expr, names):
+            d = dataclasses.replace(d, rocm=True)
+            changed = True
+        directives.append(d)
+    return _guard_map(directives, src.line_count) if changed else None
+
+
+_COND_KINDS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
