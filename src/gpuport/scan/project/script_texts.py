@@ -8,7 +8,9 @@ re-run F5: a pip freeze ``install.sh``, CI and tox install was "named by no file
 ``gpustat`` run by a shell script, ``GPUtil`` imported by ``tools/gpuwatch``, were "never
 called"). GitHub's local actions (``.github/actions/*/action.yml``, a composite action's
 steps) are CI files too (forty-third re-run F13: a monitor run by one was "run by no
-script"). The walk is the scan's (``.gitignore``, vendored and hidden folders), bounded; when
+script"). Forty-fifth re-run F16: cron tables (``crontab``, ``*.cron``, files in a ``cron.d``
+folder), ``.fish``/``.csh`` scripts and extensionless ``#!/bin/sh`` scripts are run texts too.
+The walk is the scan's (``.gitignore``, vendored and hidden folders), bounded; when
 a bound is met, or a file that may name it cannot be read, :attr:`Scripts.complete` is False
 and a caller concludes nothing.
 
@@ -38,8 +40,19 @@ _MOST_BYTES = 64 << 20  # text kept in all
 _MOST_HEADS = 30_000  # extensionless files whose first bytes are read (a ``#!`` line)
 _MOST_WORKFLOWS = 200
 #: shell, batch and task files: they run steps
-_RUN_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".ps1", ".bat", ".cmd", ".mk", ".just")
-_RUN_NAMES = {"justfile", "taskfile.yml", "taskfile.yaml", "procfile", "jenkinsfile"}
+_RUN_SUFFIXES = (
+    ".sh", ".bash", ".zsh", ".ksh", ".fish", ".csh", ".tcsh", ".xsh", ".nu", ".command",
+    ".ps1", ".bat", ".cmd", ".mk", ".just", ".cron", ".crontab",
+)  # fmt: skip
+_RUN_NAMES = {
+    "justfile", "taskfile.yml", "taskfile.yaml", "procfile", "jenkinsfile", "crontab",
+    "anacrontab", "cron", "vagrantfile", "tiltfile", "earthfile",
+}  # fmt: skip
+#: a cron table by its place or name (``cron.d/gpu``, ``deploy/cron/monitor``, ``gpu.cron.txt``)
+#: runs its lines (forty-fifth re-run F16); docs and data about cron do not
+_CRON = textre.compile(r"(?:^|[/._-])(?:ana)?cron(?:tab)?s?(?:$|[/._-])")
+_NOT_RUN = (".md", ".rst", ".adoc", ".html", ".htm", ".pdf", ".png", ".jpg", ".svg", ".csv",
+            ".log", ".gz", ".zip", ".tar", ".xz", ".bz2", ".pyc", ".lock")  # fmt: skip
 #: files that name an install step (``tox.ini``'s ``deps = -r``, a config's command)
 _CONFIG_SUFFIXES = (".yml", ".yaml", ".cfg", ".ini", ".toml", ".json", ".conf", ".service")
 #: Python files by name that run install steps (nox, invoke, fabric)
@@ -56,6 +69,11 @@ _HIDDEN = (
     ".devcontainer/postCreateCommand.sh",
 )
 _PY_SHEBANG = textre.compile(r"^#![^\n]*\bpython[\d.]*\b")
+#: an extensionless script of another interpreter (``#!/bin/sh``, ``#!/usr/bin/env bash``): it
+#: runs its lines (forty-fifth re-run F16)
+_SHELL_SHEBANG = textre.compile(
+    r"^#![^\n]*\b(?:sh|bash|dash|zsh|ksh|fish|csh|tcsh|busybox|pwsh|make|just)\b"
+)
 
 
 @dataclass
@@ -151,7 +169,7 @@ def _walk(root: Path) -> Scripts:
                 out.complete = False
                 break
             reads[key] += _take(root, rel, entry, out, kind)
-            if key == "whole" or rel in out.python:
+            if key == "whole" or rel in out.python or rel in out.run:
                 kept += len(out.python.get(rel) or out.run.get(rel) or out.config.get(rel) or "")
                 if kept > _MOST_BYTES:
                     out.complete = False
@@ -169,6 +187,13 @@ def _wanted(rel: str) -> str | None:
     name = rel.rsplit("/", 1)[-1]
     lower = name.lower()
     if lower.endswith(_RUN_SUFFIXES) or lower in _RUN_NAMES:
+        return "run"
+    if (
+        "cron" in rel.lower()
+        and _CRON.search(rel.lower())
+        and not lower.endswith((*_NOT_RUN, *_PYTHON_SUFFIXES))
+        and classify(rel) is None
+    ):
         return "run"
     if lower in _TASK_PY:
         return "run"
@@ -191,13 +216,13 @@ def _take(root: Path, rel: str, entry: os.DirEntry[str], out: Scripts, kind: str
     except OSError:
         return 0
     if kind == "head":
-        text = _python_tool(root / rel, root)
-        if text is None:
+        got = _tool(root / rel, root)
+        if got is None:
             return 1
-        if text == "":
-            out.complete = False  # a #!python tool too large to read
+        if got[1] == "":
+            out.complete = False  # a #! tool too large to read
             return 1
-        out.python[rel] = text
+        (out.python if got[0] == "python" else out.run)[rel] = got[1]
         return 1
     limit = _MAX_NOTEBOOK_BYTES if rel.endswith(".ipynb") else _MAX_BYTES
     text = fileio.read_text_or_none(root / rel, limit=limit, root=root)
@@ -209,20 +234,26 @@ def _take(root: Path, rel: str, entry: os.DirEntry[str], out: Scripts, kind: str
     return 1
 
 
-def _python_tool(path: Path, root: Path) -> str | None:
-    """An extensionless file's text when its first line is a ``#!`` line naming python; None
-    when it is not one (or cannot be opened); "" when it is one too large to read."""
+def _tool(path: Path, root: Path) -> tuple[str, str] | None:
+    """An extensionless file's kind ("python" or "run") and text when its first line is a
+    ``#!`` line naming python or a shell; None when it is not one (or cannot be opened); text
+    "" when it is one too large to read."""
     try:
         with fileio.open_regular(path, root=root) as fh:
             head = fh.read(256)  # a data file without a suffix is not read whole
-            if not head.startswith(b"#!") or not _PY_SHEBANG.match(
-                head.decode("utf-8", errors="replace")
-            ):
+            if not head.startswith(b"#!"):
+                return None
+            line = head.decode("utf-8", errors="replace")
+            if _PY_SHEBANG.match(line):
+                kind = "python"
+            elif _SHELL_SHEBANG.match(line):
+                kind = "run"
+            else:
                 return None
             data = head + fh.read(_MAX_BYTES + 1 - len(head))
     except (GpuportError, OSError):
         return None
-    return "" if len(data) > _MAX_BYTES else data.decode("utf-8", errors="replace")
+    return kind, ("" if len(data) > _MAX_BYTES else data.decode("utf-8", errors="replace"))
 
 
 def _workflows(root: Path) -> list[str]:

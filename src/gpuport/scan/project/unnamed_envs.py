@@ -30,7 +30,11 @@ be read, nothing is moved.
 A name built from a variable names every file its pattern could match (forty-fourth re-run
 F7: ``pip install -r requirements-${FLAVOR}.txt`` in ``install.sh``, or
 ``f"requirements-{flavor}.txt"`` in a Python installer, names ``requirements-cuda.txt``): a
-computed name is "maybe named", and a freeze maybe named stays core.
+computed name is "maybe named", and a freeze maybe named stays core. So does a shell or
+Python glob (forty-fifth re-run F18: ``for f in requirements/*.txt; do pip install -r "$f"``
+names ``requirements/cuda.txt``): a glob names every file it can match, looked up by its
+folder and the literal start and end of its last part (``**`` or a glob in a folder: any
+depth beneath), never each glob tried on each file.
 
 Files are read as text, bounded, inside the project; nothing is run.
 """
@@ -162,19 +166,54 @@ _COMPUTED = textre.compile(
 _BARE_EXT = textre.compile(r"^\.\w*$")
 
 
+#: a path with a glob character (``requirements/*.txt``, ``reqs/**/*.txt``, ``req-?.txt``)
+_GLOB = textre.compile(r"[\w./+-]*(?:\*|\?|\[[^\]\s/]{1,40}\])(?:[\w./+*?-]|\[[^\]\s/]{1,40}\])*")
+_GLOB_CHAR = textre.compile(r"[*?\[]")
+
+
 def _computed_names(texts: Mapping[str, str]) -> dict[tuple[str, str], dict[str, set[str]]]:
     """(a file name's literal start, its literal end after the last variable) -> the folder
     written before it -> the texts that build it, for each file name built from a variable
-    with a literal start, a folder, or more than an extension after it. One pass a text."""
+    with a literal start, a folder, or more than an extension after it, and each glob
+    (:func:`_glob_key`; a folder ending ``/**``: any depth beneath). One pass a text."""
     out: dict[tuple[str, str], dict[str, set[str]]] = {}
     for rel, text in texts.items():
-        if "$" not in text and "{" not in text and "%" not in text and "<" not in text:
-            continue
-        for m in _COMPUTED.finditer(text):
-            key = _key_of(m)
-            if key is not None:
-                out.setdefault(key[1:], {}).setdefault(key[0], set()).add(rel)
+        if "$" in text or "{" in text or "%" in text or "<" in text:
+            for m in _COMPUTED.finditer(text):
+                key = _key_of(m)
+                if key is not None:
+                    out.setdefault(key[1:], {}).setdefault(key[0], set()).add(rel)
+        if "*" in text or "?" in text or "[" in text:
+            for g in _GLOB.finditer(text):
+                key = _glob_key(g.group())
+                if key is not None:
+                    out.setdefault(key[1:], {}).setdefault(key[0], set()).add(rel)
     return out
+
+
+def _glob_key(glob: str) -> tuple[str, str, str] | None:
+    """(folder, literal start, literal end) of the files a glob can match: its last part's
+    text before the first and after the last glob character; a glob character in a folder
+    part (``**``, ``req*/``) makes the folder the literal ones before it plus ``/**`` (any
+    depth beneath). None when too little is literal to name a file (``*.txt``, ``*``)."""
+    glob = glob.rstrip("/.")
+    parts = [p for p in glob.split("/") if p not in ("", ".")]
+    if not parts:
+        return None
+    name, folders = parts[-1], parts[:-1]
+    deep = next((i for i, p in enumerate(folders) if _GLOB_CHAR.search(p)), None)
+    folder = "/".join(folders if deep is None else [*folders[:deep], "**"])
+    first = _GLOB_CHAR.search(name)
+    if first is None:
+        start, end = name, ""
+    else:
+        start = name[: first.start()]
+        tail = name[first.start() :]
+        k = max(tail.rfind("*"), tail.rfind("?"), tail.rfind("]"))
+        end = tail[k + 1 :]
+    if folder in ("", "**") and (not end or (not start and _BARE_EXT.match(end))):
+        return None  # ``*.txt``, and words a glob character ends (``why?``, ``r[0]``)
+    return folder, start, end
 
 
 def _key_of(m: re.Match[str]) -> tuple[str, str, str] | None:
@@ -199,6 +238,8 @@ def _maybe_named(rel: str, patterns: Mapping[tuple[str, str], Mapping[str, set[s
     name = name[:255]
     parts = folder.split("/") if folder else []
     tails = {"", *("/".join(parts[k:]) for k in range(len(parts)))}
+    # a glob's ``a/**``: ``a`` anywhere in ``rel``'s folder (a few parts: a few sub-paths)
+    within = {"", *("/".join(parts[a:b]) for a in range(len(parts)) for b in range(a + 1, 9 + a))}
     starts = {key[0] for key in patterns}
     for i in range(len(name) + 1):
         start = name[:i]
@@ -209,7 +250,11 @@ def _maybe_named(rel: str, patterns: Mapping[tuple[str, str], Mapping[str, set[s
             if not by_folder:
                 continue
             for f, where in by_folder.items():
-                if (start or f in tails) and where - {rel}:
+                if f == "**" or f.endswith("/**"):
+                    ok = bool(start) or f[:-3].rstrip("/") in within
+                else:
+                    ok = bool(start) or f in tails
+                if ok and where - {rel}:
                     return True
     return False
 
@@ -305,6 +350,8 @@ def _python_names(text: str) -> str:
         if "{" in text or "%" in text or "$" in text
         else set()
     )
+    if "*" in text or "?" in text or "[" in text:  # ``glob("requirements/*.txt")``
+        computed |= {g.group() for g in _GLOB.finditer(text) if _glob_key(g.group()) is not None}
     return "\n".join([*sorted(words), *conda, *sorted(computed)])
 
 
