@@ -14,7 +14,15 @@
   install) but gives its means, "through/via/using X" or an "X backend" with X neither a way
   of building or packaging this code nor the hardware, is another API's route (DirectX 12,
   OpenGL, wgpu, Kompute... as OpenCL or Vulkan): no ROCm build of this code (forty-fourth
-  re-run F16).
+  re-run F16); so is "with X" where X is a name (forty-fifth re-run F15: "runs on AMD Radeon
+  GPUs with ZLUDA", a CUDA translation layer, as SCALE) and not the hardware, an OS or a
+  way of building this code;
+* :data:`ELSEWHERE`: a sentence that places the support outside this repository ("in our
+  fork, x-rocm, not in this repository", "a separate repository", "a third-party plugin")
+  states no route of this code (forty-fifth re-run F9);
+* :data:`WITHDRAWN`: support stated in the past ("not anymore", "used to", "was supported
+  until 1.4", "broken since 2.0", "deprecated") is no present support (forty-fifth re-run
+  F10); :mod:`routes_docs` reads it as a denial.
 """
 
 from __future__ import annotations
@@ -24,7 +32,17 @@ import re
 
 from gpuport import textre
 
-__all__ = ["HEADING", "PROMISE", "WORD", "other_api", "sentence", "wrapped_against"]
+__all__ = [
+    "ELSEWHERE",
+    "HEADING",
+    "PROMISE",
+    "WITHDRAWN",
+    "WORD",
+    "elsewhere",
+    "other_api",
+    "sentence",
+    "wrapped_against",
+]
 
 WORD = textre.compile(r"\b(?:ROCm|AMD|HIP|Instinct|Radeon|MI[123]\d\dX?|gfx\d{3,4}\w*)\b", re.I)
 HEADING = textre.compile(r"^[ \t]*#{1,6}[ \t]+(.*)$|^[ \t]*<h[1-6][^>]*>(.*?)</h[1-6]>", re.I)
@@ -61,10 +79,73 @@ PROMISE = textre.compile(
     re.I,
 )
 
+#: support in the past: withdrawn, broken, deprecated (a text of a denial, for the
+#: negation pattern of :mod:`routes_docs`)
+WITHDRAWN = (
+    r"\bany\s?more\b|\b(?:it|we|they|this|that|which|I|one|also|once|support|ROCm|HIP|AMD"
+    r"|GPUs?)\s+used\s+to\b|\b(?:formerly|previously|originally)"
+    r"\s+(?:supported|available|worked|ran|ported|supporting|had)\b"
+    r"|\b(?:was|were)\s+(?:once\s+|previously\s+|formerly\s+|originally\s+)?(?:supported"
+    r"|available|working|usable)\s+(?:until|up\s+to|before|through|in\s+(?:v|version|release"
+    r"|the\s+past|older|earlier|old))\b|\b(?:supported|available|working)\s+until\b"
+    r"|\b(?:is|are|was|were|been|now|currently|still|remains?|got|became|become)\s+broken\b"
+    r"|\bbroken\s+(?:since|as\s+of|after|from|starting|with\s+(?:v|version|release|the\s+latest"
+    r"|recent|newer))\b|\(\s*(?:currently\s+)?broken\b|[–—-]\s*(?:currently\s+)?broken\b"
+    r"|\b(?:support|backend|build|port)\s+(?:is|are|was|has\s+been)\s+deprecated\b"
+    r"|\(\s*deprecated\b|\bdeprecated\s+(?:since|as\s+of)\b"
+    r"|\bstopped\s+(?:supporting|working|running|building)\b"
+    r"|\b(?:retired|unmaintained|defunct|bit-?rotted)\b"
+)
+#: a claim that places the support outside this repository: "in our fork, x-rocm, not in this
+#: repository", "lives in a separate repository", "through a third-party plugin" (forty-fifth
+#: re-run F9); "this fork adds ROCm support" is this repository's (see :func:`elsewhere`)
+ELSEWHERE = textre.compile(
+    r"\b(?:in|at|from|via|through|using|use|see|with|on|by|into)\s+(?:(?:our|a|an|the|my|their"
+    r"|its|his|her|this|separate|community|unofficial|official|downstream|experimental)\s+)*"
+    r"(?:[\w.@/-]+\s+){0,2}?forks?\b"
+    r"|\b(?:another|other|separate|different|sister|companion|downstream|dedicated|external"
+    r"|third[- ]party|community|unofficial|independent)\s+(?:[\w.@/-]+\s+){0,2}?(?:repo(?:s"
+    r"|sitory|sitories)?|projects?|packages?|plugins?|forks?|branch(?:es)?|code-?bases?|add-?ons?"
+    r"|extensions?)\b"
+    r"|\bnot\s+(?:here|(?:in|on|part\s+of|from)\s+(?:this|the\s+(?:main|upstream|present))"
+    r"\s+(?:repo(?:sitory)?|project|package|code-?base|branch|tree))\b"
+    r"|\boutside\s+(?:of\s+)?(?:this|the\s+main)\s+(?:repo(?:sitory)?|project|code-?base)\b"
+    r"|\b(?:maintained|hosted|developed|lives?|kept|provided)\s+(?:separately|elsewhere"
+    r"|externally|out\s+of\s+tree)\b|\belsewhere\b",
+    re.I,
+)
+_THIS = textre.compile(r"\b(?:this|the\s+present|here)\b", re.I)
+
+
+def elsewhere(said: str) -> bool:
+    """Whether a sentence places the ROCm support it claims outside this repository
+    (:data:`ELSEWHERE`); a fork that is this repository ("this fork adds ROCm") is not."""
+    for m in ELSEWHERE.finditer(said):
+        text = m.group()
+        if text.lower().endswith(("fork", "forks")) and _THIS.search(text):
+            continue  # this repository is the fork
+        return True
+    return False
+
+
 #: where a wrapped sentence ends: a full stop, "!" or "?" before a space or the line's end
 _STOP = textre.compile(r"[.!?](?:\s|$)")
 _ABBREV = ("i.e", "e.g", "etc", " vs", "cf")
-_OTHER_API = textre.compile(r"\b(?:OpenCL|Vulkan|SYCL|DirectML|Metal|oneAPI|WebGPU)\b", re.I)
+_OTHER_API = textre.compile(
+    r"\b(?:OpenCL|Vulkan|SYCL|DirectML|Metal|oneAPI|WebGPU|ZLUDA|chipStar)\b", re.I
+)
+#: "with X" as the means, X a name (case-sensitive: "with ZLUDA", "with SCALE"; not "with
+#: 16GB of memory", "with the same code"): forty-fifth re-run F15
+_WITH = textre.compile(
+    r"\bwith\s+(?:the\s+help\s+of\s+|the\s+|a\s+)?([A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){0,2})"
+)
+#: names "with X" gives that are no means: an OS, a language, a vendor's product line
+_NOT_MEANS = textre.compile(
+    r"\b(?:Linux|Windows|WSL2?|mac\s?OS|Ubuntu|Debian|Fedora|RHEL|CentOS|Arch|Python|C\+\+"
+    r"|RDNA\w*|CDNA\w*|Vega|Navi|Ryzen|EPYC|VRAM|GB|MB|TB|The|A|An|This|Our|Its|Both|All"
+    r"|Any|No|At|Support|Full|Native|Official|Some|Many|Most|Multi-?GPU|Multiple|FP\d*|BF16"
+    r"|INT\d+|TF32|Flash\w*|Docker|Conda)\b"
+)
 #: ROCm, HIP or a ROCm install named, also inside a word (``whl/rocm6.2``, ``hipcc``,
 #: ``rocBLAS``, ``AMDGPU.jl``, ``repo.radeon.com``)
 _ROCM_API = textre.compile(
@@ -193,6 +274,12 @@ def _names_other_api(part: str) -> bool:
             continue
         if WORD.search(phrase) or _HARDWARE.search(phrase):
             continue  # the hardware, not a means
+        if _GENERIC.search(phrase) is None:
+            return True
+    for m in _WITH.finditer(part):
+        phrase = m.group(1)
+        if WORD.search(phrase) or _HARDWARE.search(phrase) or _NOT_MEANS.match(phrase):
+            continue
         if _GENERIC.search(phrase) is None:
             return True
     return False

@@ -41,7 +41,10 @@ docs Makefile sets are read: forty-third re-run F16), nor a MyST ``{only}`` or a
 ``ifconfig`` body ``conf.py``'s values hide (forty-fourth re-run F17); a page named for
 ROCm that shows nothing but headings is no route (forty-first re-run F8). A denial is one
 however it is written: "isn't supported", "won't work", "no support for AMD", "lacks
-support" (forty-first re-run F14).
+support" (forty-first re-run F14). Forty-fifth re-run: support placed outside this
+repository ("in our fork, x-rocm, not in this repository": F9) or in the past ("not
+anymore", "broken since 2.0", "deprecated": F10) is no route, nor is support "with ZLUDA"
+(F15).
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ from gpuport.scan.project.doc_shown import shown, shows_text
 from gpuport.scan.project.files import MOST_FOLDER_DEPTH
 from gpuport.scan.project.route_words import HEADING as _HEADING
 from gpuport.scan.project.route_words import PROMISE as _PROMISE
+from gpuport.scan.project.route_words import WITHDRAWN as _WITHDRAWN
 from gpuport.scan.project.route_words import WORD as _WORD
+from gpuport.scan.project.route_words import elsewhere as _elsewhere
 from gpuport.scan.project.route_words import other_api as _other_api
 from gpuport.scan.project.route_words import sentence as _sentence
 from gpuport.scan.project.route_words import wrapped_against as _wrapped_against
@@ -141,7 +146,7 @@ _NEGATION = textre.compile(
     r"|\bon\s+hold\b|\bno\s+longer\b|\bcannot\b"
     r"|\b(?:removed|dropped|discontinued|abandoned)\b"
     r"|\bcoming\s+soon\b|\bplanned\b|\bno\s+(?:ROCm|AMD)\b|\bwithout\s+(?:ROCm|AMD)\b"
-    r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘",
+    r"|\bonly\s+(?:NVIDIA|CUDA)\b|❌|✗|✘|" + _WITHDRAWN,
     re.I,
 )
 #: a text that says ROCm is not supported (route_code reads an installer's strings with it)
@@ -395,8 +400,10 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
         said = _sentence(line, lines, number)  # the sentence goes on past a wrapped line
         todo = _TODO.search(line) is not None or _TODO_LABEL.search(line) is not None
         promised = todo or _PROMISE.search(said) is not None
+        away = not promised and _elsewhere(said)  # in a fork, another repository (F9)
         negated = (
             promised
+            or away
             or _NEGATION.search(line) is not None
             or _wrapped_against(line, said, _NEGATION)
         )
@@ -405,6 +412,9 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
             if todo
             else "the line promises it for later, which is not a route yet"
             if promised
+            else "the line places the support outside this repository (a fork, another "
+            "repository or plugin), which is no route of this code"
+            if away
             else "the line says it is not supported"
         )
         if _STEP.search(line):
