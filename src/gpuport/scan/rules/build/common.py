@@ -13,7 +13,9 @@ or a ``$(filter-out)`` (forty-third re-run F10: each of these hid GP403). Forty-
 F10: a branch fails anywhere in it (not only first), ``string(REPLACE "gfx906" "")`` and
 ``$(subst)`` replace, a list used only to remove or refuse (``set(OLD gfx803)`` +
 ``list(REMOVE_ITEM GPU_TARGETS ${OLD})``) is no target list, and a ROCm setting only removed
-from is no setting given.
+from is no setting given. Forty-fifth re-run F11: a ROCm setting counts only where the build
+uses its value, not where it is only tested in a branch that fails or just prints
+(``if(GPU_TARGETS) message(FATAL_ERROR ...)``), cleared (``set(GPU_TARGETS "")``) or unset.
 """
 
 from __future__ import annotations
@@ -155,6 +157,62 @@ def _failing_branches(cmds: list[Command]) -> list[tuple[int, int]]:
     return out
 
 
+_BLOCKS = {"if": "endif", "while": "endwhile", "foreach": "endforeach"}
+_IDLE = frozenset({"message", "return"})
+
+
+def _idle_conditions(cmds: list[Command]) -> list[tuple[int, int]]:
+    """The spans of the conditions and loop heads (``if``/``elseif``/``while``/``foreach``)
+    whose own branch does nothing but print, fail or hold such branches itself (forty-fifth
+    re-run F11: ``if(GPU_TARGETS) message(FATAL_ERROR ...)``, ``if(DEFINED GPU_TARGETS)
+    message(WARNING "ignored")``, ``foreach(a IN LISTS GPU_TARGETS)`` around a refusal): a
+    setting tested there is refused or ignored, not used. One pass with a stack."""
+    out: list[tuple[int, int]] = []
+    # per open block: [branch head start, its end (-1: else), branch works, block works]
+    stack: list[list[int]] = []
+    for c in cmds:
+        if c.name in _BLOCKS:
+            stack.append([c.start, c.end, 0, 0])
+        elif c.name in ("elseif", "else", "endif", "endwhile", "endforeach") and stack:
+            top = stack[-1]
+            if not top[2] and top[1] >= 0:
+                out.append((top[0], top[1]))
+            top[3] |= top[2]
+            if c.name in ("elseif", "else"):
+                top[:3] = [c.start, c.end if c.name == "elseif" else -1, 0]
+                continue
+            stack.pop()
+            if stack and top[3]:
+                stack[-1][2] = 1  # a nested block that does work makes its branch work
+        elif stack and c.name not in _IDLE:
+            stack[-1][2] = 1
+    return out
+
+
+def _emptied(cmds: list[Command]) -> list[tuple[int, int]]:
+    """The name of ``unset(NAME)`` and of ``set(NAME)``/``set(NAME "")`` (maybe ``CACHE``):
+    a setting cleared, not given (forty-fifth re-run F11)."""
+    out: list[tuple[int, int]] = []
+    for c in cmds:
+        if c.name not in ("set", "unset"):
+            continue
+        words = c.words()
+        if not words:
+            continue
+        values = [w.text for w in words[1:]]
+        if "CACHE" in values:
+            values = values[: values.index("CACHE")]
+        if c.name == "unset" or all(v.strip("\"'") == "" for v in values):
+            out.append((words[0].start, words[0].start + len(words[0].text)))
+    return out
+
+
+#: a Make assignment of nothing (``GPU_TARGETS :=``): a setting cleared
+_MAKE_EMPTY = textre.compile(
+    r"(?m)^[ \t]*(?:(?:export|override)[ \t]+)*[A-Za-z_][\w.-]*[ \t]*[:?!]?=[ \t]*$"
+)
+
+
 #: a Make conditional's lines: open (``ifeq``...), ``else`` (maybe ``else ifeq``), ``endif``,
 #: and ``$(error ...)``
 _MAKE_COND = textre.compile(
@@ -206,7 +264,7 @@ def _replaced(c: Command) -> list[tuple[int, int]]:
     return [(c.start, keep), (keep + len(words[at].text) + 2, c.end)]
 
 
-def _not_targets(text: str) -> tuple[Intervals, Intervals]:
+def _not_targets(text: str) -> tuple[Intervals, Intervals, Intervals]:
     """The spans of ``text`` whose gfx words are no AMD target the build uses: what it prints,
     a condition whose branch fails the build, a denylist, an item removed, filtered out or
     replaced, and a list whose every use is such a removal or refusal (forty-fourth re-run F10:
@@ -234,12 +292,18 @@ def _not_targets(text: str) -> tuple[Intervals, Intervals]:
                 spans.append((c.start, c.end))
             elif c.name == "set" and words:
                 lists.setdefault(name, []).append((c.start, c.end))
-    removed = dropped + _failing_branches(cmds) + _make_failing(text)
+    failing = _failing_branches(cmds) + _make_failing(text)
+    removed = dropped + failing
+    # a ROCm setting is no target given where it is only removed, refused, printed, tested
+    # in a branch that does nothing else, or cleared (forty-fifth re-run F11)
+    unused = removed + [(c.start, c.end) for c in cmds if c.name == "message"]
+    unused += _idle_conditions(cmds) + _emptied(cmds)
+    unused += [m.span() for m in _MAKE_EMPTY.finditer(text)]
     spans += removed
     lists = {n: own for n, own in lists.items() if any(_GFX.search(text[a:b]) for a, b in own)}
     if lists:
         spans += _only_refused(text, lists, Intervals(removed), Intervals(list(spans)))
-    return Intervals(spans), Intervals(dropped)
+    return Intervals(spans), Intervals(dropped), Intervals(unused)
 
 
 def _only_refused(
@@ -285,15 +349,15 @@ class _RocmArch:
         said: Intervals | None = None
         for found in _ROCM_SETTING.finditer(text):
             if said is None:
-                said, dropped = _not_targets(text)
-            if found.start() not in dropped:
+                said, _dropped, unused = _not_targets(text)
+            if found.start() not in unused:
                 return found
         line_end = -1
         sentences = Intervals([])
         for m in _GFX.finditer(text):
             at = m.start()
             if said is None:
-                said, dropped = _not_targets(text)
+                said, _dropped, _unused = _not_targets(text)
             if at > line_end:  # each line's quoted sentences, once
                 line_start = text.rfind("\n", 0, at) + 1
                 line_end = text.find("\n", at)
