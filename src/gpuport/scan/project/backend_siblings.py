@@ -45,6 +45,12 @@ Forty-fourth re-run F4: a plain ``#if NAME`` (or ``NAME && ...``) of a macro no 
 mentions outside a conditional test is 0, so its branch is no code either; a name with a
 backend word stays live only where the project has a ROCm build that may define it; and a body
 of only ``;``, ``(void)x;`` and ``return;`` is a stub that defines nothing.
+
+Forty-fifth re-run: a CUDA source no build names (a ``file(GLOB)`` may compile it) is stood
+in for only by a twin with code that a build names, that defines its kernels, or that has at
+least as many definitions doing work (F13: a ``// TODO`` twin); a stub body may also hold
+``,``, empty blocks, traps and asserts (F3); and a macro named only in a comment or a string
+is mentioned nowhere (F4: ``/* build with VOTE_PORTED */`` kept ``#if VOTE_PORTED`` live).
 """
 
 from __future__ import annotations
@@ -183,12 +189,38 @@ def _has_code(text: str) -> bool:
 #: a function definition's name: `name(...) {` (a body, not a declaration)
 _DEFINES = textre.compile(r"(\w+)[ \t]*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)[^;{}()]*\{")
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "defined"})
-#: an empty body after its ``{`` (comments already blank): a placeholder, no code; a stub of
-#: only ``;``, ``(void)x;``/``static_cast<void>(x);`` and ``return;`` is empty too (F4)
-_EMPTY_BODY = textre.compile(
-    r"(?:\s|;|\(\s*void\s*\)\s*\(?\s*[\w.]+\s*\)?\s*;"
-    r"|static_cast\s*<\s*void\s*>\s*\(\s*[\w.]+\s*\)\s*;|return\s*;)*\}"
+#: the tokens of a stub body (comments already blank): blanks, ``;``/``,``, a block's braces,
+#: casts to void (``(void)x``, ``static_cast<void>(x)``), a bare or constant ``return``, a
+#: trap (``__builtin_trap()``, ``abort()``) and an assert; a body of only these does no work
+#: (forty-fourth re-run F4; forty-fifth re-run F3: ``(void)o, (void)n;``, ``{ {} }``)
+_STUB = textre.compile(
+    r"(?:\s|[;,{}]"
+    r"|\(\s*void\s*\)\s*\(?\s*[\w.\[\]]+(?:\s*->\s*[\w.\[\]]+)*\s*\)?"
+    r"|static_cast\s*<\s*void\s*>\s*\(\s*[\w.\[\]]+(?:\s*->\s*[\w.\[\]]+)*\s*\)"
+    r"|return(?:\s+(?:-?\d[\w.]*|true|false|nullptr|NULL)|\s*\{\s*\})?\s*;"
+    r"|(?:(?:std\s*::\s*)?(?:abort|terminate)|__builtin_trap|__builtin_unreachable|__trap"
+    r"|__brkpt)\s*\(\s*\)"
+    r"|(?:static_assert|assert)\s*\([^(){};]*(?:\([^(){};]*\)[^(){};]*)*\)"
+    r")*"
 )
+
+
+def _empty_body(code: str, at: int) -> bool:
+    """Whether the body opened just before ``at`` (its ``{``) is a stub that does no work: it
+    closes before any token other than :data:`_STUB`'s. Reads up to the first working token
+    only."""
+    m = _STUB.match(code, at)
+    if m is None:
+        return False
+    depth = 1
+    for ch in "".join(code[at : m.end()].split()):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return True
+    return False
 
 
 def _defines(text: str, never: Never | Collection[str] = ()) -> frozenset[str]:
@@ -198,11 +230,10 @@ def _defines(text: str, never: Never | Collection[str] = ()) -> frozenset[str]:
         code = _live_code(text, never)
     except (RecursionError, ValueError):
         return frozenset()
-    return (
-        frozenset(
-            m.group(1) for m in _DEFINES.finditer(code) if not _EMPTY_BODY.match(code, m.end())
-        )
-        - _NOT_NAMES
+    return frozenset(
+        m.group(1)
+        for m in _DEFINES.finditer(code)
+        if m.group(1) not in _NOT_NAMES and not _empty_body(code, m.end())
     )
 
 
@@ -221,7 +252,7 @@ def _entries(text: str) -> frozenset[str]:
     external: set[str] = set()
     for m in _DEFINES.finditer(code):
         name = m.group(1)
-        if name in _NOT_NAMES or _EMPTY_BODY.match(code, m.end()):
+        if name in _NOT_NAMES or _empty_body(code, m.end()):
             continue  # an empty body needs no ROCm twin
         lo = max(0, m.start() - 300)
         head = code[lo : m.start()]
@@ -270,12 +301,22 @@ _NOT_NAME = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_
 
 
 def _mentioned(texts: Iterable[str]) -> frozenset[str]:
-    """Every identifier the texts use outside conditional tests and ``//`` comment lines (a
-    ``#define``, a use): a macro in none of them is defined by no native text."""
+    """Every identifier the texts' code uses outside conditional tests (a ``#define``, a
+    use): a macro in none of them is defined by no native text. Comments and literals are
+    blanked first (:func:`lex`): a comment or a string that names a macro defines nothing
+    (forty-fifth re-run F4: ``/* build with VOTE_PORTED */``)."""
     out: set[str] = set()
     for text in texts:
-        out.update(_TEST_OR_COMMENT.sub("", text).translate(_NOT_NAME).split())
+        try:
+            code = lex(text).code
+        except (RecursionError, ValueError):
+            code = text  # not read: every word counts, as before
+        out.update(_TEST_OR_COMMENT.sub("", code).translate(_NOT_NAME).split())
     return frozenset(out)
+
+
+#: the extensions of the files a build compiles (not headers a compiled file includes)
+_SOURCES = frozenset({"cu", "cpp", "cc", "cxx", "c", "c++", "hip"})
 
 
 def _unread(_: object) -> str | None:
@@ -354,6 +395,21 @@ def backend_siblings(
             t for t in twins if t in named or t in rocm_named or (entries and entries <= defined(t))
         ]
 
+    def covers(rel: str, twins: list[str]) -> list[str]:
+        """The twins of ``rel`` (a CUDA source no build names: maybe globbed) a ROCm build
+        takes instead: named by a build, defining every kernel ``rel`` defines, or with at
+        least as many definitions that do work (forty-fifth re-run F13)."""
+        entries = _entries(native.get(rel, ""))
+        least = max(1, len(defined(rel)))
+        return [
+            t
+            for t in twins
+            if t in named
+            or t in rocm_named
+            or (entries and entries <= defined(t))
+            or len(defined(t)) >= least
+        ]
+
     for members in groups.values():
         hip = members.get("hip")
         if not hip or len(members) < 2:
@@ -362,8 +418,14 @@ def backend_siblings(
             if vendor == "hip":
                 continue
             for rel in rels:
-                # a file a build compiles counts as replaced only by a twin with code
-                twins = stands_in(rel, real(hip)) if rel in named else hip
+                # a file a build compiles counts as replaced only by a twin with code; so
+                # does a CUDA source no build names (a file(GLOB) may compile it)
+                if rel in named:
+                    twins = stands_in(rel, real(hip))
+                elif vendor == "cuda" and rel.rsplit(".", 1)[-1].lower() in _SOURCES:
+                    twins = covers(rel, real(hip))
+                else:
+                    twins = hip
                 if (
                     not twins
                     or rel in rocm_named
