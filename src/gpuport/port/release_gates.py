@@ -11,6 +11,10 @@ and now a make target's recipe (and its prerequisites' and the variables they re
 in another (forty-fourth re-run F1, F2); one gpuport cannot read exactly declines. Each
 step is resolved from its own working directory and the root only, each folder listed once:
 linear time (forty-fourth re-run F3: every token against every ``working-directory:``).
+Each file is read once per run, a Makefile's self-include cut (forty-fifth re-run F14); a
+bare-named file is followed at any depth with its interpreter's options read (``bash -e``,
+``.``, ``pwsh -File``: F5, F6, F17); a task runner (``npm run``, ``tox -e``) declines (F8);
+any git command printing HEAD's refs (``git log --format=%D``) is a gate (F7).
 """
 
 from __future__ import annotations
@@ -18,11 +22,20 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import yaml
 
 from gpuport import textre
+from gpuport.port.release_runs import (
+    AT,
+    Makefile,
+    bare_runs,
+    git_refs,
+    make_words,
+    parse_makefile,
+    recipes,
+    runners,
+)
 from gpuport.yamlnodes import MERGE_TAG, nodes
 
 __all__ = [
@@ -63,15 +76,14 @@ _TRIGGER = textre.compile(
     r"|\bdescribe\b.*--exact|\bcontext\s*(?:\.\s*(?:ref|eventName|payload|sha)\b|\[)",
     re.I,
 )
-#: a git command that names or tests the branch or tag HEAD is on (what a tag push, a branch
-#: push and a dispatch differ in): the branch, tag, describe and ref-listing commands, and
-#: rev-parse's symbolic names; git's global options (``-C dir``, ``--no-pager``) may come first
-_GIT_REFS = textre.compile(
-    r"\bgit(?:\s+(?:-[Cc]\s+\S+|--[\w-]+(?:=\S+)?))*\s+"
-    r"(?:branch|tag|describe|symbolic-ref|name-rev|show-ref|for-each-ref|merge-base|ls-remote)\b"
-    r"|\bgit\b[^\n;|&]*\brev-parse\b[^\n;|&]*--(?:abbrev-ref|symbolic)"
-    r"|\bgit['\"]\s*,\s*['\"](?:branch|tag|describe|symbolic-ref|name-rev|show-ref)['\"]"
-)
+
+
+def _gate(text: str) -> tuple[int, str] | None:
+    """Where a text reads the trigger or asks git which branch or tag HEAD is on."""
+    m = _TRIGGER.search(text)
+    return (m.start(), m.group(0)) if m is not None else git_refs(text)
+
+
 #: actions that run a script given in the workflow, which can read the trigger and fail
 _SCRIPT_ACTIONS = ("actions/github-script",)
 
@@ -140,10 +152,10 @@ def step_gates(
             copied |= {id(v) for k, v in node.value if getattr(k, "value", None) == "name"}
         elif isinstance(node, yaml.ScalarNode) and id(node) not in copied:
             text = str(node.value)
-            m = _TRIGGER.search(text) or _GIT_REFS.search(text)
-            if m is not None:
+            g = _gate(text)
+            if g is not None:
                 return (
-                    f"{what} reads `{m.group(0)}` (line {node.start_mark.line + 1}), which may "
+                    f"{what} reads `{g[1]}` (line {node.start_mark.line + 1}), which may "
                     "gate its release; the ROCm job does not copy it"
                 )
             where = bases.get(id(node), defaults)
@@ -202,12 +214,7 @@ _RUN_SUFFIXES = (".sh", ".bash", ".zsh", ".ps1", ".py", ".pl", ".rb", ".js", ".m
 #: at most this many project files are read behind one job, and paths read in one text
 _FILES = 64
 _TOKENS = 2000
-#: where a shell command starts: a line, after a separator, or after a word that runs the
-#: next one (``sudo``, ``uv run``, ``then``), with ``NAME=value`` assignments before it
-_AT = (
-    r"(?:^|[;&|(`{]|\b(?:then|do|else|exec|sudo|time|env|run|xargs)\b:?)[ \t]*['\"]?[@+-]*"
-    r"(?:[A-Za-z_]\w*=[^\s;&|]*[ \t]+)*"
-)
+_AT = AT
 #: a make run (``make check``, ``$(MAKE) -C sub all``): the words up to the command's end
 _MAKE = textre.compile(
     r"(?m)" + _AT + r"(?:g?make|\$[({]MAKE[)}])"
@@ -220,22 +227,10 @@ _MODULE = textre.compile(
     r"\bpy(?:thon[\d.]*)?(?:[ \t]+-[A-Za-z]\w*)*[ \t]+-m[ \t]*([A-Za-z_][\w.]*)"
     r"|['\"]-m['\"]\s*,\s*['\"]([A-Za-z_][\w.]*)['\"]"
 )
-#: an interpreter given a file by a bare name (``sh check_release``: no slash, no suffix)
-_BARE = textre.compile(
-    r"(?m)" + _AT + r"(sh|bash|dash|zsh|ksh|source|python[\d.]*|perl|ruby|node)"
-    r"((?:[ \t]+-[\w-]+)*)[ \t]+([A-Za-z_][\w-]*)(?:$|[ \t;&|)])"
-)
 #: a local action a text runs (a composite action's step)
 _LOCAL_USES = textre.compile(r"(?m)\buses\s*:\s*['\"]?(\./[^\s'\"#]*)")
 _SCRIPT_USES = textre.compile(r"\buses\s*:\s*['\"]?actions/github-script\b")
 _DOCKER = textre.compile(r"\busing\s*:\s*['\"]?docker", re.I)
-#: a Makefile line: an include, a rule (``a b: c d ; recipe``), an assignment
-_MK_INCLUDE = textre.compile(r"^[ \t]*-?s?include[ \t]+(.*)$")
-_MK_RULE = textre.compile(r"^([^\t#:=][^:=#]*?)[ \t]*::?(.*)$")
-_MK_ASSIGN = textre.compile(
-    r"^[ \t]*(?:(?:export|override|private)[ \t]+)*([\w.-]+)[ \t]*(?:::|[:+?!])?="
-)
-_MK_REF = textre.compile(r"\$[({]([\w.-]+)|\$(\w)")
 
 
 def _paths(text: str) -> list[str]:
@@ -269,9 +264,11 @@ class _Follow:
         self.listdir = listdir
         self.keep = {*_paths(keep), *(f"-m {m}" for m in _modules(keep))}
         self.keep |= {f"make {w}" for w in _make_runs(keep)}
+        self.keep |= {f"runner {w}" for w in runners(keep)}
         self.seen: set[str] = set()
         self._names: dict[str, frozenset[str]] = {}
-        self._mk: dict[str, _Makefile | None] = {}
+        self._texts: dict[str, str | None] = {}
+        self._mk: dict[str, Makefile | None] = {}
 
     def _has(self, rel: str) -> bool:
         """Whether the project has a file or folder ``rel``: each folder listed once, so a
@@ -287,7 +284,10 @@ class _Follow:
         return name in names
 
     def _file(self, rel: str) -> str | None:
-        return self.read(rel) if self._has(rel) else None
+        """A project file's text, read once per run (forty-fifth re-run F14)."""
+        if rel not in self._texts:
+            self._texts[rel] = self.read(rel) if self._has(rel) else None
+        return self._texts[rel]
 
     def _resolve(self, token: str, bases: list[str]) -> tuple[str, str] | None:
         for base in dict.fromkeys(bases):
@@ -308,11 +308,11 @@ class _Follow:
         self.seen.add(key or rel)
         if len(self.seen) > _FILES or depth > 8:
             return "runs more project files than gpuport follows; the ROCm job copies none"
-        m = _TRIGGER.search(body) or _GIT_REFS.search(body)
-        if m is not None:
-            line = "" if key else f" (line {textre.line_finder(body)(m.start())})"
+        g = _gate(body)
+        if g is not None:
+            line = "" if key else f" (line {textre.line_finder(body)(g[0])})"
             return (
-                f"runs {how}, which reads `{m.group(0)}`{line} and may gate its "
+                f"runs {how}, which reads `{g[1]}`{line} and may gate its "
                 "release; the ROCm job does not copy it"
             )
         return self.text(body, [posixpath.dirname(rel), *bases], depth + 2)
@@ -366,18 +366,18 @@ class _Follow:
                 why = self._module(mod, bases, depth)
                 if why is not None:
                     return why
-        for m in _BARE.finditer(text) if depth <= 1 else []:
-            opts, name = m.group(2).split(), m.group(3)
-            if any(o in ("-c", "-m", "-e", "-E", "--eval", "--command") for o in opts):
-                continue
-            found = self._resolve(name, bases)
-            if found is None and m.group(1) == "source":
+        for cmd in runners(text):
+            if f"runner {cmd}" not in self.keep:
+                return (
+                    f"runs `{cmd}`, a task runner whose task gpuport does not read and which "
+                    "may gate its release; the ROCm job does not copy it"
+                )
+        for cmd, kind, name in bare_runs(text):  # at any depth (forty-fifth re-run F6)
+            found = None if name is None else self._resolve(name, bases)
+            if found is None and name is not None and kind == "source":
                 continue  # ``source activate``: a name sourced from PATH
             if found is None:
-                return (
-                    f"runs `{m.group(0).strip()}`, a file gpuport cannot read in the project "
-                    "and which may gate its release; the ROCm job does not copy it"
-                )
+                return f"runs `{cmd}`, a file{_CANT}"
             why = self._body(found[0], found[1], bases, depth, f"`{found[0]}`")
             if why is not None:
                 return why
@@ -406,7 +406,7 @@ class _Follow:
         """A make run: the recipes of its targets (and of their prerequisites) in the
         Makefile, followed; a run or a Makefile gpuport cannot read exactly declines."""
         cant = f"runs `{f'make {words}'.strip()}`{_CANT}"
-        run = _make_words(words)
+        run = make_words(words)
         if run is None:
             return cant
         folder, files, targets = run
@@ -420,58 +420,14 @@ class _Follow:
                 if f"{rel}:{words}" in self.seen:
                     return None  # the key is counted in ``seen``: at most _FILES walks
                 if rel not in self._mk:
-                    self._mk[rel] = self._makefile(text, "" if here == "." else here)
-                body = _recipes(self._mk[rel], targets)
+                    where = "" if here == "." else here
+                    self._mk[rel] = parse_makefile(rel, text, where, self._file)
+                body = recipes(self._mk[rel], targets)
                 if body is None:
                     return cant
                 how = f"`{f'make {words}'.strip()}` (`{rel}`)"
                 return self._body(rel, body, [here], depth, how, f"{rel}:{words}")
         return cant if depth <= 1 or files else None
-
-    def _makefile(self, text: str, here: str) -> _Makefile | None:
-        """A Makefile's rules, other lines and assignments by name, its includes read in
-        place (relative to ``here``, where make runs); None for one not read exactly."""
-        lines: list[str] = []
-        todo = text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()[::-1]
-        while todo:
-            line = todo.pop()
-            inc = _MK_INCLUDE.match(line)
-            for name in inc.group(1).split() if inc is not None else []:
-                rel = posixpath.normpath(posixpath.join(here, name))
-                body = None if "$" in rel or rel.startswith(("..", "/")) else self._file(rel)
-                if body is None and not line.lstrip().startswith(("-", "s")):
-                    return None
-                if body is not None and len(lines) + len(todo) < 100_000:
-                    todo += body.replace("\\\n", " ").splitlines()[::-1]
-            if inc is None:
-                lines.append(line)
-        mk = _Makefile()
-        current: list[str] | None = None
-        for line in lines:
-            if line.startswith("\t") and current is not None:
-                current.append(line)
-                continue
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            a = _MK_ASSIGN.match(line)
-            r = None if a is not None else _MK_RULE.match(line)
-            if ".DEFAULT_GOAL" in line or ".RECIPEPREFIX" in line:
-                return None
-            if r is None:
-                current = None
-                if a is not None and not line.lstrip().startswith("export"):
-                    mk.assigns.setdefault(a.group(1), []).append(line)
-                else:
-                    mk.other.append(line)
-                continue
-            deps, _, inline = r.group(2).partition(";")
-            current = [inline] if inline.strip() else []
-            for t in r.group(1).split():
-                mk.rules.setdefault(t, []).append((deps.split(), current))
-                mk.patterns |= "%" in t
-                if not mk.first and not t.startswith(".") and "%" not in t:
-                    mk.first = t
-        return mk
 
     def action(self, uses: str) -> str | None:
         """Why a local action (``uses: ./.github/actions/x``) may gate the release; one
@@ -491,10 +447,10 @@ class _Follow:
             self.seen.add(rel)
             if len(self.seen) > _FILES:
                 return "runs more project files than gpuport follows; the ROCm job copies none"
-            m = _TRIGGER.search(text) or _GIT_REFS.search(text)
-            if m is not None:
+            g = _gate(text)
+            if g is not None:
                 return (
-                    f"runs the local action `{folder}`, which reads `{m.group(0)}` and may gate "
+                    f"runs the local action `{folder}`, which reads `{g[1]}` and may gate "
                     "its release; the ROCm job does not copy it"
                 )
             why = self.text(text, [folder, ""], 1)  # each action.yml once: bounded
@@ -502,95 +458,4 @@ class _Follow:
         return f"runs the local action `{folder}`, which gpuport cannot read"
 
 
-#: make's options that take the next word (``-C dir``): C a folder, f a Makefile
-_MAKE_ARG = dict.fromkeys(
-    ("-I", "--include-dir", "-o", "--old-file", "--assume-old", "-W", "--what-if", "--new-file"),
-    "",
-) | {"-C": "C", "--directory": "C", "-f": "f", "--file": "f", "--makefile": "f"}
 _CANT = ", which gpuport cannot read exactly and which may gate its release; not copied"
-
-
-def _make_words(words: str) -> tuple[str, list[str], list[str]] | None:
-    """A make run's folder (``-C``), Makefiles (``-f``) and targets; None when a word is
-    not plain (a variable, a quote, a glob: what make is given is not known)."""
-    folder, files, targets = "", [], []
-    it = iter(words.split())
-    for w in it:
-        opt, eq, arg = w.partition("=")
-        if w in ("-j", "--jobs", "-l", "--load-average"):
-            w = next(it, "")  # the number it may read (``-j $(nproc)``), or a target
-            if w.isdigit() or w.startswith("$("):
-                continue
-        elif w.startswith("-") and opt not in _MAKE_ARG and w[:2] not in ("-C", "-f"):
-            continue  # an option without a word (``-j$(nproc)``, ``-k``)
-        if any(c in w for c in "$'\"*?[`\\"):
-            return None
-        opt, eq, arg = w.partition("=")
-        if w in _MAKE_ARG:
-            kind, arg = _MAKE_ARG[w], next(it, "")
-            if not arg:
-                return None
-        elif eq and opt in _MAKE_ARG and opt.startswith("--"):
-            kind = _MAKE_ARG[opt]
-        elif w[:2] in ("-C", "-f"):
-            kind, arg = _MAKE_ARG[w[:2]], w[2:]
-        elif eq or not w:
-            continue  # a variable given on the command line
-        else:
-            targets.append(w)
-            continue
-        if kind == "C":
-            folder = posixpath.join(folder, arg)
-        elif kind == "f":
-            files.append(arg)
-    return folder, files, targets
-
-
-@dataclass
-class _Makefile:
-    rules: dict[str, list[tuple[list[str], list[str]]]] = field(default_factory=dict)
-    other: list[str] = field(default_factory=list)  # directives, exported assignments
-    assigns: dict[str, list[str]] = field(default_factory=dict)
-    first: str = ""
-    patterns: bool = False
-
-
-def _recipes(mk: _Makefile | None, targets: list[str]) -> str | None:
-    """What make runs for ``targets`` (the default goal when none): their recipes and their
-    prerequisites', with the Makefile's lines those may read (the assignments they name,
-    exported ones, conditionals); None when not read exactly (a target no explicit rule
-    makes, a prerequisite through a variable)."""
-    if mk is None:
-        return None
-    want = list(targets or ([mk.first] if mk.first else []))
-    if not want:
-        return None
-    out: list[str] = []
-    done: set[str] = set()
-    while want:
-        t = want.pop()
-        if t in done:
-            continue
-        done.add(t)
-        if t not in mk.rules:
-            if t in targets or mk.patterns:
-                return None
-            continue  # a file prerequisite
-        for deps, recipe in mk.rules[t]:
-            if any("$" in d for d in deps):
-                return None
-            want += [d for d in deps if d != "|"]
-            out += recipe
-    names = [n for line in [*out, *mk.other] for n in _refs(line)]
-    used: set[str] = set()
-    while names:
-        n = names.pop()
-        if n not in used:
-            used.add(n)
-            out += mk.assigns.get(n, [])
-            names += [r for line in mk.assigns.get(n, []) for r in _refs(line)]
-    return "\n".join([*mk.other, *out])
-
-
-def _refs(line: str) -> list[str]:
-    return [m.group(1) or m.group(2) for m in _MK_REF.finditer(line)]
