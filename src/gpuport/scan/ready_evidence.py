@@ -15,7 +15,10 @@ project builds or compiles went unseen (issue 24, "silent READY").
   are judged nowhere (the view reads them only for facts): a macro body with running kernel
   code (a thread index, a barrier, a warp intrinsic, ``warpSize``) lists it too, a bare
   qualifier alias (``#define EXEC __device__``) does not; and any suffix after a source one
-  is a template (``k.cu.m4``, ``.cu.gotmpl``; forty-fourth re-run F8).
+  is a template (``k.cu.m4``, ``.cu.gotmpl``; forty-fourth re-run F8). Inline PTX (an
+  ``asm`` statement with PTX words, GP301 in a judged file) counts as running kernel code
+  too, in a macro body or in the code (forty-fifth re-run F12: ``config.cuh.in``'s
+  ``#define LANE_ID(x) asm volatile("mov.u32 %0, %%laneid;" ...)``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from gpuport.scan.model import Verdict
 from gpuport.scan.project.files import Candidate, header_template, read_text
 from gpuport.scan.project.on_route import OFF_ROUTE
 from gpuport.scan.project.view import ProjectView
+from gpuport.scan.rules.native.ptx_text import PTX
 
 __all__ = [
     "HEADER_TEMPLATE",
@@ -67,6 +71,16 @@ _RUNNING = textre.compile(
     r"|__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(|__ballot(?:_sync)?\s*\(|__activemask\s*\("
     r"|__(?:any|all|uni)_sync\s*\(|__match_(?:any|all)_sync\s*\("
 )
+#: an inline assembly statement's keyword (with a PTX word beside it: inline PTX)
+_ASM = textre.compile(r"\b(?:asm|__asm|__asm__)\b")
+
+
+def _inline_ptx(chunks: Sequence[str]) -> bool:
+    """Whether one of ``chunks`` (a macro, or the code around the macros) holds an ``asm``
+    statement and a PTX word: inline PTX, which no HIP build compiles (forty-fifth re-run F12)."""
+    return any(_ASM.search(c) is not None and PTX.search(c) is not None for c in chunks)
+
+
 #: a preprocessor line (continued lines too): a header template's macros
 _PP_LINE = textre.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 #: a header's suffix before a template's (``reduce.cuh.m4``, ``config.h.cmake``)
@@ -88,13 +102,16 @@ def unread_kernel_templates(found: Sequence[tuple[str, Path]], max_bytes: int) -
         if header and "#" in text:
             # its macros are judged nowhere (the view reads them for facts only): running
             # kernel code in them counts, a qualifier alias does not (forty-fourth re-run F8)
-            macros = "\n".join(_PP_LINE.findall(text))
+            found_macros = _PP_LINE.findall(text)
+            macros = "\n".join(found_macros)
+            code = _PP_LINE.sub("", text)
             kernel = (
                 _RUNNING.search(macros) is not None
-                or _KERNEL.search(_PP_LINE.sub("", text)) is not None
+                or _KERNEL.search(code) is not None
+                or _inline_ptx([*found_macros, code])
             )
         else:
-            kernel = _KERNEL.search(text) is not None
+            kernel = _KERNEL.search(text) is not None or _inline_ptx([text])
         if kernel:
             out.append(SkippedFile(path=rel, reason=HEADER_TEMPLATE if header else KERNEL_TEMPLATE))
     if len(found) > _MOST_TEMPLATES:
