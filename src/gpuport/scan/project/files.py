@@ -3,6 +3,9 @@
 Classification is by name only; nothing in the project is imported or run.
 Reading never raises: a file that is binary, too large, not UTF-8, unreadable
 or a symlink loop comes back as a reason to skip it.
+The .gitignore files keep what git keeps (forty-fifth re-run F1/F2): each path is judged by
+itself, the deepest .gitignore's last matching line deciding, and an ignored folder is not
+entered (:meth:`gpuport.scan.project.ignore_spec.IgnoreSpec.decide`).
 """
 
 from __future__ import annotations
@@ -147,7 +150,9 @@ def _gitignore(folder: Path, root: Path) -> tuple[IgnoreSpec | None, Skip | None
         text = fileio.read_text(path, limit=fileio.LIMIT_SETTINGS, root=root, errors="replace")
     except fileio.ReadRefused as exc:
         return None, Skip(rel, f"{exc.reason}; its ignore rules were not applied")
-    spec, bad = gitignore_spec(text.splitlines())
+    # git splits lines at "\n" alone (dropping a "\r" before it) and skips a UTF-8 BOM
+    lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
+    spec, bad = gitignore_spec(lines)
     if not bad:
         return spec, None
     shown = ", ".join(str(n) for n in bad[:5]) + (
@@ -212,11 +217,14 @@ def _matches_nothing(pattern: str) -> bool:
 
 
 def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
-    """Whether any .gitignore from the root down to this folder ignores ``rel``."""
-    for base, spec in ignores:
-        sub = rel[len(base) + 1 :] if base else rel
-        if spec.match_file(sub + "/" if is_dir else sub):
-            return True
+    """Whether the .gitignore files from the root down to this folder ignore ``rel`` itself,
+    as git decides: the last line that matches it in the deepest file that has one (a
+    nested ``!k.cu`` re-includes what the root's ``*.cu`` ignored: forty-fifth re-run F2).
+    The folders above are not looked at: the walk enters no ignored one."""
+    for base, spec in reversed(ignores):
+        decided = spec.decide(rel[len(base) + 1 :] if base else rel, is_dir)
+        if decided is not None:
+            return decided
     return False
 
 
@@ -360,11 +368,12 @@ def iter_entries(
         if empty is not None:  # a blank, a comment, an unclosed ``[``: git reads no pattern
             raise GpuportError(f"exclude pattern {empty!r} is not a pattern (it matches nothing)")
     # (folder, .gitignore files that apply in it, its depth, whether a .gitignore past
-    # MOST_NESTED_GITIGNORES was already said for this path)
-    stack: list[tuple[Path, _Ignores, int, bool]] = [(root, (), 0, False)]
+    # MOST_NESTED_GITIGNORES was already said for this path, whether the folder is ignored:
+    # entered only because git tracks files in it, where git ignores every untracked one)
+    stack: list[tuple[Path, _Ignores, int, bool, bool]] = [(root, (), 0, False, False)]
     spent = 0.0  # CPU seconds reading, compiling and matching ignore patterns
     while stack:
-        current, inherited, depth, told = stack.pop()
+        current, inherited, depth, told, inside_ignored = stack.pop()
         here = current.relative_to(root).as_posix()
         here = "" if here == "." else here
         if spent > IGNORE_BUDGET_S:
@@ -387,7 +396,7 @@ def iter_entries(
         except OSError as exc:
             yield Skip(here or ".", f"cannot list folder: {exc.strerror or exc}")
             continue
-        subdirs: list[Path] = []
+        subdirs: list[tuple[Path, bool]] = []
         for entry in entries:
             rel = f"{here}/{entry.name}" if here else entry.name
             if safe_name(rel) != rel:
@@ -410,21 +419,23 @@ def iter_entries(
                     if why:
                         yield Skip(rel + "/", why)
                     continue
-            dropped = False
+            ignored = dropped = inside_ignored
             if ignores or excludes is not None:  # no clock read where nothing is matched
                 started = time.process_time()
+                ignored = ignored or _ignored(rel, is_dir, ignores)
                 dropped = (
-                    _ignored(rel, is_dir, ignores)
-                    and rel not in (git.tracked_dirs if is_dir else git.tracked)
-                ) or (excludes is not None and excludes.match_file(rel + "/" if is_dir else rel))
+                    ignored and rel not in (git.tracked_dirs if is_dir else git.tracked)
+                ) or (excludes is not None and excludes.decide(rel, is_dir) is True)
                 spent += time.process_time() - started
+            elif ignored:
+                dropped = rel not in (git.tracked_dirs if is_dir else git.tracked)
             if dropped:
                 continue
             if is_dir:
-                subdirs.append(Path(entry.path))
+                subdirs.append((Path(entry.path), ignored))
                 continue
             yield rel, entry
-        stack.extend((d, ignores, depth + 1, told) for d in reversed(subdirs))
+        stack.extend((d, ignores, depth + 1, told, i) for d, i in reversed(subdirs))
 
 
 #: .gitignore files applied to one path, from the root down: each entry is matched against
