@@ -40,6 +40,7 @@ from gpuport.scan.cxx_ints import int_constants, known_ints, tile_only_defines
 from gpuport.scan.project.cxx_includes import include_sides
 from gpuport.scan.project.cxx_selectors import selector_macros
 from gpuport.scan.project.lane_helpers import called_names, lane_functions
+from gpuport.scan.project.rocm_defines import rocm_defines
 
 __all__ = ["CxxFacts", "cxx_facts", "includes_of"]
 
@@ -95,10 +96,12 @@ class CxxFacts:
     #: functions of the project whose body uses a hardware lane (a shuffle, a ballot), or
     #: calls one that does: a lane passed to one is a hardware lane (fortyfirst re-run F3)
     lane_functions: frozenset[str] = frozenset()
-    #: project macros every ``#define`` of which sits in a ROCm-discriminating branch (and
-    #: that no build file defines): a conditional on one is a ROCm test (``WS`` defined 64 or
-    #: 32 by ``__AMDGCN_WAVEFRONT_SIZE``; issue 24, twenty-seventh sample)
+    #: project macros defined on one side of ROCm tests only (ggml's ``AMD_MFMA_AVAILABLE``):
+    #: ``#ifdef`` of one, or a test of its value, is a ROCm test (:mod:`.rocm_defines`)
     rocm_names: frozenset[str] = frozenset()
+    #: project macros whose value tells ROCm apart (``WS`` 64 or 32 by
+    #: ``__AMDGCN_WAVEFRONT_SIZE``): only a test of the value is a ROCm test
+    rocm_values: frozenset[str] = frozenset()
 
     @property
     def false_names(self) -> frozenset[str]:
@@ -230,8 +233,10 @@ def cxx_facts(
         # ``#ifdef RAJA_CUDA_ACTIVE`` / ``#include <RAJA/policy/tensor/arch/cuda.hpp>``)
         for header, where in include_sides(texts, frozenset(false)).not_on_rocm.items():
             not_on_rocm.setdefault(header, where)
+    derived = rocm_defines(texts.values(), build_live)
     return CxxFacts(
-        rocm_names=_rocm_names(texts, build_live),
+        rocm_names=derived[0],
+        rocm_values=derived[1],
         nv_only_masks=_nv_only_masks(texts, frozenset(false)),
         data_masks=_data_masks(texts, lanes),
         false_macros=false,
@@ -317,20 +322,3 @@ def _data_masks(texts: dict[str, str], lanes: frozenset[str] = frozenset()) -> f
             continue
         out.update(n for n in _FIRST_ARG.findall(text) if n in named)
     return frozenset(names - out)
-
-
-def _rocm_names(texts: dict[str, str], build_live: frozenset[str]) -> frozenset[str]:
-    """The project macros every definition of which is in a ROCm-discriminating branch
-    (:attr:`CxxFacts.rocm_names`); a file that tests no ROCm macro defines plainly."""
-    guarded: set[str] = set()
-    plain: set[str] = set(build_live)
-    for text in texts.values():
-        if "define" not in text:
-            continue
-        if ROCM_MACRO.search(text) is None:
-            plain.update(_DEFINE.findall(text))
-            continue
-        src = lex(text)
-        for m in _DEFINE.finditer(src.code):
-            (guarded if src.guarded(src.line_of(m.start())) else plain).add(m.group(1))
-    return frozenset(guarded - plain)

@@ -26,6 +26,7 @@ from gpuport.scan.cxx_cond import nvidia_only_lines
 from gpuport.scan.cxx_expr import rocm_guard_expr, rocm_polarity
 from gpuport.scan.cxx_ints import constexpr_rocm_lines
 from gpuport.scan.project.cxx_selectors import dropped_spans
+from gpuport.scan.project.rocm_defines import without_defined
 from gpuport.scan.rules.base import RULES, FileContext
 
 HIP_LANG_EXT = (
@@ -49,7 +50,7 @@ class Sink:
             src.directives, src.line_count, facts.false_names if facts else frozenset()
         )
         self._shims = facts.shims if facts else {}
-        self._derived = _derived_guard(src, facts.rocm_names if facts else frozenset())
+        self._derived = _derived_guard(src, facts.rocm_names, facts.rocm_values) if facts else None
         self._selectors = facts.selectors if facts else {}
         self._dropped: list[tuple[int, int, str]] | None = None
         self._constexpr: list[tuple[int, int]] | None = None
@@ -470,17 +471,31 @@ def _never_on_rocm(d: Directive) -> bool:
     return d.kind == "ifndef" or (d.kind == "if" and rocm_polarity(d.expr.strip()) == -1)
 
 
-def _derived_guard(src: CxxSource, names: frozenset[str]) -> bytearray | None:
-    """Lines inside a conditional on a project macro that stands for a ROCm test (every
-    ``#define`` of it sits in a ROCm-discriminating branch: LC-framework's ``WS`` defined 64
-    or 32 by ``__AMDGCN_WAVEFRONT_SIZE``, ggml's ``AMD_MFMA_AVAILABLE``; issue 24,
-    twenty-seventh sample); None when no directive of the file names one."""
-    if not names:
+def _derived_guard(
+    src: CxxSource, names: frozenset[str], values: frozenset[str]
+) -> bytearray | None:
+    """Lines inside a conditional on a project macro that stands for a ROCm test
+    (:mod:`gpuport.scan.project.rocm_defines`: ggml's ``AMD_MFMA_AVAILABLE`` defined only in a
+    HIP branch; LC-framework's ``WS``, 64 or 32 by ``__AMDGCN_WAVEFRONT_SIZE``, whose value
+    only is a test: ``#ifdef WS`` is true everywhere; issue 24, twenty-seventh sample, and
+    forty-sixth re-run F4); None when no directive of the file names one."""
+    if not names and not values:
         return None
     changed = False
     directives: list[Directive] = []
     for d in src.directives:
-        if not d.rocm and d.kind in _COND_KINDS and rocm_guard_expr(d.kind, d.expr, names):
+        if (
+            not d.rocm
+            and d.kind in _COND_KINDS
+            and (
+                rocm_guard_expr(d.kind, d.expr, names)
+                or (
+                    bool(values)
+                    and d.kind in ("if", "elif")
+                    and rocm_guard_expr(d.kind, without_defined(d.expr), values)
+                )
+            )
+        ):
             d = dataclasses.replace(d, rocm=True)
             changed = True
         directives.append(d)
