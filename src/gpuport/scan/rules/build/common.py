@@ -16,6 +16,9 @@ F10: a branch fails anywhere in it (not only first), ``string(REPLACE "gfx906" "
 from is no setting given. Forty-fifth re-run F11: a ROCm setting counts only where the build
 uses its value, not where it is only tested in a branch that fails or just prints
 (``if(GPU_TARGETS) message(FATAL_ERROR ...)``), cleared (``set(GPU_TARGETS "")``) or unset.
+Forty-sixth re-run F8: a branch that only prints, fails, clears or unsets is idle (a refusal
+that ends in ``unset(GPU_TARGETS CACHE)``), and a read that only measures (``list(LENGTH|FIND)``,
+``string(LENGTH|FIND)``) uses no value.
 """
 
 from __future__ import annotations
@@ -158,7 +161,38 @@ def _failing_branches(cmds: list[Command]) -> list[tuple[int, int]]:
 
 
 _BLOCKS = {"if": "endif", "while": "endwhile", "foreach": "endforeach"}
-_IDLE = frozenset({"message", "return"})
+_IDLE = frozenset({"message", "return", "unset"})
+#: ``list()``/``string()`` sub-commands that only measure or search a value (a count, an
+#: index, a comparison): the value read there flows into no target (forty-sixth re-run F8)
+_MEASURES = {"list": frozenset({"LENGTH", "FIND"}), "string": frozenset({"LENGTH", "FIND"})}
+
+
+def _measures(c: Command) -> bool:
+    """``list(LENGTH|FIND ...)`` or ``string(LENGTH|FIND ...)``: a read that gives a number."""
+    kinds = _MEASURES.get(c.name)
+    if kinds is None:
+        return False
+    words = c.args.split(None, 1)
+    return bool(words) and words[0].upper() in kinds
+
+
+def _clears(c: Command) -> bool:
+    """``unset(NAME)`` or ``set(NAME)``/``set(NAME "")`` (maybe ``CACHE``): nothing given."""
+    if c.name == "unset":
+        return True
+    if c.name != "set":
+        return False
+    values = [w.text for w in c.words()[1:]]
+    if "CACHE" in values:
+        values = values[: values.index("CACHE")]
+    return all(v.strip("\"'") == "" for v in values)
+
+
+def _idle(c: Command) -> bool:
+    """A command that uses no value to set targets or flags: it prints, fails, clears or
+    unsets, or only measures (forty-sixth re-run F8: ``unset(GPU_TARGETS CACHE)`` after a
+    warning, ``list(LENGTH GPU_TARGETS n)``)."""
+    return c.name in _IDLE or _clears(c) or _measures(c)
 
 
 def _idle_conditions(cmds: list[Command]) -> list[tuple[int, int]]:
@@ -184,7 +218,7 @@ def _idle_conditions(cmds: list[Command]) -> list[tuple[int, int]]:
             stack.pop()
             if stack and top[3]:
                 stack[-1][2] = 1  # a nested block that does work makes its branch work
-        elif stack and c.name not in _IDLE:
+        elif stack and not _idle(c):
             stack[-1][2] = 1
     return out
 
@@ -194,15 +228,8 @@ def _emptied(cmds: list[Command]) -> list[tuple[int, int]]:
     a setting cleared, not given (forty-fifth re-run F11)."""
     out: list[tuple[int, int]] = []
     for c in cmds:
-        if c.name not in ("set", "unset"):
-            continue
-        words = c.words()
-        if not words:
-            continue
-        values = [w.text for w in words[1:]]
-        if "CACHE" in values:
-            values = values[: values.index("CACHE")]
-        if c.name == "unset" or all(v.strip("\"'") == "" for v in values):
+        words = c.words() if c.name in ("set", "unset") else []
+        if words and _clears(c):
             out.append((words[0].start, words[0].start + len(words[0].text)))
     return out
 
@@ -297,7 +324,9 @@ def _not_targets(text: str) -> tuple[Intervals, Intervals, Intervals]:
     # a ROCm setting is no target given where it is only removed, refused, printed, tested
     # in a branch that does nothing else, or cleared (forty-fifth re-run F11)
     unused = removed + [(c.start, c.end) for c in cmds if c.name == "message"]
-    unused += _idle_conditions(cmds) + _emptied(cmds)
+    measured = [(c.start, c.end) for c in cmds if _measures(c)]
+    unused += _idle_conditions(cmds) + _emptied(cmds) + measured
+    spans += measured  # a gfx word searched for (``list(FIND ...)``) is tested, not given
     unused += [m.span() for m in _MAKE_EMPTY.finditer(text)]
     spans += removed
     lists = {n: own for n, own in lists.items() if any(_GFX.search(text[a:b]) for a, b in own)}
