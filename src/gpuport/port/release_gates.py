@@ -14,7 +14,9 @@ linear time (forty-fourth re-run F3: every token against every ``working-directo
 Each file is read once per run, a Makefile's self-include cut (forty-fifth re-run F14); a
 bare-named file is followed at any depth with its interpreter's options read (``bash -e``,
 ``.``, ``pwsh -File``: F5, F6, F17); a task runner (``npm run``, ``tox -e``) declines (F8);
-any git command printing HEAD's refs (``git log --format=%D``) is a gate (F7).
+any git command printing HEAD's refs (``git log --format=%D``) is a gate (F7). A program
+run by a bare name that is a project file in a folder the job puts on PATH (``$GITHUB_PATH``,
+``PATH=...``) or in the working folder is followed too (forty-sixth re-run F12).
 """
 
 from __future__ import annotations
@@ -117,6 +119,9 @@ def step_gates(
     copied: set[int] = set()
     actions: set[int] = set()  # ``uses:`` values: read as actions, not as paths
     follow = _Follow(read or (lambda _rel: None), keep, listdir)
+    for node in nodes(job):
+        if isinstance(node, yaml.ScalarNode):
+            follow.add_path(str(node.value), list(workdirs))
     for step in steps:
         keys = plain_keys(step) if isinstance(step, yaml.MappingNode) else None
         if keys is None:
@@ -231,6 +236,16 @@ _MODULE = textre.compile(
 _LOCAL_USES = textre.compile(r"(?m)\buses\s*:\s*['\"]?(\./[^\s'\"#]*)")
 _SCRIPT_USES = textre.compile(r"\buses\s*:\s*['\"]?actions/github-script\b")
 _DOCKER = textre.compile(r"\busing\s*:\s*['\"]?docker", re.I)
+#: a command word (a program run by name: through PATH or from the working folder)
+_COMMAND = textre.compile(r"(?m)" + _AT + r"([A-Za-z_][\w.+-]*)")
+#: a line that puts folders on PATH (``echo "$PWD/scripts" >> "$GITHUB_PATH"``,
+#: ``PATH="$PWD/scripts:$PATH"``) and the project root's spellings in it
+_PATH_LINE = textre.compile(r"(?m)^[^\n]*(?:GITHUB_PATH|\bPATH[ \t]*\+?=)[^\n]*")
+_ROOT = textre.compile(
+    r"\$\{\{\s*github\.workspace\s*\}\}|\$\{?(?:PWD|GITHUB_WORKSPACE)\}?|\$\(pwd\)|`pwd`"
+    r"|\$\{?\{?\s*env\.GITHUB_WORKSPACE\s*\}?\}"
+)
+_SPLIT = textre.compile(r"[\s:;=\"'>|()]+")
 
 
 def _paths(text: str) -> list[str]:
@@ -269,6 +284,33 @@ class _Follow:
         self._names: dict[str, frozenset[str]] = {}
         self._texts: dict[str, str | None] = {}
         self._mk: dict[str, Makefile | None] = {}
+        self.path_dirs: dict[str, None] = {}  # project folders the job puts on PATH
+
+    def add_path(self, text: str, bases: list[str]) -> None:
+        """Record the project folders a text puts on PATH (forty-sixth re-run F12)."""
+        for m in _PATH_LINE.finditer(text):
+            line = _ROOT.sub("@", m.group(0))
+            for w in _SPLIT.split(line):
+                rel = w[1:].lstrip("/") if w.startswith("@") else w
+                if not rel or "$" in rel or "@" in rel or rel.startswith(("/", "-", "~")):
+                    if w == "@":
+                        self.path_dirs[""] = None
+                    continue
+                for base in [*bases, ""][:4]:
+                    d = posixpath.normpath(posixpath.join(base, rel))
+                    if d.startswith(".."):
+                        continue
+                    d = "" if d == "." else d
+                    if self.listdir is not None and self._listed(d):
+                        self.path_dirs[d] = None
+
+    def _listed(self, folder: str) -> bool:
+        """Whether ``folder`` is a project folder with names in it (listed once)."""
+        if folder not in self._names:
+            if len(self._names) > 4096 or self.listdir is None:
+                return False
+            self._names[folder] = frozenset(self.listdir(folder))
+        return bool(self._names[folder])
 
     def _has(self, rel: str) -> bool:
         """Whether the project has a file or folder ``rel``: each folder listed once, so a
@@ -372,6 +414,9 @@ class _Follow:
                     f"runs `{cmd}`, a task runner whose task gpuport does not read and which "
                     "may gate its release; the ROCm job does not copy it"
                 )
+        why = self._commands(text, bases, depth)
+        if why is not None:
+            return why
         for cmd, kind, name in bare_runs(text):  # at any depth (forty-fifth re-run F6)
             found = None if name is None else self._resolve(name, bases)
             if found is None and name is not None and kind == "source":
@@ -381,6 +426,21 @@ class _Follow:
             why = self._body(found[0], found[1], bases, depth, f"`{found[0]}`")
             if why is not None:
                 return why
+        return None
+
+    def _commands(self, text: str, bases: list[str], depth: int) -> str | None:
+        """Programs run by a bare name that is a project file in a folder the job puts on
+        PATH or in the working folder (``check_tag`` after ``echo "$PWD/scripts" >>
+        "$GITHUB_PATH"``): followed (forty-sixth re-run F12)."""
+        self.add_path(text, bases)
+        dirs = [*self.path_dirs, *bases[:1]]
+        for m in _COMMAND.finditer(text):
+            name = m.group(1)
+            found = self._resolve(name, dirs)
+            if found is not None:
+                why = self._body(found[0], found[1], bases, depth, f"`{found[0]}` (`{name}`)")
+                if why is not None:
+                    return why
         return None
 
     def _module(self, mod: str, bases: list[str], depth: int) -> str | None:

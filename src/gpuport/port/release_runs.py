@@ -5,6 +5,10 @@ interpreter (``bash -e`` is errexit, not eval; an option gpuport does not know d
 ``.`` and ``pwsh -File`` are interpreters too: forty-fifth re-run F5, F17), task runners,
 which gpuport does not read and which decline (``npm run``, ``tox -e``: F8), and the git
 commands that print HEAD's refs or tags (``git log --format=%D``, ``--decorate``: F7).
+Forty-sixth re-run: a command starts after any shell keyword or word that runs its arguments
+(``if !``, ``timeout 60``, ``env -i``, a ``bash -c`` string: F1), a script fed on stdin is
+followed (``sh < x``, ``cat x | sh``: F2), as are ``fish``/``csh`` (F13); git's global options
+are skipped (``git -P``, ``--git-dir x``: F3) and ``repo.git.describe(...)`` is git (F14).
 """
 
 from __future__ import annotations
@@ -26,26 +30,39 @@ __all__ = [
     "runners",
 ]
 
-#: where a shell command starts: a line, after a separator, or after a word that runs the
-#: next one (``sudo``, ``uv run``, ``then``), with ``NAME=value`` assignments before it
+#: a word that runs the next words as a command (``sudo``, ``timeout 60``, ``env -i``,
+#: ``uv run``), with its options and their values (forty-sixth re-run F1)
+_WRAP = (
+    r"\b(?:exec|sudo|doas|time|env|run|xargs|timeout|nohup|nice|ionice|stdbuf|setsid|command"
+    r"|builtin|eval|busybox|unbuffer|chronic|caffeinate)\b:?"
+    r"(?:[ \t]+(?:-[\w-]+(?:=[^\s;&|]*)?(?:[ \t]+[^\s;&|-][^\s;&|]*)?|\d[\w.]*))*"
+)
+#: where a shell command starts: a line, after a separator, a shell keyword (``if``,
+#: ``!``, ``then``) or in a ``-c`` string (``bash -c "sh check_tag"``), after any words
+#: that run the next one (:data:`_WRAP`), with ``NAME=value`` assignments before it
 AT = (
-    r"(?:^|[;&|(`{]|\b(?:then|do|else|exec|sudo|time|env|run|xargs)\b:?)[ \t]*['\"]?[@+-]*"
-    r"(?:[A-Za-z_]\w*=[^\s;&|]*[ \t]+)*"
+    r"(?:^|[;&|(`{]|\b(?:then|do|else|elif|if|while|until)\b|" + _WRAP + r"|[ \t]-[A-Za-z]*c"
+    r"[A-Za-z]*[ \t]+['\"])(?:[ \t]*(?:!|\b(?:then|do|else|elif|if|while|until)\b|" + _WRAP + r"))*"
+    r"[ \t]*['\"]?[@+-]*(?:[A-Za-z_]\w*=[^\s;&|]*[ \t]+)*"
 )
 
 # --- interpreters given a file ------------------------------------------------------------
 
 #: an interpreter and the words of its command (up to the command's end)
 _INTERP = textre.compile(
-    r"(?m)" + AT + r"(sh|bash|dash|zsh|ksh|source|\.|python[\d.]*|perl|ruby|node|pwsh"
+    r"(?m)"
+    + AT
+    + r"(sh|bash|dash|zsh|ksh|mksh|ash|fish|csh|tcsh|source|\.|python[\d.]*|perl|ruby|node|pwsh"
     r"|powershell(?:\.exe)?)((?:[ \t]+[^\s;&|)`]+)*)[ \t]*(?:$|[;&|)`])"
 )
 _NAME = textre.compile(r"^[A-Za-z_][\w-]*$")
 #: per interpreter kind: letters of single-dash options without a value, options that take
 #: the next word, options whose value is the code to run (eval: no file is run)
-_SHELL = ("aefhklmnpuvxBCEHPT", {"-o", "+o", "-O", "+O"}, "cs")  # -s: a script on stdin
+_SHELL = ("aefhklmnpuvxBCEHPT", {"-o", "+o", "-O", "+O"}, "c")
 _OPTS: dict[str, tuple[str, set[str], str]] = {
     "sh": _SHELL,
+    "fish": ("ilnNP", {"-d", "--debug", "-C", "--init-command", "-o", "--debug-output"}, "c"),
+    "csh": ("bdefimnqtvVxX", set(), "c"),
     "python": ("bBdEiIOqsSuvx", {"-W", "-X"}, "cm"),
     "perl": ("acnpstTwWXU", {"-I", "-M", "-m"}, "eE"),
     "ruby": ("acdlnpsvwWy", {"-I", "-r", "-C"}, "e"),
@@ -56,8 +73,10 @@ _SHELL_LONG = ("--login", "--noprofile", "--norc", "--posix", "--noediting", "--
 
 
 def _kind(word: str) -> str:
-    if word in ("sh", "bash", "dash", "zsh", "ksh"):
+    if word in ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"):
         return "sh"
+    if word in ("csh", "tcsh"):
+        return "csh"
     if word in ("source", "."):
         return "source"
     if word.startswith(("pwsh", "powershell")):
@@ -65,10 +84,38 @@ def _kind(word: str) -> str:
     return "python" if word.startswith("python") else word
 
 
+_REDIRECT = textre.compile(r"^\d*(?:<<?<?|>>?|&>>?|>&|<&|<>)-?")
+
+
+def _plain(words: list[str]) -> tuple[list[str], str | None, bool]:
+    """An interpreter's words without their redirections (quotes taken off), the file it
+    reads on stdin (``sh < check_tag``: forty-sixth re-run F2) and whether a here-document
+    gives it inline code (``bash <<EOF``, read with the text itself)."""
+    out: list[str] = []
+    stdin, here = None, False
+    it = iter(words)
+    for w in it:
+        r = _REDIRECT.match(w)
+        if r is None:
+            out.append(w.strip("'\""))
+            continue
+        op = r.group(0)
+        target = w[len(op) :] or next(it, "")
+        if op.lstrip("0123456789") in ("<<", "<<-", "<<<"):
+            here = True
+        elif op.lstrip("0") == "<":
+            stdin = target.strip("'\"")
+    return out, stdin, here
+
+
+#: the operand of an interpreter that reads its script on stdin (``sh -s``, ``python -``)
+STDIN = "-"
+
+
 def _operand(kind: str, words: list[str]) -> str | None:
     """The file an interpreter runs: its first operand after the options it knows; ``""``
-    when it runs no file (code given inline, a module), None when an option is not known
-    (what it runs is not read exactly)."""
+    when it runs no file (code given inline, a module), :data:`STDIN` when it reads its
+    script on stdin, None when an option is not known (what it runs is not read exactly)."""
     it = iter(words)
     for w in it:
         if kind == "pwsh":
@@ -84,7 +131,7 @@ def _operand(kind: str, words: list[str]) -> str | None:
                 continue
             return None if w.startswith("-") else w
         if not w.startswith(("-", "+")) or w in ("-", "--"):
-            return next(it, "") if w == "--" else ("" if w == "-" else w)
+            return next(it, STDIN) if w == "--" else (STDIN if w == "-" else w)
         if kind == "source":
             return ""  # ``source`` takes no option: not a shell line (``source -= 1``)
         letters, takes, evals = _OPTS[kind]
@@ -102,25 +149,59 @@ def _operand(kind: str, words: list[str]) -> str | None:
         flags = w[1:]
         if any(c in evals for c in flags):
             return ""
+        if kind in ("sh", "csh", "fish") and "s" in flags:
+            return STDIN  # ``sh -s``: the script on stdin, its words the arguments
         if kind == "sh" and flags[-1:] in ("o", "O"):  # ``-eo pipefail``
             flags = flags[:-1]
             next(it, None)
         if not w[1:] or any(c not in letters for c in flags):
             return None
-    return ""
+    return "" if kind in ("source", "pwsh") else STDIN
 
 
-def bare_runs(text: str) -> Iterator[tuple[str, str, str | None]]:
+def _producer(text: str, at: int) -> list[str] | None:
+    """What a pipe ending at ``at`` feeds an interpreter: the files ``cat`` gives it, none
+    for inline code (``echo``, ``printf``) or a download (``curl``, a URL: not the project's), None
+    for a producer gpuport does not read (forty-sixth re-run F2: ``cat check_tag | sh``)."""
+    seg = text[max(0, at - 400) : at]
+    for sep in ";&|(\n`":
+        seg = seg[seg.rfind(sep) + 1 :]
+    words = [w.strip("'\"") for w in seg.split()]
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words = words[1:]
+    if not words or "://" in seg or words[0] in ("echo", "printf", "curl", "wget"):
+        return []
+    if words[0] == "cat" and all(not w.startswith("-") and "$" not in w for w in words[1:]):
+        return words[1:]
+    return None
+
+
+def bare_runs(text: str, depth: int = 0) -> Iterator[tuple[str, str, str | None]]:
     """Each interpreter run of a bare-named file (``sh check_release``, ``. check_release``,
-    ``pwsh -File check_release``): (the command, its interpreter kind, the name), the name
-    None when gpuport cannot tell what runs (an option it does not know)."""
+    ``pwsh -File check_release``, ``fish check_release``, ``sh < check_release``, ``cat
+    check_release | sh``: forty-sixth re-run F2, F13): (the command, its interpreter kind,
+    the name), the name None when gpuport cannot tell what runs (an option it does not know,
+    a pipe from a command it does not read)."""
     for m in _INTERP.finditer(text):
         kind = _kind(m.group(1))
-        name = _operand(kind, m.group(2).split())
-        if name is None:
-            yield m.group(0).strip(), kind, None
+        words, stdin, here = _plain(m.group(2).split())
+        name = _operand(kind, words)
+        cmd = m.group(0).strip()
+        if name == "" and kind in ("sh", "csh", "fish") and depth < 4:
+            yield from bare_runs(m.group(2), depth + 1)  # ``bash -c "sh check_tag"``
+        elif name == STDIN and not here:
+            lead = m.group(0).lstrip(" \t'\"")
+            piped = lead[:1] == "|" and text[m.start() - 1 : m.start()] != "|"
+            names = [stdin] if stdin else (_producer(text, m.start()) if piped else [])
+            if names is None:
+                yield cmd, kind, None
+            for n in names or []:
+                if _NAME.match(n):
+                    yield cmd, kind, n
+        elif name is None:
+            yield cmd, kind, None
         elif _NAME.match(name):
-            yield m.group(0).strip(), kind, name
+            yield cmd, kind, name
 
 
 #: a task runner: a program that runs a task the project names in its own file (npm / yarn
@@ -156,11 +237,21 @@ _PY_TOOLS = ("python", "python3", "pip", "pytest", "cibuildwheel", "twine", "mat
 
 # --- git commands that print HEAD's refs -----------------------------------------------
 
-#: a git command and its words (global options first: ``-C dir``, ``--no-pager``)
+_ARG = r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|)`'\"]+)"
+#: a git command and its words, its global options skipped with their values (``-C dir``,
+#: ``-P``, ``--git-dir "x"``, ``--work-tree dir``: forty-sixth re-run F3)
 _GIT = textre.compile(
-    r"\bgit((?:[ \t]+(?:-[Cc][ \t]+\S+|--[\w-]+(?:=\S+)?))*)[ \t]+([a-z][\w-]*)"
-    r"((?:[ \t]+(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|)`'\"]+))*)"
+    r"\bgit((?:[ \t]+(?:-[Cc][ \t]*" + _ARG + r"|--(?:git-dir|work-tree|namespace|exec-path"
+    r"|super-prefix|config-env|list-cmds|attr-source)(?:=" + _ARG + r"|[ \t]+" + _ARG + r")"
+    r"|--[\w-]+(?:=" + _ARG + r")?|-[A-Za-z]+))*)[ \t]+([a-z][\w-]*)"
+    r"((?:[ \t]+" + _ARG + r")*)"
 )
+#: GitPython's command wrapper: ``repo.git.describe(tags=True, exact_match=True)`` is
+#: ``git describe --tags --exact-match`` (forty-sixth re-run F14)
+_GITPY = textre.compile(
+    r"\b(?:git|Git\s*\([^()\n]*\))\s*\.\s*([a-z][a-z_]*)\s*\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)"
+)
+_KWARG = textre.compile(r"\b([A-Za-z_]\w*)\s*=\s*([^,]*)")
 #: subcommands that name or test the branch or tag HEAD is on, whatever their options
 _REF_COMMANDS = frozenset(
     ("branch", "tag", "describe", "symbolic-ref", "name-rev", "show-ref", "for-each-ref",
@@ -177,25 +268,48 @@ _GIT_LIST = textre.compile(
     r"|(?:log|show|rev-list|rev-parse|status)['\"][^\]\)\n]*(?:%[dD]|--decorate|--tags"
     r"|--branches|--all|--abbrev-ref|--symbolic|--branch))['\"]?"
     r"|\b(?:[Rr]epo\b[^\n.]*|repository)\.\s*(?:tags|active_branch|branches|heads|refs"
-    r"|references|head\s*\.\s*(?:ref|reference|shorthand|name))\b",
+    r"|references|head\s*\.\s*(?:ref|reference|shorthand|name))\b"
+    r"|\.\s*head_is_detached\b|\bhead\s*\.\s*is_detached\b",
 )
+
+
+def _prints_refs(sub: str, words: list[str]) -> bool:
+    """Whether git ``sub`` with ``words`` prints or tests HEAD's branch or tag."""
+    if sub == "status":  # ``git status -b``: the branch line (``## HEAD (no branch)``)
+        return any(w in ("--branch", "-b", "-sb", "-bs") for w in words)
+    printed = [w for w in words if not w.startswith("--date")]
+    return sub in _REF_COMMANDS or (
+        sub in ("log", "show", "rev-list", "rev-parse", "whatchanged")
+        and any(w.split("=")[0] in _REF_OPTS or "%d" in w or "%D" in w for w in printed)
+    )
+
+
+def _gitpy_words(args: str) -> list[str]:
+    """GitPython's call arguments as git's words (``exact_match=True`` is
+    ``--exact-match``, a string argument is itself)."""
+    words = []
+    for a in args.split(","):
+        k = _KWARG.match(a.strip())
+        if k is None:
+            words.append(a.strip().strip("'\""))
+            continue
+        name = k.group(1).replace("_", "-")
+        opt = f"-{name}" if len(name) == 1 else f"--{name}"
+        value = k.group(2).strip().strip("'\"")
+        words.append(opt if value == "True" else f"{opt}={value}")
+    return words
 
 
 def git_refs(text: str) -> tuple[int, str] | None:
     """Where the text asks git which branch or tag HEAD is on (forty-fifth re-run F7: any
-    command that prints HEAD's refs, ``git log -1 --format=%D`` as ``git describe``), and
-    the words, or None."""
+    command that prints HEAD's refs, ``git log -1 --format=%D`` as ``git describe``; its
+    global options skipped, GitPython's ``repo.git.describe(...)`` read as git: forty-sixth
+    re-run F3, F14), and the words, or None."""
     for m in _GIT.finditer(text):
-        sub, rest = m.group(2), m.group(3)
-        words = rest.split()
-        printed = [w for w in words if not w.startswith("--date")]
-        if sub == "status":  # ``git status -b``: the branch line (``## HEAD (no branch)``)
-            refs = any(w in ("--branch", "-b", "-sb", "-bs") for w in words)
-        else:
-            refs = sub in ("log", "show", "rev-list", "rev-parse", "whatchanged") and any(
-                w.split("=")[0] in _REF_OPTS or "%d" in w or "%D" in w for w in printed
-            )
-        if refs or sub in _REF_COMMANDS:
+        if _prints_refs(m.group(2), [w.strip("'\"") for w in m.group(3).split()]):
+            return m.start(), m.group(0).strip()
+    for m in _GITPY.finditer(text):
+        if _prints_refs(m.group(1).replace("_", "-"), _gitpy_words(m.group(2))):
             return m.start(), m.group(0).strip()
     g = _GIT_LIST.search(text)
     return None if g is None else (g.start(), g.group(0))
