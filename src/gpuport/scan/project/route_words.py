@@ -19,7 +19,13 @@
   way of building this code;
 * :data:`ELSEWHERE`: a sentence that places the support outside this repository ("in our
   fork, x-rocm, not in this repository", "a separate repository", "a third-party plugin")
-  states no route of this code (forty-fifth re-run F9);
+  states no route of this code (forty-fifth re-run F9); so does a repository or plugin named
+  by a name of its own, a port or project called downstream, or "its own repository" ("see
+  the x-rocm repository", "x-rocm, our downstream port": forty-sixth re-run F7);
+* :func:`other_api` also reads "using/via/through/with" a CUDA translation layer (ZLUDA,
+  SCALE, chipStar) or a compiler or toolchain that is not ROCm/HIP's (nor clang/LLVM, which
+  build HIP) as no ROCm route, even where "(ROCm)" labels the hardware (forty-sixth re-run
+  F6: "runs on AMD GPUs (ROCm) using the SCALE compiler");
 * :data:`WITHDRAWN`: support stated in the past ("not anymore", "used to", "was supported
   until 1.4", "broken since 2.0", "deprecated") is no present support (forty-fifth re-run
   F10); :mod:`routes_docs` reads it as a denial.
@@ -106,7 +112,10 @@ ELSEWHERE = textre.compile(
     r"|\b(?:another|other|separate|different|sister|companion|downstream|dedicated|external"
     r"|third[- ]party|community|unofficial|independent)\s+(?:[\w.@/-]+\s+){0,2}?(?:repo(?:s"
     r"|sitory|sitories)?|projects?|packages?|plugins?|forks?|branch(?:es)?|code-?bases?|add-?ons?"
-    r"|extensions?)\b"
+    # "x-rocm, our downstream port" (forty-sixth re-run F7)
+    r"|extensions?|ports?|mirrors?|derivatives?|spin-?offs?)\b"
+    r"|\b(?:its|their|a|an)\s+own\s+(?:repo(?:sitory)?|project|code-?base)\b"
+    r"|\b(?:maintained|developed|lives?|kept|hosted)\s+downstream\b"
     r"|\bnot\s+(?:here|(?:in|on|part\s+of|from)\s+(?:this|the\s+(?:main|upstream|present))"
     r"\s+(?:repo(?:sitory)?|project|package|code-?base|branch|tree))\b"
     r"|\boutside\s+(?:of\s+)?(?:this|the\s+main)\s+(?:repo(?:sitory)?|project|code-?base)\b"
@@ -115,16 +124,40 @@ ELSEWHERE = textre.compile(
     re.I,
 )
 _THIS = textre.compile(r"\b(?:this|the\s+present|here)\b", re.I)
+#: a repository or plugin named by its own name: "see the x-rocm repository", "in the
+#: foo-hip repo", "the bar plugin" (forty-sixth re-run F7); not a port ("our OpenCL port"
+#: may be this code's); the name is checked by :func:`elsewhere` (not this one, nor ROCm's
+#: own or a package index's)
+_NAMED_REPO = textre.compile(
+    r"\b([\w.@/-]+)\s+(?:GitHub\s+|GitLab\s+|git\s+)?(?:repo(?:s|sitory|sitories)?|plugins?)"
+    r"\b",
+    re.I,
+)
+#: names that leave a repository this one, ROCm's own, or a package source
+_OWN_NAME = textre.compile(
+    r"^(?:this|these|that|the|a|an|our|my|its|their|same|main|present|current|upstream"
+    r"|official|source|code|project|git|github|gitlab|package|packages|apt|yum|dnf|zypper|pip"
+    r"|pypi|conda|conda-forge|docker|rocm[\d.-]*|amd|hip[\d.]*|radeon|amdgpu|gpu|gpus|cuda|nvidia|ubuntu"
+    r"|debian|software|repo|repository|in|on|at|to|from|of|for|and|or|with|by|via|the|full"
+    r"|native|initial|partial|experimental|working|new|first|complete)$",
+    re.I,
+)
 
 
 def elsewhere(said: str) -> bool:
     """Whether a sentence places the ROCm support it claims outside this repository
-    (:data:`ELSEWHERE`); a fork that is this repository ("this fork adds ROCm") is not."""
+    (:data:`ELSEWHERE`, or a repository or plugin named by a name of its own: "see the
+    x-rocm repository"); a fork that is this repository ("this fork adds ROCm"), "this
+    repository", "the ROCm apt repository" are not."""
     for m in ELSEWHERE.finditer(said):
         text = m.group()
         if text.lower().endswith(("fork", "forks")) and _THIS.search(text):
             continue  # this repository is the fork
         return True
+    for m in _NAMED_REPO.finditer(said):
+        names = [n for n in m.group(1).split("/") if n.strip(".-")]
+        if names and not all(_OWN_NAME.match(n.strip(".-")) for n in names):
+            return True
     return False
 
 
@@ -303,6 +336,48 @@ def other_api(line: str, lines: list[str], number: int) -> bool:
     cuts = [0, *_stops(said), len(said)]
     for a, b in itertools.pairwise(cuts):  # the sentences that name AMD
         part = said[a:b]
-        if WORD.search(part) and not _ROCM_API.search(part) and _names_other_api(part):
+        if not WORD.search(part):
+            continue
+        if _through_layer(part) or (not _ROCM_API.search(part) and _names_other_api(part)):
             return True
+    return False
+
+
+#: the means of a claim, "with" too: "using the SCALE compiler", "with ZLUDA", "via chipStar"
+_LAYER_MEANS = textre.compile(
+    r"\b(?:through|via|using|with|atop|on\s+top\s+of|by\s+(?:means|way)\s+of|thanks\s+to"
+    r"|(?:backed|powered|driven)\s+by|built\s+on|compiled\s+by)\s+([^.,;:!?()\[\]\n]{1,60})",
+    re.I,
+)
+#: a CUDA translation or compatibility layer, or a compiler or toolchain named, as a means
+_LAYER = textre.compile(
+    r"\b(?:translation|compatibility|compat|emulation)\s+layers?\b|\bdrop-in\s+replacement\b"
+    r"|\bZLUDA\b|\bchipStar\b|\bSCALE\b",
+)
+_TOOLCHAIN = textre.compile(r"\b(?:compilers?|tool-?chains?|toolkits?|SDKs?)\b", re.I)
+#: a compiler that builds HIP itself: a ROCm route
+_HIP_COMPILER = textre.compile(r"\b(?:clang\w*|LLVM|AOMP|amdclang\w*|amdllvm|Cray|CCE)\b", re.I)
+_NAME = textre.compile(r"[A-Za-z][\w.+-]*")
+
+
+def _through_layer(part: str) -> bool:
+    """Whether a sentence gives AMD support through a means named after "using/via/through/
+    with" that is a CUDA translation or compatibility layer (ZLUDA, SCALE, chipStar), or a
+    compiler or toolchain of a name that is neither ROCm/HIP's nor one that builds HIP
+    (clang, LLVM): no ROCm route of this code even when "(ROCm)" labels the hardware
+    (forty-sixth re-run F6: "runs on AMD GPUs (ROCm) using the SCALE compiler")."""
+    for m in _LAYER_MEANS.finditer(part):
+        phrase = m.group(1)
+        phrase = phrase[: c.start()] if (c := _MEANS_CUT.search(phrase)) else phrase
+        if _ROCM_API.search(phrase) or _HIP_COMPILER.search(phrase):
+            continue
+        if _LAYER.search(phrase):
+            return True
+        if _TOOLCHAIN.search(phrase) and any(
+            (not w.islower() or "-" in w)
+            and not (WORD.match(w) or _HARDWARE.match(w) or _NOT_MEANS.match(w))
+            and not (_GENERIC.match(w) or _TOOLCHAIN.match(w))
+            for w in _NAME.findall(phrase)
+        ):
+            return True  # "the SCALE compiler", "the foo-cc toolchain"
     return False

@@ -44,7 +44,10 @@ however it is written: "isn't supported", "won't work", "no support for AMD", "l
 support" (forty-first re-run F14). Forty-fifth re-run: support placed outside this
 repository ("in our fork, x-rocm, not in this repository": F9) or in the past ("not
 anymore", "broken since 2.0", "deprecated": F10) is no route, nor is support "with ZLUDA"
-(F15).
+(F15). Forty-sixth re-run: support in a repository, plugin or port of its own name ("see
+the x-rocm repository", "x-rocm, our downstream port": F7) is elsewhere, and support
+"using/via/with" a translation layer or a compiler that is not ROCm/HIP's ("(ROCm) using
+the SCALE compiler": F6) is no ROCm route even where "(ROCm)" labels the hardware.
 """
 
 from __future__ import annotations
@@ -431,7 +434,8 @@ def _line_evidence(rel: str, text: str, page: bool) -> list[RouteEvidence]:
             elif other:
                 no = (
                     "the sentence gives AMD support through another API (OpenCL, Vulkan, "
-                    "SYCL...), not a ROCm/HIP build of this code"
+                    "SYCL...) or a CUDA translation layer or compiler (ZLUDA, SCALE...), not "
+                    "a ROCm/HIP build of this code"
                 )
             what, counts, why = "says it supports", not (negated or hedged or other), no
         elif _REQUIRES.search(line):

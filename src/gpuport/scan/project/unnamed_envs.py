@@ -34,7 +34,11 @@ computed name is "maybe named", and a freeze maybe named stays core. So does a s
 Python glob (forty-fifth re-run F18: ``for f in requirements/*.txt; do pip install -r "$f"``
 names ``requirements/cuda.txt``): a glob names every file it can match, looked up by its
 folder and the literal start and end of its last part (``**`` or a glob in a folder: any
-depth beneath), never each glob tried on each file.
+depth beneath), never each glob tried on each file. An install command (``pip install -r``,
+``uv pip``, ``conda ... --file``) with a glob, a listing or a placeholder near it names every
+file of each folder written there as a word of its own (forty-sixth re-run F10: ``find
+requirements -name "*.txt" -exec pip install -r {} \\;``, ``cd requirements && for f in
+*.txt``, ``Path("requirements").glob("*.txt")``); each text is read once.
 
 Files are read as text, bounded, inside the project; nothing is run.
 """
@@ -142,11 +146,81 @@ def unnamed_freezes(
     found_in = _where_named(set(names.values()), texts, ".t")
     unnamed = [rel for rel in freezes if not found_in.get(names[rel], set()) - {rel}]
     patterns = _computed_names(texts) if unnamed else {}
+    unnamed = [rel for rel in unnamed if not _maybe_named(rel, patterns)]
+    wild = _wild_named(texts, {p for rel in unnamed for p in _folder_keys(rel)}) if unnamed else {}
     return {
         rel: f"a pip freeze no file of the project names; its install is {package}"
         for rel in unnamed
-        if not _maybe_named(rel, patterns)
+        if not any(wild.get(k, set()) - {rel} for k in _folder_keys(rel))
     }
+
+
+#: a command that installs requirements files: ``pip install -r``, ``uv pip``, ``pip-sync``,
+#: ``conda install --file`` / ``conda env create -f`` (forty-sixth re-run F10)
+_INSTALLS = textre.compile(
+    r"\bpip3?\b[^\n]{0,40}?\binstall\b[^\n]{0,160}?(?:-r|--requirements?|-c|--constraints?)"
+    r"|\buv\s+pip\b|\bpip-sync\b|\b(?:conda|mamba|micromamba)\b[^\n]{0,60}?\b(?:install|create"
+    r"|update)\b[^\n]{0,160}?(?:--file|-f)\b",
+    re.I,
+)
+#: what makes the files an install names open: a file glob (``*.txt``, ``req*.in``,
+#: ``requirements/*``), a listing (``os.listdir``, ``Path.glob``, ``find``, ``ls``), or a
+#: placeholder given as the file (``-r {}``, ``-r "$f"``, ``-r %%f``, ``-r {req}``)
+_WILD = textre.compile(
+    r"[\w./+-]*[*?][\w+*?-]*\.\w|/\*(?:[\s\"')\]]|$)|\b(?:listdir|scandir|iterdir|walk|r?glob"
+    r"|Get-ChildItem|gci|ls|find|xargs)\b|(?:-r|--requirements?|--file|-f|-c)[\s=]*[\"']?"
+    r"(?:\{\}|\$\{?[A-Za-z_]\w*|\{[A-Za-z_]\w*\}|%%?[A-Za-z_]\w*)",
+    re.I,
+)
+#: a glob with no folder (``*.txt``): it names files of the folder the command runs in
+_BARE_GLOB = textre.compile(r"(?:^|[\s\"'(=,\[])[\w+-]*[*?][\w+*?-]*\.\w")
+_SPAN = 600  # characters either side of an install command read with it
+_WILD_MARK = "gpuport:wild-install"
+_HERE = "gpuport:here"
+
+
+def _folder_keys(rel: str) -> set[str]:
+    """The words by which an open install may name ``rel``'s folder: each of its parts, or
+    :data:`_HERE` (the folder a command runs in) for a file at the root."""
+    folder = rel.rpartition("/")[0]
+    return set(folder.split("/")) if folder else {_HERE}
+
+
+def _wild_words(text: str) -> set[str]:
+    """The words said within :data:`_SPAN` characters of a command that installs
+    requirements files through a glob, a listing or a placeholder (``find requirements -name
+    "*.txt" -exec pip install -r {} \\;``, ``cd requirements && for f in *.txt``,
+    ``Path("requirements").glob("*.txt")``): the folder written as a word of its own names
+    every file in it (forty-sixth re-run F10); :data:`_HERE` when a glob names no folder.
+    Each span of text is read once (spans next to each other merged): linear time."""
+    out: set[str] = set()
+    spans: list[tuple[int, int]] = []
+    for m in _INSTALLS.finditer(text):
+        a, b = max(0, m.start() - _SPAN), m.end() + _SPAN
+        if spans and a <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+        else:
+            spans.append((a, b))
+    for a, b in spans:
+        part = text[a:b]
+        if _WILD.search(part) is None:
+            continue
+        out |= _file_words(part)
+        if _BARE_GLOB.search(part) is not None:
+            out.add(_HERE)
+    for line in text.splitlines() if _WILD_MARK in text else ():
+        if line.startswith(_WILD_MARK):  # a Python installer's, kept by :func:`_python_names`
+            out.update(line.split()[1:])
+    return out
+
+
+def _wild_named(texts: Mapping[str, str], keys: set[str]) -> dict[str, set[str]]:
+    """Folder word (of ``keys``) -> the texts whose open installs name it (:func:`_wild_words`)."""
+    out: dict[str, set[str]] = {}
+    for rel, text in texts.items():
+        for word in _wild_words(text) & keys:
+            out.setdefault(word, set()).add(rel)
+    return out
 
 
 #: a file name built from a variable: literal file-name characters around one placeholder or
@@ -352,7 +426,9 @@ def _python_names(text: str) -> str:
     )
     if "*" in text or "?" in text or "[" in text:  # ``glob("requirements/*.txt")``
         computed |= {g.group() for g in _GLOB.finditer(text) if _glob_key(g.group()) is not None}
-    return "\n".join([*sorted(words), *conda, *sorted(computed)])
+    wild = _wild_words(text)  # kept apart: the words alone no longer say what installs
+    mark = [" ".join([_WILD_MARK, *sorted(wild)])] if wild else []
+    return "\n".join([*sorted(words), *conda, *sorted(computed), *mark])
 
 
 def _where_named(
