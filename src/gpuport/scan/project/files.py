@@ -5,7 +5,9 @@ Reading never raises: a file that is binary, too large, not UTF-8, unreadable
 or a symlink loop comes back as a reason to skip it.
 The .gitignore files keep what git keeps (forty-fifth re-run F1/F2): each path is judged by
 itself, the deepest .gitignore's last matching line deciding, and an ignored folder is not
-entered (:meth:`gpuport.scan.project.ignore_spec.IgnoreSpec.decide`).
+entered (:meth:`gpuport.scan.project.ignore_spec.IgnoreSpec.decide`). One .gitignore applies
+at most MOST_PATTERN_CHARS of patterns, and once the walk's ignore budget is spent it fails
+open: no pattern applies any more and what they would ignore is scanned (forty-sixth re-run F11).
 """
 
 from __future__ import annotations
@@ -161,7 +163,8 @@ def _gitignore(folder: Path, root: Path) -> tuple[IgnoreSpec | None, Skip | None
     return spec, Skip(
         rel,
         f"line {shown} is not a valid pattern (or is over {LONGEST_PATTERN} characters or "
-        f"{MOST_WILDCARDS} wildcards, or past line {MOST_LINES:,}); "
+        f"{MOST_WILDCARDS} wildcards, or past line {MOST_LINES:,} or "
+        f"{MOST_PATTERN_CHARS:,} characters of patterns); "
         "not applied (as git does)",
     )
 
@@ -179,8 +182,35 @@ MOST_WILDCARDS = 64
 MOST_LINES = 10_000
 
 
+#: Characters of patterns one .gitignore applies (compiling costs microseconds a character:
+#: 132 KB of ``x1[!a]...`` took > 10 s; forty-sixth re-run F11); lines past it are left out
+#: (and said), what they would ignore is scanned. Real ones hold a few KB; 1 MB costs < 2 s.
+MOST_PATTERN_CHARS = 150_000
+
+
 def _too_costly(line: str) -> bool:
     return len(line) > LONGEST_PATTERN or sum(map(line.count, "*?[")) > MOST_WILDCARDS
+
+
+def _left_out(lines: list[str]) -> set[int]:
+    """The (1-based) numbers of the lines too costly to apply: past MOST_LINES, each too long
+    or too wild (:func:`_too_costly`), and every pattern once MOST_PATTERN_CHARS are used.
+    Where a ``!`` line is among them, every line is: leaving out a re-inclusion alone would
+    hide what it keeps (the walk fails open, forty-sixth re-run F11)."""
+    out: set[int] = set()
+    used = 0
+    negated = False
+    for n, line in enumerate(lines, 1):
+        if not line or line.startswith("#"):
+            continue
+        if n > MOST_LINES or _too_costly(line) or used + len(line) > MOST_PATTERN_CHARS:
+            out.add(n)
+            negated = negated or line.startswith("!")
+            continue
+        used += len(line)
+    if negated:
+        return {n for n, line in enumerate(lines, 1) if line and not line.startswith("#")}
+    return out
 
 
 def gitignore_spec(lines: list[str]) -> tuple[IgnoreSpec, list[int]]:
@@ -188,7 +218,7 @@ def gitignore_spec(lines: list[str]) -> tuple[IgnoreSpec, list[int]]:
     the patterns: :mod:`gpuport.scan.project.ignore_spec`), and the (1-based) numbers of the
     lines that are not valid patterns (or too costly to match: :func:`_too_costly`) and were
     left out."""
-    long = {n for n, line in enumerate(lines, 1) if n > MOST_LINES or _too_costly(line)}
+    long = _left_out(lines)
     lines = ["" if n in long else line for n, line in enumerate(lines, 1)]
     try:
         return IgnoreSpec(lines), sorted(long)
@@ -372,19 +402,27 @@ def iter_entries(
     # entered only because git tracks files in it, where git ignores every untracked one)
     stack: list[tuple[Path, _Ignores, int, bool, bool]] = [(root, (), 0, False, False)]
     spent = 0.0  # CPU seconds reading, compiling and matching ignore patterns
+    # past the budget no pattern is read or matched: the walk fails open (forty-sixth F11)
+    spent_out = False
+    last_read = ""  # the last .gitignore read: said when the budget runs out
     while stack:
         current, inherited, depth, told, inside_ignored = stack.pop()
         here = current.relative_to(root).as_posix()
         here = "" if here == "." else here
-        if spent > IGNORE_BUDGET_S:
-            yield Skip(here + "/" if here else ".", _IGNORE_SPENT)
-            continue
-        if len(inherited) < MOST_NESTED_GITIGNORES:
+        if not spent_out and spent > IGNORE_BUDGET_S:
+            spent_out = True
+            yield _ignore_spent(inherited, last_read)
+        if spent_out:
+            inherited, excludes = (), None
+            own, problem = None, None
+        elif len(inherited) < MOST_NESTED_GITIGNORES:
             # reading and compiling them counts too (thousands of .gitignore files of 10,000
             # lines each: > 60 s compiling; thirty-third re-run F7)
             started = time.process_time()
             own, problem = _gitignore(current, root)
             spent += time.process_time() - started
+            if own is not None:
+                last_read = f"{here}/.gitignore" if here else ".gitignore"
         else:  # each file is matched against every .gitignore above it: a chain is bounded
             own, problem = None, None if told else _too_deep_gitignore(current, root)
             told = told or problem is not None
@@ -407,9 +445,10 @@ def iter_entries(
             except OSError as exc:
                 yield Skip(rel, f"cannot stat: {exc.strerror or exc}")
                 continue
-            if spent > IGNORE_BUDGET_S:
-                yield Skip(rel + "/" if is_dir else rel, _IGNORE_SPENT)
-                continue
+            if not spent_out and spent > IGNORE_BUDGET_S:
+                spent_out = True
+                yield _ignore_spent(ignores, last_read)
+                ignores, excludes = (), None
             if is_dir and depth + 1 > MOST_FOLDER_DEPTH:
                 yield Skip(rel + "/", _TOO_DEEP)
                 continue
@@ -469,9 +508,18 @@ def _too_deep_gitignore(folder: Path, root: Path) -> Skip | None:
 #: files 30 s; 110 .gitignore files of 10,000 lines, 60 s to compile (thirty-third re-run).
 IGNORE_BUDGET_S = 10.0
 _IGNORE_SPENT = (
-    f"not read: reading and matching the .gitignore patterns took over {IGNORE_BUDGET_S:g} s "
-    "of CPU, so gpuport stopped walking"
+    f"reading and matching the .gitignore patterns took over {IGNORE_BUDGET_S:g} s of CPU, so "
+    "gpuport stopped walking with ignore rules: this file, every other .gitignore and "
+    "--exclude are not applied from here on, and what they would ignore is scanned"
 )
+
+
+def _ignore_spent(ignores: _Ignores, last_read: str) -> Skip:
+    """The spent budget, said on the deepest .gitignore here, the last read, or --exclude."""
+    if ignores:
+        base = ignores[-1][0]
+        return Skip(f"{base}/.gitignore" if base else ".gitignore", _IGNORE_SPENT)
+    return Skip(last_read or "--exclude", _IGNORE_SPENT)
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:
