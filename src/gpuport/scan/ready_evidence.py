@@ -18,7 +18,9 @@ project builds or compiles went unseen (issue 24, "silent READY").
   is a template (``k.cu.m4``, ``.cu.gotmpl``; forty-fourth re-run F8). Inline PTX (an
   ``asm`` statement with PTX words, GP301 in a judged file) counts as running kernel code
   too, in a macro body or in the code (forty-fifth re-run F12: ``config.cuh.in``'s
-  ``#define LANE_ID(x) asm volatile("mov.u32 %0, %%laneid;" ...)``).
+  ``#define LANE_ID(x) asm volatile("mov.u32 %0, %%laneid;" ...)``), judged over the whole
+  template: an ``asm`` and a PTX word anywhere in it, even in two macros (forty-sixth re-run
+  F9: ``#define PTX_LANEID "mov.u32 ..."`` beside ``asm volatile(PTX_LANEID ...)``).
 """
 
 from __future__ import annotations
@@ -75,10 +77,11 @@ _RUNNING = textre.compile(
 _ASM = textre.compile(r"\b(?:asm|__asm|__asm__)\b")
 
 
-def _inline_ptx(chunks: Sequence[str]) -> bool:
-    """Whether one of ``chunks`` (a macro, or the code around the macros) holds an ``asm``
-    statement and a PTX word: inline PTX, which no HIP build compiles (forty-fifth re-run F12)."""
-    return any(_ASM.search(c) is not None and PTX.search(c) is not None for c in chunks)
+def _inline_ptx(text: str) -> bool:
+    """Whether the template holds an ``asm`` keyword and a PTX word anywhere, in one macro or
+    across several (``#define PTX_LANEID "mov.u32 ..."`` beside ``asm volatile(PTX_LANEID
+    ...)``; forty-sixth re-run F9): inline PTX, which no HIP build compiles."""
+    return _ASM.search(text) is not None and PTX.search(text) is not None
 
 
 #: a preprocessor line (continued lines too): a header template's macros
@@ -102,16 +105,15 @@ def unread_kernel_templates(found: Sequence[tuple[str, Path]], max_bytes: int) -
         if header and "#" in text:
             # its macros are judged nowhere (the view reads them for facts only): running
             # kernel code in them counts, a qualifier alias does not (forty-fourth re-run F8)
-            found_macros = _PP_LINE.findall(text)
-            macros = "\n".join(found_macros)
+            macros = "\n".join(_PP_LINE.findall(text))
             code = _PP_LINE.sub("", text)
             kernel = (
                 _RUNNING.search(macros) is not None
                 or _KERNEL.search(code) is not None
-                or _inline_ptx([*found_macros, code])
+                or _inline_ptx(text)
             )
         else:
-            kernel = _KERNEL.search(text) is not None or _inline_ptx([text])
+            kernel = _KERNEL.search(text) is not None or _inline_ptx(text)
         if kernel:
             out.append(SkippedFile(path=rel, reason=HEADER_TEMPLATE if header else KERNEL_TEMPLATE))
     if len(found) > _MOST_TEMPLATES:
