@@ -594,8 +594,9 @@ def test_a_gitignore_that_matches_slowly_is_cut_off_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sixth review: 3,000 patterns such as ``*a??...??x`` cost 1 s per 240-character path
-    (RE2 gives up its DFA on them): past the walk's CPU budget for ignore matching, what is
-    left is listed as not read, and the walk ends."""
+    (RE2 gives up its DFA on them): past the walk's CPU budget for ignore matching, the walk
+    applies no ignore rule any more and says so (forty-sixth re-run F11: it used to stop, and
+    what was left went unread)."""
     import random
 
     from gpuport.scan.project import files
