@@ -67,7 +67,8 @@ def _define_sides(src: CxxSource) -> Iterable[tuple[str, int | None, int]]:
     defines = [(src.line_of(m.start()), m.group(1)) for m in _DEFINE.finditer(src.code)]
     if not defines:
         return
-    # frames: [conditional id, side of the current branch, side of its #else, rocm]
+    # frames: [conditional id, side of the current branch, side of its #else, rocm, the
+    # index of the innermost ROCm frame at or above it (-1: none)]: a running value per frame
     stack: list[list[int]] = []
     events = sorted(
         [(d.line, 0, i) for i, d in enumerate(src.directives)]
@@ -76,17 +77,19 @@ def _define_sides(src: CxxSource) -> Iterable[tuple[str, int | None, int]]:
     for _line, what, i in events:
         if what == 1:
             name = defines[i][1]
-            frame = next((f for f in reversed(stack) if f[3]), None)
-            yield (name, None, -1) if frame is None else (name, frame[1], frame[0])
+            owner = stack[-1][4] if stack else -1
+            yield (name, None, -1) if owner < 0 else (name, stack[owner][1], stack[owner][0])
             continue
         d = src.directives[i]
         if d.kind in ("if", "ifdef", "ifndef"):
             side, other = _sides(d.expr, d.kind) if d.rocm else (0, 0)
-            stack.append([i, side, other, int(d.rocm)])
+            outer = stack[-1][4] if stack else -1
+            stack.append([i, side, other, int(d.rocm), len(stack) if d.rocm else outer])
         elif d.kind in ("elif", "elifdef", "elifndef") and stack:
             frame = stack[-1]
             if d.rocm:
                 frame[1], frame[2], frame[3] = _sides(d.expr, d.kind[2:])[0], 0, 1
+                frame[4] = len(stack) - 1
             else:
                 frame[1] = 0 if frame[3] else frame[1]
         elif d.kind == "else" and stack:
