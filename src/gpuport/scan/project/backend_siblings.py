@@ -47,8 +47,9 @@ backend word stays live only where the project has a ROCm build that may define 
 of only ``;``, ``(void)x;`` and ``return;`` is a stub that defines nothing.
 
 Forty-fifth re-run: a CUDA source no build names (a ``file(GLOB)`` may compile it) is stood
-in for only by a twin with code that a build names, that defines its kernels, or that has at
-least as many definitions doing work (F13: a ``// TODO`` twin); a stub body may also hold
+in for only by a twin with code that a build names or that defines its kernels (F13: a
+``// TODO`` twin; forty-sixth re-run F5: a count of working definitions is no evidence, so a
+placeholder ``return HIP_VERSION;`` stands in for no kernel); a stub body may also hold
 ``,``, empty blocks, traps and asserts (F3); and a macro named only in a comment or a string
 is mentioned nowhere (F4: ``/* build with VOTE_PORTED */`` kept ``#if VOTE_PORTED`` live).
 """
@@ -319,6 +320,21 @@ def _mentioned(texts: Iterable[str]) -> frozenset[str]:
 _SOURCES = frozenset({"cu", "cpp", "cc", "cxx", "c", "c++", "hip"})
 
 
+#: a vendor word inside a function's name (any case)
+_NAME_VENDOR = textre.compile(r"cuda|hip|rocm", re.I)
+
+
+def _plain(name: str) -> str:
+    """``name`` with its vendor words (``cuda``/``hip``/``rocm``, a ``Cu``/``cu`` prefix
+    before a capital) taken out, lower case: a backend's twin names its kernels so."""
+    if name[:2] in ("cu", "Cu") and name[2:3].isupper():
+        name = name[2:]
+    name = _NAME_VENDOR.sub("", name)
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name.strip("_").lower() or "_"
+
+
 def _unread(_: object) -> str | None:
     """No other file is given to :func:`undefined_macros` here (only the native texts)."""
     return None
@@ -388,26 +404,17 @@ def backend_siblings(
         return defines[rel]
 
     def stands_in(rel: str, twins: list[str]) -> list[str]:
-        """The twins of ``rel`` (a file a build compiles) a ROCm build takes instead: named
-        by a build, or defining every entry point (kernel) ``rel`` defines."""
-        entries = _entries(native.get(rel, ""))
-        return [
-            t for t in twins if t in named or t in rocm_named or (entries and entries <= defined(t))
-        ]
-
-    def covers(rel: str, twins: list[str]) -> list[str]:
-        """The twins of ``rel`` (a CUDA source no build names: maybe globbed) a ROCm build
-        takes instead: named by a build, defining every kernel ``rel`` defines, or with at
-        least as many definitions that do work (forty-fifth re-run F13)."""
-        entries = _entries(native.get(rel, ""))
-        least = max(1, len(defined(rel)))
+        """The twins of ``rel`` (a file a build compiles, or a CUDA source a glob may) a ROCm
+        build takes instead: named by a build, or defining every entry point (kernel) ``rel``
+        defines, by name with its vendor word aside (``init_lock_arrays_cuda_kernel`` is
+        ``init_lock_arrays_hip_kernel``, ``CuMemAlloc`` is ``HipMemAlloc``)."""
+        entries = {_plain(e) for e in _entries(native.get(rel, ""))}
         return [
             t
             for t in twins
             if t in named
             or t in rocm_named
-            or (entries and entries <= defined(t))
-            or len(defined(t)) >= least
+            or (entries and entries <= {_plain(d) for d in defined(t)})
         ]
 
     for members in groups.values():
@@ -418,12 +425,14 @@ def backend_siblings(
             if vendor == "hip":
                 continue
             for rel in rels:
-                # a file a build compiles counts as replaced only by a twin with code; so
-                # does a CUDA source no build names (a file(GLOB) may compile it)
-                if rel in named:
+                # a file a build compiles counts as replaced only by a twin with code that a
+                # build names or that defines its entry points; so does a CUDA source no
+                # build names (a file(GLOB) may compile it; forty-sixth re-run F5: a count
+                # of working definitions let a placeholder stand in for the kernel)
+                if rel in named or (
+                    vendor == "cuda" and rel.rsplit(".", 1)[-1].lower() in _SOURCES
+                ):
                     twins = stands_in(rel, real(hip))
-                elif vendor == "cuda" and rel.rsplit(".", 1)[-1].lower() in _SOURCES:
-                    twins = covers(rel, real(hip))
                 else:
                     twins = hip
                 if (
