@@ -12,56 +12,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.port.helpers import project, run
+from tests.security.release_helpers import declined as _declined
+from tests.security.release_helpers import release as _release
+from tests.security.release_helpers import written as _written
 
-_PYPROJECT = '[project]\nname = "x"\nversion = "0.1"\n'
-_WF = """\
-name: Build Wheels (CUDA)
-on:
-  workflow_dispatch:
-  push:
-    tags: ["v*"]
-permissions:
-  contents: write
-jobs:
-  build_wheels:
-    runs-on: ubuntu-22.04
-    steps:
-      - uses: actions/checkout@v4
-GATE
-      - name: Build Wheel
-        run: |
-          export CMAKE_ARGS="-DGGML_CUDA=on"
-          python -m build --wheel
-      - uses: softprops/action-gh-release@v2
-        with:
-          files: dist/*
-          tag_name: ${{ github.ref_name }}-cu124
-"""
 _TAG = "git describe --exact-match --tags HEAD"
 _PY_TAG = 'import subprocess\nsubprocess.run(["git", "describe", "--exact-match"], check=True)\n'
-
-
-def _release(root: Path, gate: str, files: dict[str, str]) -> tuple[str | None, list[str]]:
-    wf = _WF.replace("GATE\n", gate)
-    project(
-        root,
-        {"pyproject.toml": _PYPROJECT, ".github/workflows/build-wheels-cuda.yaml": wf, **files},
-    )
-    report = run(root, apply=True, unsafe_fixes=True, verify=False)
-    out = root / ".github/workflows/build-wheels-rocm.yaml"
-    return (out.read_text() if out.exists() else None), [u.reason for u in report.unfixed]
-
-
-def _declined(root: Path, gate: str, files: dict[str, str]) -> None:
-    written, reasons = _release(root, gate, files)
-    assert written is None, root.name
-    assert any("no ROCm workflow" in r for r in reasons), (root.name, reasons)
-
-
-def _written(root: Path, gate: str, files: dict[str, str]) -> None:
-    written, reasons = _release(root, gate, files)
-    assert written is not None and "-rocm" in written, (root.name, reasons)
 
 
 def test_f1_a_gate_run_by_make_python_m_or_a_bare_script_name_declines_the_rocm_release(

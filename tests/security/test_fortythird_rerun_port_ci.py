@@ -11,48 +11,14 @@ from pathlib import Path
 
 from gpuport.port import PortReport
 from tests.port.helpers import fix_ids, project, run
+from tests.security.release_helpers import release as _release
 
 # F1 -------------------------------------------------------------------------------------
 
-_PYPROJECT = '[project]\nname = "x"\nversion = "0.1"\n'
-_WF = """\
-name: Build Wheels (CUDA)
-on:
-  workflow_dispatch:
-  push:
-    tags: ["v*"]
-permissions:
-  contents: write
-jobs:
-  build_wheels:
-    runs-on: ubuntu-22.04
-    steps:
-      - uses: actions/checkout@v4
-GATE
-      - name: Build Wheel
-        run: |
-          export CMAKE_ARGS="-DGGML_CUDA=on"
-          python -m build --wheel
-      - uses: softprops/action-gh-release@v2
-        with:
-          files: dist/*
-          tag_name: ${{ github.ref_name }}-cu124
-"""
 _CHECK = (
     "#!/bin/sh\n# only publish from release tags\n"
     "git describe --exact-match --tags HEAD || exit 1\n"
 )
-
-
-def _release(root: Path, gate: str, files: dict[str, str]) -> tuple[str | None, list[str]]:
-    wf = _WF.replace("GATE\n", gate)
-    project(
-        root,
-        {"pyproject.toml": _PYPROJECT, ".github/workflows/build-wheels-cuda.yaml": wf, **files},
-    )
-    report = run(root, apply=True, unsafe_fixes=True, verify=False)
-    out = root / ".github/workflows/build-wheels-rocm.yaml"
-    return (out.read_text() if out.exists() else None), [u.reason for u in report.unfixed]
 
 
 def test_f1_a_release_gate_in_a_project_script_or_local_action_declines_the_rocm_release(
